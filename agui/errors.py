@@ -1,0 +1,117 @@
+"""Typed errors of the agui SDK.
+
+Every fault a caller can see is one of these classes, so that bad input never
+crashes a run with a bare ``KeyError`` or ``ValueError``: it becomes a value
+the session reports as an ``ErrorUpdate`` (see :mod:`agui.updates`) while the
+conversation keeps what was valid.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AguiError(Exception):
+    """Base class of every error raised by agui."""
+
+
+class DecodeError(AguiError):
+    """An event (or request body) could not be decoded.
+
+    Attributes:
+        path: JSON path of the offending value, ``$`` for the whole document
+            (e.g. ``$.messages[2].role``).
+        value: the offending JSON value (or the raw bytes/text when the
+            document is not JSON at all).
+        reason: short human-readable explanation.
+    """
+
+    def __init__(self, reason: str, *, path: str = "$", value: Any = None) -> None:
+        self.reason = reason
+        self.path = path
+        self.value = value
+        super().__init__(f"{reason} at {path}" + (f": {value!r}" if value is not None else ""))
+
+
+class FrameTooLarge(DecodeError):
+    """An SSE frame grew past the reader's size cap (bytes)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"SSE frame of at least {size} bytes exceeds the {limit}-byte cap")
+
+
+class ProtocolViolation(AguiError):
+    """An event broke an AG-UI ordering or shape rule.
+
+    Attributes:
+        code: stable rule code (snake_case, e.g. ``content_without_start``); codes
+            are listed in :mod:`agui.verify.rules` and never renamed.
+        message: human-readable explanation naming the event type and the id.
+        event: the offending event (a generated msgspec Struct) or None when the
+            violation is about the stream as a whole (e.g. truncation).
+        position: 0-based index of the event in the delivered stream, or None.
+        id: the id involved (messageId, toolCallId, runId, stepName, ...), or None.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        event: Any = None,
+        position: int | None = None,
+        id: str | None = None,
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.event = event
+        self.position = position
+        self.id = id
+        super().__init__(f"[{code}] {message}")
+
+
+class TransportError(AguiError):
+    """The connection to the agent failed.
+
+    Attributes:
+        status: HTTP status code when the server answered non-2xx, else None.
+        body: response body text (truncated to 2 KiB) when there was one.
+        kind: one of ``http_status``, ``connect``, ``timeout``, ``reset``,
+            ``protocol`` (e.g. wrong content type), ``truncated``.
+    """
+
+    def __init__(
+        self, message: str, *, kind: str, status: int | None = None, body: str | None = None
+    ) -> None:
+        self.kind = kind
+        self.status = status
+        self.body = body
+        super().__init__(message)
+
+
+class RunError(AguiError):
+    """The agent reported RUN_ERROR (``message`` and optional ``code``)."""
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        self.message = message
+        self.code = code
+        super().__init__(f"{message}" + (f" ({code})" if code else ""))
+
+
+class ResumeError(AguiError):
+    """A resume request cannot be built: an interrupt is unanswered, unknown,
+    or expired and answered other than ``cancelled``. Raised before sending."""
+
+
+class GuardError(AguiError):
+    """Server side: the agent tried to emit an event the verifier rejects.
+
+    Attributes:
+        violation: the :class:`ProtocolViolation` that the event would cause.
+    """
+
+    def __init__(self, violation: ProtocolViolation) -> None:
+        self.violation = violation
+        super().__init__(f"refused to emit an illegal event: {violation}")

@@ -1,0 +1,294 @@
+"""Typed ``Update`` values: what a run reports to the caller, one per change.
+
+The applier (:mod:`agui.apply`) turns each verified event into zero or more
+updates; the pipeline adds warnings, errors and the final ``Done``; a
+``Session`` yields them. Contract: every event the wire delivers ends up either
+applied and reported here, or reported as an :class:`ErrorUpdate`. Nothing is
+silent.
+
+All updates are frozen dataclasses with ``slots``. Ids are the protocol's ids
+(``messageId``, ``toolCallId`` ...) as plain ``str``. ``subagent_run_id`` is the
+event's ``subagentRunId`` (None for the parent agent).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+# --- run lifecycle -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """RUN_STARTED was applied."""
+
+    run_id: str
+    thread_id: str
+    parent_run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StepChanged:
+    """STEP_STARTED (``started=True``) or STEP_FINISHED (``started=False``)."""
+
+    name: str
+    started: bool
+    subagent_run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentChanged:
+    """SUBAGENT_STARTED / SUBAGENT_FINISHED / SUBAGENT_ERROR.
+
+    ``status`` is ``started``, ``finished`` or ``error``; ``detail`` is the
+    name (started), the outcome type (finished) or the error message (error).
+    """
+
+    subagent_run_id: str
+    status: Literal["started", "finished", "error"]
+    detail: str | None = None
+
+
+# --- messages ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextStarted:
+    """A text message opened (TEXT_MESSAGE_START, or a reopened id)."""
+
+    message_id: str
+    role: str = "assistant"
+    subagent_run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """TEXT_MESSAGE_CONTENT: ``delta`` appended to message ``message_id``."""
+
+    message_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextEnded:
+    """TEXT_MESSAGE_END. ``text`` is the message's whole content now."""
+
+    message_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningStarted:
+    """REASONING_MESSAGE_START (a reasoning message with role ``reasoning``)."""
+
+    message_id: str
+    subagent_run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """REASONING_MESSAGE_CONTENT."""
+
+    message_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningEnded:
+    """REASONING_MESSAGE_END. ``text`` is the whole reasoning content."""
+
+    message_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningSpan:
+    """REASONING_START (``started=True``) / REASONING_END (``started=False``)."""
+
+    span_id: str
+    started: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EncryptedValue:
+    """REASONING_ENCRYPTED_VALUE stored on a message or tool call."""
+
+    subtype: str
+    entity_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """TOOL_CALL_START. ``parent_message_id`` is the assistant message that
+    carries the call (resolved by the applier, never None once applied)."""
+
+    tool_call_id: str
+    name: str
+    parent_message_id: str | None = None
+    subagent_run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallArgs:
+    """TOOL_CALL_ARGS: ``delta`` is a raw fragment of the JSON arguments text."""
+
+    tool_call_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEnded:
+    """TOOL_CALL_END. ``arguments`` is the reassembled arguments text (may be
+    invalid JSON: the protocol never parses it)."""
+
+    tool_call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """TOOL_CALL_RESULT minted a tool message. ``content`` is a str or a list
+    of content parts (plain JSON)."""
+
+    message_id: str
+    tool_call_id: str
+    content: Any
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesSnapshot:
+    """MESSAGES_SNAPSHOT reconciled the message list; ``count`` messages now."""
+
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityChanged:
+    """ACTIVITY_SNAPSHOT / ACTIVITY_DELTA: the activity message's content now."""
+
+    message_id: str
+    activity_type: str
+    content: Any
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataChanged:
+    """Event metadata was merged onto a message or tool call (last write wins)."""
+
+    target_id: str
+    metadata: dict[str, Any]
+
+
+# --- state and passthrough ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StateChanged:
+    """STATE_SNAPSHOT (``patch`` None) or STATE_DELTA (``patch`` the applied
+    JSON Patch ops as plain JSON). ``state`` is the whole state after it; do
+    not mutate it."""
+
+    state: Any
+    patch: list[Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Custom:
+    """CUSTOM event, passed through."""
+
+    name: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Raw:
+    """RAW event, passed through."""
+
+    event: Any
+    source: str | None = None
+
+
+# --- pauses, diagnostics, end ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Paused:
+    """RUN_FINISHED with an ``interrupt`` outcome. ``interrupts`` are the
+    generated ``Interrupt`` structs, in wire order; answer every one with
+    ``Session.resume``."""
+
+    interrupts: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WarningUpdate:
+    """Something was repaired, stripped or dropped (decode or apply), or a
+    violation was tolerated. ``code`` is stable; ``path`` is a JSON path or
+    None."""
+
+    code: str
+    message: str
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorUpdate:
+    """An error the caller should see: a :class:`agui.errors.ProtocolViolation`,
+    :class:`agui.errors.RunError`, :class:`agui.errors.TransportError` or
+    :class:`agui.errors.DecodeError`. ``fatal`` is True when it ends the run."""
+
+    error: Exception
+    fatal: bool = False
+
+
+Outcome = Literal["success", "interrupted", "cancelled", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The run ended. Always the last update of a run.
+
+    ``outcome``: ``success`` | ``interrupted`` | ``cancelled`` | ``failed``.
+    ``reason``: why it failed or was cancelled (None on success).
+    ``result``: RUN_FINISHED ``result`` (any JSON) on success.
+    ``pending_tool_call_ids``: from a success outcome (client-side tools to run).
+    ``run_id``: the run that ended, when known.
+    """
+
+    outcome: Outcome
+    reason: str | None = None
+    result: Any = None
+    pending_tool_call_ids: tuple[str, ...] = field(default_factory=tuple)
+    run_id: str | None = None
+
+
+Update = Union[
+    RunStarted,
+    StepChanged,
+    SubagentChanged,
+    TextStarted,
+    TextDelta,
+    TextEnded,
+    ReasoningStarted,
+    ReasoningDelta,
+    ReasoningEnded,
+    ReasoningSpan,
+    EncryptedValue,
+    ToolCallStarted,
+    ToolCallArgs,
+    ToolCallEnded,
+    ToolResult,
+    MessagesSnapshot,
+    ActivityChanged,
+    MetadataChanged,
+    StateChanged,
+    Custom,
+    Raw,
+    Paused,
+    WarningUpdate,
+    ErrorUpdate,
+    Done,
+]
+"""Every value a run reports."""

@@ -1,0 +1,49 @@
+"""nox sessions: tests, regen, drift, bench, lint, oracle.
+
+Every session runs in the current environment (``venv_backend="none"``): set
+up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
+``nox -s regen -- --check``. Arguments after ``--`` go to the tool.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "none"
+nox.options.sessions = ["lint", "tests"]
+
+
+@nox.session(venv_backend="none")
+def tests(session: nox.Session) -> None:
+    """Run the test suite (the README's test command)."""
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def regen(session: nox.Session) -> None:
+    """Regenerate generated/ from schema/ (``-- --check``: fail when stale)."""
+    session.run("python", "tools/codegen.py", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def drift(session: nox.Session) -> None:
+    """Compare our schemas and fixtures with upstream and the agents; print every difference."""
+    session.run("python", "tools/drift.py", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def bench(session: nox.Session) -> None:
+    """Benchmarks (``-- --quick`` for the small CI size, ``-- --json PATH``)."""
+    session.run("python", "tools/bench.py", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def lint(session: nox.Session) -> None:
+    """ruff over the hand-written code (generated/ is excluded)."""
+    session.run("ruff", "check", "agui", "tools", "tests", "noxfile.py")
+
+
+@nox.session(venv_backend="none")
+def oracle(session: nox.Session) -> None:
+    """Differential check against the TypeScript reference client (../shared/oracle/run)."""
+    session.run("python", "tools/oracle_diff.py", *session.posargs)
