@@ -1,0 +1,297 @@
+"""ASGI endpoint that runs an agent function and streams its events as SSE.
+
+An agent is ``async def agent(run_input, emit, cancel) -> None``:
+
+* ``run_input`` — the decoded :class:`agui.types.RunAgentInput`;
+* ``emit`` — an :class:`Emitter`; ``await emit(event)`` queues one event for
+  the wire, after the guard (on by default) has checked it;
+* ``cancel`` — a :class:`CancelToken`, tripped when the client disconnects,
+  right before the agent's task is cancelled.
+
+Lifecycle of one request (POST, body = RunAgentInput JSON):
+
+1. body not JSON -> ``400``; JSON but not a valid RunAgentInput -> ``422``;
+   both ``application/json`` ``{"error", "message", "path"}`` (``path`` is
+   the JSON path of the offending value, e.g. ``$.messages[0].role``).
+2. ``200 text/event-stream``; the agent runs as its own task; events are sent
+   in the order they were admitted.
+3. The agent returns -> the stream ends. If it raised, a ``RUN_ERROR``
+   (``code="agent_error"``) is emitted when a run is open (or nothing was sent
+   yet) and the guard allows it. With the guard on, an agent that returns
+   with its run still open gets a ``RUN_ERROR`` (``code="run_not_finished"``)
+   instead of a truncated stream.
+4. The client disconnects -> token tripped, agent task cancelled, stream
+   dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from agui.errors import DecodeError, GuardError
+from agui.server.cancel import CancelToken
+from agui.server.encoder import SSE_HEADERS, EventEncoder
+from agui.server.guard import Guard
+
+logger = logging.getLogger("agui.server")
+
+Agent = Callable[[Any, "Emitter", CancelToken], Awaitable[None]]
+"""``async def agent(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> None``."""
+
+_END = object()
+_QUEUE_SIZE = 256
+
+
+class Emitter:
+    """``await emit(event)`` sends one event of the current response stream.
+
+    ``event`` is a generated event struct (``agui.types``) or a plain dict in
+    wire form (``{"type": "RUN_STARTED", "threadId": ...}``), decoded strictly.
+
+    Raises:
+        GuardError: the guard rejects the event (nothing is sent; the stream
+            stays as it was, so the agent may correct itself and continue).
+        agui.errors.DecodeError: a dict that is not a valid event.
+        asyncio.CancelledError: the client has gone away.
+
+    Attributes: ``run_open`` (a run is open on this stream), ``count``
+    (events sent or queued), ``guarded`` (the guard is on).
+    """
+
+    def __init__(self, queue: asyncio.Queue[Any], guard: Guard | None, token: CancelToken) -> None:
+        self._queue = queue
+        self._guard = guard
+        self._token = token
+        self._lock = asyncio.Lock()
+        self._count = 0
+        self._run_open = False  # tracked here when the guard is off
+
+    @property
+    def guarded(self) -> bool:
+        """True when the guard checks every emission."""
+        return self._guard is not None
+
+    @property
+    def run_open(self) -> bool:
+        """True while a run is open on this stream (RUN_STARTED sent, not ended)."""
+        return self._guard.run_open if self._guard is not None else self._run_open
+
+    @property
+    def count(self) -> int:
+        """Events admitted to the stream so far."""
+        return self._count
+
+    async def __call__(self, event: Any) -> None:
+        if isinstance(event, dict):
+            from agui.wire import decode_event
+
+            event = decode_event(msgspec.json.encode(event), strict=True)
+        async with self._lock:
+            self._token.raise_if_cancelled()
+            if self._guard is not None:
+                self._guard.admit(event)
+            else:
+                self._track(event)
+            self._count += 1
+            await self._queue.put(event)
+
+    def allows(self, event: Any) -> bool:
+        """Would ``event`` be accepted now? Always True when the guard is off."""
+        return True if self._guard is None else self._guard.allows(event)
+
+    def _track(self, event: Any) -> None:
+        from agui.types import event_type
+
+        etype = event_type(event)
+        if etype == "RUN_STARTED":
+            self._run_open = True
+        elif etype in ("RUN_FINISHED", "RUN_ERROR"):
+            self._run_open = False
+
+    async def _fail(self, message: str, code: str) -> None:
+        """Emit RUN_ERROR if a run is open (or nothing was sent) and it is legal."""
+        from agui.types import RunErrorEvent
+
+        if not (self.run_open or self._count == 0):
+            return
+        try:
+            await self(RunErrorEvent(message=message, code=code))
+        except GuardError as exc:  # pragma: no cover - RUN_ERROR is legal almost always
+            logger.warning("could not report the agent failure: %s", exc)
+
+
+class AgentStreamResponse(Response):
+    """The SSE response of one agent run (an ASGI app; see the module doc)."""
+
+    media_type = EventEncoder.content_type
+
+    def __init__(
+        self,
+        agent: Agent,
+        run_input: Any,
+        *,
+        guard: bool = True,
+        encoder: EventEncoder | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.run_input = run_input
+        self.guard = guard
+        self.encoder = encoder or EventEncoder()
+        self.status_code = 200
+        self.background = None
+        self.token = CancelToken()
+        self.init_headers(
+            {"content-type": self.encoder.content_type, **SSE_HEADERS, **(headers or {})}
+        )
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        token = self.token
+        queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=_QUEUE_SIZE)
+        emitter = Emitter(queue, Guard() if self.guard else None, token)
+        agent_task = asyncio.create_task(self._run_agent(emitter, token, queue))
+        sender = asyncio.create_task(self._send_events(queue, send))
+        watcher = asyncio.create_task(_wait_disconnect(receive))
+        try:
+            await asyncio.wait({sender, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            if sender.done() and sender.exception() is None:
+                # normal end: the agent returned and everything was written
+                return
+            token.cancel("client disconnected")
+        except BaseException:
+            token.cancel("server shutting down")
+            raise
+        finally:
+            if not agent_task.done():
+                token.cancel("client disconnected")
+                agent_task.cancel()
+            for task in (sender, watcher):
+                task.cancel()
+            results = await asyncio.gather(agent_task, sender, watcher, return_exceptions=True)
+            for result in results:
+                if isinstance(result, Exception) and not _is_disconnect(result):
+                    logger.error("agent stream failed", exc_info=result)
+
+    async def _run_agent(
+        self, emitter: Emitter, token: CancelToken, queue: asyncio.Queue[Any]
+    ) -> None:
+        try:
+            await self.agent(self.run_input, emitter, token)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the agent failed: report it in-stream
+            logger.warning("agent raised %s: %s", type(exc).__name__, exc, exc_info=exc)
+            await emitter._fail(f"{type(exc).__name__}: {exc}", "agent_error")
+        else:
+            if emitter.guarded and emitter.run_open:
+                await emitter._fail(
+                    "the agent returned without finishing its run", "run_not_finished"
+                )
+        await queue.put(_END)
+
+    async def _send_events(self, queue: asyncio.Queue[Any], send: Any) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        encode = self.encoder.encode
+        while True:
+            event = await queue.get()
+            if event is _END:
+                break
+            body = encode(event)
+            # batch whatever else is already queued into one write
+            while not queue.empty() and len(body) < 65536:
+                nxt = queue.get_nowait()
+                if nxt is _END:
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    return
+                body += encode(nxt)
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _wait_disconnect(receive: Any) -> None:
+    while True:
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            return
+
+
+def _is_disconnect(exc: BaseException) -> bool:
+    from starlette.requests import ClientDisconnect
+
+    return isinstance(exc, OSError | ClientDisconnect | asyncio.CancelledError)
+
+
+def _error_response(status: int, error: str, message: str, path: str) -> JSONResponse:
+    return JSONResponse({"error": error, "message": message, "path": path}, status_code=status)
+
+
+async def decode_request(request: Request) -> Any:
+    """Read and decode a RunAgentInput body; returns the struct or a JSONResponse.
+
+    400 ``invalid_json`` when the body is empty or not JSON; 422
+    ``invalid_run_input`` (with the JSON ``path``) when it is JSON but not a
+    valid RunAgentInput.
+    """
+    from agui.wire import decode_input
+
+    body = await request.body()
+    if not body.strip():
+        return _error_response(
+            400, "invalid_json", "empty request body: expected a RunAgentInput JSON object", "$"
+        )
+    try:
+        msgspec.json.decode(body)
+    except msgspec.DecodeError as exc:
+        return _error_response(400, "invalid_json", f"request body is not JSON: {exc}", "$")
+    try:
+        return decode_input(body)
+    except DecodeError as exc:
+        return _error_response(
+            422, "invalid_run_input", f"invalid RunAgentInput: {exc.reason} at {exc.path}", exc.path
+        )
+
+
+def agent_route(
+    agent: Agent, path: str = "/agent", *, guard: bool = True, name: str | None = None
+) -> Route:
+    """A starlette ``Route`` (POST ``path``) serving ``agent`` as AG-UI over SSE.
+
+    Args:
+        agent: ``async def agent(run_input, emit, cancel) -> None``.
+        path: URL path, e.g. ``"/agent"``.
+        guard: check every emission with the verifier (recommended; see
+            :mod:`agui.server.guard`). ``False`` sends whatever the agent emits.
+    """
+
+    async def endpoint(request: Request) -> Response:
+        decoded = await decode_request(request)
+        if isinstance(decoded, Response):
+            return decoded
+        return AgentStreamResponse(
+            agent, decoded, guard=guard, encoder=EventEncoder(request.headers.get("accept"))
+        )
+
+    return Route(path, endpoint, methods=["POST"], name=name)
+
+
+def create_app(
+    agent: Agent, *, path: str = "/agent", guard: bool = True, debug: bool = False
+) -> Starlette:
+    """A Starlette app with one AG-UI endpoint (POST ``path``) serving ``agent``.
+
+    Serve it with :class:`agui.server.BackgroundServer` (tests, local tools) or
+    any ASGI server (``uvicorn module:app --host 127.0.0.1``).
+    """
+    return Starlette(debug=debug, routes=[agent_route(agent, path, guard=guard)])
