@@ -1,0 +1,226 @@
+"""Regenerate ``generated/agui_generated`` from ``schema/*.schema.json`` (``nox -s regen``).
+
+Usage::
+
+    python tools/codegen.py            # rewrite generated/agui_generated/
+    python tools/codegen.py --check    # regenerate into a temp dir; exit 1 listing stale files
+
+Every ``schema/<stem>.schema.json`` becomes ``generated/agui_generated/<module>.py`` where
+``<module>`` is ``<stem>`` with ``-`` and ``.`` replaced by ``_`` (``agui.schema.json`` ->
+``agui.py``, ``a2ui_v09.schema.json`` -> ``a2ui_v09.py``). The package also gets an
+``__init__.py`` (docstring only, so importing one module never imports the others) and
+``py.typed``.
+
+Pipeline per schema (all steps deterministic: same input bytes -> same output bytes):
+
+1. Pre-process a copy of the schema: drop ``description`` on properties (they would become
+   noisy ``Meta(description=...)`` annotations; descriptions of object definitions stay and
+   become class docstrings, those of unions and scalar aliases go so the aliases stay plain
+   ``A | B`` / ``str``) and drop the root ``title``/``description``/``$ref`` (they would become a
+   meaningless root alias).
+2. Run datamodel-code-generator (pinned in pyproject.toml) with the options in
+   :data:`CODEGEN_OPTIONS`: msgspec ``Struct`` output, snake_case attributes with camelCase wire
+   names, Python 3.11, no timestamp, enums as ``Literal``, constraints as ``Annotated[..., Meta]``,
+   keyword-only structs and the built-in formatter (no dependency on an installed black/ruff).
+   Unions that carry ``discriminator`` {propertyName, mapping} become msgspec tagged unions.
+3. Post-process the module text: add ``forbid_unknown_fields=True`` to every struct whose schema
+   definition is closed (``additionalProperties: false`` or ``unevaluatedProperties: false``),
+   remove the root ``Model`` alias, and normalise the trailing newline.
+
+Errors: exits 2 with datamodel-code-generator's message when a schema fails to generate;
+``--check`` exits 1 when any generated file differs from what is checked in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_DIR = ROOT / "schema"
+OUT_DIR = ROOT / "generated" / "agui_generated"
+
+#: datamodel-code-generator options; changing any of them changes every generated file.
+CODEGEN_OPTIONS: tuple[str, ...] = (
+    "--input-file-type", "jsonschema",
+    "--output-model-type", "msgspec.Struct",
+    "--target-python-version", "3.11",
+    "--snake-case-field",
+    "--disable-timestamp",
+    "--enum-field-as-literal", "all",
+    "--use-annotated",
+    "--field-constraints",
+    "--use-standard-collections",
+    "--use-union-operator",
+    "--keyword-only",
+    "--use-schema-description",
+    "--formatters", "builtin",
+)
+
+INIT_TEXT = '''"""Generated msgspec types for the AG-UI and A2UI protocols.
+
+Written only by ``tools/codegen.py`` from ``schema/*.schema.json``: never edit by hand, run
+``nox -s regen``. One module per schema: {modules}. Import the public AG-UI names from
+``agui.types`` instead of from here.
+"""
+'''
+
+
+def module_name(schema_path: Path) -> str:
+    """Module name for ``schema/<stem>.schema.json``: ``<stem>`` with ``-``/``.`` -> ``_``."""
+    stem = schema_path.name.removesuffix(".schema.json")
+    return re.sub(r"[-.]", "_", stem)
+
+
+def schema_files(schema_dir: Path = SCHEMA_DIR) -> list[Path]:
+    """Every ``*.schema.json`` under ``schema_dir``, sorted by name (stable output order)."""
+    return sorted(schema_dir.glob("*.schema.json"))
+
+
+def _strip_property_descriptions(node: Any) -> Any:
+    """Copy of ``node`` where every ``properties`` member loses its ``description``."""
+    if isinstance(node, list):
+        return [_strip_property_descriptions(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            props = {}
+            for name, sub in value.items():
+                sub = _strip_property_descriptions(sub)
+                if isinstance(sub, dict):
+                    sub = {k: v for k, v in sub.items() if k != "description"}
+                props[name] = sub
+            out[key] = props
+        else:
+            out[key] = _strip_property_descriptions(value)
+    return out
+
+
+def prepare_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema as handed to the generator (see step 1 in the module docstring)."""
+    prepared = _strip_property_descriptions(copy.deepcopy(schema))
+    for key in ("title", "description", "$ref"):
+        prepared.pop(key, None)
+    for body in (prepared.get("$defs") or prepared.get("definitions") or {}).values():
+        if isinstance(body, dict) and body.get("type") != "object":
+            body.pop("description", None)  # keeps unions and scalar aliases plain
+    return prepared
+
+
+def closed_definitions(schema: dict[str, Any]) -> set[str]:
+    """Names of definitions that are closed objects (unknown members forbidden)."""
+    defs = schema.get("$defs") or schema.get("definitions") or {}
+    closed = set()
+    for name, body in defs.items():
+        if not isinstance(body, dict):
+            continue
+        if body.get("additionalProperties") is False or body.get("unevaluatedProperties") is False:
+            closed.add(name)
+    return closed
+
+
+_CLASS_RE = re.compile(r"^class (\w+)\(Struct(?P<args>[^)]*)\):", re.MULTILINE)
+_ROOT_ALIAS_RE = re.compile(r"^Model: TypeAlias = [^\n]*\n+", re.MULTILINE)
+
+
+def postprocess(text: str, closed: set[str]) -> str:
+    """Apply step 3 of the module docstring to generated module ``text``."""
+
+    def add_forbid(match: re.Match[str]) -> str:
+        name, args = match.group(1), match.group("args")
+        if name in closed and "forbid_unknown_fields" not in args:
+            args = f"{args}, forbid_unknown_fields=True"
+        return f"class {name}(Struct{args}):"
+
+    text = _CLASS_RE.sub(add_forbid, text)
+    text = _ROOT_ALIAS_RE.sub("", text)
+    return text.rstrip("\n") + "\n"
+
+
+def generate_module(schema_path: Path, workdir: Path) -> str:
+    """Generated Python source for one schema file (raises RuntimeError on generator failure)."""
+    schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    src = workdir / schema_path.name  # same file name: it appears in the generated header
+    src.write_text(json.dumps(prepare_schema(schema), indent=2, ensure_ascii=False), "utf-8")
+    out = workdir / (module_name(schema_path) + ".py")
+    exe = Path(sys.executable).with_name("datamodel-codegen")
+    cmd = [str(exe) if exe.exists() else "datamodel-codegen", "--input", str(src),
+           "--output", str(out), *CODEGEN_OPTIONS]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=workdir)
+    if proc.returncode != 0:
+        raise RuntimeError(f"datamodel-codegen failed for {schema_path.name}:\n{proc.stderr}")
+    return postprocess(out.read_text(encoding="utf-8"), closed_definitions(schema))
+
+
+def generate_all(schema_dir: Path = SCHEMA_DIR) -> dict[str, str]:
+    """Map of file name -> content for the whole ``agui_generated`` package."""
+    files: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="agui-codegen-") as tmp:
+        for schema_path in schema_files(schema_dir):
+            files[module_name(schema_path) + ".py"] = generate_module(schema_path, Path(tmp))
+    modules = ", ".join(f"``{name[:-3]}``" for name in sorted(files)) or "(none)"
+    files["__init__.py"] = INIT_TEXT.format(modules=modules)
+    files["py.typed"] = ""
+    return files
+
+
+def stale_files(files: dict[str, str], out_dir: Path = OUT_DIR) -> list[str]:
+    """Names that differ between ``files`` and ``out_dir`` (missing, changed, or extra .py)."""
+    stale = []
+    for name, content in sorted(files.items()):
+        path = out_dir / name
+        if not path.exists() or path.read_bytes() != content.encode("utf-8"):
+            stale.append(name)
+    if out_dir.exists():
+        for path in sorted(out_dir.glob("*.py")):
+            if path.name not in files:
+                stale.append(path.name)
+    return stale
+
+
+def write_files(files: dict[str, str], out_dir: Path = OUT_DIR) -> None:
+    """Write the package, removing generated modules whose schema is gone."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for path in out_dir.glob("*.py"):
+        if path.name not in files:
+            path.unlink()
+    for name, content in files.items():
+        (out_dir / name).write_bytes(content.encode("utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; returns the exit status (0 ok, 1 stale with --check, 2 failure)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="do not write; exit 1 when generated/ is stale")
+    args = parser.parse_args(argv)
+    try:
+        files = generate_all()
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if args.check:
+        stale = stale_files(files)
+        if stale:
+            print("generated/ is stale; run `nox -s regen`. Differing files:")
+            for name in stale:
+                print(f"  generated/agui_generated/{name}")
+            return 1
+        print(f"generated/ is up to date ({len(files)} files)")
+        return 0
+    write_files(files)
+    print(f"wrote {len(files)} files to {OUT_DIR.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
