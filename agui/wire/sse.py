@@ -1,0 +1,228 @@
+"""Server-Sent Events framing: an incremental reader and a writer.
+
+The reader implements the parts of the WHATWG event-stream format that AG-UI
+uses (rules digest section 6, "SSE framing"):
+
+* line endings LF, CRLF and CR are all accepted (the protocol says producers
+  MUST send LF; a consumer MAY accept the others — we do), including a CRLF
+  pair split across two reads;
+* a blank line ends a frame; only ``data`` lines count: the ``data:`` prefix and
+  at most one following space are removed, several data lines are joined with
+  LF; ``event:``, ``id:``, ``retry:``, comment lines (``:``) and unknown fields
+  are ignored; a block without data lines yields nothing;
+* a UTF-8 byte-order mark at the start of the stream is skipped; payloads are
+  decoded as UTF-8 once the frame is complete, so a character split across
+  reads is never broken (invalid bytes become U+FFFD, as in the reference
+  client);
+* a final frame without its blank line is delivered by :meth:`SseReader.close`;
+* one frame may hold at most ``max_frame_bytes`` bytes (default 10 MiB, the
+  reference client's cap); a larger one raises :class:`agui.errors.FrameTooLarge`
+  as soon as the undelimited tail exceeds the cap, so memory stays bounded.
+
+The scanning works on whole byte strings (``bytes.split``/``find``/``replace``
+run in C); no Python loop touches individual characters.
+"""
+
+from __future__ import annotations
+
+from agui.errors import FrameTooLarge
+
+__all__ = ["DEFAULT_MAX_FRAME_BYTES", "SseReader", "encode_sse"]
+
+DEFAULT_MAX_FRAME_BYTES = 10 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
+
+
+class SseReader:
+    """Incremental SSE reader: bytes in, ``data`` payloads (``str``) out.
+
+    Usage::
+
+        reader = SseReader()
+        for chunk in response.iter_bytes():
+            for data in reader.feed(chunk):
+                handle(data)          # one JSON document per frame
+        for data in reader.close():   # a last frame without its blank line
+            handle(data)
+
+    Args:
+        max_frame_bytes: cap on one frame's size in bytes, counted after line
+            endings are normalised to LF and excluding the blank line that ends
+            it (field names, comments and ignored lines count). Must be >= 1.
+
+    The same bytes yield the same frames however they are split into chunks.
+    After :class:`~agui.errors.FrameTooLarge` the reader is spent: later
+    ``feed`` calls raise the same error again and ``close`` returns ``[]``.
+    Frames completed before the oversized one are always delivered first: when
+    they arrive in the same chunk, ``feed`` returns them and the error is raised
+    by the next ``feed``/``close`` call.
+    """
+
+    __slots__ = ("_cr", "_error", "_head", "_last_lf", "_max", "_parts", "_raised", "_tail_len")
+
+    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+        if max_frame_bytes < 1:
+            raise ValueError("max_frame_bytes must be >= 1")
+        self._max = max_frame_bytes
+        self._parts: list[bytes] = []  # pieces of the incomplete tail (no blank line inside)
+        self._tail_len = 0
+        self._last_lf = False  # the tail ends with LF (half of a frame boundary)
+        self._cr = False  # the previous chunk ended with CR: drop one leading LF
+        self._head: bytes | None = b""  # start-of-stream bytes held while checking for a BOM
+        self._error: FrameTooLarge | None = None
+        self._raised = False
+
+    @property
+    def max_frame_bytes(self) -> int:
+        """The per-frame cap in bytes."""
+        return self._max
+
+    def feed(self, chunk: bytes) -> list[str]:
+        """Add bytes; return the ``data`` payload of every frame they complete.
+
+        Raises:
+            FrameTooLarge: a frame exceeded ``max_frame_bytes`` (see class doc).
+            TypeError: ``chunk`` is not bytes-like.
+        """
+        if self._error is not None:
+            self._raised = True
+            raise self._error
+        if not isinstance(chunk, bytes):
+            chunk = bytes(chunk)
+        if self._head is not None:
+            chunk = self._strip_bom(chunk)
+            if chunk is None:
+                return []
+        if not chunk:
+            return []
+        # Line endings -> LF. A CR at the end of a chunk already ends its line;
+        # remember it so that the LF of a split CRLF pair is not a second line.
+        if self._cr:
+            self._cr = False
+            if chunk[0] == 10:
+                chunk = chunk[1:]
+                if not chunk:
+                    return []
+        if b"\r" in chunk:
+            self._cr = chunk[-1] == 13
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+        out: list[str] = []
+        if self._last_lf and chunk[0] == 10:
+            # The boundary straddles the two reads: tail ends "\n", chunk starts "\n".
+            block = b"".join(self._parts)[:-1]
+            self._reset_tail()
+            self._emit(block, out)
+            chunk = chunk[1:]
+            if not chunk or self._error is not None:
+                return self._settle(out)
+        if b"\n\n" not in chunk:
+            self._parts.append(chunk)
+            self._tail_len += len(chunk)
+            self._last_lf = chunk[-1] == 10
+            if self._tail_len - self._last_lf > self._max:
+                self._fail(self._tail_len - self._last_lf)
+            return self._settle(out)
+        blocks = chunk.split(b"\n\n")
+        tail = blocks.pop()
+        if self._parts:
+            self._parts.append(blocks[0])
+            blocks[0] = b"".join(self._parts)
+            self._reset_tail()
+        emit = self._emit
+        for block in blocks:
+            emit(block, out)
+            if self._error is not None:
+                return self._settle(out)
+        if tail:
+            self._parts.append(tail)
+            self._tail_len = len(tail)
+            self._last_lf = tail[-1] == 10
+            if self._tail_len - self._last_lf > self._max:
+                self._fail(self._tail_len - self._last_lf)
+        return self._settle(out)
+
+    def close(self) -> list[str]:
+        """End of stream: deliver a last frame that had no blank line; reset.
+
+        Raises:
+            FrameTooLarge: a pending size error not raised yet, or the final
+                frame exceeds the cap.
+        """
+        if self._error is not None:
+            error, raised = self._error, self._raised
+            self.__init__(self._max)  # type: ignore[misc]
+            if raised:
+                return []
+            raise error
+        out: list[str] = []
+        if self._head:  # a stream shorter than a BOM: plain content
+            self._parts.append(self._head)
+        if self._parts:
+            block = b"".join(self._parts)
+            if self._last_lf:
+                block = block[:-1]
+            self._emit(block, out)
+        error = self._error
+        self.__init__(self._max)  # type: ignore[misc]
+        if error is not None:
+            raise error
+        return out
+
+    # -- internals -------------------------------------------------------
+
+    def _strip_bom(self, chunk: bytes) -> bytes | None:
+        head = self._head + chunk  # type: ignore[operator]
+        if len(head) < 3 and _BOM.startswith(head):
+            self._head = head  # could still become a BOM: wait for more bytes
+            return None
+        self._head = None
+        return head[3:] if head.startswith(_BOM) else head
+
+    def _reset_tail(self) -> None:
+        self._parts = []
+        self._tail_len = 0
+        self._last_lf = False
+
+    def _fail(self, size: int) -> None:
+        self._reset_tail()
+        self._error = FrameTooLarge(size, self._max)
+
+    def _settle(self, out: list[str]) -> list[str]:
+        if self._error is not None and not out:
+            self._raised = True
+            raise self._error
+        return out
+
+    def _emit(self, block: bytes, out: list[str]) -> None:
+        if not block:
+            return
+        if len(block) > self._max:
+            self._fail(len(block))
+            return
+        if block[:6] == b"data: " and b"\n" not in block:  # the common case
+            out.append(block[6:].decode("utf-8", "replace"))
+            return
+        data: list[bytes] = []
+        for line in block.split(b"\n"):
+            if line[:5] == b"data:":
+                data.append(line[6:] if line[5:6] == b" " else line[5:])
+            elif line == b"data":  # a field name without a colon has an empty value
+                data.append(b"")
+        if data:
+            out.append(b"\n".join(data).decode("utf-8", "replace"))
+
+
+def encode_sse(data: bytes | str) -> bytes:
+    """One SSE frame carrying ``data``: ``b"data: ...\\n\\n"`` (UTF-8).
+
+    A payload spanning several lines (LF, CRLF or CR) becomes several ``data:``
+    lines, which :class:`SseReader` joins back with LF. Compact JSON (what
+    :func:`agui.wire.encode_event` writes) is always a single line.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if b"\n" not in data and b"\r" not in data:
+        return b"data: " + data + b"\n\n"
+    lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    return b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
