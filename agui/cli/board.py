@@ -1,0 +1,159 @@
+"""The board panel: board-watch's own view model of the agent's state.
+
+The client never imports the agent's types. It declares here what it expects
+a task board to look like (:class:`TaskRow`, :class:`BoardState`) and reads
+the agent's state (plain JSON, ``{"tasks": [...]}``) into it leniently: a
+state that does not fit is shown as JSON instead, never an error.
+
+:class:`BoardPanel` gathers what is drawn after each run: run id, thread id,
+message count, the board state, and every A2UI surface recovered from the
+conversation (activity messages of type ``a2ui-surface`` and ``render_a2ui``
+tool-call arguments, via :func:`agui.a2ui.surfaces_from_messages`) rendered as
+text with :func:`agui.a2ui.render_surface`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agui.cli.render import Line, format_json
+from agui.cli.sanitize import sanitize
+
+__all__ = ["BoardPanel", "BoardState", "TaskRow", "panel_from_conversation", "surface_lines"]
+
+_DONE_STATUSES = {"done", "completed", "complete", "finished", "closed"}
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    """One task as the client shows it: ``id`` (str, "" when absent),
+    ``title`` (str) and ``done`` (bool)."""
+
+    id: str
+    title: str
+    done: bool
+
+    @classmethod
+    def from_json(cls, value: Any) -> TaskRow | None:
+        """Read one task from the agent's JSON: ``id`` (or ``taskId``),
+        ``title`` (or ``text`` / ``name``), ``done`` (bool; or ``completed``
+        bool, or ``status`` in done/completed/...). A bare string is a task
+        title. Returns None for anything else."""
+        if isinstance(value, str):
+            return cls(id="", title=value, done=False)
+        if not isinstance(value, dict):
+            return None
+        ident = value.get("id", value.get("taskId", ""))
+        title = value.get("title", value.get("text", value.get("name")))
+        if title is None:
+            return None
+        done = value.get("done", value.get("completed"))
+        if not isinstance(done, bool):
+            status = value.get("status")
+            done = isinstance(status, str) and status.lower() in _DONE_STATUSES
+        return cls(id=str(ident), title=str(title), done=done)
+
+
+@dataclass(frozen=True, slots=True)
+class BoardState:
+    """The agent's state seen as a task board.
+
+    ``tasks``: the rows, or None when the state has no readable ``tasks``
+    list. ``extra``: the other top-level keys of a dict state (shown as JSON).
+    ``raw``: the state itself (any JSON; None when the agent never sent one).
+    """
+
+    tasks: tuple[TaskRow, ...] | None
+    extra: dict[str, Any] = field(default_factory=dict)
+    raw: Any = None
+
+    @classmethod
+    def from_state(cls, state: Any) -> BoardState:
+        """Lenient read of any JSON state; never raises."""
+        if not isinstance(state, dict) or not isinstance(state.get("tasks"), list):
+            return cls(tasks=None, raw=state)
+        rows = tuple(r for r in (TaskRow.from_json(t) for t in state["tasks"]) if r is not None)
+        if len(rows) != len(state["tasks"]):
+            return cls(tasks=None, raw=state)
+        extra = {k: v for k, v in state.items() if k != "tasks"}
+        return cls(tasks=rows, extra=extra, raw=state)
+
+
+def surface_lines(messages: Iterable[Any]) -> dict[str, list[str]]:
+    """``{surfaceId: text lines}`` for every A2UI surface in ``messages``
+    (generated message structs or dicts). Empty when none, or when the A2UI
+    module is unavailable or fails (its failure is shown as one line)."""
+    try:
+        from agui.a2ui import render_surface, surfaces_from_messages
+    except ImportError:
+        return {}
+    try:
+        surfaces = surfaces_from_messages(messages)
+        return {sid: [str(x) for x in render_surface(s)] for sid, s in surfaces.items()}
+    except Exception as exc:  # noqa: BLE001 - A2UI bugs must not kill the client
+        return {"?": [f"(could not render surfaces: {type(exc).__name__}: {exc})"]}
+
+
+@dataclass(frozen=True, slots=True)
+class BoardPanel:
+    """What the panel shows after a run (see module doc)."""
+
+    run_id: str | None
+    thread_id: str | None
+    message_count: int
+    board: BoardState
+    surfaces: dict[str, list[str]] = field(default_factory=dict)
+
+    def lines(self) -> list[Line]:
+        """The panel as labelled lines (all agent text sanitised):
+
+        ``board`` run, thread and message count; ``tasks`` one row per task
+        (``[x]`` done, ``[ ]`` open); ``state`` the JSON of a state that is not a
+        task board (or its other keys); ``surface`` each surface id, then its
+        rendered lines indented.
+        """
+        out = [Line("board", "─" * 40)]
+        run = sanitize(self.run_id) if self.run_id else "(none)"
+        thread = f" · thread {sanitize(self.thread_id)}" if self.thread_id else ""
+        plural = "" if self.message_count == 1 else "s"
+        out.append(Line("board", f"run {run}{thread} · {self.message_count} message{plural}"))
+        b = self.board
+        if b.tasks is not None:
+            if not b.tasks:
+                out.append(Line("tasks", "(no tasks)"))
+            for n, row in enumerate(b.tasks):
+                ident = f"{sanitize(row.id)} " if row.id else ""
+                out.append(
+                    Line(
+                        "tasks" if n == 0 else "",
+                        f"[{'x' if row.done else ' '}] {ident}{sanitize(row.title)}",
+                    )
+                )
+            if b.extra:
+                out.append(Line("state", format_json(b.extra, 400)))
+        elif b.raw is None:
+            out.append(Line("state", "(none)"))
+        else:
+            out.append(Line("state", format_json(b.raw, 400)))
+        for sid, rows in self.surfaces.items():
+            out.append(Line("surface", sanitize(sid)))
+            out.extend(Line("", "  " + sanitize(r)) for r in rows)
+        return out
+
+
+def panel_from_conversation(conversation: Any) -> BoardPanel:
+    """Build the panel from an :class:`agui.apply.Conversation` (or anything
+    with ``messages``, ``state``, ``run_id`` and ``thread_id``). Never raises."""
+    try:
+        messages = list(conversation.messages)
+    except Exception:  # noqa: BLE001 - any odd conversation object
+        messages = []
+    return BoardPanel(
+        run_id=getattr(conversation, "run_id", None),
+        thread_id=getattr(conversation, "thread_id", None),
+        message_count=len(messages),
+        board=BoardState.from_state(getattr(conversation, "state", None)),
+        surfaces=surface_lines(messages),
+    )

@@ -1,0 +1,109 @@
+"""Terminal input/output for board-watch, generic over streams.
+
+:class:`Console` wraps three text streams (stdin, stdout, stderr) so the
+commands can be driven with strings in tests and with the real terminal in
+use. Colour (ANSI SGR on the label column only) and the ``> `` / ``[y/N]``
+prompts are used only when the stream is a TTY, so captured output (pipes,
+files, snapshots) is plain and deterministic. ``NO_COLOR`` in the environment
+turns colour off.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TextIO
+
+from agui.cli.render import LABEL_WIDTH, Line
+
+__all__ = ["COLOURS", "CliError", "Console"]
+
+COLOURS = {
+    "run": "2", "text": "0", "think": "2;3", "call": "36", "args": "2;36", "end": "36",
+    "result": "32", "state": "33", "step": "2", "agent": "35", "surface": "34", "event": "2",
+    "pause": "1;35", "answer": "35", "warn": "33", "error": "1;31", "stop": "1;33",
+    "done": "1", "board": "2", "tasks": "34", "sent": "2", "trace": "2",
+}  # fmt: skip
+"""SGR parameters per label (TTY only)."""
+
+
+class CliError(Exception):
+    """A failure reported as one line on stderr with a non-zero exit
+    (``exit_code``, default 1): connection refused, HTTP error, bad fixture or
+    tools file ..."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+@dataclass
+class Console:
+    """The three streams plus the TTY decisions.
+
+    ``interactive``: stdin is a TTY (show prompts). ``colour``: stdout is a TTY
+    and ``NO_COLOR`` is unset.
+    """
+
+    stdin: TextIO
+    stdout: TextIO
+    stderr: TextIO
+    interactive: bool = False
+    colour: bool = False
+
+    @classmethod
+    def create(
+        cls,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+    ) -> Console:
+        """Console over the given streams (default: the process's)."""
+        i = stdin if stdin is not None else sys.stdin
+        o = stdout if stdout is not None else sys.stdout
+        e = stderr if stderr is not None else sys.stderr
+        colour = _isatty(o) and "NO_COLOR" not in os.environ
+        return cls(i, o, e, interactive=_isatty(i), colour=colour)
+
+    def format(self, line: Line) -> str:
+        """``line`` as text, with the label coloured when ``colour``."""
+        if not self.colour or not line.label:
+            return str(line)
+        sgr = COLOURS.get(line.label, "0")
+        pad = " " * (LABEL_WIDTH - 1 - len(line.label))
+        return f"\x1b[{sgr}m{line.label}\x1b[0m{pad} {line.body}".rstrip()
+
+    def write(self, lines: Iterable[Line]) -> None:
+        """Print lines to stdout and flush (so a live run shows as it goes)."""
+        text = "".join(self.format(line) + "\n" for line in lines)
+        if text:
+            self.stdout.write(text)
+            self.stdout.flush()
+
+    def readline(self, prompt: str = "") -> str | None:
+        """Next input line without its newline, or None at end of input. The
+        prompt is written (to stdout) only when stdin is a TTY."""
+        if self.interactive and prompt:
+            self.stdout.write(prompt)
+            self.stdout.flush()
+        try:
+            line = self.stdin.readline()
+        except KeyboardInterrupt:
+            return None
+        if line == "":
+            return None
+        return line.rstrip("\r\n")
+
+    def error(self, message: str) -> None:
+        """One line on stderr: ``board-watch: error: <message>``."""
+        self.stderr.write(f"board-watch: error: {message}\n")
+        self.stderr.flush()

@@ -1,0 +1,225 @@
+"""``board-watch``: the AG-UI terminal client (console script ``agui.cli.main:main``).
+
+Subcommands::
+
+    board-watch watch   [--url URL] [--agent fake|task-board] [--fragments] [--in-order]
+                        [--approve | --decline] [--stop-after N] [--no-verify]
+                        [--tools FILE] [--state FILE]
+    board-watch trace   [--url URL] [--agent fake|task-board] [--approve | --decline]
+                        [--tools FILE] [LINE]
+    board-watch replay  FILE [--fragments] [--in-order] [--no-verify]
+    board-watch serve-fake        [--host 127.0.0.1] [--port 8090]
+    board-watch serve-task-board  [--host 127.0.0.1] [--port 8080]
+
+:func:`main` is generic over its streams: tests call
+``main(argv, stdin=StringIO(...), stdout=..., stderr=...)`` and get the exit
+code back. Exit codes: 0 done, 1 a failure reported on stderr as one line
+(connection refused, HTTP error, bad fixture/tools/state file), 2 bad usage,
+130 interrupted by Ctrl-C. Never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from agui.cli.io import CliError, Console
+
+__all__ = ["build_parser", "main"]
+
+DESCRIPTION = """\
+board-watch: a terminal client for AG-UI agents. Type a line, watch the run
+render, answer what it pauses on, see the board. Without --url, watch and
+trace start the awkward test backend (or --agent task-board) in-process on a
+free loopback port and talk to it over real HTTP."""
+
+
+def _add_view_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--fragments",
+        action="store_true",
+        help="show every text/argument delta bracketed as it arrived ([Hel][lo])",
+    )
+    p.add_argument(
+        "--in-order",
+        action="store_true",
+        help="one line per update in arrival order, tool lines tagged (1), (2) "
+        "(default: grouped, each tool call printed once when it closes)",
+    )
+    p.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="apply events the verifier would reject (default: report each violation "
+        "as 'error  protocol violation: ...', skip the event, keep going)",
+    )
+
+
+def _add_target_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--url",
+        help="agent endpoint, e.g. http://127.0.0.1:8090/agent "
+        "(default: start the --agent backend in-process)",
+    )
+    p.add_argument(
+        "--agent",
+        choices=("fake", "task-board"),
+        default="fake",
+        help="embedded backend when --url is absent: the awkward 'fake' backend (default) "
+        "or 'task-board' (which also offers fixtures/task-board-tools.json unless --tools)",
+    )
+    p.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="JSON list of tools to offer the agent (e.g. fixtures/task-board-tools.json); "
+        "AG-UI has no tool discovery, so an agent needing a tool fails without it",
+    )
+
+
+def _add_answer_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--approve", action="store_true", help="answer every interrupt yes, unattended")
+    g.add_argument("--decline", action="store_true", help="answer every interrupt no, unattended")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError("must be between 0 and 65535")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse tree (every subcommand has ``--help``)."""
+    parser = argparse.ArgumentParser(
+        prog="board-watch",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    w = sub.add_parser(
+        "watch",
+        help="chat with an agent: send each stdin line, render the run, answer interrupts",
+        description="Read lines from stdin (a '> ' prompt on a TTY), send each as a user "
+        "message, render the run, ask [y/N] for each interrupt (answer read from stdin) "
+        "and resume in one request, then draw the board panel.",
+    )
+    _add_target_flags(w)
+    _add_view_flags(w)
+    _add_answer_flags(w)
+    w.add_argument(
+        "--stop-after",
+        type=_positive_int,
+        metavar="N",
+        help="drop each run's stream after N updates (the session stays usable)",
+    )
+    w.add_argument("--state", metavar="FILE", help="JSON file with the initial agent state to send")
+
+    t = sub.add_parser(
+        "trace",
+        help="one level down: the events exactly as they arrived, and the interrupt "
+        "round trip done with the session-free helpers",
+        description="Send LINE (default: 'approve') and print every event exactly as it "
+        "arrived, one per line. If the run pauses, answer each interrupt (--approve, "
+        "--decline, or ask [y/N] on stdin) and send one resume request.",
+    )
+    _add_target_flags(t)
+    _add_answer_flags(t)
+    t.add_argument("line", nargs="?", default="approve", metavar="LINE", help="the user message")
+
+    r = sub.add_parser(
+        "replay",
+        help="the whole client over a recorded fixture, no network",
+        description="Render a recorded run (fixtures/*.json) exactly as watch would, "
+        "then draw the board panel.",
+    )
+    r.add_argument("file", metavar="FILE", help="recorded fixture (JSON)")
+    _add_view_flags(r)
+
+    for name, port, what in (
+        (
+            "serve-fake",
+            8090,
+            "the awkward test backend (scenarios on /agent, illegal streams on /raw/NAME)",
+        ),
+        ("serve-task-board", 8080, "the task-board agent on /agent"),
+    ):
+        s = sub.add_parser(
+            name,
+            help=f"serve {what}",
+            description=f"Serve {what} in the foreground (uvicorn; Ctrl-C stops).",
+        )
+        s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+        s.add_argument("--port", type=_port, default=port, help=f"TCP port (default {port})")
+    return parser
+
+
+def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:
+    parser = build_parser()
+    with contextlib.redirect_stdout(console.stdout), contextlib.redirect_stderr(console.stderr):
+        try:
+            return parser.parse_args(list(argv))
+        except SystemExit as exc:
+            code = exc.code
+            return code if isinstance(code, int) else (0 if code is None else 2)
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run board-watch with ``argv`` (default ``sys.argv[1:]``) over the given
+    streams (default the process's). Returns the exit code (see module doc)."""
+    console = Console.create(stdin, stdout, stderr)
+    args = _parse(sys.argv[1:] if argv is None else argv, console)
+    if isinstance(args, int):
+        return args
+    try:
+        if args.command == "watch":
+            from agui.cli.watch import run_watch
+
+            return run_watch(args, console)
+        if args.command == "trace":
+            from agui.cli.trace import run_trace
+
+            return run_trace(args, console)
+        if args.command == "replay":
+            from agui.cli.replay import run_replay
+
+            return run_replay(args, console)
+        from agui.cli.serve import run_serve
+
+        return run_serve(args, console)
+    except CliError as exc:
+        console.error(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        console.error("interrupted")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+        console.error(f"unexpected {type(exc).__name__}: {exc}")
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Make agent-supplied text safe to print on a terminal.
+
+Everything the agent sends (text deltas, tool names, arguments, state, error
+messages, interrupt prompts) goes through :func:`sanitize` before it reaches a
+terminal. Terminal escape sequences (ESC ``\\x1b``, CSI ``\\x9b`` ...), other
+C0/C1 control characters, DEL and the Unicode bidirectional overrides
+("Trojan Source" characters) are shown escaped (``\\x1b``, ``\\u202e``), never
+written raw, so an agent cannot move the cursor, recolour the screen, retitle
+the window or reorder what the reader sees. Printable text, including emoji,
+ZWJ sequences and combining marks, passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["sanitize", "sanitize_block"]
+
+# C0 controls, DEL, C1 controls, bidi embeddings/overrides/isolates, and the
+# line/paragraph separators some terminals treat as newlines.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    named = _NAMED.get(ch)
+    if named is not None:
+        return named
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def sanitize(text: object) -> str:
+    """Return ``text`` (any value, converted with ``str``) with every unsafe
+    character escaped: newline -> ``\\n``, carriage return -> ``\\r``, tab ->
+    ``\\t``, other C0/C1 controls and DEL -> ``\\xNN``, bidi controls and
+    U+2028/U+2029 -> ``\\uNNNN``. A backslash already in the text is kept
+    as is (output is for reading, not for round-tripping). Never raises.
+    """
+    s = text if isinstance(text, str) else str(text)
+    # Lone surrogates (from lenient JSON) cannot be encoded to the terminal.
+    s = s.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _UNSAFE.sub(_escape, s)
+
+
+def sanitize_block(text: object) -> list[str]:
+    """Split ``text`` on newlines and :func:`sanitize` each line: for
+    multi-line agent text that should stay multi-line (``\\r\\n`` and ``\\r``
+    count as line ends too). Returns at least one (possibly empty) line."""
+    s = text if isinstance(text, str) else str(text)
+    return [sanitize(line) for line in re.split(r"\r\n|\r|\n", s)]

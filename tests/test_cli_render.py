@@ -1,0 +1,467 @@
+"""board-watch renderers, sanitiser and board panel over hand-built Update sequences."""
+
+from __future__ import annotations
+
+from agui import updates as u
+from agui.cli.board import BoardPanel, BoardState, TaskRow, panel_from_conversation
+from agui.cli.render import (
+    LABEL_WIDTH,
+    Line,
+    Renderer,
+    RenderOptions,
+    format_arguments,
+    format_error,
+    render_all,
+)
+from agui.cli.sanitize import sanitize, sanitize_block
+from agui.errors import DecodeError, ProtocolViolation, RunError, TransportError
+
+GROUPED = RenderOptions()
+IN_ORDER = RenderOptions(in_order=True)
+FRAGMENTS = RenderOptions(fragments=True)
+IN_ORDER_FRAGMENTS = RenderOptions(in_order=True, fragments=True)
+
+
+def chunked_text() -> list:
+    return [
+        u.RunStarted(run_id="run-1", thread_id="t"),
+        u.TextStarted(message_id="m1"),
+        u.TextDelta(message_id="m1", delta="Hel"),
+        u.TextDelta(message_id="m1", delta="lo"),
+        u.TextDelta(message_id="m1", delta=""),
+        u.TextEnded(message_id="m1", text="Hello"),
+        u.Done(outcome="success", run_id="run-1"),
+    ]
+
+
+def parallel_calls() -> list:
+    return [
+        u.ToolCallStarted(tool_call_id="a", name="search", parent_message_id="m"),
+        u.ToolCallStarted(tool_call_id="b", name="lookup", parent_message_id="m"),
+        u.ToolCallArgs(tool_call_id="a", delta='{"q": "ca'),
+        u.ToolCallArgs(tool_call_id="b", delta='{"id": '),
+        u.ToolCallArgs(tool_call_id="a", delta='ts"}'),
+        u.StateChanged(state={"n": 1}),
+        u.ToolCallArgs(tool_call_id="b", delta="7}"),
+        u.ToolCallEnded(tool_call_id="b", name="lookup", arguments='{"id": 7}'),
+        u.ToolCallEnded(tool_call_id="a", name="search", arguments='{"q": "cats"}'),
+        u.ToolResult(message_id="r1", tool_call_id="a", content="3 cats"),
+        u.ToolResult(message_id="r2", tool_call_id="b", content={"ok": True}),
+    ]
+
+
+# --- line format -------------------------------------------------------------
+
+
+def test_label_column_is_fixed_width():
+    assert str(Line("text", "Hello")) == "text    Hello"
+    assert str(Line("surface", "x")) == "surface x"
+    assert str(Line("", "more")) == " " * LABEL_WIDTH + "more"
+    assert str(Line("done", "")) == "done"
+
+
+# --- sanitising --------------------------------------------------------------
+
+
+def test_sanitize_escapes_terminal_escape_sequences():
+    assert sanitize("\x1b[2J\x1b]0;pwned\x07hi") == "\\x1b[2J\\x1b]0;pwned\\x07hi"
+
+
+def test_sanitize_escapes_c1_controls_del_and_bidi_overrides():
+    assert sanitize("a\x9b31mb\x7fc") == "a\\x9b31mb\\x7fc"
+    assert sanitize("x\u202eevil\u2066") == "x\\u202eevil\\u2066"
+
+
+def test_sanitize_names_newline_tab_and_carriage_return():
+    assert sanitize("a\nb\tc\rd") == "a\\nb\\tc\\rd"
+
+
+def test_sanitize_keeps_emoji_zwj_and_combining_marks():
+    text = "👩\u200d💻 café e\u0301"
+    assert sanitize(text) == text
+
+
+def test_sanitize_never_raises_on_lone_surrogates_and_non_strings():
+    assert sanitize("a\ud800b") == "a\\ud800b"
+    assert sanitize(42) == "42"
+
+
+def test_sanitize_block_keeps_lines_but_escapes_inside():
+    assert sanitize_block("one\r\ntwo\x1b[1m\nthree") == ["one", "two\\x1b[1m", "three"]
+
+
+def test_agent_text_with_escapes_is_rendered_escaped():
+    lines = render_all(
+        [
+            u.TextStarted(message_id="m"),
+            u.TextDelta(message_id="m", delta="\x1b[31mred"),
+            u.TextEnded(message_id="m", text="\x1b[31mred"),
+        ]
+    )
+    assert lines == ["text    \\x1b[31mred"]
+    assert "\x1b" not in "".join(lines)
+
+
+# --- text ----------------------------------------------------------------------
+
+
+def test_grouped_text_is_printed_once_reassembled():
+    assert render_all(chunked_text(), GROUPED) == [
+        "run     run-1 started",
+        "text    Hello",
+        "done    success",
+    ]
+
+
+def test_fragments_bracket_every_delta_including_empty_ones():
+    assert render_all(chunked_text(), FRAGMENTS)[1] == "text    [Hel][lo][]"
+
+
+def test_in_order_joins_consecutive_deltas_of_one_message():
+    assert render_all(chunked_text(), IN_ORDER) == [
+        "run     run-1 started",
+        "text    Hello",
+        "done    success",
+    ]
+    assert render_all(chunked_text(), IN_ORDER_FRAGMENTS)[1] == "text    [Hel][lo][]"
+
+
+def test_multiline_text_continues_under_the_label_column():
+    lines = render_all(
+        [
+            u.TextStarted(message_id="m"),
+            u.TextDelta(message_id="m", delta="one\ntwo"),
+            u.TextEnded(message_id="m", text="one\ntwo"),
+        ]
+    )
+    assert lines == ["text    one", "        two"]
+
+
+def test_non_assistant_role_is_shown():
+    lines = render_all(
+        [
+            u.TextStarted(message_id="m", role="system"),
+            u.TextDelta(message_id="m", delta="be nice"),
+            u.TextEnded(message_id="m", text="be nice"),
+        ]
+    )
+    assert lines == ["text    (system) be nice"]
+
+
+def test_reasoning_renders_as_think():
+    ups = [
+        u.ReasoningSpan(span_id="r", started=True),
+        u.ReasoningStarted(message_id="t1"),
+        u.ReasoningDelta(message_id="t1", delta="hmm"),
+        u.ReasoningEnded(message_id="t1", text="hmm"),
+        u.ReasoningSpan(span_id="r", started=False),
+        u.EncryptedValue(subtype="message", entity_id="t1"),
+    ]
+    assert render_all(ups, GROUPED) == ["think   hmm", "think   encrypted message value on t1"]
+    assert render_all(ups, IN_ORDER) == [
+        "think   span r started",
+        "think   hmm",
+        "think   span r ended",
+        "think   encrypted message value on t1",
+    ]
+
+
+# --- tool calls ----------------------------------------------------------------
+
+
+def test_grouped_buffers_parallel_calls_by_id_and_prints_each_when_it_closes():
+    assert render_all(parallel_calls(), GROUPED) == [
+        'state   {"n": 1}',
+        'call    (2) lookup {"id": 7}',
+        'call    (1) search {"q": "cats"}',
+        "result  (1) search → 3 cats",
+        'result  (2) lookup → {"ok": true}',
+    ]
+
+
+def test_grouped_fragments_show_each_calls_own_fragments():
+    lines = render_all(parallel_calls(), FRAGMENTS)
+    assert lines[1:5] == [
+        'call    (2) lookup {"id": 7}',
+        'args    (2) [{"id": ][7}]',
+        'call    (1) search {"q": "cats"}',
+        'args    (1) [{"q": "ca][ts"}]',
+    ]
+
+
+def test_in_order_tags_every_tool_line_and_keeps_wire_order():
+    assert render_all(parallel_calls(), IN_ORDER) == [
+        "call    (1) search",
+        "call    (2) lookup",
+        'args    (1) {"q": "ca',
+        'args    (2) {"id":',
+        'args    (1) ts"}',
+        'state   {"n": 1}',
+        "args    (2) 7}",
+        'end     (2) lookup {"id": 7}',
+        'end     (1) search {"q": "cats"}',
+        "result  (1) search → 3 cats",
+        'result  (2) lookup → {"ok": true}',
+    ]
+
+
+def test_in_order_fragments_bracket_each_args_delta():
+    lines = render_all(parallel_calls(), IN_ORDER_FRAGMENTS)
+    assert lines[2:5] == ['args    (1) [{"q": "ca]', 'args    (2) [{"id": ]', 'args    (1) [ts"}]']
+
+
+def test_arguments_split_between_backslash_and_escaped_char_are_parsed():
+    ups = [
+        u.ToolCallStarted(tool_call_id="c", name="say"),
+        u.ToolCallArgs(tool_call_id="c", delta='{"s": "a\\'),
+        u.ToolCallArgs(tool_call_id="c", delta='"b"}'),
+        u.ToolCallEnded(tool_call_id="c", name="say", arguments='{"s": "a\\"b"}'),
+    ]
+    assert render_all(ups, GROUPED) == ['call    (1) say {"s": "a\\"b"}']
+    assert render_all(ups, FRAGMENTS)[1] == 'args    (1) [{"s": "a\\]["b"}]'
+
+
+def test_invalid_and_empty_arguments_are_labelled():
+    assert format_arguments("{oops") == "{oops (invalid JSON)"
+    assert format_arguments("") == "(no arguments)"
+    # JSON re-encoding escapes control characters itself: never raw ESC
+    assert format_arguments('{"k": "\\u001b[2J"}') == '{"k": "\\u001b[2J"}'
+
+
+def test_call_tags_persist_across_runs_for_results():
+    r = Renderer()
+    r.feed(u.ToolCallStarted(tool_call_id="x", name="delete"))
+    r.feed(u.ToolCallEnded(tool_call_id="x", name="delete", arguments="{}"))
+    r.feed(u.Done(outcome="interrupted"))
+    lines = r.feed(u.ToolResult(message_id="r", tool_call_id="x", content="deleted"))
+    assert [str(x) for x in lines] == ["result  (1) delete → deleted"]
+
+
+def test_unclosed_items_are_flushed_as_unfinished_before_done():
+    ups = [
+        u.TextStarted(message_id="m"),
+        u.TextDelta(message_id="m", delta="Hal"),
+        u.ToolCallStarted(tool_call_id="c", name="slow"),
+        u.ToolCallArgs(tool_call_id="c", delta='{"se'),
+        u.ErrorUpdate(error=ProtocolViolation("truncated_stream", "stream ended"), fatal=True),
+        u.Done(outcome="failed", reason="truncated"),
+    ]
+    assert render_all(ups, GROUPED) == [
+        "error   protocol violation: stream ended (truncated_stream)",
+        "text    Hal (unfinished)",
+        'call    (1) slow {"se (unfinished)',
+        "done    failed: truncated",
+    ]
+
+
+def test_flush_after_a_dropped_stream_shows_open_items():
+    r = Renderer(IN_ORDER)
+    r.feed(u.ToolCallStarted(tool_call_id="c", name="slow"))
+    assert [str(x) for x in r.feed(u.ToolCallArgs(tool_call_id="c", delta="{"))] == []
+    assert [str(x) for x in r.flush()] == ["args    (1) {", "end     (1) slow unfinished"]
+    assert r.flush() == []
+
+
+def test_delta_without_start_is_rendered_not_crashed():
+    ups = [
+        u.TextDelta(message_id="ghost", delta="boo"),
+        u.ToolCallArgs(tool_call_id="g", delta="{}"),
+        u.TextEnded(message_id="ghost", text="boo"),
+    ]
+    assert render_all(ups) == ["text    boo", "call    (1) {} (unfinished)"]
+
+
+# --- state, steps, pauses, errors, done ---------------------------------------
+
+
+def test_state_snapshot_and_delta():
+    ups = [
+        u.StateChanged(state={"tasks": []}),
+        u.StateChanged(
+            state={"tasks": [{"t": 1}]},
+            patch=[
+                {"op": "add", "path": "/tasks/-", "value": {"t": 1}},
+                {"op": "remove", "path": "/x"},
+                {"op": "move", "from": "/a", "path": "/b"},
+            ],
+        ),
+    ]
+    assert render_all(ups) == [
+        'state   {"tasks": []}',
+        'state   patch add /tasks/- {"t": 1}; remove /x; move /a -> /b',
+    ]
+
+
+def test_steps_subagents_custom_raw_snapshot_and_metadata():
+    ups = [
+        u.StepChanged(name="plan", started=True),
+        u.StepChanged(name="plan", started=False, subagent_run_id="s1"),
+        u.SubagentChanged(subagent_run_id="s1", status="started", detail="helper"),
+        u.Custom(name="ping", value=[1]),
+        u.Raw(event={"x": 1}, source="llm"),
+        u.MessagesSnapshot(count=3),
+        u.MetadataChanged(target_id="m1", metadata={"k": "v"}),
+        u.ActivityChanged(message_id="a1", activity_type="plan", content={"steps": 2}),
+    ]
+    assert render_all(ups) == [
+        "step    plan started",
+        "step    plan finished [subagent s1]",
+        "agent   s1 started: helper",
+        "event   custom ping: [1]",
+        'event   raw from llm: {"x": 1}',
+        "event   messages snapshot: 3 messages",
+        'event   metadata on m1: {"k": "v"}',
+        'event   activity plan a1: {"steps": 2}',
+    ]
+
+
+def test_a2ui_surface_activity_is_summarised_per_surface():
+    content = {
+        "a2ui_operations": [
+            {"version": "v0.9", "createSurface": {"surfaceId": "board", "catalogId": "c"}},
+            {"version": "v0.9", "updateComponents": {"surfaceId": "board", "components": []}},
+        ]
+    }
+    ups = [
+        u.ActivityChanged(message_id="s", activity_type="a2ui-surface", content=content),
+        u.ActivityChanged(
+            message_id="s", activity_type="a2ui-surface", content={"status": "building"}
+        ),
+    ]
+    assert render_all(ups) == [
+        "surface board: createSurface, updateComponents",
+        'surface s status "building"',
+    ]
+
+
+def test_pause_lists_every_interrupt_with_its_call():
+    r = Renderer()
+    r.feed(u.ToolCallStarted(tool_call_id="c1", name="delete_task"))
+    interrupts = (
+        {"id": "i1", "reason": "tool_call", "toolCallId": "c1", "message": "Delete?"},
+        {"id": "i2", "reason": "confirmation"},
+    )
+    lines = [str(x) for x in r.feed(u.Paused(interrupts=interrupts))]
+    assert lines == [
+        "pause   i1 tool_call on (1) delete_task: Delete?",
+        "pause   i2 confirmation",
+    ]
+
+
+def test_errors_and_warnings_are_one_line_each():
+    ups = [
+        u.WarningUpdate(code="unknown_event_type", message="dropped FOO", path="$.type"),
+        u.ErrorUpdate(
+            error=ProtocolViolation("content_without_start", "TEXT_MESSAGE_CONTENT for m9")
+        ),
+        u.ErrorUpdate(error=RunError("boom", code="E42"), fatal=True),
+        u.ErrorUpdate(error=TransportError("connection reset", kind="reset")),
+        u.ErrorUpdate(error=DecodeError("not JSON", path="$", value="{x")),
+        u.ErrorUpdate(error=ValueError("odd")),
+    ]
+    assert render_all(ups) == [
+        "warn    dropped FOO (unknown_event_type) at $.type",
+        "error   protocol violation: TEXT_MESSAGE_CONTENT for m9 (content_without_start)",
+        "error   run error: boom (E42)",
+        "error   transport error: connection reset",
+        "error   decode error: not JSON at $: '{x'",
+        "error   ValueError: odd",
+    ]
+
+
+def test_format_error_escapes_agent_supplied_messages():
+    assert format_error(RunError("\x1b[2Jgone")) == "run error: \\x1b[2Jgone"
+
+
+def test_done_outcomes():
+    ups = [
+        u.Done(outcome="success", result={"n": 1}),
+        u.Done(outcome="interrupted"),
+        u.Done(outcome="cancelled", reason="cancelled by client"),
+        u.Done(outcome="success", pending_tool_call_ids=("c1",)),
+    ]
+    assert render_all(ups) == [
+        'done    success result {"n": 1}',
+        "done    interrupted",
+        "done    cancelled: cancelled by client",
+        "done    success (pending tool calls: c1)",
+    ]
+
+
+def test_unknown_update_kind_is_shown_not_dropped():
+    class Mystery:
+        pass
+
+    assert render_all([Mystery()]) == ["event   Mystery"]
+
+
+def test_long_json_is_cut_with_an_ellipsis():
+    lines = render_all([u.StateChanged(state={"k": "x" * 100})], RenderOptions(max_chars=20))
+    assert lines == ['state   {"k": "' + "x" * 12 + "…"]
+
+
+# --- board panel ---------------------------------------------------------------
+
+
+def test_task_rows_are_read_leniently():
+    assert TaskRow.from_json({"id": 1, "title": "milk", "done": True}) == TaskRow("1", "milk", True)
+    assert TaskRow.from_json({"text": "eggs", "status": "completed"}) == TaskRow("", "eggs", True)
+    assert TaskRow.from_json("bread") == TaskRow("", "bread", False)
+    assert TaskRow.from_json({"id": 3}) is None
+    assert TaskRow.from_json(7) is None
+
+
+def test_board_state_falls_back_to_json_for_other_shapes():
+    assert BoardState.from_state({"tasks": [{"id": 1}]}).tasks is None
+    assert BoardState.from_state([1, 2]).tasks is None
+    b = BoardState.from_state({"tasks": [{"id": "t1", "title": "a"}], "owner": "me"})
+    assert b.tasks == (TaskRow("t1", "a", False),)
+    assert b.extra == {"owner": "me"}
+
+
+def test_board_panel_lines():
+    panel = BoardPanel(
+        run_id="run-2",
+        thread_id="thread-1",
+        message_count=5,
+        board=BoardState.from_state(
+            {
+                "tasks": [
+                    {"id": "t1", "title": "milk", "done": True},
+                    {"id": "t2", "title": "eggs\x1b[5m", "done": False},
+                ]
+            }
+        ),
+        surfaces={"task-board": ["Column", "  Text: milk"]},
+    )
+    assert [str(x) for x in panel.lines()] == [
+        "board   " + "─" * 40,
+        "board   run run-2 · thread thread-1 · 5 messages",
+        "tasks   [x] t1 milk",
+        "        [ ] t2 eggs\\x1b[5m",
+        "surface task-board",
+        "          Column",
+        "            Text: milk",
+    ]
+
+
+def test_board_panel_without_state_or_run():
+    class Conv:
+        messages = ()
+        state = None
+        run_id = None
+        thread_id = None
+
+    panel = panel_from_conversation(Conv())
+    assert [str(x) for x in panel.lines()][1:] == [
+        "board   run (none) · 0 messages",
+        "state   (none)",
+    ]
+
+
+def test_board_panel_shows_non_board_state_as_json():
+    panel = BoardPanel("r", None, 1, BoardState.from_state({"counter": 3}))
+    assert [str(x) for x in panel.lines()][1:] == [
+        "board   run r · 1 message",
+        'state   {"counter": 3}',
+    ]
