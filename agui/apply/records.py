@@ -1,0 +1,284 @@
+"""Mutable per-message and per-tool-call records behind :class:`Conversation`.
+
+The conversation never keeps generated ``Message`` structs while it streams:
+it keeps these small records, where text is a list of fragments joined only
+when read (and then cached, collapsed to one fragment), and builds the
+generated structs on demand, caching each until the record changes. So a
+delta costs O(1) amortised and a read of ``Conversation.messages`` costs O(n)
+for n messages plus the joins of the messages that changed since the last read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from agui import types as T
+
+UNSET = msgspec.UNSET
+
+# role -> generated class
+ROLE_CLASSES: dict[str, type] = {
+    "developer": T.DeveloperMessage,
+    "system": T.SystemMessage,
+    "assistant": T.AssistantMessage,
+    "user": T.UserMessage,
+    "tool": T.ToolMessage,
+    "activity": T.ActivityMessage,
+    "reasoning": T.ReasoningMessage,
+}
+_FIELDS: dict[type, frozenset[str]] = {
+    cls: frozenset(cls.__struct_fields__) for cls in (*ROLE_CLASSES.values(), T.ToolCall)
+}
+CLASS_ROLES: dict[type, str] = {cls: role for role, cls in ROLE_CLASSES.items()}
+
+
+def struct_tag(value: Any) -> Any:
+    """The tag of a tagged msgspec struct (or ``value["type"]`` of a dict)."""
+    if isinstance(value, dict):
+        return value.get("type")
+    cfg = getattr(type(value), "__struct_config__", None)
+    tag = getattr(cfg, "tag", None) if cfg is not None else None
+    if tag is None:
+        tag = getattr(value, "type", None)
+    return tag
+
+
+def role_of(message: Any) -> str | None:
+    """Role of a generated message struct (its union tag)."""
+    role = CLASS_ROLES.get(type(message))
+    if role is not None:
+        return role
+    role = getattr(message, "role", None)
+    if isinstance(role, str):
+        return role
+    cfg = getattr(type(message), "__struct_config__", None)
+    return getattr(cfg, "tag", None)
+
+
+def _get(obj: Any, name: str) -> Any:
+    value = getattr(obj, name, UNSET)
+    return UNSET if value is None and name != "content" else value
+
+
+class CallRecord:
+    """One tool call: ``frags`` are the raw argument text fragments."""
+
+    __slots__ = (
+        "built",
+        "encrypted_value",
+        "encrypted_value_type",
+        "frags",
+        "id",
+        "metadata",
+        "name",
+        "owner",
+        "text",
+    )
+
+    def __init__(self, call_id: str, name: str, owner: MessageRecord) -> None:
+        self.id = call_id
+        self.name = name
+        self.frags: list[str] = []
+        self.text: str | None = ""
+        self.metadata: dict[str, Any] | None = None
+        self.encrypted_value: Any = UNSET
+        self.encrypted_value_type: Any = UNSET
+        self.owner = owner
+        self.built: Any = None
+
+    @classmethod
+    def from_struct(cls, call: Any, owner: MessageRecord) -> CallRecord:
+        fn = getattr(call, "function", None)
+        rec = cls(call.id, getattr(fn, "name", ""), owner)
+        args = getattr(fn, "arguments", "")
+        rec.frags = [args] if args else []
+        rec.text = args or ""
+        md = _get(call, "metadata")
+        rec.metadata = dict(md) if isinstance(md, dict) else None
+        rec.encrypted_value = _get(call, "encrypted_value")
+        rec.encrypted_value_type = _get(call, "encrypted_value_type")
+        rec.built = call
+        return rec
+
+    @property
+    def arguments(self) -> str:
+        """The reassembled arguments text (joined once, then cached)."""
+        text = self.text
+        if text is None:
+            text = "".join(self.frags)
+            self.frags = [text] if text else []
+            self.text = text
+        return text
+
+    def append(self, delta: str) -> None:
+        if delta:
+            self.frags.append(delta)
+            self.text = None
+        self.touch()
+
+    def touch(self) -> None:
+        self.built = None
+        self.owner.built = None
+
+    def build(self) -> Any:
+        built = self.built
+        if built is None:
+            kw: dict[str, Any] = {
+                "id": self.id,
+                "function": T.FunctionCall(name=self.name, arguments=self.arguments),
+            }
+            fields = _FIELDS[T.ToolCall]
+            if "type" in fields:
+                kw["type"] = "function"
+            if self.metadata is not None:
+                kw["metadata"] = dict(self.metadata)
+            if self.encrypted_value is not UNSET:
+                kw["encrypted_value"] = self.encrypted_value
+                if self.encrypted_value_type is not UNSET and "encrypted_value_type" in fields:
+                    kw["encrypted_value_type"] = self.encrypted_value_type
+            built = self.built = T.ToolCall(**kw)
+        return built
+
+
+class MessageRecord:
+    """One message of any role.
+
+    Text content (``frags`` not None) is a fragment list; any other content
+    (a user/tool content-part list, an activity object, or absent) lives in
+    ``content``.
+    """
+
+    __slots__ = (
+        "activity_type",
+        "built",
+        "calls",
+        "content",
+        "encrypted_value",
+        "encrypted_value_type",
+        "error",
+        "frags",
+        "id",
+        "metadata",
+        "name",
+        "role",
+        "subagent_run_id",
+        "text",
+        "tool_call_id",
+    )
+
+    def __init__(self, message_id: str, role: str) -> None:
+        self.id = message_id
+        self.role = role
+        self.frags: list[str] | None = None
+        self.text: str | None = None
+        self.content: Any = UNSET
+        self.name: Any = UNSET
+        self.calls: list[CallRecord] | None = None
+        self.metadata: dict[str, Any] | None = None
+        self.subagent_run_id: Any = UNSET
+        self.encrypted_value: Any = UNSET
+        self.encrypted_value_type: Any = UNSET
+        self.tool_call_id: Any = UNSET
+        self.error: Any = UNSET
+        self.activity_type: Any = UNSET
+        self.built: Any = None
+
+    @classmethod
+    def text_message(cls, message_id: str, role: str, text: str = "") -> MessageRecord:
+        rec = cls(message_id, role)
+        rec.frags = [text] if text else []
+        rec.text = text
+        return rec
+
+    @classmethod
+    def from_struct(cls, message: Any) -> MessageRecord:
+        """Record for a generated message struct (kept as the built cache)."""
+        role = role_of(message) or "user"
+        rec = cls(message.id, role)
+        content = getattr(message, "content", UNSET)
+        if isinstance(content, str):
+            rec.frags = [content] if content else []
+            rec.text = content
+        else:
+            rec.content = content
+        rec.name = _get(message, "name")
+        md = _get(message, "metadata")
+        rec.metadata = dict(md) if isinstance(md, dict) else None
+        rec.subagent_run_id = _get(message, "subagent_run_id")
+        rec.encrypted_value = _get(message, "encrypted_value")
+        rec.encrypted_value_type = _get(message, "encrypted_value_type")
+        rec.tool_call_id = _get(message, "tool_call_id")
+        rec.error = _get(message, "error")
+        rec.activity_type = _get(message, "activity_type")
+        calls = _get(message, "tool_calls")
+        if calls is not UNSET and calls:
+            rec.calls = [CallRecord.from_struct(c, rec) for c in calls]
+        rec.built = message
+        return rec
+
+    @property
+    def is_text(self) -> bool:
+        return self.frags is not None
+
+    def get_text(self) -> str:
+        """Whole text content (joined once, then cached); "" when not text."""
+        frags = self.frags
+        if frags is None:
+            return self.content if isinstance(self.content, str) else ""
+        text = self.text
+        if text is None:
+            text = "".join(frags)
+            self.frags = [text] if text else []
+            self.text = text
+        return text
+
+    def append(self, delta: str) -> None:
+        """Append a text fragment (non-text content is treated as "" and replaced)."""
+        frags = self.frags
+        if frags is None:
+            self.frags = frags = []
+            self.text = ""
+            self.content = UNSET
+        if delta:
+            frags.append(delta)
+            self.text = None
+        self.built = None
+
+    def build(self) -> Any:
+        """The generated ``Message`` struct for this record (cached)."""
+        built = self.built
+        if built is not None:
+            return built
+        cls = ROLE_CLASSES[self.role]
+        fields = _FIELDS[cls]
+        kw: dict[str, Any] = {"id": self.id}
+        if self.frags is not None:
+            kw["content"] = self.get_text()
+        elif self.content is not UNSET:
+            kw["content"] = self.content
+        elif self.role == "activity":
+            kw["content"] = {}
+        elif self.role != "assistant":
+            kw["content"] = ""
+        if self.calls:
+            kw["tool_calls"] = [c.build() for c in self.calls]
+        if self.metadata is not None:
+            kw["metadata"] = dict(self.metadata)
+        for name in (
+            "name",
+            "subagent_run_id",
+            "encrypted_value",
+            "encrypted_value_type",
+            "tool_call_id",
+            "error",
+            "activity_type",
+        ):
+            value = getattr(self, name)
+            if value is not UNSET and name in fields:
+                kw[name] = value
+        if "role" in fields:
+            kw["role"] = self.role
+        built = self.built = cls(**{k: v for k, v in kw.items() if k in fields})
+        return built
