@@ -1,0 +1,346 @@
+"""Drift check (``nox -s drift``): is our schema still the protocol's shape?
+
+Compares ``schema/agui.schema.json`` (ours) with the published AG-UI schema
+``../shared/upstream/agui/spec-1.1/schema.json`` (upstream) *structurally* and prints every
+difference. Exit status: 0 when every difference is in :data:`ALLOWED` (each entry says why),
+1 when an unexplained difference exists (or an allow-list entry no longer matches anything, so the
+list cannot rot), 0 with a message when ``../shared`` is absent (set ``AGUI_SHARED`` to point
+elsewhere; CI always has it).
+
+What is compared (:func:`schema_differences`), after resolving ``allOf`` composition so a
+flattened definition and an inherited one compare equal:
+
+- definitions present on one side only;
+- per object definition: property names, ``required``, closedness (unknown members forbidden);
+- per property: JSON type(s), ``const``/``enum`` values, "not null", array items, ``oneOf``
+  alternatives, numeric/array/string bounds and ``pattern``; a ``$ref`` to an object/union/array
+  definition compares by name, a ``$ref`` to a scalar alias (e.g. ``Timestamp``) by its content;
+- per union: member names; our ``discriminator.mapping`` must map exactly the union's members, and
+  each key must equal the member's ``const`` for ``propertyName`` in the upstream schema;
+- per scalar/array definition: the same facets as a property.
+
+Annotations (``description``, ``title``, ``default``, ``$anchor``, ``$comment``, ``examples``,
+``contentEncoding``) are not compared.
+
+More checks: :data:`CHECKS` is a list of callables returning :class:`CheckResult`; see the HOOK
+section at the bottom (the task-board tools fixture check plugs in there).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("AGUI_SHARED", ROOT.parent / "shared"))
+OUR_SCHEMA = ROOT / "schema" / "agui.schema.json"
+UPSTREAM_SCHEMA_PARTS = ("upstream", "agui", "spec-1.1", "schema.json")
+
+#: Differences we accept on purpose: exact difference text -> why. Keep every entry commented.
+ALLOWED: dict[str, str] = {
+    # Upstream composes events and messages from open fragments (allOf + unevaluatedProperties);
+    # we flatten every definition so the generator emits one plain struct per definition (no
+    # inheritance, wire order type/payload/envelope). The fragments' members are present in
+    # every definition that composed them, which the per-property comparison checks.
+    "definition BaseEvent: only upstream": "fragment; flattened into each event",
+    "definition Attributable: only upstream": "fragment; subagentRunId flattened into each user",
+    "definition BaseMessage: only upstream": "fragment; flattened into each message",
+    # Upstream writes the envelope timestamp inline; we name it once and reference it. The
+    # reference resolves to the same integer type and bounds, so only the name is extra.
+    "definition Timestamp: only ours": "named alias for the envelope timestamp (same bounds)",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# schema helpers
+
+
+def _defs(schema: dict[str, Any]) -> dict[str, Any]:
+    return schema.get("$defs") or schema.get("definitions") or {}
+
+
+def _ref_name(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def _is_named(body: dict[str, Any]) -> bool:
+    """Definitions compared by name when referenced: objects with members, unions, arrays."""
+    return any(key in body for key in ("properties", "oneOf", "anyOf", "items", "allOf"))
+
+
+def _kind(body: dict[str, Any]) -> str:
+    if "oneOf" in body or "anyOf" in body:
+        return "union"
+    if body.get("type") == "object" or "properties" in body or "allOf" in body:
+        return "object"
+    if body.get("type") == "array":
+        return "array"
+    return "scalar"
+
+
+def _is_open(schema: dict[str, Any]) -> bool:
+    return schema.get("additionalProperties", True) is not False
+
+
+_FACETS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems",
+           "maxItems", "minLength", "maxLength", "pattern", "uniqueItems")
+
+
+def signature(node: Any, schema: dict[str, Any]) -> dict[str, Any]:
+    """Canonical, comparable description of a property/definition schema ``node``.
+
+    Keys: ``ref`` (name of a referenced object/union/array definition), ``type`` (sorted list),
+    ``const``, ``enum`` (sorted), ``not_null``, ``items``, ``oneOf`` (sorted signatures),
+    ``open`` (objects only) and the bound facets. Scalar aliases are inlined.
+    """
+    if not isinstance(node, dict):
+        return {"schema": node}
+    sig: dict[str, Any] = {}
+    if "$ref" in node:
+        name = _ref_name(node["$ref"])
+        target = _defs(schema).get(name, {})
+        if _is_named(target):
+            sig["ref"] = name
+        else:
+            sig.update(signature(target, schema))
+    if "type" in node:
+        types = node["type"] if isinstance(node["type"], list) else [node["type"]]
+        sig["type"] = sorted(types)
+    if "const" in node:
+        sig["const"] = node["const"]
+    if "enum" in node:
+        sig["enum"] = sorted(node["enum"], key=json.dumps)
+    if node.get("not") == {"type": "null"}:
+        sig["not_null"] = True
+    if "items" in node:
+        sig["items"] = signature(node["items"], schema)
+    for key in ("oneOf", "anyOf"):
+        if key in node and "$ref" not in node:
+            sig["oneOf"] = sorted((signature(n, schema) for n in node[key]), key=json.dumps)
+    if sig.get("type") == ["object"] and "properties" not in node:
+        sig["open"] = _is_open(node)
+    for facet in _FACETS:
+        if facet in node:
+            sig[facet] = node[facet]
+    return sig
+
+
+def _render(sig: dict[str, Any]) -> str:
+    return json.dumps(sig, sort_keys=True, separators=(",", ":")) if sig else "any"
+
+
+def effective_object(body: dict[str, Any], schema: dict[str, Any]) -> tuple[dict, set, bool]:
+    """(properties, required, closed) of an object definition with ``allOf`` resolved.
+
+    Own properties override inherited ones; ``required`` is the union; the object is closed when
+    the definition itself says ``additionalProperties: false`` or ``unevaluatedProperties: false``.
+    """
+    props: dict[str, Any] = {}
+    required: set[str] = set()
+    for part in body.get("allOf", []):
+        if "$ref" in part:
+            part = _defs(schema).get(_ref_name(part["$ref"]), {})
+        sub_props, sub_req, _ = effective_object(part, schema)
+        props.update(sub_props)
+        required |= sub_req
+    for name, sub in body.get("properties", {}).items():
+        if name in props and isinstance(sub, dict) and isinstance(props[name], dict):
+            merged = dict(props[name])
+            merged.update(sub)  # a narrowing const/enum replaces the inherited type
+            if "const" in sub:
+                merged.pop("$ref", None)
+                merged.pop("type", None)
+            props[name] = merged
+        else:
+            props[name] = sub
+    required |= set(body.get("required", []))
+    closed = body.get("additionalProperties") is False or body.get("unevaluatedProperties") is False
+    return props, required, closed
+
+
+def _union_members(body: dict[str, Any]) -> list[str]:
+    return sorted(_ref_name(m["$ref"]) for m in body.get("oneOf", body.get("anyOf", []))
+                  if isinstance(m, dict) and "$ref" in m)
+
+
+# --------------------------------------------------------------------------------------------
+# the comparison
+
+
+def schema_differences(ours: dict[str, Any], upstream: dict[str, Any]) -> list[str]:
+    """Every structural difference between ``ours`` and ``upstream`` (JSON Schema documents).
+
+    Returns human-readable lines such as ``"RunFinishedEvent.outcome: ours ..., upstream ..."``,
+    sorted, one per difference; an empty list means the schemas agree on every compared facet.
+    Never raises on odd input: unknown shapes compare by their canonical signature.
+    """
+    diffs: list[str] = []
+    our_defs, up_defs = _defs(ours), _defs(upstream)
+    for name in sorted(set(our_defs) - set(up_defs)):
+        diffs.append(f"definition {name}: only ours")
+    for name in sorted(set(up_defs) - set(our_defs)):
+        diffs.append(f"definition {name}: only upstream")
+
+    for name in sorted(set(our_defs) & set(up_defs)):
+        mine, theirs = our_defs[name], up_defs[name]
+        kind_m, kind_t = _kind(mine), _kind(theirs)
+        if kind_m != kind_t:
+            diffs.append(f"{name}: kind ours {kind_m}, upstream {kind_t}")
+            continue
+        if kind_m == "object":
+            diffs.extend(_object_differences(name, mine, theirs, ours, upstream))
+        elif kind_m == "union":
+            m_members, t_members = _union_members(mine), _union_members(theirs)
+            if m_members != t_members:
+                diffs.append(f"{name}: members ours {m_members}, upstream {t_members}")
+        else:
+            sig_m, sig_t = signature(mine, ours), signature(theirs, upstream)
+            if sig_m != sig_t:
+                diffs.append(f"{name}: ours {_render(sig_m)}, upstream {_render(sig_t)}")
+
+    for name, body in sorted(our_defs.items()):
+        if _kind(body) == "union":
+            diffs.extend(_discriminator_differences(name, body, upstream))
+    return sorted(diffs)
+
+
+def _object_differences(name: str, mine: dict, theirs: dict, ours: dict, upstream: dict
+                        ) -> list[str]:
+    diffs = []
+    m_props, m_req, m_closed = effective_object(mine, ours)
+    t_props, t_req, t_closed = effective_object(theirs, upstream)
+    if m_closed != t_closed:
+        diffs.append(f"{name}: closed ours {m_closed}, upstream {t_closed}")
+    if not m_props and not t_props and _is_open(mine) != _is_open(theirs):
+        diffs.append(f"{name}: open ours {_is_open(mine)}, upstream {_is_open(theirs)}")
+    for prop in sorted(set(m_props) - set(t_props)):
+        diffs.append(f"{name}.{prop}: only ours")
+    for prop in sorted(set(t_props) - set(m_props)):
+        diffs.append(f"{name}.{prop}: only upstream")
+    for prop in sorted((m_req ^ t_req) & set(m_props) & set(t_props)):
+        side = "ours" if prop in m_req else "upstream"
+        diffs.append(f"{name}.{prop}: required only in {side}")
+    for prop in sorted(set(m_props) & set(t_props)):
+        sig_m, sig_t = signature(m_props[prop], ours), signature(t_props[prop], upstream)
+        if sig_m != sig_t:
+            diffs.append(f"{name}.{prop}: ours {_render(sig_m)}, upstream {_render(sig_t)}")
+    return diffs
+
+
+def _discriminator_differences(name: str, body: dict, upstream: dict) -> list[str]:
+    disc = body.get("discriminator")
+    if not isinstance(disc, dict) or "propertyName" not in disc or "mapping" not in disc:
+        return [f"{name}: union without discriminator {{propertyName, mapping}} in ours"]
+    diffs = []
+    prop, mapping = disc["propertyName"], disc["mapping"]
+    mapped = [_ref_name(ref) for ref in mapping.values()]
+    members = _union_members(body)
+    for member in sorted(set(members) - set(mapped)):
+        diffs.append(f"{name}: member {member} missing from the discriminator mapping")
+    for member in sorted({m for m in mapped if m not in members or mapped.count(m) > 1}):
+        diffs.append(f"{name}: discriminator maps {member} which is not exactly one member")
+    for key, ref in sorted(mapping.items()):
+        member = _ref_name(ref)
+        up_body = _defs(upstream).get(member)
+        if up_body is None:
+            continue  # reported as "only ours"
+        up_props, _, _ = effective_object(up_body, upstream)
+        const = up_props.get(prop, {}).get("const") if isinstance(up_props.get(prop), dict) else None
+        if const != key:
+            diffs.append(f"{name}: discriminator {prop}={key!r} -> {member}, upstream const {const!r}")
+    return diffs
+
+
+# --------------------------------------------------------------------------------------------
+# checks
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of one drift check.
+
+    ``differences``: every difference found (printed); ``allowed``: that check's allow-list
+    (difference -> reason); ``skipped``: reason when the check could not run (counts as a pass).
+    """
+
+    name: str
+    differences: list[str] = field(default_factory=list)
+    allowed: dict[str, str] = field(default_factory=dict)
+    skipped: str | None = None
+
+    @property
+    def unexplained(self) -> list[str]:
+        """Differences not in the allow-list."""
+        return [d for d in self.differences if d not in self.allowed]
+
+    @property
+    def stale_allowances(self) -> list[str]:
+        """Allow-list entries that match no current difference (remove them)."""
+        if self.skipped:
+            return []
+        return [a for a in self.allowed if a not in self.differences]
+
+
+def upstream_schema_path() -> Path:
+    """Where the upstream AG-UI schema is expected (may not exist)."""
+    return SHARED.joinpath(*UPSTREAM_SCHEMA_PARTS)
+
+
+def agui_schema_check() -> CheckResult:
+    """Our AG-UI schema against the published 1.1 schema (see the module docstring)."""
+    path = upstream_schema_path()
+    if not path.exists():
+        return CheckResult("agui schema vs upstream", allowed=ALLOWED,
+                           skipped=f"{path} not found (clone ../shared beside the repo)")
+    ours = json.loads(OUR_SCHEMA.read_text(encoding="utf-8"))
+    upstream = json.loads(path.read_text(encoding="utf-8"))
+    return CheckResult("agui schema vs upstream", schema_differences(ours, upstream), ALLOWED)
+
+
+#: Every drift check run by ``nox -s drift``; each returns a CheckResult.
+CHECKS: list[Callable[[], CheckResult]] = [agui_schema_check]
+
+
+def run_checks(checks: list[Callable[[], CheckResult]] | None = None) -> int:
+    """Run ``checks`` (default :data:`CHECKS`), print a report, return the exit status."""
+    status = 0
+    for check in CHECKS if checks is None else checks:
+        result = check()
+        print(f"== {result.name}")
+        if result.skipped:
+            print(f"   skipped: {result.skipped}")
+            continue
+        for diff in result.differences:
+            reason = result.allowed.get(diff)
+            print(f"   {'allowed' if reason else 'DRIFT  '}  {diff}" + (f"  -- {reason}" if reason else ""))
+        for stale in result.stale_allowances:
+            print(f"   STALE    allow-list entry matches nothing: {stale}")
+        bad = len(result.unexplained) + len(result.stale_allowances)
+        print(f"   {len(result.differences)} difference(s), {bad} unexplained")
+        if bad:
+            status = 1
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point (no options)."""
+    return run_checks()
+
+
+# ---- HOOK: further checks ------------------------------------------------------------------
+# Other drift checks live in their own module under tools/ and register here, e.g. (H7):
+#
+#     from drift_task_board import task_board_tools_check   # tools/drift_task_board.py
+#     CHECKS.append(task_board_tools_check)
+#
+# A check is a no-argument callable returning CheckResult(name, differences, allowed, skipped).
+# --------------------------------------------------------------------------------------------
+
+
+if __name__ == "__main__":
+    sys.exit(main())
