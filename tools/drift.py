@@ -341,6 +341,12 @@ def main(argv: list[str] | None = None) -> int:
 # A check is a no-argument callable returning CheckResult(name, differences, allowed, skipped).
 # --------------------------------------------------------------------------------------------
 
+try:  # H7: task-board tools fixture vs agent
+    from drift_tools import task_board_tools_check
+except ImportError:  # imported as tools.drift
+    from tools.drift_tools import task_board_tools_check
+CHECKS.append(task_board_tools_check)
+
 
 if __name__ == "__main__":
     sys.exit(main())
