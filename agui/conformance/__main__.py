@@ -1,0 +1,38 @@
+"""``python -m agui.conformance [-v] PATH...`` (files or folders of fixtures).
+
+Prints ``FAIL <name>: <reason>`` per failing fixture (``-v``: also ``PASS`` lines
+and the table's reason for every override), then exactly ``N passed, M failed``.
+Exit status: 0 all passed, 1 any failed, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from agui.conformance.runner import run_paths, summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m agui.conformance",
+        description="Run AG-UI conformance fixtures through the agui client.",
+    )
+    parser.add_argument("paths", nargs="+", help="fixture files or folders of *.json fixtures")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also list passing fixtures")
+    args = parser.parse_args(argv)
+    results = run_paths(args.paths)
+    for r in results:
+        if r.passed:
+            if args.verbose:
+                note = f"  [override: {r.entry.why}]" if r.entry and r.entry.why else ""
+                print(f"PASS {r.name}{note}")
+        else:
+            print(f"FAIL {r.name}: " + "; ".join(r.failures))
+    print(summary(results))
+    return 0 if results and all(r.passed for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,432 @@
+"""Run AG-UI conformance fixtures (the upstream corpus format) through our client.
+
+A fixture is a JSON object ``{name, stream, input?, client?, expect,
+expectOverrides?}`` (format: the upstream corpus README,
+``spec/<version>/conformance/README.md``). The runner:
+
+1. builds a :class:`~agui.apply.Conversation` from ``input`` (messages, state),
+2. frames every ``stream`` event as SSE bytes and feeds them to a
+   :class:`~agui.pipeline.Pipeline` in ``strict`` mode (the reference client
+   rejects a stream on the first violation), then ``close()``,
+3. builds the ``RunAgentInput`` our client would have sent (:func:`build_request`),
+4. checks each ``expect`` key (after applying our own override, if the
+   table in :mod:`agui.conformance.table` has one).
+
+Observations, mapped onto the format's vocabulary:
+
+* ``outcome`` -- ``failed`` when the client rejected the stream: a fatal
+  :class:`~agui.updates.ErrorUpdate` that is not a producer RUN_ERROR
+  (a protocol violation, a decode error, truncation);
+* ``errorContains`` -- matched through the table: the fixture's expected
+  wording (the reference client's) is replaced by our stable rule code
+  (``ProtocolViolation.code``, or ``decode_error`` with the JSON path);
+* ``runError`` -- a producer RUN_ERROR was delivered (``True``, or a substring
+  of its message);
+* ``eventTypes`` / ``eventTypesAbsent`` / ``eventPaths`` / ``eventAbsentPaths`` --
+  the events delivered to application code (after decoding, normalizing and
+  verifying), as wire JSON;
+* ``warnings`` / ``noWarnings`` -- :class:`~agui.updates.WarningUpdate` values
+  (code, message and path; a ``$.a[0]`` path is also matched as ``/a/0``);
+* ``messageCount`` / ``messages`` / ``state`` -- the conversation afterwards
+  (subset match: arrays same length, objects on the named keys only);
+* ``request`` / ``requestAbsentPaths`` -- the request built by :func:`build_request`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from agui.apply import Conversation
+from agui.conformance.table import TABLE, Entry, entry_for
+from agui.errors import DecodeError, ProtocolViolation, RunError
+from agui.pipeline import Pipeline
+from agui.updates import ErrorUpdate, WarningUpdate
+
+EXPECT_KEYS = frozenset(
+    {
+        "outcome",
+        "errorContains",
+        "runError",
+        "eventTypes",
+        "eventTypesAbsent",
+        "eventPaths",
+        "eventAbsentPaths",
+        "warnings",
+        "noWarnings",
+        "messageCount",
+        "messages",
+        "state",
+        "request",
+        "requestAbsentPaths",
+    }
+)
+_MISSING = object()
+CLIENT_PROTOCOL_VERSION = "1.0"
+"""What our client declares in ``RunAgentInput.protocolVersion`` (the newest
+released AG-UI version; see the Session)."""
+
+
+@dataclass
+class Observation:
+    """What the client did with one fixture's stream."""
+
+    rejected: Exception | None = None
+    run_errors: list[RunError] = field(default_factory=list)
+    warnings: list[WarningUpdate] = field(default_factory=list)
+    events: list[Any] = field(default_factory=list)
+    messages: list[Any] = field(default_factory=list)
+    state: Any = None
+    request: dict[str, Any] = field(default_factory=dict)
+    input_warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FixtureResult:
+    """Verdict on one fixture: ``failures`` empty means passed."""
+
+    name: str
+    path: str
+    failures: list[str]
+    entry: Entry | None = None
+    observation: Observation | None = None
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+# ---------------------------------------------------------------------------- run
+
+
+def observe(fixture: dict[str, Any]) -> Observation:
+    """Feed one fixture's stream through our client and record what happened."""
+    obs = Observation()
+    inp = fixture.get("input") or {}
+    conversation, thread_id = _conversation_from_input(inp, obs)
+    pipeline = Pipeline(conversation, verify="strict", keep_events=True)
+    updates: list[Any] = []
+    for raw in fixture.get("stream", []):
+        frame = b"data: " + json.dumps(raw, ensure_ascii=False).encode("utf-8") + b"\n\n"
+        updates.extend(pipeline.feed_bytes(frame))
+    updates.extend(pipeline.close())
+    for u in updates:
+        if isinstance(u, WarningUpdate):
+            obs.warnings.append(u)
+        elif isinstance(u, ErrorUpdate):
+            if isinstance(u.error, RunError):
+                obs.run_errors.append(u.error)
+            elif u.fatal and obs.rejected is None:
+                obs.rejected = u.error
+    obs.events = [msgspec.to_builtins(e) for e in pipeline.events]
+    obs.messages = msgspec.to_builtins(conversation.messages)
+    obs.state = conversation.state
+    obs.request = build_request(conversation, inp, thread_id=thread_id)
+    return obs
+
+
+def _conversation_from_input(inp: dict[str, Any], obs: Observation) -> tuple[Conversation, str]:
+    thread_id = inp.get("threadId") or "conformance-thread"
+    messages: list[Any] = []
+    if inp:
+        body = {"threadId": thread_id, "runId": inp.get("runId") or "conformance-run", **inp}
+        body.setdefault("messages", [])
+        from agui.wire import decode_input
+
+        try:
+            run_input = decode_input(json.dumps(body).encode())
+        except DecodeError as exc:
+            obs.input_warnings.append(str(exc))
+        else:
+            messages = list(run_input.messages)
+    state = inp.get("state")
+    return Conversation(messages, state=state), thread_id
+
+
+def build_request(
+    conversation: Conversation, inp: dict[str, Any], *, thread_id: str
+) -> dict[str, Any]:
+    """The ``RunAgentInput`` (wire JSON) our client sends for the next run of
+    this conversation: protocolVersion, the messages without activity
+    messages, and tools/context/state/forwardedProps from the fixture input."""
+    body: dict[str, Any] = {
+        "threadId": thread_id,
+        "runId": inp.get("runId") or str(uuid.uuid4()),
+        "protocolVersion": CLIENT_PROTOCOL_VERSION,
+        "messages": msgspec.to_builtins(conversation.input_messages()),
+        "tools": inp.get("tools", []),
+        "context": inp.get("context", []),
+        "state": conversation.state if conversation.state is not None else {},
+        "forwardedProps": inp.get("forwardedProps", {}),
+    }
+    if "resume" in inp:
+        body["resume"] = inp["resume"]
+    return body
+
+
+# ------------------------------------------------------------------------- check
+
+
+def check(fixture: dict[str, Any], obs: Observation, entry: Entry | None) -> list[str]:
+    """Compare an observation with the fixture's ``expect`` (plus our override)."""
+    expect = dict(fixture.get("expect") or {})
+    if entry is not None and entry.override:
+        expect.update(entry.override)
+    failures: list[str] = []
+    for key in sorted(set(expect) - EXPECT_KEYS):
+        failures.append(f"unknown expect key {key!r}")
+
+    outcome = expect.get("outcome")
+    actual_outcome = "failed" if obs.rejected is not None else "completed"
+    if outcome is not None and outcome != actual_outcome:
+        why = f" ({_describe(obs.rejected)})" if obs.rejected is not None else ""
+        failures.append(f"outcome: expected {outcome}, got {actual_outcome}{why}")
+
+    if "errorContains" in expect and expect["errorContains"] is not None:
+        failures.extend(_check_error(fixture, expect["errorContains"], obs, entry))
+
+    if "runError" in expect:
+        want = expect["runError"]
+        if want is True and not obs.run_errors:
+            failures.append("runError: no RUN_ERROR was delivered")
+        elif want is False and obs.run_errors:
+            failures.append("runError: a RUN_ERROR was delivered")
+        elif isinstance(want, str) and not any(want in e.message for e in obs.run_errors):
+            got = [e.message for e in obs.run_errors]
+            failures.append(f"runError: no RUN_ERROR message contains {want!r} (got {got})")
+
+    types = [e.get("type") for e in obs.events]
+    if "eventTypes" in expect and expect["eventTypes"] != types:
+        failures.append(f"eventTypes: expected {expect['eventTypes']}, got {types}")
+    for t in expect.get("eventTypesAbsent") or ():
+        if t in types:
+            failures.append(f"eventTypesAbsent: {t} was delivered")
+    for path, want in (expect.get("eventPaths") or {}).items():
+        got = _event_path(obs.events, path)
+        if got is _MISSING:
+            failures.append(f"eventPaths: {path} is absent")
+        elif not _matches(want, got, exact=True):
+            failures.append(f"eventPaths: {path} = {got!r}, expected {want!r}")
+    for path in expect.get("eventAbsentPaths") or ():
+        if _event_path(obs.events, path) is not _MISSING:
+            failures.append(f"eventAbsentPaths: {path} is present")
+
+    texts = [warning_text(w) for w in obs.warnings] + obs.input_warnings
+    for want in expect.get("warnings") or ():
+        if not any(want in t for t in texts):
+            failures.append(f"warnings: none contains {want!r} (got {texts})")
+    if expect.get("noWarnings") and texts:
+        failures.append(f"noWarnings: got {texts}")
+
+    if "messageCount" in expect and expect["messageCount"] != len(obs.messages):
+        failures.append(f"messageCount: expected {expect['messageCount']}, got {len(obs.messages)}")
+    if "messages" in expect and not _matches(expect["messages"], obs.messages):
+        failures.append(f"messages: expected {expect['messages']}, got {obs.messages}")
+    if "state" in expect and not _matches(expect["state"], obs.state):
+        failures.append(f"state: expected {expect['state']!r}, got {obs.state!r}")
+    if "request" in expect and not _matches(expect["request"], obs.request):
+        failures.append(f"request: expected {expect['request']}, got {obs.request}")
+    for path in expect.get("requestAbsentPaths") or ():
+        if _get_path(obs.request, path.split(".")) is not _MISSING:
+            failures.append(f"requestAbsentPaths: {path} is present")
+    return failures
+
+
+def _check_error(
+    fixture: dict[str, Any], wording: str, obs: Observation, entry: Entry | None
+) -> list[str]:
+    err = obs.rejected
+    if err is None:
+        return []  # already reported by `outcome`
+    if entry is None or entry.code is None:
+        if wording in str(err):
+            return []
+        return [
+            (
+                f"errorContains: no table entry maps {fixture.get('name')!r} "
+                f"({wording!r}) to a rule code; got {_describe(err)}"
+            )
+        ]
+    code = error_code(err)
+    if code != entry.code:
+        return [
+            f"errorContains: expected rule {entry.code} (for {wording!r}), got {_describe(err)}"
+        ]
+    if entry.path is not None and entry.path not in getattr(err, "path", ""):
+        return [
+            (
+                f"errorContains: expected a decode error at a path containing {entry.path!r}, "
+                f"got {_describe(err)}"
+            )
+        ]
+    return []
+
+
+def error_code(err: Exception) -> str:
+    """Our stable code for a rejection: the rule code of a ProtocolViolation,
+    ``frame_too_large`` or ``decode_error``."""
+    if isinstance(err, ProtocolViolation):
+        return err.code
+    if type(err).__name__ == "FrameTooLarge":
+        return "frame_too_large"
+    if isinstance(err, DecodeError):
+        return "decode_error"
+    return type(err).__name__
+
+
+def _describe(err: Exception | None) -> str:
+    if err is None:
+        return "no error"
+    return f"{error_code(err)}: {err}"
+
+
+def warning_text(w: WarningUpdate) -> str:
+    """Everything a ``warnings`` substring may match: code, message, path (and
+    the path as a JSON Pointer)."""
+    parts = [w.code, w.message]
+    if w.path:
+        parts.append(w.path)
+        parts.append(json_pointer(w.path))
+    return " ".join(parts)
+
+
+_PATH_TOKEN = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
+
+
+def json_pointer(path: str) -> str:
+    """``$.delta[0].op`` / ``delta.0.op`` / ``/delta/0/op`` -> ``/delta/0/op``."""
+    if path.startswith("/"):
+        return path
+    p = path.removeprefix("$")
+    tokens = [m.group(1) or m.group(2) for m in _PATH_TOKEN.finditer(p)]
+    return "/" + "/".join(tokens) if tokens else ""
+
+
+def _event_path(events: list[Any], path: str) -> Any:
+    head, _, rest = path.partition(".")
+    try:
+        idx = int(head)
+    except ValueError:
+        return _MISSING
+    if not 0 <= idx < len(events):
+        return _MISSING
+    return _get_path(events[idx], rest.split(".") if rest else [])
+
+
+def _get_path(value: Any, parts: list[str]) -> Any:
+    for part in parts:
+        if isinstance(value, dict):
+            if part not in value:
+                return _MISSING
+            value = value[part]
+        elif isinstance(value, list):
+            try:
+                value = value[int(part)]
+            except (ValueError, IndexError):
+                return _MISSING
+        else:
+            return _MISSING
+    return value
+
+
+def _matches(want: Any, got: Any, *, exact: bool = False) -> bool:
+    """Subset match: objects on the expected keys, arrays same length, scalars
+    equal with bools never equal to numbers. ``exact`` compares objects whole."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return False
+        if exact and set(want) != set(got):
+            return False
+        return all(k in got and _matches(v, got[k], exact=exact) for k, v in want.items())
+    if isinstance(want, list):
+        return (
+            isinstance(got, list)
+            and len(want) == len(got)
+            and all(_matches(w, g, exact=exact) for w, g in zip(want, got, strict=True))
+        )
+    if isinstance(want, bool) or isinstance(got, bool):
+        return isinstance(want, bool) and isinstance(got, bool) and want == got
+    if want is None or got is None:
+        return want is got
+    return (
+        type(want) is type(got)
+        and want == got
+        or (isinstance(want, (int, float)) and isinstance(got, (int, float)) and want == got)
+    )
+
+
+# ------------------------------------------------------------------------ driver
+
+
+def corpus_of(fixture: dict[str, Any]) -> str | None:
+    """The corpus version of a fixture from its ``specPage`` (``1.1``, ``1.0``, ``draft``)."""
+    page = fixture.get("specPage") or ""
+    m = re.match(r"/spec/([^/]+)/", page)
+    return m.group(1) if m else None
+
+
+def run_fixture(fixture: dict[str, Any], path: str = "") -> FixtureResult:
+    """Run and check one fixture (already loaded)."""
+    name = fixture.get("name") or Path(path).stem
+    entry = entry_for(name, corpus_of(fixture))
+    try:
+        obs = observe(fixture)
+    except Exception as exc:  # noqa: BLE001 - a crash is a failed fixture, reported
+        return FixtureResult(name, path, [f"client raised {type(exc).__name__}: {exc}"], entry)
+    failures = check(fixture, obs, entry)
+    if path and Path(path).stem != name:
+        failures.append(f"fixture name {name!r} differs from its file name")
+    return FixtureResult(name, path, failures, entry, obs)
+
+
+def fixture_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Fixture files named by ``paths`` (files, or folders scanned for ``*.json``)."""
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            yield from sorted(p.glob("*.json"))
+        else:
+            yield p
+
+
+def run_paths(paths: Iterable[str | Path]) -> list[FixtureResult]:
+    """Run every fixture under ``paths``; unreadable files are failed results."""
+    results = []
+    for f in fixture_files(paths):
+        try:
+            fixture = json.loads(f.read_text(encoding="utf-8"))
+            if not isinstance(fixture, dict) or "stream" not in fixture:
+                raise ValueError("not a conformance fixture (no 'stream')")
+        except (OSError, ValueError) as exc:
+            results.append(FixtureResult(f.stem, str(f), [f"cannot read fixture: {exc}"]))
+            continue
+        results.append(run_fixture(fixture, str(f)))
+    return results
+
+
+def summary(results: list[FixtureResult]) -> str:
+    """The last line: ``N passed, M failed``."""
+    passed = sum(r.passed for r in results)
+    return f"{passed} passed, {len(results) - passed} failed"
+
+
+__all__ = [
+    "TABLE",
+    "FixtureResult",
+    "Observation",
+    "build_request",
+    "check",
+    "error_code",
+    "json_pointer",
+    "observe",
+    "run_fixture",
+    "run_paths",
+    "summary",
+]

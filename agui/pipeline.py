@@ -1,0 +1,362 @@
+"""The client pipeline: SSE bytes -> events -> normalize -> verify -> apply -> Updates.
+
+::
+
+    bytes --SseReader--> data --decode_event_lenient--> event --Normalizer--> events
+          --Verifier (strict | tolerant | off)--> Conversation.apply --> Updates (+ Done per run)
+
+Contract (``agui.updates``): every event the wire delivers ends up either
+applied and reported, or reported as an error; nothing is silent.
+
+* Decode warnings (stripped unknown properties, legacy nulls, dropped unknown
+  event types ...) become :class:`~agui.updates.WarningUpdate`.
+* A frame that cannot be decoded (:class:`~agui.errors.DecodeError`) becomes an
+  :class:`~agui.updates.ErrorUpdate`: fatal in ``strict`` mode (the run fails),
+  else reported and skipped. An oversized SSE frame
+  (:class:`~agui.errors.FrameTooLarge`) is always fatal: the byte stream
+  cannot be resynchronised.
+* Protocol violations (normalizer and verifier, :mod:`agui.verify.rules`):
+  ``strict`` -> ErrorUpdate(fatal) + Done(failed) and nothing more is applied;
+  ``tolerant`` -> ErrorUpdate, the offending event is not applied, the stream
+  goes on; ``off`` -> the verifier is not consulted (normalizer violations
+  are still reported, since a malformed chunk yields no event at all).
+* Each RUN_FINISHED yields ``Done(success | interrupted | cancelled)`` (after
+  ``Paused`` for an interrupt), each RUN_ERROR ``ErrorUpdate(RunError)`` then
+  ``Done(failed, reason=message)``. A response may hold several sequential
+  runs, each with its own Done. A RUN_ERROR after a RUN_FINISHED (a late
+  failure, legal) re-reports that run with a second ``Done(failed)``.
+* :meth:`Pipeline.close` at end of stream: a stream that ends without a
+  terminal event is truncated -> ``ErrorUpdate(ProtocolViolation
+  truncated_stream, fatal)`` + ``Done(failed)`` in every mode (spec: a
+  truncated run MUST NOT be reported as success).
+* :meth:`Pipeline.cancel`: ``Done(cancelled)``; nothing fed afterwards is
+  applied.
+* A RUN_STARTED whose ``protocolVersion`` is newer than, or not comparable
+  with, the version this client implements (:data:`IMPLEMENTED_PROTOCOL_VERSION`)
+  is served anyway, with a WarningUpdate (spec ``basic/versioning``).
+
+Per event the hot path is: one dict lookup in the normalizer, one verifier
+check, one dispatch in the conversation, and the Update objects themselves;
+events are not retained unless ``keep_events=True``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+import msgspec
+
+from agui import types as T
+from agui.apply import Conversation
+from agui.errors import DecodeError, FrameTooLarge, ProtocolViolation
+from agui.normalize import Normalizer
+from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
+from agui.verify import Verifier
+from agui.wire import SseReader, decode_event_lenient
+
+UNSET = msgspec.UNSET
+
+IMPLEMENTED_PROTOCOL_VERSION = "1.1"
+"""The newest AG-UI protocol version this client can interpret (1.0 plus 1.1's
+optional ``encryptedValueType``)."""
+
+VerifyMode = Literal["strict", "tolerant", "off"]
+_MODES = ("strict", "tolerant", "off")
+_VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
+_DEFAULT_MAX_FRAME = 10 * 1024 * 1024
+
+_RUN_STARTED = T.RunStartedEvent
+_RUN_FINISHED = T.RunFinishedEvent
+_RUN_ERROR = T.RunErrorEvent
+
+
+class Pipeline:
+    """Incremental client pipeline for one response stream (one or more runs).
+
+    Args:
+        conversation: the :class:`~agui.apply.Conversation` to update (a new
+            empty one when None); it is kept across runs and streams.
+        verify: ``"strict"`` | ``"tolerant"`` (default) | ``"off"`` (see module doc).
+        max_frame_bytes: SSE frame size cap in bytes (default 10 MiB).
+        keep_events: keep every delivered (normalized, verified) event in
+            :attr:`events`; off by default so memory stays flat.
+        protocol_version: the version this client implements, for the
+            RUN_STARTED ``protocolVersion`` comparison.
+
+    Raises:
+        ValueError: ``verify`` is not one of the three modes.
+
+    All ``feed_*`` methods return the updates produced by that input (a
+    ``list``, possibly empty) and never raise on bad input.
+    """
+
+    __slots__ = (
+        "_apply",
+        "_events",
+        "_finished",
+        "_in_pos",
+        "_mode",
+        "_norm",
+        "_out_pos",
+        "_reader",
+        "_run_open",
+        "_runs_seen",
+        "_verifier",
+        "_version",
+        "conversation",
+    )
+
+    def __init__(
+        self,
+        conversation: Conversation | None = None,
+        *,
+        verify: VerifyMode = "tolerant",
+        max_frame_bytes: int = _DEFAULT_MAX_FRAME,
+        keep_events: bool = False,
+        protocol_version: str = IMPLEMENTED_PROTOCOL_VERSION,
+    ) -> None:
+        if verify not in _MODES:
+            raise ValueError(f"verify must be one of {_MODES}, got {verify!r}")
+        self.conversation = conversation if conversation is not None else Conversation()
+        self._apply = self.conversation.apply
+        self._mode = verify
+        self._reader = SseReader(max_frame_bytes)
+        self._norm = Normalizer()
+        self._verifier = Verifier() if verify != "off" else None
+        self._events: list[Any] | None = [] if keep_events else None
+        self._finished = False
+        self._in_pos = 0
+        self._out_pos = 0
+        self._run_open = False
+        self._runs_seen = 0
+        self._version = _parse_version(protocol_version)
+
+    # ------------------------------------------------------------------ props
+
+    @property
+    def finished(self) -> bool:
+        """True once the stream is over: closed, cancelled, or failed in strict mode
+        (or on an oversized frame). Later input is ignored."""
+        return self._finished
+
+    @property
+    def events(self) -> list[Any]:
+        """Delivered events (after normalization and verification), when
+        ``keep_events=True``; else an empty list."""
+        return list(self._events) if self._events is not None else []
+
+    @property
+    def verify_mode(self) -> str:
+        """``strict`` | ``tolerant`` | ``off``."""
+        return self._mode
+
+    # ------------------------------------------------------------------ input
+
+    def feed_bytes(self, chunk: bytes) -> list[Update]:
+        """Feed raw SSE bytes (any split); returns the updates of every frame
+        completed by them."""
+        if self._finished:
+            return []
+        try:
+            frames = self._reader.feed(chunk)
+        except FrameTooLarge as exc:
+            return self._fatal(exc)
+        if not frames:
+            return []
+        out: list[Update] = []
+        for data in frames:
+            self._data(data, out)
+            if self._finished:
+                break
+        return out
+
+    def feed_data(self, data: bytes | str) -> list[Update]:
+        """Feed one event as JSON text (one SSE frame's data)."""
+        if self._finished:
+            return []
+        out: list[Update] = []
+        self._data(data, out)
+        return out
+
+    def feed_event(self, event: Any) -> list[Update]:
+        """Feed one decoded event (a generated struct; never mutated)."""
+        if self._finished:
+            return []
+        out: list[Update] = []
+        self._event(event, out)
+        return out
+
+    def close(self) -> list[Update]:
+        """End of stream: flush the SSE reader and report truncation.
+
+        A stream whose last run has no RUN_FINISHED / RUN_ERROR (or that held
+        no run at all) yields ``ErrorUpdate(truncated_stream, fatal=True)`` and
+        ``Done(failed)``. Idempotent: a second call returns [].
+        """
+        if self._finished:
+            return []
+        out: list[Update] = []
+        try:
+            frames = self._reader.close()
+        except FrameTooLarge as exc:
+            return self._fatal(exc)
+        for data in frames:
+            self._data(data, out)
+            if self._finished:
+                return out
+        violation = self._verifier.finish() if self._verifier is not None else None
+        if violation is None and (self._run_open or self._runs_seen == 0):
+            violation = ProtocolViolation(
+                "truncated_stream",
+                "The stream ended without a terminal event (RUN_FINISHED or RUN_ERROR)"
+                if self._runs_seen
+                else "The stream ended without a terminal event: no run was started",
+                id=self.conversation.run_id,
+            )
+        if violation is not None:
+            out.extend(self._fatal(violation))
+        self._finished = True
+        return out
+
+    def cancel(self, reason: str = "cancelled by client") -> list[Update]:
+        """Stop here: ``Done(cancelled, reason)``; nothing fed later is applied.
+
+        Returns [] when the stream is already finished.
+        """
+        if self._finished:
+            return []
+        self._finished = True
+        conv = self.conversation
+        if self._run_open:
+            conv.outcome = "cancelled"
+        self._run_open = False
+        return [Done("cancelled", reason=reason, run_id=conv.run_id)]
+
+    # -------------------------------------------------------------- internals
+
+    def _data(self, data: bytes | str, out: list[Update]) -> None:
+        try:
+            decoded = decode_event_lenient(data)
+        except DecodeError as exc:
+            if self._mode == "strict":
+                out.extend(self._fatal(exc))
+            else:
+                out.append(ErrorUpdate(exc, fatal=False))
+            return
+        warnings = decoded.warnings
+        if warnings:
+            for w in warnings:
+                out.append(WarningUpdate(w.code, w.message, w.path))
+        event = decoded.event
+        if event is not None:
+            self._event(event, out)
+
+    def _event(self, event: Any, out: list[Update]) -> None:
+        pos = self._in_pos
+        self._in_pos = pos + 1
+        events, violations = self._norm.feed(event, pos)
+        if violations:
+            for v in violations:
+                if self._violation(v, out):
+                    return
+        for ev in events:
+            self._deliver(ev, out)
+            if self._finished:
+                return
+
+    def _deliver(self, ev: Any, out: list[Update]) -> None:
+        verifier = self._verifier
+        pos = self._out_pos
+        self._out_pos = pos + 1
+        if verifier is not None:
+            violation = verifier.check(ev, pos)
+            if violation is not None and self._violation(violation, out):
+                return
+            if violation is not None:
+                return
+        if self._events is not None:
+            self._events.append(ev)
+        updates = self._apply(ev)
+        if updates:
+            out.extend(updates)
+        cls = type(ev)
+        if cls is _RUN_STARTED:
+            self._run_open = True
+            self._runs_seen += 1
+            version = ev.protocol_version
+            if version is not UNSET:
+                self._check_version(version, out)
+        elif cls is _RUN_FINISHED:
+            self._run_open = False
+            self._runs_seen += 1
+            out.append(self._done_for_finish())
+        elif cls is _RUN_ERROR:
+            self._run_open = False
+            self._runs_seen += 1
+            out.append(Done("failed", reason=ev.message, run_id=self.conversation.run_id))
+
+    def _done_for_finish(self) -> Done:
+        conv = self.conversation
+        outcome = conv.outcome or "success"
+        if outcome == "success":
+            return Done(
+                "success",
+                result=conv.result,
+                pending_tool_call_ids=tuple(conv.pending_tool_call_ids),
+                run_id=conv.run_id,
+            )
+        if outcome == "cancelled":
+            return Done("cancelled", reason="cancelled by the agent", run_id=conv.run_id)
+        return Done(outcome, run_id=conv.run_id)  # interrupted
+
+    def _violation(self, violation: ProtocolViolation, out: list[Update]) -> bool:
+        """Report a violation; True when it ended the stream (strict mode)."""
+        if self._mode == "strict":
+            out.extend(self._fatal(violation))
+            return True
+        out.append(ErrorUpdate(violation, fatal=False))
+        return False
+
+    def _fatal(self, error: Exception) -> list[Update]:
+        self._finished = True
+        self._run_open = False
+        conv = self.conversation
+        conv.outcome = "failed"
+        return [
+            ErrorUpdate(error, fatal=True),
+            Done("failed", reason=str(error), run_id=conv.run_id),
+        ]
+
+    def _check_version(self, declared: str, out: list[Update]) -> None:
+        ours = self._version
+        theirs = _parse_version(declared)
+        mine = f"{ours[0]}.{ours[1]}" if ours else "?"
+        if theirs is None:
+            out.append(
+                WarningUpdate(
+                    "protocol_version_uninterpretable",
+                    f"RUN_STARTED declares protocolVersion {declared!r}, which this client "
+                    f"cannot interpret; proceeding as AG-UI {mine}",
+                    "protocolVersion",
+                )
+            )
+        elif ours is not None and (theirs[0] != ours[0] or theirs[1] > ours[1]):
+            out.append(
+                WarningUpdate(
+                    "protocol_version_newer" if theirs > ours else "protocol_version_other_major",
+                    f"RUN_STARTED declares protocolVersion {declared!r}; this client implements "
+                    f"AG-UI {mine} and proceeds under its processing model",
+                    "protocolVersion",
+                )
+            )
+
+
+def _parse_version(value: Any) -> tuple[int, int] | None:
+    if not isinstance(value, str):
+        return None
+    m = _VERSION_RE.match(value)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+__all__ = ["IMPLEMENTED_PROTOCOL_VERSION", "Pipeline", "VerifyMode"]
