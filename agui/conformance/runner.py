@@ -8,7 +8,8 @@ expectOverrides?}`` (format: the upstream corpus README,
 2. frames every ``stream`` event as SSE bytes and feeds them to a
    :class:`~agui.pipeline.Pipeline` in ``strict`` mode (the reference client
    rejects a stream on the first violation), then ``close()``,
-3. builds the ``RunAgentInput`` our client would have sent (:func:`build_request`),
+3. builds, before the stream, the ``RunAgentInput`` our client sends to start
+   that run (:func:`build_request`),
 4. checks each ``expect`` key (after applying our own override, if the
    table in :mod:`agui.conformance.table` has one).
 
@@ -111,6 +112,7 @@ def observe(fixture: dict[str, Any]) -> Observation:
     obs = Observation()
     inp = fixture.get("input") or {}
     conversation, thread_id = _conversation_from_input(inp, obs)
+    obs.request = build_request(conversation, inp, thread_id=thread_id)
     pipeline = Pipeline(conversation, verify="strict", keep_events=True)
     updates: list[Any] = []
     for raw in fixture.get("stream", []):
@@ -128,7 +130,6 @@ def observe(fixture: dict[str, Any]) -> Observation:
     obs.events = [msgspec.to_builtins(e) for e in pipeline.events]
     obs.messages = msgspec.to_builtins(conversation.messages)
     obs.state = conversation.state
-    obs.request = build_request(conversation, inp, thread_id=thread_id)
     return obs
 
 
