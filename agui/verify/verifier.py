@@ -192,22 +192,23 @@ class Verifier:
         phase = self._phase
         if cls is T.RunStartedEvent:
             return self._start_run(event, position)
-        if phase == _ERRORED:
-            return _v(R.EVENT_AFTER_RUN_ERROR,
-                      f"Cannot send event type '{_type_name(event)}': The run has already "
-                      f"errored with 'RUN_ERROR'. No further events can be sent.",
-                      event, position, _event_id(event))
-        if cls is T.RunErrorEvent:
+        if phase != _ERRORED and cls is T.RunErrorEvent:
             self._phase = _ERRORED
             return None
+        entity_id = _event_id(event)
+        named = f"'{_type_name(event)}'" + ("" if entity_id is None else f" (id '{entity_id}')")
+        if phase == _ERRORED:
+            return _v(R.EVENT_AFTER_RUN_ERROR,
+                      f"Cannot send event type {named}: The run has already errored with "
+                      f"'RUN_ERROR'. No further events can be sent.", event, position, entity_id)
         if phase == _FINISHED:
             return _v(R.EVENT_AFTER_RUN_FINISHED,
-                      f"Cannot send event type '{_type_name(event)}': The run has already "
-                      f"finished with 'RUN_FINISHED'. Start a new run with 'RUN_STARTED'.",
-                      event, position, _event_id(event))
+                      f"Cannot send event type {named}: The run has already finished with "
+                      f"'RUN_FINISHED'. Start a new run with 'RUN_STARTED'.",
+                      event, position, entity_id)
         return _v(R.FIRST_EVENT_NOT_RUN_STARTED,
-                  f"First event must be 'RUN_STARTED' (or 'RUN_ERROR'), got "
-                  f"'{_type_name(event)}'.", event, position, _event_id(event))
+                  f"First event must be 'RUN_STARTED' (or 'RUN_ERROR'), got {named}.",
+                  event, position, entity_id)
 
     def _start_run(self, event: Any, position: int | None) -> ProtocolViolation | None:
         expected = self._stream_thread_id
