@@ -1,0 +1,105 @@
+"""``board-watch replay FILE``: the whole client with the network taken out.
+
+Loads a recorded fixture (see :mod:`agui.transports.replay` for the accepted
+forms: JSON array of events, ``{"events": [...]}``, JSON Lines or raw SSE)
+into a :class:`agui.transports.ReplayTransport`, runs a
+:class:`agui.session.Session` over it with the thread and run ids the recording
+carries, renders it exactly as ``watch`` would (same views and flags) and draws
+the board panel. A paused recording shows its interrupts; there is nothing
+recorded to resume with, so replay stops there.
+
+A missing, unreadable or malformed fixture is one line on stderr, exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+from agui.cli.io import CliError, Console
+from agui.cli.render import Renderer, RenderOptions
+
+__all__ = ["recorded_ids", "run_replay"]
+
+
+def recorded_ids(frames: Any) -> tuple[str | None, str | None]:
+    """(threadId, runId) of the first RUN_STARTED in the loaded fixture
+    (``load_events`` output: list of JSON documents, or SSE bytes); Nones when
+    there is none or it cannot be read."""
+    if isinstance(frames, bytes | bytearray):
+        docs = [
+            line[5:].strip()
+            for line in bytes(frames).decode("utf-8", "replace").splitlines()
+            if line.startswith("data:")
+        ]
+    else:
+        docs = list(frames)
+    for doc in docs:
+        try:
+            value = json.loads(doc)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(value, dict) and value.get("type") == "RUN_STARTED":
+            thread, run = value.get("threadId"), value.get("runId")
+            return (
+                thread if isinstance(thread, str) else None,
+                run if isinstance(run, str) else None,
+            )
+    return None, None
+
+
+def load_fixture(path: str) -> tuple[Any, str | None, str | None]:
+    """``(ReplayTransport, threadId, runId)`` for the fixture at ``path``.
+    Raises :class:`CliError` (missing, unreadable, not a fixture)."""
+    from agui.errors import DecodeError
+    from agui.transports.replay import ReplayTransport, load_events
+
+    try:
+        frames = load_events(path)
+        transport = ReplayTransport(path)
+    except FileNotFoundError:
+        raise CliError(f"fixture {path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"fixture {path}: is a directory") from None
+    except OSError as exc:
+        raise CliError(f"fixture {path}: cannot read it ({exc.strerror or exc})") from None
+    except DecodeError as exc:
+        raise CliError(f"fixture {path}: not a recorded event stream ({exc.reason})") from None
+    except ValueError as exc:
+        raise CliError(f"fixture {path}: not a recorded event stream ({exc})") from None
+    if not frames:
+        raise CliError(f"fixture {path}: no events in it")
+    thread_id, run_id = recorded_ids(frames)
+    return transport, thread_id, run_id
+
+
+async def replay(
+    transport: Any,
+    console: Console,
+    render: RenderOptions,
+    verify: str,
+    thread_id: str | None,
+    run_id: str | None,
+) -> int:
+    """Run one Session turn over ``transport``, render it, draw the panel."""
+    from agui.cli.watch import ChatOptions, draw_panel, drive
+    from agui.session import Session
+
+    kwargs: dict[str, Any] = {"verify": verify}
+    if thread_id:
+        kwargs["thread_id"] = thread_id
+    session = Session(transport, **kwargs)
+    overrides = {"run_id": run_id} if run_id else {}
+    await drive(session.run(**overrides), Renderer(render), console, ChatOptions(render=render))
+    draw_panel(session, console)
+    return 0
+
+
+def run_replay(args: argparse.Namespace, console: Console) -> int:
+    """``replay`` command entry (parsed ``args``); returns the exit code."""
+    transport, thread_id, run_id = load_fixture(args.file)
+    render = RenderOptions(in_order=args.in_order, fragments=args.fragments)
+    verify = "off" if args.no_verify else "tolerant"
+    return asyncio.run(replay(transport, console, render, verify, thread_id, run_id))

@@ -1,0 +1,130 @@
+"""Where board-watch talks to, and what it offers: endpoint, tools, state.
+
+* :func:`endpoint` yields the agent URL: ``--url`` as given, or an embedded
+  backend (serve-fake's app, or task-board's with ``--agent task-board``)
+  started with :class:`agui.server.BackgroundServer` on a free loopback port,
+  reached over real HTTP.
+* :func:`load_tools` reads a ``--tools`` file (JSON list of AG-UI ``Tool``
+  objects) into generated ``Tool`` structs; :func:`load_json_file` reads
+  ``--state``. Both raise :class:`agui.cli.io.CliError` (one line, exit 1)
+  for a missing, unreadable or malformed file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agui.cli.io import CliError
+
+__all__ = ["Endpoint", "describe_transport_error", "endpoint", "load_json_file", "load_tools"]
+
+
+def load_json_file(path: str, what: str) -> Any:
+    """Parse the JSON file at ``path``; ``what`` names it in the error
+    ("tools file", "state file", "fixture"). Raises :class:`CliError`."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(f"{what} {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"{what} {path}: cannot read it ({exc})") from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise CliError(f"{what} {path}: not valid JSON ({exc})") from None
+
+
+def load_tools(path: str) -> list[Any]:
+    """The ``Tool`` structs listed in the JSON file at ``path`` (a list of
+    ``{"name", "description", "parameters"}`` objects, wire names). Raises
+    :class:`CliError` when the file is missing, not JSON, not a list, or an
+    entry is not a valid AG-UI Tool (message names the entry and field)."""
+    import msgspec
+
+    from agui.types import Tool
+
+    data = load_json_file(path, "tools file")
+    if not isinstance(data, list):
+        raise CliError(
+            f"tools file {path}: expected a JSON list of tools, got {type(data).__name__}"
+        )
+    tools = []
+    for n, entry in enumerate(data):
+        try:
+            tools.append(msgspec.convert(entry, Tool))
+        except msgspec.ValidationError as exc:
+            raise CliError(f"tools file {path}: entry {n} is not a valid tool ({exc})") from None
+    return tools
+
+
+def describe_transport_error(error: BaseException, url: str) -> str:
+    """One line for a connection-level failure: ``cannot connect to URL ...``,
+    ``HTTP 404 from URL: <body start>`` ..."""
+    kind = getattr(error, "kind", None)
+    status = getattr(error, "status", None)
+    if kind == "http_status" or (kind is None and status is not None):
+        body = (getattr(error, "body", None) or "").strip().replace("\n", " ")
+        body = f": {body[:200]}" if body else ""
+        return f"HTTP {status} from {url}{body}"
+    if kind == "connect":
+        return f"cannot connect to {url} ({error})"
+    return f"{url}: {error}"
+
+
+@dataclass
+class Endpoint:
+    """The agent URL, plus the embedded app when board-watch started one
+    (``app`` is None for ``--url``)."""
+
+    url: str
+    app: Any = None
+
+    @property
+    def run_log(self) -> Any:
+        """serve-fake's run log (what the agent noticed), when embedded."""
+        state = getattr(self.app, "state", None)
+        return getattr(state, "run_log", None) if state is not None else None
+
+
+@contextlib.contextmanager
+def endpoint(url: str | None, agent: str = "fake") -> Iterator[Endpoint]:
+    """Yield the endpoint to talk to. With ``url`` None, serve ``agent``
+    (``fake`` | ``task-board``) in-process on 127.0.0.1 and an ephemeral port
+    for the duration of the block. Raises :class:`CliError` when the server
+    cannot start."""
+    if url:
+        yield Endpoint(url)
+        return
+    try:
+        from agui.server import BackgroundServer
+
+        if agent == "task-board":
+            from agui.backends.task_board import create_app
+        else:
+            from agui.backends.fake import create_app
+        app = create_app()
+        server = BackgroundServer(app).start()
+    except (ImportError, OSError, RuntimeError) as exc:
+        raise CliError(f"cannot start the embedded {agent} backend: {exc}") from None
+    try:
+        yield Endpoint(server.url + "/agent", app)
+    finally:
+        server.stop()
+
+
+def default_tools(agent: str) -> list[Any]:
+    """Tools offered when ``--tools`` is absent on the embedded backend:
+    task-board's own tool set for ``task-board``, none for ``fake``."""
+    if agent != "task-board":
+        return []
+    import msgspec
+
+    from agui.backends.task_board import TOOLS
+    from agui.types import Tool
+
+    return [t if isinstance(t, Tool) else msgspec.convert(t, Tool) for t in TOOLS]

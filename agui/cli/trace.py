@@ -1,0 +1,151 @@
+"""``board-watch trace``: the conversation one level down, without a Session.
+
+Sends one user line as a hand-built ``RunAgentInput`` through
+:class:`agui.transports.HttpTransport`, and prints every SSE frame's data
+exactly as it arrived (sanitised, one per line, label ``recv``). When the run
+ends on an interrupt outcome it answers each interrupt (``--approve``,
+``--decline``, or ``[y/N]`` read from stdin) and builds the ONE resume request
+with the session-free helpers :func:`agui.interrupts.interrupts_of` and
+:func:`agui.interrupts.resume_run`, then traces that response too.
+
+Lines::
+
+    send    POST /agent run-1: user "approve" (1 message, 0 tools)
+    recv    {"type":"RUN_STARTED","threadId":"thread-1","runId":"run-1"}
+    pause   run-1-approve-delete_file tool_call: Delete /tmp/old.log?
+    answer  run-1-approve-delete_file yes
+    send    POST /agent run-2: resume 2 answers (4 messages)
+    error   decode error: ...   (a frame that is not a valid event)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from agui.cli.io import CliError, Console
+from agui.cli.render import Line, Renderer, format_error
+from agui.cli.sanitize import sanitize
+
+__all__ = ["first_input", "run_trace", "trace"]
+
+THREAD_ID = "thread-1"
+
+
+def first_input(line: str, tools: list[Any]) -> Any:
+    """The first ``RunAgentInput``: thread ``thread-1``, run ``run-1``, one user
+    message ``user-1`` with ``line``, ``tools``, empty context, state ``{}``."""
+    from agui.types import RunAgentInput, UserMessage
+
+    return RunAgentInput(
+        thread_id=THREAD_ID,
+        run_id="run-1",
+        messages=[UserMessage(id="user-1", content=line)],
+        tools=tools,
+        context=[],
+        state={},
+        forwarded_props={},
+    )
+
+
+async def _stream(transport: Any, run_input: Any, console: Console, url: str) -> list[Any]:
+    """Print each frame as it arrives; return the decoded events."""
+    from agui.errors import DecodeError, TransportError
+    from agui.wire import SseReader, decode_event_lenient
+
+    reader = SseReader()
+    events: list[Any] = []
+
+    def show(frames: list[str]) -> None:
+        for data in frames:
+            console.write([Line("recv", sanitize(data))])
+            try:
+                decoded = decode_event_lenient(data)
+            except DecodeError as exc:
+                console.write([Line("error", format_error(exc))])
+                continue
+            for w in decoded.warnings:
+                console.write([Line("warn", f"{sanitize(w.message)} ({sanitize(w.code)})")])
+            if decoded.event is not None:
+                events.append(decoded.event)
+
+    stream = transport.stream(run_input)
+    try:
+        async for chunk in stream:
+            if isinstance(chunk, bytes | bytearray):
+                show(reader.feed(bytes(chunk)))
+            else:  # a transport that yields event structs
+                from agui.wire import encode_event
+
+                show([encode_event(chunk).decode()])
+        show(reader.close())
+    except TransportError as exc:
+        if exc.kind in ("connect", "http_status", "timeout", "protocol"):
+            from agui.cli.target import describe_transport_error
+
+            raise CliError(describe_transport_error(exc, url)) from None
+        console.write([Line("error", format_error(exc))])
+    except DecodeError as exc:  # e.g. an oversized frame
+        console.write([Line("error", format_error(exc))])
+    finally:
+        await stream.aclose()
+    return events
+
+
+async def trace(
+    transport: Any, line: str, tools: list[Any], console: Console, mode: str, url: str
+) -> int:
+    """Trace ``line`` and every resume round trip. Returns the exit code (0)."""
+    from urllib.parse import urlsplit
+
+    from agui.cli.watch import ask_answers
+    from agui.errors import ResumeError
+    from agui.interrupts import interrupts_of, resume_run
+
+    path = sanitize(urlsplit(url).path or "/")
+    run_input = first_input(line, tools)
+    console.write(
+        [
+            Line(
+                "send",
+                f'POST {path} {run_input.run_id}: user "{sanitize(line)}" '
+                f"({len(run_input.messages)} message, {len(tools)} tools)",
+            )
+        ]
+    )
+    events = await _stream(transport, run_input, console, url)
+    renderer = Renderer()
+    n = 1
+    while interrupts := interrupts_of(events):
+        console.write([Line("pause", renderer.describe_interrupt(i)) for i in interrupts])
+        answers, _ = ask_answers(interrupts, console, mode)
+        n += 1
+        try:
+            run_input = resume_run(run_input, events, answers, run_id=f"run-{n}")
+        except ResumeError as exc:
+            raise CliError(f"cannot build the resume request: {exc}") from None
+        console.write(
+            [
+                Line(
+                    "send",
+                    f"POST {path} {run_input.run_id}: resume {len(run_input.resume)} "
+                    f"answers ({len(run_input.messages)} messages)",
+                )
+            ]
+        )
+        events = await _stream(transport, run_input, console, url)
+    return 0
+
+
+def run_trace(args: argparse.Namespace, console: Console) -> int:
+    """``trace`` command entry (parsed ``args``); returns the exit code."""
+    from agui.cli.target import default_tools, endpoint, load_tools
+    from agui.transports import HttpTransport
+
+    tools = load_tools(args.tools) if args.tools else None
+    mode = "approve" if args.approve else "decline" if args.decline else "ask"
+    with endpoint(args.url, args.agent) as ep:
+        if tools is None:
+            tools = [] if args.url else default_tools(args.agent)
+        return asyncio.run(trace(HttpTransport(ep.url), args.line, tools, console, mode, ep.url))

@@ -1,0 +1,289 @@
+"""``board-watch watch``: the conversation loop.
+
+For each line read from stdin (``> `` prompt on a TTY) :func:`chat` sends it
+with :meth:`agui.session.Session.send`, renders every ``Update`` through
+:class:`agui.cli.render.Renderer`, draws the board panel
+(:mod:`agui.cli.board`), and while the run paused on interrupts asks
+``[y/N]`` for each one (reading the answer from the same stdin; or answers
+all with ``--approve`` / ``--decline``) and resumes with ONE request.
+
+Ids are deterministic so transcripts can be pinned: thread ``thread-1``, runs
+``run-1``, ``run-2`` ... in the order they are sent.
+
+Answers: an interrupt whose ``responseSchema`` has a boolean ``approved``
+property is answered ``resolved`` with payload ``{"approved": true|false}``;
+any other interrupt is answered ``resolved`` (yes) or ``cancelled`` (no).
+
+Connection-level failures (refused, HTTP status, timeout, wrong content type)
+raise :class:`agui.cli.io.CliError`: one line on stderr, exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from agui import updates as u
+from agui.cli.board import panel_from_conversation
+from agui.cli.io import CliError, Console
+from agui.cli.render import Line, Renderer, RenderOptions
+from agui.cli.sanitize import sanitize
+
+__all__ = ["ChatOptions", "RunResult", "answer_for", "chat", "drive", "run_watch"]
+
+THREAD_ID = "thread-1"
+
+#: TransportError kinds that end the command (one line on stderr, exit 1).
+FATAL_TRANSPORT_KINDS = frozenset({"connect", "http_status", "timeout", "protocol"})
+
+
+@dataclass
+class ChatOptions:
+    """What ``watch`` was asked to do (see the ``watch --help`` text).
+
+    ``answer``: ``ask`` | ``approve`` | ``decline``. ``stop_after``: drop each
+    run stream after that many updates (None: never). ``url`` names the agent in
+    error messages. ``run_log``: serve-fake's run log when the backend is
+    embedded (to report that the agent noticed a dropped stream).
+    """
+
+    render: RenderOptions = field(default_factory=RenderOptions)
+    answer: str = "ask"
+    stop_after: int | None = None
+    url: str = "the agent"
+    run_log: Any = None
+
+
+@dataclass
+class RunResult:
+    """How one run stream ended: ``interrupts`` it paused on (wire order),
+    ``done`` (the final ``Done``, None when the stream was dropped or broke),
+    ``dropped`` (``--stop-after`` cut it), ``count`` updates seen."""
+
+    interrupts: list[Any] = field(default_factory=list)
+    done: u.Done | None = None
+    dropped: bool = False
+    count: int = 0
+
+
+def _fatal(update: Any) -> BaseException | None:
+    if isinstance(update, u.ErrorUpdate):
+        err = update.error
+        if (
+            getattr(err, "kind", None) in FATAL_TRANSPORT_KINDS
+            and type(err).__name__ == "TransportError"
+        ):
+            return err
+    return None
+
+
+async def drive(
+    run: AsyncIterator[Any],
+    renderer: Renderer,
+    console: Console,
+    options: ChatOptions,
+    run_id: str | None = None,
+) -> RunResult:
+    """Consume one run's updates, printing each rendered line as it comes.
+
+    Stops early after ``options.stop_after`` updates (closing the stream with
+    ``aclose()``, printing ``stop  dropped the stream after N updates``).
+    Raises :class:`CliError` on a connection-level transport failure (the
+    transport's exception or an ``ErrorUpdate`` carrying it).
+    """
+    from agui.errors import TransportError
+
+    result = RunResult()
+    try:
+        async for update in run:
+            err = _fatal(update)
+            if err is not None:
+                raise CliError(_describe(err, options.url))
+            result.count += 1
+            if isinstance(update, u.Paused):
+                result.interrupts.extend(update.interrupts)
+            if isinstance(update, u.Done):
+                result.done = update
+            console.write(renderer.feed(update))
+            if options.stop_after is not None and result.count >= options.stop_after:
+                if result.done is None:
+                    result.dropped = True
+                break
+    except TransportError as exc:
+        if getattr(exc, "kind", None) in FATAL_TRANSPORT_KINDS:
+            raise CliError(_describe(exc, options.url)) from None
+        console.write(renderer.flush())
+        console.write([Line("error", f"transport error: {sanitize(exc)}")])
+        return result
+    finally:
+        aclose = getattr(run, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    if result.dropped:
+        console.write(renderer.flush())
+        console.write([Line("stop", f"dropped the stream after {result.count} updates")])
+        if options.run_log is not None and run_id is not None:
+            console.write(await _noticed(options.run_log, run_id))
+    elif result.done is None:
+        console.write(renderer.flush())
+    return result
+
+
+def _describe(err: BaseException, url: str) -> str:
+    from agui.cli.target import describe_transport_error
+
+    return describe_transport_error(err, url)
+
+
+async def _noticed(run_log: Any, run_id: str, timeout: float = 5.0) -> list[Line]:
+    """``stop  the agent noticed ...`` once serve-fake logs the cancellation."""
+
+    def seen(entries: list[dict[str, Any]]) -> bool:
+        return any(e.get("event") == "cancelled" and e.get("runId") == run_id for e in entries)
+
+    ok = await asyncio.to_thread(run_log.wait_for, seen, timeout)
+    if ok:
+        return [Line("stop", f"the agent noticed the client leaving and stopped {run_id}")]
+    return [Line("stop", f"the agent did not report noticing within {timeout:g} s")]
+
+
+def wants_approval_flag(interrupt: Any) -> bool:
+    """True when the interrupt's ``responseSchema`` declares a boolean
+    ``approved`` property (then the answer payload is ``{"approved": ...}``)."""
+    schema = getattr(interrupt, "response_schema", None)
+    if isinstance(interrupt, dict):
+        schema = interrupt.get("responseSchema")
+    if not isinstance(schema, dict):
+        return False
+    props = schema.get("properties")
+    return (
+        isinstance(props, dict)
+        and isinstance(props.get("approved"), dict)
+        and (props["approved"].get("type") == "boolean")
+    )
+
+
+def answer_for(interrupt: Any, yes: bool) -> Any:
+    """The resume answer for one interrupt (see module doc), built with the
+    :mod:`agui.interrupts` helpers."""
+    from agui.interrupts import cancelled, resolved
+
+    if wants_approval_flag(interrupt):
+        return resolved({"approved": yes})
+    return resolved() if yes else cancelled()
+
+
+def _interrupt_id(interrupt: Any) -> str:
+    return str(interrupt.get("id") if isinstance(interrupt, dict) else interrupt.id)
+
+
+def ask_answers(
+    interrupts: list[Any], console: Console, mode: str
+) -> tuple[dict[str, Any], list[Line]]:
+    """Decide every interrupt: ``mode`` ``approve`` / ``decline`` answers all
+    unattended; ``ask`` reads one line per interrupt (``y``/``yes`` = yes,
+    anything else or end of input = no; the ``[y/N]`` question is shown on a
+    TTY only). Returns ``({interrupt id: answer}, answer lines)``."""
+    answers: dict[str, Any] = {}
+    lines: list[Line] = []
+    for interrupt in interrupts:
+        iid = _interrupt_id(interrupt)
+        if mode == "approve":
+            yes = True
+        elif mode == "decline":
+            yes = False
+        else:
+            reply = console.readline(f"approve {sanitize(iid)}? [y/N] ")
+            yes = reply is not None and reply.strip().lower() in ("y", "yes")
+        answers[iid] = answer_for(interrupt, yes)
+        line = Line("answer", f"{sanitize(iid)} {'yes' if yes else 'no'}")
+        lines.append(line)
+        console.write([line])
+    return answers, lines
+
+
+class RunIds:
+    """``run-1``, ``run-2`` ... (deterministic ids for snapshots)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def next(self) -> str:
+        """The next run id."""
+        self.n += 1
+        return f"run-{self.n}"
+
+
+async def chat(session: Any, console: Console, options: ChatOptions) -> int:
+    """The read-send-render-answer loop over ``console`` until end of input.
+    Returns 0. Raises :class:`CliError` on connection-level failures."""
+    renderer = Renderer(options.render)
+    ids = RunIds()
+    while True:
+        line = console.readline("> ")
+        if line is None:
+            break
+        text = line.strip()
+        if not text:
+            continue
+        run_id = ids.next()
+        message_id = f"user-{ids.n}"
+        pending = list(session.pending_interrupts)
+        if pending:  # a dropped resume left interrupts open: answer them with this line
+            console.write([Line("pause", renderer.describe_interrupt(i)) for i in pending])
+            answers, _ = ask_answers(pending, console, options.answer)
+            run = session.resume(answers, text=text, run_id=run_id)
+        else:
+            run = session.send(text, message_id=message_id, run_id=run_id)
+        result = await drive(run, renderer, console, options, run_id)
+        draw_panel(session, console)
+        while result.interrupts and not result.dropped:
+            answers, _ = ask_answers(result.interrupts, console, options.answer)
+            run_id = ids.next()
+            run = session.resume(answers, run_id=run_id)
+            result = await drive(run, renderer, console, options, run_id)
+            draw_panel(session, console)
+    return 0
+
+
+def draw_panel(session: Any, console: Console) -> None:
+    """Print the board panel for the session's conversation."""
+    console.write(panel_from_conversation(session.conversation).lines())
+
+
+def make_session(url: str, *, tools: list[Any], state: Any, verify: str) -> Any:
+    """A :class:`agui.session.Session` over HTTP to ``url`` with our thread id."""
+    import msgspec
+
+    from agui.session import Session
+    from agui.transports import HttpTransport
+
+    kwargs: dict[str, Any] = {"thread_id": THREAD_ID, "tools": tools, "verify": verify}
+    if state is not msgspec.UNSET:
+        kwargs["state"] = state
+    return Session(HttpTransport(url), **kwargs)
+
+
+def run_watch(args: argparse.Namespace, console: Console) -> int:
+    """``watch`` command entry (parsed ``args``); returns the exit code."""
+    import msgspec
+
+    from agui.cli.target import default_tools, endpoint, load_json_file, load_tools
+
+    tools = load_tools(args.tools) if args.tools else None
+    state = load_json_file(args.state, "state file") if args.state else msgspec.UNSET
+    mode = "approve" if args.approve else "decline" if args.decline else "ask"
+    render = RenderOptions(in_order=args.in_order, fragments=args.fragments)
+    with endpoint(args.url, args.agent) as ep:
+        if tools is None:
+            tools = [] if args.url else default_tools(args.agent)
+        options = ChatOptions(
+            render=render, answer=mode, stop_after=args.stop_after, url=ep.url, run_log=ep.run_log
+        )
+        session = make_session(
+            ep.url, tools=tools, state=state, verify="off" if args.no_verify else "tolerant"
+        )
+        return asyncio.run(chat(session, console, options))
