@@ -1,0 +1,245 @@
+"""Interrupts and resume (agui-rules section 5), usable without a Session.
+
+A run that needs outside input ends with ``RUN_FINISHED`` whose outcome is
+``{type: "interrupt", interrupts: [...]}``. The next request on the thread
+must carry ``resume``: one :class:`agui.types.ResumeEntry` for **every**
+interrupt of that run (no partial resume), ``status`` ``resolved`` (with an
+optional ``payload``; a denial is a resolved payload such as
+``{"approved": False}``) or ``cancelled`` (abandoned, no payload). An expired
+interrupt (``expiresAt`` <= now) may only be cancelled. These checks are the
+consumer's and happen before sending: :class:`agui.errors.ResumeError`.
+
+Answers given to :func:`build_resume` / :func:`resume_run` /
+``Session.resume`` map interrupt id -> answer, where an answer is
+:func:`resolved` ``(payload)``, :func:`cancelled` ``()``, a ready
+``ResumeEntry``, or any other value, taken as the payload of a resolved answer.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET
+
+from agui.errors import ResumeError
+
+__all__ = [
+    "Answer",
+    "build_resume",
+    "cancelled",
+    "expired_at",
+    "interrupts_of",
+    "is_expired",
+    "resolved",
+    "resume_run",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One answer to an interrupt: ``status`` ``resolved`` | ``cancelled``;
+    ``payload`` (resolved only; ``msgspec.UNSET`` = omitted) and ``metadata``
+    (dict or None) go into the ResumeEntry as given."""
+
+    status: Literal["resolved", "cancelled"]
+    payload: Any = UNSET
+    metadata: dict[str, Any] | None = None
+
+
+def resolved(payload: Any = UNSET, *, metadata: dict[str, Any] | None = None) -> Answer:
+    """A resolved answer carrying ``payload`` (any JSON; omitted when not given)."""
+    return Answer("resolved", payload, metadata)
+
+
+def cancelled(*, metadata: dict[str, Any] | None = None) -> Answer:
+    """A cancelled answer: the interrupt is abandoned (no payload)."""
+    return Answer("cancelled", UNSET, metadata)
+
+
+def _as_struct(value: Any, struct_type: type) -> Any:
+    if isinstance(value, struct_type):
+        return value
+    return msgspec.convert(value, struct_type)
+
+
+def interrupts_of(events: Iterable[Any]) -> list[Any]:
+    """The interrupts a stream's latest run paused on, in wire order.
+
+    ``events``: generated event structs or wire dicts (``{"type": ...}``).
+    Mirrors the client's ``pendingInterrupts``: every RUN_FINISHED replaces the
+    list (interrupts of an interrupt outcome, else ``[]``); RUN_ERROR leaves it.
+    Returns generated :class:`agui.types.Interrupt` structs.
+    """
+    from agui.types import Interrupt, RunFinishedEvent, event_type
+
+    pending: list[Any] = []
+    for event in events:
+        if isinstance(event, Mapping):
+            if event.get("type") != "RUN_FINISHED":
+                continue
+            outcome = event.get("outcome")
+            if isinstance(outcome, Mapping) and outcome.get("type") == "interrupt":
+                pending = [_as_struct(i, Interrupt) for i in outcome.get("interrupts") or ()]
+            else:
+                pending = []
+            continue
+        if not isinstance(event, RunFinishedEvent) and event_type(event) != "RUN_FINISHED":
+            continue
+        outcome = event.outcome
+        pending = list(getattr(outcome, "interrupts", None) or ()) if outcome is not UNSET else []
+    return pending
+
+
+def expired_at(interrupt: Any) -> datetime | None:
+    """``expiresAt`` parsed as an aware datetime (naive = UTC), or None when
+    absent or unparseable (an unparseable date never expires, like the
+    reference client's ``Date.parse`` NaN)."""
+    raw = getattr(interrupt, "expires_at", UNSET)
+    if raw is UNSET or raw is None or not isinstance(raw, str):
+        return None
+    try:
+        when = datetime.fromisoformat(raw.strip().replace("z", "Z"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def is_expired(interrupt: Any, now: datetime | None = None) -> bool:
+    """True when ``expiresAt`` is set and ``<= now`` (default: current UTC time)."""
+    when = expired_at(interrupt)
+    if when is None:
+        return False
+    now = now or datetime.now(UTC)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    return when <= now
+
+
+def _answer(value: Any) -> Answer:
+    from agui.types import ResumeEntry
+
+    if isinstance(value, Answer):
+        return value
+    if isinstance(value, ResumeEntry):
+        meta = None if value.metadata is UNSET else value.metadata
+        return Answer(value.status, value.payload, meta)
+    return Answer("resolved", value, None)
+
+
+def build_resume(
+    interrupts: Iterable[Any], answers: Mapping[str, Any], *, now: datetime | None = None
+) -> list[Any]:
+    """Answers by interrupt id -> the ``resume`` list, in interrupt order.
+
+    Args:
+        interrupts: the pending interrupts (``Interrupt`` structs or dicts).
+        answers: interrupt id -> answer (see the module doc).
+        now: the time expiry is judged against (default: now, UTC).
+
+    Returns:
+        ``list[ResumeEntry]``: ``payload`` kept only for resolved answers that
+        have one; ``metadata`` kept when given.
+
+    Raises:
+        ResumeError: nothing is pending; an interrupt has no answer (message
+            lists the ids); an answer names an unknown id; an expired
+            interrupt is answered other than cancelled.
+    """
+    from agui.types import Interrupt, ResumeEntry
+
+    pending = [_as_struct(i, Interrupt) for i in interrupts]
+    if not pending:
+        raise ResumeError("there is no pending interrupt to resume")
+    ids = [i.id for i in pending]
+    missing = [i for i in ids if i not in answers]
+    if missing:
+        raise ResumeError(
+            f"{len(missing)} pending interrupt(s) not addressed by resume: {', '.join(missing)}"
+            " (answer every interrupt; use cancelled() to abandon one)"
+        )
+    unknown = [str(k) for k in answers if k not in ids]
+    if unknown:
+        raise ResumeError(f"answers reference unknown interrupt ids: {', '.join(unknown)}")
+    entries = []
+    for interrupt in pending:
+        answer = _answer(answers[interrupt.id])
+        if answer.status not in ("resolved", "cancelled"):
+            raise ResumeError(f"interrupt {interrupt.id}: status must be resolved or cancelled")
+        if answer.status != "cancelled" and is_expired(interrupt, now):
+            raise ResumeError(
+                f"interrupt {interrupt.id} expired at {interrupt.expires_at} and can no longer be"
+                " answered; cancel it to continue the thread"
+            )
+        entries.append(
+            ResumeEntry(
+                interrupt_id=interrupt.id,
+                status=answer.status,
+                payload=answer.payload if answer.status == "resolved" else UNSET,
+                metadata=UNSET if answer.metadata is None else answer.metadata,
+            )
+        )
+    return entries
+
+
+def resume_run(
+    previous: Any,
+    events: Iterable[Any],
+    answers: Mapping[str, Any],
+    *,
+    run_id: str | None = None,
+    now: datetime | None = None,
+) -> Any:
+    """Build the RunAgentInput that answers the interrupts a run paused on.
+
+    Args:
+        previous: the RunAgentInput of the run that paused (struct or wire dict).
+        events: that run's events (structs or wire dicts, chunks allowed).
+        answers: interrupt id -> answer (see the module doc).
+        run_id: the new run's id (default: a fresh uuid4).
+        now: expiry reference time.
+
+    Returns:
+        A new ``RunAgentInput``: same thread, tools, context and
+        forwardedProps; ``messages``/``state`` = ``previous`` plus what the
+        events produced (activity messages stripped); ``protocolVersion``
+        "1.0"; ``resume`` covering every interrupt.
+
+    Raises:
+        ResumeError: see :func:`build_resume` (also when the events did not
+            end on an interrupt).
+    """
+    from agui.apply import Conversation
+    from agui.types import RunAgentInput
+
+    prev = _as_struct(previous, RunAgentInput)
+    events = list(events)
+    resume = build_resume(interrupts_of(events), answers, now=now)
+    conversation = Conversation(prev.messages, state=None if prev.state is UNSET else prev.state)
+    _apply_all(conversation, events)
+    state = conversation.state
+    return msgspec.structs.replace(
+        prev,
+        run_id=run_id or str(uuid.uuid4()),
+        messages=conversation.input_messages(),
+        state=prev.state if state is None else state,
+        protocol_version="1.0",
+        resume=resume,
+    )
+
+
+def _apply_all(conversation: Any, events: list[Any]) -> None:
+    """Apply events (normalized first, unverified) to a conversation."""
+    from agui.normalize import Normalizer
+    from agui.wire import decode_event
+
+    normalizer = Normalizer()
+    for event in events:
+        if isinstance(event, Mapping):
+            event = decode_event(msgspec.json.encode(event))
+        for out in normalizer.feed(event).events:
+            conversation.apply(out)

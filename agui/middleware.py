@@ -1,0 +1,146 @@
+"""Middleware: wrap a run to inspect/modify its input and filter/transform its events.
+
+A middleware is any callable ``mw(run_input, next) -> AsyncIterator[Event]``
+(typically an async generator function) where ``next(run_input)`` is the
+rest of the chain (ending at the transport) and yields decoded event
+structs. The session composes ``middleware=[a, b]`` as ``a(b(transport))``:
+``a`` sees the input first and the events last. Events a middleware yields
+go through the normalizer, verifier and conversation like any others.
+
+:class:`Middleware` is a convenience base class with per-input and per-event
+hooks; :class:`FilterToolCallsMiddleware` drops tool calls by tool name, as
+the reference client's middleware of the same name does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
+
+from msgspec import UNSET
+
+Next = Callable[[Any], AsyncIterator[Any]]
+"""``next(run_input) -> AsyncIterator[Event]``: the rest of the chain."""
+
+MiddlewareFn = Callable[[Any, Next], AsyncIterator[Any]]
+"""``mw(run_input, next) -> AsyncIterator[Event]``."""
+
+
+class Middleware:
+    """Base class: override :meth:`on_input`, :meth:`on_event` and/or :meth:`on_end`.
+
+    ``on_input(run_input) -> RunAgentInput`` (default: unchanged);
+    ``on_event(event) -> Event | Iterable[Event] | None`` (None drops it;
+    default: unchanged); ``on_end() -> Iterable[Event]`` events to append when
+    the stream ends normally (default: none). Override :meth:`__call__` for
+    full control (e.g. retries).
+    """
+
+    def on_input(self, run_input: Any) -> Any:
+        """Return the (possibly modified) input passed down the chain."""
+        return run_input
+
+    def on_event(self, event: Any) -> Any:
+        """Return the event, a replacement, several events (iterable), or None."""
+        return event
+
+    def on_end(self) -> Iterable[Any]:
+        """Events to yield after the last one (normal end of stream only)."""
+        return ()
+
+    async def __call__(self, run_input: Any, next: Next) -> AsyncIterator[Any]:
+        stream = next(self.on_input(run_input))
+        try:
+            async for event in stream:
+                out = self.on_event(event)
+                if out is None:
+                    continue
+                if isinstance(out, list | tuple):
+                    for item in out:
+                        yield item
+                else:
+                    yield out
+            for item in self.on_end():
+                yield item
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+
+_CALL_EVENTS = ("TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT")
+
+
+class FilterToolCallsMiddleware(Middleware):
+    """Drop tool calls by name before the client sees them.
+
+    Give exactly one of ``allowed`` (only these tool names pass) or
+    ``disallowed`` (these are dropped). A blocked call's TOOL_CALL_START,
+    ARGS, END and RESULT are all removed (tracked by ``toolCallId``);
+    ``TOOL_CALL_CHUNK`` events are judged by the ``toolCallName`` of the chunk
+    that opens the call (a chunk without an id continues the last chunked
+    call). Other events pass unchanged. The outgoing input is not modified.
+
+    Raises:
+        ValueError: both or neither of ``allowed`` / ``disallowed`` given.
+
+    Attributes:
+        blocked_ids: tool call ids dropped so far (kept across runs).
+    """
+
+    def __init__(
+        self, *, allowed: Iterable[str] | None = None, disallowed: Iterable[str] | None = None
+    ) -> None:
+        if (allowed is None) == (disallowed is None):
+            raise ValueError("give exactly one of allowed= or disallowed=")
+        self.allowed = frozenset(allowed) if allowed is not None else None
+        self.disallowed = frozenset(disallowed) if disallowed is not None else None
+        self.blocked_ids: set[str] = set()
+        self._chunk_blocked = False
+
+    def blocks(self, tool_name: str) -> bool:
+        """True when calls to ``tool_name`` are dropped."""
+        if self.allowed is not None:
+            return tool_name not in self.allowed
+        return tool_name in (self.disallowed or ())
+
+    def on_event(self, event: Any) -> Any:
+        from agui.types import event_type
+
+        etype = event_type(event)
+        if etype == "TOOL_CALL_START":
+            if self.blocks(event.tool_call_name):
+                self.blocked_ids.add(event.tool_call_id)
+                return None
+            return event
+        if etype in _CALL_EVENTS:
+            return None if event.tool_call_id in self.blocked_ids else event
+        if etype == "TOOL_CALL_CHUNK":
+            call_id = event.tool_call_id
+            name = event.tool_call_name
+            if name is not UNSET and name is not None:
+                self._chunk_blocked = self.blocks(name)
+                if self._chunk_blocked and call_id is not UNSET:
+                    self.blocked_ids.add(call_id)
+            elif call_id is not UNSET and call_id is not None:
+                self._chunk_blocked = call_id in self.blocked_ids
+            return None if self._chunk_blocked else event
+        return event
+
+
+def compose(middleware: Iterable[MiddlewareFn], last: Next) -> Next:
+    """Chain ``middleware`` (outermost first) in front of ``last``."""
+    chain = last
+    for mw in reversed(list(middleware)):
+        chain = _bind(mw, chain)
+    return chain
+
+
+def _bind(mw: MiddlewareFn, nxt: Next) -> Next:
+    def call(run_input: Any) -> AsyncIterator[Any]:
+        return mw(run_input, nxt)
+
+    return call
+
+
+__all__ = ["FilterToolCallsMiddleware", "Middleware", "MiddlewareFn", "Next", "compose"]

@@ -1,0 +1,627 @@
+"""Session: one conversation (thread) with an agent, across runs, over any transport.
+
+::
+
+    session = Session(HttpTransport("http://127.0.0.1:8000/agent"), tools=[...])
+    async with session.send("add a task: buy milk") as run:
+        async for update in run:
+            ...                      # typed agui.updates values, Done last
+    if session.pending_interrupts:
+        async for update in session.resume({"i1": resolved({"approved": True})}):
+            ...
+
+Outgoing ``RunAgentInput`` (agui-rules 1.6 / 4.3): same ``threadId`` for
+every run, a fresh ``runId``, ``protocolVersion`` "1.0", ``messages`` = the
+conversation minus activity messages, ``tools``/``context`` as configured
+(``[]`` by default), ``state`` = the conversation's current state (omitted
+while there is none), ``forwardedProps`` as configured (omitted when unset),
+``resume`` only when resuming.
+
+Each run's updates come from an :class:`agui.pipeline.Pipeline` feeding the
+session's :class:`agui.apply.Conversation`: several runs in one response are
+applied in order, each ending with its own ``Done``.
+
+Cancellation: leaving a run early (``break`` then ``aclose()`` / ``async
+with``, or cancelling the task) closes the transport stream (the HTTP
+response); the run ends ``Done(cancelled)`` locally (:attr:`Run.done`) and
+nothing that arrives later is applied. A plain ``break`` without closing is
+finished when the :class:`Run` is garbage-collected or, at the latest, when
+the next run of the session starts. The session stays usable.
+
+Transport failures (:class:`agui.errors.TransportError`) are reported as
+``ErrorUpdate(error, fatal=True)`` followed by ``Done(failed)``; they are
+never raised from the iterator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from typing import Any, Self
+
+import msgspec
+from msgspec import UNSET
+
+from agui.errors import DecodeError, ResumeError, TransportError
+from agui.interrupts import build_resume, is_expired
+from agui.middleware import MiddlewareFn, compose
+from agui.updates import Done, ErrorUpdate, RunStarted, Update, WarningUpdate
+
+__all__ = ["Run", "Session", "SyncRun", "SyncSession"]
+
+PROTOCOL_VERSION = "1.0"
+_INPUT_FIELDS = frozenset(
+    {
+        "thread_id",
+        "run_id",
+        "messages",
+        "protocol_version",
+        "parent_run_id",
+        "state",
+        "tools",
+        "context",
+        "forwarded_props",
+        "resume",
+    }
+)
+
+Subscriber = Callable[[Update], Any]
+
+
+def _convert_list(items: Iterable[Any], struct_type: type) -> list[Any]:
+    return [i if isinstance(i, struct_type) else msgspec.convert(i, struct_type) for i in items]
+
+
+def _snapshot(value: Any) -> Any:
+    """A private copy of a JSON value (the conversation's state is live)."""
+    return msgspec.json.decode(msgspec.json.encode(value))
+
+
+class Run:
+    """One run (one request/response): an async iterator of :mod:`agui.updates` values.
+
+    Created by :meth:`Session.send`, :meth:`Session.run` and
+    :meth:`Session.resume`; nothing is sent until it is iterated. Use it as
+    ``async for u in run``, ``async with run: ...`` (closes on exit) or
+    ``await run.collect()``.
+
+    Attributes:
+        input: the ``RunAgentInput`` sent (after the session's defaults and
+            overrides; middleware may still change what goes on the wire).
+        done: the last :class:`~agui.updates.Done` seen (the final one once
+            the run is over; ``Done(cancelled)`` when it was left early), or
+            None while running / before starting.
+        errors: every ``ErrorUpdate`` seen.
+    """
+
+    def __init__(self, session: Session, run_input: Any) -> None:
+        self._session = session
+        self.input = run_input
+        self.done: Done | None = None
+        self.errors: list[ErrorUpdate] = []
+        self._gen: AsyncIterator[Update] | None = None
+        self._started = False
+        self._closed = False
+        self._final = False
+
+    @property
+    def finished(self) -> bool:
+        """True once the response stream is over (completed, failed or cancelled)."""
+        return self._final
+
+    def __aiter__(self) -> Run:
+        return self
+
+    async def __anext__(self) -> Update:
+        if self._gen is None:
+            if self._closed:
+                raise StopAsyncIteration
+            self._started = True
+            self._gen = self._session._execute(self)
+        return await self._gen.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop the run: close the transport stream; ``done`` becomes
+        ``Done(cancelled)`` unless the run had already finished. Idempotent."""
+        self._closed = True
+        if self._gen is not None:
+            await self._gen.aclose()  # type: ignore[attr-defined]
+        elif not self._final:
+            self._final = True
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def collect(self) -> list[Update]:
+        """Iterate to the end; return every update (Done last)."""
+        return [u async for u in self]
+
+    async def wait(self) -> Done | None:
+        """Iterate to the end, discarding updates; return the final ``Done``."""
+        async for _ in self:
+            pass
+        return self.done
+
+    def _record(self, update: Update) -> None:
+        if isinstance(update, Done):
+            self.done = update
+        elif isinstance(update, ErrorUpdate):
+            self.errors.append(update)
+
+    def __repr__(self) -> str:
+        return f"Run(run_id={self.input.run_id!r}, done={self.done!r})"
+
+
+class Session:
+    """A conversation with one agent over a :class:`agui.transports.Transport`.
+
+    Args:
+        transport: e.g. :class:`~agui.transports.HttpTransport` or
+            :class:`~agui.transports.ReplayTransport`.
+        thread_id: the thread (default: a new uuid4).
+        tools, context: ``Tool`` / ``Context`` structs or wire dicts offered
+            on every run.
+        state: the initial agent state (any JSON; default: none).
+        forwarded_props: ``forwardedProps`` sent on every run (default: omitted).
+        verify: ``"tolerant"`` (default) | ``"strict"`` | ``"off"``; see
+            :mod:`agui.pipeline`.
+        middleware: :mod:`agui.middleware` callables, outermost first.
+        messages: initial messages (structs or wire dicts).
+        max_frame_bytes: SSE frame cap (bytes).
+
+    Attributes: ``conversation`` (:class:`agui.apply.Conversation`),
+    ``thread_id``, ``tools``, ``context``, ``forwarded_props``, ``verify``,
+    ``middleware``, ``last_run``.
+    """
+
+    def __init__(
+        self,
+        transport: Any,
+        *,
+        thread_id: str | None = None,
+        tools: Iterable[Any] = (),
+        context: Iterable[Any] = (),
+        state: Any = UNSET,
+        forwarded_props: Any = UNSET,
+        verify: str = "tolerant",
+        middleware: Iterable[MiddlewareFn] = (),
+        messages: Iterable[Any] = (),
+        max_frame_bytes: int = 10 * 1024 * 1024,
+    ) -> None:
+        from agui.apply import Conversation
+        from agui.types import Context, Tool
+
+        if verify not in ("strict", "tolerant", "off"):
+            raise ValueError(f"verify must be strict, tolerant or off, got {verify!r}")
+        self.transport = transport
+        self.thread_id = thread_id or str(uuid.uuid4())
+        self.tools = _convert_list(tools, Tool)
+        self.context = _convert_list(context, Context)
+        self.forwarded_props = forwarded_props
+        self.verify = verify
+        self.middleware = list(middleware)
+        self.max_frame_bytes = max_frame_bytes
+        self.conversation = Conversation(messages, state=None if state is UNSET else state)
+        self.last_run: Run | None = None
+        self._active: Run | None = None
+        self._subscribers: list[Subscriber] = []
+
+    # ----------------------------------------------------------------- read
+
+    @property
+    def messages(self) -> list[Any]:
+        """The conversation's messages (generated structs)."""
+        return self.conversation.messages
+
+    @property
+    def state(self) -> Any:
+        """The agent state as of the latest applied event (live; copy to keep)."""
+        return self.conversation.state
+
+    @property
+    def pending_interrupts(self) -> list[Any]:
+        """Interrupts the latest run paused on (answer them with :meth:`resume`)."""
+        return self.conversation.pending_interrupts
+
+    # ------------------------------------------------------------ subscribe
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(update)`` (sync, or async and awaited) for every
+        update of every run, before the update is yielded. Returns an
+        unsubscribe function."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    # ----------------------------------------------------------------- runs
+
+    def build_input(self, **overrides: Any) -> Any:
+        """The RunAgentInput the next run would send (a fresh ``runId`` each call).
+
+        ``overrides``: any RunAgentInput field by its snake_case name
+        (``run_id``, ``tools``, ``state``, ``forwarded_props``, ``resume`` ...).
+
+        Raises:
+            TypeError: an override that is not a RunAgentInput field.
+        """
+        from agui.types import ResumeEntry, RunAgentInput
+
+        unknown = set(overrides) - _INPUT_FIELDS
+        if unknown:
+            raise TypeError(f"not RunAgentInput fields: {', '.join(sorted(unknown))}")
+        fields: dict[str, Any] = {
+            "thread_id": self.thread_id,
+            "run_id": str(uuid.uuid4()),
+            "messages": self.conversation.input_messages(),
+            "protocol_version": PROTOCOL_VERSION,
+            "tools": list(self.tools),
+            "context": list(self.context),
+        }
+        state = self.conversation.state
+        if state is not None:
+            fields["state"] = _snapshot(state)
+        if self.forwarded_props is not UNSET:
+            fields["forwarded_props"] = self.forwarded_props
+        fields.update(overrides)
+        if "resume" in overrides and overrides["resume"] is not UNSET:
+            fields["resume"] = _convert_list(overrides["resume"], ResumeEntry)
+        return RunAgentInput(**fields)
+
+    def run(self, **overrides: Any) -> Run:
+        """Start a run with the conversation as it is (see :meth:`build_input`).
+
+        Raises:
+            ResumeError: interrupts are pending and ``resume`` does not answer
+                every one of them (use :meth:`resume`), or answers an expired
+                one other than cancelled.
+        """
+        self._check_resume(overrides.get("resume", UNSET))
+        return self._new_run(self.build_input(**overrides))
+
+    def send(self, text: Any, *, message_id: str | None = None, **overrides: Any) -> Run:
+        """Add a user message (``text``: str or content parts) and start a run.
+
+        Raises:
+            ResumeError: interrupts are pending (answer them with
+                :meth:`resume`, which can also carry a user message).
+        """
+        self._check_resume(overrides.get("resume", UNSET))
+        self.conversation.add_user_message(text, message_id)
+        return self._new_run(self.build_input(**overrides))
+
+    def resume(
+        self,
+        answers: Mapping[str, Any],
+        *,
+        text: Any = None,
+        now: Any = None,
+        **overrides: Any,
+    ) -> Run:
+        """Answer every pending interrupt in ONE request and start that run.
+
+        Args:
+            answers: interrupt id -> answer: :func:`agui.interrupts.resolved`
+                ``(payload)``, :func:`agui.interrupts.cancelled` ``()``, a
+                ``ResumeEntry``, or any JSON value (= resolved with that payload).
+            text: optional user message added before resuming.
+            now: expiry reference time (default: now, UTC).
+
+        Raises:
+            ResumeError: before anything is sent, when nothing is pending, an
+                interrupt is unanswered, an answer names an unknown id, or an
+                expired interrupt is answered other than cancelled.
+        """
+        resume = build_resume(self.conversation.pending_interrupts, answers, now=now)
+        if text is not None:
+            self.conversation.add_user_message(text)
+        return self._new_run(self.build_input(resume=resume, **overrides))
+
+    def _check_resume(self, resume: Any) -> None:
+        pending = self.conversation.pending_interrupts
+        if not pending:
+            return
+        if resume is UNSET or resume is None:
+            ids = ", ".join(i.id for i in pending)
+            raise ResumeError(
+                f"the thread has {len(pending)} pending interrupt(s) not addressed by resume: {ids}"
+                " (answer them with session.resume({...}))"
+            )
+        answered = {
+            (e.interrupt_id if hasattr(e, "interrupt_id") else e.get("interruptId")): e
+            for e in resume
+        }
+        missing = [i.id for i in pending if i.id not in answered]
+        if missing:
+            raise ResumeError(
+                f"{len(missing)} pending interrupt(s) not addressed by resume: {', '.join(missing)}"
+            )
+        for interrupt in pending:
+            entry = answered[interrupt.id]
+            status = entry.status if hasattr(entry, "status") else entry.get("status")
+            if status != "cancelled" and is_expired(interrupt):
+                raise ResumeError(
+                    f"interrupt {interrupt.id} expired at {interrupt.expires_at} and can no longer"
+                    " be answered; cancel it to continue the thread"
+                )
+
+    def _new_run(self, run_input: Any) -> Run:
+        run = Run(self, run_input)
+        self.last_run = run
+        return run
+
+    # ------------------------------------------------------------ execution
+
+    async def _notify(self, update: Update) -> None:
+        for callback in list(self._subscribers):
+            result = callback(update)
+            if asyncio.iscoroutine(result):
+                await result
+
+    async def _execute(self, run: Run) -> AsyncIterator[Update]:
+        from agui.pipeline import Pipeline
+
+        previous = self._active
+        if previous is not None and previous is not run and not previous.finished:
+            await previous.aclose()
+        self._active = run
+        pipeline = Pipeline(
+            self.conversation, verify=self.verify, max_frame_bytes=self.max_frame_bytes
+        )
+        side: list[tuple[str, Any]] = []
+        stream = self._open(run.input, side)
+        run_open = False
+        try:
+            try:
+                async for item in stream:
+                    if side:
+                        updates = self._drain(pipeline, side)
+                    else:
+                        updates = []
+                    if isinstance(item, bytes | bytearray | memoryview):
+                        updates += pipeline.feed_bytes(bytes(item))
+                    else:
+                        updates += pipeline.feed_event(item)
+                    for update in updates:
+                        run_open = _track(update, run_open)
+                        run._record(update)
+                        await self._notify(update)
+                        yield update
+                    if pipeline.finished:
+                        break
+                else:
+                    updates = self._drain(pipeline, side) + pipeline.close()
+                    for update in updates:
+                        run._record(update)
+                        await self._notify(update)
+                        yield update
+            except TransportError as exc:
+                for update in self._transport_failure(pipeline, exc, run_open):
+                    run._record(update)
+                    await self._notify(update)
+                    yield update
+        finally:
+            run._final = True
+            try:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+            finally:
+                if not pipeline.finished:
+                    for update in pipeline.cancel("cancelled by client"):
+                        run._record(update)
+                if self._active is run:
+                    self._active = None
+
+    def _transport_failure(
+        self, pipeline: Any, exc: TransportError, run_open: bool
+    ) -> list[Update]:
+        """Updates for a transport error: fatal while a run is open (or before any)."""
+        conversation = self.conversation
+        ran_before = pipeline.finished or conversation.run_id is not None
+        pipeline.cancel("transport failed")
+        if run_open or not ran_before or conversation.outcome is None:
+            conversation.outcome = "failed"
+            return [
+                ErrorUpdate(exc, fatal=True),
+                Done("failed", reason=str(exc), run_id=conversation.run_id if run_open else None),
+            ]
+        # every run of the response had already ended: the loss is only the tail
+        return [ErrorUpdate(exc, fatal=False)]
+
+    def _open(self, run_input: Any, side: list[tuple[str, Any]]) -> AsyncIterator[Any]:
+        if not self.middleware:
+            return self.transport.stream(run_input)
+        return compose(self.middleware, lambda inp: self._decoded(inp, side))(run_input)
+
+    async def _decoded(self, run_input: Any, side: list[tuple[str, Any]]) -> AsyncIterator[Any]:
+        """Transport output as event structs, for middleware. Decode warnings
+        and undecodable frames go to ``side`` and are reported by the session
+        in stream order."""
+        from agui.wire import SseReader, decode_event_lenient
+
+        reader = SseReader(self.max_frame_bytes)
+        stream = self.transport.stream(run_input)
+        try:
+            async for item in stream:
+                if not isinstance(item, bytes | bytearray | memoryview):
+                    yield item
+                    continue
+                try:
+                    frames = reader.feed(bytes(item))
+                except DecodeError as exc:  # FrameTooLarge: cannot resynchronise
+                    side.append(("fatal", exc))
+                    return
+                for data in frames:
+                    event = _decode_into(decode_event_lenient, data, side)
+                    if event is not None:
+                        yield event
+            try:
+                frames = reader.close()
+            except DecodeError as exc:
+                side.append(("fatal", exc))
+                return
+            for data in frames:
+                event = _decode_into(decode_event_lenient, data, side)
+                if event is not None:
+                    yield event
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    def _drain(self, pipeline: Any, side: list[tuple[str, Any]]) -> list[Update]:
+        out: list[Update] = []
+        while side:
+            kind, value = side.pop(0)
+            if kind == "warning":
+                out.append(value)
+            elif kind == "data":
+                out += pipeline.feed_data(value)
+            elif kind == "fatal" and not pipeline.finished:
+                pipeline.cancel("stream failed")
+                self.conversation.outcome = "failed"
+                out += [
+                    ErrorUpdate(value, fatal=True),
+                    Done("failed", reason=str(value), run_id=self.conversation.run_id),
+                ]
+        return out
+
+
+def _decode_into(decode: Any, data: str, side: list[tuple[str, Any]]) -> Any:
+    try:
+        decoded = decode(data)
+    except DecodeError:
+        side.append(("data", data))  # the pipeline reports it under its policy
+        return None
+    for w in decoded.warnings:
+        side.append(("warning", WarningUpdate(w.code, w.message, w.path)))
+    return decoded.event
+
+
+def _track(update: Update, run_open: bool) -> bool:
+    if isinstance(update, RunStarted):
+        return True
+    if isinstance(update, Done):
+        return False
+    return run_open
+
+
+# ---------------------------------------------------------------- sync facade
+
+
+class SyncRun:
+    """Blocking iterator over a :class:`Run` (see :class:`SyncSession`)."""
+
+    def __init__(self, session: SyncSession, run: Run) -> None:
+        self._session = session
+        self.run = run
+
+    @property
+    def input(self) -> Any:
+        """The RunAgentInput sent."""
+        return self.run.input
+
+    @property
+    def done(self) -> Done | None:
+        """The final Done (see :attr:`Run.done`)."""
+        return self.run.done
+
+    def __iter__(self) -> Iterator[Update]:
+        return self
+
+    def __next__(self) -> Update:
+        try:
+            return self._session._call(self.run.__anext__())
+        except StopAsyncIteration:
+            raise StopIteration from None
+
+    def close(self) -> None:
+        """Stop the run and close the connection (idempotent)."""
+        self._session._call(self.run.aclose())
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def collect(self) -> list[Update]:
+        """Every update to the end (Done last)."""
+        return list(self)
+
+    def wait(self) -> Done | None:
+        """Run to the end; return the final Done."""
+        for _ in self:
+            pass
+        return self.run.done
+
+
+class SyncSession:
+    """Blocking facade over :class:`Session`, for scripts and REPLs.
+
+    Same constructor arguments as :class:`Session`. ``send`` / ``run`` /
+    ``resume`` return a :class:`SyncRun` (a plain iterator of updates; use
+    ``with`` or ``.close()`` to stop early). Runs on a private event loop, so
+    do not call it from inside a running event loop. ``close()`` (or ``with
+    SyncSession(...)``) releases that loop.
+    """
+
+    def __init__(self, transport: Any, **kwargs: Any) -> None:
+        self.session = Session(transport, **kwargs)
+        self._runner = asyncio.Runner()
+
+    def _call(self, coro: Any) -> Any:
+        return self._runner.run(coro)
+
+    @property
+    def conversation(self) -> Any:
+        """The session's Conversation."""
+        return self.session.conversation
+
+    @property
+    def messages(self) -> list[Any]:
+        """Messages so far."""
+        return self.session.messages
+
+    @property
+    def state(self) -> Any:
+        """Agent state so far."""
+        return self.session.state
+
+    @property
+    def pending_interrupts(self) -> list[Any]:
+        """Interrupts waiting for :meth:`resume`."""
+        return self.session.pending_interrupts
+
+    def send(self, text: Any, **overrides: Any) -> SyncRun:
+        """See :meth:`Session.send`."""
+        return SyncRun(self, self.session.send(text, **overrides))
+
+    def run(self, **overrides: Any) -> SyncRun:
+        """See :meth:`Session.run`."""
+        return SyncRun(self, self.session.run(**overrides))
+
+    def resume(self, answers: Mapping[str, Any], **kwargs: Any) -> SyncRun:
+        """See :meth:`Session.resume`."""
+        return SyncRun(self, self.session.resume(answers, **kwargs))
+
+    def close(self) -> None:
+        """Close any open run and the private event loop."""
+        active = self.session._active
+        if active is not None:
+            self._call(active.aclose())
+        self._runner.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,39 @@
+"""The Transport protocol: how a Session reaches an agent.
+
+A transport turns one :class:`agui.types.RunAgentInput` into the agent's
+response stream. It yields either raw SSE bytes (any chunking; the session
+feeds them to :meth:`agui.pipeline.Pipeline.feed_bytes`) or already-decoded
+event structs (fed to ``feed_event``), and must be an async generator (or any
+async iterator with ``aclose()``) whose ``aclose()`` releases the connection.
+
+Errors: connection-level failures are raised as
+:class:`agui.errors.TransportError` (``kind`` = ``http_status``, ``connect``,
+``timeout``, ``reset``, ``protocol`` or ``truncated``). A stream that simply
+ends is not an error at this layer: the pipeline decides (a run left open is
+reported as truncated and fails).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Transport(Protocol):
+    """``stream(run_input) -> AsyncIterator[bytes | Event]`` (see the module doc)."""
+
+    def stream(self, run_input: Any) -> AsyncIterator[bytes | Any]:
+        """Send ``run_input``; iterate the response (SSE bytes or event structs)."""
+        ...
+
+
+def encode_run_input(run_input: Any) -> bytes:
+    """RunAgentInput struct -> request body bytes (compact camelCase JSON)."""
+    try:
+        from agui.wire import encode_input
+    except ImportError:  # pragma: no cover - only before the wire codec exists
+        import msgspec
+
+        return msgspec.json.encode(run_input)
+    return encode_input(run_input)

@@ -1,0 +1,127 @@
+"""Replay a recorded or hand-written event stream as if an agent sent it.
+
+Sources (one per response; see :class:`ReplayTransport`):
+
+* a list of events: generated structs (yielded as they are) and/or wire
+  dicts / JSON text (framed as SSE, so they take the same decode path as HTTP);
+* a file path: a JSON array of events, JSON Lines (one event per line), an
+  object with an ``"events"`` array, or raw SSE text (starts with ``data:``,
+  ``event:``, ``id:`` or ``:``).
+
+The same Session code runs unchanged over it, and the same events give the
+same updates as over HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterable, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from agui.errors import DecodeError
+
+Source = Iterable[Any] | str | PathLike[str]
+
+
+def _sse_frame(data: bytes) -> bytes:
+    from agui.wire import encode_sse
+
+    return encode_sse(data)
+
+
+def load_events(path: str | PathLike[str]) -> list[bytes] | bytes:
+    """Read a recorded fixture file.
+
+    Returns a list of per-event JSON documents (bytes), or the whole file as
+    bytes when it is raw SSE text.
+
+    Raises:
+        DecodeError: the file is neither a JSON array, an object with
+            ``events``, JSON Lines nor SSE (``path`` names the line or index).
+    """
+    raw = Path(path).read_bytes()
+    text = raw.lstrip(b"\xef\xbb\xbf").lstrip()
+    if not text:
+        return []
+    if text[:1] in (b":",) or text.startswith((b"data:", b"event:", b"id:", b"retry:")):
+        return raw
+    if text[:1] == b"[":
+        try:
+            items = msgspec.json.decode(text, type=list[msgspec.Raw])
+        except msgspec.DecodeError as exc:
+            raise DecodeError(f"{path}: not a JSON array of events: {exc}", path="$") from exc
+        return [bytes(item) for item in items]
+    if text[:1] == b"{":
+        try:
+            doc = msgspec.json.decode(text, type=dict[str, msgspec.Raw])
+        except msgspec.DecodeError:
+            doc = None  # JSON Lines whose first line is an object
+        if doc is not None:
+            if "events" in doc:
+                try:
+                    items = msgspec.json.decode(doc["events"], type=list[msgspec.Raw])
+                except msgspec.DecodeError as exc:
+                    raise DecodeError(
+                        f"{path}: 'events' is not an array: {exc}", path="$.events"
+                    ) from exc
+                return [bytes(item) for item in items]
+            if "type" in doc:  # a single event
+                return [text]
+            raise DecodeError(
+                f"{path}: a JSON object fixture needs an 'events' array", path="$.events"
+            )
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _frames(source: Any) -> list[Any]:
+    """One source -> the list of items to yield (bytes = SSE, else structs)."""
+    if isinstance(source, str | PathLike):
+        loaded = load_events(source)
+        if isinstance(loaded, bytes):
+            return [loaded]
+        return [_sse_frame(doc) for doc in loaded]
+    items: list[Any] = []
+    for item in source:
+        if isinstance(item, dict | list):
+            items.append(_sse_frame(msgspec.json.encode(item)))
+        elif isinstance(item, str):
+            items.append(_sse_frame(item.encode()))
+        elif isinstance(item, bytes | bytearray):
+            items.append(_sse_frame(bytes(item)))
+        else:
+            items.append(item)  # an event struct
+    return items
+
+
+class ReplayTransport:
+    """A transport that answers every run with a recorded stream.
+
+    ``ReplayTransport(source, *more, delay=0.0)``: the n-th ``stream()`` call
+    replays the n-th source; once they are used up the last one repeats. A
+    source is a list of events (structs, wire dicts or JSON text) or a fixture
+    file path (see the module doc). ``delay`` (seconds) sleeps between items,
+    to exercise cancellation.
+
+    Attributes:
+        requests: every RunAgentInput passed to ``stream()``, in order.
+    """
+
+    def __init__(self, source: Source, *more: Source, delay: float = 0.0) -> None:
+        self._sources: Sequence[list[Any]] = [_frames(s) for s in (source, *more)]
+        self.delay = delay
+        self.requests: list[Any] = []
+
+    async def stream(self, run_input: Any) -> AsyncIterator[bytes | Any]:
+        """Yield the next recorded response (SSE bytes and/or event structs)."""
+        index = min(len(self.requests), len(self._sources) - 1)
+        self.requests.append(run_input)
+        for item in self._sources[index]:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            else:
+                await asyncio.sleep(0)
+            yield item
