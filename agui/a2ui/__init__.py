@@ -1,0 +1,43 @@
+"""A2UI surfaces carried over AG-UI: recover, hold, render as text, act.
+
+Public API::
+
+    surfaces_from_messages(messages) -> dict[str, Surface]
+    SurfaceStore().apply(operation: dict) -> Surface | None
+    render_surface(surface) -> list[str]
+    user_action(name, surface_id, source_component_id, context, timestamp=None) -> dict
+    action_for(surface, component_id, scope=None, timestamp=None) -> dict | None
+
+Rules follow ``notes/a2ui.md``: both A2UI v0.8 and v0.9 (v0.10/v1.0 read as
+v0.9) feed one internal model; bad input is skipped and recorded in
+``Surface.problems`` / ``SurfaceStore.problems``, never raised.
+"""
+
+from agui.a2ui.actions import action_for, user_action
+from agui.a2ui.bindings import format_string, resolve, to_text
+from agui.a2ui.conversation import (
+    ACTIVITY_TYPE,
+    RENDER_TOOL,
+    add_message,
+    operations_from_render_args,
+    surfaces_from_messages,
+)
+from agui.a2ui.render import render_surface
+from agui.a2ui.surface import BASIC_CATALOG_ID, Surface, SurfaceStore
+
+__all__ = [
+    "ACTIVITY_TYPE",
+    "BASIC_CATALOG_ID",
+    "RENDER_TOOL",
+    "Surface",
+    "SurfaceStore",
+    "action_for",
+    "add_message",
+    "format_string",
+    "operations_from_render_args",
+    "render_surface",
+    "resolve",
+    "surfaces_from_messages",
+    "to_text",
+    "user_action",
+]

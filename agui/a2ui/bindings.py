@@ -1,0 +1,359 @@
+"""Resolving bound values against a surface's data model.
+
+A value in a component property is one of (A2UI v0.9 "Dynamic*" types, with
+v0.8 BoundValues accepted too):
+
+* a JSON literal -> itself;
+* ``{"path": p}`` -> the data model value at ``p`` (absolute, or relative to the
+  current template item's scope);
+* ``{"call": name, "args": {...}}`` -> a basic-catalog function evaluated here
+  (formatting and logic functions; see :data:`FUNCTIONS`);
+* a v0.8 ``{"literalString": ...}`` (etc.) left over -> the literal, or the
+  path's value when a ``path`` is present and set.
+
+:func:`to_text` applies the A2UI coercion rules for display (null -> ``""``,
+objects and arrays -> compact JSON, booleans -> ``true``/``false``). Nothing
+here raises on bad input: an unknown function yields ``<fn: name>``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agui.a2ui.surface import Surface
+
+__all__ = ["FUNCTIONS", "format_string", "resolve", "to_bool", "to_text"]
+
+_MAX_DEPTH = 32
+
+
+def to_text(value: Any) -> str:
+    """Display text of a resolved value (A2UI coercion; deterministic).
+
+    None -> ``""``; True/False -> ``"true"``/``"false"``; a float with an
+    integral value -> no ``.0``; dicts/lists -> compact JSON (key order kept).
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer() and abs(value) < 1e16:
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
+
+
+def to_bool(value: Any) -> bool:
+    """A2UI boolean coercion: ``"true"``/``"false"`` (any case), non-zero numbers true."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value.strip().lower() == "true"
+    if isinstance(value, (int, float)):
+        return value != 0
+    return bool(value)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+class _Ctx:
+    __slots__ = ("depth", "scope", "surface")
+
+    def __init__(self, surface: Surface, scope: str | None, depth: int) -> None:
+        self.surface = surface
+        self.scope = scope
+        self.depth = depth
+
+
+def resolve(value: Any, surface: Surface, scope: str | None = None, _depth: int = 0) -> Any:
+    """The concrete JSON value of a bound property (see module docs). Never raises."""
+    if _depth > _MAX_DEPTH:
+        return None
+    if not isinstance(value, dict):
+        return value
+    if "call" in value and isinstance(value["call"], str):
+        return _call(value["call"], value.get("args"), _Ctx(surface, scope, _depth + 1))
+    literal_key = next((k for k in value if k.startswith("literal")), None)
+    path = value.get("path")
+    if literal_key is not None:  # v0.8 BoundValue
+        if isinstance(path, str):
+            found = surface.get(path, scope, _MISSING)
+            if found is not _MISSING:
+                return found
+        return value[literal_key]
+    if isinstance(path, str) and len(value) == 1:
+        return surface.get(path, scope)
+    return value
+
+
+_MISSING = object()
+
+
+# ---------------------------------------------------------------- functions
+def _args(args: Any, ctx: _Ctx) -> dict[str, Any]:
+    if not isinstance(args, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        if isinstance(value, list):  # e.g. and/or ``values``: a list of dynamic values
+            out[key] = [resolve(v, ctx.surface, ctx.scope, ctx.depth) for v in value]
+        else:
+            out[key] = resolve(value, ctx.surface, ctx.scope, ctx.depth)
+    return out
+
+
+def _fmt_number(value: Any, decimals: Any = None, grouping: Any = True) -> str:
+    number = _number(value)
+    if number is None:
+        return to_text(value)
+    places = int(decimals) if _number(decimals) is not None else (0 if number.is_integer() else 2)
+    places = max(0, min(places, 20))
+    sep = "," if grouping is None or to_bool(grouping) else ""
+    return f"{number:{sep}.{places}f}"
+
+
+_CURRENCY_SIGNS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹"}
+
+
+def _format_currency(a: dict[str, Any]) -> str:
+    number = _number(a.get("value"))
+    if number is None:
+        return to_text(a.get("value"))
+    code = str(a.get("currency") or "")
+    decimals = a.get("decimals", 0 if code == "JPY" else 2)
+    body = _fmt_number(abs(number), decimals, a.get("grouping", True))
+    sign = "-" if number < 0 else ""
+    symbol = _CURRENCY_SIGNS.get(code.upper())
+    return f"{sign}{symbol}{body}" if symbol else f"{sign}{body} {code}".rstrip()
+
+
+_DATE_TOKEN = re.compile(r"'[^']*'|y+|M+|d+|E+|H+|h+|m+|s+|a")
+
+
+def _format_date(a: dict[str, Any]) -> str:
+    value = a.get("value")
+    pattern = a.get("format")
+    if not isinstance(value, str):
+        return to_text(value)
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if not isinstance(pattern, str):
+        return moment.isoformat()
+
+    def token(m: re.Match[str]) -> str:
+        t = m.group(0)
+        c, n = t[0], len(t)
+        if c == "'":
+            return t[1:-1] if n > 2 else "'"
+        if c == "y":
+            return f"{moment.year % 100:02d}" if n == 2 else str(moment.year)
+        if c == "M":
+            return {1: str(moment.month), 2: f"{moment.month:02d}", 3: moment.strftime("%b")}.get(
+                n, moment.strftime("%B")
+            )
+        if c == "d":
+            return f"{moment.day:02d}" if n >= 2 else str(moment.day)
+        if c == "E":
+            return moment.strftime("%A") if n >= 4 else moment.strftime("%a")
+        if c == "H":
+            return f"{moment.hour:02d}" if n >= 2 else str(moment.hour)
+        if c == "h":
+            h = moment.hour % 12 or 12
+            return f"{h:02d}" if n >= 2 else str(h)
+        if c == "m":
+            return f"{moment.minute:02d}"
+        if c == "s":
+            return f"{moment.second:02d}"
+        return "AM" if moment.hour < 12 else "PM"
+
+    return _DATE_TOKEN.sub(token, pattern)
+
+
+def _pluralize(a: dict[str, Any]) -> str:
+    count = _number(a.get("value"))
+    if count == 0 and "zero" in a:
+        return to_text(a["zero"])
+    if count == 1 and "one" in a:
+        return to_text(a["one"])
+    if count == 2 and "two" in a:
+        return to_text(a["two"])
+    return to_text(a.get("other", ""))
+
+
+def _length_ok(a: dict[str, Any]) -> bool:
+    size = len(to_text(a.get("value")))
+    lo, hi = _number(a.get("min")), _number(a.get("max"))
+    return (lo is None or size >= lo) and (hi is None or size <= hi)
+
+
+def _regex_ok(a: dict[str, Any]) -> bool:
+    try:
+        return re.fullmatch(str(a.get("pattern", "")), to_text(a.get("value"))) is not None
+    except re.error:
+        return False
+
+
+def _numeric_ok(a: dict[str, Any]) -> bool:
+    number = _number(a.get("value"))
+    lo, hi = _number(a.get("min")), _number(a.get("max"))
+    return number is not None and (lo is None or number >= lo) and (hi is None or number <= hi)
+
+
+def _values(a: dict[str, Any]) -> list[Any]:
+    values = a.get("values")
+    return values if isinstance(values, list) else []
+
+
+FUNCTIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "formatNumber": lambda a: _fmt_number(a.get("value"), a.get("decimals"), a.get("grouping")),
+    "formatCurrency": _format_currency,
+    "formatDate": _format_date,
+    "pluralize": _pluralize,
+    "capitalize": lambda a: to_text(a.get("value"))[:1].upper() + to_text(a.get("value"))[1:],
+    "required": lambda a: a.get("value") not in (None, "", []),
+    "regex": _regex_ok,
+    "length": _length_ok,
+    "numeric": _numeric_ok,
+    "email": lambda a: re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", to_text(a.get("value")))
+    is not None,
+    "and": lambda a: all(to_bool(v) for v in _values(a)),
+    "or": lambda a: any(to_bool(v) for v in _values(a)),
+    "not": lambda a: not to_bool(a.get("value")),
+    "openUrl": lambda a: None,
+}
+"""Basic-catalog functions evaluated locally: name -> f(resolved args) -> value."""
+
+
+def _call(name: str, args: Any, ctx: _Ctx) -> Any:
+    if name == "formatString":
+        text = args.get("value") if isinstance(args, dict) else None
+        text = resolve(text, ctx.surface, ctx.scope, ctx.depth)
+        return format_string(to_text(text), ctx.surface, ctx.scope, ctx.depth)
+    fn = FUNCTIONS.get(name)
+    if fn is None:
+        return f"<fn: {name}>"
+    try:
+        return fn(_args(args, ctx))
+    except Exception:  # noqa: BLE001 - a function on odd input must not break rendering
+        return f"<fn: {name}>"
+
+
+# ---------------------------------------------------------------- formatString
+def _scan_braces(text: str, start: int) -> int:
+    """Index of the ``}`` closing the ``${`` whose body starts at ``start`` (-1 if none)."""
+    depth, i, quote = 1, start, ""
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif text.startswith("${", i):
+            depth += 1
+            i += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _split_args(body: str) -> list[str]:
+    parts, depth, quote, cur = [], 0, "", []
+    for ch in body:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur))
+    return parts
+
+
+_CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.DOTALL)
+
+
+def _expression(expr: str, surface: Surface, scope: str | None, depth: int) -> Any:
+    expr = expr.strip()
+    if expr.startswith("${") and expr.endswith("}"):
+        return _expression(expr[2:-1], surface, scope, depth + 1)
+    if len(expr) >= 2 and expr[0] == expr[-1] and expr[0] in "'\"":
+        return expr[1:-1]
+    if expr in ("true", "false"):
+        return expr == "true"
+    number = _number(expr) if expr and (expr[0].isdigit() or expr[0] in "-.") else None
+    if number is not None:
+        return int(number) if number.is_integer() else number
+    m = _CALL.match(expr)
+    if m:
+        args: dict[str, Any] = {}
+        for part in _split_args(m.group(2)):
+            key, sep, raw = part.partition(":")
+            if sep:
+                args[key.strip()] = _expression(raw, surface, scope, depth + 1)
+        return _call(m.group(1), args, _Ctx(surface, scope, depth + 1))
+    return surface.get(expr, scope)
+
+
+def format_string(
+    text: str, surface: Surface, scope: str | None = None, depth: int = 0
+) -> str:
+    """Interpolate ``${/abs}``, ``${rel}`` and ``${fn(name: arg, ...)}`` in ``text``.
+
+    Arguments may be quoted strings, numbers, booleans or nested ``${...}``;
+    ``\\${`` is a literal ``${``. An unterminated ``${`` is kept as written.
+    """
+    if depth > _MAX_DEPTH:
+        return text
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text.startswith("\\${", i):
+            out.append("${")
+            i += 3
+            continue
+        if text.startswith("${", i):
+            end = _scan_braces(text, i + 2)
+            if end < 0:
+                out.append(text[i:])
+                break
+            out.append(to_text(_expression(text[i + 2 : end], surface, scope, depth + 1)))
+            i = end + 1
+            continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)

@@ -1,0 +1,197 @@
+"""Recovering A2UI surfaces from AG-UI conversation messages.
+
+Two carriers are read, in message order:
+
+* **activity messages** (``role: "activity"``) whose ``activityType`` is
+  ``"a2ui-surface"``: ``content.a2ui_operations`` (current middleware) or
+  ``content.operations`` (older streams), a list of A2UI operations, possibly
+  double-encoded as a JSON string; a content without operations but with a
+  ``status`` (``building`` / ``retrying`` / ``failed``) marks the surface
+  named by ``content.surfaceId`` -- or, lacking one, by the message id -- as
+  still being generated. ACTIVITY_DELTA patches have already been applied by
+  the conversation, so the final content is what is read here.
+* **assistant tool calls** named ``render_a2ui`` whose JSON ``arguments`` are
+  ``{surfaceId, components: [v0.9 flat components], data?: {...}, catalogId?}``
+  (read as createSurface + updateComponents + updateDataModel at ``/``) or
+  carry an explicit ``a2ui_operations`` list, and the older
+  ``send_a2ui_json_to_client`` ``{a2ui_json: str | list}``.
+
+Snapshots are cumulative (each repeats createSurface and the components),
+which the store's upsert rules absorb. Messages may be generated msgspec
+structs (converted with ``msgspec.to_builtins``, wire names) or plain dicts in
+wire (camelCase) form. Nothing here raises on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from agui.a2ui.surface import BASIC_CATALOG_ID, Surface, SurfaceStore
+
+__all__ = [
+    "ACTIVITY_TYPE",
+    "RENDER_TOOL",
+    "add_message",
+    "operations_from_render_args",
+    "surfaces_from_messages",
+]
+
+ACTIVITY_TYPE = "a2ui-surface"
+RENDER_TOOL = "render_a2ui"
+LEGACY_TOOL = "send_a2ui_json_to_client"
+
+
+def _as_dict(message: Any) -> dict[str, Any] | None:
+    if isinstance(message, dict):
+        return message
+    try:
+        data = msgspec.to_builtins(message)
+    except Exception:  # noqa: BLE001 - unreadable struct
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _maybe_json(value: Any) -> Any:
+    if isinstance(value, (str, bytes)):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def operations_from_render_args(args: Any) -> list[Any]:
+    """The A2UI operations a ``render_a2ui`` call's parsed arguments stand for.
+
+    Two argument shapes are read:
+
+    * the middleware's ``{surfaceId, components, data?, catalogId?}`` ->
+      createSurface (catalog: ``catalogId`` or the basic catalog),
+      updateComponents, and, when ``data`` is present, updateDataModel at ``/``;
+    * an explicit operation list ``{a2ui_operations: [...]}`` (or
+      ``operations``), as the task-board agent sends -> that list as is.
+
+    Returns ``[]`` when neither shape applies (not an object, or no operation
+    list and no string ``surfaceId``).
+    """
+    if not isinstance(args, dict):
+        return []
+    explicit = _maybe_json(args.get("a2ui_operations", args.get("operations")))
+    if isinstance(explicit, list):
+        return list(explicit)
+    if not isinstance(args.get("surfaceId"), str):
+        return []
+    sid = args["surfaceId"]
+    catalog = args.get("catalogId")
+    create: dict[str, Any] = {
+        "surfaceId": sid,
+        "catalogId": catalog if isinstance(catalog, str) else BASIC_CATALOG_ID,
+    }
+    ops: list[dict[str, Any]] = [{"version": "v0.9", "createSurface": create}]
+    if "components" in args:
+        ops.append(
+            {"version": "v0.9", "updateComponents": {"surfaceId": sid, "components": args["components"]}}
+        )
+    if "data" in args:
+        ops.append(
+            {"version": "v0.9", "updateDataModel": {"surfaceId": sid, "path": "/", "value": args["data"]}}
+        )
+    return ops
+
+
+def _apply_all(store: SurfaceStore, ops: Any, where: str) -> list[Surface]:
+    ops = _maybe_json(ops)
+    if not isinstance(ops, list):
+        store.problems.append(f"{where}: operations must be a list")
+        return []
+    touched = []
+    for op in ops:
+        surface = store.apply(op)
+        if surface is not None:
+            touched.append(surface)
+    return touched
+
+
+def _activity(store: SurfaceStore, msg: dict[str, Any]) -> None:
+    mid = msg.get("id")
+    content = _maybe_json(msg.get("content"))
+    where = f"activity {mid!r}"
+    if not isinstance(content, dict):
+        store.problems.append(f"{where}: content is not an object")
+        return
+    ops = content.get("a2ui_operations", content.get("operations"))
+    status = content.get("status")
+    if ops is not None:
+        touched = _apply_all(store, ops, where)
+        if status is not None:
+            for surface in touched:
+                store.set_status(surface.surface_id, content)
+        return
+    if status is not None:
+        key = content.get("surfaceId")
+        key = key if isinstance(key, str) else mid
+        if isinstance(key, str):
+            store.set_status(key, content)
+        else:
+            store.problems.append(f"{where}: status without a surfaceId or message id")
+
+
+def _tool_calls(store: SurfaceStore, msg: dict[str, Any]) -> None:
+    calls = msg.get("toolCalls")
+    if not isinstance(calls, list):
+        return
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or function.get("name") not in (RENDER_TOOL, LEGACY_TOOL):
+            continue
+        where = f"tool call {call.get('id')!r} ({function['name']})"
+        raw = function.get("arguments")
+        try:
+            args = json.loads(raw) if isinstance(raw, (str, bytes)) else raw
+        except ValueError as exc:
+            store.problems.append(f"{where}: arguments are not JSON ({exc.msg})")
+            continue
+        if function["name"] == LEGACY_TOOL:
+            payload = args.get("a2ui_json") if isinstance(args, dict) else None
+            payload = _maybe_json(payload)
+            _apply_all(store, payload if isinstance(payload, list) else [payload], where)
+            continue
+        ops = operations_from_render_args(args)
+        if not ops:
+            store.problems.append(
+                f"{where}: arguments need a2ui_operations or a string surfaceId"
+            )
+            continue
+        _apply_all(store, ops, where)
+
+
+def add_message(store: SurfaceStore, message: Any) -> None:
+    """Feed one conversation message (struct or wire dict) to ``store``; never raises."""
+    msg = _as_dict(message)
+    if msg is None:
+        store.problems.append(f"message of type {type(message).__name__} is not readable")
+        return
+    role = msg.get("role")
+    if role == "activity" and msg.get("activityType") in (ACTIVITY_TYPE, "a2ui"):
+        _activity(store, msg)
+    elif role == "assistant":
+        _tool_calls(store, msg)
+
+
+def surfaces_from_messages(messages: Iterable[Any]) -> dict[str, Surface]:
+    """All live A2UI surfaces in a conversation: surfaceId -> Surface.
+
+    ``messages`` are AG-UI messages (generated ``Message`` structs such as
+    ``ActivityMessage`` / ``AssistantMessage``, or wire-form dicts) in
+    conversation order. Deleted surfaces are absent; problems met on the way
+    are on each ``Surface.problems`` (use :class:`SurfaceStore` and
+    :func:`add_message` to also see problems tied to no surface).
+    """
+    store = SurfaceStore()
+    for message in messages:
+        add_message(store, message)
+    return store.surfaces

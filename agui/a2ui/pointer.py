@@ -1,0 +1,159 @@
+"""JSON Pointer (RFC 6901) reading and writing over a surface's data model.
+
+A2UI paths are JSON Pointers, extended with *relative* paths (no leading
+``/``) that resolve against the current template item (a scope, itself an
+absolute pointer such as ``/items/3``). Writing follows the A2UI
+``updateDataModel`` rule: missing intermediate containers are created (an
+array when the next segment is numeric or ``-``, an object otherwise);
+deleting from an array leaves a ``None`` hole so the length is kept.
+
+Errors: every function here raises :class:`PointerError` (a ``ValueError``)
+on an unusable pointer; callers in :mod:`agui.a2ui` turn it into a recorded
+problem, never into a crash.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["PointerError", "absolute", "delete", "get", "parse", "put"]
+
+_MISSING = object()
+
+
+class PointerError(ValueError):
+    """A pointer that cannot be used on the given document (wrong segment or type)."""
+
+
+def parse(path: str) -> list[str]:
+    """Split an absolute pointer into unescaped tokens.
+
+    ``""`` and ``"/"`` both mean the whole document (``[]``); a path without
+    the leading slash is read leniently as if it had one (the v0.8 spec's own
+    example writes ``"user"``). ``~1`` becomes ``/`` and ``~0`` becomes ``~``.
+    Raises PointerError when ``path`` is not a string.
+    """
+    if not isinstance(path, str):
+        raise PointerError(f"path must be a string, got {type(path).__name__}")
+    if path in ("", "/"):
+        return []
+    body = path.removeprefix("/")
+    return [t.replace("~1", "/").replace("~0", "~") for t in body.split("/")]
+
+
+def absolute(path: str, scope: str | None = None) -> str:
+    """Resolve ``path`` to an absolute pointer.
+
+    Absolute paths (leading ``/``) are returned unchanged. A relative path is
+    joined to ``scope`` (the absolute pointer of the current template item);
+    ``""`` and ``"."`` name the item itself. Without a scope a relative path is
+    taken from the root. Raises PointerError for a non-string path.
+    """
+    if not isinstance(path, str):
+        raise PointerError(f"path must be a string, got {type(path).__name__}")
+    if path.startswith("/"):
+        return path
+    base = (scope or "").rstrip("/")
+    if path in ("", "."):
+        return base or "/"
+    path = path.removeprefix("./")
+    return f"{base}/{path}"
+
+
+def _index(token: str, size: int, *, for_write: bool) -> int:
+    if token == "-" and for_write:
+        return size
+    if not token.isdigit() or (len(token) > 1 and token.startswith("0")):
+        raise PointerError(f"array index expected, got {token!r}")
+    return int(token)
+
+
+def get(doc: Any, path: str, default: Any = None) -> Any:
+    """The value at absolute ``path`` in ``doc``, or ``default`` when absent.
+
+    Never raises for a missing value; raises PointerError only for a
+    non-string path.
+    """
+    node = doc
+    for token in parse(path):
+        if isinstance(node, dict):
+            node = node.get(token, _MISSING)
+        elif isinstance(node, list):
+            try:
+                i = _index(token, len(node), for_write=False)
+            except PointerError:
+                return default
+            node = node[i] if i < len(node) else _MISSING
+        else:
+            return default
+        if node is _MISSING:
+            return default
+    return node
+
+
+def _container_for(next_token: str) -> Any:
+    return [] if next_token == "-" or next_token.isdigit() else {}
+
+
+def put(doc: Any, path: str, value: Any) -> Any:
+    """Write ``value`` at ``path`` (upsert) and return the new document.
+
+    The document is changed in place where possible; writing at the root
+    returns ``value`` itself. Missing or scalar intermediates are replaced by
+    a new container; an index past the end of an array pads it with ``None``;
+    ``-`` appends. Raises PointerError for a non-numeric token on an array.
+    """
+    tokens = parse(path)
+    if not tokens:
+        return value
+    if not isinstance(doc, (dict, list)):
+        doc = _container_for(tokens[0])
+    node = doc
+    for pos, token in enumerate(tokens):
+        last = pos == len(tokens) - 1
+        if isinstance(node, dict):
+            if last:
+                node[token] = value
+                return doc
+            child = node.get(token)
+            if not isinstance(child, (dict, list)):
+                child = _container_for(tokens[pos + 1])
+                node[token] = child
+            node = child
+        else:  # list
+            i = _index(token, len(node), for_write=True)
+            while len(node) <= i:
+                node.append(None)
+            if last:
+                node[i] = value
+                return doc
+            child = node[i]
+            if not isinstance(child, (dict, list)):
+                child = _container_for(tokens[pos + 1])
+                node[i] = child
+            node = child
+    return doc  # pragma: no cover - loop always returns
+
+
+def delete(doc: Any, path: str) -> Any:
+    """Remove the value at ``path`` and return the new document.
+
+    Deleting the root yields ``{}``. An object key is removed; an array slot
+    becomes ``None`` (the length is kept). A missing target is not an error.
+    Raises PointerError only for a non-string path.
+    """
+    tokens = parse(path)
+    if not tokens:
+        return {}
+    parent = get(doc, "/" + "/".join(t.replace("~", "~0").replace("/", "~1") for t in tokens[:-1]))
+    last = tokens[-1]
+    if isinstance(parent, dict):
+        parent.pop(last, None)
+    elif isinstance(parent, list):
+        try:
+            i = _index(last, len(parent), for_write=False)
+        except PointerError:
+            return doc
+        if i < len(parent):
+            parent[i] = None
+    return doc

@@ -1,0 +1,351 @@
+"""Rendering a surface as plain text lines (for terminals, logs and tests).
+
+The tree is walked from the surface's root (``"root"`` in v0.9,
+``beginRendering.root`` in v0.8); every property is resolved through
+:mod:`agui.a2ui.bindings` (literals, absolute and relative JSON Pointer paths,
+function calls), and template child lists are expanded once per item of the
+bound list (or object), with relative paths resolved against that item.
+
+How each basic-catalog component prints (``INDENT`` is two spaces):
+
+==============  ==============================================================
+Text            its text; variants ``h1``..``h5`` get ``#``..``#####`` prefixes
+Row             children joined by a space on one line when each is one line
+                (heading marks kept only on the first), else stacked
+Column          children stacked
+List            ``- `` bullet per child (``horizontal`` one-liners: `` | ``)
+Card            child indented
+Tabs            ``[title]`` then the tab's child indented, for every tab
+Modal           the trigger, then the content indented with ``> ``
+Divider         ``--------------------`` (vertical: ``|``)
+Button          ``[ label ]`` (``primary``: ``[* label *]``), label from child
+CheckBox        ``[x] label`` / ``[ ] label``
+TextField       ``label: [value]`` (``obscured``: ``*`` per character)
+DateTimeInput   ``label: [value]``
+ChoicePicker    label, then ``(x)``/``( )`` (or ``[x]``/``[ ]`` for
+                multipleSelection) per option, indented
+Slider          ``label: value [min..max]``
+Image           ``[image: description]`` (no description: the url)
+Icon            ``:name:``
+Video/Audio     ``[video: url]`` / ``[audio: description or url]``
+other types     ``<Type: id>`` plus any text/label, children indented
+==============  ==============================================================
+
+Placeholders: ``<missing: id>`` for a reference to an unknown component,
+``<cycle: id>`` where the tree refers back to an ancestor (same id and data
+scope), ``<too deep: id>`` past :data:`MAX_DEPTH`, ``<error: id>`` if a
+component's properties defeat its printer. A status line
+(``[building]``, ``[retrying 2/3]``, ``[failed: ...]``) comes first when the
+surface carries an activity status. Output is deterministic and the function
+never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from agui.a2ui import pointer
+from agui.a2ui.bindings import resolve, to_bool, to_text
+from agui.a2ui.surface import Surface
+
+__all__ = ["INDENT", "MAX_DEPTH", "MAX_ITEMS", "render_surface"]
+
+INDENT = "  "
+MAX_DEPTH = 64
+"""Deepest nesting printed; deeper references show ``<too deep: id>``."""
+MAX_ITEMS = 1000
+"""Most template items expanded per list; the rest are summarised in one line."""
+DIVIDER = "-" * 20
+_HEADING = re.compile(r"^#{1,5} ")
+
+
+def _indent(lines: list[str], prefix: str = INDENT) -> list[str]:
+    return [prefix + line for line in lines]
+
+
+def _one_line(lines: list[str]) -> str:
+    return " ".join(part.strip() for part in lines if part.strip())
+
+
+def _status_line(surface: Surface) -> str:
+    d = surface.status_detail
+    if surface.status == "retrying":
+        attempt, most = d.get("attempt"), d.get("maxAttempts")
+        return f"[retrying {to_text(attempt)}/{to_text(most)}]" if attempt is not None else "[retrying]"
+    if surface.status == "failed":
+        error = d.get("error")
+        return f"[failed: {to_text(error)}]" if error not in (None, "") else "[failed]"
+    return f"[{surface.status}]"
+
+
+class _Renderer:
+    def __init__(self, surface: Surface) -> None:
+        self.surface = surface
+
+    # -- values ---------------------------------------------------------------
+    def value(self, comp: dict[str, Any], prop: str, scope: str | None) -> Any:
+        return resolve(comp.get(prop), self.surface, scope)
+
+    def text(self, comp: dict[str, Any], prop: str, scope: str | None) -> str:
+        return to_text(self.value(comp, prop, scope))
+
+    # -- tree -----------------------------------------------------------------
+    def node(self, cid: Any, scope: str | None, stack: tuple[tuple[str, str | None], ...]) -> list[str]:
+        if not isinstance(cid, str):
+            return [f"<bad reference: {to_text(cid)}>"]
+        key = (cid, scope)
+        if key in stack:
+            return [f"<cycle: {cid}>"]
+        if len(stack) >= MAX_DEPTH:
+            return [f"<too deep: {cid}>"]
+        comp = self.surface.components.get(cid)
+        if comp is None:
+            return [f"<missing: {cid}>"]
+        printer = PRINTERS.get(comp.get("component"), _generic)
+        try:
+            return printer(self, comp, scope, (*stack, key))
+        except Exception:  # noqa: BLE001 - odd shapes must not break the surface
+            return [f"<error: {cid}>"]
+
+    def children(self, comp: dict[str, Any], scope: str | None, stack: Any) -> list[list[str]]:
+        spec = comp.get("children")
+        if spec is None:
+            return []
+        if isinstance(spec, list):
+            return [self.node(cid, scope, stack) for cid in spec]
+        if isinstance(spec, dict) and isinstance(spec.get("path"), str):
+            return self.template(spec.get("componentId"), spec["path"], scope, stack)
+        return [[f"<bad children: {comp.get('id')}>"]]
+
+    def template(self, cid: Any, path: str, scope: str | None, stack: Any) -> list[list[str]]:
+        base = pointer.absolute(path, scope).rstrip("/")
+        items = self.surface.get(base or "/")
+        if isinstance(items, list):
+            keys: list[str] = [str(i) for i in range(len(items))]
+        elif isinstance(items, dict):  # v0.8 allows a map of items
+            keys = [k.replace("~", "~0").replace("/", "~1") for k in items]
+        else:
+            return []
+        out = [self.node(cid, f"{base}/{k}", stack) for k in keys[:MAX_ITEMS]]
+        if len(keys) > MAX_ITEMS:
+            out.append([f"<{len(keys) - MAX_ITEMS} more items>"])
+        return out
+
+    def child(self, comp: dict[str, Any], prop: str, scope: str | None, stack: Any) -> list[str]:
+        if prop not in comp:
+            return []
+        return self.node(comp[prop], scope, stack)
+
+
+Printer = Callable[[_Renderer, dict[str, Any], "str | None", Any], list[str]]
+
+
+def _text(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    text = r.text(c, "text", scope)
+    if not text:
+        return []
+    lines = text.split("\n")
+    variant = c.get("variant")
+    heading = isinstance(variant, str) and len(variant) == 2 and variant[0] == "h"
+    if heading and variant[1] in "12345" and not lines[0].startswith("#"):
+        lines[0] = "#" * int(variant[1]) + " " + lines[0]
+    return lines
+
+
+def _row(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    parts = r.children(c, scope, stack)
+    if all(len(p) <= 1 for p in parts):
+        pieces = [p[0] for p in parts if p]
+        # a heading marker only makes sense at the start of a line
+        pieces = pieces[:1] + [_HEADING.sub("", piece) for piece in pieces[1:]]
+        joined = _one_line(pieces)
+        return [joined] if joined else []
+    return [line for p in parts for line in p]
+
+
+def _column(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    return [line for p in r.children(c, scope, stack) for line in p]
+
+
+def _list(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    parts = [p for p in r.children(c, scope, stack) if p]
+    if c.get("direction") == "horizontal" and all(len(p) == 1 for p in parts):
+        joined = " | ".join(p[0].strip() for p in parts)
+        return [joined] if joined else []
+    out: list[str] = []
+    for p in parts:
+        out.append("- " + p[0])
+        out.extend(_indent(p[1:]))
+    return out
+
+
+def _card(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    return _indent(r.child(c, "child", scope, stack))
+
+
+def _tabs(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    tabs = c.get("tabs")
+    if not isinstance(tabs, list):
+        return [f"<bad tabs: {c.get('id')}>"]
+    out: list[str] = []
+    for tab in tabs:
+        if not isinstance(tab, dict):
+            out.append("<bad tab>")
+            continue
+        out.append(f"[{to_text(resolve(tab.get('title'), r.surface, scope))}]")
+        out.extend(_indent(r.node(tab.get("child"), scope, stack)))
+    return out
+
+
+def _modal(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    return r.child(c, "trigger", scope, stack) + _indent(r.child(c, "content", scope, stack), "> ")
+
+
+def _divider(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    return ["|" if c.get("axis") == "vertical" else DIVIDER]
+
+
+def _button(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    if "child" in c:
+        label = _one_line(r.child(c, "child", scope, stack))
+    else:  # the protocol doc's examples put a ``text`` (or ``label``) on buttons
+        label = r.text(c, "text", scope) or r.text(c, "label", scope)
+    label = label or str(c.get("id"))
+    return [f"[* {label} *]" if c.get("variant") == "primary" else f"[ {label} ]"]
+
+
+def _checkbox(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    mark = "[x]" if to_bool(r.value(c, "value", scope)) else "[ ]"
+    label = r.text(c, "label", scope)
+    return [f"{mark} {label}" if label else mark]
+
+
+def _field(label: str, value: str) -> str:
+    if not label:
+        return f"[{value}]"
+    return f"{label} [{value}]" if label.rstrip().endswith(":") else f"{label}: [{value}]"
+
+
+def _textfield(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    value = r.text(c, "value", scope)
+    if c.get("variant") == "obscured":
+        value = "*" * len(value)
+    return [_field(r.text(c, "label", scope), value)]
+
+
+def _datetime(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    label = r.text(c, "label", scope)
+    if not label:
+        date, time = c.get("enableDate") is True, c.get("enableTime") is True
+        label = "Date and time" if date and time else ("Time" if time else "Date")
+    return [_field(label, r.text(c, "value", scope))]
+
+
+def _choice(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    selected = r.value(c, "value", scope)
+    if not isinstance(selected, list):
+        selected = [] if selected in (None, "") else [selected]
+    chosen = {to_text(v) for v in selected}
+    multiple = c.get("variant") == "multipleSelection"
+    on, off = ("[x]", "[ ]") if multiple else ("(x)", "( )")
+    label = r.text(c, "label", scope)
+    lines: list[str] = []
+    options = c.get("options")
+    for option in options if isinstance(options, list) else []:
+        if not isinstance(option, dict):
+            continue
+        name = to_text(resolve(option.get("label"), r.surface, scope))
+        mark = on if to_text(option.get("value")) in chosen else off
+        lines.append(f"{mark} {name}")
+    return [label, *_indent(lines)] if label else lines
+
+
+def _slider(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    value = r.text(c, "value", scope)
+    low = to_text(c.get("min", 0))
+    high = to_text(c.get("max"))
+    label = r.text(c, "label", scope)
+    body = f"{value} [{low}..{high}]"
+    return [f"{label}: {body}" if label else body]
+
+
+def _image(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    return [f"[image: {r.text(c, 'description', scope) or r.text(c, 'url', scope)}]"]
+
+
+def _icon(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    name = r.value(c, "name", scope)
+    if isinstance(name, dict):
+        return [":svg:" if "svgPath" in name else ":icon:"]
+    return [f":{to_text(name)}:"]
+
+
+def _video(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    return [f"[video: {r.text(c, 'url', scope)}]"]
+
+
+def _audio(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    return [f"[audio: {r.text(c, 'description', scope) or r.text(c, 'url', scope)}]"]
+
+
+def _generic(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+    head = f"<{to_text(c.get('component'))}: {c.get('id')}>"
+    for prop in ("text", "label", "title"):
+        if prop in c:
+            text = r.text(c, prop, scope)
+            if text:
+                head += " " + text.split("\n")[0]
+                break
+    body: list[str] = []
+    for prop in ("child", "trigger", "content"):
+        if isinstance(c.get(prop), str):
+            body.extend(r.node(c[prop], scope, stack))
+    for part in r.children(c, scope, stack):
+        body.extend(part)
+    return [head, *_indent(body)]
+
+
+PRINTERS: dict[str, Printer] = {
+    "Text": _text,
+    "Row": _row,
+    "Column": _column,
+    "List": _list,
+    "Card": _card,
+    "Tabs": _tabs,
+    "Modal": _modal,
+    "Divider": _divider,
+    "Button": _button,
+    "CheckBox": _checkbox,
+    "TextField": _textfield,
+    "DateTimeInput": _datetime,
+    "ChoicePicker": _choice,
+    "Slider": _slider,
+    "Image": _image,
+    "Icon": _icon,
+    "Video": _video,
+    "AudioPlayer": _audio,
+}
+"""Component type -> printer; types not listed print generically."""
+
+
+def render_surface(surface: Surface) -> list[str]:
+    """Plain text lines for ``surface``, walking the tree from its root.
+
+    Returns at least one line: the status line, ``<waiting for beginRendering>``
+    for a v0.8 surface not yet begun, or ``<missing: root>`` when the root
+    component has not arrived. Never raises; never changes the surface.
+    """
+    try:
+        lines: list[str] = []
+        if surface.status is not None:
+            lines.append(_status_line(surface))
+            if not surface.components:
+                return lines
+        if surface.version == "v0.8" and surface.root is None:
+            return [*lines, "<waiting for beginRendering>"]
+        lines.extend(_Renderer(surface).node(surface.root_id, None, ()))
+        return lines or ["<empty>"]
+    except Exception as exc:  # noqa: BLE001 # pragma: no cover - last defence
+        return [f"<render error: {type(exc).__name__}>"]
