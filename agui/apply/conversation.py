@@ -83,7 +83,17 @@ class Conversation:
     :attr:`pending_tool_call_ids`, :attr:`outcome`, :attr:`result`,
     :attr:`run_error`, :attr:`run_id`, :attr:`thread_id`, :meth:`message`,
     :meth:`input_messages`. The state object is live: updates and reads return
-    the same object the next patch mutates, so copy it if you keep it.
+    the same object the next patch mutates, so copy it if you keep it
+    (``ActivityChanged.content`` is a copy: activity content is small).
+
+    Example::
+
+        conv = Conversation()
+        for event in events:          # normalized, verified events
+            for update in conv.apply(event):
+                ...
+        conv.messages[-1].content     # "Hello, world"
+
     """
 
     def __init__(self, messages: Iterable[Any] = (), state: Any = None) -> None:
@@ -614,7 +624,7 @@ class Conversation:
             )
             return out
         self._merge_metadata(rec, ev, mid, out)
-        out.insert(0, ActivityChanged(mid, rec.activity_type, rec.content))
+        out.insert(0, ActivityChanged(mid, rec.activity_type, clone_json(rec.content)))
         return out
 
     def _new_activity(self, mid: str, ev: Any) -> MessageRecord:
@@ -658,7 +668,7 @@ class Conversation:
             return out
         rec.activity_type = ev.activity_type
         rec.built = None
-        out.insert(0, ActivityChanged(mid, rec.activity_type, rec.content))
+        out.insert(0, ActivityChanged(mid, rec.activity_type, clone_json(rec.content)))
         return out
 
     # -- passthrough -------------------------------------------------------------
