@@ -1,0 +1,242 @@
+"""agui.server over real loopback sockets: endpoint, guard, cancellation, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import httpx
+import pytest
+
+from agui.errors import GuardError
+from agui.server import BackgroundServer, CancelToken, EventEncoder, create_app
+from agui.types import (
+    RunFinishedEvent,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+)
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def body(thread_id: str = "t1", run_id: str = "r1", text: str = "hi") -> dict:
+    return {
+        "threadId": thread_id,
+        "runId": run_id,
+        "messages": [{"id": "u1", "role": "user", "content": text}],
+    }
+
+
+def frames(text: str) -> list[dict]:
+    """Parse an SSE body into event dicts (test helper; LF framing only)."""
+    return [
+        json.loads(block[len("data: ") :])
+        for block in text.split("\n\n")
+        if block.startswith("data: ")
+    ]
+
+
+class Log:
+    def __init__(self) -> None:
+        self.guard_errors: list[GuardError] = []
+        self.tripped_at_exit: bool | None = None
+        self.reason: str | None = None
+        self.exited = threading.Event()
+
+
+LOG = Log()
+
+
+async def agent(run_input, emit, cancel: CancelToken) -> None:
+    tid, rid = run_input.thread_id, run_input.run_id
+    text = run_input.messages[-1].content
+    await emit(RunStartedEvent(thread_id=tid, run_id=rid))
+    if text == "illegal":
+        try:  # content for a message that was never started
+            await emit(TextMessageContentEvent(message_id="nope", delta="x"))
+        except GuardError as exc:
+            LOG.guard_errors.append(exc)
+        try:  # finishing with a message still open
+            await emit(TextMessageStartEvent(message_id="m1"))
+            await emit(RunFinishedEvent(thread_id=tid, run_id=rid))
+        except GuardError as exc:
+            LOG.guard_errors.append(exc)
+        await emit(TextMessageEndEvent(message_id="m1"))
+    elif text == "boom":
+        await emit(TextMessageStartEvent(message_id="m1"))
+        raise ValueError("kaput")
+    elif text == "unfinished":
+        return
+    elif text == "hang":
+        await emit(TextMessageStartEvent(message_id="m1"))
+        await emit(TextMessageContentEvent(message_id="m1", delta="waiting"))
+        try:
+            await asyncio.sleep(60)
+        finally:
+            LOG.tripped_at_exit = cancel.cancelled
+            LOG.reason = cancel.reason
+            LOG.exited.set()
+    elif text == "dict":
+        await emit({"type": "TEXT_MESSAGE_START", "messageId": "m1"})
+        await emit({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "from a dict"})
+        await emit({"type": "TEXT_MESSAGE_END", "messageId": "m1"})
+    await emit(RunFinishedEvent(thread_id=tid, run_id=rid))
+
+
+@pytest.fixture(scope="module")
+def server():
+    with BackgroundServer(create_app(agent)) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def open_server():
+    with BackgroundServer(create_app(agent, guard=False)) as srv:
+        yield srv
+
+
+def post(server: BackgroundServer, payload, **kw) -> httpx.Response:
+    return httpx.post(server.url + "/agent", json=payload, timeout=10, **kw)
+
+
+def test_background_server_binds_loopback_on_an_ephemeral_port(server):
+    assert server.host == "127.0.0.1"
+    assert server.port > 0
+    assert server.url == f"http://127.0.0.1:{server.port}"
+
+
+def test_background_server_stops_and_frees_the_port():
+    srv = BackgroundServer(create_app(agent)).start()
+    url = srv.url
+    srv.stop()
+    with pytest.raises(httpx.ConnectError):
+        httpx.post(url + "/agent", json=body(), timeout=5)
+    srv.stop()  # idempotent
+
+
+def test_well_behaved_agent_streams_sse(server):
+    response = post(server, body(text="dict"))
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/event-stream"
+    assert response.headers["cache-control"] == "no-cache"
+    assert [e["type"] for e in frames(response.text)] == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
+    assert frames(response.text)[2]["delta"] == "from a dict"
+
+
+def test_body_that_is_not_json_is_400_with_a_clear_message(server):
+    response = httpx.post(server.url + "/agent", content=b"{not json", timeout=10)
+    assert response.status_code == 400
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["error"] == "invalid_json"
+    assert response.json()["path"] == "$"
+
+
+def test_empty_body_is_400(server):
+    response = httpx.post(server.url + "/agent", content=b"", timeout=10)
+    assert response.status_code == 400
+    assert "empty" in response.json()["message"]
+
+
+def test_invalid_run_input_is_422_naming_the_path(server):
+    payload = body()
+    del payload["messages"][0]["id"]
+    response = post(server, payload)
+    assert response.status_code == 422
+    data = response.json()
+    assert data["error"] == "invalid_run_input"
+    assert data["path"] == "$.messages[0].id"
+    assert "$.messages[0].id" in data["message"]
+    missing = post(server, {"threadId": "t"})
+    assert missing.status_code == 422
+    assert "runId" in missing.json()["message"] or "messages" in missing.json()["message"]
+
+
+def test_guard_refuses_illegal_emissions_and_sends_nothing_illegal(server):
+    LOG.guard_errors.clear()
+    response = post(server, body(text="illegal"))
+    events = frames(response.text)
+    assert [e["type"] for e in events] == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
+    assert len(LOG.guard_errors) == 2
+    first, second = LOG.guard_errors
+    assert first.violation.id == "nope"
+    assert "TEXT_MESSAGE_CONTENT" in first.violation.message
+    assert "RUN_FINISHED" in second.violation.message
+    assert second.violation.code != first.violation.code
+
+
+def test_without_guard_the_agent_may_emit_anything(open_server):
+    response = post(open_server, body(text="illegal"))
+    types = [e["type"] for e in frames(response.text)]
+    assert types[:2] == ["RUN_STARTED", "TEXT_MESSAGE_CONTENT"]
+    assert types.count("RUN_FINISHED") == 2
+
+
+def test_agent_exception_becomes_run_error(server):
+    events = frames(post(server, body(text="boom")).text)
+    assert [e["type"] for e in events] == ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"]
+    assert events[-1]["code"] == "agent_error"
+    assert "kaput" in events[-1]["message"]
+
+
+def test_agent_returning_with_its_run_open_gets_a_run_error(server):
+    events = frames(post(server, body(text="unfinished")).text)
+    assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_ERROR"]
+    assert events[-1]["code"] == "run_not_finished"
+
+
+def test_agent_returning_with_its_run_open_without_guard_truncates(open_server):
+    events = frames(post(open_server, body(text="unfinished")).text)
+    assert [e["type"] for e in events] == ["RUN_STARTED"]
+
+
+async def test_client_disconnect_trips_the_token_before_the_task_is_cancelled(server):
+    LOG.exited.clear()
+    LOG.tripped_at_exit = None
+    async with (
+        httpx.AsyncClient(timeout=10) as client,
+        client.stream("POST", server.url + "/agent", json=body(text="hang")) as resp,
+    ):
+        async for line in resp.aiter_lines():
+            if "waiting" in line:
+                break
+    assert await asyncio.to_thread(LOG.exited.wait, 10)
+    assert LOG.tripped_at_exit is True
+    assert LOG.reason == "client disconnected"
+
+
+async def test_cancel_token_wait_and_poll():
+    token = CancelToken()
+    assert not token.cancelled
+    waiter = asyncio.create_task(token.wait())
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    token.cancel("because")
+    token.cancel("ignored")
+    await asyncio.wait_for(waiter, 5)
+    assert token.cancelled and token.reason == "because"
+    with pytest.raises(asyncio.CancelledError):
+        token.raise_if_cancelled()
+
+
+def test_event_encoder_frames_one_event_per_sse_frame():
+    encoder = EventEncoder(accept="application/vnd.ag-ui.event+proto")
+    assert encoder.get_content_type() == "text/event-stream"
+    frame = encoder.encode(TextMessageContentEvent(message_id="m1", delta="a\nb"))
+    assert frame.endswith(b"\n\n")
+    assert frames(frame.decode()) == [
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "a\nb"}
+    ]

@@ -1,0 +1,259 @@
+"""Transports over real loopback sockets: HTTP errors, truncation, replay parity."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from agui.errors import TransportError
+from agui.server import BackgroundServer, agent_route
+from agui.session import Session
+from agui.transports import HttpTransport, ReplayTransport, Transport, load_events
+from agui.types import (
+    RunFinishedEvent,
+    RunStartedEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from agui.updates import Done, ErrorUpdate, RunStarted, TextDelta, ToolCallEnded
+from agui.wire import encode_event
+
+pytestmark = pytest.mark.timeout(30)
+
+SCRIPT = [
+    RunStartedEvent(thread_id="t1", run_id="r1"),
+    StepStartedEvent(step_name="plan"),
+    TextMessageStartEvent(message_id="m1"),
+    TextMessageContentEvent(message_id="m1", delta="Hello, "),
+    TextMessageContentEvent(message_id="m1", delta="wörld 👋"),
+    TextMessageEndEvent(message_id="m1"),
+    ToolCallStartEvent(tool_call_id="c1", tool_call_name="add_task", parent_message_id="m1"),
+    ToolCallArgsEvent(tool_call_id="c1", delta='{"title": "bu'),
+    ToolCallArgsEvent(tool_call_id="c1", delta='y milk"}'),
+    ToolCallEndEvent(tool_call_id="c1"),
+    ToolCallResultEvent(message_id="tr1", tool_call_id="c1", content="ok"),
+    StateSnapshotEvent(snapshot={"tasks": []}),
+    StateDeltaEvent(delta=[{"op": "add", "path": "/tasks/-", "value": "buy milk"}]),
+    StepFinishedEvent(step_name="plan"),
+    RunFinishedEvent(thread_id="t1", run_id="r1", result={"n": 1}),
+]
+
+
+def sse(events) -> bytes:
+    return b"".join(b"data: " + encode_event(e) + b"\n\n" for e in events)
+
+
+async def scripted(run_input, emit, cancel) -> None:
+    for event in SCRIPT:
+        await emit(event)
+
+
+SEEN_HEADERS: list[dict[str, str]] = []
+
+
+async def status_500(request):
+    return PlainTextResponse("database on fire", status_code=500)
+
+
+async def truncated(request):
+    async def gen():
+        yield sse(SCRIPT[:4])
+
+    return StreamingResponse(gen(), media_type="text/event-stream")
+
+
+async def aborted(request):
+    async def gen():
+        yield sse(SCRIPT[:4])
+        raise RuntimeError("server died mid-stream")
+
+    return StreamingResponse(gen(), media_type="text/event-stream")
+
+
+async def silent(request):
+    async def gen():
+        yield b": hello\n\n"
+        await asyncio.sleep(30)
+
+    return StreamingResponse(gen(), media_type="text/event-stream")
+
+
+async def protobuf(request):
+    return Response(b"\x00\x00\x00\x00", media_type="application/vnd.ag-ui.event+proto")
+
+
+async def record_headers(request):
+    SEEN_HEADERS.append(dict(request.headers))
+    return StreamingResponse(iter([sse(SCRIPT)]), media_type="text/event-stream")
+
+
+def make_app() -> Starlette:
+    return Starlette(
+        routes=[
+            agent_route(scripted, "/agent"),
+            Route("/500", status_500, methods=["POST"]),
+            Route("/truncated", truncated, methods=["POST"]),
+            Route("/aborted", aborted, methods=["POST"]),
+            Route("/silent", silent, methods=["POST"]),
+            Route("/proto", protobuf, methods=["POST"]),
+            Route("/headers", record_headers, methods=["POST"]),
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def server():
+    with BackgroundServer(make_app()) as srv:
+        yield srv
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def collect(session: Session, text: str = "go") -> list:
+    return await session.send(text).collect()
+
+
+def test_transports_satisfy_the_protocol():
+    assert isinstance(HttpTransport("http://127.0.0.1:1/agent"), Transport)
+    assert isinstance(ReplayTransport(SCRIPT), Transport)
+
+
+async def test_http_500_becomes_a_transport_error_with_status_and_body(server):
+    session = Session(HttpTransport(server.url + "/500"))
+    updates = await collect(session)
+    assert len(updates) == 2
+    error, done = updates
+    assert isinstance(error, ErrorUpdate) and error.fatal
+    assert isinstance(error.error, TransportError)
+    assert error.error.kind == "http_status"
+    assert error.error.status == 500
+    assert error.error.body == "database on fire"
+    assert "HTTP 500" in str(error.error)
+    assert done == Done("failed", reason=str(error.error), run_id=None)
+
+
+async def test_connection_refused_becomes_a_connect_error():
+    session = Session(HttpTransport(f"http://127.0.0.1:{free_port()}/agent"))
+    updates = await collect(session)
+    error, done = updates
+    assert isinstance(error.error, TransportError)
+    assert error.error.kind == "connect"
+    assert error.error.status is None
+    assert done.outcome == "failed"
+
+
+async def test_transport_stream_raises_transport_error_directly(server):
+    transport = HttpTransport(server.url + "/500")
+    session = Session(transport)
+    with pytest.raises(TransportError) as info:
+        async for _ in transport.stream(session.build_input()):
+            pass
+    assert info.value.status == 500
+
+
+async def test_truncated_stream_ends_the_run_as_failed(server):
+    session = Session(HttpTransport(server.url + "/truncated"))
+    updates = await collect(session)
+    assert isinstance(updates[0], RunStarted)
+    assert TextDelta("m1", "Hello, ") in updates
+    error, done = updates[-2:]
+    assert isinstance(error, ErrorUpdate) and error.fatal
+    assert error.error.code == "truncated_stream"
+    assert done.outcome == "failed"
+    assert session.conversation.outcome == "failed"
+
+
+async def test_connection_dropped_mid_body_is_a_fatal_transport_error(server):
+    session = Session(HttpTransport(server.url + "/aborted"))
+    updates = await collect(session)
+    error, done = updates[-2:]
+    assert isinstance(error.error, TransportError)
+    assert error.error.kind in ("truncated", "reset")
+    assert done.outcome == "failed" and done.run_id == "r1"
+
+
+async def test_silent_server_hits_the_read_timeout_instead_of_hanging(server):
+    timeout = httpx.Timeout(5.0, read=0.3)
+    session = Session(HttpTransport(server.url + "/silent", timeout=timeout))
+    updates = await collect(session)
+    error, done = updates
+    assert error.error.kind == "timeout"
+    assert done.outcome == "failed"
+
+
+async def test_protobuf_response_is_refused_as_protocol_error(server):
+    updates = await collect(Session(HttpTransport(server.url + "/proto")))
+    assert updates[0].error.kind == "protocol"
+
+
+async def test_request_headers_json_body_and_user_headers(server):
+    SEEN_HEADERS.clear()
+    transport = HttpTransport(
+        server.url + "/headers", headers={"Authorization": "Bearer x", "Accept": "text/html"}
+    )
+    updates = await collect(Session(transport))
+    assert updates[-1].outcome == "success"
+    (headers,) = SEEN_HEADERS
+    assert headers["accept"] == "text/event-stream"
+    assert headers["content-type"] == "application/json"
+    assert headers["authorization"] == "Bearer x"
+
+
+async def test_http_and_replay_give_identical_updates(server):
+    over_http = await collect(Session(HttpTransport(server.url + "/agent"), thread_id="t1"))
+    replayed = await collect(Session(ReplayTransport(SCRIPT), thread_id="t1"))
+    assert over_http == replayed
+    assert over_http[-1] == Done("success", result={"n": 1}, run_id="r1")
+    assert ToolCallEnded("c1", "add_task", '{"title": "buy milk"}') in replayed
+
+
+@pytest.mark.parametrize("layout", ["array", "jsonl", "object", "sse"])
+async def test_replay_from_fixture_files(tmp_path, layout):
+    docs = [json.loads(encode_event(e)) for e in SCRIPT]
+    path = tmp_path / f"run.{layout}"
+    if layout == "array":
+        path.write_text(json.dumps(docs, indent=2))
+    elif layout == "jsonl":
+        path.write_text("\n".join(json.dumps(d) for d in docs) + "\n")
+    elif layout == "object":
+        path.write_text(json.dumps({"name": "demo", "events": docs}))
+    else:
+        path.write_bytes(sse(SCRIPT))
+    from_file = await collect(Session(ReplayTransport(path), thread_id="t1"))
+    from_structs = await collect(Session(ReplayTransport(SCRIPT), thread_id="t1"))
+    assert from_file == from_structs
+    if layout != "sse":
+        assert len(load_events(path)) == len(SCRIPT)
+
+
+async def test_replay_sources_answer_successive_runs_and_record_requests():
+    second = [
+        RunStartedEvent(thread_id="t1", run_id="r2"),
+        RunFinishedEvent(thread_id="t1", run_id="r2"),
+    ]
+    transport = ReplayTransport(SCRIPT, second)
+    session = Session(transport, thread_id="t1")
+    first_done = (await collect(session, "one"))[-1]
+    second_done = (await collect(session, "two"))[-1]
+    assert (first_done.run_id, second_done.run_id) == ("r1", "r2")
+    assert [r.messages[-1].content for r in transport.requests] == ["one", "two"]
