@@ -407,3 +407,10 @@ def test_agent_capabilities_parse_nested_parts():
     assert caps.multimodal.input.pdf is True and caps.custom == {"x": 1}
     with pytest.raises(msgspec.ValidationError, match="unknown field `subAgents`"):
         decode(b'{"multiAgent":{"subAgents":[]}}', type=t.AgentCapabilities)
+
+
+def test_a_different_generator_release_is_refused(monkeypatch):
+    monkeypatch.setattr(codegen, "GENERATOR_VERSION", "0.0.1")
+    with pytest.raises(RuntimeError, match=r"datamodel-code-generator 0\.0\.1 is required"):
+        codegen.generate_all()
+    assert codegen.main(["--check"]) == 2
