@@ -2,7 +2,7 @@
 
 ::
 
-    bytes --SseReader--> data --decode_event_lenient--> event --Normalizer--> events
+    bytes --SseReader--> data --EventDecoder (lenient)--> event --Normalizer--> events
           --Verifier (strict | tolerant | off)--> Conversation.apply --> Updates (+ Done per run)
 
 Contract (``agui.updates``): every event the wire delivers ends up either
@@ -53,7 +53,7 @@ from agui.errors import DecodeError, FrameTooLarge, ProtocolViolation
 from agui.normalize import Normalizer
 from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
 from agui.verify import Verifier
-from agui.wire import SseReader, decode_event_lenient
+from agui.wire import EventDecoder, SseReader
 
 UNSET = msgspec.UNSET
 
@@ -93,6 +93,7 @@ class Pipeline:
 
     __slots__ = (
         "_apply",
+        "_decode",
         "_events",
         "_finished",
         "_in_pos",
@@ -122,6 +123,7 @@ class Pipeline:
         self._apply = self.conversation.apply
         self._mode = verify
         self._reader = SseReader(max_frame_bytes)
+        self._decode = EventDecoder().decode  # one per stream: THINKING_* translation state
         self._norm = Normalizer()
         self._verifier = Verifier() if verify != "off" else None
         self._events: list[Any] | None = [] if keep_events else None
@@ -237,7 +239,7 @@ class Pipeline:
 
     def _data(self, data: bytes | str, out: list[Update]) -> None:
         try:
-            decoded = decode_event_lenient(data)
+            decoded = self._decode(data)
         except DecodeError as exc:
             if self._mode == "strict":
                 out.extend(self._fatal(exc))

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,9 +69,7 @@ EXPECT_KEYS = frozenset(
     }
 )
 _MISSING = object()
-CLIENT_PROTOCOL_VERSION = "1.0"
-"""What our client declares in ``RunAgentInput.protocolVersion`` (the newest
-released AG-UI version; see the Session)."""
+UNSET = msgspec.UNSET
 
 
 @dataclass
@@ -134,42 +131,42 @@ def observe(fixture: dict[str, Any]) -> Observation:
 
 
 def _conversation_from_input(inp: dict[str, Any], obs: Observation) -> tuple[Conversation, str]:
+    """A Conversation seeded with the fixture input (decoded like a request body,
+    leniently: legacy shapes are upgraded, unknown material stripped)."""
     thread_id = inp.get("threadId") or "conformance-thread"
     messages: list[Any] = []
-    if inp:
+    if inp.get("messages"):
         body = {"threadId": thread_id, "runId": inp.get("runId") or "conformance-run", **inp}
-        body.setdefault("messages", [])
         from agui.wire import decode_input
 
         try:
-            run_input = decode_input(json.dumps(body).encode())
+            messages = list(decode_input(json.dumps(body).encode()).messages)
         except DecodeError as exc:
-            obs.input_warnings.append(str(exc))
-        else:
-            messages = list(run_input.messages)
-    state = inp.get("state")
-    return Conversation(messages, state=state), thread_id
+            obs.input_warnings.append(f"input rejected: {exc}")
+    return Conversation(messages, state=inp.get("state")), thread_id
 
 
 def build_request(
     conversation: Conversation, inp: dict[str, Any], *, thread_id: str
 ) -> dict[str, Any]:
-    """The ``RunAgentInput`` (wire JSON) our client sends for the next run of
-    this conversation: protocolVersion, the messages without activity
-    messages, and tools/context/state/forwardedProps from the fixture input."""
-    body: dict[str, Any] = {
-        "threadId": thread_id,
-        "runId": inp.get("runId") or str(uuid.uuid4()),
-        "protocolVersion": CLIENT_PROTOCOL_VERSION,
-        "messages": msgspec.to_builtins(conversation.input_messages()),
-        "tools": inp.get("tools", []),
-        "context": inp.get("context", []),
-        "state": conversation.state if conversation.state is not None else {},
-        "forwardedProps": inp.get("forwardedProps", {}),
-    }
-    if "resume" in inp:
-        body["resume"] = inp["resume"]
-    return body
+    """The ``RunAgentInput`` (wire JSON) our client sends to start a run on this
+    conversation: :meth:`agui.session.Session.build_input` (protocolVersion,
+    messages without activity messages, state, tools, context,
+    forwardedProps), with tools/context/forwardedProps from the fixture input."""
+    from agui.session import Session
+
+    session = Session(
+        None,
+        thread_id=thread_id,
+        tools=inp.get("tools", ()),
+        context=inp.get("context", ()),
+        forwarded_props=inp.get("forwardedProps", UNSET),
+    )
+    session.conversation = conversation
+    overrides: dict[str, Any] = {}
+    if inp.get("runId"):
+        overrides["run_id"] = inp["runId"]
+    return msgspec.to_builtins(session.build_input(**overrides))
 
 
 # ------------------------------------------------------------------------- check
