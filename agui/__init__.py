@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "AguiError": "agui.errors",
     "DecodeError": "agui.errors",
     "FrameTooLarge": "agui.errors",
+    "UnknownEventType": "agui.errors",
     "ProtocolViolation": "agui.errors",
     "TransportError": "agui.errors",
     "RunError": "agui.errors",

@@ -33,6 +33,21 @@ class DecodeError(AguiError):
         super().__init__(f"{reason} at {path}" + (f": {value!r}" if value is not None else ""))
 
 
+class UnknownEventType(DecodeError):
+    """An event ``type`` this SDK does not recognise (strict mode; or the event
+    the lenient decoder dropped), or a retired 0.x type in strict mode.
+
+    Attributes:
+        event_type: the ``type`` string as received.
+    """
+
+    def __init__(self, event_type: str, reason: str | None = None) -> None:
+        self.event_type = event_type
+        super().__init__(
+            reason or f"unrecognised event type {event_type!r}", path="$.type", value=event_type
+        )
+
+
 class FrameTooLarge(DecodeError):
     """An SSE frame grew past the reader's size cap (bytes)."""
 

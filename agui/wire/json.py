@@ -1,0 +1,499 @@
+"""JSON codec for AG-UI events and RunAgentInput.
+
+Decoding has two paths:
+
+* **strict fast path** — ``msgspec.json.decode(data, type=Event)`` into the
+  generated structs (schema-exact: closed objects reject unknown properties,
+  tagged unions reject unknown members), plus a check that no optional ``Any``
+  slot holds a ``null`` (msgspec's ``Any`` cannot refuse one by itself);
+* **lenient path**, taken only when the fast path fails and ``strict`` is not
+  set: the document is parsed as plain JSON, repaired as the compatibility
+  rules allow (see :mod:`agui.wire.lenient`: unknown event types dropped,
+  unknown properties stripped, unknown union members removed, legacy nulls
+  removed, retired ``THINKING_*`` translated, legacy ``binary`` parts
+  upgraded), each repair reported as a :class:`DecodeWarning`, then converted
+  with ``msgspec.convert``. What is still invalid is a malformed known field:
+  :class:`~agui.errors.DecodeError` with its JSON path and offending value.
+
+Encoding writes compact JSON with camelCase names and no ``null`` for an absent
+optional (``UNSET`` fields are left out; a ``None`` in an optional ``Any`` slot
+is treated as absent too). Nulls that are data — inside state, patch values,
+metadata values, CUSTOM ``value``, RAW ``event``, a ``null`` STATE_SNAPSHOT —
+are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import msgspec
+
+from agui.errors import DecodeError, UnknownEventType
+from agui.types import EVENT_TYPES, Event, RunAgentInput
+from agui.wire.lenient import (
+    DROP,
+    RETIRED_EVENT_TYPES,
+    UNKNOWN_EVENT_TYPE,
+    DecodeWarning,
+    ThinkingTranslator,
+    format_path,
+    repair,
+)
+from agui.wire.shapes import ListShape, StructShape, UnionShape, json_kind, null_paths, shape_of
+
+__all__ = [
+    "Decoded",
+    "DecodedInput",
+    "EventDecoder",
+    "decode_event",
+    "decode_event_lenient",
+    "decode_input",
+    "decode_input_lenient",
+    "encode_event",
+    "encode_input",
+    "to_json_value",
+]
+
+Data = bytes | bytearray | memoryview | str
+
+_EVENT_DECODER = msgspec.json.Decoder(Event)
+_INPUT_DECODER = msgspec.json.Decoder(RunAgentInput)
+_PLAIN_DECODER = msgspec.json.Decoder()
+_ENCODER = msgspec.json.Encoder()
+
+_SHAPES: dict[type, StructShape] = {cls: shape_of(cls) for cls in EVENT_TYPES.values()}
+_INPUT_SHAPE: StructShape = shape_of(RunAgentInput)
+_SHAPES[RunAgentInput] = _INPUT_SHAPE
+
+
+def _shape(cls: type) -> StructShape:
+    shape = _SHAPES.get(cls)
+    if shape is None:
+        shape = _SHAPES[cls] = shape_of(cls)
+    return shape
+
+
+class Decoded(NamedTuple):
+    """Result of a lenient event decode.
+
+    ``event`` is the typed event, or None when the event was dropped (an
+    unknown type, or a required slot holding an unrecognised member); every
+    repair made — and the reason for a drop — is in ``warnings``.
+    """
+
+    event: Event | None
+    warnings: tuple[DecodeWarning, ...]
+
+
+class DecodedInput(NamedTuple):
+    """Result of a lenient RunAgentInput decode: the input and the repairs made."""
+
+    input: RunAgentInput
+    warnings: tuple[DecodeWarning, ...]
+
+
+# -- decoding ------------------------------------------------------------------
+
+
+class EventDecoder:
+    """Decoder for one event stream.
+
+    The only state is what the retired ``THINKING_*`` translation needs (the
+    ids it minted for the open thinking span and message), so use one
+    ``EventDecoder`` per response stream. Stateless callers can use
+    :func:`decode_event` / :func:`decode_event_lenient` instead.
+
+    Args:
+        strict: schema-exact decoding; nothing is repaired (see
+            :func:`decode_event`).
+        id_factory: makes the ids minted for translated THINKING events
+            (default: ``str(uuid.uuid4())``).
+    """
+
+    __slots__ = ("_id_factory", "_strict", "_translator")
+
+    def __init__(
+        self, *, strict: bool = False, id_factory: Callable[[], str] | None = None
+    ) -> None:
+        self._strict = strict
+        self._id_factory = id_factory
+        self._translator: ThinkingTranslator | None = None
+
+    @property
+    def strict(self) -> bool:
+        return self._strict
+
+    def decode(self, data: Data) -> Decoded:
+        """Decode one event document (the ``data`` of one SSE frame).
+
+        Returns :class:`Decoded` (``event`` None when dropped). In strict mode
+        the warnings are always empty and unknown/retired types raise.
+
+        Raises:
+            DecodeError: not JSON, not an object, no ``type``, a malformed known
+                field (``.path``, ``.value``); strict mode also: anything the
+                lenient path would have repaired.
+            UnknownEventType: strict mode only, for an unknown or retired type.
+        """
+        if self._strict:
+            return Decoded(_decode_strict(data), ())
+        event = _fast_event(data)
+        if event is not None:
+            return Decoded(event, ())
+        if self._translator is None:
+            self._translator = ThinkingTranslator(self._id_factory)
+        return _decode_lenient(data, self._translator)
+
+
+def decode_event(data: Data, *, strict: bool = False) -> Event:
+    """Decode one AG-UI event from JSON (bytes or str).
+
+    ``strict=False`` (default): the fast path, then the lenient repairs of
+    :mod:`agui.wire.lenient`, whose warnings are discarded here (use
+    :func:`decode_event_lenient` or :class:`EventDecoder` to see them).
+    ``strict=True``: schema-exact, nothing repaired: unknown properties, legacy
+    nulls, unknown union members, retired THINKING_* events and legacy binary
+    parts are errors.
+
+    Raises:
+        UnknownEventType: the type is unknown (strict) or the event was dropped
+            as unknown (lenient); ``.event_type`` holds it.
+        DecodeError: not JSON / not an object / no ``type`` / malformed known
+            field, with ``.path`` (e.g. ``$.delta``) and ``.value``; also a
+            lenient drop for another reason (a required slot holding an
+            unrecognised member).
+    """
+    if strict:
+        return _decode_strict(data)
+    event = _fast_event(data)
+    if event is not None:
+        return event
+    decoded = _decode_lenient(data, ThinkingTranslator())
+    if decoded.event is None:
+        raise _drop_error(decoded.warnings)
+    return decoded.event
+
+
+def decode_event_lenient(data: Data) -> Decoded:
+    """Decode one event, reporting every repair (see :class:`Decoded`).
+
+    Stateless: a THINKING_* event is translated with fresh ids, so a stream of
+    them should go through one :class:`EventDecoder` instead.
+
+    Raises:
+        DecodeError: not JSON, not an object, no ``type``, or a malformed known
+            field (path and offending value attached).
+    """
+    event = _fast_event(data)
+    if event is not None:
+        return Decoded(event, ())
+    return _decode_lenient(data, ThinkingTranslator())
+
+
+def decode_input(data: Data, *, strict: bool = False) -> RunAgentInput:
+    """Decode a RunAgentInput request body (server side).
+
+    Lenient by default (legacy nulls such as ``forwardedProps: null`` or
+    ``state: null`` read as absent, unknown properties stripped, unknown parts
+    removed, legacy binary parts upgraded; warnings discarded — see
+    :func:`decode_input_lenient`); ``strict=True`` repairs nothing.
+
+    Raises:
+        DecodeError: not JSON / not an object / malformed known field, with path.
+    """
+    if strict:
+        return _decode_input_strict(data)
+    return decode_input_lenient(data).input
+
+
+def decode_input_lenient(data: Data) -> DecodedInput:
+    """Decode a RunAgentInput, reporting every repair made.
+
+    Raises:
+        DecodeError: as :func:`decode_input`; also when the repairs would have
+            to remove the input itself.
+    """
+    try:
+        value = _INPUT_DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        pass
+    else:
+        if not null_paths(value, _INPUT_SHAPE, first=True):
+            return DecodedInput(value, ())
+    obj = _parse_plain(data)
+    if not isinstance(obj, dict):
+        raise _not_object(obj)
+    warnings: list[DecodeWarning] = []
+    fixed = repair(obj, _INPUT_SHAPE, [], warnings)
+    if fixed is DROP:
+        raise _drop_error(tuple(warnings))
+    return DecodedInput(_convert(fixed, RunAgentInput, _INPUT_SHAPE), tuple(warnings))
+
+
+def _fast_event(data: Data) -> Event | None:
+    """The strict fast path: the event, or None when the lenient path must look."""
+    try:
+        event = _EVENT_DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    shape = _SHAPES[type(event)]
+    for attr, _wire in shape.null_attrs:
+        if getattr(event, attr) is None:
+            return None
+    if shape.nested_attrs and null_paths(event, shape, first=True):
+        return None
+    return event
+
+
+def _decode_lenient(data: Data, translator: ThinkingTranslator) -> Decoded:
+    obj = _parse_event_object(data)
+    warnings: list[DecodeWarning] = []
+    event_type = obj["type"]
+    if event_type in RETIRED_EVENT_TYPES:
+        obj = translator.translate(obj, warnings)
+        event_type = obj["type"]
+    cls = EVENT_TYPES.get(event_type)
+    if cls is None:
+        warnings.append(
+            DecodeWarning(
+                UNKNOWN_EVENT_TYPE, f"Dropping unrecognised event {event_type}", "$.type"
+            )
+        )
+        return Decoded(None, tuple(warnings))
+    shape = _SHAPES[cls]
+    fixed = repair(obj, shape, [], warnings)
+    if fixed is DROP:
+        return Decoded(None, tuple(warnings))
+    return Decoded(_convert(fixed, cls, shape), tuple(warnings))
+
+
+def _decode_strict(data: Data) -> Event:
+    try:
+        event = _EVENT_DECODER.decode(data)
+    except msgspec.ValidationError as exc:  # (a subclass of msgspec.DecodeError)
+        obj = _parse_event_object(data)
+        event_type = obj["type"]
+        if event_type in RETIRED_EVENT_TYPES:
+            raise UnknownEventType(
+                event_type, f"retired 0.x event type {event_type!r} (strict mode)"
+            ) from None
+        cls = EVENT_TYPES.get(event_type)
+        if cls is None:
+            raise UnknownEventType(event_type) from None
+        raise _map_error(exc, obj, _SHAPES[cls]) from None
+    except msgspec.DecodeError as exc:
+        raise _not_json(data, exc) from None
+    shape = _SHAPES[type(event)]
+    _reject_nulls(event, shape)
+    return event
+
+
+def _decode_input_strict(data: Data) -> RunAgentInput:
+    try:
+        value = _INPUT_DECODER.decode(data)
+    except msgspec.ValidationError as exc:  # (a subclass of msgspec.DecodeError)
+        obj = _parse_plain(data)
+        if not isinstance(obj, dict):
+            raise _not_object(obj) from None
+        raise _map_error(exc, obj, _INPUT_SHAPE) from None
+    except msgspec.DecodeError as exc:
+        raise _not_json(data, exc) from None
+    _reject_nulls(value, _INPUT_SHAPE)
+    return value
+
+
+def _reject_nulls(value: Any, shape: StructShape) -> None:
+    found = null_paths(value, shape, first=True)
+    if found:
+        raise DecodeError(
+            "null in an optional slot (legacy null; absent fields must be left out)",
+            path=format_path(found[0]),
+        )
+
+
+def _convert(obj: dict, cls: type, shape: StructShape) -> Any:
+    try:
+        return msgspec.convert(obj, type=cls)
+    except msgspec.ValidationError as exc:
+        raise _map_error(exc, obj, shape) from None
+
+
+def _parse_plain(data: Data) -> Any:
+    try:
+        return _PLAIN_DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        raise _not_json(data, exc) from None
+
+
+def _parse_event_object(data: Data) -> dict:
+    obj = _parse_plain(data)
+    if not isinstance(obj, dict):
+        raise DecodeError(
+            f"Invalid event: the frame is not a JSON object (received {json_kind(obj)})",
+            value=obj,
+        )
+    event_type = obj.get("type")
+    if not isinstance(event_type, str) or not event_type:
+        raise DecodeError(
+            "Invalid event: the frame carries no event type", path="$.type", value=event_type
+        )
+    return obj
+
+
+def _not_json(data: Data, exc: Exception) -> DecodeError:
+    text = bytes(data).decode("utf-8", "replace") if not isinstance(data, str) else data
+    preview = text if len(text) <= 200 else text[:200] + "..."
+    return DecodeError(f"not valid JSON ({exc})", value=preview)
+
+
+def _not_object(obj: Any) -> DecodeError:
+    return DecodeError(
+        f"the request body is not a JSON object (received {json_kind(obj)})", value=obj
+    )
+
+
+def _drop_error(warnings: tuple[DecodeWarning, ...]) -> DecodeError:
+    for warning in warnings:
+        if warning.code == UNKNOWN_EVENT_TYPE:
+            event_type = warning.message.rsplit(" ", 1)[-1]
+            return UnknownEventType(event_type, f"unrecognised event type {event_type!r} (dropped)")
+    last = warnings[-1] if warnings else None
+    return DecodeError(
+        f"dropped: {last.message}" if last else "dropped", path=last.path if last else "$"
+    )
+
+
+# -- msgspec errors -> DecodeError --------------------------------------------------
+
+_AT = re.compile(r"^(?P<msg>.*?)(?: - at `(?P<path>\$[^`]*)`)?$", re.DOTALL)
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[(\"(?:[^\"\\]|\\.)*\")\]")
+_MISSING = re.compile(r"^Object missing required field `(?P<name>[^`]+)`$")
+_UNKNOWN = re.compile(r"^Object contains unknown field `(?P<name>[^`]+)`$")
+_ENUM = re.compile(r"^Invalid enum value (?P<value>.+)$")
+_INVALID = re.compile(r"^Invalid value (?P<value>.+)$")
+
+
+def _parse_path(path: str) -> list[str | int]:
+    segs: list[str | int] = []
+    for name, index, quoted in _SEGMENT.findall(path[1:]):
+        if name:
+            segs.append(name)
+        elif index:
+            segs.append(int(index))
+        else:
+            segs.append(json.loads(quoted))
+    return segs
+
+
+def _lookup(obj: Any, segs: list[str | int]) -> tuple[bool, Any]:
+    for seg in segs:
+        in_list = isinstance(seg, int) and isinstance(obj, list) and 0 <= seg < len(obj)
+        if not (in_list or (isinstance(seg, str) and isinstance(obj, dict) and seg in obj)):
+            return False, None
+        obj = obj[seg]
+    return True, obj
+
+
+def _field_at(obj: Any, shape: Any, segs: list[str | int]) -> Any:
+    """The FieldShape a path ends on (walking the value to pick union members)."""
+    field = None
+    for seg in segs:
+        while isinstance(shape, UnionShape):
+            if shape.tags and isinstance(obj, dict):
+                shape = shape.tags.get(obj.get(shape.tag_field))
+            else:
+                shape = shape.kinds.get(json_kind(obj))
+        if isinstance(shape, StructShape) and isinstance(seg, str):
+            field = shape.fields.get(seg)
+            if field is None:
+                return None
+            shape = field.shape
+        elif isinstance(shape, ListShape) and isinstance(seg, int):
+            field, shape = None, shape.item
+        else:
+            return None
+        found, obj = _lookup(obj, [seg])
+        if not found:
+            return field
+    return field
+
+
+def _map_error(exc: msgspec.ValidationError, obj: Any, shape: StructShape) -> DecodeError:
+    match = _AT.match(str(exc))
+    msg = match["msg"] if match else str(exc)
+    path = match["path"] if match and match["path"] else "$"
+    segs = _parse_path(path)
+    missing = _MISSING.match(msg)
+    if missing:
+        name = missing["name"]
+        return DecodeError(f"missing required field `{name}`", path=format_path([*segs, name]))
+    unknown = _UNKNOWN.match(msg)
+    if unknown:
+        name = unknown["name"]
+        _, value = _lookup(obj, [*segs, name])
+        return DecodeError(
+            f"unrecognised property `{name}`", path=format_path([*segs, name]), value=value
+        )
+    _, value = _lookup(obj, segs)
+    enum = _ENUM.match(msg) or _INVALID.match(msg)
+    if enum:
+        field = _field_at(obj, shape, segs)
+        if field is not None and field.literal:
+            expected = " | ".join(json.dumps(v) for v in field.literal)
+            reason = f"invalid value {enum['value']} for `{segs[-1]}`, expected {expected}"
+        else:
+            reason = f"unrecognised value {enum['value']} for `{segs[-1] if segs else '$'}`"
+        return DecodeError(reason, path=path, value=value)
+    reason = msg.replace("Expected `", "expected ").replace("`, got `", ", received ")
+    reason = reason.replace("`", "")
+    return DecodeError(reason, path=path, value=value)
+
+
+# -- encoding ------------------------------------------------------------------------
+
+
+def encode_event(event: Event) -> bytes:
+    """Compact JSON of one event: camelCase names, tag ``type`` first, no nulls
+    for absent optionals (a ``None`` in an optional ``Any`` slot is left out).
+
+    Raises:
+        TypeError: ``event`` is not a msgspec struct.
+    """
+    if not isinstance(event, msgspec.Struct):
+        raise TypeError(f"not a protocol struct: {type(event).__name__}")
+    shape = _shape(type(event))
+    if shape.may_hold_null:
+        found = null_paths(event, shape)
+        if found:
+            return _ENCODER.encode(_scrub(msgspec.to_builtins(event), found))
+    return _ENCODER.encode(event)
+
+
+def encode_input(run_input: RunAgentInput) -> bytes:
+    """Compact JSON of a RunAgentInput (the request body), as :func:`encode_event`."""
+    return encode_event(run_input)  # type: ignore[arg-type]
+
+
+def to_json_value(value: msgspec.Struct) -> Any:
+    """A generated struct (or anything msgspec can encode) as plain JSON builtins:
+    dicts with camelCase keys, tags included, absent optionals left out."""
+    builtins = msgspec.to_builtins(value)
+    if isinstance(value, msgspec.Struct):
+        shape = _shape(type(value))
+        if shape.may_hold_null:
+            found = null_paths(value, shape)
+            if found:
+                builtins = _scrub(builtins, found)
+    return builtins
+
+
+def _scrub(builtins: Any, paths: list[list[str | int]]) -> Any:
+    for path in paths:
+        parent = builtins
+        for seg in path[:-1]:
+            parent = parent[seg]
+        parent.pop(path[-1], None)
+    return builtins

@@ -1,0 +1,293 @@
+"""Shapes: what the wire codec needs to know about the generated types.
+
+Compiled lazily, once per class, from :func:`msgspec.inspect.type_info`, so the
+lenient repair and the null checks follow ``nox -s regen`` without a hand-kept
+list of fields. A shape is one of:
+
+* :class:`StructShape` — a generated struct: its fields by wire (camelCase)
+  name, whether it is closed (``forbid_unknown_fields``) and its union tag;
+* :class:`UnionShape` — a union: tagged struct members by tag value, plus at
+  most one non-struct member per JSON kind (``str | list[ContentPart]``);
+* :class:`ListShape` / :class:`DictShape` — containers with a typed item;
+* ``OPEN`` (``Any``) and ``OPEN_OBJECT`` (``dict[str, Any]``) — plain JSON,
+  open by key: never repaired or inspected;
+* ``LEAF`` — a scalar (str, int, bool, literal, ...): validated by msgspec only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import msgspec.inspect as mi
+
+__all__ = [
+    "LEAF",
+    "OPEN",
+    "OPEN_OBJECT",
+    "DictShape",
+    "FieldShape",
+    "ListShape",
+    "StructShape",
+    "UnionShape",
+    "json_kind",
+    "null_paths",
+    "shape_of",
+]
+
+
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+OPEN = _Marker("OPEN")  # Any: any JSON value, null included
+OPEN_OBJECT = _Marker("OPEN_OBJECT")  # dict[str, Any]: open by key, never null
+LEAF = _Marker("LEAF")
+
+
+@dataclass(eq=False)
+class FieldShape:
+    """One struct field: ``attr`` (Python name), ``wire`` (JSON name), ``shape``.
+
+    ``required``: no default. ``null_ok``: ``null`` is a legal value of the type
+    (``Any`` or an explicit ``None`` member). ``any_optional``: an optional slot
+    whose type is ``Any`` — the one place a decoded struct can hold a ``None``
+    that the protocol calls a legacy null (optional slots are never null in 1.0).
+    """
+
+    attr: str
+    wire: str
+    shape: Any
+    required: bool
+    null_ok: bool
+    literal: tuple[Any, ...] | None = None
+
+    @property
+    def any_optional(self) -> bool:
+        return self.shape is OPEN and not self.required
+
+
+@dataclass(eq=False)
+class StructShape:
+    """A generated struct class and its fields keyed by wire name."""
+
+    cls: type
+    tag_field: str | None
+    tag: Any
+    closed: bool
+    fields: dict[str, FieldShape] = field(default_factory=dict)
+    # attributes (Python names) of optional Any slots, and of fields that may
+    # hold such slots deeper down: the null check visits only these.
+    null_attrs: tuple[tuple[str, str], ...] = ()  # (attr, wire)
+    nested_attrs: tuple[tuple[str, str, Any], ...] = ()
+
+    @property
+    def may_hold_null(self) -> bool:
+        return bool(self.null_attrs or self.nested_attrs)
+
+
+@dataclass(eq=False)
+class UnionShape:
+    """A union: tagged struct members (``tags``) and other members by JSON kind."""
+
+    tag_field: str | None
+    tags: dict[Any, StructShape]
+    kinds: dict[str, Any]  # json kind ("str", "array", "object", ...) -> shape
+    null_ok: bool
+
+
+@dataclass(eq=False)
+class ListShape:
+    item: Any
+
+
+@dataclass(eq=False)
+class DictShape:
+    value: Any
+
+
+_STRUCTS: dict[type, StructShape] = {}
+
+
+def shape_of(tp: Any) -> Any:
+    """The shape of a generated type (a struct class, a union alias, ``list[...]``...)."""
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        cached = _STRUCTS.get(tp)
+        if cached is not None:
+            return cached
+    return _convert(mi.type_info(tp))
+
+
+def _convert(info: mi.Type) -> Any:
+    if isinstance(info, mi.StructType):
+        return _struct(info)
+    if isinstance(info, mi.AnyType):
+        return OPEN
+    if isinstance(info, mi.DictType):
+        value = _convert(info.value_type)
+        return OPEN_OBJECT if value is OPEN else DictShape(value)
+    if isinstance(info, (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)):
+        return ListShape(_convert(info.item_type))
+    if isinstance(info, mi.UnionType):
+        # (msgspec.inspect already leaves UnsetType out of unions)
+        null_ok = any(isinstance(t, mi.NoneType) for t in info.types)
+        members = [t for t in info.types if not isinstance(t, mi.NoneType)]
+        if len(members) == 1 and not null_ok:
+            return _convert(members[0])
+        tags: dict[Any, StructShape] = {}
+        kinds: dict[str, Any] = {}
+        tag_field = None
+        for member in members:
+            if isinstance(member, mi.StructType) and member.tag_field is not None:
+                tag_field = member.tag_field
+                tags[member.tag] = _struct(member)
+            else:
+                shape = _convert(member)
+                for kind in _kinds_of(member):
+                    kinds.setdefault(kind, shape)
+        return UnionShape(tag_field, tags, kinds, null_ok)
+    return LEAF
+
+
+def _kinds_of(info: mi.Type) -> tuple[str, ...]:
+    if isinstance(info, (mi.StructType, mi.DictType)):
+        return ("object",)
+    if isinstance(info, (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)):
+        return ("array",)
+    if isinstance(info, mi.AnyType):
+        return ("object", "array", "str", "int", "float", "bool")
+    return ()  # scalars need no repair: left to msgspec
+
+
+def _struct(info: mi.StructType) -> StructShape:
+    cached = _STRUCTS.get(info.cls)
+    if cached is not None:
+        return cached
+    shape = StructShape(
+        cls=info.cls,
+        tag_field=info.tag_field,
+        tag=info.tag,
+        closed=bool(info.forbid_unknown_fields),
+    )
+    _STRUCTS[info.cls] = shape  # before the fields: recursive types terminate
+    for f in info.fields:
+        literal = tuple(f.type.values) if isinstance(f.type, mi.LiteralType) else None
+        fshape = _convert(f.type)
+        null_ok = fshape is OPEN or (isinstance(fshape, UnionShape) and fshape.null_ok)
+        shape.fields[f.encode_name] = FieldShape(
+            attr=f.name,
+            wire=f.encode_name,
+            shape=fshape,
+            required=f.required,
+            null_ok=null_ok,
+            literal=literal,
+        )
+    _finish_null_plan(shape)
+    return shape
+
+
+def _finish_null_plan(shape: StructShape) -> None:
+    null_attrs = []
+    nested = []
+    for fs in shape.fields.values():
+        if fs.any_optional:
+            null_attrs.append((fs.attr, fs.wire))
+        elif _may_hold_null(fs.shape, set()):
+            nested.append((fs.attr, fs.wire, fs.shape))
+    shape.null_attrs = tuple(null_attrs)
+    shape.nested_attrs = tuple(nested)
+
+
+def _may_hold_null(shape: Any, seen: set[int]) -> bool:
+    if id(shape) in seen:
+        return False
+    seen.add(id(shape))
+    if isinstance(shape, StructShape):
+        return any(
+            fs.any_optional or _may_hold_null(fs.shape, seen) for fs in shape.fields.values()
+        )
+    if isinstance(shape, UnionShape):
+        return any(_may_hold_null(s, seen) for s in shape.tags.values()) or any(
+            _may_hold_null(s, seen) for s in shape.kinds.values()
+        )
+    if isinstance(shape, (ListShape, DictShape)):
+        return _may_hold_null(shape.item if isinstance(shape, ListShape) else shape.value, seen)
+    return False
+
+
+def json_kind(value: Any) -> str:
+    """The JSON kind of a plain value: object, array, str, int, float, bool, null."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+def null_paths(obj: Any, shape: StructShape, *, first: bool = False) -> list[list[str | int]]:
+    """Paths (wire names / list indexes) of ``None`` held in optional ``Any`` slots.
+
+    ``obj`` is a decoded struct instance of ``shape.cls``. Such a ``None`` is a
+    legacy null (AG-UI 1.0 never puts ``null`` in an optional slot), which a
+    msgspec ``Any`` type cannot refuse by itself. ``first=True`` stops at the
+    first one found. Only the attributes that can lead to such a slot are read.
+    """
+    found: list[list[str | int]] = []
+    _walk_struct(obj, shape, [], found, first)
+    return found
+
+
+def _walk_struct(obj: Any, shape: StructShape, path: list, found: list, first: bool) -> bool:
+    for attr, wire in shape.null_attrs:
+        if getattr(obj, attr) is None:
+            found.append([*path, wire])
+            if first:
+                return True
+    for attr, wire, sub in shape.nested_attrs:
+        value = getattr(obj, attr)
+        if value is msgspec.UNSET or value is None:
+            continue
+        if _walk_value(value, sub, [*path, wire], found, first) and first:
+            return True
+    return False
+
+
+def _walk_value(value: Any, shape: Any, path: list, found: list, first: bool) -> bool:
+    if isinstance(shape, StructShape):
+        return _walk_struct(value, shape, path, found, first)
+    if isinstance(shape, UnionShape):
+        if isinstance(value, msgspec.Struct):
+            member = _STRUCTS.get(type(value))
+            if member is not None:
+                return _walk_struct(value, member, path, found, first)
+            return False
+        sub = shape.kinds.get("array") if isinstance(value, list) else None
+        return sub is not None and _walk_value(value, sub, path, found, first)
+    if isinstance(shape, ListShape) and isinstance(value, list):
+        for i, item in enumerate(value):
+            if _walk_value(item, shape.item, [*path, i], found, first) and first:
+                return True
+        return False
+    if isinstance(shape, DictShape) and isinstance(value, dict):
+        for key, item in value.items():
+            if _walk_value(item, shape.value, [*path, key], found, first) and first:
+                return True
+    return False
+
