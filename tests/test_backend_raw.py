@@ -171,11 +171,6 @@ async def test_raw_missing_run_started_is_reported_and_nothing_is_applied(server
     assert _outcomes(updates)[-1] == "failed"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Pipeline decodes with the stateless decode_event_lenient, so each THINKING_* event "
-    "gets fresh ids; it needs one agui.wire.EventDecoder per stream (H5/H2)",
-)
 async def test_raw_legacy_thinking_events_become_reasoning(server):
     updates, session = await _run(server, "legacy-thinking")
     assert [r.text for r in _of(updates, ReasoningEnded)] == ["Old producers think out loud."]
