@@ -1,0 +1,147 @@
+"""The upstream A2UI example surfaces (v0.8 and v0.9) through our store, renderer and types.
+
+Reads ../shared/upstream/a2ui/examples at test time (skipped when absent). Each
+v0.9 example is ``{name, description, messages}``; each v0.8 example is a bare
+list of messages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import msgspec
+import pytest
+from agui_generated import a2ui_v08, a2ui_v09
+from conftest import SHARED, shared_path
+
+from agui.a2ui import SurfaceStore, render_surface
+
+pytestmark = pytest.mark.upstream
+
+EXAMPLES = ("upstream", "a2ui", "examples")
+_ROOT = SHARED.joinpath(*EXAMPLES)
+FILES = sorted(p.relative_to(_ROOT).as_posix() for p in _ROOT.glob("v0_*/catalogs/*/examples/*.json"))
+# an error, missing-reference, cycle or bad-shape placeholder: never expected in upstream examples
+PLACEHOLDER = re.compile(r"<(missing|cycle|too deep|error|bad [a-z ]+|fn|render error):")
+
+
+def messages_of(rel: str) -> list:
+    data = json.loads(shared_path(*EXAMPLES, *rel.split("/")).read_text(encoding="utf-8"))
+    return data if isinstance(data, list) else data["messages"]
+
+
+def store_of(rel: str) -> SurfaceStore:
+    store = SurfaceStore()
+    for message in messages_of(rel):
+        store.apply(message)
+    return store
+
+
+def only_surface(rel: str):
+    store = store_of(rel)
+    assert store.problems == []
+    assert len(store.surfaces) == 1
+    return next(iter(store.surfaces.values()))
+
+
+def test_examples_are_present():
+    shared_path(*EXAMPLES)
+    assert len([f for f in FILES if f.startswith("v0_8/")]) >= 30
+    assert len([f for f in FILES if f.startswith("v0_9/")]) >= 40
+
+
+@pytest.mark.parametrize("rel", FILES or ["(none)"])
+def test_every_example_renders_without_problems(rel):
+    if rel == "(none)":
+        shared_path(*EXAMPLES)
+        pytest.skip("no A2UI examples found")
+    surface = only_surface(rel)
+    assert surface.problems == []
+    assert surface.version == ("v0.8" if rel.startswith("v0_8/") else "v0.9")
+    lines = render_surface(surface)
+    assert lines and any(line.strip() for line in lines)
+    assert [line for line in lines if PLACEHOLDER.search(line)] == []
+    assert render_surface(surface) == lines  # deterministic
+
+
+@pytest.mark.parametrize("rel", FILES or ["(none)"])
+def test_every_example_message_decodes_with_the_generated_types(rel):
+    if rel == "(none)":
+        shared_path(*EXAMPLES)
+        pytest.skip("no A2UI examples found")
+    module = a2ui_v08 if rel.startswith("v0_8/") else a2ui_v09
+    decoder = msgspec.json.Decoder(module.AgentMessage)
+    for message in messages_of(rel):
+        decoded = decoder.decode(json.dumps(message))
+        present = [f for f in decoded.__struct_fields__ if getattr(decoded, f) is not msgspec.UNSET]
+        assert len([f for f in present if f != "version"]) == 1
+
+
+def test_v09_template_example_exact_lines():
+    surface = only_surface("v0_9/catalogs/basic/examples/34_child-list-template.json")
+    assert render_surface(surface) == [
+        "  ### Dynamic Item List",
+        "  - Apple - Qty: 10",
+        "  - Banana - Qty: 5",
+        "  - Cherry - Qty: 20",
+    ]
+
+
+def test_v08_task_card_example_exact_lines():
+    surface = only_surface("v0_8/catalogs/basic/examples/07_task-card.json")
+    assert surface.root == "root"
+    assert render_surface(surface) == [
+        "  ### Review pull request",
+        "  Review and approve the authentication module changes.",
+        "  Today Backend",
+        "  :priority_high:",
+    ]
+
+
+def test_v09_software_purchase_example_exact_lines():
+    surface = only_surface("v0_9/catalogs/basic/examples/19_software-purchase.json")
+    assert render_surface(surface) == [
+        "  ### Purchase License",
+        "  ## Design Suite Pro",
+        "  --------------------",
+        "  Number of seats 10 seats",
+        "  Billing period",
+        "  (x) Annual",
+        "  ( ) Monthly",
+        "  --------------------",
+        "  #### Total $1,188.00/year",
+        "  [ Confirm Purchase ] [ Cancel ]",
+    ]
+
+
+def test_v09_modal_example_exact_lines():
+    surface = only_surface("v0_9/catalogs/basic/examples/36_modal.json")
+    assert render_surface(surface) == [
+        "## Modal Component Sample",
+        "[ Open Modal ]",
+        "> This is the content inside the modal.",
+    ]
+
+
+def test_v08_login_form_example_exact_lines():
+    surface = only_surface("v0_8/catalogs/minimal/examples/4_login_form.json")
+    assert render_surface(surface) == ["## Login", "Username: []", "Password: []", "[* Sign In *]"]
+
+
+def test_v09_incremental_example_builds_up_over_several_messages():
+    rel = "v0_9/catalogs/minimal/examples/7_incremental.json"
+    messages = messages_of(rel)
+    store = SurfaceStore()
+    seen = []
+    for message in messages:
+        store.apply(message)
+        surface = next(iter(store.surfaces.values()))
+        seen.append(len(render_surface(surface)))
+    assert seen == sorted(seen) and seen[-1] > seen[0]
+
+
+def test_examples_folder_layout_is_what_we_expect():
+    root = shared_path(*EXAMPLES)
+    assert isinstance(root, Path) and (root / "v0_9").is_dir() and (root / "v0_8").is_dir()
