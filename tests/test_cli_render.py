@@ -237,7 +237,7 @@ def test_call_tags_persist_across_runs_for_results():
     assert [str(x) for x in lines] == ["result  (1) delete → deleted"]
 
 
-def test_unclosed_items_are_flushed_as_unfinished_before_done():
+def test_unclosed_items_are_flushed_as_unfinished_before_a_fatal_error():
     ups = [
         u.TextStarted(message_id="m"),
         u.TextDelta(message_id="m", delta="Hal"),
@@ -247,11 +247,31 @@ def test_unclosed_items_are_flushed_as_unfinished_before_done():
         u.Done(outcome="failed", reason="truncated"),
     ]
     assert render_all(ups, GROUPED) == [
-        "error   protocol violation: stream ended (truncated_stream)",
         "text    Hal (unfinished)",
         'call    (1) slow {"se (unfinished)',
+        "error   protocol violation: stream ended (truncated_stream)",
         "done    failed: truncated",
     ]
+
+
+def test_open_items_flush_at_done_after_a_non_fatal_error():
+    ups = [
+        u.TextStarted(message_id="m"),
+        u.TextDelta(message_id="m", delta="Hal"),
+        u.ErrorUpdate(error=ProtocolViolation("x", "odd event")),
+        u.Done(outcome="failed", reason="truncated"),
+    ]
+    assert render_all(ups) == [
+        "error   protocol violation: odd event (x)",
+        "text    Hal (unfinished)",
+        "done    failed: truncated",
+    ]
+
+
+def test_render_a2ui_call_names_the_surface_instead_of_dumping_operations():
+    args = '{"surfaceId": "b", "a2ui_operations": [{"version": "v0.9", "deleteSurface": {"surfaceId": "b"}}]}'
+    ups = [u.ToolCallEnded(tool_call_id="c", name="render_a2ui", arguments=args)]
+    assert render_all(ups) == ["call    (1) render_a2ui surface b: deleteSurface"]
 
 
 def test_flush_after_a_dropped_stream_shows_open_items():

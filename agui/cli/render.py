@@ -329,6 +329,8 @@ class Renderer:
         tag = self.tag_of(up.tool_call_id)
         self._names.setdefault(up.tool_call_id, up.name)
         args = format_arguments(up.arguments, self.options.max_chars)
+        if up.name == "render_a2ui":
+            args = _render_a2ui_summary(up.arguments) or args
         name = sanitize(up.name)
         if self.options.in_order:
             return [Line("end", f"{tag} {name} {args}")]
@@ -437,7 +439,10 @@ class Renderer:
         return [Line("warn", f"{sanitize(up.message)} ({sanitize(up.code)}){at}")]
 
     def _on_ErrorUpdate(self, up: u.ErrorUpdate) -> list[Line]:
-        return [Line("error", format_error(up.error))]
+        # A fatal error ends the run: show what it cut off first.
+        lines = self.flush() if up.fatal else []
+        lines.append(Line("error", format_error(up.error)))
+        return lines
 
     def _on_Done(self, up: u.Done) -> list[Line]:
         lines = self.flush()
@@ -483,6 +488,23 @@ class Renderer:
             head = " ".join(x for x in (item.tag, sanitize(item.name), body) if x)
             return [Line("call", f"{head} (unfinished)")]
         return [Line(item.kind, f"{body} (unfinished)" if body else "(unfinished)")]
+
+
+def _render_a2ui_summary(arguments: str) -> str | None:
+    """``surface <id>: createSurface, ...`` for ``render_a2ui`` arguments that
+    carry A2UI operations (``a2ui_operations`` / ``operations``), else None:
+    the surface itself is drawn by the board panel, so the call line names
+    what it does instead of dumping the operations."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    ops = value.get("a2ui_operations", value.get("operations"))
+    if not isinstance(ops, list):
+        return None
+    return "surface " + _surface_summary(str(value.get("surfaceId", "?")), {"a2ui_operations": ops})
 
 
 def _surface_summary(message_id: str, content: Any) -> str:

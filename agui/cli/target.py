@@ -71,9 +71,10 @@ def describe_transport_error(error: BaseException, url: str) -> str:
         body = (getattr(error, "body", None) or "").strip().replace("\n", " ")
         body = f": {body[:200]}" if body else ""
         return f"HTTP {status} from {url}{body}"
-    if kind == "connect":
-        return f"cannot connect to {url} ({error})"
-    return f"{url}: {error}"
+    text = str(error)
+    if kind == "connect" and "cannot connect" not in text:
+        return f"cannot connect to {url}: {text}"
+    return text if url in text else f"{url}: {text}"
 
 
 @dataclass
