@@ -1,0 +1,401 @@
+"""Session over real loopback servers and replay: input, runs, cancellation, middleware."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from msgspec import UNSET
+
+from agui.errors import ResumeError
+from agui.middleware import FilterToolCallsMiddleware, Middleware
+from agui.server import BackgroundServer, create_app
+from agui.session import Session, SyncSession
+from agui.transports import HttpTransport, ReplayTransport
+from agui.types import (
+    ActivitySnapshotEvent,
+    Context,
+    RunAgentInput,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StateSnapshotEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    Tool,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+    UserMessage,
+)
+from agui.updates import (
+    Done,
+    RunStarted,
+    TextDelta,
+    TextEnded,
+    ToolCallStarted,
+    ToolResult,
+    WarningUpdate,
+)
+
+pytestmark = pytest.mark.timeout(30)
+
+
+class AgentLog:
+    """What the server-side agent saw (written from the server thread)."""
+
+    def __init__(self) -> None:
+        self.inputs: list[RunAgentInput] = []
+        self.exits: list[tuple[str, bool, str | None]] = []  # (run id, token tripped, reason)
+        self.exited = threading.Event()
+
+
+LOG = AgentLog()
+
+
+async def agent(run_input: RunAgentInput, emit, cancel) -> None:
+    """Echo agent; ``slow`` streams one delta then waits (for cancellation tests)."""
+    LOG.inputs.append(run_input)
+    tid, rid = run_input.thread_id, run_input.run_id
+    text = next(m.content for m in reversed(run_input.messages) if isinstance(m, UserMessage))
+    await emit(RunStartedEvent(thread_id=tid, run_id=rid))
+    mid = f"{rid}-reply"
+    await emit(TextMessageStartEvent(message_id=mid))
+    if text == "slow":
+        await emit(TextMessageContentEvent(message_id=mid, delta="thinking"))
+        try:
+            await asyncio.sleep(60)
+        finally:
+            LOG.exits.append((rid, cancel.cancelled, cancel.reason))
+            LOG.exited.set()
+    await emit(TextMessageContentEvent(message_id=mid, delta=f"echo: {text}"))
+    await emit(TextMessageEndEvent(message_id=mid))
+    await emit(StateSnapshotEvent(snapshot={"turns": len(LOG.inputs)}))
+    await emit(RunFinishedEvent(thread_id=tid, run_id=rid))
+
+
+@pytest.fixture(scope="module")
+def server():
+    with BackgroundServer(create_app(agent)) as srv:
+        yield srv
+
+
+@pytest.fixture
+def session(server) -> Session:
+    LOG.inputs.clear()
+    LOG.exits.clear()
+    LOG.exited.clear()
+    return Session(HttpTransport(server.url + "/agent"))
+
+
+async def wait_agent_exit() -> tuple[str, bool, str | None]:
+    assert await asyncio.to_thread(LOG.exited.wait, 10), "the agent task never exited"
+    LOG.exited.clear()
+    return LOG.exits[-1]
+
+
+# --- a plain conversation -----------------------------------------------------------
+
+
+async def test_send_adds_the_user_message_and_yields_typed_updates(session):
+    updates = await session.send("hello").collect()
+    run_id = LOG.inputs[0].run_id
+    assert isinstance(updates[0], RunStarted) and updates[0].run_id == run_id
+    assert TextEnded(f"{run_id}-reply", "echo: hello") in updates
+    assert updates[-1] == Done("success", run_id=run_id)
+    roles = [type(m).__name__ for m in session.messages]
+    assert roles == ["UserMessage", "AssistantMessage"]
+    assert session.state == {"turns": 1}
+
+
+async def test_outgoing_input_carries_configuration_and_a_fresh_run_id(server):
+    LOG.inputs.clear()
+    session = Session(
+        HttpTransport(server.url + "/agent"),
+        thread_id="thread-42",
+        tools=[{"name": "add_task", "description": "Add a task", "parameters": {"type": "object"}}],
+        context=[Context(description="user", value="Ada")],
+        state={"turns": 0},
+        forwarded_props={"a2uiAction": None, "tenant": "t"},
+    )
+    await session.send("one").wait()
+    await session.send("two").wait()
+    first, second = LOG.inputs
+    assert first.thread_id == second.thread_id == "thread-42"
+    assert first.run_id != second.run_id
+    assert first.protocol_version == "1.0"
+    assert first.tools == [
+        Tool(name="add_task", description="Add a task", parameters={"type": "object"})
+    ]
+    assert first.context == [Context(description="user", value="Ada")]
+    assert first.state == {"turns": 0}
+    assert second.state == {"turns": 1}  # the state the agent published, sent back
+    assert first.forwarded_props == {"a2uiAction": None, "tenant": "t"}
+    assert first.resume is UNSET
+    assert [m.content for m in second.messages if isinstance(m, UserMessage)] == ["one", "two"]
+
+
+async def test_defaults_send_empty_tools_and_context_and_no_state(session):
+    await session.send("x").wait()
+    sent = LOG.inputs[0]
+    assert (sent.tools, sent.context) == ([], [])
+    assert sent.state is UNSET and sent.forwarded_props is UNSET
+
+
+async def test_activity_messages_are_not_sent_back():
+    first = [
+        RunStartedEvent(thread_id="t", run_id="r1"),
+        ActivitySnapshotEvent(message_id="act1", activity_type="progress", content={"pct": 50}),
+        TextMessageStartEvent(message_id="m1"),
+        TextMessageEndEvent(message_id="m1"),
+        RunFinishedEvent(thread_id="t", run_id="r1"),
+    ]
+    transport = ReplayTransport(first)
+    session = Session(transport, thread_id="t")
+    await session.send("go").wait()
+    assert "act1" in [m.id for m in session.messages]
+    await session.send("again").wait()
+    assert "act1" not in [m.id for m in transport.requests[1].messages]
+    assert "m1" in [m.id for m in transport.requests[1].messages]
+
+
+async def test_overrides_replace_input_fields_and_unknown_ones_are_refused(session):
+    await session.run(run_id="my-run", forwarded_props={"x": 1}).wait()
+    assert (LOG.inputs[0].run_id, LOG.inputs[0].forwarded_props) == ("my-run", {"x": 1})
+    with pytest.raises(TypeError, match="not RunAgentInput fields: colour"):
+        session.run(colour="red")
+
+
+async def test_several_runs_in_one_response_are_applied_in_order():
+    events = []
+    for n in (1, 2):
+        events += [
+            RunStartedEvent(thread_id="t", run_id=f"r{n}"),
+            TextMessageStartEvent(message_id=f"m{n}"),
+            TextMessageContentEvent(message_id=f"m{n}", delta=f"run {n}"),
+            TextMessageEndEvent(message_id=f"m{n}"),
+            RunFinishedEvent(thread_id="t", run_id=f"r{n}", result=n),
+        ]
+    session = Session(ReplayTransport(events), thread_id="t")
+    updates = await session.send("history").collect()
+    dones = [u for u in updates if isinstance(u, Done)]
+    assert dones == [Done("success", result=1, run_id="r1"), Done("success", result=2, run_id="r2")]
+    assert [session.conversation.text_of(f"m{n}") for n in (1, 2)] == ["run 1", "run 2"]
+    assert updates.index(dones[0]) < updates.index(TextDelta("m2", "run 2"))
+
+
+# --- cancellation ----------------------------------------------------------------------
+
+
+async def test_break_and_aclose_cancel_the_run_and_trip_the_agent_token(session):
+    run = session.send("slow")
+    async for update in run:
+        if isinstance(update, TextDelta):
+            break
+    await run.aclose()
+    run_id, tripped, reason = await wait_agent_exit()
+    assert run_id == run.input.run_id
+    assert tripped is True  # tripped by the time the agent's task exited
+    assert reason == "client disconnected"
+    assert run.done == Done("cancelled", reason="cancelled by client", run_id=run_id)
+    assert session.conversation.outcome == "cancelled"
+
+    after = await session.send("next").collect()  # the session stays usable
+    assert after[-1].outcome == "success"
+    assert TextEnded(f"{after[-1].run_id}-reply", "echo: next") in after
+
+
+async def test_async_with_closes_the_run_on_exit(session):
+    async with session.send("slow") as run:
+        async for update in run:
+            if isinstance(update, TextDelta):
+                break
+    _, tripped, _ = await wait_agent_exit()
+    assert tripped and run.done.outcome == "cancelled"
+
+
+async def test_cancelling_the_consuming_task_closes_the_response(session):
+    seen = asyncio.Event()
+
+    async def consume():
+        async for update in session.send("slow"):
+            if isinstance(update, TextDelta):
+                seen.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(seen.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    _, tripped, _ = await wait_agent_exit()
+    assert tripped
+    assert session.last_run.done.outcome == "cancelled"
+    assert (await session.send("again").wait()).outcome == "success"
+
+
+async def test_a_run_left_by_break_alone_is_closed_when_the_next_run_starts(session):
+    first = session.send("slow")
+    async for update in first:
+        if isinstance(update, TextDelta):
+            break
+    assert first.done is None  # still open: nothing closed it yet
+    second = await session.send("next").collect()
+    assert first.done.outcome == "cancelled"
+    assert (await wait_agent_exit())[1] is True
+    assert second[-1].outcome == "success"
+
+
+async def test_nothing_after_the_drop_is_applied():
+    events = [
+        RunStartedEvent(thread_id="t", run_id="r1"),
+        TextMessageStartEvent(message_id="m1"),
+        TextMessageContentEvent(message_id="m1", delta="kept"),
+        TextMessageContentEvent(message_id="m1", delta=" dropped"),
+        TextMessageEndEvent(message_id="m1"),
+        RunFinishedEvent(thread_id="t", run_id="r1"),
+    ]
+    transport = ReplayTransport(events)
+    session = Session(transport, thread_id="t")
+    async with session.send("go") as run:
+        async for update in run:
+            if update == TextDelta("m1", "kept"):
+                break
+    assert session.conversation.text_of("m1") == "kept"
+    assert run.done.outcome == "cancelled"
+    assert [type(u) for u in await run.collect()] == []  # a closed run yields nothing more
+
+
+# --- middleware and subscribers --------------------------------------------------------
+
+TOOL_RUN = [
+    RunStartedEvent(thread_id="t", run_id="r1"),
+    ToolCallStartEvent(tool_call_id="c1", tool_call_name="add_task"),
+    ToolCallArgsEvent(tool_call_id="c1", delta="{}"),
+    ToolCallEndEvent(tool_call_id="c1"),
+    ToolCallStartEvent(tool_call_id="c2", tool_call_name="delete_everything"),
+    ToolCallArgsEvent(tool_call_id="c2", delta="{}"),
+    ToolCallEndEvent(tool_call_id="c2"),
+    ToolCallResultEvent(message_id="res2", tool_call_id="c2", content="gone"),
+    RunFinishedEvent(thread_id="t", run_id="r1"),
+]
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"disallowed": ["delete_everything"]}, {"allowed": ["add_task"]}]
+)
+async def test_filter_tool_calls_middleware_drops_blocked_calls(kwargs):
+    mw = FilterToolCallsMiddleware(**kwargs)
+    session = Session(ReplayTransport(TOOL_RUN), thread_id="t", middleware=[mw])
+    updates = await session.send("go").collect()
+    started = [u.tool_call_id for u in updates if isinstance(u, ToolCallStarted)]
+    assert started == ["c1"]
+    assert not any(isinstance(u, ToolResult) for u in updates)
+    assert mw.blocked_ids == {"c2"}
+    assert updates[-1].outcome == "success"
+
+
+def test_filter_tool_calls_needs_exactly_one_list():
+    with pytest.raises(ValueError):
+        FilterToolCallsMiddleware()
+    with pytest.raises(ValueError):
+        FilterToolCallsMiddleware(allowed=["a"], disallowed=["b"])
+
+
+async def test_middleware_modifies_input_and_transforms_events(server):
+    LOG.inputs.clear()
+
+    class Shout(Middleware):
+        def on_input(self, run_input):
+            import msgspec
+
+            return msgspec.structs.replace(run_input, forwarded_props={"via": "middleware"})
+
+        def on_event(self, event):
+            if isinstance(event, TextMessageContentEvent):
+                return TextMessageContentEvent(
+                    message_id=event.message_id, delta=event.delta.upper()
+                )
+            return event
+
+    async def tag_calls(run_input, next):
+        async for event in next(run_input):
+            yield event
+
+    session = Session(HttpTransport(server.url + "/agent"), middleware=[Shout(), tag_calls])
+    updates = await session.send("quiet").collect()
+    assert LOG.inputs[0].forwarded_props == {"via": "middleware"}
+    assert TextEnded(f"{LOG.inputs[0].run_id}-reply", "ECHO: QUIET") in updates
+
+
+async def test_middleware_path_keeps_decode_warnings():
+    frames = [
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r1"}',
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r1","futureField":1}',
+    ]
+    plain = await Session(ReplayTransport(frames), thread_id="t").send("x").collect()
+    wrapped = (
+        await Session(ReplayTransport(frames), thread_id="t", middleware=[Middleware()])
+        .send("x")
+        .collect()
+    )
+    assert plain == wrapped
+    assert any(isinstance(u, WarningUpdate) for u in wrapped)
+
+
+async def test_subscribers_see_every_update(session):
+    seen = []
+    unsubscribe = session.subscribe(seen.append)
+    updates = await session.send("hi").collect()
+    assert seen == updates
+    unsubscribe()
+    await session.send("again").wait()
+    assert seen == updates
+
+
+async def test_send_while_interrupted_is_refused_before_sending():
+    paused = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r1"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r1",
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [{"id": "i1", "reason": "confirmation"}],
+            },
+        },
+    ]
+    transport = ReplayTransport(paused)
+    session = Session(transport, thread_id="t")
+    await session.send("go").wait()
+    with pytest.raises(ResumeError, match="i1"):
+        session.send("ignore it")
+    with pytest.raises(ResumeError, match="i1"):
+        session.run(resume=[])
+    run = session.run(resume=[{"interruptId": "i1", "status": "cancelled"}])
+    assert run.input.resume[0].status == "cancelled"
+    assert len(transport.requests) == 1
+
+
+# --- sync facade -----------------------------------------------------------------------
+
+
+def test_sync_session_for_scripts(server):
+    LOG.inputs.clear()
+    with SyncSession(HttpTransport(server.url + "/agent"), thread_id="sync") as session:
+        updates = session.send("from a script").collect()
+        assert updates[-1].outcome == "success"
+        with session.send("slow") as run:
+            for update in run:
+                if isinstance(update, TextDelta):
+                    break
+        assert run.done.outcome == "cancelled"
+        assert LOG.exited.wait(10)
+        assert session.send("after").wait().outcome == "success"
+        assert [m.content for m in session.messages if isinstance(m, UserMessage)] == [
+            "from a script",
+            "slow",
+            "after",
+        ]
