@@ -226,3 +226,19 @@ async def test_raw_null_metadata_is_a_decode_error_naming_the_field(server):
     updates, _session = await _run(server, "null-metadata")
     (error,) = _errors(updates, DecodeError)
     assert "metadata" in error.path
+
+
+async def test_raw_connection_dropped_mid_frame_is_a_truncation_and_keeps_prior_text(server):
+    updates, session = await _run(server, "reset-mid-frame")
+    (error,) = _errors(updates, TransportError)
+    assert error.kind == "truncated"
+    assert _outcomes(updates) == ["failed"]
+    assert [u.delta for u in updates if type(u).__name__ == "TextDelta"] == ["Half a "]
+    assert _texts(session) == ["Half a "]
+
+
+async def test_raw_json_body_instead_of_sse_fails_the_run_with_nothing_applied(server):
+    updates, session = await _run(server, "json-instead-of-sse")
+    assert _codes(updates) == ["truncated_stream"]
+    assert _outcomes(updates) == ["failed"]
+    assert _texts(session) == []

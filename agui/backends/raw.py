@@ -37,7 +37,9 @@ class RawStream:
 
     ``writes(thread_id, run_id)`` yields the network writes (bytes) in order;
     ``pause`` is the delay in seconds between two writes; ``status`` and
-    ``media_type`` are the HTTP response's.
+    ``media_type`` are the HTTP response's. ``abort``: after the last write the
+    connection is dropped without ending the HTTP body (no final chunk), as a
+    crashed producer or a proxy cutting the line would.
     """
 
     name: str
@@ -47,6 +49,7 @@ class RawStream:
     pause: float = 0.0
     status: int = 200
     media_type: str = "text/event-stream"
+    abort: bool = False
 
 
 def _json(obj: Any) -> str:
@@ -254,6 +257,21 @@ def _two_runs_one_stream(t: str, r: str) -> Iterator[bytes]:
     ])
 
 
+def _reset_mid_frame(t: str, r: str) -> Iterator[bytes]:
+    yield from _frames([
+        _started(t, r),
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Half a "},
+    ])
+    yield b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"sent'
+
+
+def _json_instead_of_sse(t: str, r: str) -> Iterator[bytes]:
+    yield _json({"threadId": t, "runId": r, "messages": [
+        {"id": "m1", "role": "assistant", "content": "I answer in plain JSON."}
+    ]}).encode()
+
+
 def _null_metadata(t: str, r: str) -> Iterator[bytes]:
     yield from _frames([
         _started(t, r),
@@ -310,6 +328,12 @@ _STREAMS = [
               "status 500, body kept", _http_500, status=500, media_type="application/json"),
     RawStream("two-runs-one-stream", "two sequential runs in one response (legal, but rare)",
               "both runs applied, two Done updates", _two_runs_one_stream),
+    RawStream("reset-mid-frame", "the connection drops inside a frame, the HTTP body never "
+              "ends (no final chunk)", "TransportError kind truncated, Done(failed); the text "
+              "applied before the cut is kept", _reset_mid_frame, pause=0.01, abort=True),
+    RawStream("json-instead-of-sse", "200 application/json (a non-streaming endpoint), no SSE "
+              "frames at all", "Done(failed): no run was started, nothing applied",
+              _json_instead_of_sse, media_type="application/json"),
     RawStream("null-metadata", "metadata: null (0.x and 1.0 both reject it)",
               "a DecodeError for the malformed field", _null_metadata),
 ]
@@ -362,12 +386,34 @@ async def raw_endpoint(request: Any) -> Any:
             {"error": "unknown raw stream", "streams": sorted(RAW_STREAMS)}, status_code=404
         )
     thread_id, run_id = await _ids(request)
+    if stream.abort:
+        return _AbortingResponse(stream, thread_id, run_id)
     return StreamingResponse(
         _send(stream, thread_id, run_id),
         status_code=stream.status,
         media_type=stream.media_type,
         headers={"Cache-Control": "no-cache"},
     )
+
+
+class _AbortingResponse:
+    """ASGI response that sends the stream's writes, then returns without the
+    final ``more_body=False`` message: the server closes the connection with
+    the chunked body unfinished (uvicorn logs one error line about it)."""
+
+    def __init__(self, stream: RawStream, thread_id: str, run_id: str) -> None:
+        self.stream, self.thread_id, self.run_id = stream, thread_id, run_id
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await send({
+            "type": "http.response.start",
+            "status": self.stream.status,
+            "headers": [(b"content-type", self.stream.media_type.encode()),
+                        (b"cache-control", b"no-cache")],
+        })
+        async for chunk in _send(self.stream, self.thread_id, self.run_id):
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await asyncio.sleep(self.stream.pause)  # let the last write leave before the cut
 
 
 async def raw_index(request: Any) -> Any:
