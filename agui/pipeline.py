@@ -66,9 +66,9 @@ _MODES = ("strict", "tolerant", "off")
 _VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
 _DEFAULT_MAX_FRAME = 10 * 1024 * 1024
 
-_RUN_STARTED = T.RunStartedEvent
-_RUN_FINISHED = T.RunFinishedEvent
-_RUN_ERROR = T.RunErrorEvent
+_CHUNK_CLASSES = frozenset(
+    {T.TextMessageChunkEvent, T.ToolCallChunkEvent, T.ReasoningMessageChunkEvent}
+)
 
 
 class Pipeline:
@@ -93,6 +93,7 @@ class Pipeline:
 
     __slots__ = (
         "_apply",
+        "_chunked",
         "_decode",
         "_events",
         "_finished",
@@ -128,6 +129,7 @@ class Pipeline:
         self._verifier = Verifier() if verify != "off" else None
         self._events: list[Any] | None = [] if keep_events else None
         self._finished = False
+        self._chunked = False
         self._in_pos = 0
         self._out_pos = 0
         self._run_open = False
@@ -257,6 +259,12 @@ class Pipeline:
     def _event(self, event: Any, out: list[Update]) -> None:
         pos = self._in_pos
         self._in_pos = pos + 1
+        if not self._chunked and type(event) not in _CHUNK_CLASSES:
+            # no chunk stream can be open before the first chunk: the normalizer
+            # would pass the event through unchanged
+            self._deliver(event, out)
+            return
+        self._chunked = True
         events, violations = self._norm.feed(event, pos)
         if violations:
             for v in violations:
@@ -266,6 +274,8 @@ class Pipeline:
             self._deliver(ev, out)
             if self._finished:
                 return
+        if type(event) not in _CHUNK_CLASSES and not self._norm.open_streams:
+            self._chunked = False
 
     def _deliver(self, ev: Any, out: list[Update]) -> None:
         verifier = self._verifier
@@ -273,30 +283,34 @@ class Pipeline:
         self._out_pos = pos + 1
         if verifier is not None:
             violation = verifier.check(ev, pos)
-            if violation is not None and self._violation(violation, out):
-                return
             if violation is not None:
+                self._violation(violation, out)
                 return
         if self._events is not None:
             self._events.append(ev)
         updates = self._apply(ev)
         if updates:
             out.extend(updates)
-        cls = type(ev)
-        if cls is _RUN_STARTED:
-            self._run_open = True
-            self._runs_seen += 1
-            version = ev.protocol_version
-            if version is not UNSET:
-                self._check_version(version, out)
-        elif cls is _RUN_FINISHED:
-            self._run_open = False
-            self._runs_seen += 1
-            out.append(self._done_for_finish())
-        elif cls is _RUN_ERROR:
-            self._run_open = False
-            self._runs_seen += 1
-            out.append(Done("failed", reason=ev.message, run_id=self.conversation.run_id))
+        special = _SPECIAL.get(type(ev))
+        if special is not None:
+            special(self, ev, out)
+
+    def _on_run_started(self, ev: Any, out: list[Update]) -> None:
+        self._run_open = True
+        self._runs_seen += 1
+        version = ev.protocol_version
+        if version is not UNSET:
+            self._check_version(version, out)
+
+    def _on_run_finished(self, ev: Any, out: list[Update]) -> None:
+        self._run_open = False
+        self._runs_seen += 1
+        out.append(self._done_for_finish())
+
+    def _on_run_error(self, ev: Any, out: list[Update]) -> None:
+        self._run_open = False
+        self._runs_seen += 1
+        out.append(Done("failed", reason=ev.message, run_id=self.conversation.run_id))
 
     def _done_for_finish(self) -> Done:
         conv = self.conversation
@@ -352,6 +366,13 @@ class Pipeline:
                     "protocolVersion",
                 )
             )
+
+
+_SPECIAL = {
+    T.RunStartedEvent: Pipeline._on_run_started,
+    T.RunFinishedEvent: Pipeline._on_run_finished,
+    T.RunErrorEvent: Pipeline._on_run_error,
+}
 
 
 def _parse_version(value: Any) -> tuple[int, int] | None:
