@@ -192,3 +192,17 @@ def test_raw_oversized_frame_goes_past_the_cap_lazily():
 def test_raw_streams_carry_the_requested_ids():
     body = stream_bytes("crlf-framing", "T-1", "R-1")
     assert b'"threadId":"T-1","runId":"R-1"' in body and b"\r\n\r\n" in body
+
+
+def test_task_board_operations_are_valid_a2ui_v09_messages():
+    from agui_generated import a2ui_v09 as A
+
+    tasks = [{"id": 1, "title": "a", "done": True}, {"id": 2, "title": "b", "done": False}]
+    create, update, data = task_board.board_operations(tasks)
+    surface = msgspec.convert(create, A.CreateSurfaceMessage).create_surface
+    assert (surface.surface_id, surface.catalog_id) == ("task-board", task_board.BASIC_CATALOG_ID)
+    components = msgspec.convert(update, A.UpdateComponentsMessage).update_components.components
+    assert [type(c).__name__ for c in components] == ["Column", "Text", "Text", "List", "CheckBox"]
+    assert components[0].id == "root"
+    model = msgspec.convert(data, A.UpdateDataModelMessage).update_data_model
+    assert (model.path, model.value["summary"]) == ("/", "2 tasks, 1 done")
