@@ -141,3 +141,15 @@ def test_drift_check_is_registered_with_nox_drift():
     assert (result.name, result.differences, result.unexplained) == (
         "task-board tools fixture vs agent", [], []
     )
+
+
+def test_nox_drift_fails_when_the_fixture_and_the_agent_disagree(tmp_path, monkeypatch, capsys):
+    drift = _tool("drift")
+    bad = tmp_path / "task-board-tools.json"
+    bad.write_text(json.dumps([{"name": "add_task", "description": "x"}]), encoding="utf-8")
+    monkeypatch.setattr(drift_tools, "FIXTURE", bad)
+    assert drift.run_checks([drift_tools.task_board_tools_check]) == 1
+    out = capsys.readouterr().out
+    assert "DRIFT" in out and "'complete_task': the agent needs it, the fixture lacks it" in out
+    monkeypatch.undo()
+    assert drift.run_checks([drift_tools.task_board_tools_check]) == 0
