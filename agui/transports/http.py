@@ -7,6 +7,8 @@ response body is yielded as raw bytes for the session's SSE reader.
 
 from __future__ import annotations
 
+import functools
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -35,6 +37,9 @@ class HttpTransport:
         client: an ``httpx.AsyncClient`` to reuse (you close it). By default
             each run opens and closes its own client, so a transport can be
             used from several event loops (e.g. :class:`agui.session.SyncSession`).
+        verify: TLS verification as httpx takes it (``True`` = the system
+            CA bundle, via one SSL context shared by every transport; an
+            ``ssl.SSLContext``; or ``False``).
 
     ``stream(run_input)`` raises :class:`TransportError`:
     ``http_status`` (non-2xx; ``.status``, ``.body`` = first 2 KiB of the body),
@@ -51,6 +56,7 @@ class HttpTransport:
         timeout: float | httpx.Timeout | None = None,
         *,
         client: httpx.AsyncClient | None = None,
+        verify: bool | ssl.SSLContext = True,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
@@ -61,6 +67,7 @@ class HttpTransport:
         else:
             self.timeout = httpx.Timeout(timeout)
         self._client = client
+        self.verify = verify
 
     def request_headers(self) -> dict[str, str]:
         """Headers sent with every request (user headers, then the forced two)."""
@@ -78,7 +85,10 @@ class HttpTransport:
         it) closes the HTTP response and the connection.
         """
         body = encode_run_input(run_input)
-        client = self._client or httpx.AsyncClient(timeout=self.timeout)
+        client = self._client
+        if client is None:
+            verify = _default_ssl_context() if self.verify is True else self.verify
+            client = httpx.AsyncClient(timeout=self.timeout, verify=verify)
         try:
             try:
                 async with client.stream(
@@ -103,8 +113,14 @@ class HttpTransport:
             except httpx.HTTPError as exc:
                 raise _wrap(exc, self.url) from exc
         finally:
-            if self._client is None:
+            if client is not self._client:
                 await client.aclose()
+
+
+@functools.cache
+def _default_ssl_context() -> ssl.SSLContext:
+    """One verifying SSL context for all transports (building one costs ~50 ms)."""
+    return httpx.create_ssl_context()
 
 
 async def _status_error(response: httpx.Response) -> TransportError:
