@@ -429,7 +429,8 @@ class Renderer:
         on = ""
         if call:
             name = self._names.get(call)
-            on = f" on {self.tag_of(call)}" + (f" {sanitize(name)}" if name else "")
+            # a call this renderer saw is named by its tag, any other by its id
+            on = f" on {self.tag_of(call)} {sanitize(name)}" if name else f" on {sanitize(call)}"
         message = _attr(interrupt, "message")
         msg = f": {sanitize(message)}" if message else ""
         return f"{iid} {reason}{on}{msg}"

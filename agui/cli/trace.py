@@ -12,9 +12,10 @@ Lines::
 
     send    POST /agent run-1: user "approve" (1 message, 0 tools)
     recv    {"type":"RUN_STARTED","threadId":"thread-1","runId":"run-1"}
-    pause   run-1-approve-delete_file tool_call: Delete /tmp/old.log?
+    pause   run-1-approve-delete_file tool_call on run-1-call-1: Delete /tmp/old.log?
     answer  run-1-approve-delete_file yes
-    send    POST /agent run-2: resume 2 answers (4 messages)
+    send    POST /agent run-2: resume 2 answers (2 messages)
+    send      {"interruptId": "run-1-approve-delete_file", "status": "resolved", ...}
     error   decode error: ...   (a frame that is not a valid event)
 """
 
@@ -25,7 +26,7 @@ import asyncio
 from typing import Any
 
 from agui.cli.io import CliError, Console
-from agui.cli.render import Line, Renderer, format_error
+from agui.cli.render import Line, Renderer, format_error, format_json
 from agui.cli.sanitize import sanitize
 
 __all__ = ["first_input", "run_trace", "trace"]
@@ -99,6 +100,8 @@ async def trace(
     """Trace ``line`` and every resume round trip. Returns the exit code (0)."""
     from urllib.parse import urlsplit
 
+    import msgspec
+
     from agui.cli.watch import ask_answers
     from agui.errors import ResumeError
     from agui.interrupts import interrupts_of, resume_run
@@ -131,7 +134,11 @@ async def trace(
                     "send",
                     f"POST {path} {run_input.run_id}: resume {len(run_input.resume)} "
                     f"answers ({len(run_input.messages)} messages)",
-                )
+                ),
+                *(
+                    Line("send", "  " + format_json(msgspec.to_builtins(entry)))
+                    for entry in run_input.resume
+                ),
             ]
         )
         events = await _stream(transport, run_input, console, url)
