@@ -233,13 +233,13 @@ def resume_run(
 
 
 def _apply_all(conversation: Any, events: list[Any]) -> None:
-    """Apply events (normalized first, unverified) to a conversation."""
-    from agui.normalize import Normalizer
-    from agui.wire import decode_event
+    """Apply a run's events (structs or wire dicts) to a conversation through
+    an unverifying pipeline (chunks are expanded, bad frames skipped)."""
+    from agui.pipeline import Pipeline
 
-    normalizer = Normalizer()
+    pipeline = Pipeline(conversation, verify="off")
     for event in events:
         if isinstance(event, Mapping):
-            event = decode_event(msgspec.json.encode(event))
-        for out in normalizer.feed(event).events:
-            conversation.apply(out)
+            pipeline.feed_data(msgspec.json.encode(event))
+        else:
+            pipeline.feed_event(event)

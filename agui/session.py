@@ -378,6 +378,7 @@ class Session:
         side: list[tuple[str, Any]] = []
         stream = self._open(run.input, side)
         run_open = False
+        ended = 0  # runs of this response that reached their Done
         try:
             try:
                 async for item in stream:
@@ -391,6 +392,8 @@ class Session:
                         updates += pipeline.feed_event(item)
                     for update in updates:
                         run_open = _track(update, run_open)
+                        if isinstance(update, Done):
+                            ended += 1
                         run._record(update)
                         await self._notify(update)
                         yield update
@@ -403,7 +406,7 @@ class Session:
                         await self._notify(update)
                         yield update
             except TransportError as exc:
-                for update in self._transport_failure(pipeline, exc, run_open):
+                for update in self._transport_failure(pipeline, exc, run_open, ended):
                     run._record(update)
                     await self._notify(update)
                     yield update
@@ -421,19 +424,20 @@ class Session:
                     self._active = None
 
     def _transport_failure(
-        self, pipeline: Any, exc: TransportError, run_open: bool
+        self, pipeline: Any, exc: TransportError, run_open: bool, ended: int
     ) -> list[Update]:
-        """Updates for a transport error: fatal while a run is open (or before any)."""
+        """Updates for a transport error.
+
+        Fatal (``ErrorUpdate(fatal=True)`` + ``Done(failed)``) while a run is
+        open or before any run of this response ended; after the response's
+        runs have all ended only the tail was lost: a non-fatal ErrorUpdate.
+        """
         conversation = self.conversation
-        ran_before = pipeline.finished or conversation.run_id is not None
         pipeline.cancel("transport failed")
-        if run_open or not ran_before or conversation.outcome is None:
+        if run_open or ended == 0:
             conversation.outcome = "failed"
-            return [
-                ErrorUpdate(exc, fatal=True),
-                Done("failed", reason=str(exc), run_id=conversation.run_id if run_open else None),
-            ]
-        # every run of the response had already ended: the loss is only the tail
+            run_id = conversation.run_id if run_open else None
+            return [ErrorUpdate(exc, fatal=True), Done("failed", reason=str(exc), run_id=run_id)]
         return [ErrorUpdate(exc, fatal=False)]
 
     def _open(self, run_input: Any, side: list[tuple[str, Any]]) -> AsyncIterator[Any]:

@@ -399,3 +399,52 @@ def test_sync_session_for_scripts(server):
             "slow",
             "after",
         ]
+
+
+# --- a user-written transport ----------------------------------------------------------
+
+
+class FlakyTransport:
+    """A hand-written Transport: the protocol is one async-generator method."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def stream(self, run_input):
+        from agui.errors import TransportError
+
+        self.calls += 1
+        rid = run_input.run_id
+        started = RunStartedEvent(thread_id=run_input.thread_id, run_id=rid)
+        finished = RunFinishedEvent(thread_id=run_input.thread_id, run_id=rid)
+        if self.calls == 1:
+            yield started
+            yield finished
+        elif self.calls == 2:
+            yield started
+            raise TransportError("connection reset by peer", kind="reset")
+        else:
+            yield started
+            yield finished
+            raise TransportError("reset after the run ended", kind="reset")
+
+
+async def test_transport_error_mid_run_fails_that_run_even_after_earlier_runs():
+    from agui.errors import TransportError
+    from agui.updates import ErrorUpdate
+
+    session = Session(FlakyTransport(), thread_id="t")
+    assert (await session.send("one").wait()).outcome == "success"
+
+    second = session.send("two")
+    updates = await second.collect()
+    error, done = updates[-2:]
+    assert isinstance(error, ErrorUpdate) and error.fatal
+    assert isinstance(error.error, TransportError) and error.error.kind == "reset"
+    assert done == Done("failed", reason="connection reset by peer", run_id=second.input.run_id)
+    assert session.conversation.outcome == "failed"
+
+    third = await session.send("three").collect()
+    assert [type(u).__name__ for u in third] == ["RunStarted", "Done", "ErrorUpdate"]
+    assert third[1].outcome == "success"
+    assert third[2].fatal is False  # only the tail after a finished run was lost
