@@ -240,3 +240,29 @@ def test_event_encoder_frames_one_event_per_sse_frame():
     assert frames(frame.decode()) == [
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "a\nb"}
     ]
+
+
+def test_guard_judges_chunks_by_their_expansion_and_rolls_back_refusals():
+    from agui.server import Guard
+    from agui.types import TextMessageChunkEvent, ToolCallChunkEvent
+
+    guard = Guard()
+    guard.admit(RunStartedEvent(thread_id="t", run_id="r"))
+    guard.admit(TextMessageChunkEvent(message_id="m1", delta="hi"))
+    with pytest.raises(GuardError) as info:
+        guard.admit(ToolCallChunkEvent(delta="{}"))  # opens a call without an id
+    assert info.value.violation.code == "chunk_missing_id"
+    guard.admit(TextMessageChunkEvent(delta=" there"))  # the text lane is still open
+    assert guard.allows(RunFinishedEvent(thread_id="t", run_id="r"))  # END is implied
+    assert not guard.allows(RunStartedEvent(thread_id="t", run_id="r2"))
+    guard.admit(RunFinishedEvent(thread_id="t", run_id="r"))
+    assert (guard.run_open, guard.count, guard.finish()) == (False, 4, None)
+
+
+def test_guard_reports_truncation_at_finish():
+    from agui.server import Guard
+
+    guard = Guard()
+    guard.admit(RunStartedEvent(thread_id="t", run_id="r"))
+    assert guard.run_open
+    assert guard.finish().code == "truncated_stream"

@@ -60,13 +60,15 @@ class Guard:
 
     def allows(self, event: Any) -> bool:
         """Would ``event`` be admitted now? (no state change)"""
-        snapshot = copy.deepcopy((self._normalizer, self._verifier, self._chunked))
+        snapshot = copy.deepcopy((self._normalizer, self._verifier))
+        position, chunked = self._position, self._chunked
         try:
             self.admit(event)
         except GuardError:
             return False
         finally:
-            self._normalizer, self._verifier, self._chunked = snapshot
+            self._normalizer, self._verifier = snapshot
+            self._position, self._chunked = position, chunked
         return True
 
     def admit(self, event: Any) -> None:
