@@ -226,3 +226,23 @@ async def test_default_is_a_well_behaved_text_turn_echoing_the_user(server):
     assert [type(u).__name__ for u in _of(updates, ErrorUpdate)] == []
     assert _of(updates, Done)[-1].outcome == "success"
     assert [message_role(m) for m in session.conversation.messages] == ["user", "assistant"]
+
+
+async def test_busy_resume_without_the_first_halfs_state_fails_with_missing_state(server):
+    session = _session(server)
+    await _collect(session.send("busy a, b"))
+    (interrupt,) = session.pending_interrupts
+    updates = await _collect(session.resume({interrupt.id: resolved()}, state={}))
+    (error,) = [u.error for u in _of(updates, ErrorUpdate) if isinstance(u.error, RunError)]
+    assert error.code == "missing_state"
+    assert _of(updates, Done)[-1].outcome == "failed"
+
+
+async def test_busy_resume_cancelled_leaves_the_tasks_open(server):
+    session = _session(server)
+    await _collect(session.send("busy a, b"))
+    (interrupt,) = session.pending_interrupts
+    updates = await _collect(session.resume({interrupt.id: cancelled()}))
+    assert [t.text for t in _of(updates, TextEnded)] == ["Stopped; 2 tasks left open."]
+    assert _of(updates, Done)[-1].result == {"finished": []}
+    assert [t["done"] for t in session.conversation.state["tasks"]] == [False, False]
