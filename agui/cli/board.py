@@ -105,11 +105,12 @@ class BoardPanel:
     message_count: int
     board: BoardState
     surfaces: dict[str, list[str]] = field(default_factory=dict)
+    pending_interrupts: int = 0
 
     def lines(self) -> list[Line]:
         """The panel as labelled lines (all agent text sanitised):
 
-        ``board`` run, thread and message count; ``tasks`` one row per task
+        ``board`` run, thread, message count and pending interrupts; ``tasks`` one row per task
         (``[x]`` done, ``[ ]`` open); ``state`` the JSON of a state that is not a
         task board (or its other keys); ``surface`` each surface id, then its
         rendered lines indented.
@@ -118,7 +119,13 @@ class BoardPanel:
         run = sanitize(self.run_id) if self.run_id else "(none)"
         thread = f" · thread {sanitize(self.thread_id)}" if self.thread_id else ""
         plural = "" if self.message_count == 1 else "s"
-        out.append(Line("board", f"run {run}{thread} · {self.message_count} message{plural}"))
+        waiting = ""
+        if self.pending_interrupts:
+            n = self.pending_interrupts
+            waiting = f" · waiting on {n} interrupt{'' if n == 1 else 's'}"
+        out.append(
+            Line("board", f"run {run}{thread} · {self.message_count} message{plural}{waiting}")
+        )
         b = self.board
         if b.tasks is not None:
             if not b.tasks:
@@ -156,4 +163,5 @@ def panel_from_conversation(conversation: Any) -> BoardPanel:
         message_count=len(messages),
         board=BoardState.from_state(getattr(conversation, "state", None)),
         surfaces=surface_lines(messages),
+        pending_interrupts=len(getattr(conversation, "pending_interrupts", None) or ()),
     )

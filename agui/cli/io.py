@@ -98,8 +98,11 @@ class Console:
         try:
             line = self.stdin.readline()
         except KeyboardInterrupt:
-            return None
+            line = ""
         if line == "":
+            if self.interactive and prompt:  # Ctrl-D: end the prompt's line
+                self.stdout.write("\n")
+                self.stdout.flush()
             return None
         return line.rstrip("\r\n")
 

@@ -197,6 +197,7 @@ class Renderer:
         self._names: dict[str, str] = {}
         self._pending: tuple[str, str] | None = None  # in-order: (kind, id) of the joined line
         self._pending_parts: list[str] = []
+        self._error_texts: set[str] = set()  # the last error's texts (a Done repeating one is cut)
 
     # -- public ---------------------------------------------------------
 
@@ -443,12 +444,16 @@ class Renderer:
         # A fatal error ends the run: show what it cut off first.
         lines = self.flush() if up.fatal else []
         lines.append(Line("error", format_error(up.error)))
+        err = up.error
+        self._error_texts = {str(err), str(getattr(err, "message", "") or "")} - {""}
         return lines
 
     def _on_Done(self, up: u.Done) -> list[Line]:
         lines = self.flush()
         body = up.outcome
-        if up.reason:
+        if up.reason and up.reason in self._error_texts:
+            body += " (see the error above)"
+        elif up.reason:
             body += f": {sanitize(up.reason)}"
         if up.pending_tool_call_ids:
             ids = ", ".join(sanitize(i) for i in up.pending_tool_call_ids)
@@ -456,6 +461,7 @@ class Renderer:
         if up.result is not None:
             body += f" result {format_json(up.result, self.options.max_chars)}"
         lines.append(Line("done", body))
+        self._error_texts = set()
         return lines
 
     # -- helpers -----------------------------------------------------------
