@@ -268,3 +268,22 @@ def test_render_is_deterministic_and_does_not_change_the_surface():
     before = (dict(s.components), repr(s.data_model), list(s.problems))
     assert render_surface(s) == render_surface(s) == ["- a", "- b"]
     assert (dict(s.components), repr(s.data_model), list(s.problems)) == before
+
+
+def test_shared_subtrees_that_multiply_out_are_truncated():
+    comps = [{"id": "root", "component": "Column", "children": ["n0", "n0"]}]
+    comps += [{"id": f"n{i}", "component": "Column", "children": [f"n{i + 1}", f"n{i + 1}"]}
+              for i in range(40)]
+    comps.append({"id": "n40", "component": "Text", "text": "leaf"})
+    out = lines(comps)
+    assert out[0] == "leaf"
+    assert sum(1 for line in out if line.startswith("<truncated: ")) > 0
+    assert len(out) <= 20001
+
+
+def test_long_template_lists_are_capped():
+    out = lines([
+        {"id": "root", "component": "Column", "children": {"componentId": "t", "path": "/xs"}},
+        {"id": "t", "component": "Text", "text": {"path": "."}},
+    ], {"xs": list(range(1005))})
+    assert out[:2] == ["0", "1"] and out[-2:] == ["999", "<5 more items>"]

@@ -33,7 +33,8 @@ other types     ``<Type: id>`` plus any text/label, children indented
 
 Placeholders: ``<missing: id>`` for a reference to an unknown component,
 ``<cycle: id>`` where the tree refers back to an ancestor (same id and data
-scope), ``<too deep: id>`` past :data:`MAX_DEPTH`, ``<error: id>`` if a
+scope), ``<too deep: id>`` past :data:`MAX_DEPTH`, ``<truncated: id>`` past
+:data:`MAX_NODES` instances, ``<error: id>`` if a
 component's properties defeat its printer. A status line
 (``[building]``, ``[retrying 2/3]``, ``[failed: ...]``) comes first when the
 surface carries an activity status. Output is deterministic and the function
@@ -50,13 +51,16 @@ from agui.a2ui import pointer
 from agui.a2ui.bindings import resolve, to_bool, to_text
 from agui.a2ui.surface import Surface
 
-__all__ = ["INDENT", "MAX_DEPTH", "MAX_ITEMS", "render_surface"]
+__all__ = ["INDENT", "MAX_DEPTH", "MAX_ITEMS", "MAX_NODES", "render_surface"]
 
 INDENT = "  "
 MAX_DEPTH = 64
 """Deepest nesting printed; deeper references show ``<too deep: id>``."""
 MAX_ITEMS = 1000
 """Most template items expanded per list; the rest are summarised in one line."""
+MAX_NODES = 20000
+"""Most component instances printed per surface (guards against shared subtrees
+multiplying out); later ones show ``<truncated: id>``."""
 DIVIDER = "-" * 20
 _HEADING = re.compile(r"^#{1,5} ")
 
@@ -83,6 +87,7 @@ def _status_line(surface: Surface) -> str:
 class _Renderer:
     def __init__(self, surface: Surface) -> None:
         self.surface = surface
+        self.budget = MAX_NODES
 
     # -- values ---------------------------------------------------------------
     def value(self, comp: dict[str, Any], prop: str, scope: str | None) -> Any:
@@ -100,6 +105,9 @@ class _Renderer:
             return [f"<cycle: {cid}>"]
         if len(stack) >= MAX_DEPTH:
             return [f"<too deep: {cid}>"]
+        self.budget -= 1
+        if self.budget < 0:
+            return [f"<truncated: {cid}>"]
         comp = self.surface.components.get(cid)
         if comp is None:
             return [f"<missing: {cid}>"]
