@@ -266,3 +266,56 @@ def test_guard_reports_truncation_at_finish():
     guard.admit(RunStartedEvent(thread_id="t", run_id="r"))
     assert guard.run_open
     assert guard.finish().code == "truncated_stream"
+
+
+def test_emitting_an_invalid_wire_dict_raises_inside_the_agent():
+    from agui.errors import DecodeError
+
+    caught: list[Exception] = []
+
+    async def sloppy(run_input, emit, cancel):
+        await emit({"type": "RUN_STARTED", "threadId": run_input.thread_id, "runId": "r"})
+        try:
+            await emit({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1"})  # no delta
+        except DecodeError as exc:
+            caught.append(exc)
+        await emit({"type": "RUN_FINISHED", "threadId": run_input.thread_id, "runId": "r"})
+
+    with BackgroundServer(create_app(sloppy, path="/sloppy")) as srv:
+        response = httpx.post(srv.url + "/sloppy", json=body(), timeout=10)
+        assert [e["type"] for e in frames(response.text)] == ["RUN_STARTED", "RUN_FINISHED"]
+        assert httpx.get(srv.url + "/sloppy", timeout=10).status_code == 405
+    assert len(caught) == 1 and "delta" in str(caught[0])
+
+
+def test_stopping_the_server_cancels_open_streams_and_trips_their_tokens():
+    exited = threading.Event()
+    state: dict[str, object] = {}
+
+    async def forever(run_input, emit, cancel):
+        await emit(RunStartedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id))
+        try:
+            await asyncio.sleep(60)
+        finally:
+            state["tripped"] = cancel.cancelled
+            exited.set()
+
+    srv = BackgroundServer(create_app(forever), graceful_timeout=0.2).start()
+    started = threading.Event()
+
+    def client() -> None:
+        try:
+            with httpx.stream("POST", srv.url + "/agent", json=body(), timeout=10) as resp:
+                for _ in resp.iter_lines():
+                    started.set()
+        except httpx.HTTPError:
+            pass
+
+    reader = threading.Thread(target=client, daemon=True)
+    reader.start()
+    assert started.wait(10)
+    srv.stop()
+    assert exited.wait(10)
+    assert state["tripped"] is True
+    reader.join(10)
+    assert not reader.is_alive()

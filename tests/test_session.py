@@ -448,3 +448,25 @@ async def test_transport_error_mid_run_fails_that_run_even_after_earlier_runs():
     assert [type(u).__name__ for u in third] == ["RunStarted", "Done", "ErrorUpdate"]
     assert third[1].outcome == "success"
     assert third[2].fatal is False  # only the tail after a finished run was lost
+
+
+async def test_middleware_order_outermost_first():
+    trail: list[str] = []
+
+    def named(name):
+        async def mw(run_input, next):
+            trail.append(f"{name}:input")
+            async for event in next(run_input):
+                if isinstance(event, RunFinishedEvent):
+                    trail.append(f"{name}:finished")
+                yield event
+
+        return mw
+
+    events = [
+        RunStartedEvent(thread_id="t", run_id="r1"),
+        RunFinishedEvent(thread_id="t", run_id="r1"),
+    ]
+    session = Session(ReplayTransport(events), thread_id="t", middleware=[named("a"), named("b")])
+    assert (await session.send("x").wait()).outcome == "success"
+    assert trail == ["a:input", "b:input", "b:finished", "a:finished"]
