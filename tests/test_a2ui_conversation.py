@@ -154,3 +154,22 @@ def test_task_board_surface_renders_as_text():
     s = surfaces_from_messages([call, activity])["task-board"]
     assert s.problems == []
     assert render_surface(s) == ["## Task board", "2 tasks, 1 done", "- [x] Write docs", "- [ ] Ship"]
+
+
+def test_task_board_run_through_the_pipeline_renders_its_board():
+    from agui.backends.task_board import board_events, offered_tools
+    from agui.pipeline import Pipeline
+    from agui.types import RunAgentInput
+
+    run_input = RunAgentInput(
+        thread_id="t", run_id="r", messages=[UserMessage(id="u1", content="add milk, eggs")],
+        tools=offered_tools(), context=[], state={}, forwarded_props={})
+    pipeline = Pipeline()
+    for event in board_events(run_input):
+        pipeline.feed_data(json.dumps(event))
+    pipeline.close()
+    surfaces = surfaces_from_messages(pipeline.conversation.messages)
+    assert list(surfaces) == ["task-board"]
+    assert surfaces["task-board"].problems == []
+    assert render_surface(surfaces["task-board"]) == [
+        "## Task board", "2 tasks, 0 done", "- [ ] milk", "- [ ] eggs"]
