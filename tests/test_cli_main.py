@@ -184,7 +184,7 @@ def test_watch_without_url_runs_the_embedded_fake_backend():
     pytest.importorskip("uvicorn")
     code, out, err = run_cli(["watch", "--fragments"], "chunks\n")
     assert (code, err) == (0, "")
-    assert "text    [Family: 👨][\u200d👩][][\u200d👧\u200d][👦 at the cafe][\u0301.]" in out
+    assert "text    [Family: 👨][\\u200d👩][][\\u200d👧\\u200d][👦 at the cafe][\\u0301.]" in out
     assert "board   run run-1 · thread thread-1 · 2 messages" in out
 
 
@@ -202,6 +202,15 @@ def test_watch_agent_task_board_offers_its_tools_by_itself():
     assert (code, err) == (0, "")
     assert "tasks   [ ] 1 tea" in out
     assert "missing_tool" not in out
+
+
+def test_watch_state_file_is_sent_as_the_initial_state(tmp_path):
+    pytest.importorskip("uvicorn")
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps({"tasks": [{"id": 1, "title": "old task", "done": True}]}))
+    code, out, err = run_cli(["watch", "--agent", "task-board", "--state", str(path)], "add tea\n")
+    assert (code, err) == (0, "")
+    assert "tasks   [x] 1 old task\n        [ ] 2 tea" in out
 
 
 def test_trace_without_url_runs_the_embedded_backend():

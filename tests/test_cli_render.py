@@ -13,7 +13,7 @@ from agui.cli.render import (
     format_error,
     render_all,
 )
-from agui.cli.sanitize import sanitize, sanitize_block
+from agui.cli.sanitize import sanitize, sanitize_block, sanitize_fragment
 from agui.errors import DecodeError, ProtocolViolation, RunError, TransportError
 
 GROUPED = RenderOptions()
@@ -84,6 +84,19 @@ def test_sanitize_keeps_emoji_zwj_and_combining_marks():
 def test_sanitize_never_raises_on_lone_surrogates_and_non_strings():
     assert sanitize("a\ud800b") == "a\\ud800b"
     assert sanitize(42) == "42"
+
+
+def test_fragments_show_zero_width_joiners_and_leading_accents():
+    assert sanitize_fragment("\u200d\U0001f469") == "\\u200d\U0001f469"
+    assert sanitize_fragment("\u0301.") == "\\u0301."
+    assert sanitize_fragment("cafe\u0301") == "cafe\u0301"  # an accent after its letter stays
+    ups = [
+        u.TextDelta(message_id="m", delta="\U0001f468"),
+        u.TextDelta(message_id="m", delta="\u200d"),
+    ]
+    assert render_all([*ups, u.TextEnded(message_id="m", text="")], FRAGMENTS) == [
+        "text    [\U0001f468][\\u200d]"
+    ]
 
 
 def test_sanitize_block_keeps_lines_but_escapes_inside():

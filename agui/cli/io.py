@@ -79,6 +79,8 @@ class Console:
         if not self.colour or not line.label:
             return str(line)
         sgr = COLOURS.get(line.label, "0")
+        if sgr == "0":
+            return str(line)
         pad = " " * (LABEL_WIDTH - 1 - len(line.label))
         return f"\x1b[{sgr}m{line.label}\x1b[0m{pad} {line.body}".rstrip()
 

@@ -45,7 +45,9 @@ Views (:class:`RenderOptions`):
   each tool line carries its call tag ``(1)``, ``(2)`` ... so interleaving and
   state published inside a call show exactly where the wire put them.
 * ``fragments=True`` (with either view): every delta is shown bracketed as it
-  arrived (``[Hel][lo]``), empty fragments included (``[]``).
+  arrived (``[Hel][lo]``), empty fragments included (``[]``); zero-width
+  characters and a leading combining mark are shown escaped (``[\\u200d👩]``)
+  so a split inside an emoji or between a letter and its accent is visible.
 
 Call tags number tool calls in the order they opened, across all runs of the
 renderer's life (a result in a resumed run keeps its call's tag).
@@ -59,7 +61,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from agui import updates as u
-from agui.cli.sanitize import sanitize, sanitize_block
+from agui.cli.sanitize import sanitize, sanitize_block, sanitize_fragment
 
 __all__ = [
     "LABELS",
@@ -158,7 +160,7 @@ def format_error(error: BaseException) -> str:
 
 
 def _fragments(parts: Iterable[str]) -> str:
-    return "".join(f"[{sanitize(p)}]" for p in parts)
+    return "".join(f"[{sanitize_fragment(p)}]" for p in parts)
 
 
 def _attr(obj: Any, *names: str) -> Any:

@@ -13,8 +13,9 @@ ZWJ sequences and combining marks, passes through unchanged.
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["sanitize", "sanitize_block"]
+__all__ = ["sanitize", "sanitize_block", "sanitize_fragment"]
 
 # C0 controls, DEL, C1 controls, bidi embeddings/overrides/isolates, and the
 # line/paragraph separators some terminals treat as newlines.
@@ -53,3 +54,20 @@ def sanitize_block(text: object) -> list[str]:
     count as line ends too). Returns at least one (possibly empty) line."""
     s = text if isinstance(text, str) else str(text)
     return [sanitize(line) for line in re.split(r"\r\n|\r|\n", s)]
+
+
+def sanitize_fragment(text: object) -> str:
+    """:func:`sanitize`, plus what a lone fragment would hide: invisible format
+    characters (Unicode category Cf: zero-width joiner U+200D, ZWNJ, word
+    joiner, BOM ...) anywhere, and a combining mark at the very start (it would
+    fuse with the ``[`` before it), shown as ``\\uNNNN``. Used by the
+    ``--fragments`` view so a split between the parts of a ZWJ emoji or a
+    letter and its accent is visible."""
+    s = sanitize(text)
+    out = []
+    for n, ch in enumerate(s):
+        if unicodedata.category(ch) == "Cf" or (n == 0 and unicodedata.combining(ch)):
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
