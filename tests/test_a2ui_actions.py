@@ -67,3 +67,27 @@ def test_action_for_v08_button_context():
     store.apply({"dataModelUpdate": {"surfaceId": "s", "contents": [{"key": "u", "valueString": "ada"}]}})
     action = action_for(store.surfaces["s"], "b", timestamp="T")
     assert action["userAction"]["context"] == {"user": "ada", "n": 2}
+
+
+def test_client_data_model_lists_only_surfaces_that_asked_for_it():
+    from agui.a2ui import client_data_model
+
+    store = SurfaceStore()
+    store.apply({"version": "v0.9", "createSurface": {"surfaceId": "a", "catalogId": "c",
+                                                      "sendDataModel": True}})
+    store.apply({"version": "v0.9", "createSurface": {"surfaceId": "b", "catalogId": "c"}})
+    store.apply({"version": "v0.9", "updateDataModel": {"surfaceId": "a", "value": {"x": 1}}})
+    assert client_data_model(store.surfaces.values()) == {"version": "v0.9",
+                                                          "surfaces": {"a": {"x": 1}}}
+    assert client_data_model([store.surfaces["b"]]) is None
+
+
+def test_is_basic_catalog_aliases_drifted_ids():
+    from agui.a2ui import BASIC_CATALOG_ID, is_basic_catalog
+
+    assert is_basic_catalog(BASIC_CATALOG_ID)
+    assert is_basic_catalog("https://a2ui.org/specification/v0_9/basic_catalog.json")
+    assert is_basic_catalog("https://a2ui.org/specification/v0_8/standard_catalog_definition.json")
+    assert is_basic_catalog(None)
+    assert not is_basic_catalog("mycompany.com:fancy")
+    assert not is_basic_catalog(3)

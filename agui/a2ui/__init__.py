@@ -7,13 +7,15 @@ Public API::
     render_surface(surface) -> list[str]
     user_action(name, surface_id, source_component_id, context, timestamp=None) -> dict
     action_for(surface, component_id, scope=None, timestamp=None) -> dict | None
+    client_data_model(surfaces) -> dict | None      (sendDataModel surfaces)
+    is_basic_catalog(catalog_id) -> bool             (catalog-id aliases)
 
 Rules follow ``notes/a2ui.md``: both A2UI v0.8 and v0.9 (v0.10/v1.0 read as
 v0.9) feed one internal model; bad input is skipped and recorded in
 ``Surface.problems`` / ``SurfaceStore.problems``, never raised.
 """
 
-from agui.a2ui.actions import action_for, user_action
+from agui.a2ui.actions import action_for, client_data_model, user_action
 from agui.a2ui.bindings import format_string, resolve, to_text
 from agui.a2ui.conversation import (
     ACTIVITY_TYPE,
@@ -23,7 +25,7 @@ from agui.a2ui.conversation import (
     surfaces_from_messages,
 )
 from agui.a2ui.render import render_surface
-from agui.a2ui.surface import BASIC_CATALOG_ID, Surface, SurfaceStore
+from agui.a2ui.surface import BASIC_CATALOG_ID, Surface, SurfaceStore, is_basic_catalog
 
 __all__ = [
     "ACTIVITY_TYPE",
@@ -33,7 +35,9 @@ __all__ = [
     "SurfaceStore",
     "action_for",
     "add_message",
+    "client_data_model",
     "format_string",
+    "is_basic_catalog",
     "operations_from_render_args",
     "render_surface",
     "resolve",

@@ -8,13 +8,14 @@ AG-UI middleware even for v0.9 surfaces (see notes/a2ui.md section 7.2).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 from agui.a2ui.bindings import resolve
 from agui.a2ui.surface import Surface
 
-__all__ = ["action_for", "user_action"]
+__all__ = ["action_for", "client_data_model", "user_action"]
 
 
 def _timestamp(value: str | datetime | None) -> str:
@@ -77,3 +78,16 @@ def action_for(
         {k: resolve(v, surface, scope) for k, v in raw.items()} if isinstance(raw, dict) else {}
     )
     return user_action(event["name"], surface.surface_id, component_id, context, timestamp)
+
+
+def client_data_model(surfaces: Iterable[Surface]) -> dict[str, Any] | None:
+    """The data models the client owes the agent, or None when none is owed.
+
+    Surfaces created with ``sendDataModel: true`` ship their whole model with
+    every message to the agent. A2UI names this ``a2uiClientDataModel``
+    ``{"version": "v0.9", "surfaces": {surfaceId: model}}``; the AG-UI binding
+    has no standard slot for it, so we suggest ``forwardedProps.a2uiClientDataModel``
+    beside ``a2uiAction``.
+    """
+    owed = {s.surface_id: s.data_model for s in surfaces if s.send_data_model}
+    return {"version": "v0.9", "surfaces": owed} if owed else None

@@ -27,12 +27,33 @@ from typing import Any
 
 from agui.a2ui import pointer, v08
 
-__all__ = ["BASIC_CATALOG_ID", "V08_KINDS", "V09_KINDS", "Surface", "SurfaceStore"]
+__all__ = [
+    "BASIC_CATALOG_ID",
+    "V08_KINDS",
+    "V09_KINDS",
+    "Surface",
+    "SurfaceStore",
+    "is_basic_catalog",
+]
 
 BASIC_CATALOG_ID = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
 V09_KINDS = ("createSurface", "updateComponents", "updateDataModel", "deleteSurface")
 V08_KINDS = ("surfaceUpdate", "dataModelUpdate", "beginRendering")
 STATUSES = ("building", "retrying", "failed")
+
+
+def is_basic_catalog(catalog_id: object) -> bool:
+    """True when ``catalog_id`` names the A2UI basic/standard catalog.
+
+    Aliases the spec id, the drifted ``.../v0_9/basic_catalog.json`` still used by
+    the AG-UI toolkit, the v0.8 standard catalog, an absent id, and any other id
+    mentioning ``basic`` (notes/a2ui.md 7.4).
+    """
+    if catalog_id is None:
+        return True
+    if not isinstance(catalog_id, str):
+        return False
+    return "basic" in catalog_id or catalog_id.endswith("standard_catalog_definition.json")
 
 
 @dataclass
