@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agui.wire import encode_sse_event
+
 SSE_CONTENT_TYPE = "text/event-stream"
 
 SSE_HEADERS: dict[str, str] = {
@@ -41,8 +43,6 @@ class EventEncoder:
         Uses :func:`agui.wire.encode_sse_event` (compact JSON, camelCase,
         absent optionals omitted).
         """
-        from agui.wire import encode_sse_event
-
         return encode_sse_event(event)
 
     def comment(self, text: str = "") -> bytes:

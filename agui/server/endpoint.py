@@ -33,7 +33,7 @@ from typing import Any
 
 import msgspec
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -41,6 +41,8 @@ from agui.errors import DecodeError, GuardError
 from agui.server.cancel import CancelToken
 from agui.server.encoder import SSE_HEADERS, EventEncoder
 from agui.server.guard import Guard
+from agui.types import RunErrorEvent, event_type
+from agui.wire import decode_event, decode_input
 
 logger = logging.getLogger("agui.server")
 
@@ -92,8 +94,6 @@ class Emitter:
 
     async def __call__(self, event: Any) -> None:
         if isinstance(event, dict):
-            from agui.wire import decode_event
-
             event = decode_event(msgspec.json.encode(event), strict=True)
         async with self._lock:
             self._token.raise_if_cancelled()
@@ -109,8 +109,6 @@ class Emitter:
         return True if self._guard is None else self._guard.allows(event)
 
     def _track(self, event: Any) -> None:
-        from agui.types import event_type
-
         etype = event_type(event)
         if etype == "RUN_STARTED":
             self._run_open = True
@@ -119,8 +117,6 @@ class Emitter:
 
     async def _fail(self, message: str, code: str) -> None:
         """Emit RUN_ERROR if a run is open (or nothing was sent) and it is legal."""
-        from agui.types import RunErrorEvent
-
         if not (self.run_open or self._count == 0):
             return
         try:
@@ -228,8 +224,6 @@ async def _wait_disconnect(receive: Any) -> None:
 
 
 def _is_disconnect(exc: BaseException) -> bool:
-    from starlette.requests import ClientDisconnect
-
     return isinstance(exc, OSError | ClientDisconnect | asyncio.CancelledError)
 
 
@@ -244,8 +238,6 @@ async def decode_request(request: Request) -> Any:
     ``invalid_run_input`` (with the JSON ``path``) when it is JSON but not a
     valid RunAgentInput.
     """
-    from agui.wire import decode_input
-
     body = await request.body()
     if not body.strip():
         return _error_response(

@@ -16,15 +16,12 @@ import copy
 from typing import Any
 
 from agui.errors import GuardError, ProtocolViolation
+from agui.normalize import Normalizer
+from agui.types import event_type
+from agui.verify import Verifier
 
 _CHUNK_TYPES = frozenset({"TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK"})
 _TERMINAL_TYPES = frozenset({"RUN_FINISHED", "RUN_ERROR"})
-
-
-def _type_of(event: Any) -> str:
-    from agui.types import event_type
-
-    return event_type(event)
 
 
 class Guard:
@@ -37,9 +34,6 @@ class Guard:
     """
 
     def __init__(self) -> None:
-        from agui.normalize import Normalizer
-        from agui.verify import Verifier
-
         self._normalizer = Normalizer()
         self._verifier = Verifier()
         self._position = 0
@@ -79,7 +73,7 @@ class Guard:
                 message naming the event type and id, position = index the
                 event would have had in the stream).
         """
-        etype = _type_of(event)
+        etype = event_type(event)
         is_chunk = etype in _CHUNK_TYPES
         if not (self._chunked or is_chunk):
             violation = self._verifier.check(event, self._position)
@@ -87,18 +81,24 @@ class Guard:
                 raise GuardError(violation)
             self._position += 1
             return
-        snapshot = copy.deepcopy((self._normalizer, self._verifier))
-        try:
-            result = self._normalizer.feed(event)
-            if result.violations:
-                raise GuardError(_with_position(result.violations[0], self._position))
-            for expanded in result.events:
-                violation = self._verifier.check(expanded, self._position)
-                if violation is not None:
-                    raise GuardError(violation)
-        except BaseException:
-            self._normalizer, self._verifier = snapshot
-            raise
+        # The normalizer's state is small: snapshot it always. The verifier
+        # is only copied when one event expands to several (a chunk opening
+        # an item, or forced ENDs), since a single refused check leaves it
+        # untouched by contract.
+        norm_snapshot = copy.deepcopy(self._normalizer)
+        result = self._normalizer.feed(event, self._position)
+        if result.violations:
+            self._normalizer = norm_snapshot
+            raise GuardError(_with_position(result.violations[0], self._position))
+        expanded = result.events
+        verifier_snapshot = copy.deepcopy(self._verifier) if len(expanded) > 1 else None
+        for out in expanded:
+            violation = self._verifier.check(out, self._position)
+            if violation is not None:
+                self._normalizer = norm_snapshot
+                if verifier_snapshot is not None:
+                    self._verifier = verifier_snapshot
+                raise GuardError(violation)
         self._position += 1
         if is_chunk:
             self._chunked = True

@@ -107,7 +107,7 @@ class HttpTransport:
                             kind="protocol",
                             status=response.status_code,
                         )
-                    async for chunk in response.aiter_raw():
+                    async for chunk in response.aiter_bytes():
                         if chunk:
                             yield chunk
             except httpx.HTTPError as exc:
