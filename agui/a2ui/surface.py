@@ -70,6 +70,7 @@ class Surface:
         root: explicit root id (v0.8 ``beginRendering.root``); None means ``"root"``.
         rendering: True once the surface may be drawn (v0.9 createSurface or
             any v0.9 update; v0.8 beginRendering).
+        created: True once a createSurface was applied (a repeat is then ignored).
         components: id -> flat component dict (see module docs).
         data_model: the data model (plain JSON, normally a dict).
         status: ``"building"``, ``"retrying"``, ``"failed"`` or None.
