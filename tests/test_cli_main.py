@@ -244,3 +244,39 @@ def test_colour_and_prompts_only_on_a_tty(monkeypatch):
 def test_no_color_environment_turns_colour_off(monkeypatch):
     monkeypatch.setenv("NO_COLOR", "1")
     assert not Console.create(FakeTty(), FakeTty(), io.StringIO()).colour
+
+
+# --- the chat loop over a replayed agent -------------------------------------------------
+
+
+def test_expired_interrupt_answered_yes_is_an_error_line_and_the_loop_goes_on():
+    import asyncio
+
+    from agui.cli.watch import ChatOptions, chat
+    from agui.session import Session
+    from agui.transports import ReplayTransport
+
+    paused = [
+        {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "thread-1",
+            "runId": "run-1",
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [
+                    {"id": "i1", "reason": "confirmation", "expiresAt": "2000-01-01T00:00:00Z"}
+                ],
+            },
+        },
+    ]
+    session = Session(ReplayTransport(paused), thread_id="thread-1")
+    out = io.StringIO()
+    console = Console(io.StringIO("go\ny\n"), out, io.StringIO())
+    assert asyncio.run(chat(session, console, ChatOptions())) == 0
+    lines = out.getvalue().splitlines()
+    assert "pause   i1 confirmation" in lines
+    assert "answer  i1 yes" in lines
+    assert lines[lines.index("answer  i1 yes") + 1].startswith(
+        "error   cannot resume: interrupt i1 expired"
+    )

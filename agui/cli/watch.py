@@ -70,12 +70,11 @@ class RunResult:
 
 
 def _fatal(update: Any) -> BaseException | None:
+    from agui.errors import TransportError
+
     if isinstance(update, u.ErrorUpdate):
         err = update.error
-        if (
-            getattr(err, "kind", None) in FATAL_TRANSPORT_KINDS
-            and type(err).__name__ == "TransportError"
-        ):
+        if isinstance(err, TransportError) and err.kind in FATAL_TRANSPORT_KINDS:
             return err
     return None
 
@@ -219,7 +218,11 @@ class RunIds:
 
 async def chat(session: Any, console: Console, options: ChatOptions) -> int:
     """The read-send-render-answer loop over ``console`` until end of input.
-    Returns 0. Raises :class:`CliError` on connection-level failures."""
+    Returns 0. Raises :class:`CliError` on connection-level failures. A
+    resume the SDK refuses to build (``ResumeError``, e.g. an expired interrupt
+    answered yes) is an ``error`` line; the loop goes on."""
+    from agui.errors import ResumeError
+
     renderer = Renderer(options.render)
     ids = RunIds()
     while True:
@@ -232,18 +235,26 @@ async def chat(session: Any, console: Console, options: ChatOptions) -> int:
         run_id = ids.next()
         message_id = f"user-{ids.n}"
         pending = list(session.pending_interrupts)
-        if pending:  # a dropped resume left interrupts open: answer them with this line
-            console.write([Line("pause", renderer.describe_interrupt(i)) for i in pending])
-            answers, _ = ask_answers(pending, console, options.answer)
-            run = session.resume(answers, text=text, run_id=run_id)
-        else:
-            run = session.send(text, message_id=message_id, run_id=run_id)
+        try:
+            if pending:  # a dropped resume left interrupts open: answer them with this line
+                console.write([Line("pause", renderer.describe_interrupt(i)) for i in pending])
+                answers, _ = ask_answers(pending, console, options.answer)
+                run = session.resume(answers, text=text, run_id=run_id)
+            else:
+                run = session.send(text, message_id=message_id, run_id=run_id)
+        except ResumeError as exc:
+            console.write([Line("error", f"cannot resume: {sanitize(exc)}")])
+            continue
         result = await drive(run, renderer, console, options, run_id)
         draw_panel(session, console)
         while result.interrupts and not result.dropped:
             answers, _ = ask_answers(result.interrupts, console, options.answer)
             run_id = ids.next()
-            run = session.resume(answers, run_id=run_id)
+            try:
+                run = session.resume(answers, run_id=run_id)
+            except ResumeError as exc:  # e.g. an expired interrupt answered yes
+                console.write([Line("error", f"cannot resume: {sanitize(exc)}")])
+                break
             result = await drive(run, renderer, console, options, run_id)
             draw_panel(session, console)
     return 0
