@@ -100,10 +100,17 @@ class Run:
         self.input = run_input
         self.done: Done | None = None
         self.errors: list[ErrorUpdate] = []
-        self._gen: AsyncIterator[Update] | None = None
-        self._started = False
+        self._gen: Any = None
         self._closed = False
         self._final = False
+        self._consumer: asyncio.Task[Any] | None = None  # task inside __anext__, if any
+        self._stop_requested = False
+        self._ended: asyncio.Event | None = None
+
+    @property
+    def started(self) -> bool:
+        """True once iteration began (the request was sent or is being sent)."""
+        return self._gen is not None
 
     @property
     def finished(self) -> bool:
@@ -117,18 +124,42 @@ class Run:
         if self._gen is None:
             if self._closed:
                 raise StopAsyncIteration
-            self._started = True
+            self._ended = asyncio.Event()
             self._gen = self._session._execute(self)
-        return await self._gen.__anext__()
+        task = asyncio.current_task()
+        self._consumer = task
+        try:
+            return await self._gen.__anext__()
+        except asyncio.CancelledError:
+            # aclose() from another task interrupts the pending read by
+            # cancelling this task once; absorb exactly that request.
+            if self._stop_requested and task is not None and task.uncancel() == 0:
+                raise StopAsyncIteration from None
+            raise
+        finally:
+            self._consumer = None
 
     async def aclose(self) -> None:
         """Stop the run: close the transport stream; ``done`` becomes
-        ``Done(cancelled)`` unless the run had already finished. Idempotent."""
+        ``Done(cancelled)`` unless the run had already finished. Idempotent.
+
+        May be called from another task than the one iterating (e.g. a stop
+        button): the pending read is interrupted, the iterating ``async for``
+        simply ends, and this call returns once the stream is closed.
+        """
         self._closed = True
-        if self._gen is not None:
-            await self._gen.aclose()  # type: ignore[attr-defined]
-        elif not self._final:
+        if self._gen is None:
             self._final = True
+            return
+        consumer = self._consumer
+        if consumer is not None and consumer is not asyncio.current_task():
+            if not self._stop_requested:
+                self._stop_requested = True
+                consumer.cancel()
+            if self._ended is not None:
+                await self._ended.wait()
+            return
+        await self._gen.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -422,6 +453,8 @@ class Session:
                         run._record(update)
                 if self._active is run:
                     self._active = None
+                if run._ended is not None:
+                    run._ended.set()
 
     def _transport_failure(
         self, pipeline: Any, exc: TransportError, run_open: bool, ended: int

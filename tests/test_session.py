@@ -470,3 +470,43 @@ async def test_middleware_order_outermost_first():
     session = Session(ReplayTransport(events), thread_id="t", middleware=[named("a"), named("b")])
     assert (await session.send("x").wait()).outcome == "success"
     assert trail == ["a:input", "b:input", "b:finished", "a:finished"]
+
+
+async def test_aclose_from_another_task_ends_the_consumers_loop_cleanly(session):
+    run = session.send("slow")
+    seen = asyncio.Event()
+    received: list = []
+
+    async def consume():
+        async for update in run:
+            received.append(update)
+            if isinstance(update, TextDelta):
+                seen.set()
+        return "loop ended normally"
+
+    consumer = asyncio.create_task(consume())
+    await asyncio.wait_for(seen.wait(), 10)
+    await run.aclose()  # a "stop" button in another task
+    assert await asyncio.wait_for(consumer, 10) == "loop ended normally"
+    assert run.done.outcome == "cancelled"
+    assert (await wait_agent_exit())[1] is True
+    assert (await session.send("after stop").wait()).outcome == "success"
+
+
+async def test_outside_cancellation_still_propagates_while_stopping(session):
+    run = session.send("slow")
+    seen = asyncio.Event()
+
+    async def consume():
+        async for update in run:
+            if isinstance(update, TextDelta):
+                seen.set()
+
+    consumer = asyncio.create_task(consume())
+    await asyncio.wait_for(seen.wait(), 10)
+    consumer.cancel()  # someone else cancels the task too
+    await run.aclose()
+    with pytest.raises(asyncio.CancelledError):
+        await consumer
+    assert run.done.outcome == "cancelled"
+    await wait_agent_exit()
