@@ -280,3 +280,22 @@ def test_expired_interrupt_answered_yes_is_an_error_line_and_the_loop_goes_on():
     assert lines[lines.index("answer  i1 yes") + 1].startswith(
         "error   cannot resume: interrupt i1 expired"
     )
+
+
+def test_stdout_closed_early_stops_quietly(tmp_path):
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    fixture = tmp_path / "run.json"
+    fixture.write_text(
+        json.dumps(
+            [
+                {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+                {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+            ]
+        )
+    )
+    err = io.StringIO()
+    code = main(["replay", str(fixture)], stdin=io.StringIO(), stdout=ClosedPipe(), stderr=err)
+    assert (code, err.getvalue()) == (141, "")

@@ -15,13 +15,15 @@ Subcommands::
 ``main(argv, stdin=StringIO(...), stdout=..., stderr=...)`` and get the exit
 code back. Exit codes: 0 done, 1 a failure reported on stderr as one line
 (connection refused, HTTP error, bad fixture/tools/state file), 2 bad usage,
-130 interrupted by Ctrl-C. Never a traceback.
+130 interrupted by Ctrl-C, 141 stdout closed early (``| head``). Never a
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -181,6 +183,17 @@ def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:
             return code if isinstance(code, int) else (0 if code is None else 2)
 
 
+def _silence_stdout(console: Console) -> None:
+    """After a broken pipe, point the process's stdout at /dev/null so the
+    interpreter's final flush does not raise again."""
+    if console.stdout is sys.stdout:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -216,6 +229,9 @@ def main(
     except KeyboardInterrupt:
         console.error("interrupted")
         return 130
+    except BrokenPipeError:  # e.g. `board-watch ... | head`: the reader left, stop quietly
+        _silence_stdout(console)
+        return 141
     except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
         console.error(f"unexpected {type(exc).__name__}: {exc}")
         return 1
