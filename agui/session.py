@@ -73,6 +73,16 @@ def _convert_list(items: Iterable[Any], struct_type: type) -> list[Any]:
     return [i if isinstance(i, struct_type) else msgspec.convert(i, struct_type) for i in items]
 
 
+def _is_parts(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(
+            isinstance(p, dict) and "type" in p or hasattr(p, "__struct_fields__") for p in value
+        )
+    )
+
+
 def _snapshot(value: Any) -> Any:
     """A private copy of a JSON value (the conversation's state is live)."""
     return msgspec.json.decode(msgspec.json.encode(value))
@@ -271,6 +281,33 @@ class Session:
                 self._subscribers.remove(callback)
 
         return unsubscribe
+
+    # ------------------------------------------------------------- messages
+
+    def add_user_message(self, text: Any, message_id: str | None = None) -> str:
+        """Append a user message without starting a run; returns its id."""
+        return self.conversation.add_user_message(text, message_id)
+
+    def add_tool_result(
+        self, tool_call_id: str, content: Any, *, message_id: str | None = None
+    ) -> str:
+        """Answer a client-side tool call (one of ``Done.pending_tool_call_ids``).
+
+        Appends a tool message (``content``: str or content parts; a dict or
+        list of non-parts is sent as its JSON text) placed after the call, to
+        be sent with the next run (``session.run()``). Returns the message id.
+        """
+        from agui.types import ToolCallResultEvent
+
+        if not isinstance(content, str) and not _is_parts(content):
+            content = msgspec.json.encode(content).decode()
+        mid = message_id or str(uuid.uuid4())
+        event = msgspec.convert(
+            {"messageId": mid, "toolCallId": tool_call_id, "content": content, "role": "tool"},
+            ToolCallResultEvent,
+        )
+        self.conversation.apply(event)
+        return mid
 
     # ----------------------------------------------------------------- runs
 

@@ -510,3 +510,26 @@ async def test_outside_cancellation_still_propagates_while_stopping(session):
         await consumer
     assert run.done.outcome == "cancelled"
     await wait_agent_exit()
+
+
+async def test_client_side_tool_results_go_back_with_the_next_run():
+    frontend_call = [
+        RunStartedEvent(thread_id="t", run_id="r1"),
+        ToolCallStartEvent(tool_call_id="c1", tool_call_name="pick_colour"),
+        ToolCallArgsEvent(tool_call_id="c1", delta="{}"),
+        ToolCallEndEvent(tool_call_id="c1"),
+        RunFinishedEvent(thread_id="t", run_id="r1"),
+    ]
+    transport = ReplayTransport(frontend_call)
+    session = Session(transport, thread_id="t")
+    done = await session.send("choose").wait()
+    assert done.pending_tool_call_ids == ("c1",)
+    mid = session.add_tool_result("c1", {"colour": "teal"})
+    parts = session.add_tool_result("c1", [{"type": "text", "text": "teal"}], message_id="p1")
+    await session.run().wait()
+    sent = transport.requests[1].messages
+    tool_messages = [m for m in sent if type(m).__name__ == "ToolMessage"]
+    assert [m.id for m in tool_messages] == [mid, parts]
+    assert tool_messages[0].content == '{"colour":"teal"}'
+    assert tool_messages[0].tool_call_id == "c1"
+    assert type(tool_messages[1].content[0]).__name__ == "TextPart"
