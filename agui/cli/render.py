@@ -478,7 +478,10 @@ class Renderer:
         item = self._open.get(key)
         if kind == "args":
             tag = item.tag if item is not None else "(?)"
-            body = _fragments(parts) if self.options.fragments else sanitize("".join(parts))
+            if self.options.fragments:
+                body = _fragments(parts)
+            else:
+                body = _cut(sanitize("".join(parts)), self.options.max_chars)
             return [Line("args", f"{tag} {body}")]
         role = item.role if item is not None else "assistant"
         prefix = "" if role in ("assistant", "reasoning") else f"({sanitize(role)}) "
