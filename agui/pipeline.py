@@ -169,10 +169,7 @@ class Pipeline:
         if not frames:
             return []
         out: list[Update] = []
-        for data in frames:
-            self._data(data, out)
-            if self._finished:
-                break
+        self._frames(frames, out)
         return out
 
     def feed_data(self, data: bytes | str) -> list[Update]:
@@ -238,6 +235,54 @@ class Pipeline:
         return [Done("cancelled", reason=reason, run_id=conv.run_id)]
 
     # -------------------------------------------------------------- internals
+
+    def _frames(self, frames: list[str], out: list[Update]) -> None:
+        """The hot loop: :meth:`_data` + :meth:`_event` + :meth:`_deliver` inlined for
+        the common case (a clean event, no chunk stream open, nothing kept)."""
+        decode = self._decode
+        verifier = self._verifier
+        apply = self._apply
+        special_of = _SPECIAL.get
+        chunk_classes = _CHUNK_CLASSES
+        for data in frames:
+            if self._chunked or self._events is not None:
+                self._data(data, out)
+            else:
+                try:
+                    event, warnings = decode(data)
+                except DecodeError as exc:
+                    if self._mode == "strict":
+                        out.extend(self._fatal(exc))
+                        return
+                    out.append(ErrorUpdate(exc, fatal=False))
+                    continue
+                if warnings:
+                    for w in warnings:
+                        out.append(WarningUpdate(w.code, w.message, w.path))
+                if event is None:
+                    continue
+                cls = type(event)
+                if cls in chunk_classes:
+                    self._event(event, out)
+                else:
+                    self._in_pos += 1
+                    pos = self._out_pos
+                    self._out_pos = pos + 1
+                    if verifier is not None:
+                        violation = verifier.check(event, pos)
+                        if violation is not None:
+                            self._violation(violation, out)
+                            if self._finished:
+                                return
+                            continue
+                    updates = apply(event)
+                    if updates:
+                        out.extend(updates)
+                    special = special_of(cls)
+                    if special is not None:
+                        special(self, event, out)
+            if self._finished:
+                return
 
     def _data(self, data: bytes | str, out: list[Update]) -> None:
         try:
