@@ -94,6 +94,15 @@ async def silent(request):
     return StreamingResponse(gen(), media_type="text/event-stream")
 
 
+async def endless_error(request):
+    async def gen():
+        while True:
+            yield b"overloaded " * 100
+            await asyncio.sleep(0)
+
+    return StreamingResponse(gen(), status_code=503, media_type="text/plain")
+
+
 async def protobuf(request):
     return Response(b"\x00\x00\x00\x00", media_type="application/vnd.ag-ui.event+proto")
 
@@ -112,6 +121,7 @@ def make_app() -> Starlette:
             Route("/aborted", aborted, methods=["POST"]),
             Route("/silent", silent, methods=["POST"]),
             Route("/proto", protobuf, methods=["POST"]),
+            Route("/endless-error", endless_error, methods=["POST"]),
             Route("/headers", record_headers, methods=["POST"]),
         ]
     )
@@ -150,6 +160,14 @@ async def test_http_500_becomes_a_transport_error_with_status_and_body(server):
     assert error.error.body == "database on fire"
     assert "HTTP 500" in str(error.error)
     assert done == Done("failed", reason=str(error.error), run_id=None)
+
+
+async def test_endless_error_body_is_cut_at_2_kib(server):
+    updates = await collect(Session(HttpTransport(server.url + "/endless-error")))
+    error = updates[0].error
+    assert (error.kind, error.status) == ("http_status", 503)
+    assert len(error.body) == 2048
+    assert error.body.startswith("overloaded overloaded")
 
 
 async def test_connection_refused_becomes_a_connect_error():

@@ -124,11 +124,15 @@ def _default_ssl_context() -> ssl.SSLContext:
 
 
 async def _status_error(response: httpx.Response) -> TransportError:
-    try:
-        raw = await response.aread()
-        text = raw[:_BODY_LIMIT].decode("utf-8", errors="replace")
+    raw = b""
+    try:  # read at most the first 2 KiB: an error body may be endless
+        async for chunk in response.aiter_bytes():
+            raw += chunk
+            if len(raw) >= _BODY_LIMIT:
+                break
     except httpx.HTTPError:
-        text = ""
+        pass
+    text = raw[:_BODY_LIMIT].decode("utf-8", errors="replace")
     reason = response.reason_phrase or ""
     detail = f": {text}" if text else ""
     return TransportError(
