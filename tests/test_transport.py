@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from pathlib import Path
 
 import httpx
 import pytest
@@ -275,3 +276,26 @@ async def test_replay_sources_answer_successive_runs_and_record_requests():
     second_done = (await collect(session, "two"))[-1]
     assert (first_done.run_id, second_done.run_id) == ("r1", "r2")
     assert [r.messages[-1].content for r in transport.requests] == ["one", "two"]
+
+
+@pytest.mark.parametrize("scenario", ["chunks", "call", "mixed", "approve"])
+async def test_recorded_fixture_replays_like_the_live_fake_backend(scenario):
+    """fixtures/<scenario>-run.json (recorded by tools/capture.py from serve-fake)
+    gives the same updates through ReplayTransport as the live backend over HTTP."""
+    from agui.backends import fake
+
+    name = {"chunks": "chunked"}.get(scenario, scenario)
+    path = Path(__file__).resolve().parents[1] / "fixtures" / f"{name}-run.json"
+    if not path.exists():
+        pytest.skip(f"no recorded fixture {path.name}")
+
+    async def updates_over(transport) -> list:
+        session = Session(transport, thread_id="capture-thread")
+        session.add_user_message(scenario, "capture-run-user")
+        return await session.run(run_id="capture-run").collect()
+
+    with BackgroundServer(fake.create_app()) as srv:
+        live = await updates_over(HttpTransport(srv.url + "/agent"))
+    replayed = await updates_over(ReplayTransport(path))
+    assert live == replayed
+    assert live[-1].outcome in ("success", "interrupted")
