@@ -1,0 +1,427 @@
+"""Benchmark sections for the client pipeline, the reference client, memory and encoding.
+
+Registered into :mod:`bench` (``tools/bench.py``) on import, in this order:
+
+* ``pipeline`` — events/s from SSE bytes (64 KiB reads) to Updates through
+  :class:`agui.pipeline.Pipeline` (wire, normalize, verify ``tolerant``,
+  apply; ``keep_events=False``) on :mod:`benchgen` streams of 10k, 100k and
+  1M events, and the scaling ratio time(1M) / time(100k). Targets: >= 300k
+  events/s at 1M, ratio <= 11 (linear).
+* ``linear`` — one text message of 10k and of 100k deltas through the same
+  pipeline; time(100k) / time(10k) should be ~10 (O(1) amortised per delta;
+  flagged above 11).
+* ``reference`` — the 10k and 100k streams through ``@ag-ui/client`` 1.0.0
+  ``HttpAgent`` on Node (``tools/bench_reference.mjs``: the stream served as
+  SSE on loopback by the same Node process) and our speed-up at each size.
+  Target >= 50x at 100k. Skipped, with the reason, when node/npm or the
+  package cannot be found or installed.
+* ``memory`` — peak RSS (``ru_maxrss``) of a child process that replays the
+  1M-event SSE file through a Pipeline in 64 KiB reads; the child's RSS after
+  imports is reported too. Target <= 150 MB.
+* ``encode`` — events/s encoding typed events to SSE frames on the server
+  side (:class:`agui.server.EventEncoder`, :func:`agui.wire.encode_sse_event`).
+
+``--quick`` shrinks every size (2k/20k events; reference at 2k only when the
+Node package is already installed; memory at 20k) so that CI proves the
+sections run without spending time. Each figure is the median of several
+timed runs (``cfg.repeats``; fewer for the 1M size and the 100k reference,
+which takes minutes).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from bench import ROOT, Config, Row, section
+from benchgen import iter_stream, jsonl_lines, single_message_stream, sse_bytes
+
+READ_SIZE = 65536
+"""Bytes per ``feed_bytes`` call: a typical HTTP read."""
+
+PIPELINE_TARGET = 300_000.0  # events/s at the largest size
+SCALING_TARGET = 11.0  # time(1M) / time(100k)
+SPEEDUP_TARGET = 50.0  # x the reference client at 100k
+RSS_TARGET_MB = 150.0  # peak RSS of the 1M replay
+
+ORACLE_DIR = ROOT.parent / "shared" / "oracle"  # package.json pinning @ag-ui/client 1.0.0
+
+
+def _sizes(cfg: Config) -> tuple[int, ...]:
+    return (2_000, 20_000) if cfg.quick else (10_000, 100_000, 1_000_000)
+
+
+def _label(n: int) -> str:
+    return f"{n // 1_000_000}M" if n >= 1_000_000 and n % 1_000_000 == 0 else f"{n // 1000}k"
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+# -- inputs (cached for the whole run: generating 1M events takes seconds) -----------
+
+
+@lru_cache(maxsize=4)
+def stream_bytes(n: int, seed: int) -> bytes:
+    """The SSE body of ``benchgen.iter_stream(n, seed)``."""
+    return sse_bytes(iter_stream(n, seed))
+
+
+@lru_cache(maxsize=4)
+def stream_file(n: int, seed: int, kind: str) -> Path:
+    """The stream written once to a temporary file: ``kind`` ``sse`` or ``jsonl``."""
+    folder = Path(tempfile.mkdtemp(prefix="agui-bench-"))
+    path = folder / f"stream-{n}-{seed}.{kind}"
+    if kind == "sse":
+        path.write_bytes(stream_bytes(n, seed))
+    else:
+        with path.open("wb") as fh:
+            for line in jsonl_lines(iter_stream(n, seed)):
+                fh.write(line + b"\n")
+    return path
+
+
+def count_events(n: int, seed: int) -> int:
+    """Exact event count of the generated stream (``generate_stream`` rounds up to whole runs)."""
+    return stream_bytes(n, seed).count(b"\n\ndata: ") + 1
+
+
+def _reads(data: bytes) -> list[bytes]:
+    return [data[i : i + READ_SIZE] for i in range(0, len(data), READ_SIZE)]
+
+
+# -- timing ----------------------------------------------------------------------------
+
+
+def timed_runs(fn: Callable[[], Any], repeats: int, warmup: bool = True) -> list[float]:
+    """Wall times (s) of ``repeats`` calls of ``fn``, after one untimed call when
+    ``warmup``. A full garbage collection before each run keeps one run's garbage
+    out of the next one's figure."""
+    if warmup:
+        fn()
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def replay(reads: list[bytes], verify: str = "tolerant") -> int:
+    """SSE reads -> Updates through one Pipeline; returns the number of updates.
+
+    Raises RuntimeError when the stream did not end cleanly (a bench stream is valid)."""
+    from agui.pipeline import Pipeline
+    from agui.updates import Done, ErrorUpdate
+
+    pipeline = Pipeline(verify=verify)  # type: ignore[arg-type]
+    feed = pipeline.feed_bytes
+    count = 0
+    for chunk in reads:
+        count += len(feed(chunk))
+    tail = pipeline.close()
+    bad = [u for u in tail if isinstance(u, ErrorUpdate) or (isinstance(u, Done) and u.status != "success")]
+    if bad:
+        raise RuntimeError(f"benchmark stream did not verify: {bad[0]!r}")
+    return count + len(tail)
+
+
+def _check_clean(reads: list[bytes]) -> None:
+    """One untimed strict replay: the stream must hold no warning or error at all."""
+    from agui.pipeline import Pipeline
+    from agui.updates import ErrorUpdate, WarningUpdate
+
+    pipeline = Pipeline(verify="strict")
+    updates = [u for chunk in reads for u in pipeline.feed_bytes(chunk)] + pipeline.close()
+    bad = [u for u in updates if isinstance(u, ErrorUpdate | WarningUpdate)]
+    if bad:
+        raise RuntimeError(f"benchmark stream is not clean: {bad[0]!r}")
+
+
+# -- pipeline ----------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def pipeline_seconds(n: int, seed: int, repeats: int) -> tuple[float, ...]:
+    """Wall times of replaying the ``n``-event stream (shared with ``reference``)."""
+    reads = _reads(stream_bytes(n, seed))
+    if n <= 100_000:
+        _check_clean(reads)
+    big = n >= 1_000_000
+    return tuple(timed_runs(lambda: replay(reads), max(1, min(repeats, 3)) if big else repeats, not big))
+
+
+@section("pipeline")
+def bench_pipeline(cfg: Config) -> list[Row]:
+    """Events/s from SSE bytes to Updates at each size, and the scaling ratio."""
+    rows: list[Row] = []
+    medians: dict[int, float] = {}
+    for n in _sizes(cfg):
+        events = count_events(n, cfg.seed)
+        times = pipeline_seconds(n, cfg.seed, cfg.repeats)
+        med = medians[n] = statistics.median(times)
+        size = len(stream_bytes(n, cfg.seed))
+        rows.append(
+            Row(
+                "pipeline",
+                f"SSE bytes -> Updates, {_label(n)} events",
+                events / med,
+                "events/s",
+                f"{events:,} events, {size / 2**20:.1f} MiB, median of {len(times)}: {med:.3f} s",
+                {"events": events, "bytes": size, "seconds": list(times)},
+            )
+        )
+    small, large = _sizes(cfg)[-2:]
+    events_large = count_events(large, cfg.seed)
+    rate = events_large / medians[large]
+    ratio = medians[large] / medians[small]
+    if not cfg.quick:
+        ok = rate >= PIPELINE_TARGET
+        rows[-1].note += f"; target >= 300k events/s: {_met(ok)}"
+        rows[-1].extra.update(target=PIPELINE_TARGET, met=ok)
+    ok = ratio <= SCALING_TARGET
+    rows.append(
+        Row(
+            "pipeline",
+            f"scaling time({_label(large)}) / time({_label(small)})",
+            ratio,
+            "x",
+            f"target <= 11 (linear: 10): {_met(ok)}",
+            {"target": SCALING_TARGET, "met": ok},
+        )
+    )
+    return rows
+
+
+# -- linear -------------------------------------------------------------------------------
+
+
+@section("linear")
+def bench_linear(cfg: Config) -> list[Row]:
+    """One message of 10k and of 100k text deltas: time must grow linearly."""
+    small, large = (2_000, 20_000) if cfg.quick else (10_000, 100_000)
+    rows: list[Row] = []
+    medians = []
+    for deltas in (small, large):
+        reads = _reads(sse_bytes(single_message_stream(deltas)))
+        _check_clean(reads)
+        times = timed_runs(lambda reads=reads: replay(reads), cfg.repeats)
+        med = statistics.median(times)
+        medians.append(med)
+        rows.append(
+            Row(
+                "linear",
+                f"one message, {_label(deltas)} deltas",
+                (deltas + 4) / med,
+                "events/s",
+                f"median {med:.3f} s",
+                {"deltas": deltas, "seconds": times},
+            )
+        )
+    ratio = medians[1] / medians[0]
+    ok = ratio <= SCALING_TARGET
+    rows.append(
+        Row(
+            "linear",
+            f"time({_label(large)}) / time({_label(small)})",
+            ratio,
+            "x",
+            f"linear is ~10 (O(1) amortised per delta): {'yes' if ok else 'NO'}",
+            {"target": SCALING_TARGET, "met": ok},
+        )
+    )
+    return rows
+
+
+# -- reference -------------------------------------------------------------------------------
+
+
+def oracle_cache() -> Path:
+    """Where ``@ag-ui/client`` is installed, outside the repository (as ``../shared/oracle/run``)."""
+    default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agui-ts-oracle"
+    return Path(os.environ.get("AGUI_ORACLE_CACHE") or default)
+
+
+def ensure_reference(install: bool) -> tuple[Path | None, str]:
+    """The cache folder with ``@ag-ui/client`` installed, or (None, why not)."""
+    if shutil.which("node") is None:
+        return None, "node not found"
+    cache = oracle_cache()
+    if not (cache / "node_modules" / "@ag-ui" / "client").is_dir():
+        if not install:
+            return None, f"@ag-ui/client not installed in {cache} (quick mode does not install)"
+        if shutil.which("npm") is None:
+            return None, "npm not found"
+        manifest = ORACLE_DIR / "package.json"
+        if not manifest.is_file():
+            return None, f"{manifest} not found (clone ../shared beside the repo)"
+        cache.mkdir(parents=True, exist_ok=True)
+        shutil.copy(manifest, cache / "package.json")
+        done = subprocess.run(
+            ["npm", "install", "--silent", "--no-audit", "--no-fund"],
+            cwd=cache,
+            capture_output=True,
+            check=False,
+            text=True,
+        )
+        if done.returncode != 0:
+            return None, f"npm install failed: {done.stderr.strip()[-200:]}"
+    shutil.copy(Path(__file__).with_name("bench_reference.mjs"), cache / "bench_reference.mjs")
+    return cache, ""
+
+
+def run_reference(cache: Path, jsonl: Path, repeats: int) -> dict[str, Any]:
+    """``node bench_reference.mjs FILE repeats`` in ``cache``: {events, seconds, messages, failed}."""
+    done = subprocess.run(
+        ["node", "bench_reference.mjs", str(jsonl), str(repeats)],
+        cwd=cache,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"bench_reference.mjs failed: {done.stderr.strip()[-300:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@section("reference")
+def bench_reference(cfg: Config) -> list[Row]:
+    """The same streams through @ag-ui/client on Node; our speed-up at each size."""
+    sizes = (2_000,) if cfg.quick else (10_000, 100_000)
+    cache, why = ensure_reference(install=not cfg.quick)
+    if cache is None:
+        return [Row("reference", "@ag-ui/client 1.0.0", 0.0, "skipped", why, {"skipped": True})]
+    rows: list[Row] = []
+    for n in sizes:
+        # the 100k stream takes the (quadratic) reference minutes per run
+        repeats = 1 if n >= 100_000 else min(cfg.repeats, 3)
+        result = run_reference(cache, stream_file(n, cfg.seed, "jsonl"), repeats)
+        events = result["events"]
+        theirs = statistics.median(result["seconds"])
+        ours = statistics.median(pipeline_seconds(n, cfg.seed, cfg.repeats))
+        note = f"median of {len(result['seconds'])}: {theirs:.2f} s, {result['messages']} messages"
+        if result.get("failed"):
+            note += f"; run FAILED: {result['failed']}"
+        rows.append(
+            Row(
+                "reference",
+                f"@ag-ui/client 1.0.0, {_label(n)} events",
+                events / theirs,
+                "events/s",
+                note,
+                {"events": events, "seconds": result["seconds"], "messages": result["messages"],
+                 "failed": result.get("failed")},
+            )
+        )
+        speedup = theirs / ours
+        row = Row("reference", f"speed-up agui / @ag-ui/client, {_label(n)}", speedup, "x",
+                  "ours: SSE bytes in memory; theirs: SSE over loopback HTTP", {"ours_seconds": ours})
+        if n == 100_000:
+            ok = speedup >= SPEEDUP_TARGET
+            row.note = f"target >= 50x: {_met(ok)}; " + row.note
+            row.extra.update(target=SPEEDUP_TARGET, met=ok)
+        rows.append(row)
+    return rows
+
+
+# -- memory ------------------------------------------------------------------------------------
+
+_CHILD = r"""
+import resource, sys
+sys.path[:0] = sys.argv[3:]
+from agui.pipeline import Pipeline
+from agui.updates import Done
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+pipeline = Pipeline(verify="tolerant")
+updates = done = 0
+with open(sys.argv[1], "rb") as fh:
+    while chunk := fh.read(int(sys.argv[2])):
+        for update in pipeline.feed_bytes(chunk):
+            updates += 1
+            done += type(update) is Done
+updates += len(pipeline.close())
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(base, peak, updates, done, len(pipeline.events))
+"""
+
+
+def replay_rss(path: Path) -> dict[str, int]:
+    """Run the replay child on an SSE file: RSS after imports and peak RSS (KiB), counts."""
+    paths = [str(ROOT), str(ROOT / "generated")]
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(path), str(READ_SIZE), *paths],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"replay child failed: {done.stderr.strip()[-300:]}")
+    base, peak, updates, runs, kept = map(int, done.stdout.split())
+    return {"base_kib": base, "peak_kib": peak, "updates": updates, "runs": runs, "kept_events": kept}
+
+
+@section("memory")
+def bench_memory(cfg: Config) -> list[Row]:
+    """Peak RSS of a child process replaying the largest stream from a file."""
+    n = 20_000 if cfg.quick else 1_000_000
+    path = stream_file(n, cfg.seed, "sse")
+    result = replay_rss(path)
+    peak_mb = result["peak_kib"] / 1024
+    ok = peak_mb <= RSS_TARGET_MB
+    note = f"{count_events(n, cfg.seed):,} events, {path.stat().st_size / 2**20:.0f} MiB file, 64 KiB reads"
+    target = {}
+    if not cfg.quick:
+        note += f"; target <= 150 MB: {_met(ok)}"
+        target = {"target": RSS_TARGET_MB, "met": ok}
+    return [
+        Row("memory", f"peak RSS, replay of {_label(n)} events", peak_mb, "MiB", note, {**result, **target}),
+        Row("memory", "RSS after imports (same child)", result["base_kib"] / 1024, "MiB",
+            f"events retained: {result['kept_events']} (keep_events=False)"),
+    ]
+
+
+# -- encode -----------------------------------------------------------------------------------------
+
+
+@section("encode")
+def bench_encode(cfg: Config) -> list[Row]:
+    """Events/s encoding typed events to SSE frames on the server side."""
+    from agui.server import EventEncoder
+    from agui.wire import decode_event, encode_sse_event
+
+    n = 2_000 if cfg.quick else 100_000
+    events = [decode_event(line) for line in jsonl_lines(iter_stream(n, cfg.seed))]
+    encoder = EventEncoder()
+    encode = encoder.encode
+    frames = [encode(ev) for ev in events]
+    if [decode_event(frame[6:-2]) for frame in frames] != events:
+        raise RuntimeError("encoded frames do not decode back to the same events")
+
+    def with_encoder() -> None:
+        for ev in events:
+            encode(ev)
+
+    def with_function() -> None:
+        for ev in events:
+            encode_sse_event(ev)
+
+    rows = []
+    for name, fn in (("EventEncoder.encode", with_encoder), ("encode_sse_event", with_function)):
+        times = timed_runs(fn, cfg.repeats)
+        med = statistics.median(times)
+        rows.append(Row("encode", f"{name}, typed event -> SSE frame", len(events) / med, "events/s",
+                        f"{len(events):,} events, median {med:.3f} s"))
+    return rows
