@@ -76,7 +76,8 @@ class Conversation:
     Cost: O(1) amortised per TEXT/REASONING CONTENT and TOOL_CALL_ARGS delta
     (fragment lists joined lazily); STATE_DELTA/ACTIVITY_DELTA in place for
     single-op patches, O(state) for multi-op patches (see
-    :mod:`agui.apply.patch`); O(n messages) for TOOL_CALL_RESULT placement,
+    :mod:`agui.apply.patch`); O(distance from the end) for TOOL_CALL_RESULT placement;
+    O(n messages) for
     MESSAGES_SNAPSHOT and reads of :attr:`messages`.
 
     Read side: :attr:`messages`, :attr:`state`, :attr:`pending_interrupts`,
@@ -507,11 +508,16 @@ class Conversation:
         if call is None or call.owner.id not in self._by_id:
             self._append(rec)
             return
-        try:
-            i = lst.index(call.owner) + 1
-        except ValueError:
+        # search from the end: the calling message is nearly always among the last
+        # few, so placement costs O(distance from the end), not O(conversation)
+        owner = call.owner
+        i = len(lst) - 1
+        while i >= 0 and lst[i] is not owner:
+            i -= 1
+        if i < 0:
             self._append(rec)
             return
+        i += 1
         n = len(lst)
         while i < n and lst[i].role == "tool":
             i += 1
