@@ -76,9 +76,8 @@ class Conversation:
     Cost: O(1) amortised per TEXT/REASONING CONTENT and TOOL_CALL_ARGS delta
     (fragment lists joined lazily); STATE_DELTA/ACTIVITY_DELTA in place for
     single-op patches, O(state) for multi-op patches (see
-    :mod:`agui.apply.patch`); O(distance from the end) for TOOL_CALL_RESULT placement;
-    O(n messages) for
-    MESSAGES_SNAPSHOT and reads of :attr:`messages`.
+    :mod:`agui.apply.patch`); O(distance from the end) for TOOL_CALL_RESULT
+    placement; O(n messages) for MESSAGES_SNAPSHOT and reads of :attr:`messages`.
 
     Read side: :attr:`messages`, :attr:`state`, :attr:`pending_interrupts`,
     :attr:`pending_tool_call_ids`, :attr:`outcome`, :attr:`result`,
