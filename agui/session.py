@@ -434,7 +434,11 @@ class Session:
                 await result
 
     async def _execute(self, run: Run) -> AsyncIterator[Update]:
+        """The run's update stream. SSE bytes are split into frames here and
+        fed one frame at a time, so that a consumer leaving after update N
+        leaves nothing of later frames applied."""
         from agui.pipeline import Pipeline
+        from agui.wire import SseReader
 
         previous = self._active
         if previous is not None and previous is not run and not previous.finished:
@@ -443,35 +447,62 @@ class Session:
         pipeline = Pipeline(
             self.conversation, verify=self.verify, max_frame_bytes=self.max_frame_bytes
         )
+        reader = SseReader(self.max_frame_bytes)
         side: list[tuple[str, Any]] = []
         stream = self._open(run.input, side)
         run_open = False
         ended = 0  # runs of this response that reached their Done
+        subscribers = self._subscribers  # the live list: (un)subscribing mid-run works
+        feed_data, feed_event = pipeline.feed_data, pipeline.feed_event
         try:
             try:
                 async for item in stream:
-                    if side:
-                        updates = self._drain(pipeline, side)
-                    else:
-                        updates = []
                     if isinstance(item, bytes | bytearray | memoryview):
-                        updates += pipeline.feed_bytes(bytes(item))
+                        try:
+                            pieces: Any = reader.feed(bytes(item))
+                        except DecodeError as exc:  # FrameTooLarge: cannot resynchronise
+                            side.append(("fatal", exc))
+                            pieces = ()
                     else:
-                        updates += pipeline.feed_event(item)
-                    for update in updates:
-                        run_open = _track(update, run_open)
-                        if isinstance(update, Done):
-                            ended += 1
-                        run._record(update)
-                        await self._notify(update)
-                        yield update
+                        pieces = (item,)
+                    if side:
+                        pieces = [None, *pieces]  # report side-channel news first
+                    for piece in pieces:
+                        if piece is None:
+                            updates = self._drain(pipeline, side)
+                        elif type(piece) is str:
+                            updates = feed_data(piece)
+                        else:
+                            updates = feed_event(piece)
+                        for update in updates:
+                            cls = type(update)
+                            if cls is RunStarted:
+                                run_open = True
+                            elif cls is Done:
+                                run_open = False
+                                ended += 1
+                                run.done = update
+                            elif cls is ErrorUpdate:
+                                run.errors.append(update)
+                            if subscribers:
+                                await self._notify(update)
+                            yield update
+                        if pipeline.finished:
+                            break
                     if pipeline.finished:
                         break
                 else:
-                    updates = self._drain(pipeline, side) + pipeline.close()
+                    updates = self._drain(pipeline, side)
+                    try:
+                        for data in reader.close():
+                            updates += feed_data(data)
+                    except DecodeError as exc:
+                        updates += self._fail(pipeline, exc)
+                    updates += pipeline.close()
                     for update in updates:
                         run._record(update)
-                        await self._notify(update)
+                        if subscribers:
+                            await self._notify(update)
                         yield update
             except TransportError as exc:
                 for update in self._transport_failure(pipeline, exc, run_open, ended):
@@ -492,6 +523,17 @@ class Session:
                     self._active = None
                 if run._ended is not None:
                     run._ended.set()
+
+    def _fail(self, pipeline: Any, error: Exception) -> list[Update]:
+        """End the response as failed on a stream-level error (no-op if over)."""
+        if pipeline.finished:
+            return []
+        pipeline.cancel("stream failed")
+        self.conversation.outcome = "failed"
+        return [
+            ErrorUpdate(error, fatal=True),
+            Done("failed", reason=str(error), run_id=self.conversation.run_id),
+        ]
 
     def _transport_failure(
         self, pipeline: Any, exc: TransportError, run_open: bool, ended: int
@@ -559,13 +601,8 @@ class Session:
                 out.append(value)
             elif kind == "data":
                 out += pipeline.feed_data(value)
-            elif kind == "fatal" and not pipeline.finished:
-                pipeline.cancel("stream failed")
-                self.conversation.outcome = "failed"
-                out += [
-                    ErrorUpdate(value, fatal=True),
-                    Done("failed", reason=str(value), run_id=self.conversation.run_id),
-                ]
+            elif kind == "fatal":
+                out += self._fail(pipeline, value)
         return out
 
 
@@ -578,14 +615,6 @@ def _decode_into(decode: Any, data: str, side: list[tuple[str, Any]]) -> Any:
     for w in decoded.warnings:
         side.append(("warning", WarningUpdate(w.code, w.message, w.path)))
     return decoded.event
-
-
-def _track(update: Update, run_open: bool) -> bool:
-    if isinstance(update, RunStarted):
-        return True
-    if isinstance(update, Done):
-        return False
-    return run_open
 
 
 # ---------------------------------------------------------------- sync facade

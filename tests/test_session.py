@@ -247,7 +247,10 @@ async def test_a_run_left_by_break_alone_is_closed_when_the_next_run_starts(sess
     assert second[-1].outcome == "success"
 
 
-async def test_nothing_after_the_drop_is_applied():
+@pytest.mark.parametrize("framing", ["one event per item", "all events in one SSE chunk"])
+async def test_nothing_after_the_drop_is_applied(framing):
+    from agui.wire import encode_event, encode_sse
+
     events = [
         RunStartedEvent(thread_id="t", run_id="r1"),
         TextMessageStartEvent(message_id="m1"),
@@ -256,7 +259,12 @@ async def test_nothing_after_the_drop_is_applied():
         TextMessageEndEvent(message_id="m1"),
         RunFinishedEvent(thread_id="t", run_id="r1"),
     ]
-    transport = ReplayTransport(events)
+
+    class OneChunk:
+        async def stream(self, run_input):
+            yield b"".join(encode_sse(encode_event(e)) for e in events)
+
+    transport = ReplayTransport(events) if framing.startswith("one event") else OneChunk()
     session = Session(transport, thread_id="t")
     async with session.send("go") as run:
         async for update in run:
@@ -265,6 +273,22 @@ async def test_nothing_after_the_drop_is_applied():
     assert session.conversation.text_of("m1") == "kept"
     assert run.done.outcome == "cancelled"
     assert [type(u) for u in await run.collect()] == []  # a closed run yields nothing more
+
+
+async def test_oversized_frame_fails_the_run():
+    from agui.errors import FrameTooLarge
+    from agui.updates import ErrorUpdate
+
+    big = '{"type":"CUSTOM","name":"blob","value":"' + "x" * 500 + '"}'
+    frames = ['{"type":"RUN_STARTED","threadId":"t","runId":"r1"}', big]
+    for middleware in ([], [Middleware()]):
+        session = Session(
+            ReplayTransport(frames), thread_id="t", max_frame_bytes=200, middleware=middleware
+        )
+        updates = await session.send("x").collect()
+        error, done = updates[-2:]
+        assert isinstance(error, ErrorUpdate) and isinstance(error.error, FrameTooLarge)
+        assert error.fatal and done.outcome == "failed" and done.run_id == "r1"
 
 
 # --- middleware and subscribers --------------------------------------------------------
