@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import socket
 
 import pytest
@@ -299,3 +300,42 @@ def test_stdout_closed_early_stops_quietly(tmp_path):
     err = io.StringIO()
     code = main(["replay", str(fixture)], stdin=io.StringIO(), stdout=ClosedPipe(), stderr=err)
     assert (code, err.getvalue()) == (141, "")
+
+
+# --- the servers, as a user starts them ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "line", "expect"),
+    [
+        ("serve-fake", "chunks", "text    Family: "),
+        ("serve-task-board", "add tea", "tasks   [ ] 1 tea"),
+    ],
+)
+def test_serve_commands_start_a_server_in_the_foreground(command, line, expect):
+    pytest.importorskip("uvicorn")
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agui.cli", command, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        banner = proc.stdout.readline()
+        assert banner.startswith("serving the ") and banner.rstrip().endswith("(Ctrl-C stops)")
+        url = re.search(r"http://\S+", banner).group(0)
+        tools = []
+        if command == "serve-task-board":
+            from pathlib import Path
+
+            root = Path(__file__).resolve().parents[1]
+            tools = ["--tools", str(root / "fixtures" / "task-board-tools.json")]
+        code, out, err = run_cli(["watch", "--url", url, *tools], line + "\n")
+        assert (code, err) == (0, ""), err
+        assert expect in out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
