@@ -769,3 +769,23 @@ def test_built_structs_are_cached_until_the_message_changes():
 def test_dict_messages_are_accepted_by_the_constructor():
     conv = Conversation([{"id": "u1", "role": "user", "content": "hi"}], state={"x": 1})
     assert wire(conv) == [{"role": "user", "id": "u1", "content": "hi"}] and conv.state == {"x": 1}
+
+
+def test_surrogate_pair_split_across_deltas_is_re_paired():
+    conv = Conversation()
+    ups = run(conv, *text("m1", "a\ud83d", "\ude00b"), *call("c1", "f", '{"e":"\ud83d', '\ude00"}'))
+    assert TextEnded("m1", "a\U0001f600b") in ups
+    assert ToolCallEnded("c1", "f", '{"e":"\U0001f600"}') in ups
+    assert conv.messages[0].content == "a\U0001f600b"
+
+
+def test_lone_surrogate_half_is_kept_until_its_partner_arrives():
+    conv = Conversation()
+    run(
+        conv,
+        ev("TEXT_MESSAGE_START", messageId="m1"),
+        ev("TEXT_MESSAGE_CONTENT", messageId="m1", delta="x\ud83d"),
+    )
+    assert conv.text_of("m1") == "x\ud83d"  # read mid-stream: nothing replaced
+    conv.apply(ev("TEXT_MESSAGE_CONTENT", messageId="m1", delta="\ude00"))
+    assert conv.text_of("m1") == "x\U0001f600"

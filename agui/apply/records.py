@@ -1,5 +1,11 @@
 """Mutable per-message and per-tool-call records behind :class:`Conversation`.
 
+A producer may split a UTF-16 surrogate pair written as two ``\\u`` escapes
+across two deltas (the reference client's strings are UTF-16, so it never
+notices). Each half then decodes to a lone surrogate code point; a record
+that received a fragment starting or ending with one re-pairs the halves when
+it joins its fragments (lone halves that never get their partner are kept).
+
 The conversation never keeps generated ``Message`` structs while it streams:
 it keeps these small records, where text is a list of fragments joined only
 when read (and then cached, collapsed to one fragment), and builds the
@@ -57,6 +63,21 @@ def role_of(message: Any) -> str | None:
     return getattr(cfg, "tag", None)
 
 
+def _edge_surrogate(delta: str) -> bool:
+    """True when a fragment starts or ends with half a UTF-16 surrogate pair
+    (a producer split a pair written as two \\u escapes across deltas)."""
+    return "\ud800" <= delta[0] <= "\udfff" or "\ud800" <= delta[-1] <= "\udfff"
+
+
+def _join(frags: list[str], repair: bool) -> str:
+    """Join fragments; with ``repair``, re-pair surrogate halves split across
+    fragments into the one code point they encode (lone halves are kept)."""
+    text = "".join(frags)
+    if repair:
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return text
+
+
 def _get(obj: Any, name: str) -> Any:
     value = getattr(obj, name, UNSET)
     return UNSET if value is None and name != "content" else value
@@ -74,6 +95,7 @@ class CallRecord:
         "metadata",
         "name",
         "owner",
+        "split_pairs",
         "text",
     )
 
@@ -86,6 +108,7 @@ class CallRecord:
         self.encrypted_value: Any = UNSET
         self.encrypted_value_type: Any = UNSET
         self.owner = owner
+        self.split_pairs = False
         self.built: Any = None
 
     @classmethod
@@ -107,7 +130,7 @@ class CallRecord:
         """The reassembled arguments text (joined once, then cached)."""
         text = self.text
         if text is None:
-            text = "".join(self.frags)
+            text = _join(self.frags, self.split_pairs)
             self.frags = [text] if text else []
             self.text = text
         return text
@@ -116,6 +139,8 @@ class CallRecord:
         if delta:
             self.frags.append(delta)
             self.text = None
+            if _edge_surrogate(delta):
+                self.split_pairs = True
         self.touch()
 
     def touch(self) -> None:
@@ -163,6 +188,7 @@ class MessageRecord:
         "metadata",
         "name",
         "role",
+        "split_pairs",
         "subagent_run_id",
         "text",
         "tool_call_id",
@@ -183,6 +209,7 @@ class MessageRecord:
         self.tool_call_id: Any = UNSET
         self.error: Any = UNSET
         self.activity_type: Any = UNSET
+        self.split_pairs = False
         self.built: Any = None
 
     @classmethod
@@ -229,7 +256,7 @@ class MessageRecord:
             return self.content if isinstance(self.content, str) else ""
         text = self.text
         if text is None:
-            text = "".join(frags)
+            text = _join(frags, self.split_pairs)
             self.frags = [text] if text else []
             self.text = text
         return text
@@ -244,6 +271,8 @@ class MessageRecord:
         if delta:
             frags.append(delta)
             self.text = None
+            if _edge_surrogate(delta):
+                self.split_pairs = True
         self.built = None
 
     def build(self) -> Any:
