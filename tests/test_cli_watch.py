@@ -193,6 +193,12 @@ def test_trace_decline_unattended(fake_server, snapshot):
     assert text == snapshot
 
 
+@pytest.mark.parametrize("name", ["malformed-json", "legacy-thinking", "oversized-frame"])
+def test_trace_shows_raw_frames_and_what_the_decoder_did(fake_server, snapshot, name):
+    url = f"{fake_server.url}/raw/{name}"
+    assert transcript(["trace", "--url", url, "x"], "", fake_server.url) == snapshot
+
+
 # --- replay ----------------------------------------------------------------------
 
 

@@ -52,17 +52,23 @@ def first_input(line: str, tools: list[Any]) -> Any:
 
 async def _stream(transport: Any, run_input: Any, console: Console, url: str) -> list[Any]:
     """Print each frame as it arrives; return the decoded events."""
+    import itertools
+
     from agui.errors import DecodeError, TransportError
-    from agui.wire import SseReader, decode_event_lenient
+    from agui.wire import EventDecoder, SseReader
 
     reader = SseReader()
+    # one decoder per response: the retired THINKING_* translation is stateful;
+    # ids it has to mint are numbered, so a trace is reproducible
+    counter = itertools.count(1)
+    decoder = EventDecoder(id_factory=lambda: f"{run_input.run_id}-minted-{next(counter)}")
     events: list[Any] = []
 
     def show(frames: list[str]) -> None:
         for data in frames:
             console.write([Line("recv", sanitize(data))])
             try:
-                decoded = decode_event_lenient(data)
+                decoded = decoder.decode(data)
             except DecodeError as exc:
                 console.write([Line("error", format_error(exc))])
                 continue
