@@ -129,7 +129,7 @@ def test_slow_stop_after_drops_stream_and_server_notices(fake_server, snapshot):
     assert "stop    dropped the stream after 6 updates" in text
     assert "You said: hello again" in text  # the session stays usable
     assert fake_server.app.state.run_log.wait_for(
-        lambda entries: any(e.get("runId") == "run-1" for e in entries), 10
+        lambda entries: {"event": "cancelled", "runId": "run-1", "scenario": "slow"} in entries, 10
     )
     assert text == snapshot
 
