@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import msgspec
@@ -336,3 +337,119 @@ def test_conversation_is_kept_across_pipelines():
         Pipeline(conv), {**START, "runId": "r2"}, *text("m2", "two"), {**FINISH, "runId": "r2"}
     )
     assert [m.content for m in conv.messages] == ["one", "two"]
+
+
+# --- robustness -------------------------------------------------------------------------------
+
+_IDS = ["a", "b", "c"]
+
+
+def _random_event(r: random.Random) -> dict[str, Any]:
+    """A random, often illegal, event in wire shape."""
+    t = r.choice(
+        [
+            "RUN_STARTED",
+            "RUN_FINISHED",
+            "RUN_ERROR",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "TEXT_MESSAGE_CHUNK",
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_END",
+            "TOOL_CALL_CHUNK",
+            "TOOL_CALL_RESULT",
+            "STATE_SNAPSHOT",
+            "STATE_DELTA",
+            "MESSAGES_SNAPSHOT",
+            "ACTIVITY_SNAPSHOT",
+            "ACTIVITY_DELTA",
+            "REASONING_MESSAGE_START",
+            "REASONING_MESSAGE_CONTENT",
+            "REASONING_MESSAGE_END",
+            "REASONING_ENCRYPTED_VALUE",
+            "STEP_STARTED",
+            "STEP_FINISHED",
+            "SUBAGENT_STARTED",
+            "SUBAGENT_FINISHED",
+            "CUSTOM",
+            "RAW",
+        ]
+    )
+    i = r.choice(_IDS)
+    d = {"type": t}
+    if t.startswith("RUN_") and t != "RUN_ERROR":
+        d.update(threadId="t", runId=r.choice(["r1", "r2"]))
+    if t == "RUN_ERROR":
+        d["message"] = "x"
+    if t.startswith(("TEXT", "REASONING_MESSAGE", "ACTIVITY")):
+        d["messageId"] = i
+    if t.startswith("REASONING_MESSAGE_START"):
+        d["role"] = "reasoning"
+    if t.endswith(("CONTENT", "ARGS")):
+        d["delta"] = r.choice(["x", "\ud83d", "", '"'])
+    if t.startswith("TOOL_CALL"):
+        d["toolCallId"] = i
+    if t == "TOOL_CALL_START":
+        d["toolCallName"] = "f"
+        d["parentMessageId"] = r.choice(_IDS)
+    if t == "TOOL_CALL_RESULT":
+        d.update(messageId=r.choice(_IDS), content="c")
+    if t == "STATE_SNAPSHOT":
+        d["snapshot"] = r.choice([None, 0, {"a": []}, [1]])
+    if t in ("STATE_DELTA",):
+        d["delta"] = [
+            {
+                "op": r.choice(["add", "remove", "replace", "move"]),
+                "path": r.choice(["/a", "/a/-", "", "/x/y"]),
+                "from": "/a",
+                "value": 1,
+            }
+        ]
+    if t == "ACTIVITY_DELTA":
+        d.update(activityType="t", patch=[{"op": "add", "path": "/n", "value": 1}])
+    if t == "ACTIVITY_SNAPSHOT":
+        d.update(activityType="t", content={}, replace=r.choice([True, False]))
+    if t == "MESSAGES_SNAPSHOT":
+        d["messages"] = [
+            {
+                "id": r.choice(_IDS),
+                "role": r.choice(["user", "assistant", "activity", "reasoning"]),
+                "content": "z",
+                "activityType": "t",
+            }
+        ]
+    if t == "REASONING_ENCRYPTED_VALUE":
+        d.update(subtype=r.choice(["tool-call", "message"]), entityId=i, encryptedValue="e")
+    if t.startswith("STEP"):
+        d["stepName"] = i
+    if t.startswith("SUBAGENT"):
+        d["subagentRunId"] = i
+        d["name"] = "n"
+    if t == "CUSTOM":
+        d.update(name="c", value=None)
+    if t == "RAW":
+        d["event"] = {}
+    if r.random() < 0.1:
+        d["metadata"] = {"k": r.random()}
+    if (
+        r.random() < 0.1
+        and not t.startswith("RUN")
+        and t != "MESSAGES_SNAPSHOT"
+        and not t.startswith("SUBAGENT")
+    ):
+        d["subagentRunId"] = r.choice(_IDS)
+    return d
+
+
+@pytest.mark.parametrize("mode", ["strict", "tolerant", "off"])
+def test_random_event_sequences_never_raise_and_leave_valid_messages(mode):
+    for seed in range(150):
+        r = random.Random(seed)
+        p = Pipeline(verify=mode)
+        for _ in range(r.randint(1, 40)):
+            p.feed_bytes(sse(_random_event(r)))
+        p.close()
+        wire_messages = msgspec.json.encode(p.conversation.messages)
+        assert len(msgspec.json.decode(wire_messages, type=list[T.Message])) == len(p.conversation)
