@@ -339,3 +339,26 @@ def test_serve_commands_start_a_server_in_the_foreground(command, line, expect):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_agent_escape_sequences_are_shown_escaped_never_executed(tmp_path):
+    evil = "\x1b]0;owned\x07\x1b[2J\u202e"
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi" + evil},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "x" + evil},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": json.dumps({"k": evil})},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"tasks": [{"id": 1, "title": evil}]}},
+        {"type": "RUN_ERROR", "message": "bye" + evil},
+    ]
+    fixture = tmp_path / "evil.json"
+    fixture.write_text(json.dumps(events))
+    for view in ([], ["--in-order"], ["--fragments"]):
+        code, out, err = run_cli(["replay", str(fixture), *view])
+        assert code == 0 and err == ""
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+        assert "hi\\x1b]0;owned\\x07\\x1b[2J\\u202e" in out
+        assert "run error: bye\\x1b]0;owned" in out
