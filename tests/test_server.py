@@ -70,6 +70,11 @@ async def agent(run_input, emit, cancel: CancelToken) -> None:
         raise ValueError("kaput")
     elif text == "unfinished":
         return
+    elif text == "other-thread":
+        try:
+            await emit(RunFinishedEvent(thread_id="someone-elses-thread", run_id=rid))
+        except GuardError as exc:
+            LOG.guard_errors.append(exc)
     elif text == "hang":
         await emit(TextMessageStartEvent(message_id="m1"))
         await emit(TextMessageContentEvent(message_id="m1", delta="waiting"))
@@ -183,6 +188,15 @@ def test_without_guard_the_agent_may_emit_anything(open_server):
     types = [e["type"] for e in frames(response.text)]
     assert types[:2] == ["RUN_STARTED", "TEXT_MESSAGE_CONTENT"]
     assert types.count("RUN_FINISHED") == 2
+
+
+def test_guard_refuses_a_run_on_another_thread_than_the_request(server):
+    LOG.guard_errors.clear()
+    events = frames(post(server, body(thread_id="mine", text="other-thread")).text)
+    assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_FINISHED"]
+    assert events[-1]["threadId"] == "mine"
+    (refused,) = LOG.guard_errors
+    assert "someone-elses-thread" in refused.violation.message
 
 
 def test_agent_exception_becomes_run_error(server):

@@ -153,7 +153,7 @@ class AgentStreamResponse(Response):
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         token = self.token
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=_QUEUE_SIZE)
-        emitter = Emitter(queue, Guard() if self.guard else None, token)
+        emitter = Emitter(queue, Guard(_thread_of(self.run_input)) if self.guard else None, token)
         agent_task = asyncio.create_task(self._run_agent(emitter, token, queue))
         sender = asyncio.create_task(self._send_events(queue, send))
         watcher = asyncio.create_task(_wait_disconnect(receive))
@@ -214,6 +214,11 @@ class AgentStreamResponse(Response):
                 body += encode(nxt)
             await send({"type": "http.response.body", "body": body, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _thread_of(run_input: Any) -> str | None:
+    thread_id = getattr(run_input, "thread_id", None)
+    return thread_id if isinstance(thread_id, str) else None
 
 
 async def _wait_disconnect(receive: Any) -> None:

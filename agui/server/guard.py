@@ -27,15 +27,17 @@ _TERMINAL_TYPES = frozenset({"RUN_FINISHED", "RUN_ERROR"})
 class Guard:
     """Verifier state of one response stream.
 
+    ``Guard(thread_id=None)``: ``thread_id`` is the request's ``threadId``;
+    every RUN_STARTED / RUN_FINISHED must then carry it.
     ``admit(event)`` returns None when the event may be sent (state advanced)
     and raises :class:`GuardError` (state untouched) otherwise.
     ``run_open``: a RUN_STARTED was admitted and no RUN_FINISHED/RUN_ERROR
     since. ``count``: events admitted so far.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, thread_id: str | None = None) -> None:
         self._normalizer = Normalizer()
-        self._verifier = Verifier()
+        self._verifier = Verifier(thread_id=thread_id)
         self._position = 0
         # Once a chunk event was admitted the normalizer may hold open lanes
         # and insert forced END events, so judging one event may advance the
