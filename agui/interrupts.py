@@ -26,7 +26,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET
 
-from agui.errors import ResumeError
+from agui.errors import DecodeError, ResumeError
 
 __all__ = [
     "Answer",
@@ -61,10 +61,16 @@ def cancelled(*, metadata: dict[str, Any] | None = None) -> Answer:
     return Answer("cancelled", UNSET, metadata)
 
 
-def _as_struct(value: Any, struct_type: type) -> Any:
+def _as_struct(value: Any, struct_type: type, where: str = "$") -> Any:
+    """A struct as given, or a wire dict converted; DecodeError (with the
+    JSON path) when it does not fit."""
     if isinstance(value, struct_type):
         return value
-    return msgspec.convert(value, struct_type)
+    try:
+        return msgspec.convert(value, struct_type)
+    except msgspec.ValidationError as exc:
+        reason, _, sub = str(exc).partition(" - at `$")
+        raise DecodeError(reason, path=where + sub.rstrip("`")) from exc
 
 
 def interrupts_of(events: Iterable[Any]) -> list[Any]:
@@ -74,6 +80,9 @@ def interrupts_of(events: Iterable[Any]) -> list[Any]:
     Mirrors the client's ``pendingInterrupts``: every RUN_FINISHED replaces the
     list (interrupts of an interrupt outcome, else ``[]``); RUN_ERROR leaves it.
     Returns generated :class:`agui.types.Interrupt` structs.
+
+    Raises:
+        agui.errors.DecodeError: a wire-dict interrupt is malformed.
     """
     from agui.types import Interrupt, RunFinishedEvent, event_type
 
@@ -84,7 +93,10 @@ def interrupts_of(events: Iterable[Any]) -> list[Any]:
                 continue
             outcome = event.get("outcome")
             if isinstance(outcome, Mapping) and outcome.get("type") == "interrupt":
-                pending = [_as_struct(i, Interrupt) for i in outcome.get("interrupts") or ()]
+                pending = [
+                    _as_struct(i, Interrupt, f"$.outcome.interrupts[{n}]")
+                    for n, i in enumerate(outcome.get("interrupts") or ())
+                ]
             else:
                 pending = []
             continue
@@ -149,10 +161,12 @@ def build_resume(
         ResumeError: nothing is pending; an interrupt has no answer (message
             lists the ids); an answer names an unknown id; an expired
             interrupt is answered other than cancelled.
+        agui.errors.DecodeError: an interrupt given as a dict is malformed
+            (``path`` e.g. ``interrupts[1].id``).
     """
     from agui.types import Interrupt, ResumeEntry
 
-    pending = [_as_struct(i, Interrupt) for i in interrupts]
+    pending = [_as_struct(i, Interrupt, f"interrupts[{n}]") for n, i in enumerate(interrupts)]
     if not pending:
         raise ResumeError("there is no pending interrupt to resume")
     ids = [i.id for i in pending]
@@ -212,6 +226,7 @@ def resume_run(
     Raises:
         ResumeError: see :func:`build_resume` (also when the events did not
             end on an interrupt).
+        agui.errors.DecodeError: ``previous`` or an interrupt is malformed.
     """
     from agui.apply import Conversation
     from agui.types import RunAgentInput

@@ -69,8 +69,25 @@ _INPUT_FIELDS = frozenset(
 Subscriber = Callable[[Update], Any]
 
 
-def _convert_list(items: Iterable[Any], struct_type: type) -> list[Any]:
-    return [i if isinstance(i, struct_type) else msgspec.convert(i, struct_type) for i in items]
+def _convert_list(items: Iterable[Any], struct_type: Any, where: str) -> list[Any]:
+    """Structs pass; wire dicts are converted. Raises DecodeError naming
+    ``where[i]`` and the offending field."""
+    out = []
+    for index, item in enumerate(items):
+        if isinstance(item, msgspec.Struct):
+            out.append(item)
+            continue
+        try:
+            out.append(msgspec.convert(item, struct_type))
+        except msgspec.ValidationError as exc:
+            raise _validation_error(exc, f"{where}[{index}]") from exc
+    return out
+
+
+def _validation_error(exc: msgspec.ValidationError, where: str) -> DecodeError:
+    text = str(exc)
+    reason, _, sub = text.partition(" - at `$")
+    return DecodeError(reason, path=where + sub.rstrip("`"))
 
 
 def _is_parts(value: Any) -> bool:
@@ -214,6 +231,11 @@ class Session:
         messages: initial messages (structs or wire dicts).
         max_frame_bytes: SSE frame cap (bytes).
 
+    Raises:
+        agui.errors.DecodeError: a tool, context entry or message given as a
+            dict does not fit its type (``path`` e.g. ``tools[0].description``).
+        ValueError: ``verify`` is not one of the three modes.
+
     Attributes: ``conversation`` (:class:`agui.apply.Conversation`),
     ``thread_id``, ``tools``, ``context``, ``forwarded_props``, ``verify``,
     ``middleware``, ``last_run``.
@@ -234,18 +256,19 @@ class Session:
         max_frame_bytes: int = 10 * 1024 * 1024,
     ) -> None:
         from agui.apply import Conversation
-        from agui.types import Context, Tool
+        from agui.types import Context, Message, Tool
 
         if verify not in ("strict", "tolerant", "off"):
             raise ValueError(f"verify must be strict, tolerant or off, got {verify!r}")
         self.transport = transport
         self.thread_id = thread_id or str(uuid.uuid4())
-        self.tools = _convert_list(tools, Tool)
-        self.context = _convert_list(context, Context)
+        self.tools = _convert_list(tools, Tool, "tools")
+        self.context = _convert_list(context, Context, "context")
         self.forwarded_props = forwarded_props
         self.verify = verify
         self.middleware = list(middleware)
         self.max_frame_bytes = max_frame_bytes
+        messages = _convert_list(messages, Message, "messages")
         self.conversation = Conversation(messages, state=None if state is UNSET else state)
         self.last_run: Run | None = None
         self._active: Run | None = None
@@ -340,7 +363,7 @@ class Session:
             fields["forwarded_props"] = self.forwarded_props
         fields.update(overrides)
         if "resume" in overrides and overrides["resume"] is not UNSET:
-            fields["resume"] = _convert_list(overrides["resume"], ResumeEntry)
+            fields["resume"] = _convert_list(overrides["resume"], ResumeEntry, "resume")
         return RunAgentInput(**fields)
 
     def run(self, **overrides: Any) -> Run:

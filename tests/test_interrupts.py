@@ -338,3 +338,20 @@ async def test_resume_over_replay_sends_resume_in_the_recorded_request():
     sent = transport.requests[1]
     assert [e.interrupt_id for e in sent.resume] == ["x", "y"]
     assert sent.state == {"step": 1}
+
+
+def test_malformed_interrupt_dicts_are_decode_errors_with_a_path():
+    from agui.errors import DecodeError
+
+    with pytest.raises(DecodeError) as info:
+        build_resume([{"id": "a", "reason": "r"}, {"reason": "r"}], {"a": 1})
+    assert info.value.path == "interrupts[1]"
+    bad_outcome = {
+        "type": "RUN_FINISHED",
+        "threadId": "t",
+        "runId": "r",
+        "outcome": {"type": "interrupt", "interrupts": [{"id": 7, "reason": "r"}]},
+    }
+    with pytest.raises(DecodeError) as info:
+        interrupts_of([bad_outcome])
+    assert info.value.path == "$.outcome.interrupts[0].id"

@@ -557,3 +557,17 @@ async def test_client_side_tool_results_go_back_with_the_next_run():
     assert tool_messages[0].content == '{"colour":"teal"}'
     assert tool_messages[0].tool_call_id == "c1"
     assert type(tool_messages[1].content[0]).__name__ == "TextPart"
+
+
+def test_malformed_configuration_is_a_decode_error_naming_the_path():
+    from agui.errors import DecodeError
+
+    with pytest.raises(DecodeError) as info:
+        Session(ReplayTransport([]), tools=[{"name": "ok", "description": "fine"}, {"name": "x"}])
+    assert info.value.path == "tools[1]"
+    assert "description" in info.value.reason
+    with pytest.raises(DecodeError) as info:
+        Session(ReplayTransport([]), messages=[{"id": "u1", "role": "user", "content": 5}])
+    assert info.value.path == "messages[0].content"
+    with pytest.raises(ValueError):
+        Session(ReplayTransport([]), verify="paranoid")
