@@ -333,3 +333,16 @@ def test_stopping_the_server_cancels_open_streams_and_trips_their_tokens():
     assert state["tripped"] is True
     reader.join(10)
     assert not reader.is_alive()
+
+
+def test_keepalive_comments_fill_agent_silence():
+    async def thinker(run_input, emit, cancel):
+        ids = {"thread_id": run_input.thread_id, "run_id": run_input.run_id}
+        await emit(RunStartedEvent(**ids))
+        await asyncio.sleep(0.3)  # silence longer than the keep-alive period
+        await emit(RunFinishedEvent(**ids))
+
+    with BackgroundServer(create_app(thinker, keepalive=0.05)) as srv:
+        text = httpx.post(srv.url + "/agent", json=body(), timeout=10).text
+    assert ": keep-alive\n\n" in text
+    assert [e["type"] for e in frames(text)] == ["RUN_STARTED", "RUN_FINISHED"]

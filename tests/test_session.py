@@ -571,3 +571,30 @@ def test_malformed_configuration_is_a_decode_error_naming_the_path():
     assert info.value.path == "messages[0].content"
     with pytest.raises(ValueError):
         Session(ReplayTransport([]), verify="paranoid")
+
+
+async def test_strict_mode_failure_stops_reading_and_closes_the_connection():
+    from agui.errors import ProtocolViolation
+    from agui.updates import ErrorUpdate
+
+    exited = threading.Event()
+    state: dict = {}
+
+    async def rogue(run_input, emit, cancel):
+        ids = {"thread_id": run_input.thread_id, "run_id": run_input.run_id}
+        await emit(RunStartedEvent(**ids))
+        await emit(TextMessageContentEvent(message_id="ghost", delta="never started"))
+        try:
+            await asyncio.sleep(60)
+        finally:
+            state["tripped"] = cancel.cancelled
+            exited.set()
+
+    with BackgroundServer(create_app(rogue, guard=False)) as srv:
+        session = Session(HttpTransport(srv.url + "/agent"), verify="strict")
+        updates = await session.send("x").collect()
+        error, done = updates[-2:]
+        assert isinstance(error, ErrorUpdate) and isinstance(error.error, ProtocolViolation)
+        assert error.fatal and done.outcome == "failed"
+        assert await asyncio.to_thread(exited.wait, 10)
+        assert state["tripped"] is True

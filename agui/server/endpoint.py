@@ -138,10 +138,12 @@ class AgentStreamResponse(Response):
         guard: bool = True,
         encoder: EventEncoder | None = None,
         headers: dict[str, str] | None = None,
+        keepalive: float | None = None,
     ) -> None:
         self.agent = agent
         self.run_input = run_input
         self.guard = guard
+        self.keepalive = keepalive
         self.encoder = encoder or EventEncoder()
         self.status_code = 200
         self.background = None
@@ -199,8 +201,17 @@ class AgentStreamResponse(Response):
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
         encode = self.encoder.encode
+        keepalive = self.keepalive
         while True:
-            event = await queue.get()
+            if keepalive is None:
+                event = await queue.get()
+            else:
+                try:
+                    event = await asyncio.wait_for(queue.get(), keepalive)
+                except TimeoutError:
+                    comment = self.encoder.comment("keep-alive")
+                    await send({"type": "http.response.body", "body": comment, "more_body": True})
+                    continue
             if event is _END:
                 break
             body = encode(event)
@@ -261,7 +272,12 @@ async def decode_request(request: Request) -> Any:
 
 
 def agent_route(
-    agent: Agent, path: str = "/agent", *, guard: bool = True, name: str | None = None
+    agent: Agent,
+    path: str = "/agent",
+    *,
+    guard: bool = True,
+    name: str | None = None,
+    keepalive: float | None = None,
 ) -> Route:
     """A starlette ``Route`` (POST ``path``) serving ``agent`` as AG-UI over SSE.
 
@@ -270,6 +286,10 @@ def agent_route(
         path: URL path, e.g. ``"/agent"``.
         guard: check every emission with the verifier (recommended; see
             :mod:`agui.server.guard`). ``False`` sends whatever the agent emits.
+        name: the route name (``request.url_for``).
+        keepalive: seconds of agent silence after which an SSE comment
+            (``: keep-alive``) is sent, so proxies and client read timeouts do
+            not cut a long-thinking agent; None (default) sends none.
     """
 
     async def endpoint(request: Request) -> Response:
@@ -277,18 +297,31 @@ def agent_route(
         if isinstance(decoded, Response):
             return decoded
         return AgentStreamResponse(
-            agent, decoded, guard=guard, encoder=EventEncoder(request.headers.get("accept"))
+            agent,
+            decoded,
+            guard=guard,
+            encoder=EventEncoder(request.headers.get("accept")),
+            keepalive=keepalive,
         )
 
     return Route(path, endpoint, methods=["POST"], name=name)
 
 
 def create_app(
-    agent: Agent, *, path: str = "/agent", guard: bool = True, debug: bool = False
+    agent: Agent,
+    *,
+    path: str = "/agent",
+    guard: bool = True,
+    debug: bool = False,
+    keepalive: float | None = None,
 ) -> Starlette:
     """A Starlette app with one AG-UI endpoint (POST ``path``) serving ``agent``.
+
+    ``guard`` and ``keepalive``: see :func:`agent_route`; ``debug``: Starlette's.
 
     Serve it with :class:`agui.server.BackgroundServer` (tests, local tools) or
     any ASGI server (``uvicorn module:app --host 127.0.0.1``).
     """
-    return Starlette(debug=debug, routes=[agent_route(agent, path, guard=guard)])
+    return Starlette(
+        debug=debug, routes=[agent_route(agent, path, guard=guard, keepalive=keepalive)]
+    )
