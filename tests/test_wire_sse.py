@@ -301,6 +301,8 @@ _pieces = st.sampled_from(
         "é😀".encode(),
         b"\xef\xbb\xbf",
         b"\xff",
+        b"\xe2\x82",  # a truncated 3-byte sequence
+        b"\xf0\x9f",  # a truncated 4-byte sequence
     ]
 )
 _streams = st.lists(_pieces, max_size=40).map(b"".join)
@@ -348,3 +350,25 @@ def test_cap_outcome_does_not_depend_on_splitting(data, sizes, cap):
 def test_encode_then_read_round_trips_any_text(payload):
     expected = payload.replace("\r\n", "\n").replace("\r", "\n")
     assert read_all([encode_sse(payload)]) == [expected]
+
+
+def test_many_frames_in_one_chunk_larger_than_the_cap():
+    chunk = b"".join(b"data: " + str(i).encode() * 10 + b"\n\n" for i in range(50))
+    assert read_all([chunk], max_frame_bytes=100) == [str(i) * 10 for i in range(50)]
+
+
+def test_oversized_frame_inside_a_chunk_of_small_frames():
+    chunk = b"data: a\n\ndata: b\n\ndata: " + b"x" * 200 + b"\n\ndata: c\n\n"
+    reader = SseReader(max_frame_bytes=100)
+    assert reader.feed(chunk) == ["a", "b"]
+    with pytest.raises(FrameTooLarge):
+        reader.close()
+
+
+def test_single_line_fast_path_matches_general_path():
+    frames = [b"data: " + f'{{"n":{i},"s":"d\\u00e9j\\u00e0 vu: data: x"}}'.encode() for i in range(30)]
+    stream = b"\n\n".join(frames) + b"\n\n"
+    expected = reference_frames(stream)
+    assert len(expected) == 30
+    for size in (1, 7, 64, 1000, len(stream)):
+        assert read_all([stream[i : i + size] for i in range(0, len(stream), size)]) == expected

@@ -60,6 +60,7 @@ __all__ = [
 Data = bytes | bytearray | memoryview | str
 
 _EVENT_DECODER = msgspec.json.Decoder(Event)
+_decode_typed = _EVENT_DECODER.decode
 _INPUT_DECODER = msgspec.json.Decoder(RunAgentInput)
 _PLAIN_DECODER = msgspec.json.Decoder()
 _ENCODER = msgspec.json.Encoder()
@@ -67,6 +68,36 @@ _ENCODER = msgspec.json.Encoder()
 _SHAPES: dict[type, StructShape] = {cls: shape_of(cls) for cls in EVENT_TYPES.values()}
 _INPUT_SHAPE: StructShape = shape_of(RunAgentInput)
 _SHAPES[RunAgentInput] = _INPUT_SHAPE
+
+
+# The fast path's legacy-null check. In 1.0 every event has one optional Any slot
+# (rawEvent) and only a few have more (a `result`, a nested RunAgentInput or a
+# message list): check the common attribute inline and walk only those few.
+# Derived from the shapes, so a regenerated schema keeps it right; when no slot
+# is common to all events, `_COMMON_NULL_ATTR` falls back to "__class__" (never
+# None) and every event class is walked.
+def _null_check_plan() -> tuple[str, frozenset[type]]:
+    events = {cls: _SHAPES[cls] for cls in EVENT_TYPES.values()}
+    common = set.intersection(*({a for a, _ in s.null_attrs} for s in events.values()))
+    if len(common) == 1:
+        attr = common.pop()
+        walk = frozenset(
+            cls for cls, shape in events.items() if len(shape.null_attrs) > 1 or shape.nested_attrs
+        )
+        return attr, walk
+    return "__class__", frozenset(events)
+
+
+_COMMON_NULL_ATTR, _WALK_FOR_NULLS = _null_check_plan()
+
+
+def _holds_legacy_null(event: Any) -> bool:
+    if getattr(event, _COMMON_NULL_ATTR) is None:
+        return True
+    if type(event) in _WALK_FOR_NULLS:
+        shape = _SHAPES[type(event)]
+        return bool(null_paths(event, shape, first=True))
+    return False
 
 
 def _shape(cls: type) -> StructShape:
@@ -86,6 +117,13 @@ class Decoded(NamedTuple):
 
     event: Event | None
     warnings: tuple[DecodeWarning, ...]
+
+
+def _new_decoded(fields: tuple[Any, tuple[DecodeWarning, ...]]) -> Decoded:
+    return _tuple_new(Decoded, fields)  # type: ignore[no-any-return]
+
+
+_tuple_new = tuple.__new__
 
 
 class DecodedInput(NamedTuple):
@@ -139,10 +177,17 @@ class EventDecoder:
             UnknownEventType: strict mode only, for an unknown or retired type.
         """
         if self._strict:
-            return Decoded(_decode_strict(data), ())
-        event = _fast_event(data)
-        if event is not None:
-            return Decoded(event, ())
+            return _new_decoded((_decode_strict(data), ()))
+        try:  # the fast path, inlined (see decode_event)
+            event = _decode_typed(data)
+        except msgspec.DecodeError:
+            pass
+        else:
+            if (
+                getattr(event, _COMMON_NULL_ATTR) is not None
+                and type(event) not in _WALK_FOR_NULLS
+            ) or not _holds_legacy_null(event):
+                return _new_decoded((event, ()))
         if self._translator is None:
             self._translator = ThinkingTranslator(self._id_factory)
         return _decode_lenient(data, self._translator)
@@ -168,9 +213,15 @@ def decode_event(data: Data, *, strict: bool = False) -> Event:
     """
     if strict:
         return _decode_strict(data)
-    event = _fast_event(data)
-    if event is not None:
-        return event
+    try:  # the fast path, inlined (see _fast_event and _holds_legacy_null)
+        event = _decode_typed(data)
+    except msgspec.DecodeError:
+        pass
+    else:
+        if getattr(event, _COMMON_NULL_ATTR) is not None and type(event) not in _WALK_FOR_NULLS:
+            return event
+        if not _holds_legacy_null(event):
+            return event
     decoded = _decode_lenient(data, ThinkingTranslator())
     if decoded.event is None:
         raise _drop_error(decoded.warnings)
@@ -236,16 +287,10 @@ def decode_input_lenient(data: Data) -> DecodedInput:
 def _fast_event(data: Data) -> Event | None:
     """The strict fast path: the event, or None when the lenient path must look."""
     try:
-        event = _EVENT_DECODER.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+        event = _decode_typed(data)
+    except msgspec.DecodeError:  # (msgspec.ValidationError is a subclass)
         return None
-    shape = _SHAPES[type(event)]
-    for attr, _wire in shape.null_attrs:
-        if getattr(event, attr) is None:
-            return None
-    if shape.nested_attrs and null_paths(event, shape, first=True):
-        return None
-    return event
+    return None if _holds_legacy_null(event) else event
 
 
 def _decode_lenient(data: Data, translator: ThinkingTranslator) -> Decoded:

@@ -1,0 +1,446 @@
+"""Benchmarks: ``nox -s bench`` (``-- --quick`` for the CI size, ``-- --json PATH``).
+
+The benchmark is a list of named sections (:data:`SECTIONS`). Each section is a
+function ``(cfg: Config) -> list[Row]``; add one with the :func:`section`
+decorator. Every figure is the median of ``cfg.repeats`` timed runs over the
+same input, measured side by side in one process, so ratios are meaningful even
+on a noisy machine (absolute figures are not comparable across machines).
+
+Sections:
+
+* ``decode`` — events/s decoding the same JSON lines (a realistic mix of a
+  streamed run) with our generated msgspec types (``agui.wire.decode_event``)
+  and with ``ag-ui-protocol``'s pydantic models
+  (``TypeAdapter(ag_ui.core.Event).validate_json``); ratio target >= 8x.
+* ``decode-by-type`` — the same ratio per event type, to show where it comes from.
+* ``sse`` — frames/s of ``agui.wire.SseReader`` against ``httpx-sse``
+  (``EventSource.iter_sse``) on the same bytes, both fed through an
+  ``httpx.Response`` in the same chunks. We keep our own reader only while it is
+  >= 5x faster (it also has the per-frame size cap the library lacks).
+
+Usage::
+
+    python tools/bench.py [--quick] [--json PATH] [--only decode,sse]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for extra in (ROOT, ROOT / "generated"):
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
+
+
+@dataclass
+class Config:
+    """Sizes for one benchmark run (``--quick`` shrinks them for CI)."""
+
+    quick: bool = False
+    repeats: int = 7
+    events: int = 40_000
+    seed: int = 1234
+
+
+@dataclass
+class Row:
+    """One figure: ``section``/``name`` identify it; ``value`` in ``unit``."""
+
+    section: str
+    name: str
+    value: float
+    unit: str
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+SectionFn = Callable[[Config], list[Row]]
+SECTIONS: list[tuple[str, SectionFn]] = []
+
+
+def section(name: str) -> Callable[[SectionFn], SectionFn]:
+    """Register a benchmark section under ``name`` (run in registration order)."""
+
+    def register(fn: SectionFn) -> SectionFn:
+        SECTIONS.append((name, fn))
+        return fn
+
+    return register
+
+
+def _clock() -> float:
+    # CPU time of this process: single-threaded work measured this way is far less
+    # disturbed by other load on the machine than wall time is.
+    return time.process_time()
+
+
+def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
+    """Median CPU time of ``repeats`` calls of ``fn`` (one untimed warm-up call first)."""
+    return compare({"x": fn}, repeats)["x"]
+
+
+def compare(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Median CPU seconds of each function, timed interleaved (a, b, a, b, ...) so
+    that a slow spell of the machine hits every contender alike."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = _clock()
+            fn()
+            times[name].append(_clock() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+# -- a realistic stream ------------------------------------------------------------
+
+
+def realistic_events(n: int, seed: int) -> list[Any]:
+    """About ``n`` events shaped like real runs: mostly text deltas, with tool calls
+    (args deltas, results), reasoning, steps, state snapshots/deltas and a
+    messages snapshot per run. Deterministic for a seed."""
+    from agui import types as t
+
+    rng = random.Random(seed)
+    words = ["the", "agent", "looks", "up", "the", "task", "board", "and", "moves", "a", "card", "to", "done", "while", "it", "explains"]
+
+    def text(k: int) -> str:
+        return " ".join(rng.choice(words) for _ in range(k))
+
+    out: list[Any] = []
+    run = 0
+    while len(out) < n:
+        run += 1
+        thread, run_id = "thread-1", f"run-{run}"
+        out.append(t.RunStartedEvent(thread_id=thread, run_id=run_id, timestamp=1_700_000_000_000))
+        out.append(t.StepStartedEvent(step_name="plan"))
+        rid = f"r-{run}"
+        out.append(t.ReasoningStartEvent(message_id=rid))
+        out.append(t.ReasoningMessageStartEvent(message_id=rid + "-m", role="reasoning"))
+        for _ in range(rng.randint(5, 15)):
+            out.append(t.ReasoningMessageContentEvent(message_id=rid + "-m", delta=text(3)))
+        out.append(t.ReasoningMessageEndEvent(message_id=rid + "-m"))
+        out.append(t.ReasoningEndEvent(message_id=rid))
+        out.append(t.StepFinishedEvent(step_name="plan"))
+        for call in range(rng.randint(1, 3)):
+            cid = f"call-{run}-{call}"
+            out.append(
+                t.ToolCallStartEvent(tool_call_id=cid, tool_call_name="move_card", parent_message_id=f"m-{run}")
+            )
+            args = json.dumps({"card": f"card-{call}", "column": "done", "note": text(6)})
+            for i in range(0, len(args), 12):
+                out.append(t.ToolCallArgsEvent(tool_call_id=cid, delta=args[i : i + 12]))
+            out.append(t.ToolCallEndEvent(tool_call_id=cid))
+            out.append(
+                t.ToolCallResultEvent(message_id=f"tr-{cid}", tool_call_id=cid, content='{"ok":true}', role="tool")
+            )
+            board = {
+                "columns": {
+                    c: [{"id": f"card-{j}", "title": text(3), "tags": ["a", "b"]} for j in range(4)]
+                    for c in ("todo", "doing", "done")
+                },
+                "version": run,
+            }
+            out.append(t.StateSnapshotEvent(snapshot=board))
+            out.append(
+                t.StateDeltaEvent(
+                    delta=[
+                        t.ReplaceOperation(path="/version", value=run + 1),
+                        t.AddOperation(path="/columns/done/-", value={"id": cid, "title": "x"}),
+                    ]
+                )
+            )
+        mid = f"m-{run}"
+        out.append(t.TextMessageStartEvent(message_id=mid, role="assistant"))
+        for _ in range(rng.randint(40, 120)):
+            out.append(t.TextMessageContentEvent(message_id=mid, delta=text(rng.randint(1, 4))))
+        out.append(t.TextMessageEndEvent(message_id=mid))
+        out.append(
+            t.MessagesSnapshotEvent(
+                messages=[
+                    t.UserMessage(id=f"u-{run}", content="please move card 1 to done"),
+                    t.AssistantMessage(
+                        id=mid,
+                        content=text(20),
+                        tool_calls=[
+                            t.ToolCall(
+                                id=f"call-{run}-0",
+                                type="function",
+                                function=t.FunctionCall(name="move_card", arguments='{"card":"card-0"}'),
+                            )
+                        ],
+                    ),
+                    t.ToolMessage(id=f"tr-call-{run}-0", content='{"ok":true}', tool_call_id=f"call-{run}-0"),
+                ]
+            )
+        )
+        out.append(
+            t.RunFinishedEvent(
+                thread_id=thread,
+                run_id=run_id,
+                outcome=t.RunFinishedSuccessOutcome(),
+                usage=[t.TokenUsage(input_tokens=1200, output_tokens=300, total_tokens=1500)],
+            )
+        )
+    return out[:n]
+
+
+def realistic_lines(cfg: Config) -> list[bytes]:
+    from agui.wire import encode_event
+
+    return [encode_event(ev) for ev in realistic_events(cfg.events, cfg.seed)]
+
+
+# -- sections -----------------------------------------------------------------------
+
+
+@section("decode")
+def bench_decode(cfg: Config) -> list[Row]:
+    """Decode the same JSON lines with our types and with ag-ui-protocol (pydantic)."""
+    import msgspec
+    from ag_ui.core import Event as PydanticEvent
+    from pydantic import TypeAdapter
+
+    from agui.types import Event
+    from agui.wire import decode_event
+
+    lines = realistic_lines(cfg)
+    validate = TypeAdapter(PydanticEvent).validate_json
+    typed = msgspec.json.Decoder(Event).decode
+    for line in lines[:3000]:  # both sides must accept every line (and agree on the type)
+        assert validate(line).type.value == decode_event(line).__struct_config__.tag
+
+    def ours() -> None:
+        for line in lines:
+            decode_event(line)
+
+    def types_only() -> None:
+        for line in lines:
+            typed(line)
+
+    def theirs() -> None:
+        for line in lines:
+            validate(line)
+
+    t = compare({"ours": ours, "types": types_only, "theirs": theirs}, cfg.repeats)
+    n = len(lines)
+    ratio = t["theirs"] / t["ours"]
+    size = sum(map(len, lines))
+    return [
+        Row("decode", "agui.wire.decode_event", n / t["ours"], "events/s",
+            f"{n} lines, {size / n:.0f} B avg; public API (+ legacy-null check)"),
+        Row("decode", "agui.types, msgspec Decoder(Event)", n / t["types"], "events/s",
+            "the generated types alone"),
+        Row("decode", "ag-ui-protocol (pydantic)", n / t["theirs"], "events/s",
+            "TypeAdapter(ag_ui.core.Event).validate_json"),
+        Row("decode", "ratio decode_event / pydantic", ratio, "x",
+            "target >= 8x: " + ("met" if ratio >= 8 else "NOT met"),
+            {"target": 8.0, "met": ratio >= 8}),
+        Row("decode", "ratio generated types / pydantic", t["theirs"] / t["types"], "x"),
+    ]
+
+
+@section("decode-by-type")
+def bench_decode_by_type(cfg: Config) -> list[Row]:
+    """The decode ratio per event type of the same mix (where the time goes)."""
+    from collections import defaultdict
+
+    import msgspec
+    from ag_ui.core import Event as PydanticEvent
+    from pydantic import TypeAdapter
+
+    from agui.wire import decode_event
+
+    lines = realistic_lines(cfg)
+    validate = TypeAdapter(PydanticEvent).validate_json
+    by_type: dict[str, list[bytes]] = defaultdict(list)
+    for line in lines:
+        by_type[msgspec.json.decode(line)["type"]].append(line)
+    rows = []
+    per = max(200, cfg.events // 20)
+    for name, group in sorted(by_type.items(), key=lambda kv: -len(kv[1])):
+        sample = (group * (per // len(group) + 1))[:per]
+
+        def ours(sample: list[bytes] = sample) -> None:
+            for line in sample:
+                decode_event(line)
+
+        def theirs(sample: list[bytes] = sample) -> None:
+            for line in sample:
+                validate(line)
+
+        t = compare({"ours": ours, "theirs": theirs}, cfg.repeats)
+        size = sum(map(len, group)) / len(group)
+        rows.append(
+            Row("decode-by-type", name, t["theirs"] / t["ours"], "x",
+                f"{len(group) / len(lines):.1%} of the mix, {size:.0f} B;"
+                f" {per / t['ours']:,.0f} vs {per / t['theirs']:,.0f} events/s")
+        )
+    return rows
+
+
+def _chunks(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+@section("sse")
+def bench_sse(cfg: Config) -> list[Row]:
+    """Frames/s of our SSE reader and of httpx-sse on the same bytes and chunks.
+
+    Reader level (the decision figure): the same byte chunks go into
+    ``SseReader.feed`` and into httpx-sse's own decoders, preceded by the
+    incremental UTF-8 decoding httpx's ``iter_text`` does for it. End to end:
+    both read an ``httpx.Response`` streaming those chunks (``iter_bytes`` +
+    ``SseReader`` against ``EventSource.iter_sse``); httpx's own cost is shared.
+    """
+    import codecs
+
+    import httpx
+    from httpx_sse import EventSource
+    from httpx_sse._decoders import SSEDecoder, SSELineDecoder
+
+    from agui.wire import SseReader, encode_sse
+
+    frames = [encode_sse(line) for line in realistic_lines(cfg)]
+    data = b"".join(frames)
+    n = len(frames)
+    rows: list[Row] = []
+    ratios = []
+    for chunk_size in (4096, 65536):
+        chunks = _chunks(data, chunk_size)
+        label = f"{chunk_size // 1024} KiB chunks"
+
+        def ours(chunks: list[bytes] = chunks) -> int:
+            reader = SseReader()
+            count = 0
+            for chunk in chunks:
+                count += len(reader.feed(chunk))
+            return count + len(reader.close())
+
+        def theirs(chunks: list[bytes] = chunks) -> int:
+            text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            lines, events = SSELineDecoder(), SSEDecoder()
+            count = 0
+            for chunk in chunks:
+                for line in lines.decode(text.decode(chunk)):
+                    if events.decode(line.rstrip("\n")) is not None:
+                        count += 1
+            for line in lines.flush():
+                count += events.decode(line) is not None
+            return count + (events.decode("") is not None)
+
+        def response(chunks: list[bytes] = chunks) -> httpx.Response:
+            return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                                  content=iter(chunks))
+
+        def ours_e2e() -> int:
+            reader = SseReader()
+            count = sum(len(reader.feed(chunk)) for chunk in response().iter_bytes())
+            return count + len(reader.close())
+
+        def theirs_e2e() -> int:
+            return sum(1 for _ in EventSource(response()).iter_sse())
+
+        assert ours() == theirs() == ours_e2e() == theirs_e2e() == n
+        t = compare({"ours": ours, "theirs": theirs, "ours_e2e": ours_e2e,
+                     "theirs_e2e": theirs_e2e}, cfg.repeats)
+        ratio = t["theirs"] / t["ours"]
+        ratios.append(ratio)
+        rows += [
+            Row("sse", f"agui SseReader, {label}", n / t["ours"], "frames/s"),
+            Row("sse", f"httpx-sse decoders, {label}", n / t["theirs"], "frames/s"),
+            Row("sse", f"ratio, {label}", ratio, "x", "reader level"),
+            Row("sse", f"ratio end to end (httpx.Response), {label}",
+                t["theirs_e2e"] / t["ours_e2e"], "x", "httpx's cost shared"),
+        ]
+    worst = min(ratios)
+    keep = worst >= 5
+    rows.append(
+        Row("sse", "decision", worst, "x (worst reader ratio)",
+            "keep our SseReader (>= 5x, and it has the frame-size cap)" if keep
+            else "use httpx-sse (our reader is < 5x faster)",
+            {"keep_own_reader": keep, "threshold": 5.0})
+    )
+    return rows
+
+
+# Sections in other modules register themselves when imported (they import this
+# module as ``bench``, also when it runs as a script).
+sys.modules.setdefault("bench", sys.modules[__name__])
+import bench_pipeline  # noqa: F401  (pipeline, linear, reference, memory, encode)
+
+# -- driver -------------------------------------------------------------------------------
+
+
+def run(cfg: Config, only: Iterable[str] | None = None) -> list[Row]:
+    wanted = set(only) if only else None
+    rows: list[Row] = []
+    for name, fn in SECTIONS:
+        if wanted is None or name in wanted:
+            rows += fn(cfg)
+    return rows
+
+
+def format_table(rows: list[Row]) -> str:
+    def fmt(value: float) -> str:
+        return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
+
+    header = ("section", "figure", "value", "unit", "note")
+    table = [header] + [(r.section, r.name, fmt(r.value), r.unit, r.note) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines = []
+    for i, row in enumerate(table):
+        cells = [
+            cell.rjust(widths[j]) if j == 2 else cell.ljust(widths[j]) for j, cell in enumerate(row)
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (CI smoke run)")
+    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    parser.add_argument("--only", help="comma-separated section names")
+    parser.add_argument("--repeats", type=int, help="timed runs per figure (median)")
+    args = parser.parse_args(argv)
+    cfg = Config(quick=True, repeats=3, events=1500) if args.quick else Config()
+    if args.repeats:
+        cfg.repeats = args.repeats
+    only = [s.strip() for s in args.only.split(",")] if args.only else None
+    unknown = set(only or ()) - {name for name, _ in SECTIONS}
+    if unknown:
+        parser.error(f"unknown section(s): {', '.join(sorted(unknown))}")
+    started = time.perf_counter()
+    rows = run(cfg, only)
+    print(format_table(rows))
+    print(f"\n({'quick' if cfg.quick else 'full'} run, median of {cfg.repeats}, "
+          f"{time.perf_counter() - started:.1f} s, Python {platform.python_version()})")
+    if args.json:
+        payload = {
+            "config": asdict(cfg),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "rows": [asdict(r) for r in rows],
+        }
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
