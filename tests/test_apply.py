@@ -789,3 +789,14 @@ def test_lone_surrogate_half_is_kept_until_its_partner_arrives():
     assert conv.text_of("m1") == "x\ud83d"  # read mid-stream: nothing replaced
     conv.apply(ev("TEXT_MESSAGE_CONTENT", messageId="m1", delta="\ude00"))
     assert conv.text_of("m1") == "x\U0001f600"
+
+
+def test_long_message_is_compacted_into_blocks_and_reassembles_exactly():
+    conv = Conversation()
+    conv.apply(ev("TEXT_MESSAGE_START", messageId="m1"))
+    parts = [f"{i}," for i in range(5000)] + ["\ud83d", "\ude00"]
+    for p in parts:
+        conv.apply(ev("TEXT_MESSAGE_CONTENT", messageId="m1", delta=p))
+    rec = conv._by_id["m1"]
+    assert len(rec.frags) < 512 + 10  # 9 blocks of 512 fragments + the newest ones
+    assert conv.text_of("m1") == "".join(parts[:-2]) + "\U0001f600"

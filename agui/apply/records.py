@@ -69,6 +69,18 @@ def _edge_surrogate(delta: str) -> bool:
     return "\ud800" <= delta[0] <= "\udfff" or "\ud800" <= delta[-1] <= "\udfff"
 
 
+_BLOCK = 512
+"""Fragments appended since the last compaction that are joined into one block:
+keeps a very long message's memory near its text size (one str object per
+block, not per delta) at O(1) amortised cost per delta."""
+
+
+def _compact(frags: list[str], mark: int) -> int:
+    """Join ``frags[mark:]`` into one block in place; returns the new mark."""
+    frags[mark:] = ["".join(frags[mark:])]
+    return len(frags)
+
+
 def _join(frags: list[str], repair: bool) -> str:
     """Join fragments; with ``repair``, re-pair surrogate halves split across
     fragments into the one code point they encode (lone halves are kept)."""
@@ -92,6 +104,7 @@ class CallRecord:
         "encrypted_value_type",
         "frags",
         "id",
+        "mark",
         "metadata",
         "name",
         "owner",
@@ -103,6 +116,7 @@ class CallRecord:
         self.id = call_id
         self.name = name
         self.frags: list[str] = []
+        self.mark = 0
         self.text: str | None = ""
         self.metadata: dict[str, Any] | None = None
         self.encrypted_value: Any = UNSET
@@ -132,12 +146,16 @@ class CallRecord:
         if text is None:
             text = _join(self.frags, self.split_pairs)
             self.frags = [text] if text else []
+            self.mark = len(self.frags)
             self.text = text
         return text
 
     def append(self, delta: str) -> None:
         if delta:
-            self.frags.append(delta)
+            frags = self.frags
+            frags.append(delta)
+            if len(frags) - self.mark >= _BLOCK:
+                self.mark = _compact(frags, self.mark)
             self.text = None
             if _edge_surrogate(delta):
                 self.split_pairs = True
@@ -185,6 +203,7 @@ class MessageRecord:
         "error",
         "frags",
         "id",
+        "mark",
         "metadata",
         "name",
         "role",
@@ -198,6 +217,7 @@ class MessageRecord:
         self.id = message_id
         self.role = role
         self.frags: list[str] | None = None
+        self.mark = 0
         self.text: str | None = None
         self.content: Any = UNSET
         self.name: Any = UNSET
@@ -258,6 +278,7 @@ class MessageRecord:
         if text is None:
             text = _join(frags, self.split_pairs)
             self.frags = [text] if text else []
+            self.mark = len(self.frags)
             self.text = text
         return text
 
@@ -266,10 +287,13 @@ class MessageRecord:
         frags = self.frags
         if frags is None:
             self.frags = frags = []
+            self.mark = 0
             self.text = ""
             self.content = UNSET
         if delta:
             frags.append(delta)
+            if len(frags) - self.mark >= _BLOCK:
+                self.mark = _compact(frags, self.mark)
             self.text = None
             if _edge_surrogate(delta):
                 self.split_pairs = True
