@@ -124,7 +124,13 @@ class Conversation:
 
     @property
     def messages(self) -> list[Any]:
-        """Generated ``Message`` structs, in conversation order (built on demand)."""
+        """Generated ``Message`` structs, in conversation order (built on demand).
+
+        Each struct is cached until its message changes, so reading this after
+        every event costs O(n) plus the messages that changed. The structs are
+        shared with the cache (and, for messages from a snapshot or run input,
+        with the delivered event): treat them as read-only.
+        """
         return [r.build() for r in self._list]
 
     @property
