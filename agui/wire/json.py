@@ -89,6 +89,8 @@ def _null_check_plan() -> tuple[str, frozenset[type]]:
 
 
 _COMMON_NULL_ATTR, _WALK_FOR_NULLS = _null_check_plan()
+# event classes whose only possible legacy null is the common attribute
+_ONE_SLOT_EVENTS = frozenset(EVENT_TYPES.values()) - _WALK_FOR_NULLS
 
 
 def _holds_legacy_null(event: Any) -> bool:
@@ -507,6 +509,8 @@ def encode_event(event: Event) -> bytes:
     Raises:
         TypeError: ``event`` is not a msgspec struct.
     """
+    if type(event) in _ONE_SLOT_EVENTS and getattr(event, _COMMON_NULL_ATTR) is not None:
+        return _ENCODER.encode(event)  # the common case: nothing to leave out
     if not isinstance(event, msgspec.Struct):
         raise TypeError(f"not a protocol struct: {type(event).__name__}")
     shape = _shape(type(event))
