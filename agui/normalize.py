@@ -100,6 +100,10 @@ class NormalizeResult(NamedTuple):
     violations: Sequence[ProtocolViolation] = _NO_VIOLATIONS
 
 
+# NamedTuple construction without the generated Python-level __new__ (hot path)
+_new_result = tuple.__new__
+
+
 class _Pending:
     """The chunk stream a lane is assembling (the opener's established fields)."""
 
@@ -166,9 +170,15 @@ class Normalizer:
             NormalizeResult: ``events`` to pass downstream and ``violations``.
             A violating chunk yields no events and changes no state.
         """
-        handler = _HANDLERS.get(type(event))
+        cls = type(event)
+        if not self._lanes:  # hot path: no chunk stream open, only chunks do anything
+            chunk_handler = _CHUNK_HANDLERS.get(cls)
+            if chunk_handler is None:
+                return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
+            return chunk_handler(self, event, position)
+        handler = _HANDLERS.get(cls)
         if handler is None:
-            return NormalizeResult([event])
+            return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
         return handler(self, event, position)
 
     # --- non-chunk events ---------------------------------------------------------
@@ -176,30 +186,30 @@ class Normalizer:
     def _close_own(self, event: Any, position: int | None) -> NormalizeResult:
         lanes = self._lanes
         if not lanes:
-            return NormalizeResult([event])
+            return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
         tag = event.subagent_run_id
         pending = lanes.pop(None if tag is UNSET else tag, None)
         if pending is None:
-            return NormalizeResult([event])
-        return NormalizeResult([_end_of(pending), event])
+            return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
+        return _new_result(NormalizeResult, ([_end_of(pending), event], _NO_VIOLATIONS))
 
     def _close_all(self, event: Any, position: int | None) -> NormalizeResult:
         lanes = self._lanes
         if not lanes:
-            return NormalizeResult([event])
+            return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
         out = [_end_of(p) for p in lanes.values()]
         lanes.clear()
         out.append(event)
-        return NormalizeResult(out)
+        return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
     def _close_subagent(self, event: Any, position: int | None) -> NormalizeResult:
         lanes = self._lanes
         if not lanes:
-            return NormalizeResult([event])
+            return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
         pending = lanes.pop(event.subagent_run_id, None)
         if pending is None:
-            return NormalizeResult([event])
-        return NormalizeResult([_end_of(pending), event])
+            return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
+        return _new_result(NormalizeResult, ([_end_of(pending), event], _NO_VIOLATIONS))
 
     # --- lane resolution ------------------------------------------------------------
 
@@ -259,11 +269,17 @@ class Normalizer:
     def _text_chunk(self, chunk: Any, position: int | None) -> NormalizeResult:
         message_id = chunk.message_id
         tag = chunk.subagent_run_id
-        lane, violation = self._resolve_lane(_TEXT, message_id, tag, chunk, position)
-        if violation is not None:
-            return NormalizeResult([], (violation,))
         lanes = self._lanes
+        # fast path: the chunk's own lane continues its open stream (exactly what lane
+        # resolution would decide, since a (kind, id) is open in at most one lane)
+        lane = None if tag is UNSET else tag
         pending = lanes.get(lane)
+        if pending is None or pending.kind != _TEXT or (
+                message_id is not UNSET and message_id != pending.id):
+            lane, violation = self._resolve_lane(_TEXT, message_id, tag, chunk, position)
+            if violation is not None:
+                return NormalizeResult([], (violation,))
+            pending = lanes.get(lane)
         if pending is not None and pending.kind == _TEXT and (
             message_id is UNSET or message_id == pending.id
         ):
@@ -295,16 +311,22 @@ class Normalizer:
                 message_id=pending.id, delta="" if delta is UNSET else delta,
                 subagent_run_id=pending.tag if tag is UNSET else tag,
                 metadata=chunk.metadata, raw_event=raw, timestamp=chunk.timestamp))
-        return NormalizeResult(out)
+        return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
     def _tool_chunk(self, chunk: Any, position: int | None) -> NormalizeResult:
         tool_call_id = chunk.tool_call_id
         tag = chunk.subagent_run_id
-        lane, violation = self._resolve_lane(_TOOL, tool_call_id, tag, chunk, position)
-        if violation is not None:
-            return NormalizeResult([], (violation,))
         lanes = self._lanes
+        # fast path: the chunk's own lane continues its open stream (exactly what lane
+        # resolution would decide, since a (kind, id) is open in at most one lane)
+        lane = None if tag is UNSET else tag
         pending = lanes.get(lane)
+        if pending is None or pending.kind != _TOOL or (
+                tool_call_id is not UNSET and tool_call_id != pending.id):
+            lane, violation = self._resolve_lane(_TOOL, tool_call_id, tag, chunk, position)
+            if violation is not None:
+                return NormalizeResult([], (violation,))
+            pending = lanes.get(lane)
         if pending is not None and pending.kind == _TOOL and (
             tool_call_id is UNSET or tool_call_id == pending.id
         ):
@@ -339,16 +361,22 @@ class Normalizer:
                 tool_call_id=pending.id, delta="" if delta is UNSET else delta,
                 subagent_run_id=pending.tag if tag is UNSET else tag,
                 metadata=chunk.metadata, raw_event=raw, timestamp=chunk.timestamp))
-        return NormalizeResult(out)
+        return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
     def _reasoning_chunk(self, chunk: Any, position: int | None) -> NormalizeResult:
         message_id = chunk.message_id
         tag = chunk.subagent_run_id
-        lane, violation = self._resolve_lane(_REASONING, message_id, tag, chunk, position)
-        if violation is not None:
-            return NormalizeResult([], (violation,))
         lanes = self._lanes
+        # fast path: the chunk's own lane continues its open stream (exactly what lane
+        # resolution would decide, since a (kind, id) is open in at most one lane)
+        lane = None if tag is UNSET else tag
         pending = lanes.get(lane)
+        if pending is None or pending.kind != _REASONING or (
+                message_id is not UNSET and message_id != pending.id):
+            lane, violation = self._resolve_lane(_REASONING, message_id, tag, chunk, position)
+            if violation is not None:
+                return NormalizeResult([], (violation,))
+            pending = lanes.get(lane)
         if pending is not None and pending.kind == _REASONING and (
             message_id is UNSET or message_id == pending.id
         ):
@@ -370,7 +398,7 @@ class Normalizer:
                 message_id=pending.id, delta="" if delta is UNSET else delta,
                 subagent_run_id=pending.tag if tag is UNSET else tag,
                 metadata=chunk.metadata, raw_event=raw, timestamp=chunk.timestamp))
-        return NormalizeResult(out)
+        return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
 
 def _build_handlers() -> dict[type, Any]:
@@ -398,3 +426,7 @@ def _build_handlers() -> dict[type, Any]:
 
 
 _HANDLERS = _build_handlers()
+_CHUNK_HANDLERS = {
+    cls: handler for cls, handler in _HANDLERS.items()
+    if handler in (Normalizer._text_chunk, Normalizer._tool_chunk, Normalizer._reasoning_chunk)
+}
