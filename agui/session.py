@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Self
 
@@ -105,6 +106,25 @@ def _snapshot(value: Any) -> Any:
     return msgspec.json.decode(msgspec.json.encode(value))
 
 
+class _RunState:
+    """What a run's generator reports back; holds no reference to the Run, so
+    a Run dropped after ``break`` is freed at once and its stream closed."""
+
+    __slots__ = ("done", "ended", "errors", "final")
+
+    def __init__(self) -> None:
+        self.done: Done | None = None
+        self.errors: list[ErrorUpdate] = []
+        self.final = False
+        self.ended: asyncio.Event | None = None
+
+    def record(self, update: Update) -> None:
+        if isinstance(update, Done):
+            self.done = update
+        elif isinstance(update, ErrorUpdate):
+            self.errors.append(update)
+
+
 class Run:
     """One run (one request/response): an async iterator of :mod:`agui.updates` values.
 
@@ -113,26 +133,36 @@ class Run:
     ``async for u in run``, ``async with run: ...`` (closes on exit) or
     ``await run.collect()``.
 
+    Leaving early: ``async with`` / ``aclose()`` close the response at once
+    (also from another task); a bare ``break`` closes it as soon as the Run
+    is no longer referenced (CPython frees it right after the loop when it
+    was not bound to a name) or when the session's next run starts.
+
     Attributes:
         input: the ``RunAgentInput`` sent (after the session's defaults and
             overrides; middleware may still change what goes on the wire).
-        done: the last :class:`~agui.updates.Done` seen (the final one once
-            the run is over; ``Done(cancelled)`` when it was left early), or
-            None while running / before starting.
-        errors: every ``ErrorUpdate`` seen.
     """
 
     def __init__(self, session: Session, run_input: Any) -> None:
         self._session = session
         self.input = run_input
-        self.done: Done | None = None
-        self.errors: list[ErrorUpdate] = []
+        self._state = _RunState()
         self._gen: Any = None
         self._closed = False
-        self._final = False
         self._consumer: asyncio.Task[Any] | None = None  # task inside __anext__, if any
         self._stop_requested = False
-        self._ended: asyncio.Event | None = None
+
+    @property
+    def done(self) -> Done | None:
+        """The last :class:`~agui.updates.Done` seen: the final one once the
+        run is over (``Done(cancelled)`` when it was left early), None while
+        running or before starting."""
+        return self._state.done
+
+    @property
+    def errors(self) -> list[ErrorUpdate]:
+        """Every ``ErrorUpdate`` seen so far."""
+        return self._state.errors
 
     @property
     def started(self) -> bool:
@@ -142,7 +172,7 @@ class Run:
     @property
     def finished(self) -> bool:
         """True once the response stream is over (completed, failed or cancelled)."""
-        return self._final
+        return self._state.final
 
     def __aiter__(self) -> Run:
         return self
@@ -151,8 +181,8 @@ class Run:
         if self._gen is None:
             if self._closed:
                 raise StopAsyncIteration
-            self._ended = asyncio.Event()
-            self._gen = self._session._execute(self)
+            self._state.ended = asyncio.Event()
+            self._gen = self._session._execute(self.input, self._state, weakref.ref(self))
         task = asyncio.current_task()
         self._consumer = task
         try:
@@ -176,15 +206,15 @@ class Run:
         """
         self._closed = True
         if self._gen is None:
-            self._final = True
+            self._state.final = True
             return
         consumer = self._consumer
         if consumer is not None and consumer is not asyncio.current_task():
             if not self._stop_requested:
                 self._stop_requested = True
                 consumer.cancel()
-            if self._ended is not None:
-                await self._ended.wait()
+            if self._state.ended is not None:
+                await self._state.ended.wait()
             return
         await self._gen.aclose()
 
@@ -203,12 +233,6 @@ class Run:
         async for _ in self:
             pass
         return self.done
-
-    def _record(self, update: Update) -> None:
-        if isinstance(update, Done):
-            self.done = update
-        elif isinstance(update, ErrorUpdate):
-            self.errors.append(update)
 
     def __repr__(self) -> str:
         return f"Run(run_id={self.input.run_id!r}, done={self.done!r})"
@@ -238,7 +262,7 @@ class Session:
 
     Attributes: ``conversation`` (:class:`agui.apply.Conversation`),
     ``thread_id``, ``tools``, ``context``, ``forwarded_props``, ``verify``,
-    ``middleware``, ``last_run``.
+    ``middleware``, :attr:`last_run`.
     """
 
     def __init__(
@@ -270,8 +294,9 @@ class Session:
         self.max_frame_bytes = max_frame_bytes
         messages = _convert_list(messages, Message, "messages")
         self.conversation = Conversation(messages, state=None if state is UNSET else state)
-        self.last_run: Run | None = None
-        self._active: Run | None = None
+        self._last_ref: weakref.ref[Run] | None = None
+        self._active_ref: weakref.ref[Run] | None = None  # the run being streamed
+        self._active_state: _RunState | None = None
         self._subscribers: list[Subscriber] = []
 
     # ----------------------------------------------------------------- read
@@ -290,6 +315,12 @@ class Session:
     def pending_interrupts(self) -> list[Any]:
         """Interrupts the latest run paused on (answer them with :meth:`resume`)."""
         return self.conversation.pending_interrupts
+
+    @property
+    def last_run(self) -> Run | None:
+        """The most recently created :class:`Run`, while something references it
+        (the session keeps runs only weakly, so a dropped run can close)."""
+        return self._last_ref() if self._last_ref is not None else None
 
     # ------------------------------------------------------------ subscribe
 
@@ -445,7 +476,7 @@ class Session:
 
     def _new_run(self, run_input: Any) -> Run:
         run = Run(self, run_input)
-        self.last_run = run
+        self._last_ref = weakref.ref(run)
         return run
 
     # ------------------------------------------------------------ execution
@@ -456,24 +487,27 @@ class Session:
             if asyncio.iscoroutine(result):
                 await result
 
-    async def _execute(self, run: Run) -> AsyncIterator[Update]:
+    async def _execute(
+        self, run_input: Any, state: _RunState, run_ref: weakref.ref[Run]
+    ) -> AsyncIterator[Update]:
         """The run's update stream. SSE bytes are split into frames here and
         fed one frame at a time, so that a consumer leaving after update N
         leaves nothing of later frames applied."""
         from agui.pipeline import Pipeline
         from agui.wire import SseReader
 
-        previous = self._active
-        if previous is not None and previous is not run and not previous.finished:
+        previous = self._active_ref() if self._active_ref is not None else None
+        if previous is not None and previous._state is not state and not previous.finished:
             await previous.aclose()
-        self._active = run
+        self._active_ref, self._active_state = run_ref, state
         pipeline = Pipeline(
             self.conversation, verify=self.verify, max_frame_bytes=self.max_frame_bytes
         )
         reader = SseReader(self.max_frame_bytes)
         side: list[tuple[str, Any]] = []
-        stream = self._open(run.input, side)
+        stream = self._open(run_input, side)
         run_open = False
+        run_id: str | None = None
         ended = 0  # runs of this response that reached their Done
         subscribers = self._subscribers  # the live list: (un)subscribing mid-run works
         feed_data, feed_event = pipeline.feed_data, pipeline.feed_event
@@ -501,12 +535,13 @@ class Session:
                             cls = type(update)
                             if cls is RunStarted:
                                 run_open = True
+                                run_id = update.run_id
                             elif cls is Done:
                                 run_open = False
                                 ended += 1
-                                run.done = update
+                                state.done = update
                             elif cls is ErrorUpdate:
-                                run.errors.append(update)
+                                state.errors.append(update)
                             if subscribers:
                                 await self._notify(update)
                             yield update
@@ -523,29 +558,33 @@ class Session:
                         updates += self._fail(pipeline, exc)
                     updates += pipeline.close()
                     for update in updates:
-                        run._record(update)
+                        state.record(update)
                         if subscribers:
                             await self._notify(update)
                         yield update
             except TransportError as exc:
                 for update in self._transport_failure(pipeline, exc, run_open, ended):
-                    run._record(update)
+                    state.record(update)
                     await self._notify(update)
                     yield update
         finally:
-            run._final = True
+            state.final = True
             try:
                 aclose = getattr(stream, "aclose", None)
                 if aclose is not None:
                     await aclose()
             finally:
+                active = self._active_state is state
                 if not pipeline.finished:
-                    for update in pipeline.cancel("cancelled by client"):
-                        run._record(update)
-                if self._active is run:
-                    self._active = None
-                if run._ended is not None:
-                    run._ended.set()
+                    if active:
+                        for update in pipeline.cancel("cancelled by client"):
+                            state.record(update)
+                    else:  # finalized late, a newer run owns the conversation now
+                        state.done = Done("cancelled", reason="cancelled by client", run_id=run_id)
+                if active:
+                    self._active_ref = self._active_state = None
+                if state.ended is not None:
+                    state.ended.set()
 
     def _fail(self, pipeline: Any, error: Exception) -> list[Update]:
         """End the response as failed on a stream-level error (no-op if over)."""
@@ -741,7 +780,8 @@ class SyncSession:
 
     def close(self) -> None:
         """Close any open run and the private event loop."""
-        active = self.session._active
+        ref = self.session._active_ref
+        active = ref() if ref is not None else None
         if active is not None:
             self._call(active.aclose())
         self._runner.close()

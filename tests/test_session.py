@@ -219,8 +219,11 @@ async def test_async_with_closes_the_run_on_exit(session):
 async def test_cancelling_the_consuming_task_closes_the_response(session):
     seen = asyncio.Event()
 
+    run = session.send("slow")
+    assert session.last_run is run
+
     async def consume():
-        async for update in session.send("slow"):
+        async for update in run:
             if isinstance(update, TextDelta):
                 seen.set()
 
@@ -231,8 +234,20 @@ async def test_cancelling_the_consuming_task_closes_the_response(session):
         await task
     _, tripped, _ = await wait_agent_exit()
     assert tripped
-    assert session.last_run.done.outcome == "cancelled"
+    assert run.done.outcome == "cancelled"
     assert (await session.send("again").wait()).outcome == "success"
+
+
+async def test_a_bare_break_closes_the_response_once_the_run_is_dropped(session):
+    async for update in session.send("slow"):
+        if isinstance(update, TextDelta):
+            break
+    # the Run was never bound to a name: it is freed here and its stream closed
+    run_id, tripped, _ = await wait_agent_exit()
+    assert tripped is True
+    assert session.last_run is None
+    assert (await session.send("next").wait()).outcome == "success"
+    assert session.conversation.text_of(f"{run_id}-reply") == "thinking"
 
 
 async def test_a_run_left_by_break_alone_is_closed_when_the_next_run_starts(session):
