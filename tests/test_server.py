@@ -346,3 +346,33 @@ def test_keepalive_comments_fill_agent_silence():
         text = httpx.post(srv.url + "/agent", json=body(), timeout=10).text
     assert ": keep-alive\n\n" in text
     assert [e["type"] for e in frames(text)] == ["RUN_STARTED", "RUN_FINISHED"]
+
+
+def test_unencodable_event_raises_in_the_agent_and_self_cancellation_is_a_run_error():
+    import msgspec
+
+    from agui.types import CustomEvent
+
+    caught: list[Exception] = []
+
+    async def clumsy(run_input, emit, cancel):
+        ids = {"thread_id": run_input.thread_id, "run_id": run_input.run_id}
+        await emit(RunStartedEvent(**ids))
+        try:
+            await emit(CustomEvent(name="oops", value={"x": object()}))  # not JSON
+        except (msgspec.EncodeError, TypeError) as exc:
+            caught.append(exc)
+        if run_input.messages[-1].content == "self-cancel":
+            asyncio.current_task().cancel()
+            await asyncio.sleep(1)
+        await emit(RunFinishedEvent(**ids))
+
+    with BackgroundServer(create_app(clumsy)) as srv:
+        ok = frames(httpx.post(srv.url + "/agent", json=body(), timeout=10).text)
+        cancelled = frames(
+            httpx.post(srv.url + "/agent", json=body(text="self-cancel"), timeout=10).text
+        )
+    assert [e["type"] for e in ok] == ["RUN_STARTED", "RUN_FINISHED"]
+    assert len(caught) == 2
+    assert [e["type"] for e in cancelled] == ["RUN_STARTED", "RUN_ERROR"]
+    assert cancelled[-1]["code"] == "agent_cancelled"

@@ -63,16 +63,25 @@ class Emitter:
         GuardError: the guard rejects the event (nothing is sent; the stream
             stays as it was, so the agent may correct itself and continue).
         agui.errors.DecodeError: a dict that is not a valid event.
+        msgspec.EncodeError: the event holds a value JSON cannot carry
+            (e.g. an arbitrary object); nothing is sent.
         asyncio.CancelledError: the client has gone away.
 
     Attributes: ``run_open`` (a run is open on this stream), ``count``
     (events sent or queued), ``guarded`` (the guard is on).
     """
 
-    def __init__(self, queue: asyncio.Queue[Any], guard: Guard | None, token: CancelToken) -> None:
+    def __init__(
+        self,
+        queue: asyncio.Queue[Any],
+        guard: Guard | None,
+        token: CancelToken,
+        encoder: EventEncoder | None = None,
+    ) -> None:
         self._queue = queue
         self._guard = guard
         self._token = token
+        self._encode = (encoder or EventEncoder()).encode
         self._lock = asyncio.Lock()
         self._count = 0
         self._run_open = False  # tracked here when the guard is off
@@ -95,6 +104,7 @@ class Emitter:
     async def __call__(self, event: Any) -> None:
         if isinstance(event, dict):
             event = decode_event(msgspec.json.encode(event), strict=True)
+        frame = self._encode(event)  # fails before anything is admitted
         async with self._lock:
             self._token.raise_if_cancelled()
             if self._guard is not None:
@@ -102,7 +112,7 @@ class Emitter:
             else:
                 self._track(event)
             self._count += 1
-            await self._queue.put(event)
+            await self._queue.put(frame)
 
     def allows(self, event: Any) -> bool:
         """Would ``event`` be accepted now? Always True when the guard is off."""
@@ -155,7 +165,8 @@ class AgentStreamResponse(Response):
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         token = self.token
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=_QUEUE_SIZE)
-        emitter = Emitter(queue, Guard(_thread_of(self.run_input)) if self.guard else None, token)
+        guard = Guard(_thread_of(self.run_input)) if self.guard else None
+        emitter = Emitter(queue, guard, token, self.encoder)
         agent_task = asyncio.create_task(self._run_agent(emitter, token, queue))
         sender = asyncio.create_task(self._send_events(queue, send))
         watcher = asyncio.create_task(_wait_disconnect(receive))
@@ -185,7 +196,11 @@ class AgentStreamResponse(Response):
         try:
             await self.agent(self.run_input, emitter, token)
         except asyncio.CancelledError:
-            raise
+            if token.cancelled:
+                raise  # we cancelled it: the client is gone
+            # the agent cancelled itself: a failure like any other
+            logger.warning("agent task was cancelled from inside the agent")
+            await emitter._fail("the agent was cancelled", "agent_cancelled")
         except Exception as exc:  # the agent failed: report it in-stream
             logger.warning("agent raised %s: %s", type(exc).__name__, exc, exc_info=exc)
             await emitter._fail(f"{type(exc).__name__}: {exc}", "agent_error")
@@ -194,36 +209,43 @@ class AgentStreamResponse(Response):
                 await emitter._fail(
                     "the agent returned without finishing its run", "run_not_finished"
                 )
-        await queue.put(_END)
+        finally:
+            if not token.cancelled:
+                await queue.put(_END)
 
     async def _send_events(self, queue: asyncio.Queue[Any], send: Any) -> None:
         await send(
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
-        encode = self.encoder.encode
         keepalive = self.keepalive
         while True:
             if keepalive is None:
-                event = await queue.get()
+                frame = await queue.get()
             else:
                 try:
-                    event = await asyncio.wait_for(queue.get(), keepalive)
+                    frame = await asyncio.wait_for(queue.get(), keepalive)
                 except TimeoutError:
                     comment = self.encoder.comment("keep-alive")
                     await send({"type": "http.response.body", "body": comment, "more_body": True})
                     continue
-            if event is _END:
+            if frame is _END:
                 break
-            body = encode(event)
             # batch whatever else is already queued into one write
-            while not queue.empty() and len(body) < 65536:
-                nxt = queue.get_nowait()
-                if nxt is _END:
-                    await send({"type": "http.response.body", "body": body, "more_body": True})
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
-                    return
-                body += encode(nxt)
-            await send({"type": "http.response.body", "body": body, "more_body": True})
+            ended = False
+            if not queue.empty():
+                frames = [frame]
+                size = len(frame)
+                while size < 65536 and not queue.empty():
+                    nxt = queue.get_nowait()
+                    if nxt is _END:
+                        ended = True
+                        break
+                    frames.append(nxt)
+                    size += len(nxt)
+                frame = b"".join(frames)
+            await send({"type": "http.response.body", "body": frame, "more_body": True})
+            if ended:
+                break
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
