@@ -409,9 +409,17 @@ def test_failing_move_leaves_state_untouched():
 
 def test_state_patch_on_null_state_fails_cleanly():
     conv = Conversation()
+    conv.apply(ev("STATE_SNAPSHOT", snapshot=None))
     ups = conv.apply(ev("STATE_DELTA", delta=[{"op": "add", "path": "/a", "value": 1}]))
     assert warnings(ups) == ["apply_state_patch_failed"]
     assert conv.state is None
+
+
+def test_absent_initial_state_is_an_empty_object_so_a_first_delta_applies():
+    conv = Conversation()
+    assert conv.state == {}
+    conv.apply(ev("STATE_DELTA", delta=[{"op": "add", "path": "/n", "value": 7}]))
+    assert conv.state == {"n": 7}
 
 
 def test_delivered_events_are_never_mutated_by_later_patches():

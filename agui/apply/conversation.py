@@ -66,6 +66,10 @@ class Conversation:
 
     ``Conversation(messages=(), state=None)``: ``messages`` are generated
     ``Message`` structs (or plain dicts in wire shape, converted); ``state``
+    the initial agent state -- ``None`` means absent, which the spec reads as
+    ``{}`` (``RunAgentInput.state``), so a fresh conversation's state is ``{}``
+    and a first STATE_DELTA applies to it as the reference client's does
+    (a STATE_SNAPSHOT of ``null`` later is a real null); otherwise
     any JSON value (kept as given: do not mutate it afterwards).
 
     Write side: :meth:`apply` one event at a time (events from the
@@ -100,7 +104,7 @@ class Conversation:
         self._list: list[MessageRecord] = []
         self._by_id: dict[str, MessageRecord] = {}
         self._calls: dict[str, CallRecord] = {}
-        self._state: Any = state
+        self._state: Any = {} if state is None else state
         self._pending_interrupts: list[Any] = []
         self._pending_tool_call_ids: list[str] = []
         self._run_calls: dict[str, None] = {}
@@ -135,7 +139,8 @@ class Conversation:
 
     @property
     def state(self) -> Any:
-        """The agent state (any JSON value; ``None`` until a snapshot or if null)."""
+        """The agent state: any JSON value (``{}`` until the agent sets one; a
+        null snapshot makes it ``None``)."""
         return self._state
 
     @property
