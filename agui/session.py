@@ -13,9 +13,10 @@
 Outgoing ``RunAgentInput`` (agui-rules 1.6 / 4.3): same ``threadId`` for
 every run, a fresh ``runId``, ``protocolVersion`` "1.0", ``messages`` = the
 conversation minus activity messages, ``tools``/``context`` as configured
-(``[]`` by default), ``state`` = the conversation's current state (omitted
-while there is none), ``forwardedProps`` as configured (omitted when unset),
-``resume`` only when resuming.
+(``[]`` by default), ``state`` = the conversation's current state (``{}``
+until one is given or published, as the reference client sends),
+``forwardedProps`` as configured (omitted when unset), ``resume`` only when
+resuming.
 
 Each run's updates come from an :class:`agui.pipeline.Pipeline` feeding the
 session's :class:`agui.apply.Conversation`: several runs in one response are

@@ -137,11 +137,11 @@ async def test_outgoing_input_carries_configuration_and_a_fresh_run_id(server):
     assert [m.content for m in second.messages if isinstance(m, UserMessage)] == ["one", "two"]
 
 
-async def test_defaults_send_empty_tools_and_context_and_no_state(session):
+async def test_defaults_send_empty_tools_context_and_state(session):
     await session.send("x").wait()
     sent = LOG.inputs[0]
-    assert (sent.tools, sent.context) == ([], [])
-    assert sent.state is UNSET and sent.forwarded_props is UNSET
+    assert (sent.tools, sent.context, sent.state) == ([], [], {})  # as the reference client
+    assert sent.forwarded_props is UNSET
 
 
 async def test_activity_messages_are_not_sent_back():
