@@ -105,6 +105,7 @@ class FilterToolCallsMiddleware(Middleware):
         return tool_name in (self.disallowed or ())
 
     def on_event(self, event: Any) -> Any:
+        """The event, or None when it belongs to a blocked tool call."""
         from agui.types import event_type
 
         etype = event_type(event)
