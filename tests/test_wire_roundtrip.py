@@ -188,3 +188,14 @@ def test_null_omission_on_output(cls, data):
     else:
         decode_event(encoded, strict=True)
 
+
+
+@pytest.mark.parametrize("cls", [*EVENT_TYPES.values(), RunAgentInput], ids=lambda c: c.__name__)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_quick_null_check_agrees_with_the_path_walk(cls, data):
+    from agui.wire.shapes import has_legacy_null, null_paths, shape_of
+
+    value = data.draw(_with_nulls(mi.type_info(cls)))
+    shape = shape_of(cls)
+    assert has_legacy_null(value, shape) == bool(null_paths(value, shape))

@@ -42,7 +42,15 @@ from agui.wire.lenient import (
     format_path,
     repair,
 )
-from agui.wire.shapes import ListShape, StructShape, UnionShape, json_kind, null_paths, shape_of
+from agui.wire.shapes import (
+    ListShape,
+    StructShape,
+    UnionShape,
+    has_legacy_null,
+    json_kind,
+    null_paths,
+    shape_of,
+)
 
 __all__ = [
     "Decoded",
@@ -97,8 +105,7 @@ def _holds_legacy_null(event: Any) -> bool:
     if getattr(event, _COMMON_NULL_ATTR) is None:
         return True
     if type(event) in _WALK_FOR_NULLS:
-        shape = _SHAPES[type(event)]
-        return bool(null_paths(event, shape, first=True))
+        return has_legacy_null(event, _SHAPES[type(event)])
     return False
 
 
@@ -274,7 +281,7 @@ def decode_input_lenient(data: Data) -> DecodedInput:
     except (msgspec.ValidationError, msgspec.DecodeError):
         pass
     else:
-        if not null_paths(value, _INPUT_SHAPE, first=True):
+        if not has_legacy_null(value, _INPUT_SHAPE):
             return DecodedInput(value, ())
     obj = _parse_plain(data)
     if not isinstance(obj, dict):
@@ -514,10 +521,9 @@ def encode_event(event: Event) -> bytes:
     if not isinstance(event, msgspec.Struct):
         raise TypeError(f"not a protocol struct: {type(event).__name__}")
     shape = _shape(type(event))
-    if shape.may_hold_null:
+    if shape.may_hold_null and has_legacy_null(event, shape):
         found = null_paths(event, shape)
-        if found:
-            return _ENCODER.encode(_scrub(msgspec.to_builtins(event), found))
+        return _ENCODER.encode(_scrub(msgspec.to_builtins(event), found))
     return _ENCODER.encode(event)
 
 

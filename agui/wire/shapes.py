@@ -31,6 +31,7 @@ __all__ = [
     "ListShape",
     "StructShape",
     "UnionShape",
+    "has_legacy_null",
     "json_kind",
     "null_paths",
     "shape_of",
@@ -291,3 +292,36 @@ def _walk_value(value: Any, shape: Any, path: list, found: list, first: bool) ->
                 return True
     return False
 
+
+
+_UNSET = msgspec.UNSET
+
+
+def has_legacy_null(obj: Any, shape: StructShape) -> bool:
+    """True when :func:`null_paths` would find something (no paths built: fast)."""
+    for attr, _wire in shape.null_attrs:
+        if getattr(obj, attr) is None:
+            return True
+    for attr, _wire, sub in shape.nested_attrs:
+        value = getattr(obj, attr)
+        if value is _UNSET or value is None or value.__class__ is str:
+            continue
+        if _value_has_null(value, sub):
+            return True
+    return False
+
+
+def _value_has_null(value: Any, shape: Any) -> bool:
+    if isinstance(value, msgspec.Struct):
+        member = _STRUCTS.get(type(value))
+        return member is not None and member.may_hold_null and has_legacy_null(value, member)
+    if isinstance(value, list):
+        if isinstance(shape, UnionShape):
+            shape = shape.kinds.get("array")
+        if isinstance(shape, ListShape):
+            item = shape.item
+            return any(_value_has_null(v, item) for v in value)
+        return False
+    if isinstance(value, dict) and isinstance(shape, DictShape):
+        return any(_value_has_null(v, shape.value) for v in value.values())
+    return False
