@@ -13,6 +13,7 @@ What the lenient path repairs, and how each repair is reported, is listed in
 
 from __future__ import annotations
 
+from agui.types import Event
 from agui.wire.json import (
     Decoded,
     DecodedInput,
@@ -47,6 +48,6 @@ __all__ = [
 ]
 
 
-def encode_sse_event(event) -> bytes:  # type: ignore[no-untyped-def]
+def encode_sse_event(event: Event) -> bytes:
     """One SSE frame carrying ``event`` as compact JSON: ``encode_sse(encode_event(event))``."""
     return encode_sse(encode_event(event))

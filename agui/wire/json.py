@@ -233,7 +233,7 @@ def decode_event(data: Data, *, strict: bool = False) -> Event:
             return event
     decoded = _decode_lenient(data, ThinkingTranslator())
     if decoded.event is None:
-        raise _drop_error(decoded.warnings)
+        raise _drop_error(decoded.warnings, _parse_event_object(data)["type"])
     return decoded.event
 
 
@@ -409,11 +409,9 @@ def _not_object(obj: Any) -> DecodeError:
     )
 
 
-def _drop_error(warnings: tuple[DecodeWarning, ...]) -> DecodeError:
-    for warning in warnings:
-        if warning.code == UNKNOWN_EVENT_TYPE:
-            event_type = warning.message.rsplit(" ", 1)[-1]
-            return UnknownEventType(event_type, f"unrecognised event type {event_type!r} (dropped)")
+def _drop_error(warnings: tuple[DecodeWarning, ...], event_type: str | None = None) -> DecodeError:
+    if any(w.code == UNKNOWN_EVENT_TYPE for w in warnings) and event_type is not None:
+        return UnknownEventType(event_type, f"unrecognised event type {event_type!r} (dropped)")
     last = warnings[-1] if warnings else None
     return DecodeError(
         f"dropped: {last.message}" if last else "dropped", path=last.path if last else "$"
