@@ -415,9 +415,9 @@ def test_state_patch_on_null_state_fails_cleanly():
     assert conv.state is None
 
 
-def test_absent_initial_state_is_an_empty_object_so_a_first_delta_applies():
+def test_absent_initial_state_reads_as_an_empty_object_for_a_first_delta():
     conv = Conversation()
-    assert conv.state == {}
+    assert conv.state is None
     conv.apply(ev("STATE_DELTA", delta=[{"op": "add", "path": "/n", "value": 7}]))
     assert conv.state == {"n": 7}
 

@@ -66,11 +66,11 @@ class Conversation:
 
     ``Conversation(messages=(), state=None)``: ``messages`` are generated
     ``Message`` structs (or plain dicts in wire shape, converted); ``state``
-    the initial agent state -- ``None`` means absent, which the spec reads as
-    ``{}`` (``RunAgentInput.state``), so a fresh conversation's state is ``{}``
-    and a first STATE_DELTA applies to it as the reference client's does
-    (a STATE_SNAPSHOT of ``null`` later is a real null); otherwise
-    any JSON value (kept as given: do not mutate it afterwards).
+    the initial agent state -- ``None`` means absent (:attr:`state` reads None),
+    which the spec reads as ``{}`` (``RunAgentInput.state``): a STATE_DELTA
+    before any snapshot applies to ``{}``, as in the reference client (a
+    STATE_SNAPSHOT of ``null`` is a real null, and a patch on it fails);
+    otherwise any JSON value (kept as given: do not mutate it afterwards).
 
     Write side: :meth:`apply` one event at a time (events from the
     normalizer; ``*_CHUNK`` events are refused with a warning). It mutates
@@ -104,7 +104,8 @@ class Conversation:
         self._list: list[MessageRecord] = []
         self._by_id: dict[str, MessageRecord] = {}
         self._calls: dict[str, CallRecord] = {}
-        self._state: Any = {} if state is None else state
+        self._state: Any = state
+        self._state_absent = state is None  # absent reads as {} for a patch
         self._pending_interrupts: list[Any] = []
         self._pending_tool_call_ids: list[str] = []
         self._run_calls: dict[str, None] = {}
@@ -139,8 +140,8 @@ class Conversation:
 
     @property
     def state(self) -> Any:
-        """The agent state: any JSON value (``{}`` until the agent sets one; a
-        null snapshot makes it ``None``)."""
+        """The agent state: any JSON value (``None`` while absent, or after a
+        null snapshot)."""
         return self._state
 
     @property
@@ -538,12 +539,15 @@ class Conversation:
 
     def _state_snapshot(self, ev: Any) -> list[Update]:
         self._state = clone_json(ev.snapshot)
+        self._state_absent = False
         return [StateChanged(self._state, None)]
 
     def _state_delta(self, ev: Any) -> list[Update]:
         try:
             ops = plain_ops(ev.delta)
-            self._state = apply_patch(self._state, ops)
+            base = {} if self._state_absent and self._state is None else self._state
+            self._state = apply_patch(base, ops)
+            self._state_absent = False
         except PatchFailed as exc:
             return [
                 WarningUpdate(
