@@ -403,10 +403,14 @@ def run_reference(oracle: Path, stream: list[dict[str, Any]], workdir: Path, n: 
     path = workdir / f"stream-{n}.jsonl"
     path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in stream),
                     encoding="utf-8")
-    proc = subprocess.run([str(oracle), str(path)], capture_output=True, text=True,
-                          timeout=120, check=False)
-    if proc.returncode != 0 or not proc.stdout.strip():
-        return Verdict("oracle-error", error=(proc.stderr or proc.stdout)[-500:])
+    for _attempt in range(3):  # the oracle occasionally dies under load: retry
+        proc = subprocess.run([str(oracle), str(path)], capture_output=True, text=True,
+                              timeout=120, check=False)
+        if proc.returncode == 0 and proc.stdout.strip():
+            break
+    else:
+        return Verdict("oracle-error", error=f"exit {proc.returncode}: "
+                       f"{(proc.stderr or proc.stdout)[-500:]}")
     data = json.loads(proc.stdout)
     types_seen = set(data.get("eventTypes", []))
     return Verdict(
