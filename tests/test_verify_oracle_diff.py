@@ -41,6 +41,13 @@ def test_generated_valid_streams_complete_in_our_strict_pipeline(seed):
         assert verdict.event_types[0] == "RUN_STARTED"
 
 
+def test_handcrafted_cases_are_judged_by_our_pipeline():
+    verdicts = [od.run_ours(stream) for stream in od.handcrafted()]
+    assert [v.code for v in verdicts] == [
+        R.CHUNK_AMBIGUOUS_LANE, R.CHUNK_SUBAGENT_MISMATCH, None, None, None,
+        R.CHUNK_CONFLICTING_NAME, None, None]
+
+
 def test_generated_invalid_streams_are_judged_without_crashing():
     gen = od.StreamGen(5)
     outcomes = {od.run_ours(gen.invalid()).outcome for _ in range(60)}

@@ -270,7 +270,8 @@ class StreamGen:
         mutation = rng.choice([
             "drop", "duplicate", "swap", "truncate", "insert", "wrong_run_id",
             "wrong_thread_id", "duplicate_interrupt", "after_finish", "first_not_started",
-            "chunk_conflict", "idless_chunk", "retag", "nested_run"])
+            "chunk_conflict", "idless_chunk", "retag", "nested_run", "ambiguous_lanes",
+            "chunk_lane_retag", "chunk_name_conflict"])
         i = rng.randrange(len(stream))
         if mutation == "drop" and len(stream) > 1:
             del stream[i]
@@ -327,10 +328,75 @@ class StreamGen:
                           and e["type"] not in ("REASONING_END",)]
             if candidates:
                 rng.choice(candidates)["subagentRunId"] = "s-intruder"
+        elif mutation in ("ambiguous_lanes", "chunk_lane_retag"):
+            stream[1:1] = [
+                {"type": "SUBAGENT_STARTED", "subagentRunId": "sa", "name": "a"},
+                {"type": "SUBAGENT_STARTED", "subagentRunId": "sb", "name": "b"},
+                {"type": "TEXT_MESSAGE_CHUNK", "messageId": "la", "delta": "A",
+                 "subagentRunId": "sa"},
+                {"type": "TEXT_MESSAGE_CHUNK", "messageId": "lb", "delta": "B",
+                 "subagentRunId": "sb"},
+                {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"} if mutation == "ambiguous_lanes"
+                else {"type": "TEXT_MESSAGE_CHUNK", "messageId": "la", "delta": "?",
+                      "subagentRunId": "sb"},
+                {"type": "SUBAGENT_FINISHED", "subagentRunId": "sa"},
+                {"type": "SUBAGENT_FINISHED", "subagentRunId": "sb"},
+            ]
+        elif mutation == "chunk_name_conflict":
+            stream[1:1] = [
+                {"type": "TOOL_CALL_CHUNK", "toolCallId": "cn", "toolCallName": "a",
+                 "parentMessageId": "p1", "delta": "{"},
+                {"type": "TOOL_CALL_CHUNK", "delta": "}",
+                 **rng.choice([{"toolCallName": "b"}, {"parentMessageId": "p2"},
+                               {"toolCallName": "a"}])},
+            ]
         elif mutation == "nested_run":
             stream.insert(max(1, i), {"type": "RUN_STARTED", "threadId": stream[0].get(
                 "threadId", "t"), "runId": "r-nested"})
         return stream
+
+
+def _lanes_prefix() -> list[dict[str, Any]]:
+    return [{"type": "RUN_STARTED", "threadId": "t-h", "runId": "r-h"},
+            {"type": "SUBAGENT_STARTED", "subagentRunId": "sa", "name": "a"},
+            {"type": "SUBAGENT_STARTED", "subagentRunId": "sb", "name": "b"},
+            {"type": "TEXT_MESSAGE_CHUNK", "messageId": "la", "delta": "A",
+             "subagentRunId": "sa"}]
+
+
+def _lanes_suffix() -> list[dict[str, Any]]:
+    return [{"type": "SUBAGENT_FINISHED", "subagentRunId": "sa"},
+            {"type": "SUBAGENT_FINISHED", "subagentRunId": "sb"},
+            {"type": "RUN_FINISHED", "threadId": "t-h", "runId": "r-h"}]
+
+
+def handcrafted() -> list[list[dict[str, Any]]]:
+    """Fixed edge cases of chunk lanes and metadata, compared on every run."""
+    lane_b = {"type": "TEXT_MESSAGE_CHUNK", "messageId": "lb", "delta": "B",
+              "subagentRunId": "sb"}
+    simple = [{"type": "RUN_STARTED", "threadId": "t-h", "runId": "r-h"}]
+    end = [{"type": "RUN_FINISHED", "threadId": "t-h", "runId": "r-h"}]
+    return [
+        _lanes_prefix() + [lane_b, {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"}]
+        + _lanes_suffix(),
+        _lanes_prefix() + [lane_b, {"type": "TEXT_MESSAGE_CHUNK", "messageId": "la",
+                                    "delta": "?", "subagentRunId": "sb"}] + _lanes_suffix(),
+        _lanes_prefix() + [{"type": "TEXT_MESSAGE_CHUNK", "delta": "?"}] + _lanes_suffix(),
+        _lanes_prefix() + [{"type": "TOOL_CALL_CHUNK", "toolCallId": "c", "toolCallName": "f"},
+                           {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"}] + _lanes_suffix(),
+        _lanes_prefix() + [{"type": "CUSTOM", "name": "x", "value": 1},
+                           {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"}] + _lanes_suffix(),
+        simple + [{"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a"},
+                  {"type": "TEXT_MESSAGE_CHUNK", "name": "n", "delta": "b"}] + end,
+        simple + [{"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a",
+                   "metadata": {"x": 1}},
+                  {"type": "TEXT_MESSAGE_CHUNK", "metadata": {"y": 2}}] + end,
+        simple + [{"type": "TOOL_CALL_CHUNK", "toolCallId": "c", "toolCallName": "f",
+                   "rawEvent": {"p": 1}},
+                  {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": "c",
+                   "encryptedValue": "e"},
+                  {"type": "TOOL_CALL_CHUNK", "delta": "{}"}] + end,
+    ]
 
 
 # --------------------------------------------------------------------------- both sides
@@ -594,6 +660,8 @@ def main(argv: list[str] | None = None) -> int:
     gen = StreamGen(args.seed)
     cases = [Case(n, "valid" if n % 2 == 0 else "invalid",
                   gen.valid() if n % 2 == 0 else gen.invalid()) for n in range(args.count)]
+    cases += [Case(args.count + n, "handcrafted", stream)
+              for n, stream in enumerate(handcrafted())]
     with tempfile.TemporaryDirectory(prefix="agui-oracle-") as tmp:
         workdir = Path(tmp)
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
