@@ -808,3 +808,12 @@ def test_long_message_is_compacted_into_blocks_and_reassembles_exactly():
     rec = conv._by_id["m1"]
     assert len(rec.frags) < 512 + 10  # 9 blocks of 512 fragments + the newest ones
     assert conv.text_of("m1") == "".join(parts[:-2]) + "\U0001f600"
+
+
+def test_input_state_is_an_empty_object_while_absent_or_null():
+    conv = Conversation()
+    assert conv.input_state() == {}
+    conv.apply(ev("STATE_SNAPSHOT", snapshot=None))
+    assert conv.input_state() == {}
+    conv.apply(ev("STATE_SNAPSHOT", snapshot=[0]))
+    assert conv.input_state() == [0]

@@ -86,7 +86,7 @@ class Conversation:
     Read side: :attr:`messages`, :attr:`state`, :attr:`pending_interrupts`,
     :attr:`pending_tool_call_ids`, :attr:`outcome`, :attr:`result`,
     :attr:`run_error`, :attr:`run_id`, :attr:`thread_id`, :meth:`message`,
-    :meth:`input_messages`. The state object is live: updates and reads return
+    :meth:`input_messages`, :meth:`input_state`. The state object is live: updates and reads return
     the same object the next patch mutates, so copy it if you keep it
     (``ActivityChanged.content`` is a copy: activity content is small).
 
@@ -170,6 +170,13 @@ class Conversation:
         """Messages to send back in ``RunAgentInput.messages``: activity
         messages are client-only and stripped (spec ``messages``)."""
         return [r.build() for r in self._list if r.role != "activity"]
+
+    def input_state(self) -> Any:
+        """The state to send in ``RunAgentInput.state``: the current state, or
+        ``{}`` while there is none (spec: absent state is ``{}``; a null state
+        reads as absent), as the reference client sends. Live object: encode it
+        or copy it, do not mutate it."""
+        return {} if self._state is None else self._state
 
     def add_user_message(self, text: Any, message_id: str | None = None) -> str:
         """Append a user message (``text``: str or content-part list); returns its id
