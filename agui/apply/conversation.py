@@ -86,9 +86,10 @@ class Conversation:
     Read side: :attr:`messages`, :attr:`state`, :attr:`pending_interrupts`,
     :attr:`pending_tool_call_ids`, :attr:`outcome`, :attr:`result`,
     :attr:`run_error`, :attr:`run_id`, :attr:`thread_id`, :meth:`message`,
-    :meth:`input_messages`, :meth:`input_state`. The state object is live: updates and reads return
-    the same object the next patch mutates, so copy it if you keep it
-    (``ActivityChanged.content`` is a copy: activity content is small).
+    :meth:`input_messages`, :meth:`input_state`. The state object is live:
+    updates and reads return the same object the next patch mutates, so copy
+    it if you keep it (``ActivityChanged.content`` is a copy: activity content
+    is small).
 
     Example::
 
