@@ -65,7 +65,8 @@ def role_of(message: Any) -> str | None:
 
 def _edge_surrogate(delta: str) -> bool:
     """True when a fragment starts or ends with half a UTF-16 surrogate pair
-    (a producer split a pair written as two \\u escapes across deltas)."""
+    (a producer split a pair written as two \\u escapes across deltas).
+    Callers skip ASCII fragments first (``str.isascii`` is a flag test)."""
     return "\ud800" <= delta[0] <= "\udfff" or "\ud800" <= delta[-1] <= "\udfff"
 
 
@@ -157,7 +158,7 @@ class CallRecord:
             if len(frags) - self.mark >= _BLOCK:
                 self.mark = _compact(frags, self.mark)
             self.text = None
-            if _edge_surrogate(delta):
+            if not delta.isascii() and _edge_surrogate(delta):
                 self.split_pairs = True
         self.touch()
 
@@ -295,7 +296,7 @@ class MessageRecord:
             if len(frags) - self.mark >= _BLOCK:
                 self.mark = _compact(frags, self.mark)
             self.text = None
-            if _edge_surrogate(delta):
+            if not delta.isascii() and _edge_surrogate(delta):
                 self.split_pairs = True
         self.built = None
 
