@@ -13,8 +13,8 @@ Every deliberate difference between a fixture and our client is an entry with a
 reason in ``agui/conformance/table.py`` (the spec over the reference client's
 admitted gaps, era shims we do not ship, the client's declared version) and is
 listed again, briefly, in ``EXPLAINED_OVERRIDES`` below (a test keeps the two
-equal). What is still OPEN is in ``KNOWN_GAPS`` (xfail), each with the reason and
-the owner of the fix. Everything else passes as the fixture states it.
+equal). What is still OPEN is in ``KNOWN_GAPS`` / ``OWN_KNOWN_GAPS`` (xfail), each
+with the reason and the owner of the fix. Everything else passes as the fixture states it.
 """
 
 from __future__ import annotations
@@ -83,6 +83,15 @@ KNOWN_GAPS: dict[str, str] = {
 }
 
 
+OWN_KNOWN_GAPS: dict[str, str] = {
+    "surrogate-pair-split-across-deltas": (
+        "the applier re-pairs the halves (tests/test_apply.py), and the reference client "
+        "passes this fixture; but our wire decoder (H2, msgspec) still rejects a JSON string "
+        "holding a lone surrogate escape (`\\ud83d`) as invalid JSON."
+    ),
+}
+
+
 def _fixture_params(corpus: str) -> list:
     folder = SHARED.joinpath(*CORPORA[corpus])
     if not folder.exists():
@@ -122,6 +131,8 @@ def test_spec_draft_corpus(path):
 @pytest.mark.parametrize("path", sorted(OWN.glob("*.json")), ids=lambda p: p.stem)
 def test_own_fixtures(path):
     result = run_fixture(json.loads(path.read_text(encoding="utf-8")), str(path))
+    if path.stem in OWN_KNOWN_GAPS and not result.passed:
+        pytest.xfail(OWN_KNOWN_GAPS[path.stem])
     assert result.passed, "\n".join(result.failures)
 
 

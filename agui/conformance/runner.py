@@ -121,8 +121,7 @@ def observe(fixture: dict[str, Any]) -> Observation:
     pipeline = Pipeline(conversation, verify="strict", keep_events=True)
     updates: list[Any] = []
     for raw in fixture.get("stream", []):
-        frame = b"data: " + json.dumps(raw, ensure_ascii=False).encode("utf-8") + b"\n\n"
-        updates.extend(pipeline.feed_bytes(frame))
+        updates.extend(pipeline.feed_bytes(sse_frame(raw)))
     updates.extend(pipeline.close())
     for u in updates:
         if isinstance(u, WarningUpdate):
@@ -136,6 +135,17 @@ def observe(fixture: dict[str, Any]) -> Observation:
     obs.messages = msgspec.to_builtins(conversation.messages)
     obs.state = conversation.state
     return obs
+
+
+def sse_frame(raw: Any) -> bytes:
+    """One SSE frame carrying ``raw`` as a producer writes it: raw UTF-8, except
+    that a string holding a lone surrogate half is written with ``\\u`` escapes
+    (as JavaScript's well-formed ``JSON.stringify`` does)."""
+    try:
+        body = json.dumps(raw, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        body = json.dumps(raw).encode("ascii")
+    return b"data: " + body + b"\n\n"
 
 
 def _conversation_from_input(inp: dict[str, Any], obs: Observation) -> tuple[Conversation, str]:
