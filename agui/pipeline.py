@@ -94,6 +94,7 @@ class Pipeline:
     __slots__ = (
         "_apply",
         "_chunked",
+        "_conversation",
         "_decode",
         "_events",
         "_finished",
@@ -106,7 +107,6 @@ class Pipeline:
         "_runs_seen",
         "_verifier",
         "_version",
-        "conversation",
     )
 
     def __init__(
@@ -120,8 +120,8 @@ class Pipeline:
     ) -> None:
         if verify not in _MODES:
             raise ValueError(f"verify must be one of {_MODES}, got {verify!r}")
-        self.conversation = conversation if conversation is not None else Conversation()
-        self._apply = self.conversation.apply
+        self._conversation = conversation if conversation is not None else Conversation()
+        self._apply = self._conversation.apply
         self._mode = verify
         self._reader = SseReader(max_frame_bytes)
         self._decode = EventDecoder().decode  # one per stream: THINKING_* translation state
@@ -137,6 +137,11 @@ class Pipeline:
         self._version = _parse_version(protocol_version)
 
     # ------------------------------------------------------------------ props
+
+    @property
+    def conversation(self) -> Conversation:
+        """The :class:`~agui.apply.Conversation` this pipeline updates."""
+        return self._conversation
 
     @property
     def finished(self) -> bool:
@@ -213,7 +218,7 @@ class Pipeline:
                 "The stream ended without a terminal event (RUN_FINISHED or RUN_ERROR)"
                 if self._runs_seen
                 else "The stream ended without a terminal event: no run was started",
-                id=self.conversation.run_id,
+                id=self._conversation.run_id,
             )
         if violation is not None:
             out.extend(self._fatal(violation))
@@ -228,7 +233,7 @@ class Pipeline:
         if self._finished:
             return []
         self._finished = True
-        conv = self.conversation
+        conv = self._conversation
         if self._run_open:
             conv.outcome = "cancelled"
         self._run_open = False
@@ -355,10 +360,10 @@ class Pipeline:
     def _on_run_error(self, ev: Any, out: list[Update]) -> None:
         self._run_open = False
         self._runs_seen += 1
-        out.append(Done("failed", reason=ev.message, run_id=self.conversation.run_id))
+        out.append(Done("failed", reason=ev.message, run_id=self._conversation.run_id))
 
     def _done_for_finish(self) -> Done:
-        conv = self.conversation
+        conv = self._conversation
         outcome = conv.outcome or "success"
         if outcome == "success":
             return Done(
@@ -382,7 +387,7 @@ class Pipeline:
     def _fatal(self, error: Exception) -> list[Update]:
         self._finished = True
         self._run_open = False
-        conv = self.conversation
+        conv = self._conversation
         conv.outcome = "failed"
         return [
             ErrorUpdate(error, fatal=True),
