@@ -106,6 +106,7 @@ class FixtureResult:
 
     @property
     def passed(self) -> bool:
+        """True when every expectation held."""
         return not self.failures
 
 
