@@ -248,7 +248,8 @@ class Session:
         thread_id: the thread (default: a new uuid4).
         tools, context: ``Tool`` / ``Context`` structs or wire dicts offered
             on every run.
-        state: the initial agent state (any JSON; default: none).
+        state: the initial agent state (any JSON; default: none, which is
+            sent as ``{}``, as is ``None``: agui-rules 1.6).
         forwarded_props: ``forwardedProps`` sent on every run (default: omitted).
         verify: ``"tolerant"`` (default) | ``"strict"`` | ``"off"``; see
             :mod:`agui.pipeline`.
@@ -388,9 +389,9 @@ class Session:
             "tools": list(self.tools),
             "context": list(self.context),
         }
-        state = self.conversation.state
-        if state is not None:
-            fields["state"] = _snapshot(state)
+        # absent state is {} (agui-rules 1.6), and {} is what the reference
+        # client sends by default (prepareRunAgentInput)
+        fields["state"] = _snapshot(self.conversation.input_state())
         if self.forwarded_props is not UNSET:
             fields["forwarded_props"] = self.forwarded_props
         fields.update(overrides)

@@ -144,6 +144,25 @@ async def test_defaults_send_empty_tools_context_and_state(session):
     assert sent.forwarded_props is UNSET
 
 
+async def test_null_or_absent_state_goes_on_the_wire_as_an_empty_object():
+    """agui-rules 1.6: absent state is {} and a bare null reads as absent; the
+    reference client (``oracle/run``: ``request.state``) sends ``{}``."""
+    from agui.transports import encode_run_input
+
+    events = [
+        RunStartedEvent(thread_id="t", run_id="r1"),
+        RunFinishedEvent(thread_id="t", run_id="r1"),
+    ]
+    for state in (UNSET, None):
+        transport = ReplayTransport(events)
+        kwargs = {} if state is UNSET else {"state": state}
+        session = Session(transport, thread_id="t", **kwargs)
+        await session.send("x").wait()
+        sent = transport.requests[0]
+        assert sent.state == {}
+        assert b'"state":{}' in encode_run_input(sent)
+
+
 async def test_activity_messages_are_not_sent_back():
     first = [
         RunStartedEvent(thread_id="t", run_id="r1"),
