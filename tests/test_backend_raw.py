@@ -237,8 +237,12 @@ async def test_raw_connection_dropped_mid_frame_is_a_truncation_and_keeps_prior_
     assert _texts(session) == ["Half a "]
 
 
-async def test_raw_json_body_instead_of_sse_fails_the_run_with_nothing_applied(server):
+async def test_raw_json_body_instead_of_sse_is_a_protocol_error_naming_the_content_type(server):
     updates, session = await _run(server, "json-instead-of-sse")
-    assert _codes(updates) == ["truncated_stream"]
+    (error,) = _errors(updates, TransportError)
+    assert (error.kind, error.status) == ("protocol", 200)
+    assert "'application/json'" in str(error)
+    assert '{"threadId":"thread-raw"' in str(error)  # the start of the body, quoted
+    assert _codes(updates) == []  # not misreported as a truncated SSE stream
     assert _outcomes(updates) == ["failed"]
     assert _texts(session) == []

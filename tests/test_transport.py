@@ -108,6 +108,19 @@ async def protobuf(request):
     return Response(b"\x00\x00\x00\x00", media_type="application/vnd.ag-ui.event+proto")
 
 
+async def json_reply(request):
+    body = json.dumps({"messages": [{"id": "m1", "role": "assistant", "content": "plain"}]})
+    return Response(body, media_type="application/json")
+
+
+async def sse_with_parameters(request):
+    return Response(sse(SCRIPT), headers={"content-type": "Text/Event-Stream; charset=UTF-8"})
+
+
+async def sse_without_content_type(request):
+    return Response(sse(SCRIPT))  # no media_type: no Content-Type header at all
+
+
 async def record_headers(request):
     SEEN_HEADERS.append(dict(request.headers))
     return StreamingResponse(iter([sse(SCRIPT)]), media_type="text/event-stream")
@@ -122,6 +135,9 @@ def make_app() -> Starlette:
             Route("/aborted", aborted, methods=["POST"]),
             Route("/silent", silent, methods=["POST"]),
             Route("/proto", protobuf, methods=["POST"]),
+            Route("/json", json_reply, methods=["POST"]),
+            Route("/sse-params", sse_with_parameters, methods=["POST"]),
+            Route("/sse-untyped", sse_without_content_type, methods=["POST"]),
             Route("/endless-error", endless_error, methods=["POST"]),
             Route("/headers", record_headers, methods=["POST"]),
         ]
@@ -223,6 +239,31 @@ async def test_silent_server_hits_the_read_timeout_instead_of_hanging(server):
 async def test_protobuf_response_is_refused_as_protocol_error(server):
     updates = await collect(Session(HttpTransport(server.url + "/proto")))
     assert updates[0].error.kind == "protocol"
+    assert "application/vnd.ag-ui.event+proto" in str(updates[0].error)
+
+
+async def test_json_reply_to_a_run_is_a_protocol_error_naming_the_content_type(server):
+    session = Session(HttpTransport(server.url + "/json"), thread_id="t1")
+    error, done = await collect(session)
+    assert isinstance(error, ErrorUpdate) and error.fatal
+    assert isinstance(error.error, TransportError)
+    assert (error.error.kind, error.error.status) == ("protocol", 200)
+    assert "'application/json'" in str(error.error)
+    assert "not text/event-stream" in str(error.error)
+    assert '{"messages": [{"id": "m1"' in str(error.error)  # the start of the body
+    assert error.error.body.startswith('{"messages"')
+    assert done == Done("failed", reason=str(error.error), run_id=None)
+    assert [type(m).__name__ for m in session.messages] == ["UserMessage"]  # nothing applied
+
+
+async def test_sse_content_type_is_matched_case_insensitively_with_parameters(server):
+    updates = await collect(Session(HttpTransport(server.url + "/sse-params"), thread_id="t1"))
+    assert updates[-1] == Done("success", result={"n": 1}, run_id="r1")
+
+
+async def test_missing_content_type_is_still_read_as_sse(server):
+    updates = await collect(Session(HttpTransport(server.url + "/sse-untyped"), thread_id="t1"))
+    assert updates[-1] == Done("success", result={"n": 1}, run_id="r1")
 
 
 async def test_request_headers_json_body_and_user_headers(server):

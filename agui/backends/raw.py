@@ -332,7 +332,8 @@ _STREAMS = [
               "ends (no final chunk)", "TransportError kind truncated, Done(failed); the text "
               "applied before the cut is kept", _reset_mid_frame, pause=0.01, abort=True),
     RawStream("json-instead-of-sse", "200 application/json (a non-streaming endpoint), no SSE "
-              "frames at all", "Done(failed): no run was started, nothing applied",
+              "frames at all", "TransportError kind protocol naming the content type and "
+              "quoting the body, Done(failed), nothing applied",
               _json_instead_of_sse, media_type="application/json"),
     RawStream("null-metadata", "metadata: null (0.x and 1.0 both reject it)",
               "a DecodeError for the malformed field", _null_metadata),

@@ -3,6 +3,18 @@
 ``POST <url>`` with the RunAgentInput as JSON, headers = user headers then
 ``Content-Type: application/json`` and ``Accept: text/event-stream``. A 2xx
 response body is yielded as raw bytes for the session's SSE reader.
+
+Response content type (spec: the HTTP binding answers ``200`` +
+``text/event-stream``; a client MUST NOT infer success from the 200 alone):
+a 2xx whose ``Content-Type`` names another media type (``application/json``
+from a non-streaming endpoint, ``text/html`` from a proxy login page, the
+protobuf binding we do not read ...) is refused with
+``TransportError(kind="protocol")`` naming the content type and quoting the
+start of the body. A missing (or empty) ``Content-Type`` is still read as
+SSE. The reference client reads *any* non-protobuf response as SSE; we are
+stricter only when the server clearly says it sent something else, because
+reading such a body as SSE can only end as a confusing ``truncated_stream``
+("never emitted RUN_STARTED") that hides the real cause.
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ from agui.errors import TransportError
 from agui.transports.base import encode_run_input
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
+SSE_MEDIA_TYPE = "text/event-stream"
 _BODY_LIMIT = 2048
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0, read=300.0)
@@ -45,8 +58,13 @@ class HttpTransport:
     ``http_status`` (non-2xx; ``.status``, ``.body`` = first 2 KiB of the body),
     ``connect`` (refused, DNS), ``timeout``, ``reset`` (connection dropped
     mid-stream), ``truncated`` (the server closed before the chunked body was
-    complete), ``protocol`` (a protobuf response, which this SDK does not read,
-    or a malformed HTTP response).
+    complete), ``protocol`` (a malformed HTTP response, or a 2xx whose
+    ``Content-Type`` is present and is not ``text/event-stream`` - compared
+    case-insensitively, parameters such as ``; charset=utf-8`` allowed -
+    e.g. ``application/json`` or the protobuf binding this SDK does not read;
+    ``.status`` = the 2xx code, ``.body`` = the first 2 KiB of the body). A
+    2xx without a ``Content-Type`` is read as SSE, as the reference client
+    reads every response (see the module doc).
     """
 
     def __init__(
@@ -100,13 +118,9 @@ class HttpTransport:
                 ) as response:
                     if not response.is_success:
                         raise await _status_error(response)
-                    content_type = response.headers.get("content-type", "")
-                    if content_type.strip() == PROTOBUF_MEDIA_TYPE:
-                        raise TransportError(
-                            f"{self.url} answered with {PROTOBUF_MEDIA_TYPE}, which this client does not read",
-                            kind="protocol",
-                            status=response.status_code,
-                        )
+                    content_type = response.headers.get("content-type", "").strip()
+                    if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
+                        raise await _content_type_error(response, content_type)
                     async for chunk in response.aiter_bytes():
                         if chunk:
                             yield chunk
@@ -123,16 +137,49 @@ def _default_ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-async def _status_error(response: httpx.Response) -> TransportError:
+def media_type(content_type: str) -> str:
+    """``"Text/Event-Stream; charset=utf-8"`` -> ``"text/event-stream"``: the
+    media type of a ``Content-Type`` value, parameters dropped, lower-cased
+    (RFC 9110 8.3.1: type and subtype are case-insensitive)."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+async def _body_head(response: httpx.Response) -> str:
+    """The first 2 KiB of the body as text (invalid UTF-8 replaced); reads no
+    further, since a body may be endless. Never raises."""
     raw = b""
-    try:  # read at most the first 2 KiB: an error body may be endless
+    try:
         async for chunk in response.aiter_bytes():
             raw += chunk
             if len(raw) >= _BODY_LIMIT:
                 break
     except httpx.HTTPError:
         pass
-    text = raw[:_BODY_LIMIT].decode("utf-8", errors="replace")
+    return raw[:_BODY_LIMIT].decode("utf-8", errors="replace")
+
+
+async def _content_type_error(response: httpx.Response, content_type: str) -> TransportError:
+    """A 2xx that is not SSE -> ``TransportError(kind="protocol")`` naming the
+    content type and quoting the first 200 characters of the body."""
+    text = await _body_head(response)
+    what = (
+        "the protobuf binding, which this client does not read"
+        if media_type(content_type) == PROTOBUF_MEDIA_TYPE
+        else f"not {SSE_MEDIA_TYPE}"
+    )
+    quote = text[:200] + ("..." if len(text) > 200 else "")
+    detail = f"; body starts: {quote!r}" if text else "; empty body"
+    return TransportError(
+        f"{response.request.url} answered HTTP {response.status_code} with Content-Type "
+        f"{content_type!r} ({what}){detail}",
+        kind="protocol",
+        status=response.status_code,
+        body=text,
+    )
+
+
+async def _status_error(response: httpx.Response) -> TransportError:
+    text = await _body_head(response)
     reason = response.reason_phrase or ""
     detail = f": {text}" if text else ""
     return TransportError(
