@@ -83,6 +83,12 @@ class Pipeline:
             :attr:`events`; off by default so memory stays flat.
         protocol_version: the version this client implements, for the
             RUN_STARTED ``protocolVersion`` comparison.
+        thread_id: the ``threadId`` of the RunAgentInput this stream answers,
+            when known (a :class:`~agui.session.Session` passes its own).
+            Every RUN_STARTED must carry it, else the verifier reports
+            ``run_started_thread_mismatch`` (spec: a run answers its input's
+            thread); None (default): the stream's first run sets the thread.
+            Ignored with ``verify="off"``.
 
     Raises:
         ValueError: ``verify`` is not one of the three modes.
@@ -117,6 +123,7 @@ class Pipeline:
         max_frame_bytes: int = _DEFAULT_MAX_FRAME,
         keep_events: bool = False,
         protocol_version: str = IMPLEMENTED_PROTOCOL_VERSION,
+        thread_id: str | None = None,
     ) -> None:
         if verify not in _MODES:
             raise ValueError(f"verify must be one of {_MODES}, got {verify!r}")
@@ -126,7 +133,7 @@ class Pipeline:
         self._reader = SseReader(max_frame_bytes)
         self._decode = EventDecoder().decode  # one per stream: THINKING_* translation state
         self._norm = Normalizer()
-        self._verifier = Verifier() if verify != "off" else None
+        self._verifier = Verifier(thread_id=thread_id) if verify != "off" else None
         self._events: list[Any] | None = [] if keep_events else None
         self._finished = False
         self._chunked = False
