@@ -20,7 +20,10 @@ resuming.
 
 Each run's updates come from an :class:`agui.pipeline.Pipeline` feeding the
 session's :class:`agui.apply.Conversation`: several runs in one response are
-applied in order, each ending with its own ``Done``.
+applied in order, each ending with its own ``Done``. Every run must carry the
+request's ``threadId``: a RUN_STARTED on another thread is the protocol
+violation ``run_started_thread_mismatch`` (tolerant: reported and not applied,
+nor is anything of that run; strict: the run fails).
 
 Cancellation: leaving a run early (``break`` then ``aclose()`` / ``async
 with``, or cancelling the task) closes the transport stream (the HTTP
@@ -503,7 +506,10 @@ class Session:
             await previous.aclose()
         self._active_ref, self._active_state = run_ref, state
         pipeline = Pipeline(
-            self.conversation, verify=self.verify, max_frame_bytes=self.max_frame_bytes
+            self.conversation,
+            verify=self.verify,
+            max_frame_bytes=self.max_frame_bytes,
+            thread_id=run_input.thread_id,  # every run must answer the thread we sent
         )
         reader = SseReader(self.max_frame_bytes)
         side: list[tuple[str, Any]] = []

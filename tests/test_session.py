@@ -632,3 +632,91 @@ async def test_strict_mode_failure_stops_reading_and_closes_the_connection():
         assert error.fatal and done.outcome == "failed"
         assert await asyncio.to_thread(exited.wait, 10)
         assert state["tripped"] is True
+
+
+# --- every run answers the request's thread --------------------------------------------
+
+
+def _other_thread_run(thread_id: str = "other-thread", run_id: str = "r-other") -> list:
+    return [
+        RunStartedEvent(thread_id=thread_id, run_id=run_id),
+        TextMessageStartEvent(message_id="m-other"),
+        TextMessageContentEvent(message_id="m-other", delta="not for you"),
+        TextMessageEndEvent(message_id="m-other"),
+        RunFinishedEvent(thread_id=thread_id, run_id=run_id),
+    ]
+
+
+def _violation_codes(updates) -> list[str]:
+    from agui.errors import ProtocolViolation
+    from agui.updates import ErrorUpdate
+
+    return [
+        u.error.code
+        for u in updates
+        if isinstance(u, ErrorUpdate) and isinstance(u.error, ProtocolViolation)
+    ]
+
+
+async def test_tolerant_run_on_another_thread_is_reported_and_not_applied():
+    transport = ReplayTransport(_other_thread_run())
+    session = Session(transport, thread_id="my-thread")
+    updates = await session.send("x").collect()
+    assert transport.requests[0].thread_id == "my-thread"
+    codes = _violation_codes(updates)
+    assert codes[0] == "run_started_thread_mismatch"
+    assert "other-thread" in str(updates[0].error) and "my-thread" in str(updates[0].error)
+    assert not updates[0].fatal
+    assert not [u for u in updates if isinstance(u, RunStarted | TextDelta)]  # dropped
+    assert [type(m).__name__ for m in session.messages] == ["UserMessage"]
+    assert session.conversation.thread_id is None
+    assert updates[-1].outcome == "failed"  # no run of ours ever started
+
+
+async def test_strict_run_on_another_thread_fails_the_run():
+    session = Session(ReplayTransport(_other_thread_run()), thread_id="my-thread", verify="strict")
+    updates = await session.send("x").collect()
+    error, done = updates
+    assert _violation_codes([error]) == ["run_started_thread_mismatch"] and error.fatal
+    assert done == Done("failed", reason=str(error.error), run_id=None)
+    assert [type(m).__name__ for m in session.messages] == ["UserMessage"]
+
+
+async def test_second_run_of_a_response_on_another_thread_is_dropped_and_the_first_kept():
+    ours = [
+        RunStartedEvent(thread_id="my-thread", run_id="r1"),
+        TextMessageStartEvent(message_id="m1"),
+        TextMessageContentEvent(message_id="m1", delta="mine"),
+        TextMessageEndEvent(message_id="m1"),
+        RunFinishedEvent(thread_id="my-thread", run_id="r1"),
+    ]
+    session = Session(ReplayTransport(ours + _other_thread_run()), thread_id="my-thread")
+    updates = await session.send("x").collect()
+    assert [u for u in updates if isinstance(u, Done)] == [Done("success", run_id="r1")]
+    assert _violation_codes(updates)[0] == "run_started_thread_mismatch"
+    assert [m.id for m in session.messages][1:] == ["m1"]
+    assert session.conversation.thread_id == "my-thread"
+
+
+async def test_run_on_another_thread_over_http_is_a_protocol_violation():
+    async def wrong_thread(run_input, emit, cancel):
+        for event in _other_thread_run(run_id=run_input.run_id):
+            await emit(event)
+
+    with BackgroundServer(create_app(wrong_thread, guard=False)) as srv:
+        session = Session(HttpTransport(srv.url + "/agent"), thread_id="my-thread")
+        tolerant = await session.send("x").collect()
+        strict = await Session(
+            HttpTransport(srv.url + "/agent"), thread_id="my-thread", verify="strict"
+        ).send("y").collect()
+    assert _violation_codes(tolerant)[0] == "run_started_thread_mismatch"
+    assert [type(m).__name__ for m in session.messages] == ["UserMessage"]
+    assert _violation_codes(strict) == ["run_started_thread_mismatch"]
+    assert strict[-1].outcome == "failed"
+
+
+async def test_verify_off_applies_a_run_on_another_thread():
+    session = Session(ReplayTransport(_other_thread_run()), thread_id="my-thread", verify="off")
+    updates = await session.send("x").collect()
+    assert _violation_codes(updates) == []
+    assert updates[-1] == Done("success", run_id="r-other")

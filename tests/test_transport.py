@@ -207,7 +207,7 @@ async def test_transport_stream_raises_transport_error_directly(server):
 
 
 async def test_truncated_stream_ends_the_run_as_failed(server):
-    session = Session(HttpTransport(server.url + "/truncated"))
+    session = Session(HttpTransport(server.url + "/truncated"), thread_id="t1")
     updates = await collect(session)
     assert isinstance(updates[0], RunStarted)
     assert TextDelta("m1", "Hello, ") in updates
@@ -219,7 +219,7 @@ async def test_truncated_stream_ends_the_run_as_failed(server):
 
 
 async def test_connection_dropped_mid_body_is_a_fatal_transport_error(server):
-    session = Session(HttpTransport(server.url + "/aborted"))
+    session = Session(HttpTransport(server.url + "/aborted"), thread_id="t1")
     updates = await collect(session)
     error, done = updates[-2:]
     assert isinstance(error.error, TransportError)
@@ -271,7 +271,7 @@ async def test_request_headers_json_body_and_user_headers(server):
     transport = HttpTransport(
         server.url + "/headers", headers={"Authorization": "Bearer x", "Accept": "text/html"}
     )
-    updates = await collect(Session(transport))
+    updates = await collect(Session(transport, thread_id="t1"))
     assert updates[-1].outcome == "success"
     (headers,) = SEEN_HEADERS
     assert headers["accept"] == "text/event-stream"
