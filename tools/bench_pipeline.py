@@ -57,7 +57,8 @@ SCALING_TARGET = 11.0  # time(1M) / time(100k)
 SPEEDUP_TARGET = 50.0  # x the reference client at 100k
 RSS_TARGET_MB = 150.0  # peak RSS of the 1M replay
 
-ORACLE_DIR = ROOT.parent / "shared" / "oracle"  # package.json pinning @ag-ui/client 1.0.0
+# ../shared/oracle/package.json pins @ag-ui/client 1.0.0 (AGUI_SHARED moves ../shared, as in tests)
+ORACLE_DIR = Path(os.environ.get("AGUI_SHARED") or ROOT.parent / "shared") / "oracle"
 
 
 def _sizes(cfg: Config) -> tuple[int, ...]:
@@ -332,7 +333,7 @@ def bench_reference(cfg: Config) -> list[Row]:
         )
         speedup = theirs / ours
         row = Row("reference", f"speed-up agui / @ag-ui/client, {_label(n)}", speedup, "x",
-                  "ours: SSE bytes in memory; theirs: SSE over loopback HTTP", {"ours_seconds": ours})
+                  "ours: CPU s, SSE bytes in memory; theirs: wall s, SSE over loopback HTTP", {"ours_seconds": ours})
         if n == 100_000:
             ok = speedup >= SPEEDUP_TARGET
             row.note = f"target >= 50x: {_met(ok)}; " + row.note
