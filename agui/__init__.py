@@ -37,6 +37,8 @@ _EXPORTS: dict[str, str] = {
     "encode_input": "agui.wire",
     "SseReader": "agui.wire",
     "encode_sse": "agui.wire",
+    "EventDecoder": "agui.wire",
+    "decode_event_lenient": "agui.wire",
     # pipeline layers
     "Normalizer": "agui.normalize",
     "Verifier": "agui.verify",
@@ -45,11 +47,19 @@ _EXPORTS: dict[str, str] = {
     # session
     "Session": "agui.session",
     "SyncSession": "agui.session",
+    "Run": "agui.session",
     "HttpTransport": "agui.transports",
     "ReplayTransport": "agui.transports",
     "Transport": "agui.transports",
     "interrupts_of": "agui.interrupts",
     "resume_run": "agui.interrupts",
+    "resolved": "agui.interrupts",
+    "cancelled": "agui.interrupts",
+    "Middleware": "agui.middleware",
+    "FilterToolCallsMiddleware": "agui.middleware",
+    # agent side (extra ``server``: starlette + uvicorn)
+    "create_app": "agui.server",
+    "BackgroundServer": "agui.server",
 }
 
 
