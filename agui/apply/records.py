@@ -128,6 +128,9 @@ class CallRecord:
 
     @classmethod
     def from_struct(cls, call: Any, owner: MessageRecord) -> CallRecord:
+        """Record for a generated ``ToolCall`` struct inside ``owner``'s
+        message (``function.arguments`` as one fragment; the struct is kept
+        as the built cache)."""
         fn = getattr(call, "function", None)
         rec = cls(call.id, getattr(fn, "name", ""), owner)
         args = getattr(fn, "arguments", "")
@@ -152,6 +155,8 @@ class CallRecord:
         return text
 
     def append(self, delta: str) -> None:
+        """Append a TOOL_CALL_ARGS ``delta`` (raw text, may split a JSON token
+        or a surrogate pair); O(1) amortised, joined lazily by :attr:`arguments`."""
         if delta:
             frags = self.frags
             frags.append(delta)
@@ -163,10 +168,14 @@ class CallRecord:
         self.touch()
 
     def touch(self) -> None:
+        """Drop the built struct caches of this call and of its message."""
         self.built = None
         self.owner.built = None
 
     def build(self) -> Any:
+        """The generated ``ToolCall`` struct (``type="function"``, ``function``
+        = name + reassembled arguments, plus metadata / encryptedValue when
+        set); cached until the next change."""
         built = self.built
         if built is None:
             kw: dict[str, Any] = {
@@ -235,6 +244,8 @@ class MessageRecord:
 
     @classmethod
     def text_message(cls, message_id: str, role: str, text: str = "") -> MessageRecord:
+        """A record with text content ``text`` (e.g. a user message, or the
+        empty assistant message a TEXT_MESSAGE_START opens)."""
         rec = cls(message_id, role)
         rec.frags = [text] if text else []
         rec.text = text
@@ -268,6 +279,7 @@ class MessageRecord:
 
     @property
     def is_text(self) -> bool:
+        """True when the content is text (a fragment list), not parts/objects."""
         return self.frags is not None
 
     def get_text(self) -> str:
