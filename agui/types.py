@@ -10,7 +10,10 @@ Conventions of every struct (see CONTRACT.md):
 - optional fields default to :data:`msgspec.UNSET` and are left out when encoding (never
   ``null``); test presence with :func:`present`;
 - closed objects reject unknown members in strict decoding (``forbid_unknown_fields``); the
-  JSON Patch operations are open (unknown members are accepted and ignored);
+  JSON Patch operations are open: STATE_DELTA ``delta`` and ACTIVITY_DELTA ``patch`` are
+  :data:`OpenJsonPatch` (``list[dict[str, Any]]``, so members an operation does not define
+  survive), each op checked by ``agui.wire`` against :data:`JsonPatchOperation` (whose structs
+  remain for building ops: any mix of op structs and dicts encodes);
 - open-by-key values (metadata, state, activity content, forwardedProps, rawEvent,
   responseSchema, CUSTOM ``value``, RAW ``event``, results, resume payloads, tool parameters)
   are plain JSON values (``dict[str, Any]`` / ``Any``);
@@ -71,6 +74,7 @@ from agui_generated.agui import (
     MultimodalCapabilities,
     MultimodalInputCapabilities,
     MultimodalOutputCapabilities,
+    OpenJsonPatch,
     OutputCapabilities,
     PartSource,
     RawEvent,
@@ -174,6 +178,7 @@ __all__ = [  # every public name, sorted (RUF022)
     "MultimodalCapabilities",
     "MultimodalInputCapabilities",
     "MultimodalOutputCapabilities",
+    "OpenJsonPatch",
     "OutputCapabilities",
     "PartSource",
     "RawEvent",

@@ -68,28 +68,12 @@ EXPLAINED_OVERRIDES: dict[str, str] = {
     "era-pinned-peer-omits-protocol-version": "no peer-era shims: protocolVersion always declared",
 }
 
-KNOWN_GAPS: dict[str, str] = {
-    "open-object-patch-op-extras": (
-        "JSON Patch ops are open objects whose extra members must survive decoding "
-        "(`value` on a `remove`); the generated op structs (H1) drop unknown members, so "
-        "the delivered STATE_DELTA lacks `delta.0.value`. The state itself is right."
-    ),
-    "unknown-enum-value-role-fatal": (
-        "the spec (basic/processing) strips an unrecognised member of a closed string set "
-        "with a warning; our lenient decoder (H2) still rejects TEXT_MESSAGE_START "
-        "role 'narrator' as a malformed field -- the reference client's admitted gap. "
-        "The table already expects the spec behaviour."
-    ),
-}
+# Nothing is open today. An entry here (fixture name -> reason and owner of the fix) turns
+# that fixture's failure into an xfail; a fixture that passes is never xfailed.
+KNOWN_GAPS: dict[str, str] = {}
 
 
-OWN_KNOWN_GAPS: dict[str, str] = {
-    "surrogate-pair-split-across-deltas": (
-        "the applier re-pairs the halves (tests/test_apply.py), and the reference client "
-        "passes this fixture; but our wire decoder (H2, msgspec) still rejects a JSON string "
-        "holding a lone surrogate escape (`\\ud83d`) as invalid JSON."
-    ),
-}
+OWN_KNOWN_GAPS: dict[str, str] = {}
 
 
 def _fixture_params(corpus: str) -> list:

@@ -7,6 +7,11 @@ rejected, and the error location msgspec reports must lie on the path of the ups
 ``.expect.json`` ``instanceLocation`` (one is a prefix of the other: msgspec may point deeper or
 shallower inside the same member).
 
+JSON Patch slots (STATE_DELTA ``delta``, ACTIVITY_DELTA ``patch``) are typed as open op objects
+(``OpenJsonPatch``: members an op does not define must survive), so the per-op rules are checked
+by the wire codec (``agui.wire.patch.check_ops``, what ``decode_event(strict=True)`` runs after
+msgspec): this lane runs that check too, and its error path stands in for msgspec's location.
+
 The fixtures were written for the pre-1.0 draft schema. Deliberate differences from our 1.0
 types go in :data:`DELIBERATE_DIFFERENCES` (fixture id -> reason); for those the opposite outcome
 is asserted, so an entry that stops being true fails. Constraints our msgspec types cannot
@@ -24,6 +29,8 @@ import pytest
 from conftest import SHARED, shared_path
 
 from agui import types
+from agui.errors import DecodeError
+from agui.wire.patch import PATCH_FIELDS, check_ops
 
 FIXTURE_PARTS = ("upstream", "agui", "spec-draft", "fixtures")
 
@@ -61,9 +68,15 @@ def _decode(fixture_id: str) -> tuple[bool, str]:
     path = shared_path(*FIXTURE_PARTS, *fixture_id.split("/"))
     cls = getattr(types, definition)
     try:
-        msgspec.json.decode(path.read_bytes(), type=cls)
+        value = msgspec.json.decode(path.read_bytes(), type=cls)
     except msgspec.ValidationError as exc:
         return False, str(exc)
+    patch = PATCH_FIELDS.get(cls)
+    if patch is not None:
+        try:
+            check_ops(getattr(value, patch[0]), [patch[1]], None)
+        except DecodeError as exc:
+            return False, f"{exc.reason} - at `{exc.path}`"
     return True, ""
 
 

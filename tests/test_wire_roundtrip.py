@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import msgspec.inspect as mi
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agui.types import EVENT_TYPES, RunAgentInput
+from agui.types import EVENT_TYPES, JsonPatchOperation, RunAgentInput
 from agui.wire import (
     decode_event,
     decode_event_lenient,
@@ -25,6 +26,7 @@ from agui.wire import (
     encode_sse_event,
     to_json_value,
 )
+from agui.wire.patch import PATCH_FIELDS
 from agui.wire.sse import SseReader
 
 _json_scalars = (
@@ -42,6 +44,21 @@ JSON = st.recursive(
 JSON_NOT_NULL = JSON.filter(lambda v: v is not None)
 
 _cache: dict[Any, st.SearchStrategy] = {}
+_PATCH_ATTRS = {(cls, attr) for cls, (attr, _wire) in PATCH_FIELDS.items()}
+
+
+def _patch_ops() -> st.SearchStrategy:
+    """A JSON Patch slot (open op objects): valid ops built from the op structs, some
+    carrying a member the op does not define (which must survive the round trip)."""
+    op = strategy(mi.type_info(JsonPatchOperation)).map(msgspec.to_builtins)
+    extra = st.dictionaries(st.sampled_from(["comment", "value", "from", "x"]), JSON, max_size=1)
+    return st.lists(st.tuples(op, extra).map(lambda p: {**p[1], **p[0]}), max_size=3)
+
+
+def _field(info: mi.StructType, f: mi.Field, **kw: Any) -> st.SearchStrategy:
+    if (info.cls, f.name) in _PATCH_ATTRS:
+        return _patch_ops()
+    return strategy(f.type, **kw)
 
 
 def strategy(info: mi.Type, *, optional_slot: bool = False) -> st.SearchStrategy:
@@ -49,9 +66,9 @@ def strategy(info: mi.Type, *, optional_slot: bool = False) -> st.SearchStrategy
     if isinstance(info, mi.StructType):
         cached = _cache.get(info.cls)
         if cached is None:
-            required = {f.name: strategy(f.type) for f in info.fields if f.required}
+            required = {f.name: _field(info, f) for f in info.fields if f.required}
             optional = {
-                f.name: strategy(f.type, optional_slot=True) for f in info.fields if not f.required
+                f.name: _field(info, f, optional_slot=True) for f in info.fields if not f.required
             }
             cached = _cache[info.cls] = st.fixed_dictionaries(required, optional=optional).map(
                 lambda kw, cls=info.cls: cls(**kw)
@@ -162,7 +179,11 @@ def _with_nulls(info: mi.Type, *, optional_slot: bool = False) -> st.SearchStrat
     if isinstance(info, mi.AnyType) and optional_slot:
         return st.none() | JSON_NOT_NULL
     if isinstance(info, mi.StructType):
-        required = {f.name: _with_nulls(f.type) for f in info.fields if f.required}
+        required = {
+            f.name: _patch_ops() if (info.cls, f.name) in _PATCH_ATTRS else _with_nulls(f.type)
+            for f in info.fields
+            if f.required
+        }
         optional = {f.name: _with_nulls(f.type, optional_slot=True) for f in info.fields if not f.required}
         return st.fixed_dictionaries(required, optional=optional).map(lambda kw, c=info.cls: c(**kw))
     if isinstance(info, mi.UnionType):

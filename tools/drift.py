@@ -53,6 +53,17 @@ ALLOWED: dict[str, str] = {
     # Upstream writes the envelope timestamp inline; we name it once and reference it. The
     # reference resolves to the same integer type and bounds, so only the name is extra.
     "definition Timestamp: only ours": "named alias for the envelope timestamp (same bounds)",
+    # JSON Patch operations are open objects (RFC 6902 section 4: members an operation does not
+    # define are ignored, so they must survive decode + re-encode). msgspec structs cannot keep
+    # undeclared members, so the two patch slots are typed as arrays of open JSON objects
+    # (OpenJsonPatch -> list[dict[str, Any]]) and agui.wire.patch checks every operation against
+    # JsonPatchOperation (kept in our schema, compared with upstream's like every definition):
+    # unknown op dropped with a warning (strict: error), missing/mistyped member an error.
+    "definition OpenJsonPatch: only ours": "patch slots typed as open op objects (see above)",
+    "StateDeltaEvent.delta: ours {\"ref\":\"OpenJsonPatch\"}, upstream {\"ref\":\"JsonPatch\"}":
+        "open op objects; agui.wire.patch validates each against JsonPatchOperation",
+    "ActivityDeltaEvent.patch: ours {\"ref\":\"OpenJsonPatch\"}, upstream {\"ref\":\"JsonPatch\"}":
+        "open op objects; agui.wire.patch validates each against JsonPatchOperation",
 }
 
 

@@ -42,12 +42,14 @@ from agui.wire.lenient import (
     format_path,
     repair,
 )
+from agui.wire.patch import PATCH_FIELDS, check_ops, ops_ok
 from agui.wire.shapes import (
     ListShape,
     StructShape,
     UnionShape,
     has_legacy_null,
     json_kind,
+    null_check,
     null_paths,
     shape_of,
 )
@@ -78,35 +80,48 @@ _INPUT_SHAPE: StructShape = shape_of(RunAgentInput)
 _SHAPES[RunAgentInput] = _INPUT_SHAPE
 
 
-# The fast path's legacy-null check. In 1.0 every event has one optional Any slot
-# (rawEvent) and only a few have more (a `result`, a nested RunAgentInput or a
-# message list): check the common attribute inline and walk only those few.
-# Derived from the shapes, so a regenerated schema keeps it right; when no slot
-# is common to all events, `_COMMON_NULL_ATTR` falls back to "__class__" (never
-# None) and every event class is walked.
-def _null_check_plan() -> tuple[str, frozenset[type]]:
-    events = {cls: _SHAPES[cls] for cls in EVENT_TYPES.values()}
-    common = set.intersection(*({a for a, _ in s.null_attrs} for s in events.values()))
-    if len(common) == 1:
-        attr = common.pop()
-        walk = frozenset(
-            cls for cls, shape in events.items() if len(shape.null_attrs) > 1 or shape.nested_attrs
-        )
-        return attr, walk
-    return "__class__", frozenset(events)
+# What the fast path checks after msgspec has decoded an event. msgspec validates
+# everything the types say; left to check are (a) legacy nulls in optional `Any`
+# slots (msgspec's Any cannot refuse a null) and (b) the ops of a JSON Patch slot
+# (typed as open objects, see agui.wire.patch). In 1.0 every event has exactly one
+# optional Any slot, rawEvent, and most have nothing else: those classes
+# (`_PLAIN_EVENTS`) are checked inline with one attribute read; every other class
+# has a precomputed check in `_POST_CHECKS` (compiled once from the shapes, so a
+# regenerated schema keeps it right). A check returns True when the event may be
+# delivered as decoded; False sends the document to the lenient path.
+def _post_check(shape: StructShape) -> Callable[[Any], bool]:
+    nulls = null_check(shape)
+    patch = PATCH_FIELDS.get(shape.cls)
+    if patch is None:
+        if nulls is None:
+            return lambda event: True
+        return lambda event: not nulls(event)
+    attr = patch[0]
+    if nulls is None:
+        return lambda event: ops_ok(getattr(event, attr))
+    return lambda event: not nulls(event) and ops_ok(getattr(event, attr))
 
 
-_COMMON_NULL_ATTR, _WALK_FOR_NULLS = _null_check_plan()
-# event classes whose only possible legacy null is the common attribute
-_ONE_SLOT_EVENTS = frozenset(EVENT_TYPES.values()) - _WALK_FOR_NULLS
+_RAW_EVENT_ONLY = frozenset(
+    cls
+    for cls, shape in _SHAPES.items()
+    if cls is not RunAgentInput
+    and shape.null_attrs == (("raw_event", "rawEvent"),)
+    and not shape.nested_attrs
+)
+#: events whose whole post-decode check is `event.raw_event is not None`
+_PLAIN_EVENTS = _RAW_EVENT_ONLY - PATCH_FIELDS.keys()
+_POST_CHECKS: dict[type, Callable[[Any], bool]] = {
+    cls: _post_check(_SHAPES[cls]) for cls in EVENT_TYPES.values() if cls not in _PLAIN_EVENTS
+}
 
 
-def _holds_legacy_null(event: Any) -> bool:
-    if getattr(event, _COMMON_NULL_ATTR) is None:
-        return True
-    if type(event) in _WALK_FOR_NULLS:
-        return has_legacy_null(event, _SHAPES[type(event)])
-    return False
+def _fast_ok(event: Any) -> bool:
+    """True when a fast-path decoded event needs nothing from the lenient path."""
+    cls = event.__class__
+    if cls in _PLAIN_EVENTS:
+        return event.raw_event is not None
+    return _POST_CHECKS[cls](event)
 
 
 def _shape(cls: type) -> StructShape:
@@ -192,10 +207,10 @@ class EventDecoder:
         except msgspec.DecodeError:
             pass
         else:
-            if (
-                getattr(event, _COMMON_NULL_ATTR) is not None
-                and type(event) not in _WALK_FOR_NULLS
-            ) or not _holds_legacy_null(event):
+            if event.__class__ in _PLAIN_EVENTS:
+                if event.raw_event is not None:
+                    return _new_decoded((event, ()))
+            elif _POST_CHECKS[event.__class__](event):
                 return _new_decoded((event, ()))
         if self._translator is None:
             self._translator = ThinkingTranslator(self._id_factory)
@@ -222,14 +237,15 @@ def decode_event(data: Data, *, strict: bool = False) -> Event:
     """
     if strict:
         return _decode_strict(data)
-    try:  # the fast path, inlined (see _fast_event and _holds_legacy_null)
+    try:  # the fast path, inlined (see _fast_event and _fast_ok)
         event = _decode_typed(data)
     except msgspec.DecodeError:
         pass
     else:
-        if getattr(event, _COMMON_NULL_ATTR) is not None and type(event) not in _WALK_FOR_NULLS:
-            return event
-        if not _holds_legacy_null(event):
+        if event.__class__ in _PLAIN_EVENTS:
+            if event.raw_event is not None:
+                return event
+        elif _POST_CHECKS[event.__class__](event):
             return event
     decoded = _decode_lenient(data, ThinkingTranslator())
     if decoded.event is None:
@@ -299,7 +315,7 @@ def _fast_event(data: Data) -> Event | None:
         event = _decode_typed(data)
     except msgspec.DecodeError:  # (msgspec.ValidationError is a subclass)
         return None
-    return None if _holds_legacy_null(event) else event
+    return event if _fast_ok(event) else None
 
 
 def _decode_lenient(data: Data, translator: ThinkingTranslator) -> Decoded:
@@ -321,28 +337,45 @@ def _decode_lenient(data: Data, translator: ThinkingTranslator) -> Decoded:
     fixed = repair(obj, shape, [], warnings)
     if fixed is DROP:
         return Decoded(None, tuple(warnings))
-    return Decoded(_convert(fixed, cls, shape), tuple(warnings))
+    event = _convert(fixed, cls, shape)
+    patch = PATCH_FIELDS.get(cls)
+    if patch is not None:
+        attr, wire = patch
+        ops = getattr(event, attr)
+        kept = check_ops(ops, [wire], warnings)
+        if kept is not ops:
+            setattr(event, attr, kept)
+    return Decoded(event, tuple(warnings))
 
 
 def _decode_strict(data: Data) -> Event:
     try:
         event = _EVENT_DECODER.decode(data)
     except msgspec.ValidationError as exc:  # (a subclass of msgspec.DecodeError)
-        obj = _parse_event_object(data)
-        event_type = obj["type"]
-        if event_type in RETIRED_EVENT_TYPES:
-            raise UnknownEventType(
-                event_type, f"retired 0.x event type {event_type!r} (strict mode)"
-            ) from None
-        cls = EVENT_TYPES.get(event_type)
-        if cls is None:
-            raise UnknownEventType(event_type) from None
-        raise _map_error(exc, obj, _SHAPES[cls]) from None
-    except msgspec.DecodeError as exc:
-        raise _not_json(data, exc) from None
+        raise _strict_error(exc, _parse_event_object(data)) from None
+    except msgspec.DecodeError:
+        # not JSON to msgspec; JSON after all when it holds a lone surrogate escape
+        obj = _parse_event_object(data)  # (raises the not-JSON error otherwise)
+        try:
+            event = msgspec.convert(obj, type=Event)
+        except msgspec.ValidationError as exc:
+            raise _strict_error(exc, obj) from None
     shape = _SHAPES[type(event)]
     _reject_nulls(event, shape)
+    patch = PATCH_FIELDS.get(type(event))
+    if patch is not None:
+        check_ops(getattr(event, patch[0]), [patch[1]], None)
     return event
+
+
+def _strict_error(exc: msgspec.ValidationError, obj: dict) -> DecodeError:
+    event_type = obj["type"]
+    if event_type in RETIRED_EVENT_TYPES:
+        return UnknownEventType(event_type, f"retired 0.x event type {event_type!r} (strict mode)")
+    cls = EVENT_TYPES.get(event_type)
+    if cls is None:
+        return UnknownEventType(event_type)
+    return _map_error(exc, obj, _SHAPES[cls])
 
 
 def _decode_input_strict(data: Data) -> RunAgentInput:
@@ -353,8 +386,14 @@ def _decode_input_strict(data: Data) -> RunAgentInput:
         if not isinstance(obj, dict):
             raise _not_object(obj) from None
         raise _map_error(exc, obj, _INPUT_SHAPE) from None
-    except msgspec.DecodeError as exc:
-        raise _not_json(data, exc) from None
+    except msgspec.DecodeError:
+        obj = _parse_plain(data)  # JSON after all only with a lone surrogate escape
+        if not isinstance(obj, dict):
+            raise _not_object(obj) from None
+        try:
+            value = msgspec.convert(obj, type=RunAgentInput)
+        except msgspec.ValidationError as exc:
+            raise _map_error(exc, obj, _INPUT_SHAPE) from None
     _reject_nulls(value, _INPUT_SHAPE)
     return value
 
@@ -379,7 +418,38 @@ def _parse_plain(data: Data) -> Any:
     try:
         return _PLAIN_DECODER.decode(data)
     except msgspec.DecodeError as exc:
-        raise _not_json(data, exc) from None
+        obj = _parse_with_lone_surrogates(data)
+        if obj is _NOT_JSON:
+            raise _not_json(data, exc) from None
+        return obj
+
+
+# A JSON string may hold a lone UTF-16 surrogate escape ("\ud83d"): RFC 8259's
+# grammar allows it and a UTF-16 producer writes one when it splits a surrogate
+# pair across two deltas (the applier re-pairs the halves when joining them).
+# msgspec refuses such a string, so on a msgspec failure a document that holds a
+# surrogate escape is parsed again with Python's json module, whose str keeps the
+# lone code point. Constants json accepts and JSON does not (NaN, Infinity) stay
+# errors, and bytes must be UTF-8 (json would also guess UTF-16/32).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_NOT_JSON: Any = object()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse_with_lone_surrogates(data: Data) -> Any:
+    try:
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+    except UnicodeDecodeError:
+        return _NOT_JSON
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return _NOT_JSON
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
 
 
 def _parse_event_object(data: Data) -> dict:
@@ -511,18 +581,44 @@ def encode_event(event: Event) -> bytes:
     """Compact JSON of one event: camelCase names, tag ``type`` first, no nulls
     for absent optionals (a ``None`` in an optional ``Any`` slot is left out).
 
+    A str holding a lone UTF-16 surrogate (decoded from a ``"\\ud83d"`` escape:
+    one half of a pair a producer split across deltas) cannot be written as
+    UTF-8, so that string is written as ``\\uXXXX`` escapes instead: the output
+    is still UTF-8 JSON and decodes to an equal event.
+
     Raises:
         TypeError: ``event`` is not a msgspec struct.
     """
-    if type(event) in _ONE_SLOT_EVENTS and getattr(event, _COMMON_NULL_ATTR) is not None:
-        return _ENCODER.encode(event)  # the common case: nothing to leave out
-    if not isinstance(event, msgspec.Struct):
-        raise TypeError(f"not a protocol struct: {type(event).__name__}")
-    shape = _shape(type(event))
-    if shape.may_hold_null and has_legacy_null(event, shape):
-        found = null_paths(event, shape)
-        return _ENCODER.encode(_scrub(msgspec.to_builtins(event), found))
-    return _ENCODER.encode(event)
+    try:
+        if event.__class__ in _RAW_EVENT_ONLY and event.raw_event is not None:
+            return _ENCODER.encode(event)  # the common case: nothing to leave out
+        if not isinstance(event, msgspec.Struct):
+            raise TypeError(f"not a protocol struct: {type(event).__name__}")
+        shape = _shape(type(event))
+        if shape.may_hold_null and has_legacy_null(event, shape):
+            found = null_paths(event, shape)
+            return _ENCODER.encode(_scrub(msgspec.to_builtins(event), found))
+        return _ENCODER.encode(event)
+    except UnicodeEncodeError:  # a lone surrogate somewhere in a str
+        return _encode_escaping_surrogates(to_json_value(event))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encode_escaping_surrogates(builtins: Any) -> bytes:
+    """Compact JSON of plain ``builtins`` whose strs may hold lone surrogates:
+    those are written as ``\\uXXXX`` escapes (as ``json.dumps(ensure_ascii=True)``
+    would), every other character as UTF-8. A surrogate code point can only
+    occur inside a JSON string (a key or a value), where the escape is legal.
+
+    Raises:
+        ValueError: a non-finite float in the same document (msgspec would have
+            written ``null``; this rare path refuses instead).
+    """
+    text = json.dumps(builtins, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text.encode("utf-8")
 
 
 def encode_input(run_input: RunAgentInput) -> bytes:

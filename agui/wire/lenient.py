@@ -16,8 +16,14 @@ code                       repair
 ``unknown_union_member``   a union member with an unrecognised tag (content
                            part, part source, outcome, patch ``op``): removed
                            from an optional slot or from its list
-``dropped_container``      an object whose *required* slot held such a member:
-                           the object itself removed (from its list or slot)
+``unknown_enum_value``     a string outside a closed string set (a schema
+                           ``enum``, e.g. TEXT_MESSAGE_START ``role``
+                           ``"narrator"``): stripped from an optional slot
+                           (spec basic/processing; the reference client's
+                           admitted gap is to fail instead)
+``dropped_container``      an object whose *required* slot held such a member
+                           or value: the object itself removed (from its list
+                           or slot; an event: dropped)
 ``legacy_null``            ``null`` in an optional slot (0.x producers):
                            treated as absent. ``metadata: null`` and
                            ``subagentRunId: null`` stay errors (digest 7.6.12)
@@ -30,10 +36,13 @@ code                       repair
 =========================  ==================================================
 
 Never repaired (always a :class:`~agui.errors.DecodeError`): a malformed value
-in a known field (wrong JSON type, a string outside a closed enum — the
-reference client's admitted gap, which we keep — a union slot holding a
+in a known field (wrong JSON type, a value other than a ``const`` — e.g.
+REASONING_MESSAGE_START role ``"assistant"`` — a union slot holding a
 non-object), a missing required field, a document that is not a JSON object or
 has no ``type``.
+
+JSON Patch operations are checked by :mod:`agui.wire.patch` (unknown ``op``
+removed with ``unknown_union_member``; a malformed op is an error).
 """
 
 from __future__ import annotations
@@ -66,6 +75,7 @@ __all__ = [
 UNKNOWN_EVENT_TYPE = "unknown_event_type"
 UNKNOWN_PROPERTY = "unknown_property"
 UNKNOWN_UNION_MEMBER = "unknown_union_member"
+UNKNOWN_ENUM_VALUE = "unknown_enum_value"
 DROPPED_CONTAINER = "dropped_container"
 LEGACY_NULL = "legacy_null"
 LEGACY_BINARY_PART = "legacy_binary_part"
@@ -199,7 +209,22 @@ def _repair_struct(value: dict, shape: StructShape, path: Path, warnings: list) 
             )
             fixed = DROP
         else:
-            fixed = repair(item, fs.shape, [*path, key], warnings)
+            closed = fs.closed_set
+            if closed is not None and item.__class__ is str and item not in closed:
+                # an unrecognised member of a closed string set (spec basic/processing):
+                # stripped like an unknown union member; a required slot drops its container
+                warnings.append(
+                    DecodeWarning(
+                        UNKNOWN_ENUM_VALUE,
+                        f"stripped unrecognised {key} {item!r} at {format_pointer([*path, key])}"
+                        f" of {_describe(shape)} (expected one of"
+                        f" {', '.join(repr(v) for v in fs.literal or ())})",
+                        format_path([*path, key]),
+                    )
+                )
+                fixed = DROP
+            else:
+                fixed = repair(item, fs.shape, [*path, key], warnings)
             if fixed is DROP and fs.required:
                 warnings.append(
                     DecodeWarning(

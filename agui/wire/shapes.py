@@ -16,6 +16,7 @@ list of fields. A shape is one of:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ __all__ = [
     "UnionShape",
     "has_legacy_null",
     "json_kind",
+    "null_check",
     "null_paths",
     "shape_of",
 ]
@@ -69,6 +71,11 @@ class FieldShape:
     required: bool
     null_ok: bool
     literal: tuple[Any, ...] | None = None
+    #: the literal when it is a closed *set* of strings (a schema ``enum``, two or more
+    #: members): an unrecognised member is stripped by the lenient path. A single-valued
+    #: literal (a schema ``const``, e.g. REASONING_MESSAGE_START's role) is not a set: any
+    #: other value is malformed.
+    closed_set: frozenset[str] | None = None
 
     @property
     def any_optional(self) -> bool:
@@ -182,6 +189,9 @@ def _struct(info: mi.StructType) -> StructShape:
         literal = tuple(f.type.values) if isinstance(f.type, mi.LiteralType) else None
         fshape = _convert(f.type)
         null_ok = fshape is OPEN or (isinstance(fshape, UnionShape) and fshape.null_ok)
+        closed_set = None
+        if literal and len(literal) > 1 and all(isinstance(v, str) for v in literal):
+            closed_set = frozenset(literal)
         shape.fields[f.encode_name] = FieldShape(
             attr=f.name,
             wire=f.encode_name,
@@ -189,6 +199,7 @@ def _struct(info: mi.StructType) -> StructShape:
             required=f.required,
             null_ok=null_ok,
             literal=literal,
+            closed_set=closed_set,
         )
     _finish_null_plan(shape)
     return shape
@@ -295,33 +306,89 @@ def _walk_value(value: Any, shape: Any, path: list, found: list, first: bool) ->
 
 
 _UNSET = msgspec.UNSET
+NullCheck = Callable[[Any], bool]
+_CHECKS: dict[int, NullCheck | None] = {}
+
+
+def null_check(shape: Any) -> NullCheck | None:
+    """A compiled legacy-null test for values of ``shape``: ``check(value) -> bool``
+    (True when a ``None`` sits in an optional ``Any`` slot somewhere inside), or
+    None when values of that shape cannot hold one. Built once per shape from
+    closures specialised to it (no shape walking per call); the fast paths of
+    the codec call it on every decoded value that may need it."""
+    key = id(shape)
+    if key in _CHECKS:
+        return _CHECKS[key]
+    if isinstance(shape, StructShape):
+        return _struct_check(shape)
+    check: NullCheck | None = None
+    if isinstance(shape, UnionShape):
+        by_cls = {
+            member.cls: c for member in shape.tags.values() if (c := null_check(member)) is not None
+        }
+        array = shape.kinds.get("array")
+        in_list = null_check(array) if array is not None else None
+        if by_cls or in_list is not None:
+            lookup = by_cls.get
+
+            def check(value: Any) -> bool:
+                c = lookup(value.__class__)
+                if c is not None:
+                    return c(value)
+                return in_list is not None and value.__class__ is list and in_list(value)
+
+    elif isinstance(shape, ListShape):
+        item = null_check(shape.item)
+        if item is not None:
+
+            def check(value: Any) -> bool:
+                if value.__class__ is list:
+                    for v in value:
+                        if item(v):
+                            return True
+                return False
+
+    elif isinstance(shape, DictShape):
+        item = null_check(shape.value)
+        if item is not None:
+
+            def check(value: Any) -> bool:
+                if value.__class__ is dict:
+                    for v in value.values():
+                        if item(v):
+                            return True
+                return False
+
+    _CHECKS[key] = check
+    return check
+
+
+def _struct_check(shape: StructShape) -> NullCheck | None:
+    if not shape.may_hold_null:
+        _CHECKS[id(shape)] = None
+        return None
+    attrs = tuple(attr for attr, _wire in shape.null_attrs)
+    nested: list[tuple[str, NullCheck]] = []
+
+    def check(obj: Any) -> bool:
+        for attr in attrs:
+            if getattr(obj, attr) is None:
+                return True
+        for attr, sub in nested:
+            value = getattr(obj, attr)
+            if value is not _UNSET and value is not None and sub(value):
+                return True
+        return False
+
+    _CHECKS[id(shape)] = check  # before the nested ones: recursive shapes terminate
+    for attr, _wire, sub_shape in shape.nested_attrs:
+        sub = null_check(sub_shape)
+        if sub is not None:
+            nested.append((attr, sub))
+    return check
 
 
 def has_legacy_null(obj: Any, shape: StructShape) -> bool:
     """True when :func:`null_paths` would find something (no paths built: fast)."""
-    for attr, _wire in shape.null_attrs:
-        if getattr(obj, attr) is None:
-            return True
-    for attr, _wire, sub in shape.nested_attrs:
-        value = getattr(obj, attr)
-        if value is _UNSET or value is None or value.__class__ is str:
-            continue
-        if _value_has_null(value, sub):
-            return True
-    return False
-
-
-def _value_has_null(value: Any, shape: Any) -> bool:
-    if isinstance(value, msgspec.Struct):
-        member = _STRUCTS.get(type(value))
-        return member is not None and member.may_hold_null and has_legacy_null(value, member)
-    if isinstance(value, list):
-        if isinstance(shape, UnionShape):
-            shape = shape.kinds.get("array")
-        if isinstance(shape, ListShape):
-            item = shape.item
-            return any(_value_has_null(v, item) for v in value)
-        return False
-    if isinstance(value, dict) and isinstance(shape, DictShape):
-        return any(_value_has_null(v, shape.value) for v in value.values())
-    return False
+    check = null_check(shape)
+    return check is not None and check(obj)

@@ -860,12 +860,15 @@ JsonPatchOperation: TypeAlias = AddOperation | RemoveOperation | ReplaceOperatio
 JsonPatch: TypeAlias = list[JsonPatchOperation]
 
 
+OpenJsonPatch: TypeAlias = list[dict[str, Any]]
+
+
 class StateDeltaEvent(Struct, kw_only=True, tag_field='type', tag='STATE_DELTA', forbid_unknown_fields=True):
     """
     Changes the shared state with a JSON Patch (RFC 6902).
     """
 
-    delta: JsonPatch
+    delta: OpenJsonPatch
     timestamp: Timestamp | UnsetType = UNSET
     raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
@@ -881,7 +884,7 @@ class ActivityDeltaEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVITY_D
 
     message_id: str = field(name='messageId')
     activity_type: str = field(name='activityType')
-    patch: JsonPatch
+    patch: OpenJsonPatch
     timestamp: Timestamp | UnsetType = UNSET
     raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
