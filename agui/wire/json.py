@@ -186,6 +186,9 @@ class EventDecoder:
 
     @property
     def strict(self) -> bool:
+        """True: schema-exact decoding (anything the lenient path would repair,
+        and unknown or retired event types, raise ``DecodeError``); False:
+        lenient, each repair reported as a ``DecodeWarning``."""
         return self._strict
 
     def decode(self, data: Data) -> Decoded:

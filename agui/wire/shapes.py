@@ -79,6 +79,7 @@ class FieldShape:
 
     @property
     def any_optional(self) -> bool:
+        """True for an optional ``Any`` slot (see the class doc)."""
         return self.shape is OPEN and not self.required
 
 
@@ -98,6 +99,8 @@ class StructShape:
 
     @property
     def may_hold_null(self) -> bool:
+        """True when a decoded instance can hold a legacy null somewhere (an
+        optional ``Any`` slot here or deeper): only then is it walked."""
         return bool(self.null_attrs or self.nested_attrs)
 
 
@@ -113,11 +116,16 @@ class UnionShape:
 
 @dataclass(eq=False)
 class ListShape:
+    """A JSON array (``list[T]``) whose items all have the shape ``item``."""
+
     item: Any
 
 
 @dataclass(eq=False)
 class DictShape:
+    """A JSON object with typed values (``dict[str, T]``): every value has the
+    shape ``value`` (an open ``dict[str, Any]`` is ``OPEN_OBJECT`` instead)."""
+
     value: Any
 
 
