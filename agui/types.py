@@ -17,6 +17,8 @@ Conventions of every struct (see CONTRACT.md):
 - open-by-key values (metadata, state, activity content, forwardedProps, rawEvent,
   responseSchema, CUSTOM ``value``, RAW ``event``, results, resume payloads, tool parameters)
   are plain JSON values (``dict[str, Any]`` / ``Any``);
+- structs are created with ``gc=False`` (not tracked by the cycle collector: cheaper to
+  allocate; protocol data cannot form cycles, so never store a struct inside itself);
 - unions are msgspec tagged unions: :data:`Event` by ``type`` (the tag is the EventType string,
   e.g. ``"TEXT_MESSAGE_START"``), :data:`Message` by ``role``, :data:`ContentPart`,
   :data:`PartSource`, :data:`RunFinishedOutcome` and :data:`SubagentFinishedOutcome` by

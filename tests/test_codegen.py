@@ -414,3 +414,16 @@ def test_a_different_generator_release_is_refused(monkeypatch):
     with pytest.raises(RuntimeError, match=r"datamodel-code-generator 0\.0\.1 is required"):
         codegen.generate_all()
     assert codegen.main(["--check"]) == 2
+
+
+def test_generated_structs_are_not_tracked_by_the_cycle_collector():
+    import gc
+
+    import agui_generated.a2ui_v09 as a2ui
+
+    structs = [v for m in (generated, a2ui) for v in vars(m).values()
+               if isinstance(v, type) and issubclass(v, msgspec.Struct) and v is not msgspec.Struct]
+    assert structs and all(cls.__struct_config__.gc is False for cls in structs)
+    ev = msgspec.json.decode(b'{"type":"STATE_SNAPSHOT","snapshot":{"a":[1]}}', type=t.Event)
+    assert not gc.is_tracked(ev)
+    assert gc.is_tracked(ev.snapshot)  # the plain JSON inside is tracked as usual

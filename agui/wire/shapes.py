@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -376,6 +377,22 @@ def _struct_check(shape: StructShape) -> NullCheck | None:
         _CHECKS[id(shape)] = None
         return None
     attrs = tuple(attr for attr, _wire in shape.null_attrs)
+    if not shape.nested_attrs:  # the common case: only optional Any slots of its own
+        if len(attrs) == 1:
+            attr = attrs[0]
+
+            def check_one(obj: Any) -> bool:
+                return getattr(obj, attr) is None
+
+            _CHECKS[id(shape)] = check_one
+            return check_one
+        get_all = attrgetter(*attrs)
+
+        def check_all(obj: Any) -> bool:
+            return None in get_all(obj)  # (identity first; JSON values never equal None)
+
+        _CHECKS[id(shape)] = check_all
+        return check_all
     nested: list[tuple[str, NullCheck]] = []
 
     def check(obj: Any) -> bool:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, Struct, UnsetType, field
 
-class BoundString(Struct, kw_only=True, forbid_unknown_fields=True):
+class BoundString(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A v0.8 bound string: `literalString` alone is static, `path` alone reads the data model, both together first write the literal at the path and then bind to it.
     """
@@ -17,7 +17,7 @@ class BoundString(Struct, kw_only=True, forbid_unknown_fields=True):
     path: str | UnsetType = UNSET
 
 
-class BoundNumber(Struct, kw_only=True, forbid_unknown_fields=True):
+class BoundNumber(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A v0.8 bound number (see BoundString for the literal/path rules).
     """
@@ -26,7 +26,7 @@ class BoundNumber(Struct, kw_only=True, forbid_unknown_fields=True):
     path: str | UnsetType = UNSET
 
 
-class BoundBoolean(Struct, kw_only=True, forbid_unknown_fields=True):
+class BoundBoolean(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A v0.8 bound boolean (see BoundString for the literal/path rules).
     """
@@ -35,7 +35,7 @@ class BoundBoolean(Struct, kw_only=True, forbid_unknown_fields=True):
     path: str | UnsetType = UNSET
 
 
-class BoundStringList(Struct, kw_only=True, forbid_unknown_fields=True):
+class BoundStringList(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A v0.8 bound list of strings (see BoundString for the literal/path rules).
     """
@@ -44,7 +44,7 @@ class BoundStringList(Struct, kw_only=True, forbid_unknown_fields=True):
     path: str | UnsetType = UNSET
 
 
-class BoundValue(Struct, kw_only=True, forbid_unknown_fields=True):
+class BoundValue(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A v0.8 bound value of any literal kind (used in action contexts).
     """
@@ -55,7 +55,7 @@ class BoundValue(Struct, kw_only=True, forbid_unknown_fields=True):
     path: str | UnsetType = UNSET
 
 
-class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True):
+class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Children generated from data: `componentId` once per item of the list (or map) at `dataBinding`.
     """
@@ -64,7 +64,7 @@ class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True):
     data_binding: str = field(name='dataBinding')
 
 
-class Children(Struct, kw_only=True, forbid_unknown_fields=True):
+class Children(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Children of a container: exactly one of `explicitList` (component ids) or `template`.
     """
@@ -73,7 +73,7 @@ class Children(Struct, kw_only=True, forbid_unknown_fields=True):
     template: ChildTemplate | UnsetType = UNSET
 
 
-class ActionContextEntry(Struct, kw_only=True, forbid_unknown_fields=True):
+class ActionContextEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     One key of an action's context; the value is resolved when the action fires.
     """
@@ -82,7 +82,7 @@ class ActionContextEntry(Struct, kw_only=True, forbid_unknown_fields=True):
     value: BoundValue
 
 
-class Action(Struct, kw_only=True, forbid_unknown_fields=True):
+class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A named action sent to the agent (as a userAction) when the user activates a component.
     """
@@ -91,7 +91,7 @@ class Action(Struct, kw_only=True, forbid_unknown_fields=True):
     context: list[ActionContextEntry] | UnsetType = UNSET
 
 
-class TabItem(Struct, kw_only=True, forbid_unknown_fields=True):
+class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     One tab: title and content.
     """
@@ -100,7 +100,7 @@ class TabItem(Struct, kw_only=True, forbid_unknown_fields=True):
     child: str
 
 
-class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True):
+class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     One option of a MultipleChoice.
     """
@@ -109,7 +109,7 @@ class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True):
     value: str
 
 
-class TextProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class TextProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Text properties.
     """
@@ -120,7 +120,7 @@ class TextProps(Struct, kw_only=True, forbid_unknown_fields=True):
     )
 
 
-class ImageProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class ImageProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Image properties.
     """
@@ -133,7 +133,7 @@ class ImageProps(Struct, kw_only=True, forbid_unknown_fields=True):
     )
 
 
-class IconProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class IconProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Icon properties; the name is one of the catalog's icon names (bound).
     """
@@ -141,7 +141,7 @@ class IconProps(Struct, kw_only=True, forbid_unknown_fields=True):
     name: BoundString
 
 
-class VideoProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class VideoProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Video properties.
     """
@@ -149,7 +149,7 @@ class VideoProps(Struct, kw_only=True, forbid_unknown_fields=True):
     url: BoundString
 
 
-class AudioPlayerProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class AudioPlayerProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Audio player properties.
     """
@@ -158,7 +158,7 @@ class AudioPlayerProps(Struct, kw_only=True, forbid_unknown_fields=True):
     description: BoundString | UnsetType = UNSET
 
 
-class RowProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class RowProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Row properties.
     """
@@ -170,7 +170,7 @@ class RowProps(Struct, kw_only=True, forbid_unknown_fields=True):
     alignment: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
 
 
-class ColumnProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class ColumnProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Column properties.
     """
@@ -182,7 +182,7 @@ class ColumnProps(Struct, kw_only=True, forbid_unknown_fields=True):
     alignment: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
 
 
-class ListProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class ListProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     List properties.
     """
@@ -192,7 +192,7 @@ class ListProps(Struct, kw_only=True, forbid_unknown_fields=True):
     alignment: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
 
 
-class CardProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class CardProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Card properties.
     """
@@ -200,7 +200,7 @@ class CardProps(Struct, kw_only=True, forbid_unknown_fields=True):
     child: str
 
 
-class TabsProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class TabsProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Tabs properties.
     """
@@ -208,7 +208,7 @@ class TabsProps(Struct, kw_only=True, forbid_unknown_fields=True):
     tab_items: list[TabItem] = field(name='tabItems')
 
 
-class DividerProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class DividerProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Divider properties.
     """
@@ -216,7 +216,7 @@ class DividerProps(Struct, kw_only=True, forbid_unknown_fields=True):
     axis: Literal['horizontal', 'vertical'] | UnsetType = UNSET
 
 
-class ModalProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class ModalProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Modal properties.
     """
@@ -225,7 +225,7 @@ class ModalProps(Struct, kw_only=True, forbid_unknown_fields=True):
     content_child: str = field(name='contentChild')
 
 
-class ButtonProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class ButtonProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Button properties.
     """
@@ -235,7 +235,7 @@ class ButtonProps(Struct, kw_only=True, forbid_unknown_fields=True):
     primary: bool | UnsetType = UNSET
 
 
-class CheckBoxProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class CheckBoxProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     CheckBox properties.
     """
@@ -244,7 +244,7 @@ class CheckBoxProps(Struct, kw_only=True, forbid_unknown_fields=True):
     value: BoundBoolean
 
 
-class TextFieldProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class TextFieldProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     TextField properties.
     """
@@ -257,7 +257,7 @@ class TextFieldProps(Struct, kw_only=True, forbid_unknown_fields=True):
     validation_regexp: str | UnsetType = field(name='validationRegexp', default=UNSET)
 
 
-class DateTimeInputProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class DateTimeInputProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     DateTimeInput properties.
     """
@@ -267,7 +267,7 @@ class DateTimeInputProps(Struct, kw_only=True, forbid_unknown_fields=True):
     enable_time: bool | UnsetType = field(name='enableTime', default=UNSET)
 
 
-class MultipleChoiceProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class MultipleChoiceProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     MultipleChoice properties.
     """
@@ -281,7 +281,7 @@ class MultipleChoiceProps(Struct, kw_only=True, forbid_unknown_fields=True):
     filterable: bool | UnsetType = UNSET
 
 
-class SliderProps(Struct, kw_only=True, forbid_unknown_fields=True):
+class SliderProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Slider properties.
     """
@@ -292,7 +292,7 @@ class SliderProps(Struct, kw_only=True, forbid_unknown_fields=True):
     max_value: float | UnsetType = field(name='maxValue', default=UNSET)
 
 
-class ComponentWrapper(Struct, kw_only=True):
+class ComponentWrapper(Struct, kw_only=True, gc=False):
     """
     Exactly one key, the component type, whose value holds that type's properties (standard catalog). Other catalogs' types are allowed as further keys.
     """
@@ -323,7 +323,7 @@ class ComponentWrapper(Struct, kw_only=True):
     slider: SliderProps | UnsetType = field(name='Slider', default=UNSET)
 
 
-class ComponentEntry(Struct, kw_only=True, forbid_unknown_fields=True):
+class ComponentEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     One component of a surfaceUpdate.
     """
@@ -333,7 +333,7 @@ class ComponentEntry(Struct, kw_only=True, forbid_unknown_fields=True):
     weight: float | UnsetType = UNSET
 
 
-class DataMapEntry(Struct, kw_only=True, forbid_unknown_fields=True):
+class DataMapEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     One key of a valueMap, with exactly one scalar value.
     """
@@ -344,7 +344,7 @@ class DataMapEntry(Struct, kw_only=True, forbid_unknown_fields=True):
     value_boolean: bool | UnsetType = field(name='valueBoolean', default=UNSET)
 
 
-class DataEntry(Struct, kw_only=True, forbid_unknown_fields=True):
+class DataEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     One key of the data model as an adjacency-list entry, with exactly one value* property (valueMap nests one level of entries).
     """
@@ -356,7 +356,7 @@ class DataEntry(Struct, kw_only=True, forbid_unknown_fields=True):
     value_map: list[DataMapEntry] | UnsetType = field(name='valueMap', default=UNSET)
 
 
-class BeginRendering(Struct, kw_only=True, forbid_unknown_fields=True):
+class BeginRendering(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Tells the client it may draw the surface, starting at `root`; until then components and data are buffered.
     """
@@ -367,7 +367,7 @@ class BeginRendering(Struct, kw_only=True, forbid_unknown_fields=True):
     styles: dict[str, Any] | UnsetType = UNSET
 
 
-class SurfaceUpdate(Struct, kw_only=True, forbid_unknown_fields=True):
+class SurfaceUpdate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Adds or replaces components by id.
     """
@@ -376,7 +376,7 @@ class SurfaceUpdate(Struct, kw_only=True, forbid_unknown_fields=True):
     components: Annotated[list[ComponentEntry], Meta(min_length=1)]
 
 
-class DataModelUpdate(Struct, kw_only=True, forbid_unknown_fields=True):
+class DataModelUpdate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Replaces the data at `path` (absent or `/`: the whole model) with the map described by `contents`.
     """
@@ -386,7 +386,7 @@ class DataModelUpdate(Struct, kw_only=True, forbid_unknown_fields=True):
     path: str | UnsetType = UNSET
 
 
-class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True):
+class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Removes a surface.
     """
@@ -394,7 +394,7 @@ class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True):
     surface_id: str = field(name='surfaceId')
 
 
-class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True):
+class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Any v0.8 agent-to-client message: exactly one of the four keys (there is no version field).
     """
@@ -413,7 +413,7 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True):
     )
 
 
-class UserAction(Struct, kw_only=True):
+class UserAction(Struct, kw_only=True, gc=False):
     """
     A user interaction reported to the agent (over AG-UI: `forwardedProps.a2uiAction.userAction`).
     """
@@ -425,7 +425,7 @@ class UserAction(Struct, kw_only=True):
     context: dict[str, Any]
 
 
-class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True):
+class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Any v0.8 client-to-agent message: exactly one of `userAction` or `error` (free-form).
     """

@@ -11,7 +11,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType, field
 ComponentId: TypeAlias = str
 
 
-class DynamicRef(Struct, kw_only=True, forbid_unknown_fields=True):
+class DynamicRef(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     The non-literal form of a dynamic value: either a data binding `{path}` (a JSON Pointer into the surface's data model; without a leading slash it is relative to the current template item) or a function call `{call, args, returnType}` evaluated by the client. Kept as one object so typed decoders can tell it apart from a literal.
     """
@@ -39,7 +39,7 @@ DynamicStringList: TypeAlias = list[str] | DynamicRef
 DynamicValue: TypeAlias = str | float | bool | list[Any] | DynamicRef
 
 
-class FunctionCall(Struct, kw_only=True, forbid_unknown_fields=True):
+class FunctionCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A client-side function invocation (e.g. openUrl, formatString, required).
     """
@@ -51,7 +51,7 @@ class FunctionCall(Struct, kw_only=True, forbid_unknown_fields=True):
     )
 
 
-class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True):
+class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Children generated from data: `componentId` is instantiated once per item of the list (or object) at `path`; inside each instance relative paths resolve against that item.
     """
@@ -63,7 +63,7 @@ class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True):
 ChildList: TypeAlias = list[ComponentId] | ChildTemplate
 
 
-class Accessibility(Struct, kw_only=True, forbid_unknown_fields=True):
+class Accessibility(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Hints for assistive technologies.
     """
@@ -72,7 +72,7 @@ class Accessibility(Struct, kw_only=True, forbid_unknown_fields=True):
     description: DynamicString | UnsetType = UNSET
 
 
-class ActionEvent(Struct, kw_only=True, forbid_unknown_fields=True):
+class ActionEvent(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A named event sent to the agent when the user acts; `context` values are resolved against the data model before sending.
     """
@@ -81,7 +81,7 @@ class ActionEvent(Struct, kw_only=True, forbid_unknown_fields=True):
     context: dict[str, DynamicValue] | UnsetType = UNSET
 
 
-class Action(Struct, kw_only=True, forbid_unknown_fields=True):
+class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     What a user interaction does: exactly one of `event` (sent to the agent) or `functionCall` (run locally).
     """
@@ -90,7 +90,7 @@ class Action(Struct, kw_only=True, forbid_unknown_fields=True):
     function_call: FunctionCall | UnsetType = field(name='functionCall', default=UNSET)
 
 
-class CheckRule(Struct, kw_only=True, forbid_unknown_fields=True):
+class CheckRule(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A client-side validation rule on an input (or a Button, which it disables when failing). The schema form is `{condition, message}`; the flat form `{call, args, message}` seen in the specification's own examples is accepted too.
     """
@@ -102,7 +102,7 @@ class CheckRule(Struct, kw_only=True, forbid_unknown_fields=True):
     return_type: str | UnsetType = field(name='returnType', default=UNSET)
 
 
-class Theme(Struct, kw_only=True):
+class Theme(Struct, kw_only=True, gc=False):
     """
     Surface theme of the basic catalog (renderers may ignore it).
     """
@@ -114,7 +114,7 @@ class Theme(Struct, kw_only=True):
     agent_display_name: str | UnsetType = field(name='agentDisplayName', default=UNSET)
 
 
-class IconSource(Struct, kw_only=True, forbid_unknown_fields=True):
+class IconSource(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A non-named icon: an SVG path (`svgPath`) or a data binding (`path`) yielding an icon name.
     """
@@ -123,7 +123,7 @@ class IconSource(Struct, kw_only=True, forbid_unknown_fields=True):
     path: str | UnsetType = UNSET
 
 
-class TabItem(Struct, kw_only=True, forbid_unknown_fields=True):
+class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     One tab: its title and the component shown under it.
     """
@@ -132,7 +132,7 @@ class TabItem(Struct, kw_only=True, forbid_unknown_fields=True):
     child: ComponentId
 
 
-class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True):
+class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     One option of a ChoicePicker.
     """
@@ -141,7 +141,7 @@ class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True):
     value: str
 
 
-class Text(Struct, kw_only=True, tag_field='component', tag='Text', forbid_unknown_fields=True):
+class Text(Struct, kw_only=True, tag_field='component', tag='Text', forbid_unknown_fields=True, gc=False):
     """
     Displays text (simple Markdown allowed).
     """
@@ -155,7 +155,7 @@ class Text(Struct, kw_only=True, tag_field='component', tag='Text', forbid_unkno
     )
 
 
-class Image(Struct, kw_only=True, tag_field='component', tag='Image', forbid_unknown_fields=True):
+class Image(Struct, kw_only=True, tag_field='component', tag='Image', forbid_unknown_fields=True, gc=False):
     """
     Displays an image from a URL.
     """
@@ -171,7 +171,7 @@ class Image(Struct, kw_only=True, tag_field='component', tag='Image', forbid_unk
     )
 
 
-class Icon(Struct, kw_only=True, tag_field='component', tag='Icon', forbid_unknown_fields=True):
+class Icon(Struct, kw_only=True, tag_field='component', tag='Icon', forbid_unknown_fields=True, gc=False):
     """
     Displays a named icon, an SVG path or an icon named by the data model.
     """
@@ -182,7 +182,7 @@ class Icon(Struct, kw_only=True, tag_field='component', tag='Icon', forbid_unkno
     weight: float | UnsetType = UNSET
 
 
-class Video(Struct, kw_only=True, tag_field='component', tag='Video', forbid_unknown_fields=True):
+class Video(Struct, kw_only=True, tag_field='component', tag='Video', forbid_unknown_fields=True, gc=False):
     """
     Plays a video from a URL.
     """
@@ -193,7 +193,7 @@ class Video(Struct, kw_only=True, tag_field='component', tag='Video', forbid_unk
     weight: float | UnsetType = UNSET
 
 
-class AudioPlayer(Struct, kw_only=True, tag_field='component', tag='AudioPlayer', forbid_unknown_fields=True):
+class AudioPlayer(Struct, kw_only=True, tag_field='component', tag='AudioPlayer', forbid_unknown_fields=True, gc=False):
     """
     Plays audio from a URL.
     """
@@ -205,7 +205,7 @@ class AudioPlayer(Struct, kw_only=True, tag_field='component', tag='AudioPlayer'
     description: DynamicString | UnsetType = UNSET
 
 
-class Row(Struct, kw_only=True, tag_field='component', tag='Row', forbid_unknown_fields=True):
+class Row(Struct, kw_only=True, tag_field='component', tag='Row', forbid_unknown_fields=True, gc=False):
     """
     Lays children out horizontally.
     """
@@ -220,7 +220,7 @@ class Row(Struct, kw_only=True, tag_field='component', tag='Row', forbid_unknown
     align: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
 
 
-class Column(Struct, kw_only=True, tag_field='component', tag='Column', forbid_unknown_fields=True):
+class Column(Struct, kw_only=True, tag_field='component', tag='Column', forbid_unknown_fields=True, gc=False):
     """
     Lays children out vertically.
     """
@@ -235,7 +235,7 @@ class Column(Struct, kw_only=True, tag_field='component', tag='Column', forbid_u
     align: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
 
 
-class List(Struct, kw_only=True, tag_field='component', tag='List', forbid_unknown_fields=True):
+class List(Struct, kw_only=True, tag_field='component', tag='List', forbid_unknown_fields=True, gc=False):
     """
     A scrollable list of children.
     """
@@ -248,7 +248,7 @@ class List(Struct, kw_only=True, tag_field='component', tag='List', forbid_unkno
     align: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
 
 
-class Card(Struct, kw_only=True, tag_field='component', tag='Card', forbid_unknown_fields=True):
+class Card(Struct, kw_only=True, tag_field='component', tag='Card', forbid_unknown_fields=True, gc=False):
     """
     A framed container around one child.
     """
@@ -259,7 +259,7 @@ class Card(Struct, kw_only=True, tag_field='component', tag='Card', forbid_unkno
     weight: float | UnsetType = UNSET
 
 
-class Tabs(Struct, kw_only=True, tag_field='component', tag='Tabs', forbid_unknown_fields=True):
+class Tabs(Struct, kw_only=True, tag_field='component', tag='Tabs', forbid_unknown_fields=True, gc=False):
     """
     Switchable panes, one per tab.
     """
@@ -270,7 +270,7 @@ class Tabs(Struct, kw_only=True, tag_field='component', tag='Tabs', forbid_unkno
     weight: float | UnsetType = UNSET
 
 
-class Modal(Struct, kw_only=True, tag_field='component', tag='Modal', forbid_unknown_fields=True):
+class Modal(Struct, kw_only=True, tag_field='component', tag='Modal', forbid_unknown_fields=True, gc=False):
     """
     Content shown over the surface when its trigger is used.
     """
@@ -282,7 +282,7 @@ class Modal(Struct, kw_only=True, tag_field='component', tag='Modal', forbid_unk
     weight: float | UnsetType = UNSET
 
 
-class Divider(Struct, kw_only=True, tag_field='component', tag='Divider', forbid_unknown_fields=True):
+class Divider(Struct, kw_only=True, tag_field='component', tag='Divider', forbid_unknown_fields=True, gc=False):
     """
     A separating line.
     """
@@ -293,7 +293,7 @@ class Divider(Struct, kw_only=True, tag_field='component', tag='Divider', forbid
     axis: Literal['horizontal', 'vertical'] | UnsetType = UNSET
 
 
-class Button(Struct, kw_only=True, tag_field='component', tag='Button', forbid_unknown_fields=True):
+class Button(Struct, kw_only=True, tag_field='component', tag='Button', forbid_unknown_fields=True, gc=False):
     """
     A clickable button whose label is its child.
     """
@@ -308,7 +308,7 @@ class Button(Struct, kw_only=True, tag_field='component', tag='Button', forbid_u
     text: DynamicString | UnsetType = UNSET
 
 
-class TextField(Struct, kw_only=True, tag_field='component', tag='TextField', forbid_unknown_fields=True):
+class TextField(Struct, kw_only=True, tag_field='component', tag='TextField', forbid_unknown_fields=True, gc=False):
     """
     A text input bound to the data model.
     """
@@ -323,7 +323,7 @@ class TextField(Struct, kw_only=True, tag_field='component', tag='TextField', fo
     checks: list[CheckRule] | UnsetType = UNSET
 
 
-class CheckBox(Struct, kw_only=True, tag_field='component', tag='CheckBox', forbid_unknown_fields=True):
+class CheckBox(Struct, kw_only=True, tag_field='component', tag='CheckBox', forbid_unknown_fields=True, gc=False):
     """
     A boolean toggle with a label.
     """
@@ -336,7 +336,7 @@ class CheckBox(Struct, kw_only=True, tag_field='component', tag='CheckBox', forb
     checks: list[CheckRule] | UnsetType = UNSET
 
 
-class ChoicePicker(Struct, kw_only=True, tag_field='component', tag='ChoicePicker', forbid_unknown_fields=True):
+class ChoicePicker(Struct, kw_only=True, tag_field='component', tag='ChoicePicker', forbid_unknown_fields=True, gc=False):
     """
     Choose one or several options.
     """
@@ -355,7 +355,7 @@ class ChoicePicker(Struct, kw_only=True, tag_field='component', tag='ChoicePicke
     checks: list[CheckRule] | UnsetType = UNSET
 
 
-class Slider(Struct, kw_only=True, tag_field='component', tag='Slider', forbid_unknown_fields=True):
+class Slider(Struct, kw_only=True, tag_field='component', tag='Slider', forbid_unknown_fields=True, gc=False):
     """
     Pick a number in a range.
     """
@@ -370,7 +370,7 @@ class Slider(Struct, kw_only=True, tag_field='component', tag='Slider', forbid_u
     checks: list[CheckRule] | UnsetType = UNSET
 
 
-class DateTimeInput(Struct, kw_only=True, tag_field='component', tag='DateTimeInput', forbid_unknown_fields=True):
+class DateTimeInput(Struct, kw_only=True, tag_field='component', tag='DateTimeInput', forbid_unknown_fields=True, gc=False):
     """
     A date and/or time input holding an ISO 8601 string.
     """
@@ -390,7 +390,7 @@ class DateTimeInput(Struct, kw_only=True, tag_field='component', tag='DateTimeIn
 AnyComponent: TypeAlias = Text | Image | Icon | Video | AudioPlayer | Row | Column | List | Card | Tabs | Modal | Divider | Button | TextField | CheckBox | ChoicePicker | Slider | DateTimeInput
 
 
-class CreateSurface(Struct, kw_only=True, forbid_unknown_fields=True):
+class CreateSurface(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Creates a surface. Sending it again for a surface that exists is an error in A2UI; clients fed cumulative AG-UI snapshots ignore the repeat.
     """
@@ -401,7 +401,7 @@ class CreateSurface(Struct, kw_only=True, forbid_unknown_fields=True):
     send_data_model: bool | UnsetType = field(name='sendDataModel', default=UNSET)
 
 
-class UpdateComponents(Struct, kw_only=True, forbid_unknown_fields=True):
+class UpdateComponents(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Adds or replaces components by id (a changed type rebuilds the component). Drawing starts once the component with id `root` exists.
     """
@@ -410,7 +410,7 @@ class UpdateComponents(Struct, kw_only=True, forbid_unknown_fields=True):
     components: Annotated[list[AnyComponent], Meta(min_length=1)]
 
 
-class UpdateDataModel(Struct, kw_only=True, forbid_unknown_fields=True):
+class UpdateDataModel(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Writes `value` at `path` (JSON Pointer, default `/` = the whole model), creating missing containers; without `value` the key at `path` is removed.
     """
@@ -420,7 +420,7 @@ class UpdateDataModel(Struct, kw_only=True, forbid_unknown_fields=True):
     value: Any | UnsetType = UNSET
 
 
-class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True):
+class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Removes a surface and everything on it.
     """
@@ -428,7 +428,7 @@ class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True):
     surface_id: str = field(name='surfaceId')
 
 
-class CreateSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True):
+class CreateSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Envelope carrying one createSurface operation.
     """
@@ -437,7 +437,7 @@ class CreateSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True):
     create_surface: CreateSurface = field(name='createSurface')
 
 
-class UpdateComponentsMessage(Struct, kw_only=True, forbid_unknown_fields=True):
+class UpdateComponentsMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Envelope carrying one updateComponents operation.
     """
@@ -446,7 +446,7 @@ class UpdateComponentsMessage(Struct, kw_only=True, forbid_unknown_fields=True):
     update_components: UpdateComponents = field(name='updateComponents')
 
 
-class UpdateDataModelMessage(Struct, kw_only=True, forbid_unknown_fields=True):
+class UpdateDataModelMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Envelope carrying one updateDataModel operation.
     """
@@ -455,7 +455,7 @@ class UpdateDataModelMessage(Struct, kw_only=True, forbid_unknown_fields=True):
     update_data_model: UpdateDataModel = field(name='updateDataModel')
 
 
-class DeleteSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True):
+class DeleteSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Envelope carrying one deleteSurface operation.
     """
@@ -464,7 +464,7 @@ class DeleteSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True):
     delete_surface: DeleteSurface = field(name='deleteSurface')
 
 
-class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True):
+class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Any agent-to-client message: `version` plus exactly one of the four operation keys. One object with optional keys (rather than a union) so a typed decoder can read any message in one pass.
     """
@@ -484,7 +484,7 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True):
     )
 
 
-class UserAction(Struct, kw_only=True, forbid_unknown_fields=True):
+class UserAction(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A user interaction reported to the agent. Over AG-UI it travels as `forwardedProps.a2uiAction.userAction` of a new run.
     """
@@ -496,7 +496,7 @@ class UserAction(Struct, kw_only=True, forbid_unknown_fields=True):
     context: dict[str, Any]
 
 
-class ClientError(Struct, kw_only=True):
+class ClientError(Struct, kw_only=True, gc=False):
     """
     A client-side error report. `VALIDATION_FAILED` (with `path`, a pointer into the offending message) is the standard code, fed back to the model for self-correction; other codes may add fields.
     """
@@ -507,7 +507,7 @@ class ClientError(Struct, kw_only=True):
     path: str | UnsetType = UNSET
 
 
-class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True):
+class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Any client-to-agent message: `version` plus exactly one of `action` or `error`.
     """

@@ -35,7 +35,7 @@ Role: TypeAlias = Literal['developer', 'system', 'assistant', 'user', 'tool', 'a
 ReasoningEncryptedValueSubtype: TypeAlias = Literal['tool-call', 'message']
 
 
-class TextMessageStartEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESSAGE_START', forbid_unknown_fields=True):
+class TextMessageStartEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESSAGE_START', forbid_unknown_fields=True, gc=False):
     """
     Opens a streamed text message.
     """
@@ -51,7 +51,7 @@ class TextMessageStartEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_ME
     )
 
 
-class TextMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESSAGE_CONTENT', forbid_unknown_fields=True):
+class TextMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESSAGE_CONTENT', forbid_unknown_fields=True, gc=False):
     """
     Appends a fragment (possibly empty) to an open text message.
     """
@@ -66,7 +66,7 @@ class TextMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_
     )
 
 
-class TextMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESSAGE_END', forbid_unknown_fields=True):
+class TextMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESSAGE_END', forbid_unknown_fields=True, gc=False):
     """
     Closes an open text message.
     """
@@ -80,7 +80,7 @@ class TextMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESS
     )
 
 
-class TextMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESSAGE_CHUNK', forbid_unknown_fields=True):
+class TextMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESSAGE_CHUNK', forbid_unknown_fields=True, gc=False):
     """
     Convenience form of a text message: the client expands chunks into start/content/end.
     """
@@ -97,7 +97,7 @@ class TextMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_ME
     )
 
 
-class ToolCallStartEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_START', forbid_unknown_fields=True):
+class ToolCallStartEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_START', forbid_unknown_fields=True, gc=False):
     """
     Opens a tool call.
     """
@@ -113,7 +113,7 @@ class ToolCallStartEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_
     )
 
 
-class ToolCallArgsEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_ARGS', forbid_unknown_fields=True):
+class ToolCallArgsEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_ARGS', forbid_unknown_fields=True, gc=False):
     """
     Appends a fragment of argument text to an open tool call (never parsed by the protocol).
     """
@@ -128,7 +128,7 @@ class ToolCallArgsEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_A
     )
 
 
-class ToolCallEndEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_END', forbid_unknown_fields=True):
+class ToolCallEndEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_END', forbid_unknown_fields=True, gc=False):
     """
     Closes an open tool call.
     """
@@ -142,7 +142,7 @@ class ToolCallEndEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_EN
     )
 
 
-class ToolCallChunkEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_CHUNK', forbid_unknown_fields=True):
+class ToolCallChunkEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_CHUNK', forbid_unknown_fields=True, gc=False):
     """
     Convenience form of a tool call: the client expands chunks into start/args/end.
     """
@@ -159,7 +159,7 @@ class ToolCallChunkEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_
     )
 
 
-class StateSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='STATE_SNAPSHOT', forbid_unknown_fields=True):
+class StateSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='STATE_SNAPSHOT', forbid_unknown_fields=True, gc=False):
     """
     Replaces the whole shared state (null and other falsy values are real replacements).
     """
@@ -173,7 +173,7 @@ class StateSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='STATE_SNAP
     )
 
 
-class ActivitySnapshotEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVITY_SNAPSHOT', forbid_unknown_fields=True):
+class ActivitySnapshotEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVITY_SNAPSHOT', forbid_unknown_fields=True, gc=False):
     """
     Creates or replaces an activity message's content.
     """
@@ -190,7 +190,7 @@ class ActivitySnapshotEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVIT
     )
 
 
-class RawEvent(Struct, kw_only=True, tag_field='type', tag='RAW', forbid_unknown_fields=True):
+class RawEvent(Struct, kw_only=True, tag_field='type', tag='RAW', forbid_unknown_fields=True, gc=False):
     """
     Passes through an event from another system unchanged.
     """
@@ -205,7 +205,7 @@ class RawEvent(Struct, kw_only=True, tag_field='type', tag='RAW', forbid_unknown
     )
 
 
-class CustomEvent(Struct, kw_only=True, tag_field='type', tag='CUSTOM', forbid_unknown_fields=True):
+class CustomEvent(Struct, kw_only=True, tag_field='type', tag='CUSTOM', forbid_unknown_fields=True, gc=False):
     """
     An application-defined event.
     """
@@ -220,7 +220,7 @@ class CustomEvent(Struct, kw_only=True, tag_field='type', tag='CUSTOM', forbid_u
     )
 
 
-class StepStartedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_STARTED', forbid_unknown_fields=True):
+class StepStartedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_STARTED', forbid_unknown_fields=True, gc=False):
     """
     Opens a named step.
     """
@@ -234,7 +234,7 @@ class StepStartedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_STARTED
     )
 
 
-class StepFinishedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_FINISHED', forbid_unknown_fields=True):
+class StepFinishedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_FINISHED', forbid_unknown_fields=True, gc=False):
     """
     Closes a named step.
     """
@@ -248,7 +248,7 @@ class StepFinishedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_FINISH
     )
 
 
-class ReasoningStartEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_START', forbid_unknown_fields=True):
+class ReasoningStartEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_START', forbid_unknown_fields=True, gc=False):
     """
     Opens a reasoning span.
     """
@@ -262,7 +262,7 @@ class ReasoningStartEvent(Struct, kw_only=True, tag_field='type', tag='REASONING
     )
 
 
-class ReasoningMessageStartEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_START', forbid_unknown_fields=True):
+class ReasoningMessageStartEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_START', forbid_unknown_fields=True, gc=False):
     """
     Opens a reasoning message.
     """
@@ -277,7 +277,7 @@ class ReasoningMessageStartEvent(Struct, kw_only=True, tag_field='type', tag='RE
     )
 
 
-class ReasoningMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_CONTENT', forbid_unknown_fields=True):
+class ReasoningMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_CONTENT', forbid_unknown_fields=True, gc=False):
     """
     Appends a fragment to an open reasoning message.
     """
@@ -292,7 +292,7 @@ class ReasoningMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='
     )
 
 
-class ReasoningMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_END', forbid_unknown_fields=True):
+class ReasoningMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_END', forbid_unknown_fields=True, gc=False):
     """
     Closes an open reasoning message.
     """
@@ -306,7 +306,7 @@ class ReasoningMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='REAS
     )
 
 
-class ReasoningMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_CHUNK', forbid_unknown_fields=True):
+class ReasoningMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_CHUNK', forbid_unknown_fields=True, gc=False):
     """
     Convenience form of a reasoning message, expanded by the client.
     """
@@ -321,7 +321,7 @@ class ReasoningMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='RE
     )
 
 
-class ReasoningEndEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_END', forbid_unknown_fields=True):
+class ReasoningEndEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_END', forbid_unknown_fields=True, gc=False):
     """
     Closes a reasoning span.
     """
@@ -335,7 +335,7 @@ class ReasoningEndEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_E
     )
 
 
-class ReasoningEncryptedValueEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_ENCRYPTED_VALUE', forbid_unknown_fields=True):
+class ReasoningEncryptedValueEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_ENCRYPTED_VALUE', forbid_unknown_fields=True, gc=False):
     """
     Attaches an opaque encrypted value to a message or tool call.
     """
@@ -354,7 +354,7 @@ class ReasoningEncryptedValueEvent(Struct, kw_only=True, tag_field='type', tag='
     )
 
 
-class SubagentStartedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT_STARTED', forbid_unknown_fields=True):
+class SubagentStartedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT_STARTED', forbid_unknown_fields=True, gc=False):
     """
     Opens a subagent invocation inside a run.
     """
@@ -372,7 +372,7 @@ class SubagentStartedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT
     metadata: Metadata | UnsetType = UNSET
 
 
-class SubagentErrorEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT_ERROR', forbid_unknown_fields=True):
+class SubagentErrorEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT_ERROR', forbid_unknown_fields=True, gc=False):
     """
     Ends a subagent invocation with an error (the run goes on).
     """
@@ -385,7 +385,7 @@ class SubagentErrorEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT_E
     metadata: Metadata | UnsetType = UNSET
 
 
-class RunFinishedSuccessOutcome(Struct, kw_only=True, tag_field='type', tag='success', forbid_unknown_fields=True):
+class RunFinishedSuccessOutcome(Struct, kw_only=True, tag_field='type', tag='success', forbid_unknown_fields=True, gc=False):
     """
     The run completed.
     """
@@ -395,19 +395,19 @@ class RunFinishedSuccessOutcome(Struct, kw_only=True, tag_field='type', tag='suc
     )
 
 
-class RunFinishedCancelledOutcome(Struct, kw_only=True, tag_field='type', tag='cancelled', forbid_unknown_fields=True):
+class RunFinishedCancelledOutcome(Struct, kw_only=True, tag_field='type', tag='cancelled', forbid_unknown_fields=True, gc=False):
     """
     The run was cancelled.
     """
 
 
-class SubagentFinishedSuccessOutcome(Struct, kw_only=True, tag_field='type', tag='success', forbid_unknown_fields=True):
+class SubagentFinishedSuccessOutcome(Struct, kw_only=True, tag_field='type', tag='success', forbid_unknown_fields=True, gc=False):
     """
     The subagent completed.
     """
 
 
-class SubagentFinishedSuspendedOutcome(Struct, kw_only=True, tag_field='type', tag='suspended', forbid_unknown_fields=True):
+class SubagentFinishedSuspendedOutcome(Struct, kw_only=True, tag_field='type', tag='suspended', forbid_unknown_fields=True, gc=False):
     """
     The subagent is waiting on interrupts.
     """
@@ -418,7 +418,7 @@ class SubagentFinishedSuspendedOutcome(Struct, kw_only=True, tag_field='type', t
 SubagentFinishedOutcome: TypeAlias = SubagentFinishedSuccessOutcome | SubagentFinishedSuspendedOutcome
 
 
-class Interrupt(Struct, kw_only=True, forbid_unknown_fields=True):
+class Interrupt(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A question the agent needs answered before the run can go on.
     """
@@ -437,7 +437,7 @@ class Interrupt(Struct, kw_only=True, forbid_unknown_fields=True):
     )
 
 
-class ResumeEntry(Struct, kw_only=True, forbid_unknown_fields=True):
+class ResumeEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     The client's answer to one interrupt.
     """
@@ -448,7 +448,7 @@ class ResumeEntry(Struct, kw_only=True, forbid_unknown_fields=True):
     metadata: Metadata | UnsetType = UNSET
 
 
-class TokenUsage(Struct, kw_only=True, forbid_unknown_fields=True):
+class TokenUsage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Token accounting for one provider/model. Absent counts are unknown, not zero.
     """
@@ -475,7 +475,7 @@ class TokenUsage(Struct, kw_only=True, forbid_unknown_fields=True):
     ) = field(name='cacheWriteInputTokens', default=UNSET)
 
 
-class DeveloperMessage(Struct, kw_only=True, tag_field='role', tag='developer', forbid_unknown_fields=True):
+class DeveloperMessage(Struct, kw_only=True, tag_field='role', tag='developer', forbid_unknown_fields=True, gc=False):
     """
     Instructions from the developer.
     """
@@ -493,7 +493,7 @@ class DeveloperMessage(Struct, kw_only=True, tag_field='role', tag='developer', 
     )
 
 
-class SystemMessage(Struct, kw_only=True, tag_field='role', tag='system', forbid_unknown_fields=True):
+class SystemMessage(Struct, kw_only=True, tag_field='role', tag='system', forbid_unknown_fields=True, gc=False):
     """
     A system prompt.
     """
@@ -511,7 +511,7 @@ class SystemMessage(Struct, kw_only=True, tag_field='role', tag='system', forbid
     )
 
 
-class ActivityMessage(Struct, kw_only=True, tag_field='role', tag='activity', forbid_unknown_fields=True):
+class ActivityMessage(Struct, kw_only=True, tag_field='role', tag='activity', forbid_unknown_fields=True, gc=False):
     """
     A client-side activity (e.g. a generative-UI surface); never sent back to the agent.
     """
@@ -525,7 +525,7 @@ class ActivityMessage(Struct, kw_only=True, tag_field='role', tag='activity', fo
     )
 
 
-class ReasoningMessage(Struct, kw_only=True, tag_field='role', tag='reasoning', forbid_unknown_fields=True):
+class ReasoningMessage(Struct, kw_only=True, tag_field='role', tag='reasoning', forbid_unknown_fields=True, gc=False):
     """
     The agent's visible reasoning.
     """
@@ -542,7 +542,7 @@ class ReasoningMessage(Struct, kw_only=True, tag_field='role', tag='reasoning', 
     )
 
 
-class FunctionCall(Struct, kw_only=True, forbid_unknown_fields=True):
+class FunctionCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     The function a tool call invokes.
     """
@@ -551,7 +551,7 @@ class FunctionCall(Struct, kw_only=True, forbid_unknown_fields=True):
     arguments: str
 
 
-class ToolCall(Struct, kw_only=True, forbid_unknown_fields=True):
+class ToolCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A tool call made by an assistant message.
     """
@@ -566,7 +566,7 @@ class ToolCall(Struct, kw_only=True, forbid_unknown_fields=True):
     metadata: Metadata | UnsetType = UNSET
 
 
-class TextPart(Struct, kw_only=True, tag_field='type', tag='text', forbid_unknown_fields=True):
+class TextPart(Struct, kw_only=True, tag_field='type', tag='text', forbid_unknown_fields=True, gc=False):
     """
     A piece of text.
     """
@@ -576,7 +576,7 @@ class TextPart(Struct, kw_only=True, tag_field='type', tag='text', forbid_unknow
     metadata: Any | UnsetType = UNSET
 
 
-class DataSource(Struct, kw_only=True, tag_field='type', tag='data', forbid_unknown_fields=True):
+class DataSource(Struct, kw_only=True, tag_field='type', tag='data', forbid_unknown_fields=True, gc=False):
     """
     Inline bytes.
     """
@@ -585,7 +585,7 @@ class DataSource(Struct, kw_only=True, tag_field='type', tag='data', forbid_unkn
     mime_type: str = field(name='mimeType')
 
 
-class UrlSource(Struct, kw_only=True, tag_field='type', tag='url', forbid_unknown_fields=True):
+class UrlSource(Struct, kw_only=True, tag_field='type', tag='url', forbid_unknown_fields=True, gc=False):
     """
     Bytes found at a URL (not validated).
     """
@@ -594,7 +594,7 @@ class UrlSource(Struct, kw_only=True, tag_field='type', tag='url', forbid_unknow
     mime_type: str | UnsetType = field(name='mimeType', default=UNSET)
 
 
-class FileSource(Struct, kw_only=True, tag_field='type', tag='file', forbid_unknown_fields=True):
+class FileSource(Struct, kw_only=True, tag_field='type', tag='file', forbid_unknown_fields=True, gc=False):
     """
     An opaque provider file handle; never fetched or parsed by the client.
     """
@@ -607,7 +607,7 @@ class FileSource(Struct, kw_only=True, tag_field='type', tag='file', forbid_unkn
 PartSource: TypeAlias = DataSource | UrlSource | FileSource
 
 
-class Context(Struct, kw_only=True, forbid_unknown_fields=True):
+class Context(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A piece of context the client offers the agent.
     """
@@ -616,7 +616,7 @@ class Context(Struct, kw_only=True, forbid_unknown_fields=True):
     value: str
 
 
-class Tool(Struct, kw_only=True, forbid_unknown_fields=True):
+class Tool(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A tool the client offers the agent.
     """
@@ -627,7 +627,7 @@ class Tool(Struct, kw_only=True, forbid_unknown_fields=True):
     metadata: Metadata | UnsetType = UNSET
 
 
-class SubagentInfo(Struct, kw_only=True, forbid_unknown_fields=True):
+class SubagentInfo(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A subagent an agent can delegate to.
     """
@@ -636,7 +636,7 @@ class SubagentInfo(Struct, kw_only=True, forbid_unknown_fields=True):
     description: str | UnsetType = UNSET
 
 
-class IdentityCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class IdentityCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Who the agent is.
     """
@@ -650,7 +650,7 @@ class IdentityCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
     metadata: Metadata | UnsetType = UNSET
 
 
-class TransportCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class TransportCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Transport features.
     """
@@ -664,7 +664,7 @@ class TransportCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
     resumable: bool | UnsetType = UNSET
 
 
-class ToolsCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class ToolsCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Tool support.
     """
@@ -675,7 +675,7 @@ class ToolsCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
     client_provided: bool | UnsetType = field(name='clientProvided', default=UNSET)
 
 
-class OutputCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class OutputCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Output features.
     """
@@ -686,7 +686,7 @@ class OutputCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
     )
 
 
-class StateCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class StateCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Shared-state features.
     """
@@ -697,7 +697,7 @@ class StateCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
     persistent_state: bool | UnsetType = field(name='persistentState', default=UNSET)
 
 
-class MultiAgentCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class MultiAgentCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Multi-agent features.
     """
@@ -708,7 +708,7 @@ class MultiAgentCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
     subagents: list[SubagentInfo] | UnsetType = UNSET
 
 
-class ReasoningCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class ReasoningCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Reasoning features.
     """
@@ -718,7 +718,7 @@ class ReasoningCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
     encrypted: bool | UnsetType = UNSET
 
 
-class MultimodalInputCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class MultimodalInputCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Accepted input media.
     """
@@ -730,7 +730,7 @@ class MultimodalInputCapabilities(Struct, kw_only=True, forbid_unknown_fields=Tr
     file: bool | UnsetType = UNSET
 
 
-class MultimodalOutputCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class MultimodalOutputCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Produced output media.
     """
@@ -739,7 +739,7 @@ class MultimodalOutputCapabilities(Struct, kw_only=True, forbid_unknown_fields=T
     audio: bool | UnsetType = UNSET
 
 
-class MultimodalCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class MultimodalCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Multimodal features.
     """
@@ -748,7 +748,7 @@ class MultimodalCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
     output: MultimodalOutputCapabilities | UnsetType = UNSET
 
 
-class ExecutionCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class ExecutionCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Execution limits and features.
     """
@@ -763,7 +763,7 @@ class ExecutionCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
     )
 
 
-class HumanInTheLoopCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class HumanInTheLoopCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     Human-in-the-loop features.
     """
@@ -776,7 +776,7 @@ class HumanInTheLoopCapabilities(Struct, kw_only=True, forbid_unknown_fields=Tru
     approve_with_edits: bool | UnsetType = field(name='approveWithEdits', default=UNSET)
 
 
-class AgentCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
+class AgentCapabilities(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     What an agent declares it supports; everything optional, absent means undeclared.
     """
@@ -801,7 +801,7 @@ class AgentCapabilities(Struct, kw_only=True, forbid_unknown_fields=True):
 JsonPointer: TypeAlias = Annotated[str, Meta(pattern='^(/([^/~]|~[01])*)*$')]
 
 
-class AddOperation(Struct, kw_only=True, tag_field='op', tag='add'):
+class AddOperation(Struct, kw_only=True, tag_field='op', tag='add', gc=False):
     """
     JSON Patch `add`. Open: members the operation does not define are allowed (RFC 6902 says to ignore them).
     """
@@ -810,7 +810,7 @@ class AddOperation(Struct, kw_only=True, tag_field='op', tag='add'):
     value: Any
 
 
-class RemoveOperation(Struct, kw_only=True, tag_field='op', tag='remove'):
+class RemoveOperation(Struct, kw_only=True, tag_field='op', tag='remove', gc=False):
     """
     JSON Patch `remove`. Open: members the operation does not define are allowed (RFC 6902 says to ignore them).
     """
@@ -818,7 +818,7 @@ class RemoveOperation(Struct, kw_only=True, tag_field='op', tag='remove'):
     path: JsonPointer
 
 
-class ReplaceOperation(Struct, kw_only=True, tag_field='op', tag='replace'):
+class ReplaceOperation(Struct, kw_only=True, tag_field='op', tag='replace', gc=False):
     """
     JSON Patch `replace`. Open: members the operation does not define are allowed (RFC 6902 says to ignore them).
     """
@@ -827,7 +827,7 @@ class ReplaceOperation(Struct, kw_only=True, tag_field='op', tag='replace'):
     value: Any
 
 
-class MoveOperation(Struct, kw_only=True, tag_field='op', tag='move'):
+class MoveOperation(Struct, kw_only=True, tag_field='op', tag='move', gc=False):
     """
     JSON Patch `move`. Open: members the operation does not define are allowed (RFC 6902 says to ignore them).
     """
@@ -836,7 +836,7 @@ class MoveOperation(Struct, kw_only=True, tag_field='op', tag='move'):
     path: JsonPointer
 
 
-class CopyOperation(Struct, kw_only=True, tag_field='op', tag='copy'):
+class CopyOperation(Struct, kw_only=True, tag_field='op', tag='copy', gc=False):
     """
     JSON Patch `copy`. Open: members the operation does not define are allowed (RFC 6902 says to ignore them).
     """
@@ -845,7 +845,7 @@ class CopyOperation(Struct, kw_only=True, tag_field='op', tag='copy'):
     path: JsonPointer
 
 
-class TestOperation(Struct, kw_only=True, tag_field='op', tag='test'):
+class TestOperation(Struct, kw_only=True, tag_field='op', tag='test', gc=False):
     """
     JSON Patch `test`. Open: members the operation does not define are allowed (RFC 6902 says to ignore them).
     """
@@ -863,7 +863,7 @@ JsonPatch: TypeAlias = list[JsonPatchOperation]
 OpenJsonPatch: TypeAlias = list[dict[str, Any]]
 
 
-class StateDeltaEvent(Struct, kw_only=True, tag_field='type', tag='STATE_DELTA', forbid_unknown_fields=True):
+class StateDeltaEvent(Struct, kw_only=True, tag_field='type', tag='STATE_DELTA', forbid_unknown_fields=True, gc=False):
     """
     Changes the shared state with a JSON Patch (RFC 6902).
     """
@@ -877,7 +877,7 @@ class StateDeltaEvent(Struct, kw_only=True, tag_field='type', tag='STATE_DELTA',
     )
 
 
-class ActivityDeltaEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVITY_DELTA', forbid_unknown_fields=True):
+class ActivityDeltaEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVITY_DELTA', forbid_unknown_fields=True, gc=False):
     """
     Changes an activity message's content with a JSON Patch.
     """
@@ -893,7 +893,7 @@ class ActivityDeltaEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVITY_D
     )
 
 
-class RunErrorEvent(Struct, kw_only=True, tag_field='type', tag='RUN_ERROR', forbid_unknown_fields=True):
+class RunErrorEvent(Struct, kw_only=True, tag_field='type', tag='RUN_ERROR', forbid_unknown_fields=True, gc=False):
     """
     Ends a run with an error.
     """
@@ -906,7 +906,7 @@ class RunErrorEvent(Struct, kw_only=True, tag_field='type', tag='RUN_ERROR', for
     metadata: Metadata | UnsetType = UNSET
 
 
-class SubagentFinishedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT_FINISHED', forbid_unknown_fields=True):
+class SubagentFinishedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT_FINISHED', forbid_unknown_fields=True, gc=False):
     """
     Closes a subagent invocation.
     """
@@ -919,7 +919,7 @@ class SubagentFinishedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGEN
     metadata: Metadata | UnsetType = UNSET
 
 
-class RunFinishedInterruptOutcome(Struct, kw_only=True, tag_field='type', tag='interrupt', forbid_unknown_fields=True):
+class RunFinishedInterruptOutcome(Struct, kw_only=True, tag_field='type', tag='interrupt', forbid_unknown_fields=True, gc=False):
     """
     The run is suspended until the listed interrupts are answered.
     """
@@ -930,7 +930,7 @@ class RunFinishedInterruptOutcome(Struct, kw_only=True, tag_field='type', tag='i
 RunFinishedOutcome: TypeAlias = RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | RunFinishedCancelledOutcome
 
 
-class AssistantMessage(Struct, kw_only=True, tag_field='role', tag='assistant', forbid_unknown_fields=True):
+class AssistantMessage(Struct, kw_only=True, tag_field='role', tag='assistant', forbid_unknown_fields=True, gc=False):
     """
     A message from the agent, optionally with tool calls.
     """
@@ -949,7 +949,7 @@ class AssistantMessage(Struct, kw_only=True, tag_field='role', tag='assistant', 
     )
 
 
-class ImagePart(Struct, kw_only=True, tag_field='type', tag='image', forbid_unknown_fields=True):
+class ImagePart(Struct, kw_only=True, tag_field='type', tag='image', forbid_unknown_fields=True, gc=False):
     """
     An image.
     """
@@ -959,7 +959,7 @@ class ImagePart(Struct, kw_only=True, tag_field='type', tag='image', forbid_unkn
     metadata: Any | UnsetType = UNSET
 
 
-class AudioPart(Struct, kw_only=True, tag_field='type', tag='audio', forbid_unknown_fields=True):
+class AudioPart(Struct, kw_only=True, tag_field='type', tag='audio', forbid_unknown_fields=True, gc=False):
     """
     A sound clip.
     """
@@ -969,7 +969,7 @@ class AudioPart(Struct, kw_only=True, tag_field='type', tag='audio', forbid_unkn
     metadata: Any | UnsetType = UNSET
 
 
-class VideoPart(Struct, kw_only=True, tag_field='type', tag='video', forbid_unknown_fields=True):
+class VideoPart(Struct, kw_only=True, tag_field='type', tag='video', forbid_unknown_fields=True, gc=False):
     """
     A video.
     """
@@ -979,7 +979,7 @@ class VideoPart(Struct, kw_only=True, tag_field='type', tag='video', forbid_unkn
     metadata: Any | UnsetType = UNSET
 
 
-class DocumentPart(Struct, kw_only=True, tag_field='type', tag='document', forbid_unknown_fields=True):
+class DocumentPart(Struct, kw_only=True, tag_field='type', tag='document', forbid_unknown_fields=True, gc=False):
     """
     A document (PDF, text file, ...).
     """
@@ -992,7 +992,7 @@ class DocumentPart(Struct, kw_only=True, tag_field='type', tag='document', forbi
 ContentPart: TypeAlias = TextPart | ImagePart | AudioPart | VideoPart | DocumentPart
 
 
-class ToolCallResultEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_RESULT', forbid_unknown_fields=True):
+class ToolCallResultEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_RESULT', forbid_unknown_fields=True, gc=False):
     """
     Carries a tool's result as a new tool message with id `messageId`.
     """
@@ -1009,7 +1009,7 @@ class ToolCallResultEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL
     )
 
 
-class RunFinishedEvent(Struct, kw_only=True, tag_field='type', tag='RUN_FINISHED', forbid_unknown_fields=True):
+class RunFinishedEvent(Struct, kw_only=True, tag_field='type', tag='RUN_FINISHED', forbid_unknown_fields=True, gc=False):
     """
     Closes a run successfully, suspended on interrupts, or cancelled.
     """
@@ -1024,7 +1024,7 @@ class RunFinishedEvent(Struct, kw_only=True, tag_field='type', tag='RUN_FINISHED
     metadata: Metadata | UnsetType = UNSET
 
 
-class UserMessage(Struct, kw_only=True, tag_field='role', tag='user', forbid_unknown_fields=True):
+class UserMessage(Struct, kw_only=True, tag_field='role', tag='user', forbid_unknown_fields=True, gc=False):
     """
     A message from the user.
     """
@@ -1042,7 +1042,7 @@ class UserMessage(Struct, kw_only=True, tag_field='role', tag='user', forbid_unk
     )
 
 
-class ToolMessage(Struct, kw_only=True, tag_field='role', tag='tool', forbid_unknown_fields=True):
+class ToolMessage(Struct, kw_only=True, tag_field='role', tag='tool', forbid_unknown_fields=True, gc=False):
     """
     A tool's result.
     """
@@ -1064,7 +1064,7 @@ class ToolMessage(Struct, kw_only=True, tag_field='role', tag='tool', forbid_unk
 Message: TypeAlias = DeveloperMessage | SystemMessage | AssistantMessage | UserMessage | ToolMessage | ActivityMessage | ReasoningMessage
 
 
-class RunAgentInput(Struct, kw_only=True, forbid_unknown_fields=True):
+class RunAgentInput(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     The request body that starts (or resumes) a run.
     """
@@ -1081,7 +1081,7 @@ class RunAgentInput(Struct, kw_only=True, forbid_unknown_fields=True):
     resume: list[ResumeEntry] | UnsetType = UNSET
 
 
-class MessagesSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='MESSAGES_SNAPSHOT', forbid_unknown_fields=True):
+class MessagesSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='MESSAGES_SNAPSHOT', forbid_unknown_fields=True, gc=False):
     """
     Replaces the conversation's message list.
     """
@@ -1092,7 +1092,7 @@ class MessagesSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='MESSAGE
     metadata: Metadata | UnsetType = UNSET
 
 
-class RunStartedEvent(Struct, kw_only=True, tag_field='type', tag='RUN_STARTED', forbid_unknown_fields=True):
+class RunStartedEvent(Struct, kw_only=True, tag_field='type', tag='RUN_STARTED', forbid_unknown_fields=True, gc=False):
     """
     Opens a run.
     """
