@@ -15,8 +15,9 @@ every run, a fresh ``runId``, ``protocolVersion`` "1.0", ``messages`` = the
 conversation minus activity messages, ``tools``/``context`` as configured
 (``[]`` by default), ``state`` = the conversation's current state (``{}``
 until one is given or published, as the reference client sends),
-``forwardedProps`` as configured (omitted when unset), ``resume`` only when
-resuming.
+``forwardedProps`` as configured (``{}`` by default, as the reference client
+sends and as Python ``ag-ui-protocol`` 0.1.20 servers require), ``resume``
+only when resuming.
 
 Each run's updates come from an :class:`agui.pipeline.Pipeline` feeding the
 session's :class:`agui.apply.Conversation`: several runs in one response are
@@ -253,7 +254,8 @@ class Session:
             on every run.
         state: the initial agent state (any JSON; default: none, which is
             sent as ``{}``, as is ``None``: agui-rules 1.6).
-        forwarded_props: ``forwardedProps`` sent on every run (default: omitted).
+        forwarded_props: ``forwardedProps`` sent on every run (default ``{}``,
+            as the reference client sends; 0.1.20 Python servers require the key).
         verify: ``"tolerant"`` (default) | ``"strict"`` | ``"off"``; see
             :mod:`agui.pipeline`.
         middleware: :mod:`agui.middleware` callables, outermost first.
@@ -395,8 +397,9 @@ class Session:
         # absent state is {} (agui-rules 1.6), and {} is what the reference
         # client sends by default (prepareRunAgentInput)
         fields["state"] = _snapshot(self.conversation.input_state())
-        if self.forwarded_props is not UNSET:
-            fields["forwarded_props"] = self.forwarded_props
+        fields["forwarded_props"] = (
+            {} if self.forwarded_props is UNSET else _snapshot(self.forwarded_props)
+        )
         fields.update(overrides)
         if "resume" in overrides and overrides["resume"] is not UNSET:
             fields["resume"] = _convert_list(overrides["resume"], ResumeEntry, "resume")

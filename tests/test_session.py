@@ -137,11 +137,12 @@ async def test_outgoing_input_carries_configuration_and_a_fresh_run_id(server):
     assert [m.content for m in second.messages if isinstance(m, UserMessage)] == ["one", "two"]
 
 
-async def test_defaults_send_empty_tools_context_and_state(session):
+async def test_defaults_send_empty_tools_context_state_and_forwarded_props(session):
     await session.send("x").wait()
     sent = LOG.inputs[0]
-    assert (sent.tools, sent.context, sent.state) == ([], [], {})  # as the reference client
-    assert sent.forwarded_props is UNSET
+    # as the reference client (oracle/run: request) sends; ag-ui-protocol 0.1.20
+    # servers reject a request without forwardedProps (agui-rules 1.6)
+    assert (sent.tools, sent.context, sent.state, sent.forwarded_props) == ([], [], {}, {})
 
 
 async def test_null_or_absent_state_goes_on_the_wire_as_an_empty_object():
