@@ -8,7 +8,8 @@
   :func:`encode_sse_event`.
 
 What the lenient path repairs, and how each repair is reported, is listed in
-:mod:`agui.wire.lenient`.
+:mod:`agui.wire.lenient`; JSON Patch operations (open objects) are checked by
+:mod:`agui.wire.patch`.
 """
 
 from __future__ import annotations
