@@ -87,9 +87,13 @@ def test_bench_reference_rows_are_measured_or_skipped_with_a_reason(quick_run):
         assert len(rows) == 1 and rows[0]["unit"] == "skipped" and rows[0]["note"]
         return
     measured, speedup = rows
+    extra = measured["extra"]
     assert measured["name"] == "@ag-ui/client 1.0.0, 2k events"
-    assert measured["extra"]["events"] >= 2_000 and measured["extra"]["failed"] is None
-    assert speedup["unit"] == "x" and speedup["value"] > 0
+    assert extra["events"] >= 2_000 and len(extra["ok"]) == len(extra["seconds"]) >= 1
+    if any(extra["ok"]):  # a completed run is timed; failed ones are named in the note
+        assert measured["value"] > 0 and speedup["value"] > 0 and speedup["unit"] == "x"
+    else:
+        assert "FAILED" in measured["note"] and speedup["value"] == 0
 
 
 def test_bench_memory_reports_peak_rss_of_a_replay_that_keeps_no_events(quick_run):

@@ -1,7 +1,8 @@
 // Times the TypeScript reference client (@ag-ui/client HttpAgent) over one
 // AG-UI stream served as SSE on loopback, the way tools/bench.py times ours.
 // Usage: node bench_reference.mjs STREAM.jsonl [repeats]
-// Prints one JSON object: {events, seconds: [..per repeat..], messages}.
+// Prints one JSON object: {events, seconds: [..per repeat..], ok: [..per repeat..],
+// messages (of the last run), failed (the first failure's message, or null)}.
 // Run from the folder where @ag-ui/client is installed (tools/bench.py copies
 // this file into the oracle's cache folder, outside the repository).
 import http from "node:http";
@@ -15,7 +16,9 @@ const body = Buffer.from(lines.map((l) => "data: " + l + "\n\n").join(""), "utf8
 const server = http.createServer((req, res) => {
   req.on("data", () => {});
   req.on("end", () => {
-    res.writeHead(200, { "content-type": "text/event-stream" });
+    // one connection per run: a kept-alive socket closed by the server's idle
+    // timeout while the client reuses it makes the next fetch fail
+    res.writeHead(200, { "content-type": "text/event-stream", connection: "close" });
     // write in 64 KiB pieces, as a real server would
     for (let i = 0; i < body.length; i += 65536) res.write(body.subarray(i, i + 65536));
     res.end();
@@ -26,6 +29,7 @@ const url = `http://127.0.0.1:${server.address().port}/agent`;
 console.warn = () => {};
 const first = JSON.parse(lines[0]);
 const seconds = [];
+const ok = [];
 let messages = 0;
 let failed = null;
 for (let i = 0; i < repeats; i++) {
@@ -33,11 +37,13 @@ for (let i = 0; i < repeats; i++) {
   const t0 = process.hrtime.bigint();
   try {
     await agent.runAgent({ runId: first.runId || "r" }, {});
+    ok.push(true);
   } catch (e) {
-    failed = String((e && e.message) || e);
+    ok.push(false);
+    failed = failed || String((e && e.message) || e);
   }
   seconds.push(Number(process.hrtime.bigint() - t0) / 1e9);
   messages = agent.messages.length;
 }
 server.close();
-process.stdout.write(JSON.stringify({ events: lines.length, seconds, messages, failed }) + "\n");
+process.stdout.write(JSON.stringify({ events: lines.length, seconds, ok, messages, failed }) + "\n");
