@@ -64,13 +64,16 @@ def test_bench_pipeline_rows_report_rates_and_the_scaling_ratio(quick_run):
         "SSE bytes -> Updates, 2k events",
         "SSE bytes -> Updates, 20k events",
         "scaling time(20k) / time(2k)",
+        "scaling time(20k) / time(2k), gc paused",
     ]
-    small, large, ratio = rows
+    small, large, ratio, paused = rows
     assert small["extra"]["events"] >= 2_000 and large["extra"]["events"] >= 20_000
     assert all(r["unit"] == "events/s" and r["value"] > 0 for r in (small, large))
     assert len(large["extra"]["seconds"]) == payload["config"]["repeats"]
     assert ratio["unit"] == "x" and ratio["extra"]["target"] == 11.0
     assert isinstance(ratio["extra"]["met"], bool)
+    assert paused["unit"] == "x" and paused["value"] > 0
+    assert [len(t) for t in paused["extra"]["seconds"].values()] == [3, 3]
 
 
 def test_bench_linear_rows_compare_one_message_at_two_sizes(quick_run):

@@ -174,16 +174,37 @@ def _check_clean(reads: list[bytes]) -> None:
 
 
 @lru_cache(maxsize=4)
-def pipeline_seconds(sizes: tuple[int, ...], seed: int, repeats: int) -> dict[int, list[float]]:
-    """CPU seconds of replaying the stream of each size, interleaved (shared with
-    ``reference``). Sizes of 1M events and more run 3 times, without a warm-up."""
+def pipeline_seconds(sizes: tuple[int, ...], seed: int, repeats: int) -> dict[Any, list[float]]:
+    """CPU seconds of replaying the stream of each size (key ``n``), and of the two
+    largest with CPython's cyclic garbage collector paused (key ``(n, "gc paused")``),
+    all interleaved round by round (shared with ``reference``). Sizes of 1M events
+    and more run at most 5 times, without a warm-up."""
     reads = {n: _reads(stream_bytes(n, seed)) for n in sizes}
     for n, chunks in reads.items():
         if n <= 100_000:
             _check_clean(chunks)
-    fns = {n: (lambda chunks=chunks: replay(chunks)) for n, chunks in reads.items()}
-    counts = {n: max(1, min(repeats, 3)) if n >= 1_000_000 else repeats for n in sizes}
-    return interleaved(fns, counts, warmup={n for n in sizes if n < 1_000_000})
+    fns: dict[Any, Callable[[], Any]] = {}
+    for n, chunks in reads.items():
+        fns[n] = lambda chunks=chunks: replay(chunks)
+    for n in sizes[-2:]:
+        fns[n, "gc paused"] = _paused_gc(fns[n])
+    counts = {key: max(1, min(repeats, 5)) if _size(key) >= 1_000_000 else repeats for key in fns}
+    return interleaved(fns, counts, warmup={key for key in fns if _size(key) < 1_000_000})
+
+
+def _size(key: Any) -> int:
+    return key[0] if isinstance(key, tuple) else key
+
+
+def _paused_gc(fn: Callable[[], Any]) -> Callable[[], Any]:
+    def run() -> Any:
+        gc.disable()
+        try:
+            return fn()
+        finally:
+            gc.enable()
+
+    return run
 
 
 @section("pipeline")
@@ -223,6 +244,22 @@ def bench_pipeline(cfg: Config) -> list[Row]:
             "x",
             f"target <= 11 (linear: 10): {_met(ok)}",
             {"target": SCALING_TARGET, "met": ok},
+        )
+    )
+    # The same ratio with CPython's cyclic collector paused: what our code costs, apart
+    # from the collector's full passes over a conversation that grows with the stream.
+    timed = pipeline_seconds(_sizes(cfg), cfg.seed, cfg.repeats)
+    small_p, large_p = timed[small, "gc paused"], timed[large, "gc paused"]
+    bare = statistics.median(large_p) / statistics.median(small_p)
+    rows.append(
+        Row(
+            "pipeline",
+            f"scaling time({_label(large)}) / time({_label(small)}), gc paused",
+            bare,
+            "x",
+            f"the same replays, interleaved, without the cyclic garbage collector "
+            f"({events_large / statistics.median(large_p):,.0f} events/s at {_label(large)})",
+            {"seconds": {_label(small): small_p, _label(large): large_p}},
         )
     )
     return rows
