@@ -82,7 +82,14 @@ def _compact(frags: list[str], mark: int) -> int:
     return len(frags)
 
 
-def _join(frags: list[str], repair: bool) -> str:
+# A joined text is kept as a 1-tuple, turned back into a list by the next append:
+# tuples of strings are untracked by the cyclic garbage collector, so the finished
+# messages of a long conversation add nothing to its full collections.
+def _joined(text: str) -> tuple[str, ...]:
+    return (text,) if text else ()
+
+
+def _join(frags: list[str] | tuple[str, ...], repair: bool) -> str:
     """Join fragments; with ``repair``, re-pair surrogate halves split across
     fragments into the one code point they encode (lone halves are kept)."""
     text = "".join(frags)
@@ -116,7 +123,7 @@ class CallRecord:
     def __init__(self, call_id: str, name: str, owner: MessageRecord) -> None:
         self.id = call_id
         self.name = name
-        self.frags: list[str] = []
+        self.frags: list[str] | tuple[str, ...] = []
         self.mark = 0
         self.text: str | None = ""
         self.metadata: dict[str, Any] | None = None
@@ -149,7 +156,7 @@ class CallRecord:
         text = self.text
         if text is None:
             text = _join(self.frags, self.split_pairs)
-            self.frags = [text] if text else []
+            self.frags = _joined(text)
             self.mark = len(self.frags)
             self.text = text
         return text
@@ -159,6 +166,8 @@ class CallRecord:
         or a surrogate pair); O(1) amortised, joined lazily by :attr:`arguments`."""
         if delta:
             frags = self.frags
+            if frags.__class__ is tuple:  # joined (see _joined)
+                self.frags = frags = list(frags)
             frags.append(delta)
             if len(frags) - self.mark >= _BLOCK:
                 self.mark = _compact(frags, self.mark)
@@ -198,7 +207,8 @@ class CallRecord:
 class MessageRecord:
     """One message of any role.
 
-    Text content (``frags`` not None) is a fragment list; any other content
+    Text content (``frags`` not None) is a fragment list (a 1-tuple once
+    joined, see ``_joined``); any other content
     (a user/tool content-part list, an activity object, or absent) lives in
     ``content``.
     """
@@ -226,7 +236,7 @@ class MessageRecord:
     def __init__(self, message_id: str, role: str) -> None:
         self.id = message_id
         self.role = role
-        self.frags: list[str] | None = None
+        self.frags: list[str] | tuple[str, ...] | None = None
         self.mark = 0
         self.text: str | None = None
         self.content: Any = UNSET
@@ -290,7 +300,7 @@ class MessageRecord:
         text = self.text
         if text is None:
             text = _join(frags, self.split_pairs)
-            self.frags = [text] if text else []
+            self.frags = _joined(text)
             self.mark = len(self.frags)
             self.text = text
         return text
@@ -304,6 +314,8 @@ class MessageRecord:
             self.text = ""
             self.content = UNSET
         if delta:
+            if frags.__class__ is tuple:  # joined (see _joined)
+                self.frags = frags = list(frags)
             frags.append(delta)
             if len(frags) - self.mark >= _BLOCK:
                 self.mark = _compact(frags, self.mark)
