@@ -14,7 +14,7 @@ event's ``subagentRunId`` (None for the parent agent).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 # --- run lifecycle -----------------------------------------------------------
 
@@ -264,31 +264,31 @@ class Done:
     run_id: str | None = None
 
 
-Update = Union[
-    RunStarted,
-    StepChanged,
-    SubagentChanged,
-    TextStarted,
-    TextDelta,
-    TextEnded,
-    ReasoningStarted,
-    ReasoningDelta,
-    ReasoningEnded,
-    ReasoningSpan,
-    EncryptedValue,
-    ToolCallStarted,
-    ToolCallArgs,
-    ToolCallEnded,
-    ToolResult,
-    MessagesSnapshot,
-    ActivityChanged,
-    MetadataChanged,
-    StateChanged,
-    Custom,
-    Raw,
-    Paused,
-    WarningUpdate,
-    ErrorUpdate,
-    Done,
-]
+Update = (
+    RunStarted
+    | StepChanged
+    | SubagentChanged
+    | TextStarted
+    | TextDelta
+    | TextEnded
+    | ReasoningStarted
+    | ReasoningDelta
+    | ReasoningEnded
+    | ReasoningSpan
+    | EncryptedValue
+    | ToolCallStarted
+    | ToolCallArgs
+    | ToolCallEnded
+    | ToolResult
+    | MessagesSnapshot
+    | ActivityChanged
+    | MetadataChanged
+    | StateChanged
+    | Custom
+    | Raw
+    | Paused
+    | WarningUpdate
+    | ErrorUpdate
+    | Done
+)
 """Every value a run reports."""
