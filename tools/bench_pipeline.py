@@ -83,11 +83,13 @@ def stream_bytes(n: int, seed: int) -> bytes:
     return sse_bytes(iter_stream(n, seed))
 
 
+_TEMP = tempfile.TemporaryDirectory(prefix="agui-bench-")  # removed when the process exits
+
+
 @lru_cache(maxsize=4)
 def stream_file(n: int, seed: int, kind: str) -> Path:
     """The stream written once to a temporary file: ``kind`` ``sse`` or ``jsonl``."""
-    folder = Path(tempfile.mkdtemp(prefix="agui-bench-"))
-    path = folder / f"stream-{n}-{seed}.{kind}"
+    path = Path(_TEMP.name) / f"stream-{n}-{seed}.{kind}"
     if kind == "sse":
         path.write_bytes(stream_bytes(n, seed))
     else:
