@@ -6,21 +6,28 @@ updates; the pipeline adds warnings, errors and the final ``Done``; a
 applied and reported here, or reported as an :class:`ErrorUpdate`. Nothing is
 silent.
 
-All updates are frozen dataclasses with ``slots``. Ids are the protocol's ids
+All updates are frozen ``msgspec.Struct`` values (immutable, hashable, compared
+by value, usable in ``match`` statements by field name). Every update except
+:class:`ErrorUpdate` is created with ``gc=False``: updates hold only decoded
+JSON and ids, which cannot form reference cycles, and leaving them untracked by
+the cyclic garbage collector keeps the per-event cost flat as a conversation
+grows (``nox -s bench``: pipeline scaling). ``ErrorUpdate`` holds an exception,
+whose traceback can refer back to the frame holding the update, so it stays
+tracked. Ids are the protocol's ids
 (``messageId``, ``toolCallId`` ...) as plain ``str``. ``subagent_run_id`` is the
 event's ``subagentRunId`` (None for the parent agent).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import msgspec
 
 # --- run lifecycle -----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RunStarted:
+class RunStarted(msgspec.Struct, frozen=True, gc=False):
     """RUN_STARTED was applied."""
 
     run_id: str
@@ -28,8 +35,7 @@ class RunStarted:
     parent_run_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StepChanged:
+class StepChanged(msgspec.Struct, frozen=True, gc=False):
     """STEP_STARTED (``started=True``) or STEP_FINISHED (``started=False``)."""
 
     name: str
@@ -37,8 +43,7 @@ class StepChanged:
     subagent_run_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SubagentChanged:
+class SubagentChanged(msgspec.Struct, frozen=True, gc=False):
     """SUBAGENT_STARTED / SUBAGENT_FINISHED / SUBAGENT_ERROR.
 
     ``status`` is ``started``, ``finished`` or ``error``; ``detail`` is the
@@ -53,8 +58,7 @@ class SubagentChanged:
 # --- messages ----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class TextStarted:
+class TextStarted(msgspec.Struct, frozen=True, gc=False):
     """A text message opened (TEXT_MESSAGE_START, or a reopened id)."""
 
     message_id: str
@@ -62,64 +66,56 @@ class TextStarted:
     subagent_run_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+class TextDelta(msgspec.Struct, frozen=True, gc=False):
     """TEXT_MESSAGE_CONTENT: ``delta`` appended to message ``message_id``."""
 
     message_id: str
     delta: str
 
 
-@dataclass(frozen=True, slots=True)
-class TextEnded:
+class TextEnded(msgspec.Struct, frozen=True, gc=False):
     """TEXT_MESSAGE_END. ``text`` is the message's whole content now."""
 
     message_id: str
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReasoningStarted:
+class ReasoningStarted(msgspec.Struct, frozen=True, gc=False):
     """REASONING_MESSAGE_START (a reasoning message with role ``reasoning``)."""
 
     message_id: str
     subagent_run_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ReasoningDelta:
+class ReasoningDelta(msgspec.Struct, frozen=True, gc=False):
     """REASONING_MESSAGE_CONTENT."""
 
     message_id: str
     delta: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReasoningEnded:
+class ReasoningEnded(msgspec.Struct, frozen=True, gc=False):
     """REASONING_MESSAGE_END. ``text`` is the whole reasoning content."""
 
     message_id: str
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReasoningSpan:
+class ReasoningSpan(msgspec.Struct, frozen=True, gc=False):
     """REASONING_START (``started=True``) / REASONING_END (``started=False``)."""
 
     span_id: str
     started: bool
 
 
-@dataclass(frozen=True, slots=True)
-class EncryptedValue:
+class EncryptedValue(msgspec.Struct, frozen=True, gc=False):
     """REASONING_ENCRYPTED_VALUE stored on a message or tool call."""
 
     subtype: str
     entity_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallStarted:
+class ToolCallStarted(msgspec.Struct, frozen=True, gc=False):
     """TOOL_CALL_START. ``parent_message_id`` is the assistant message that
     carries the call (resolved by the applier, never None once applied)."""
 
@@ -129,16 +125,14 @@ class ToolCallStarted:
     subagent_run_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallArgs:
+class ToolCallArgs(msgspec.Struct, frozen=True, gc=False):
     """TOOL_CALL_ARGS: ``delta`` is a raw fragment of the JSON arguments text."""
 
     tool_call_id: str
     delta: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallEnded:
+class ToolCallEnded(msgspec.Struct, frozen=True, gc=False):
     """TOOL_CALL_END. ``arguments`` is the reassembled arguments text (may be
     invalid JSON: the protocol never parses it)."""
 
@@ -147,8 +141,7 @@ class ToolCallEnded:
     arguments: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(msgspec.Struct, frozen=True, gc=False):
     """TOOL_CALL_RESULT minted a tool message. ``content`` is a str or a list
     of content parts (plain JSON)."""
 
@@ -157,15 +150,13 @@ class ToolResult:
     content: Any
 
 
-@dataclass(frozen=True, slots=True)
-class MessagesSnapshot:
+class MessagesSnapshot(msgspec.Struct, frozen=True, gc=False):
     """MESSAGES_SNAPSHOT reconciled the message list; ``count`` messages now."""
 
     count: int
 
 
-@dataclass(frozen=True, slots=True)
-class ActivityChanged:
+class ActivityChanged(msgspec.Struct, frozen=True, gc=False):
     """ACTIVITY_SNAPSHOT / ACTIVITY_DELTA: the activity message's content now."""
 
     message_id: str
@@ -173,8 +164,7 @@ class ActivityChanged:
     content: Any
 
 
-@dataclass(frozen=True, slots=True)
-class MetadataChanged:
+class MetadataChanged(msgspec.Struct, frozen=True, gc=False):
     """Event metadata was merged onto a message or tool call (last write wins)."""
 
     target_id: str
@@ -184,8 +174,7 @@ class MetadataChanged:
 # --- state and passthrough ---------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class StateChanged:
+class StateChanged(msgspec.Struct, frozen=True, gc=False):
     """STATE_SNAPSHOT (``patch`` None) or STATE_DELTA (``patch`` the applied
     JSON Patch ops as plain JSON). ``state`` is the whole state after it; do
     not mutate it."""
@@ -194,16 +183,14 @@ class StateChanged:
     patch: list[Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Custom:
+class Custom(msgspec.Struct, frozen=True, gc=False):
     """CUSTOM event, passed through."""
 
     name: str
     value: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Raw:
+class Raw(msgspec.Struct, frozen=True, gc=False):
     """RAW event, passed through."""
 
     event: Any
@@ -213,8 +200,7 @@ class Raw:
 # --- pauses, diagnostics, end ------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Paused:
+class Paused(msgspec.Struct, frozen=True, gc=False):
     """RUN_FINISHED with an ``interrupt`` outcome. ``interrupts`` are the
     generated ``Interrupt`` structs, in wire order; answer every one with
     ``Session.resume``."""
@@ -222,8 +208,7 @@ class Paused:
     interrupts: tuple[Any, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class WarningUpdate:
+class WarningUpdate(msgspec.Struct, frozen=True, gc=False):
     """Something was repaired, stripped or dropped (decode or apply), or a
     violation was tolerated. ``code`` is stable; ``path`` is a JSON path or
     None."""
@@ -233,8 +218,7 @@ class WarningUpdate:
     path: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorUpdate:
+class ErrorUpdate(msgspec.Struct, frozen=True, gc=True):
     """An error the caller should see: a :class:`agui.errors.ProtocolViolation`,
     :class:`agui.errors.RunError`, :class:`agui.errors.TransportError` or
     :class:`agui.errors.DecodeError`. ``fatal`` is True when it ends the run."""
@@ -246,8 +230,7 @@ class ErrorUpdate:
 Outcome = Literal["success", "interrupted", "cancelled", "failed"]
 
 
-@dataclass(frozen=True, slots=True)
-class Done:
+class Done(msgspec.Struct, frozen=True, gc=False):
     """The run ended. Always the last update of a run.
 
     ``outcome``: ``success`` | ``interrupted`` | ``cancelled`` | ``failed``.
@@ -260,7 +243,7 @@ class Done:
     outcome: Outcome
     reason: str | None = None
     result: Any = None
-    pending_tool_call_ids: tuple[str, ...] = field(default_factory=tuple)
+    pending_tool_call_ids: tuple[str, ...] = ()
     run_id: str | None = None
 
 

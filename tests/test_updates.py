@@ -1,0 +1,55 @@
+"""The Update values: immutable, compared by value, and (except ErrorUpdate)
+untracked by the cyclic garbage collector so a long run's cost stays flat."""
+
+from __future__ import annotations
+
+import gc
+
+import msgspec
+import pytest
+
+from agui import updates as u
+from agui.errors import RunError
+
+UPDATE_CLASSES = list(u.Update.__args__)
+
+
+def test_update_alias_names_every_update_class():
+    defined = {
+        obj for obj in vars(u).values()
+        if isinstance(obj, type) and issubclass(obj, msgspec.Struct) and obj.__module__ == u.__name__
+    }
+    assert set(UPDATE_CLASSES) == defined
+
+
+def test_updates_are_frozen_and_compared_by_value():
+    delta = u.TextDelta(message_id="m1", delta="hi")
+    assert delta == u.TextDelta("m1", "hi")
+    assert hash(delta) == hash(u.TextDelta("m1", "hi"))
+    with pytest.raises(AttributeError):
+        delta.delta = "changed"  # type: ignore[misc]
+
+
+def test_updates_match_by_field_name():
+    match u.Done("success", run_id="r1"):
+        case u.Done(outcome="success", run_id=run_id):
+            assert run_id == "r1"
+        case _:
+            pytest.fail("Done did not match by field")
+
+
+def test_updates_are_untracked_by_the_cycle_collector_except_errors():
+    # decoded JSON and ids cannot form cycles; untracked updates keep the
+    # collector from walking every update of a long run (bench: pipeline scaling)
+    assert not gc.is_tracked(u.StateChanged(state={"tasks": [1, 2]}, patch=None))
+    assert not gc.is_tracked(u.TextDelta("m1", "x"))
+    for cls in UPDATE_CLASSES:
+        assert cls.__struct_config__.gc is (cls is u.ErrorUpdate), cls.__name__
+
+
+def test_error_update_stays_tracked_so_a_traceback_cycle_is_collected():
+    try:
+        raise RunError("boom")
+    except RunError as exc:
+        update = u.ErrorUpdate(exc, fatal=True)  # exc.__traceback__ -> this frame -> update
+    assert gc.is_tracked(update)
