@@ -89,12 +89,16 @@ def test_bench_reference_rows_are_measured_or_skipped_with_a_reason(quick_run):
     if rows[0]["extra"].get("skipped"):
         assert len(rows) == 1 and rows[0]["unit"] == "skipped" and rows[0]["note"]
         return
-    measured, speedup = rows
+    measured, ours_http, like_for_like, speedup = rows
     extra = measured["extra"]
     assert measured["name"] == "@ag-ui/client 1.0.0, 2k events"
+    assert ours_http["name"] == "agui Session over HTTP, 2k events"
+    assert ours_http["value"] > 0 and ours_http["unit"] == "events/s"
+    assert like_for_like["name"] == "speed-up over HTTP (wall / wall), 2k"
     assert extra["events"] >= 2_000 and len(extra["ok"]) == len(extra["seconds"]) >= 1
     if any(extra["ok"]):  # a completed run is timed; failed ones are named in the note
         assert measured["value"] > 0 and speedup["value"] > 0 and speedup["unit"] == "x"
+        assert like_for_like["value"] > 0 and like_for_like["unit"] == "x"
     else:
         assert "FAILED" in measured["note"] and speedup["value"] == 0
 
