@@ -251,8 +251,6 @@ def test_no_color_environment_turns_colour_off(monkeypatch):
 
 
 def test_expired_interrupt_answered_yes_is_an_error_line_and_the_loop_goes_on():
-    import asyncio
-
     from agui.cli.watch import ChatOptions, chat
     from agui.session import Session
     from agui.transports import ReplayTransport
@@ -274,7 +272,7 @@ def test_expired_interrupt_answered_yes_is_an_error_line_and_the_loop_goes_on():
     session = Session(ReplayTransport(paused), thread_id="thread-1")
     out = io.StringIO()
     console = Console(io.StringIO("go\ny\n"), out, io.StringIO())
-    assert asyncio.run(chat(session, console, ChatOptions())) == 0
+    assert chat(session, console, ChatOptions()) == 0
     lines = out.getvalue().splitlines()
     assert "pause   i1 confirmation" in lines
     assert "answer  i1 yes" in lines

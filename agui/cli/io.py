@@ -4,13 +4,21 @@
 commands can be driven with strings in tests and with the real terminal in
 use. Colour (ANSI SGR on the label column only) and the ``> `` / ``[y/N]``
 prompts are used only when the stream is a TTY, so captured output (pipes,
-files, snapshots) is plain and deterministic. ``NO_COLOR`` in the environment
-turns colour off.
+files, snapshots) is plain and deterministic. ``NO_COLOR`` set to a non-empty
+value turns colour off (no-color.org; an empty ``NO_COLOR=`` does not).
+
+Input: on a TTY (the process's own stdin and stdout) lines are read with
+``input()`` and :mod:`readline` (line editing, history, no tty line-length
+cap); elsewhere with ``stdin.readline()``. Reading happens on the main thread,
+never inside a running event loop, so Ctrl-C raises ``KeyboardInterrupt`` at
+once (exit 130): a signal is never taken for an answer. Bytes that are not
+UTF-8 are replaced by U+FFFD with one ``warn`` line; the session goes on.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -39,6 +47,25 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+"""Lone surrogates: undecodable input bytes under ``errors="surrogateescape"``."""
+
+BAD_BYTES_WARNING = "the line held bytes that are not UTF-8; each was replaced with U+FFFD"
+
+
+def _lenient_input(stream: TextIO) -> None:
+    """Make a text stream decode undecodable bytes as lone surrogates
+    (``surrogateescape``) instead of raising, so :meth:`Console.readline` can
+    replace them and say so. Streams without ``reconfigure`` are left as they are."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is None:
+        return
+    try:
+        reconfigure(errors="surrogateescape")
+    except (AttributeError, ValueError, OSError, TypeError):
+        pass
+
+
 def _isatty(stream: TextIO) -> bool:
     try:
         return bool(stream.isatty())
@@ -51,7 +78,7 @@ class Console:
     """The three streams plus the TTY decisions.
 
     ``interactive``: stdin is a TTY (show prompts). ``colour``: stdout is a TTY
-    and ``NO_COLOR`` is unset.
+    and ``NO_COLOR`` is unset or empty.
     """
 
     stdin: TextIO
@@ -71,7 +98,8 @@ class Console:
         i = stdin if stdin is not None else sys.stdin
         o = stdout if stdout is not None else sys.stdout
         e = stderr if stderr is not None else sys.stderr
-        colour = _isatty(o) and "NO_COLOR" not in os.environ
+        colour = _isatty(o) and not os.environ.get("NO_COLOR")
+        _lenient_input(i)
         return cls(i, o, e, interactive=_isatty(i), colour=colour)
 
     def format(self, line: Line) -> str:
@@ -93,20 +121,45 @@ class Console:
 
     def readline(self, prompt: str = "") -> str | None:
         """Next input line without its newline, or None at end of input. The
-        prompt is written (to stdout) only when stdin is a TTY."""
-        if self.interactive and prompt:
-            self.stdout.write(prompt)
-            self.stdout.flush()
-        try:
+        prompt is written (to stdout) only when stdin is a TTY.
+
+        Undecodable bytes (lone surrogates) become U+FFFD, with one ``warn``
+        line. ``KeyboardInterrupt`` (Ctrl-C) is not caught: it propagates, so
+        it can never be read as an answer."""
+        if self.interactive and self._own_terminal():
+            line = self._input(prompt)
+        else:
+            if self.interactive and prompt:
+                self.stdout.write(prompt)
+                self.stdout.flush()
             line = self.stdin.readline()
-        except KeyboardInterrupt:
-            line = ""
-        if line == "":
+            if line == "":
+                line = None
+        if line is None:
             if self.interactive and prompt:  # Ctrl-D: end the prompt's line
                 self.stdout.write("\n")
                 self.stdout.flush()
             return None
-        return line.rstrip("\r\n")
+        line = line.rstrip("\r\n")
+        if _SURROGATES.search(line):
+            line = _SURROGATES.sub("\ufffd", line)
+            self.write([Line("warn", BAD_BYTES_WARNING)])
+        return line
+
+    def _own_terminal(self) -> bool:
+        return self.stdin is sys.stdin and self.stdout is sys.stdout
+
+    def _input(self, prompt: str) -> str | None:
+        """``input(prompt)`` with :mod:`readline` loaded (editing, history);
+        None at end of input."""
+        try:
+            import readline  # noqa: F401 - imported for its side effect on input()
+        except ImportError:  # pragma: no cover - e.g. Windows without pyreadline
+            pass
+        try:
+            return input(prompt)
+        except EOFError:
+            return None
 
     def error(self, message: str) -> None:
         """One line on stderr: ``board-watch: error: <message>``."""

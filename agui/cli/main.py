@@ -4,9 +4,9 @@ Subcommands::
 
     board-watch watch   [--url URL] [--agent fake|task-board] [--fragments] [--in-order]
                         [--approve | --decline] [--stop-after N] [--no-verify]
-                        [--tools FILE] [--state FILE]
+                        [--tools FILE] [--state FILE] [--timeout SECONDS]
     board-watch trace   [--url URL] [--agent fake|task-board] [--approve | --decline]
-                        [--tools FILE] [LINE]
+                        [--tools FILE] [--timeout SECONDS] [LINE]
     board-watch replay  FILE [--fragments] [--in-order] [--no-verify]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090]
     board-watch serve-task-board  [--host 127.0.0.1] [--port 8080]
@@ -59,18 +59,59 @@ def _add_view_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _url(text: str) -> str:
+    """argparse type for ``--url``: an absolute http(s) URL with a host and a
+    port in 0-65535 (checked with httpx, which will send to it)."""
+    import httpx
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("invalid URL '': empty")
+    try:
+        url = httpx.URL(text)
+        port = url.port
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise argparse.ArgumentTypeError(f"invalid URL {text!r}: {exc}") from None
+    if url.scheme not in ("http", "https"):
+        raise argparse.ArgumentTypeError(f"invalid URL {text!r}: the scheme must be http or https")
+    if not url.host:
+        raise argparse.ArgumentTypeError(f"invalid URL {text!r}: no host")
+    if port is not None and not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid URL {text!r}: port must be 0-65535")
+    return text
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    return value
+
+
 def _add_target_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--url",
+        type=_url,
         help="agent endpoint, e.g. http://127.0.0.1:8090/agent "
         "(default: start the --agent backend in-process)",
     )
     p.add_argument(
         "--agent",
         choices=("fake", "task-board"),
-        default="fake",
+        default=None,
         help="embedded backend when --url is absent: the awkward 'fake' backend (default) "
-        "or 'task-board' (which also offers fixtures/task-board-tools.json unless --tools)",
+        "or 'task-board' (which also offers fixtures/task-board-tools.json unless --tools); "
+        "not allowed with --url",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="longest silence tolerated from the agent, in seconds (default 60): "
+        "before the response starts it ends the command (exit 1), mid-run it ends "
+        "that run ('done failed') and the session goes on",
     )
     p.add_argument(
         "--tools",
@@ -106,6 +147,17 @@ def _port(text: str) -> int:
     return value
 
 
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("agui")
+    except Exception:  # noqa: BLE001 - not installed as a distribution
+        from agui import __version__
+
+        return str(__version__)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse tree (every subcommand has ``--help``)."""
     parser = argparse.ArgumentParser(
@@ -113,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -177,10 +230,26 @@ def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:
     parser = build_parser()
     with contextlib.redirect_stdout(console.stdout), contextlib.redirect_stderr(console.stderr):
         try:
-            return parser.parse_args(list(argv))
+            args = parser.parse_args(list(argv))
+            if getattr(args, "url", None) is not None and args.agent is not None:
+                _subparser(parser, args.command).error(
+                    "argument --agent: not allowed with --url (--agent picks the embedded "
+                    "backend; offer a remote agent tools with --tools)"
+                )
+            if getattr(args, "command", None) in ("watch", "trace") and args.agent is None:
+                args.agent = "fake"
+            return args
         except SystemExit as exc:
             code = exc.code
             return code if isinstance(code, int) else (0 if code is None else 2)
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The subcommand's parser (so its usage errors name ``board-watch COMMAND``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[command]
+    return parser  # pragma: no cover
 
 
 def _silence_stdout(console: Console) -> None:
@@ -227,14 +296,29 @@ def main(
         console.error(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
+        if console.interactive:  # end the line the ^C was echoed on
+            console.stdout.write("\n")
+            console.stdout.flush()
         console.error("interrupted")
         return 130
     except BrokenPipeError:  # e.g. `board-watch ... | head`: the reader left, stop quietly
         _silence_stdout(console)
         return 141
     except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+        exc = _unwrap(exc)
+        if isinstance(exc, CliError):
+            console.error(str(exc))
+            return exc.exit_code
         console.error(f"unexpected {type(exc).__name__}: {exc}")
         return 1
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The one real error inside (nested) single-member exception groups
+    (e.g. a TaskGroup's), so the last-resort line names it."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,7 +8,9 @@ carries, renders it exactly as ``watch`` would (same views and flags) and draws
 the board panel. A paused recording shows its interrupts; there is nothing
 recorded to resume with, so replay stops there.
 
-A missing, unreadable or malformed fixture is one line on stderr, exit 1.
+A missing, unreadable or malformed fixture, or a file in which no element is
+an event object (a JSON object with a ``type``: plain text, a tools file ...),
+is one line on stderr, exit 1.
 """
 
 from __future__ import annotations
@@ -28,15 +30,7 @@ def recorded_ids(frames: Any) -> tuple[str | None, str | None]:
     """(threadId, runId) of the first RUN_STARTED in the loaded fixture
     (``load_events`` output: list of JSON documents, or SSE bytes); Nones when
     there is none or it cannot be read."""
-    if isinstance(frames, bytes | bytearray):
-        docs = [
-            line[5:].strip()
-            for line in bytes(frames).decode("utf-8", "replace").splitlines()
-            if line.startswith("data:")
-        ]
-    else:
-        docs = list(frames)
-    for doc in docs:
+    for doc in _documents(frames):
         try:
             value = json.loads(doc)
         except (ValueError, TypeError):
@@ -48,6 +42,30 @@ def recorded_ids(frames: Any) -> tuple[str | None, str | None]:
                 run if isinstance(run, str) else None,
             )
     return None, None
+
+
+def _documents(frames: Any) -> list[Any]:
+    if isinstance(frames, bytes | bytearray):
+        return [
+            line[5:].strip()
+            for line in bytes(frames).decode("utf-8", "replace").splitlines()
+            if line.startswith("data:")
+        ]
+    return list(frames)
+
+
+def _has_event(frames: Any) -> bool:
+    """True when at least one element of the loaded fixture is a JSON object
+    with a string ``type`` (an event, valid or not); a tools file, a list of
+    numbers or plain text has none."""
+    for doc in _documents(frames):
+        try:
+            value = json.loads(doc)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(value, dict) and isinstance(value.get("type"), str):
+            return True
+    return False
 
 
 def load_fixture(path: str) -> tuple[Any, str | None, str | None]:
@@ -71,6 +89,12 @@ def load_fixture(path: str) -> tuple[Any, str | None, str | None]:
         raise CliError(f"fixture {path}: not a recorded event stream ({exc})") from None
     if not frames:
         raise CliError(f"fixture {path}: no events in it")
+    if not _has_event(frames):
+        raise CliError(
+            f"fixture {path}: not a recorded event stream (no element is a JSON object "
+            "with a 'type'; expected a JSON array of events, {\"events\": [...]}, "
+            "JSON Lines or SSE)"
+        )
     thread_id, run_id = recorded_ids(frames)
     return transport, thread_id, run_id
 

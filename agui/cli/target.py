@@ -43,7 +43,9 @@ def load_tools(path: str) -> list[Any]:
     """The ``Tool`` structs listed in the JSON file at ``path`` (a list of
     ``{"name", "description", "parameters"}`` objects, wire names). Raises
     :class:`CliError` when the file is missing, not JSON, not a list, or an
-    entry is not a valid AG-UI Tool (message names the entry and field)."""
+    entry is not a valid AG-UI Tool (message names the entry and field; a
+    ``parameters`` that is not a JSON object is refused: it is the tool's
+    JSON Schema)."""
     import msgspec
 
     from agui.types import Tool
@@ -55,11 +57,30 @@ def load_tools(path: str) -> list[Any]:
         )
     tools = []
     for n, entry in enumerate(data):
+        if isinstance(entry, dict) and "parameters" in entry:
+            params = entry["parameters"]
+            if not isinstance(params, dict):
+                name = entry.get("name")
+                label = f"entry {n} ({name})" if isinstance(name, str) else f"entry {n}"
+                raise CliError(
+                    f"tools file {path}: {label}: 'parameters' must be a JSON Schema object, "
+                    f"got {_json_kind(params)}"
+                )
         try:
             tools.append(msgspec.convert(entry, Tool))
         except msgspec.ValidationError as exc:
             raise CliError(f"tools file {path}: entry {n} is not a valid tool ({exc})") from None
     return tools
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return {str: "string", int: "number", float: "number", list: "array"}.get(
+        type(value), type(value).__name__
+    )
 
 
 def describe_transport_error(error: BaseException, url: str) -> str:

@@ -17,6 +17,12 @@ Lines::
     send    POST /agent run-2: resume 2 answers (2 messages)
     send      {"interruptId": "run-1-approve-delete_file", "status": "resolved", ...}
     error   decode error: ...   (a frame that is not a valid event)
+    end     the stream ended without RUN_FINISHED or RUN_ERROR (3 events)
+
+A read timeout (``--timeout``, default 60 s) before the first frame ends the
+command (one line on stderr, exit 1); after it, it ends that response
+(``error  transport error: ... timed out`` + the ``end`` line). Answers are
+read on the main thread between responses, so Ctrl-C exits 130 at once.
 """
 
 from __future__ import annotations
@@ -64,7 +70,10 @@ async def _stream(transport: Any, run_input: Any, console: Console, url: str) ->
     decoder = EventDecoder(id_factory=lambda: f"{run_input.run_id}-minted-{next(counter)}")
     events: list[Any] = []
 
+    received = [0]  # frames seen (a timeout after the first ends only this response)
+
     def show(frames: list[str]) -> None:
+        received[0] += len(frames)
         for data in frames:
             console.write([Line("recv", sanitize(data))])
             try:
@@ -88,7 +97,9 @@ async def _stream(transport: Any, run_input: Any, console: Console, url: str) ->
                 show([encode_event(chunk).decode()])
         show(reader.close())
     except TransportError as exc:
-        if exc.kind in ("connect", "http_status", "timeout", "protocol"):
+        from agui.cli.watch import _is_fatal_kind
+
+        if _is_fatal_kind(exc.kind, started=received[0] > 0):
             from agui.cli.target import describe_transport_error
 
             raise CliError(describe_transport_error(exc, url)) from None
@@ -97,13 +108,51 @@ async def _stream(transport: Any, run_input: Any, console: Console, url: str) ->
         console.write([Line("error", format_error(exc))])
     finally:
         await stream.aclose()
+    if not _ended(events):
+        console.write(
+            [Line("end", f"the stream ended without RUN_FINISHED or RUN_ERROR ({_n(events)})")]
+        )
     return events
 
 
-async def trace(
+def _n(events: list[Any]) -> str:
+    return f"{len(events)} event" + ("" if len(events) == 1 else "s")
+
+
+def _ended(events: list[Any]) -> bool:
+    """True when the last run-lifecycle event of the response is terminal
+    (RUN_FINISHED / RUN_ERROR)."""
+    from agui.types import event_type
+
+    for event in reversed(events):
+        kind = event_type(event)
+        if kind in ("RUN_FINISHED", "RUN_ERROR"):
+            return True
+        if kind == "RUN_STARTED":
+            return False
+    return False
+
+
+def trace(
     transport: Any, line: str, tools: list[Any], console: Console, mode: str, url: str
 ) -> int:
-    """Trace ``line`` and every resume round trip. Returns the exit code (0)."""
+    """Trace ``line`` and every resume round trip. Returns the exit code (0).
+
+    Each response is streamed on one :class:`asyncio.Runner` loop; answers
+    are read between responses on the calling thread (Ctrl-C: exit 130)."""
+    with asyncio.Runner() as runner:
+        return _trace(runner, transport, line, tools, console, mode, url)
+
+
+def _trace(
+    runner: asyncio.Runner,
+    transport: Any,
+    line: str,
+    tools: list[Any],
+    console: Console,
+    mode: str,
+    url: str,
+) -> int:
     from urllib.parse import urlsplit
 
     import msgspec
@@ -123,7 +172,7 @@ async def trace(
             )
         ]
     )
-    events = await _stream(transport, run_input, console, url)
+    events = runner.run(_stream(transport, run_input, console, url))
     renderer = Renderer()
     n = 1
     while interrupts := interrupts_of(events):
@@ -147,13 +196,14 @@ async def trace(
                 ),
             ]
         )
-        events = await _stream(transport, run_input, console, url)
+        events = runner.run(_stream(transport, run_input, console, url))
     return 0
 
 
 def run_trace(args: argparse.Namespace, console: Console) -> int:
     """``trace`` command entry (parsed ``args``); returns the exit code."""
     from agui.cli.target import default_tools, endpoint, load_tools
+    from agui.cli.watch import http_timeout
     from agui.transports import HttpTransport
 
     tools = load_tools(args.tools) if args.tools else None
@@ -161,4 +211,5 @@ def run_trace(args: argparse.Namespace, console: Console) -> int:
     with endpoint(args.url, args.agent) as ep:
         if tools is None:
             tools = [] if args.url else default_tools(args.agent)
-        return asyncio.run(trace(HttpTransport(ep.url), args.line, tools, console, mode, ep.url))
+        transport = HttpTransport(ep.url, timeout=http_timeout(getattr(args, "timeout", None)))
+        return trace(transport, args.line, tools, console, mode, ep.url)

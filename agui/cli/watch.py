@@ -14,8 +14,17 @@ Answers: an interrupt whose ``responseSchema`` has a boolean ``approved``
 property is answered ``resolved`` with payload ``{"approved": true|false}``;
 any other interrupt is answered ``resolved`` (yes) or ``cancelled`` (no).
 
-Connection-level failures (refused, HTTP status, timeout, wrong content type)
-raise :class:`agui.cli.io.CliError`: one line on stderr, exit 1.
+Connection-level failures (refused, HTTP status, wrong content type, or a
+read timeout before the run started) raise :class:`agui.cli.io.CliError`: one
+line on stderr, exit 1. A read timeout once the run has started (the agent
+went silent for longer than ``--timeout``) ends that run only
+(``error  transport error: ... timed out`` + ``done  failed``), like a reset.
+
+Ctrl-C: input is read on the main thread between runs (never inside the event
+loop), so Ctrl-C at the ``> `` prompt or a ``[y/N]`` question exits 130 at once
+and is never taken for an answer. During a run, the first Ctrl-C cancels that
+run (stream closed, ``done  cancelled: interrupted (Ctrl-C)``) and the prompt
+comes back; a second one while it closes exits 130.
 """
 
 from __future__ import annotations
@@ -32,12 +41,29 @@ from agui.cli.io import CliError, Console
 from agui.cli.render import Line, Renderer, RenderOptions
 from agui.cli.sanitize import sanitize
 
-__all__ = ["ChatOptions", "RunResult", "answer_for", "chat", "drive", "run_watch"]
+__all__ = [
+    "ChatOptions",
+    "RunResult",
+    "answer_for",
+    "chat",
+    "drive",
+    "http_timeout",
+    "run_interruptibly",
+    "run_watch",
+]
 
 THREAD_ID = "thread-1"
 
 #: TransportError kinds that end the command (one line on stderr, exit 1).
 FATAL_TRANSPORT_KINDS = frozenset({"connect", "http_status", "timeout", "protocol"})
+
+#: Of those, the kinds that end only the run once it has started (RUN_STARTED seen).
+RUN_LEVEL_KINDS = frozenset({"timeout"})
+
+DEFAULT_READ_TIMEOUT = 60.0
+"""``--timeout`` default (seconds): the longest silence tolerated from the agent."""
+
+INTERRUPTED = "interrupted (Ctrl-C)"
 
 
 @dataclass
@@ -61,22 +87,34 @@ class ChatOptions:
 class RunResult:
     """How one run stream ended: ``interrupts`` it paused on (wire order),
     ``done`` (the final ``Done``, None when the stream was dropped or broke),
-    ``dropped`` (``--stop-after`` cut it), ``count`` updates seen."""
+    ``dropped`` (``--stop-after`` cut it), ``count`` updates seen,
+    ``started`` (a RUN_STARTED was applied), ``cancelled`` (Ctrl-C cancelled
+    it and the stream was closed)."""
 
     interrupts: list[Any] = field(default_factory=list)
     done: u.Done | None = None
     dropped: bool = False
     count: int = 0
+    started: bool = False
+    cancelled: bool = False
 
 
-def _fatal(update: Any) -> BaseException | None:
+def _fatal(update: Any, started: bool = False) -> BaseException | None:
+    """The transport error that ends the command, if ``update`` carries one
+    (``started``: the run is under way, so a timeout ends only the run)."""
     from agui.errors import TransportError
 
     if isinstance(update, u.ErrorUpdate):
         err = update.error
-        if isinstance(err, TransportError) and err.kind in FATAL_TRANSPORT_KINDS:
+        if isinstance(err, TransportError) and _is_fatal_kind(err.kind, started):
             return err
     return None
+
+
+def _is_fatal_kind(kind: Any, started: bool) -> bool:
+    if kind not in FATAL_TRANSPORT_KINDS:
+        return False
+    return not (started and kind in RUN_LEVEL_KINDS)
 
 
 async def drive(
@@ -85,23 +123,30 @@ async def drive(
     console: Console,
     options: ChatOptions,
     run_id: str | None = None,
+    result: RunResult | None = None,
 ) -> RunResult:
     """Consume one run's updates, printing each rendered line as it comes.
 
     Stops early after ``options.stop_after`` updates (closing the stream with
     ``aclose()``, printing ``stop  dropped the stream after N updates``).
     Raises :class:`CliError` on a connection-level transport failure (the
-    transport's exception or an ``ErrorUpdate`` carrying it).
+    transport's exception or an ``ErrorUpdate`` carrying it; a timeout after
+    RUN_STARTED is not one: it ends the run). When the task is cancelled
+    (Ctrl-C under :class:`asyncio.Runner`) the stream is closed,
+    ``done  cancelled: interrupted (Ctrl-C)`` printed, ``result.cancelled`` set
+    (pass ``result`` to see it) and the cancellation re-raised.
     """
     from agui.errors import TransportError
 
-    result = RunResult()
+    result = RunResult() if result is None else result
     try:
         async for update in run:
-            err = _fatal(update)
+            err = _fatal(update, result.started)
             if err is not None:
                 raise CliError(_describe(err, options.url))
             result.count += 1
+            if isinstance(update, u.RunStarted):
+                result.started = True
             if isinstance(update, u.Paused):
                 result.interrupts.extend(update.interrupts)
             if isinstance(update, u.Done):
@@ -112,23 +157,55 @@ async def drive(
                     result.dropped = True
                 break
     except TransportError as exc:
-        if getattr(exc, "kind", None) in FATAL_TRANSPORT_KINDS:
+        if _is_fatal_kind(getattr(exc, "kind", None), result.started):
             raise CliError(_describe(exc, options.url)) from None
         console.write(renderer.flush())
         console.write([Line("error", f"transport error: {sanitize(exc)}")])
         return result
+    except asyncio.CancelledError:
+        aclose = getattr(run, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        result.interrupts.clear()
+        if result.done is None:
+            result.done = u.Done("cancelled", reason=INTERRUPTED, run_id=run_id)
+            console.write(renderer.feed(result.done))
+        result.cancelled = True
+        raise
     finally:
         aclose = getattr(run, "aclose", None)
         if aclose is not None:
             await aclose()
     if result.dropped:
         console.write(renderer.flush())
-        console.write([Line("stop", f"dropped the stream after {result.count} updates")])
+        noun = "update" if result.count == 1 else "updates"
+        console.write([Line("stop", f"dropped the stream after {result.count} {noun}")])
         if options.run_log is not None and run_id is not None:
             console.write(await _noticed(options.run_log, run_id))
     elif result.done is None:
         console.write(renderer.flush())
     return result
+
+
+def run_interruptibly(
+    runner: asyncio.Runner,
+    run: AsyncIterator[Any],
+    renderer: Renderer,
+    console: Console,
+    options: ChatOptions,
+    run_id: str | None = None,
+) -> RunResult:
+    """:func:`drive` one run on ``runner``'s loop. The first Ctrl-C during it
+    cancels the run (see :func:`drive`) and returns its result
+    (``cancelled=True``); a Ctrl-C that arrives while the run is being closed
+    propagates as ``KeyboardInterrupt``."""
+    result = RunResult()
+    try:
+        return runner.run(drive(run, renderer, console, options, run_id, result))
+    except KeyboardInterrupt:
+        if not result.cancelled:
+            raise
+        return result
 
 
 def _describe(err: BaseException, url: str) -> str:
@@ -216,11 +293,21 @@ class RunIds:
         return f"run-{self.n}"
 
 
-async def chat(session: Any, console: Console, options: ChatOptions) -> int:
+def chat(session: Any, console: Console, options: ChatOptions) -> int:
     """The read-send-render-answer loop over ``console`` until end of input.
-    Returns 0. Raises :class:`CliError` on connection-level failures. A
-    resume the SDK refuses to build (``ResumeError``, e.g. an expired interrupt
-    answered yes) is an ``error`` line; the loop goes on."""
+    Returns 0. Raises :class:`CliError` on connection-level failures and
+    ``KeyboardInterrupt`` on Ctrl-C at a prompt or question. A resume the SDK
+    refuses to build (``ResumeError``, e.g. an expired interrupt answered yes)
+    is an ``error`` line; the loop goes on.
+
+    Lines and answers are read synchronously on the calling (main) thread;
+    each run is driven on one :class:`asyncio.Runner` loop kept for the whole
+    conversation, so Ctrl-C behaves as the module doc says."""
+    with asyncio.Runner() as runner:
+        return _chat(runner, session, console, options)
+
+
+def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatOptions) -> int:
     from agui.errors import ResumeError
 
     renderer = Renderer(options.render)
@@ -245,9 +332,9 @@ async def chat(session: Any, console: Console, options: ChatOptions) -> int:
         except ResumeError as exc:
             console.write([Line("error", f"cannot resume: {sanitize(exc)}")])
             continue
-        result = await drive(run, renderer, console, options, run_id)
+        result = run_interruptibly(runner, run, renderer, console, options, run_id)
         draw_panel(session, console)
-        while result.interrupts and not result.dropped:
+        while result.interrupts and not result.dropped and not result.cancelled:
             answers, _ = ask_answers(result.interrupts, console, options.answer)
             run_id = ids.next()
             try:
@@ -255,7 +342,7 @@ async def chat(session: Any, console: Console, options: ChatOptions) -> int:
             except ResumeError as exc:  # e.g. an expired interrupt answered yes
                 console.write([Line("error", f"cannot resume: {sanitize(exc)}")])
                 break
-            result = await drive(run, renderer, console, options, run_id)
+            result = run_interruptibly(runner, run, renderer, console, options, run_id)
             draw_panel(session, console)
     return 0
 
@@ -265,8 +352,22 @@ def draw_panel(session: Any, console: Console) -> None:
     console.write(panel_from_conversation(session.conversation).lines())
 
 
-def make_session(url: str, *, tools: list[Any], state: Any, verify: str) -> Any:
-    """A :class:`agui.session.Session` over HTTP to ``url`` with our thread id."""
+def http_timeout(read: float | None) -> Any:
+    """The ``httpx.Timeout`` for ``--timeout`` seconds (None: the default,
+    :data:`DEFAULT_READ_TIMEOUT`): ``read`` = the longest silence tolerated
+    between two chunks of the stream (and for the response to start);
+    connect at most 10 s; write/pool 30 s."""
+    import httpx
+
+    read = DEFAULT_READ_TIMEOUT if read is None else read
+    return httpx.Timeout(30.0, connect=min(10.0, read), read=read)
+
+
+def make_session(
+    url: str, *, tools: list[Any], state: Any, verify: str, timeout: float | None = None
+) -> Any:
+    """A :class:`agui.session.Session` over HTTP to ``url`` with our thread id
+    (``timeout``: see :func:`http_timeout`)."""
     import msgspec
 
     from agui.session import Session
@@ -275,7 +376,7 @@ def make_session(url: str, *, tools: list[Any], state: Any, verify: str) -> Any:
     kwargs: dict[str, Any] = {"thread_id": THREAD_ID, "tools": tools, "verify": verify}
     if state is not msgspec.UNSET:
         kwargs["state"] = state
-    return Session(HttpTransport(url), **kwargs)
+    return Session(HttpTransport(url, timeout=http_timeout(timeout)), **kwargs)
 
 
 def run_watch(args: argparse.Namespace, console: Console) -> int:
@@ -295,6 +396,10 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             render=render, answer=mode, stop_after=args.stop_after, url=ep.url, run_log=ep.run_log
         )
         session = make_session(
-            ep.url, tools=tools, state=state, verify="off" if args.no_verify else "tolerant"
+            ep.url,
+            tools=tools,
+            state=state,
+            verify="off" if args.no_verify else "tolerant",
+            timeout=getattr(args, "timeout", None),
         )
-        return asyncio.run(chat(session, console, options))
+        return chat(session, console, options)

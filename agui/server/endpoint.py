@@ -27,6 +27,7 @@ Lifecycle of one request (POST, body = RunAgentInput JSON):
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -103,7 +104,11 @@ class Emitter:
 
     async def __call__(self, event: Any) -> None:
         if isinstance(event, dict):
-            event = decode_event(msgspec.json.encode(event), strict=True)
+            try:
+                data = msgspec.json.encode(event)
+            except UnicodeEncodeError:  # a str holding a lone surrogate: escape it (as the wire)
+                data = json.dumps(event, allow_nan=False).encode()
+            event = decode_event(data, strict=True)
         frame = self._encode(event)  # fails before anything is admitted
         async with self._lock:
             self._token.raise_if_cancelled()
@@ -265,6 +270,25 @@ def _is_disconnect(exc: BaseException) -> bool:
     return isinstance(exc, OSError | ClientDisconnect | asyncio.CancelledError)
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _is_json_with_lone_surrogates(body: bytes) -> bool:
+    """True when ``body`` is UTF-8 JSON that msgspec refused only because a
+    string holds a lone UTF-16 surrogate escape (``"\\udc9b"``): RFC 8259
+    allows it, :func:`agui.wire.encode_input` writes it for a str holding a
+    lone surrogate, and :func:`agui.wire.decode_input` reads it (stdlib
+    fallback). Checked with the stdlib parser (NaN/Infinity still refused)."""
+    if b"\\u" not in body:
+        return False
+    try:
+        json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+    except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
+        return False
+    return True
+
+
 def _error_response(status: int, error: str, message: str, path: str) -> JSONResponse:
     return JSONResponse({"error": error, "message": message, "path": path}, status_code=status)
 
@@ -284,7 +308,8 @@ async def decode_request(request: Request) -> Any:
     try:
         msgspec.json.decode(body)
     except msgspec.DecodeError as exc:
-        return _error_response(400, "invalid_json", f"request body is not JSON: {exc}", "$")
+        if not _is_json_with_lone_surrogates(body):
+            return _error_response(400, "invalid_json", f"request body is not JSON: {exc}", "$")
     try:
         return decode_input(body)
     except DecodeError as exc:
