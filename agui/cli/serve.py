@@ -2,21 +2,82 @@
 
 Binds the socket first (so "address in use" is one clear line, exit 1), prints
 where the agent listens, then runs uvicorn until Ctrl-C.
+
+Ctrl-C: one line ``stopping: ...`` (how many streams are still open), then
+uvicorn's graceful shutdown, which waits at most :data:`GRACEFUL_SHUTDOWN`
+seconds for open streams before cancelling them (their clients see the stream
+end); a second Ctrl-C stops at once. Exit 130, never a traceback. serve-fake's
+``/raw/reset-mid-frame`` drops its connection on purpose: uvicorn's log line
+about it ("ASGI callable returned without completing response") is dropped,
+as is uvicorn's own "timeout graceful shutdown exceeded" (the ``stopping`` line
+said so already).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import socket
+from typing import Any
 
 from agui.cli.io import CliError, Console
 
-__all__ = ["run_serve"]
+__all__ = ["GRACEFUL_SHUTDOWN", "ExpectedLogFilter", "run_serve"]
+
+GRACEFUL_SHUTDOWN = 2.0
+"""Seconds uvicorn waits for open streams after the first Ctrl-C."""
+
+
+class ExpectedLogFilter(logging.Filter):
+    """Drops uvicorn error-log records that are expected here, not faults:
+    the deliberate connection reset of serve-fake's ``/raw/reset-mid-frame``
+    and the graceful-shutdown timeout already announced by ``stopping:``."""
+
+    EXPECTED = (
+        "ASGI callable returned without completing response",
+        "timeout graceful shutdown exceeded",
+    )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False (drop) for the expected messages, True otherwise."""
+        message = str(record.msg)
+        return not any(text in message for text in self.EXPECTED)
+
+
+def _server_class(console: Console) -> Any:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, announcing the first Ctrl-C with one line."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if not self.should_exit:
+                n = len(self.server_state.tasks)
+                if n:
+                    streams = f"{n} open stream" + ("" if n == 1 else "s")
+                    text = (
+                        f"stopping: waiting up to {GRACEFUL_SHUTDOWN:g} s for {streams} "
+                        "(Ctrl-C again to force)"
+                    )
+                else:
+                    text = "stopping: no open streams"
+                try:
+                    console.stdout.write(text + "\n")
+                    console.stdout.flush()
+                except (OSError, ValueError):
+                    pass
+            captured = list(getattr(self, "_captured_signals", ()))
+            super().handle_exit(sig, frame)
+            if sig in captured:  # uvicorn re-raises each captured signal after shutting
+                self._captured_signals = captured  # down: once is enough (twice tracebacks)
+
+    return Server
 
 
 def run_serve(args: argparse.Namespace, console: Console) -> int:
     """Serve serve-fake's app (``/agent``, ``/raw/NAME``) or task-board's
-    (``/agent``) on ``args.host``:``args.port``. Returns 0 after Ctrl-C."""
+    (``/agent``) on ``args.host``:``args.port``. Returns 130 after Ctrl-C
+    (0 if the server stopped by itself)."""
     try:
         import uvicorn
 
@@ -45,11 +106,22 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     console.stdout.write(f"serving the {what} on http://{host}:{port}/agent (Ctrl-C stops)\n")
     console.stdout.flush()
-    config = uvicorn.Config(create_app(), log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        create_app(),
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
+        lifespan="off",  # neither backend has startup/shutdown hooks; a forced stop
+    )  # would otherwise leave the lifespan task to be cancelled with a traceback
+    server = _server_class(console)(config)
+    log_filter = ExpectedLogFilter()
+    error_log = logging.getLogger("uvicorn.error")
+    error_log.addFilter(log_filter)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises the captured Ctrl-C after shutting down
+        return 130
     finally:
+        error_log.removeFilter(log_filter)
         sock.close()
-    return 0
+    return 130 if server.should_exit else 0

@@ -22,11 +22,15 @@ Lifecycle of one request (POST, body = RunAgentInput JSON):
    instead of a truncated stream.
 4. The client disconnects -> token tripped, agent task cancelled, stream
    dropped.
+5. The server cancels the request (shutting down: uvicorn's
+   ``timeout_graceful_shutdown`` ran out, or a forced exit) -> token tripped,
+   agent task cancelled, the body ended; a normal end, no traceback logged.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -175,12 +179,23 @@ class AgentStreamResponse(Response):
         agent_task = asyncio.create_task(self._run_agent(emitter, token, queue))
         sender = asyncio.create_task(self._send_events(queue, send))
         watcher = asyncio.create_task(_wait_disconnect(receive))
+        shutdown = False
         try:
             await asyncio.wait({sender, watcher}, return_when=asyncio.FIRST_COMPLETED)
             if sender.done() and sender.exception() is None:
                 # normal end: the agent returned and everything was written
                 return
             token.cancel("client disconnected")
+        except asyncio.CancelledError:
+            # The server cancelled this request (uvicorn: graceful-shutdown timeout
+            # or forced exit): a normal end of the stream, not an app failure, so
+            # no traceback; the body is ended below (the client sees the stream
+            # end without a terminal event and reports it as truncated).
+            token.cancel("server shutting down")
+            shutdown = True
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
         except BaseException:
             token.cancel("server shutting down")
             raise
@@ -190,10 +205,18 @@ class AgentStreamResponse(Response):
                 agent_task.cancel()
             for task in (sender, watcher):
                 task.cancel()
-            results = await asyncio.gather(agent_task, sender, watcher, return_exceptions=True)
+            try:
+                results = await asyncio.gather(agent_task, sender, watcher, return_exceptions=True)
+            except asyncio.CancelledError:
+                if not shutdown:
+                    raise
+                results = []  # cancelled again while the server's loop is torn down
             for result in results:
                 if isinstance(result, Exception) and not _is_disconnect(result):
                     logger.error("agent stream failed", exc_info=result)
+        if shutdown:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _run_agent(
         self, emitter: Emitter, token: CancelToken, queue: asyncio.Queue[Any]
