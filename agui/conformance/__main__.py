@@ -2,7 +2,10 @@
 
 Prints ``FAIL <name>: <reason>`` per failing fixture (``-v``: also ``PASS`` lines
 and the table's reason for every override), then exactly ``N passed, M failed``.
-Exit status: 0 all passed, 1 any failed, 2 usage error.
+Folders are searched recursively for ``*.json`` fixtures (objects with a
+``stream`` key). When no fixture is found the one line says so
+(``no conformance fixtures found under PATH ...``, on stderr).
+Exit status: 0 all passed, 1 any failed or none found, 2 usage error.
 """
 
 from __future__ import annotations
@@ -19,10 +22,20 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m agui.conformance",
         description="Run AG-UI conformance fixtures through the agui client.",
     )
-    parser.add_argument("paths", nargs="+", help="fixture files or folders of *.json fixtures")
+    parser.add_argument(
+        "paths", nargs="+", help="fixture files, or folders searched recursively for fixtures"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="also list passing fixtures")
     args = parser.parse_args(argv)
     results = run_paths(args.paths)
+    if not results:
+        where = ", ".join(args.paths)
+        print(
+            f"no conformance fixtures found under {where} (looked for *.json files with a "
+            "'stream' key, folders searched recursively)",
+            file=sys.stderr,
+        )
+        return 1
     for r in results:
         if r.passed:
             if args.verbose:

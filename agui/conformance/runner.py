@@ -407,13 +407,25 @@ def run_fixture(fixture: dict[str, Any], path: str = "") -> FixtureResult:
 
 
 def fixture_files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Fixture files named by ``paths`` (files, or folders scanned for ``*.json``)."""
+    """Fixture files named by ``paths``: a file as given; a folder searched
+    recursively for ``*.json`` files (sorted by path) that are fixtures, i.e.
+    JSON objects with a ``stream`` key. Other JSON in a folder (manifests,
+    tool lists ...) is skipped; a file that is not JSON at all is kept, so
+    :func:`run_paths` reports it as a failure."""
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            yield from sorted(p.glob("*.json"))
+            yield from (f for f in sorted(p.rglob("*.json")) if _may_be_fixture(f))
         else:
             yield p
+
+
+def _may_be_fixture(path: Path) -> bool:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True  # unreadable: reported as a failed fixture
+    return isinstance(value, dict) and "stream" in value
 
 
 def run_paths(paths: Iterable[str | Path]) -> list[FixtureResult]:
