@@ -15,8 +15,9 @@ Subcommands::
 ``main(argv, stdin=StringIO(...), stdout=..., stderr=...)`` and get the exit
 code back. Exit codes: 0 done, 1 a failure reported on stderr as one line
 (connection refused, HTTP error, bad fixture/tools/state file), 2 bad usage,
-130 interrupted by Ctrl-C, 141 stdout closed early (``| head``). Never a
-traceback.
+130 interrupted by Ctrl-C (at a prompt or question; in ``watch`` the first
+Ctrl-C during a run only cancels that run), 141 stdout closed early
+(``| head``). Never a traceback.
 """
 
 from __future__ import annotations
@@ -109,9 +110,9 @@ def _add_target_flags(p: argparse.ArgumentParser) -> None:
         "--timeout",
         type=_seconds,
         metavar="SECONDS",
-        help="longest silence tolerated from the agent, in seconds (default 60): "
-        "before the response starts it ends the command (exit 1), mid-run it ends "
-        "that run ('done failed') and the session goes on",
+        help="longest silence tolerated from the agent, in seconds (default 60; the SDK's "
+        "HttpTransport default is 300): before the run starts it ends the command (exit 1); "
+        "mid-run it ends only that run ('error transport error: ... timed out')",
     )
     p.add_argument(
         "--tools",
@@ -172,9 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
     w = sub.add_parser(
         "watch",
         help="chat with an agent: send each stdin line, render the run, answer interrupts",
-        description="Read lines from stdin (a '> ' prompt on a TTY), send each as a user "
-        "message, render the run, ask [y/N] for each interrupt (answer read from stdin) "
-        "and resume in one request, then draw the board panel.",
+        description="Read lines from stdin (a '> ' prompt with line editing on a TTY), send "
+        "each as a user message, render the run, ask [y/N] for each interrupt (answer read "
+        "from stdin) and resume in one request, then draw the board panel. Ctrl-C during a "
+        "run cancels that run ('done cancelled') and returns to the prompt; Ctrl-C at the "
+        "prompt or a [y/N] question exits (130) without answering.",
     )
     _add_target_flags(w)
     _add_view_flags(w)
