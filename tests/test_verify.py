@@ -252,12 +252,14 @@ def test_violation_carries_code_event_position_id_and_a_message_naming_them(code
             assert violation.id in violation.message
 
 
-@pytest.mark.parametrize("code", sorted(VIOLATIONS))
+@pytest.mark.parametrize(
+    "code",
+    # truncation is reported by finish(), with no event to feed again
+    sorted(code for code, (_, position, _) in VIOLATIONS.items() if position is not None),
+)
 def test_rejected_event_does_not_advance_state(code):
     """Feeding the violating event a second time gives the same violation again."""
     events, position, _ = VIOLATIONS[code]
-    if position is None:
-        pytest.skip("finish() has no event")
     v = Verifier()
     for i, e in enumerate(events[:position]):
         assert v.check(e, i) is None
