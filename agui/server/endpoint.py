@@ -319,7 +319,8 @@ def _error_response(status: int, error: str, message: str, path: str) -> JSONRes
 async def decode_request(request: Request) -> Any:
     """Read and decode a RunAgentInput body; returns the struct or a JSONResponse.
 
-    400 ``invalid_json`` when the body is empty or not JSON; 422
+    400 ``invalid_json`` when the body is empty, not JSON, or nested deeper
+    than the decoder's recursion limit (about a thousand levels); 422
     ``invalid_run_input`` (with the JSON ``path``) when it is JSON but not a
     valid RunAgentInput.
     """
@@ -333,6 +334,8 @@ async def decode_request(request: Request) -> Any:
     except msgspec.DecodeError as exc:
         if not _is_json_with_lone_surrogates(body):
             return _error_response(400, "invalid_json", f"request body is not JSON: {exc}", "$")
+    except RecursionError:
+        return _error_response(400, "invalid_json", "request body is nested too deeply", "$")
     try:
         return decode_input(body)
     except DecodeError as exc:

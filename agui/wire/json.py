@@ -203,21 +203,24 @@ class EventDecoder:
                 lenient path would have repaired.
             UnknownEventType: strict mode only, for an unknown or retired type.
         """
-        if self._strict:
-            return _new_decoded((_decode_strict(data), ()))
-        try:  # the fast path, inlined (see decode_event)
-            event = _decode_typed(data)
-        except msgspec.DecodeError:
-            pass
-        else:
-            if event.__class__ in _PLAIN_EVENTS:
-                if event.raw_event is not None:
+        try:
+            if self._strict:
+                return _new_decoded((_decode_strict(data), ()))
+            try:  # the fast path, inlined (see decode_event)
+                event = _decode_typed(data)
+            except msgspec.DecodeError:
+                pass
+            else:
+                if event.__class__ in _PLAIN_EVENTS:
+                    if event.raw_event is not None:
+                        return _new_decoded((event, ()))
+                elif _POST_CHECKS[event.__class__](event):
                     return _new_decoded((event, ()))
-            elif _POST_CHECKS[event.__class__](event):
-                return _new_decoded((event, ()))
-        if self._translator is None:
-            self._translator = ThinkingTranslator(self._id_factory)
-        return _decode_lenient(data, self._translator)
+            if self._translator is None:
+                self._translator = ThinkingTranslator(self._id_factory)
+            return _decode_lenient(data, self._translator)
+        except RecursionError:
+            raise _too_deep(data) from None
 
 
 def decode_event(data: Data, *, strict: bool = False) -> Event:
@@ -238,22 +241,25 @@ def decode_event(data: Data, *, strict: bool = False) -> Event:
             lenient drop for another reason (a required slot holding an
             unrecognised member).
     """
-    if strict:
-        return _decode_strict(data)
-    try:  # the fast path, inlined (see _fast_event and _fast_ok)
-        event = _decode_typed(data)
-    except msgspec.DecodeError:
-        pass
-    else:
-        if event.__class__ in _PLAIN_EVENTS:
-            if event.raw_event is not None:
+    try:
+        if strict:
+            return _decode_strict(data)
+        try:  # the fast path, inlined (see _fast_event and _fast_ok)
+            event = _decode_typed(data)
+        except msgspec.DecodeError:
+            pass
+        else:
+            if event.__class__ in _PLAIN_EVENTS:
+                if event.raw_event is not None:
+                    return event
+            elif _POST_CHECKS[event.__class__](event):
                 return event
-        elif _POST_CHECKS[event.__class__](event):
-            return event
-    decoded = _decode_lenient(data, ThinkingTranslator())
-    if decoded.event is None:
-        raise _drop_error(decoded.warnings, _parse_event_object(data)["type"])
-    return decoded.event
+        decoded = _decode_lenient(data, ThinkingTranslator())
+        if decoded.event is None:
+            raise _drop_error(decoded.warnings, _parse_event_object(data)["type"])
+        return decoded.event
+    except RecursionError:
+        raise _too_deep(data) from None
 
 
 def decode_event_lenient(data: Data) -> Decoded:
@@ -266,10 +272,13 @@ def decode_event_lenient(data: Data) -> Decoded:
         DecodeError: not JSON, not an object, no ``type``, or a malformed known
             field (path and offending value attached).
     """
-    event = _fast_event(data)
-    if event is not None:
-        return Decoded(event, ())
-    return _decode_lenient(data, ThinkingTranslator())
+    try:
+        event = _fast_event(data)
+        if event is not None:
+            return Decoded(event, ())
+        return _decode_lenient(data, ThinkingTranslator())
+    except RecursionError:
+        raise _too_deep(data) from None
 
 
 def decode_input(data: Data, *, strict: bool = False) -> RunAgentInput:
@@ -283,9 +292,12 @@ def decode_input(data: Data, *, strict: bool = False) -> RunAgentInput:
     Raises:
         DecodeError: not JSON / not an object / malformed known field, with path.
     """
-    if strict:
-        return _decode_input_strict(data)
-    return decode_input_lenient(data).input
+    try:
+        if strict:
+            return _decode_input_strict(data)
+        return decode_input_lenient(data).input
+    except RecursionError:
+        raise _too_deep(data) from None
 
 
 def decode_input_lenient(data: Data) -> DecodedInput:
@@ -296,20 +308,23 @@ def decode_input_lenient(data: Data) -> DecodedInput:
             to remove the input itself.
     """
     try:
-        value = _INPUT_DECODER.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        pass
-    else:
-        if not has_legacy_null(value, _INPUT_SHAPE):
-            return DecodedInput(value, ())
-    obj = _parse_plain(data)
-    if not isinstance(obj, dict):
-        raise _not_object(obj)
-    warnings: list[DecodeWarning] = []
-    fixed = repair(obj, _INPUT_SHAPE, [], warnings)
-    if fixed is DROP:
-        raise _drop_error(tuple(warnings))
-    return DecodedInput(_convert(fixed, RunAgentInput, _INPUT_SHAPE), tuple(warnings))
+        try:
+            value = _INPUT_DECODER.decode(data)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            pass
+        else:
+            if not has_legacy_null(value, _INPUT_SHAPE):
+                return DecodedInput(value, ())
+        obj = _parse_plain(data)
+        if not isinstance(obj, dict):
+            raise _not_object(obj)
+        warnings: list[DecodeWarning] = []
+        fixed = repair(obj, _INPUT_SHAPE, [], warnings)
+        if fixed is DROP:
+            raise _drop_error(tuple(warnings))
+        return DecodedInput(_convert(fixed, RunAgentInput, _INPUT_SHAPE), tuple(warnings))
+    except RecursionError:
+        raise _too_deep(data) from None
 
 
 def _fast_event(data: Data) -> Event | None:
@@ -470,7 +485,13 @@ def _parse_event_object(data: Data) -> dict:
     return obj
 
 
-def _not_json(data: Data, exc: Exception) -> DecodeError:
+def _too_deep(data: Data) -> DecodeError:
+    """A document nested deeper than the decoders' recursion limit (about
+    a thousand levels): a DecodeError rather than a RecursionError."""
+    return _not_json(data, "nested too deeply")
+
+
+def _not_json(data: Data, exc: Exception | str) -> DecodeError:
     text = bytes(data).decode("utf-8", "replace") if not isinstance(data, str) else data
     preview = text if len(text) <= 200 else text[:200] + "..."
     return DecodeError(f"not valid JSON ({exc})", value=preview)
