@@ -9,9 +9,20 @@ import httpx
 import pytest
 
 from agui.errors import DecodeError
+from agui.middleware import Middleware
 from agui.pipeline import Pipeline
-from agui.server import create_app
-from agui.updates import ErrorUpdate
+from agui.server import BackgroundServer, create_app
+from agui.session import Session
+from agui.transports import ReplayTransport
+from agui.types import (
+    RunFinishedEvent,
+    RunStartedEvent,
+    StateDeltaEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+)
+from agui.updates import Custom, Done, ErrorUpdate, TextDelta
 from agui.wire import (
     EventDecoder,
     decode_event,
@@ -85,3 +96,171 @@ def test_server_answers_400_to_a_body_nested_too_deeply() -> None:
         "message": "request body is nested too deeply",
         "path": "$",
     }
+
+
+# --- the guard checks the fields of struct events -----------------------------
+
+ILL_TYPED = {
+    "delta-int": lambda: TextMessageContentEvent(message_id="m1", delta=5),
+    "timestamp-float": lambda: TextMessageContentEvent(message_id="m1", delta="x", timestamp=1.5),
+    "role-tool": lambda: TextMessageStartEvent(message_id="m2", role="tool"),
+    "name-none": lambda: TextMessageStartEvent(message_id="m2", name=None),
+    "patch-op": lambda: StateDeltaEvent(delta=[{"op": "nope", "path": "/a"}]),
+    "patch-path": lambda: StateDeltaEvent(delta=[{"op": "add", "path": "a", "value": 1}]),
+}
+
+
+def test_guard_refuses_struct_events_whose_fields_break_the_schema() -> None:
+    refused: dict[str, str] = {}
+
+    async def agent(run_input, emit, cancel) -> None:
+        ids = {"thread_id": run_input.thread_id, "run_id": run_input.run_id}
+        await emit(RunStartedEvent(**ids))
+        await emit(TextMessageStartEvent(message_id="m1"))
+        for name, build in ILL_TYPED.items():
+            try:
+                await emit(build())
+            except DecodeError as exc:  # nothing sent; the agent goes on
+                refused[name] = exc.path
+        await emit(TextMessageContentEvent(message_id="m1", delta="ok"))
+        await emit(TextMessageEndEvent(message_id="m1"))
+        await emit(RunFinishedEvent(**ids))
+
+    with BackgroundServer(create_app(agent)) as server:
+        response = httpx.post(
+            server.url + "/agent",
+            json={"threadId": "t1", "runId": "r1", "messages": []},
+            timeout=10,
+        )
+    assert refused == {
+        "delta-int": "$.delta",
+        "timestamp-float": "$.timestamp",
+        "role-tool": "$.role",
+        "name-none": "$.name",
+        "patch-op": "$.delta[0].op",
+        "patch-path": "$.delta[0].path",
+    }
+    sent = [line[len("data: ") :] for line in response.text.splitlines() if line.startswith("data: ")]
+    assert [decode_event(data, strict=True).__class__ for data in sent] == [
+        RunStartedEvent,
+        TextMessageStartEvent,
+        TextMessageContentEvent,
+        TextMessageEndEvent,
+        RunFinishedEvent,
+    ]
+
+
+# --- middleware and non-struct events ------------------------------------------
+
+REPLAY = [
+    RunStartedEvent(thread_id="t1", run_id="r1"),
+    TextMessageStartEvent(message_id="m1"),
+    TextMessageContentEvent(message_id="m1", delta="hi"),
+    TextMessageEndEvent(message_id="m1"),
+    RunFinishedEvent(thread_id="t1", run_id="r1"),
+]
+
+
+def test_middleware_hooks_may_be_async() -> None:
+    class Shout(Middleware):
+        async def on_input(self, run_input):
+            await asyncio.sleep(0)
+            run_input.forwarded_props = {"shout": True}
+            return run_input
+
+        async def on_event(self, event):
+            await asyncio.sleep(0)
+            if isinstance(event, TextMessageContentEvent):
+                return TextMessageContentEvent(message_id=event.message_id, delta="HI")
+            return event
+
+    sent = []
+
+    class Recording(ReplayTransport):
+        def stream(self, run_input):
+            sent.append(run_input.forwarded_props)
+            return super().stream(run_input)
+
+    session = Session(Recording(REPLAY), thread_id="t1", middleware=[Shout()])
+    updates = asyncio.run(session.send("x").collect())
+    assert sent == [{"shout": True}]
+    assert [u for u in updates if isinstance(u, TextDelta)] == [TextDelta("m1", "HI")]
+    assert updates[-1] == Done("success", run_id="r1")
+    assert session.messages[-1].content == "HI"
+
+
+@pytest.mark.parametrize(
+    "bogus",
+    [{"type": "CUSTOM", "name": "c", "value": 1}, "not-an-event-object", 42],
+    ids=["wire-dict", "object", "int"],
+)
+def test_pipeline_feed_event_reports_what_is_not_an_event_struct(bogus) -> None:
+    if bogus == "not-an-event-object":
+        bogus = object()
+    p = Pipeline()
+    p.feed_event(REPLAY[0])
+    updates = p.feed_event(bogus)
+    assert len(updates) == 1
+    assert isinstance(updates[0], ErrorUpdate)
+    assert not updates[0].fatal
+    assert str(updates[0].error).startswith(f"not an AG-UI event struct: {type(bogus).__name__}")
+    assert p.feed_event(REPLAY[-1])[-1] == Done("success", run_id="r1")
+
+    strict = Pipeline(verify="strict")
+    strict.feed_event(REPLAY[0])
+    assert [type(u) for u in strict.feed_event(bogus)] == [ErrorUpdate, Done]
+    assert strict.finished
+
+
+def test_middleware_yielding_a_wire_dict_is_reported_not_applied() -> None:
+    async def inject(run_input, next):
+        async for event in next(run_input):
+            yield event
+            if isinstance(event, RunStartedEvent):
+                yield {"type": "CUSTOM", "name": "c", "value": 1}
+
+    session = Session(ReplayTransport(REPLAY), thread_id="t1", middleware=[inject])
+    updates = asyncio.run(session.send("x").collect())
+    errors = [u for u in updates if isinstance(u, ErrorUpdate)]
+    assert len(errors) == 1
+    assert str(errors[0].error).startswith("not an AG-UI event struct: dict")
+    assert not any(isinstance(u, Custom) for u in updates)
+    assert updates[-1] == Done("success", run_id="r1")
+
+
+def test_a_raising_subscriber_is_logged_and_skipped(caplog) -> None:
+    session = Session(ReplayTransport(REPLAY), thread_id="t1")
+    seen: list[str] = []
+
+    def broken(update) -> None:
+        raise ValueError("subscriber bug")
+
+    async def recording(update) -> None:
+        seen.append(type(update).__name__)
+
+    session.subscribe(broken)
+    session.subscribe(recording)
+    with caplog.at_level("ERROR", logger="agui.session"):
+        updates = asyncio.run(session.send("x").collect())
+    assert updates[-1] == Done("success", run_id="r1")
+    assert seen == [type(u).__name__ for u in updates]
+    failures = [r for r in caplog.records if r.name == "agui.session"]
+    assert len(failures) == len(updates)
+    assert failures[0].exc_info[0] is ValueError
+
+
+def test_closing_a_run_before_it_starts_leaves_done_cancelled_and_sends_nothing() -> None:
+    sent = []
+
+    class Recording(ReplayTransport):
+        def stream(self, run_input):
+            sent.append(run_input)
+            return super().stream(run_input)
+
+    session = Session(Recording(REPLAY), thread_id="t1")
+    run = session.send("x")
+    asyncio.run(run.aclose())
+    assert run.done == Done("cancelled", reason="cancelled by client")
+    assert asyncio.run(run.collect()) == []
+    assert sent == []
+    assert asyncio.run(session.run().wait()) == Done("success", run_id="r1")

@@ -47,7 +47,7 @@ from agui.server.cancel import CancelToken
 from agui.server.encoder import SSE_HEADERS, EventEncoder
 from agui.server.guard import Guard
 from agui.types import RunErrorEvent, event_type
-from agui.wire import decode_event, decode_input
+from agui.wire import decode_event, decode_input, encode_event
 
 logger = logging.getLogger("agui.server")
 
@@ -67,7 +67,12 @@ class Emitter:
     Raises:
         GuardError: the guard rejects the event (nothing is sent; the stream
             stays as it was, so the agent may correct itself and continue).
-        agui.errors.DecodeError: a dict that is not a valid event.
+        agui.errors.DecodeError: a dict that is not a valid event; with the
+            guard on, also a struct whose fields break the schema (a wrong
+            type such as ``delta=5`` or ``timestamp=1.5``, a value outside a
+            closed set, a ``None`` in an optional slot, a malformed JSON
+            Patch op): nothing is sent.
+        TypeError: not an event struct.
         msgspec.EncodeError: the event holds a value JSON cannot carry
             (e.g. an arbitrary object); nothing is sent.
         asyncio.CancelledError: the client has gone away.
@@ -113,6 +118,10 @@ class Emitter:
             except UnicodeEncodeError:  # a str holding a lone surrogate: escape it (as the wire)
                 data = json.dumps(event, allow_nan=False).encode()
             event = decode_event(data, strict=True)
+        elif self._guard is not None:
+            # a struct is not validated when built (msgspec): check its fields
+            # as a client's strict decoder will (delta=5, timestamp=1.5, ...)
+            event = decode_event(encode_event(event), strict=True)
         frame = self._encode(event)  # fails before anything is admitted
         async with self._lock:
             self._token.raise_if_cancelled()
