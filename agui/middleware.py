@@ -14,6 +14,7 @@ the reference client's middleware of the same name does.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
@@ -30,10 +31,11 @@ class Middleware:
     """Base class: override :meth:`on_input`, :meth:`on_event` and/or :meth:`on_end`.
 
     ``on_input(run_input) -> RunAgentInput`` (default: unchanged);
-    ``on_event(event) -> Event | Iterable[Event] | None`` (None drops it;
+    ``on_event(event) -> Event | list[Event] | tuple[Event, ...] | None`` (None drops it;
     default: unchanged); ``on_end() -> Iterable[Event]`` events to append when
-    the stream ends normally (default: none). Override :meth:`__call__` for
-    full control (e.g. retries).
+    the stream ends normally (default: none). Each hook may be a plain
+    ``def`` or an ``async def`` (its result is awaited). Override
+    :meth:`__call__` for full control (e.g. retries).
     """
 
     def on_input(self, run_input: Any) -> Any:
@@ -41,7 +43,7 @@ class Middleware:
         return run_input
 
     def on_event(self, event: Any) -> Any:
-        """Return the event, a replacement, several events (iterable), or None."""
+        """Return the event, a replacement, several events (a list or tuple), or None."""
         return event
 
     def on_end(self) -> Iterable[Any]:
@@ -49,10 +51,15 @@ class Middleware:
         return ()
 
     async def __call__(self, run_input: Any, next: Next) -> AsyncIterator[Any]:
-        stream = next(self.on_input(run_input))
+        run_input = self.on_input(run_input)
+        if inspect.isawaitable(run_input):  # an ``async def on_input``
+            run_input = await run_input
+        stream = next(run_input)
         try:
             async for event in stream:
                 out = self.on_event(event)
+                if inspect.isawaitable(out):  # an ``async def on_event``
+                    out = await out
                 if out is None:
                     continue
                 if isinstance(out, list | tuple):
@@ -60,7 +67,10 @@ class Middleware:
                         yield item
                 else:
                     yield out
-            for item in self.on_end():
+            tail = self.on_end()
+            if inspect.isawaitable(tail):  # an ``async def on_end``
+                tail = await tail
+            for item in tail:
                 yield item
         finally:
             aclose = getattr(stream, "aclose", None)

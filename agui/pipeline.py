@@ -69,6 +69,7 @@ _DEFAULT_MAX_FRAME = 10 * 1024 * 1024
 _CHUNK_CLASSES = frozenset(
     {T.TextMessageChunkEvent, T.ToolCallChunkEvent, T.ReasoningMessageChunkEvent}
 )
+_EVENT_CLASSES = frozenset(T.EVENT_TYPES.values())
 
 
 class Pipeline:
@@ -193,10 +194,26 @@ class Pipeline:
         return out
 
     def feed_event(self, event: Any) -> list[Update]:
-        """Feed one decoded event (a generated struct; never mutated)."""
+        """Feed one decoded event (a generated struct; never mutated).
+
+        Anything else (a wire-form dict, a coroutine a middleware forgot to
+        await ...) is not applied: it is reported as an undecodable frame is,
+        ``ErrorUpdate(DecodeError)`` (fatal in strict mode). Decode a dict
+        with :func:`agui.wire.decode_event` or feed its JSON to :meth:`feed_data`.
+        """
         if self._finished:
             return []
         out: list[Update] = []
+        if type(event) not in _EVENT_CLASSES:
+            exc = DecodeError(
+                f"not an AG-UI event struct: {type(event).__name__} (decode wire-form JSON "
+                "with agui.wire.decode_event, or feed it with feed_data)"
+            )
+            if self._mode == "strict":
+                out.extend(self._fatal(exc))
+            else:
+                out.append(ErrorUpdate(exc, fatal=False))
+            return out
         self._event(event, out)
         return out
 

@@ -41,6 +41,7 @@ never raised from the iterator.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
@@ -57,6 +58,7 @@ from agui.updates import Done, ErrorUpdate, RunStarted, Update, WarningUpdate
 __all__ = ["Run", "Session", "SyncRun", "SyncSession"]
 
 PROTOCOL_VERSION = "1.0"
+logger = logging.getLogger(__name__)
 _INPUT_FIELDS = frozenset(
     {
         "thread_id",
@@ -210,7 +212,9 @@ class Run:
         simply ends, and this call returns once the stream is closed.
         """
         self._closed = True
-        if self._gen is None:
+        if self._gen is None:  # never started: nothing was sent
+            if not self._state.final:
+                self._state.done = Done("cancelled", reason="cancelled by client")
             self._state.final = True
             return
         consumer = self._consumer
@@ -333,8 +337,10 @@ class Session:
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback(update)`` (sync, or async and awaited) for every
-        update of every run, before the update is yielded. Returns an
-        unsubscribe function."""
+        update of every run, before the update is yielded. A callback that
+        raises is logged (logger ``agui.session``) and skipped, as the
+        reference client does: the run and the other subscribers go on.
+        Returns an unsubscribe function."""
         self._subscribers.append(callback)
 
         def unsubscribe() -> None:
@@ -491,9 +497,12 @@ class Session:
 
     async def _notify(self, update: Update) -> None:
         for callback in list(self._subscribers):
-            result = callback(update)
-            if asyncio.iscoroutine(result):
-                await result
+            try:
+                result = callback(update)
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:  # as the reference client: logged, skipped
+                logger.exception("session subscriber %r failed on %r", callback, update)
 
     async def _execute(
         self, run_input: Any, state: _RunState, run_ref: weakref.ref[Run]
