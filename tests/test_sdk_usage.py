@@ -13,8 +13,9 @@ from agui.middleware import Middleware
 from agui.pipeline import Pipeline
 from agui.server import BackgroundServer, create_app
 from agui.session import Session
-from agui.transports import ReplayTransport
+from agui.transports import HttpTransport, ReplayTransport
 from agui.types import (
+    RunErrorEvent,
     RunFinishedEvent,
     RunStartedEvent,
     StateDeltaEvent,
@@ -22,7 +23,7 @@ from agui.types import (
     TextMessageEndEvent,
     TextMessageStartEvent,
 )
-from agui.updates import Custom, Done, ErrorUpdate, TextDelta
+from agui.updates import Custom, Done, ErrorUpdate, RunStarted, TextDelta
 from agui.wire import (
     EventDecoder,
     decode_event,
@@ -264,3 +265,43 @@ def test_closing_a_run_before_it_starts_leaves_done_cancelled_and_sends_nothing(
     assert asyncio.run(run.collect()) == []
     assert sent == []
     assert asyncio.run(session.run().wait()) == Done("success", run_id="r1")
+
+
+# --- HTTP transport --------------------------------------------------------------
+
+
+def test_http_transport_follows_a_redirect_repeating_the_post_as_fetch_does() -> None:
+    seen: list[str] = []
+
+    async def agent(run_input, emit, cancel) -> None:
+        seen.append(run_input.messages[-1].content)
+        ids = {"thread_id": run_input.thread_id, "run_id": run_input.run_id}
+        await emit(RunStartedEvent(**ids))
+        await emit(RunFinishedEvent(**ids))
+
+    async def main(url: str) -> list:
+        session = Session(HttpTransport(url + "/agent/", timeout=10))  # Starlette: 307 -> /agent
+        return await session.send("hello").collect()
+
+    with BackgroundServer(create_app(agent)) as server:
+        updates = asyncio.run(main(server.url))
+    assert [type(u) for u in updates] == [RunStarted, Done]
+    assert updates[-1].outcome == "success"
+    assert seen == ["hello"]
+
+
+def test_guarded_agent_returning_without_emitting_gets_run_error_not_an_empty_stream() -> None:
+    async def silent(run_input, emit, cancel) -> None:
+        return None
+
+    payload = {"threadId": "t1", "runId": "r1", "messages": []}
+    with BackgroundServer(create_app(silent)) as server:
+        guarded = httpx.post(server.url + "/agent", json=payload, timeout=10)
+    with BackgroundServer(create_app(silent, guard=False)) as server:
+        unguarded = httpx.post(server.url + "/agent", json=payload, timeout=10)
+    sent = [line[len("data: ") :] for line in guarded.text.splitlines() if line.startswith("data: ")]
+    assert [decode_event(data, strict=True) for data in sent] == [
+        RunErrorEvent(message="the agent returned without emitting a run", code="run_not_started")
+    ]
+    assert unguarded.status_code == 200
+    assert unguarded.text == ""

@@ -19,7 +19,9 @@ Lifecycle of one request (POST, body = RunAgentInput JSON):
    (``code="agent_error"``) is emitted when a run is open (or nothing was sent
    yet) and the guard allows it. With the guard on, an agent that returns
    with its run still open gets a ``RUN_ERROR`` (``code="run_not_finished"``)
-   instead of a truncated stream.
+   instead of a truncated stream, and one that returns without emitting
+   anything a ``RUN_ERROR`` (``code="run_not_started"``) instead of an empty
+   stream.
 4. The client disconnects -> token tripped, agent task cancelled, stream
    dropped.
 5. The server cancels the request (shutting down: uvicorn's
@@ -246,6 +248,8 @@ class AgentStreamResponse(Response):
                 await emitter._fail(
                     "the agent returned without finishing its run", "run_not_finished"
                 )
+            elif emitter.guarded and emitter.count == 0:
+                await emitter._fail("the agent returned without emitting a run", "run_not_started")
         finally:
             if not token.cancelled:
                 await queue.put(_END)

@@ -47,9 +47,12 @@ class HttpTransport:
         timeout: seconds (float, applied to connect/read/write/pool) or an
             ``httpx.Timeout``; default :data:`DEFAULT_TIMEOUT`. ``read`` is the
             longest silence tolerated between two chunks of the stream.
-        client: an ``httpx.AsyncClient`` to reuse (you close it). By default
-            each run opens and closes its own client, so a transport can be
-            used from several event loops (e.g. :class:`agui.session.SyncSession`).
+        client: an ``httpx.AsyncClient`` to reuse (you close it; its own
+            ``follow_redirects`` setting applies). By default each run opens
+            and closes its own client, so a transport can be used from several
+            event loops (e.g. :class:`agui.session.SyncSession`); that client
+            follows redirects as ``fetch`` in the reference client does (a
+            307/308 repeats the POST, e.g. Starlette's ``/agent/`` -> ``/agent``).
         verify: TLS verification as httpx takes it (``True`` = the system
             CA bundle, via one SSL context shared by every transport; an
             ``ssl.SSLContext``; or ``False``).
@@ -106,7 +109,9 @@ class HttpTransport:
         client = self._client
         if client is None:
             verify = _default_ssl_context() if self.verify is True else self.verify
-            client = httpx.AsyncClient(timeout=self.timeout, verify=verify)
+            # redirects are followed, as fetch() in the reference client does
+            # (307/308 repeat the POST; httpx drops Authorization cross-origin)
+            client = httpx.AsyncClient(timeout=self.timeout, verify=verify, follow_redirects=True)
         try:
             try:
                 async with client.stream(
