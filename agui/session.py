@@ -762,8 +762,28 @@ class SyncSession:
     def __init__(self, transport: Any, **kwargs: Any) -> None:
         self.session = Session(transport, **kwargs)
         self._runner = asyncio.Runner()
+        self._closed = False
 
     def _call(self, coro: Any) -> Any:
+        """Run ``coro`` on the private loop.
+
+        Raises:
+            RuntimeError: called from inside a running event loop (async code,
+                a notebook: use :class:`Session` there), or after ``close()``.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            coro.close()
+            raise RuntimeError(
+                "SyncSession cannot be used inside a running event loop "
+                "(async code, Jupyter): use agui.session.Session there"
+            )
+        if self._closed:
+            coro.close()
+            raise RuntimeError("this SyncSession is closed")
         return self._runner.run(coro)
 
     @property
@@ -802,8 +822,11 @@ class SyncSession:
         """Close any open run and the private event loop."""
         ref = self.session._active_ref
         active = ref() if ref is not None else None
+        if self._closed:
+            return
         if active is not None:
             self._call(active.aclose())
+        self._closed = True
         self._runner.close()
 
     def __enter__(self) -> Self:

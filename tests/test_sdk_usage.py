@@ -12,7 +12,7 @@ from agui.errors import DecodeError
 from agui.middleware import Middleware
 from agui.pipeline import Pipeline
 from agui.server import BackgroundServer, create_app
-from agui.session import Session
+from agui.session import Session, SyncSession
 from agui.transports import HttpTransport, ReplayTransport
 from agui.types import (
     RunErrorEvent,
@@ -305,3 +305,21 @@ def test_guarded_agent_returning_without_emitting_gets_run_error_not_an_empty_st
     ]
     assert unguarded.status_code == 200
     assert unguarded.text == ""
+
+
+# --- SyncSession ----------------------------------------------------------------
+
+
+def test_sync_session_refuses_a_running_event_loop_and_use_after_close_clearly() -> None:
+    sync = SyncSession(ReplayTransport(REPLAY), thread_id="t1")
+
+    async def inside_a_loop():
+        return sync.send("x").wait()
+
+    with pytest.raises(RuntimeError, match="inside a running event loop"):
+        asyncio.run(inside_a_loop())
+    assert sync.run().wait() == Done("success", run_id="r1")  # still usable outside
+    sync.close()
+    sync.close()  # idempotent
+    with pytest.raises(RuntimeError, match="this SyncSession is closed"):
+        sync.run().wait()
