@@ -23,13 +23,14 @@ from agui.types import (
     TextMessageEndEvent,
     TextMessageStartEvent,
 )
-from agui.updates import Custom, Done, ErrorUpdate, RunStarted, TextDelta
+from agui.updates import Custom, Done, ErrorUpdate, RunStarted, TextDelta, TextEnded, TextStarted
 from agui.wire import (
     EventDecoder,
     decode_event,
     decode_event_lenient,
     decode_input,
     decode_input_lenient,
+    encode_event,
 )
 
 pytestmark = pytest.mark.timeout(30)
@@ -323,3 +324,33 @@ def test_sync_session_refuses_a_running_event_loop_and_use_after_close_clearly()
     sync.close()  # idempotent
     with pytest.raises(RuntimeError, match="this SyncSession is closed"):
         sync.run().wait()
+
+
+# --- ReplayTransport sources -------------------------------------------------------
+
+REPLAY_WIRE = [encode_event(ev) for ev in REPLAY]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"".join(b"data: " + doc + b"\n\n" for doc in REPLAY_WIRE),
+        b"\n".join(REPLAY_WIRE),
+        b"[" + b",".join(REPLAY_WIRE) + b"]",
+        b'{"stream":[' + b",".join(REPLAY_WIRE) + b"]}",
+    ],
+    ids=["sse-bytes", "jsonl-bytes", "array-bytes", "conformance-stream-bytes"],
+)
+def test_replay_transport_reads_a_fixture_given_as_bytes(content) -> None:
+    session = Session(ReplayTransport(content), thread_id="t1")
+    updates = asyncio.run(session.send("x").collect())
+    assert not any(isinstance(u, ErrorUpdate) for u in updates)
+    assert updates[-1] == Done("success", run_id="r1")
+    assert session.messages[-1].content == "hi"
+
+
+def test_replay_transport_reads_a_conformance_fixture_file(tmp_path) -> None:
+    path = tmp_path / "fixture.json"
+    path.write_bytes(b'{"input":{},"stream":[' + b",".join(REPLAY_WIRE) + b"]}")
+    updates = asyncio.run(Session(ReplayTransport(path), thread_id="t1").send("x").collect())
+    assert [type(u) for u in updates] == [RunStarted, TextStarted, TextDelta, TextEnded, Done]

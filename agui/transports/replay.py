@@ -5,8 +5,9 @@ Sources (one per response; see :class:`ReplayTransport`):
 * a list of events: generated structs (yielded as they are) and/or wire
   dicts / JSON text (framed as SSE, so they take the same decode path as HTTP);
 * a file path: a JSON array of events, JSON Lines (one event per line), an
-  object with an ``"events"`` array, or raw SSE text (starts with ``data:``,
-  ``event:``, ``id:`` or ``:``).
+  object with an ``"events"`` array (or a conformance fixture's ``"stream"``),
+  or raw SSE text (starts with ``data:``, ``event:``, ``id:`` or ``:``);
+* ``bytes``: the content of such a file (e.g. a captured SSE response body).
 
 The same Session code runs unchanged over it, and the same events give the
 same updates as over HTTP.
@@ -24,7 +25,7 @@ import msgspec
 
 from agui.errors import DecodeError
 
-Source = Iterable[Any] | str | PathLike[str]
+Source = Iterable[Any] | str | PathLike[str] | bytes
 
 
 def _sse_frame(data: bytes) -> bytes:
@@ -43,7 +44,12 @@ def load_events(path: str | PathLike[str]) -> list[bytes] | bytes:
         DecodeError: the file is neither a JSON array, an object with
             ``events``, JSON Lines nor SSE (``path`` names the line or index).
     """
-    raw = Path(path).read_bytes()
+    return _parse_events(Path(path).read_bytes(), str(path))
+
+
+def _parse_events(raw: bytes, name: str = "<bytes>") -> list[bytes] | bytes:
+    """:func:`load_events` on a fixture's content (``name`` labels errors)."""
+    path = name
     text = raw.lstrip(b"\xef\xbb\xbf").lstrip()
     if not text:
         return []
@@ -61,26 +67,31 @@ def load_events(path: str | PathLike[str]) -> list[bytes] | bytes:
         except msgspec.DecodeError:
             doc = None  # JSON Lines whose first line is an object
         if doc is not None:
-            if "events" in doc:
+            key = "events" if "events" in doc else "stream" if "stream" in doc else None
+            if key is not None:  # ours; or a conformance fixture's ``stream``
                 try:
-                    items = msgspec.json.decode(doc["events"], type=list[msgspec.Raw])
+                    items = msgspec.json.decode(doc[key], type=list[msgspec.Raw])
                 except msgspec.DecodeError as exc:
                     raise DecodeError(
-                        f"{path}: 'events' is not an array: {exc}", path="$.events"
+                        f"{path}: {key!r} is not an array: {exc}", path=f"$.{key}"
                     ) from exc
                 return [bytes(item) for item in items]
             if "type" in doc:  # a single event
                 return [text]
             raise DecodeError(
-                f"{path}: a JSON object fixture needs an 'events' array", path="$.events"
+                f"{path}: a JSON object fixture needs an 'events' (or 'stream') array",
+                path="$.events",
             )
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def _frames(source: Any) -> list[Any]:
     """One source -> the list of items to yield (bytes = SSE, else structs)."""
-    if isinstance(source, str | PathLike):
-        loaded = load_events(source)
+    if isinstance(source, str | PathLike | bytes | bytearray | memoryview):
+        if isinstance(source, str | PathLike):
+            loaded = load_events(source)
+        else:  # a fixture's content, read or captured already
+            loaded = _parse_events(bytes(source))
         if isinstance(loaded, bytes):
             return [loaded]
         return [_sse_frame(doc) for doc in loaded]
@@ -102,8 +113,8 @@ class ReplayTransport:
 
     ``ReplayTransport(source, *more, delay=0.0)``: the n-th ``stream()`` call
     replays the n-th source; once they are used up the last one repeats. A
-    source is a list of events (structs, wire dicts or JSON text) or a fixture
-    file path (see the module doc). ``delay`` (seconds) sleeps between items,
+    source is a list of events (structs, wire dicts or JSON text), a fixture
+    file path, or a fixture's content as ``bytes`` (see the module doc). ``delay`` (seconds) sleeps between items,
     to exercise cancellation.
 
     Attributes:
