@@ -163,9 +163,14 @@ def build_resume(
             interrupt is answered other than cancelled.
         agui.errors.DecodeError: an interrupt given as a dict is malformed
             (``path`` e.g. ``interrupts[1].id``).
+        TypeError: ``answers`` is not a mapping.
     """
     from agui.types import Interrupt, ResumeEntry
 
+    if not isinstance(answers, Mapping):
+        raise TypeError(
+            f"answers must be a mapping of interrupt id -> answer, not {type(answers).__name__}"
+        )
     pending = [_as_struct(i, Interrupt, f"interrupts[{n}]") for n, i in enumerate(interrupts)]
     if not pending:
         raise ResumeError("there is no pending interrupt to resume")
@@ -227,6 +232,7 @@ def resume_run(
         ResumeError: see :func:`build_resume` (also when the events did not
             end on an interrupt).
         agui.errors.DecodeError: ``previous`` or an interrupt is malformed.
+        TypeError: ``answers`` is not a mapping.
     """
     from agui.apply import Conversation
     from agui.types import RunAgentInput

@@ -454,6 +454,7 @@ class Session:
             ResumeError: before anything is sent, when nothing is pending, an
                 interrupt is unanswered, an answer names an unknown id, or an
                 expired interrupt is answered other than cancelled.
+            TypeError: ``answers`` is not a mapping.
         """
         resume = build_resume(self.conversation.pending_interrupts, answers, now=now)
         if text is not None:

@@ -9,14 +9,17 @@ import httpx
 import pytest
 
 from agui.errors import DecodeError
+from agui.interrupts import resolved
 from agui.middleware import Middleware
 from agui.pipeline import Pipeline
 from agui.server import BackgroundServer, create_app
 from agui.session import Session, SyncSession
 from agui.transports import HttpTransport, ReplayTransport
 from agui.types import (
+    Interrupt,
     RunErrorEvent,
     RunFinishedEvent,
+    RunFinishedInterruptOutcome,
     RunStartedEvent,
     StateDeltaEvent,
     TextMessageContentEvent,
@@ -354,3 +357,23 @@ def test_replay_transport_reads_a_conformance_fixture_file(tmp_path) -> None:
     path.write_bytes(b'{"input":{},"stream":[' + b",".join(REPLAY_WIRE) + b"]}")
     updates = asyncio.run(Session(ReplayTransport(path), thread_id="t1").send("x").collect())
     assert [type(u) for u in updates] == [RunStarted, TextStarted, TextDelta, TextEnded, Done]
+
+
+# --- interrupts --------------------------------------------------------------------
+
+
+def test_resume_with_answers_that_are_not_a_mapping_is_a_type_error() -> None:
+    paused = [
+        RunStartedEvent(thread_id="t1", run_id="r1"),
+        RunFinishedEvent(
+            thread_id="t1",
+            run_id="r1",
+            outcome=RunFinishedInterruptOutcome(interrupts=[Interrupt(id="i1", reason="confirm")]),
+        ),
+    ]
+    session = Session(ReplayTransport(paused, REPLAY), thread_id="t1")
+    assert asyncio.run(session.send("x").wait()).outcome == "interrupted"
+    for answers in ("yes", [("i1", resolved())], None):
+        with pytest.raises(TypeError, match="answers must be a mapping of interrupt id -> answer"):
+            session.resume(answers)
+    assert asyncio.run(session.resume({"i1": resolved()}).wait()) == Done("success", run_id="r1")
