@@ -45,7 +45,7 @@ import logging
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
 from msgspec import UNSET
@@ -54,6 +54,11 @@ from agui.errors import DecodeError, ResumeError, TransportError
 from agui.interrupts import build_resume, is_expired
 from agui.middleware import MiddlewareFn, compose
 from agui.updates import Done, ErrorUpdate, RunStarted, Update, WarningUpdate
+
+if TYPE_CHECKING:  # (imported lazily at run time)
+    from agui.apply import Conversation
+    from agui.transports import Transport
+    from agui.types import Interrupt, Message, RunAgentInput
 
 __all__ = ["Run", "Session", "SyncRun", "SyncSession"]
 
@@ -150,7 +155,7 @@ class Run:
             overrides; middleware may still change what goes on the wire).
     """
 
-    def __init__(self, session: Session, run_input: Any) -> None:
+    def __init__(self, session: Session, run_input: RunAgentInput) -> None:
         self._session = session
         self.input = run_input
         self._state = _RunState()
@@ -278,7 +283,7 @@ class Session:
 
     def __init__(
         self,
-        transport: Any,
+        transport: Transport,
         *,
         thread_id: str | None = None,
         tools: Iterable[Any] = (),
@@ -313,7 +318,7 @@ class Session:
     # ----------------------------------------------------------------- read
 
     @property
-    def messages(self) -> list[Any]:
+    def messages(self) -> list[Message]:
         """The conversation's messages (generated structs)."""
         return self.conversation.messages
 
@@ -323,7 +328,7 @@ class Session:
         return self.conversation.state
 
     @property
-    def pending_interrupts(self) -> list[Any]:
+    def pending_interrupts(self) -> list[Interrupt]:
         """Interrupts the latest run paused on (answer them with :meth:`resume`)."""
         return self.conversation.pending_interrupts
 
@@ -378,7 +383,7 @@ class Session:
 
     # ----------------------------------------------------------------- runs
 
-    def build_input(self, **overrides: Any) -> Any:
+    def build_input(self, **overrides: Any) -> RunAgentInput:
         """The RunAgentInput the next run would send (a fresh ``runId`` each call).
 
         ``overrides``: any RunAgentInput field by its snake_case name
@@ -711,7 +716,7 @@ class SyncRun:
         self.run = run
 
     @property
-    def input(self) -> Any:
+    def input(self) -> RunAgentInput:
         """The RunAgentInput sent."""
         return self.run.input
 
@@ -760,7 +765,7 @@ class SyncSession:
     SyncSession(...)``) releases that loop.
     """
 
-    def __init__(self, transport: Any, **kwargs: Any) -> None:
+    def __init__(self, transport: Transport, **kwargs: Any) -> None:
         self.session = Session(transport, **kwargs)
         self._runner = asyncio.Runner()
         self._closed = False
@@ -788,12 +793,12 @@ class SyncSession:
         return self._runner.run(coro)
 
     @property
-    def conversation(self) -> Any:
+    def conversation(self) -> Conversation:
         """The session's Conversation."""
         return self.session.conversation
 
     @property
-    def messages(self) -> list[Any]:
+    def messages(self) -> list[Message]:
         """Messages so far."""
         return self.session.messages
 
@@ -803,7 +808,7 @@ class SyncSession:
         return self.session.state
 
     @property
-    def pending_interrupts(self) -> list[Any]:
+    def pending_interrupts(self) -> list[Interrupt]:
         """Interrupts waiting for :meth:`resume`."""
         return self.session.pending_interrupts
 

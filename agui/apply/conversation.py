@@ -129,7 +129,7 @@ class Conversation:
     # ------------------------------------------------------------------ read
 
     @property
-    def messages(self) -> list[Any]:
+    def messages(self) -> list[T.Message]:
         """Generated ``Message`` structs, in conversation order (built on demand).
 
         Each struct is cached until its message changes, so reading this after
@@ -146,7 +146,7 @@ class Conversation:
         return self._state
 
     @property
-    def pending_interrupts(self) -> list[Any]:
+    def pending_interrupts(self) -> list[T.Interrupt]:
         """Interrupts of the latest RUN_FINISHED with an interrupt outcome (else [])."""
         return list(self._pending_interrupts)
 
@@ -157,7 +157,7 @@ class Conversation:
         in that run without a TOOL_CALL_RESULT, in start order."""
         return list(self._pending_tool_call_ids)
 
-    def message(self, message_id: str) -> Any:
+    def message(self, message_id: str) -> T.Message | None:
         """The message with this id as a generated struct, or None."""
         rec = self._by_id.get(message_id)
         return rec.build() if rec is not None else None
@@ -167,7 +167,7 @@ class Conversation:
         rec = self._by_id.get(message_id)
         return rec.get_text() if rec is not None else None
 
-    def input_messages(self) -> list[Any]:
+    def input_messages(self) -> list[T.Message]:
         """Messages to send back in ``RunAgentInput.messages``: activity
         messages are client-only and stripped (spec ``messages``)."""
         return [r.build() for r in self._list if r.role != "activity"]
@@ -196,7 +196,7 @@ class Conversation:
 
     # ----------------------------------------------------------------- apply
 
-    def apply(self, event: Any) -> list[Update]:
+    def apply(self, event: T.Event) -> list[Update]:
         """Apply one event; return the updates describing what changed.
 
         Never raises on bad data: an event that cannot be applied yields a
