@@ -8,7 +8,7 @@ import asyncio
 import httpx
 import pytest
 
-from agui.errors import DecodeError
+from agui.errors import DecodeError, TransportError
 from agui.interrupts import resolved
 from agui.middleware import Middleware
 from agui.pipeline import Pipeline
@@ -377,3 +377,26 @@ def test_resume_with_answers_that_are_not_a_mapping_is_a_type_error() -> None:
         with pytest.raises(TypeError, match="answers must be a mapping of interrupt id -> answer"):
             session.resume(answers)
     assert asyncio.run(session.resume({"i1": resolved()}).wait()) == Done("success", run_id="r1")
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://[::1", "invalid URL 'http://[::1'"),
+        ("http://127.0.0.1:99999/agent", "port 99999 is not in 0-65535"),
+    ],
+    ids=["unparsable", "port-out-of-range"],
+)
+def test_http_transport_reports_an_invalid_url_as_a_transport_error(url, reason) -> None:
+    updates = asyncio.run(Session(HttpTransport(url, timeout=5)).send("x").collect())
+    assert [type(u) for u in updates] == [ErrorUpdate, Done]
+    error = updates[0].error
+    assert isinstance(error, TransportError)
+    assert error.kind == "connect"
+    assert reason in str(error)
+    assert updates[-1].outcome == "failed"
+
+
+def test_http_transport_refuses_non_ascii_headers_at_construction() -> None:
+    with pytest.raises(ValueError, match="header 'X-User': HTTP header names and values must be ASCII"):
+        HttpTransport("http://127.0.0.1:1/agent", headers={"X-User": "Zoë"})

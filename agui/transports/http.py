@@ -57,8 +57,12 @@ class HttpTransport:
             CA bundle, via one SSL context shared by every transport; an
             ``ssl.SSLContext``; or ``False``).
 
+    Raises ``ValueError`` at construction for a header name or value that is
+    not ASCII (httpx would fail on it in the middle of the first run).
+
     ``stream(run_input)`` raises :class:`TransportError`:
-    ``http_status`` (non-2xx; ``.status``, ``.body`` = first 2 KiB of the body),
+    ``connect`` also for a URL that cannot be parsed or whose port is not
+    in 0-65535; ``http_status`` (non-2xx; ``.status``, ``.body`` = first 2 KiB of the body),
     ``connect`` (refused, DNS), ``timeout``, ``reset`` (connection dropped
     mid-stream), ``truncated`` (the server closed before the chunked body was
     complete), ``protocol`` (a malformed HTTP response, or a 2xx whose
@@ -81,6 +85,12 @@ class HttpTransport:
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
+        for name, value in self.headers.items():
+            if not (str(name).isascii() and str(value).isascii()):
+                raise ValueError(
+                    f"header {name!r}: HTTP header names and values must be ASCII "
+                    "(encode other text, e.g. with urllib.parse.quote)"
+                )
         if timeout is None:
             self.timeout = DEFAULT_TIMEOUT
         elif isinstance(timeout, httpx.Timeout):
@@ -106,6 +116,9 @@ class HttpTransport:
         it) closes the HTTP response and the connection.
         """
         body = encode_run_input(run_input)
+        bad_url = _url_error(self.url)
+        if bad_url is not None:
+            raise bad_url
         client = self._client
         if client is None:
             verify = _default_ssl_context() if self.verify is True else self.verify
@@ -195,6 +208,20 @@ async def _status_error(response: httpx.Response) -> TransportError:
         status=response.status_code,
         body=text,
     )
+
+
+def _url_error(url: str) -> TransportError | None:
+    """``TransportError(kind="connect")`` for a URL httpx cannot parse
+    (``http://[::1``: ``httpx.InvalidURL`` is no ``httpx.HTTPError``) or whose
+    port is outside 0-65535 (the socket layer would raise ``OverflowError``
+    inside an ``ExceptionGroup``); None when the URL can be tried."""
+    try:
+        port = httpx.URL(url).port
+    except httpx.InvalidURL as exc:
+        return TransportError(f"invalid URL {url!r}: {exc}", kind="connect")
+    if port is not None and not 0 <= port <= 65535:
+        return TransportError(f"invalid URL {url!r}: port {port} is not in 0-65535", kind="connect")
+    return None
 
 
 def _wrap(exc: httpx.HTTPError, url: str) -> TransportError:
