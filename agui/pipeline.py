@@ -379,14 +379,15 @@ class Pipeline:
     def _on_run_finished(self, ev: Any, out: list[Update]) -> None:
         self._run_open = False
         self._runs_seen += 1
-        out.append(self._done_for_finish())
+        out.append(self._done_for_finish(_usage_of(ev)))
 
     def _on_run_error(self, ev: Any, out: list[Update]) -> None:
         self._run_open = False
         self._runs_seen += 1
-        out.append(Done("failed", reason=ev.message, run_id=self._conversation.run_id))
+        out.append(Done("failed", reason=ev.message, run_id=self._conversation.run_id,
+                        usage=_usage_of(ev)))
 
-    def _done_for_finish(self) -> Done:
+    def _done_for_finish(self, usage: tuple[Any, ...]) -> Done:
         conv = self._conversation
         outcome = conv.outcome or "success"
         if outcome == "success":
@@ -395,10 +396,12 @@ class Pipeline:
                 result=conv.result,
                 pending_tool_call_ids=tuple(conv.pending_tool_call_ids),
                 run_id=conv.run_id,
+                usage=usage,
             )
         if outcome == "cancelled":
-            return Done("cancelled", reason="cancelled by the agent", run_id=conv.run_id)
-        return Done(outcome, run_id=conv.run_id)  # interrupted
+            return Done("cancelled", reason="cancelled by the agent", run_id=conv.run_id,
+                        usage=usage)
+        return Done(outcome, run_id=conv.run_id, usage=usage)  # interrupted
 
     def _violation(self, violation: ProtocolViolation, out: list[Update]) -> bool:
         """Report a violation; True when it ended the stream (strict mode)."""
@@ -457,3 +460,9 @@ def _parse_version(value: Any) -> tuple[int, int] | None:
 
 
 __all__ = ["IMPLEMENTED_PROTOCOL_VERSION", "Pipeline", "VerifyMode"]
+
+
+def _usage_of(event: Any) -> tuple[Any, ...]:
+    """RUN_FINISHED / RUN_ERROR ``usage`` (TokenUsage structs) as a tuple; () when absent."""
+    usage = event.usage
+    return () if usage is msgspec.UNSET else tuple(usage)

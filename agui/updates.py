@@ -238,6 +238,8 @@ class Done(msgspec.Struct, frozen=True, gc=False):
     ``result``: RUN_FINISHED ``result`` (any JSON) on success.
     ``pending_tool_call_ids``: from a success outcome (client-side tools to run).
     ``run_id``: the run that ended, when known.
+    ``usage``: the ``TokenUsage`` structs RUN_FINISHED / RUN_ERROR reported
+    (``()`` when none; absent is not zero).
     """
 
     outcome: Outcome
@@ -245,6 +247,7 @@ class Done(msgspec.Struct, frozen=True, gc=False):
     result: Any = None
     pending_tool_call_ids: tuple[str, ...] = ()
     run_id: str | None = None
+    usage: tuple[Any, ...] = ()
 
 
 Update = (

@@ -455,3 +455,28 @@ def test_random_event_sequences_never_raise_and_leave_valid_messages(mode):
         # JSON as a \u escape but which msgspec's UTF-8 encoder refuses)
         plain_messages = msgspec.to_builtins(p.conversation.messages)
         assert len(msgspec.convert(plain_messages, type=list[T.Message])) == len(p.conversation)
+
+
+def test_token_usage_of_run_finished_and_run_error_reaches_done():
+    """RUN_FINISHED.usage / RUN_ERROR.usage are data the caller needs (billing):
+    never dropped; absent usage is (), not zeros."""
+    from agui.types import TokenUsage
+    from agui.updates import Done
+
+    stream = (
+        b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r1"}\n\n'
+        b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r1","usage":'
+        b'[{"provider":"p","inputTokens":12,"outputTokens":3,"totalTokens":15}]}\n\n'
+        b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r2"}\n\n'
+        b'data: {"type":"RUN_ERROR","message":"boom","usage":[{"inputTokens":7}]}\n\n'
+        b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r3"}\n\n'
+        b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r3"}\n\n'
+    )
+    p = Pipeline(verify="strict")
+    dones = [u for u in p.feed_bytes(stream) + p.close() if isinstance(u, Done)]
+    assert [d.outcome for d in dones] == ["success", "failed", "success"]
+    assert dones[0].usage == (
+        TokenUsage(provider="p", input_tokens=12, output_tokens=3, total_tokens=15),
+    )
+    assert dones[1].usage == (TokenUsage(input_tokens=7),)
+    assert dones[2].usage == ()
