@@ -376,3 +376,29 @@ def test_unencodable_event_raises_in_the_agent_and_self_cancellation_is_a_run_er
     assert len(caught) == 2
     assert [e["type"] for e in cancelled] == ["RUN_STARTED", "RUN_ERROR"]
     assert cancelled[-1]["code"] == "agent_cancelled"
+
+
+def test_request_body_over_the_cap_is_413_and_not_read_whole():
+    with BackgroundServer(create_app(agent, max_body_bytes=1024)) as small:
+        big = body(text="x" * 4096)
+        response = post(small, big)
+        assert response.status_code == 413
+        assert response.json()["error"] == "body_too_large"
+        assert "1024" in response.json()["message"]
+
+        def chunked():  # no Content-Length: the cap is enforced while reading
+            for _ in range(64):
+                yield b" " * 1024
+
+        response = httpx.post(small.url + "/agent", content=chunked(), timeout=10)
+        assert response.status_code == 413
+
+        under = post(small, body(text="ok"))  # a body under the cap still streams
+        assert under.status_code == 200
+        assert frames(under.text)[-1]["type"] == "RUN_FINISHED"
+
+
+def test_default_body_cap_is_16_mib():
+    from agui.server.endpoint import DEFAULT_MAX_BODY_BYTES
+
+    assert DEFAULT_MAX_BODY_BYTES == 16 * 1024 * 1024

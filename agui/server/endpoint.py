@@ -329,15 +329,41 @@ def _error_response(status: int, error: str, message: str, path: str) -> JSONRes
     return JSONResponse({"error": error, "message": message, "path": path}, status_code=status)
 
 
-async def decode_request(request: Request) -> Any:
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+"""Largest request body an endpoint reads by default (bytes): 16 MiB."""
+
+
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The request body, or None once it grows past ``limit`` bytes (the rest is
+    not read: a declared Content-Length over the limit is refused up front)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+async def decode_request(request: Request, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Any:
     """Read and decode a RunAgentInput body; returns the struct or a JSONResponse.
 
-    400 ``invalid_json`` when the body is empty, not JSON, or nested deeper
-    than the decoder's recursion limit (about a thousand levels); 422
-    ``invalid_run_input`` (with the JSON ``path``) when it is JSON but not a
-    valid RunAgentInput.
+    413 ``body_too_large`` when the body is over ``max_body_bytes`` bytes
+    (reading stops there); 400 ``invalid_json`` when the body is empty, not
+    JSON, or nested deeper than the decoder's recursion limit (about a thousand
+    levels); 422 ``invalid_run_input`` (with the JSON ``path``) when it is JSON
+    but not a valid RunAgentInput.
     """
-    body = await request.body()
+    body = await _read_body(request, max_body_bytes)
+    if body is None:
+        return _error_response(
+            413, "body_too_large",
+            f"request body is larger than {max_body_bytes} bytes (max_body_bytes)", "$",
+        )
     if not body.strip():
         return _error_response(
             400, "invalid_json", "empty request body: expected a RunAgentInput JSON object", "$"
@@ -364,6 +390,7 @@ def agent_route(
     guard: bool = True,
     name: str | None = None,
     keepalive: float | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> Route:
     """A starlette ``Route`` (POST ``path``) serving ``agent`` as AG-UI over SSE.
 
@@ -376,10 +403,12 @@ def agent_route(
         keepalive: seconds of agent silence after which an SSE comment
             (``: keep-alive``) is sent, so proxies and client read timeouts do
             not cut a long-thinking agent; None (default) sends none.
+        max_body_bytes: the largest request body read (default 16 MiB); a
+            larger one is answered 413 ``body_too_large`` without reading it all.
     """
 
     async def endpoint(request: Request) -> Response:
-        decoded = await decode_request(request)
+        decoded = await decode_request(request, max_body_bytes=max_body_bytes)
         if isinstance(decoded, Response):
             return decoded
         return AgentStreamResponse(
@@ -400,14 +429,18 @@ def create_app(
     guard: bool = True,
     debug: bool = False,
     keepalive: float | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> Starlette:
     """A Starlette app with one AG-UI endpoint (POST ``path``) serving ``agent``.
 
-    ``guard`` and ``keepalive``: see :func:`agent_route`; ``debug``: Starlette's.
+    ``guard``, ``keepalive`` and ``max_body_bytes``: see :func:`agent_route`;
+    ``debug``: Starlette's.
 
     Serve it with :class:`agui.server.BackgroundServer` (tests, local tools) or
     any ASGI server (``uvicorn module:app --host 127.0.0.1``).
     """
     return Starlette(
-        debug=debug, routes=[agent_route(agent, path, guard=guard, keepalive=keepalive)]
+        debug=debug,
+        routes=[agent_route(agent, path, guard=guard, keepalive=keepalive,
+                            max_body_bytes=max_body_bytes)],
     )
