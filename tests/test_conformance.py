@@ -13,8 +13,8 @@ Every deliberate difference between a fixture and our client is an entry with a
 reason in ``agui/conformance/table.py`` (the spec over the reference client's
 admitted gaps, era shims we do not ship, the client's declared version) and is
 listed again, briefly, in ``EXPLAINED_OVERRIDES`` below (a test keeps the two
-equal). What is still OPEN is in ``KNOWN_GAPS`` / ``OWN_KNOWN_GAPS`` (xfail), each
-with the reason and the owner of the fix. Everything else passes as the fixture states it.
+equal). Everything else passes exactly as the fixture states it: there is no
+xfail lane.
 """
 
 from __future__ import annotations
@@ -68,14 +68,6 @@ EXPLAINED_OVERRIDES: dict[str, str] = {
     "era-pinned-peer-omits-protocol-version": "no peer-era shims: protocolVersion always declared",
 }
 
-# Nothing is open today. An entry here (fixture name -> reason and owner of the fix) turns
-# that fixture's failure into an xfail; a fixture that passes is never xfailed.
-KNOWN_GAPS: dict[str, str] = {}
-
-
-OWN_KNOWN_GAPS: dict[str, str] = {}
-
-
 def _fixture_params(corpus: str) -> list:
     folder = SHARED.joinpath(*CORPORA[corpus])
     if not folder.exists():
@@ -89,8 +81,6 @@ def _check(path: Path | None, corpus: str) -> None:
         return
     fixture = json.loads(path.read_text(encoding="utf-8"))
     result = run_fixture(fixture, str(path))
-    if fixture["name"] in KNOWN_GAPS and not result.passed:
-        pytest.xfail(KNOWN_GAPS[fixture["name"]])
     assert result.passed, "\n".join(result.failures)
 
 
@@ -115,8 +105,6 @@ def test_spec_draft_corpus(path):
 @pytest.mark.parametrize("path", sorted(OWN.glob("*.json")), ids=lambda p: p.stem)
 def test_own_fixtures(path):
     result = run_fixture(json.loads(path.read_text(encoding="utf-8")), str(path))
-    if path.stem in OWN_KNOWN_GAPS and not result.passed:
-        pytest.xfail(OWN_KNOWN_GAPS[path.stem])
     assert result.passed, "\n".join(result.failures)
 
 
@@ -174,7 +162,6 @@ def test_table_names_only_fixtures_that_exist():
         names |= {p.stem for p in folder.glob("*.json")}
     for key in TABLE:
         assert key.split("@")[0] in names, key
-    assert set(KNOWN_GAPS) <= names
 
 
 # --- the runner itself --------------------------------------------------------------------------
