@@ -498,3 +498,20 @@ def test_board_panel_shows_non_board_state_as_json():
         "board   run r · 1 message",
         'state   {"counter": 3}',
     ]
+
+
+def test_done_line_shows_token_usage_and_leaves_absent_counts_out():
+    from agui.types import TokenUsage
+
+    done = u.Done(
+        "success",
+        usage=(
+            TokenUsage(provider="acme", model="m1", input_tokens=12, output_tokens=3,
+                       total_tokens=15),
+            TokenUsage(input_tokens=0),  # zero is a count; absent is not zero
+        ),
+    )
+    assert render_all([done], GROUPED) == [
+        "done    success (usage: 12 in, 3 out, 15 total [acme/m1]; 0 in)"
+    ]
+    assert render_all([u.Done("success")], GROUPED) == ["done    success"]

@@ -462,6 +462,8 @@ class Renderer:
             body += f" (pending tool calls: {ids})"
         if up.result is not None:
             body += f" result {format_json(up.result, self.options.max_chars)}"
+        if up.usage:
+            body += f" (usage: {_usage_text(up.usage)})"
         lines.append(Line("done", body))
         self._error_texts = set()
         return lines
@@ -554,3 +556,24 @@ def render_all(updates: Iterable[Any], options: RenderOptions | None = None) -> 
         out.extend(str(line) for line in renderer.feed(up))
     out.extend(str(line) for line in renderer.flush())
     return out
+
+
+_USAGE_FIELDS = (
+    ("input_tokens", "in"), ("output_tokens", "out"), ("reasoning_tokens", "reasoning"),
+    ("cached_input_tokens", "cached"), ("cache_write_input_tokens", "cache write"),
+    ("total_tokens", "total"),
+)
+
+
+def _usage_text(usage: tuple[Any, ...]) -> str:
+    """``TokenUsage`` entries as ``12 in, 3 out, 15 total [model]``; absent counts
+    are left out (absent is not zero), entries joined with ``; ``."""
+    parts = []
+    for entry in usage:
+        counts = [f"{getattr(entry, attr)} {label}" for attr, label in _USAGE_FIELDS
+                  if isinstance(getattr(entry, attr, None), int)]
+        who = "/".join(sanitize(str(getattr(entry, a))) for a in ("provider", "model")
+                       if isinstance(getattr(entry, a, None), str))
+        text = ", ".join(counts) or "no counts"
+        parts.append(f"{text} [{who}]" if who else text)
+    return "; ".join(parts)
