@@ -98,6 +98,31 @@ def _join(frags: list[str] | tuple[str, ...], repair: bool) -> str:
     return text
 
 
+def _push(rec: CallRecord | MessageRecord, delta: str) -> None:
+    """Append a non-empty fragment to ``rec.frags`` (thawing a joined tuple),
+    compacting every ``_BLOCK`` fragments and noting a split surrogate half.
+    O(1) amortised; the one fragment buffer both record kinds use."""
+    frags = rec.frags
+    if frags.__class__ is tuple:  # joined (see _joined)
+        rec.frags = frags = list(frags)
+    frags.append(delta)
+    if len(frags) - rec.mark >= _BLOCK:
+        rec.mark = _compact(frags, rec.mark)
+    rec.text = None
+    if not delta.isascii() and _edge_surrogate(delta):
+        rec.split_pairs = True
+
+
+def _join_cached(rec: CallRecord | MessageRecord) -> str:
+    """Join ``rec.frags`` once (re-pairing split surrogates), keep the result
+    as ``rec.text`` and collapse the fragments to it."""
+    text = _join(rec.frags, rec.split_pairs)
+    rec.frags = _joined(text)
+    rec.mark = len(rec.frags)
+    rec.text = text
+    return text
+
+
 def _get(obj: Any, name: str) -> Any:
     value = getattr(obj, name, UNSET)
     return UNSET if value is None and name != "content" else value
@@ -154,26 +179,13 @@ class CallRecord:
     def arguments(self) -> str:
         """The reassembled arguments text (joined once, then cached)."""
         text = self.text
-        if text is None:
-            text = _join(self.frags, self.split_pairs)
-            self.frags = _joined(text)
-            self.mark = len(self.frags)
-            self.text = text
-        return text
+        return _join_cached(self) if text is None else text
 
     def append(self, delta: str) -> None:
         """Append a TOOL_CALL_ARGS ``delta`` (raw text, may split a JSON token
         or a surrogate pair); O(1) amortised, joined lazily by :attr:`arguments`."""
         if delta:
-            frags = self.frags
-            if frags.__class__ is tuple:  # joined (see _joined)
-                self.frags = frags = list(frags)
-            frags.append(delta)
-            if len(frags) - self.mark >= _BLOCK:
-                self.mark = _compact(frags, self.mark)
-            self.text = None
-            if not delta.isascii() and _edge_surrogate(delta):
-                self.split_pairs = True
+            _push(self, delta)
         self.touch()
 
     def touch(self) -> None:
@@ -298,12 +310,7 @@ class MessageRecord:
         if frags is None:
             return self.content if isinstance(self.content, str) else ""
         text = self.text
-        if text is None:
-            text = _join(frags, self.split_pairs)
-            self.frags = _joined(text)
-            self.mark = len(self.frags)
-            self.text = text
-        return text
+        return _join_cached(self) if text is None else text
 
     def append(self, delta: str) -> None:
         """Append a text fragment (non-text content is treated as "" and replaced)."""
@@ -314,14 +321,7 @@ class MessageRecord:
             self.text = ""
             self.content = UNSET
         if delta:
-            if frags.__class__ is tuple:  # joined (see _joined)
-                self.frags = frags = list(frags)
-            frags.append(delta)
-            if len(frags) - self.mark >= _BLOCK:
-                self.mark = _compact(frags, self.mark)
-            self.text = None
-            if not delta.isascii() and _edge_surrogate(delta):
-                self.split_pairs = True
+            _push(self, delta)
         self.built = None
 
     def build(self) -> Any:
