@@ -68,6 +68,8 @@ __all__ = ["NormalizeResult", "Normalizer"]
 UNSET: Any = msgspec.UNSET
 
 _NO_VIOLATIONS: tuple[ProtocolViolation, ...] = ()
+_VIOLATION = object()
+"""Marks ``Normalizer._lane_of`` returning a violation instead of a lane."""
 
 _TEXT = 0
 _TOOL = 1
@@ -266,20 +268,31 @@ class Normalizer:
 
     # --- chunk events ------------------------------------------------------------------
 
+    def _lane_of(
+        self, kind: int, item_id: Any, tag: Any, chunk: Any, position: int | None
+    ) -> tuple[Any, Any]:
+        """The lane a ``kind`` chunk naming ``item_id`` (or UNSET) belongs to and
+        that lane's open item: ``(lane, pending)``, pending None when nothing is
+        open there; ``(_VIOLATION, violation)`` when no lane can take it."""
+        # fast path: the chunk's own lane continues its open stream (exactly what lane
+        # resolution would decide, since a (kind, id) is open in at most one lane)
+        lane = None if tag is UNSET else tag
+        pending = self._lanes.get(lane)
+        if pending is None or pending.kind != kind or (
+                item_id is not UNSET and item_id != pending.id):
+            lane, violation = self._resolve_lane(kind, item_id, tag, chunk, position)
+            if violation is not None:
+                return _VIOLATION, violation
+            pending = self._lanes.get(lane)
+        return lane, pending
+
     def _text_chunk(self, chunk: Any, position: int | None) -> NormalizeResult:
         message_id = chunk.message_id
         tag = chunk.subagent_run_id
         lanes = self._lanes
-        # fast path: the chunk's own lane continues its open stream (exactly what lane
-        # resolution would decide, since a (kind, id) is open in at most one lane)
-        lane = None if tag is UNSET else tag
-        pending = lanes.get(lane)
-        if pending is None or pending.kind != _TEXT or (
-                message_id is not UNSET and message_id != pending.id):
-            lane, violation = self._resolve_lane(_TEXT, message_id, tag, chunk, position)
-            if violation is not None:
-                return NormalizeResult([], (violation,))
-            pending = lanes.get(lane)
+        lane, pending = self._lane_of(_TEXT, message_id, tag, chunk, position)
+        if lane is _VIOLATION:
+            return NormalizeResult([], (pending,))
         if pending is not None and pending.kind == _TEXT and (
             message_id is UNSET or message_id == pending.id
         ):
@@ -317,16 +330,9 @@ class Normalizer:
         tool_call_id = chunk.tool_call_id
         tag = chunk.subagent_run_id
         lanes = self._lanes
-        # fast path: the chunk's own lane continues its open stream (exactly what lane
-        # resolution would decide, since a (kind, id) is open in at most one lane)
-        lane = None if tag is UNSET else tag
-        pending = lanes.get(lane)
-        if pending is None or pending.kind != _TOOL or (
-                tool_call_id is not UNSET and tool_call_id != pending.id):
-            lane, violation = self._resolve_lane(_TOOL, tool_call_id, tag, chunk, position)
-            if violation is not None:
-                return NormalizeResult([], (violation,))
-            pending = lanes.get(lane)
+        lane, pending = self._lane_of(_TOOL, tool_call_id, tag, chunk, position)
+        if lane is _VIOLATION:
+            return NormalizeResult([], (pending,))
         if pending is not None and pending.kind == _TOOL and (
             tool_call_id is UNSET or tool_call_id == pending.id
         ):
@@ -367,16 +373,9 @@ class Normalizer:
         message_id = chunk.message_id
         tag = chunk.subagent_run_id
         lanes = self._lanes
-        # fast path: the chunk's own lane continues its open stream (exactly what lane
-        # resolution would decide, since a (kind, id) is open in at most one lane)
-        lane = None if tag is UNSET else tag
-        pending = lanes.get(lane)
-        if pending is None or pending.kind != _REASONING or (
-                message_id is not UNSET and message_id != pending.id):
-            lane, violation = self._resolve_lane(_REASONING, message_id, tag, chunk, position)
-            if violation is not None:
-                return NormalizeResult([], (violation,))
-            pending = lanes.get(lane)
+        lane, pending = self._lane_of(_REASONING, message_id, tag, chunk, position)
+        if lane is _VIOLATION:
+            return NormalizeResult([], (pending,))
         if pending is not None and pending.kind == _REASONING and (
             message_id is UNSET or message_id == pending.id
         ):
