@@ -16,7 +16,10 @@ Conventions of every struct (see CONTRACT.md):
   remain for building ops: any mix of op structs and dicts encodes);
 - open-by-key values (metadata, state, activity content, forwardedProps, rawEvent,
   responseSchema, CUSTOM ``value``, RAW ``event``, results, resume payloads, tool parameters)
-  are plain JSON values (``dict[str, Any]`` / ``Any``);
+  are plain JSON values (``dict[str, Any]`` / ``Any``); an optional one that the schema says
+  may not be ``null`` (rawEvent, results, resume payloads, part metadata, tool parameters,
+  RunAgentInput ``state`` and ``forwardedProps``) is :data:`NonNullJson` (``dict[str, Any] |
+  list[Any] | str | int | float | bool``), so msgspec itself refuses the ``null``;
 - structs are created with ``gc=False`` (not tracked by the cycle collector: cheaper to
   allocate; protocol data cannot form cycles, so never store a struct inside itself);
 - unions are msgspec tagged unions: :data:`Event` by ``type`` (the tag is the EventType string,
@@ -76,6 +79,7 @@ from agui_generated.agui import (
     MultimodalCapabilities,
     MultimodalInputCapabilities,
     MultimodalOutputCapabilities,
+    NonNullJson,
     OpenJsonPatch,
     OutputCapabilities,
     PartSource,
@@ -180,6 +184,7 @@ __all__ = [  # every public name, sorted (RUF022)
     "MultimodalCapabilities",
     "MultimodalInputCapabilities",
     "MultimodalOutputCapabilities",
+    "NonNullJson",
     "OpenJsonPatch",
     "OutputCapabilities",
     "PartSource",

@@ -131,6 +131,56 @@ def test_prepare_schema_drops_property_descriptions_only():
     assert schema["$defs"]["U"]["description"] == "gone too"  # input untouched
 
 
+def test_not_null_is_lowered_to_the_non_null_json_definition():
+    schema = {
+        "$defs": {
+            "State": {"description": "any JSON"},
+            "E": {"type": "object", "properties": {
+                "raw": {"not": {"type": "null"}, "description": "kept"},
+                "state": {"$ref": "#/$defs/State", "not": {"type": "null"}},
+                "other": {"not": {"type": "string"}},
+                "typed": {"type": "object", "not": {"type": "null"}},
+            }},
+        },
+    }
+    lowered = codegen.lower_not_null(schema)
+    props = lowered["$defs"]["E"]["properties"]
+    ref = {"$ref": "#/$defs/NonNullJson"}
+    assert props["raw"] == {**ref, "description": "kept"}
+    assert props["state"] == ref
+    assert props["other"] == {"not": {"type": "string"}}  # only `not null` is lowered
+    assert props["typed"] == {"type": "object", "not": {"type": "null"}}  # constrained: left alone
+    assert lowered["$defs"]["NonNullJson"] == {
+        "type": ["object", "array", "string", "integer", "number", "boolean"]}
+    assert next(iter(lowered["$defs"])) == "NonNullJson"
+    assert "NonNullJson" not in schema["$defs"]  # input untouched
+    assert codegen.lower_not_null({"$defs": {"A": {"type": "string"}}}) == {
+        "$defs": {"A": {"type": "string"}}}
+
+
+def test_not_null_lowering_refuses_a_clashing_definition():
+    schema = {"$defs": {"NonNullJson": {"type": "string"},
+                        "E": {"type": "object", "properties": {"x": {"not": {"type": "null"}}}}}}
+    with pytest.raises(ValueError, match="NonNullJson"):
+        codegen.lower_not_null(schema)
+
+
+@pytest.mark.parametrize("doc", [
+    b'{"type":"TEXT_MESSAGE_END","messageId":"m","rawEvent":null}',
+    b'{"type":"RUN_FINISHED","threadId":"t","runId":"r","result":null}',
+])
+def test_generated_types_refuse_null_where_the_schema_says_not_null(doc):
+    with pytest.raises(msgspec.ValidationError, match="got `null`"):
+        msgspec.json.decode(doc, type=t.Event)
+
+
+@pytest.mark.parametrize("value", [{"a": None}, [None, 1], "s", 0, 2**70, 1.5, True, False])
+def test_non_null_json_keeps_every_other_value_as_any_would(value):
+    doc = msgspec.json.encode({"type": "TEXT_MESSAGE_END", "messageId": "m", "rawEvent": value})
+    ev = msgspec.json.decode(doc, type=t.Event)
+    assert ev.raw_event == value and type(ev.raw_event) is type(value)
+
+
 # --- agui.types: exports and helpers --------------------------------------------------------
 
 

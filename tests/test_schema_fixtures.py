@@ -15,8 +15,8 @@ msgspec): this lane runs that check too, and its error path stands in for msgspe
 The fixtures were written for the pre-1.0 draft schema. Deliberate differences from our 1.0
 types go in :data:`DELIBERATE_DIFFERENCES` (fixture id -> reason); for those the opposite outcome
 is asserted, so an entry that stops being true fails. Constraints our msgspec types cannot
-express would go in the same dict with the reason. Both are currently empty: every draft
-fixture agrees with our types (``EXPECTED_PASSES``).
+express would go in the same dict with the reason. Every other draft fixture agrees with our
+types (``EXPECTED_PASSES``).
 """
 
 from __future__ import annotations
@@ -35,10 +35,16 @@ from agui.wire.patch import PATCH_FIELDS, check_ops
 FIXTURE_PARTS = ("upstream", "agui", "spec-draft", "fixtures")
 
 #: "<Definition>/<valid|invalid>/<file>" -> why our strict types disagree with the fixture.
-DELIBERATE_DIFFERENCES: dict[str, str] = {}
+DELIBERATE_DIFFERENCES: dict[str, str] = {
+    "TextMessageEndEvent/valid/raw-event-null.json": (
+        "the pre-1.0 draft let rawEvent be null; 1.0 (our schema, like upstream spec-1.1) says"
+        " `not: {type: null}` and the generated type is NonNullJson, so strict msgspec refuses"
+        " it; the lenient wire path reads it as absent with a legacy_null warning"
+    ),
+}
 
 #: How many fixtures must agree with our types (guards against fixtures silently skipped).
-EXPECTED_PASSES = 179
+EXPECTED_PASSES = 178
 
 
 def _fixture_ids() -> list[str]:

@@ -346,7 +346,7 @@ def test_legacy_null_in_nested_input_and_media_metadata_removed():
 
 
 def test_fast_path_does_not_accept_legacy_null_in_any_slot():
-    # msgspec's Any accepts null; the decoder must still see it as a legacy null
+    # msgspec refuses the null (NonNullJson); the lenient path reads it as a legacy null
     decoded = lenient({"type": "TEXT_MESSAGE_END", "messageId": "m", "rawEvent": None})
     assert decoded.event.raw_event is UNSET
     assert len(decoded.warnings) == 1

@@ -240,7 +240,7 @@ def bench_decode(cfg: Config) -> list[Row]:
     size = sum(map(len, lines))
     return [
         Row("decode", "agui.wire.decode_event", n / t["ours"], "events/s",
-            f"{n} lines, {size / n:.0f} B avg; public API (+ legacy-null check)"),
+            f"{n} lines, {size / n:.0f} B avg; public API (+ patch-op check, lenient fallback)"),
         Row("decode", "agui.types, msgspec Decoder(Event)", n / t["types"], "events/s",
             "the generated types alone"),
         Row("decode", "ag-ui-protocol (pydantic)", n / t["theirs"], "events/s",

@@ -17,7 +17,8 @@ Pipeline per schema (all steps deterministic: same input bytes -> same output by
    noisy ``Meta(description=...)`` annotations; descriptions of object definitions stay and
    become class docstrings, those of unions and scalar aliases go so the aliases stay plain
    ``A | B`` / ``str``) and drop the root ``title``/``description``/``$ref`` (they would become a
-   meaningless root alias).
+   meaningless root alias). Then lower "any JSON but null" (``not: {type: null}``, which the
+   generator ignores) to a ``NonNullJson`` definition it does understand (:func:`lower_not_null`).
 2. Run datamodel-code-generator (pinned in pyproject.toml) with the options in
    :data:`CODEGEN_OPTIONS`: msgspec ``Struct`` output, snake_case attributes with camelCase wire
    names, Python 3.11, no timestamp, enums as ``Literal``, constraints as ``Annotated[..., Meta]``,
@@ -121,9 +122,79 @@ def _strip_property_descriptions(node: Any) -> Any:
     return out
 
 
+#: Name of the definition that :func:`lower_not_null` adds: any JSON value but ``null``.
+NON_NULL_JSON = "NonNullJson"
+_NON_NULL_KINDS = ["object", "array", "string", "integer", "number", "boolean"]
+_NOT_NULL = {"type": "null"}
+_ANNOTATIONS = frozenset({"description", "title", "$comment", "examples"})
+
+
+def _is_unconstrained(body: Any) -> bool:
+    """True for a schema that accepts any JSON value (``{}`` give or take annotations)."""
+    return isinstance(body, dict) and not (body.keys() - _ANNOTATIONS)
+
+
+def lower_not_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite "any JSON value but null" into a form the generator understands.
+
+    datamodel-code-generator ignores ``not``, so ``{"not": {"type": "null"}}``
+    (optionally beside a ``$ref`` to an unconstrained definition such as
+    ``State``) would come out as ``Any`` and the generated type would accept the
+    ``null`` our schema forbids. Each such node becomes ``{"$ref":
+    "#/$defs/NonNullJson"}`` (annotations kept), and the schema gains that
+    definition: ``{"type": [object, array, string, integer, number, boolean]}``,
+    which generates ``dict[str, Any] | list[Any] | str | int | float | bool``.
+    msgspec then refuses the null itself (the wire codec's lenient path reads
+    it as a legacy null), and decodes every other value exactly as ``Any`` would.
+    ``integer`` is listed beside ``number`` so integers stay ``int``.
+
+    Returns ``schema`` unchanged when nothing matches; otherwise a new dict.
+    Raises ValueError when the schema already defines :data:`NON_NULL_JSON`
+    as something else.
+    """
+    defs_key = "$defs" if "$defs" in schema or "definitions" not in schema else "definitions"
+    defs = schema.get(defs_key) or {}
+    ref = f"#/{defs_key}/{NON_NULL_JSON}"
+    found = False
+
+    def lowerable(node: dict[str, Any]) -> bool:
+        if node.get("not") != _NOT_NULL:
+            return False
+        rest = node.keys() - _ANNOTATIONS - {"not"}
+        if not rest:
+            return True
+        target = node.get("$ref")
+        if rest != {"$ref"} or not isinstance(target, str):
+            return False
+        prefix = f"#/{defs_key}/"
+        return target.startswith(prefix) and _is_unconstrained(defs.get(target[len(prefix):]))
+
+    def walk(node: Any) -> Any:
+        nonlocal found
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if lowerable(node):
+            found = True
+            return {"$ref": ref, **{k: v for k, v in node.items() if k in _ANNOTATIONS}}
+        return {key: walk(value) for key, value in node.items()}
+
+    lowered = walk(schema)
+    if not found:
+        return schema
+    wanted = {"type": list(_NON_NULL_KINDS)}
+    existing = defs.get(NON_NULL_JSON)
+    if existing is not None and existing != wanted:
+        raise ValueError(f"the schema already defines {NON_NULL_JSON} differently: {existing!r}")
+    # first among the definitions: the generator then keeps the other classes in order
+    lowered[defs_key] = {NON_NULL_JSON: wanted, **(lowered.get(defs_key) or {})}
+    return lowered
+
+
 def prepare_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema as handed to the generator (see step 1 in the module docstring)."""
-    prepared = _strip_property_descriptions(copy.deepcopy(schema))
+    prepared = lower_not_null(_strip_property_descriptions(copy.deepcopy(schema)))
     for key in ("title", "description", "$ref"):
         prepared.pop(key, None)
     for body in (prepared.get("$defs") or prepared.get("definitions") or {}).values():

@@ -4,8 +4,8 @@ Decoding has two paths:
 
 * **strict fast path** — ``msgspec.json.decode(data, type=Event)`` into the
   generated structs (schema-exact: closed objects reject unknown properties,
-  tagged unions reject unknown members), plus a check that no optional ``Any``
-  slot holds a ``null`` (msgspec's ``Any`` cannot refuse one by itself);
+  tagged unions reject unknown members, an optional open slot is ``NonNullJson``
+  and refuses ``null``), plus a check of the ops of a JSON Patch slot;
 * **lenient path**, taken only when the fast path fails and ``strict`` is not
   set: the document is parsed as plain JSON, repaired as the compatibility
   rules allow (see :mod:`agui.wire.lenient`: unknown event types dropped,
@@ -16,8 +16,8 @@ Decoding has two paths:
   :class:`~agui.errors.DecodeError` with its JSON path and offending value.
 
 Encoding writes compact JSON with camelCase names and no ``null`` for an absent
-optional (``UNSET`` fields are left out; a ``None`` in an optional ``Any`` slot
-is treated as absent too). Nulls that are data — inside state, patch values,
+optional (``UNSET`` fields are left out; a ``None`` put in an optional
+``NonNullJson`` slot by Python code is treated as absent too). Nulls that are data — inside state, patch values,
 metadata values, CUSTOM ``value``, RAW ``event``, a ``null`` STATE_SNAPSHOT —
 are kept.
 """
@@ -49,7 +49,6 @@ from agui.wire.shapes import (
     UnionShape,
     has_legacy_null,
     json_kind,
-    null_check,
     null_paths,
     shape_of,
 )
@@ -81,27 +80,21 @@ _SHAPES[RunAgentInput] = _INPUT_SHAPE
 
 
 # What the fast path checks after msgspec has decoded an event. msgspec validates
-# everything the types say; left to check are (a) legacy nulls in optional `Any`
-# slots (msgspec's Any cannot refuse a null) and (b) the ops of a JSON Patch slot
-# (typed as open objects, see agui.wire.patch). In 1.0 every event has exactly one
-# optional Any slot, rawEvent, and most have nothing else: those classes
-# (`_PLAIN_EVENTS`) are checked inline with one attribute read; every other class
-# has a precomputed check in `_POST_CHECKS` (compiled once from the shapes, so a
-# regenerated schema keeps it right). A check returns True when the event may be
-# delivered as decoded; False sends the document to the lenient path.
-def _post_check(shape: StructShape) -> Callable[[Any], bool]:
-    nulls = null_check(shape)
-    patch = PATCH_FIELDS.get(shape.cls)
-    if patch is None:
-        if nulls is None:
-            return lambda event: True
-        return lambda event: not nulls(event)
-    attr = patch[0]
-    if nulls is None:
-        return lambda event: ops_ok(getattr(event, attr))
-    return lambda event: not nulls(event) and ops_ok(getattr(event, attr))
+# everything the types say, legacy nulls included: an optional open slot (rawEvent,
+# result, ...) is typed NonNullJson, so msgspec itself refuses its `null` and the
+# document goes to the lenient path, which reads it as absent. Left to check are the
+# ops of a JSON Patch slot (typed as open objects, see agui.wire.patch): the classes
+# in `_PATCH_EVENTS` have one, and `_patch_ok(event)` is True when its ops may be
+# delivered as decoded (False sends the document to the lenient path).
+_PATCH_EVENTS = frozenset(PATCH_FIELDS)
+_PATCH_ATTR: dict[type, str] = {cls: attr for cls, (attr, _wire) in PATCH_FIELDS.items()}
 
 
+def _patch_ok(event: Any) -> bool:
+    return ops_ok(getattr(event, _PATCH_ATTR[event.__class__]))
+
+
+#: events whose only optional open slot is rawEvent (the encoder's common case)
 _RAW_EVENT_ONLY = frozenset(
     cls
     for cls, shape in _SHAPES.items()
@@ -109,19 +102,11 @@ _RAW_EVENT_ONLY = frozenset(
     and shape.null_attrs == (("raw_event", "rawEvent"),)
     and not shape.nested_attrs
 )
-#: events whose whole post-decode check is `event.raw_event is not None`
-_PLAIN_EVENTS = _RAW_EVENT_ONLY - PATCH_FIELDS.keys()
-_POST_CHECKS: dict[type, Callable[[Any], bool]] = {
-    cls: _post_check(_SHAPES[cls]) for cls in EVENT_TYPES.values() if cls not in _PLAIN_EVENTS
-}
 
 
 def _fast_ok(event: Any) -> bool:
     """True when a fast-path decoded event needs nothing from the lenient path."""
-    cls = event.__class__
-    if cls in _PLAIN_EVENTS:
-        return event.raw_event is not None
-    return _POST_CHECKS[cls](event)
+    return event.__class__ not in _PATCH_EVENTS or _patch_ok(event)
 
 
 def _shape(cls: type) -> StructShape:
@@ -211,10 +196,7 @@ class EventDecoder:
             except msgspec.DecodeError:
                 pass
             else:
-                if event.__class__ in _PLAIN_EVENTS:
-                    if event.raw_event is not None:
-                        return _new_decoded((event, ()))
-                elif _POST_CHECKS[event.__class__](event):
+                if event.__class__ not in _PATCH_EVENTS or _patch_ok(event):
                     return _new_decoded((event, ()))
             if self._translator is None:
                 self._translator = ThinkingTranslator(self._id_factory)
@@ -249,10 +231,7 @@ def decode_event(data: Data, *, strict: bool = False) -> Event:
         except msgspec.DecodeError:
             pass
         else:
-            if event.__class__ in _PLAIN_EVENTS:
-                if event.raw_event is not None:
-                    return event
-            elif _POST_CHECKS[event.__class__](event):
+            if event.__class__ not in _PATCH_EVENTS or _patch_ok(event):
                 return event
         decoded = _decode_lenient(data, ThinkingTranslator())
         if decoded.event is None:
@@ -313,8 +292,7 @@ def decode_input_lenient(data: Data) -> DecodedInput:
         except (msgspec.ValidationError, msgspec.DecodeError):
             pass
         else:
-            if not has_legacy_null(value, _INPUT_SHAPE):
-                return DecodedInput(value, ())
+            return DecodedInput(value, ())
         obj = _parse_plain(data)
         if not isinstance(obj, dict):
             raise _not_object(obj)
@@ -378,8 +356,6 @@ def _decode_strict(data: Data) -> Event:
             event = msgspec.convert(obj, type=Event)
         except msgspec.ValidationError as exc:
             raise _strict_error(exc, obj) from None
-    shape = _SHAPES[type(event)]
-    _reject_nulls(event, shape)
     patch = PATCH_FIELDS.get(type(event))
     if patch is not None:
         check_ops(getattr(event, patch[0]), [patch[1]], None)
@@ -412,17 +388,7 @@ def _decode_input_strict(data: Data) -> RunAgentInput:
             value = msgspec.convert(obj, type=RunAgentInput)
         except msgspec.ValidationError as exc:
             raise _map_error(exc, obj, _INPUT_SHAPE) from None
-    _reject_nulls(value, _INPUT_SHAPE)
     return value
-
-
-def _reject_nulls(value: Any, shape: StructShape) -> None:
-    found = null_paths(value, shape, first=True)
-    if found:
-        raise DecodeError(
-            "null in an optional slot (legacy null; absent fields must be left out)",
-            path=format_path(found[0]),
-        )
 
 
 def _convert(obj: dict, cls: type, shape: StructShape) -> Any:
@@ -593,6 +559,14 @@ def _map_error(exc: msgspec.ValidationError, obj: Any, shape: StructShape) -> De
         else:
             reason = f"unrecognised value {enum['value']} for `{segs[-1] if segs else '$'}`"
         return DecodeError(reason, path=path, value=value)
+    if value is None and segs:
+        field = _field_at(obj, shape, segs)
+        if field is not None and not field.required and not field.null_ok:
+            return DecodeError(
+                f"null in optional `{segs[-1]}`: 1.0 never sends null there,"
+                " an absent field is left out",
+                path=path, value=None,
+            )
     reason = msg.replace("Expected `", "expected ").replace("`, got `", ", received ")
     reason = reason.replace("`", "")
     return DecodeError(reason, path=path, value=value)
@@ -603,7 +577,7 @@ def _map_error(exc: msgspec.ValidationError, obj: Any, shape: StructShape) -> De
 
 def encode_event(event: Event) -> bytes:
     """Compact JSON of one event: camelCase names, tag ``type`` first, no nulls
-    for absent optionals (a ``None`` in an optional ``Any`` slot is left out).
+    for absent optionals (a ``None`` in an optional ``NonNullJson`` slot is left out).
 
     A str holding a lone UTF-16 surrogate (decoded from a ``"\\ud83d"`` escape:
     one half of a pair a producer split across deltas) cannot be written as

@@ -55,6 +55,7 @@ from typing import Any
 
 from agui.wire.shapes import (
     OPEN,
+    OPEN_NOT_NULL,
     OPEN_OBJECT,
     DictShape,
     ListShape,
@@ -145,7 +146,7 @@ def repair(value: Any, shape: Any, path: Path, warnings: list[DecodeWarning]) ->
     optional slot, or propagates ``DROP`` when the slot is required. Values of
     the wrong JSON kind are returned unchanged for msgspec to reject.
     """
-    if shape is OPEN or shape is OPEN_OBJECT:
+    if shape is OPEN or shape is OPEN_NOT_NULL or shape is OPEN_OBJECT:
         return value
     if isinstance(shape, StructShape):
         return _repair_struct(value, shape, path, warnings) if isinstance(value, dict) else value
@@ -196,9 +197,9 @@ def _repair_struct(value: dict, shape: StructShape, path: Path, warnings: list) 
                 )
             )
             fixed = DROP
-        elif item is None and not fs.required and (fs.shape is OPEN or not fs.null_ok):
+        elif item is None and not fs.required and not fs.null_ok:
             # optional slots are never null in 1.0: a 0.x producer's way to say absent
-            if key in NULL_IS_ERROR and fs.shape is not OPEN:
+            if key in NULL_IS_ERROR and fs.shape is not OPEN_NOT_NULL:
                 continue  # left for msgspec to reject (digest 7.6.12)
             warnings.append(
                 DecodeWarning(

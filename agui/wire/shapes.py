@@ -9,8 +9,9 @@ list of fields. A shape is one of:
 * :class:`UnionShape` — a union: tagged struct members by tag value, plus at
   most one non-struct member per JSON kind (``str | list[ContentPart]``);
 * :class:`ListShape` / :class:`DictShape` — containers with a typed item;
-* ``OPEN`` (``Any``) and ``OPEN_OBJECT`` (``dict[str, Any]``) — plain JSON,
-  open by key: never repaired or inspected;
+* ``OPEN`` (``Any``), ``OPEN_NOT_NULL`` (``NonNullJson``: any JSON value but
+  ``null``) and ``OPEN_OBJECT`` (``dict[str, Any]``) — plain JSON, open by key:
+  never repaired or inspected;
 * ``LEAF`` — a scalar (str, int, bool, literal, ...): validated by msgspec only.
 """
 
@@ -27,6 +28,7 @@ import msgspec.inspect as mi
 __all__ = [
     "LEAF",
     "OPEN",
+    "OPEN_NOT_NULL",
     "OPEN_OBJECT",
     "DictShape",
     "FieldShape",
@@ -52,6 +54,7 @@ class _Marker:
 
 
 OPEN = _Marker("OPEN")  # Any: any JSON value, null included
+OPEN_NOT_NULL = _Marker("OPEN_NOT_NULL")  # NonNullJson: any JSON value but null
 OPEN_OBJECT = _Marker("OPEN_OBJECT")  # dict[str, Any]: open by key, never null
 LEAF = _Marker("LEAF")
 
@@ -62,8 +65,10 @@ class FieldShape:
 
     ``required``: no default. ``null_ok``: ``null`` is a legal value of the type
     (``Any`` or an explicit ``None`` member). ``any_optional``: an optional slot
-    whose type is ``Any`` — the one place a decoded struct can hold a ``None``
-    that the protocol calls a legacy null (optional slots are never null in 1.0).
+    of any JSON value but ``null`` (``NonNullJson``). msgspec refuses a ``null``
+    there when decoding (the lenient path reads it as a legacy null: absent), but
+    a struct built in Python can still hold ``None`` in it, which the encoder
+    leaves out: the null plan below (``null_attrs``) lists these slots.
     """
 
     attr: str
@@ -80,8 +85,8 @@ class FieldShape:
 
     @property
     def any_optional(self) -> bool:
-        """True for an optional ``Any`` slot (see the class doc)."""
-        return self.shape is OPEN and not self.required
+        """True for an optional ``NonNullJson`` slot (see the class doc)."""
+        return self.shape is OPEN_NOT_NULL and not self.required
 
 
 @dataclass(eq=False)
@@ -93,15 +98,16 @@ class StructShape:
     tag: Any
     closed: bool
     fields: dict[str, FieldShape] = field(default_factory=dict)
-    # attributes (Python names) of optional Any slots, and of fields that may
-    # hold such slots deeper down: the null check visits only these.
+    # attributes (Python names) of optional NonNullJson slots, and of fields that
+    # may hold such slots deeper down: the null check visits only these.
     null_attrs: tuple[tuple[str, str], ...] = ()  # (attr, wire)
     nested_attrs: tuple[tuple[str, str, Any], ...] = ()
 
     @property
     def may_hold_null(self) -> bool:
-        """True when a decoded instance can hold a legacy null somewhere (an
-        optional ``Any`` slot here or deeper): only then is it walked."""
+        """True when an instance built in Python can hold a ``None`` the encoder
+        leaves out (an optional ``NonNullJson`` slot here or deeper): only then is
+        it walked."""
         return bool(self.null_attrs or self.nested_attrs)
 
 
@@ -154,6 +160,8 @@ def _convert(info: mi.Type) -> Any:
         return ListShape(_convert(info.item_type))
     if isinstance(info, mi.UnionType):
         # (msgspec.inspect already leaves UnsetType out of unions)
+        if _is_non_null_json(info):
+            return OPEN_NOT_NULL
         null_ok = any(isinstance(t, mi.NoneType) for t in info.types)
         members = [t for t in info.types if not isinstance(t, mi.NoneType)]
         if len(members) == 1 and not null_ok:
@@ -171,6 +179,33 @@ def _convert(info: mi.Type) -> Any:
                     kinds.setdefault(kind, shape)
         return UnionShape(tag_field, tags, kinds, null_ok)
     return LEAF
+
+
+_NON_NULL_JSON_KINDS = frozenset({"object", "array", "str", "int", "float", "bool"})
+
+
+def _is_non_null_json(info: mi.UnionType) -> bool:
+    """True for ``dict[str, Any] | list[Any] | str | int | float | bool`` with no
+    constraints (codegen's ``NonNullJson``: any JSON value but ``null``)."""
+    kinds = set()
+    for t in info.types:
+        if isinstance(t, mi.DictType):
+            if not (isinstance(t.key_type, mi.StrType) and isinstance(t.value_type, mi.AnyType)):
+                return False
+            kinds.add("object")
+        elif isinstance(t, mi.ListType) and isinstance(t.item_type, mi.AnyType):
+            kinds.add("array")
+        elif isinstance(t, mi.StrType) and t == mi.StrType():
+            kinds.add("str")
+        elif isinstance(t, mi.IntType) and t == mi.IntType():
+            kinds.add("int")
+        elif isinstance(t, mi.FloatType) and t == mi.FloatType():
+            kinds.add("float")
+        elif isinstance(t, mi.BoolType):
+            kinds.add("bool")
+        else:
+            return False
+    return len(info.types) == len(_NON_NULL_JSON_KINDS) and kinds == _NON_NULL_JSON_KINDS
 
 
 def _kinds_of(info: mi.Type) -> tuple[str, ...]:
@@ -263,12 +298,14 @@ def json_kind(value: Any) -> str:
 
 
 def null_paths(obj: Any, shape: StructShape, *, first: bool = False) -> list[list[str | int]]:
-    """Paths (wire names / list indexes) of ``None`` held in optional ``Any`` slots.
+    """Paths (wire names / list indexes) of ``None`` held in optional
+    ``NonNullJson`` slots.
 
-    ``obj`` is a decoded struct instance of ``shape.cls``. Such a ``None`` is a
-    legacy null (AG-UI 1.0 never puts ``null`` in an optional slot), which a
-    msgspec ``Any`` type cannot refuse by itself. ``first=True`` stops at the
-    first one found. Only the attributes that can lead to such a slot are read.
+    ``obj`` is a struct instance of ``shape.cls`` built in Python (a decoded one
+    cannot hold such a ``None``: msgspec refuses the ``null``). AG-UI 1.0 never
+    puts ``null`` in an optional slot, so the encoder leaves these out.
+    ``first=True`` stops at the first one found. Only the attributes that can
+    lead to such a slot are read.
     """
     found: list[list[str | int]] = []
     _walk_struct(obj, shape, [], found, first)
@@ -320,11 +357,11 @@ _CHECKS: dict[int, NullCheck | None] = {}
 
 
 def null_check(shape: Any) -> NullCheck | None:
-    """A compiled legacy-null test for values of ``shape``: ``check(value) -> bool``
-    (True when a ``None`` sits in an optional ``Any`` slot somewhere inside), or
-    None when values of that shape cannot hold one. Built once per shape from
-    closures specialised to it (no shape walking per call); the fast paths of
-    the codec call it on every decoded value that may need it."""
+    """A compiled test for values of ``shape``: ``check(value) -> bool`` (True
+    when a ``None`` sits in an optional ``NonNullJson`` slot somewhere inside),
+    or None when values of that shape cannot hold one. Built once per shape from
+    closures specialised to it (no shape walking per call); the encoder calls it
+    on every struct that may need it, to leave such ``None`` out."""
     key = id(shape)
     if key in _CHECKS:
         return _CHECKS[key]

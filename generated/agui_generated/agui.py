@@ -8,6 +8,9 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from msgspec import UNSET, Meta, Struct, UnsetType, field
 
+NonNullJson: TypeAlias = dict[str, Any] | list[Any] | str | int | float | bool
+
+
 EventType: TypeAlias = Literal['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'TEXT_MESSAGE_CHUNK', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_CHUNK', 'TOOL_CALL_RESULT', 'STATE_SNAPSHOT', 'STATE_DELTA', 'MESSAGES_SNAPSHOT', 'ACTIVITY_SNAPSHOT', 'ACTIVITY_DELTA', 'RAW', 'CUSTOM', 'RUN_STARTED', 'RUN_FINISHED', 'RUN_ERROR', 'STEP_STARTED', 'STEP_FINISHED', 'REASONING_START', 'REASONING_MESSAGE_START', 'REASONING_MESSAGE_CONTENT', 'REASONING_MESSAGE_END', 'REASONING_MESSAGE_CHUNK', 'REASONING_END', 'REASONING_ENCRYPTED_VALUE', 'SUBAGENT_STARTED', 'SUBAGENT_FINISHED', 'SUBAGENT_ERROR']
 
 
@@ -44,7 +47,7 @@ class TextMessageStartEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_ME
     role: TextMessageRole | UnsetType = UNSET
     name: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -59,7 +62,7 @@ class TextMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_
     message_id: str = field(name='messageId')
     delta: str
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -73,7 +76,7 @@ class TextMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESS
 
     message_id: str = field(name='messageId')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -90,7 +93,7 @@ class TextMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_ME
     delta: str | UnsetType = UNSET
     name: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -106,7 +109,7 @@ class ToolCallStartEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_
     tool_call_name: str = field(name='toolCallName')
     parent_message_id: str | UnsetType = field(name='parentMessageId', default=UNSET)
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -121,7 +124,7 @@ class ToolCallArgsEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_A
     tool_call_id: str = field(name='toolCallId')
     delta: str
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -135,7 +138,7 @@ class ToolCallEndEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_EN
 
     tool_call_id: str = field(name='toolCallId')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -152,7 +155,7 @@ class ToolCallChunkEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_
     parent_message_id: str | UnsetType = field(name='parentMessageId', default=UNSET)
     delta: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -166,7 +169,7 @@ class StateSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='STATE_SNAP
 
     snapshot: State
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -183,7 +186,7 @@ class ActivitySnapshotEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVIT
     content: dict[str, Any]
     replace: bool | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -198,7 +201,7 @@ class RawEvent(Struct, kw_only=True, tag_field='type', tag='RAW', forbid_unknown
     event: Any
     source: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -213,7 +216,7 @@ class CustomEvent(Struct, kw_only=True, tag_field='type', tag='CUSTOM', forbid_u
     name: str
     value: Any
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -227,7 +230,7 @@ class StepStartedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_STARTED
 
     step_name: str = field(name='stepName')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -241,7 +244,7 @@ class StepFinishedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_FINISH
 
     step_name: str = field(name='stepName')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -255,7 +258,7 @@ class ReasoningStartEvent(Struct, kw_only=True, tag_field='type', tag='REASONING
 
     message_id: str = field(name='messageId')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -270,7 +273,7 @@ class ReasoningMessageStartEvent(Struct, kw_only=True, tag_field='type', tag='RE
     message_id: str = field(name='messageId')
     role: Literal['reasoning']
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -285,7 +288,7 @@ class ReasoningMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='
     message_id: str = field(name='messageId')
     delta: str
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -299,7 +302,7 @@ class ReasoningMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='REAS
 
     message_id: str = field(name='messageId')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -314,7 +317,7 @@ class ReasoningMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='RE
     message_id: str | UnsetType = field(name='messageId', default=UNSET)
     delta: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -328,7 +331,7 @@ class ReasoningEndEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_E
 
     message_id: str = field(name='messageId')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -347,7 +350,7 @@ class ReasoningEncryptedValueEvent(Struct, kw_only=True, tag_field='type', tag='
         name='encryptedValueType', default=UNSET
     )
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -368,7 +371,7 @@ class SubagentStartedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT
     parent_tool_call_id: str | UnsetType = field(name='parentToolCallId', default=UNSET)
     parent_message_id: str | UnsetType = field(name='parentMessageId', default=UNSET)
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -381,7 +384,7 @@ class SubagentErrorEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT_E
     message: str
     code: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -444,7 +447,7 @@ class ResumeEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     interrupt_id: str = field(name='interruptId')
     status: Literal['resolved', 'cancelled']
-    payload: Any | UnsetType = UNSET
+    payload: NonNullJson | UnsetType = UNSET
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -573,7 +576,7 @@ class TextPart(Struct, kw_only=True, tag_field='type', tag='text', forbid_unknow
 
     text: str
     id: str | UnsetType = UNSET
-    metadata: Any | UnsetType = UNSET
+    metadata: NonNullJson | UnsetType = UNSET
 
 
 class DataSource(Struct, kw_only=True, tag_field='type', tag='data', forbid_unknown_fields=True, gc=False):
@@ -623,7 +626,7 @@ class Tool(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     name: str
     description: str
-    parameters: Any | UnsetType = UNSET
+    parameters: NonNullJson | UnsetType = UNSET
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -870,7 +873,7 @@ class StateDeltaEvent(Struct, kw_only=True, tag_field='type', tag='STATE_DELTA',
 
     delta: OpenJsonPatch
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -886,7 +889,7 @@ class ActivityDeltaEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVITY_D
     activity_type: str = field(name='activityType')
     patch: OpenJsonPatch
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -902,7 +905,7 @@ class RunErrorEvent(Struct, kw_only=True, tag_field='type', tag='RUN_ERROR', for
     code: str | UnsetType = UNSET
     usage: list[TokenUsage] | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -912,10 +915,10 @@ class SubagentFinishedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGEN
     """
 
     subagent_run_id: SubagentRunId = field(name='subagentRunId')
-    result: Any | UnsetType = UNSET
+    result: NonNullJson | UnsetType = UNSET
     outcome: SubagentFinishedOutcome | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -956,7 +959,7 @@ class ImagePart(Struct, kw_only=True, tag_field='type', tag='image', forbid_unkn
 
     source: PartSource
     id: str | UnsetType = UNSET
-    metadata: Any | UnsetType = UNSET
+    metadata: NonNullJson | UnsetType = UNSET
 
 
 class AudioPart(Struct, kw_only=True, tag_field='type', tag='audio', forbid_unknown_fields=True, gc=False):
@@ -966,7 +969,7 @@ class AudioPart(Struct, kw_only=True, tag_field='type', tag='audio', forbid_unkn
 
     source: PartSource
     id: str | UnsetType = UNSET
-    metadata: Any | UnsetType = UNSET
+    metadata: NonNullJson | UnsetType = UNSET
 
 
 class VideoPart(Struct, kw_only=True, tag_field='type', tag='video', forbid_unknown_fields=True, gc=False):
@@ -976,7 +979,7 @@ class VideoPart(Struct, kw_only=True, tag_field='type', tag='video', forbid_unkn
 
     source: PartSource
     id: str | UnsetType = UNSET
-    metadata: Any | UnsetType = UNSET
+    metadata: NonNullJson | UnsetType = UNSET
 
 
 class DocumentPart(Struct, kw_only=True, tag_field='type', tag='document', forbid_unknown_fields=True, gc=False):
@@ -986,7 +989,7 @@ class DocumentPart(Struct, kw_only=True, tag_field='type', tag='document', forbi
 
     source: PartSource
     id: str | UnsetType = UNSET
-    metadata: Any | UnsetType = UNSET
+    metadata: NonNullJson | UnsetType = UNSET
 
 
 ContentPart: TypeAlias = TextPart | ImagePart | AudioPart | VideoPart | DocumentPart
@@ -1002,7 +1005,7 @@ class ToolCallResultEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL
     content: str | list[ContentPart]
     role: Literal['tool'] | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -1016,11 +1019,11 @@ class RunFinishedEvent(Struct, kw_only=True, tag_field='type', tag='RUN_FINISHED
 
     thread_id: str = field(name='threadId')
     run_id: str = field(name='runId')
-    result: Any | UnsetType = UNSET
+    result: NonNullJson | UnsetType = UNSET
     outcome: RunFinishedOutcome | UnsetType = UNSET
     usage: list[TokenUsage] | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -1074,10 +1077,12 @@ class RunAgentInput(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     messages: list[Message]
     protocol_version: str | UnsetType = field(name='protocolVersion', default=UNSET)
     parent_run_id: str | UnsetType = field(name='parentRunId', default=UNSET)
-    state: State | UnsetType = UNSET
+    state: NonNullJson | UnsetType = UNSET
     tools: list[Tool] | UnsetType = UNSET
     context: list[Context] | UnsetType = UNSET
-    forwarded_props: Any | UnsetType = field(name='forwardedProps', default=UNSET)
+    forwarded_props: NonNullJson | UnsetType = field(
+        name='forwardedProps', default=UNSET
+    )
     resume: list[ResumeEntry] | UnsetType = UNSET
 
 
@@ -1088,7 +1093,7 @@ class MessagesSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='MESSAGE
 
     messages: list[Message]
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -1103,7 +1108,7 @@ class RunStartedEvent(Struct, kw_only=True, tag_field='type', tag='RUN_STARTED',
     parent_run_id: str | UnsetType = field(name='parentRunId', default=UNSET)
     input: RunAgentInput | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: Any | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
