@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agui.types import EVENT_TYPES, JsonPatchOperation, RunAgentInput
+from agui.types import EVENT_TYPES, JsonPatchOperation, NonNullJson, RunAgentInput
 from agui.wire import (
     decode_event,
     decode_event_lenient,
@@ -42,6 +42,7 @@ JSON = st.recursive(
     max_leaves=8,
 )
 JSON_NOT_NULL = JSON.filter(lambda v: v is not None)
+NON_NULL_JSON = mi.type_info(NonNullJson)
 
 _cache: dict[Any, st.SearchStrategy] = {}
 _PATCH_ATTRS = {(cls, attr) for cls, (attr, _wire) in PATCH_FIELDS.items()}
@@ -74,11 +75,12 @@ def strategy(info: mi.Type, *, optional_slot: bool = False) -> st.SearchStrategy
                 lambda kw, cls=info.cls: cls(**kw)
             )
         return cached
+    if info == NON_NULL_JSON:
+        return JSON_NOT_NULL
     if isinstance(info, mi.UnionType):
         return st.one_of([strategy(t, optional_slot=optional_slot) for t in info.types])
     if isinstance(info, mi.AnyType):
-        # an optional slot is never null on the wire (null there is a legacy absent value)
-        return JSON_NOT_NULL if optional_slot else JSON
+        return JSON
     if isinstance(info, mi.DictType):
         return st.dictionaries(st.text(max_size=5), strategy(info.value_type), max_size=3)
     if isinstance(info, mi.ListType):
@@ -175,8 +177,8 @@ def _optional_nulls(value: Any, info: mi.Type, path: str, out: list[str]) -> Non
 
 
 def _with_nulls(info: mi.Type, *, optional_slot: bool = False) -> st.SearchStrategy:
-    """Like :func:`strategy`, but optional Any slots may hold None (to be omitted)."""
-    if isinstance(info, mi.AnyType) and optional_slot:
+    """Like :func:`strategy`, but optional NonNullJson slots may hold None (to be omitted)."""
+    if info == NON_NULL_JSON and optional_slot:
         return st.none() | JSON_NOT_NULL
     if isinstance(info, mi.StructType):
         required = {

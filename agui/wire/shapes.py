@@ -414,7 +414,7 @@ def _struct_check(shape: StructShape) -> NullCheck | None:
         _CHECKS[id(shape)] = None
         return None
     attrs = tuple(attr for attr, _wire in shape.null_attrs)
-    if not shape.nested_attrs:  # the common case: only optional Any slots of its own
+    if not shape.nested_attrs:  # the common case: only optional NonNullJson slots of its own
         if len(attrs) == 1:
             attr = attrs[0]
 
