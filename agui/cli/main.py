@@ -4,10 +4,10 @@ Subcommands::
 
     board-watch watch   [--url URL] [--agent fake|task-board] [--fragments] [--in-order]
                         [--approve | --decline] [--stop-after N] [--no-verify]
-                        [--tools FILE] [--state FILE] [--timeout SECONDS]
+                        [--tools FILE] [--state FILE] [--timeout SECONDS] [--check]
     board-watch trace   [--url URL] [--agent fake|task-board] [--approve | --decline]
                         [--tools FILE] [--timeout SECONDS] [LINE]
-    board-watch replay  FILE [--fragments] [--in-order] [--no-verify]
+    board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--check]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090]
     board-watch serve-task-board  [--host 127.0.0.1] [--port 8080]
 
@@ -15,7 +15,8 @@ Subcommands::
 ``main(argv, stdin=StringIO(...), stdout=..., stderr=...)`` and get the exit
 code back. Exit codes: 0 done, 1 a failure reported on stderr as one line
 (connection refused, HTTP error, bad fixture/tools/state file), 2 bad usage,
-130 interrupted by Ctrl-C (at a prompt or question; in ``watch`` the first
+3 with ``--check`` when a run went wrong (an error line, a failed or broken-off
+run), 130 interrupted by Ctrl-C (at a prompt or question; in ``watch`` the first
 Ctrl-C during a run only cancels that run), 141 stdout closed early
 (``| head``). Never a traceback.
 """
@@ -122,6 +123,16 @@ def _add_target_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_check_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 3 instead of 0 when a run went wrong: it reported an error line "
+        "(decode error, protocol violation, transport error), ended failed or broke off "
+        "(for scripts and CI; --stop-after and Ctrl-C do not count)",
+    )
+
+
 def _add_answer_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--approve", action="store_true", help="answer every interrupt yes, unattended")
@@ -189,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop each run's stream after N updates (the session stays usable)",
     )
     w.add_argument("--state", metavar="FILE", help="JSON file with the initial agent state to send")
+    _add_check_flag(w)
 
     t = sub.add_parser(
         "trace",
@@ -210,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("file", metavar="FILE", help="recorded fixture (JSON)")
     _add_view_flags(r)
+    _add_check_flag(r)
 
     for name, port, what in (
         (

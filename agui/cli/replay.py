@@ -106,9 +106,12 @@ async def replay(
     verify: str,
     thread_id: str | None,
     run_id: str | None,
+    check: bool = False,
 ) -> int:
-    """Run one Session turn over ``transport``, render it, draw the panel."""
-    from agui.cli.watch import ChatOptions, draw_panel, drive
+    """Run one Session turn over ``transport``, render it, draw the panel.
+    Returns 0, or :data:`agui.cli.watch.CHECK_FAILED` with ``check`` when the
+    run went wrong (``RunResult.failed``)."""
+    from agui.cli.watch import CHECK_FAILED, ChatOptions, draw_panel, drive
     from agui.session import Session
 
     kwargs: dict[str, Any] = {"verify": verify}
@@ -116,9 +119,11 @@ async def replay(
         kwargs["thread_id"] = thread_id
     session = Session(transport, **kwargs)
     overrides = {"run_id": run_id} if run_id else {}
-    await drive(session.run(**overrides), Renderer(render), console, ChatOptions(render=render))
+    result = await drive(
+        session.run(**overrides), Renderer(render), console, ChatOptions(render=render)
+    )
     draw_panel(session, console)
-    return 0
+    return CHECK_FAILED if check and result.failed else 0
 
 
 def run_replay(args: argparse.Namespace, console: Console) -> int:
@@ -126,4 +131,5 @@ def run_replay(args: argparse.Namespace, console: Console) -> int:
     transport, thread_id, run_id = load_fixture(args.file)
     render = RenderOptions(in_order=args.in_order, fragments=args.fragments)
     verify = "off" if args.no_verify else "tolerant"
-    return asyncio.run(replay(transport, console, render, verify, thread_id, run_id))
+    check = getattr(args, "check", False)
+    return asyncio.run(replay(transport, console, render, verify, thread_id, run_id, check))

@@ -73,7 +73,9 @@ class ChatOptions:
     ``answer``: ``ask`` | ``approve`` | ``decline``. ``stop_after``: drop each
     run stream after that many updates (None: never). ``url`` names the agent in
     error messages. ``run_log``: serve-fake's run log when the backend is
-    embedded (to report that the agent noticed a dropped stream).
+    embedded (to report that the agent noticed a dropped stream). ``check``:
+    exit :data:`CHECK_FAILED` instead of 0 when any run went wrong
+    (:attr:`RunResult.failed`, or a resume the SDK refused).
     """
 
     render: RenderOptions = field(default_factory=RenderOptions)
@@ -81,6 +83,7 @@ class ChatOptions:
     stop_after: int | None = None
     url: str = "the agent"
     run_log: Any = None
+    check: bool = False
 
 
 @dataclass
@@ -89,7 +92,9 @@ class RunResult:
     ``done`` (the final ``Done``, None when the stream was dropped or broke),
     ``dropped`` (``--stop-after`` cut it), ``count`` updates seen,
     ``started`` (a RUN_STARTED was applied), ``cancelled`` (Ctrl-C cancelled
-    it and the stream was closed)."""
+    it and the stream was closed), ``errors`` (error lines the run reported:
+    each ``ErrorUpdate`` such as a decode error or a protocol violation, and a
+    transport error that ended it)."""
 
     interrupts: list[Any] = field(default_factory=list)
     done: u.Done | None = None
@@ -97,6 +102,23 @@ class RunResult:
     count: int = 0
     started: bool = False
     cancelled: bool = False
+    errors: int = 0
+
+    @property
+    def failed(self) -> bool:
+        """True when the run went wrong: it reported an error, ended ``failed``
+        (RUN_ERROR, a truncated stream, a fatal violation), or its stream broke
+        off with no ``Done``. Not when ``--stop-after`` dropped it or Ctrl-C
+        cancelled it: those were asked for."""
+        if self.errors:
+            return True
+        if self.done is not None:
+            return self.done.outcome == "failed"
+        return not (self.dropped or self.cancelled)
+
+
+#: exit code of ``watch --check`` / ``replay --check`` when a run went wrong
+CHECK_FAILED = 3
 
 
 def _fatal(update: Any, started: bool = False) -> BaseException | None:
@@ -145,6 +167,8 @@ async def drive(
             if err is not None:
                 raise CliError(_describe(err, options.url))
             result.count += 1
+            if isinstance(update, u.ErrorUpdate):
+                result.errors += 1
             if isinstance(update, u.RunStarted):
                 result.started = True
             if isinstance(update, u.Paused):
@@ -161,6 +185,7 @@ async def drive(
             raise CliError(_describe(exc, options.url)) from None
         console.write(renderer.flush())
         console.write([Line("error", f"transport error: {sanitize(exc)}")])
+        result.errors += 1
         return result
     except asyncio.CancelledError:
         aclose = getattr(run, "aclose", None)
@@ -295,7 +320,8 @@ class RunIds:
 
 def chat(session: Any, console: Console, options: ChatOptions) -> int:
     """The read-send-render-answer loop over ``console`` until end of input.
-    Returns 0. Raises :class:`CliError` on connection-level failures and
+    Returns 0, or :data:`CHECK_FAILED` with ``options.check`` when a run went
+    wrong (:attr:`RunResult.failed`) or a resume was refused. Raises :class:`CliError` on connection-level failures and
     ``KeyboardInterrupt`` on Ctrl-C at a prompt or question. A resume the SDK
     refuses to build (``ResumeError``, e.g. an expired interrupt answered yes)
     is an ``error`` line; the loop goes on.
@@ -312,6 +338,7 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
 
     renderer = Renderer(options.render)
     ids = RunIds()
+    failed = False
     while True:
         line = console.readline("> ")
         if line is None:
@@ -331,8 +358,10 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
                 run = session.send(text, message_id=message_id, run_id=run_id)
         except ResumeError as exc:
             console.write([Line("error", f"cannot resume: {sanitize(exc)}")])
+            failed = True
             continue
         result = run_interruptibly(runner, run, renderer, console, options, run_id)
+        failed = failed or result.failed
         draw_panel(session, console)
         while result.interrupts and not result.dropped and not result.cancelled:
             answers, _ = ask_answers(result.interrupts, console, options.answer)
@@ -341,10 +370,12 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
                 run = session.resume(answers, run_id=run_id)
             except ResumeError as exc:  # e.g. an expired interrupt answered yes
                 console.write([Line("error", f"cannot resume: {sanitize(exc)}")])
+                failed = True
                 break
             result = run_interruptibly(runner, run, renderer, console, options, run_id)
+            failed = failed or result.failed
             draw_panel(session, console)
-    return 0
+    return CHECK_FAILED if options.check and failed else 0
 
 
 def draw_panel(session: Any, console: Console) -> None:
@@ -393,7 +424,12 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
         if tools is None:
             tools = [] if args.url else default_tools(args.agent)
         options = ChatOptions(
-            render=render, answer=mode, stop_after=args.stop_after, url=ep.url, run_log=ep.run_log
+            render=render,
+            answer=mode,
+            stop_after=args.stop_after,
+            url=ep.url,
+            run_log=ep.run_log,
+            check=getattr(args, "check", False),
         )
         session = make_session(
             ep.url,
