@@ -271,3 +271,43 @@ def test_tools_entry_whose_parameters_is_not_an_object_is_rejected(tmp_path):
         f"board-watch: error: tools file {path}: entry 0 (t): 'parameters' must be a "
         "JSON Schema object, got string\n"
     )
+
+
+# --- replies that are web pages ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def web_server():
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    page = b"<!DOCTYPE html><html><head><title>Not here</title></head><body>" + b"x" * 300 + b"</body></html>"
+
+    async def login_page(request):
+        return Response(page)  # 200, no Content-Type
+
+    async def not_found(request):
+        return Response(page, status_code=404, media_type="text/html")
+
+    app = Starlette(routes=[
+        Route("/login", login_page, methods=["POST"]),
+        Route("/missing", not_found, methods=["POST"]),
+    ])
+    with BackgroundServer(app) as srv:
+        yield srv
+
+
+def test_watch_against_an_untyped_html_page_says_it_looks_like_html(web_server):
+    code, out, err = run_cli(["watch", "--url", web_server.url + "/login"], "x\n")
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert "HTTP 200 with no Content-Type" in err
+    assert "it looks like an HTML page; is this the agent's endpoint?" in err
+
+
+def test_cut_http_error_body_ends_with_an_ellipsis(web_server):
+    code, out, err = run_cli(["watch", "--url", web_server.url + "/missing"], "x\n")
+    assert code == 1 and out == ""
+    body = err.rstrip("\n").split("/missing: ", 1)[1]
+    assert body.startswith("<!DOCTYPE html>") and body.endswith("...")
+    assert len(body) == 203

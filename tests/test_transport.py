@@ -121,6 +121,27 @@ async def sse_without_content_type(request):
     return Response(sse(SCRIPT))  # no media_type: no Content-Type header at all
 
 
+HTML_PAGE = b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>" + b"x" * 300 + b"</body></html>"
+
+
+async def html_without_content_type(request):
+    return Response(HTML_PAGE)  # a proxy login page, say, with no Content-Type at all
+
+
+async def json_without_content_type(request):
+    return Response(b'  {"messages": []}')
+
+
+async def sse_untyped_in_tiny_chunks(request):
+    body = b": a comment first\n\n" + sse(SCRIPT)
+
+    async def gen():
+        for i in range(0, len(body), 3):  # every field name split across chunks
+            yield body[i : i + 3]
+
+    return StreamingResponse(gen(), headers={"content-type": ""})
+
+
 async def record_headers(request):
     SEEN_HEADERS.append(dict(request.headers))
     return StreamingResponse(iter([sse(SCRIPT)]), media_type="text/event-stream")
@@ -138,6 +159,9 @@ def make_app() -> Starlette:
             Route("/json", json_reply, methods=["POST"]),
             Route("/sse-params", sse_with_parameters, methods=["POST"]),
             Route("/sse-untyped", sse_without_content_type, methods=["POST"]),
+            Route("/html-untyped", html_without_content_type, methods=["POST"]),
+            Route("/json-untyped", json_without_content_type, methods=["POST"]),
+            Route("/sse-untyped-tiny", sse_untyped_in_tiny_chunks, methods=["POST"]),
             Route("/endless-error", endless_error, methods=["POST"]),
             Route("/headers", record_headers, methods=["POST"]),
         ]
@@ -264,6 +288,36 @@ async def test_sse_content_type_is_matched_case_insensitively_with_parameters(se
 async def test_missing_content_type_is_still_read_as_sse(server):
     updates = await collect(Session(HttpTransport(server.url + "/sse-untyped"), thread_id="t1"))
     assert updates[-1] == Done("success", result={"n": 1}, run_id="r1")
+
+
+async def test_untyped_sse_split_into_tiny_chunks_is_still_read(server):
+    updates = await collect(
+        Session(HttpTransport(server.url + "/sse-untyped-tiny"), thread_id="t1")
+    )
+    assert updates[-1] == Done("success", result={"n": 1}, run_id="r1")
+
+
+async def test_untyped_html_page_is_a_protocol_error_that_says_so(server):
+    error, done = await collect(
+        Session(HttpTransport(server.url + "/html-untyped"), thread_id="t1")
+    )
+    assert isinstance(error, ErrorUpdate) and error.fatal
+    assert (error.error.kind, error.error.status) == ("protocol", 200)
+    text = str(error.error)
+    assert "no Content-Type" in text and "it looks like an HTML page" in text
+    assert "is this the agent's endpoint?" in text
+    assert "body starts: '<!DOCTYPE html><html><head><title>Sign in</title>" in text
+    assert text.endswith("...'")  # the quote is cut at 200 characters, and says so
+    assert error.error.body == HTML_PAGE.decode()
+    assert done.outcome == "failed"
+
+
+async def test_untyped_json_body_is_a_protocol_error_that_says_so(server):
+    error, _done = await collect(
+        Session(HttpTransport(server.url + "/json-untyped"), thread_id="t1")
+    )
+    assert error.error.kind == "protocol"
+    assert "it looks like JSON" in str(error.error)
 
 
 async def test_request_headers_json_body_and_user_headers(server):

@@ -90,7 +90,7 @@ def describe_transport_error(error: BaseException, url: str) -> str:
     status = getattr(error, "status", None)
     if kind == "http_status" or (kind is None and status is not None):
         body = (getattr(error, "body", None) or "").strip().replace("\n", " ")
-        body = f": {body[:200]}" if body else ""
+        body = f": {body[:200]}..." if len(body) > 200 else f": {body}" if body else ""
         return f"HTTP {status} from {url}{body}"
     text = str(error)
     if kind == "connect" and "cannot connect" not in text:

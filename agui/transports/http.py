@@ -11,7 +11,9 @@ from a non-streaming endpoint, ``text/html`` from a proxy login page, the
 protobuf binding we do not read ...) is refused with
 ``TransportError(kind="protocol")`` naming the content type and quoting the
 start of the body. A missing (or empty) ``Content-Type`` is still read as
-SSE. The reference client reads *any* non-protobuf response as SSE; we are
+SSE; but when such a body ends without a single SSE ``data`` field (an HTML
+page, a JSON document), the stream ends with the same ``kind="protocol"``
+error quoting it, instead of only "never emitted RUN_STARTED". The reference client reads *any* non-protobuf response as SSE; we are
 stricter only when the server clearly says it sent something else, because
 reading such a body as SSE can only end as a confusing ``truncated_stream``
 ("never emitted RUN_STARTED") that hides the real cause.
@@ -139,9 +141,18 @@ class HttpTransport:
                     content_type = response.headers.get("content-type", "").strip()
                     if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
                         raise await _content_type_error(response, content_type)
-                    async for chunk in response.aiter_bytes():
-                        if chunk:
-                            yield chunk
+                    if content_type:
+                        async for chunk in response.aiter_bytes():
+                            if chunk:
+                                yield chunk
+                    else:
+                        sniff = _SseSniffer()
+                        async for chunk in response.aiter_bytes():
+                            if chunk:
+                                sniff.feed(chunk)
+                                yield chunk
+                        if not sniff.saw_data and sniff.head.strip():
+                            raise _no_sse_error(response, sniff.head)
             except httpx.HTTPError as exc:
                 raise _wrap(exc, self.url) from exc
         finally:
@@ -174,6 +185,49 @@ async def _body_head(response: httpx.Response) -> str:
     except httpx.HTTPError:
         pass
     return raw[:_BODY_LIMIT].decode("utf-8", errors="replace")
+
+
+class _SseSniffer:
+    """Watches a body sent without a ``Content-Type`` until it shows an SSE
+    ``data`` field (the only field that carries events): ``saw_data``, and the
+    first 2 KiB of the body, ``head``. Costs one substring search per chunk,
+    and nothing once a ``data`` field has been seen."""
+
+    __slots__ = ("_tail", "head", "saw_data")
+
+    def __init__(self) -> None:
+        self.head = b""
+        self.saw_data = False
+        self._tail = b""
+
+    def feed(self, chunk: bytes) -> None:
+        if self.saw_data:
+            return
+        if len(self.head) < _BODY_LIMIT:
+            self.head += chunk[: _BODY_LIMIT - len(self.head)]
+        window = self._tail + chunk  # (a "data" split across two chunks)
+        self.saw_data = b"data" in window
+        self._tail = window[-3:]
+
+
+def _no_sse_error(response: httpx.Response, head: bytes) -> TransportError:
+    """A 2xx with no ``Content-Type`` whose whole body held no SSE ``data``
+    field -> ``TransportError(kind="protocol")`` quoting its start, with a hint
+    when it looks like an HTML page or JSON (a wrong URL, a proxy login page, a
+    non-streaming endpoint)."""
+    text = head.decode("utf-8", errors="replace")
+    start = text.lstrip("\ufeff \t\r\n")[:1]
+    hint = {"<": "it looks like an HTML page", "{": "it looks like JSON", "[": "it looks like JSON"}
+    what = hint.get(start, "no SSE 'data:' line in it")
+    quote = text[:200] + ("..." if len(text) > 200 else "")
+    return TransportError(
+        f"{response.request.url} answered HTTP {response.status_code} with no Content-Type and "
+        f"a body that is not an event stream ({what}; is this the agent's endpoint?);"
+        f" body starts: {quote!r}",
+        kind="protocol",
+        status=response.status_code,
+        body=text,
+    )
 
 
 async def _content_type_error(response: httpx.Response, content_type: str) -> TransportError:
