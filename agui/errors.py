@@ -33,6 +33,24 @@ class DecodeError(AguiError):
         super().__init__(f"{reason} at {path}" + (f": {value!r}" if value is not None else ""))
 
 
+class EncodeError(AguiError, ValueError):
+    """A value cannot be written as JSON: a float that is NaN or infinite (JSON
+    numbers have neither; msgspec and ``JSON.stringify`` would silently write
+    ``null``, changing the data or putting a null where the protocol forbids one).
+
+    Attributes:
+        path: JSON path of the offending value (e.g. ``$.snapshot.score``).
+        value: the offending value.
+        reason: short human-readable explanation.
+    """
+
+    def __init__(self, reason: str, *, path: str = "$", value: Any = None) -> None:
+        self.reason = reason
+        self.path = path
+        self.value = value
+        super().__init__(f"{reason} at {path}")
+
+
 class UnknownEventType(DecodeError):
     """An event ``type`` this SDK does not recognise (strict mode; or the event
     the lenient decoder dropped), or a retired 0.x type in strict mode.

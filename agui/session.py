@@ -41,6 +41,7 @@ never raised from the iterator.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import uuid
 import weakref
@@ -50,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Self
 import msgspec
 from msgspec import UNSET
 
-from agui.errors import DecodeError, ResumeError, TransportError
+from agui.errors import DecodeError, EncodeError, ResumeError, TransportError
 from agui.interrupts import build_resume, is_expired
 from agui.middleware import MiddlewareFn, compose
 from agui.updates import Done, ErrorUpdate, RunStarted, Update, WarningUpdate
@@ -114,8 +115,17 @@ def _is_parts(value: Any) -> bool:
 
 
 def _snapshot(value: Any) -> Any:
-    """A private copy of a JSON value (the conversation's state is live)."""
-    return msgspec.json.decode(msgspec.json.encode(value))
+    """A private copy of a JSON value (the conversation's state is live).
+
+    Copied through MessagePack, which keeps every value the request encoder
+    must judge as it is (a NaN stays a NaN, refused when the request is
+    encoded, rather than silently becoming null); a str holding a lone UTF-16
+    surrogate (which an agent may send, and which no UTF-8 encoder writes)
+    falls back to ``copy.deepcopy``."""
+    try:
+        return msgspec.msgpack.decode(msgspec.msgpack.encode(value))
+    except UnicodeEncodeError:
+        return copy.deepcopy(value)
 
 
 class _RunState:
@@ -264,7 +274,8 @@ class Session:
         state: the initial agent state (any JSON; default: none, which is
             sent as ``{}``, as is ``None``: agui-rules 1.6).
         forwarded_props: ``forwardedProps`` sent on every run (default ``{}``,
-            as the reference client sends; 0.1.20 Python servers require the key).
+            as the reference client sends, as is ``None``; 0.1.20 Python servers
+            require the key).
         verify: ``"tolerant"`` (default) | ``"strict"`` | ``"off"``; see
             :mod:`agui.pipeline`.
         middleware: :mod:`agui.middleware` callables, outermost first.
@@ -387,7 +398,9 @@ class Session:
         """The RunAgentInput the next run would send (a fresh ``runId`` each call).
 
         ``overrides``: any RunAgentInput field by its snake_case name
-        (``run_id``, ``tools``, ``state``, ``forwarded_props``, ``resume`` ...).
+        (``run_id``, ``tools``, ``state``, ``forwarded_props``, ``resume`` ...);
+        a ``state`` or ``forwarded_props`` of ``None`` (or ``UNSET``) is sent as
+        ``{}``, the spec's meaning of an absent one.
 
         Raises:
             TypeError: an override that is not a RunAgentInput field.
@@ -408,10 +421,12 @@ class Session:
         # absent state is {} (agui-rules 1.6), and {} is what the reference
         # client sends by default (prepareRunAgentInput)
         fields["state"] = _snapshot(self.conversation.input_state())
-        fields["forwarded_props"] = (
-            {} if self.forwarded_props is UNSET else _snapshot(self.forwarded_props)
-        )
+        props = self.forwarded_props
+        fields["forwarded_props"] = props if props is UNSET or props is None else _snapshot(props)
         fields.update(overrides)
+        for name in ("state", "forwarded_props"):  # null is read as absent, and absent is {}
+            if fields[name] is None or fields[name] is UNSET:
+                fields[name] = {}
         if "resume" in overrides and overrides["resume"] is not UNSET:
             fields["resume"] = _convert_list(overrides["resume"], ResumeEntry, "resume")
         return RunAgentInput(**fields)
@@ -588,7 +603,9 @@ class Session:
                         if subscribers:
                             await self._notify(update)
                         yield update
-            except TransportError as exc:
+            except (TransportError, EncodeError) as exc:
+                # EncodeError: the request could not be written (a NaN in the
+                # state, say): nothing was sent, the run fails like a transport
                 for update in self._transport_failure(pipeline, exc, run_open, ended):
                     state.record(update)
                     await self._notify(update)
@@ -624,9 +641,9 @@ class Session:
         ]
 
     def _transport_failure(
-        self, pipeline: Any, exc: TransportError, run_open: bool, ended: int
+        self, pipeline: Any, exc: TransportError | EncodeError, run_open: bool, ended: int
     ) -> list[Update]:
-        """Updates for a transport error.
+        """Updates for a transport error (or a request that could not be encoded).
 
         Fatal (``ErrorUpdate(fatal=True)`` + ``Done(failed)``) while a run is
         open or before any run of this response ended; after the response's

@@ -220,8 +220,10 @@ class WarningUpdate(msgspec.Struct, frozen=True, gc=False):
 
 class ErrorUpdate(msgspec.Struct, frozen=True, gc=True):
     """An error the caller should see: a :class:`agui.errors.ProtocolViolation`,
-    :class:`agui.errors.RunError`, :class:`agui.errors.TransportError` or
-    :class:`agui.errors.DecodeError`. ``fatal`` is True when it ends the run."""
+    :class:`agui.errors.RunError`, :class:`agui.errors.TransportError`,
+    :class:`agui.errors.DecodeError`, or :class:`agui.errors.EncodeError` (the
+    request could not be written, e.g. a NaN in the state: nothing was sent).
+    ``fatal`` is True when it ends the run."""
 
     error: Exception
     fatal: bool = False

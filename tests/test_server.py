@@ -9,11 +9,12 @@ import threading
 import httpx
 import pytest
 
-from agui.errors import GuardError
+from agui.errors import EncodeError, GuardError
 from agui.server import BackgroundServer, CancelToken, EventEncoder, create_app
 from agui.types import (
     RunFinishedEvent,
     RunStartedEvent,
+    StateSnapshotEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
@@ -42,6 +43,7 @@ def frames(text: str) -> list[dict]:
 class Log:
     def __init__(self) -> None:
         self.guard_errors: list[GuardError] = []
+        self.encode_errors: list[EncodeError] = []
         self.tripped_at_exit: bool | None = None
         self.reason: str | None = None
         self.exited = threading.Event()
@@ -84,6 +86,22 @@ async def agent(run_input, emit, cancel: CancelToken) -> None:
             LOG.tripped_at_exit = cancel.cancelled
             LOG.reason = cancel.reason
             LOG.exited.set()
+    elif text == "dict-nulls":  # a None in an optional slot of a dict means absent
+        await emit({"type": "TEXT_MESSAGE_START", "messageId": "m1", "rawEvent": None})
+        await emit({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "x",
+                    "timestamp": None})
+        await emit({"type": "TEXT_MESSAGE_END", "messageId": "m1"})
+    elif text == "nan":
+        for bad in (
+            StateSnapshotEvent(snapshot={"score": [1, float("nan")]}),
+            {"type": "STATE_SNAPSHOT", "snapshot": {"score": float("inf")}},
+            RunFinishedEvent(thread_id=tid, run_id=rid, result=float("-inf")),
+        ):
+            try:
+                await emit(bad)
+            except EncodeError as exc:
+                LOG.encode_errors.append(exc)
+        await emit(StateSnapshotEvent(snapshot={"score": None}))  # null is data here
     elif text == "dict":
         await emit({"type": "TEXT_MESSAGE_START", "messageId": "m1"})
         await emit({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "from a dict"})
@@ -135,6 +153,25 @@ def test_well_behaved_agent_streams_sse(server):
         "RUN_FINISHED",
     ]
     assert frames(response.text)[2]["delta"] == "from a dict"
+
+
+def test_emitted_dict_reads_a_null_in_an_optional_slot_as_absent(server):
+    events = frames(post(server, body(text="dict-nulls")).text)
+    assert [e["type"] for e in events] == [
+        "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
+    assert events[1] == {"type": "TEXT_MESSAGE_START", "messageId": "m1"}
+    assert events[2] == {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "x"}
+
+
+def test_emitting_nan_or_infinity_raises_encode_error_and_sends_nothing(server):
+    LOG.encode_errors.clear()
+    events = frames(post(server, body(text="nan")).text)
+    assert [e["type"] for e in events] == ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_FINISHED"]
+    assert events[1]["snapshot"] == {"score": None}
+    assert [e.path for e in LOG.encode_errors] == ["$.snapshot.score[1]", "$.snapshot.score", "$.result"]
+    assert all("cannot be written as JSON" in str(e) for e in LOG.encode_errors)
 
 
 def test_body_that_is_not_json_is_400_with_a_clear_message(server):

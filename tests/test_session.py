@@ -164,6 +164,56 @@ async def test_null_or_absent_state_goes_on_the_wire_as_an_empty_object():
         assert b'"state":{}' in encode_run_input(sent)
 
 
+async def test_null_forwarded_props_goes_on_the_wire_as_an_empty_object():
+    from agui.transports import encode_run_input
+
+    events = [
+        RunStartedEvent(thread_id="t", run_id="r1"),
+        RunFinishedEvent(thread_id="t", run_id="r1"),
+    ]
+    transport = ReplayTransport(events)
+    session = Session(transport, thread_id="t", forwarded_props=None)
+    await session.send("x").wait()
+    await session.run(forwarded_props=None, state=None).wait()
+    for sent in transport.requests:
+        assert (sent.forwarded_props, sent.state) == ({}, {})
+        assert b'"forwardedProps":{}' in encode_run_input(sent)
+
+
+async def test_state_with_a_lone_surrogate_from_the_agent_is_sent_back():
+    # an agent may split a surrogate pair across a snapshot (RFC 8259 allows the
+    # lone escape); copying the state for the next request must not choke on it
+    from agui.transports import encode_run_input
+
+    transport = ReplayTransport(
+        [
+            '{"type":"RUN_STARTED","threadId":"t","runId":"r1"}',
+            '{"type":"STATE_SNAPSHOT","snapshot":{"note":"half \\ud83d"}}',
+            '{"type":"RUN_FINISHED","threadId":"t","runId":"r1"}',
+        ],
+        [RunStartedEvent(thread_id="t", run_id="r2"), RunFinishedEvent(thread_id="t", run_id="r2")],
+    )
+    session = Session(transport, thread_id="t")
+    await session.send("one").wait()
+    assert session.state == {"note": "half \ud83d"}
+    done = await session.send("two").wait()
+    assert done.outcome == "success"
+    assert transport.requests[1].state == {"note": "half \ud83d"}
+    assert b'"state":{"note":"half \\ud83d"}' in encode_run_input(transport.requests[1])
+
+
+async def test_request_with_nan_in_state_fails_the_run_with_encode_error():
+    from agui.errors import EncodeError
+    from agui.updates import ErrorUpdate
+
+    # the request is encoded before connecting: port 9 (discard) is never reached
+    session = Session(HttpTransport("http://127.0.0.1:9/agent"), state={"score": float("nan")})
+    error, done = await session.send("x").collect()
+    assert isinstance(error, ErrorUpdate) and error.fatal
+    assert isinstance(error.error, EncodeError) and error.error.path == "$.state.score"
+    assert done.outcome == "failed" and "cannot be written as JSON" in done.reason
+
+
 async def test_activity_messages_are_not_sent_back():
     first = [
         RunStartedEvent(thread_id="t", run_id="r1"),

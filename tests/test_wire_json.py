@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agui.errors import DecodeError, UnknownEventType
+from agui.errors import DecodeError, EncodeError, UnknownEventType
 from agui.types import (
     UNSET,
     AddOperation,
@@ -38,6 +38,7 @@ from agui.types import (
 from agui.wire import (
     DecodeWarning,
     EventDecoder,
+    check_finite,
     decode_event,
     decode_event_lenient,
     decode_input,
@@ -684,3 +685,58 @@ def test_encode_sse_event_frames_compact_json():
 def test_decode_warning_str_names_code_and_pointer():
     warning = DecodeWarning("unknown_property", "stripped unrecognised property /x", "$.x")
     assert str(warning) == "[unknown_property] stripped unrecognised property /x"
+
+
+# -- numbers JSON cannot carry ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        RunFinishedEvent(thread_id="t", run_id="r", result=float("nan")),
+        StateSnapshotEvent(snapshot={"a": [1, {"b": float("inf")}]}),
+        CustomEvent(name="n", value={"s": "\ud83d", "x": float("-inf")}),  # the surrogate path too
+    ],
+)
+def test_encode_refuses_nan_and_infinity_with_the_path(event):
+    with pytest.raises(EncodeError) as info:
+        encode_event(event)
+    assert info.value.path in {"$.result", "$.snapshot.a[1].b", "$.value.x"}
+    assert "cannot be written as JSON" in str(info.value)
+    assert isinstance(info.value, ValueError)  # (what json.dumps raises for the same)
+
+
+def test_encode_keeps_nested_nulls_and_finite_floats():
+    ev = StateSnapshotEvent(snapshot={"a": None, "b": [None, 1.5]})
+    assert encode_event(ev) == b'{"type":"STATE_SNAPSHOT","snapshot":{"a":null,"b":[null,1.5]}}'
+
+
+def test_encode_input_refuses_nan_in_state():
+    run_input = RunAgentInput(thread_id="t", run_id="r", messages=[], state={"x": float("nan")})
+    with pytest.raises(EncodeError) as info:
+        encode_input(run_input)
+    assert info.value.path == "$.state.x"
+
+
+def test_check_finite_walks_plain_json():
+    check_finite({"a": [1, 2.5, None, "x", {"b": True}]})
+    with pytest.raises(EncodeError) as info:
+        check_finite({"a": [1, {"b": float("nan")}]})
+    assert info.value.path == "$.a[1].b"
+
+
+@pytest.mark.parametrize("number", [b"1e400", b"-1e400"])
+def test_lone_surrogate_fallback_refuses_out_of_range_numbers(number):
+    # msgspec refuses 1e400; the json-module fallback (taken for a lone surrogate
+    # escape) would read it as inf, which nothing can encode again
+    doc = b'{"type":"CUSTOM","name":"n","value":{"s":"\\ud83d","x":' + number + b"}}"
+    with pytest.raises(DecodeError) as info:
+        decode_event(doc)
+    assert info.value.reason.startswith("a number is out of range")
+
+
+@pytest.mark.parametrize("number", [b"1e400", b"9" * 5000])
+def test_out_of_range_number_is_reported_as_such_not_as_invalid_json(number):
+    with pytest.raises(DecodeError) as info:
+        decode_event(b'{"type":"CUSTOM","name":"n","value":' + number + b"}")
+    assert info.value.reason.startswith("a number is out of range")

@@ -49,7 +49,8 @@ from agui.server.cancel import CancelToken
 from agui.server.encoder import SSE_HEADERS, EventEncoder
 from agui.server.guard import Guard
 from agui.types import RunErrorEvent, event_type
-from agui.wire import decode_event, decode_input, encode_event
+from agui.wire import check_finite, decode_event, decode_event_lenient, decode_input, encode_event
+from agui.wire.lenient import LEGACY_NULL
 
 logger = logging.getLogger("agui.server")
 
@@ -69,11 +70,14 @@ class Emitter:
     Raises:
         GuardError: the guard rejects the event (nothing is sent; the stream
             stays as it was, so the agent may correct itself and continue).
-        agui.errors.DecodeError: a dict that is not a valid event; with the
-            guard on, also a struct whose fields break the schema (a wrong
-            type such as ``delta=5`` or ``timestamp=1.5``, a value outside a
-            closed set, a ``None`` in an optional slot, a malformed JSON
-            Patch op): nothing is sent.
+        agui.errors.DecodeError: a dict that is not a valid event (a
+            ``None`` in an optional slot is read as absent, as in a struct);
+            with the guard on, also a struct whose fields break the schema (a
+            wrong type such as ``delta=5`` or ``timestamp=1.5``, a value
+            outside a closed set, a ``None`` in an optional slot that is not
+            open JSON, a malformed JSON Patch op): nothing is sent.
+        agui.errors.EncodeError: a NaN or infinite float anywhere in the
+            event (JSON has none); nothing is sent.
         TypeError: not an event struct.
         msgspec.EncodeError: the event holds a value JSON cannot carry
             (e.g. an arbitrary object); nothing is sent.
@@ -115,11 +119,12 @@ class Emitter:
 
     async def __call__(self, event: Any) -> None:
         if isinstance(event, dict):
+            check_finite(event)  # (msgspec would write a NaN as null)
             try:
                 data = msgspec.json.encode(event)
             except UnicodeEncodeError:  # a str holding a lone surrogate: escape it (as the wire)
                 data = json.dumps(event, allow_nan=False).encode()
-            event = decode_event(data, strict=True)
+            event = _event_from_dict(data)
         elif self._guard is not None:
             # a struct is not validated when built (msgspec): check its fields
             # as a client's strict decoder will (delta=5, timestamp=1.5, ...)
@@ -153,6 +158,24 @@ class Emitter:
             await self(RunErrorEvent(message=message, code=code))
         except GuardError as exc:  # pragma: no cover - RUN_ERROR is legal almost always
             logger.warning("could not report the agent failure: %s", exc)
+
+
+def _event_from_dict(data: bytes) -> Any:
+    """The event a dict emitted by an agent stands for, decoded strictly, except
+    that a ``None`` in an optional slot means absent (as it does in an event
+    struct, whose encoder leaves it out): such nulls are dropped, nothing else
+    is repaired.
+
+    Raises:
+        DecodeError: the dict is not a valid event (the strict error).
+    """
+    try:
+        return decode_event(data, strict=True)
+    except DecodeError as strict_error:
+        decoded = decode_event_lenient(data)
+        if decoded.event is not None and all(w.code == LEGACY_NULL for w in decoded.warnings):
+            return decoded.event
+        raise strict_error from None
 
 
 class AgentStreamResponse(Response):

@@ -3,7 +3,7 @@
 * JSON codec (:mod:`agui.wire.json`): :func:`decode_event` (strict fast path,
   lenient repairs), :func:`decode_event_lenient` / :class:`EventDecoder` (with
   :class:`DecodeWarning` reports), :func:`encode_event`, :func:`decode_input`,
-  :func:`encode_input`, :func:`to_json_value`;
+  :func:`encode_input`, :func:`to_json_value`, :func:`check_finite`;
 * SSE framing (:mod:`agui.wire.sse`): :class:`SseReader`, :func:`encode_sse`,
   :func:`encode_sse_event`.
 
@@ -19,6 +19,7 @@ from agui.wire.json import (
     Decoded,
     DecodedInput,
     EventDecoder,
+    check_finite,
     decode_event,
     decode_event_lenient,
     decode_input,
@@ -37,6 +38,7 @@ __all__ = [
     "DecodedInput",
     "EventDecoder",
     "SseReader",
+    "check_finite",
     "decode_event",
     "decode_event_lenient",
     "decode_input",

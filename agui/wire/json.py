@@ -27,11 +27,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from math import isfinite
 from typing import Any, NamedTuple
 
 import msgspec
 
-from agui.errors import DecodeError, UnknownEventType
+from agui.errors import DecodeError, EncodeError, UnknownEventType
 from agui.types import EVENT_TYPES, Event, RunAgentInput
 from agui.wire.lenient import (
     DROP,
@@ -57,6 +58,7 @@ __all__ = [
     "Decoded",
     "DecodedInput",
     "EventDecoder",
+    "check_finite",
     "decode_event",
     "decode_event_lenient",
     "decode_input",
@@ -402,7 +404,10 @@ def _parse_plain(data: Data) -> Any:
     try:
         return _PLAIN_DECODER.decode(data)
     except msgspec.DecodeError as exc:
-        obj = _parse_with_lone_surrogates(data)
+        try:
+            obj = _parse_with_lone_surrogates(data)
+        except ValueError as fallback:  # it has a surrogate escape: json's reason is the real one
+            raise _not_json(data, fallback) from None
         if obj is _NOT_JSON:
             raise _not_json(data, exc) from None
         return obj
@@ -413,8 +418,10 @@ def _parse_plain(data: Data) -> Any:
 # pair across two deltas (the applier re-pairs the halves when joining them).
 # msgspec refuses such a string, so on a msgspec failure a document that holds a
 # surrogate escape is parsed again with Python's json module, whose str keeps the
-# lone code point. Constants json accepts and JSON does not (NaN, Infinity) stay
-# errors, and bytes must be UTF-8 (json would also guess UTF-16/32).
+# lone code point. What json accepts and msgspec does not stays an error: the
+# constants NaN and Infinity, and a number too large for a float (json would read
+# 1e400 as inf, which no encoder can write back); bytes must be UTF-8 (json would
+# also guess UTF-16/32).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _NOT_JSON: Any = object()
 
@@ -423,7 +430,20 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not isfinite(value):
+        raise ValueError("Number out of range")
+    return value
+
+
 def _parse_with_lone_surrogates(data: Data) -> Any:
+    """The document parsed by Python's json module, when it holds a surrogate
+    escape; ``_NOT_JSON`` when it holds none (msgspec's error stands).
+
+    Raises:
+        ValueError: it holds one but is still not JSON (json's reason).
+    """
     try:
         text = data if isinstance(data, str) else bytes(data).decode("utf-8")
     except UnicodeDecodeError:
@@ -431,9 +451,9 @@ def _parse_with_lone_surrogates(data: Data) -> Any:
     if _SURROGATE_ESCAPE.search(text) is None:
         return _NOT_JSON
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
-        return _NOT_JSON
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def _parse_event_object(data: Data) -> dict:
@@ -460,7 +480,12 @@ def _too_deep(data: Data) -> DecodeError:
 def _not_json(data: Data, exc: Exception | str) -> DecodeError:
     text = bytes(data).decode("utf-8", "replace") if not isinstance(data, str) else data
     preview = text if len(text) <= 200 else text[:200] + "..."
-    return DecodeError(f"not valid JSON ({exc})", value=preview)
+    reason = str(exc)
+    if "out of range" in reason or "Exceeds the limit" in reason:
+        # valid JSON syntax, but a number no decoder here represents (1e400, a
+        # 5000-digit integer): say so rather than "not valid JSON"
+        return DecodeError(f"a number is out of range ({reason})", value=preview)
+    return DecodeError(f"not valid JSON ({reason})", value=preview)
 
 
 def _not_object(obj: Any) -> DecodeError:
@@ -584,21 +609,63 @@ def encode_event(event: Event) -> bytes:
     UTF-8, so that string is written as ``\\uXXXX`` escapes instead: the output
     is still UTF-8 JSON and decodes to an equal event.
 
+    A float that is NaN or infinite cannot be written (JSON has no such
+    numbers; msgspec would write ``null``): :class:`~agui.errors.EncodeError`
+    names its path. Checked only when the output holds a ``null``, so the
+    common case costs one substring search.
+
     Raises:
         TypeError: ``event`` is not a msgspec struct.
+        EncodeError: a NaN or infinite float somewhere in the event.
     """
     try:
         if event.__class__ in _RAW_EVENT_ONLY and event.raw_event is not None:
-            return _ENCODER.encode(event)  # the common case: nothing to leave out
-        if not isinstance(event, msgspec.Struct):
-            raise TypeError(f"not a protocol struct: {type(event).__name__}")
-        shape = _shape(type(event))
-        if shape.may_hold_null and has_legacy_null(event, shape):
-            found = null_paths(event, shape)
-            return _ENCODER.encode(_scrub(msgspec.to_builtins(event), found))
-        return _ENCODER.encode(event)
+            out = _ENCODER.encode(event)  # the common case: nothing to leave out
+        else:
+            if not isinstance(event, msgspec.Struct):
+                raise TypeError(f"not a protocol struct: {type(event).__name__}")
+            shape = _shape(type(event))
+            if shape.may_hold_null and has_legacy_null(event, shape):
+                found = null_paths(event, shape)
+                out = _ENCODER.encode(_scrub(msgspec.to_builtins(event), found))
+            else:
+                out = _ENCODER.encode(event)
     except UnicodeEncodeError:  # a lone surrogate somewhere in a str
         return _encode_escaping_surrogates(to_json_value(event))
+    if b"null" in out:  # msgspec writes NaN and +-Infinity as null
+        _check_finite(msgspec.to_builtins(event), [])
+    return out
+
+
+def check_finite(value: Any) -> None:
+    """Check that plain JSON builtins (dicts, lists, str, int, float, bool,
+    None) hold no NaN or infinite float, which JSON cannot carry (msgspec and
+    ``JSON.stringify`` would write ``null`` instead). For values built by hand
+    before they are encoded, e.g. an event given as a dict.
+
+    Raises:
+        EncodeError: at the first such float, with its JSON path (``$.a[1].b``).
+    """
+    _check_finite(value, [])
+
+
+def _check_finite(value: Any, path: list[str | int]) -> None:
+    """Raise :class:`EncodeError` at the first NaN or infinite float in plain
+    JSON builtins ``value`` (``path``: where ``value`` sits)."""
+    cls = value.__class__
+    if cls is float:
+        if not isfinite(value):
+            raise EncodeError(
+                f"{value!r} cannot be written as JSON (NaN and Infinity are not JSON numbers)",
+                path=format_path(path),
+                value=value,
+            )
+    elif cls is dict:
+        for key, item in value.items():
+            _check_finite(item, [*path, key])
+    elif cls is list:
+        for i, item in enumerate(value):
+            _check_finite(item, [*path, i])
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -611,16 +678,20 @@ def _encode_escaping_surrogates(builtins: Any) -> bytes:
     occur inside a JSON string (a key or a value), where the escape is legal.
 
     Raises:
-        ValueError: a non-finite float in the same document (msgspec would have
-            written ``null``; this rare path refuses instead).
+        EncodeError: a NaN or infinite float in the same document.
     """
+    _check_finite(builtins, [])
     text = json.dumps(builtins, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text.encode("utf-8")
 
 
 def encode_input(run_input: RunAgentInput) -> bytes:
-    """Compact JSON of a RunAgentInput (the request body), as :func:`encode_event`."""
+    """Compact JSON of a RunAgentInput (the request body), as :func:`encode_event`.
+
+    Raises:
+        EncodeError: a NaN or infinite float somewhere in the input (e.g. in ``state``).
+    """
     return encode_event(run_input)  # type: ignore[arg-type]
 
 
