@@ -632,7 +632,7 @@ def encode_event(event: Event) -> bytes:
                 out = _ENCODER.encode(event)
     except UnicodeEncodeError:  # a lone surrogate somewhere in a str
         return _encode_escaping_surrogates(to_json_value(event))
-    if b"null" in out:  # msgspec writes NaN and +-Infinity as null
+    if out.find(b"null") != -1:  # msgspec writes NaN and +-Infinity as null (find: `in` is slower)
         _check_finite(msgspec.to_builtins(event), [])
     return out
 
