@@ -515,3 +515,16 @@ def test_done_line_shows_token_usage_and_leaves_absent_counts_out():
         "done    success (usage: 12 in, 3 out, 15 total [acme/m1]; 0 in)"
     ]
     assert render_all([u.Done("success")], GROUPED) == ["done    success"]
+
+
+def test_warning_names_its_place_once():
+    from agui.cli.render import Renderer, RenderOptions
+    from agui.updates import WarningUpdate
+
+    r = Renderer(RenderOptions())
+    said = r.feed(WarningUpdate("legacy_null", "treated null at /input/messages/0/x as absent",
+                                "$.input.messages[0].x"))
+    assert [line.body for line in said] == [
+        "treated null at /input/messages/0/x as absent (legacy_null)"]
+    said = r.feed(WarningUpdate("unknown_event_type", "Dropping unrecognised event X", "$.type"))
+    assert [line.body for line in said] == ["Dropping unrecognised event X (unknown_event_type) at $.type"]

@@ -56,6 +56,7 @@ renderer's life (a result in a resumed run keeps its call's tag).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -181,6 +182,16 @@ class _Open:
     role: str = "assistant"
     name: str = ""
     tag: str = ""
+
+
+_PATH_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _names(message: str, path: str) -> bool:
+    """True when ``message`` already names JSON ``path`` (``$.a[0]``) as an
+    RFC 6901 pointer (``/a/0``), as the lenient decoder's warnings do."""
+    pointer = "".join("/" + (key or index) for key, index in _PATH_STEP.findall(path))
+    return bool(pointer) and f"{pointer} " in f"{message} "
 
 
 class Renderer:
@@ -439,7 +450,8 @@ class Renderer:
         return f"{iid} {reason}{on}{msg}"
 
     def _on_WarningUpdate(self, up: u.WarningUpdate) -> list[Line]:
-        at = f" at {sanitize(up.path)}" if up.path else ""
+        # " at $.path", unless the message already names the place (as a pointer)
+        at = f" at {sanitize(up.path)}" if up.path and not _names(up.message, up.path) else ""
         return [Line("warn", f"{sanitize(up.message)} ({sanitize(up.code)}){at}")]
 
     def _on_ErrorUpdate(self, up: u.ErrorUpdate) -> list[Line]:
