@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from agui.errors import TransportError
+from agui.errors import DecodeError, TransportError
 from agui.server import BackgroundServer, agent_route
 from agui.session import Session
 from agui.transports import HttpTransport, ReplayTransport, Transport, load_events
@@ -358,6 +358,27 @@ async def test_replay_from_fixture_files(tmp_path, layout):
     assert from_file == from_structs
     if layout != "sse":
         assert len(load_events(path)) == len(SCRIPT)
+
+
+async def test_replay_of_a_json_array_cut_off_mid_way_replays_its_complete_events(tmp_path):
+    docs = [json.loads(encode_event(e)) for e in SCRIPT]
+    text = json.dumps(docs, indent=2)
+    path = tmp_path / "cut.json"
+    last = text.rindex("{")
+    path.write_text(text[: last + 10])  # the recorder died inside the last event
+    assert [json.loads(doc) for doc in load_events(path)] == docs[:-1]
+    updates = await collect(Session(ReplayTransport(path), thread_id="t1"))
+    assert updates[-1].outcome == "failed"
+    assert "truncated_stream" in str(updates[-2].error)
+    path.write_text(text[:-1])  # only the closing bracket is missing
+    assert [json.loads(doc) for doc in load_events(path)] == docs
+
+
+def test_replay_of_a_json_array_with_a_syntax_error_is_still_refused(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('[{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}, oops]')
+    with pytest.raises(DecodeError, match="not a JSON array of events"):
+        load_events(path)
 
 
 async def test_replay_sources_answer_successive_runs_and_record_requests():

@@ -16,6 +16,7 @@ same updates as over HTTP.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterable, Sequence
 from os import PathLike
 from pathlib import Path
@@ -40,6 +41,9 @@ def load_events(path: str | PathLike[str]) -> list[bytes] | bytes:
     Returns a list of per-event JSON documents (bytes), or the whole file as
     bytes when it is raw SSE text.
 
+    A JSON array cut off before its end (the recorder died) gives its
+    complete elements; replaying them ends the run as truncated.
+
     Raises:
         DecodeError: the file is neither a JSON array, an object with
             ``events``, JSON Lines nor SSE (``path`` names the line or index).
@@ -59,6 +63,9 @@ def _parse_events(raw: bytes, name: str = "<bytes>") -> list[bytes] | bytes:
         try:
             items = msgspec.json.decode(text, type=list[msgspec.Raw])
         except msgspec.DecodeError as exc:
+            cut = _complete_items(text) if "truncated" in str(exc) else None
+            if cut:  # a recording cut off mid-array: replay what it holds
+                return cut
             raise DecodeError(f"{path}: not a JSON array of events: {exc}", path="$") from exc
         return [bytes(item) for item in items]
     if text[:1] == b"{":
@@ -83,6 +90,32 @@ def _parse_events(raw: bytes, name: str = "<bytes>") -> list[bytes] | bytes:
                 path="$.events",
             )
     return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _complete_items(text: bytes) -> list[bytes] | None:
+    """The complete elements of a JSON array cut off before its end (a
+    recording whose writer died), as JSON documents; None when there are none.
+    The replay then ends where the recording does, and the session reports
+    the truncated stream, as it would for cut JSON Lines or SSE."""
+    try:
+        doc = text.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder()
+    items: list[bytes] = []
+    i, n = 1, len(doc)  # just after "["
+    while True:
+        while i < n and doc[i] in " \t\r\n,":
+            i += 1
+        if i >= n:
+            break
+        try:
+            _, end = decoder.raw_decode(doc, i)
+        except ValueError:  # the element that was cut
+            break
+        items.append(doc[i:end].encode("utf-8"))
+        i = end
+    return items or None
 
 
 def _frames(source: Any) -> list[Any]:
