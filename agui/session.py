@@ -119,12 +119,13 @@ def _snapshot(value: Any) -> Any:
 
     Copied through MessagePack, which keeps every value the request encoder
     must judge as it is (a NaN stays a NaN, refused when the request is
-    encoded, rather than silently becoming null); a str holding a lone UTF-16
-    surrogate (which an agent may send, and which no UTF-8 encoder writes)
-    falls back to ``copy.deepcopy``."""
+    encoded, rather than silently becoming null). What MessagePack cannot hold
+    falls back to ``copy.deepcopy``: a str with a lone UTF-16 surrogate (which
+    an agent may send, and which no UTF-8 encoder writes) and an integer
+    outside 64 bits (which JSON allows)."""
     try:
         return msgspec.msgpack.decode(msgspec.msgpack.encode(value))
-    except UnicodeEncodeError:
+    except (UnicodeEncodeError, OverflowError):
         return copy.deepcopy(value)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agui import updates as u
 from agui.cli.board import BoardPanel, BoardState, TaskRow, panel_from_conversation
 from agui.cli.render import (
@@ -528,3 +530,17 @@ def test_warning_names_its_place_once():
         "treated null at /input/messages/0/x as absent (legacy_null)"]
     said = r.feed(WarningUpdate("unknown_event_type", "Dropping unrecognised event X", "$.type"))
     assert [line.body for line in said] == ["Dropping unrecognised event X (unknown_event_type) at $.type"]
+
+
+@pytest.mark.parametrize("in_order", [False, True])
+def test_surrogate_pair_split_across_deltas_is_shown_as_one_character(in_order):
+    from agui.cli.render import Renderer, RenderOptions
+    from agui.updates import TextDelta, TextEnded, TextStarted
+
+    r = Renderer(RenderOptions(in_order=in_order))
+    lines = []
+    for up in (TextStarted("m", "assistant"), TextDelta("m", "smile \ud83d"),
+               TextDelta("m", "\ude00!"), TextEnded("m", "smile \U0001f600!")):
+        lines += r.feed(up)
+    lines += r.flush()
+    assert "smile \U0001f600!" in [line.body for line in lines]

@@ -311,3 +311,12 @@ def test_cut_http_error_body_ends_with_an_ellipsis(web_server):
     body = err.rstrip("\n").split("/missing: ", 1)[1]
     assert body.startswith("<!DOCTYPE html>") and body.endswith("...")
     assert len(body) == 203
+
+
+@pytest.mark.parametrize("content", ['{"x": NaN}', '{"x": Infinity}', '{"x": 1e400}'])
+def test_state_file_with_a_number_json_cannot_carry_is_refused_at_load(tmp_path, content):
+    path = tmp_path / "state.json"
+    path.write_text(content, encoding="utf-8")
+    code, out, err = run_cli(["watch", "--state", str(path)], "x\n")
+    assert code == 1 and out == ""
+    assert err.startswith(f"board-watch: error: state file {path}: not valid JSON")

@@ -158,6 +158,11 @@ def test_not_null_is_lowered_to_the_non_null_json_definition():
         "$defs": {"A": {"type": "string"}}}
 
 
+def test_not_null_lowering_leaves_a_property_named_not_alone():
+    schema = {"$defs": {"E": {"type": "object", "properties": {"not": {"type": "null"}}}}}
+    assert codegen.lower_not_null(schema) == schema
+
+
 def test_not_null_lowering_refuses_a_clashing_definition():
     schema = {"$defs": {"NonNullJson": {"type": "string"},
                         "E": {"type": "object", "properties": {"x": {"not": {"type": "null"}}}}}}

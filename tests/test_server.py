@@ -9,7 +9,7 @@ import threading
 import httpx
 import pytest
 
-from agui.errors import EncodeError, GuardError
+from agui.errors import DecodeError, EncodeError, GuardError
 from agui.server import BackgroundServer, CancelToken, EventEncoder, create_app
 from agui.types import (
     RunFinishedEvent,
@@ -44,6 +44,7 @@ class Log:
     def __init__(self) -> None:
         self.guard_errors: list[GuardError] = []
         self.encode_errors: list[EncodeError] = []
+        self.decode_errors: list[DecodeError] = []
         self.tripped_at_exit: bool | None = None
         self.reason: str | None = None
         self.exited = threading.Event()
@@ -91,6 +92,15 @@ async def agent(run_input, emit, cancel: CancelToken) -> None:
         await emit({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "x",
                     "timestamp": None})
         await emit({"type": "TEXT_MESSAGE_END", "messageId": "m1"})
+    elif text == "dict-null-and-fault":
+        for bad in (
+            {"type": "TEXT_MESSAGE_START", "messageId": "m", "rawEvent": None, "bogus": 1},
+            {"type": "TEXT_MESSAGE_START", "messageId": "m", "rawEvent": None, "role": "narrator"},
+        ):
+            try:
+                await emit(bad)
+            except DecodeError as exc:
+                LOG.decode_errors.append(exc)
     elif text == "nan":
         for bad in (
             StateSnapshotEvent(snapshot={"score": [1, float("nan")]}),
@@ -163,6 +173,14 @@ def test_emitted_dict_reads_a_null_in_an_optional_slot_as_absent(server):
     ]
     assert events[1] == {"type": "TEXT_MESSAGE_START", "messageId": "m1"}
     assert events[2] == {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "x"}
+
+
+def test_emitted_dict_with_a_null_and_a_real_fault_names_the_fault(server):
+    LOG.decode_errors.clear()
+    events = frames(post(server, body(text="dict-null-and-fault")).text)
+    assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_FINISHED"]
+    assert [e.path for e in LOG.decode_errors] == ["$.bogus", "$.role"]
+    assert "not a valid event" in str(LOG.decode_errors[0])
 
 
 def test_emitting_nan_or_infinity_raises_encode_error_and_sends_nothing(server):

@@ -202,6 +202,26 @@ async def test_state_with_a_lone_surrogate_from_the_agent_is_sent_back():
     assert b'"state":{"note":"half \\ud83d"}' in encode_run_input(transport.requests[1])
 
 
+async def test_state_and_forwarded_props_with_integers_beyond_64_bits_are_sent():
+    # JSON allows them; the state copy (MessagePack) does not, so it falls back
+    from agui.transports import encode_run_input
+
+    transport = ReplayTransport(
+        [
+            '{"type":"RUN_STARTED","threadId":"t","runId":"r1"}',
+            '{"type":"STATE_SNAPSHOT","snapshot":{"id":123456789012345678901234567890}}',
+            '{"type":"RUN_FINISHED","threadId":"t","runId":"r1"}',
+        ],
+        [RunStartedEvent(thread_id="t", run_id="r2"), RunFinishedEvent(thread_id="t", run_id="r2")],
+    )
+    session = Session(transport, thread_id="t", forwarded_props={"big": -(2**70)})
+    await session.send("one").wait()
+    assert (await session.send("two").wait()).outcome == "success"
+    body = encode_run_input(transport.requests[1])
+    assert b'"state":{"id":123456789012345678901234567890}' in body
+    assert b'"forwardedProps":{"big":-1180591620717411303424}' in body
+
+
 async def test_request_with_nan_in_state_fails_the_run_with_encode_error():
     from agui.errors import EncodeError
     from agui.updates import ErrorUpdate

@@ -32,7 +32,7 @@ from agui.types import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from agui.updates import Done, ErrorUpdate, RunStarted, TextDelta, ToolCallEnded
+from agui.updates import Done, ErrorUpdate, RunStarted, TextDelta, TextEnded, ToolCallEnded
 from agui.wire import encode_event
 
 pytestmark = pytest.mark.timeout(30)
@@ -142,6 +142,12 @@ async def sse_untyped_in_tiny_chunks(request):
     return StreamingResponse(gen(), headers={"content-type": ""})
 
 
+async def untyped_body(request):
+    """A 2xx with no Content-Type whose body is the request's first user message."""
+    payload = await request.json()
+    return Response(payload["messages"][-1]["content"].encode())
+
+
 async def record_headers(request):
     SEEN_HEADERS.append(dict(request.headers))
     return StreamingResponse(iter([sse(SCRIPT)]), media_type="text/event-stream")
@@ -162,6 +168,7 @@ def make_app() -> Starlette:
             Route("/html-untyped", html_without_content_type, methods=["POST"]),
             Route("/json-untyped", json_without_content_type, methods=["POST"]),
             Route("/sse-untyped-tiny", sse_untyped_in_tiny_chunks, methods=["POST"]),
+            Route("/untyped", untyped_body, methods=["POST"]),
             Route("/endless-error", endless_error, methods=["POST"]),
             Route("/headers", record_headers, methods=["POST"]),
         ]
@@ -320,6 +327,35 @@ async def test_untyped_json_body_is_a_protocol_error_that_says_so(server):
     assert "it looks like JSON" in str(error.error)
 
 
+@pytest.mark.parametrize(
+    ("body", "hint"),
+    [
+        ('<div data-id="1">Sign in</div>', "it looks like an HTML page"),
+        ('{"data": null, "errors": [{"message": "no"}]}', "it looks like JSON"),
+        ('{"metadata": {}}', "it looks like JSON"),
+        ("Service Unavailable", "no SSE 'data:' line in it"),
+    ],
+)
+async def test_untyped_body_mentioning_data_is_still_not_an_event_stream(server, body, hint):
+    # "data" inside an attribute or a JSON key is not an SSE data field
+    session = Session(HttpTransport(server.url + "/untyped"), thread_id="t1")
+    error, _done = await session.send(body).collect()
+    assert error.error.kind == "protocol" and hint in str(error.error)
+
+
+@pytest.mark.parametrize(
+    "body", [": keep-alive\n\n", "\ufeff: hello\n\n", "id: 1\n\n", "retry: 10\n\n", ""]
+)
+async def test_untyped_event_stream_without_data_ends_as_truncated_not_as_a_wrong_endpoint(
+    server, body
+):
+    session = Session(HttpTransport(server.url + "/untyped"), thread_id="t1")
+    error, done = await session.send(body).collect()
+    assert "truncated_stream" in str(error.error) or "RUN_STARTED" in str(error.error)
+    assert not isinstance(error.error, TransportError)
+    assert done.outcome == "failed"
+
+
 async def test_request_headers_json_body_and_user_headers(server):
     SEEN_HEADERS.clear()
     transport = HttpTransport(
@@ -372,6 +408,40 @@ async def test_replay_of_a_json_array_cut_off_mid_way_replays_its_complete_event
     assert "truncated_stream" in str(updates[-2].error)
     path.write_text(text[:-1])  # only the closing bracket is missing
     assert [json.loads(doc) for doc in load_events(path)] == docs
+
+
+async def test_replay_of_a_json_array_cut_inside_a_multibyte_character(tmp_path):
+    docs = [json.loads(encode_event(e)) for e in SCRIPT]
+    text = json.dumps(docs[:-1] + [{"type": "CUSTOM", "name": "n", "value": "日本語"}],
+                      ensure_ascii=False).encode()
+    path = tmp_path / "cut.json"
+    path.write_bytes(text[: text.index("本".encode()) + 1])  # one byte into a 3-byte character
+    assert [json.loads(doc) for doc in load_events(path)] == docs[:-1]
+
+
+@pytest.mark.parametrize("layout", ["array", "object", "stream", "cut"])
+async def test_replay_of_a_recording_with_lone_surrogate_escapes(tmp_path, layout):
+    # RFC 8259 allows "\ud83d" alone; a UTF-16 producer splits pairs across deltas
+    events = [
+        '{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}',
+        '{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}',
+        '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"smile \\ud83d"}',
+        '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\\ude00!"}',
+        '{"type":"TEXT_MESSAGE_END","messageId":"m"}',
+        '{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}',
+    ]
+    array = "[" + ",".join(events) + "]"
+    text = {
+        "array": array,
+        "object": '{"events": ' + array + "}",
+        "stream": '{"name": "x", "stream": ' + array + "}",
+        "cut": array[:-30],
+    }[layout]
+    path = tmp_path / "run.json"
+    path.write_text(text)
+    updates = await collect(Session(ReplayTransport(path), thread_id="t1"))
+    assert TextEnded("m", "smile \U0001f600!") in updates
+    assert updates[-1].outcome == ("failed" if layout == "cut" else "success")
 
 
 def test_replay_of_a_json_array_with_a_syntax_error_is_still_refused(tmp_path):

@@ -718,6 +718,20 @@ def test_encode_input_refuses_nan_in_state():
     assert info.value.path == "$.state.x"
 
 
+def test_encode_refuses_nan_inside_a_tuple():
+    with pytest.raises(EncodeError) as info:
+        encode_event(StateSnapshotEvent(snapshot={"p": (1, float("nan"))}))
+    assert info.value.path == "$.snapshot.p[1]"
+
+
+def test_check_finite_looks_into_structs_inside_a_dict():
+    doc = {"type": "MESSAGES_SNAPSHOT", "messages": [
+        UserMessage(id="u", content=[TextPart(text="x", metadata={"n": float("inf")})])]}
+    with pytest.raises(EncodeError) as info:
+        check_finite(doc)
+    assert info.value.path == "$.messages[0].content[0].metadata.n"
+
+
 def test_check_finite_walks_plain_json():
     check_finite({"a": [1, 2.5, None, "x", {"b": True}]})
     with pytest.raises(EncodeError) as info:

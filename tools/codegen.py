@@ -129,6 +129,12 @@ _NOT_NULL = {"type": "null"}
 _ANNOTATIONS = frozenset({"description", "title", "$comment", "examples"})
 
 
+#: keywords whose value maps names to schemas (the map itself is not a schema)
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+
+
 def _is_unconstrained(body: Any) -> bool:
     """True for a schema that accepts any JSON value (``{}`` give or take annotations)."""
     return isinstance(body, dict) and not (body.keys() - _ANNOTATIONS)
@@ -178,7 +184,14 @@ def lower_not_null(schema: dict[str, Any]) -> dict[str, Any]:
         if lowerable(node):
             found = True
             return {"$ref": ref, **{k: v for k, v in node.items() if k in _ANNOTATIONS}}
-        return {key: walk(value) for key, value in node.items()}
+        return {
+            key: walk_map(value) if key in _SCHEMA_MAPS and isinstance(value, dict) else walk(value)
+            for key, value in node.items()
+        }
+
+    def walk_map(mapping: dict[str, Any]) -> dict[str, Any]:
+        # name -> schema: a property named "not" is a name, not the keyword
+        return {name: walk(schema) for name, schema in mapping.items()}
 
     lowered = walk(schema)
     if not found:

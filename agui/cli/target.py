@@ -34,9 +34,20 @@ def load_json_file(path: str, what: str) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"{what} {path}: cannot read it ({exc})") from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_json_constant, parse_float=_finite)
     except ValueError as exc:
         raise CliError(f"{what} {path}: not valid JSON ({exc})") from None
+
+
+def _not_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number out of range: {text}")
+    return value
 
 
 def load_tools(path: str) -> list[Any]:

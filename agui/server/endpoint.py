@@ -172,9 +172,15 @@ def _event_from_dict(data: bytes) -> Any:
     try:
         return decode_event(data, strict=True)
     except DecodeError as strict_error:
-        decoded = decode_event_lenient(data)
-        if decoded.event is not None and all(w.code == LEGACY_NULL for w in decoded.warnings):
+        decoded = decode_event_lenient(data)  # (raises the real fault when it cannot repair)
+        others = [w for w in decoded.warnings if w.code != LEGACY_NULL]
+        if decoded.event is not None and not others:
             return decoded.event
+        if others:  # name the fault itself, not a null beside it
+            raise DecodeError(
+                f"not a valid event: {others[0].message} (an emitted event is not repaired)",
+                path=others[0].path or "$",
+            ) from None
         raise strict_error from None
 
 

@@ -11,9 +11,10 @@ from a non-streaming endpoint, ``text/html`` from a proxy login page, the
 protobuf binding we do not read ...) is refused with
 ``TransportError(kind="protocol")`` naming the content type and quoting the
 start of the body. A missing (or empty) ``Content-Type`` is still read as
-SSE; but when such a body ends without a single SSE ``data`` field (an HTML
-page, a JSON document), the stream ends with the same ``kind="protocol"``
-error quoting it, instead of only "never emitted RUN_STARTED". The reference client reads *any* non-protobuf response as SSE; we are
+SSE; but when such a body does not start like an event stream and ends
+without a single SSE ``data`` field (an HTML page, a JSON document), the
+stream ends with the same ``kind="protocol"`` error quoting it, instead of
+only "never emitted RUN_STARTED". The reference client reads *any* non-protobuf response as SSE; we are
 stricter only when the server clearly says it sent something else, because
 reading such a body as SSE can only end as a confusing ``truncated_stream``
 ("never emitted RUN_STARTED") that hides the real cause.
@@ -22,6 +23,7 @@ reading such a body as SSE can only end as a confusing ``truncated_stream``
 from __future__ import annotations
 
 import functools
+import re
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -151,7 +153,11 @@ class HttpTransport:
                             if chunk:
                                 sniff.feed(chunk)
                                 yield chunk
-                        if not sniff.saw_data and sniff.head.strip():
+                        if (
+                            not sniff.saw_data
+                            and sniff.head.strip()
+                            and not _looks_like_sse(sniff.head)
+                        ):
                             raise _no_sse_error(response, sniff.head)
             except httpx.HTTPError as exc:
                 raise _wrap(exc, self.url) from exc
@@ -189,25 +195,39 @@ async def _body_head(response: httpx.Response) -> str:
 
 class _SseSniffer:
     """Watches a body sent without a ``Content-Type`` until it shows an SSE
-    ``data`` field (the only field that carries events): ``saw_data``, and the
-    first 2 KiB of the body, ``head``. Costs one substring search per chunk,
-    and nothing once a ``data`` field has been seen."""
+    ``data`` field at the start of a line (the only field that carries
+    events): ``saw_data``, and the first 2 KiB of the body, ``head``. Costs
+    one regex search per chunk, and nothing once a ``data`` field was seen."""
 
     __slots__ = ("_tail", "head", "saw_data")
 
     def __init__(self) -> None:
         self.head = b""
         self.saw_data = False
-        self._tail = b""
+        self._tail = b"\n"  # the body starts at the start of a line
 
     def feed(self, chunk: bytes) -> None:
         if self.saw_data:
             return
         if len(self.head) < _BODY_LIMIT:
             self.head += chunk[: _BODY_LIMIT - len(self.head)]
-        window = self._tail + chunk  # (a "data" split across two chunks)
-        self.saw_data = b"data" in window
-        self._tail = window[-3:]
+        window = self._tail + chunk  # (a field name split across two chunks)
+        if window.startswith(b"\n" + _BOM):  # a byte order mark before the first line
+            window = b"\n" + window[1 + len(_BOM) :]
+        self.saw_data = _DATA_FIELD.search(window) is not None
+        self._tail = window[-5:]
+
+
+_BOM = b"\xef\xbb\xbf"
+_DATA_FIELD = re.compile(rb"[\r\n]data[:\r\n]")
+_SSE_FIRST_LINE = re.compile(rb"(?::|(?:event|id|retry|data)(?::|[\r\n]|\Z))")
+
+
+def _looks_like_sse(head: bytes) -> bool:
+    """True when a body starts like an event stream (a comment, or an
+    ``event``/``id``/``retry``/``data`` field): one with no ``data`` in it is
+    still SSE, and ends as a stream with no events, not as a wrong endpoint."""
+    return _SSE_FIRST_LINE.match(head.removeprefix(_BOM)) is not None
 
 
 def _no_sse_error(response: httpx.Response, head: bytes) -> TransportError:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Iterable, Sequence
 from os import PathLike
 from pathlib import Path
@@ -63,26 +64,26 @@ def _parse_events(raw: bytes, name: str = "<bytes>") -> list[bytes] | bytes:
         try:
             items = msgspec.json.decode(text, type=list[msgspec.Raw])
         except msgspec.DecodeError as exc:
-            cut = _complete_items(text) if "truncated" in str(exc) else None
+            slow = _slow_parse(text)  # lone surrogate escapes (RFC 8259 allows them)
+            if isinstance(slow, list):
+                return [_dumps(item) for item in slow]
+            cut = _complete_items(text) if _truncated(text) else None
             if cut:  # a recording cut off mid-array: replay what it holds
                 return cut
             raise DecodeError(f"{path}: not a JSON array of events: {exc}", path="$") from exc
         return [bytes(item) for item in items]
     if text[:1] == b"{":
+        doc: Any
         try:
             doc = msgspec.json.decode(text, type=dict[str, msgspec.Raw])
         except msgspec.DecodeError:
-            doc = None  # JSON Lines whose first line is an object
+            doc = _slow_parse(text)  # lone surrogate escapes; else JSON Lines
+            if not isinstance(doc, dict):
+                doc = None
         if doc is not None:
             key = "events" if "events" in doc else "stream" if "stream" in doc else None
             if key is not None:  # ours; or a conformance fixture's ``stream``
-                try:
-                    items = msgspec.json.decode(doc[key], type=list[msgspec.Raw])
-                except msgspec.DecodeError as exc:
-                    raise DecodeError(
-                        f"{path}: {key!r} is not an array: {exc}", path=f"$.{key}"
-                    ) from exc
-                return [bytes(item) for item in items]
+                return _array_member(doc[key], path, key)
             if "type" in doc:  # a single event
                 return [text]
             raise DecodeError(
@@ -92,15 +93,66 @@ def _parse_events(raw: bytes, name: str = "<bytes>") -> list[bytes] | bytes:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _not_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _slow_parse(text: bytes) -> Any:
+    """``text`` parsed by Python's json module, which (unlike msgspec) keeps a
+    lone UTF-16 surrogate escape; None when it is not one JSON document."""
+    try:
+        return json.loads(text.decode("utf-8"), parse_constant=_not_json_constant)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _dumps(value: Any) -> bytes:
+    """One JSON document again, lone surrogates written as ``\\uXXXX`` escapes."""
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def _truncated(text: bytes) -> bool:
+    """True when the JSON document ``text`` ends before it is complete (rather
+    than being malformed). Judged by msgspec on a copy where each surrogate
+    escape is replaced by a plain escape of the same length."""
+    try:
+        msgspec.json.decode(_SURROGATE_ESCAPE.sub(rb"\\u0020", text))
+    except msgspec.DecodeError as exc:
+        return "truncated" in str(exc)
+    return False
+
+
+def _array_member(value: Any, path: str, key: str) -> list[bytes]:
+    """The documents of a fixture object's ``events`` / ``stream`` array
+    (``value``: its raw JSON, or already parsed by :func:`_slow_parse`)."""
+    if isinstance(value, msgspec.Raw):
+        try:
+            return [bytes(i) for i in msgspec.json.decode(value, type=list[msgspec.Raw])]
+        except msgspec.DecodeError as exc:
+            value = _slow_parse(bytes(value))  # lone surrogate escapes
+            if not isinstance(value, list):
+                raise DecodeError(f"{path}: {key!r} is not an array: {exc}", path=f"$.{key}") from exc
+    if not isinstance(value, list):
+        raise DecodeError(f"{path}: {key!r} is not an array", path=f"$.{key}")
+    return [_dumps(item) for item in value]
+
+
 def _complete_items(text: bytes) -> list[bytes] | None:
     """The complete elements of a JSON array cut off before its end (a
     recording whose writer died), as JSON documents; None when there are none.
     The replay then ends where the recording does, and the session reports
-    the truncated stream, as it would for cut JSON Lines or SSE."""
+    the truncated stream, as it would for cut JSON Lines or SSE. A cut through
+    a multi-byte UTF-8 character at the very end is dropped with the element
+    it cut."""
     try:
         doc = text.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data":
+            return None  # invalid UTF-8 before the end: not a cut
+        doc = text[: exc.start].decode("utf-8", "replace")
     decoder = json.JSONDecoder()
     items: list[bytes] = []
     i, n = 1, len(doc)  # just after "["

@@ -638,8 +638,8 @@ def encode_event(event: Event) -> bytes:
 
 
 def check_finite(value: Any) -> None:
-    """Check that plain JSON builtins (dicts, lists, str, int, float, bool,
-    None) hold no NaN or infinite float, which JSON cannot carry (msgspec and
+    """Check that plain JSON builtins (dicts, lists or tuples, str, int, float,
+    bool, None; generated structs inside are looked into) hold no NaN or infinite float, which JSON cannot carry (msgspec and
     ``JSON.stringify`` would write ``null`` instead). For values built by hand
     before they are encoded, e.g. an event given as a dict.
 
@@ -663,9 +663,11 @@ def _check_finite(value: Any, path: list[str | int]) -> None:
     elif cls is dict:
         for key, item in value.items():
             _check_finite(item, [*path, key])
-    elif cls is list:
+    elif cls is list or cls is tuple:
         for i, item in enumerate(value):
             _check_finite(item, [*path, i])
+    elif isinstance(value, msgspec.Struct):  # (inside a dict built by hand)
+        _check_finite(msgspec.to_builtins(value), path)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
