@@ -754,3 +754,20 @@ def test_out_of_range_number_is_reported_as_such_not_as_invalid_json(number):
     with pytest.raises(DecodeError) as info:
         decode_event(b'{"type":"CUSTOM","name":"n","value":' + number + b"}")
     assert info.value.reason.startswith("a number is out of range")
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        TextMessageContentEvent(message_id="m", delta="x", raw_event={"score": float("nan")}),
+        TextMessageContentEvent(message_id="m", delta="x", metadata={"score": float("inf")}),
+    ],
+)
+def test_encode_fast_path_still_refuses_nan_in_raw_event_or_metadata(event):
+    with pytest.raises(EncodeError):
+        encode_event(event)
+
+
+def test_encode_fast_path_output_is_exact():
+    ev = TextMessageContentEvent(message_id="m", delta="null and more")  # "null" in the text
+    assert encode_event(ev) == b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"null and more"}'
