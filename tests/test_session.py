@@ -180,19 +180,24 @@ async def test_null_forwarded_props_goes_on_the_wire_as_an_empty_object():
         assert b'"forwardedProps":{}' in encode_run_input(sent)
 
 
+def _snapshot_then_a_second_run(snapshot_json: str) -> ReplayTransport:
+    """Run 1 publishes the state ``snapshot_json`` (wire text); run 2 just finishes."""
+    return ReplayTransport(
+        [
+            '{"type":"RUN_STARTED","threadId":"t","runId":"r1"}',
+            '{"type":"STATE_SNAPSHOT","snapshot":' + snapshot_json + "}",
+            '{"type":"RUN_FINISHED","threadId":"t","runId":"r1"}',
+        ],
+        [RunStartedEvent(thread_id="t", run_id="r2"), RunFinishedEvent(thread_id="t", run_id="r2")],
+    )
+
+
 async def test_state_with_a_lone_surrogate_from_the_agent_is_sent_back():
     # an agent may split a surrogate pair across a snapshot (RFC 8259 allows the
     # lone escape); copying the state for the next request must not choke on it
     from agui.transports import encode_run_input
 
-    transport = ReplayTransport(
-        [
-            '{"type":"RUN_STARTED","threadId":"t","runId":"r1"}',
-            '{"type":"STATE_SNAPSHOT","snapshot":{"note":"half \\ud83d"}}',
-            '{"type":"RUN_FINISHED","threadId":"t","runId":"r1"}',
-        ],
-        [RunStartedEvent(thread_id="t", run_id="r2"), RunFinishedEvent(thread_id="t", run_id="r2")],
-    )
+    transport = _snapshot_then_a_second_run('{"note":"half \\ud83d"}')
     session = Session(transport, thread_id="t")
     await session.send("one").wait()
     assert session.state == {"note": "half \ud83d"}
@@ -206,14 +211,7 @@ async def test_state_and_forwarded_props_with_integers_beyond_64_bits_are_sent()
     # JSON allows them; the state copy (MessagePack) does not, so it falls back
     from agui.transports import encode_run_input
 
-    transport = ReplayTransport(
-        [
-            '{"type":"RUN_STARTED","threadId":"t","runId":"r1"}',
-            '{"type":"STATE_SNAPSHOT","snapshot":{"id":123456789012345678901234567890}}',
-            '{"type":"RUN_FINISHED","threadId":"t","runId":"r1"}',
-        ],
-        [RunStartedEvent(thread_id="t", run_id="r2"), RunFinishedEvent(thread_id="t", run_id="r2")],
-    )
+    transport = _snapshot_then_a_second_run('{"id":123456789012345678901234567890}')
     session = Session(transport, thread_id="t", forwarded_props={"big": -(2**70)})
     await session.send("one").wait()
     assert (await session.send("two").wait()).outcome == "success"
