@@ -117,16 +117,24 @@ def _is_parts(value: Any) -> bool:
 def _snapshot(value: Any) -> Any:
     """A private copy of a JSON value (the conversation's state is live).
 
-    Copied through MessagePack, which keeps every value the request encoder
-    must judge as it is (a NaN stays a NaN, refused when the request is
-    encoded, rather than silently becoming null). What MessagePack cannot hold
-    falls back to ``copy.deepcopy``: a str with a lone UTF-16 surrogate (which
-    an agent may send, and which no UTF-8 encoder writes) and an integer
-    outside 64 bits (which JSON allows)."""
+    Copied through JSON, which is what the request will carry anyway. Where
+    that would change the value, ``copy.deepcopy`` keeps it as it is for the
+    request encoder to judge: a str with a lone UTF-16 surrogate (an agent may
+    send one; the encoder escapes it) and a NaN or infinite float (which JSON
+    would make ``null``; the encoder refuses it, and the run fails with an
+    ``EncodeError`` instead of sending changed data)."""
+    from agui.wire import check_finite
+
     try:
-        return msgspec.msgpack.decode(msgspec.msgpack.encode(value))
-    except (UnicodeEncodeError, OverflowError):
+        data = msgspec.json.encode(value)
+    except UnicodeEncodeError:
         return copy.deepcopy(value)
+    if data.find(b"null") != -1:
+        try:
+            check_finite(value)
+        except EncodeError:
+            return copy.deepcopy(value)
+    return msgspec.json.decode(data)
 
 
 class _RunState:

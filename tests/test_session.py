@@ -220,6 +220,19 @@ async def test_state_and_forwarded_props_with_integers_beyond_64_bits_are_sent()
     assert b'"forwardedProps":{"big":-1180591620717411303424}' in body
 
 
+def test_request_state_is_copied_as_json_would_send_it():
+    # the copy must not change what the request carries (a tz-aware datetime keeps
+    # its offset; JSON object keys are strings)
+    import datetime as dt
+
+    from agui.transports import encode_run_input
+
+    when = dt.datetime(2024, 1, 1, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    session = Session(ReplayTransport([]), thread_id="t", state={"at": when, 1: "a", "1": "b"})
+    body = encode_run_input(session.build_input(run_id="r"))
+    assert b'"state":{"at":"2024-01-01T03:04:05+02:00","1":"b"}' in body
+
+
 async def test_request_with_nan_in_state_fails_the_run_with_encode_error():
     from agui.errors import EncodeError
     from agui.updates import ErrorUpdate

@@ -444,6 +444,13 @@ async def test_replay_of_a_recording_with_lone_surrogate_escapes(tmp_path, layou
     assert updates[-1].outcome == ("failed" if layout == "cut" else "success")
 
 
+def test_replay_with_a_lone_surrogate_does_not_let_an_out_of_range_number_in(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('[{"type":"CUSTOM","name":"\\ud800","value":1e400}]')
+    with pytest.raises(DecodeError, match="not a JSON array of events"):
+        load_events(path)
+
+
 def test_replay_of_a_json_array_with_a_syntax_error_is_still_refused(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text('[{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}, oops]')

@@ -771,3 +771,38 @@ def test_encode_fast_path_still_refuses_nan_in_raw_event_or_metadata(event):
 def test_encode_fast_path_output_is_exact():
     ev = TextMessageContentEvent(message_id="m", delta="null and more")  # "null" in the text
     assert encode_event(ev) == b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"null and more"}'
+
+
+@pytest.mark.parametrize(
+    ("event", "path"),
+    [
+        (TextMessageContentEvent(message_id="m", delta="x", timestamp=float("inf")), "$.timestamp"),
+        (TextMessageContentEvent(message_id="m", delta=float("nan")), "$.delta"),
+        (RunFinishedEvent(thread_id="t", run_id="r", timestamp=float("nan")), "$.timestamp"),
+    ],
+)
+def test_encode_refuses_nan_in_a_slot_not_typed_float(event, path):
+    # a struct's types are not checked when it is built: a float can sit anywhere
+    with pytest.raises(EncodeError) as info:
+        encode_event(event)
+    assert info.value.path == path
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "a", "role": {}}]},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": {"type": []}},
+    ],
+)
+@pytest.mark.parametrize("strict", [False, True])
+def test_unhashable_union_tag_is_a_decode_error(doc, strict):
+    with pytest.raises(DecodeError) as info:
+        decode_event(dumps(doc), strict=strict)
+    assert info.value.path in {"$.messages[0].role", "$.outcome.type"}
+
+
+def test_check_finite_path_of_a_non_str_key_is_the_json_key():
+    with pytest.raises(EncodeError) as info:
+        check_finite({"value": {1: float("nan")}})
+    assert info.value.path == '$.value["1"]'  # a key, not an index

@@ -372,3 +372,10 @@ def test_single_line_fast_path_matches_general_path():
     assert len(expected) == 30
     for size in (1, 7, 64, 1000, len(stream)):
         assert read_all([stream[i : i + size] for i in range(0, len(stream), size)]) == expected
+
+
+def test_encode_sse_takes_bytearray_and_memoryview_with_line_breaks():
+    from agui.wire import encode_sse
+
+    for data in (bytearray(b"a\nb\r\nc"), memoryview(b"a\nb\r\nc")):
+        assert encode_sse(data) == b"data: a\ndata: b\ndata: c\n\n"

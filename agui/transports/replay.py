@@ -100,18 +100,31 @@ def _not_json_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (_INF, -_INF):
+        raise ValueError("number out of range")
+    return value
+
+
+_INF = float("inf")
+
+
 def _slow_parse(text: bytes) -> Any:
     """``text`` parsed by Python's json module, which (unlike msgspec) keeps a
-    lone UTF-16 surrogate escape; None when it is not one JSON document."""
+    lone UTF-16 surrogate escape; None when it is not one JSON document, or
+    holds what msgspec also refuses (NaN, Infinity, a number out of range)."""
     try:
-        return json.loads(text.decode("utf-8"), parse_constant=_not_json_constant)
+        return json.loads(
+            text.decode("utf-8"), parse_constant=_not_json_constant, parse_float=_finite
+        )
     except (ValueError, RecursionError):
         return None
 
 
 def _dumps(value: Any) -> bytes:
     """One JSON document again, lone surrogates written as ``\\uXXXX`` escapes."""
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode()
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
 
 
 def _truncated(text: bytes) -> bool:

@@ -31,7 +31,6 @@ from math import isfinite
 from typing import Any, NamedTuple
 
 import msgspec
-import msgspec.inspect as mi
 
 from agui.errors import DecodeError, EncodeError, UnknownEventType
 from agui.types import EVENT_TYPES, Event, RunAgentInput
@@ -541,7 +540,8 @@ def _field_at(obj: Any, shape: Any, segs: list[str | int]) -> Any:
     for seg in segs:
         while isinstance(shape, UnionShape):
             if shape.tags and isinstance(obj, dict):
-                shape = shape.tags.get(obj.get(shape.tag_field))
+                tag = obj.get(shape.tag_field)
+                shape = shape.tags.get(tag) if isinstance(tag, str) else None
             else:
                 shape = shape.kinds.get(json_kind(obj))
         if isinstance(shape, StructShape) and isinstance(seg, str):
@@ -620,88 +620,34 @@ def encode_event(event: Event) -> bytes:
         EncodeError: a NaN or infinite float somewhere in the event.
     """
     try:
-        if (
-            event.__class__ in _PLAIN_ENCODE
-            and event.raw_event is _UNSET_VALUE
-            and event.metadata is _UNSET_VALUE
-        ):
-            return _ENCODER.encode(event)  # the common case: nothing to leave out, no float
-        if not isinstance(event, msgspec.Struct):
-            raise TypeError(f"not a protocol struct: {type(event).__name__}")
-        shape = _shape(type(event))
-        if shape.may_hold_null and has_legacy_null(event, shape):
-            found = null_paths(event, shape)
-            out = _ENCODER.encode(_scrub(msgspec.to_builtins(event), found))
+        if event.__class__ in _RAW_EVENT_ONLY and event.raw_event is not None:
+            out = _ENCODER.encode(event)  # the common case: nothing to leave out
         else:
-            out = _ENCODER.encode(event)
+            if not isinstance(event, msgspec.Struct):
+                raise TypeError(f"not a protocol struct: {type(event).__name__}")
+            shape = _shape(type(event))
+            if shape.may_hold_null and has_legacy_null(event, shape):
+                found = null_paths(event, shape)
+                out = _ENCODER.encode(_scrub(msgspec.to_builtins(event), found))
+            else:
+                out = _ENCODER.encode(event)
     except UnicodeEncodeError:  # a lone surrogate somewhere in a str
         return _encode_escaping_surrogates(to_json_value(event))
-    # msgspec writes NaN and +-Infinity as null: look for one only when a slot that
-    # can hold a float is set, and then only when the output holds a null at all
-    attrs = _FLOAT_ATTRS.get(event.__class__)
-    if attrs is None:
-        attrs = _FLOAT_ATTRS[event.__class__] = _float_attrs(event.__class__)
-    for attr in attrs:
-        if getattr(event, attr) is not _UNSET_VALUE:
-            if out.find(b"null") != -1:  # (bytes.find: `in` is slower on bytes)
-                _check_finite(msgspec.to_builtins(event), [])
-            break
+    # msgspec writes NaN and +-Infinity as null, in whatever slot a struct built in
+    # Python holds them (a struct's types are not checked when it is built): look
+    # for the float only when the output holds a null at all (bytes.find: `in` is
+    # slower on bytes)
+    if out.find(b"null") != -1:
+        _check_finite(msgspec.to_builtins(event), [])
     return out
-
-
-_UNSET_VALUE = msgspec.UNSET
-#: struct class -> attributes whose values can hold a float (see _float_attrs)
-_FLOAT_ATTRS: dict[type, tuple[str, ...]] = {}
-
-
-def _plain_encode_classes() -> frozenset[type]:
-    """Event classes that, with ``raw_event`` and ``metadata`` absent, hold
-    nothing for the encoder to leave out (their only optional open slot is
-    rawEvent) and no float (nothing else can hold one): encoded as they are."""
-    return frozenset(
-        cls
-        for cls in _RAW_EVENT_ONLY
-        if set(_float_attrs(cls)) <= {"raw_event", "metadata"}
-        and {"raw_event", "metadata"} <= set(cls.__struct_fields__)
-    )
-
-
-def _float_attrs(cls: type) -> tuple[str, ...]:
-    """The attributes of struct class ``cls`` whose values can hold a float:
-    open JSON, float fields, and containers or structs holding either."""
-    info = mi.type_info(cls)
-    if not isinstance(info, mi.StructType):
-        return ()
-    return tuple(f.name for f in info.fields if _may_hold_float(f.type, set()))
-
-
-def _may_hold_float(info: Any, seen: set[type]) -> bool:
-    if isinstance(info, (mi.AnyType, mi.FloatType)):
-        return True
-    if isinstance(info, mi.DictType):
-        return _may_hold_float(info.value_type, seen)
-    if isinstance(info, (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)):
-        return _may_hold_float(info.item_type, seen)
-    if isinstance(info, mi.TupleType):
-        return any(_may_hold_float(t, seen) for t in info.item_types)
-    if isinstance(info, mi.UnionType):
-        return any(_may_hold_float(t, seen) for t in info.types)
-    if isinstance(info, mi.StructType):
-        if info.cls in seen:
-            return False
-        seen.add(info.cls)
-        return any(_may_hold_float(f.type, seen) for f in info.fields)
-    return False
-
-
-_PLAIN_ENCODE = _plain_encode_classes()
 
 
 def check_finite(value: Any) -> None:
     """Check that plain JSON builtins (dicts, lists or tuples, str, int, float,
-    bool, None; generated structs inside are looked into) hold no NaN or infinite float, which JSON cannot carry (msgspec and
-    ``JSON.stringify`` would write ``null`` instead). For values built by hand
-    before they are encoded, e.g. an event given as a dict.
+    bool, None; generated structs inside are looked into) hold no NaN or
+    infinite float, which JSON cannot carry (msgspec and ``JSON.stringify``
+    would write ``null`` instead). For values built by hand before they are
+    encoded, e.g. an event given as a dict.
 
     Raises:
         EncodeError: at the first such float, with its JSON path (``$.a[1].b``).
@@ -722,7 +668,7 @@ def _check_finite(value: Any, path: list[str | int]) -> None:
             )
     elif cls is dict:
         for key, item in value.items():
-            _check_finite(item, [*path, key])
+            _check_finite(item, [*path, str(key)])
     elif cls is list or cls is tuple:
         for i, item in enumerate(value):
             _check_finite(item, [*path, i])

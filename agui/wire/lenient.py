@@ -249,11 +249,11 @@ def _repair_struct(value: dict, shape: StructShape, path: Path, warnings: list) 
 def _repair_union(value: Any, shape: UnionShape, path: Path, warnings: list) -> Any:
     if shape.tags and isinstance(value, dict):
         tag = value.get(shape.tag_field)
+        if not isinstance(tag, str):
+            return value  # missing/odd tag (even an unhashable one): left for msgspec to reject
         member = shape.tags.get(tag)
         if member is not None:
             return _repair_struct(value, member, path, warnings)
-        if not isinstance(tag, str):
-            return value  # missing/odd tag: malformed, left for msgspec to reject
         if tag == "binary" and _is_content_part_union(shape):
             upgraded = _upgrade_binary(value)
             if upgraded is not None:

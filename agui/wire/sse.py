@@ -233,7 +233,7 @@ class SseReader:
             out.append(b"\n".join(data).decode("utf-8", "replace"))
 
 
-def encode_sse(data: bytes | str) -> bytes:
+def encode_sse(data: bytes | bytearray | memoryview | str) -> bytes:
     """One SSE frame carrying ``data``: ``b"data: ...\\n\\n"`` (UTF-8).
 
     A payload spanning several lines (LF, CRLF or CR) becomes several ``data:``
@@ -242,6 +242,8 @@ def encode_sse(data: bytes | str) -> bytes:
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
+    elif data.__class__ is not bytes:
+        data = bytes(data)  # a bytearray or memoryview
     if 10 not in data and 13 not in data:  # no LF, no CR (an int test is a memchr;
         return b"data: " + data + b"\n\n"  # CPython's `b"\n" in data` is ~8x slower)
     lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
