@@ -234,15 +234,18 @@ def test_request_state_is_copied_as_json_would_send_it():
 
 
 async def test_request_with_nan_in_state_fails_the_run_with_encode_error():
+    from collections import OrderedDict
+
     from agui.errors import EncodeError
     from agui.updates import ErrorUpdate
 
     # the request is encoded before connecting: port 9 (discard) is never reached
-    session = Session(HttpTransport("http://127.0.0.1:9/agent"), state={"score": float("nan")})
-    error, done = await session.send("x").collect()
-    assert isinstance(error, ErrorUpdate) and error.fatal
-    assert isinstance(error.error, EncodeError) and error.error.path == "$.state.score"
-    assert done.outcome == "failed" and "cannot be written as JSON" in done.reason
+    for state in ({"score": float("nan")}, OrderedDict(score=float("nan"))):
+        session = Session(HttpTransport("http://127.0.0.1:9/agent"), state=state)
+        error, done = await session.send("x").collect()
+        assert isinstance(error, ErrorUpdate) and error.fatal
+        assert isinstance(error.error, EncodeError) and error.error.path == "$.state.score"
+        assert done.outcome == "failed" and "cannot be written as JSON" in done.reason
 
 
 async def test_activity_messages_are_not_sent_back():

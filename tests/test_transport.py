@@ -444,11 +444,30 @@ async def test_replay_of_a_recording_with_lone_surrogate_escapes(tmp_path, layou
     assert updates[-1].outcome == ("failed" if layout == "cut" else "success")
 
 
-def test_replay_with_a_lone_surrogate_does_not_let_an_out_of_range_number_in(tmp_path):
-    path = tmp_path / "bad.json"
-    path.write_text('[{"type":"CUSTOM","name":"\\ud800","value":1e400}]')
-    with pytest.raises(DecodeError, match="not a JSON array of events"):
-        load_events(path)
+async def test_replay_with_a_lone_surrogate_judges_an_out_of_range_number_event_by_event(tmp_path):
+    # the slow path keeps each element's exact text: the 1e400 event fails alone, as
+    # it would over HTTP, and nothing (no "Infinity") is made up
+    path = tmp_path / "run.json"
+    path.write_text(
+        '[{"type":"RUN_STARTED","threadId":"t1","runId":"r1"},'
+        '{"type":"CUSTOM","name":"\\ud800","value":1},'
+        '{"type":"CUSTOM","name":"x","value":1e400},'
+        '{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}]'
+    )
+    docs = load_events(path)
+    assert docs[2] == b'{"type":"CUSTOM","name":"x","value":1e400}'
+    updates = await collect(Session(ReplayTransport(path), thread_id="t1"))
+    errors = [u for u in updates if isinstance(u, ErrorUpdate)]
+    assert len(errors) == 1 and "out of range" in str(errors[0].error)
+    assert updates[-1].outcome == "success"
+
+
+async def test_replay_of_a_cut_events_object_replays_its_complete_events(tmp_path):
+    docs = [json.loads(encode_event(e)) for e in SCRIPT]
+    text = json.dumps({"name": "demo", "events": docs}, indent=2)
+    path = tmp_path / "cut.json"
+    path.write_text(text[: text.rindex("{") + 5])
+    assert [json.loads(doc) for doc in load_events(path)] == docs[:-1]
 
 
 def test_replay_of_a_json_array_with_a_syntax_error_is_still_refused(tmp_path):

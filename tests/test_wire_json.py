@@ -806,3 +806,16 @@ def test_check_finite_path_of_a_non_str_key_is_the_json_key():
     with pytest.raises(EncodeError) as info:
         check_finite({"value": {1: float("nan")}})
     assert info.value.path == '$.value["1"]'  # a key, not an index
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"o": __import__("collections").OrderedDict(x=float("nan"))},
+        {"s": {float("inf")}},
+        {"t": TextPart(text="x", metadata={"n": float("nan")})},
+    ],
+)
+def test_check_finite_looks_at_other_encodable_values_as_they_encode(value):
+    with pytest.raises(EncodeError):
+        check_finite(value)

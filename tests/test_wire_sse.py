@@ -379,3 +379,11 @@ def test_encode_sse_takes_bytearray_and_memoryview_with_line_breaks():
 
     for data in (bytearray(b"a\nb\r\nc"), memoryview(b"a\nb\r\nc")):
         assert encode_sse(data) == b"data: a\ndata: b\ndata: c\n\n"
+
+
+@pytest.mark.parametrize("data", [5, [104, 105], None])
+def test_encode_sse_refuses_what_is_not_bytes_or_str(data):
+    from agui.wire import encode_sse
+
+    with pytest.raises(TypeError):
+        encode_sse(data)

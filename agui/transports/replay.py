@@ -62,28 +62,23 @@ def _parse_events(raw: bytes, name: str = "<bytes>") -> list[bytes] | bytes:
         return raw
     if text[:1] == b"[":
         try:
-            items = msgspec.json.decode(text, type=list[msgspec.Raw])
+            return [bytes(i) for i in msgspec.json.decode(text, type=list[msgspec.Raw])]
         except msgspec.DecodeError as exc:
-            slow = _slow_parse(text)  # lone surrogate escapes (RFC 8259 allows them)
-            if isinstance(slow, list):
-                return [_dumps(item) for item in slow]
-            cut = _complete_items(text) if _truncated(text) else None
-            if cut:  # a recording cut off mid-array: replay what it holds
-                return cut
+            # lone surrogate escapes (RFC 8259 allows them, msgspec does not), or a cut
+            items = _split_array(text)
+            if items:
+                return items
             raise DecodeError(f"{path}: not a JSON array of events: {exc}", path="$") from exc
-        return [bytes(item) for item in items]
     if text[:1] == b"{":
-        doc: Any
+        doc: dict[str, Any] | None
         try:
             doc = msgspec.json.decode(text, type=dict[str, msgspec.Raw])
         except msgspec.DecodeError:
-            doc = _slow_parse(text)  # lone surrogate escapes; else JSON Lines
-            if not isinstance(doc, dict):
-                doc = None
+            doc = _split_object(text)  # lone surrogate escapes, a cut; else JSON Lines
         if doc is not None:
             key = "events" if "events" in doc else "stream" if "stream" in doc else None
             if key is not None:  # ours; or a conformance fixture's ``stream``
-                return _array_member(doc[key], path, key)
+                return _array_member(bytes(doc[key]), path, key)
             if "type" in doc:  # a single event
                 return [text]
             raise DecodeError(
@@ -93,94 +88,121 @@ def _parse_events(raw: bytes, name: str = "<bytes>") -> list[bytes] | bytes:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
+# The slow path, taken only when msgspec cannot read a recording: Python's json
+# module finds where each element (or top-level member) ends, and the exact text
+# of each is kept, so the wire decoder judges every event as it would over HTTP
+# (a lone surrogate escape is fine, a 1e400 fails that event alone). A recording
+# cut off before its end (the recorder died) gives its complete elements: the
+# replay then ends where the recording does, reported as a truncated stream, as
+# for cut JSON Lines or SSE.
+
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_WS = " \t\r\n"
 
 
-def _not_json_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value in (_INF, -_INF):
-        raise ValueError("number out of range")
-    return value
-
-
-_INF = float("inf")
-
-
-def _slow_parse(text: bytes) -> Any:
-    """``text`` parsed by Python's json module, which (unlike msgspec) keeps a
-    lone UTF-16 surrogate escape; None when it is not one JSON document, or
-    holds what msgspec also refuses (NaN, Infinity, a number out of range)."""
+def _text_of(raw: bytes) -> str | None:
+    """``raw`` as text; a multi-byte character cut at the very end is dropped
+    (a cut recording); None when the bytes are not UTF-8 before that."""
     try:
-        return json.loads(
-            text.decode("utf-8"), parse_constant=_not_json_constant, parse_float=_finite
-        )
-    except (ValueError, RecursionError):
-        return None
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data":
+            return None
+        return raw[: exc.start].decode("utf-8", "replace")
 
 
-def _dumps(value: Any) -> bytes:
-    """One JSON document again, lone surrogates written as ``\\uXXXX`` escapes."""
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
-
-
-def _truncated(text: bytes) -> bool:
-    """True when the JSON document ``text`` ends before it is complete (rather
-    than being malformed). Judged by msgspec on a copy where each surrogate
-    escape is replaced by a plain escape of the same length."""
+def _truncated(raw: bytes) -> bool:
+    """True when the JSON document ``raw`` ends before it is complete (rather
+    than being malformed). Judged by msgspec (syntax only: decoded as Raw) on a
+    copy where each surrogate escape is replaced by a plain one of the same
+    length."""
     try:
-        msgspec.json.decode(_SURROGATE_ESCAPE.sub(rb"\\u0020", text))
+        msgspec.json.decode(_SURROGATE_ESCAPE.sub(rb"\\u0020", raw), type=msgspec.Raw)
     except msgspec.DecodeError as exc:
         return "truncated" in str(exc)
     return False
 
 
-def _array_member(value: Any, path: str, key: str) -> list[bytes]:
-    """The documents of a fixture object's ``events`` / ``stream`` array
-    (``value``: its raw JSON, or already parsed by :func:`_slow_parse`)."""
-    if isinstance(value, msgspec.Raw):
-        try:
-            return [bytes(i) for i in msgspec.json.decode(value, type=list[msgspec.Raw])]
-        except msgspec.DecodeError as exc:
-            value = _slow_parse(bytes(value))  # lone surrogate escapes
-            if not isinstance(value, list):
-                raise DecodeError(f"{path}: {key!r} is not an array: {exc}", path=f"$.{key}") from exc
-    if not isinstance(value, list):
-        raise DecodeError(f"{path}: {key!r} is not an array", path=f"$.{key}")
-    return [_dumps(item) for item in value]
+def _skip_ws(doc: str, i: int) -> int:
+    while i < len(doc) and doc[i] in _WS:
+        i += 1
+    return i
 
 
-def _complete_items(text: bytes) -> list[bytes] | None:
-    """The complete elements of a JSON array cut off before its end (a
-    recording whose writer died), as JSON documents; None when there are none.
-    The replay then ends where the recording does, and the session reports
-    the truncated stream, as it would for cut JSON Lines or SSE. A cut through
-    a multi-byte UTF-8 character at the very end is dropped with the element
-    it cut."""
-    try:
-        doc = text.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.reason != "unexpected end of data":
-            return None  # invalid UTF-8 before the end: not a cut
-        doc = text[: exc.start].decode("utf-8", "replace")
-    decoder = json.JSONDecoder()
+def _split_array(raw: bytes) -> list[bytes] | None:
+    """The exact text of each element of the JSON array ``raw`` (which starts
+    with ``[``); None when it is malformed. A cut array gives the elements
+    before the cut."""
+    doc = _text_of(raw)
+    if doc is None:
+        return None
+    decoder = json.JSONDecoder()  # (finds where a value ends; accepts 1e400, NaN)
     items: list[bytes] = []
-    i, n = 1, len(doc)  # just after "["
-    while True:
-        while i < n and doc[i] in " \t\r\n,":
-            i += 1
-        if i >= n:
-            break
+    i = _skip_ws(doc, 1)
+    while i < len(doc) and doc[i] != "]":
         try:
             _, end = decoder.raw_decode(doc, i)
-        except ValueError:  # the element that was cut
-            break
+        except ValueError:  # malformed, or the element the recording was cut in
+            return items if _truncated(raw) else None
         items.append(doc[i:end].encode("utf-8"))
-        i = end
-    return items or None
+        i = _skip_ws(doc, end)
+        if i < len(doc) and doc[i] == ",":
+            i = _skip_ws(doc, i + 1)
+        elif i < len(doc) and doc[i] != "]":
+            return None  # two values without a comma
+    if i < len(doc) and doc[i + 1 :].strip():
+        return None  # something after the array
+    return items
+
+
+def _split_object(raw: bytes) -> dict[str, Any] | None:
+    """The top-level members of the JSON object ``raw`` as ``{name: exact
+    text of the value}``; None when it is not one JSON object (e.g. JSON
+    Lines). A member cut off mid-value keeps what was read of it."""
+    doc = _text_of(raw)
+    if doc is None:
+        return None
+    decoder = json.JSONDecoder()
+    members: dict[str, Any] = {}
+    i = _skip_ws(doc, 1)
+    while i < len(doc) and doc[i] != "}":
+        try:
+            name, end = decoder.raw_decode(doc, i)
+        except ValueError:
+            return None
+        i = _skip_ws(doc, end)
+        if not isinstance(name, str) or i >= len(doc) or doc[i] != ":":
+            return None
+        i = _skip_ws(doc, i + 1)
+        try:
+            _, end = decoder.raw_decode(doc, i)
+        except ValueError:  # malformed, or cut inside this value: keep what is there
+            members[name] = doc[i:].encode("utf-8")
+            return members if _truncated(raw) else None
+        members[name] = doc[i:end].encode("utf-8")
+        i = _skip_ws(doc, end)
+        if i < len(doc) and doc[i] == ",":
+            i = _skip_ws(doc, i + 1)
+        elif i < len(doc) and doc[i] != "}":
+            return None
+        elif i >= len(doc):
+            return members if _truncated(raw) else None
+    rest = doc[i + 1 :].strip() if i < len(doc) else ""
+    return members if not rest else None
+
+
+def _array_member(raw: bytes, path: str, key: str) -> list[bytes]:
+    """The documents of a fixture object's ``events`` / ``stream`` array (its
+    exact text ``raw``)."""
+    if raw[:1] != b"[":
+        raise DecodeError(f"{path}: {key!r} is not an array", path=f"$.{key}")
+    try:
+        return [bytes(i) for i in msgspec.json.decode(raw, type=list[msgspec.Raw])]
+    except msgspec.DecodeError as exc:
+        items = _split_array(raw)
+        if items is None:
+            raise DecodeError(f"{path}: {key!r} is not an array: {exc}", path=f"$.{key}") from exc
+        return items
 
 
 def _frames(source: Any) -> list[Any]:

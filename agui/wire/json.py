@@ -643,9 +643,9 @@ def encode_event(event: Event) -> bytes:
 
 
 def check_finite(value: Any) -> None:
-    """Check that plain JSON builtins (dicts, lists or tuples, str, int, float,
-    bool, None; generated structs inside are looked into) hold no NaN or
-    infinite float, which JSON cannot carry (msgspec and ``JSON.stringify``
+    """Check that a JSON value (dicts, lists, tuples, str, int, float, bool,
+    None, and whatever else msgspec encodes: structs, dict subclasses, sets,
+    dataclasses, enums ..., looked at as they encode) holds no NaN or infinite float, which JSON cannot carry (msgspec and ``JSON.stringify``
     would write ``null`` instead). For values built by hand before they are
     encoded, e.g. an event given as a dict.
 
@@ -672,8 +672,15 @@ def _check_finite(value: Any, path: list[str | int]) -> None:
     elif cls is list or cls is tuple:
         for i, item in enumerate(value):
             _check_finite(item, [*path, i])
-    elif isinstance(value, msgspec.Struct):  # (inside a dict built by hand)
-        _check_finite(msgspec.to_builtins(value), path)
+    elif cls is not str and cls is not int and cls is not bool and value is not None:
+        # anything else msgspec would encode (a struct, an OrderedDict, a set, a
+        # dataclass, an Enum, a float subclass ...): look at what it encodes as
+        try:
+            plain = msgspec.to_builtins(value)
+        except (TypeError, ValueError):
+            return  # not encodable at all: the encoder says so
+        if plain is not value:
+            _check_finite(plain, path)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

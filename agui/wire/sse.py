@@ -239,10 +239,15 @@ def encode_sse(data: bytes | bytearray | memoryview | str) -> bytes:
     A payload spanning several lines (LF, CRLF or CR) becomes several ``data:``
     lines, which :class:`SseReader` joins back with LF. Compact JSON (what
     :func:`agui.wire.encode_event` writes) is always a single line.
+
+    Raises:
+        TypeError: ``data`` is not bytes-like or str.
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
     elif data.__class__ is not bytes:
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"SSE data must be bytes or str, not {type(data).__name__}")
         data = bytes(data)  # a bytearray or memoryview
     if 10 not in data and 13 not in data:  # no LF, no CR (an int test is a memchr;
         return b"data: " + data + b"\n\n"  # CPython's `b"\n" in data` is ~8x slower)
