@@ -470,6 +470,29 @@ async def test_replay_of_a_cut_events_object_replays_its_complete_events(tmp_pat
     assert [json.loads(doc) for doc in load_events(path)] == docs[:-1]
 
 
+def test_replay_of_a_cut_events_object_salvages_a_cut_inside_a_later_member_name(tmp_path):
+    docs = [json.loads(encode_event(e)) for e in SCRIPT]
+    text = json.dumps({"events": docs, "expect": {"outcome": "success"}}, indent=2)
+    path = tmp_path / "cut.json"
+    path.write_text(text[: text.index('"exp') + 4])
+    assert [json.loads(doc) for doc in load_events(path)] == docs
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'[{"type":"RUN_STARTED","threadId":"t","runId":"r","x":"\\ud800"},]',  # trailing comma
+        b'[{"type":"X","v":"\\ud800","d":' + b"[" * 1500 + b"]" * 1500 + b"}]",  # too deep
+        b"[" * 5000,
+    ],
+)
+def test_replay_slow_path_refuses_malformed_recordings_with_a_decode_error(tmp_path, content):
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    with pytest.raises(DecodeError):
+        load_events(path)
+
+
 def test_replay_of_a_json_array_with_a_syntax_error_is_still_refused(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text('[{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}, oops]')

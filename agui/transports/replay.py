@@ -54,6 +54,13 @@ def load_events(path: str | PathLike[str]) -> list[bytes] | bytes:
 
 def _parse_events(raw: bytes, name: str = "<bytes>") -> list[bytes] | bytes:
     """:func:`load_events` on a fixture's content (``name`` labels errors)."""
+    try:
+        return _parse_document(raw, name)
+    except RecursionError:
+        raise DecodeError(f"{name}: nested too deeply to read", path="$") from None
+
+
+def _parse_document(raw: bytes, name: str) -> list[bytes] | bytes:
     path = name
     text = raw.lstrip(b"\xef\xbb\xbf").lstrip()
     if not text:
@@ -148,9 +155,11 @@ def _split_array(raw: bytes) -> list[bytes] | None:
         i = _skip_ws(doc, end)
         if i < len(doc) and doc[i] == ",":
             i = _skip_ws(doc, i + 1)
+            if i < len(doc) and doc[i] == "]":
+                return None  # a trailing comma
         elif i < len(doc) and doc[i] != "]":
             return None  # two values without a comma
-    if i < len(doc) and doc[i + 1 :].strip():
+    if i < len(doc) and doc[i + 1 :].strip(_WS):
         return None  # something after the array
     return items
 
@@ -168,8 +177,8 @@ def _split_object(raw: bytes) -> dict[str, Any] | None:
     while i < len(doc) and doc[i] != "}":
         try:
             name, end = decoder.raw_decode(doc, i)
-        except ValueError:
-            return None
+        except ValueError:  # malformed, or cut inside this member's name
+            return members if members and _truncated(raw) else None
         i = _skip_ws(doc, end)
         if not isinstance(name, str) or i >= len(doc) or doc[i] != ":":
             return None
@@ -183,11 +192,13 @@ def _split_object(raw: bytes) -> dict[str, Any] | None:
         i = _skip_ws(doc, end)
         if i < len(doc) and doc[i] == ",":
             i = _skip_ws(doc, i + 1)
+            if i < len(doc) and doc[i] == "}":
+                return None  # a trailing comma
         elif i < len(doc) and doc[i] != "}":
             return None
         elif i >= len(doc):
             return members if _truncated(raw) else None
-    rest = doc[i + 1 :].strip() if i < len(doc) else ""
+    rest = doc[i + 1 :].strip(_WS) if i < len(doc) else ""
     return members if not rest else None
 
 
