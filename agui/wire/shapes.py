@@ -297,58 +297,46 @@ def json_kind(value: Any) -> str:
     return type(value).__name__
 
 
-def null_paths(obj: Any, shape: StructShape, *, first: bool = False) -> list[list[str | int]]:
+def null_paths(obj: Any, shape: StructShape) -> list[list[str | int]]:
     """Paths (wire names / list indexes) of ``None`` held in optional
     ``NonNullJson`` slots.
 
     ``obj`` is a struct instance of ``shape.cls`` built in Python (a decoded one
     cannot hold such a ``None``: msgspec refuses the ``null``). AG-UI 1.0 never
-    puts ``null`` in an optional slot, so the encoder leaves these out.
-    ``first=True`` stops at the first one found. Only the attributes that can
-    lead to such a slot are read.
+    puts ``null`` in an optional slot, so the encoder leaves these out. Only
+    the attributes that can lead to such a slot are read.
     """
     found: list[list[str | int]] = []
-    _walk_struct(obj, shape, [], found, first)
+    _walk_struct(obj, shape, [], found)
     return found
 
 
-def _walk_struct(obj: Any, shape: StructShape, path: list, found: list, first: bool) -> bool:
+def _walk_struct(obj: Any, shape: StructShape, path: list, found: list) -> None:
     for attr, wire in shape.null_attrs:
         if getattr(obj, attr) is None:
             found.append([*path, wire])
-            if first:
-                return True
     for attr, wire, sub in shape.nested_attrs:
         value = getattr(obj, attr)
-        if value is msgspec.UNSET or value is None:
-            continue
-        if _walk_value(value, sub, [*path, wire], found, first) and first:
-            return True
-    return False
+        if value is not msgspec.UNSET and value is not None:
+            _walk_value(value, sub, [*path, wire], found)
 
 
-def _walk_value(value: Any, shape: Any, path: list, found: list, first: bool) -> bool:
+def _walk_value(value: Any, shape: Any, path: list, found: list) -> None:
     if isinstance(shape, StructShape):
-        return _walk_struct(value, shape, path, found, first)
-    if isinstance(shape, UnionShape):
+        _walk_struct(value, shape, path, found)
+    elif isinstance(shape, UnionShape):
         if isinstance(value, msgspec.Struct):
             member = _STRUCTS.get(type(value))
             if member is not None:
-                return _walk_struct(value, member, path, found, first)
-            return False
-        sub = shape.kinds.get("array") if isinstance(value, list) else None
-        return sub is not None and _walk_value(value, sub, path, found, first)
-    if isinstance(shape, ListShape) and isinstance(value, list):
+                _walk_struct(value, member, path, found)
+        elif isinstance(value, list) and (sub := shape.kinds.get("array")) is not None:
+            _walk_value(value, sub, path, found)
+    elif isinstance(shape, ListShape) and isinstance(value, list):
         for i, item in enumerate(value):
-            if _walk_value(item, shape.item, [*path, i], found, first) and first:
-                return True
-        return False
-    if isinstance(shape, DictShape) and isinstance(value, dict):
+            _walk_value(item, shape.item, [*path, i], found)
+    elif isinstance(shape, DictShape) and isinstance(value, dict):
         for key, item in value.items():
-            if _walk_value(item, shape.value, [*path, key], found, first) and first:
-                return True
-    return False
-
+            _walk_value(item, shape.value, [*path, key], found)
 
 
 _UNSET = msgspec.UNSET
