@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,21 +32,12 @@ def load_json_file(path: str, what: str) -> Any:
         raise CliError(f"{what} {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"{what} {path}: cannot read it ({exc})") from None
+    from agui.wire.json import loads_json_text
+
     try:
-        return json.loads(text, parse_constant=_not_json_constant, parse_float=_finite)
+        return loads_json_text(text)
     except ValueError as exc:
         raise CliError(f"{what} {path}: not valid JSON ({exc})") from None
-
-
-def _not_json_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"number out of range: {text}")
-    return value
 
 
 def load_tools(path: str) -> list[Any]:

@@ -65,6 +65,7 @@ __all__ = [
     "decode_input_lenient",
     "encode_event",
     "encode_input",
+    "loads_json_text",
     "to_json_value",
 ]
 
@@ -426,6 +427,20 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _NOT_JSON: Any = object()
 
 
+def loads_json_text(text: str) -> Any:
+    """``json.loads(text)``, refusing what Python's json module accepts and JSON
+    (and msgspec) does not: the constants ``NaN``/``Infinity`` and a number too
+    large for a float (``1e400``, which json would read as ``inf``). Unlike
+    msgspec it keeps a lone UTF-16 surrogate escape. For hand-written JSON files
+    and the codec's fallback parse.
+
+    Raises:
+        ValueError: not JSON (json's reason, or one of the refusals above).
+        RecursionError: nested deeper than the interpreter's recursion limit.
+    """
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -451,7 +466,7 @@ def _parse_with_lone_surrogates(data: Data) -> Any:
     if _SURROGATE_ESCAPE.search(text) is None:
         return _NOT_JSON
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        return loads_json_text(text)
     except RecursionError:
         raise ValueError("nested too deeply") from None
 
