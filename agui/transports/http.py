@@ -143,22 +143,14 @@ class HttpTransport:
                     content_type = response.headers.get("content-type", "").strip()
                     if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
                         raise await _content_type_error(response, content_type)
-                    if content_type:
-                        async for chunk in response.aiter_bytes():
-                            if chunk:
-                                yield chunk
-                    else:
-                        sniff = _SseSniffer()
-                        async for chunk in response.aiter_bytes():
-                            if chunk:
+                    sniff = None if content_type else _SseSniffer()
+                    async for chunk in response.aiter_bytes():
+                        if chunk:
+                            if sniff is not None:
                                 sniff.feed(chunk)
-                                yield chunk
-                        if (
-                            not sniff.saw_data
-                            and sniff.head.strip()
-                            and not _looks_like_sse(sniff.head)
-                        ):
-                            raise _no_sse_error(response, sniff.head)
+                            yield chunk
+                    if sniff is not None and sniff.not_an_event_stream():
+                        raise _no_sse_error(response, sniff.head)
             except httpx.HTTPError as exc:
                 raise _wrap(exc, self.url) from exc
         finally:
@@ -217,6 +209,11 @@ class _SseSniffer:
         self.saw_data = _DATA_FIELD.search(window) is not None
         self._tail = window[-5:]
 
+    def not_an_event_stream(self) -> bool:
+        """Once the body has ended: True when it held no ``data`` field and
+        does not even start like an event stream (an HTML page, JSON ...)."""
+        return not self.saw_data and bool(self.head.strip()) and not _looks_like_sse(self.head)
+
 
 _BOM = b"\xef\xbb\xbf"
 _DATA_FIELD = re.compile(rb"[\r\n]data[:\r\n]")
@@ -239,15 +236,19 @@ def _no_sse_error(response: httpx.Response, head: bytes) -> TransportError:
     start = text.lstrip("\ufeff \t\r\n")[:1]
     hint = {"<": "it looks like an HTML page", "{": "it looks like JSON", "[": "it looks like JSON"}
     what = hint.get(start, "no SSE 'data:' line in it")
-    quote = text[:200] + ("..." if len(text) > 200 else "")
     return TransportError(
         f"{response.request.url} answered HTTP {response.status_code} with no Content-Type and "
         f"a body that is not an event stream ({what}; is this the agent's endpoint?);"
-        f" body starts: {quote!r}",
+        f" body starts: {_quote_start(text)!r}",
         kind="protocol",
         status=response.status_code,
         body=text,
     )
+
+
+def _quote_start(text: str, limit: int = 200) -> str:
+    """The first ``limit`` characters of a body, with ``...`` when it goes on."""
+    return text[:limit] + ("..." if len(text) > limit else "")
 
 
 async def _content_type_error(response: httpx.Response, content_type: str) -> TransportError:
@@ -259,8 +260,7 @@ async def _content_type_error(response: httpx.Response, content_type: str) -> Tr
         if media_type(content_type) == PROTOBUF_MEDIA_TYPE
         else f"not {SSE_MEDIA_TYPE}"
     )
-    quote = text[:200] + ("..." if len(text) > 200 else "")
-    detail = f"; body starts: {quote!r}" if text else "; empty body"
+    detail = f"; body starts: {_quote_start(text)!r}" if text else "; empty body"
     return TransportError(
         f"{response.request.url} answered HTTP {response.status_code} with Content-Type "
         f"{content_type!r} ({what}){detail}",
