@@ -17,9 +17,9 @@ Decoding has two paths:
 
 Encoding writes compact JSON with camelCase names and no ``null`` for an absent
 optional (``UNSET`` fields are left out; a ``None`` put in an optional
-``NonNullJson`` slot by Python code is treated as absent too). Nulls that are data — inside state, patch values,
-metadata values, CUSTOM ``value``, RAW ``event``, a ``null`` STATE_SNAPSHOT —
-are kept.
+``NonNullJson`` slot by Python code is treated as absent too). Nulls that are
+data — inside state, patch values, metadata values, CUSTOM ``value``, RAW
+``event``, a ``null`` STATE_SNAPSHOT — are kept.
 """
 
 from __future__ import annotations
@@ -660,8 +660,9 @@ def encode_event(event: Event) -> bytes:
 def check_finite(value: Any) -> None:
     """Check that a JSON value (dicts, lists, tuples, str, int, float, bool,
     None, and whatever else msgspec encodes: structs, dict subclasses, sets,
-    dataclasses, enums ..., looked at as they encode) holds no NaN or infinite float, which JSON cannot carry (msgspec and ``JSON.stringify``
-    would write ``null`` instead). For values built by hand before they are
+    dataclasses, enums ..., looked at as they encode) holds no NaN or infinite
+    float, which JSON cannot carry (msgspec and ``JSON.stringify`` would write
+    ``null`` instead). For values built by hand before they are
     encoded, e.g. an event given as a dict.
 
     Raises:
