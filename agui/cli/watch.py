@@ -322,9 +322,10 @@ def chat(session: Any, console: Console, options: ChatOptions) -> int:
     """The read-send-render-answer loop over ``console`` until end of input.
     Returns 0, or :data:`CHECK_FAILED` with ``options.check`` when a run went
     wrong (:attr:`RunResult.failed`) or a resume was refused. Raises
-    :class:`CliError` on connection-level failures and ``KeyboardInterrupt`` on Ctrl-C at a prompt or question. A resume the SDK
-    refuses to build (``ResumeError``, e.g. an expired interrupt answered yes)
-    is an ``error`` line; the loop goes on.
+    :class:`CliError` on connection-level failures and ``KeyboardInterrupt``
+    on Ctrl-C at a prompt or question. A resume the SDK refuses to build
+    (``ResumeError``, e.g. an expired interrupt answered yes) is an ``error``
+    line; the loop goes on.
 
     Lines and answers are read synchronously on the calling (main) thread;
     each run is driven on one :class:`asyncio.Runner` loop kept for the whole

@@ -15,9 +15,10 @@ SSE; but when such a body does not start like an event stream and ends
 without a single SSE ``data`` field (an HTML page, a JSON document), the
 stream ends with the same ``kind="protocol"`` error quoting it, instead of
 only "never emitted RUN_STARTED". The reference client reads *any*
-non-protobuf response as SSE; we are stricter only when the server clearly says it sent something else, because
-reading such a body as SSE can only end as a confusing ``truncated_stream``
-("never emitted RUN_STARTED") that hides the real cause.
+non-protobuf response as SSE; we are stricter only when the server clearly
+says it sent something else (or the body shows it), because reading such a
+body as SSE can only end as a confusing ``truncated_stream`` ("never emitted
+RUN_STARTED") that hides the real cause.
 """
 
 from __future__ import annotations
