@@ -136,6 +136,24 @@ def _skip_ws(doc: str, i: int) -> int:
     return i
 
 
+def _after_value(doc: str, end: int, closer: str) -> int | None:
+    """Where the next element starts after a value that ended at ``end``
+    inside an array or object closed by ``closer`` (the closer's position
+    when it comes next, ``len(doc)`` when the text ends there); None when
+    what follows is malformed (no comma, or a trailing comma)."""
+    i = _skip_ws(doc, end)
+    if i < len(doc) and doc[i] == ",":
+        i = _skip_ws(doc, i + 1)
+        return None if i < len(doc) and doc[i] == closer else i
+    return None if i < len(doc) and doc[i] != closer else i
+
+
+def _nothing_after(doc: str, i: int) -> bool:
+    """True when only JSON whitespace follows the closer at ``i`` (or the text
+    ended before it)."""
+    return i >= len(doc) or not doc[i + 1 :].strip(_WS)
+
+
 def _split_array(raw: bytes) -> list[bytes] | None:
     """The exact text of each element of the JSON array ``raw`` (which starts
     with ``[``); None when it is malformed. A cut array gives the elements
@@ -145,23 +163,17 @@ def _split_array(raw: bytes) -> list[bytes] | None:
         return None
     decoder = json.JSONDecoder()  # (finds where a value ends; accepts 1e400, NaN)
     items: list[bytes] = []
-    i = _skip_ws(doc, 1)
+    i: int | None = _skip_ws(doc, 1)
     while i < len(doc) and doc[i] != "]":
         try:
             _, end = decoder.raw_decode(doc, i)
         except ValueError:  # malformed, or the element the recording was cut in
             return items if _truncated(raw) else None
         items.append(doc[i:end].encode("utf-8"))
-        i = _skip_ws(doc, end)
-        if i < len(doc) and doc[i] == ",":
-            i = _skip_ws(doc, i + 1)
-            if i < len(doc) and doc[i] == "]":
-                return None  # a trailing comma
-        elif i < len(doc) and doc[i] != "]":
-            return None  # two values without a comma
-    if i < len(doc) and doc[i + 1 :].strip(_WS):
-        return None  # something after the array
-    return items
+        i = _after_value(doc, end, "]")
+        if i is None:
+            return None
+    return items if _nothing_after(doc, i) else None
 
 
 def _split_object(raw: bytes) -> dict[str, Any] | None:
@@ -173,7 +185,7 @@ def _split_object(raw: bytes) -> dict[str, Any] | None:
         return None
     decoder = json.JSONDecoder()
     members: dict[str, Any] = {}
-    i = _skip_ws(doc, 1)
+    i: int | None = _skip_ws(doc, 1)
     while i < len(doc) and doc[i] != "}":
         try:
             name, end = decoder.raw_decode(doc, i)
@@ -189,17 +201,10 @@ def _split_object(raw: bytes) -> dict[str, Any] | None:
             members[name] = doc[i:].encode("utf-8")
             return members if _truncated(raw) else None
         members[name] = doc[i:end].encode("utf-8")
-        i = _skip_ws(doc, end)
-        if i < len(doc) and doc[i] == ",":
-            i = _skip_ws(doc, i + 1)
-            if i < len(doc) and doc[i] == "}":
-                return None  # a trailing comma
-        elif i < len(doc) and doc[i] != "}":
+        i = _after_value(doc, end, "}")
+        if i is None:
             return None
-        elif i >= len(doc):
-            return members if _truncated(raw) else None
-    rest = doc[i + 1 :].strip(_WS) if i < len(doc) else ""
-    return members if not rest else None
+    return members if _nothing_after(doc, i) else None
 
 
 def _array_member(raw: bytes, path: str, key: str) -> list[bytes]:
