@@ -98,6 +98,14 @@ def _join(frags: list[str] | tuple[str, ...], repair: bool) -> str:
     return text
 
 
+def join_fragments(frags: list[str] | tuple[str, ...]) -> str:
+    """Join text or argument fragments (``TextDelta.delta`` ...) as the applier
+    does: a UTF-16 surrogate pair a producer split across two fragments becomes
+    the one character it encodes; a lone half is kept. For code that shows the
+    deltas it was given, such as a renderer."""
+    return _join(frags, any(f and not f.isascii() and _edge_surrogate(f) for f in frags))
+
+
 def _push(rec: CallRecord | MessageRecord, delta: str) -> None:
     """Append a non-empty fragment to ``rec.frags`` (thawing a joined tuple),
     compacting every ``_BLOCK`` fragments and noting a split surrogate half.

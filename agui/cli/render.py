@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from agui import updates as u
+from agui.apply.records import join_fragments
 from agui.cli.sanitize import sanitize, sanitize_block, sanitize_fragment
 
 __all__ = [
@@ -184,16 +185,6 @@ class _Open:
     tag: str = ""
 
 
-def _join(parts: list[str]) -> str:
-    """The fragments as one text, a UTF-16 surrogate pair split across two of
-    them joined back into its character (as the applier does)."""
-    text = "".join(parts)
-    if not _SURROGATE.search(text):
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _PATH_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 
 
@@ -305,7 +296,7 @@ class Renderer:
         prefix = "" if role in ("assistant", "reasoning") else f"({sanitize(role)}) "
         if self.options.fragments:
             return [Line(kind, prefix + _fragments(parts))]
-        return self._block(kind, prefix, _join(parts))
+        return self._block(kind, prefix, join_fragments(parts))
 
     @staticmethod
     def _block(label: str, prefix: str, text: str) -> list[Line]:
@@ -505,20 +496,20 @@ class Renderer:
             if self.options.fragments:
                 body = _fragments(parts)
             else:
-                body = _cut(sanitize(_join(parts)), self.options.max_chars)
+                body = _cut(sanitize(join_fragments(parts)), self.options.max_chars)
             return [Line("args", f"{tag} {body}")]
         role = item.role if item is not None else "assistant"
         prefix = "" if role in ("assistant", "reasoning") else f"({sanitize(role)}) "
         if self.options.fragments:
             return [Line(kind, prefix + _fragments(parts))]
-        return self._block(kind, prefix, _join(parts))
+        return self._block(kind, prefix, join_fragments(parts))
 
     def _unfinished(self, key: str, item: _Open) -> list[Line]:
         if self.options.in_order:
             what = f"{item.tag} {sanitize(item.name)}" if item.kind == "call" else "message"
             label = "end" if item.kind == "call" else item.kind
             return [Line(label, f"{what} unfinished")]
-        text = _join(item.parts)
+        text = join_fragments(item.parts)
         body = _fragments(item.parts) if self.options.fragments else sanitize(text)
         if item.kind == "call":
             head = " ".join(x for x in (item.tag, sanitize(item.name), body) if x)
