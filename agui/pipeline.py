@@ -43,6 +43,7 @@ events are not retained unless ``keep_events=True``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
 import msgspec
@@ -50,10 +51,12 @@ import msgspec
 from agui import types as T
 from agui.apply import Conversation
 from agui.errors import DecodeError, FrameTooLarge, ProtocolViolation
+from agui.lifecycle import RunLifecycle
 from agui.normalize import Normalizer
 from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
 from agui.verify import Verifier
 from agui.wire import EventDecoder, SseReader
+from agui.wire.sse import DEFAULT_MAX_FRAME_BYTES
 
 UNSET = msgspec.UNSET
 
@@ -64,7 +67,6 @@ optional ``encryptedValueType``)."""
 VerifyMode = Literal["strict", "tolerant", "off"]
 _MODES = ("strict", "tolerant", "off")
 _VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
-_DEFAULT_MAX_FRAME = 10 * 1024 * 1024
 
 _CHUNK_CLASSES = frozenset(
     {T.TextMessageChunkEvent, T.ToolCallChunkEvent, T.ReasoningMessageChunkEvent}
@@ -73,7 +75,13 @@ _EVENT_CLASSES = frozenset(T.EVENT_TYPES.values())
 
 
 class Pipeline:
-    """Incremental client pipeline for one response stream (one or more runs).
+    """The one stream processor: bytes, JSON text or event structs in, Updates out.
+
+    One pipeline serves one response stream (one or more runs); the
+    conversation it updates is kept across streams. Every consumer of a
+    stream (:class:`~agui.session.Session`, replay, ``trace``, the interrupt
+    helpers, the conformance runner) feeds one, so SSE framing, decoding and the
+    run lifecycle happen here and nowhere else.
 
     Args:
         conversation: the :class:`~agui.apply.Conversation` to update (a new
@@ -94,8 +102,13 @@ class Pipeline:
     Raises:
         ValueError: ``verify`` is not one of the three modes.
 
-    All ``feed_*`` methods return the updates produced by that input (a
-    ``list``, possibly empty) and never raise on bad input.
+    Input: :meth:`feed` (any item a transport yields: SSE ``bytes``, one
+    event's JSON text as ``str``, or an event struct), or the typed
+    :meth:`feed_bytes` / :meth:`feed_data` / :meth:`feed_event`; each returns
+    the updates that input produced (a ``list``, possibly empty) and never
+    raises on bad input. :meth:`iter_feed` yields them one frame at a time, so
+    a consumer that stops early leaves later frames unapplied. :meth:`decode`
+    runs the wire stage alone (for middleware, which sees events).
     """
 
     __slots__ = (
@@ -103,15 +116,16 @@ class Pipeline:
         "_chunked",
         "_conversation",
         "_decode",
+        "_done",
         "_events",
         "_finished",
         "_in_pos",
+        "_life",
         "_mode",
         "_norm",
         "_out_pos",
+        "_pending",
         "_reader",
-        "_run_open",
-        "_runs_seen",
         "_verifier",
         "_version",
     )
@@ -121,7 +135,7 @@ class Pipeline:
         conversation: Conversation | None = None,
         *,
         verify: VerifyMode = "tolerant",
-        max_frame_bytes: int = _DEFAULT_MAX_FRAME,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         keep_events: bool = False,
         protocol_version: str = IMPLEMENTED_PROTOCOL_VERSION,
         thread_id: str | None = None,
@@ -130,18 +144,20 @@ class Pipeline:
             raise ValueError(f"verify must be one of {_MODES}, got {verify!r}")
         self._conversation = conversation if conversation is not None else Conversation()
         self._apply = self._conversation.apply
+        self._life = self._conversation.lifecycle
+        self._life.begin_stream()
         self._mode = verify
         self._reader = SseReader(max_frame_bytes)
         self._decode = EventDecoder().decode  # one per stream: THINKING_* translation state
         self._norm = Normalizer()
         self._verifier = Verifier(thread_id=thread_id) if verify != "off" else None
         self._events: list[Any] | None = [] if keep_events else None
+        self._pending: list[Update] = []  # wire-stage news (decode()), reported with the next feed
+        self._done: Done | None = None
         self._finished = False
         self._chunked = False
         self._in_pos = 0
         self._out_pos = 0
-        self._run_open = False
-        self._runs_seen = 0
         self._version = _parse_version(protocol_version)
 
     # ------------------------------------------------------------------ props
@@ -150,6 +166,17 @@ class Pipeline:
     def conversation(self) -> Conversation:
         """The :class:`~agui.apply.Conversation` this pipeline updates."""
         return self._conversation
+
+    @property
+    def lifecycle(self) -> RunLifecycle:
+        """The conversation's :class:`~agui.lifecycle.RunLifecycle` (read it; the
+        pipeline and the applier write it)."""
+        return self._life
+
+    @property
+    def done(self) -> Done | None:
+        """The last ``Done`` this stream produced (None before one)."""
+        return self._done
 
     @property
     def finished(self) -> bool:
@@ -170,27 +197,48 @@ class Pipeline:
 
     # ------------------------------------------------------------------ input
 
-    def feed_bytes(self, chunk: bytes) -> list[Update]:
+    def feed(self, item: Any) -> list[Update]:
+        """Feed one item as a transport yields it: SSE ``bytes`` (any split),
+        one event's JSON text (``str``), or an event struct."""
+        if isinstance(item, bytes | bytearray | memoryview):
+            return self.feed_bytes(item)
+        if type(item) is str:
+            return self.feed_data(item)
+        return self.feed_event(item)
+
+    def iter_feed(self, item: Any) -> Iterator[list[Update]]:
+        """:meth:`feed`, lazily: one list of updates per completed frame (news of
+        the wire stage first). Stopping early leaves the later frames unapplied."""
+        if self._pending:
+            yield self._take_pending()
+        if self._finished:
+            return
+        if isinstance(item, bytes | bytearray | memoryview):
+            try:
+                frames = self._reader.feed(item if type(item) is bytes else bytes(item))
+            except FrameTooLarge as exc:
+                yield self._fatal(exc)
+                return
+            if frames:
+                yield from self._run_frames(frames)
+        elif type(item) is str:
+            yield from self._run_frames((item,))
+        else:
+            yield self.feed_event(item)
+
+    def feed_bytes(self, chunk: bytes | bytearray | memoryview) -> list[Update]:
         """Feed raw SSE bytes (any split); returns the updates of every frame
         completed by them."""
-        if self._finished:
-            return []
-        try:
-            frames = self._reader.feed(chunk)
-        except FrameTooLarge as exc:
-            return self._fatal(exc)
-        if not frames:
-            return []
         out: list[Update] = []
-        self._frames(frames, out)
+        for updates in self.iter_feed(chunk if type(chunk) is bytes else bytes(chunk)):
+            out += updates
         return out
 
     def feed_data(self, data: bytes | str) -> list[Update]:
         """Feed one event as JSON text (one SSE frame's data)."""
-        if self._finished:
-            return []
-        out: list[Update] = []
-        self._data(data, out)
+        out = self._take_pending() if self._pending else []
+        if not self._finished:
+            self._data(data, out)
         return out
 
     def feed_event(self, event: Any) -> list[Update]:
@@ -201,9 +249,9 @@ class Pipeline:
         ``ErrorUpdate(DecodeError)`` (fatal in strict mode). Decode a dict
         with :func:`agui.wire.decode_event` or feed its JSON to :meth:`feed_data`.
         """
+        out = self._take_pending() if self._pending else []
         if self._finished:
-            return []
-        out: list[Update] = []
+            return out
         if type(event) not in _EVENT_CLASSES:
             exc = DecodeError(
                 f"not an AG-UI event struct: {type(event).__name__} (decode wire-form JSON "
@@ -217,6 +265,50 @@ class Pipeline:
         self._event(event, out)
         return out
 
+    def decode(self, item: Any) -> Iterator[Any]:
+        """The wire stage alone: the event structs in one transport item (see
+        :meth:`feed`), for middleware that transforms events before they are fed
+        back with :meth:`feed_event`. Decode warnings and undecodable frames are
+        held and reported, under the verify policy, ahead of the next feed's
+        updates (or by :meth:`close`)."""
+        if self._finished:
+            return
+        if isinstance(item, bytes | bytearray | memoryview):
+            try:
+                frames = self._reader.feed(item if type(item) is bytes else bytes(item))
+            except FrameTooLarge as exc:
+                self._pending += self._fatal(exc)
+                return
+            for data in frames:
+                event = self._decode_held(data)
+                if self._finished:
+                    return
+                if event is not None:
+                    yield event
+        elif type(item) is str:
+            event = self._decode_held(item)
+            if event is not None:
+                yield event
+        else:
+            yield item
+
+    def decode_end(self) -> Iterator[Any]:
+        """End of stream for the wire stage: the events of a last frame that had
+        no blank line (see :meth:`decode`). Call :meth:`close` after it."""
+        if self._finished:
+            return
+        try:
+            frames = self._reader.close()
+        except FrameTooLarge as exc:
+            self._pending += self._fatal(exc)
+            return
+        for data in frames:
+            event = self._decode_held(data)
+            if self._finished:
+                return
+            if event is not None:
+                yield event
+
     def close(self) -> list[Update]:
         """End of stream: flush the SSE reader and report truncation.
 
@@ -224,25 +316,26 @@ class Pipeline:
         no run at all) yields ``ErrorUpdate(truncated_stream, fatal=True)`` and
         ``Done(failed)``. Idempotent: a second call returns [].
         """
+        out = self._take_pending() if self._pending else []
         if self._finished:
-            return []
-        out: list[Update] = []
+            return out
         try:
             frames = self._reader.close()
         except FrameTooLarge as exc:
-            return self._fatal(exc)
+            return out + self._fatal(exc)
         for data in frames:
             self._data(data, out)
             if self._finished:
                 return out
+        life = self._life
         violation = self._verifier.finish() if self._verifier is not None else None
-        if violation is None and (self._run_open or self._runs_seen == 0):
+        if violation is None and (life.open or life.stream_events == 0):
             violation = ProtocolViolation(
                 "truncated_stream",
                 "The stream ended without a terminal event (RUN_FINISHED or RUN_ERROR)"
-                if self._runs_seen
+                if life.stream_events
                 else "The stream ended without a terminal event: no run was started",
-                id=self._conversation.run_id,
+                id=life.run_id,
             )
         if violation is not None:
             out.extend(self._fatal(violation))
@@ -250,30 +343,85 @@ class Pipeline:
         return out
 
     def cancel(self, reason: str = "cancelled by client") -> list[Update]:
-        """Stop here: ``Done(cancelled, reason)``; nothing fed later is applied.
+        """Stop here; nothing fed later is applied.
 
-        Returns [] when the stream is already finished.
+        Returns ``[Done(cancelled, reason)]`` while a run is open (or before any
+        run of this stream began); ``[]`` when the stream is already finished or
+        its last run has already ended, whose ``Done`` stands as it was.
         """
+        out = self._take_pending() if self._pending else []
         if self._finished:
-            return []
+            return out
         self._finished = True
-        conv = self._conversation
-        if self._run_open:
-            conv.outcome = "cancelled"
-        self._run_open = False
-        return [Done("cancelled", reason=reason, run_id=conv.run_id)]
+        life = self._life
+        if not life.open and self._done is not None:
+            return out
+        life.ended_by_client("cancelled")
+        out.append(self._end(Done("cancelled", reason=reason, run_id=life.run_id)))
+        return out
+
+    def fail(self, error: Exception) -> list[Update]:
+        """End the stream as failed on a stream-level error (``ErrorUpdate(error,
+        fatal=True)`` + ``Done(failed)``); [] when it is already finished."""
+        out = self._take_pending() if self._pending else []
+        if self._finished:
+            return out
+        return out + self._fatal(error)
+
+    def fail_transport(self, error: Exception) -> list[Update]:
+        """The connection failed (a :class:`~agui.errors.TransportError`, or a
+        request that could not be encoded) and the stream is over.
+
+        Fatal (``ErrorUpdate(fatal=True)`` + ``Done(failed)``) while a run is
+        open or before any run of this stream ended; after its runs have all
+        ended only the tail was lost: a non-fatal ErrorUpdate, the Done stands.
+        """
+        out = self._take_pending() if self._pending else []
+        if self._finished:
+            return out
+        life = self._life
+        if life.open or self._done is None:
+            run_id = life.run_id if life.open else None
+            self._finished = True
+            life.ended_by_client("failed")
+            out.append(ErrorUpdate(error, fatal=True))
+            out.append(self._end(Done("failed", reason=str(error), run_id=run_id)))
+            return out
+        self._finished = True
+        out.append(ErrorUpdate(error, fatal=False))
+        return out
 
     # -------------------------------------------------------------- internals
 
-    def _frames(self, frames: list[str], out: list[Update]) -> None:
-        """The hot loop: :meth:`_data` + :meth:`_event` + :meth:`_deliver` inlined for
-        the common case (a clean event, no chunk stream open, nothing kept)."""
+    def _take_pending(self) -> list[Update]:
+        out, self._pending = self._pending, []
+        return out
+
+    def _decode_held(self, data: str) -> Any:
+        """Decode one frame for :meth:`decode`; news goes to ``_pending``."""
+        try:
+            decoded = self._decode(data)
+        except DecodeError as exc:
+            if self._mode == "strict":
+                self._pending += self._fatal(exc)
+            else:
+                self._pending.append(ErrorUpdate(exc, fatal=False))
+            return None
+        for w in decoded.warnings:
+            self._pending.append(WarningUpdate(w.code, w.message, w.path))
+        return decoded.event
+
+    def _run_frames(self, frames: Iterable[str]) -> Iterator[list[Update]]:
+        """The hot loop, one list of updates per frame: :meth:`_data` +
+        :meth:`_event` + :meth:`_deliver` inlined for the common case (a clean
+        event, no chunk stream open, nothing kept)."""
         decode = self._decode
         verifier = self._verifier
         apply = self._apply
         special_of = _SPECIAL.get
         chunk_classes = _CHUNK_CLASSES
         for data in frames:
+            out: list[Update] = []
             if self._chunked or self._events is not None:
                 self._data(data, out)
             else:
@@ -282,34 +430,33 @@ class Pipeline:
                 except DecodeError as exc:
                     if self._mode == "strict":
                         out.extend(self._fatal(exc))
+                        yield out
                         return
                     out.append(ErrorUpdate(exc, fatal=False))
+                    yield out
                     continue
                 if warnings:
                     for w in warnings:
                         out.append(WarningUpdate(w.code, w.message, w.path))
-                if event is None:
-                    continue
-                cls = type(event)
-                if cls in chunk_classes:
-                    self._event(event, out)
-                else:
-                    self._in_pos += 1
-                    pos = self._out_pos
-                    self._out_pos = pos + 1
-                    if verifier is not None:
-                        violation = verifier.check(event, pos)
+                if event is not None:
+                    cls = type(event)
+                    if cls in chunk_classes:
+                        self._event(event, out)
+                    else:
+                        self._in_pos += 1
+                        pos = self._out_pos
+                        self._out_pos = pos + 1
+                        violation = verifier.check(event, pos) if verifier is not None else None
                         if violation is not None:
                             self._violation(violation, out)
-                            if self._finished:
-                                return
-                            continue
-                    updates = apply(event)
-                    if updates:
-                        out.extend(updates)
-                    special = special_of(cls)
-                    if special is not None:
-                        special(self, event, out)
+                        else:
+                            updates = apply(event)
+                            if updates:
+                                out += updates
+                            special = special_of(cls)
+                            if special is not None:
+                                special(self, event, out)
+            yield out
             if self._finished:
                 return
 
@@ -370,38 +517,33 @@ class Pipeline:
             special(self, ev, out)
 
     def _on_run_started(self, ev: Any, out: list[Update]) -> None:
-        self._run_open = True
-        self._runs_seen += 1
         version = ev.protocol_version
         if version is not UNSET:
             self._check_version(version, out)
 
     def _on_run_finished(self, ev: Any, out: list[Update]) -> None:
-        self._run_open = False
-        self._runs_seen += 1
-        out.append(self._done_for_finish(_usage_of(ev)))
-
-    def _on_run_error(self, ev: Any, out: list[Update]) -> None:
-        self._run_open = False
-        self._runs_seen += 1
-        out.append(Done("failed", reason=ev.message, run_id=self._conversation.run_id,
-                        usage=_usage_of(ev)))
-
-    def _done_for_finish(self, usage: tuple[Any, ...]) -> Done:
-        conv = self._conversation
-        outcome = conv.outcome or "success"
+        life = self._life
+        usage = _usage_of(ev)
+        outcome = life.outcome or "success"
         if outcome == "success":
-            return Done(
+            done = Done(
                 "success",
-                result=conv.result,
-                pending_tool_call_ids=tuple(conv.pending_tool_call_ids),
-                run_id=conv.run_id,
+                result=life.result,
+                pending_tool_call_ids=tuple(self._conversation.pending_tool_call_ids),
+                run_id=life.run_id,
                 usage=usage,
             )
-        if outcome == "cancelled":
-            return Done("cancelled", reason="cancelled by the agent", run_id=conv.run_id,
+        elif outcome == "cancelled":
+            done = Done("cancelled", reason="cancelled by the agent", run_id=life.run_id,
                         usage=usage)
-        return Done(outcome, run_id=conv.run_id, usage=usage)  # interrupted
+        else:  # interrupted
+            done = Done(outcome, run_id=life.run_id, usage=usage)
+        out.append(self._end(done))
+
+    def _on_run_error(self, ev: Any, out: list[Update]) -> None:
+        life = self._life
+        out.append(self._end(Done("failed", reason=ev.message, run_id=life.run_id,
+                                  usage=_usage_of(ev))))
 
     def _violation(self, violation: ProtocolViolation, out: list[Update]) -> bool:
         """Report a violation; True when it ended the stream (strict mode)."""
@@ -413,13 +555,18 @@ class Pipeline:
 
     def _fatal(self, error: Exception) -> list[Update]:
         self._finished = True
-        self._run_open = False
-        conv = self._conversation
-        conv.outcome = "failed"
+        life = self._life
+        life.ended_by_client("failed")
         return [
             ErrorUpdate(error, fatal=True),
-            Done("failed", reason=str(error), run_id=conv.run_id),
+            self._end(Done("failed", reason=str(error), run_id=life.run_id)),
         ]
+
+    def _end(self, done: Done) -> Done:
+        """Record ``done`` as this stream's and the thread's latest; returns it."""
+        self._done = done
+        self._life.record(done)
+        return done
 
     def _check_version(self, declared: str, out: list[Update]) -> None:
         ours = self._version

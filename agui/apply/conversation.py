@@ -24,6 +24,7 @@ from agui import types as T
 from agui.apply.patch import PatchFailed, apply_patch, clone_json, plain_ops
 from agui.apply.records import CallRecord, MessageRecord, role_of, struct_tag
 from agui.errors import RunError
+from agui.lifecycle import RunLifecycle
 from agui.updates import (
     ActivityChanged,
     Custom,
@@ -111,15 +112,7 @@ class Conversation:
         self._pending_tool_call_ids: list[str] = []
         self._run_calls: dict[str, None] = {}
         self._answered: set[str] = set()
-        self.outcome: str | None = None
-        """Outcome of the latest run: ``None`` while running (or before any run),
-        ``success`` | ``interrupted`` | ``cancelled`` | ``failed``."""
-        self.result: Any = None
-        """RUN_FINISHED ``result`` of the latest successful run (any JSON)."""
-        self.run_error: RunError | None = None
-        """The latest run's RUN_ERROR, if it failed."""
-        self.run_id: str | None = None
-        self.thread_id: str | None = None
+        self._lifecycle = RunLifecycle()
         for m in messages:
             if isinstance(m, dict):
                 m = msgspec.convert(m, T.Message)
@@ -127,6 +120,38 @@ class Conversation:
         self._dispatch = self._build_dispatch()
 
     # ------------------------------------------------------------------ read
+
+    @property
+    def lifecycle(self) -> RunLifecycle:
+        """The thread's :class:`~agui.lifecycle.RunLifecycle` (the one record of
+        run state; the properties below read it)."""
+        return self._lifecycle
+
+    @property
+    def outcome(self) -> str | None:
+        """Outcome of the latest run: ``None`` while running (or before any run),
+        ``success`` | ``interrupted`` | ``cancelled`` | ``failed``."""
+        return self._lifecycle.outcome
+
+    @property
+    def result(self) -> Any:
+        """RUN_FINISHED ``result`` of the latest successful run (any JSON)."""
+        return self._lifecycle.result
+
+    @property
+    def run_error(self) -> RunError | None:
+        """The latest run's RUN_ERROR, if it failed."""
+        return self._lifecycle.run_error
+
+    @property
+    def run_id(self) -> str | None:
+        """``runId`` of the latest run (None before any)."""
+        return self._lifecycle.run_id
+
+    @property
+    def thread_id(self) -> str | None:
+        """``threadId`` of the latest run (None before any)."""
+        return self._lifecycle.thread_id
 
     @property
     def messages(self) -> list[T.Message]:
@@ -723,11 +748,7 @@ class Conversation:
     # -- run lifecycle -------------------------------------------------------------
 
     def _run_started(self, ev: Any) -> list[Update]:
-        self.run_id = ev.run_id
-        self.thread_id = ev.thread_id
-        self.outcome = None
-        self.result = None
-        self.run_error = None
+        self._lifecycle.started(ev.run_id, ev.thread_id)
         self._run_calls = {}
         self._answered = set()
         inp = ev.input
@@ -739,24 +760,22 @@ class Conversation:
         return [RunStarted(ev.run_id, ev.thread_id, _opt(ev.parent_run_id))]
 
     def _run_finished(self, ev: Any) -> list[Update]:
-        if self.run_id is None:
-            self.run_id = ev.run_id
-            self.thread_id = ev.thread_id
+        life = self._lifecycle
+        ids = {"run_id": ev.run_id, "thread_id": ev.thread_id}
         outcome = ev.outcome
         kind = "success" if outcome is UNSET or outcome is None else struct_tag(outcome)
         self._pending_tool_call_ids = []
         if kind == "interrupt":
             interrupts = list(getattr(outcome, "interrupts", None) or ())
             self._pending_interrupts = interrupts
-            self.outcome = "interrupted"
+            life.finished("interrupted", **ids)
             return [Paused(tuple(interrupts))]
         self._pending_interrupts = []
         if kind == "cancelled":
-            self.outcome = "cancelled"
+            life.finished("cancelled", **ids)
             return []
-        self.outcome = "success"
         result = ev.result
-        self.result = None if result is UNSET else result
+        life.finished("success", None if result is UNSET else result, **ids)
         declared = (
             getattr(outcome, "pending_tool_call_ids", UNSET) if outcome is not UNSET else UNSET
         )
@@ -768,8 +787,7 @@ class Conversation:
 
     def _run_error(self, ev: Any) -> list[Update]:
         err = RunError(ev.message, code=_opt(ev.code))
-        self.outcome = "failed"
-        self.run_error = err
+        self._lifecycle.errored(err)
         return [ErrorUpdate(err, fatal=True)]
 
     # -- diagnostics ------------------------------------------------------------------

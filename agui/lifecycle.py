@@ -1,0 +1,145 @@
+"""The run lifecycle of a thread: the one owner of "is a run open, how did it end, with what".
+
+Every other part reads it: the :class:`~agui.apply.Conversation` exposes it as
+read-only ``outcome`` / ``run_id`` / ``result`` / ``run_error``, the
+:class:`~agui.pipeline.Pipeline` builds each run's :class:`~agui.updates.Done`
+from it, and a :class:`~agui.session.Run` reports the ``Done`` recorded here.
+
+Writers, and only these: the applier (RUN_STARTED, RUN_FINISHED, RUN_ERROR as
+they are applied) and the pipeline (a run it ends itself: a fatal error, a
+truncated stream, a cancel, a transport failure).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agui.errors import RunError
+from agui.updates import Done, Outcome
+
+__all__ = ["RunLifecycle"]
+
+
+class RunLifecycle:
+    """Run state of one thread across runs, plus counts for the current response stream.
+
+    Thread-wide (latest run): :attr:`run_id`, :attr:`thread_id`, :attr:`open`,
+    :attr:`outcome` (``None`` while running or before any run, else
+    ``success`` | ``interrupted`` | ``cancelled`` | ``failed``), :attr:`result`,
+    :attr:`run_error`, :attr:`done`.
+
+    Per response stream (reset by :meth:`begin_stream`; a session ends one
+    stream before it starts the next): :attr:`stream_events` (RUN_STARTED /
+    RUN_FINISHED / RUN_ERROR applied from it).
+    """
+
+    __slots__ = (
+        "_done",
+        "_open",
+        "_outcome",
+        "_result",
+        "_run_error",
+        "_run_id",
+        "_stream_events",
+        "_thread_id",
+    )
+
+    def __init__(self) -> None:
+        self._run_id: str | None = None
+        self._thread_id: str | None = None
+        self._open = False
+        self._outcome: Outcome | None = None
+        self._result: Any = None
+        self._run_error: RunError | None = None
+        self._done: Done | None = None
+        self._stream_events = 0
+
+    # ------------------------------------------------------------------ read
+
+    @property
+    def run_id(self) -> str | None:
+        """``runId`` of the latest run (None before any)."""
+        return self._run_id
+
+    @property
+    def thread_id(self) -> str | None:
+        """``threadId`` of the latest run (None before any)."""
+        return self._thread_id
+
+    @property
+    def open(self) -> bool:
+        """True between a RUN_STARTED and the run's end."""
+        return self._open
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """How the latest run ended; None while it runs or before any run."""
+        return self._outcome
+
+    @property
+    def result(self) -> Any:
+        """RUN_FINISHED ``result`` of the latest successful run (any JSON; None)."""
+        return self._result
+
+    @property
+    def run_error(self) -> RunError | None:
+        """The latest run's RUN_ERROR, if it failed with one."""
+        return self._run_error
+
+    @property
+    def done(self) -> Done | None:
+        """The latest ``Done`` recorded for this thread."""
+        return self._done
+
+    @property
+    def stream_events(self) -> int:
+        """Lifecycle events (RUN_STARTED / RUN_FINISHED / RUN_ERROR) in this stream."""
+        return self._stream_events
+
+    # --------------------------------------------------------- the applier
+
+    def started(self, run_id: str, thread_id: str) -> None:
+        """RUN_STARTED applied: a new run is open; its outcome and result are unknown."""
+        self._run_id, self._thread_id = run_id, thread_id
+        self._open = True
+        self._outcome = None
+        self._result = None
+        self._run_error = None
+        self._stream_events += 1
+
+    def finished(
+        self, outcome: Outcome, result: Any = None, *, run_id: str, thread_id: str
+    ) -> None:
+        """RUN_FINISHED applied with ``outcome`` (``success`` | ``interrupted`` |
+        ``cancelled``); a RUN_FINISHED with no RUN_STARTED before it names the run."""
+        if self._run_id is None:
+            self._run_id, self._thread_id = run_id, thread_id
+        self._open = False
+        self._outcome = outcome
+        self._result = result
+        self._stream_events += 1
+
+    def errored(self, error: RunError) -> None:
+        """RUN_ERROR applied: the run failed with ``error``."""
+        self._open = False
+        self._outcome = "failed"
+        self._run_error = error
+        self._stream_events += 1
+
+    # --------------------------------------------------------- the pipeline
+
+    def begin_stream(self) -> None:
+        """A new response stream starts (its counts start at zero)."""
+        self._stream_events = 0
+
+    def ended_by_client(self, outcome: Outcome) -> None:
+        """The client ended the run itself (``failed``: a fatal error or a lost
+        stream; ``cancelled``: it stopped reading). No effect on a run that
+        already ended, except that ``failed`` always wins."""
+        if self._open or outcome == "failed":
+            self._outcome = outcome
+        self._open = False
+
+    def record(self, done: Done) -> None:
+        """Record ``done`` as the thread's latest ``Done``."""
+        self._done = done

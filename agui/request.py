@@ -1,0 +1,147 @@
+"""Building a ``RunAgentInput``: what a client sends to start a run.
+
+The spec's request rules, in one place: the same ``threadId`` on every run of
+a thread, a fresh ``runId``, ``protocolVersion`` declared, ``messages`` = the
+conversation minus activity messages, ``state`` and ``forwardedProps`` sent as
+``{}`` when absent (null is read as absent; ``{}`` is what the reference client
+sends and what Python ``ag-ui-protocol`` 0.1.20 servers require), ``resume``
+only when resuming.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from agui.errors import DecodeError, EncodeError
+
+__all__ = ["INPUT_FIELDS", "PROTOCOL_VERSION", "convert_list", "private_copy"]
+
+PROTOCOL_VERSION = "1.0"
+"""The ``protocolVersion`` every request declares."""
+
+INPUT_FIELDS = frozenset(
+    {
+        "thread_id",
+        "run_id",
+        "messages",
+        "protocol_version",
+        "parent_run_id",
+        "state",
+        "tools",
+        "context",
+        "forwarded_props",
+        "resume",
+    }
+)
+"""RunAgentInput fields by their snake_case names (what overrides may set)."""
+
+
+def convert_list(items: Iterable[Any], struct_type: Any, where: str) -> list[Any]:
+    """Structs pass; wire dicts are converted to ``struct_type``.
+
+    Raises:
+        DecodeError: an item does not fit (``path`` ``where[i].field``).
+    """
+    out = []
+    for index, item in enumerate(items):
+        if isinstance(item, msgspec.Struct):
+            out.append(item)
+            continue
+        try:
+            out.append(msgspec.convert(item, struct_type))
+        except msgspec.ValidationError as exc:
+            raise _validation_error(exc, f"{where}[{index}]") from exc
+    return out
+
+
+def _validation_error(exc: msgspec.ValidationError, where: str) -> DecodeError:
+    text = str(exc)
+    reason, _, sub = text.partition(" - at `$")
+    return DecodeError(reason, path=where + sub.rstrip("`"))
+
+
+def is_parts(value: Any) -> bool:
+    """True when ``value`` is a non-empty list of content parts (dicts with a
+    ``type``, or structs)."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(
+            isinstance(p, dict) and "type" in p or hasattr(p, "__struct_fields__") for p in value
+        )
+    )
+
+
+def private_copy(value: Any) -> Any:
+    """A private copy of a JSON value (the conversation's state is live).
+
+    Copied through JSON, which is what the request will carry anyway. Where
+    that would change the value, ``copy.deepcopy`` keeps it as it is for the
+    request encoder to judge: a str with a lone UTF-16 surrogate (an agent may
+    send one; the encoder escapes it) and a NaN or infinite float (which JSON
+    would make ``null``; the encoder refuses it, and the run fails with an
+    ``EncodeError`` instead of sending changed data)."""
+    from agui.wire import check_finite
+
+    try:
+        data = msgspec.json.encode(value)
+    except UnicodeEncodeError:
+        return copy.deepcopy(value)
+    if data.find(b"null") != -1:
+        try:
+            check_finite(value)
+        except EncodeError:
+            return copy.deepcopy(value)
+    return msgspec.json.decode(data)
+
+
+def build_run_input(
+    *,
+    thread_id: str,
+    run_id: str,
+    messages: list[Any],
+    state: Any,
+    tools: list[Any],
+    context: list[Any],
+    forwarded_props: Any,
+    overrides: dict[str, Any],
+) -> Any:
+    """The ``RunAgentInput`` struct from a thread's parts plus ``overrides``
+    (any field by its snake_case name; ``state`` / ``forwarded_props`` of None
+    or UNSET are sent as ``{}``; ``resume`` entries may be wire dicts).
+
+    Raises:
+        TypeError: an override that is not a RunAgentInput field.
+        DecodeError: a ``resume`` entry given as a dict does not fit.
+    """
+    from agui.types import ResumeEntry, RunAgentInput
+
+    unknown = set(overrides) - INPUT_FIELDS
+    if unknown:
+        raise TypeError(f"not RunAgentInput fields: {', '.join(sorted(unknown))}")
+    fields: dict[str, Any] = {
+        "thread_id": thread_id,
+        "run_id": run_id,
+        "messages": messages,
+        "protocol_version": PROTOCOL_VERSION,
+        "tools": list(tools),
+        "context": list(context),
+        "state": private_copy(state),
+        "forwarded_props": (
+            forwarded_props
+            if forwarded_props is UNSET or forwarded_props is None
+            else private_copy(forwarded_props)
+        ),
+    }
+    fields.update(overrides)
+    for name in ("state", "forwarded_props"):  # null is read as absent, and absent is {}
+        if fields[name] is None or fields[name] is UNSET:
+            fields[name] = {}
+    if "resume" in overrides and overrides["resume"] is not UNSET:
+        fields["resume"] = convert_list(overrides["resume"], ResumeEntry, "resume")
+    return RunAgentInput(**fields)

@@ -1,0 +1,246 @@
+"""One run of a :class:`~agui.session.Session`: a request and its response, as updates.
+
+The response is fed through one :class:`~agui.pipeline.Pipeline` one frame at
+a time, so a consumer leaving after update N leaves nothing of later frames
+applied. With middleware, the pipeline's wire stage (:meth:`Pipeline.decode`)
+turns the transport's output into events, the middleware chain transforms
+them, and the pipeline takes them back (:meth:`Pipeline.feed_event`).
+
+Cancellation: leaving a run early (``break`` then ``aclose()`` / ``async
+with``, or cancelling the task) closes the transport stream (the HTTP
+response); the run ends ``Done(cancelled)`` locally (:attr:`Run.done`) unless
+it had already ended (its ``Done`` stands), and nothing that arrives later is
+applied. A plain ``break`` without closing is finished when the :class:`Run`
+is garbage-collected or, at the latest, when the next run of the session
+starts. The session stays usable.
+
+Transport failures (:class:`agui.errors.TransportError`) are reported as
+``ErrorUpdate(error, fatal=True)`` followed by ``Done(failed)``; they are
+never raised from the iterator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Self
+
+from agui.errors import EncodeError, TransportError
+from agui.middleware import compose
+from agui.pipeline import Pipeline
+from agui.updates import Done, ErrorUpdate, Update
+
+if TYPE_CHECKING:
+    from agui.session import Session
+    from agui.types import RunAgentInput
+
+__all__ = ["Run"]
+
+
+class _RunState:
+    """What a run's generator shares with its :class:`Run`; holds no reference
+    to the Run, so a Run dropped after ``break`` is freed at once and its stream
+    closed."""
+
+    __slots__ = ("cancelled", "ended", "errors", "final", "pipeline")
+
+    def __init__(self) -> None:
+        self.pipeline: Pipeline | None = None  # set when the run starts
+        self.cancelled: Done | None = None  # a run closed before it started
+        self.errors: list[ErrorUpdate] = []
+        self.final = False
+        self.ended: asyncio.Event | None = None
+
+
+class Run:
+    """One run (one request/response): an async iterator of :mod:`agui.updates` values.
+
+    Created by :meth:`Session.send`, :meth:`Session.run` and
+    :meth:`Session.resume`; nothing is sent until it is iterated. Use it as
+    ``async for u in run``, ``async with run: ...`` (closes on exit) or
+    ``await run.collect()``.
+
+    Leaving early: ``async with`` / ``aclose()`` close the response at once
+    (also from another task); a bare ``break`` closes it as soon as the Run
+    is no longer referenced (CPython frees it right after the loop when it
+    was not bound to a name) or when the session's next run starts.
+
+    Attributes:
+        input: the ``RunAgentInput`` sent (after the session's defaults and
+            overrides; middleware may still change what goes on the wire).
+    """
+
+    def __init__(self, session: Session, run_input: RunAgentInput) -> None:
+        self._session = session
+        self.input = run_input
+        self._state = _RunState()
+        self._gen: AsyncIterator[Update] | None = None
+        self._closed = False
+        self._consumer: asyncio.Task[Any] | None = None  # task inside __anext__, if any
+        self._stop_requested = False
+
+    @property
+    def done(self) -> Done | None:
+        """The last :class:`~agui.updates.Done` of this run's response: the final
+        one once the run is over (``Done(cancelled)`` when it was left before it
+        ended), None while running or before starting."""
+        pipeline = self._state.pipeline
+        return pipeline.done if pipeline is not None else self._state.cancelled
+
+    @property
+    def errors(self) -> list[ErrorUpdate]:
+        """Every ``ErrorUpdate`` seen so far."""
+        return self._state.errors
+
+    @property
+    def started(self) -> bool:
+        """True once iteration began (the request was sent or is being sent)."""
+        return self._gen is not None
+
+    @property
+    def finished(self) -> bool:
+        """True once the response stream is over (completed, failed or cancelled)."""
+        return self._state.final
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Update:
+        gen = self._gen
+        if gen is None:
+            if self._closed:
+                raise StopAsyncIteration
+            self._state.ended = asyncio.Event()
+            gen = self._gen = _execute(self._session, self.input, self._state, weakref.ref(self))
+        self._consumer = task = asyncio.current_task()
+        try:
+            return await gen.__anext__()
+        except asyncio.CancelledError:
+            # aclose() from another task interrupts the pending read by
+            # cancelling this task once; absorb exactly that request.
+            if self._stop_requested and task is not None and task.uncancel() == 0:
+                raise StopAsyncIteration from None
+            raise
+        finally:
+            self._consumer = None
+
+    async def aclose(self) -> None:
+        """Stop the run: close the transport stream; ``done`` becomes
+        ``Done(cancelled)`` unless the run had already ended. Idempotent.
+
+        May be called from another task than the one iterating (e.g. a stop
+        button): the pending read is interrupted, the iterating ``async for``
+        simply ends, and this call returns once the stream is closed.
+        """
+        self._closed = True
+        state = self._state
+        if self._gen is None:  # never started: nothing was sent
+            if not state.final:
+                state.cancelled = Done("cancelled", reason="cancelled by client")
+            state.final = True
+            return
+        consumer = self._consumer
+        if consumer is not None and consumer is not asyncio.current_task():
+            if not self._stop_requested:
+                self._stop_requested = True
+                consumer.cancel()
+            if state.ended is not None:
+                await state.ended.wait()
+            return
+        await self._gen.aclose()  # type: ignore[attr-defined]
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def collect(self) -> list[Update]:
+        """Iterate to the end; return every update (Done last)."""
+        return [u async for u in self]
+
+    async def wait(self) -> Done | None:
+        """Iterate to the end, discarding updates; return the final ``Done``."""
+        async for _ in self:
+            pass
+        return self.done
+
+    def __repr__(self) -> str:
+        return f"Run(run_id={self.input.run_id!r}, done={self.done!r})"
+
+
+async def _execute(
+    session: Session, run_input: Any, state: _RunState, run_ref: weakref.ref[Run]
+) -> AsyncIterator[Update]:
+    """The run's update stream (see the module doc). Holds its Run only weakly,
+    so a Run dropped mid-stream can be collected (and its stream closed)."""
+    pipeline = await session._begin(run_input, state, run_ref)
+    stream = _open(session, run_input, pipeline)
+    errors = state.errors
+    subscribers = session._subscribers  # the live list: (un)subscribing mid-run works
+    notify = session._notify
+    iter_feed = pipeline.iter_feed
+    try:
+        try:
+            async for item in stream:
+                for updates in iter_feed(item):
+                    for update in updates:
+                        if type(update) is ErrorUpdate:
+                            errors.append(update)
+                        if subscribers:
+                            await notify(update)
+                        yield update
+                if pipeline.finished:
+                    break
+            else:
+                for update in pipeline.close():
+                    if type(update) is ErrorUpdate:
+                        errors.append(update)
+                    if subscribers:
+                        await notify(update)
+                    yield update
+        except (TransportError, EncodeError) as exc:
+            # EncodeError: the request could not be written (a NaN in the
+            # state, say): nothing was sent, the run fails like a transport
+            for update in pipeline.fail_transport(exc):
+                if type(update) is ErrorUpdate:
+                    errors.append(update)
+                await notify(update)
+                yield update
+    finally:
+        state.final = True
+        try:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        finally:
+            pipeline.cancel("cancelled by client")  # no-op when the stream ended
+            session._end(state)
+            if state.ended is not None:
+                state.ended.set()
+
+
+def _open(session: Session, run_input: Any, pipeline: Pipeline) -> AsyncIterator[Any]:
+    """The transport's response; with middleware, the chain over the
+    pipeline's wire stage (event structs in, event structs out)."""
+    transport = session.transport
+    if not session.middleware:
+        return transport.stream(run_input)
+
+    async def events(inp: Any) -> AsyncIterator[Any]:
+        stream = transport.stream(inp)
+        try:
+            async for item in stream:
+                for event in pipeline.decode(item):
+                    yield event
+                if pipeline.finished:  # an oversized frame: cannot resynchronise
+                    return
+            for event in pipeline.decode_end():
+                yield event
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    return compose(session.middleware, events)(run_input)
