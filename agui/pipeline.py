@@ -43,7 +43,7 @@ events are not retained unless ``keep_events=True``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 import msgspec
@@ -98,6 +98,8 @@ class Pipeline:
             ``run_started_thread_mismatch`` (spec: a run answers its input's
             thread); None (default): the stream's first run sets the thread.
             Ignored with ``verify="off"``.
+        id_factory: mints the ids a retired ``THINKING_*`` stream lacks
+            (default: uuid4), e.g. numbered ids for a reproducible trace.
 
     Raises:
         ValueError: ``verify`` is not one of the three modes.
@@ -139,6 +141,7 @@ class Pipeline:
         keep_events: bool = False,
         protocol_version: str = IMPLEMENTED_PROTOCOL_VERSION,
         thread_id: str | None = None,
+        id_factory: Callable[[], str] | None = None,
     ) -> None:
         if verify not in _MODES:
             raise ValueError(f"verify must be one of {_MODES}, got {verify!r}")
@@ -148,7 +151,8 @@ class Pipeline:
         self._life.begin_stream()
         self._mode = verify
         self._reader = SseReader(max_frame_bytes)
-        self._decode = EventDecoder().decode  # one per stream: THINKING_* translation state
+        # one per stream: the THINKING_* translation is stateful
+        self._decode = EventDecoder(id_factory=id_factory).decode
         self._norm = Normalizer()
         self._verifier = Verifier(thread_id=thread_id) if verify != "off" else None
         self._events: list[Any] | None = [] if keep_events else None
@@ -199,12 +203,12 @@ class Pipeline:
 
     def feed(self, item: Any) -> list[Update]:
         """Feed one item as a transport yields it: SSE ``bytes`` (any split),
-        one event's JSON text (``str``), or an event struct."""
-        if isinstance(item, bytes | bytearray | memoryview):
-            return self.feed_bytes(item)
-        if type(item) is str:
-            return self.feed_data(item)
-        return self.feed_event(item)
+        one event's JSON text (``str``; the frame cap applies to it too), or an
+        event struct."""
+        out: list[Update] = []
+        for updates in self.iter_feed(item):
+            out += updates
+        return out
 
     def iter_feed(self, item: Any) -> Iterator[list[Update]]:
         """:meth:`feed`, lazily: one list of updates per completed frame (news of
@@ -222,6 +226,10 @@ class Pipeline:
             if frames:
                 yield from self._run_frames(frames)
         elif type(item) is str:
+            error = self._oversized(item)
+            if error is not None:
+                yield self._fatal(error)
+                return
             yield from self._run_frames((item,))
         else:
             yield self.feed_event(item)
@@ -265,49 +273,57 @@ class Pipeline:
         self._event(event, out)
         return out
 
+    def split(self, item: bytes | bytearray | memoryview | str) -> list[str]:
+        """The SSE stage alone: each completed frame's data (one event's JSON
+        text) in ``item`` (``bytes``; a ``str`` is one frame already), for a
+        tracer that shows frames before decoding them with :meth:`decode`. An
+        oversized frame ends the stream (held, see :meth:`news`)."""
+        if self._finished:
+            return []
+        if type(item) is str:
+            error = self._oversized(item)
+            if error is None:
+                return [item]
+            self._pending += self._fatal(error)
+            return []
+        try:
+            return self._reader.feed(item if type(item) is bytes else bytes(item))
+        except FrameTooLarge as exc:
+            self._pending += self._fatal(exc)
+            return []
+
+    def split_end(self) -> list[str]:
+        """End of stream for :meth:`split`: a last frame without its blank line."""
+        if self._finished:
+            return []
+        try:
+            return self._reader.close()
+        except FrameTooLarge as exc:
+            self._pending += self._fatal(exc)
+            return []
+
+    def news(self) -> list[Update]:
+        """Take what the wire stage (:meth:`split`, :meth:`decode`) held:
+        decode warnings and errors, in stream order (the next feed would
+        report them first)."""
+        return self._take_pending()
+
     def decode(self, item: Any) -> Iterator[Any]:
         """The wire stage alone: the event structs in one transport item (see
         :meth:`feed`), for middleware that transforms events before they are fed
         back with :meth:`feed_event`. Decode warnings and undecodable frames are
         held and reported, under the verify policy, ahead of the next feed's
-        updates (or by :meth:`close`)."""
-        if self._finished:
+        updates (or by :meth:`close`, or taken with :meth:`news`)."""
+        if not isinstance(item, bytes | bytearray | memoryview | str):
+            if not self._finished:
+                yield item
             return
-        if isinstance(item, bytes | bytearray | memoryview):
-            try:
-                frames = self._reader.feed(item if type(item) is bytes else bytes(item))
-            except FrameTooLarge as exc:
-                self._pending += self._fatal(exc)
-                return
-            for data in frames:
-                event = self._decode_held(data)
-                if self._finished:
-                    return
-                if event is not None:
-                    yield event
-        elif type(item) is str:
-            event = self._decode_held(item)
-            if event is not None:
-                yield event
-        else:
-            yield item
+        yield from self._decode_all(self.split(item))
 
     def decode_end(self) -> Iterator[Any]:
         """End of stream for the wire stage: the events of a last frame that had
         no blank line (see :meth:`decode`). Call :meth:`close` after it."""
-        if self._finished:
-            return
-        try:
-            frames = self._reader.close()
-        except FrameTooLarge as exc:
-            self._pending += self._fatal(exc)
-            return
-        for data in frames:
-            event = self._decode_held(data)
-            if self._finished:
-                return
-            if event is not None:
-                yield event
+        yield from self._decode_all(self.split_end())
 
     def close(self) -> list[Update]:
         """End of stream: flush the SSE reader and report truncation.
@@ -393,9 +409,25 @@ class Pipeline:
 
     # -------------------------------------------------------------- internals
 
+    def _oversized(self, text: str) -> FrameTooLarge | None:
+        """The frame cap applies to one event's JSON text as to an SSE frame."""
+        cap = self._reader.max_frame_bytes
+        if len(text) * 4 <= cap:  # (at most 4 UTF-8 bytes a character)
+            return None
+        size = len(text.encode("utf-8", "surrogatepass"))
+        return FrameTooLarge(size, cap) if size > cap else None
+
     def _take_pending(self) -> list[Update]:
         out, self._pending = self._pending, []
         return out
+
+    def _decode_all(self, frames: list[str]) -> Iterator[Any]:
+        for data in frames:
+            event = self._decode_held(data)
+            if self._finished:
+                return
+            if event is not None:
+                yield event
 
     def _decode_held(self, data: str) -> Any:
         """Decode one frame for :meth:`decode`; news goes to ``_pending``."""

@@ -1,8 +1,8 @@
 """``board-watch replay FILE``: the whole client with the network taken out.
 
-Loads a recorded fixture (see :mod:`agui.transports.replay` for the accepted
-forms: JSON array of events, ``{"events": [...]}``, JSON Lines or raw SSE)
-into a :class:`agui.transports.ReplayTransport`, runs a
+Loads a recorded fixture once (see :mod:`agui.transports.replay` for the
+accepted forms: JSON array of events, ``{"events": [...]}``, JSON Lines or raw
+SSE) into a :class:`agui.transports.ReplayTransport`, runs a
 :class:`agui.session.Session` over it with the thread and run ids the recording
 carries, renders it exactly as ``watch`` would (same views and flags) and draws
 the board panel. A paused recording shows its interrupts; there is nothing
@@ -45,12 +45,13 @@ def recorded_ids(frames: Any) -> tuple[str | None, str | None]:
 
 
 def _documents(frames: Any) -> list[Any]:
+    """Each event document of a loaded fixture; raw SSE is split into its
+    frames' data by a pipeline's SSE stage."""
     if isinstance(frames, bytes | bytearray):
-        return [
-            line[5:].strip()
-            for line in bytes(frames).decode("utf-8", "replace").splitlines()
-            if line.startswith("data:")
-        ]
+        from agui.pipeline import Pipeline
+
+        pipeline = Pipeline(verify="off")
+        return pipeline.split(bytes(frames)) + pipeline.split_end()
     return list(frames)
 
 
@@ -76,7 +77,6 @@ def load_fixture(path: str) -> tuple[Any, str | None, str | None]:
 
     try:
         frames = load_events(path)
-        transport = ReplayTransport(path)
     except FileNotFoundError:
         raise CliError(f"fixture {path}: no such file") from None
     except IsADirectoryError:
@@ -96,7 +96,7 @@ def load_fixture(path: str) -> tuple[Any, str | None, str | None]:
             "JSON Lines or SSE)"
         )
     thread_id, run_id = recorded_ids(frames)
-    return transport, thread_id, run_id
+    return ReplayTransport(frames), thread_id, run_id
 
 
 async def replay(

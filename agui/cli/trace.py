@@ -57,45 +57,53 @@ def first_input(line: str, tools: list[Any]) -> Any:
 
 
 async def _stream(transport: Any, run_input: Any, console: Console, url: str) -> list[Any]:
-    """Print each frame as it arrives; return the decoded events."""
+    """Print each frame as it arrives; return the decoded events.
+
+    The frames are split and decoded by a :class:`agui.pipeline.Pipeline`'s
+    wire stage (nothing is applied here): each frame's data is printed before
+    its decode warnings or error."""
     import itertools
 
-    from agui.errors import DecodeError, TransportError
-    from agui.wire import EventDecoder, SseReader
+    from agui.errors import TransportError
+    from agui.pipeline import Pipeline
+    from agui.updates import ErrorUpdate, WarningUpdate
+    from agui.wire import encode_event
 
-    reader = SseReader()
-    # one decoder per response: the retired THINKING_* translation is stateful;
+    # one pipeline per response: the retired THINKING_* translation is stateful;
     # ids it has to mint are numbered, so a trace is reproducible
     counter = itertools.count(1)
-    decoder = EventDecoder(id_factory=lambda: f"{run_input.run_id}-minted-{next(counter)}")
+    pipeline = Pipeline(
+        verify="off", id_factory=lambda: f"{run_input.run_id}-minted-{next(counter)}"
+    )
     events: list[Any] = []
-
     received = [0]  # frames seen (a timeout after the first ends only this response)
+
+    def report() -> None:
+        for update in pipeline.news():
+            if isinstance(update, WarningUpdate):
+                console.write([Line("warn", f"{sanitize(update.message)} ({sanitize(update.code)})")])
+            elif isinstance(update, ErrorUpdate):
+                console.write([Line("error", format_error(update.error))])
 
     def show(frames: list[str]) -> None:
         received[0] += len(frames)
         for data in frames:
             console.write([Line("recv", sanitize(data))])
-            try:
-                decoded = decoder.decode(data)
-            except DecodeError as exc:
-                console.write([Line("error", format_error(exc))])
-                continue
-            for w in decoded.warnings:
-                console.write([Line("warn", f"{sanitize(w.message)} ({sanitize(w.code)})")])
-            if decoded.event is not None:
-                events.append(decoded.event)
+            events.extend(pipeline.decode(data))
+            report()
 
     stream = transport.stream(run_input)
     try:
         async for chunk in stream:
-            if isinstance(chunk, bytes | bytearray):
-                show(reader.feed(bytes(chunk)))
+            if isinstance(chunk, bytes | bytearray | memoryview | str):
+                show(pipeline.split(chunk))
             else:  # a transport that yields event structs
-                from agui.wire import encode_event
-
                 show([encode_event(chunk).decode()])
-        show(reader.close())
+            report()  # an oversized frame
+            if pipeline.finished:
+                break
+        show(pipeline.split_end())
+        report()
     except TransportError as exc:
         from agui.cli.watch import _is_fatal_kind
 
@@ -103,8 +111,6 @@ async def _stream(transport: Any, run_input: Any, console: Console, url: str) ->
             from agui.cli.target import describe_transport_error
 
             raise CliError(describe_transport_error(exc, url)) from None
-        console.write([Line("error", format_error(exc))])
-    except DecodeError as exc:  # e.g. an oversized frame
         console.write([Line("error", format_error(exc))])
     finally:
         await stream.aclose()

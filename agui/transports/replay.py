@@ -3,11 +3,16 @@
 Sources (one per response; see :class:`ReplayTransport`):
 
 * a list of events: generated structs (yielded as they are) and/or wire
-  dicts / JSON text (framed as SSE, so they take the same decode path as HTTP);
+  dicts / JSON text (yielded as one event's JSON text, which the pipeline
+  decodes exactly as it decodes an SSE frame's data);
 * a file path: a JSON array of events, JSON Lines (one event per line), an
   object with an ``"events"`` array (or a conformance fixture's ``"stream"``),
   or raw SSE text (starts with ``data:``, ``event:``, ``id:`` or ``:``);
 * ``bytes``: the content of such a file (e.g. a captured SSE response body).
+
+Recorded events are yielded as events (their JSON text), not re-framed as SSE;
+a raw SSE recording is yielded as bytes in pieces of at most
+:data:`CHUNK_BYTES`, as a network would deliver it.
 
 The same Session code runs unchanged over it, and the same events give the
 same updates as over HTTP.
@@ -30,10 +35,14 @@ from agui.errors import DecodeError
 Source = Iterable[Any] | str | PathLike[str] | bytes
 
 
-def _sse_frame(data: bytes) -> bytes:
-    from agui.wire import encode_sse
+CHUNK_BYTES = 64 * 1024
+"""Raw SSE recordings are yielded in pieces of this many bytes."""
 
-    return encode_sse(data)
+
+def _text(doc: bytes) -> str:
+    """One recorded event's JSON text as ``str`` (bytes that are not UTF-8 are
+    replaced, as an SSE reader replaces them)."""
+    return doc.decode("utf-8", "replace")
 
 
 def load_events(path: str | PathLike[str]) -> list[bytes] | bytes:
@@ -222,26 +231,48 @@ def _array_member(raw: bytes, path: str, key: str) -> list[bytes]:
 
 
 def _frames(source: Any) -> list[Any]:
-    """One source -> the list of items to yield (bytes = SSE, else structs)."""
+    """One source -> the items to yield: ``str`` (one event's JSON text),
+    ``bytes`` (raw SSE) or event structs."""
     if isinstance(source, str | PathLike | bytes | bytearray | memoryview):
         if isinstance(source, str | PathLike):
             loaded = load_events(source)
         else:  # a fixture's content, read or captured already
             loaded = _parse_events(bytes(source))
-        if isinstance(loaded, bytes):
-            return [loaded]
-        return [_sse_frame(doc) for doc in loaded]
+        return _items_of(loaded)
     items: list[Any] = []
     for item in source:
         if isinstance(item, dict | list):
-            items.append(_sse_frame(msgspec.json.encode(item)))
+            items.append(_json_text(item))
         elif isinstance(item, str):
-            items.append(_sse_frame(item.encode()))
+            items.append(item)
         elif isinstance(item, bytes | bytearray):
-            items.append(_sse_frame(bytes(item)))
+            items.append(_text(bytes(item)))
         else:
             items.append(item)  # an event struct
     return items
+
+
+def _items_of(loaded: list[bytes] | bytes) -> list[Any]:
+    """:func:`load_events` output -> the items to yield."""
+    if isinstance(loaded, bytes):
+        return [loaded[i : i + CHUNK_BYTES] for i in range(0, len(loaded), CHUNK_BYTES)]
+    return [_text(doc) for doc in loaded]
+
+
+def _json_text(value: Any) -> str:
+    """A wire dict as JSON text. A NaN or infinite number is refused here, as
+    the encoder of a real agent would refuse it, rather than written as null.
+
+    Raises:
+        agui.errors.EncodeError: a NaN or infinite float in ``value``.
+    """
+    from agui.wire import check_finite
+
+    check_finite(value)
+    try:
+        return msgspec.json.encode(value).decode()
+    except UnicodeEncodeError:  # a lone surrogate: written escaped, as JSON.stringify does
+        return json.dumps(value)
 
 
 class ReplayTransport:
