@@ -122,7 +122,7 @@ def observe(fixture: dict[str, Any]) -> Observation:
     pipeline = Pipeline(conversation, verify="strict", keep_events=True)
     updates: list[Any] = []
     for raw in fixture.get("stream", []):
-        updates.extend(pipeline.feed_bytes(sse_frame(raw)))
+        updates.extend(pipeline.feed(event_text(raw)))
     updates.extend(pipeline.close())
     for u in updates:
         if isinstance(u, WarningUpdate):
@@ -138,15 +138,16 @@ def observe(fixture: dict[str, Any]) -> Observation:
     return obs
 
 
-def sse_frame(raw: Any) -> bytes:
-    """One SSE frame carrying ``raw`` as a producer writes it: raw UTF-8, except
+def event_text(raw: Any) -> str:
+    """One event's JSON text as a producer writes it: raw characters, except
     that a string holding a lone surrogate half is written with ``\\u`` escapes
     (as JavaScript's well-formed ``JSON.stringify`` does)."""
+    text = json.dumps(raw, ensure_ascii=False)
     try:
-        body = json.dumps(raw, ensure_ascii=False).encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
-        body = json.dumps(raw).encode("ascii")
-    return b"data: " + body + b"\n\n"
+        return json.dumps(raw)
+    return text
 
 
 def _conversation_from_input(inp: dict[str, Any], obs: Observation) -> tuple[Conversation, str]:

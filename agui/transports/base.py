@@ -1,10 +1,12 @@
 """The Transport protocol: how a Session reaches an agent.
 
 A transport turns one :class:`agui.types.RunAgentInput` into the agent's
-response stream. It yields either raw SSE bytes (any chunking; the session
-feeds them to :meth:`agui.pipeline.Pipeline.feed_bytes`) or already-decoded
-event structs (fed to ``feed_event``), and must be an async generator (or any
-async iterator with ``aclose()``) whose ``aclose()`` releases the connection.
+response stream. It yields raw SSE ``bytes`` (any chunking), one event's JSON
+text as a ``str``, or already-decoded event structs, in any mix; the session
+feeds each item to its :class:`agui.pipeline.Pipeline` (:meth:`~agui.pipeline.
+Pipeline.feed`), which frames and decodes it. It must be an async generator (or
+any async iterator with ``aclose()``) whose ``aclose()`` releases the
+connection.
 
 Errors: connection-level failures are raised as
 :class:`agui.errors.TransportError` (``kind`` = ``http_status``, ``connect``,
@@ -21,10 +23,11 @@ from typing import Any, Protocol, runtime_checkable
 
 @runtime_checkable
 class Transport(Protocol):
-    """``stream(run_input) -> AsyncIterator[bytes | Event]`` (see the module doc)."""
+    """``stream(run_input) -> AsyncIterator[bytes | str | Event]`` (see the module doc)."""
 
-    def stream(self, run_input: Any) -> AsyncIterator[bytes | Any]:
-        """Send ``run_input``; iterate the response (SSE bytes or event structs)."""
+    def stream(self, run_input: Any) -> AsyncIterator[bytes | str | Any]:
+        """Send ``run_input``; iterate the response (SSE bytes, event JSON text
+        or event structs)."""
         ...
 
 
