@@ -61,12 +61,14 @@ def test_bench_pipeline_rows_report_rates_and_the_scaling_ratio(quick_run):
     _, payload = quick_run
     rows = rows_of(payload, "pipeline")
     assert [r["name"] for r in rows] == [
-        "SSE bytes -> Updates, 2k events",
-        "SSE bytes -> Updates, 20k events",
+        "Session: SSE bytes -> Updates, 2k events",
+        "Session: SSE bytes -> Updates, 20k events",
         "scaling time(20k) / time(2k)",
         "scaling time(20k) / time(2k), gc paused",
+        "Pipeline.feed_bytes alone (the layer, no Session), 20k events",
     ]
-    small, large, ratio, paused = rows
+    small, large, ratio, paused, layer = rows
+    assert layer["unit"] == "events/s" and len(layer["extra"]["seconds"]) == 3
     assert small["extra"]["events"] >= 2_000 and large["extra"]["events"] >= 20_000
     assert all(r["unit"] == "events/s" and r["value"] > 0 for r in (small, large))
     assert len(large["extra"]["seconds"]) == payload["config"]["repeats"]

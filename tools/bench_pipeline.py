@@ -2,12 +2,13 @@
 
 Registered into :mod:`bench` (``tools/bench.py``) on import, in this order:
 
-* ``pipeline`` — events/s from SSE bytes (64 KiB reads) to Updates through
-  :class:`agui.pipeline.Pipeline` (wire, normalize, verify ``tolerant``,
-  apply; ``keep_events=False``) on :mod:`benchgen` streams of 10k, 100k and
-  1M events, and the scaling ratio time(1M) / time(100k), also with the
-  cyclic garbage collector paused. Targets: >= 300k events/s at 1M, ratio
-  <= 11 (linear).
+* ``pipeline`` — events/s from SSE bytes (64 KiB reads) to Updates the way
+  users run it: ``Session.run()`` over a transport yielding the reads (the
+  session feeds its :class:`agui.pipeline.Pipeline`: wire, normalize, verify
+  ``tolerant``, apply) on :mod:`benchgen` streams of 10k, 100k and 1M events,
+  and the scaling ratio time(1M) / time(100k), also with the cyclic garbage
+  collector paused; and ``Pipeline.feed_bytes`` alone at the largest size (the
+  layer figure). Targets: >= 300k events/s at 1M, ratio <= 11 (linear).
 * ``linear`` — one text message of 10k and of 100k deltas through the same
   pipeline; time(100k) / time(10k) should be ~10 (O(1) amortised per delta;
   flagged above 11).
@@ -19,7 +20,7 @@ Registered into :mod:`bench` (``tools/bench.py``) on import, in this order:
   at 100k) and pipeline only (CPU time, bytes in memory). Skipped, with the reason, when node/npm or the
   package cannot be found or installed.
 * ``memory`` — peak RSS (``ru_maxrss``) of a child process that replays the
-  1M-event SSE file through a Pipeline in 64 KiB reads; the child's RSS after
+  1M-event SSE file through a Session in 64 KiB reads; the child's RSS after
   imports is reported too. Target <= 150 MB.
 * ``encode`` — events/s encoding typed events to SSE frames on the server
   side (:class:`agui.server.EventEncoder`, :func:`agui.wire.encode_sse_event`).
@@ -145,10 +146,48 @@ def interleaved(
     return times
 
 
+class _Reads:
+    """A transport that answers with the given SSE reads, as an HTTP response would."""
+
+    def __init__(self, reads: list[bytes]) -> None:
+        self.reads = reads
+
+    async def stream(self, run_input: Any) -> Any:
+        for chunk in self.reads:
+            yield chunk
+
+
 def replay(reads: list[bytes], verify: str = "tolerant") -> int:
-    """SSE reads -> Updates through one Pipeline; returns the number of updates.
+    """SSE reads -> Updates the way users run it: one ``Session`` run over a
+    transport yielding the reads (the session feeds its Pipeline frame by frame);
+    returns the number of updates.
 
     Raises RuntimeError when the stream did not end cleanly (a bench stream is valid)."""
+    import asyncio
+
+    from agui.session import Session
+    from agui.updates import Done, ErrorUpdate
+
+    session = Session(_Reads(reads), thread_id="thread-bench", verify=verify)
+
+    async def run() -> tuple[int, list[Any]]:
+        count = 0
+        bad: list[Any] = []
+        async for u in session.run():
+            count += 1
+            if type(u) is ErrorUpdate or (type(u) is Done and u.outcome != "success"):
+                bad.append(u)
+        return count, bad
+
+    count, bad = asyncio.run(run())
+    if bad:
+        raise RuntimeError(f"benchmark stream did not verify: {bad[0]!r}")
+    return count
+
+
+def replay_pipeline(reads: list[bytes], verify: str = "tolerant") -> int:
+    """The same through a bare :class:`~agui.pipeline.Pipeline` (``feed_bytes``):
+    the layer figure, without the session's async iteration."""
     from agui.pipeline import Pipeline
     from agui.updates import Done, ErrorUpdate
 
@@ -158,7 +197,7 @@ def replay(reads: list[bytes], verify: str = "tolerant") -> int:
     for chunk in reads:
         count += len(feed(chunk))
     tail = pipeline.close()
-    bad = [u for u in tail if isinstance(u, ErrorUpdate) or (isinstance(u, Done) and u.status != "success")]
+    bad = [u for u in tail if isinstance(u, ErrorUpdate) or (isinstance(u, Done) and u.outcome != "success")]
     if bad:
         raise RuntimeError(f"benchmark stream did not verify: {bad[0]!r}")
     return count + len(tail)
@@ -194,6 +233,7 @@ def pipeline_seconds(sizes: tuple[int, ...], seed: int, repeats: int) -> dict[An
         fns[n] = lambda chunks=chunks: replay(chunks)
     for n in sizes[-2:]:
         fns[n, "gc paused"] = _paused_gc(fns[n])
+    fns[sizes[-1], "layer"] = lambda chunks=reads[sizes[-1]]: replay_pipeline(chunks)
     counts = {key: max(1, min(repeats, 5)) if _size(key) >= 1_000_000 else repeats for key in fns}
     return interleaved(fns, counts, warmup={key for key in fns if _size(key) < 1_000_000})
 
@@ -226,7 +266,7 @@ def bench_pipeline(cfg: Config) -> list[Row]:
         rows.append(
             Row(
                 "pipeline",
-                f"SSE bytes -> Updates, {_label(n)} events",
+                f"Session: SSE bytes -> Updates, {_label(n)} events",
                 events / med,
                 "events/s",
                 f"{events:,} events, {size / 2**20:.1f} MiB, median of {len(times)}: {med:.3f} s",
@@ -266,6 +306,18 @@ def bench_pipeline(cfg: Config) -> list[Row]:
             f"the same replays, interleaved, without the cyclic garbage collector "
             f"({events_large / statistics.median(large_p):,.0f} events/s at {_label(large)})",
             {"seconds": {_label(small): small_p, _label(large): large_p}},
+        )
+    )
+    layer = timed[large, "layer"]
+    rows.append(
+        Row(
+            "pipeline",
+            f"Pipeline.feed_bytes alone (the layer, no Session), {_label(large)} events",
+            events_large / statistics.median(layer),
+            "events/s",
+            f"median of {len(layer)}: {statistics.median(layer):.3f} s; the rows above run "
+            "Session.run() over a transport yielding the same 64 KiB reads",
+            {"seconds": layer},
         )
     )
     return rows
@@ -472,21 +524,31 @@ def bench_reference(cfg: Config) -> list[Row]:
 # -- memory ------------------------------------------------------------------------------------
 
 _CHILD = r"""
-import resource, sys
+import asyncio, resource, sys
 sys.path[:0] = sys.argv[3:]
-from agui.pipeline import Pipeline
+from agui.session import Session
 from agui.updates import Done
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-pipeline = Pipeline(verify="tolerant")
-updates = done = 0
-with open(sys.argv[1], "rb") as fh:
-    while chunk := fh.read(int(sys.argv[2])):
-        for update in pipeline.feed_bytes(chunk):
-            updates += 1
-            done += type(update) is Done
-updates += len(pipeline.close())
+
+
+class FileReads:
+    async def stream(self, run_input):
+        with open(sys.argv[1], "rb") as fh:
+            while chunk := fh.read(int(sys.argv[2])):
+                yield chunk
+
+
+async def main():
+    updates = done = 0
+    async for update in Session(FileReads(), thread_id="thread-bench").run():
+        updates += 1
+        done += type(update) is Done
+    return updates, done
+
+
+updates, done = asyncio.run(main())
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(base, peak, updates, done, len(pipeline.events))
+print(base, peak, updates, done, 0)
 """
 
 
