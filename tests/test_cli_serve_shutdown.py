@@ -133,3 +133,36 @@ def test_reset_mid_frame_logs_no_error_line(serve_fake):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=DEADLINE)
     assert err == ""
+
+
+async def test_stream_counter_counts_only_event_streams_in_flight():
+    """The idle-server flake: a just-answered 405 (its task still finishing) was
+    counted as an open stream; only event streams in flight count."""
+    import asyncio
+
+    from agui.cli.serve import StreamCounter
+
+    release = asyncio.Event()
+    seen: list[int] = []
+
+    async def app(scope, receive, send):
+        kind = b"text/event-stream" if scope["path"] == "/stream" else b"text/plain"
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", kind)]})
+        await send({"type": "http.response.body", "body": b"x", "more_body": kind != b"text/plain"})
+        seen.append(counter.open)
+        await release.wait()  # the task lingers after (or while) the response
+
+    counter = StreamCounter(app)
+
+    async def send(message):
+        pass
+
+    plain = asyncio.create_task(counter({"type": "http", "path": "/"}, None, send))
+    stream = asyncio.create_task(counter({"type": "http", "path": "/stream"}, None, send))
+    while len(seen) < 2:
+        await asyncio.sleep(0)
+    assert counter.open == 1  # the stream, not the finished plain response
+    release.set()
+    await asyncio.gather(plain, stream)
+    assert counter.open == 0

@@ -44,7 +44,44 @@ class ExpectedLogFilter(logging.Filter):
         return not any(text in message for text in self.EXPECTED)
 
 
-def _server_class(console: Console) -> Any:
+class StreamCounter:
+    """ASGI wrapper counting the event streams in flight (responses whose
+    Content-Type is ``text/event-stream``, from their start to their last body
+    message). Ordinary responses (a 405, a 404) are never counted, however long
+    the server takes to finish their task."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.open = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Serve ``scope`` through the wrapped app, counting its stream."""
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        counted = False
+
+        async def counting_send(message: Any) -> None:
+            nonlocal counted
+            kind = message.get("type")
+            if kind == "http.response.start":
+                headers = dict(message.get("headers") or ())
+                if headers.get(b"content-type", b"").startswith(b"text/event-stream"):
+                    counted = True
+                    self.open += 1
+            elif kind == "http.response.body" and counted and not message.get("more_body"):
+                counted = False
+                self.open -= 1
+            await send(message)
+
+        try:
+            await self.app(scope, receive, counting_send)
+        finally:
+            if counted:
+                self.open -= 1
+
+
+def _server_class(console: Console, streams: StreamCounter) -> Any:
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -52,11 +89,11 @@ def _server_class(console: Console) -> Any:
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             if not self.should_exit:
-                n = len(self.server_state.tasks)
+                n = streams.open
                 if n:
-                    streams = f"{n} open stream" + ("" if n == 1 else "s")
+                    what = f"{n} open stream" + ("" if n == 1 else "s")
                     text = (
-                        f"stopping: waiting up to {GRACEFUL_SHUTDOWN:g} s for {streams} "
+                        f"stopping: waiting up to {GRACEFUL_SHUTDOWN:g} s for {what} "
                         "(Ctrl-C again to force)"
                     )
                 else:
@@ -106,14 +143,15 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     console.stdout.write(f"serving the {what} on http://{host}:{port}/agent (Ctrl-C stops)\n")
     console.stdout.flush()
+    streams = StreamCounter(create_app())
     config = uvicorn.Config(
-        create_app(),
+        streams,
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
         lifespan="off",  # neither backend has startup/shutdown hooks; a forced stop
     )  # would otherwise leave the lifespan task to be cancelled with a traceback
-    server = _server_class(console)(config)
+    server = _server_class(console, streams)(config)
     log_filter = ExpectedLogFilter()
     error_log = logging.getLogger("uvicorn.error")
     error_log.addFilter(log_filter)
