@@ -140,6 +140,24 @@ class RunLifecycle:
             self._outcome = outcome
         self._open = False
 
+    def done_for_finish(self, usage: tuple[Any, ...], pending_tool_call_ids: tuple[str, ...]) -> Done:
+        """The ``Done`` of a RUN_FINISHED just applied: ``success`` (with the
+        result and the client tool calls left to run), ``interrupted``, or
+        ``cancelled`` by the agent; ``usage`` as the event reported it."""
+        run_id = self._run_id
+        outcome = self._outcome or "success"
+        if outcome == "success":
+            return Done(
+                "success",
+                result=self._result,
+                pending_tool_call_ids=pending_tool_call_ids,
+                run_id=run_id,
+                usage=usage,
+            )
+        if outcome == "cancelled":
+            return Done("cancelled", reason="cancelled by the agent", run_id=run_id, usage=usage)
+        return Done(outcome, run_id=run_id, usage=usage)  # interrupted
+
     def record(self, done: Done) -> None:
         """Record ``done`` as the thread's latest ``Done``."""
         self._done = done

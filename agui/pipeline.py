@@ -42,7 +42,6 @@ events are not retained unless ``keep_events=True``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
@@ -55,18 +54,15 @@ from agui.lifecycle import RunLifecycle
 from agui.normalize import Normalizer
 from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
 from agui.verify import Verifier
+from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION, parse_version, version_warning
 from agui.wire import EventDecoder, SseReader
 from agui.wire.sse import DEFAULT_MAX_FRAME_BYTES
+from agui.wire_stage import WireStage
 
 UNSET = msgspec.UNSET
 
-IMPLEMENTED_PROTOCOL_VERSION = "1.1"
-"""The newest AG-UI protocol version this client can interpret (1.0 plus 1.1's
-optional ``encryptedValueType``)."""
-
 VerifyMode = Literal["strict", "tolerant", "off"]
 _MODES = ("strict", "tolerant", "off")
-_VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
 
 _CHUNK_CLASSES = frozenset(
     {T.TextMessageChunkEvent, T.ToolCallChunkEvent, T.ReasoningMessageChunkEvent}
@@ -74,7 +70,7 @@ _CHUNK_CLASSES = frozenset(
 _EVENT_CLASSES = frozenset(T.EVENT_TYPES.values())
 
 
-class Pipeline:
+class Pipeline(WireStage):
     """The one stream processor: bytes, JSON text or event structs in, Updates out.
 
     One pipeline serves one response stream (one or more runs); the
@@ -162,7 +158,7 @@ class Pipeline:
         self._chunked = False
         self._in_pos = 0
         self._out_pos = 0
-        self._version = _parse_version(protocol_version)
+        self._version = parse_version(protocol_version)
 
     # ------------------------------------------------------------------ props
 
@@ -273,58 +269,6 @@ class Pipeline:
         self._event(event, out)
         return out
 
-    def split(self, item: bytes | bytearray | memoryview | str) -> list[str]:
-        """The SSE stage alone: each completed frame's data (one event's JSON
-        text) in ``item`` (``bytes``; a ``str`` is one frame already), for a
-        tracer that shows frames before decoding them with :meth:`decode`. An
-        oversized frame ends the stream (held, see :meth:`news`)."""
-        if self._finished:
-            return []
-        if type(item) is str:
-            error = self._oversized(item)
-            if error is None:
-                return [item]
-            self._pending += self._fatal(error)
-            return []
-        try:
-            return self._reader.feed(item if type(item) is bytes else bytes(item))
-        except FrameTooLarge as exc:
-            self._pending += self._fatal(exc)
-            return []
-
-    def split_end(self) -> list[str]:
-        """End of stream for :meth:`split`: a last frame without its blank line."""
-        if self._finished:
-            return []
-        try:
-            return self._reader.close()
-        except FrameTooLarge as exc:
-            self._pending += self._fatal(exc)
-            return []
-
-    def news(self) -> list[Update]:
-        """Take what the wire stage (:meth:`split`, :meth:`decode`) held:
-        decode warnings and errors, in stream order (the next feed would
-        report them first)."""
-        return self._take_pending()
-
-    def decode(self, item: Any) -> Iterator[Any]:
-        """The wire stage alone: the event structs in one transport item (see
-        :meth:`feed`), for middleware that transforms events before they are fed
-        back with :meth:`feed_event`. Decode warnings and undecodable frames are
-        held and reported, under the verify policy, ahead of the next feed's
-        updates (or by :meth:`close`, or taken with :meth:`news`)."""
-        if not isinstance(item, bytes | bytearray | memoryview | str):
-            if not self._finished:
-                yield item
-            return
-        yield from self._decode_all(self.split(item))
-
-    def decode_end(self) -> Iterator[Any]:
-        """End of stream for the wire stage: the events of a last frame that had
-        no blank line (see :meth:`decode`). Call :meth:`close` after it."""
-        yield from self._decode_all(self.split_end())
-
     def close(self) -> list[Update]:
         """End of stream: flush the SSE reader and report truncation.
 
@@ -408,40 +352,6 @@ class Pipeline:
         return out
 
     # -------------------------------------------------------------- internals
-
-    def _oversized(self, text: str) -> FrameTooLarge | None:
-        """The frame cap applies to one event's JSON text as to an SSE frame."""
-        cap = self._reader.max_frame_bytes
-        if len(text) * 4 <= cap:  # (at most 4 UTF-8 bytes a character)
-            return None
-        size = len(text.encode("utf-8", "surrogatepass"))
-        return FrameTooLarge(size, cap) if size > cap else None
-
-    def _take_pending(self) -> list[Update]:
-        out, self._pending = self._pending, []
-        return out
-
-    def _decode_all(self, frames: list[str]) -> Iterator[Any]:
-        for data in frames:
-            event = self._decode_held(data)
-            if self._finished:
-                return
-            if event is not None:
-                yield event
-
-    def _decode_held(self, data: str) -> Any:
-        """Decode one frame for :meth:`decode`; news goes to ``_pending``."""
-        try:
-            decoded = self._decode(data)
-        except DecodeError as exc:
-            if self._mode == "strict":
-                self._pending += self._fatal(exc)
-            else:
-                self._pending.append(ErrorUpdate(exc, fatal=False))
-            return None
-        for w in decoded.warnings:
-            self._pending.append(WarningUpdate(w.code, w.message, w.path))
-        return decoded.event
 
     def _run_frames(self, frames: Iterable[str]) -> Iterator[list[Update]]:
         """The hot loop, one list of updates per frame: :meth:`_data` +
@@ -551,26 +461,13 @@ class Pipeline:
     def _on_run_started(self, ev: Any, out: list[Update]) -> None:
         version = ev.protocol_version
         if version is not UNSET:
-            self._check_version(version, out)
+            warning = version_warning(self._version, version)
+            if warning is not None:
+                out.append(warning)
 
     def _on_run_finished(self, ev: Any, out: list[Update]) -> None:
-        life = self._life
-        usage = _usage_of(ev)
-        outcome = life.outcome or "success"
-        if outcome == "success":
-            done = Done(
-                "success",
-                result=life.result,
-                pending_tool_call_ids=tuple(self._conversation.pending_tool_call_ids),
-                run_id=life.run_id,
-                usage=usage,
-            )
-        elif outcome == "cancelled":
-            done = Done("cancelled", reason="cancelled by the agent", run_id=life.run_id,
-                        usage=usage)
-        else:  # interrupted
-            done = Done(outcome, run_id=life.run_id, usage=usage)
-        out.append(self._end(done))
+        pending = tuple(self._conversation.pending_tool_call_ids)
+        out.append(self._end(self._life.done_for_finish(_usage_of(ev), pending)))
 
     def _on_run_error(self, ev: Any, out: list[Update]) -> None:
         life = self._life
@@ -600,42 +497,12 @@ class Pipeline:
         self._life.record(done)
         return done
 
-    def _check_version(self, declared: str, out: list[Update]) -> None:
-        ours = self._version
-        theirs = _parse_version(declared)
-        mine = f"{ours[0]}.{ours[1]}" if ours else "?"
-        if theirs is None:
-            out.append(
-                WarningUpdate(
-                    "protocol_version_uninterpretable",
-                    f"RUN_STARTED declares protocolVersion {declared!r}, which this client "
-                    f"cannot interpret; proceeding as AG-UI {mine}",
-                    "protocolVersion",
-                )
-            )
-        elif ours is not None and (theirs[0] != ours[0] or theirs[1] > ours[1]):
-            out.append(
-                WarningUpdate(
-                    "protocol_version_newer" if theirs > ours else "protocol_version_other_major",
-                    f"RUN_STARTED declares protocolVersion {declared!r}; this client implements "
-                    f"AG-UI {mine} and proceeds under its processing model",
-                    "protocolVersion",
-                )
-            )
-
 
 _SPECIAL = {
     T.RunStartedEvent: Pipeline._on_run_started,
     T.RunFinishedEvent: Pipeline._on_run_finished,
     T.RunErrorEvent: Pipeline._on_run_error,
 }
-
-
-def _parse_version(value: Any) -> tuple[int, int] | None:
-    if not isinstance(value, str):
-        return None
-    m = _VERSION_RE.match(value)
-    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 __all__ = ["IMPLEMENTED_PROTOCOL_VERSION", "Pipeline", "VerifyMode"]
