@@ -18,6 +18,11 @@ One internal model for both protocol versions (v0.8 goes through
 Bad input never raises: :meth:`SurfaceStore.apply` skips a malformed
 operation (or the malformed part of it) and appends a sentence to
 ``Surface.problems`` (or ``SurfaceStore.problems`` when no surface can be named).
+
+Hostile input is bounded: an operation nested deeper than :data:`MAX_JSON_DEPTH`
+is refused whole, and a data-model write that would pad a list far past its
+end (or use a path of too many segments, see :mod:`agui.a2ui.pointer`) is
+refused; the surface keeps its state and gains a problem.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from agui.a2ui import pointer, v08
 
 __all__ = [
     "BASIC_CATALOG_ID",
+    "MAX_JSON_DEPTH",
     "V08_KINDS",
     "V09_KINDS",
     "Surface",
@@ -40,6 +46,25 @@ BASIC_CATALOG_ID = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.j
 V09_KINDS = ("createSurface", "updateComponents", "updateDataModel", "deleteSurface")
 V08_KINDS = ("surfaceUpdate", "dataModelUpdate", "beginRendering")
 STATUSES = ("building", "retrying", "failed")
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of objects and arrays accepted in one operation."""
+
+
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when ``value`` nests dicts/lists more than ``limit`` levels (iterative)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, (list, tuple)):
+            children = node
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def is_basic_catalog(catalog_id: object) -> bool:
@@ -177,9 +202,18 @@ class SurfaceStore:
         """Apply one A2UI operation; return the surface it touched (None if skipped or deleted).
 
         Never raises: a non-object, a message with zero or several kinds, a body
-        without a string ``surfaceId``, or bad parts inside a body are skipped
-        and described in ``problems``.
+        without a string ``surfaceId``, an operation nested deeper than
+        :data:`MAX_JSON_DEPTH`, or bad parts inside a body are skipped and
+        described in ``problems`` (the surface's when it can be named). A
+        failure stays inside its operation: other surfaces are untouched.
         """
+        try:
+            return self._apply(operation)
+        except Exception as exc:  # noqa: BLE001 - last defence; a surprise must not escape
+            self.problems.append(f"operation skipped ({type(exc).__name__})")
+            return None
+
+    def _apply(self, operation: Any) -> Surface | None:
         if not isinstance(operation, dict):
             self.problems.append(f"operation is not an object: {type(operation).__name__}")
             return None
@@ -192,6 +226,11 @@ class SurfaceStore:
         if not isinstance(sid, str):
             self.problems.append(f"{kind}: surfaceId missing or not a string")
             return None
+        if too_deep(operation):
+            target = self.surfaces.get(sid)
+            where = target.problems if target is not None else self.problems
+            where.append(f"{kind}: skipped, nested deeper than {MAX_JSON_DEPTH} levels")
+            return target
         version = operation.get("version")
         legacy = kind in V08_KINDS or (kind == "deleteSurface" and version is None)
         if kind == "deleteSurface":
