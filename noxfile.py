@@ -1,4 +1,4 @@
-"""nox sessions: tests, regen, drift, bench, lint, oracle.
+"""nox sessions: tests, regen, drift, bench, lint, oracle, fuzz.
 
 Every session runs in the current environment (``venv_backend="none"``): set
 up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
@@ -6,6 +6,8 @@ up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
 """
 
 from __future__ import annotations
+
+import os
 
 import nox
 
@@ -47,3 +49,11 @@ def lint(session: nox.Session) -> None:
 def oracle(session: nox.Session) -> None:
     """Differential check against the TypeScript reference client (../shared/oracle/run)."""
     session.run("python", "tools/oracle_diff.py", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def fuzz(session: nox.Session) -> None:
+    """The A2UI fuzz campaign at scale (``AGUI_FUZZ_SCALE``, default 50; ``-- ARGS`` to pytest)."""
+    scale = os.environ.get("AGUI_FUZZ_SCALE") or "50"
+    session.run("python", "-m", "pytest", "-m", "fuzz", "--timeout", "0", *session.posargs,
+                env={"AGUI_FUZZ_SCALE": scale})

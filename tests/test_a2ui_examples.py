@@ -145,3 +145,112 @@ def test_v09_incremental_example_builds_up_over_several_messages():
 def test_examples_folder_layout_is_what_we_expect():
     root = shared_path(*EXAMPLES)
     assert isinstance(root, Path) and (root / "v0_9").is_dir() and (root / "v0_8").is_dir()
+
+
+# -- v0.9.1 and v1.0 ------------------------------------------------------------------
+# Upstream ships no example streams of its own for v0.9.1 (its messages are v0.9's, word for
+# word, "version": "v0.9" included) nor, in ../shared, for v0_10 / v1.0. So every v0.9 example
+# is also run as v0.9.1 (decoded with the v0.9.1 types), as v1.0 with only the version changed
+# (also under v1.0's first name, v0.10), and as v1.0 in its inline form: the first
+# updateComponents and a first whole-model updateDataModel folded into createSurface.
+V09_FILES = [f for f in FILES if f.startswith("v0_9/")]
+
+
+def as_v10(messages: list, version: str = "v1.0") -> list:
+    return [{**m, "version": version} if isinstance(m, dict) and "version" in m else m
+            for m in messages]
+
+
+def as_v10_inline(messages: list) -> list:
+    out = [json.loads(json.dumps(m)) for m in as_v10(messages)]
+    create = next((m["createSurface"] for m in out if "createSurface" in m), None)
+    if create is None:
+        return out
+    comps = next((m for m in out if "updateComponents" in m), None)
+    if comps is not None:
+        create["components"] = comps["updateComponents"]["components"]
+        out.remove(comps)
+    data = next((m for m in out if "updateDataModel" in m), None)
+    body = data["updateDataModel"] if data else {}
+    if data and body.get("path", "/") == "/" and isinstance(body.get("value"), dict):
+        create["dataModel"] = body["value"]
+        out.remove(data)
+    return out
+
+
+def render_stream(messages: list):
+    store = SurfaceStore()
+    for message in messages:
+        store.apply(message)
+    assert store.problems == []
+    assert len(store.surfaces) == 1
+    surface = next(iter(store.surfaces.values()))
+    assert surface.problems == []
+    return surface, render_surface(surface)
+
+
+@pytest.mark.parametrize("rel", V09_FILES or ["(none)"])
+def test_every_v09_example_renders_the_same_as_v091_and_as_v10_relabelled_and_inline(rel):
+    if rel == "(none)":
+        shared_path(*EXAMPLES)
+        pytest.skip("no A2UI examples found")
+    messages = messages_of(rel)
+    _, expected = render_stream(messages)
+    for version in ("v1.0", "v0.10"):
+        surface, lines = render_stream(as_v10(messages, version))
+        assert surface.version == "v1.0"
+        assert lines == expected
+    inline = as_v10_inline(messages)
+    surface, lines = render_stream(inline)
+    assert surface.version == "v1.0"
+    assert lines == expected
+    assert [line for line in lines if PLACEHOLDER.search(line)] == []
+
+
+@pytest.mark.parametrize("rel", V09_FILES or ["(none)"])
+def test_every_v09_example_decodes_with_the_v091_and_v10_generated_types(rel):
+    if rel == "(none)":
+        shared_path(*EXAMPLES)
+        pytest.skip("no A2UI examples found")
+    from agui_generated import a2ui_v09_1, a2ui_v10
+
+    messages = messages_of(rel)
+    for module, stream in ((a2ui_v09_1, messages), (a2ui_v10, as_v10(messages)),
+                           (a2ui_v10, as_v10_inline(messages))):
+        decoder = msgspec.json.Decoder(module.AgentMessage)
+        for message in stream:
+            decoded = decoder.decode(json.dumps(message))
+            present = [f for f in decoded.__struct_fields__
+                       if getattr(decoded, f) is not msgspec.UNSET]
+            assert len([f for f in present if f != "version"]) == 1
+
+
+def test_v10_inline_template_example_exact_lines():
+    messages = as_v10_inline(messages_of("v0_9/catalogs/basic/examples/34_child-list-template.json"))
+    assert [k for m in messages for k in m if k != "version"] == ["createSurface"]
+    surface, lines = render_stream(messages)
+    assert surface.catalog_id == messages[0]["createSurface"]["catalogId"]
+    assert lines == [
+        "  ### Dynamic Item List",
+        "  - Apple - Qty: 10",
+        "  - Banana - Qty: 5",
+        "  - Cherry - Qty: 20",
+    ]
+
+
+def test_v10_inline_modal_example_exact_lines():
+    messages = as_v10_inline(messages_of("v0_9/catalogs/basic/examples/36_modal.json"))
+    assert render_stream(messages)[1] == [
+        "## Modal Component Sample",
+        "[ Open Modal ]",
+        "> This is the content inside the modal.",
+    ]
+
+
+def test_v091_software_purchase_example_exact_lines():
+    # v0.9.1 agents send v0.9's messages unchanged: the pinned v0.9 lines hold
+    surface, lines = render_stream(messages_of(
+        "v0_9/catalogs/basic/examples/19_software-purchase.json"))
+    assert surface.version == "v0.9"
+    assert lines[:2] == ["  ### Purchase License", "  ## Design Suite Pro"]
+    assert lines[-1] == "  [ Confirm Purchase ] [ Cancel ]"

@@ -1,11 +1,36 @@
-"""Property tests: no A2UI input makes the store, the renderer or the recovery raise."""
+"""Property tests and the A2UI fuzz campaign.
+
+The first two tests: no A2UI input makes the store, the renderer or the
+recovery raise. The campaign (tests marked ``fuzz``) adds hostile shapes --
+huge list indices, deep nesting, integers past the 4300-digit limit,
+catastrophic or unsupported regex patterns, shared subtrees that multiply
+out, long texts -- and checks on every input that nothing raises, that the
+rendered output stays within :data:`agui.a2ui.render.MAX_CHARS`, and that the
+tracemalloc peak of handling one input stays under :data:`PEAK_LIMIT`.
+
+The default size takes a few seconds. ``AGUI_FUZZ_SCALE=N`` multiplies every
+example count by N (``nox -s fuzz`` runs the campaign at a large scale);
+:func:`run_campaign` runs a seeded, hypothesis-free campaign of any length.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import random
+import tracemalloc
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agui.a2ui import SurfaceStore, render_surface, surfaces_from_messages
+from agui.a2ui import SurfaceStore, add_message, render_surface, surfaces_from_messages
+from agui.a2ui.render import CUT_MARKER, MAX_CHARS
+
+SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
+"""Multiplier for every example count (env ``AGUI_FUZZ_SCALE``, default 1)."""
+PEAK_LIMIT = 96 << 20
+"""Most bytes (tracemalloc peak) handling one fuzz input may take."""
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False),
                     st.sampled_from(["root", "a", "b", "/x", "x", "", "/items/0", "-", "~1"]))
@@ -46,7 +71,7 @@ OPERATION = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(OPERATION, max_size=8))
 def test_any_operation_sequence_applies_and_renders_without_raising(ops):
     store = SurfaceStore()
@@ -58,7 +83,7 @@ def test_any_operation_sequence_applies_and_renders_without_raising(ops):
         assert render_surface(surface) == lines
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150 * SCALE, deadline=None)
 @given(st.lists(st.one_of(
     JSON,
     st.builds(lambda c: {"role": "activity", "id": "m", "activityType": "a2ui-surface", "content": c},
@@ -70,3 +95,179 @@ def test_any_operation_sequence_applies_and_renders_without_raising(ops):
 def test_any_message_list_is_recovered_without_raising(messages):
     for surface in surfaces_from_messages(messages).values():
         assert render_surface(surface)
+
+
+# ------------------------------------------------------------------ the campaign
+HOSTILE_PATHS = ["/l/100000000", "/l/99999999999", "/l/" + "9" * 5000, "/l/2", "/l/1", "/l/-",
+                 "/a" * 200, "/x/0/y/1", "l/0", "/l/01", "/~1/~0"]
+PATTERNS = ["(a+)+$", "(a|aa)+$", r"(a)\1", "(?<=a)b", "x{2000}", "[", "a*", "(?i)A+", "\\"]
+
+
+def nested(depth: int, leaf: object = 1, as_list: bool = True) -> object:
+    value = leaf
+    for _ in range(depth):
+        value = [value] if as_list else {"k": value}
+    return value
+
+
+def _scalar(rng: random.Random) -> object:
+    return rng.choice([
+        None, True, 0, -1, 2.5, "", "a" * rng.choice([1, 50, 5000]), "\ud800", 7 * 10**5000,
+        10**4299, "${/t}" * rng.choice([1, 200]), "a" * 26 + "!",
+    ])
+
+
+def _value(rng: random.Random, depth: int = 0) -> object:
+    roll = rng.random()
+    if roll < 0.1:
+        return nested(rng.choice([10, 99, 101, 500, 3000]), _scalar(rng), rng.random() < 0.5)
+    if roll < 0.3 and depth < 3:
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    if roll < 0.45 and depth < 3:
+        return {rng.choice(["t", "l", "items", "x"]): _value(rng, depth + 1)
+                for _ in range(rng.randint(0, 3))}
+    return _scalar(rng)
+
+
+def _component(rng: random.Random, ids: list[str]) -> dict:
+    kind = rng.choice(["Text", "Column", "Row", "List", "Card", "Tabs", "ChoicePicker",
+                       "CheckBox", "TextField", "Button", "Mystery"])
+    comp: dict = {"id": rng.choice(ids), "component": kind}
+    refs = [rng.choice(ids) for _ in range(rng.choice([1, 2, 5, 50]))]
+    comp["children"] = rng.choice([refs, {"componentId": rng.choice(ids), "path": "/l"}, refs])
+    comp["child"] = rng.choice(ids)
+    comp["text"] = rng.choice([
+        _scalar(rng), {"path": rng.choice(["/t", "/l", "/", "t"])},
+        {"call": "formatString", "args": {"value": "${/t}" * rng.choice([1, 100])}},
+        {"call": "regex", "args": {"value": "a" * 26 + "!", "pattern": rng.choice(PATTERNS)}},
+    ])
+    comp["value"] = {"call": "regex", "args": {"value": _scalar(rng), "pattern": rng.choice(PATTERNS)}}
+    comp["label"] = rng.choice([{"path": "/t"}, "label", _scalar(rng)])
+    comp["options"] = [{"label": {"path": "/t"}, "value": str(i)} for i in range(rng.choice([0, 3, 200]))]
+    comp["tabs"] = [{"title": {"path": "/t"}, "child": rng.choice(ids)} for _ in range(rng.randint(0, 3))]
+    return comp
+
+
+def random_operation(rng: random.Random) -> object:
+    """One random, often hostile, A2UI operation (v0.8 or v0.9 shape) as plain JSON."""
+    sid = rng.choice(["s", "t"])
+    ids = ["root", "a", "b", "c"]
+    roll = rng.random()
+    if roll < 0.35:
+        return {"version": rng.choice(["v0.9", "v0.10", "v1.0", None]), "updateComponents": {
+            "surfaceId": sid, "components": [_component(rng, ids) for _ in range(rng.randint(1, 6))]}}
+    if roll < 0.7:
+        return {"version": "v0.9", "updateDataModel": {
+            "surfaceId": sid, "path": rng.choice([*HOSTILE_PATHS, "/t", "/l", "/"]),
+            "value": _value(rng)}}
+    if roll < 0.8:
+        return {"dataModelUpdate": {"surfaceId": sid, "contents": [
+            {"key": "t", "valueMap": nested(rng.choice([2, 200]), [], True)}]}}
+    if roll < 0.85:
+        return {"version": "v0.9", "createSurface": {"surfaceId": sid, "catalogId": "basic"}}
+    if roll < 0.9:  # v1.0: inline components and data, per-component catalogs
+        return {"version": rng.choice(["v1.0", "v0.10"]), "createSurface": {
+            "surfaceId": sid, "components": [_component(rng, ids) for _ in range(rng.randint(1, 4))],
+            "dataModel": rng.choice([{"t": _value(rng), "l": [1, 2]}, _value(rng)])}}
+    if roll < 0.95:  # v1.0 function messages and answers
+        return rng.choice([
+            {"version": "v1.0", "callRendererFunction": {
+                "functionCallId": "f", "surfaceId": sid,
+                "callFunction": {"call": rng.choice(["openUrl", 5]), "args": _value(rng)}}},
+            {"version": "v0.10", "functionCallId": "f", "callFunction": _value(rng)},
+            {"version": "v1.0", "agentFunctionResponse": _value(rng)},
+            {"version": "v0.10", "actionId": "a", "actionResponse": _value(rng)},
+        ])
+    return _value(rng)
+
+
+def random_message(rng: random.Random) -> object:
+    """One random AG-UI message carrying A2UI (activity or render_a2ui call), often hostile."""
+    ops = [random_operation(rng) for _ in range(rng.randint(1, 4))]
+    roll = rng.random()
+    if roll < 0.4:
+        return {"role": "activity", "id": "m", "activityType": "a2ui-surface",
+                "content": {"a2ui_operations": ops}}
+    try:
+        text = json.dumps({"a2ui_operations": ops})
+    except (ValueError, RecursionError):
+        text = "{"
+    if roll < 0.6:
+        text = '{"surfaceId": "s", "components": ' + "[" * 5000 + "]" * 5000 + "}"
+    elif roll < 0.7:
+        text = '{"surfaceId": "s", "components": [], "data": {"n": ' + "7" * 5000 + "}}"
+    return {"role": "assistant", "id": "a", "toolCalls": [
+        {"id": "t", "type": "function", "function": {"name": "render_a2ui", "arguments": text}}]}
+
+
+def check_operations(ops: list) -> None:
+    """Apply ``ops`` to a fresh store and render: raises AssertionError if an invariant breaks."""
+    def work() -> None:
+        store = SurfaceStore()
+        for op in ops:
+            store.apply(op)
+        for surface in store.surfaces.values():
+            _check_lines(render_surface(surface))
+
+    _within_peak(work)
+
+
+def check_messages(messages: list) -> None:
+    """Recover surfaces from ``messages`` and render each: AssertionError on a broken invariant."""
+    def work() -> None:
+        store = SurfaceStore()
+        for message in messages:
+            add_message(store, message)
+        assert surfaces_from_messages(messages).keys() == store.surfaces.keys()
+        for surface in store.surfaces.values():
+            _check_lines(render_surface(surface))
+
+    _within_peak(work)
+
+
+def _check_lines(lines: list[str]) -> None:
+    assert lines and all(isinstance(line, str) for line in lines)
+    body = lines[:-1] if lines[-1] == CUT_MARKER else lines
+    assert sum(len(line) + 1 for line in body) <= MAX_CHARS
+
+
+def _within_peak(work) -> None:
+    tracemalloc.start()
+    try:
+        work()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < PEAK_LIMIT, f"peak {peak} bytes"
+
+
+def run_campaign(examples: int, seed: int = 0) -> int:
+    """Run ``examples`` seeded random inputs of each kind (operations, messages); return the count.
+
+    Deterministic for a given ``seed``; raises AssertionError (with the seed
+    and example number) on the first input that breaks an invariant.
+    """
+    rng = random.Random(seed)
+    for n in range(examples):
+        ops = [random_operation(rng) for _ in range(rng.randint(1, 6))]
+        messages = [random_message(rng) for _ in range(rng.randint(1, 3))]
+        try:
+            check_operations(ops)
+            check_messages(messages)
+        except AssertionError as exc:
+            raise AssertionError(f"fuzz seed {seed}, example {n}: {exc}") from exc
+    return examples
+
+
+@pytest.mark.fuzz
+def test_fuzz_campaign_random_hostile_inputs_keep_every_bound():
+    assert run_campaign(40 * SCALE, seed=int(os.environ.get("AGUI_FUZZ_SEED", "17"))) == 40 * SCALE
+
+
+@pytest.mark.fuzz
+@settings(max_examples=25 * SCALE, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.randoms(use_true_random=False), st.integers(1, 6))
+def test_fuzz_hypothesis_drives_the_campaign_generators(rng, count):
+    check_operations([random_operation(rng) for _ in range(count)])
+    check_messages([random_message(rng) for _ in range(count)])

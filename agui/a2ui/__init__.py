@@ -7,15 +7,23 @@ Public API::
     render_surface(surface) -> list[str]
     user_action(name, surface_id, source_component_id, context, timestamp=None) -> dict
     action_for(surface, component_id, scope=None, timestamp=None) -> dict | None
+    call_agent_function(surface_id, call, args, catalog_id=None) -> dict  (v1.0)
+    renderer_function_response(function_call_id, call, value) -> dict    (v1.0)
     client_data_model(surfaces) -> dict | None      (sendDataModel surfaces)
     is_basic_catalog(catalog_id) -> bool             (catalog-id aliases)
 
-Rules follow ``notes/a2ui.md``: both A2UI v0.8 and v0.9 (v0.10/v1.0 read as
-v0.9) feed one internal model; bad input is skipped and recorded in
-``Surface.problems`` / ``SurfaceStore.problems``, never raised.
+A2UI v0.8, v0.9, v0.9.1 and v1.0 (also under its first name v0.10) feed one
+internal model, the version detected per operation; bad input is skipped and
+recorded in ``Surface.problems`` / ``SurfaceStore.problems``, never raised.
 """
 
-from agui.a2ui.actions import action_for, client_data_model, user_action
+from agui.a2ui.actions import (
+    action_for,
+    call_agent_function,
+    client_data_model,
+    renderer_function_response,
+    user_action,
+)
 from agui.a2ui.bindings import format_string, resolve, to_text
 from agui.a2ui.conversation import (
     ACTIVITY_TYPE,
@@ -35,11 +43,13 @@ __all__ = [
     "SurfaceStore",
     "action_for",
     "add_message",
+    "call_agent_function",
     "client_data_model",
     "format_string",
     "is_basic_catalog",
     "operations_from_render_args",
     "render_surface",
+    "renderer_function_response",
     "resolve",
     "surfaces_from_messages",
     "to_text",

@@ -14,10 +14,17 @@ v0.8 BoundValues accepted too):
 :func:`to_text` applies the A2UI coercion rules for display (null -> ``""``,
 objects and arrays -> compact JSON, booleans -> ``true``/``false``). Nothing
 here raises on bad input: an unknown function yields ``<fn: name>``.
+
+The ``regex`` validation function runs the agent's pattern on RE2
+(``google-re2``), whose matching time is linear in the input: no pattern can
+backtrack exponentially. A pattern RE2 cannot run (back-references,
+look-around, a repetition over 1000...) makes the check fail and is noted once
+in ``Surface.problems``; Python's backtracking ``re`` is never tried instead.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -25,12 +32,26 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import re2
+
 if TYPE_CHECKING:  # pragma: no cover
     from agui.a2ui.surface import Surface
 
-__all__ = ["FUNCTIONS", "format_string", "resolve", "to_bool", "to_text"]
+__all__ = [
+    "FUNCTIONS",
+    "MAX_TEXT",
+    "PatternError",
+    "format_string",
+    "note_problem",
+    "regex_matches",
+    "resolve",
+    "to_bool",
+    "to_text",
+]
 
 _MAX_DEPTH = 32
+MAX_TEXT = 1_000_000
+"""Longest ``formatString`` result in characters; longer ones are cut there."""
 
 
 def to_text(value: Any) -> str:
@@ -38,6 +59,8 @@ def to_text(value: Any) -> str:
 
     None -> ``""``; True/False -> ``"true"``/``"false"``; a float with an
     integral value -> no ``.0``; dicts/lists -> compact JSON (key order kept).
+    An integer too long to print (over Python's 4300-digit limit) gives
+    ``<number too large>``, a structure too deep to print ``<value too deep>``.
     """
     if value is None:
         return ""
@@ -47,9 +70,14 @@ def to_text(value: Any) -> str:
         if math.isfinite(value) and value.is_integer() and abs(value) < 1e16:
             return str(int(value))
         return repr(value)
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return str(value)
+    try:
+        if isinstance(value, (dict, list)):
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return str(value)
+    except RecursionError:
+        return "<value too deep>"
+    except ValueError:  # int -> str digit limit (also inside a list or object)
+        return "<number too large>"
 
 
 def to_bool(value: Any) -> bool:
@@ -74,6 +102,12 @@ def _number(value: Any) -> float | None:
         except ValueError:
             return None
     return None
+
+
+def note_problem(surface: Surface, text: str) -> None:
+    """Append ``text`` to ``surface.problems`` unless it is already there."""
+    if text not in surface.problems:
+        surface.problems.append(text)
 
 
 class _Ctx:
@@ -208,10 +242,49 @@ def _length_ok(a: dict[str, Any]) -> bool:
     return (lo is None or size >= lo) and (hi is None or size <= hi)
 
 
-def _regex_ok(a: dict[str, Any]) -> bool:
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # RE2 would print every refused pattern on stderr
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (RE2 takes UTF-8 only)."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+@functools.lru_cache(maxsize=128)
+def _compile(pattern: str) -> Any:
+    return re2.compile(pattern, options=_RE2_OPTIONS)
+
+
+class PatternError(ValueError):
+    """A ``regex`` pattern RE2 does not accept (its message says why)."""
+
+
+def regex_matches(pattern: str, text: str) -> bool:
+    """True when ``text`` fully matches ``pattern`` under RE2 (linear time).
+
+    Raises PatternError for a pattern RE2 cannot compile; never backtracks.
+    """
     try:
-        return re.fullmatch(str(a.get("pattern", "")), to_text(a.get("value"))) is not None
-    except re.error:
+        compiled = _compile(_clean(pattern))
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise PatternError(str(reason)) from None
+    return compiled.fullmatch(_clean(text)) is not None
+
+
+def _regex_ok(a: dict[str, Any], surface: Surface | None = None) -> bool:
+    pattern = to_text(a.get("pattern", ""))
+    try:
+        return regex_matches(pattern, to_text(a.get("value")))
+    except PatternError as exc:
+        if surface is not None:
+            note_problem(surface, f"regex: pattern {pattern[:80]!r} refused ({exc})")
         return False
 
 
@@ -255,6 +328,8 @@ def _call(name: str, args: Any, ctx: _Ctx) -> Any:
     if fn is None:
         return f"<fn: {name}>"
     try:
+        if fn is _regex_ok:
+            return _regex_ok(_args(args, ctx), ctx.surface)
         return fn(_args(args, ctx))
     except Exception:  # noqa: BLE001 - a function on odd input must not break rendering
         return f"<fn: {name}>"
@@ -336,12 +411,17 @@ def format_string(
 
     Arguments may be quoted strings, numbers, booleans or nested ``${...}``;
     ``\\${`` is a literal ``${``. An unterminated ``${`` is kept as written.
+    The result is cut at :data:`MAX_TEXT` characters (one interpolation may
+    repeat a large value many times).
     """
     if depth > _MAX_DEPTH:
         return text
     out: list[str] = []
+    size = 0
     i = 0
     while i < len(text):
+        if size > MAX_TEXT:
+            return "".join(out)[:MAX_TEXT]
         if text.startswith("\\${", i):
             out.append("${")
             i += 3
@@ -351,9 +431,12 @@ def format_string(
             if end < 0:
                 out.append(text[i:])
                 break
-            out.append(to_text(_expression(text[i + 2 : end], surface, scope, depth + 1)))
+            piece = to_text(_expression(text[i + 2 : end], surface, scope, depth + 1))
+            out.append(piece)
+            size += len(piece)
             i = end + 1
             continue
         out.append(text[i])
+        size += 1
         i += 1
-    return "".join(out)
+    return "".join(out)[:MAX_TEXT]

@@ -55,12 +55,24 @@ def _as_dict(message: Any) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _parse_json(raw: str | bytes) -> tuple[Any, str | None]:
+    """``(value, None)``, or ``(None, reason)`` when ``raw`` is not usable JSON.
+
+    Too deep for the parser (RecursionError) and integers past Python's
+    4300-digit limit (a plain ValueError) are reasons like any syntax error.
+    """
+    try:
+        return json.loads(raw), None
+    except RecursionError:
+        return None, "nested too deeply"
+    except ValueError as exc:  # JSONDecodeError, or the int -> str digit limit
+        return None, getattr(exc, "msg", None) or str(exc)[:200]
+
+
 def _maybe_json(value: Any) -> Any:
     if isinstance(value, (str, bytes)):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
+        parsed, error = _parse_json(value)
+        return value if error else parsed
     return value
 
 
@@ -150,10 +162,9 @@ def _tool_calls(store: SurfaceStore, msg: dict[str, Any]) -> None:
             continue
         where = f"tool call {call.get('id')!r} ({function['name']})"
         raw = function.get("arguments")
-        try:
-            args = json.loads(raw) if isinstance(raw, (str, bytes)) else raw
-        except ValueError as exc:
-            store.problems.append(f"{where}: arguments are not JSON ({exc.msg})")
+        args, error = _parse_json(raw) if isinstance(raw, (str, bytes)) else (raw, None)
+        if error:
+            store.problems.append(f"{where}: arguments are not JSON ({error})")
             continue
         if function["name"] == LEGACY_TOOL:
             payload = args.get("a2ui_json") if isinstance(args, dict) else None
@@ -170,7 +181,18 @@ def _tool_calls(store: SurfaceStore, msg: dict[str, Any]) -> None:
 
 
 def add_message(store: SurfaceStore, message: Any) -> None:
-    """Feed one conversation message (struct or wire dict) to ``store``; never raises."""
+    """Feed one conversation message (struct or wire dict) to ``store``; never raises.
+
+    A message that cannot be read is noted in ``store.problems`` and skipped;
+    every surface built so far is kept.
+    """
+    try:
+        _add_message(store, message)
+    except Exception as exc:  # noqa: BLE001 - last defence: one bad message loses nothing else
+        store.problems.append(f"message skipped ({type(exc).__name__})")
+
+
+def _add_message(store: SurfaceStore, message: Any) -> None:
     msg = _as_dict(message)
     if msg is None:
         store.problems.append(f"message of type {type(message).__name__} is not readable")

@@ -7,6 +7,12 @@ absolute pointer such as ``/items/3``). Writing follows the A2UI
 array when the next segment is numeric or ``-``, an object otherwise);
 deleting from an array leaves a ``None`` hole so the length is kept.
 
+Bounds (hostile input must not exhaust memory): a write may land at most
+:data:`MAX_LIST_GAP` slots past the end of a list (padding that many ``None``
+holes; ``-`` or the length itself appends), and a path may have at most
+:data:`MAX_PATH_DEPTH` segments. Anything beyond is refused with
+:class:`PointerError` before the document changes.
+
 Errors: every function here raises :class:`PointerError` (a ``ValueError``)
 on an unusable pointer; callers in :mod:`agui.a2ui` turn it into a recorded
 problem, never into a crash.
@@ -16,9 +22,23 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PointerError", "absolute", "delete", "get", "parse", "put"]
+__all__ = [
+    "MAX_LIST_GAP",
+    "MAX_PATH_DEPTH",
+    "PointerError",
+    "absolute",
+    "delete",
+    "get",
+    "parse",
+    "put",
+]
 
 _MISSING = object()
+
+MAX_LIST_GAP = 1
+"""Most ``None`` holes one write may pad a list with (index <= length + this)."""
+MAX_PATH_DEPTH = 64
+"""Most segments in a path that :func:`put` writes at."""
 
 
 class PointerError(ValueError):
@@ -63,9 +83,15 @@ def absolute(path: str, scope: str | None = None) -> str:
 def _index(token: str, size: int, *, for_write: bool) -> int:
     if token == "-" and for_write:
         return size
-    if not token.isdigit() or (len(token) > 1 and token.startswith("0")):
-        raise PointerError(f"array index expected, got {token!r}")
+    if not _is_index(token) or (len(token) > 1 and token.startswith("0")):
+        raise PointerError(f"array index expected, got {token[:40]!r}")
+    if len(token) > 18:  # no list is that long; also keeps int() off huge digit strings
+        raise PointerError(f"array index {token[:40]}... is too large")
     return int(token)
+
+
+def _is_index(token: str) -> bool:
+    return token.isascii() and token.isdigit()
 
 
 def get(doc: Any, path: str, default: Any = None) -> Any:
@@ -92,7 +118,7 @@ def get(doc: Any, path: str, default: Any = None) -> Any:
 
 
 def _container_for(next_token: str) -> Any:
-    return [] if next_token == "-" or next_token.isdigit() else {}
+    return [] if next_token == "-" or _is_index(next_token) else {}
 
 
 def put(doc: Any, path: str, value: Any) -> Any:
@@ -100,12 +126,17 @@ def put(doc: Any, path: str, value: Any) -> Any:
 
     The document is changed in place where possible; writing at the root
     returns ``value`` itself. Missing or scalar intermediates are replaced by
-    a new container; an index past the end of an array pads it with ``None``;
-    ``-`` appends. Raises PointerError for a non-numeric token on an array.
+    a new container; an index up to :data:`MAX_LIST_GAP` past the end of an
+    array pads it with ``None``; ``-`` appends. Raises PointerError for a
+    non-numeric token on an array, an index further past the end, or a path
+    of more than :data:`MAX_PATH_DEPTH` segments; the document is then unchanged.
     """
     tokens = parse(path)
     if not tokens:
         return value
+    if len(tokens) > MAX_PATH_DEPTH:
+        raise PointerError(f"path has {len(tokens)} segments, more than {MAX_PATH_DEPTH}")
+    _check_reachable(doc, tokens)
     if not isinstance(doc, (dict, list)):
         doc = _container_for(tokens[0])
     node = doc
@@ -133,6 +164,33 @@ def put(doc: Any, path: str, value: Any) -> Any:
                 node[i] = child
             node = child
     return doc  # pragma: no cover - loop always returns
+
+
+def _check_reachable(doc: Any, tokens: list[str]) -> None:
+    """Raise PointerError if writing along ``tokens`` would fail or over-pad a list.
+
+    Walks the document as :func:`put` would (fresh empty containers where it
+    would make them) without changing it, so a refused write leaves nothing
+    half-made behind.
+    """
+    node = doc if isinstance(doc, (dict, list)) else _container_for(tokens[0])
+    for pos, token in enumerate(tokens[:-1]):
+        node = _step(node, token)
+        if not isinstance(node, (dict, list)):
+            node = _container_for(tokens[pos + 1])
+    _step(node, tokens[-1])
+
+
+def _step(node: dict[str, Any] | list[Any], token: str) -> Any:
+    if isinstance(node, dict):
+        return node.get(token)
+    i = _index(token, len(node), for_write=True)
+    if i > len(node) + MAX_LIST_GAP:
+        raise PointerError(
+            f"index {token} is past the end of a list of {len(node)}"
+            f" (at most {MAX_LIST_GAP} past the end may be written)"
+        )
+    return node[i] if i < len(node) else None
 
 
 def delete(doc: Any, path: str) -> Any:

@@ -35,7 +35,13 @@ Placeholders: ``<missing: id>`` for a reference to an unknown component,
 ``<cycle: id>`` where the tree refers back to an ancestor (same id and data
 scope), ``<too deep: id>`` past :data:`MAX_DEPTH`, ``<truncated: id>`` past
 :data:`MAX_NODES` instances, ``<error: id>`` if a
-component's properties defeat its printer. A status line
+component's properties defeat its printer.
+
+Output is bounded: the lines returned hold at most :data:`MAX_CHARS`
+characters in all (each line counts its length plus one for its line break).
+Past that the rest of the tree is not drawn and the last line is
+:data:`CUT_MARKER`; the budget is spent while drawing, so a shared subtree
+referenced thousands of times costs no more memory or time than the budget. A status line
 (``[building]``, ``[retrying 2/3]``, ``[failed: ...]``) comes first when the
 surface carries an activity status. Output is deterministic and the function
 never raises.
@@ -51,7 +57,15 @@ from agui.a2ui import pointer
 from agui.a2ui.bindings import resolve, to_bool, to_text
 from agui.a2ui.surface import Surface
 
-__all__ = ["INDENT", "MAX_DEPTH", "MAX_ITEMS", "MAX_NODES", "render_surface"]
+__all__ = [
+    "CUT_MARKER",
+    "INDENT",
+    "MAX_CHARS",
+    "MAX_DEPTH",
+    "MAX_ITEMS",
+    "MAX_NODES",
+    "render_surface",
+]
 
 INDENT = "  "
 MAX_DEPTH = 64
@@ -61,6 +75,10 @@ MAX_ITEMS = 1000
 MAX_NODES = 20000
 """Most component instances printed per surface (guards against shared subtrees
 multiplying out); later ones show ``<truncated: id>``."""
+MAX_CHARS = 1_000_000
+"""Most characters :func:`render_surface` returns (line lengths plus one per line)."""
+CUT_MARKER = f"<output cut: more than {MAX_CHARS} characters>"
+"""Last line of an output cut at :data:`MAX_CHARS`."""
 DIVIDER = "-" * 20
 _HEADING = re.compile(r"^#{1,5} ")
 
@@ -88,13 +106,27 @@ class _Renderer:
     def __init__(self, surface: Surface) -> None:
         self.surface = surface
         self.budget = MAX_NODES
+        self.chars = 0  # characters drawn so far, each counted once (see node())
+        self.cut = False
 
     # -- values ---------------------------------------------------------------
     def value(self, comp: dict[str, Any], prop: str, scope: str | None) -> Any:
         return resolve(comp.get(prop), self.surface, scope)
 
     def text(self, comp: dict[str, Any], prop: str, scope: str | None) -> str:
-        return to_text(self.value(comp, prop, scope))
+        return self.show(self.value(comp, prop, scope))
+
+    def show(self, value: Any) -> str:
+        """Display text of ``value``, charged to the character budget as it is made."""
+        text = to_text(value)
+        self.chars += len(text)
+        return text
+
+    def over(self) -> bool:
+        """True (and the output marked cut) once the character budget is spent."""
+        if self.chars > MAX_CHARS:
+            self.cut = True
+        return self.cut
 
     # -- tree -----------------------------------------------------------------
     def node(self, cid: Any, scope: str | None, stack: tuple[tuple[str, str | None], ...]) -> list[str]:
@@ -108,14 +140,22 @@ class _Renderer:
         self.budget -= 1
         if self.budget < 0:
             return [f"<truncated: {cid}>"]
+        if self.over():
+            return []
         comp = self.surface.components.get(cid)
         if comp is None:
             return [f"<missing: {cid}>"]
         printer = PRINTERS.get(comp.get("component"), _generic)
+        before = self.chars
         try:
-            return printer(self, comp, scope, (*stack, key))
+            lines = printer(self, comp, scope, (*stack, key))
         except Exception:  # noqa: BLE001 - odd shapes must not break the surface
-            return [f"<error: {cid}>"]
+            lines = [f"<error: {cid}>"]
+        # charge only what this node added on top of what its children charged,
+        # so the running total tracks the size of the output, not of every copy
+        size = sum(len(line) + 1 for line in lines)
+        self.chars = max(self.chars, before + size)
+        return lines
 
     def children(self, comp: dict[str, Any], scope: str | None, stack: Any) -> list[list[str]]:
         spec = comp.get("children")
@@ -199,10 +239,12 @@ def _tabs(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> lis
         return [f"<bad tabs: {c.get('id')}>"]
     out: list[str] = []
     for tab in tabs:
+        if r.over():
+            break
         if not isinstance(tab, dict):
             out.append("<bad tab>")
             continue
-        out.append(f"[{to_text(resolve(tab.get('title'), r.surface, scope))}]")
+        out.append(f"[{r.show(resolve(tab.get('title'), r.surface, scope))}]")
         out.extend(_indent(r.node(tab.get("child"), scope, stack)))
     return out
 
@@ -262,9 +304,11 @@ def _choice(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> l
     lines: list[str] = []
     options = c.get("options")
     for option in options if isinstance(options, list) else []:
+        if r.over():
+            break
         if not isinstance(option, dict):
             continue
-        name = to_text(resolve(option.get("label"), r.surface, scope))
+        name = r.show(resolve(option.get("label"), r.surface, scope))
         mark = on if to_text(option.get("value")) in chosen else off
         lines.append(f"{mark} {name}")
     return [label, *_indent(lines)] if label else lines
@@ -338,12 +382,28 @@ PRINTERS: dict[str, Printer] = {
 """Component type -> printer; types not listed print generically."""
 
 
+def _bounded(lines: list[str], cut: bool) -> list[str]:
+    """``lines`` cut to :data:`MAX_CHARS` in all, then :data:`CUT_MARKER` when anything was left out."""
+    total = 0
+    for n, line in enumerate(lines):
+        total += len(line) + 1
+        if total > MAX_CHARS:
+            room = MAX_CHARS - (total - len(line) - 1) - 1
+            head = [line[:room]] if room > 0 else []
+            return [*lines[:n], *head, CUT_MARKER]
+    return [*lines, CUT_MARKER] if cut else lines
+
+
 def render_surface(surface: Surface) -> list[str]:
     """Plain text lines for ``surface``, walking the tree from its root.
 
     Returns at least one line: the status line, ``<waiting for beginRendering>``
     for a v0.8 surface not yet begun, or ``<missing: root>`` when the root
-    component has not arrived. Never raises; never changes the surface.
+    component has not arrived. At most :data:`MAX_CHARS` characters come
+    back (plus :data:`CUT_MARKER` as the last line when the output was cut).
+    Never raises; never changes the surface's components or data (a function
+    that cannot run, such as a ``regex`` pattern RE2 refuses, is noted once in
+    ``surface.problems``).
     """
     try:
         lines: list[str] = []
@@ -353,7 +413,8 @@ def render_surface(surface: Surface) -> list[str]:
                 return lines
         if surface.version == "v0.8" and surface.root is None:
             return [*lines, "<waiting for beginRendering>"]
-        lines.extend(_Renderer(surface).node(surface.root_id, None, ()))
-        return lines or ["<empty>"]
+        renderer = _Renderer(surface)
+        lines.extend(renderer.node(surface.root_id, None, ()))
+        return _bounded(lines, renderer.cut) or ["<empty>"]
     except Exception as exc:  # noqa: BLE001 # pragma: no cover - last defence
         return [f"<render error: {type(exc).__name__}>"]

@@ -1,7 +1,9 @@
 """Surfaces: the A2UI state a client keeps, built from agent-to-client operations.
 
-One internal model for both protocol versions (v0.8 goes through
-:mod:`agui.a2ui.v08` first):
+One internal model for every protocol version: v0.8 (through
+:mod:`agui.a2ui.v08` first), v0.9 and v0.9.1 (the same messages, both say
+``"version": "v0.9"``) and v1.0 (``"v1.0"``, or ``"v0.10"`` from agents
+written against the candidate's first name):
 
 * ``components``: id -> flat component ``{id, component: "<Type>", ...props}``;
   ``updateComponents`` / ``surfaceUpdate`` upsert by id (the new definition
@@ -9,7 +11,17 @@ One internal model for both protocol versions (v0.8 goes through
 * ``data_model``: plain JSON; ``updateDataModel`` upserts at a JSON Pointer
   (``value`` absent deletes), v0.8 ``dataModelUpdate`` converts its
   adjacency-list ``contents`` and writes it at ``path`` (absent = whole model);
-* ``root``: ``"root"`` in v0.9, ``beginRendering.root`` in v0.8;
+* ``root``: ``"root"`` in v0.9 and v1.0, ``beginRendering.root`` in v0.8;
+* v1.0 ``createSurface`` may carry ``components`` and ``dataModel`` (applied as
+  updateComponents / updateDataModel at ``/``) and needs no ``catalogId``; a
+  component may name its own ``catalogId`` (:meth:`Surface.catalog_of`);
+  ``updateDataModel`` with ``value: null`` deletes (v1.0 only: in v0.9 null is
+  a value);
+* v1.0 function messages (``callRendererFunction``, v0.10 ``callFunction``)
+  and answers (``agentFunctionResponse``, v0.10 ``actionResponse``) are kept,
+  in arrival order, in ``SurfaceStore.function_calls`` / ``SurfaceStore.responses``
+  as plain dicts ``{"kind", "version", ...body}``: a terminal runs no agent
+  function, but the caller can see and answer them;
 * ``createSurface`` for a surface already held is ignored (AG-UI snapshots
   repeat it), ``deleteSurface`` removes the surface;
 * ``status``: the AG-UI activity lifecycle (``building`` / ``retrying`` /
@@ -18,6 +30,11 @@ One internal model for both protocol versions (v0.8 goes through
 Bad input never raises: :meth:`SurfaceStore.apply` skips a malformed
 operation (or the malformed part of it) and appends a sentence to
 ``Surface.problems`` (or ``SurfaceStore.problems`` when no surface can be named).
+
+Hostile input is bounded: an operation nested deeper than :data:`MAX_JSON_DEPTH`
+is refused whole, and a data-model write that would pad a list far past its
+end (or use a path of too many segments, see :mod:`agui.a2ui.pointer`) is
+refused; the surface keeps its state and gains a problem.
 """
 
 from __future__ import annotations
@@ -29,8 +46,11 @@ from agui.a2ui import pointer, v08
 
 __all__ = [
     "BASIC_CATALOG_ID",
+    "MAX_JSON_DEPTH",
     "V08_KINDS",
     "V09_KINDS",
+    "V10_CALL_KINDS",
+    "V10_RESPONSE_KINDS",
     "Surface",
     "SurfaceStore",
     "is_basic_catalog",
@@ -39,7 +59,29 @@ __all__ = [
 BASIC_CATALOG_ID = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
 V09_KINDS = ("createSurface", "updateComponents", "updateDataModel", "deleteSurface")
 V08_KINDS = ("surfaceUpdate", "dataModelUpdate", "beginRendering")
+V10_CALL_KINDS = ("callRendererFunction", "callFunction")
+V10_RESPONSE_KINDS = ("agentFunctionResponse", "actionResponse")
+V10_VERSIONS = ("v1.0", "v0.10")
 STATUSES = ("building", "retrying", "failed")
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of objects and arrays accepted in one operation."""
+
+
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when ``value`` nests dicts/lists more than ``limit`` levels (iterative)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, (list, tuple)):
+            children = node
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def is_basic_catalog(catalog_id: object) -> bool:
@@ -47,7 +89,7 @@ def is_basic_catalog(catalog_id: object) -> bool:
 
     Aliases the spec id, the drifted ``.../v0_9/basic_catalog.json`` still used by
     the AG-UI toolkit, the v0.8 standard catalog, an absent id, and any other id
-    mentioning ``basic`` (notes/a2ui.md 7.4).
+    mentioning ``basic``.
     """
     if catalog_id is None:
         return True
@@ -62,8 +104,8 @@ class Surface:
 
     Attributes:
         surface_id: the protocol ``surfaceId``.
-        version: ``"v0.8"`` or ``"v0.9"`` (v0.10/v1.0 are read as v0.9), from the
-            operations seen; None for a status-only surface.
+        version: ``"v0.8"``, ``"v0.9"`` (also v0.9.1) or ``"v1.0"`` (also v0.10),
+            from the first operation seen; None for a status-only surface.
         catalog_id: ``createSurface.catalogId`` / ``beginRendering.catalogId``.
         theme: v0.9 ``theme`` or v0.8 ``styles`` (plain JSON), or None.
         send_data_model: ``createSurface.sendDataModel``.
@@ -100,6 +142,11 @@ class Surface:
         """The id the tree is drawn from: ``root`` when set, else ``"root"``."""
         return self.root if isinstance(self.root, str) else "root"
 
+    def catalog_of(self, component_id: str) -> str | None:
+        """Catalog id of a component: its own ``catalogId`` (v1.0), else the surface's."""
+        own = self.components.get(component_id, {}).get("catalogId")
+        return own if isinstance(own, str) else self.catalog_id
+
     def get(self, path: str, scope: str | None = None, default: Any = None) -> Any:
         """Read the data model at ``path`` (absolute, or relative to ``scope``)."""
         try:
@@ -130,8 +177,11 @@ class Surface:
             self.problems.append(f"data model delete at {path!r} skipped: {exc}")
 
 
+_ALL_KINDS = (*V09_KINDS, *V08_KINDS, *V10_CALL_KINDS, *V10_RESPONSE_KINDS)
+
+
 def _kind_of(operation: dict[str, Any]) -> tuple[str | None, str]:
-    kinds = [k for k in (*V09_KINDS, *V08_KINDS) if k in operation]
+    kinds = [k for k in _ALL_KINDS if k in operation]
     if len(kinds) != 1:
         return None, "none" if not kinds else "several: " + ", ".join(kinds)
     return kinds[0], ""
@@ -148,11 +198,19 @@ class SurfaceStore:
     Attributes:
         surfaces: surfaceId -> Surface, in creation order (deleted ones removed).
         problems: notes on input that could not be tied to any surface.
+        function_calls: v1.0 agent-to-renderer function calls, in arrival order:
+            ``{"kind": "callRendererFunction" | "callFunction", "version", ...}``
+            (the body's keys; for v0.10 ``callFunction`` the envelope's
+            ``functionCallId`` and ``wantResponse`` beside ``callFunction``).
+        responses: v1.0 answers (``agentFunctionResponse``; v0.10
+            ``actionResponse`` with its ``actionId``), the same way.
     """
 
     def __init__(self) -> None:
         self.surfaces: dict[str, Surface] = {}
         self.problems: list[str] = []
+        self.function_calls: list[dict[str, Any]] = []
+        self.responses: list[dict[str, Any]] = []
 
     # -- helpers --------------------------------------------------------------
     def _surface(self, surface_id: str) -> Surface:
@@ -177,9 +235,18 @@ class SurfaceStore:
         """Apply one A2UI operation; return the surface it touched (None if skipped or deleted).
 
         Never raises: a non-object, a message with zero or several kinds, a body
-        without a string ``surfaceId``, or bad parts inside a body are skipped
-        and described in ``problems``.
+        without a string ``surfaceId``, an operation nested deeper than
+        :data:`MAX_JSON_DEPTH`, or bad parts inside a body are skipped and
+        described in ``problems`` (the surface's when it can be named). A
+        failure stays inside its operation: other surfaces are untouched.
         """
+        try:
+            return self._apply(operation)
+        except Exception as exc:  # noqa: BLE001 - last defence; a surprise must not escape
+            self.problems.append(f"operation skipped ({type(exc).__name__})")
+            return None
+
+    def _apply(self, operation: Any) -> Surface | None:
         if not isinstance(operation, dict):
             self.problems.append(f"operation is not an object: {type(operation).__name__}")
             return None
@@ -187,11 +254,18 @@ class SurfaceStore:
         if kind is None:
             self.problems.append(f"operation has {why} message kind(s); keys {sorted(operation)}")
             return None
+        if kind in V10_CALL_KINDS or kind in V10_RESPONSE_KINDS:
+            return self._function_message(kind, operation)
         body = operation[kind]
         sid = body.get("surfaceId") if isinstance(body, dict) else None
         if not isinstance(sid, str):
             self.problems.append(f"{kind}: surfaceId missing or not a string")
             return None
+        if too_deep(operation):
+            target = self.surfaces.get(sid)
+            where = target.problems if target is not None else self.problems
+            where.append(f"{kind}: skipped, nested deeper than {MAX_JSON_DEPTH} levels")
+            return target
         version = operation.get("version")
         legacy = kind in V08_KINDS or (kind == "deleteSurface" and version is None)
         if kind == "deleteSurface":
@@ -199,12 +273,38 @@ class SurfaceStore:
             return None
         surface = self._surface(sid)
         if surface.version is None:
-            surface.version = "v0.8" if legacy else "v0.9"
+            surface.version = (
+                "v0.8" if legacy else "v1.0" if version in V10_VERSIONS else "v0.9"
+            )
         try:
             getattr(self, "_" + kind)(surface, body, version)
         except Exception as exc:  # noqa: BLE001 - a surprise shape must not escape
             surface.problems.append(f"{kind}: skipped ({type(exc).__name__}: {exc})")
         return surface
+
+    def _function_message(self, kind: str, operation: dict[str, Any]) -> Surface | None:
+        if too_deep(operation):
+            self.problems.append(f"{kind}: skipped, nested deeper than {MAX_JSON_DEPTH} levels")
+            return None
+        if kind == "callFunction":  # v0.10: the call's id and flag sit on the envelope
+            body: Any = {k: operation[k] for k in ("functionCallId", "wantResponse") if k in operation}
+            body["callFunction"] = operation[kind]
+        elif kind == "actionResponse":
+            body = {k: operation[k] for k in ("actionId",) if k in operation}
+            body["actionResponse"] = operation[kind]
+        else:
+            body = operation[kind]
+        if not isinstance(body, dict):
+            self.problems.append(f"{kind}: body must be an object")
+            return None
+        entry = {"kind": kind, "version": operation.get("version"), **body}
+        call = entry.get("callFunction")
+        if kind in V10_CALL_KINDS and not (isinstance(call, dict) and isinstance(call.get("call"), str)):
+            self.problems.append(f"{kind}: callFunction needs a string call")
+            return None
+        (self.function_calls if kind in V10_CALL_KINDS else self.responses).append(entry)
+        sid = entry.get("surfaceId")
+        return self.surfaces.get(sid) if isinstance(sid, str) else None
 
     def _createSurface(self, surface: Surface, body: dict[str, Any], version: Any) -> None:
         if surface.created:
