@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # (imported lazily at run time)
 __all__ = ["Run", "Session", "SyncRun", "SyncSession"]
 
 PROTOCOL_VERSION = "1.0"
-logger = logging.getLogger(__name__)
+logger: logging.Logger = logging.getLogger(__name__)
 _INPUT_FIELDS = frozenset(
     {
         "thread_id",
@@ -321,15 +321,17 @@ class Session:
         if verify not in ("strict", "tolerant", "off"):
             raise ValueError(f"verify must be strict, tolerant or off, got {verify!r}")
         self.transport = transport
-        self.thread_id = thread_id or str(uuid.uuid4())
-        self.tools = _convert_list(tools, Tool, "tools")
-        self.context = _convert_list(context, Context, "context")
+        self.thread_id: str = thread_id or str(uuid.uuid4())
+        self.tools: list[Tool] = _convert_list(tools, Tool, "tools")
+        self.context: list[Context] = _convert_list(context, Context, "context")
         self.forwarded_props = forwarded_props
         self.verify = verify
-        self.middleware = list(middleware)
+        self.middleware: list[MiddlewareFn] = list(middleware)
         self.max_frame_bytes = max_frame_bytes
         messages = _convert_list(messages, Message, "messages")
-        self.conversation = Conversation(messages, state=None if state is UNSET else state)
+        self.conversation: Conversation = Conversation(
+            messages, state=None if state is UNSET else state
+        )
         self._last_ref: weakref.ref[Run] | None = None
         self._active_ref: weakref.ref[Run] | None = None  # the run being streamed
         self._active_state: _RunState | None = None
@@ -792,7 +794,7 @@ class SyncSession:
     """
 
     def __init__(self, transport: Transport, **kwargs: Any) -> None:
-        self.session = Session(transport, **kwargs)
+        self.session: Session = Session(transport, **kwargs)
         self._runner = asyncio.Runner()
         self._closed = False
 

@@ -89,13 +89,14 @@ class HttpTransport:
         verify: bool | ssl.SSLContext = True,
     ) -> None:
         self.url = url
-        self.headers = dict(headers or {})
+        self.headers: dict[str, str] = dict(headers or {})
         for name, value in self.headers.items():
             if not (str(name).isascii() and str(value).isascii()):
                 raise ValueError(
                     f"header {name!r}: HTTP header names and values must be ASCII "
                     "(encode other text, e.g. with urllib.parse.quote)"
                 )
+        self.timeout: httpx.Timeout
         if timeout is None:
             self.timeout = DEFAULT_TIMEOUT
         elif isinstance(timeout, httpx.Timeout):

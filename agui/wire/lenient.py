@@ -87,7 +87,7 @@ MINTED_ID = "minted_id"
 #: wire names whose ``null`` is an error even in an optional slot (digest 1.1, 7.6.12)
 NULL_IS_ERROR = frozenset({"metadata", "subagentRunId"})
 
-Path = list  # of str (object key) | int (list index)
+Path = list[str | int]  # object keys and list indices
 
 
 def format_path(path: Path) -> str:
@@ -361,7 +361,7 @@ class ThinkingTranslator:
         self._message: str | None = None
         self._warned: set[str] = set()
 
-    def translate(self, obj: dict, warnings: list[DecodeWarning]) -> dict:
+    def translate(self, obj: dict[str, Any], warnings: list[DecodeWarning]) -> dict[str, Any]:
         """Return the REASONING_* form of retired event ``obj`` (a new dict)."""
         old = obj["type"]
         out = dict(obj)
