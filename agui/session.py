@@ -10,7 +10,7 @@
         async for update in session.resume({"i1": resolved({"approved": True})}):
             ...
 
-Outgoing ``RunAgentInput`` (agui-rules 1.6 / 4.3): same ``threadId`` for
+Outgoing ``RunAgentInput`` (as ``prepareRunAgentInput`` builds it): same ``threadId`` for
 every run, a fresh ``runId``, ``protocolVersion`` "1.0", ``messages`` = the
 conversation minus activity messages, ``tools``/``context`` as configured
 (``[]`` by default), ``state`` = the conversation's current state (``{}``
@@ -281,10 +281,9 @@ class Session:
         tools, context: ``Tool`` / ``Context`` structs or wire dicts offered
             on every run.
         state: the initial agent state (any JSON; default: none, which is
-            sent as ``{}``, as is ``None``: agui-rules 1.6).
+            sent as ``{}``, as is ``None``: absent state means ``{}``).
         forwarded_props: ``forwardedProps`` sent on every run (default ``{}``,
-            as the reference client sends, as is ``None``; 0.1.20 Python servers
-            require the key).
+            as is ``None``; see the module doc).
         verify: ``"tolerant"`` (default) | ``"strict"`` | ``"off"``; see
             :mod:`agui.pipeline`.
         middleware: :mod:`agui.middleware` callables, outermost first.
@@ -429,7 +428,7 @@ class Session:
             "tools": list(self.tools),
             "context": list(self.context),
         }
-        # absent state is {} (agui-rules 1.6), and {} is what the reference
+        # absent state means {} (RunAgentInput.state), and {} is what the reference
         # client sends by default (prepareRunAgentInput)
         fields["state"] = _snapshot(self.conversation.input_state())
         props = self.forwarded_props

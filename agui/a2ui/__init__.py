@@ -10,7 +10,7 @@ Public API::
     client_data_model(surfaces) -> dict | None      (sendDataModel surfaces)
     is_basic_catalog(catalog_id) -> bool             (catalog-id aliases)
 
-Rules follow ``notes/a2ui.md``: both A2UI v0.8 and v0.9 (v0.10/v1.0 read as
+Rules: both A2UI v0.8 and v0.9 (v0.10/v1.0 read as
 v0.9) feed one internal model; bad input is skipped and recorded in
 ``Surface.problems`` / ``SurfaceStore.problems``, never raised.
 """

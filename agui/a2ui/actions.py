@@ -3,7 +3,7 @@
 AG-UI carries an A2UI user action as a new run whose
 ``forwardedProps.a2uiAction`` is ``{"userAction": {name, surfaceId,
 sourceComponentId, timestamp, context}}`` -- the v0.8 key name, used by the
-AG-UI middleware even for v0.9 surfaces (see notes/a2ui.md section 7.2).
+AG-UI middleware (``@ag-ui/a2ui-middleware``) even for v0.9 surfaces.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def is_basic_catalog(catalog_id: object) -> bool:
 
     Aliases the spec id, the drifted ``.../v0_9/basic_catalog.json`` still used by
     the AG-UI toolkit, the v0.8 standard catalog, an absent id, and any other id
-    mentioning ``basic`` (notes/a2ui.md 7.4).
+    mentioning ``basic`` (catalog ids drift between releases; all mean the same components).
     """
     if catalog_id is None:
         return True
