@@ -24,7 +24,8 @@ uvicorn). Its names are typed here like the rest; without the extra, ``import ag
 out so that ``from agui import *`` still works.
 
 The protocol types (``RunAgentInput``, ``TextMessageStartEvent``, ``Event``, ...) are those of
-:mod:`agui.types`, generated from ``schema/`` into ``generated/``.
+:mod:`agui.types`, generated from ``schema/`` into ``generated/``. A2UI surfaces stay in
+:mod:`agui.a2ui`; the CLI, test backends and conformance runner in their own packages.
 """
 
 from __future__ import annotations
