@@ -1,4 +1,4 @@
-"""Interrupts and resume (agui-rules section 5), usable without a Session.
+"""Interrupts and resume (the spec's human-in-the-loop rules), usable without a Session.
 
 A run that needs outside input ends with ``RUN_FINISHED`` whose outcome is
 ``{type: "interrupt", interrupts: [...]}``. The next request on the thread

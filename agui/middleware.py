@@ -103,8 +103,10 @@ class FilterToolCallsMiddleware(Middleware):
     ) -> None:
         if (allowed is None) == (disallowed is None):
             raise ValueError("give exactly one of allowed= or disallowed=")
-        self.allowed = frozenset(allowed) if allowed is not None else None
-        self.disallowed = frozenset(disallowed) if disallowed is not None else None
+        self.allowed: frozenset[str] | None = None if allowed is None else frozenset(allowed)
+        self.disallowed: frozenset[str] | None = (
+            None if disallowed is None else frozenset(disallowed)
+        )
         self.blocked_ids: set[str] = set()
         self._chunk_blocked = False
 

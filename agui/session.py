@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Run", "Session", "SyncRun", "SyncSession"]
 
-logger = logging.getLogger(__name__)
+logger: logging.Logger = logging.getLogger(__name__)
 
 Subscriber = Callable[[Update], Any]
 """``callback(update)``, sync or async (see :meth:`Session.subscribe`)."""
@@ -63,10 +63,9 @@ class Session:
         tools, context: ``Tool`` / ``Context`` structs or wire dicts offered
             on every run.
         state: the initial agent state (any JSON; default: none, which is
-            sent as ``{}``, as is ``None``: agui-rules 1.6).
+            sent as ``{}``, as is ``None``).
         forwarded_props: ``forwardedProps`` sent on every run (default ``{}``,
-            as the reference client sends, as is ``None``; 0.1.20 Python servers
-            require the key).
+            as is ``None``; see :mod:`agui.request`).
         verify: ``"tolerant"`` (default) | ``"strict"`` | ``"off"``; see
             :mod:`agui.pipeline`.
         middleware: :mod:`agui.middleware` callables, outermost first.
@@ -103,15 +102,17 @@ class Session:
         if verify not in ("strict", "tolerant", "off"):
             raise ValueError(f"verify must be strict, tolerant or off, got {verify!r}")
         self.transport = transport
-        self.thread_id = thread_id or str(uuid.uuid4())
-        self.tools = convert_list(tools, Tool, "tools")
-        self.context = convert_list(context, Context, "context")
+        self.thread_id: str = thread_id or str(uuid.uuid4())
+        self.tools: list[Tool] = convert_list(tools, Tool, "tools")
+        self.context: list[Context] = convert_list(context, Context, "context")
         self.forwarded_props = forwarded_props
         self.verify = verify
-        self.middleware = list(middleware)
+        self.middleware: list[MiddlewareFn] = list(middleware)
         self.max_frame_bytes = max_frame_bytes
         messages = convert_list(messages, Message, "messages")
-        self.conversation = Conversation(messages, state=None if state is UNSET else state)
+        self.conversation: Conversation = Conversation(
+            messages, state=None if state is UNSET else state
+        )
         self._last_ref: weakref.ref[Run] | None = None
         self._active_ref: weakref.ref[Run] | None = None  # the run being streamed
         self._active_state: _RunState | None = None

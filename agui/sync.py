@@ -76,7 +76,7 @@ class SyncSession:
     """
 
     def __init__(self, transport: Transport, **kwargs: Any) -> None:
-        self.session = Session(transport, **kwargs)
+        self.session: Session = Session(transport, **kwargs)
         self._runner = asyncio.Runner()
         self._closed = False
 

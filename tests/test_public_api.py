@@ -1,14 +1,20 @@
-"""The public surface: every lazy ``agui`` export resolves and is documented, and
-every public class, function, method and property of the SDK's modules has a
-docstring (team contract: shapes, errors raised, the spec rule)."""
+"""The public surface: ``agui`` re-exports every public name with its real type (static
+imports for type checkers, resolved on first use at run time) and ``__all__`` is exactly what
+``from agui import *`` gives; every public class, function, method and property of the SDK's
+modules has a docstring (shapes, errors raised, the spec rule)."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
+import importlib.util
 import inspect
 import pkgutil
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -30,7 +36,7 @@ DOCUMENTED_PACKAGES = [
     "agui.a2ui",
 ]
 
-# names added to the lazy exports for the session/server surface (pinned so a
+# names added to the exports for the session/server surface (pinned so a
 # rename shows up here, not in a user's ImportError)
 SESSION_SURFACE = {
     "resolved": "agui.interrupts",
@@ -44,6 +50,57 @@ SESSION_SURFACE = {
     "create_app": "agui.server",
     "BackgroundServer": "agui.server",
 }
+
+# every name ``agui`` exports besides the protocol types (which are all of agui.types.__all__)
+SDK_EXPORTS = {
+    "agui.errors": "AguiError DecodeError EncodeError FrameTooLarge GuardError ProtocolViolation"
+    " ResumeError RunError TransportError UnknownEventType",
+    "agui.updates": "ActivityChanged Custom Done EncryptedValue ErrorUpdate MessagesSnapshot"
+    " MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded ReasoningSpan"
+    " ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged TextDelta TextEnded"
+    " TextStarted ToolCallArgs ToolCallEnded ToolCallStarted ToolResult Update WarningUpdate",
+    "agui.session": "Run Session SyncRun SyncSession",
+    "agui.transports": "HttpTransport ReplayTransport Transport load_events",
+    "agui.interrupts": "Answer build_resume cancelled expired_at interrupts_of is_expired"
+    " resolved resume_run",
+    "agui.middleware": "FilterToolCallsMiddleware Middleware MiddlewareFn Next compose",
+    "agui.pipeline": "Pipeline VerifyMode",
+    "agui.normalize": "Normalizer",
+    "agui.verify": "Verifier",
+    "agui.apply": "Conversation",
+    "agui.wire": "DecodeWarning EventDecoder SseReader decode_event decode_event_lenient"
+    " decode_input encode_event encode_input encode_sse encode_sse_event",
+    "agui.server": "SSE_CONTENT_TYPE AgentStreamResponse BackgroundServer CancelToken Emitter"
+    " EventEncoder Guard agent_route create_app",
+}
+
+INIT = Path(agui.__file__)
+
+
+def _static_imports() -> dict[str, str]:
+    """name -> module of the ``from M import X as X`` lines under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(INIT.read_text(encoding="utf-8"))
+    blocks = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and node.test.id == "TYPE_CHECKING"
+    ]
+    assert len(blocks) == 1
+    found: dict[str, str] = {}
+    for stmt in blocks[0].body:
+        assert isinstance(stmt, ast.ImportFrom) and stmt.module, ast.dump(stmt)
+        for alias in stmt.names:
+            assert alias.asname == alias.name, f"{alias.name}: write 'X as X' (a re-export)"
+            assert alias.name not in found, alias.name
+            found[alias.name] = stmt.module
+    return found
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    # ruff's RUF022 order: SCREAMING_CASE, then CamelCase, then the rest
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
 
 
 def _modules(name: str) -> Iterator[ModuleType]:
@@ -93,25 +150,129 @@ def _public_members(cls: type) -> Iterator[tuple[str, Any]]:
             yield name, member
 
 
-def test_every_lazy_export_resolves_and_has_a_docstring():
+def test_every_export_resolves_and_has_a_docstring():
     missing = []
-    for name, module in agui._EXPORTS.items():
+    for name, module in agui._SOURCE.items():
         obj = getattr(agui, name)
         assert obj is getattr(importlib.import_module(module), name), name
-        if not _own_doc(obj):
+        if (inspect.isclass(obj) or inspect.isfunction(obj)) and not _own_doc(obj):
             missing.append(name)
     assert missing == []
-    assert set(agui._EXPORTS) <= set(dir(agui))
+    assert set(agui._SOURCE) <= set(dir(agui))
 
 
-def test_session_and_server_surface_is_exported_lazily():
+def test_session_and_server_surface_is_exported():
     for name, module in SESSION_SURFACE.items():
-        assert agui._EXPORTS.get(name) == module, name
+        assert agui._SOURCE.get(name) == module, name
     from agui.interrupts import cancelled, resolved
 
     assert (agui.resolved, agui.cancelled) == (resolved, cancelled)
     assert agui.cancelled().status == "cancelled"
     assert agui.resolved({"ok": True}).payload == {"ok": True}
+
+
+def test_the_export_list_is_pinned():
+    import agui.types
+
+    expected = {name: module for module, names in SDK_EXPORTS.items() for name in names.split()}
+    expected.update(dict.fromkeys(agui.types.__all__, "agui.types"))
+    assert agui._SOURCE == expected
+
+
+def test_static_imports_run_time_table_and_all_name_the_same_exports():
+    static = _static_imports()
+    assert static == agui._SOURCE
+    assert sorted(agui.__all__) == sorted(static)  # the server extra is installed here
+
+
+def test_all_is_sorted_without_duplicates():
+    assert agui.__all__ == sorted(set(agui.__all__), key=_isort_key)
+
+
+def _star_import(tmp_path: Path, source: str) -> dict[str, Any]:
+    """The public names of a module whose source is ``source`` (a star import in a real file)."""
+    path = tmp_path / "star_probe.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("star_probe", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {name: value for name, value in vars(module).items() if not name.startswith("__")}
+
+
+def test_star_import_gives_exactly_all(tmp_path):
+    namespace = _star_import(tmp_path, "from agui import *\n")
+    assert sorted(namespace) == sorted(agui.__all__)
+    for name, value in namespace.items():
+        assert value is getattr(importlib.import_module(agui._SOURCE[name]), name), name
+
+
+def test_star_import_does_not_shadow_stdlib_names(tmp_path):
+    namespace = _star_import(tmp_path, "import types\nfrom agui import *\n")
+    import types
+
+    assert namespace["types"] is types
+    assert "importlib" not in namespace and "TYPE_CHECKING" not in namespace
+
+
+def test_every_update_error_and_protocol_type_is_exported():
+    import agui.errors
+    import agui.types
+    import agui.updates
+
+    updates = {
+        name
+        for name, obj in vars(agui.updates).items()
+        if inspect.isclass(obj) and obj.__module__ == "agui.updates"
+    }
+    errors = {
+        name
+        for name, obj in vars(agui.errors).items()
+        if inspect.isclass(obj) and issubclass(obj, agui.errors.AguiError)
+    }
+    assert len(updates) == 25 and len(errors) == 10
+    assert updates | errors | set(agui.types.__all__) <= set(agui.__all__)
+    for module in ("agui.session", "agui.interrupts", "agui.middleware", "agui.server"):
+        assert set(importlib.import_module(module).__all__) <= set(agui.__all__), module
+
+
+def _run(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_import_agui_loads_no_layer_until_a_name_is_used():
+    out = _run(
+        "import sys, agui\n"
+        "heavy = ('httpx', 'msgspec', 'starlette', 'agui.session', 'agui.types')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "agui.Session\n"
+        "print('agui.session' in sys.modules, 'starlette' in sys.modules)"
+    )
+    assert out.splitlines() == ["[]", "True False"]
+
+
+def test_without_the_server_extra_agui_imports_and_server_names_say_which_extra():
+    out = _run(
+        "import sys\n"
+        "sys.modules['starlette'] = None  # as if the server extra were not installed\n"
+        "import agui\n"
+        "ns = {}\n"
+        "exec('from agui import *', ns)\n"
+        "print('create_app' in agui.__all__, 'create_app' in ns, 'Session' in ns)\n"
+        "try:\n"
+        "    agui.create_app\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    lines = out.splitlines()
+    assert lines[0] == "False False True"
+    assert lines[1] == (
+        "agui.create_app needs the server extra (starlette, uvicorn): pip install 'agui[server]'"
+    )
 
 
 def test_unknown_attribute_of_agui_is_an_attribute_error():

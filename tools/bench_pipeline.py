@@ -369,7 +369,8 @@ def bench_linear(cfg: Config) -> list[Row]:
 
 
 def oracle_cache() -> Path:
-    """Where ``@ag-ui/client`` is installed, outside the repository (as ``../shared/oracle/run``)."""
+    """Where ``@ag-ui/client`` is installed, outside the repository: ``$AGUI_ORACLE_CACHE`` or
+    ``~/.cache/agui-ts-oracle``."""
     default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agui-ts-oracle"
     return Path(os.environ.get("AGUI_ORACLE_CACHE") or default)
 

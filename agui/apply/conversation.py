@@ -1,7 +1,7 @@
 """The applier: a :class:`Conversation` that AG-UI events update in place.
 
 Implements the reducer of the spec and the reference client
-(``defaultApplyEvents``; digest ``notes/agui-rules.md`` sections 4 and 5):
+(``defaultApplyEvents``, and the spec's interrupt rules):
 text/reasoning/tool-call assembly, state snapshots and JSON Patch deltas,
 activity messages, MESSAGES_SNAPSHOT reconciliation, RUN_STARTED input
 messages, run outcomes and interrupts.

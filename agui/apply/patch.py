@@ -1,6 +1,6 @@
 """Atomic JSON Patch (RFC 6902) application for STATE_DELTA and ACTIVITY_DELTA.
 
-Rule (spec ``events/state``, digest section 4.2): a patch is applied as a whole
+Rule (spec ``events/state``, reducer ``defaultApplyEvents``): a patch is applied as a whole
 or not at all; a failing patch leaves the document untouched, is reported as a
 warning, and the run continues.
 

@@ -154,16 +154,16 @@ class CallRecord:
     )
 
     def __init__(self, call_id: str, name: str, owner: MessageRecord) -> None:
-        self.id = call_id
-        self.name = name
+        self.id: str = call_id
+        self.name: str = name
         self.frags: list[str] | tuple[str, ...] = []
-        self.mark = 0
+        self.mark: int = 0
         self.text: str | None = ""
         self.metadata: dict[str, Any] | None = None
         self.encrypted_value: Any = UNSET
         self.encrypted_value_type: Any = UNSET
-        self.owner = owner
-        self.split_pairs = False
+        self.owner: MessageRecord = owner
+        self.split_pairs: bool = False
         self.built: Any = None
 
     @classmethod
@@ -254,10 +254,10 @@ class MessageRecord:
     )
 
     def __init__(self, message_id: str, role: str) -> None:
-        self.id = message_id
-        self.role = role
+        self.id: str = message_id
+        self.role: str = role
         self.frags: list[str] | tuple[str, ...] | None = None
-        self.mark = 0
+        self.mark: int = 0
         self.text: str | None = None
         self.content: Any = UNSET
         self.name: Any = UNSET
@@ -269,7 +269,7 @@ class MessageRecord:
         self.tool_call_id: Any = UNSET
         self.error: Any = UNSET
         self.activity_type: Any = UNSET
-        self.split_pairs = False
+        self.split_pairs: bool = False
         self.built: Any = None
 
     @classmethod

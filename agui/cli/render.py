@@ -205,7 +205,7 @@ class Renderer:
     """
 
     def __init__(self, options: RenderOptions | None = None) -> None:
-        self.options = options or RenderOptions()
+        self.options: RenderOptions = options or RenderOptions()
         self._open: dict[str, _Open] = {}
         self._tags: dict[str, str] = {}
         self._names: dict[str, str] = {}

@@ -310,7 +310,7 @@ class RunIds:
     """``run-1``, ``run-2`` ... (deterministic ids for snapshots)."""
 
     def __init__(self) -> None:
-        self.n = 0
+        self.n: int = 0
 
     def next(self) -> str:
         """The next run id."""

@@ -16,7 +16,7 @@ from typing import Any, Self
 
 import uvicorn
 
-logger = logging.getLogger("agui.server")
+logger: logging.Logger = logging.getLogger("agui.server")
 
 
 class BackgroundServer:

@@ -2,7 +2,7 @@
 
 One event = one frame ``data: <compact camelCase JSON>\\n\\n``. The content type
 is always ``text/event-stream``: this SDK does not produce the optional
-protobuf binding, and a client must always accept SSE (agui-rules section 6).
+protobuf binding, and a client must always accept SSE (spec: HTTP transports).
 """
 
 from __future__ import annotations

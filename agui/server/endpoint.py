@@ -40,6 +40,7 @@ from typing import Any
 
 import msgspec
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -52,7 +53,7 @@ from agui.types import RunErrorEvent, event_type
 from agui.wire import check_finite, decode_event, decode_event_lenient, decode_input, encode_event
 from agui.wire.lenient import LEGACY_NULL
 
-logger = logging.getLogger("agui.server")
+logger: logging.Logger = logging.getLogger("agui.server")
 
 Agent = Callable[[Any, "Emitter", CancelToken], Awaitable[None]]
 """``async def agent(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> None``."""
@@ -187,7 +188,7 @@ def _event_from_dict(data: bytes) -> Any:
 class AgentStreamResponse(Response):
     """The SSE response of one agent run (an ASGI app; see the module doc)."""
 
-    media_type = EventEncoder.content_type
+    media_type: str = EventEncoder.content_type
 
     def __init__(
         self,
@@ -203,10 +204,10 @@ class AgentStreamResponse(Response):
         self.run_input = run_input
         self.guard = guard
         self.keepalive = keepalive
-        self.encoder = encoder or EventEncoder()
+        self.encoder: EventEncoder = encoder or EventEncoder()
         self.status_code = 200
-        self.background = None
-        self.token = CancelToken()
+        self.background: BackgroundTask | None = None
+        self.token: CancelToken = CancelToken()
         self.init_headers(
             {"content-type": self.encoder.content_type, **SSE_HEADERS, **(headers or {})}
         )

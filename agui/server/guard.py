@@ -4,7 +4,7 @@ Every event an agent emits goes through :class:`Guard.admit` before it is
 queued for the wire. The guard keeps the same state a client keeps: a
 :class:`agui.normalize.Normalizer` (so ``*_CHUNK`` events are judged by what
 they expand to, exactly as a client sees them) followed by a
-:class:`agui.verify.Verifier` (the ordering rules of agui-rules section 2).
+:class:`agui.verify.Verifier` (the spec's event ordering rules, ``verifyEvents``).
 A rejected event raises :class:`agui.errors.GuardError` and leaves the guard's
 state as if the event had never been offered, so the agent may recover (e.g.
 close the open message first) and go on.

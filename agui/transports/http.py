@@ -1,4 +1,4 @@
-"""HTTP + SSE transport on httpx (agui-rules section 6).
+"""HTTP + SSE transport on httpx (the spec's HTTP-SSE binding).
 
 ``POST <url>`` with the RunAgentInput as JSON, headers = user headers then
 ``Content-Type: application/json`` and ``Accept: text/event-stream``. A 2xx
@@ -6,7 +6,8 @@ response body is yielded as raw bytes for the session's SSE reader.
 
 Response content type (spec: the HTTP binding answers ``200`` +
 ``text/event-stream``; a client MUST NOT infer success from the 200 alone):
-a 2xx whose ``Content-Type`` names another media type (``application/json``
+a 2xx whose ``Content-Type`` names another media type (compared case-insensitively,
+parameters such as ``; charset=utf-8`` ignored: ``application/json``
 from a non-streaming endpoint, ``text/html`` from a proxy login page, the
 protobuf binding we do not read ...) is refused with
 ``TransportError(kind="protocol")`` naming the content type and quoting the
@@ -70,13 +71,9 @@ class HttpTransport:
     in 0-65535; ``http_status`` (non-2xx; ``.status``, ``.body`` = first 2 KiB of the body),
     ``connect`` (refused, DNS), ``timeout``, ``reset`` (connection dropped
     mid-stream), ``truncated`` (the server closed before the chunked body was
-    complete), ``protocol`` (a malformed HTTP response, or a 2xx whose
-    ``Content-Type`` is present and is not ``text/event-stream`` - compared
-    case-insensitively, parameters such as ``; charset=utf-8`` allowed -
-    e.g. ``application/json`` or the protobuf binding this SDK does not read;
-    ``.status`` = the 2xx code, ``.body`` = the first 2 KiB of the body). A
-    2xx without a ``Content-Type`` is read as SSE, as the reference client
-    reads every response (see the module doc).
+    complete), ``protocol`` (a malformed HTTP response, or a 2xx that is not
+    an event stream by the content-type policy of the module doc; ``.status``
+    = the 2xx code, ``.body`` = the first 2 KiB of the body).
     """
 
     def __init__(
@@ -89,13 +86,14 @@ class HttpTransport:
         verify: bool | ssl.SSLContext = True,
     ) -> None:
         self.url = url
-        self.headers = dict(headers or {})
+        self.headers: dict[str, str] = dict(headers or {})
         for name, value in self.headers.items():
             if not (str(name).isascii() and str(value).isascii()):
                 raise ValueError(
                     f"header {name!r}: HTTP header names and values must be ASCII "
                     "(encode other text, e.g. with urllib.parse.quote)"
                 )
+        self.timeout: httpx.Timeout
         if timeout is None:
             self.timeout = DEFAULT_TIMEOUT
         elif isinstance(timeout, httpx.Timeout):

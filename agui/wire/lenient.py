@@ -1,8 +1,9 @@
 """The lenient repairs: what the compatibility rules let a consumer fix, and how.
 
-Rules digest section 1.10 (1.0 enforcement, ``docs/spec/1.1/basic/processing``)
-and section 3.4 (the compatibility boundary). Every repair is reported as a
-:class:`DecodeWarning` naming its JSON path; nothing is repaired silently.
+Rules: the 1.0 validation policy (spec ``basic/processing``: unknown material is stripped
+with a warning, a malformed known value is fatal) and the reference client's compatibility
+boundary (0.x nulls, ``binary`` parts and THINKING_* events upgraded). Every repair is
+reported as a :class:`DecodeWarning` naming its JSON path; nothing is repaired silently.
 
 =========================  ==================================================
 code                       repair
@@ -26,7 +27,7 @@ code                       repair
                            or slot; an event: dropped)
 ``legacy_null``            ``null`` in an optional slot (0.x producers):
                            treated as absent. ``metadata: null`` and
-                           ``subagentRunId: null`` stay errors (digest 7.6.12)
+                           ``subagentRunId: null`` stay errors (no version allows them)
 ``legacy_binary_part``     a 0.x ``binary`` content part upgraded to an
                            image/audio/video/document part
 ``retired_event``          a 0.x ``THINKING_*`` event translated to its
@@ -84,10 +85,10 @@ RETIRED_EVENT = "retired_event"
 RETIRED_FIELD = "retired_field"
 MINTED_ID = "minted_id"
 
-#: wire names whose ``null`` is an error even in an optional slot (digest 1.1, 7.6.12)
+#: wire names whose ``null`` is an error even in an optional slot (0.x and 1.0 both reject it)
 NULL_IS_ERROR = frozenset({"metadata", "subagentRunId"})
 
-Path = list  # of str (object key) | int (list index)
+Path = list[str | int]  # object keys and list indices
 
 
 def format_path(path: Path) -> str:
@@ -200,7 +201,7 @@ def _repair_struct(value: dict, shape: StructShape, path: Path, warnings: list) 
         elif item is None and not fs.required and not fs.null_ok:
             # optional slots are never null in 1.0: a 0.x producer's way to say absent
             if key in NULL_IS_ERROR and fs.shape is not OPEN_NOT_NULL:
-                continue  # left for msgspec to reject (digest 7.6.12)
+                continue  # left for msgspec to reject (never a legacy null)
             warnings.append(
                 DecodeWarning(
                     LEGACY_NULL,
@@ -286,7 +287,7 @@ def _describe(shape: StructShape) -> str:
     return shape.cls.__name__
 
 
-# -- legacy binary content parts (digest 1.4) ------------------------------------
+# -- legacy binary content parts (0.x, retired in 1.0) ---------------------------
 
 _MEDIA_TAGS = ("image", "audio", "video", "document")
 
@@ -325,7 +326,7 @@ def _upgrade_binary(part: dict) -> dict | None:
     return upgraded
 
 
-# -- retired THINKING_* events (digest 3.4) --------------------------------------
+# -- retired THINKING_* events (0.x, translated to REASONING_*) ------------------
 
 RETIRED_EVENT_TYPES = frozenset(
     {
@@ -361,7 +362,7 @@ class ThinkingTranslator:
         self._message: str | None = None
         self._warned: set[str] = set()
 
-    def translate(self, obj: dict, warnings: list[DecodeWarning]) -> dict:
+    def translate(self, obj: dict[str, Any], warnings: list[DecodeWarning]) -> dict[str, Any]:
         """Return the REASONING_* form of retired event ``obj`` (a new dict)."""
         old = obj["type"]
         out = dict(obj)

@@ -4,7 +4,7 @@ STATE_DELTA ``delta`` and ACTIVITY_DELTA ``patch`` are typed
 ``list[dict[str, Any]]`` (``OpenJsonPatch`` in the schema) so that members an
 operation does not define survive decoding and re-encoding: RFC 6902 section 4
 says they are ignored, never rejected, and the AG-UI processing rules keep JSON
-Patch op extras (rules digest 1.10; conformance ``open-object-patch-op-extras``).
+Patch op extras (validation policy; conformance ``open-object-patch-op-extras``).
 msgspec does not check the ops themselves, so this module does, against the
 generated :data:`agui.types.JsonPatchOperation` structs (their tag, required
 members and the JSON Pointer pattern are read from the types, so ``nox -s regen``
@@ -12,7 +12,7 @@ keeps the table right):
 
 * ``op`` is one of the six RFC 6902 operations; another string is an
   unrecognised union member: dropped with an ``unknown_union_member`` warning
-  in lenient mode (digest 7.6.6, conformance ``state-delta-unknown-op-dropped``),
+  in lenient mode (conformance ``state-delta-unknown-op-dropped``),
   a :class:`~agui.errors.DecodeError` in strict mode;
 * ``op`` missing or not a string, a required member (``path``; ``from`` for
   move/copy; ``value`` for add/replace/test, ``null`` allowed) missing, or a

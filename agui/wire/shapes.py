@@ -44,10 +44,12 @@ __all__ = [
 
 
 class _Marker:
+    """A named sentinel (its repr is its name)."""
+
     __slots__ = ("name",)
 
     def __init__(self, name: str) -> None:
-        self.name = name
+        self.name: str = name
 
     def __repr__(self) -> str:
         return self.name

@@ -1,7 +1,7 @@
 """Server-Sent Events framing: an incremental reader and a writer.
 
 The reader implements the parts of the WHATWG event-stream format that AG-UI
-uses (rules digest section 6, "SSE framing"):
+uses (the spec's HTTP-SSE binding):
 
 * line endings LF, CRLF and CR are all accepted (the protocol says producers
   MUST send LF; a consumer MAY accept the others — we do), including a CRLF
