@@ -59,9 +59,9 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from agui import rules as R
 from agui import types as T
 from agui.errors import ProtocolViolation
-from agui.verify import rules as R
 
 __all__ = ["NormalizeResult", "Normalizer"]
 
@@ -94,7 +94,7 @@ class NormalizeResult(NamedTuple):
             (non-chunk events) or the START / CONTENT events it expands to.
             Empty when the chunk violated a rule.
         violations: the rule violations of this event (``ProtocolViolation``
-            with a code from :mod:`agui.verify.rules`); an immutable empty
+            with a code from :mod:`agui.rules`); an immutable empty
             tuple in the common case.
     """
 

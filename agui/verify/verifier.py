@@ -6,9 +6,9 @@ from typing import Any
 
 import msgspec
 
+from agui import rules as R
 from agui import types as T
 from agui.errors import ProtocolViolation
-from agui.verify import rules as R
 
 __all__ = ["Verifier"]
 
