@@ -197,6 +197,14 @@ class Raw(msgspec.Struct, frozen=True, gc=False):
     source: str | None = None
 
 
+class EventReceived(msgspec.Struct, frozen=True, gc=False):
+    """An event the applier passes on as it is: its class is one the applier
+    keeps no record of on purpose (``agui.apply.PASS_THROUGH``). ``event`` is
+    the generated event struct (read its type with ``agui.types.event_type``)."""
+
+    event: Any
+
+
 # --- pauses, diagnostics, end ------------------------------------------------
 
 
@@ -274,6 +282,7 @@ Update = (
     | StateChanged
     | Custom
     | Raw
+    | EventReceived
     | Paused
     | WarningUpdate
     | ErrorUpdate

@@ -40,6 +40,11 @@ _FIELDS: dict[type, frozenset[str]] = {
 CLASS_ROLES: dict[type, str] = {cls: role for role, cls in ROLE_CLASSES.items()}
 
 
+def opt(value: Any) -> Any:
+    """``None`` for an absent (UNSET) value, else the value."""
+    return None if value is UNSET else value
+
+
 def struct_tag(value: Any) -> Any:
     """The tag of a tagged msgspec struct (or ``value["type"]`` of a dict)."""
     if isinstance(value, dict):
