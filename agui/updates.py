@@ -20,6 +20,7 @@ event's ``subagentRunId`` (None for the parent agent).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -258,6 +259,32 @@ class Done(msgspec.Struct, frozen=True, gc=False):
     pending_tool_call_ids: tuple[str, ...] = ()
     run_id: str | None = None
     usage: tuple[Any, ...] = ()
+
+
+# --- joining deltas ------------------------------------------------------------
+
+
+def edge_surrogate(delta: str) -> bool:
+    """True when a non-empty delta starts or ends with half a UTF-16 surrogate
+    pair (a producer split a pair written as two ``\\u`` escapes across
+    deltas). Callers skip ASCII deltas first (``str.isascii`` is a flag test)."""
+    return "\ud800" <= delta[0] <= "\udfff" or "\ud800" <= delta[-1] <= "\udfff"
+
+
+def join_deltas(deltas: Sequence[str], repair: bool | None = None) -> str:
+    """Join the deltas of one message or tool call (``TextDelta.delta``,
+    ``ReasoningDelta.delta``, ``ToolCallArgs.delta``) as the applier joins them
+    into ``TextEnded.text`` / ``ToolCallEnded.arguments``: a UTF-16 surrogate
+    pair a producer split across two deltas becomes the one character it
+    encodes; a lone half is kept. ``repair``: whether any delta has a split
+    half at an edge (None: look). For code that shows the deltas it was given,
+    such as a renderer."""
+    text = "".join(deltas)
+    if repair is None:
+        repair = any(d and not d.isascii() and edge_surrogate(d) for d in deltas)
+    if repair:
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return text
 
 
 Update = (
