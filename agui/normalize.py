@@ -50,6 +50,10 @@ struct and pass-through events are returned as the same object.
 
 A chunk that violates a rule produces no events and leaves the normalizer's
 state untouched (tolerant mode drops it and continues).
+
+The rules above are one table keyed by event class, :data:`HANDLERS`, and
+:data:`PASS_THROUGH`, the classes that close nothing; rule codes come from
+:mod:`agui.rules`.
 """
 
 from __future__ import annotations

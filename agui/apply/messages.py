@@ -35,6 +35,14 @@ class MessageEvents:
     conversation owns the records they read and change). Each takes one
     event and returns the updates; none raises on bad data."""
 
+    # the conversation's records (set by Conversation.__init__); it also defines
+    # _append, _merge_metadata and _tagged, which these handlers call
+    _list: list[MessageRecord]
+    _by_id: dict[str, MessageRecord]
+    _calls: dict[str, CallRecord]
+    _run_calls: dict[str, None]
+    _answered: set[str]
+
     # -- text ------------------------------------------------------------
 
     def _text_start(self, ev: Any) -> list[Update]:

@@ -24,6 +24,14 @@ class SnapshotEvents:
     and records they change). Each takes one event and returns the updates;
     none raises on bad data."""
 
+    # the conversation's state and records (set by Conversation.__init__); it
+    # also defines _append, _merge_metadata and _tagged, which these handlers call
+    _state: Any
+    _state_absent: bool
+    _list: list[MessageRecord]
+    _by_id: dict[str, MessageRecord]
+    _calls: dict[str, Any]
+
     # -- state ---------------------------------------------------------------
 
     def _state_snapshot(self, ev: Any) -> list[Update]:

@@ -135,7 +135,6 @@ class RenderOptions:
     max_chars: int = 400
 
 
-
 @dataclass(slots=True)
 class _Open:
     """A text/reasoning message or tool call being assembled."""
@@ -145,7 +144,6 @@ class _Open:
     role: str = "assistant"
     name: str = ""
     tag: str = ""
-
 
 
 class Renderer:
@@ -447,7 +445,6 @@ class Renderer:
             head = " ".join(x for x in (item.tag, sanitize(item.name), body) if x)
             return [Line("call", f"{head} (unfinished)")]
         return [Line(item.kind, f"{body} (unfinished)" if body else "(unfinished)")]
-
 
 
 def render_all(updates: Iterable[Any], options: RenderOptions | None = None) -> list[str]:

@@ -34,7 +34,6 @@ def _plain(value: Any) -> Any:
     return getattr(value, "value", value)
 
 
-
 def _type_name(event: Any) -> str:
     """The event's wire type (e.g. ``TEXT_MESSAGE_START``)."""
     try:
