@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from agui.interrupts import is_expired as is_expired
     from agui.interrupts import resolved as resolved
     from agui.interrupts import resume_run as resume_run
+    from agui.lifecycle import RunLifecycle as RunLifecycle
     from agui.middleware import FilterToolCallsMiddleware as FilterToolCallsMiddleware
     from agui.middleware import Middleware as Middleware
     from agui.middleware import MiddlewareFn as MiddlewareFn
@@ -190,6 +191,7 @@ if TYPE_CHECKING:
     from agui.updates import Done as Done
     from agui.updates import EncryptedValue as EncryptedValue
     from agui.updates import ErrorUpdate as ErrorUpdate
+    from agui.updates import EventReceived as EventReceived
     from agui.updates import MessagesSnapshot as MessagesSnapshot
     from agui.updates import MetadataChanged as MetadataChanged
     from agui.updates import Outcome as Outcome
@@ -261,6 +263,7 @@ __all__ = [
     "Event",
     "EventDecoder",
     "EventEncoder",
+    "EventReceived",
     "EventType",
     "ExecutionCapabilities",
     "FileSource",
@@ -330,6 +333,7 @@ __all__ = [
     "RunFinishedInterruptOutcome",
     "RunFinishedOutcome",
     "RunFinishedSuccessOutcome",
+    "RunLifecycle",
     "RunStarted",
     "RunStartedEvent",
     "Session",
@@ -426,11 +430,11 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
             " ResumeError RunError TransportError UnknownEventType"
         ),
         "agui.updates": (
-            "ActivityChanged Custom Done EncryptedValue ErrorUpdate MessagesSnapshot"
-            " MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded ReasoningSpan"
-            " ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged TextDelta"
-            " TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted ToolResult Update"
-            " WarningUpdate"
+            "ActivityChanged Custom Done EncryptedValue ErrorUpdate EventReceived"
+            " MessagesSnapshot MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded"
+            " ReasoningSpan ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged"
+            " TextDelta TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted"
+            " ToolResult Update WarningUpdate"
         ),
         "agui.session": "Run Session SyncRun SyncSession",
         "agui.transports": "HttpTransport ReplayTransport Transport load_events",
@@ -450,6 +454,7 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
             "SSE_CONTENT_TYPE AgentStreamResponse BackgroundServer CancelToken Emitter"
             " EventEncoder Guard agent_route create_app"
         ),
+        "agui.lifecycle": "RunLifecycle",
         "agui.types": (
             "EVENT_TYPES MESSAGE_TYPES UNSET ActivityDeltaEvent ActivityMessage"
             " ActivitySnapshotEvent AddOperation AgentCapabilities AssistantMessage AudioPart"

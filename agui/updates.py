@@ -20,6 +20,7 @@ event's ``subagentRunId`` (None for the parent agent).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -197,6 +198,14 @@ class Raw(msgspec.Struct, frozen=True, gc=False):
     source: str | None = None
 
 
+class EventReceived(msgspec.Struct, frozen=True, gc=False):
+    """An event the applier passes on as it is: its class is one the applier
+    keeps no record of on purpose (``agui.apply.PASS_THROUGH``). ``event`` is
+    the generated event struct (read its type with ``agui.types.event_type``)."""
+
+    event: Any
+
+
 # --- pauses, diagnostics, end ------------------------------------------------
 
 
@@ -252,6 +261,32 @@ class Done(msgspec.Struct, frozen=True, gc=False):
     usage: tuple[Any, ...] = ()
 
 
+# --- joining deltas ------------------------------------------------------------
+
+
+def edge_surrogate(delta: str) -> bool:
+    """True when a non-empty delta starts or ends with half a UTF-16 surrogate
+    pair (a producer split a pair written as two ``\\u`` escapes across
+    deltas). Callers skip ASCII deltas first (``str.isascii`` is a flag test)."""
+    return "\ud800" <= delta[0] <= "\udfff" or "\ud800" <= delta[-1] <= "\udfff"
+
+
+def join_deltas(deltas: Sequence[str], repair: bool | None = None) -> str:
+    """Join the deltas of one message or tool call (``TextDelta.delta``,
+    ``ReasoningDelta.delta``, ``ToolCallArgs.delta``) as the applier joins them
+    into ``TextEnded.text`` / ``ToolCallEnded.arguments``: a UTF-16 surrogate
+    pair a producer split across two deltas becomes the one character it
+    encodes; a lone half is kept. ``repair``: whether any delta has a split
+    half at an edge (None: look). For code that shows the deltas it was given,
+    such as a renderer."""
+    text = "".join(deltas)
+    if repair is None:
+        repair = any(d and not d.isascii() and edge_surrogate(d) for d in deltas)
+    if repair:
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return text
+
+
 Update = (
     RunStarted
     | StepChanged
@@ -274,6 +309,7 @@ Update = (
     | StateChanged
     | Custom
     | Raw
+    | EventReceived
     | Paused
     | WarningUpdate
     | ErrorUpdate

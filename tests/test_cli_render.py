@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agui import types as T
 from agui import updates as u
 from agui.cli.board import BoardPanel, BoardState, TaskRow, panel_from_conversation
 from agui.cli.render import (
@@ -544,3 +545,32 @@ def test_surrogate_pair_split_across_deltas_is_shown_as_one_character(in_order):
         lines += r.feed(up)
     lines += r.flush()
     assert "smile \U0001f600!" in [line.body for line in lines]
+
+
+def test_a_closed_message_is_shown_with_the_applier_s_text_not_a_second_join():
+    """TextEnded.text / ReasoningEnded.text are the applier's join: the grouped
+    view shows them instead of joining the deltas it saw a second time."""
+    lines = render_all([
+        u.TextStarted(message_id="m1"), u.TextDelta(message_id="m1", delta="Hel"),
+        u.TextEnded(message_id="m1", text="Hello, world"),
+        u.ReasoningStarted(message_id="r1"), u.ReasoningDelta(message_id="r1", delta="th"),
+        u.ReasoningEnded(message_id="r1", text="thought"),
+    ])
+    assert lines == ["text    Hello, world", "think   thought"]
+
+
+def test_the_renderer_reads_updates_and_a2ui_never_the_applier():
+    import subprocess
+    import sys
+
+    probe = ("import sys, agui.cli.render; print(sorted(m for m in sys.modules if m.startswith("
+             "('agui.apply', 'agui.verify', 'agui.normalize', 'agui.pipeline', 'agui.session'))))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    assert out.strip() == "[]"
+
+
+def test_an_event_received_update_is_an_event_line_with_the_event_type_and_body():
+    event = T.CustomEvent(name="ping", value={"n": 1})
+    assert render_all([u.EventReceived(event)]) == [
+        'event   CUSTOM: {"name": "ping", "value": {"n": 1}}']

@@ -481,3 +481,14 @@ def test_subagent_terminal_closes_only_its_own_lane():
     ])
     assert types_of(out)[-3:] == ["TEXT_MESSAGE_END", "SUBAGENT_ERROR", "TEXT_MESSAGE_CONTENT"]
     assert out[-3]["messageId"] == "s" and out[-1]["messageId"] == "p"
+
+
+def test_the_normalizer_takes_its_rule_codes_from_below_the_verifier():
+    """agui.normalize imports agui.rules, not the verifier package (the layer above it)."""
+    import subprocess
+    import sys
+
+    probe = "import sys, agui.normalize; print('agui.verify' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    assert out.strip() == "False"

@@ -55,14 +55,15 @@ SESSION_SURFACE = {
 SDK_EXPORTS = {
     "agui.errors": "AguiError DecodeError EncodeError FrameTooLarge GuardError ProtocolViolation"
     " ResumeError RunError TransportError UnknownEventType",
-    "agui.updates": "ActivityChanged Custom Done EncryptedValue ErrorUpdate MessagesSnapshot"
-    " MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded ReasoningSpan"
-    " ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged TextDelta TextEnded"
-    " TextStarted ToolCallArgs ToolCallEnded ToolCallStarted ToolResult Update WarningUpdate",
+    "agui.updates": "ActivityChanged Custom Done EncryptedValue ErrorUpdate EventReceived"
+    " MessagesSnapshot MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded"
+    " ReasoningSpan ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged TextDelta"
+    " TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted ToolResult Update"
+    " WarningUpdate",
     "agui.session": "Run Session SyncRun SyncSession",
     "agui.transports": "HttpTransport ReplayTransport Transport load_events",
-    "agui.interrupts": "Answer build_resume cancelled expired_at interrupts_of is_expired"
-    " resolved resume_run",
+    "agui.interrupts": "Answer build_resume cancelled expired_at interrupts_of is_expired resolved"
+    " resume_run",
     "agui.middleware": "FilterToolCallsMiddleware Middleware MiddlewareFn Next compose",
     "agui.pipeline": "Pipeline VerifyMode",
     "agui.normalize": "Normalizer",
@@ -72,6 +73,7 @@ SDK_EXPORTS = {
     " decode_input encode_event encode_input encode_sse encode_sse_event",
     "agui.server": "SSE_CONTENT_TYPE AgentStreamResponse BackgroundServer CancelToken Emitter"
     " EventEncoder Guard agent_route create_app",
+    "agui.lifecycle": "RunLifecycle",
 }
 
 INIT = Path(agui.__file__)
@@ -230,7 +232,7 @@ def test_every_update_error_and_protocol_type_is_exported():
         for name, obj in vars(agui.errors).items()
         if inspect.isclass(obj) and issubclass(obj, agui.errors.AguiError)
     }
-    assert len(updates) == 25 and len(errors) == 10
+    assert len(updates) == 26 and len(errors) == 10
     assert updates | errors | set(agui.types.__all__) <= set(agui.__all__)
     for module in ("agui.session", "agui.interrupts", "agui.middleware", "agui.server"):
         assert set(importlib.import_module(module).__all__) <= set(agui.__all__), module

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_update_alias_is_a_runtime_union_usable_with_isinstance() -> None:
     members = typing.get_args(u.Update)
-    assert len(members) == 25
+    assert len(members) == 26
     assert members[0] is u.RunStarted and members[-1] is u.Done
     assert isinstance(u.Done("success"), u.Update)
     assert not isinstance("text", u.Update)

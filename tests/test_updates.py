@@ -53,3 +53,32 @@ def test_error_update_stays_tracked_so_a_traceback_cycle_is_collected():
     except RunError as exc:
         update = u.ErrorUpdate(exc, fatal=True)  # exc.__traceback__ -> this frame -> update
     assert gc.is_tracked(update)
+
+
+def test_join_deltas_re_pairs_a_surrogate_pair_split_across_two_deltas():
+    """A producer that writes 😀 as two \\u escapes split across deltas sends two lone
+    halves; joined as the applier joins them they are the one character again."""
+    assert u.join_deltas(["a\ud83d", "\ude00b"]) == "a\U0001f600b"
+    assert u.join_deltas(["a\ud83d", "b"]) == "a\ud83db"  # a lone half is kept
+    assert u.join_deltas(["plain", " ascii"]) == "plain ascii"
+    assert u.join_deltas([]) == ""
+
+
+def test_join_deltas_is_the_join_behind_the_applier_s_text():
+    from agui import types as T
+    from agui.apply import Conversation
+
+    conv = Conversation()
+    conv.apply(T.TextMessageStartEvent(message_id="m1"))
+    for delta in ("a\ud83d", "\ude00b"):
+        conv.apply(T.TextMessageContentEvent(message_id="m1", delta=delta))
+    (ended,) = conv.apply(T.TextMessageEndEvent(message_id="m1"))
+    assert ended == u.TextEnded("m1", u.join_deltas(["a\ud83d", "\ude00b"]))
+    assert ended.text == "a\U0001f600b"
+
+
+def test_event_received_carries_the_event_struct_as_is():
+    from agui import types as T
+
+    event = T.RawEvent(event={"x": 1})
+    assert u.EventReceived(event).event is event

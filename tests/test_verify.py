@@ -506,3 +506,12 @@ def test_duplicate_interrupt_ids_are_rejected_unlike_the_reference_client():
 
 def test_chunk_events_reaching_the_verifier_are_not_checked():
     assert run_tolerant([rs(), ev("TEXT_MESSAGE_CHUNK", delta="x"), rf()]) == []
+
+
+def test_verify_rules_re_exports_the_codes_of_agui_rules():
+    """The codes live in agui.rules (below normalizer and verifier); the old path stays."""
+    import agui.rules
+
+    assert R.RULES is agui.rules.RULES
+    assert R.__all__ == agui.rules.__all__
+    assert all(getattr(R, name) is getattr(agui.rules, name) for name in agui.rules.__all__)

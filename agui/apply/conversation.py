@@ -6,6 +6,12 @@ text/reasoning/tool-call assembly, state snapshots and JSON Patch deltas,
 activity messages, MESSAGES_SNAPSHOT reconciliation, RUN_STARTED input
 messages, run outcomes and interrupts.
 
+Dispatch is one table keyed by the generated event class, :data:`HANDLERS`
+(the handlers live here for the run lifecycle, steps, subagents, RAW and
+CUSTOM, in :mod:`agui.apply.messages` for streamed messages and in
+:mod:`agui.apply.snapshots` for state, snapshots and activity), plus
+:data:`PASS_THROUGH`, the classes delivered as they are.
+
 It expects events that already went through the normalizer (no ``*_CHUNK``)
 and, normally, the verifier; but it never raises on bad data: anything it
 cannot apply becomes a :class:`~agui.updates.WarningUpdate` and the
@@ -15,54 +21,38 @@ conversation keeps what was valid.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
 
 from agui import types as T
-from agui.apply.patch import PatchFailed, apply_patch, clone_json, plain_ops
-from agui.apply.records import CallRecord, MessageRecord, role_of, struct_tag
+from agui.apply.messages import MessageEvents
+from agui.apply.patch import clone_json
+from agui.apply.records import CallRecord, MessageRecord, opt, role_of, struct_tag
+from agui.apply.snapshots import SnapshotEvents
 from agui.errors import RunError
 from agui.lifecycle import RunLifecycle
 from agui.updates import (
-    ActivityChanged,
     Custom,
-    EncryptedValue,
     ErrorUpdate,
-    MessagesSnapshot,
+    EventReceived,
     MetadataChanged,
     Paused,
     Raw,
-    ReasoningDelta,
-    ReasoningEnded,
-    ReasoningSpan,
-    ReasoningStarted,
     RunStarted,
-    StateChanged,
     StepChanged,
     SubagentChanged,
-    TextDelta,
-    TextEnded,
-    TextStarted,
-    ToolCallArgs,
-    ToolCallEnded,
-    ToolCallStarted,
-    ToolResult,
     Update,
     WarningUpdate,
 )
 
+__all__ = ["HANDLERS", "PASS_THROUGH", "Conversation", "role_of"]
+
 UNSET = msgspec.UNSET
-_CLIENT_META_KEY = "@ag-ui/client"
 
 
-def _opt(value: Any) -> Any:
-    """``None`` for absent (UNSET) values, else the value."""
-    return None if value is UNSET else value
-
-
-class Conversation:
+class Conversation(MessageEvents, SnapshotEvents):
     """Messages, state, activity messages, interrupts and run outcome of a thread.
 
     ``Conversation(messages=(), state=None)``: ``messages`` are generated
@@ -117,7 +107,6 @@ class Conversation:
             if isinstance(m, dict):
                 m = msgspec.convert(m, T.Message)
             self._append(MessageRecord.from_struct(m))
-        self._dispatch = self._build_dispatch()
 
     # ------------------------------------------------------------------ read
 
@@ -227,19 +216,13 @@ class Conversation:
         Never raises on bad data: an event that cannot be applied yields a
         WarningUpdate (code ``apply_*``) and leaves the conversation as it was.
         """
-        handler = self._dispatch.get(type(event))
+        handler = _DISPATCH.get(type(event))
         if handler is None:
-            tag = struct_tag(event)
-            if isinstance(tag, str) and tag.endswith("_CHUNK"):
-                return [
-                    WarningUpdate(
-                        "apply_chunk_not_normalized",
-                        f"{tag} must be expanded by the normalizer before it is applied",
-                    )
-                ]
-            return [WarningUpdate("apply_unknown_event", f"cannot apply event {tag!r}")]
+            return [
+                WarningUpdate("apply_unknown_event", f"cannot apply event {struct_tag(event)!r}")
+            ]
         try:
-            return handler(event)
+            return handler(self, event)
         except Exception as exc:  # noqa: BLE001 - last line of defence: bad data never crashes a run
             return [
                 WarningUpdate(
@@ -247,39 +230,6 @@ class Conversation:
                     f"could not apply {struct_tag(event)}: {type(exc).__name__}: {exc}",
                 )
             ]
-
-    def _build_dispatch(self) -> dict[type, Any]:
-        table = {
-            "TEXT_MESSAGE_START": self._text_start,
-            "TEXT_MESSAGE_CONTENT": self._text_content,
-            "TEXT_MESSAGE_END": self._text_end,
-            "REASONING_MESSAGE_START": self._reasoning_start,
-            "REASONING_MESSAGE_CONTENT": self._reasoning_content,
-            "REASONING_MESSAGE_END": self._reasoning_end,
-            "REASONING_START": self._reasoning_span,
-            "REASONING_END": self._reasoning_span,
-            "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
-            "TOOL_CALL_START": self._tool_start,
-            "TOOL_CALL_ARGS": self._tool_args,
-            "TOOL_CALL_END": self._tool_end,
-            "TOOL_CALL_RESULT": self._tool_result,
-            "STATE_SNAPSHOT": self._state_snapshot,
-            "STATE_DELTA": self._state_delta,
-            "MESSAGES_SNAPSHOT": self._messages_snapshot,
-            "ACTIVITY_SNAPSHOT": self._activity_snapshot,
-            "ACTIVITY_DELTA": self._activity_delta,
-            "RAW": self._raw,
-            "CUSTOM": self._custom,
-            "RUN_STARTED": self._run_started,
-            "RUN_FINISHED": self._run_finished,
-            "RUN_ERROR": self._run_error,
-            "STEP_STARTED": self._step,
-            "STEP_FINISHED": self._step,
-            "SUBAGENT_STARTED": self._subagent,
-            "SUBAGENT_FINISHED": self._subagent,
-            "SUBAGENT_ERROR": self._subagent,
-        }
-        return {T.EVENT_TYPES[tag]: fn for tag, fn in table.items() if tag in T.EVENT_TYPES}
 
     # ------------------------------------------------------------- internals
 
@@ -309,441 +259,42 @@ class Conversation:
         sub = getattr(event, "subagent_run_id", UNSET)
         return UNSET if sub is None else sub
 
-    # -- text ------------------------------------------------------------
-
-    def _text_start(self, ev: Any) -> list[Update]:
-        mid = ev.message_id
-        rec = self._by_id.get(mid)
-        role = ev.role if ev.role is not UNSET and ev.role is not None else "assistant"
-        if rec is None:
-            rec = MessageRecord.text_message(mid, role)
-            if ev.name is not UNSET and ev.name is not None:
-                rec.name = ev.name
-            rec.subagent_run_id = self._tagged(ev)
-            self._append(rec)
-        elif rec.role == "activity":
-            return [self._activity_guard("TEXT_MESSAGE_START", mid)]
-        else:
-            role = rec.role
-        out: list[Update] = [TextStarted(mid, role, _opt(self._tagged(ev)))]
-        self._merge_metadata(rec, ev, mid, out)
-        return out
-
-    def _text_content(self, ev: Any) -> list[Update]:
-        mid = ev.message_id
-        rec = self._by_id.get(mid)
-        if rec is None:
-            return [self._unknown("TEXT_MESSAGE_CONTENT", "message", mid)]
-        if rec.role == "activity":
-            return [self._activity_guard("TEXT_MESSAGE_CONTENT", mid)]
-        rec.append(ev.delta)
-        out: list[Update] = [TextDelta(mid, ev.delta)]
-        if ev.metadata is not UNSET:
-            self._merge_metadata(rec, ev, mid, out)
-        return out
-
-    def _text_end(self, ev: Any) -> list[Update]:
-        mid = ev.message_id
-        rec = self._by_id.get(mid)
-        if rec is None:
-            return [self._unknown("TEXT_MESSAGE_END", "message", mid)]
-        if rec.role == "activity":
-            return [self._activity_guard("TEXT_MESSAGE_END", mid)]
-        out: list[Update] = []
-        self._merge_metadata(rec, ev, mid, out)
-        out.append(TextEnded(mid, rec.get_text()))
-        return out
-
-    # -- reasoning ---------------------------------------------------------
-
-    def _reasoning_start(self, ev: Any) -> list[Update]:
-        mid = ev.message_id
-        rec = self._by_id.get(mid)
-        if rec is None:
-            rec = MessageRecord.text_message(mid, "reasoning")
-            rec.subagent_run_id = self._tagged(ev)
-            self._append(rec)
-        elif rec.role == "activity":
-            return [self._activity_guard("REASONING_MESSAGE_START", mid)]
-        out: list[Update] = [ReasoningStarted(mid, _opt(self._tagged(ev)))]
-        self._merge_metadata(rec, ev, mid, out)
-        return out
-
-    def _reasoning_content(self, ev: Any) -> list[Update]:
-        mid = ev.message_id
-        rec = self._by_id.get(mid)
-        if rec is None:
-            return [self._unknown("REASONING_MESSAGE_CONTENT", "message", mid)]
-        if rec.role == "activity":
-            return [self._activity_guard("REASONING_MESSAGE_CONTENT", mid)]
-        rec.append(ev.delta)
-        out: list[Update] = [ReasoningDelta(mid, ev.delta)]
-        if ev.metadata is not UNSET:
-            self._merge_metadata(rec, ev, mid, out)
-        return out
-
-    def _reasoning_end(self, ev: Any) -> list[Update]:
-        mid = ev.message_id
-        rec = self._by_id.get(mid)
-        if rec is None:
-            return [self._unknown("REASONING_MESSAGE_END", "message", mid)]
-        if rec.role == "activity":
-            return [self._activity_guard("REASONING_MESSAGE_END", mid)]
-        out: list[Update] = []
-        self._merge_metadata(rec, ev, mid, out)
-        out.append(ReasoningEnded(mid, rec.get_text()))
-        return out
-
-    def _reasoning_span(self, ev: Any) -> list[Update]:
-        return [ReasoningSpan(ev.message_id, struct_tag(ev) == "REASONING_START")]
-
-    def _encrypted_value(self, ev: Any) -> list[Update]:
-        subtype = ev.subtype
-        subtype = getattr(subtype, "value", subtype)
-        eid = ev.entity_id
-        target: Any = None
-        if subtype == "tool-call":
-            call = self._calls.get(eid)
-            if call is not None and call.owner.role == "assistant":
-                target = call
-        elif subtype == "message":
-            rec = self._by_id.get(eid)
-            if rec is not None and rec.role != "activity":
-                target = rec
-        if target is None:
-            return [
-                WarningUpdate(
-                    "apply_unknown_entity",
-                    f"REASONING_ENCRYPTED_VALUE: no {subtype} with id {eid!r} to carry the value",
-                )
-            ]
-        target.encrypted_value = ev.encrypted_value
-        evt = getattr(ev, "encrypted_value_type", UNSET)
-        target.encrypted_value_type = UNSET if evt is None else evt
-        target.built = None
-        if isinstance(target, CallRecord):
-            target.owner.built = None
-        return [EncryptedValue(str(subtype), eid)]
-
-    # -- tool calls ----------------------------------------------------------
-
-    def _tool_start(self, ev: Any) -> list[Update]:
-        cid = ev.tool_call_id
-        name = ev.tool_call_name
-        out: list[Update] = []
-        call = self._calls.get(cid)
-        if call is not None:
-            # idempotent: a replayed START creates nothing and keeps the arguments
-            self._run_calls.setdefault(cid, None)
-            if call.name != name:
-                out.append(
-                    WarningUpdate(
-                        "apply_tool_call_renamed",
-                        f"TOOL_CALL_START for existing tool call {cid!r} renames it "
-                        f"from {call.name!r} to {name!r}",
-                    )
-                )
-                call.name = name
-                call.touch()
-            self._merge_metadata(call, ev, cid, out)
-            return out
-        parent_id = ev.parent_message_id
-        owner: MessageRecord | None = None
-        if parent_id is not UNSET and parent_id is not None:
-            rec = self._by_id.get(parent_id)
-            if rec is None:
-                owner = self._new_assistant(parent_id, ev)
-            elif rec.role == "assistant":
-                owner = rec
-            else:
-                out.append(
-                    WarningUpdate(
-                        "apply_parent_not_assistant",
-                        f"TOOL_CALL_START {cid!r}: parentMessageId {parent_id!r} names a "
-                        f"{rec.role} message; the call gets its own assistant message",
-                    )
-                )
-        if owner is None:
-            rec = self._by_id.get(cid)
-            if rec is not None and rec.role == "assistant":
-                owner = rec
-            else:
-                owner = self._new_assistant(cid if rec is None else f"{cid}:assistant", ev)
-        call = CallRecord(cid, name, owner)
-        if owner.calls is None:
-            owner.calls = []
-        owner.calls.append(call)
-        owner.built = None
-        self._calls[cid] = call
-        self._run_calls.setdefault(cid, None)
-        out.append(ToolCallStarted(cid, name, owner.id, _opt(self._tagged(ev))))
-        self._merge_metadata(call, ev, cid, out)
-        return out
-
-    def _new_assistant(self, mid: str, ev: Any) -> MessageRecord:
-        rec = MessageRecord(mid, "assistant")
-        rec.subagent_run_id = self._tagged(ev)
-        self._append(rec)
-        return rec
-
-    def _tool_args(self, ev: Any) -> list[Update]:
-        cid = ev.tool_call_id
-        call = self._calls.get(cid)
-        if call is None:
-            return [self._unknown("TOOL_CALL_ARGS", "tool call", cid)]
-        call.append(ev.delta)
-        out: list[Update] = [ToolCallArgs(cid, ev.delta)]
-        if ev.metadata is not UNSET:
-            self._merge_metadata(call, ev, cid, out)
-        return out
-
-    def _tool_end(self, ev: Any) -> list[Update]:
-        cid = ev.tool_call_id
-        call = self._calls.get(cid)
-        if call is None:
-            return [self._unknown("TOOL_CALL_END", "tool call", cid)]
-        out: list[Update] = []
-        self._merge_metadata(call, ev, cid, out)
-        out.append(ToolCallEnded(cid, call.name, call.arguments))
-        return out
-
-    def _tool_result(self, ev: Any) -> list[Update]:
-        mid = ev.message_id
-        cid = ev.tool_call_id
-        content = ev.content
-        out: list[Update] = []
-        rec = self._by_id.get(mid)
-        if rec is not None:
-            if rec.role != "tool":
-                return [
-                    WarningUpdate(
-                        "apply_duplicate_message_id",
-                        f"TOOL_CALL_RESULT messageId {mid!r} is already a {rec.role} message",
-                    )
-                ]
-            out.append(
-                WarningUpdate(
-                    "apply_duplicate_message_id",
-                    f"TOOL_CALL_RESULT messageId {mid!r} already exists; its content is replaced",
-                )
-            )
-        else:
-            rec = MessageRecord(mid, "tool")
-            rec.subagent_run_id = self._tagged(ev)
-            self._insert_result(rec, cid)
-        if isinstance(content, str):
-            rec.frags = [content] if content else []
-            rec.text = content
-            rec.content = UNSET
-        else:
-            rec.frags = None
-            rec.text = None
-            rec.content = content
-        rec.tool_call_id = cid
-        rec.built = None
-        self._answered.add(cid)
-        out.append(ToolResult(mid, cid, content))
-        self._merge_metadata(rec, ev, mid, out)
-        return out
-
-    def _insert_result(self, rec: MessageRecord, cid: str) -> None:
-        call = self._calls.get(cid)
-        lst = self._list
-        if call is None or call.owner.id not in self._by_id:
-            self._append(rec)
-            return
-        # search from the end: the calling message is nearly always among the last
-        # few, so placement costs O(distance from the end), not O(conversation)
-        owner = call.owner
-        i = len(lst) - 1
-        while i >= 0 and lst[i] is not owner:
-            i -= 1
-        if i < 0:
-            self._append(rec)
-            return
-        i += 1
-        n = len(lst)
-        while i < n and lst[i].role == "tool":
-            i += 1
-        lst.insert(i, rec)
-        self._by_id[rec.id] = rec
-
-    # -- state ---------------------------------------------------------------
-
-    def _state_snapshot(self, ev: Any) -> list[Update]:
-        self._state = clone_json(ev.snapshot)
-        self._state_absent = False
-        return [StateChanged(self._state, None)]
-
-    def _state_delta(self, ev: Any) -> list[Update]:
-        try:
-            ops = plain_ops(ev.delta)
-            base = {} if self._state_absent and self._state is None else self._state
-            self._state = apply_patch(base, ops)
-            self._state_absent = False
-        except PatchFailed as exc:
-            return [
-                WarningUpdate(
-                    "apply_state_patch_failed",
-                    f"Failed to apply state patch (state unchanged): {exc.reason}",
-                    "delta",
-                )
-            ]
-        return [StateChanged(self._state, ops)]
-
-    # -- messages snapshot ---------------------------------------------------
-
-    def _messages_snapshot(self, ev: Any) -> list[Update]:
-        snap = [MessageRecord.from_struct(m) for m in ev.messages]
-        snap_ids = {r.id: r for r in snap}
-        has_reasoning = any(r.role == "reasoning" for r in snap)
-        owns_activity = self._activity_ownership(ev, snap)
-        new_list: list[MessageRecord] = []
-        placed: set[str] = set()
-        for rec in self._list:
-            s = snap_ids.get(rec.id)
-            if s is not None:
-                if rec.id not in placed:
-                    new_list.append(s)
-                    placed.add(rec.id)
-            elif (
-                rec.role == "activity"
-                and not owns_activity(rec.activity_type)
-                or rec.role == "reasoning"
-                and not has_reasoning
-            ):
-                new_list.append(rec)
-        for s in snap:
-            if s.id not in placed:
-                new_list.append(s)
-                placed.add(s.id)
-        self._list = []
-        self._by_id = {}
-        self._calls = {}
-        for rec in new_list:
-            self._append(rec)
-        return [MessagesSnapshot(len(self._list))]
-
-    @staticmethod
-    def _activity_ownership(ev: Any, snap: list[MessageRecord]) -> Any:
-        """Which activity types the snapshot is authoritative for (1.0 client rule)."""
-        md = ev.metadata if ev.metadata is not UNSET else None
-        if isinstance(md, dict) and isinstance(md.get(_CLIENT_META_KEY), dict):
-            client_md = md[_CLIENT_META_KEY]
-            if "authoritativeActivityTypes" in client_md:
-                owned = client_md["authoritativeActivityTypes"]
-                if owned is None:
-                    return lambda _t: True
-                if isinstance(owned, list) and all(isinstance(t, str) for t in owned):
-                    owned_set = frozenset(owned)
-                    return lambda t: t in owned_set
-                return lambda _t: False
-        any_activity = any(r.role == "activity" for r in snap)
-        return lambda _t: any_activity
-
-    # -- activity --------------------------------------------------------------
-
-    def _activity_snapshot(self, ev: Any) -> list[Update]:
-        mid = ev.message_id
-        replace = ev.replace is UNSET or ev.replace is None or bool(ev.replace)
-        rec = self._by_id.get(mid)
-        out: list[Update] = []
-        if rec is None:
-            rec = self._new_activity(mid, ev)
-            self._append(rec)
-        elif rec.role == "activity":
-            if replace:
-                rec.content = clone_json(ev.content)
-                rec.activity_type = ev.activity_type
-                rec.subagent_run_id = self._tagged(ev)
-                rec.built = None
-        elif replace:
-            new = self._new_activity(mid, ev)
-            i = self._list.index(rec)
-            self._list[i] = new
-            self._by_id[mid] = new
-            if rec.calls:
-                for c in rec.calls:
-                    if self._calls.get(c.id) is c:
-                        del self._calls[c.id]
-            rec = new
-        else:
-            out.append(
-                WarningUpdate(
-                    "apply_activity_target_not_activity",
-                    f"ACTIVITY_SNAPSHOT with replace=false for {rec.role} message {mid!r}: "
-                    "left untouched",
-                )
-            )
-            return out
-        self._merge_metadata(rec, ev, mid, out)
-        out.insert(0, ActivityChanged(mid, rec.activity_type, clone_json(rec.content)))
-        return out
-
-    def _new_activity(self, mid: str, ev: Any) -> MessageRecord:
-        rec = MessageRecord(mid, "activity")
-        rec.content = clone_json(ev.content)
-        rec.activity_type = ev.activity_type
-        rec.subagent_run_id = self._tagged(ev)
-        return rec
-
-    def _activity_delta(self, ev: Any) -> list[Update]:
-        mid = ev.message_id
-        rec = self._by_id.get(mid)
-        if rec is None:
-            return [
-                WarningUpdate(
-                    "apply_unknown_activity",
-                    f"ACTIVITY_DELTA for unknown activity message {mid!r}: skipped",
-                )
-            ]
-        if rec.role != "activity":
-            return [
-                WarningUpdate(
-                    "apply_activity_target_not_activity",
-                    f"ACTIVITY_DELTA for {rec.role} message {mid!r}: skipped",
-                )
-            ]
-        out: list[Update] = []
-        self._merge_metadata(rec, ev, mid, out)
-        try:
-            ops = plain_ops(ev.patch)
-            rec.content = apply_patch(rec.content, ops)
-        except PatchFailed as exc:
-            out.append(
-                WarningUpdate(
-                    "apply_activity_patch_failed",
-                    f"Failed to apply ACTIVITY_DELTA patch to {mid!r} (content unchanged): "
-                    f"{exc.reason}",
-                    "patch",
-                )
-            )
-            return out
-        rec.activity_type = ev.activity_type
-        rec.built = None
-        out.insert(0, ActivityChanged(mid, rec.activity_type, clone_json(rec.content)))
-        return out
-
     # -- passthrough -------------------------------------------------------------
 
     def _raw(self, ev: Any) -> list[Update]:
-        return [Raw(ev.event, _opt(ev.source))]
+        return [Raw(ev.event, opt(ev.source))]
 
     def _custom(self, ev: Any) -> list[Update]:
         return [Custom(ev.name, ev.value)]
 
-    def _step(self, ev: Any) -> list[Update]:
-        return [StepChanged(ev.step_name, struct_tag(ev) == "STEP_STARTED", _opt(self._tagged(ev)))]
+    def _step_started(self, ev: Any) -> list[Update]:
+        return [StepChanged(ev.step_name, True, opt(self._tagged(ev)))]
 
-    def _subagent(self, ev: Any) -> list[Update]:
-        tag = struct_tag(ev)
-        if tag == "SUBAGENT_STARTED":
-            return [SubagentChanged(ev.subagent_run_id, "started", ev.name)]
-        if tag == "SUBAGENT_ERROR":
-            return [SubagentChanged(ev.subagent_run_id, "error", ev.message)]
+    def _step_finished(self, ev: Any) -> list[Update]:
+        return [StepChanged(ev.step_name, False, opt(self._tagged(ev)))]
+
+    def _subagent_started(self, ev: Any) -> list[Update]:
+        return [SubagentChanged(ev.subagent_run_id, "started", ev.name)]
+
+    def _subagent_error(self, ev: Any) -> list[Update]:
+        return [SubagentChanged(ev.subagent_run_id, "error", ev.message)]
+
+    def _subagent_finished(self, ev: Any) -> list[Update]:
         outcome = getattr(ev, "outcome", UNSET)
         kind = "success" if outcome is UNSET or outcome is None else struct_tag(outcome)
         return [SubagentChanged(ev.subagent_run_id, "finished", kind)]
+
+    def _passed_through(self, ev: Any) -> list[Update]:
+        return [EventReceived(ev)]
+
+    def _chunk_not_normalized(self, ev: Any) -> list[Update]:
+        tag = struct_tag(ev)
+        return [
+            WarningUpdate(
+                "apply_chunk_not_normalized",
+                f"{tag} must be expanded by the normalizer before it is applied",
+            )
+        ]
 
     # -- run lifecycle -------------------------------------------------------------
 
@@ -757,7 +308,7 @@ class Conversation:
             for m in msgs:
                 if m.id not in self._by_id:
                     self._append(MessageRecord.from_struct(m))
-        return [RunStarted(ev.run_id, ev.thread_id, _opt(ev.parent_run_id))]
+        return [RunStarted(ev.run_id, ev.thread_id, opt(ev.parent_run_id))]
 
     def _run_finished(self, ev: Any) -> list[Update]:
         life = self._lifecycle
@@ -786,24 +337,56 @@ class Conversation:
         return []
 
     def _run_error(self, ev: Any) -> list[Update]:
-        err = RunError(ev.message, code=_opt(ev.code))
+        err = RunError(ev.message, code=opt(ev.code))
         self._lifecycle.errored(err)
         return [ErrorUpdate(err, fatal=True)]
 
-    # -- diagnostics ------------------------------------------------------------------
 
-    @staticmethod
-    def _unknown(event_type: str, kind: str, ident: str) -> WarningUpdate:
-        return WarningUpdate(
-            "apply_unknown_target", f"{event_type}: no {kind} with id {ident!r}; skipped"
-        )
+_C = Conversation
+HANDLERS: dict[type, Callable[[Conversation, Any], list[Update]]] = {
+    T.TextMessageStartEvent: _C._text_start,
+    T.TextMessageContentEvent: _C._text_content,
+    T.TextMessageEndEvent: _C._text_end,
+    T.ReasoningMessageStartEvent: _C._reasoning_start,
+    T.ReasoningMessageContentEvent: _C._reasoning_content,
+    T.ReasoningMessageEndEvent: _C._reasoning_end,
+    T.ReasoningStartEvent: _C._reasoning_span_start,
+    T.ReasoningEndEvent: _C._reasoning_span_end,
+    T.ReasoningEncryptedValueEvent: _C._encrypted_value,
+    T.ToolCallStartEvent: _C._tool_start,
+    T.ToolCallArgsEvent: _C._tool_args,
+    T.ToolCallEndEvent: _C._tool_end,
+    T.ToolCallResultEvent: _C._tool_result,
+    T.StateSnapshotEvent: _C._state_snapshot,
+    T.StateDeltaEvent: _C._state_delta,
+    T.MessagesSnapshotEvent: _C._messages_snapshot,
+    T.ActivitySnapshotEvent: _C._activity_snapshot,
+    T.ActivityDeltaEvent: _C._activity_delta,
+    T.RawEvent: _C._raw,
+    T.CustomEvent: _C._custom,
+    T.RunStartedEvent: _C._run_started,
+    T.RunFinishedEvent: _C._run_finished,
+    T.RunErrorEvent: _C._run_error,
+    T.StepStartedEvent: _C._step_started,
+    T.StepFinishedEvent: _C._step_finished,
+    T.SubagentStartedEvent: _C._subagent_started,
+    T.SubagentFinishedEvent: _C._subagent_finished,
+    T.SubagentErrorEvent: _C._subagent_error,
+    # refused: the normalizer expands chunks before anything is applied
+    T.TextMessageChunkEvent: _C._chunk_not_normalized,
+    T.ToolCallChunkEvent: _C._chunk_not_normalized,
+    T.ReasoningMessageChunkEvent: _C._chunk_not_normalized,
+}
+"""Event class -> the applier's handler ``(conversation, event) -> updates``.
+The three ``*_CHUNK`` classes are handled by refusing them with an
+``apply_chunk_not_normalized`` warning."""
+del _C
 
-    @staticmethod
-    def _activity_guard(event_type: str, ident: str) -> WarningUpdate:
-        return WarningUpdate(
-            "apply_activity_target",
-            f"{event_type} for activity message {ident!r}: an activity message carries no text",
-        )
+PASS_THROUGH: frozenset[type] = frozenset()
+"""Event classes the applier keeps no record of, on purpose: each is delivered
+as it is, in one :class:`~agui.updates.EventReceived` update. Empty today
+(every 1.0 event type is applied); a type the schema gains can be put here.
+An event of a class in neither table yields an ``apply_unknown_event`` warning."""
 
-
-__all__ = ["Conversation", "role_of"]
+_DISPATCH: dict[type, Callable[[Conversation, Any], list[Update]]] = {
+    **HANDLERS, **dict.fromkeys(PASS_THROUGH, Conversation._passed_through)}

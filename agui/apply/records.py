@@ -21,6 +21,8 @@ from typing import Any
 import msgspec
 
 from agui import types as T
+from agui.updates import edge_surrogate as _edge_surrogate
+from agui.updates import join_deltas as join_fragments
 
 UNSET = msgspec.UNSET
 
@@ -38,6 +40,11 @@ _FIELDS: dict[type, frozenset[str]] = {
     cls: frozenset(cls.__struct_fields__) for cls in (*ROLE_CLASSES.values(), T.ToolCall)
 }
 CLASS_ROLES: dict[type, str] = {cls: role for role, cls in ROLE_CLASSES.items()}
+
+
+def opt(value: Any) -> Any:
+    """``None`` for an absent (UNSET) value, else the value."""
+    return None if value is UNSET else value
 
 
 def struct_tag(value: Any) -> Any:
@@ -63,13 +70,6 @@ def role_of(message: Any) -> str | None:
     return getattr(cfg, "tag", None)
 
 
-def _edge_surrogate(delta: str) -> bool:
-    """True when a fragment starts or ends with half a UTF-16 surrogate pair
-    (a producer split a pair written as two \\u escapes across deltas).
-    Callers skip ASCII fragments first (``str.isascii`` is a flag test)."""
-    return "\ud800" <= delta[0] <= "\udfff" or "\ud800" <= delta[-1] <= "\udfff"
-
-
 _BLOCK = 512
 """Fragments appended since the last compaction that are joined into one block:
 keeps a very long message's memory near its text size (one str object per
@@ -87,23 +87,6 @@ def _compact(frags: list[str], mark: int) -> int:
 # messages of a long conversation add nothing to its full collections.
 def _joined(text: str) -> tuple[str, ...]:
     return (text,) if text else ()
-
-
-def _join(frags: list[str] | tuple[str, ...], repair: bool) -> str:
-    """Join fragments; with ``repair``, re-pair surrogate halves split across
-    fragments into the one code point they encode (lone halves are kept)."""
-    text = "".join(frags)
-    if repair:
-        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-    return text
-
-
-def join_fragments(frags: list[str] | tuple[str, ...]) -> str:
-    """Join text or argument fragments (``TextDelta.delta`` ...) as the applier
-    does: a UTF-16 surrogate pair a producer split across two fragments becomes
-    the one character it encodes; a lone half is kept. For code that shows the
-    deltas it was given, such as a renderer."""
-    return _join(frags, any(f and not f.isascii() and _edge_surrogate(f) for f in frags))
 
 
 def _push(rec: CallRecord | MessageRecord, delta: str) -> None:
@@ -124,7 +107,7 @@ def _push(rec: CallRecord | MessageRecord, delta: str) -> None:
 def _join_cached(rec: CallRecord | MessageRecord) -> str:
     """Join ``rec.frags`` once (re-pairing split surrogates), keep the result
     as ``rec.text`` and collapse the fragments to it."""
-    text = _join(rec.frags, rec.split_pairs)
+    text = join_fragments(rec.frags, rec.split_pairs)
     rec.frags = _joined(text)
     rec.mark = len(rec.frags)
     rec.text = text

@@ -51,26 +51,50 @@ Views (:class:`RenderOptions`):
 
 Call tags number tool calls in the order they opened, across all runs of the
 renderer's life (a result in a resumed run keeps its call's tag).
+
+The renderer reads only what the updates carry (and :mod:`agui.a2ui`'s names):
+a closed message is shown with ``TextEnded.text`` / ``ReasoningEnded.text``,
+the applier's join; deltas shown joined on one line use
+:func:`agui.updates.join_deltas`, the same join. Dispatch is one table keyed by
+``Update`` class, :data:`HANDLERS`, plus :data:`PASS_THROUGH`; the formatting
+helpers live in :mod:`agui.cli.formats`.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import msgspec
+
 from agui import updates as u
-from agui.apply.records import join_fragments
-from agui.cli.sanitize import sanitize, sanitize_block, sanitize_fragment
+from agui.a2ui import ACTIVITY_TYPE, RENDER_TOOL
+from agui.cli.formats import (
+    _attr,
+    _cut,
+    _done_text,
+    _fragments,
+    _names,
+    _patch_text,
+    _render_a2ui_summary,
+    _surface_summary,
+    format_arguments,
+    format_error,
+    format_json,
+)
+from agui.cli.sanitize import sanitize, sanitize_block
+from agui.updates import join_deltas
 
 __all__ = [
+    "HANDLERS",
     "LABELS",
     "LABEL_WIDTH",
+    "PASS_THROUGH",
     "Line",
     "RenderOptions",
     "Renderer",
+    "format_arguments",
     "format_error",
     "format_json",
     "render_all",
@@ -111,69 +135,6 @@ class RenderOptions:
     max_chars: int = 400
 
 
-def format_json(value: Any, max_chars: int = 0) -> str:
-    """Compact, key-order-preserving, sanitised JSON text of ``value`` (plain
-    JSON or anything ``json`` can't encode, which falls back to ``repr``),
-    cut to ``max_chars`` characters with a trailing ``…`` when longer."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    except (TypeError, ValueError):
-        text = repr(value)
-    return _cut(sanitize(text), max_chars)
-
-
-def _cut(text: str, max_chars: int) -> str:
-    if max_chars and len(text) > max_chars:
-        return text[: max_chars - 1] + "…"
-    return text
-
-
-def format_arguments(arguments: str, max_chars: int = 0) -> str:
-    """The reassembled arguments text of a tool call for display: parsed and
-    re-printed compactly when it is valid JSON, else the raw text (sanitised)
-    followed by ``(invalid JSON)``; ``(no arguments)`` when empty."""
-    if arguments == "":
-        return "(no arguments)"
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return _cut(sanitize(arguments), max_chars) + " (invalid JSON)"
-    return format_json(value, max_chars)
-
-
-def format_error(error: BaseException) -> str:
-    """One-line description of an error carried by an ``ErrorUpdate``:
-    ``protocol violation: <message> (<code>)``, ``run error: ...``,
-    ``transport error: ...``, ``decode error: ...`` or the exception text."""
-    # Imported lazily by name so this module needs only agui.errors.
-    from agui import errors as e
-
-    if isinstance(error, e.ProtocolViolation):
-        return f"protocol violation: {sanitize(error.message)} ({sanitize(error.code)})"
-    if isinstance(error, e.RunError):
-        code = f" ({sanitize(error.code)})" if error.code else ""
-        return f"run error: {sanitize(error.message)}{code}"
-    if isinstance(error, e.TransportError):
-        return f"transport error: {sanitize(error)}"
-    if isinstance(error, e.DecodeError):
-        return f"decode error: {sanitize(error)}"
-    name = type(error).__name__
-    return f"{name}: {sanitize(error)}" if str(error) else name
-
-
-def _fragments(parts: Iterable[str]) -> str:
-    return "".join(f"[{sanitize_fragment(p)}]" for p in parts)
-
-
-def _attr(obj: Any, *names: str) -> Any:
-    """First present attribute / key of a generated struct or plain dict."""
-    for name in names:
-        value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-        if value is not None and type(value).__name__ != "UnsetType":
-            return value
-    return None
-
-
 @dataclass(slots=True)
 class _Open:
     """A text/reasoning message or tool call being assembled."""
@@ -183,16 +144,6 @@ class _Open:
     role: str = "assistant"
     name: str = ""
     tag: str = ""
-
-
-_PATH_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
-
-
-def _names(message: str, path: str) -> bool:
-    """True when ``message`` already names JSON ``path`` (``$.a[0]``) as an
-    RFC 6901 pointer (``/a/0``), as the lenient decoder's warnings do."""
-    pointer = "".join("/" + (key or index) for key, index in _PATH_STEP.findall(path))
-    return bool(pointer) and f"{pointer} " in f"{message} "
 
 
 class Renderer:
@@ -248,11 +199,11 @@ class Renderer:
         lines: list[Line] = []
         if not joinable:
             lines.extend(self._flush_pending())
-        handler = getattr(self, "_on_" + type(up).__name__, None)
+        handler = HANDLERS.get(type(up))
         if handler is None:
             lines.append(Line("event", sanitize(type(up).__name__)))
         else:
-            lines.extend(handler(up))
+            lines.extend(handler(self, up))
         return lines
 
     # -- text and reasoning ----------------------------------------------
@@ -291,12 +242,11 @@ class Renderer:
         item = self._open.pop(key, None)
         if self.options.in_order:
             return []  # the joined delta line already showed it (flushed by _feed)
-        parts = item.parts if item is not None else [text]
         role = item.role if item is not None else "assistant"
         prefix = "" if role in ("assistant", "reasoning") else f"({sanitize(role)}) "
         if self.options.fragments:
-            return [Line(kind, prefix + _fragments(parts))]
-        return self._block(kind, prefix, join_fragments(parts))
+            return [Line(kind, prefix + _fragments(item.parts if item is not None else [text]))]
+        return self._block(kind, prefix, text)  # the applier's join (TextEnded.text)
 
     @staticmethod
     def _block(label: str, prefix: str, text: str) -> list[Line]:
@@ -344,7 +294,7 @@ class Renderer:
         tag = self.tag_of(up.tool_call_id)
         self._names.setdefault(up.tool_call_id, up.name)
         args = format_arguments(up.arguments, self.options.max_chars)
-        if up.name == "render_a2ui":
+        if up.name == RENDER_TOOL:
             args = _render_a2ui_summary(up.arguments) or args
         name = sanitize(up.name)
         if self.options.in_order:
@@ -387,24 +337,10 @@ class Renderer:
     def _on_StateChanged(self, up: u.StateChanged) -> list[Line]:
         if up.patch is None:
             return [Line("state", format_json(up.state, self.options.max_chars))]
-        ops = []
-        for op in up.patch:
-            if isinstance(op, dict):
-                kind = op.get("op", "?")
-                path = op.get("path", "")
-                if kind in ("add", "replace", "test"):
-                    ops.append(f"{kind} {path} {format_json(op.get('value'))}")
-                elif kind in ("move", "copy"):
-                    ops.append(f"{kind} {op.get('from', '')} -> {path}")
-                else:
-                    ops.append(f"{kind} {path}")
-            else:
-                ops.append(format_json(op))
-        body = _cut(sanitize("; ".join(ops)), self.options.max_chars)
-        return [Line("state", f"patch {body}")]
+        return [Line("state", f"patch {_patch_text(up.patch, self.options.max_chars)}")]
 
     def _on_ActivityChanged(self, up: u.ActivityChanged) -> list[Line]:
-        if up.activity_type == "a2ui-surface":
+        if up.activity_type == ACTIVITY_TYPE:
             return [Line("surface", _surface_summary(up.message_id, up.content))]
         body = format_json(up.content, self.options.max_chars)
         return [
@@ -431,6 +367,12 @@ class Renderer:
     def _on_Raw(self, up: u.Raw) -> list[Line]:
         source = f" from {sanitize(up.source)}" if up.source else ""
         return [Line("event", f"raw{source}: {format_json(up.event, self.options.max_chars)}")]
+
+    def _on_EventReceived(self, up: u.EventReceived) -> list[Line]:
+        body = msgspec.to_builtins(up.event)
+        kind = body.pop("type", None) if isinstance(body, dict) else None
+        name = kind if isinstance(kind, str) else type(up.event).__name__
+        return [Line("event", f"{sanitize(name)}: {format_json(body, self.options.max_chars)}")]
 
     def _on_Paused(self, up: u.Paused) -> list[Line]:
         return [Line("pause", self.describe_interrupt(i)) for i in up.interrupts]
@@ -465,19 +407,7 @@ class Renderer:
 
     def _on_Done(self, up: u.Done) -> list[Line]:
         lines = self.flush()
-        body = up.outcome
-        if up.reason and up.reason in self._error_texts:
-            body += " (see the error above)"
-        elif up.reason:
-            body += f": {sanitize(up.reason)}"
-        if up.pending_tool_call_ids:
-            ids = ", ".join(sanitize(i) for i in up.pending_tool_call_ids)
-            body += f" (pending tool calls: {ids})"
-        if up.result is not None:
-            body += f" result {format_json(up.result, self.options.max_chars)}"
-        if up.usage:
-            body += f" (usage: {_usage_text(up.usage)})"
-        lines.append(Line("done", body))
+        lines.append(Line("done", _done_text(up, self._error_texts, self.options.max_chars)))
         self._error_texts = set()
         return lines
 
@@ -496,68 +426,25 @@ class Renderer:
             if self.options.fragments:
                 body = _fragments(parts)
             else:
-                body = _cut(sanitize(join_fragments(parts)), self.options.max_chars)
+                body = _cut(sanitize(join_deltas(parts)), self.options.max_chars)
             return [Line("args", f"{tag} {body}")]
         role = item.role if item is not None else "assistant"
         prefix = "" if role in ("assistant", "reasoning") else f"({sanitize(role)}) "
         if self.options.fragments:
             return [Line(kind, prefix + _fragments(parts))]
-        return self._block(kind, prefix, join_fragments(parts))
+        return self._block(kind, prefix, join_deltas(parts))
 
     def _unfinished(self, key: str, item: _Open) -> list[Line]:
         if self.options.in_order:
             what = f"{item.tag} {sanitize(item.name)}" if item.kind == "call" else "message"
             label = "end" if item.kind == "call" else item.kind
             return [Line(label, f"{what} unfinished")]
-        text = join_fragments(item.parts)
+        text = join_deltas(item.parts)
         body = _fragments(item.parts) if self.options.fragments else sanitize(text)
         if item.kind == "call":
             head = " ".join(x for x in (item.tag, sanitize(item.name), body) if x)
             return [Line("call", f"{head} (unfinished)")]
         return [Line(item.kind, f"{body} (unfinished)" if body else "(unfinished)")]
-
-
-def _render_a2ui_summary(arguments: str) -> str | None:
-    """``surface <id>: createSurface, ...`` for ``render_a2ui`` arguments that
-    carry A2UI operations (``a2ui_operations`` / ``operations``), else None:
-    the surface itself is drawn by the board panel, so the call line names
-    what it does instead of dumping the operations."""
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    ops = value.get("a2ui_operations", value.get("operations"))
-    if not isinstance(ops, list):
-        return None
-    return "surface " + _surface_summary(str(value.get("surfaceId", "?")), {"a2ui_operations": ops})
-
-
-def _surface_summary(message_id: str, content: Any) -> str:
-    """``<surfaceId>: createSurface, updateComponents`` for an ``a2ui-surface``
-    activity's content (``a2ui_operations`` / ``operations`` or a ``status``)."""
-    if isinstance(content, dict):
-        ops = content.get("a2ui_operations", content.get("operations"))
-        if isinstance(ops, list):
-            by_surface: dict[str, list[str]] = {}
-            for op in ops:
-                if not isinstance(op, dict):
-                    continue
-                for kind, body in op.items():
-                    if kind == "version" or not isinstance(body, dict):
-                        continue
-                    sid = str(body.get("surfaceId", "?"))
-                    by_surface.setdefault(sid, []).append(kind)
-            if by_surface:
-                return "; ".join(
-                    f"{sanitize(sid)}: {', '.join(sanitize(k) for k in kinds)}"
-                    for sid, kinds in by_surface.items()
-                )
-        status = content.get("status")
-        if status is not None:
-            return f"{sanitize(message_id)} status {format_json(status, 200)}"
-    return f"{sanitize(message_id)} {format_json(content, 200)}"
 
 
 def render_all(updates: Iterable[Any], options: RenderOptions | None = None) -> list[str]:
@@ -571,22 +458,40 @@ def render_all(updates: Iterable[Any], options: RenderOptions | None = None) -> 
     return out
 
 
-_USAGE_FIELDS = (
-    ("input_tokens", "in"), ("output_tokens", "out"), ("reasoning_tokens", "reasoning"),
-    ("cached_input_tokens", "cached"), ("cache_write_input_tokens", "cache write"),
-    ("total_tokens", "total"),
-)
+_R = Renderer
+HANDLERS: dict[type, Callable[[Renderer, Any], list[Line]]] = {
+    u.RunStarted: _R._on_RunStarted,
+    u.StepChanged: _R._on_StepChanged,
+    u.SubagentChanged: _R._on_SubagentChanged,
+    u.TextStarted: _R._on_TextStarted,
+    u.TextDelta: _R._on_TextDelta,
+    u.TextEnded: _R._on_TextEnded,
+    u.ReasoningStarted: _R._on_ReasoningStarted,
+    u.ReasoningDelta: _R._on_ReasoningDelta,
+    u.ReasoningEnded: _R._on_ReasoningEnded,
+    u.ReasoningSpan: _R._on_ReasoningSpan,
+    u.EncryptedValue: _R._on_EncryptedValue,
+    u.ToolCallStarted: _R._on_ToolCallStarted,
+    u.ToolCallArgs: _R._on_ToolCallArgs,
+    u.ToolCallEnded: _R._on_ToolCallEnded,
+    u.ToolResult: _R._on_ToolResult,
+    u.MessagesSnapshot: _R._on_MessagesSnapshot,
+    u.ActivityChanged: _R._on_ActivityChanged,
+    u.MetadataChanged: _R._on_MetadataChanged,
+    u.StateChanged: _R._on_StateChanged,
+    u.Custom: _R._on_Custom,
+    u.Raw: _R._on_Raw,
+    u.EventReceived: _R._on_EventReceived,
+    u.Paused: _R._on_Paused,
+    u.WarningUpdate: _R._on_WarningUpdate,
+    u.ErrorUpdate: _R._on_ErrorUpdate,
+    u.Done: _R._on_Done,
+}
+"""Update class -> the renderer's handler ``(renderer, update) -> lines``."""
+del _R
 
-
-def _usage_text(usage: tuple[Any, ...]) -> str:
-    """``TokenUsage`` entries as ``12 in, 3 out, 15 total [model]``; absent counts
-    are left out (absent is not zero), entries joined with ``; ``."""
-    parts = []
-    for entry in usage:
-        counts = [f"{getattr(entry, attr)} {label}" for attr, label in _USAGE_FIELDS
-                  if isinstance(getattr(entry, attr, None), int)]
-        who = "/".join(sanitize(str(getattr(entry, a))) for a in ("provider", "model")
-                       if isinstance(getattr(entry, a, None), str))
-        text = ", ".join(counts) or "no counts"
-        parts.append(f"{text} [{who}]" if who else text)
-    return "; ".join(parts)
+PASS_THROUGH: frozenset[type] = frozenset()
+"""Update classes rendered on purpose as a bare ``event <ClassName>`` line (the
+renderer's fallback; empty today: every update has a handler). An update of a
+class in neither table gets the same line; ``tests/test_dispatch_tables.py``
+names such a class until it is put in one."""

@@ -52,7 +52,7 @@ class StreamCounter:
 
     def __init__(self, app: Any) -> None:
         self.app = app
-        self.open = 0
+        self.open: int = 0
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """Serve ``scope`` through the wrapped app, counting its stream."""

@@ -1,7 +1,8 @@
 """The AG-UI ordering verifier and its stable rule codes.
 
 ``Verifier`` (see :mod:`agui.verify.verifier`) checks normalized events one at
-a time; :mod:`agui.verify.rules` lists every rule code it (and the chunk
+a time; :mod:`agui.verify.rules` (a re-export of :mod:`agui.rules`, the home
+of the codes, below both layers) lists every rule code it (and the chunk
 normalizer) can report. Modes are applied by the caller (``agui.pipeline``):
 ``strict`` fails the run on the first violation, ``tolerant`` reports the
 violation, drops the offending event and continues, ``off`` skips the verifier.
@@ -9,8 +10,8 @@ violation, drops the offending event and continues, ``off`` skips the verifier.
 
 from __future__ import annotations
 
+from agui.rules import RULES
 from agui.verify import rules
-from agui.verify.rules import RULES
 from agui.verify.verifier import Verifier
 
 __all__ = ["RULES", "Verifier", "rules"]

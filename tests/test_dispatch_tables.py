@@ -1,0 +1,136 @@
+"""Every layer that dispatches on event (or Update) classes has one table of what
+it handles and one set of what it passes through on purpose, and together they
+cover the generated ``Event`` union (the ``Update`` union for the renderer): a
+type the schema gains is either handled or passed on by each layer, and this
+test names every layer that does neither."""
+
+from __future__ import annotations
+
+import typing
+
+import msgspec
+
+from agui import normalize
+from agui import types as T
+from agui import updates as u
+from agui.apply import Conversation, conversation
+from agui.cli import render
+from agui.normalize import Normalizer
+from agui.verify import Verifier, verifier
+
+EVENT_LAYERS = {
+    "agui.normalize": (normalize.HANDLERS, normalize.PASS_THROUGH),
+    "agui.verify.verifier": (verifier.HANDLERS, verifier.PASS_THROUGH),
+    "agui.apply.conversation": (conversation.HANDLERS, conversation.PASS_THROUGH),
+}
+EVENT_CLASSES = frozenset(typing.get_args(T.Event))
+UPDATE_LAYERS = {"agui.cli.render": (render.HANDLERS, render.PASS_THROUGH)}
+UPDATE_CLASSES = frozenset(typing.get_args(u.Update))
+
+
+def _name(cls: type) -> str:
+    tag = getattr(getattr(cls, "__struct_config__", None), "tag", None)
+    return f"{tag} ({cls.__name__})" if isinstance(tag, str) else cls.__name__
+
+
+def unclaimed(layers: dict[str, tuple[dict, frozenset]], classes: frozenset) -> list[str]:
+    """One line per fault: a class a layer neither handles nor passes through,
+    a class it does both with, or a table entry that is not in ``classes``."""
+    problems = []
+    for layer, (handlers, passed) in layers.items():
+        for cls in sorted(classes - handlers.keys() - passed, key=_name):
+            problems.append(f"{layer}: {_name(cls)} is neither handled (HANDLERS) nor "
+                            f"passed through on purpose (PASS_THROUGH)")
+        for cls in sorted(handlers.keys() & passed, key=_name):
+            problems.append(f"{layer}: {_name(cls)} is both handled and passed through")
+        for cls in sorted((handlers.keys() | passed) - classes, key=_name):
+            problems.append(f"{layer}: {_name(cls)} is in a table but not in the union")
+    return problems
+
+
+def test_the_event_union_and_the_event_types_table_name_the_same_classes():
+    assert frozenset(T.EVENT_TYPES.values()) == EVENT_CLASSES
+    assert len(EVENT_CLASSES) == 31
+
+
+def test_every_event_class_is_handled_or_passed_through_by_every_layer():
+    assert unclaimed(EVENT_LAYERS, EVENT_CLASSES) == []
+
+
+def test_every_update_class_is_handled_or_passed_through_by_the_renderer():
+    assert unclaimed(UPDATE_LAYERS, UPDATE_CLASSES) == []
+
+
+class NewEvent(msgspec.Struct, tag="NEW_EVENT", tag_field="type", frozen=True):
+    """Stands for an event type a regenerated schema would add."""
+
+    value: int = 1
+
+
+def test_a_new_event_type_is_named_in_every_layer_that_does_not_claim_it():
+    problems = unclaimed(EVENT_LAYERS, EVENT_CLASSES | {NewEvent})
+    assert problems == [
+        f"{layer}: NEW_EVENT (NewEvent) is neither handled (HANDLERS) nor passed through on "
+        f"purpose (PASS_THROUGH)"
+        for layer in EVENT_LAYERS
+    ]
+
+
+def test_a_class_both_handled_and_passed_through_is_named():
+    layers = {"layer": ({NewEvent: print}, frozenset({NewEvent}))}
+    assert unclaimed(layers, frozenset({NewEvent})) == [
+        "layer: NEW_EVENT (NewEvent) is both handled and passed through"]
+
+
+def test_a_new_update_class_is_named_for_the_renderer():
+    class NewUpdate(msgspec.Struct, frozen=True):
+        pass
+
+    assert unclaimed(UPDATE_LAYERS, UPDATE_CLASSES | {NewUpdate}) == [
+        ("agui.cli.render: NewUpdate is neither handled (HANDLERS) nor passed through on "
+         "purpose (PASS_THROUGH)")]
+
+
+def test_the_applier_dispatches_exactly_its_handlers_and_its_pass_through_set():
+    assert conversation._DISPATCH.keys() == conversation.HANDLERS.keys() | conversation.PASS_THROUGH
+    for cls in conversation.PASS_THROUGH:
+        assert conversation._DISPATCH[cls] is Conversation._passed_through
+
+
+def test_a_pass_through_event_crosses_every_layer_into_an_event_line(monkeypatch):
+    """The generic path a new event type takes once each layer passes it on: the
+    normalizer and the verifier let it by, the applier keeps no record and
+    delivers it as EventReceived, board-watch renders it as an ``event`` line."""
+    monkeypatch.setitem(conversation._DISPATCH, NewEvent, Conversation._passed_through)
+    event = NewEvent(value=7)
+    normalizer = Normalizer()
+    opened = normalizer.feed(T.TextMessageChunkEvent(message_id="m1", delta="hi")).events
+    assert [type(e) for e in opened] == [T.TextMessageStartEvent, T.TextMessageContentEvent]
+    assert normalizer.feed(event).events == [event]  # closes no lane
+    assert normalizer.open_streams == {None: ("text", "m1")}
+    checker = Verifier()
+    assert checker.check(T.RunStartedEvent(thread_id="t", run_id="r")) is None
+    assert checker.check(event) is None
+    conv = Conversation()
+    assert conv.apply(event) == [u.EventReceived(event)]
+    assert conv.messages == [] and conv.state is None
+    assert render.render_all([u.EventReceived(event)]) == ['event   NEW_EVENT: {"value": 7}']
+
+
+def test_normalizer_pass_through_events_close_no_lane():
+    samples = {
+        T.RawEvent: T.RawEvent(event={"x": 1}),
+        T.ActivitySnapshotEvent: T.ActivitySnapshotEvent(
+            message_id="a1", activity_type="t", content={}),
+        T.ActivityDeltaEvent: T.ActivityDeltaEvent(message_id="a1", activity_type="t", patch=[]),
+        T.ReasoningEncryptedValueEvent: T.ReasoningEncryptedValueEvent(
+            subtype="message", entity_id="m1", encrypted_value="e"),
+        T.SubagentStartedEvent: T.SubagentStartedEvent(subagent_run_id="s1", name="n"),
+    }
+    assert samples.keys() == normalize.PASS_THROUGH
+    for event in samples.values():
+        normalizer = Normalizer()
+        normalizer.feed(T.TextMessageChunkEvent(message_id="m1", delta="hi"))
+        result = normalizer.feed(event)
+        assert result.events == [event] and result.events[0] is event
+        assert normalizer.open_streams == {None: ("text", "m1")}, _name(type(event))
