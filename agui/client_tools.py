@@ -16,7 +16,8 @@ tool message. This module builds both halves from a function::
     result = await tools.call("get_weather", '{"city": "Paris"}', "call-1")
     result.content               # '{"city":"Paris","temp":21,"unit":"C"}'
 
-The parameters come from the signature: every parameter becomes a member of a msgspec struct
+The parameters come from the signature (a Google-style ``Args:`` section of the docstring
+gives each its ``description``): every parameter becomes a member of a msgspec struct
 (its annotation the type, ``Any`` when there is none; its default the default), whose JSON
 Schema (``msgspec.json.schema_components``) is the tool's ``parameters`` and which validates
 and converts the arguments the agent sent (``msgspec.convert``: nested structs, TypedDicts,
@@ -57,6 +58,38 @@ def _description(fn: Callable[..., Any]) -> str:
     doc = inspect.getdoc(fn) or ""
     first = re.split(r"\n\s*\n", doc.strip(), maxsplit=1)[0]
     return " ".join(line.strip() for line in first.splitlines()).strip()
+
+
+_ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$")
+_ARG_LINE = re.compile(r"^(\*{0,2}\w+)(?:\s*\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _param_docs(fn: Callable[..., Any]) -> dict[str, str]:
+    """Parameter descriptions from a Google-style ``Args:`` section of the docstring."""
+    lines = (inspect.getdoc(fn) or "").splitlines()
+    docs: dict[str, str] = {}
+    inside = False
+    indent: int | None = None
+    current: str | None = None
+    for line in lines:
+        if not inside:
+            inside = bool(_ARGS_HEADER.match(line.strip())) and not line[:1].isspace()
+            continue
+        if not line.strip():
+            current = None
+            continue
+        width = len(line) - len(line.lstrip())
+        if width == 0:
+            break  # the next section
+        if indent is None:
+            indent = width
+        match = _ARG_LINE.match(line.strip())
+        if width == indent and match:
+            current = match.group(1).lstrip("*")
+            docs[current] = match.group(2).strip()
+        elif current is not None and width > indent:
+            docs[current] = f"{docs[current]} {line.strip()}".strip()
+    return {name: text for name, text in docs.items() if text}
 
 
 def _default_field(default: Any) -> Any:
@@ -161,6 +194,11 @@ class ClientTool:
             parameters = _inline_schema(self._args_type)
         except Exception as exc:
             raise TypeError(f"tool {self.name!r}: no JSON Schema for its parameters: {exc}") from exc
+        properties = parameters.get("properties") or {}
+        for pname, text in _param_docs(fn).items():
+            prop = properties.get(pname)
+            if isinstance(prop, dict) and "description" not in prop:
+                prop["description"] = text
         self.definition = Tool(name=self.name, description=self.description, parameters=parameters)
         """The AG-UI ``Tool`` to offer in ``RunAgentInput.tools``."""
 

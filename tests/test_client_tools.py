@@ -71,13 +71,39 @@ def test_tool_definition_has_name_first_paragraph_and_json_schema():
     assert t.parameters == {
         "type": "object",
         "properties": {
-            "city": {"type": "string"},
+            "city": {"type": "string", "description": "the city name."},
             "unit": {"enum": ["C", "F"], "default": "C"},
             "days": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None},
         },
         "required": ["city"],
         "additionalProperties": False,
     }
+
+
+def test_args_section_of_the_docstring_describes_the_parameters():
+    def book(when: str, seats: int = 1, *, note: str = "") -> str:
+        """Book a table.
+
+        Longer text that is not the description.
+
+        Args:
+            when (str): ISO date and time,
+                local to the restaurant.
+            seats: how many people.
+            note: free text.
+
+        Returns:
+            the booking id.
+        """
+        return "b1"
+
+    t = tool(book)
+    assert t.description == "Book a table."
+    props = t.parameters["properties"]
+    assert props["when"]["description"] == "ISO date and time, local to the restaurant."
+    assert props["seats"] == {"type": "integer", "default": 1, "description": "how many people."}
+    assert props["note"]["description"] == "free text."
+    assert all("Returns" not in p.get("description", "") for p in props.values())
 
 
 def test_nested_struct_and_typeddict_params_go_to_defs():
