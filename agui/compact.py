@@ -5,7 +5,9 @@ stream recorded for storage or replay is rewritten so that applying it gives the
 and state as applying the original, with far fewer events:
 
 * the TEXT_MESSAGE_CONTENT deltas of one message become one delta (joined in order), emitted
-  just before its TEXT_MESSAGE_END; likewise the TOOL_CALL_ARGS deltas of one tool call;
+  just before its TEXT_MESSAGE_END; likewise the TOOL_CALL_ARGS deltas of one tool call, and
+  (beyond the reference, which leaves them alone) the REASONING_MESSAGE_CONTENT deltas of one
+  reasoning message;
 * CUSTOM, RAW, STEP_STARTED and STEP_FINISHED events that arrive while a message or tool call
   is streaming are moved after that stream's END, so a stream's events stay together;
 * the STATE_SNAPSHOT / STATE_DELTA events between two run boundaries (RUN_STARTED,
@@ -127,6 +129,8 @@ class _Compactor:
                 fields["metadata"] = stream.metadata
             if key[0] == "text":
                 self.out.append(T.TextMessageContentEvent(message_id=key[1], **fields))
+            elif key[0] == "reasoning":
+                self.out.append(T.ReasoningMessageContentEvent(message_id=key[1], **fields))
             else:
                 self.out.append(T.ToolCallArgsEvent(tool_call_id=key[1], **fields))
         stream.deltas = []
@@ -180,6 +184,8 @@ class _Compactor:
             self.delta(("text", ev.message_id), ev)
         elif cls is T.ToolCallArgsEvent:
             self.delta(("tool", ev.tool_call_id), ev)
+        elif cls is T.ReasoningMessageContentEvent:
+            self.delta(("reasoning", ev.message_id), ev)
         elif cls in _STATE:
             self.state_events.append(ev)
         elif cls is T.TextMessageStartEvent:
@@ -190,6 +196,10 @@ class _Compactor:
             self.start(("tool", ev.tool_call_id), ev)
         elif cls is T.ToolCallEndEvent:
             self.end(("tool", ev.tool_call_id), ev)
+        elif cls is T.ReasoningMessageStartEvent:
+            self.start(("reasoning", ev.message_id), ev)
+        elif cls is T.ReasoningMessageEndEvent:
+            self.end(("reasoning", ev.message_id), ev)
         elif cls in _HELD:
             self.hold(ev)
         elif cls in _RUN_BOUNDARIES:

@@ -115,6 +115,24 @@ def test_empty_deltas_disappear_into_the_merge():
     assert len(out) == 3 and out[1].delta == "Hello"
 
 
+def test_reasoning_message_deltas_become_one_as_well():
+    events = [run_start(), T.ReasoningStartEvent(message_id="r"),
+              T.ReasoningMessageStartEvent(message_id="rm", role="reasoning"),
+              T.ReasoningMessageContentEvent(message_id="rm", delta="thinking"), custom("c"),
+              T.ReasoningMessageContentEvent(message_id="rm", delta=" hard"),
+              T.ReasoningMessageEndEvent(message_id="rm"), T.ReasoningEndEvent(message_id="r"),
+              run_end()]
+    out = compact_events(events)
+    assert types_of(out) == ["RUN_STARTED", "REASONING_START", "REASONING_MESSAGE_START",
+                             "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END", "CUSTOM",
+                             "REASONING_END", "RUN_FINISHED"]
+    assert out[3].delta == "thinking hard"
+    conv_a, ups_a, _ = apply(events)
+    conv_b, ups_b, _ = apply(out)
+    assert rejected(ups_a) == rejected(ups_b) == []
+    assert same_conversation(conv_a, conv_b)
+
+
 def test_tool_call_args_become_one_delta_and_interleaved_events_move_after():
     events = [T.ToolCallStartEvent(tool_call_id="t1", tool_call_name="calc", parent_message_id="m"),
               T.ToolCallArgsEvent(tool_call_id="t1", delta='{"a": '), custom("x"),
