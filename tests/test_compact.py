@@ -348,7 +348,7 @@ def streams(draw):
         for _ in range(draw(st.integers(0, 25))):
             action = draw(st.sampled_from(
                 ["text", "content", "end_text", "tool", "args", "end_tool", "custom", "step",
-                 "snapshot", "delta", "result"]))
+                 "snapshot", "delta", "result", "messages", "reasoning"]))
             counter += 1
             if action == "text":
                 mid = f"m{counter}"
@@ -399,6 +399,18 @@ def streams(draw):
                 if op != "remove":
                     patch["value"] = counter
                 events.append(T.StateDeltaEvent(delta=[patch]))  # may fail to apply: fine
+            elif action == "messages":
+                keep = draw(st.lists(st.sampled_from(messages), unique=True)) if messages else []
+                events.append(T.MessagesSnapshotEvent(messages=[
+                    T.AssistantMessage(id=mid, content=f"snap{counter}") for mid in keep]))
+            elif action == "reasoning":
+                rid = f"rm{counter}"
+                events += [T.ReasoningStartEvent(message_id=f"r{counter}"),
+                           T.ReasoningMessageStartEvent(message_id=rid, role="reasoning"),
+                           *(T.ReasoningMessageContentEvent(message_id=rid, delta=d)
+                             for d in draw(st.lists(st.text(max_size=3), max_size=3))),
+                           T.ReasoningMessageEndEvent(message_id=rid),
+                           T.ReasoningEndEvent(message_id=f"r{counter}")]
             elif action == "result" and ended_tools:
                 cid = ended_tools.pop(0)
                 events.append(T.ToolCallResultEvent(message_id=f"res{counter}",
