@@ -36,6 +36,10 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from agui.apply import Conversation as Conversation
+    from agui.capabilities import decode_capabilities as decode_capabilities
+    from agui.client_tools import ClientTool as ClientTool
+    from agui.client_tools import ClientTools as ClientTools
+    from agui.compact import compact_events as compact_events
     from agui.errors import AguiError as AguiError
     from agui.errors import DecodeError as DecodeError
     from agui.errors import EncodeError as EncodeError
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
     from agui.errors import ProtocolViolation as ProtocolViolation
     from agui.errors import ResumeError as ResumeError
     from agui.errors import RunError as RunError
+    from agui.errors import ToolError as ToolError
     from agui.errors import TransportError as TransportError
     from agui.errors import UnknownEventType as UnknownEventType
     from agui.interrupts import Answer as Answer
@@ -55,12 +60,15 @@ if TYPE_CHECKING:
     from agui.interrupts import resolved as resolved
     from agui.interrupts import resume_run as resume_run
     from agui.lifecycle import RunLifecycle as RunLifecycle
+    from agui.log import enable_debug as enable_debug
     from agui.middleware import FilterToolCallsMiddleware as FilterToolCallsMiddleware
     from agui.middleware import Middleware as Middleware
     from agui.middleware import MiddlewareFn as MiddlewareFn
     from agui.middleware import Next as Next
     from agui.middleware import compose as compose
     from agui.normalize import Normalizer as Normalizer
+    from agui.partial_json import parse_partial_json as parse_partial_json
+    from agui.partial_json import partial_tool_call_args as partial_tool_call_args
     from agui.pipeline import Pipeline as Pipeline
     from agui.pipeline import VerifyMode as VerifyMode
     from agui.server import SSE_CONTENT_TYPE as SSE_CONTENT_TYPE
@@ -244,6 +252,8 @@ __all__ = [
     "AudioPart",
     "BackgroundServer",
     "CancelToken",
+    "ClientTool",
+    "ClientTools",
     "ContentPart",
     "Context",
     "Conversation",
@@ -380,6 +390,7 @@ __all__ = [
     "ToolCallResultEvent",
     "ToolCallStartEvent",
     "ToolCallStarted",
+    "ToolError",
     "ToolMessage",
     "ToolResult",
     "ToolsCapabilities",
@@ -398,11 +409,14 @@ __all__ = [
     "agent_route",
     "build_resume",
     "cancelled",
+    "compact_events",
     "compose",
     "create_app",
+    "decode_capabilities",
     "decode_event",
     "decode_event_lenient",
     "decode_input",
+    "enable_debug",
     "encode_event",
     "encode_input",
     "encode_sse",
@@ -413,6 +427,8 @@ __all__ = [
     "is_expired",
     "load_events",
     "message_role",
+    "parse_partial_json",
+    "partial_tool_call_args",
     "present",
     "resolved",
     "resume_run",
@@ -427,7 +443,7 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
     _MODULES: dict[str, str] = {
         "agui.errors": (
             "AguiError DecodeError EncodeError FrameTooLarge GuardError ProtocolViolation"
-            " ResumeError RunError TransportError UnknownEventType"
+            " ResumeError RunError ToolError TransportError UnknownEventType"
         ),
         "agui.updates": (
             "ActivityChanged Custom Done EncryptedValue ErrorUpdate EventReceived"
@@ -455,6 +471,11 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
             " EventEncoder Guard agent_route create_app"
         ),
         "agui.lifecycle": "RunLifecycle",
+        "agui.compact": "compact_events",
+        "agui.client_tools": "ClientTool ClientTools",
+        "agui.partial_json": "parse_partial_json partial_tool_call_args",
+        "agui.capabilities": "decode_capabilities",
+        "agui.log": "enable_debug",
         "agui.types": (
             "EVENT_TYPES MESSAGE_TYPES UNSET ActivityDeltaEvent ActivityMessage"
             " ActivitySnapshotEvent AddOperation AgentCapabilities AssistantMessage AudioPart"

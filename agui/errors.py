@@ -148,3 +148,25 @@ class GuardError(AguiError):
     def __init__(self, violation: ProtocolViolation) -> None:
         self.violation = violation
         super().__init__(f"refused to emit an illegal event: {violation}")
+
+
+class ToolError(AguiError):
+    """A client-side tool call could not be answered with a result (:mod:`agui.client_tools`).
+
+    Never raised by :class:`~agui.client_tools.ClientTools`: it comes back in the call's
+    result, beside the ``error: ...`` text the agent is sent instead of a result.
+
+    Attributes:
+        kind: ``unknown_tool`` (no tool of that name), ``invalid_arguments`` (not JSON, not
+            an object, or not matching the function's parameters), ``raised`` (the
+            function raised; ``__cause__`` is the exception) or ``bad_result`` (the return
+            value cannot be written as JSON).
+        tool_name: the tool the call named.
+        tool_call_id: the call's ``toolCallId``.
+    """
+
+    def __init__(self, message: str, *, kind: str, tool_name: str, tool_call_id: str) -> None:
+        self.kind = kind
+        self.tool_name = tool_name
+        self.tool_call_id = tool_call_id
+        super().__init__(message)

@@ -203,7 +203,7 @@ def test_agui_types_reexports_every_generated_name():
 def test_event_union_has_31_tagged_members_in_protocol_order():
     members = typing.get_args(t.Event)
     assert len(members) == 31
-    assert list(t.EVENT_TYPES) == list(typing.get_args(t.EventType))
+    assert list(t.EVENT_TYPES) == [member.value for member in t.EventType]
     assert t.EVENT_TYPES["TEXT_MESSAGE_START"] is t.TextMessageStartEvent
     assert t.EVENT_TYPES["SUBAGENT_ERROR"] is t.SubagentErrorEvent
     assert all(cls.__struct_config__.tag_field == "type" for cls in members)

@@ -54,7 +54,7 @@ SESSION_SURFACE = {
 # every name ``agui`` exports besides the protocol types (which are all of agui.types.__all__)
 SDK_EXPORTS = {
     "agui.errors": "AguiError DecodeError EncodeError FrameTooLarge GuardError ProtocolViolation"
-    " ResumeError RunError TransportError UnknownEventType",
+    " ResumeError RunError ToolError TransportError UnknownEventType",
     "agui.updates": "ActivityChanged Custom Done EncryptedValue ErrorUpdate EventReceived"
     " MessagesSnapshot MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded"
     " ReasoningSpan ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged TextDelta"
@@ -74,6 +74,11 @@ SDK_EXPORTS = {
     "agui.server": "SSE_CONTENT_TYPE AgentStreamResponse BackgroundServer CancelToken Emitter"
     " EventEncoder Guard agent_route create_app",
     "agui.lifecycle": "RunLifecycle",
+    "agui.compact": "compact_events",
+    "agui.client_tools": "ClientTool ClientTools",
+    "agui.partial_json": "parse_partial_json partial_tool_call_args",
+    "agui.capabilities": "decode_capabilities",
+    "agui.log": "enable_debug",
 }
 
 INIT = Path(agui.__file__)
@@ -232,7 +237,7 @@ def test_every_update_error_and_protocol_type_is_exported():
         for name, obj in vars(agui.errors).items()
         if inspect.isclass(obj) and issubclass(obj, agui.errors.AguiError)
     }
-    assert len(updates) == 26 and len(errors) == 10
+    assert len(updates) == 26 and len(errors) == 11
     assert updates | errors | set(agui.types.__all__) <= set(agui.__all__)
     for module in ("agui.session", "agui.interrupts", "agui.middleware", "agui.server"):
         assert set(importlib.import_module(module).__all__) <= set(agui.__all__), module

@@ -27,7 +27,9 @@ Pipeline per schema (all steps deterministic: same input bytes -> same output by
 3. Post-process the module text: add ``forbid_unknown_fields=True`` to every struct whose schema
    definition is closed (``additionalProperties: false`` or ``unevaluatedProperties: false``),
    add ``gc=False`` to every struct, remove the root ``Model`` alias, add a DO-NOT-EDIT line to
-   the header and normalise the trailing newline.
+   the header and normalise the trailing newline. In a schema with an ``Event`` union tagged by
+   ``type``, the ``EventType`` Literal alias becomes ``class EventType(str, enum.Enum)`` with
+   one member per tag of the union, named like the tag (:func:`add_event_type_enum`).
 
    ``gc=False``: the structs are not tracked by Python's cyclic garbage collector, which makes
    them cheaper to allocate (decoding ~5% faster, more when many events are kept) and keeps
@@ -252,6 +254,62 @@ def postprocess(text: str, closed: set[str]) -> str:
     return text.rstrip("\n") + "\n"
 
 
+#: Definition holding the event union, whose ``discriminator.mapping`` keys are the wire tags.
+EVENT_UNION = "Event"
+_EVENT_TYPE_ALIAS_RE = re.compile(r"^EventType: TypeAlias = Literal\[[^\n]*\]\n", re.MULTILINE)
+_FUTURE_IMPORT = "from __future__ import annotations\n"
+
+
+def event_tags(schema: dict[str, Any]) -> list[str]:
+    """The event union's ``type`` tags in schema order ([] when the schema has no such union)."""
+    defs = schema.get("$defs") or schema.get("definitions") or {}
+    union = defs.get(EVENT_UNION)
+    disc = union.get("discriminator") if isinstance(union, dict) else None
+    if not isinstance(disc, dict) or disc.get("propertyName") != "type":
+        return []
+    return [tag for tag in disc.get("mapping") or {} if isinstance(tag, str)]
+
+
+def event_type_enum_source(tags: list[str]) -> str:
+    """Source of ``class EventType(str, enum.Enum)``: one member per tag, named like it."""
+    lines = [
+        "class EventType(str, enum.Enum):",
+        '    """The AG-UI event types: each member is its wire tag (``EventType.RUN_STARTED ==',
+        "    \"RUN_STARTED\"``), so it compares, hashes, encodes and formats as that string.\"\"\"",
+        "",
+        "    __str__ = str.__str__",
+        "    __format__ = str.__format__",
+        "",
+    ]
+    lines += [f"    {tag} = {tag!r}" for tag in tags]
+    return "\n".join(lines) + "\n"
+
+
+def add_event_type_enum(text: str, tags: list[str]) -> str:
+    """Replace the generated ``EventType`` Literal alias with the string enum of ``tags``.
+
+    The enum takes the alias's place (appended when there is no alias); ``import enum`` is
+    added after the ``__future__`` import. ``text`` is returned unchanged when ``tags`` is
+    empty. Member names are the tags themselves (``TEXT_MESSAGE_START``); a tag that is not a
+    Python identifier raises ValueError.
+    """
+    if not tags:
+        return text
+    bad = [tag for tag in tags if not tag.isidentifier()]
+    if bad:
+        raise ValueError(f"event tags that cannot be enum member names: {bad}")
+    source = event_type_enum_source(tags)
+    if _EVENT_TYPE_ALIAS_RE.search(text):
+        text = _EVENT_TYPE_ALIAS_RE.sub(lambda _m: source, text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n\n" + source
+    if _FUTURE_IMPORT + "\n" in text:
+        text = text.replace(_FUTURE_IMPORT + "\n", _FUTURE_IMPORT + "\nimport enum\n", 1)
+    else:
+        text = "import enum\n" + text
+    return text
+
+
 def generate_module(schema_path: Path, workdir: Path) -> str:
     """Generated Python source for one schema file (raises RuntimeError on generator failure)."""
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
@@ -264,7 +322,8 @@ def generate_module(schema_path: Path, workdir: Path) -> str:
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=workdir)
     if proc.returncode != 0:
         raise RuntimeError(f"datamodel-codegen failed for {schema_path.name}:\n{proc.stderr}")
-    return postprocess(out.read_text(encoding="utf-8"), closed_definitions(schema))
+    text = postprocess(out.read_text(encoding="utf-8"), closed_definitions(schema))
+    return add_event_type_enum(text, event_tags(schema))
 
 
 def check_generator_version() -> None:

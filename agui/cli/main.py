@@ -163,7 +163,7 @@ def _version() -> str:
     try:
         from importlib.metadata import version
 
-        return version("agui")
+        return version("agui-sdk")
     except Exception:  # noqa: BLE001 - not installed as a distribution
         from agui import __version__
 

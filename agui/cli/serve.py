@@ -128,7 +128,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
             what = "fake backend (scenarios on /agent, illegal streams on /raw/NAME)"
     except ImportError as exc:
         raise CliError(
-            f"the server extra is not installed ({exc}); pip install 'agui[server]'"
+            f"the server extra is not installed ({exc}); pip install 'agui-sdk[server]'"
         ) from None
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
