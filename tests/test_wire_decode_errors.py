@@ -157,6 +157,14 @@ def test_decode_error_text_holds_no_lone_surrogate():
     info.value.reason.encode("utf-8")
 
 
+def test_lenient_warning_text_holds_no_lone_surrogate():
+    data = '{"type":"RUN_STARTED","threadId":"t","runId":"r","\\ud83d":1}'
+    for warnings in (decode_event_lenient(data).warnings, EventDecoder().decode(data).warnings):
+        assert [w.message for w in warnings] == [
+            "stripped unrecognised property /\\ud83d of RUN_STARTED"
+        ]
+
+
 # -- fuzzing -----------------------------------------------------------------------
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -214,14 +222,23 @@ def _texts(doc: Any) -> list[Any]:
     return [escaped.encode(), escaped, json.dumps(doc, ensure_ascii=False)]
 
 
+def _printable(text: str) -> None:
+    text.encode("utf-8")  # raises on a lone surrogate
+
+
 def _only_typed_errors(data: Any) -> None:
     for name, entry in ALL_ENTRY_POINTS.items():
         try:
-            entry(data)
-        except DecodeError:
-            pass
+            result = entry(data)
+        except DecodeError as exc:
+            _printable(str(exc))
+            _printable(exc.path)
         except Exception as exc:  # pragma: no cover - the failure being reported
             raise AssertionError(f"{name} raised {type(exc).__name__}: {exc!r}") from exc
+        else:
+            for warning in getattr(result, "warnings", ()):
+                _printable(warning.message)
+                _printable(warning.path)
 
 
 def _pipeline_never_raises(frames: list[bytes]) -> None:

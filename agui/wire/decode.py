@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from agui.types import EVENT_TYPES, Event, RunAgentInput
-from agui.wire.errors_map import FAILURES, convert, drop_error, failure, not_object, printable
+from agui.wire.errors_map import FAILURES, convert, drop_error, failure, not_object
 from agui.wire.fallback import parse_plain
 from agui.wire.lenient import (
     DROP,
@@ -41,6 +41,7 @@ from agui.wire.lenient import (
     UNKNOWN_EVENT_TYPE,
     DecodeWarning,
     ThinkingTranslator,
+    printable,
     repair,
 )
 from agui.wire.patch import PATCH_FIELDS, check_ops

@@ -29,7 +29,7 @@ from typing import Any
 import msgspec
 
 from agui.errors import DecodeError, UnknownEventType
-from agui.wire.lenient import UNKNOWN_EVENT_TYPE, DecodeWarning, format_path
+from agui.wire.lenient import UNKNOWN_EVENT_TYPE, DecodeWarning, format_path, printable
 from agui.wire.shapes import ListShape, StructShape, UnionShape, json_kind
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "map_validation_error",
     "not_json",
     "not_object",
-    "printable",
     "too_deep",
 ]
 
@@ -51,14 +50,6 @@ Data = bytes | bytearray | memoryview | str
 FAILURES = (msgspec.DecodeError, UnicodeError, RecursionError)
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def printable(text: str) -> str:
-    """``text`` with each lone UTF-16 surrogate written as a ``\\uXXXX`` escape
-    (a str holding one cannot be written as UTF-8, e.g. to a terminal)."""
-    if _LONE_SURROGATE.search(text) is None:
-        return text
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _error(reason: str, path: str = "$", value: Any = None) -> DecodeError:
