@@ -83,8 +83,8 @@ def convert(obj: Any, cls: Any, shape: StructShape | None) -> Any:
         raise map_validation_error(exc, obj, shape) from None
     except UnicodeError:
         pass
-    except RecursionError:
-        raise too_deep(obj) from None
+    except RecursionError:  # (no preview: the value is too deep to print)
+        raise _error("not valid JSON (nested too deeply)") from None
     # a lone surrogate where msgspec needs UTF-8: find what is wrong on a copy
     # holding U+FFFD in their place, and report it against the original
     try:
@@ -107,24 +107,19 @@ def _without_surrogates(value: Any) -> Any:
     return value
 
 
-def too_deep(data: Any) -> DecodeError:
+def too_deep(data: Data) -> DecodeError:
     """A document nested deeper than the decoders' recursion limit (about
     a thousand levels): a DecodeError rather than a RecursionError."""
     return not_json(data, "nested too deeply")
 
 
-def _preview(data: Any) -> str:
-    if isinstance(data, bytes | bytearray | memoryview):
-        text = bytes(data).decode("utf-8", "replace")
-    elif isinstance(data, str):
-        text = data
-    else:
-        text = repr(data)
+def _preview(data: Data) -> str:
+    text = bytes(data).decode("utf-8", "replace") if not isinstance(data, str) else data
     return text if len(text) <= 200 else text[:200] + "..."
 
 
-def not_json(data: Any, exc: BaseException | str) -> DecodeError:
-    """``data`` (bytes, str, or a parsed value) is not JSON any decoder here reads."""
+def not_json(data: Data, exc: BaseException | str) -> DecodeError:
+    """``data`` (bytes or str) is not JSON any decoder here reads."""
     preview = _preview(data)
     reason = str(exc)
     if "out of range" in reason or "Exceeds the limit" in reason:
