@@ -47,6 +47,7 @@ from agui.wire.lenient import (
 from agui.wire.patch import PATCH_FIELDS, check_ops
 from agui.wire.strict import (
     INPUT_SHAPE,
+    NOT_TYPED,
     PATCH_EVENTS,
     SHAPES,
     decode_input_strict,
@@ -144,7 +145,7 @@ class EventDecoder:
                 return _new_decoded((decode_strict(data), ()))
             try:  # the fast path, inlined (see strict.fast_event)
                 event = decode_typed(data)
-            except FAILURES[:2]:  # (msgspec.DecodeError, UnicodeError)
+            except NOT_TYPED:
                 pass
             else:
                 if event.__class__ not in PATCH_EVENTS or patch_ok(event):
@@ -179,7 +180,7 @@ def decode_event(data: Data, *, strict: bool = False) -> Event:
             return decode_strict(data)
         try:  # the fast path, inlined (see strict.fast_event)
             event = decode_typed(data)
-        except FAILURES[:2]:  # (msgspec.DecodeError, UnicodeError)
+        except NOT_TYPED:
             pass
         else:
             if event.__class__ not in PATCH_EVENTS or patch_ok(event):
@@ -251,7 +252,7 @@ def decode_input_lenient(data: Data) -> DecodedInput:
 def _decode_input_lenient(data: Data) -> DecodedInput:
     try:
         return DecodedInput(decode_input_typed(data), ())
-    except FAILURES[:2]:  # (msgspec.DecodeError, UnicodeError): the lenient path decides
+    except NOT_TYPED:  # the lenient path decides
         pass
     obj = parse_plain(data)
     if not isinstance(obj, dict):

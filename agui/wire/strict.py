@@ -27,6 +27,7 @@ from agui.wire.shapes import StructShape, json_kind, shape_of
 
 __all__ = [
     "INPUT_SHAPE",
+    "NOT_TYPED",
     "PATCH_EVENTS",
     "SHAPES",
     "decode_input_strict",
@@ -44,6 +45,10 @@ _EVENT_DECODER = msgspec.json.Decoder(Event)
 #: the typed decode (raises msgspec.DecodeError/ValidationError; UnicodeEncodeError
 #: for a str holding a lone surrogate code point)
 decode_typed = _EVENT_DECODER.decode
+#: what the typed decode raises when the document needs a closer look (the
+#: lenient path, or the fallback parse): not JSON to msgspec, not the type, or
+#: a str holding a lone surrogate code point
+NOT_TYPED = (msgspec.DecodeError, UnicodeEncodeError)
 _INPUT_DECODER = msgspec.json.Decoder(RunAgentInput)
 #: the typed decode of a RunAgentInput (raises as ``decode_typed``)
 decode_input_typed = _INPUT_DECODER.decode
@@ -78,7 +83,7 @@ def fast_event(data: Data) -> Event | None:
     """
     try:
         event = decode_typed(data)
-    except (msgspec.DecodeError, UnicodeEncodeError):  # (ValidationError is a subclass)
+    except NOT_TYPED:  # (msgspec.ValidationError is a subclass of its DecodeError)
         return None
     if event.__class__ not in PATCH_EVENTS or patch_ok(event):
         return event
@@ -120,7 +125,7 @@ def decode_strict(data: Data) -> Event:
         obj = parse_event_object(data)
         cls = _class_of(obj)
         raise map_validation_error(exc, obj, SHAPES[cls]) from None
-    except (msgspec.DecodeError, UnicodeEncodeError):
+    except NOT_TYPED:
         # not JSON to msgspec; JSON after all when it holds a lone surrogate
         obj = parse_event_object(data)  # (raises the not-JSON error otherwise)
         cls = _class_of(obj)
@@ -161,7 +166,7 @@ def decode_input_strict(data: Data) -> RunAgentInput:
         if not isinstance(obj, dict):
             raise not_object(obj) from None
         raise map_validation_error(exc, obj, INPUT_SHAPE) from None
-    except (msgspec.DecodeError, UnicodeEncodeError):
+    except NOT_TYPED:
         obj = parse_plain(data)  # JSON after all only with a lone surrogate
         if not isinstance(obj, dict):
             raise not_object(obj) from None
