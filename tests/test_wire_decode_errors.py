@@ -289,3 +289,15 @@ def test_pipeline_never_raises_on_odd_events(docs):
     _pipeline_never_raises([json.dumps(doc).encode() for doc in docs])
     start = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
     _pipeline_never_raises([json.dumps(doc).encode() for doc in [start, *docs]])
+
+
+@FUZZ
+@given(st.lists(event_documents(), max_size=6))
+@example([json.loads(SURROGATE_TIMESTAMP)])
+def test_pipeline_feed_data_never_raises_on_odd_json_text(docs):
+    # JSON text as a str, holding lone surrogate code points themselves
+    pipeline = Pipeline()
+    pipeline.feed_data('{"type":"RUN_STARTED","threadId":"t","runId":"r"}')
+    for doc in docs:
+        pipeline.feed_data(json.dumps(doc, ensure_ascii=False))
+    pipeline.close()
