@@ -168,6 +168,7 @@ def test_lenient_warning_text_holds_no_lone_surrogate():
 # -- fuzzing -----------------------------------------------------------------------
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ_PIPELINE = settings(FUZZ, max_examples=150)  # (a whole pipeline per example)
 
 SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 ODD_TEXT = st.lists(st.one_of(SURROGATES, st.characters()), max_size=6).map("".join)
@@ -282,7 +283,7 @@ def test_run_agent_input_with_odd_values_raises_only_typed_errors(doc):
         _only_typed_errors(data)
 
 
-@FUZZ
+@FUZZ_PIPELINE
 @given(st.lists(event_documents(), max_size=6))
 @example([json.loads(SURROGATE_TIMESTAMP)])
 def test_pipeline_never_raises_on_odd_events(docs):
@@ -291,7 +292,7 @@ def test_pipeline_never_raises_on_odd_events(docs):
     _pipeline_never_raises([json.dumps(doc).encode() for doc in [start, *docs]])
 
 
-@FUZZ
+@FUZZ_PIPELINE
 @given(st.lists(event_documents(), max_size=6))
 @example([json.loads(SURROGATE_TIMESTAMP)])
 def test_pipeline_feed_data_never_raises_on_odd_json_text(docs):
