@@ -819,3 +819,12 @@ def test_check_finite_path_of_a_non_str_key_is_the_json_key():
 def test_check_finite_looks_at_other_encodable_values_as_they_encode(value):
     with pytest.raises(EncodeError):
         check_finite(value)
+
+
+def test_codec_names_are_still_importable_from_agui_wire_json():
+    import agui.wire
+    import agui.wire.json as old
+
+    for name in old.__all__:
+        assert getattr(old, name) is getattr(agui.wire, name), name
+    assert {"decode_event", "EventDecoder", "encode_event", "loads_json_text"} <= set(old.__all__)

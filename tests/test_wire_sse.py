@@ -387,3 +387,74 @@ def test_encode_sse_refuses_what_is_not_bytes_or_str(data):
 
     with pytest.raises(TypeError):
         encode_sse(data)
+
+
+# -- chunks of any size (an inflated gzip chunk can be tens of MiB) ---------------------
+
+_MIB = 1024 * 1024
+
+
+def _peak_while(fn) -> int:
+    """Peak bytes allocated (tracemalloc) while ``fn`` runs."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b""])
+def test_a_64_mib_chunk_holding_one_oversized_frame_raises_holding_under_twice_the_cap(eol):
+    chunk = b"data: " + b"x" * (64 * _MIB) + eol * 2 + b"data: after" + eol * 2
+    reader = SseReader()
+    errors: list[FrameTooLarge] = []
+
+    def feed() -> None:
+        try:
+            reader.feed(chunk)
+        except FrameTooLarge as exc:
+            errors.append(exc)
+
+    peak = _peak_while(feed)
+    assert len(errors) == 1 and errors[0].limit == reader.max_frame_bytes
+    assert peak < 2 * reader.max_frame_bytes
+
+
+def test_frames_before_an_oversized_frame_in_a_huge_chunk_are_delivered_first():
+    chunk = b"data: a\n\ndata: b\n\ndata: " + b"x" * (3 * _MIB) + b"\n\ndata: c\n\n"
+    reader = SseReader(max_frame_bytes=_MIB)
+    assert reader.feed(chunk) == ["a", "b"]
+    with pytest.raises(FrameTooLarge):
+        reader.feed(b"data: d\n\n")
+
+
+def test_a_huge_chunk_of_small_frames_yields_every_frame():
+    frames = [f'{{"n":{i}}}' for i in range(300_000)]
+    chunk = b"".join(b"data: " + f.encode() + b"\r\n\r\n" for f in frames)
+    assert len(chunk) > 3 * _MIB
+    assert read_all([chunk]) == frames
+    assert read_all([bytearray(chunk)]) == frames
+    assert read_all([memoryview(chunk)]) == frames
+
+
+@settings(max_examples=300)
+@given(
+    data=_streams,
+    slice_bytes=st.integers(min_value=1, max_value=9),
+    cap=st.integers(min_value=1, max_value=40),
+)
+def test_slicing_a_chunk_does_not_change_the_outcome(data, slice_bytes, cap):
+    from unittest import mock
+
+    from agui.wire import sse
+
+    whole = _outcome([data], cap)
+    assert read_all([data]) == reference_frames(data)
+    with mock.patch.object(sse, "_SLICE_BYTES", slice_bytes):
+        assert read_all([data]) == reference_frames(data)
+        assert _outcome([data], cap) == whole
+        assert _outcome([bytearray(data)], cap) == whole

@@ -26,7 +26,7 @@ from typing import Any
 __all__ = ["MAX_FRAME_BYTES", "RAW_STREAMS", "RawStream", "frame", "routes", "stream_bytes"]
 
 #: The client's default SSE frame cap (10 MiB); ``oversized-frame`` goes past it.
-MAX_FRAME_BYTES = 10 * 1024 * 1024
+from agui.wire.sse import MAX_FRAME_BYTES
 
 Writes = Callable[[str, str], Iterable[bytes]]
 

@@ -49,6 +49,7 @@ removed with ``unknown_union_member``; a malformed op is an error).
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,6 +72,7 @@ __all__ = [
     "ThinkingTranslator",
     "format_path",
     "format_pointer",
+    "printable",
     "repair",
 ]
 
@@ -106,8 +108,23 @@ def format_path(path: Path) -> str:
 
 def format_pointer(path: Path) -> str:
     """``["messages", 0, "role"]`` -> ``/messages/0/role`` (RFC 6901, as the
-    reference client's warnings name paths)."""
-    return "".join("/" + str(seg).replace("~", "~0").replace("/", "~1") for seg in path)
+    reference client's warnings name paths); a lone surrogate in a key is written
+    as a ``\\uXXXX`` escape (see :func:`printable`)."""
+    return printable(
+        "".join("/" + str(seg).replace("~", "~0").replace("/", "~1") for seg in path)
+    )
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with each lone UTF-16 surrogate written as a ``\\uXXXX`` escape
+    (a str holding one cannot be written as UTF-8, e.g. to a terminal): for the
+    text of warnings and errors, which may quote a key or value as received."""
+    if _LONE_SURROGATE.search(text) is None:
+        return text
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass(frozen=True, slots=True)

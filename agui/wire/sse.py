@@ -17,7 +17,8 @@ uses (the spec's HTTP-SSE binding):
 * a final frame without its blank line is delivered by :meth:`SseReader.close`;
 * one frame may hold at most ``max_frame_bytes`` bytes (default 10 MiB, the
   reference client's cap); a larger one raises :class:`agui.errors.FrameTooLarge`
-  as soon as the undelimited tail exceeds the cap, so memory stays bounded.
+  as soon as the undelimited tail exceeds the cap, so memory stays bounded
+  (a chunk of any size is scanned in bounded slices).
 
 The scanning works on whole byte strings (``bytes.split``/``find``/``replace``
 run in C); no Python loop touches individual characters.
@@ -27,9 +28,15 @@ from __future__ import annotations
 
 from agui.errors import FrameTooLarge
 
-__all__ = ["DEFAULT_MAX_FRAME_BYTES", "SseReader", "encode_sse"]
+__all__ = ["DEFAULT_MAX_FRAME_BYTES", "MAX_FRAME_BYTES", "SseReader", "encode_sse"]
 
-DEFAULT_MAX_FRAME_BYTES = 10 * 1024 * 1024
+#: The default cap on one SSE frame (bytes): 10 MiB, the reference client's cap.
+#: The one definition of it; everything else that needs the figure imports it.
+MAX_FRAME_BYTES = 10 * 1024 * 1024
+#: The same cap under its original name.
+DEFAULT_MAX_FRAME_BYTES = MAX_FRAME_BYTES
+# the largest piece of a chunk scanned at once (see SseReader.feed)
+_SLICE_BYTES = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -60,7 +67,7 @@ class SseReader:
 
     __slots__ = ("_cr", "_error", "_head", "_last_lf", "_max", "_parts", "_raised", "_tail_len")
 
-    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+    def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
         if max_frame_bytes < 1:
             raise ValueError("max_frame_bytes must be >= 1")
         self._max = max_frame_bytes
@@ -80,6 +87,11 @@ class SseReader:
     def feed(self, chunk: bytes) -> list[str]:
         """Add bytes; return the ``data`` payload of every frame they complete.
 
+        A chunk of any size is scanned in slices of at most 1 MiB (an inflated
+        gzip chunk can be tens of MiB), so the frame cap fires within one slice
+        of a frame passing it and the reader never holds more than about the
+        cap plus one slice of the stream (the frames it returns aside).
+
         Raises:
             FrameTooLarge: a frame exceeded ``max_frame_bytes`` (see class doc).
             TypeError: ``chunk`` is not bytes-like.
@@ -88,13 +100,28 @@ class SseReader:
             self._raised = True
             raise self._error
         if not isinstance(chunk, bytes):
-            chunk = bytes(chunk)
+            chunk = memoryview(chunk).cast("B")  # (TypeError when not bytes-like)
+            if len(chunk) <= _SLICE_BYTES:
+                chunk = bytes(chunk)
+        out: list[str] = []
+        size = len(chunk)
+        if size <= _SLICE_BYTES:
+            self._feed(chunk, out)
+        else:
+            for start in range(0, size, _SLICE_BYTES):
+                self._feed(bytes(chunk[start : start + _SLICE_BYTES]), out)
+                if self._error is not None:
+                    break  # the reader is spent: the rest of the chunk is not looked at
+        return self._settle(out)
+
+    def _feed(self, chunk: bytes, out: list[str]) -> None:
+        """Scan one slice of the stream, appending completed payloads to ``out``."""
         if self._head is not None:
-            chunk = self._strip_bom(chunk)
+            chunk = self._strip_bom(chunk)  # type: ignore[assignment]
             if chunk is None:
-                return []
+                return
         if not chunk:
-            return []
+            return
         # Line endings -> LF. A CR at the end of a chunk already ends its line;
         # remember it so that the LF of a split CRLF pair is not a second line.
         if self._cr:
@@ -102,12 +129,11 @@ class SseReader:
             if chunk[0] == 10:
                 chunk = chunk[1:]
                 if not chunk:
-                    return []
+                    return
         if 13 in chunk:  # a CR (an int test is a memchr)
             self._cr = chunk[-1] == 13
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
-        out: list[str] = []
         if self._last_lf and chunk[0] == 10:
             # The boundary straddles the two reads: tail ends "\n", chunk starts "\n".
             block = b"".join(self._parts)[:-1]
@@ -115,7 +141,7 @@ class SseReader:
             self._emit(block, out)
             chunk = chunk[1:]
             if not chunk or self._error is not None:
-                return self._settle(out)
+                return
         last = chunk.rfind(b"\n\n")
         if last < 0:
             self._parts.append(chunk)
@@ -123,7 +149,7 @@ class SseReader:
             self._last_lf = chunk[-1] == 10
             if self._tail_len - self._last_lf > self._max:
                 self._fail(self._tail_len - self._last_lf)
-            return self._settle(out)
+            return
         # Blank lines pair up left to right inside a run of LFs: the last frame
         # boundary ends at the last complete pair of the final run.
         run = last
@@ -153,14 +179,13 @@ class SseReader:
             for block in region.split(b"\n\n"):
                 emit(block, out)
                 if self._error is not None:
-                    return self._settle(out)
+                    return
         if tail:
             self._parts.append(tail)
             self._tail_len = len(tail)
             self._last_lf = tail[-1] == 10
             if self._tail_len - self._last_lf > self._max:
                 self._fail(self._tail_len - self._last_lf)
-        return self._settle(out)
 
     def close(self) -> list[str]:
         """End of stream: deliver a last frame that had no blank line; reset.
