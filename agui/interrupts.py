@@ -232,6 +232,7 @@ def resume_run(
         ResumeError: see :func:`build_resume` (also when the events did not
             end on an interrupt).
         agui.errors.DecodeError: ``previous`` or an interrupt is malformed.
+        agui.errors.EncodeError: an event given as a dict holds a NaN or infinity.
         TypeError: ``answers`` is not a mapping.
     """
     from agui.apply import Conversation
@@ -257,10 +258,8 @@ def _apply_all(conversation: Any, events: list[Any]) -> None:
     """Apply a run's events (structs or wire dicts) to a conversation through
     an unverifying pipeline (chunks are expanded, bad frames skipped)."""
     from agui.pipeline import Pipeline
+    from agui.wire import encode_json
 
     pipeline = Pipeline(conversation, verify="off")
     for event in events:
-        if isinstance(event, Mapping):
-            pipeline.feed_data(msgspec.json.encode(event))
-        else:
-            pipeline.feed_event(event)
+        pipeline.feed(encode_json(event).decode() if isinstance(event, Mapping) else event)

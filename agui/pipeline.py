@@ -56,7 +56,7 @@ from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
 from agui.verify import Verifier
 from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION, parse_version, version_warning
 from agui.wire import EventDecoder, SseReader
-from agui.wire.sse import DEFAULT_MAX_FRAME_BYTES
+from agui.wire.sse import MAX_FRAME_BYTES
 from agui.wire_stage import WireStage
 
 UNSET = msgspec.UNSET
@@ -133,7 +133,7 @@ class Pipeline(WireStage):
         conversation: Conversation | None = None,
         *,
         verify: VerifyMode = "tolerant",
-        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        max_frame_bytes: int = MAX_FRAME_BYTES,
         keep_events: bool = False,
         protocol_version: str = IMPLEMENTED_PROTOCOL_VERSION,
         thread_id: str | None = None,

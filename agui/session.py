@@ -39,7 +39,7 @@ from agui.pipeline import Pipeline
 from agui.request import build_run_input, convert_list, is_parts
 from agui.run import Run, _RunState
 from agui.updates import Update
-from agui.wire.sse import DEFAULT_MAX_FRAME_BYTES
+from agui.wire.sse import MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
     from agui.transports import Transport
@@ -94,7 +94,7 @@ class Session:
         verify: str = "tolerant",
         middleware: Iterable[MiddlewareFn] = (),
         messages: Iterable[Any] = (),
-        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        max_frame_bytes: int = MAX_FRAME_BYTES,
     ) -> None:
         from agui.apply import Conversation
         from agui.types import Context, Message, Tool

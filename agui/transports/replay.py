@@ -260,19 +260,15 @@ def _items_of(loaded: list[bytes] | bytes) -> list[Any]:
 
 
 def _json_text(value: Any) -> str:
-    """A wire dict as JSON text. A NaN or infinite number is refused here, as
-    the encoder of a real agent would refuse it, rather than written as null.
+    """A wire dict as JSON text (:func:`agui.wire.encode_json`: a lone surrogate
+    escaped, a NaN or infinite number refused rather than written as null).
 
     Raises:
         agui.errors.EncodeError: a NaN or infinite float in ``value``.
     """
-    from agui.wire import check_finite
+    from agui.wire import encode_json
 
-    check_finite(value)
-    try:
-        return msgspec.json.encode(value).decode()
-    except UnicodeEncodeError:  # a lone surrogate: written escaped, as JSON.stringify does
-        return json.dumps(value)
+    return encode_json(value).decode()
 
 
 class ReplayTransport:

@@ -13,6 +13,7 @@ whatever it refuses is a :class:`~agui.errors.DecodeError`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -44,14 +45,14 @@ Data = bytes | bytearray | memoryview | str
 _EVENT_DECODER = msgspec.json.Decoder(Event)
 #: the typed decode (raises msgspec.DecodeError/ValidationError; UnicodeEncodeError
 #: for a str holding a lone surrogate code point)
-decode_typed = _EVENT_DECODER.decode
+decode_typed: Callable[[Data], Event] = _EVENT_DECODER.decode
 #: what the typed decode raises when the document needs a closer look (the
 #: lenient path, or the fallback parse): not JSON to msgspec, not the type, or
 #: a str holding a lone surrogate code point
 NOT_TYPED = (msgspec.DecodeError, UnicodeEncodeError)
 _INPUT_DECODER = msgspec.json.Decoder(RunAgentInput)
 #: the typed decode of a RunAgentInput (raises as ``decode_typed``)
-decode_input_typed = _INPUT_DECODER.decode
+decode_input_typed: Callable[[Data], RunAgentInput] = _INPUT_DECODER.decode
 
 #: the shape of every event class (and of RunAgentInput)
 SHAPES: dict[type, StructShape] = {cls: shape_of(cls) for cls in EVENT_TYPES.values()}
@@ -90,7 +91,7 @@ def fast_event(data: Data) -> Event | None:
     return None
 
 
-def parse_event_object(data: Data) -> dict:
+def parse_event_object(data: Data) -> dict[str, Any]:
     """``data`` parsed as plain JSON, checked to be an object with a ``type``.
 
     Raises:
