@@ -23,9 +23,9 @@ from agui.server.cancel import CancelToken
 from agui.server.encoder import EventEncoder
 from agui.server.guard import Guard
 from agui.server.versions import (
+    NEWER_WIRE_NAME,
     NEWEST_VERSION,
     OLDEST_VERSION,
-    may_hold_newer_fields,
     strip_newer_fields,
 )
 from agui.types import RunErrorEvent, event_type
@@ -37,12 +37,78 @@ logger = logging.getLogger("agui.server")
 _encode_json = msgspec.json.encode
 
 
+class Outbox:
+    """Frames admitted but not yet written, in order; the hand-over between the
+    agent's task and the response's writer.
+
+    ``Outbox(limit=262144)``: :meth:`put` appends (never blocks); an emitter
+    awaits :meth:`room` first, which waits while ``limit`` bytes or more are
+    waiting (back-pressure on an agent faster than the client). :meth:`take`
+    waits for frames and returns all of them joined into one write (``b""``
+    once :meth:`close` was called and nothing is left; None when ``timeout``
+    seconds passed with nothing to write).
+    """
+
+    __slots__ = ("_closed", "_frames", "_has_data", "_has_room", "_size", "limit")
+
+    def __init__(self, limit: int = 262144) -> None:
+        self.limit = limit
+        self._frames: list[bytes] = []
+        self._size = 0
+        self._closed = False
+        self._has_data: asyncio.Future[None] | None = None
+        self._has_room: asyncio.Future[None] | None = None
+
+    def put(self, frame: bytes) -> None:
+        """Append one frame (the caller awaited :meth:`room`)."""
+        self._frames.append(frame)
+        self._size += len(frame)
+        waiter = self._has_data
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def close(self) -> None:
+        """No more frames: :meth:`take` returns ``b""`` once the rest is taken."""
+        self._closed = True
+        waiter = self._has_data
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def room(self) -> None:
+        """Return once fewer than ``limit`` bytes are waiting."""
+        while self._size >= self.limit:
+            if self._has_room is None or self._has_room.done():
+                self._has_room = asyncio.get_running_loop().create_future()
+            await self._has_room
+
+    async def take(self, timeout: float | None = None) -> bytes | None:
+        """Everything waiting, as one write (see the class doc)."""
+        if not self._frames and not self._closed:
+            waiter = self._has_data = asyncio.get_running_loop().create_future()
+            if timeout is None:
+                await waiter
+            else:
+                done, _ = await asyncio.wait({waiter}, timeout=timeout)
+                if not done:
+                    waiter.cancel()
+                    return None
+        frames = self._frames
+        if not frames:
+            return b""
+        self._frames = []
+        self._size = 0
+        room = self._has_room
+        if room is not None and not room.done():
+            room.set_result(None)
+        return frames[0] if len(frames) == 1 else b"".join(frames)
+
+
 class Emitter:
     """``await emit(event)`` sends one event of the current response stream.
 
     ``event`` is a generated event struct (``agui.types``) or a plain dict in
     wire form (``{"type": "RUN_STARTED", "threadId": ...}``), decoded strictly.
-    ``Emitter(queue, guard, token, encoder=None, *, version="1.1")``:
+    ``Emitter(outbox, guard, token, encoder=None, *, version="1.1")``:
     ``version`` ``"1.0"`` leaves the fields newer than 1.0 out of every event
     (see :mod:`agui.server.versions`).
 
@@ -68,19 +134,18 @@ class Emitter:
 
     def __init__(
         self,
-        queue: asyncio.Queue[Any],
+        outbox: Outbox,
         guard: Guard | None,
         token: CancelToken,
         encoder: EventEncoder | None = None,
         *,
         version: str = NEWEST_VERSION,
     ) -> None:
-        self._queue = queue
+        self._outbox = outbox
         self._guard = guard
         self._token = token
         self._frame = (encoder or EventEncoder()).frame
         self._strip = version == OLDEST_VERSION
-        self._lock = asyncio.Lock()
         self._count = 0
         self._run_open = False  # tracked here when the guard is off
 
@@ -108,19 +173,23 @@ class Emitter:
                 # a struct is not validated when built (msgspec): check its fields
                 # as a client's strict decoder will (delta=5, timestamp=1.5, ...)
                 event = decode_event(data, strict=True)
-        if self._strip and may_hold_newer_fields(data):
+        if self._strip and data.find(NEWER_WIRE_NAME) != -1:
             stripped = strip_newer_fields(event)
             if stripped is not event:
                 event, data = stripped, encode_event(stripped)
         frame = self._frame(data)  # everything that can fail did, before admission
-        async with self._lock:
-            self._token.raise_if_cancelled()
-            if self._guard is not None:
-                self._guard.admit(event)
-            else:
-                self._track(event)
-            self._count += 1
-            await self._queue.put(frame)
+        outbox = self._outbox
+        if outbox._size >= outbox.limit:
+            await outbox.room()
+        # from here on nothing awaits: admission and queueing are one step, so
+        # concurrent emitters' events go out in the order they were admitted
+        self._token.raise_if_cancelled()
+        if self._guard is not None:
+            self._guard.admit(event)
+        else:
+            self._track(event)
+        self._count += 1
+        outbox.put(frame)
 
     def allows(self, event: Any) -> bool:
         """Would ``event`` be accepted now? Always True when the guard is off."""

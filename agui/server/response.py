@@ -1,9 +1,10 @@
 """The SSE response of one agent run (a starlette ``StreamingResponse``).
 
-The agent runs as its own task and puts SSE frames on a bounded queue (through
-its :class:`agui.server.Emitter`); the response's body iterator takes them off,
-joining whatever is already queued into one write (up to 64 KiB), and
-starlette's ``stream_response`` writes them. A third task watches the receive
+The agent runs as its own task and puts SSE frames in an
+:class:`agui.server.emitter.Outbox` (through its :class:`agui.server.Emitter`;
+an agent faster than the client waits once 256 KiB are pending); the
+response's body iterator takes everything pending as one write, and
+starlette's ``stream_response`` writes it. A third task watches the receive
 channel, so a client that goes away is noticed even while the agent is silent.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 from starlette.responses import StreamingResponse
 
 from agui.server.cancel import CancelToken
-from agui.server.emitter import Emitter
+from agui.server.emitter import Emitter, Outbox
 from agui.server.encoder import SSE_CONTENT_TYPE, SSE_HEADERS, EventEncoder
 from agui.server.guard import Guard
 from agui.server.request import is_disconnect
@@ -30,9 +31,6 @@ logger = logging.getLogger("agui.server")
 Agent = Callable[[Any, Emitter, CancelToken], Awaitable[None]]
 """``async def agent(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> None``."""
 
-_END = object()
-_QUEUE_SIZE = 256
-_BATCH_BYTES = 65536
 
 
 class AgentStreamResponse(StreamingResponse):
@@ -75,12 +73,12 @@ class AgentStreamResponse(StreamingResponse):
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         token = self.token
-        queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=_QUEUE_SIZE)
+        outbox = Outbox()
         guard = Guard(_thread_of(self.run_input)) if self.guard else None
-        emitter = Emitter(queue, guard, token, self.encoder,
+        emitter = Emitter(outbox, guard, token, self.encoder,
                           version=stream_version(self.run_input))
-        self.body_iterator = self._frames(queue)
-        agent_task = asyncio.create_task(self._run_agent(emitter, token, queue))
+        self.body_iterator = self._frames(outbox)
+        agent_task = asyncio.create_task(self._run_agent(emitter, token, outbox))
         sender = asyncio.create_task(self.stream_response(send))
         watcher = asyncio.create_task(_wait_disconnect(receive))
         shutdown = False
@@ -121,9 +119,7 @@ class AgentStreamResponse(StreamingResponse):
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _run_agent(
-        self, emitter: Emitter, token: CancelToken, queue: asyncio.Queue[Any]
-    ) -> None:
+    async def _run_agent(self, emitter: Emitter, token: CancelToken, outbox: Outbox) -> None:
         try:
             await self.agent(self.run_input, emitter, token)
         except asyncio.CancelledError:
@@ -148,39 +144,19 @@ class AgentStreamResponse(StreamingResponse):
             elif emitter.guarded and emitter.count == 0:
                 await emitter._fail("the agent returned without emitting a run", "run_not_started")
         finally:
-            if not token.cancelled:
-                await queue.put(_END)
+            outbox.close()
 
-    async def _frames(self, queue: asyncio.Queue[Any]) -> AsyncIterator[bytes]:
-        """The body: queued frames, joined while more are already waiting;
+    async def _frames(self, outbox: Outbox) -> AsyncIterator[bytes]:
+        """The body: everything pending as one write, until the agent is done;
         keep-alive comments after ``keepalive`` seconds of silence."""
         keepalive = self.keepalive
         while True:
-            if keepalive is None:
-                frame = await queue.get()
+            data = await outbox.take(keepalive)
+            if data is None:
+                yield self.encoder.comment("keep-alive")
+            elif data:
+                yield data
             else:
-                try:
-                    frame = await asyncio.wait_for(queue.get(), keepalive)
-                except TimeoutError:
-                    yield self.encoder.comment("keep-alive")
-                    continue
-            if frame is _END:
-                return
-            if queue.empty():
-                yield frame
-                continue
-            frames = [frame]
-            size = len(frame)
-            ended = False
-            while size < _BATCH_BYTES and not queue.empty():
-                nxt = queue.get_nowait()
-                if nxt is _END:
-                    ended = True
-                    break
-                frames.append(nxt)
-                size += len(nxt)
-            yield b"".join(frames)
-            if ended:
                 return
 
 

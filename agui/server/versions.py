@@ -25,8 +25,9 @@ OLDEST_VERSION = "1.0"
 NEWER_FIELDS: frozenset[str] = frozenset({"encrypted_value_type"})
 """Struct attributes added after 1.0 (1.1: ``encryptedValueType``)."""
 
-NEWER_WIRE_NAMES: tuple[bytes, ...] = (b'"encryptedValueType"',)
-"""Their wire names, as they appear in encoded JSON (a cheap pre-check)."""
+NEWER_WIRE_NAME = b'"encryptedValueType"'
+"""Their wire name as it appears in encoded JSON (a cheap pre-check; it may
+also be a key inside open JSON, which :func:`strip_newer_fields` keeps)."""
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
 
@@ -56,12 +57,6 @@ def stream_version(run_input: Any) -> str:
         return OLDEST_VERSION
     major, minor = int(match.group(1)), int(match.group(2))
     return NEWEST_VERSION if (major, minor) >= (1, 1) else OLDEST_VERSION
-
-
-def may_hold_newer_fields(data: bytes) -> bool:
-    """True when encoded JSON ``data`` may carry a post-1.0 field (its wire name
-    occurs somewhere; it may also be a key inside open JSON, which is kept)."""
-    return any(data.find(name) != -1 for name in NEWER_WIRE_NAMES)
 
 
 def strip_newer_fields(value: Any) -> Any:
