@@ -79,7 +79,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
     (``/agent``) on ``args.host``:``args.port``. Returns 130 after Ctrl-C
     (0 if the server stopped by itself)."""
     try:
-        import uvicorn
+        from agui.server import server_config  # (uvicorn, with header/keep-alive timeouts)
 
         if args.command == "serve-task-board":
             from agui.backends.task_board import create_app
@@ -106,7 +106,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     console.stdout.write(f"serving the {what} on http://{host}:{port}/agent (Ctrl-C stops)\n")
     console.stdout.flush()
-    config = uvicorn.Config(
+    config = server_config(
         create_app(),
         log_level="warning",
         access_log=False,
