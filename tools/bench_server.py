@@ -26,6 +26,12 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
+
+if __name__ == "__main__":  # run on its own: be the module bench.py imports, registered once
+    import sys
+
+    sys.modules.setdefault("bench_server", sys.modules[__name__])
+
 from bench import Config, Row, section
 from bench_pipeline import interleaved
 from benchgen import iter_stream
@@ -254,8 +260,6 @@ def _rows(cfg: Config, how: str, wire: list[dict[str, Any]], fns: dict[str, Call
     return rows
 
 if __name__ == "__main__":  # pragma: no cover - a side-by-side run on its own
-    import sys
-
     import bench
 
     raise SystemExit(bench.main(["--only", "server", *sys.argv[1:]]))
