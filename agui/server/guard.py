@@ -13,8 +13,9 @@ Cost: an event that is not a chunk, while no chunk stream is open, is one
 verifier check. Otherwise the event goes through the normalizer too, and the
 undo is a copy of the normalizer's containers (a few entries: the open chunk
 lanes) plus, only when one event expands to several (a chunk opening an item,
-or a forced END), a one-level copy of the verifier's containers; nothing is
-deep-copied per event.
+or a forced END), a copy of the verifier's containers (dicts and sets of ids;
+the objects in them are shared, never copied); nothing is deep-copied. Once
+every chunk stream is closed the guard is back on the one-check path.
 """
 
 from __future__ import annotations
