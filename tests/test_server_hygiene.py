@@ -326,3 +326,28 @@ def test_guard_refusal_after_a_forced_end_restores_normalizer_and_verifier():
     guard.admit(RunFinishedEvent(thread_id="t", run_id="r"))  # (its forced END is accepted)
     assert guard.count == 4
     assert guard.finish() is None
+
+
+# -- the outbox between the agent and the socket -----------------------------------------------
+
+
+def test_outbox_joins_pending_frames_into_one_write_and_holds_a_fast_agent_back():
+    from agui.server.emitter import Outbox
+
+    async def scenario() -> None:
+        outbox = Outbox(limit=10)
+        outbox.put(b"abcd")
+        await asyncio.wait_for(outbox.room(), 5)  # 4 bytes < 10: room at once
+        outbox.put(b"efghij")
+        waiting = asyncio.create_task(outbox.room())
+        await asyncio.sleep(0)
+        assert not waiting.done()  # 10 bytes pending: the agent waits
+        assert await outbox.take() == b"abcdefghij"  # one write
+        await asyncio.wait_for(waiting, 5)
+        assert await outbox.take(timeout=0.01) is None  # nothing pending: a keep-alive slot
+        outbox.put(b"k")
+        outbox.close()
+        assert await outbox.take() == b"k"
+        assert await outbox.take() == b""  # closed and drained: the body ends
+
+    asyncio.run(scenario())
