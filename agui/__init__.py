@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from agui.server import Guard as Guard
     from agui.server import agent_route as agent_route
     from agui.server import create_app as create_app
+    from agui.server import server_config as server_config
     from agui.session import Run as Run
     from agui.session import Session as Session
     from agui.session import SyncRun as SyncRun
@@ -432,6 +433,7 @@ __all__ = [
     "present",
     "resolved",
     "resume_run",
+    "server_config",
     "tag_of",
 ]
 
@@ -467,8 +469,8 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
             " decode_input encode_event encode_input encode_sse encode_sse_event"
         ),
         "agui.server": (
-            "SSE_CONTENT_TYPE AgentStreamResponse BackgroundServer CancelToken Emitter"
-            " EventEncoder Guard agent_route create_app"
+            "AgentStreamResponse BackgroundServer CancelToken Emitter EventEncoder Guard"
+            " SSE_CONTENT_TYPE agent_route create_app server_config"
         ),
         "agui.lifecycle": "RunLifecycle",
         "agui.compact": "compact_events",

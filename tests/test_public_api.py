@@ -71,8 +71,8 @@ SDK_EXPORTS = {
     "agui.apply": "Conversation",
     "agui.wire": "DecodeWarning EventDecoder SseReader decode_event decode_event_lenient"
     " decode_input encode_event encode_input encode_sse encode_sse_event",
-    "agui.server": "SSE_CONTENT_TYPE AgentStreamResponse BackgroundServer CancelToken Emitter"
-    " EventEncoder Guard agent_route create_app",
+    "agui.server": "AgentStreamResponse BackgroundServer CancelToken Emitter EventEncoder Guard"
+    " SSE_CONTENT_TYPE agent_route create_app server_config",
     "agui.lifecycle": "RunLifecycle",
     "agui.compact": "compact_events",
     "agui.client_tools": "ClientTool ClientTools",

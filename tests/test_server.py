@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 
 import httpx
@@ -71,6 +72,8 @@ async def agent(run_input, emit, cancel: CancelToken) -> None:
     elif text == "boom":
         await emit(TextMessageStartEvent(message_id="m1"))
         raise ValueError("kaput")
+    elif text == "boom-path":
+        raise OSError("cannot read /srv/app/secret.key")
     elif text == "unfinished":
         return
     elif text == "other-thread":
@@ -258,7 +261,21 @@ def test_agent_exception_becomes_run_error(server):
     events = frames(post(server, body(text="boom")).text)
     assert [e["type"] for e in events] == ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"]
     assert events[-1]["code"] == "agent_error"
-    assert "kaput" in events[-1]["message"]
+    assert events[-1]["message"].startswith("the agent failed (error ")
+
+
+def test_agent_exception_text_is_logged_not_sent_to_the_client(server, caplog):
+    caplog.set_level(logging.ERROR, logger="agui.server")
+    events = frames(post(server, body(text="boom-path")).text)
+    error = events[-1]
+    assert (error["type"], error["code"]) == ("RUN_ERROR", "agent_error")
+    assert "secret" not in error["message"] and "/srv" not in error["message"]
+    assert "OSError" not in error["message"]
+    error_id = error["message"].split("(error ")[1].split(")")[0]
+    assert len(error_id) == 8
+    (record,) = [r for r in caplog.records if r.name == "agui.server" and error_id in r.message]
+    assert record.levelno == logging.ERROR
+    assert "/srv/app/secret.key" in str(record.exc_info[1])
 
 
 def test_agent_returning_with_its_run_open_gets_a_run_error(server):

@@ -18,6 +18,8 @@ Sections:
   (``EventSource.iter_sse``) on the same bytes, both fed through an
   ``httpx.Response`` in the same chunks. We keep our own reader only while it is
   >= 5x faster (it also has the per-frame size cap the library lacks).
+* ``pipeline``, ``linear``, ``reference``, ``memory``, ``encode``: see
+  ``tools/bench_pipeline.py``; ``server``: see ``tools/bench_server.py``.
 
 Usage::
 
@@ -389,6 +391,7 @@ def bench_sse(cfg: Config) -> list[Row]:
 # module as ``bench``, also when it runs as a script).
 sys.modules.setdefault("bench", sys.modules[__name__])
 import bench_pipeline  # noqa: F401  (pipeline, linear, reference, memory, encode)
+import bench_server  # noqa: F401  (server)
 
 # -- driver -------------------------------------------------------------------------------
 

@@ -116,7 +116,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
     (``/agent``) on ``args.host``:``args.port``. Returns 130 after Ctrl-C
     (0 if the server stopped by itself)."""
     try:
-        import uvicorn
+        from agui.server import server_config  # (uvicorn, with header/keep-alive timeouts)
 
         if args.command == "serve-task-board":
             from agui.backends.task_board import create_app
@@ -144,7 +144,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
     console.stdout.write(f"serving the {what} on http://{host}:{port}/agent (Ctrl-C stops)\n")
     console.stdout.flush()
     streams = StreamCounter(create_app())
-    config = uvicorn.Config(
+    config = server_config(
         streams,
         log_level="warning",
         access_log=False,

@@ -14,6 +14,7 @@ Install with the ``server`` extra (starlette + uvicorn)::
         print(server.url + "/agent")
 
 Names: :func:`create_app`, :func:`agent_route`, :class:`BackgroundServer`,
+:func:`server_config` (uvicorn settings with connection timeouts),
 :class:`EventEncoder`, :class:`Emitter`, :class:`CancelToken`, :class:`Guard`.
 """
 
@@ -24,6 +25,7 @@ from agui.server.cancel import CancelToken
 from agui.server.encoder import SSE_CONTENT_TYPE, EventEncoder
 from agui.server.endpoint import AgentStreamResponse, Emitter, agent_route, create_app
 from agui.server.guard import Guard
+from agui.server.serving import server_config
 
 __all__ = [
     "SSE_CONTENT_TYPE",
@@ -35,4 +37,5 @@ __all__ = [
     "Guard",
     "agent_route",
     "create_app",
+    "server_config",
 ]

@@ -16,6 +16,12 @@ from typing import Any, Self
 
 import uvicorn
 
+from agui.server.serving import (
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_KEEPALIVE_TIMEOUT,
+    server_config,
+)
+
 logger: logging.Logger = logging.getLogger("agui.server")
 
 
@@ -23,8 +29,12 @@ class BackgroundServer:
     """uvicorn serving ``app`` in a daemon thread.
 
     ``BackgroundServer(app, host="127.0.0.1", port=0, *, log_level="warning",
-    graceful_timeout=1.0)``. Use as a context manager (sync or async) or call
-    :meth:`start` / :meth:`stop`. ``port=0`` picks a free ephemeral port.
+    graceful_timeout=1.0, header_timeout=10.0, keepalive_timeout=5.0)``. Use as
+    a context manager (sync or async) or call :meth:`start` / :meth:`stop`.
+    ``port=0`` picks a free ephemeral port. ``header_timeout``: seconds a
+    connection may take to send its request headers, else it is closed;
+    ``keepalive_timeout``: seconds an idle connection is kept (see
+    :func:`agui.server.server_config`).
 
     Attributes:
         url: ``"http://127.0.0.1:<port>"`` (no trailing slash).
@@ -47,6 +57,8 @@ class BackgroundServer:
         log_level: str = "warning",
         graceful_timeout: float = 1.0,
         start_timeout: float = 10.0,
+        header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+        keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT,
     ) -> None:
         self.app = app
         self.host = host
@@ -54,6 +66,8 @@ class BackgroundServer:
         self._log_level = log_level
         self._graceful_timeout = graceful_timeout
         self._start_timeout = start_timeout
+        self._header_timeout = header_timeout
+        self._keepalive_timeout = keepalive_timeout
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -78,8 +92,10 @@ class BackgroundServer:
         sock.setblocking(False)
         self._socket = sock
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
+        config = server_config(
             self.app,
+            header_timeout=self._header_timeout,
+            keepalive_timeout=self._keepalive_timeout,
             log_level=self._log_level,
             access_log=False,
             lifespan="auto",

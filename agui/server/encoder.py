@@ -2,14 +2,14 @@
 
 One event = one frame ``data: <compact camelCase JSON>\\n\\n``. The content type
 is always ``text/event-stream``: this SDK does not produce the optional
-protobuf binding, and a client must always accept SSE (spec: HTTP transports).
+protobuf binding, and a client must always accept SSE.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agui.wire import encode_sse_event
+from agui.wire import encode_event, encode_sse
 
 SSE_CONTENT_TYPE = "text/event-stream"
 
@@ -40,10 +40,15 @@ class EventEncoder:
     def encode(self, event: Any) -> bytes:
         """One event (a generated ``agui.types`` struct) -> one SSE frame (bytes).
 
-        Uses :func:`agui.wire.encode_sse_event` (compact JSON, camelCase,
-        absent optionals omitted).
+        Uses :func:`agui.wire.encode_event` (compact JSON, camelCase,
+        absent optionals omitted), then :meth:`frame`.
         """
-        return encode_sse_event(event)
+        return self.frame(encode_event(event))
+
+    def frame(self, data: bytes) -> bytes:
+        """One event's JSON (already encoded) -> one SSE frame
+        (:func:`agui.wire.encode_sse`)."""
+        return encode_sse(data)
 
     def comment(self, text: str = "") -> bytes:
         """An SSE comment frame (``: text``), ignored by readers; a keep-alive."""

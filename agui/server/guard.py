@@ -4,10 +4,18 @@ Every event an agent emits goes through :class:`Guard.admit` before it is
 queued for the wire. The guard keeps the same state a client keeps: a
 :class:`agui.normalize.Normalizer` (so ``*_CHUNK`` events are judged by what
 they expand to, exactly as a client sees them) followed by a
-:class:`agui.verify.Verifier` (the spec's event ordering rules, ``verifyEvents``).
-A rejected event raises :class:`agui.errors.GuardError` and leaves the guard's
-state as if the event had never been offered, so the agent may recover (e.g.
-close the open message first) and go on.
+:class:`agui.verify.Verifier` (the ordering rules of the protocol's run
+lifecycle). A rejected event raises :class:`agui.errors.GuardError` and leaves
+the guard's state as if the event had never been offered, so the agent may
+recover (e.g. close the open message first) and go on.
+
+Cost: an event that is not a chunk, while no chunk stream is open, is one
+verifier check. Otherwise the event goes through the normalizer too, and the
+undo is a copy of the normalizer's containers (a few entries: the open chunk
+lanes) plus, only when one event expands to several (a chunk opening an item,
+or a forced END), a copy of the verifier's containers (dicts and sets of ids;
+the objects in them are shared, never copied); nothing is deep-copied. Once
+every chunk stream is closed the guard is back on the one-check path.
 """
 
 from __future__ import annotations
@@ -15,13 +23,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from agui import types as T
 from agui.errors import GuardError, ProtocolViolation
 from agui.normalize import Normalizer
-from agui.types import event_type
 from agui.verify import Verifier
 
-_CHUNK_TYPES = frozenset({"TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK"})
-_TERMINAL_TYPES = frozenset({"RUN_FINISHED", "RUN_ERROR"})
+_CHUNK_CLASSES = frozenset(
+    {T.TextMessageChunkEvent, T.ToolCallChunkEvent, T.ReasoningMessageChunkEvent}
+)
+_CONTAINERS = (dict, list, set)
 
 
 class Guard:
@@ -35,13 +45,15 @@ class Guard:
     since. ``count``: events admitted so far.
     """
 
+    __slots__ = ("_chunked", "_normalizer", "_position", "_verifier")
+
     def __init__(self, thread_id: str | None = None) -> None:
         self._normalizer = Normalizer()
         self._verifier = Verifier(thread_id=thread_id)
         self._position = 0
-        # Once a chunk event was admitted the normalizer may hold open lanes
-        # and insert forced END events, so judging one event may advance the
-        # verifier several times; we then snapshot both to roll back cleanly.
+        # True while the normalizer may hold an open chunk stream (from the first
+        # chunk until a non-chunk event leaves no lane open): only then can an
+        # event expand to several, or a refusal need the normalizer undone.
         self._chunked = False
 
     @property
@@ -56,15 +68,15 @@ class Guard:
 
     def allows(self, event: Any) -> bool:
         """Would ``event`` be admitted now? (no state change)"""
-        snapshot = copy.deepcopy((self._normalizer, self._verifier))
-        position, chunked = self._position, self._chunked
+        saved = _save(self._normalizer), _save(self._verifier), self._position, self._chunked
         try:
             self.admit(event)
         except GuardError:
             return False
         finally:
-            self._normalizer, self._verifier = snapshot
-            self._position, self._chunked = position, chunked
+            _restore(self._normalizer, saved[0])
+            _restore(self._verifier, saved[1])
+            self._position, self._chunked = saved[2], saved[3]
         return True
 
     def admit(self, event: Any) -> None:
@@ -75,38 +87,43 @@ class Guard:
                 message naming the event type and id, position = index the
                 event would have had in the stream).
         """
-        etype = event_type(event)
-        is_chunk = etype in _CHUNK_TYPES
+        is_chunk = event.__class__ in _CHUNK_CLASSES
         if not (self._chunked or is_chunk):
+            # no chunk stream can be open: the normalizer would pass the event
+            # through unchanged; a refused check leaves the verifier untouched
             violation = self._verifier.check(event, self._position)
             if violation is not None:
                 raise GuardError(violation)
             self._position += 1
             return
-        # The normalizer's state is small: snapshot it always. The verifier
-        # is only copied when one event expands to several (a chunk opening
-        # an item, or forced ENDs), since a single refused check leaves it
-        # untouched by contract.
-        norm_snapshot = copy.deepcopy(self._normalizer)
-        result = self._normalizer.feed(event, self._position)
+        self._admit_normalized(event, is_chunk)
+
+    def _admit_normalized(self, event: Any, is_chunk: bool) -> None:
+        normalizer, verifier, position = self._normalizer, self._verifier, self._position
+        lanes = _save(normalizer)  # a refused chunk leaves it untouched, a refused expansion not
+        result = normalizer.feed(event, position)
         if result.violations:
-            self._normalizer = norm_snapshot
-            raise GuardError(_with_position(result.violations[0], self._position))
+            raise GuardError(_with_position(result.violations[0], position))
         expanded = result.events
-        verifier_snapshot = copy.deepcopy(self._verifier) if len(expanded) > 1 else None
-        for out in expanded:
-            violation = self._verifier.check(out, self._position)
+        if len(expanded) == 1:
+            violation = verifier.check(expanded[0], position)
             if violation is not None:
-                self._normalizer = norm_snapshot
-                if verifier_snapshot is not None:
-                    self._verifier = verifier_snapshot
+                _restore(normalizer, lanes)
                 raise GuardError(violation)
-        self._position += 1
+        elif expanded:
+            # several checks: a refusal after an accepted one must undo that one
+            state = _save(verifier)
+            for out in expanded:
+                violation = verifier.check(out, position)
+                if violation is not None:
+                    _restore(normalizer, lanes)
+                    _restore(verifier, state)
+                    raise GuardError(violation)
+        self._position = position + 1
         if is_chunk:
             self._chunked = True
-        elif etype in _TERMINAL_TYPES:
-            # the run is over: every lane was closed by the forced ENDs
-            self._chunked = False
+        elif not normalizer.open_streams:
+            self._chunked = False  # every lane is closed: back to the plain path
 
     def finish(self) -> ProtocolViolation | None:
         """End-of-stream check (``truncated_stream`` when a run is still open)."""
@@ -117,3 +134,55 @@ def _with_position(violation: ProtocolViolation, position: int) -> ProtocolViola
     if violation.position is None:
         violation.position = position
     return violation
+
+
+_SLOTS: dict[type, tuple[str, ...]] = {}
+
+
+def _slots_of(cls: type) -> tuple[str, ...]:
+    names = _SLOTS.get(cls)
+    if names is None:
+        found: list[str] = []
+        for klass in cls.__mro__:
+            slots = klass.__dict__.get("__slots__", ())
+            found += [slots] if isinstance(slots, str) else list(slots)
+        names = _SLOTS[cls] = tuple(n for n in found if n not in ("__dict__", "__weakref__"))
+    return names
+
+
+def _save(obj: Any) -> Any:
+    """The state of a slotted checker (the normalizer or the verifier), for
+    :func:`_restore`: every slot's value, containers (dict, list, set) copied
+    at every level, anything else shared. Their state is containers of ids and
+    of objects they never change once stored (a lane's pending item, a str), so
+    this is an exact snapshot. An object that also has a ``__dict__`` is
+    deep-copied instead."""
+    if hasattr(obj, "__dict__"):  # pragma: no cover - both checkers are slotted
+        return copy.deepcopy(obj.__dict__), [
+            (name, copy.deepcopy(getattr(obj, name))) for name in _slots_of(type(obj))
+            if hasattr(obj, name)]
+    return None, [(name, _copied(getattr(obj, name))) for name in _slots_of(type(obj))
+                  if hasattr(obj, name)]
+
+
+def _copied(value: Any) -> Any:
+    cls = value.__class__
+    if cls is dict:
+        for item in value.values():
+            if item.__class__ in _CONTAINERS:
+                return {k: _copied(v) for k, v in value.items()}
+        return value.copy()
+    if cls is set:
+        return value.copy()
+    if cls is list:
+        return [_copied(v) for v in value]
+    return value
+
+
+def _restore(obj: Any, saved: Any) -> None:
+    extra, slots = saved
+    if extra is not None:  # pragma: no cover - see _save
+        obj.__dict__.clear()
+        obj.__dict__.update(extra)
+    for name, value in slots:
+        setattr(obj, name, value)
