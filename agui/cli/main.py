@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from agui.cli.io import CliError, Console
+from agui.cli.io import CliError, Console, SafeStream
 
 __all__ = ["build_parser", "main"]
 
@@ -244,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:
     parser = build_parser()
-    with contextlib.redirect_stdout(console.stdout), contextlib.redirect_stderr(console.stderr):
+    out, err = SafeStream(console.stdout), SafeStream(console.stderr)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # type: ignore[type-var]
         try:
             args = parser.parse_args(list(argv))
             if getattr(args, "url", None) is not None and args.agent is not None:
@@ -289,34 +290,15 @@ def main(
     """Run board-watch with ``argv`` (default ``sys.argv[1:]``) over the given
     streams (default the process's). Returns the exit code (see module doc)."""
     console = Console.create(stdin, stdout, stderr)
-    args = _parse(sys.argv[1:] if argv is None else argv, console)
-    if isinstance(args, int):
-        return args
     try:
-        if args.command == "watch":
-            from agui.cli.watch import run_watch
-
-            return run_watch(args, console)
-        if args.command == "trace":
-            from agui.cli.trace import run_trace
-
-            return run_trace(args, console)
-        if args.command == "replay":
-            from agui.cli.replay import run_replay
-
-            return run_replay(args, console)
-        from agui.cli.serve import run_serve
-
-        return run_serve(args, console)
-    except CliError as exc:
-        console.error(str(exc))
-        return exc.exit_code
+        code = _main(sys.argv[1:] if argv is None else argv, console)
     except KeyboardInterrupt:
         if console.interactive:  # end the line the ^C was echoed on
-            console.stdout.write("\n")
-            console.stdout.flush()
+            with contextlib.suppress(OSError, ValueError):
+                console.prompt_stream.write("\n")
+                console.prompt_stream.flush()
         console.error("interrupted")
-        return 130
+        code = 130
     except BrokenPipeError:  # e.g. `board-watch ... | head`: the reader left, stop quietly
         _silence_stdout(console)
         return 141
@@ -324,9 +306,42 @@ def main(
         exc = _unwrap(exc)
         if isinstance(exc, CliError):
             console.error(str(exc))
-            return exc.exit_code
-        console.error(f"unexpected {type(exc).__name__}: {exc}")
-        return 1
+            code = exc.exit_code
+        else:
+            console.error(f"unexpected {type(exc).__name__}: {exc}")
+            code = 1
+    _finish(console)
+    return code
+
+
+def _main(argv: Sequence[str], console: Console) -> int:
+    args = _parse(argv, console)
+    if isinstance(args, int):
+        return args
+    if args.command == "watch":
+        from agui.cli.watch import run_watch
+
+        return run_watch(args, console)
+    if args.command == "trace":
+        from agui.cli.trace import run_trace
+
+        return run_trace(args, console)
+    if args.command == "replay":
+        from agui.cli.replay import run_replay
+
+        return run_replay(args, console)
+    from agui.cli.serve import run_serve
+
+    return run_serve(args, console)
+
+
+def _finish(console: Console) -> None:
+    """Flush stdout; if the reader has gone (a pipe closed by Ctrl-C or
+    ``head``), point it at /dev/null so the interpreter's last flush is quiet."""
+    try:
+        console.stdout.flush()
+    except (OSError, ValueError):
+        _silence_stdout(console)
 
 
 def _unwrap(exc: BaseException) -> BaseException:

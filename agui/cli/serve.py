@@ -62,8 +62,7 @@ def _server_class(console: Console) -> Any:
                 else:
                     text = "stopping: no open streams"
                 try:
-                    console.stdout.write(text + "\n")
-                    console.stdout.flush()
+                    console.say(text)
                 except (OSError, ValueError):
                     pass
             captured = list(getattr(self, "_captured_signals", ()))
@@ -104,8 +103,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
-    console.stdout.write(f"serving the {what} on http://{host}:{port}/agent (Ctrl-C stops)\n")
-    console.stdout.flush()
+    console.say(f"serving the {what} on http://{host}:{port}/agent (Ctrl-C stops)")
     config = uvicorn.Config(
         create_app(),
         log_level="warning",
