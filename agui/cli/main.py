@@ -3,10 +3,11 @@
 Subcommands::
 
     board-watch watch   [--url URL] [--agent fake|task-board] [--fragments] [--in-order]
-                        [--approve | --decline] [--stop-after N] [--no-verify]
-                        [--tools FILE] [--state FILE] [--timeout SECONDS] [--check]
+                        [--approve | --decline] [--max-resumes N] [--stop-after N]
+                        [--no-verify] [--full] [--tools FILE] [--state FILE]
+                        [--timeout SECONDS] [--check]
     board-watch trace   [--url URL] [--agent fake|task-board] [--approve | --decline]
-                        [--tools FILE] [--timeout SECONDS] [LINE]
+                        [--max-resumes N] [--tools FILE] [--timeout SECONDS] [LINE]
     board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--check]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090]
     board-watch serve-task-board  [--host 127.0.0.1] [--port 8080]
@@ -16,9 +17,11 @@ Subcommands::
 code back. Exit codes: 0 done, 1 a failure reported on stderr as one line
 (connection refused, HTTP error, bad fixture/tools/state file), 2 bad usage,
 3 with ``--check`` when a run went wrong (an error line, a failed or broken-off
-run), 130 interrupted by Ctrl-C (at a prompt or question; in ``watch`` the first
-Ctrl-C during a run only cancels that run), 141 stdout closed early
-(``| head``). Never a traceback.
+run), 130 interrupted by Ctrl-C (at a prompt or question, or while starting;
+in ``watch`` the first Ctrl-C during a run only cancels that run), 141 stdout
+closed early (``| head``). Never a traceback: a closed stdin reads as end of
+input, a closed stdout/stderr discards output, and everything printed is
+sanitised (see :mod:`agui.cli.io`).
 """
 
 from __future__ import annotations
@@ -137,6 +140,14 @@ def _add_answer_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--approve", action="store_true", help="answer every interrupt yes, unattended")
     g.add_argument("--decline", action="store_true", help="answer every interrupt no, unattended")
+    p.add_argument(
+        "--max-resumes",
+        type=_positive_int,
+        metavar="N",
+        default=10,
+        help="at most N resumes in a row without a new line typed (default 10): an agent "
+        "that pauses again on every resume gets an 'error' line, not an endless loop",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -197,7 +208,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--stop-after",
         type=_positive_int,
         metavar="N",
-        help="drop each run's stream after N updates (the session stays usable)",
+        help="drop the first run's stream after N updates (the session stays usable; "
+        "later runs are not cut)",
+    )
+    w.add_argument(
+        "--full",
+        action="store_true",
+        help="never cut a call, result or state line (default: cut at 400 columns, "
+        "saying how much was cut)",
     )
     w.add_argument("--state", metavar="FILE", help="JSON file with the initial agent state to send")
     _add_check_flag(w)
