@@ -246,7 +246,8 @@ def run_interruptibly(
     """:func:`drive` one run on ``runner``'s loop. The first Ctrl-C during it
     cancels the run (see :func:`drive`) and returns its result
     (``cancelled=True``); a Ctrl-C that arrives while the run is being closed
-    propagates as ``KeyboardInterrupt``."""
+    propagates as ``KeyboardInterrupt``, and so does a broken stdout after a
+    Ctrl-C (the pipe's reader got the same signal)."""
     result = RunResult()
     try:
         return runner.run(drive(run, renderer, console, options, run_id, result))
@@ -254,6 +255,12 @@ def run_interruptibly(
         if not result.cancelled:
             raise
         return result
+    except BrokenPipeError:
+        # Ctrl-C with stdout piped (`watch | cat`): the reader died of the same
+        # Ctrl-C, so writing the cancellation failed. It is an interrupt.
+        if getattr(runner, "_interrupt_count", 0):
+            raise KeyboardInterrupt from None
+        raise
 
 
 def _describe(err: BaseException, url: str) -> str:
