@@ -94,6 +94,18 @@ def _closed_output() -> TextIO:
     return io.StringIO()
 
 
+def _reopen_closed_std_streams() -> None:
+    """A descriptor closed at start (``<&-``, ``>&-``) leaves ``sys.stdin`` /
+    ``sys.stdout`` / ``sys.stderr`` None, which libraries (uvicorn's logging,
+    ``print``) do not expect: point each such one at the null device."""
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            try:
+                setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115
+            except OSError:
+                pass
+
+
 _SURROGATES = re.compile("[\ud800-\udfff]")
 """Lone surrogates: undecodable input bytes under ``errors="surrogateescape"``."""
 
@@ -144,6 +156,7 @@ class Console:
         """Console over the given streams (default: the process's)."""
         import io
 
+        _reopen_closed_std_streams()
         i = stdin if stdin is not None else sys.stdin
         o = stdout if stdout is not None else sys.stdout
         e = stderr if stderr is not None else sys.stderr

@@ -309,6 +309,7 @@ def main(
     streams (default the process's). Returns the exit code (see module doc)."""
     console = Console.create(stdin, stdout, stderr)
     try:
+        _start_up()
         code = _main(sys.argv[1:] if argv is None else argv, console)
     except KeyboardInterrupt:
         if console.interactive:  # end the line the ^C was echoed on
@@ -330,6 +331,40 @@ def main(
             code = 1
     _finish(console)
     return code
+
+
+_PRELOAD = (
+    "httpx", "agui.wire", "agui.session", "agui.transports", "agui.a2ui", "agui.server",
+    "agui.backends.fake", "agui.backends.task_board", "agui.cli.watch", "agui.cli.trace",
+    "agui.cli.replay", "agui.cli.serve", "uvicorn",
+)  # fmt: skip
+"""Imported at start-up while Ctrl-C is deferred (see :mod:`agui.cli`)."""
+
+
+def _start_up() -> None:
+    """When start-up deferred SIGINT (see :mod:`agui.cli`): import what the
+    commands need, give SIGINT back to Python's handler and raise
+    ``KeyboardInterrupt`` if one arrived meanwhile."""
+    import signal
+
+    from agui import cli
+
+    try:
+        deferred = signal.getsignal(signal.SIGINT) is cli._defer
+    except ValueError:  # pragma: no cover - not the main thread
+        deferred = False
+    if not deferred:
+        return
+    import importlib
+
+    for name in _PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if cli.deferred_interrupts:
+        raise KeyboardInterrupt
 
 
 def _main(argv: Sequence[str], console: Console) -> int:
