@@ -369,3 +369,43 @@ def test_stop_after_applies_to_the_first_run_only():
     assert code == 0
     assert text.count("stop    dropped the stream after 2 updates") == 1
     assert "done    success" in text.split("dropped the stream")[1]
+
+
+def test_ctrl_c_while_waiting_for_the_agent_to_notice_a_dropped_stream_ends_the_wait():
+    import asyncio
+
+    from agui import updates as u
+    from agui.cli.io import Console
+    from agui.cli.render import Renderer
+    from agui.cli.watch import ChatOptions, RunResult, drive
+
+    class NeverNotices:
+        asked = 0
+
+        def wait_for(self, predicate: Any, timeout: float) -> bool:
+            self.asked += 1
+            return False
+
+    async def run() -> Any:
+        yield u.RunStarted(thread_id="t", run_id="run-1")
+        yield u.TextStarted("m", "assistant")
+
+    log = NeverNotices()
+    out = io.StringIO()
+    console = Console(io.StringIO(), out, io.StringIO())
+    result = RunResult()
+
+    async def scenario() -> None:
+        options = ChatOptions(stop_after=1, run_log=log)
+        task = asyncio.ensure_future(drive(run(), Renderer(), console, options, "run-1", result))
+        while log.asked == 0:  # the wait has begun
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert result.cancelled and result.dropped
+    assert out.getvalue().splitlines()[-1] == (
+        "stop    not waiting for the agent to notice (Ctrl-C)"
+    )
