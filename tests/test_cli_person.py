@@ -409,3 +409,46 @@ def test_ctrl_c_while_waiting_for_the_agent_to_notice_a_dropped_stream_ends_the_
     assert out.getvalue().splitlines()[-1] == (
         "stop    not waiting for the agent to notice (Ctrl-C)"
     )
+
+
+def _bytes_app(delta: bytes) -> Any:
+    from starlette.responses import Response
+
+    async def handler(request: Any) -> Any:
+        body = json.loads(await request.body())
+        t, r = body["threadId"], body["runId"]
+        head = _sse(
+            [
+                {"type": "RUN_STARTED", "threadId": t, "runId": r},
+                {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+            ]
+        )
+        content = b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"' + delta
+        tail = _sse(
+            [
+                {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+                {"type": "RUN_FINISHED", "threadId": t, "runId": r},
+            ]
+        )
+        return Response(head + content + b'"}\n\n' + tail, media_type="text/event-stream")
+
+    return _app(handler)
+
+
+def test_agent_bytes_that_are_not_utf8_become_u_fffd_with_one_warn_line():
+    with BackgroundServer(_bytes_app(b"caf\xe9 \xff!")) as srv:
+        code, out, _ = run_cli(["watch", "--url", srv.url + "/agent"], "go\nagain\n")
+    lines = out.decode().splitlines()
+    warns = [x for x in lines if x.startswith("warn")]
+    assert warns == [
+        "warn    the agent sent bytes that are not UTF-8; each was replaced with U+FFFD"
+    ] * 2  # one per response
+    assert "text    caf\ufffd \ufffd!" in lines
+    assert code == 0
+
+
+def test_a_u_fffd_the_agent_really_sent_is_not_warned_about():
+    with BackgroundServer(_bytes_app("caf\ufffd".encode())) as srv:
+        _, out, _ = run_cli(["watch", "--url", srv.url + "/agent"], "go\n")
+    text = out.decode()
+    assert "text    caf\ufffd" in text and "warn" not in text

@@ -49,8 +49,11 @@ from agui.cli.board import panel_from_conversation
 from agui.cli.io import CliError, Console, EndOfInput
 from agui.cli.render import Line, Renderer, RenderOptions
 from agui.cli.sanitize import sanitize
+from agui.cli.target import DEFAULT_READ_TIMEOUT, THREAD_ID, http_timeout, make_session
 
 __all__ = [
+    "DEFAULT_READ_TIMEOUT",
+    "THREAD_ID",
     "ChatOptions",
     "RunResult",
     "answer_for",
@@ -58,12 +61,12 @@ __all__ = [
     "chat",
     "drive",
     "http_timeout",
+    "make_session",
     "run_interruptibly",
     "run_watch",
     "wants_approval_flag",
 ]
 
-THREAD_ID = "thread-1"
 
 #: TransportError kinds that end the command (one line on stderr, exit 1).
 FATAL_TRANSPORT_KINDS = frozenset({"connect", "http_status", "timeout", "protocol"})
@@ -71,8 +74,6 @@ FATAL_TRANSPORT_KINDS = frozenset({"connect", "http_status", "timeout", "protoco
 #: Of those, the kinds that end only the run once it has started (RUN_STARTED seen).
 RUN_LEVEL_KINDS = frozenset({"timeout"})
 
-DEFAULT_READ_TIMEOUT = 60.0
-"""``--timeout`` default (seconds): the longest silence tolerated from the agent."""
 
 INTERRUPTED = "interrupted (Ctrl-C)"
 
@@ -91,7 +92,9 @@ class ChatOptions:
     exit :data:`CHECK_FAILED` instead of 0 when any run went wrong
     (:attr:`RunResult.failed`, or a resume the SDK refused). ``max_resumes``:
     resumes in a row before giving up. ``panel_width``: cut of the panel's
-    state JSON (columns; 0 = never, ``--full``).
+    state JSON (columns; 0 = never, ``--full``). ``utf8``: the
+    :class:`agui.cli.utf8.Utf8Watch` on the transport (a ``warn`` line for
+    agent bytes that are not UTF-8).
     """
 
     render: RenderOptions = field(default_factory=RenderOptions)
@@ -102,6 +105,7 @@ class ChatOptions:
     check: bool = False
     max_resumes: int = DEFAULT_MAX_RESUMES
     panel_width: int = 400
+    utf8: Any = None
 
 
 @dataclass
@@ -194,6 +198,7 @@ async def drive(
             if isinstance(update, u.Done):
                 result.done = update
             console.write(_on_how_many(renderer.feed(update), update, result))
+            _bad_bytes(options, console)
             if options.stop_after is not None and result.count >= options.stop_after:
                 if result.done is None:
                     result.dropped = True
@@ -219,6 +224,7 @@ async def drive(
         aclose = getattr(run, "aclose", None)
         if aclose is not None:
             await aclose()
+    _bad_bytes(options, console)
     if result.dropped:
         console.write(renderer.flush())
         noun = "update" if result.count == 1 else "updates"
@@ -267,6 +273,13 @@ def _describe(err: BaseException, url: str) -> str:
     from agui.cli.target import describe_transport_error
 
     return describe_transport_error(err, url)
+
+
+def _bad_bytes(options: ChatOptions, console: Console) -> None:
+    if options.utf8 is not None and options.utf8.take():
+        from agui.cli.utf8 import AGENT_BAD_BYTES
+
+        console.write([Line("warn", AGENT_BAD_BYTES)])
 
 
 def _on_how_many(lines: list[Line], update: Any, result: RunResult) -> list[Line]:
@@ -430,33 +443,6 @@ def draw_panel(session: Any, console: Console, max_width: int = 400) -> None:
     console.write(panel_from_conversation(session.conversation).lines(max_width))
 
 
-def http_timeout(read: float | None) -> Any:
-    """The ``httpx.Timeout`` for ``--timeout`` seconds (None: the default,
-    :data:`DEFAULT_READ_TIMEOUT`): ``read`` = the longest silence tolerated
-    between two chunks of the stream (and for the response to start);
-    connect at most 10 s; write/pool 30 s."""
-    import httpx
-
-    read = DEFAULT_READ_TIMEOUT if read is None else read
-    return httpx.Timeout(30.0, connect=min(10.0, read), read=read)
-
-
-def make_session(
-    url: str, *, tools: list[Any], state: Any, verify: str, timeout: float | None = None
-) -> Any:
-    """A :class:`agui.session.Session` over HTTP to ``url`` with our thread id
-    (``timeout``: see :func:`http_timeout`)."""
-    import msgspec
-
-    from agui.session import Session
-    from agui.transports import HttpTransport
-
-    kwargs: dict[str, Any] = {"thread_id": THREAD_ID, "tools": tools, "verify": verify}
-    if state is not msgspec.UNSET:
-        kwargs["state"] = state
-    return Session(HttpTransport(url, timeout=http_timeout(timeout)), **kwargs)
-
-
 def run_watch(args: argparse.Namespace, console: Console) -> int:
     """``watch`` command entry (parsed ``args``); returns the exit code."""
     import msgspec
@@ -483,11 +469,19 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             max_resumes=getattr(args, "max_resumes", None) or DEFAULT_MAX_RESUMES,
             panel_width=0 if full else render.max_chars,
         )
+
+        def watched(transport: Any) -> Any:
+            from agui.cli.utf8 import Utf8Watch
+
+            options.utf8 = Utf8Watch(transport)
+            return options.utf8
+
         session = make_session(
             ep.url,
             tools=tools,
             state=state,
             verify="off" if args.no_verify else "tolerant",
             timeout=getattr(args, "timeout", None),
+            wrap=watched,
         )
         return chat(session, console, options)
