@@ -237,3 +237,47 @@ def test_term_dumb_gets_no_colour():
     finally:
         term.close()
     assert "\x1b[" not in term.output
+
+
+@needs_bash
+def test_ctrl_c_during_a_long_replay_piped_into_tail_is_one_line_and_130(shell, tmp_path):
+    import json
+
+    fixture = tmp_path / "big.jsonl"
+    delta = json.dumps({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"}) + "\n"
+    fixture.write_text(
+        json.dumps({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+        + "\n"
+        + json.dumps({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
+        + "\n"
+        + delta * 300_000
+    )
+    # the first line reaches the terminal once replay is writing; the rest goes to tail
+    term = shell(
+        f"{CLI} replay {shlex.quote(str(fixture))} --in-order | (head -1; tail -2)"
+    )
+    term.expect("run     r started")
+    term.send("\x03")
+    assert term.codes()[0] == 130
+    assert "board-watch: error: interrupted" in term.output
+    _no_traceback(term.output)
+
+
+def test_a_broken_pipe_met_while_cancelling_counts_as_the_interrupt_not_as_head():
+    import asyncio
+
+    from agui.cli.main import _while_cancelling
+
+    def broken_while(context: BaseException) -> BrokenPipeError:
+        """A BrokenPipeError raised while ``context`` was being handled."""
+        try:
+            try:
+                raise context
+            except BaseException:  # noqa: BLE001 - the write that fails in the handler
+                raise BrokenPipeError(32, "Broken pipe")
+        except BrokenPipeError as exc:
+            return exc
+
+    assert _while_cancelling(broken_while(asyncio.CancelledError()))
+    assert _while_cancelling(broken_while(KeyboardInterrupt()))
+    assert not _while_cancelling(BrokenPipeError(32, "Broken pipe"))

@@ -318,9 +318,14 @@ def main(
                 console.prompt_stream.flush()
         console.error("interrupted")
         code = 130
-    except BrokenPipeError:  # e.g. `board-watch ... | head`: the reader left, stop quietly
+    except BrokenPipeError as exc:  # e.g. `board-watch ... | head`: the reader left, stop quietly
         _silence_stdout(console)
-        return 141
+        if not _while_cancelling(exc):
+            return 141
+        # Ctrl-C with stdout piped (`replay big.jsonl | tail -2`): the reader died of
+        # the same Ctrl-C while the cancelled run was being written up
+        console.error("interrupted")
+        return 130
     except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
         exc = _unwrap(exc)
         if isinstance(exc, CliError):
@@ -395,6 +400,21 @@ def _finish(console: Console) -> None:
         console.stdout.flush()
     except (OSError, ValueError):
         _silence_stdout(console)
+
+
+def _while_cancelling(exc: BaseException) -> bool:
+    """True when ``exc`` was raised while a cancellation (Ctrl-C under
+    :class:`asyncio.Runner`) was being handled."""
+    import asyncio
+
+    seen: BaseException | None = exc.__context__
+    for _ in range(20):
+        if seen is None:
+            return False
+        if isinstance(seen, asyncio.CancelledError | KeyboardInterrupt):
+            return True
+        seen = seen.__context__
+    return False
 
 
 def _unwrap(exc: BaseException) -> BaseException:
