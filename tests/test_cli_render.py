@@ -432,8 +432,10 @@ def test_unknown_update_kind_is_shown_not_dropped():
 
 
 def test_long_json_is_cut_with_an_ellipsis():
-    lines = render_all([u.StateChanged(state={"k": "x" * 100})], RenderOptions(max_chars=20))
-    assert lines == ['state   {"k": "' + "x" * 12 + "…"]
+    # the cut says how much it dropped, and the whole body fits in max_chars columns
+    lines = render_all([u.StateChanged(state={"k": "x" * 100})], RenderOptions(max_chars=40))
+    assert lines == ['state   {"k": "' + "x" * 19 + "… (+83 chars)"]
+    assert len(lines[0]) - 8 <= 40
 
 
 # --- board panel ---------------------------------------------------------------

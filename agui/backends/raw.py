@@ -342,6 +342,10 @@ _STREAMS = [
 #: name -> stream, in documentation order.
 RAW_STREAMS: dict[str, RawStream] = {s.name: s for s in _STREAMS}
 
+#: other names a stream answers to on ``/raw/NAME`` (the board-watch design
+#: document's ``unbracketed`` is our ``content-without-start``).
+RAW_ALIASES: dict[str, str] = {"unbracketed": "content-without-start"}
+
 
 def stream_bytes(name: str, thread_id: str = "raw-thread", run_id: str = "raw-run") -> bytes:
     """The whole body of stream ``name`` as one ``bytes`` (for tests and fixtures;
@@ -378,10 +382,12 @@ async def _send(stream: RawStream, thread_id: str, run_id: str) -> AsyncIterator
 
 
 async def raw_endpoint(request: Any) -> Any:
-    """``GET|POST /raw/{name}``: serve the named stream (404 JSON for an unknown name)."""
+    """``GET|POST /raw/{name}``: serve the named stream, or the one a
+    :data:`RAW_ALIASES` name stands for (404 JSON for an unknown name)."""
     from starlette.responses import JSONResponse, StreamingResponse
 
-    stream = RAW_STREAMS.get(request.path_params["name"])
+    name = request.path_params["name"]
+    stream = RAW_STREAMS.get(RAW_ALIASES.get(name, name))
     if stream is None:
         return JSONResponse(
             {"error": "unknown raw stream", "streams": sorted(RAW_STREAMS)}, status_code=404

@@ -1,5 +1,49 @@
 """board-watch, the AG-UI terminal client: renderers, board panel, commands.
 
 Entry point :func:`agui.cli.main.main`; pure pieces :mod:`agui.cli.render`,
-:mod:`agui.cli.board`, :mod:`agui.cli.sanitize`.
+:mod:`agui.cli.board`, :mod:`agui.cli.sanitize`, :mod:`agui.cli.text`.
+
+Ctrl-C while board-watch is still starting: when this package is imported as
+the program itself (the ``board-watch`` script or ``python -m agui.cli``), a
+SIGINT is only recorded until :func:`agui.cli.main.main` has imported what it
+needs (a KeyboardInterrupt raised inside an extension module's import can
+crash it), then it counts as a Ctrl-C: ``board-watch: error: interrupted``,
+exit 130. A ``sys.excepthook`` does the same for a KeyboardInterrupt that
+escapes before ``main`` runs; every other exception goes to the previous hook.
 """
+
+import os as _os
+import signal as _signal
+import sys as _sys
+
+#: SIGINTs received while start-up deferred them (see the module doc)
+deferred_interrupts: list[int] = []
+
+
+def _defer(signum, frame):
+    deferred_interrupts.append(signum)
+
+
+def _as_program() -> bool:
+    name = _os.path.basename(_sys.argv[0]) if _sys.argv else ""
+    return name in ("board-watch", "-m")
+
+
+def _interrupted_hook(kind, value, tb, _previous=_sys.excepthook):
+    if kind is not None and issubclass(kind, KeyboardInterrupt):
+        try:
+            _sys.stderr.write("board-watch: error: interrupted\n")
+            _sys.stderr.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+        _os._exit(130)
+    _previous(kind, value, tb)
+
+
+if _as_program():
+    _sys.excepthook = _interrupted_hook
+    try:
+        if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+            _signal.signal(_signal.SIGINT, _defer)
+    except (ValueError, OSError):  # not the main thread
+        pass

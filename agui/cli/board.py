@@ -85,15 +85,22 @@ def surface_lines(messages: Iterable[Any]) -> dict[str, list[str]]:
     """``{surfaceId: text lines}`` for every A2UI surface in ``messages``
     (generated message structs or dicts). Empty when none, or when the A2UI
     module is unavailable or fails (its failure is shown as one line)."""
+    return _surfaces(messages)[0]
+
+
+def _surfaces(messages: Iterable[Any]) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """(:func:`surface_lines`, ``{surfaceId: number of components}``)."""
     try:
         from agui.a2ui import render_surface, surfaces_from_messages
     except ImportError:
-        return {}
+        return {}, {}
     try:
         surfaces = surfaces_from_messages(messages)
-        return {sid: [str(x) for x in render_surface(s)] for sid, s in surfaces.items()}
+        lines = {sid: [str(x) for x in render_surface(s)] for sid, s in surfaces.items()}
+        counts = {sid: len(getattr(s, "components", None) or ()) for sid, s in surfaces.items()}
+        return lines, counts
     except Exception as exc:  # noqa: BLE001 - A2UI bugs must not kill the client
-        return {"?": [f"(could not render surfaces: {type(exc).__name__}: {exc})"]}
+        return {"?": [f"(could not render surfaces: {type(exc).__name__}: {exc})"]}, {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +113,15 @@ class BoardPanel:
     board: BoardState
     surfaces: dict[str, list[str]] = field(default_factory=dict)
     pending_interrupts: int = 0
+    components: dict[str, int] = field(default_factory=dict)
 
-    def lines(self) -> list[Line]:
-        """The panel as labelled lines (all agent text sanitised):
+    def lines(self, max_width: int = 400) -> list[Line]:
+        """The panel as labelled lines (all agent text sanitised; state JSON
+        cut at ``max_width`` columns, 0 = never):
 
-        ``board`` run, thread, message count and pending interrupts; ``tasks`` one row per task
+        ``board`` run, thread, message count, pending interrupts and each
+        surface with its number of components (``surface task-board (6)``);
+        ``tasks`` one row per task
         (``[x]`` done, ``[ ]`` open); ``state`` the JSON of a state that is not a
         task board (or its other keys); ``surface`` each surface id, then its
         rendered lines indented.
@@ -123,8 +134,16 @@ class BoardPanel:
         if self.pending_interrupts:
             n = self.pending_interrupts
             waiting = f" · waiting on {n} interrupt{'' if n == 1 else 's'}"
+        shown = "".join(
+            f" · surface {sanitize(sid)} ({self.components[sid]})"
+            for sid in self.surfaces
+            if sid in self.components
+        )
         out.append(
-            Line("board", f"run {run}{thread} · {self.message_count} message{plural}{waiting}")
+            Line(
+                "board",
+                f"run {run}{thread} · {self.message_count} message{plural}{waiting}{shown}",
+            )
         )
         b = self.board
         if b.tasks is not None:
@@ -139,11 +158,11 @@ class BoardPanel:
                     )
                 )
             if b.extra:
-                out.append(Line("state", format_json(b.extra, 400)))
+                out.append(Line("state", format_json(b.extra, max_width)))
         elif b.raw is None:
             out.append(Line("state", "(none)"))
         else:
-            out.append(Line("state", format_json(b.raw, 400)))
+            out.append(Line("state", format_json(b.raw, max_width)))
         for sid, rows in self.surfaces.items():
             out.append(Line("surface", sanitize(sid)))
             out.extend(Line("", "  " + sanitize(r)) for r in rows)
@@ -157,11 +176,13 @@ def panel_from_conversation(conversation: Any) -> BoardPanel:
         messages = list(conversation.messages)
     except Exception:  # noqa: BLE001 - any odd conversation object
         messages = []
+    surfaces, components = _surfaces(messages)
     return BoardPanel(
         run_id=getattr(conversation, "run_id", None),
         thread_id=getattr(conversation, "thread_id", None),
         message_count=len(messages),
         board=BoardState.from_state(getattr(conversation, "state", None)),
-        surfaces=surface_lines(messages),
+        surfaces=surfaces,
         pending_interrupts=len(getattr(conversation, "pending_interrupts", None) or ()),
+        components=components,
     )

@@ -26,9 +26,9 @@ def format_json(value: Any, max_chars: int = 0) -> str:
 
 
 def _cut(text: str, max_chars: int) -> str:
-    if max_chars and len(text) > max_chars:
-        return text[: max_chars - 1] + "…"
-    return text
+    from agui.cli.text import cut
+
+    return cut(text, max_chars)
 
 
 def format_arguments(arguments: str, max_chars: int = 0) -> str:

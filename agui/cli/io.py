@@ -5,7 +5,17 @@ commands can be driven with strings in tests and with the real terminal in
 use. Colour (ANSI SGR on the label column only) and the ``> `` / ``[y/N]``
 prompts are used only when the stream is a TTY, so captured output (pipes,
 files, snapshots) is plain and deterministic. ``NO_COLOR`` set to a non-empty
-value turns colour off (no-color.org; an empty ``NO_COLOR=`` does not).
+value turns colour off (no-color.org; an empty ``NO_COLOR=`` does not), and
+so does ``TERM=dumb``.
+
+Output: every character written to stdout or stderr, by every command, goes
+through this class, which sanitises it (:func:`agui.cli.sanitize.sanitize`:
+no escape sequence, control character, bidi or invisible format character
+reaches the terminal raw) and redacts URL credentials
+(:func:`agui.cli.text.redact_credentials`); the only escapes it writes are
+its own colour codes. Prompts go to the terminal, never into a piped stdout:
+to stdout when stdout is a TTY, else to stderr. A closed stdin reads as end
+of input; a closed stdout or stderr discards what is written to it.
 
 Input: on a TTY (the process's own stdin and stdout) lines are read with
 ``input()`` and :mod:`readline` (line editing, history, no tty line-length
@@ -25,8 +35,10 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from agui.cli.render import LABEL_WIDTH, Line
+from agui.cli.sanitize import sanitize
+from agui.cli.text import redact_credentials
 
-__all__ = ["COLOURS", "CliError", "Console"]
+__all__ = ["COLOURS", "CliError", "Console", "EndOfInput", "SafeStream", "clean"]
 
 COLOURS = {
     "run": "2", "text": "0", "think": "2;3", "call": "36", "args": "2;36", "end": "36",
@@ -45,6 +57,53 @@ class CliError(Exception):
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class EndOfInput(Exception):
+    """Input ended while a question was waiting for an answer (no answer is
+    made up for it)."""
+
+
+def clean(text: object) -> str:
+    """``text`` safe for a terminal, one line: sanitised, URL credentials redacted."""
+    return redact_credentials(sanitize(text))
+
+
+class SafeStream:
+    """A write-only text stream over ``stream`` that cleans (:func:`clean`)
+    every line written to it (newlines are kept), for text this module does not
+    format itself (argparse's usage and errors)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` cleaned line by line; returns ``len(text)``."""
+        self.stream.write("\n".join(clean(part) for part in text.split("\n")))
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush the underlying stream."""
+        self.stream.flush()
+
+
+def _closed_output() -> TextIO:
+    """A sink for a closed stdout/stderr (``>&-``): discards what it is given."""
+    import io
+
+    return io.StringIO()
+
+
+def _reopen_closed_std_streams() -> None:
+    """A descriptor closed at start (``<&-``, ``>&-``) leaves ``sys.stdin`` /
+    ``sys.stdout`` / ``sys.stderr`` None, which libraries (uvicorn's logging,
+    ``print``) do not expect: point each such one at the null device."""
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            try:
+                setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115
+            except OSError:
+                pass
 
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
@@ -95,15 +154,25 @@ class Console:
         stderr: TextIO | None = None,
     ) -> Console:
         """Console over the given streams (default: the process's)."""
+        import io
+
+        _reopen_closed_std_streams()
         i = stdin if stdin is not None else sys.stdin
         o = stdout if stdout is not None else sys.stdout
         e = stderr if stderr is not None else sys.stderr
-        colour = _isatty(o) and not os.environ.get("NO_COLOR")
+        # a closed descriptor (``<&-``, ``>&-``) leaves the sys stream None
+        i = io.StringIO() if i is None else i
+        o = _closed_output() if o is None else o
+        e = _closed_output() if e is None else e
+        colour = (
+            _isatty(o) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+        )
         _lenient_input(i)
         return cls(i, o, e, interactive=_isatty(i), colour=colour)
 
     def format(self, line: Line) -> str:
         """``line`` as text, with the label coloured when ``colour``."""
+        line = Line(clean(line.label), clean(line.body))
         if not self.colour or not line.label:
             return str(line)
         sgr = COLOURS.get(line.label, "0")
@@ -113,32 +182,54 @@ class Console:
         return f"\x1b[{sgr}m{line.label}\x1b[0m{pad} {line.body}".rstrip()
 
     def write(self, lines: Iterable[Line]) -> None:
-        """Print lines to stdout and flush (so a live run shows as it goes)."""
+        """Print lines (cleaned, see :func:`clean`) to stdout and flush (so a
+        live run shows as it goes)."""
         text = "".join(self.format(line) + "\n" for line in lines)
         if text:
             self.stdout.write(text)
             self.stdout.flush()
 
+    def say(self, text: str) -> None:
+        """Print one plain line (cleaned) to stdout and flush."""
+        self.stdout.write(clean(text) + "\n")
+        self.stdout.flush()
+
+    @property
+    def prompt_stream(self) -> TextIO:
+        """Where prompts go: stdout when it is a TTY, else stderr (a piped
+        stdout records the run, not the questions)."""
+        return self.stdout if _isatty(self.stdout) else self.stderr
+
+    def _prompt(self, text: str) -> None:
+        try:
+            self.prompt_stream.write(text)
+            self.prompt_stream.flush()
+        except (OSError, ValueError):  # a closed terminal: the question is still read
+            pass
+
     def readline(self, prompt: str = "") -> str | None:
         """Next input line without its newline, or None at end of input. The
-        prompt is written (to stdout) only when stdin is a TTY.
+        prompt (cleaned) is written only when stdin is a TTY, to
+        :attr:`prompt_stream`.
 
         Undecodable bytes (lone surrogates) become U+FFFD, with one ``warn``
         line. ``KeyboardInterrupt`` (Ctrl-C) is not caught: it propagates, so
         it can never be read as an answer."""
-        if self.interactive and self._own_terminal():
+        prompt = clean(prompt)
+        if self.interactive and self._own_terminal() and _isatty(self.stdout):
             line = self._input(prompt)
         else:
             if self.interactive and prompt:
-                self.stdout.write(prompt)
-                self.stdout.flush()
-            line = self.stdin.readline()
+                self._prompt(prompt)
+            try:
+                line = self.stdin.readline()
+            except (OSError, ValueError):  # closed or unreadable stdin: end of input
+                line = ""
             if line == "":
                 line = None
         if line is None:
             if self.interactive and prompt:  # Ctrl-D: end the prompt's line
-                self.stdout.write("\n")
-                self.stdout.flush()
+                self._prompt("\n")
             return None
         line = line.rstrip("\r\n")
         if _SURROGATES.search(line):
@@ -162,6 +253,10 @@ class Console:
             return None
 
     def error(self, message: str) -> None:
-        """One line on stderr: ``board-watch: error: <message>``."""
-        self.stderr.write(f"board-watch: error: {message}\n")
-        self.stderr.flush()
+        """One line on stderr: ``board-watch: error: <message>`` (cleaned).
+        A closed or broken stderr is ignored."""
+        try:
+            self.stderr.write(f"board-watch: error: {clean(message)}\n")
+            self.stderr.flush()
+        except (OSError, ValueError):
+            pass

@@ -3,10 +3,11 @@
 Subcommands::
 
     board-watch watch   [--url URL] [--agent fake|task-board] [--fragments] [--in-order]
-                        [--approve | --decline] [--stop-after N] [--no-verify]
-                        [--tools FILE] [--state FILE] [--timeout SECONDS] [--check]
+                        [--approve | --decline] [--max-resumes N] [--stop-after N]
+                        [--no-verify] [--full] [--tools FILE] [--state FILE]
+                        [--timeout SECONDS] [--check]
     board-watch trace   [--url URL] [--agent fake|task-board] [--approve | --decline]
-                        [--tools FILE] [--timeout SECONDS] [LINE]
+                        [--max-resumes N] [--tools FILE] [--timeout SECONDS] [LINE]
     board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--check]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090]
     board-watch serve-task-board  [--host 127.0.0.1] [--port 8080]
@@ -16,9 +17,11 @@ Subcommands::
 code back. Exit codes: 0 done, 1 a failure reported on stderr as one line
 (connection refused, HTTP error, bad fixture/tools/state file), 2 bad usage,
 3 with ``--check`` when a run went wrong (an error line, a failed or broken-off
-run), 130 interrupted by Ctrl-C (at a prompt or question; in ``watch`` the first
-Ctrl-C during a run only cancels that run), 141 stdout closed early
-(``| head``). Never a traceback.
+run), 130 interrupted by Ctrl-C (at a prompt or question, or while starting;
+in ``watch`` the first Ctrl-C during a run only cancels that run), 141 stdout
+closed early (``| head``). Never a traceback: a closed stdin reads as end of
+input, a closed stdout/stderr discards output, and everything printed is
+sanitised (see :mod:`agui.cli.io`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from agui.cli.io import CliError, Console
+from agui.cli.io import CliError, Console, SafeStream
 
 __all__ = ["build_parser", "main"]
 
@@ -137,6 +140,14 @@ def _add_answer_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--approve", action="store_true", help="answer every interrupt yes, unattended")
     g.add_argument("--decline", action="store_true", help="answer every interrupt no, unattended")
+    p.add_argument(
+        "--max-resumes",
+        type=_positive_int,
+        metavar="N",
+        default=10,
+        help="at most N resumes in a row without a new line typed (default 10): an agent "
+        "that pauses again on every resume gets an 'error' line, not an endless loop",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -197,7 +208,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--stop-after",
         type=_positive_int,
         metavar="N",
-        help="drop each run's stream after N updates (the session stays usable)",
+        help="drop the first run's stream after N updates (the session stays usable; "
+        "later runs are not cut)",
+    )
+    w.add_argument(
+        "--full",
+        action="store_true",
+        help="never cut a call, result or state line (default: cut at 400 columns, "
+        "saying how much was cut)",
     )
     w.add_argument("--state", metavar="FILE", help="JSON file with the initial agent state to send")
     _add_check_flag(w)
@@ -244,7 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:
     parser = build_parser()
-    with contextlib.redirect_stdout(console.stdout), contextlib.redirect_stderr(console.stderr):
+    out, err = SafeStream(console.stdout), SafeStream(console.stderr)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # type: ignore[type-var]
         try:
             args = parser.parse_args(list(argv))
             if getattr(args, "url", None) is not None and args.agent is not None:
@@ -289,44 +308,113 @@ def main(
     """Run board-watch with ``argv`` (default ``sys.argv[1:]``) over the given
     streams (default the process's). Returns the exit code (see module doc)."""
     console = Console.create(stdin, stdout, stderr)
-    args = _parse(sys.argv[1:] if argv is None else argv, console)
-    if isinstance(args, int):
-        return args
     try:
-        if args.command == "watch":
-            from agui.cli.watch import run_watch
-
-            return run_watch(args, console)
-        if args.command == "trace":
-            from agui.cli.trace import run_trace
-
-            return run_trace(args, console)
-        if args.command == "replay":
-            from agui.cli.replay import run_replay
-
-            return run_replay(args, console)
-        from agui.cli.serve import run_serve
-
-        return run_serve(args, console)
-    except CliError as exc:
-        console.error(str(exc))
-        return exc.exit_code
+        _start_up()
+        code = _main(sys.argv[1:] if argv is None else argv, console)
     except KeyboardInterrupt:
         if console.interactive:  # end the line the ^C was echoed on
-            console.stdout.write("\n")
-            console.stdout.flush()
+            with contextlib.suppress(OSError, ValueError):
+                console.prompt_stream.write("\n")
+                console.prompt_stream.flush()
+        console.error("interrupted")
+        code = 130
+    except BrokenPipeError as exc:  # e.g. `board-watch ... | head`: the reader left, stop quietly
+        _silence_stdout(console)
+        if not _while_cancelling(exc):
+            return 141
+        # Ctrl-C with stdout piped (`replay big.jsonl | tail -2`): the reader died of
+        # the same Ctrl-C while the cancelled run was being written up
         console.error("interrupted")
         return 130
-    except BrokenPipeError:  # e.g. `board-watch ... | head`: the reader left, stop quietly
-        _silence_stdout(console)
-        return 141
     except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
         exc = _unwrap(exc)
         if isinstance(exc, CliError):
             console.error(str(exc))
-            return exc.exit_code
-        console.error(f"unexpected {type(exc).__name__}: {exc}")
-        return 1
+            code = exc.exit_code
+        else:
+            console.error(f"unexpected {type(exc).__name__}: {exc}")
+            code = 1
+    _finish(console)
+    return code
+
+
+_PRELOAD = (
+    "httpx", "agui.wire", "agui.session", "agui.transports", "agui.a2ui", "agui.server",
+    "agui.backends.fake", "agui.backends.task_board", "agui.cli.watch", "agui.cli.trace",
+    "agui.cli.replay", "agui.cli.serve", "uvicorn",
+)  # fmt: skip
+"""Imported at start-up while Ctrl-C is deferred (see :mod:`agui.cli`)."""
+
+
+def _start_up() -> None:
+    """When start-up deferred SIGINT (see :mod:`agui.cli`): import what the
+    commands need, give SIGINT back to Python's handler and raise
+    ``KeyboardInterrupt`` if one arrived meanwhile."""
+    import signal
+
+    from agui import cli
+
+    try:
+        deferred = signal.getsignal(signal.SIGINT) is cli._defer
+    except ValueError:  # pragma: no cover - not the main thread
+        deferred = False
+    if not deferred:
+        return
+    import importlib
+
+    for name in _PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if cli.deferred_interrupts:
+        raise KeyboardInterrupt
+
+
+def _main(argv: Sequence[str], console: Console) -> int:
+    args = _parse(argv, console)
+    if isinstance(args, int):
+        return args
+    if args.command == "watch":
+        from agui.cli.watch import run_watch
+
+        return run_watch(args, console)
+    if args.command == "trace":
+        from agui.cli.trace import run_trace
+
+        return run_trace(args, console)
+    if args.command == "replay":
+        from agui.cli.replay import run_replay
+
+        return run_replay(args, console)
+    from agui.cli.serve import run_serve
+
+    return run_serve(args, console)
+
+
+def _finish(console: Console) -> None:
+    """Flush stdout; if the reader has gone (a pipe closed by Ctrl-C or
+    ``head``), point it at /dev/null so the interpreter's last flush is quiet."""
+    try:
+        console.stdout.flush()
+    except (OSError, ValueError):
+        _silence_stdout(console)
+
+
+def _while_cancelling(exc: BaseException) -> bool:
+    """True when ``exc`` was raised while a cancellation (Ctrl-C under
+    :class:`asyncio.Runner`) was being handled."""
+    import asyncio
+
+    seen: BaseException | None = exc.__context__
+    for _ in range(20):
+        if seen is None:
+            return False
+        if isinstance(seen, asyncio.CancelledError | KeyboardInterrupt):
+            return True
+        seen = seen.__context__
+    return False
 
 
 def _unwrap(exc: BaseException) -> BaseException:

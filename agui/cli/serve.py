@@ -99,8 +99,7 @@ def _server_class(console: Console, streams: StreamCounter) -> Any:
                 else:
                     text = "stopping: no open streams"
                 try:
-                    console.stdout.write(text + "\n")
-                    console.stdout.flush()
+                    console.say(text)
                 except (OSError, ValueError):
                     pass
             captured = list(getattr(self, "_captured_signals", ()))
@@ -141,8 +140,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
-    console.stdout.write(f"serving the {what} on http://{host}:{port}/agent (Ctrl-C stops)\n")
-    console.stdout.flush()
+    console.say(f"serving the {what} on http://{host}:{port}/agent (Ctrl-C stops)")
     streams = StreamCounter(create_app())
     config = server_config(
         streams,

@@ -20,7 +20,23 @@ from typing import Any
 
 from agui.cli.io import CliError
 
-__all__ = ["Endpoint", "describe_transport_error", "endpoint", "load_json_file", "load_tools"]
+__all__ = [
+    "DEFAULT_READ_TIMEOUT",
+    "THREAD_ID",
+    "Endpoint",
+    "describe_transport_error",
+    "endpoint",
+    "http_timeout",
+    "load_json_file",
+    "load_tools",
+    "make_session",
+]
+
+THREAD_ID = "thread-1"
+"""The thread id ``watch`` and ``trace`` use (deterministic, for transcripts)."""
+
+DEFAULT_READ_TIMEOUT = 60.0
+"""``--timeout`` default (seconds): the longest silence tolerated from the agent."""
 
 
 def load_json_file(path: str, what: str) -> Any:
@@ -151,3 +167,40 @@ def default_tools(agent: str) -> list[Any]:
     from agui.types import Tool
 
     return [t if isinstance(t, Tool) else msgspec.convert(t, Tool) for t in TOOLS]
+
+
+def http_timeout(read: float | None) -> Any:
+    """The ``httpx.Timeout`` for ``--timeout`` seconds (None: the default,
+    :data:`DEFAULT_READ_TIMEOUT`): ``read`` = the longest silence tolerated
+    between two chunks of the stream (and for the response to start);
+    connect at most 10 s; write/pool 30 s."""
+    import httpx
+
+    read = DEFAULT_READ_TIMEOUT if read is None else read
+    return httpx.Timeout(30.0, connect=min(10.0, read), read=read)
+
+
+def make_session(
+    url: str,
+    *,
+    tools: list[Any],
+    state: Any,
+    verify: str,
+    timeout: float | None = None,
+    wrap: Any = None,
+) -> Any:
+    """A :class:`agui.session.Session` over HTTP to ``url`` with our thread id
+    (``timeout``: see :func:`http_timeout`; ``wrap``: applied to the
+    transport, e.g. :class:`agui.cli.utf8.Utf8Watch`)."""
+    import msgspec
+
+    from agui.session import Session
+    from agui.transports import HttpTransport
+
+    kwargs: dict[str, Any] = {"thread_id": THREAD_ID, "tools": tools, "verify": verify}
+    if state is not msgspec.UNSET:
+        kwargs["state"] = state
+    transport = HttpTransport(url, timeout=http_timeout(timeout))
+    if wrap is not None:
+        transport = wrap(transport)
+    return Session(transport, **kwargs)

@@ -140,14 +140,23 @@ def _ended(events: list[Any]) -> bool:
 
 
 def trace(
-    transport: Any, line: str, tools: list[Any], console: Console, mode: str, url: str
+    transport: Any,
+    line: str,
+    tools: list[Any],
+    console: Console,
+    mode: str,
+    url: str,
+    max_resumes: int = 10,
 ) -> int:
-    """Trace ``line`` and every resume round trip. Returns the exit code (0).
+    """Trace ``line`` and every resume round trip. Returns the exit code: 0,
+    or 1 when ``max_resumes`` resumes in a row still ended paused (an
+    ``error`` line says so). At end of input with interrupts unanswered a
+    ``stop`` line says so and no resume is sent (exit 0).
 
     Each response is streamed on one :class:`asyncio.Runner` loop; answers
     are read between responses on the calling thread (Ctrl-C: exit 130)."""
     with asyncio.Runner() as runner:
-        return _trace(runner, transport, line, tools, console, mode, url)
+        return _trace(runner, transport, line, tools, console, mode, url, max_resumes)
 
 
 def _trace(
@@ -158,12 +167,14 @@ def _trace(
     console: Console,
     mode: str,
     url: str,
+    max_resumes: int = 10,
 ) -> int:
     from urllib.parse import urlsplit
 
     import msgspec
 
-    from agui.cli.watch import ask_answers
+    from agui.cli.answers import _end_of_input, ask_answers
+    from agui.cli.io import EndOfInput
     from agui.errors import ResumeError
     from agui.interrupts import interrupts_of, resume_run
 
@@ -183,7 +194,21 @@ def _trace(
     n = 1
     while interrupts := interrupts_of(events):
         console.write([Line("pause", renderer.describe_interrupt(i)) for i in interrupts])
-        answers, _ = ask_answers(interrupts, console, mode)
+        if n > max_resumes:
+            console.write(
+                [
+                    Line(
+                        "error",
+                        f"stopped after {n - 1} resumes in a row (--max-resumes {max_resumes})",
+                    )
+                ]
+            )
+            return 1
+        try:
+            answers, _ = ask_answers(interrupts, console, mode)
+        except EndOfInput:
+            _end_of_input(console, interrupts)
+            return 0
         n += 1
         try:
             run_input = resume_run(run_input, events, answers, run_id=f"run-{n}")
@@ -218,4 +243,5 @@ def run_trace(args: argparse.Namespace, console: Console) -> int:
         if tools is None:
             tools = [] if args.url else default_tools(args.agent)
         transport = HttpTransport(ep.url, timeout=http_timeout(getattr(args, "timeout", None)))
-        return trace(transport, args.line, tools, console, mode, ep.url)
+        max_resumes = getattr(args, "max_resumes", None) or 10
+        return trace(transport, args.line, tools, console, mode, ep.url, max_resumes)

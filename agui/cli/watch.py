@@ -15,10 +15,18 @@ property is answered ``resolved`` with payload ``{"approved": true|false}``;
 any other interrupt is answered ``resolved`` (yes) or ``cancelled`` (no).
 
 Connection-level failures (refused, HTTP status, wrong content type, or a
-read timeout before the run started) raise :class:`agui.cli.io.CliError`: one
-line on stderr, exit 1. A read timeout once the run has started (the agent
-went silent for longer than ``--timeout``) ends that run only
-(``error  transport error: ... timed out`` + ``done  failed``), like a reset.
+read timeout before the run started) on the FIRST line raise
+:class:`agui.cli.io.CliError`: one line on stderr, exit 1. Once a line has
+reached the agent, the session survives its server: such a failure ends that
+run with an ``error`` line, the conversation is kept and the next line
+retries. A read timeout once the run has started (the agent went silent for
+longer than ``--timeout``) ends that run only (``error  transport error: ...
+timed out`` + ``done  failed``), like a reset.
+
+Bounded: at most ``--max-resumes`` (default :data:`DEFAULT_MAX_RESUMES`)
+automatic resumes in a row, then an ``error`` line and the prompt; at end of
+input with interrupts pending nothing is answered: a ``stop`` line says so
+and no resume is sent. ``--stop-after N`` applies to the first run only.
 
 Ctrl-C: input is read on the main thread between runs (never inside the event
 loop), so Ctrl-C at the ``> `` prompt or a ``[y/N]`` question exits 130 at once
@@ -36,23 +44,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agui import updates as u
+from agui.cli.answers import _end_of_input, answer_for, ask_answers, wants_approval_flag
 from agui.cli.board import panel_from_conversation
-from agui.cli.io import CliError, Console
+from agui.cli.io import CliError, Console, EndOfInput
 from agui.cli.render import Line, Renderer, RenderOptions
 from agui.cli.sanitize import sanitize
+from agui.cli.target import DEFAULT_READ_TIMEOUT, THREAD_ID, http_timeout, make_session
 
 __all__ = [
+    "DEFAULT_READ_TIMEOUT",
+    "THREAD_ID",
     "ChatOptions",
     "RunResult",
     "answer_for",
+    "ask_answers",
     "chat",
     "drive",
     "http_timeout",
+    "make_session",
     "run_interruptibly",
     "run_watch",
+    "wants_approval_flag",
 ]
 
-THREAD_ID = "thread-1"
 
 #: TransportError kinds that end the command (one line on stderr, exit 1).
 FATAL_TRANSPORT_KINDS = frozenset({"connect", "http_status", "timeout", "protocol"})
@@ -60,10 +74,11 @@ FATAL_TRANSPORT_KINDS = frozenset({"connect", "http_status", "timeout", "protoco
 #: Of those, the kinds that end only the run once it has started (RUN_STARTED seen).
 RUN_LEVEL_KINDS = frozenset({"timeout"})
 
-DEFAULT_READ_TIMEOUT = 60.0
-"""``--timeout`` default (seconds): the longest silence tolerated from the agent."""
 
 INTERRUPTED = "interrupted (Ctrl-C)"
+
+DEFAULT_MAX_RESUMES = 10
+"""``--max-resumes`` default: automatic resumes in a row before board-watch stops asking."""
 
 
 @dataclass
@@ -75,7 +90,11 @@ class ChatOptions:
     error messages. ``run_log``: serve-fake's run log when the backend is
     embedded (to report that the agent noticed a dropped stream). ``check``:
     exit :data:`CHECK_FAILED` instead of 0 when any run went wrong
-    (:attr:`RunResult.failed`, or a resume the SDK refused).
+    (:attr:`RunResult.failed`, or a resume the SDK refused). ``max_resumes``:
+    resumes in a row before giving up. ``panel_width``: cut of the panel's
+    state JSON (columns; 0 = never, ``--full``). ``utf8``: the
+    :class:`agui.cli.utf8.Utf8Watch` on the transport (a ``warn`` line for
+    agent bytes that are not UTF-8).
     """
 
     render: RenderOptions = field(default_factory=RenderOptions)
@@ -84,6 +103,9 @@ class ChatOptions:
     url: str = "the agent"
     run_log: Any = None
     check: bool = False
+    max_resumes: int = DEFAULT_MAX_RESUMES
+    panel_width: int = 400
+    utf8: Any = None
 
 
 @dataclass
@@ -175,7 +197,8 @@ async def drive(
                 result.interrupts.extend(update.interrupts)
             if isinstance(update, u.Done):
                 result.done = update
-            console.write(renderer.feed(update))
+            console.write(_on_how_many(renderer.feed(update), update, result))
+            _bad_bytes(options, console)
             if options.stop_after is not None and result.count >= options.stop_after:
                 if result.done is None:
                     result.dropped = True
@@ -201,12 +224,18 @@ async def drive(
         aclose = getattr(run, "aclose", None)
         if aclose is not None:
             await aclose()
+    _bad_bytes(options, console)
     if result.dropped:
         console.write(renderer.flush())
         noun = "update" if result.count == 1 else "updates"
         console.write([Line("stop", f"dropped the stream after {result.count} {noun}")])
         if options.run_log is not None and run_id is not None:
-            console.write(await _noticed(options.run_log, run_id))
+            try:
+                console.write(await _noticed(options.run_log, run_id))
+            except asyncio.CancelledError:  # Ctrl-C: stop waiting for the agent at once
+                console.write([Line("stop", "not waiting for the agent to notice (Ctrl-C)")])
+                result.cancelled = True
+                raise
     elif result.done is None:
         console.write(renderer.flush())
     return result
@@ -223,7 +252,8 @@ def run_interruptibly(
     """:func:`drive` one run on ``runner``'s loop. The first Ctrl-C during it
     cancels the run (see :func:`drive`) and returns its result
     (``cancelled=True``); a Ctrl-C that arrives while the run is being closed
-    propagates as ``KeyboardInterrupt``."""
+    propagates as ``KeyboardInterrupt``, and so does a broken stdout after a
+    Ctrl-C (the pipe's reader got the same signal)."""
     result = RunResult()
     try:
         return runner.run(drive(run, renderer, console, options, run_id, result))
@@ -231,6 +261,12 @@ def run_interruptibly(
         if not result.cancelled:
             raise
         return result
+    except BrokenPipeError:
+        # Ctrl-C with stdout piped (`watch | cat`): the reader died of the same
+        # Ctrl-C, so writing the cancellation failed. It is an interrupt.
+        if getattr(runner, "_interrupt_count", 0):
+            raise KeyboardInterrupt from None
+        raise
 
 
 def _describe(err: BaseException, url: str) -> str:
@@ -239,71 +275,42 @@ def _describe(err: BaseException, url: str) -> str:
     return describe_transport_error(err, url)
 
 
+def _bad_bytes(options: ChatOptions, console: Console) -> None:
+    if options.utf8 is not None and options.utf8.take():
+        from agui.cli.utf8 import AGENT_BAD_BYTES
+
+        console.write([Line("warn", AGENT_BAD_BYTES)])
+
+
+def _on_how_many(lines: list[Line], update: Any, result: RunResult) -> list[Line]:
+    """``done  interrupted`` says on how many interrupts (``interrupted on 2``)."""
+    if not (isinstance(update, u.Done) and update.outcome == "interrupted" and result.interrupts):
+        return lines
+    n = len(result.interrupts)
+    return [
+        Line(x.label, f"interrupted on {n}{x.body[len('interrupted'):]}")
+        if x.label == "done" and x.body.startswith("interrupted")
+        else x
+        for x in lines
+    ]
+
+
 async def _noticed(run_log: Any, run_id: str, timeout: float = 5.0) -> list[Line]:
-    """``stop  the agent noticed ...`` once serve-fake logs the cancellation."""
+    """``stop  the agent noticed ...`` once serve-fake logs the cancellation
+    (polled on the loop, so Ctrl-C ends the wait at once)."""
 
     def seen(entries: list[dict[str, Any]]) -> bool:
         return any(e.get("event") == "cancelled" and e.get("runId") == run_id for e in entries)
 
-    ok = await asyncio.to_thread(run_log.wait_for, seen, timeout)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    ok = run_log.wait_for(seen, 0)
+    while not ok and loop.time() < deadline:
+        await asyncio.sleep(0.02)
+        ok = run_log.wait_for(seen, 0)
     if ok:
         return [Line("stop", f"the agent noticed the client leaving and stopped {run_id}")]
     return [Line("stop", f"the agent did not report noticing within {timeout:g} s")]
-
-
-def wants_approval_flag(interrupt: Any) -> bool:
-    """True when the interrupt's ``responseSchema`` declares a boolean
-    ``approved`` property (then the answer payload is ``{"approved": ...}``)."""
-    schema = getattr(interrupt, "response_schema", None)
-    if isinstance(interrupt, dict):
-        schema = interrupt.get("responseSchema")
-    if not isinstance(schema, dict):
-        return False
-    props = schema.get("properties")
-    return (
-        isinstance(props, dict)
-        and isinstance(props.get("approved"), dict)
-        and (props["approved"].get("type") == "boolean")
-    )
-
-
-def answer_for(interrupt: Any, yes: bool) -> Any:
-    """The resume answer for one interrupt (see module doc), built with the
-    :mod:`agui.interrupts` helpers."""
-    from agui.interrupts import cancelled, resolved
-
-    if wants_approval_flag(interrupt):
-        return resolved({"approved": yes})
-    return resolved() if yes else cancelled()
-
-
-def _interrupt_id(interrupt: Any) -> str:
-    return str(interrupt.get("id") if isinstance(interrupt, dict) else interrupt.id)
-
-
-def ask_answers(
-    interrupts: list[Any], console: Console, mode: str
-) -> tuple[dict[str, Any], list[Line]]:
-    """Decide every interrupt: ``mode`` ``approve`` / ``decline`` answers all
-    unattended; ``ask`` reads one line per interrupt (``y``/``yes`` = yes,
-    anything else or end of input = no; the ``[y/N]`` question is shown on a
-    TTY only). Returns ``({interrupt id: answer}, answer lines)``."""
-    answers: dict[str, Any] = {}
-    lines: list[Line] = []
-    for interrupt in interrupts:
-        iid = _interrupt_id(interrupt)
-        if mode == "approve":
-            yes = True
-        elif mode == "decline":
-            yes = False
-        else:
-            reply = console.readline(f"approve {sanitize(iid)}? [y/N] ")
-            yes = reply is not None and reply.strip().lower() in ("y", "yes")
-        answers[iid] = answer_for(interrupt, yes)
-        line = Line("answer", f"{sanitize(iid)} {'yes' if yes else 'no'}")
-        lines.append(line)
-        console.write([line])
-    return answers, lines
 
 
 class RunIds:
@@ -335,11 +342,16 @@ def chat(session: Any, console: Console, options: ChatOptions) -> int:
 
 
 def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatOptions) -> int:
+    from dataclasses import replace
+
     from agui.errors import ResumeError
 
     renderer = Renderer(options.render)
     ids = RunIds()
     failed = False
+    reached = False  # a line has reached the agent: from now on the session survives it
+    first = options
+    later = replace(options, stop_after=None)  # --stop-after: the first run only
     while True:
         line = console.readline("> ")
         if line is None:
@@ -361,11 +373,35 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
             console.write([Line("error", f"cannot resume: {sanitize(exc)}")])
             failed = True
             continue
-        result = run_interruptibly(runner, run, renderer, console, options, run_id)
+        except EndOfInput:
+            _end_of_input(console, pending)
+            return CHECK_FAILED if options.check and failed else 0
+        result = _run(runner, run, renderer, console, first, run_id, reached)
+        first = later
+        reached = True
         failed = failed or result.failed
-        draw_panel(session, console)
+        draw_panel(session, console, options.panel_width)
+        resumes = 0
         while result.interrupts and not result.dropped and not result.cancelled:
-            answers, _ = ask_answers(result.interrupts, console, options.answer)
+            if resumes >= options.max_resumes:
+                n = len(result.interrupts)
+                console.write(
+                    [
+                        Line(
+                            "error",
+                            f"stopped after {resumes} resumes in a row (--max-resumes "
+                            f"{options.max_resumes}); {n} interrupt{'' if n == 1 else 's'} "
+                            "still open: the next line answers them",
+                        )
+                    ]
+                )
+                failed = True
+                break
+            try:
+                answers, _ = ask_answers(result.interrupts, console, options.answer)
+            except EndOfInput:
+                _end_of_input(console, result.interrupts)
+                return CHECK_FAILED if options.check and failed else 0
             run_id = ids.next()
             try:
                 run = session.resume(answers, run_id=run_id)
@@ -373,42 +409,38 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
                 console.write([Line("error", f"cannot resume: {sanitize(exc)}")])
                 failed = True
                 break
-            result = run_interruptibly(runner, run, renderer, console, options, run_id)
+            resumes += 1
+            result = _run(runner, run, renderer, console, later, run_id, True)
             failed = failed or result.failed
-            draw_panel(session, console)
+            draw_panel(session, console, options.panel_width)
     return CHECK_FAILED if options.check and failed else 0
 
 
-def draw_panel(session: Any, console: Console) -> None:
-    """Print the board panel for the session's conversation."""
-    console.write(panel_from_conversation(session.conversation).lines())
+def _run(
+    runner: asyncio.Runner,
+    run: AsyncIterator[Any],
+    renderer: Renderer,
+    console: Console,
+    options: ChatOptions,
+    run_id: str,
+    survive: bool,
+) -> RunResult:
+    """:func:`run_interruptibly`; with ``survive``, a connection-level
+    failure ends only this run (an ``error`` line) instead of the command."""
+    try:
+        return run_interruptibly(runner, run, renderer, console, options, run_id)
+    except CliError as exc:
+        if not survive:
+            raise
+        console.write(renderer.flush())
+        console.write([Line("error", f"{exc}; the next line retries")])
+        return RunResult(errors=1)
 
 
-def http_timeout(read: float | None) -> Any:
-    """The ``httpx.Timeout`` for ``--timeout`` seconds (None: the default,
-    :data:`DEFAULT_READ_TIMEOUT`): ``read`` = the longest silence tolerated
-    between two chunks of the stream (and for the response to start);
-    connect at most 10 s; write/pool 30 s."""
-    import httpx
-
-    read = DEFAULT_READ_TIMEOUT if read is None else read
-    return httpx.Timeout(30.0, connect=min(10.0, read), read=read)
-
-
-def make_session(
-    url: str, *, tools: list[Any], state: Any, verify: str, timeout: float | None = None
-) -> Any:
-    """A :class:`agui.session.Session` over HTTP to ``url`` with our thread id
-    (``timeout``: see :func:`http_timeout`)."""
-    import msgspec
-
-    from agui.session import Session
-    from agui.transports import HttpTransport
-
-    kwargs: dict[str, Any] = {"thread_id": THREAD_ID, "tools": tools, "verify": verify}
-    if state is not msgspec.UNSET:
-        kwargs["state"] = state
-    return Session(HttpTransport(url, timeout=http_timeout(timeout)), **kwargs)
+def draw_panel(session: Any, console: Console, max_width: int = 400) -> None:
+    """Print the board panel for the session's conversation (state JSON cut
+    at ``max_width`` columns; 0 = never)."""
+    console.write(panel_from_conversation(session.conversation).lines(max_width))
 
 
 def run_watch(args: argparse.Namespace, console: Console) -> int:
@@ -420,7 +452,10 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
     tools = load_tools(args.tools) if args.tools else None
     state = load_json_file(args.state, "state file") if args.state else msgspec.UNSET
     mode = "approve" if args.approve else "decline" if args.decline else "ask"
-    render = RenderOptions(in_order=args.in_order, fragments=args.fragments)
+    full = getattr(args, "full", False)
+    render = RenderOptions(in_order=args.in_order, fragments=args.fragments, max_chars=0)
+    if not full:
+        render = RenderOptions(in_order=args.in_order, fragments=args.fragments)
     with endpoint(args.url, args.agent) as ep:
         if tools is None:
             tools = [] if args.url else default_tools(args.agent)
@@ -431,12 +466,22 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             url=ep.url,
             run_log=ep.run_log,
             check=getattr(args, "check", False),
+            max_resumes=getattr(args, "max_resumes", None) or DEFAULT_MAX_RESUMES,
+            panel_width=0 if full else render.max_chars,
         )
+
+        def watched(transport: Any) -> Any:
+            from agui.cli.utf8 import Utf8Watch
+
+            options.utf8 = Utf8Watch(transport)
+            return options.utf8
+
         session = make_session(
             ep.url,
             tools=tools,
             state=state,
             verify="off" if args.no_verify else "tolerant",
             timeout=getattr(args, "timeout", None),
+            wrap=watched,
         )
         return chat(session, console, options)

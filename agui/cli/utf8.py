@@ -1,0 +1,62 @@
+"""Noticing an agent's bytes that are not UTF-8.
+
+The SSE reader replaces such bytes with U+FFFD (the stream is never broken),
+which is right, but silent: a U+FFFD the agent really sent looks the same.
+:class:`Utf8Watch` wraps a transport, passes every chunk through unchanged,
+and checks the raw bytes of each response with an incremental strict UTF-8
+decoder; the driver asks :meth:`Utf8Watch.take` after each update and prints
+one ``warn`` line per response that held such bytes.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import AsyncIterator
+from typing import Any
+
+__all__ = ["AGENT_BAD_BYTES", "Utf8Watch"]
+
+AGENT_BAD_BYTES = "the agent sent bytes that are not UTF-8; each was replaced with U+FFFD"
+
+
+class Utf8Watch:
+    """A transport (``stream(run_input)``) over ``transport`` that notices
+    responses whose bytes are not valid UTF-8 (event structs are not checked)."""
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+        self._pending = 0
+
+    def take(self) -> bool:
+        """True once for each response found holding bytes that are not UTF-8."""
+        if not self._pending:
+            return False
+        self._pending -= 1
+        return True
+
+    def stream(self, run_input: Any) -> AsyncIterator[Any]:
+        """The wrapped transport's stream, chunk for chunk."""
+        return self._stream(run_input)
+
+    async def _stream(self, run_input: Any) -> AsyncIterator[Any]:
+        decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        flagged = False
+        inner = self.transport.stream(run_input)
+        try:
+            async for chunk in inner:
+                if not flagged and isinstance(chunk, bytes | bytearray):
+                    try:
+                        decoder.decode(bytes(chunk))
+                    except UnicodeDecodeError:
+                        flagged = True
+                        self._pending += 1
+                yield chunk
+            if not flagged:
+                try:
+                    decoder.decode(b"", final=True)
+                except UnicodeDecodeError:
+                    self._pending += 1
+        finally:
+            aclose = getattr(inner, "aclose", None)
+            if aclose is not None:
+                await aclose()
