@@ -59,12 +59,13 @@ def run_reference(cache: Path, job: dict[str, Any]) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-# A conversation is a list of steps, run by both clients on one thread with the same
-# run ids ("ts-run-N") and user message ids ("user-N"), so the deterministic backends
+# A conversation is a list of steps, run by both clients (each on its own thread) with the
+# same run ids ("ts-run-N") and user message ids ("user-N"), so the deterministic backends
 # produce the same ids for both:
 #   {"user": TEXT}                     add a user message and run
 #   {"resume": {ID: PAYLOAD}}          answer the pending interrupts (status resolved)
 #   {"user": TEXT, "abortOn": TYPE}    drop the stream at the first event of TYPE
+#   {"toolResults": {CALL_ID: TEXT}}   answer client-side tool calls and run again
 
 FAKE_CONVERSATIONS: dict[str, list[dict[str, Any]]] = {
     "chunks": [{"user": "chunks"}],
@@ -85,17 +86,22 @@ TASK_BOARD_CONVERSATION = [{"user": "add buy milk, call Ana"}, {"user": "done 1"
                            {"user": "list"}]
 
 
-async def run_ours(url: str, steps: list[dict[str, Any]], *, tools: Any = ()) -> dict[str, Any]:
+async def run_ours(url: str, steps: list[dict[str, Any]], *, tools: Any = (),
+                   thread_id: str = "thread-ours") -> dict[str, Any]:
     """The same conversation through agui's Session: per run the Done outcome and the
     warnings and errors, then the final messages (wire form) and state."""
     from agui.updates import Done, ErrorUpdate, ToolCallArgs, WarningUpdate
 
-    session = session_for(url, thread_id="thread-ts", tools=tools)
+    session = session_for(url, thread_id=thread_id, tools=tools)
     runs = []
     for n, step in enumerate(steps, 1):
         ids = {"run_id": f"ts-run-{n}"}
         if "resume" in step:
             run = session.resume(step["resume"], **ids)
+        elif "toolResults" in step:
+            for call_id, content in step["toolResults"].items():
+                session.add_tool_result(call_id, content, message_id=f"result-{n}-{call_id}")
+            run = session.run(**ids)
         else:
             run = session.send(step["user"], message_id=f"user-{n}", **ids)
         updates = []
@@ -114,19 +120,22 @@ async def run_ours(url: str, steps: list[dict[str, Any]], *, tools: Any = ()) ->
 
 
 def reference_job(url: str, steps: list[dict[str, Any]], *, tools: Any = (),
-                  pending: list[list[str]] | None = None) -> dict[str, Any]:
+                  thread_id: str = "thread-ts") -> dict[str, Any]:
     runs = []
     for step in steps:
         spec: dict[str, Any] = {"tools": list(tools)}
         if "resume" in step:
             spec["resume"] = [{"interruptId": k, "status": "resolved", "payload": v}
                               for k, v in step["resume"].items()]
+        elif "toolResults" in step:
+            spec["toolResults"] = [{"toolCallId": k, "content": v}
+                                   for k, v in step["toolResults"].items()]
         else:
             spec["user"] = step["user"]
         if "abortOn" in step:
             spec["abortOn"] = step["abortOn"]
         runs.append(spec)
-    return {"url": url, "threadId": "thread-ts", "runs": runs}
+    return {"url": url, "threadId": thread_id, "runs": runs}
 
 
 # what our Done.outcome is for the reference client's view of the same run
@@ -147,10 +156,35 @@ def reference_outcome(run: dict[str, Any]) -> str:
     return _REFERENCE_OUTCOME[run["finished"]["outcome"]]
 
 
-def same_conversation(theirs: dict[str, Any], ours: dict[str, Any]) -> None:
-    assert ours["messages"] == theirs["messages"]
+def renamed(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Message ids renamed m1, m2 ... in order (frameworks mint random ids per request)."""
+    names: dict[str, str] = {}
+    out = []
+    for m in messages:
+        names.setdefault(m["id"], f"m{len(names) + 1}")
+        out.append({**m, "id": names[m["id"]]})
+    return out
+
+
+def without_ids(value: Any) -> Any:
+    """``value`` with every ``"id"`` key dropped (LangGraph's state holds its messages, with
+    ids it mints per request)."""
+    if isinstance(value, dict):
+        return {k: without_ids(v) for k, v in value.items() if k != "id"}
+    if isinstance(value, list):
+        return [without_ids(v) for v in value]
+    return value
+
+
+def same_conversation(theirs: dict[str, Any], ours: dict[str, Any], *,
+                      state_ids: bool = True) -> None:
+    assert renamed(ours["messages"]) == renamed(theirs["messages"])
     # the reference client's state starts as {} (ours: None until the agent publishes one)
-    assert (ours["state"] if ours["state"] is not None else {}) == theirs["state"]
+    state = ours["state"] if ours["state"] is not None else {}
+    if state_ids:
+        assert state == theirs["state"]
+    else:
+        assert without_ids(state) == without_ids(theirs["state"])
     assert [r["outcome"] for r in ours["runs"]] == [reference_outcome(r) for r in theirs["runs"]]
 
 
@@ -261,3 +295,45 @@ async def test_reference_client_gets_no_1_1_field_from_agui_server(reference):
     [run] = theirs["runs"]
     assert theirs["messages"][1]["encryptedValue"] == "opaque"
     assert run["warnings"] == []
+
+
+CONFIRM = {"name": "confirm", "description": "Ask the person to confirm something.",
+           "parameters": {"type": "object", "properties": {"question": {"type": "string"}}}}
+
+#: framework peer -> (module to import, conversations, tools offered)
+PEER_CONVERSATIONS: dict[str, tuple[str, list[list[dict[str, Any]]], list[Any]]] = {
+    "pydantic-ai": ("pydantic_ai_peer", [
+        [{"user": "text"}], [{"user": "args"}], [{"user": "two"}], [{"user": "think"}],
+        [{"user": "fail"}],
+        [{"user": "client"}, {"toolResults": {"call-confirm": "yes"}}],
+    ], [CONFIRM]),
+    "ag-ui-protocol": ("protocol_peer", [
+        [{"user": "chunks"}], [{"user": "all"}], [{"user": "snapshot"}], [{"user": "error"}],
+        [{"user": "interrupt"}, {"resume": {"int-1": {"approved": True}}}],
+    ], []),
+    "langgraph": ("langgraph_peer", [
+        [{"user": "text"}], [{"user": "tool"}], [{"user": "ask"}],
+    ], []),
+}
+
+
+@pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated")
+@pytest.mark.parametrize("peer", sorted(PEER_CONVERSATIONS))
+async def test_reference_client_and_ours_agree_on_every_framework_peer(reference, peer):
+    import importlib
+
+    module_name, conversations, tools = PEER_CONVERSATIONS[peer]
+    try:
+        module = importlib.import_module(f"tests.interop.{module_name}")
+    except ImportError as exc:
+        pytest.skip(f"interop extra not installed ({exc}); pip install -e '.[interop]'")
+    app = module.app() if callable(module.app) and peer == "langgraph" else module.app
+    with serve(app) as base:
+        url = base + "/agent"
+        for n, steps in enumerate(conversations):  # a fresh thread each (LangGraph keeps them)
+            job = reference_job(url, steps, tools=tools, thread_id=f"ts-{n}")
+            theirs = run_reference(reference, job)
+            for run in theirs["runs"]:
+                assert run["warnings"] == [] and run["error"] is None, (steps, run)
+            ours = await run_ours(url, steps, tools=tools, thread_id=f"ours-{n}")
+            same_conversation(theirs, ours, state_ids=peer != "langgraph")
