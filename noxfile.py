@@ -1,4 +1,4 @@
-"""nox sessions: tests, regen, drift, bench, lint, oracle.
+"""nox sessions: tests, regen, drift, bench, lint, oracle, interop.
 
 Every session runs in the current environment (``venv_backend="none"``): set
 up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
@@ -47,3 +47,9 @@ def lint(session: nox.Session) -> None:
 def oracle(session: nox.Session) -> None:
     """Differential check against the TypeScript reference client (../shared/oracle/run)."""
     session.run("python", "tools/oracle_diff.py", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def interop(session: nox.Session) -> None:
+    """Real AG-UI servers of other frameworks on loopback (``pip install -e '.[dev,interop]'``)."""
+    session.run("python", "-m", "pytest", "tests/interop", *session.posargs)
