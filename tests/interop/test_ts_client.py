@@ -23,7 +23,8 @@ from tests.interop.interop_helpers import serve, session_for, wire
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("AGUI_SHARED", HERE.parents[2] / "shared"))
 
-pytestmark = pytest.mark.oracle
+# node runs, and a first npm install of the reference client, get more than the default 120 s
+pytestmark = [pytest.mark.oracle, pytest.mark.timeout(900)]
 
 
 def _cache() -> Path:
@@ -317,23 +318,43 @@ PEER_CONVERSATIONS: dict[str, tuple[str, list[list[dict[str, Any]]], list[Any]]]
 }
 
 
-@pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated")
-@pytest.mark.parametrize("peer", sorted(PEER_CONVERSATIONS))
-async def test_reference_client_and_ours_agree_on_every_framework_peer(reference, peer):
+PEER_CASES = [(peer, n) for peer, (_, convs, _) in sorted(PEER_CONVERSATIONS.items())
+              for n in range(len(convs))]
+
+
+@pytest.fixture(scope="module")
+def peer_urls():
+    """peer -> its /agent URL, each server started on first use and kept for the module."""
+    import contextlib
     import importlib
 
-    module_name, conversations, tools = PEER_CONVERSATIONS[peer]
-    try:
-        module = importlib.import_module(f"tests.interop.{module_name}")
-    except ImportError as exc:
-        pytest.skip(f"interop extra not installed ({exc}); pip install -e '.[interop]'")
-    app = module.app() if callable(module.app) and peer == "langgraph" else module.app
-    with serve(app) as base:
-        url = base + "/agent"
-        for n, steps in enumerate(conversations):  # a fresh thread each (LangGraph keeps them)
-            job = reference_job(url, steps, tools=tools, thread_id=f"ts-{n}")
-            theirs = run_reference(reference, job)
-            for run in theirs["runs"]:
-                assert run["warnings"] == [] and run["error"] is None, (steps, run)
-            ours = await run_ours(url, steps, tools=tools, thread_id=f"ours-{n}")
-            same_conversation(theirs, ours, state_ids=peer != "langgraph")
+    urls: dict[str, str] = {}
+    with contextlib.ExitStack() as stack:
+
+        def url_of(peer: str) -> str:
+            if peer not in urls:
+                module_name = PEER_CONVERSATIONS[peer][0]
+                try:
+                    module = importlib.import_module(f"tests.interop.{module_name}")
+                except ImportError as exc:
+                    pytest.skip(f"interop extra not installed ({exc}); pip install -e '.[interop]'")
+                app = module.app() if peer == "langgraph" else module.app
+                urls[peer] = stack.enter_context(serve(app)) + "/agent"
+            return urls[peer]
+
+        yield url_of
+
+
+@pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated")
+@pytest.mark.parametrize(("peer", "n"), PEER_CASES, ids=[f"{p}-{n}" for p, n in PEER_CASES])
+async def test_reference_client_and_ours_agree_on_every_framework_peer(reference, peer_urls,
+                                                                      peer, n):
+    _, conversations, tools = PEER_CONVERSATIONS[peer]
+    steps = conversations[n]
+    url = peer_urls(peer)
+    # a fresh thread per client and conversation (LangGraph keeps its threads)
+    theirs = run_reference(reference, reference_job(url, steps, tools=tools, thread_id=f"ts-{n}"))
+    for run in theirs["runs"]:
+        assert run["warnings"] == [] and run["error"] is None, (steps, run)
+    ours = await run_ours(url, steps, tools=tools, thread_id=f"ours-{n}")
+    same_conversation(theirs, ours, state_ids=peer != "langgraph")
