@@ -8,6 +8,9 @@ The model's behaviour is picked by the first word of the latest user message:
 - ``client`` calls ``confirm``, a tool the *client* offered (RunAgentInput.tools); the run
   ends with the call pending and, once the client sends the result, the model answers;
 - ``think``  a thinking part (with a signature) before the text;
+- ``approve`` calls ``delete_file``, a tool that requires approval: the run ends with an
+  interrupt outcome; resumed (``RunAgentInput.resume``) the tool runs or is denied and the
+  model answers;
 - ``fail``   the model raises.
 
 ``add_task`` changes the board state (``StateDeps``) and publishes it as a STATE_SNAPSHOT.
@@ -21,7 +24,7 @@ from typing import Any
 
 from ag_ui.core import EventType, StateSnapshotEvent
 from pydantic import BaseModel
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, DeferredToolRequests, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 from pydantic_ai.tools import ToolReturn
@@ -79,6 +82,9 @@ async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator
         yield {0: DeltaThinkingPart(content="Let me ")}
         yield {0: DeltaThinkingPart(content="think.", signature="sig-123")}
         yield "Thought it over."
+    elif word == "approve":
+        yield {0: DeltaToolCall(name="delete_file", json_args='{"path": "/tmp/old.log"}',
+                                tool_call_id="call-del")}
     elif word == "fail":
         raise RuntimeError("the model failed on purpose")
         yield  # pragma: no cover
@@ -86,8 +92,9 @@ async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator
         yield f"unknown scenario {word!r}"
 
 
-agent: Agent[StateDeps[Board], str] = Agent(
-    FunctionModel(stream_function=stream), deps_type=StateDeps[Board]
+agent: Agent[StateDeps[Board], str | DeferredToolRequests] = Agent(
+    FunctionModel(stream_function=stream), deps_type=StateDeps[Board],
+    output_type=[str, DeferredToolRequests],
 )
 
 
@@ -97,6 +104,12 @@ async def add_task(ctx: RunContext[StateDeps[Board]], title: str) -> ToolReturn:
     ctx.deps.state.tasks.append(title)
     snapshot = StateSnapshotEvent(type=EventType.STATE_SNAPSHOT, snapshot=ctx.deps.state.model_dump())
     return ToolReturn(return_value=f"added {title}", metadata=[snapshot])
+
+
+@agent.tool_plain(requires_approval=True)
+async def delete_file(path: str) -> str:
+    """Delete a file (needs the person's approval)."""
+    return f"deleted {path}"
 
 
 async def endpoint(request: Request) -> Response:

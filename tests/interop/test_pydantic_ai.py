@@ -20,6 +20,7 @@ from tests.interop.interop_helpers import (
 require("pydantic_ai.ui.ag_ui")
 
 from agui.errors import RunError
+from agui.interrupts import cancelled, resolved
 from agui.updates import Done, ErrorUpdate, ToolCallArgs
 
 CONFIRM = {
@@ -163,3 +164,41 @@ async def test_pydantic_ai_wire_quirks_we_accept(url):
     # RUN_ERROR carries no code
     _, failed = await raw_events(url, run_input("fail"))
     assert failed[-1]["type"] == "RUN_ERROR" and "code" not in failed[-1]
+
+
+async def test_pydantic_ai_approval_is_an_interrupt_and_an_approval_runs_the_tool(url):
+    session = session_for(url)
+    assert only_done(await session.send("approve").collect()).outcome == "interrupted"
+    [pending] = session.pending_interrupts
+    # pydantic-ai names the interrupt after the call and advertises the payload it accepts
+    assert (pending.id, pending.reason, pending.tool_call_id) == (
+        "int-call-del", "tool_call", "call-del",
+    )
+    assert pending.response_schema["required"] == ["approved"]
+    assert only_done(await session.resume(
+        {"int-call-del": resolved({"approved": True})}).collect()).outcome == "success"
+    assert session.pending_interrupts == []
+    assert conversation(session.messages)[1:] == [
+        {"role": "assistant", "id": "m2", "content": "", "toolCalls": [
+            {"id": "call-del", "type": "function",
+             "function": {"name": "delete_file", "arguments": '{"path": "/tmp/old.log"}'}},
+        ]},
+        {"role": "tool", "id": "m3", "content": "deleted /tmp/old.log", "toolCallId": "call-del"},
+        {"role": "assistant", "id": "m4", "content": "done: delete_file=deleted /tmp/old.log"},
+    ]
+
+
+@pytest.mark.parametrize(("answer", "said"), [
+    (resolved({"approved": False, "reason": "not that one"}), "not that one"),
+    (cancelled(), "Cancelled by user."),
+])
+async def test_pydantic_ai_denied_or_cancelled_approval_answers_without_running(url, answer,
+                                                                                said):
+    session = session_for(url)
+    assert only_done(await session.send("approve").collect()).outcome == "interrupted"
+    assert only_done(await session.resume({"int-call-del": answer}).collect()).outcome == "success"
+    tool, reply = conversation(session.messages)[2:]
+    # pydantic-ai marks the denial in the tool message's encryptedValue (its own metadata)
+    assert tool == {"role": "tool", "id": "m3", "content": said, "toolCallId": "call-del",
+                    "encryptedValue": '{"pydantic_ai": {"outcome": "denied"}}'}
+    assert reply == {"role": "assistant", "id": "m4", "content": f"done: delete_file={said}"}

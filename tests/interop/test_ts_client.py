@@ -307,6 +307,7 @@ PEER_CONVERSATIONS: dict[str, tuple[str, list[list[dict[str, Any]]], list[Any]]]
         [{"user": "text"}], [{"user": "args"}], [{"user": "two"}], [{"user": "think"}],
         [{"user": "fail"}],
         [{"user": "client"}, {"toolResults": {"call-confirm": "yes"}}],
+        [{"user": "approve"}, {"resume": {"int-call-del": {"approved": True}}}],
     ], [CONFIRM]),
     "ag-ui-protocol": ("protocol_peer", [
         [{"user": "chunks"}], [{"user": "all"}], [{"user": "snapshot"}], [{"user": "error"}],
