@@ -1,4 +1,4 @@
-"""nox sessions: tests, regen, drift, bench, lint, oracle, fuzz.
+"""nox sessions: tests, regen, drift, bench, lint, oracle, fuzz, interop.
 
 Every session runs in the current environment (``venv_backend="none"``): set
 up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
@@ -57,3 +57,9 @@ def fuzz(session: nox.Session) -> None:
     scale = os.environ.get("AGUI_FUZZ_SCALE") or "50"
     session.run("python", "-m", "pytest", "-m", "fuzz", "--timeout", "0", *session.posargs,
                 env={"AGUI_FUZZ_SCALE": scale})
+
+
+@nox.session(venv_backend="none")
+def interop(session: nox.Session) -> None:
+    """Real AG-UI servers of other frameworks on loopback (the ``interop`` extra, part of ``dev``)."""
+    session.run("python", "-m", "pytest", "tests/interop", *session.posargs)

@@ -15,7 +15,8 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 def test_the_distribution_is_agui_sdk_and_its_extras_name_it():
     project = PYPROJECT["project"]
     assert project["name"] == "agui-sdk"
-    assert "agui-sdk[server]" in project["optional-dependencies"]["dev"]
+    assert "agui-sdk[server,interop]" in project["optional-dependencies"]["dev"]
+    assert "agui-sdk[server]" in project["optional-dependencies"]["interop"]
     assert not any(dep.startswith("agui[") for extra in project["optional-dependencies"].values()
                    for dep in extra)
 
