@@ -121,3 +121,13 @@ def test_bench_encode_rows_cover_the_encoder_and_the_function(quick_run):
         "EventEncoder.encode, typed event -> SSE frame",
         "encode_sse_event, typed event -> SSE frame",
     ]
+
+
+def test_bench_floor_rows_put_the_session_path_beside_the_floor(quick_run):
+    _, payload = quick_run
+    rows = rows_of(payload, "floor")
+    names = [r["name"] for r in rows]
+    assert names[0].startswith("bytes.split") and names[3].startswith("skeleton")
+    assert names[-2:] == ["Pipeline.feed_bytes (the layer)", "Session.run() (the path users run)"]
+    assert all(r["unit"] == "events/s" and r["value"] > 0 for r in rows)
+    assert "% of the skeleton" in rows[-1]["note"]

@@ -19,7 +19,7 @@ Sections:
   ``httpx.Response`` in the same chunks. We keep our own reader only while it is
   >= 5x faster (it also has the per-frame size cap the library lacks).
 * ``pipeline``, ``linear``, ``reference``, ``memory``, ``encode``: see
-  ``tools/bench_pipeline.py``; ``server``: see ``tools/bench_server.py``.
+  ``tools/bench_pipeline.py``; ``server``: see ``tools/bench_server.py``; ``floor``: see ``tools/bench_floor.py``.
 
 Usage::
 
@@ -390,6 +390,7 @@ def bench_sse(cfg: Config) -> list[Row]:
 # Sections in other modules register themselves when imported (they import this
 # module as ``bench``, also when it runs as a script).
 sys.modules.setdefault("bench", sys.modules[__name__])
+import bench_floor  # noqa: F401  (floor)
 import bench_pipeline  # noqa: F401  (pipeline, linear, reference, memory, encode)
 import bench_server  # noqa: F401  (server)
 
