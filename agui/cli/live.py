@@ -29,6 +29,7 @@ from agui.cli.sanitize import sanitize
 __all__ = ["LiveView", "live_view"]
 
 _ERASE = "\x1b[{n}F\x1b[J"  # cursor up n rows to column 1, erase to the end of the screen
+_KEEP = 4096  # characters of an open item kept: a row shows its end, never more than this
 
 
 def live_view(console: Console, options: RenderOptions) -> LiveView | None:
@@ -61,14 +62,14 @@ class LiveView:
             self._open["m:" + up.message_id] = [self._kind(up), "", ""]
         elif isinstance(up, u.TextDelta | u.ReasoningDelta):
             item = self._open.setdefault("m:" + up.message_id, [self._kind(up), "", ""])
-            item[2] += up.delta
+            item[2] = (item[2] + up.delta)[-_KEEP:]
         elif isinstance(up, u.TextEnded | u.ReasoningEnded):
             self._open.pop("m:" + up.message_id, None)
         elif isinstance(up, u.ToolCallStarted):
             self._open["c:" + up.tool_call_id] = ["call", up.name, ""]
         elif isinstance(up, u.ToolCallArgs):
             item = self._open.setdefault("c:" + up.tool_call_id, ["call", "", ""])
-            item[2] += up.delta
+            item[2] = (item[2] + up.delta)[-_KEEP:]
         elif isinstance(up, u.ToolCallEnded):
             self._open.pop("c:" + up.tool_call_id, None)
         elif isinstance(up, u.Done):

@@ -203,7 +203,7 @@ async def drive(
             if live is not None:
                 live.observe(update)
             out.write(_on_how_many(renderer.feed(update), update, result))
-            _bad_bytes(options, console)
+            _bad_bytes(options, out)  # above the live rows, which it keeps
             if options.stop_after is not None and result.count >= options.stop_after:
                 if result.done is None:
                     result.dropped = True
@@ -286,7 +286,7 @@ def _describe(err: BaseException, url: str) -> str:
     return describe_transport_error(err, url)
 
 
-def _bad_bytes(options: ChatOptions, console: Console) -> None:
+def _bad_bytes(options: ChatOptions, console: Any) -> None:
     if options.utf8 is not None and options.utf8.take():
         from agui.cli.utf8 import AGENT_BAD_BYTES
 
