@@ -8,7 +8,7 @@ Subcommands::
                         [--timeout SECONDS] [--check]
     board-watch trace   [--url URL] [--agent fake|task-board] [--approve | --decline]
                         [--max-resumes N] [--tools FILE] [--timeout SECONDS] [LINE]
-    board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--check]
+    board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--check] [--max-bytes N]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090]
     board-watch serve-task-board  [--host 127.0.0.1] [--port 8080]
 
@@ -239,6 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
         "then draw the board panel.",
     )
     r.add_argument("file", metavar="FILE", help="recorded fixture (JSON)")
+    r.add_argument(
+        "--max-bytes", type=int, default=None, metavar="N",
+        help="refuse a fixture larger than N bytes (default 1 GiB)",
+    )
     _add_view_flags(r)
     _add_check_flag(r)
 

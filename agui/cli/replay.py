@@ -1,15 +1,17 @@
 """``board-watch replay FILE``: the whole client with the network taken out.
 
-Loads a recorded fixture once (see :mod:`agui.transports.replay` for the
-accepted forms: JSON array of events, ``{"events": [...]}``, JSON Lines or raw
-SSE) into a :class:`agui.transports.ReplayTransport`, runs a
+Checks a recorded fixture once and streams it (see
+:mod:`agui.transports.recording` for the accepted forms: JSON array of events,
+``{"events": [...]}``, JSON Lines or raw SSE; memory does not grow with the
+file) through a :class:`agui.transports.ReplayTransport`, runs a
 :class:`agui.session.Session` over it with the thread and run ids the recording
 carries, renders it exactly as ``watch`` would (same views and flags) and draws
 the board panel. A paused recording shows its interrupts; there is nothing
 recorded to resume with, so replay stops there.
 
-A missing, unreadable or malformed fixture, or a file in which no element is
-an event object (a JSON object with a ``type``: plain text, a tools file ...),
+A missing, unreadable or malformed fixture, a file that is not a regular file
+(``/dev/zero``, a FIFO) or is over the size cap (``--max-bytes``, default
+1 GiB), or a file in which no element is an event object (a JSON object with a ``type``: plain text, a tools file ...),
 is one line on stderr, exit 1.
 """
 
@@ -69,14 +71,20 @@ def _has_event(frames: Any) -> bool:
     return False
 
 
-def load_fixture(path: str) -> tuple[Any, str | None, str | None]:
-    """``(ReplayTransport, threadId, runId)`` for the fixture at ``path``.
-    Raises :class:`CliError` (missing, unreadable, not a fixture)."""
+def load_fixture(
+    path: str, max_bytes: int | None = None
+) -> tuple[Any, str | None, str | None]:
+    """``(ReplayTransport, threadId, runId)`` for the fixture at ``path``,
+    checked once and then streamed (memory does not grow with the file).
+    Raises :class:`CliError` (missing, unreadable, not a regular file, over
+    ``max_bytes``, not a fixture)."""
     from agui.errors import DecodeError
-    from agui.transports.replay import ReplayTransport, load_events
+    from agui.transports.recording import DEFAULT_MAX_BYTES, Recording
+    from agui.transports.replay import ReplayTransport
 
+    limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     try:
-        frames = load_events(path)
+        recording = Recording(path, max_bytes=limit)
     except FileNotFoundError:
         raise CliError(f"fixture {path}: no such file") from None
     except IsADirectoryError:
@@ -86,17 +94,22 @@ def load_fixture(path: str) -> tuple[Any, str | None, str | None]:
     except DecodeError as exc:
         raise CliError(f"fixture {path}: not a recorded event stream ({exc.reason})") from None
     except ValueError as exc:
+        if "replay limit" in str(exc):
+            raise CliError(f"fixture {path}: {exc} (--max-bytes N raises it)") from None
+        if "regular file" in str(exc):
+            raise CliError(f"fixture {path}: {exc}") from None
         raise CliError(f"fixture {path}: not a recorded event stream ({exc})") from None
-    if not frames:
+    except MemoryError:
+        raise CliError(f"fixture {path}: too large to read") from None
+    if recording.kind == "empty" or (recording.kind != "sse" and not recording.count):
         raise CliError(f"fixture {path}: no events in it")
-    if not _has_event(frames):
+    if not recording.has_event:
         raise CliError(
             f"fixture {path}: not a recorded event stream (no element is a JSON object "
             "with a 'type'; expected a JSON array of events, {\"events\": [...]}, "
             "JSON Lines or SSE)"
         )
-    thread_id, run_id = recorded_ids(frames)
-    return ReplayTransport(frames), thread_id, run_id
+    return ReplayTransport(recording), recording.thread_id, recording.run_id
 
 
 async def replay(
@@ -128,7 +141,7 @@ async def replay(
 
 def run_replay(args: argparse.Namespace, console: Console) -> int:
     """``replay`` command entry (parsed ``args``); returns the exit code."""
-    transport, thread_id, run_id = load_fixture(args.file)
+    transport, thread_id, run_id = load_fixture(args.file, getattr(args, "max_bytes", None))
     render = RenderOptions(in_order=args.in_order, fragments=args.fragments)
     verify = "off" if args.no_verify else "tolerant"
     check = getattr(args, "check", False)

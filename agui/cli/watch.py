@@ -180,9 +180,12 @@ async def drive(
     ``done  cancelled: interrupted (Ctrl-C)`` printed, ``result.cancelled`` set
     (pass ``result`` to see it) and the cancellation re-raised.
     """
+    from agui.cli.live import live_view
     from agui.errors import TransportError
 
     result = RunResult() if result is None else result
+    live = live_view(console, renderer.options)  # on a terminal: open items drawn as they grow
+    out: Any = console if live is None else live
     try:
         async for update in run:
             err = _fatal(update, result.started)
@@ -197,13 +200,17 @@ async def drive(
                 result.interrupts.extend(update.interrupts)
             if isinstance(update, u.Done):
                 result.done = update
-            console.write(_on_how_many(renderer.feed(update), update, result))
-            _bad_bytes(options, console)
+            if live is not None:
+                live.observe(update)
+            out.write(_on_how_many(renderer.feed(update), update, result))
+            _bad_bytes(options, out)  # above the live rows, which it keeps
             if options.stop_after is not None and result.count >= options.stop_after:
                 if result.done is None:
                     result.dropped = True
                 break
     except TransportError as exc:
+        if live is not None:
+            live.close()
         if _is_fatal_kind(getattr(exc, "kind", None), result.started):
             raise CliError(_describe(exc, options.url)) from None
         console.write(renderer.flush())
@@ -211,6 +218,8 @@ async def drive(
         result.errors += 1
         return result
     except asyncio.CancelledError:
+        if live is not None:
+            live.close()
         aclose = getattr(run, "aclose", None)
         if aclose is not None:
             await aclose()
@@ -221,6 +230,8 @@ async def drive(
         result.cancelled = True
         raise
     finally:
+        if live is not None:
+            live.close()
         aclose = getattr(run, "aclose", None)
         if aclose is not None:
             await aclose()
@@ -275,7 +286,7 @@ def _describe(err: BaseException, url: str) -> str:
     return describe_transport_error(err, url)
 
 
-def _bad_bytes(options: ChatOptions, console: Console) -> None:
+def _bad_bytes(options: ChatOptions, console: Any) -> None:
     if options.utf8 is not None and options.utf8.take():
         from agui.cli.utf8 import AGENT_BAD_BYTES
 

@@ -1,0 +1,454 @@
+"""Read a recorded event stream from a file one event at a time.
+
+:class:`Recording` opens a fixture (a JSON array of events, ``{"events":
+[...]}`` or a conformance fixture's ``{"stream": [...]}``, JSON Lines, or raw
+SSE text), checks it once (shape, size, what it starts with) and then yields
+its events as often as asked, reading the file in bounded chunks: memory does
+not grow with the file.
+
+Each event is yielded as its exact JSON text, so the wire decoder judges it as
+it would an SSE frame's data (a lone surrogate escape is fine, a 1e400 fails
+that event alone). A recording cut off before its end (the recorder died)
+yields its complete events; a replay then ends where the recording does, as a
+truncated stream. Raw SSE is yielded as bytes chunks, for a pipeline to frame.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import os
+import re
+import stat
+from collections.abc import Iterator
+from os import PathLike
+from typing import IO
+
+import msgspec
+
+from agui.errors import DecodeError
+from agui.wire.sse import MAX_FRAME_BYTES
+
+__all__ = ["CHUNK_BYTES", "DEFAULT_MAX_BYTES", "Recording"]
+
+CHUNK_BYTES = 64 * 1024
+"""Files are read (and raw SSE yielded) in pieces of this many bytes."""
+
+DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
+"""A recording larger than this (1 GiB) is refused unless a caller raises it."""
+
+_SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_NOT_WS = re.compile(r"[^ \t\r\n]")
+_DECODER = json.JSONDecoder()  # finds where a value ends; accepts 1e400, NaN, lone surrogates
+
+
+class _Cut(Exception):
+    """The text ended inside a value (a cut recording)."""
+
+
+class _Malformed(Exception):
+    """The text is not the JSON it should be."""
+
+
+def _truncated(text: str) -> bool:
+    """True when the JSON text ``text`` ends before it is complete (rather than
+    being malformed); judged by msgspec (syntax only) with each surrogate
+    escape replaced by a plain one."""
+    raw = _SURROGATE_ESCAPE.sub(r"\\u0020", text).encode("utf-8", "surrogatepass")
+    try:
+        msgspec.json.decode(raw, type=msgspec.Raw)
+    except msgspec.DecodeError as exc:
+        return "truncated" in str(exc)
+    return False
+
+
+class _Text:
+    """A window onto a file's UTF-8 text, read in chunks as a scan needs it.
+    ``pos`` is the scan position in ``buf``; text before it is dropped when
+    more is read. A value longer than ``cap`` characters is refused."""
+
+    def __init__(self, file: IO[bytes], cap: int) -> None:
+        self._file = file
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._cap = cap
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+
+    def more(self, size: int = CHUNK_BYTES) -> bool:
+        """Read about ``size`` more bytes; False at end of file."""
+        if self.eof:
+            return False
+        chunk = self._file.read(max(size, CHUNK_BYTES))
+        try:
+            text = self._decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as exc:
+            if chunk or exc.reason != "unexpected end of data":
+                raise _Malformed(f"not UTF-8 ({exc.reason})") from None
+            text = ""  # a character cut at the very end (a cut recording)
+        if not chunk:
+            self.eof = True
+        self.buf = self.buf[self.pos :] + text
+        self.pos = 0
+        return bool(chunk)
+
+    def peek(self) -> str:
+        """The next non-whitespace character ('' at end of file); skips to it."""
+        while True:
+            found = _NOT_WS.search(self.buf, self.pos)
+            if found is not None:
+                self.pos = found.start()
+                return self.buf[self.pos]
+            self.pos = len(self.buf)
+            if not self.more():
+                return ""
+
+    def value(self) -> str:
+        """The exact text of the JSON value at ``pos`` (after :meth:`peek`);
+        moves past it. Raises _Cut, _Malformed or DecodeError (too deep)."""
+        while True:
+            start = self.pos
+            try:
+                _, end = _DECODER.raw_decode(self.buf, start)
+            except RecursionError:
+                raise DecodeError("nested too deeply to read", path="$") from None
+            except ValueError:
+                end = -1
+            if end >= 0 and (end < len(self.buf) or self.eof):
+                self.pos = end
+                return self.buf[start:end]
+            # incomplete (or malformed) so far, or a number that may go on: read more
+            if len(self.buf) - start > self._cap:
+                raise _Malformed(f"one element is over {self._cap} bytes")
+            if self.more(len(self.buf) - start):
+                continue
+            if end >= 0:
+                continue  # the value ended at the end of the file
+            if _truncated(self.buf[self.pos :]):
+                raise _Cut
+            raise _Malformed("not JSON")
+
+    def elements(self, closer: str) -> Iterator[str]:
+        """The exact text of each element of the array or object body whose
+        opener was just passed (values only for an array). Ends quietly at a
+        cut; raises _Cut when cut inside an element, _Malformed."""
+        if self.peek() == closer:
+            self.pos += 1
+            return
+        while True:
+            if self.peek() == "":
+                return  # cut after an opener or a comma
+            yield self.value()
+            c = self.peek()
+            if c == ",":
+                self.pos += 1
+                if self.peek() == closer:
+                    raise _Malformed("a trailing comma")
+            elif c == closer:
+                self.pos += 1
+                return
+            elif c == "":
+                return  # cut right after a value
+            else:
+                raise _Malformed(f"expected ',' or {closer!r}")
+
+    def members(self) -> Iterator[tuple[str, str]]:
+        """The top-level members of the object whose ``{`` was just passed, as
+        (name, first character of the value); the caller reads the value
+        (:meth:`value` or :meth:`elements`). Ends quietly at a cut after a
+        member; raises _Cut inside one."""
+        if self.peek() == "}":
+            self.pos += 1
+            return
+        while True:
+            if self.peek() == "":
+                return
+            name = json.loads(self.value())
+            if not isinstance(name, str) or self.peek() != ":":
+                raise _Cut if self.peek() == "" else _Malformed("not an object")
+            self.pos += 1
+            first = self.peek()
+            if first == "":
+                raise _Cut
+            yield name, first
+            c = self.peek()
+            if c == ",":
+                self.pos += 1
+                if self.peek() == "}":
+                    raise _Malformed("a trailing comma")
+            elif c == "}":
+                self.pos += 1
+                return
+            elif c == "":
+                return
+            else:
+                raise _Malformed("expected ',' or '}'")
+
+
+class Recording:
+    """A fixture file (or its content as ``bytes``), checked once, replayed
+    lazily: :meth:`items` reads it afresh in bounded chunks each time.
+
+    ``Recording(source, max_bytes=DEFAULT_MAX_BYTES, name=None)``.
+
+    Attributes:
+        kind: ``"array"``, ``"object"`` (``{"events"|"stream": [...]}`` or a
+            single event), ``"jsonl"``, ``"sse"`` or ``"empty"``.
+        thread_id, run_id: of the first RUN_STARTED (None when absent).
+        has_event: True when some element is a JSON object with a string
+            ``type`` (an event, valid or not).
+        count: events found by the check (SSE: frames up to the first RUN_STARTED).
+
+    Raises:
+        FileNotFoundError, IsADirectoryError, OSError: the file cannot be read.
+        ValueError: not a regular file (``/dev/zero``, a FIFO), or larger than
+            ``max_bytes`` (the message says so).
+        DecodeError: not a JSON array of events, an object with ``events``,
+            JSON Lines nor SSE; or a line or element over the frame cap.
+    """
+
+    def __init__(
+        self,
+        source: str | PathLike[str] | bytes,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        name: str | None = None,
+    ) -> None:
+        self._data: bytes | None = None
+        self._path: str | None = None
+        if isinstance(source, bytes | bytearray | memoryview):
+            self._data = bytes(source)
+            self.name: str = name or "<bytes>"
+        else:
+            self._path = os.fspath(source)
+            self.name = name or self._path
+            info = os.stat(self._path)  # before opening: opening a FIFO would block
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(21, "Is a directory", self._path)
+            if not stat.S_ISREG(info.st_mode):
+                raise ValueError("not a regular file")
+            if info.st_size > max_bytes:
+                raise ValueError(
+                    f"{info.st_size} bytes is over the replay limit of {max_bytes} bytes"
+                )
+        self.max_bytes: int = max_bytes
+        self.kind: str = "empty"
+        self._key: str | None = None
+        self.thread_id: str | None = None
+        self.run_id: str | None = None
+        self.has_event: bool = False
+        self.count: int = 0
+        self._offset: int = 0
+        self._cut: bool = False
+        try:
+            self._check()
+        except RecursionError:
+            raise DecodeError(f"{self.name}: nested too deeply to read", path="$") from None
+
+    def _open(self) -> IO[bytes]:
+        if self._data is not None:
+            return io.BytesIO(self._data)
+        assert self._path is not None
+        return open(self._path, "rb")
+
+    # -- the check ---------------------------------------------------------------
+
+    def _check(self) -> None:
+        with self._open() as file:
+            head = b""
+            while True:
+                chunk = file.read(CHUNK_BYTES)
+                head = (head + chunk).lstrip(b"\xef\xbb\xbf").lstrip()
+                if len(head) >= 6 or not chunk:
+                    break
+            offset = file.tell() - len(head)
+        if not head:
+            return
+        if head.startswith(_SSE_STARTS):
+            self.kind = "sse"
+            self._check_sse()
+            return
+        self._offset = offset
+        if head[:1] == b"[":
+            self.kind = "array"
+            try:
+                self._note_all(self._array_documents())
+            except _Cut:
+                pass
+            except (_Malformed, ValueError) as exc:
+                raise DecodeError(f"{self.name}: not a JSON array of events: {exc}", path="$") from None
+            if not self.count and self._cut:
+                raise DecodeError(f"{self.name}: not a JSON array of events: cut off", path="$")
+            return
+        if head[:1] == b"{" and self._check_object():
+            return
+        self.kind = "jsonl"
+        self._note_all(self._line_documents())
+
+    def _note_all(self, documents: Iterator[str]) -> None:
+        for doc in documents:
+            self.count += 1
+            if self.thread_id is None and self.run_id is None:
+                self._note(doc)
+
+    def _note(self, doc: str) -> bool:
+        """Take the ids of a RUN_STARTED and whether ``doc`` is an event; True
+        once a RUN_STARTED was seen."""
+        try:
+            value = json.loads(doc)
+        except (ValueError, RecursionError):
+            return False
+        if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+            return False
+        self.has_event = True
+        if value.get("type") != "RUN_STARTED":
+            return False
+        thread, run = value.get("threadId"), value.get("runId")
+        self.thread_id = thread if isinstance(thread, str) else None
+        self.run_id = run if isinstance(run, str) else None
+        return True
+
+    def _check_sse(self) -> None:
+        from agui.pipeline import Pipeline
+
+        pipeline = Pipeline(verify="off")
+        for chunk in self._sse_chunks():
+            for doc in pipeline.split(chunk):
+                self.count += 1
+                if self._note(doc):
+                    return
+        for doc in pipeline.split_end():
+            self.count += 1
+            if self._note(doc):
+                return
+
+    def _check_object(self) -> bool:
+        """Walk the top-level object: which member holds the events, and is it
+        one object (False: read the file as JSON Lines)."""
+        keys: dict[str, str] = {}
+        cut = False
+        try:
+            with self._open() as file:
+                text = self._text_at(file)
+                for name, first in text.members():
+                    keys.setdefault(name, first)
+                    if name in ("events", "stream") and first == "[":
+                        text.pos += 1
+                        for _ in text.elements("]"):
+                            pass
+                    else:
+                        text.value()
+                if text.peek() != "":
+                    return False  # more after the object: JSON Lines
+        except _Cut:
+            cut = True
+        except _Malformed:
+            return False
+        if cut and not keys:
+            return False  # cut inside the first member's name
+        self.kind = "object"
+        key = "events" if "events" in keys else "stream" if "stream" in keys else None
+        if key is None:
+            if "type" not in keys:
+                raise DecodeError(
+                    f"{self.name}: a JSON object fixture needs an 'events' (or 'stream') array",
+                    path="$.events",
+                )
+            self._key = None  # a single event
+        else:
+            if keys[key] != "[":
+                raise DecodeError(f"{self.name}: {key!r} is not an array", path=f"$.{key}")
+            self._key = key
+        try:
+            self._note_all(self._object_documents())
+        except _Cut:
+            pass
+        except _Malformed as exc:
+            where = "$" if self._key is None else f"$.{self._key}"
+            raise DecodeError(f"{self.name}: {exc}", path=where) from None
+        return True
+
+    # -- reading ---------------------------------------------------------------
+
+    def _text_at(self, file: IO[bytes]) -> _Text:
+        file.seek(self._offset)
+        text = _Text(file, MAX_FRAME_BYTES)
+        text.peek()
+        text.pos += 1  # the opener
+        return text
+
+    def _array_documents(self) -> Iterator[str]:
+        self._cut = False
+        with self._open() as file:
+            text = self._text_at(file)
+            try:
+                yield from text.elements("]")
+            except _Cut:
+                self._cut = True
+                return
+            if text.peek() != "":
+                raise _Malformed("more after the array")
+
+    def _object_documents(self) -> Iterator[str]:
+        with self._open() as file:
+            text = self._text_at(file)
+            if self._key is None:
+                text.pos -= 1
+                yield text.value()
+                return
+            for name, _first in text.members():
+                if name != self._key:
+                    text.value()
+                    continue
+                text.pos += 1  # '['
+                yield from text.elements("]")
+                return  # the first member of that name holds the events
+
+    def _line_documents(self) -> Iterator[str]:
+        with self._open() as file:
+            first = True
+            number = 0
+            while True:
+                line = file.readline(MAX_FRAME_BYTES + 1)
+                if not line:
+                    return
+                number += 1
+                if len(line) > MAX_FRAME_BYTES:
+                    raise DecodeError(
+                        f"{self.name}: line {number} is over {MAX_FRAME_BYTES} bytes",
+                        path=f"line {number}",
+                    )
+                if first:
+                    line = line.lstrip(b"\xef\xbb\xbf")
+                    first = False
+                for part in line.splitlines():
+                    part = part.strip()
+                    if part:
+                        yield part.decode("utf-8", "replace")
+
+    def _sse_chunks(self) -> Iterator[bytes]:
+        with self._open() as file:
+            while chunk := file.read(CHUNK_BYTES):
+                yield chunk
+
+    def documents(self) -> Iterator[str]:
+        """Each event's exact JSON text, read afresh (not for ``kind == "sse"``)."""
+        try:
+            if self.kind == "array":
+                yield from self._array_documents()
+            elif self.kind == "object":
+                yield from self._object_documents()
+            elif self.kind == "jsonl":
+                yield from self._line_documents()
+        except _Cut:
+            return
+        except _Malformed as exc:  # the file changed since the check
+            raise DecodeError(f"{self.name}: {exc}", path="$") from None
+
+    def items(self) -> Iterator[str | bytes]:
+        """What a replay yields: each event's JSON text, or raw SSE chunks."""
+        if self.kind == "sse":
+            return self._sse_chunks()
+        return self.documents()
+

@@ -1,0 +1,205 @@
+"""The live view under a real terminal: `board-watch watch` on a PTY (100x30)
+against a server that sends one word at a time, each only after the test saw
+the previous one on the emulated screen (pyte), so nothing here is timed."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import io
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import threading
+from pathlib import Path
+
+import pyte
+import pytest
+from starlette.applications import Starlette
+
+from agui.cli.io import Console
+from agui.cli.live import LiveView, live_view
+from agui.cli.render import Line, RenderOptions
+from agui.server import BackgroundServer, agent_route
+from agui.updates import TextDelta, TextEnded, TextStarted, ToolCallArgs, ToolCallStarted
+
+ROOT = Path(__file__).resolve().parents[1]
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon"]
+COLS, ROWS = 100, 30
+WAIT = 60.0  # seconds before a missing screen is a failure (never reached when it works)
+
+
+class Paced:
+    """An agent that sends WORDS one by one, each after its gate is opened."""
+
+    def __init__(self) -> None:
+        self.gates = [threading.Event() for _ in WORDS]
+
+    async def __call__(self, run_input, emit, cancel) -> None:
+        t, r = run_input.thread_id, run_input.run_id
+        await emit({"type": "RUN_STARTED", "threadId": t, "runId": r})
+        await emit({"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"})
+        for i, word in enumerate(WORDS):
+            await asyncio.to_thread(self.gates[i].wait, WAIT)
+            delta = word if i == 0 else " " + word
+            await emit({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": delta})
+        await emit({"type": "TEXT_MESSAGE_END", "messageId": "m1"})
+        await emit({"type": "RUN_FINISHED", "threadId": t, "runId": r})
+
+
+class Terminal:
+    """The CLI on a PTY of COLS x ROWS, its output fed to a pyte screen."""
+
+    def __init__(self, argv: list[str]) -> None:
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        env = dict(os.environ, TERM="xterm", COLUMNS=str(COLS), LINES=str(ROWS))
+        env.pop("NO_COLOR", None)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "agui.cli", *argv],
+            stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env, close_fds=True,
+        )
+        os.close(slave)
+        self.master = master
+        self.screen = pyte.Screen(COLS, ROWS)
+        self.stream = pyte.ByteStream(self.screen)
+
+    def lines(self) -> list[str]:
+        return [row.rstrip() for row in self.screen.display]
+
+    def pump(self, timeout: float) -> bool:
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if not ready:
+            return False
+        try:
+            data = os.read(self.master, 65536)
+        except OSError:  # the child closed the terminal
+            return False
+        self.stream.feed(data)
+        return bool(data)
+
+    def wait_for(self, predicate) -> list[str]:
+        """Read until ``predicate(screen lines)`` holds (fails after WAIT seconds)."""
+        import time
+
+        deadline = time.monotonic() + WAIT
+        while not predicate(self.lines()):
+            if time.monotonic() > deadline or self.proc.poll() is not None and not self.pump(0):
+                pytest.fail("screen never showed it:\n" + "\n".join(self.lines()))
+            self.pump(0.5)
+        return self.lines()
+
+    def type(self, text: bytes) -> None:
+        os.write(self.master, text)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+        os.close(self.master)
+
+
+@pytest.fixture
+def paced():
+    agent = Paced()
+    with BackgroundServer(Starlette(routes=[agent_route(agent, "/agent")])) as srv:
+        yield agent, srv.url + "/agent"
+
+
+def test_live_text_grows_word_by_word_on_a_terminal_and_settles_into_the_transcript(paced):
+    agent, url = paced
+    term = Terminal(["watch", "--url", url])
+    try:
+        term.wait_for(lambda lines: any(line.startswith(">") for line in lines))
+        term.type(b"go\r")
+        for i in range(len(WORDS)):
+            agent.gates[i].set()
+            so_far = " ".join(WORDS[: i + 1])
+            # the word is on screen before the server may send the next one
+            shown = term.wait_for(lambda lines, want=f"text    {so_far}": want in lines)
+            assert f"text    {so_far}" in shown
+        final = term.wait_for(
+            lambda lines: "done    success" in lines and [x for x in lines if x][-1] == ">"
+        )
+        term.type(b"\x04")
+        assert term.proc.wait(timeout=WAIT) == 0
+    finally:
+        term.close()
+    # the settled screen is the piped transcript
+    for gate in agent.gates:
+        gate.set()
+    piped = subprocess.run(
+        [sys.executable, "-m", "agui.cli", "watch", "--url", url], input="go\n",
+        capture_output=True, text=True, cwd=ROOT, timeout=WAIT, check=False,
+    )
+    transcript = piped.stdout.splitlines()
+    assert "text    " + " ".join(WORDS) in transcript and "done    success" in transcript
+    start = final.index("> go") + 1
+    body = [line for line in final[start:] if line]
+    assert body[: len(transcript)] == transcript
+    assert body[len(transcript):] == [">"]
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_live_view_is_off_for_piped_output_in_order_fragments_and_a_dumb_terminal(monkeypatch):
+    monkeypatch.setenv("TERM", "xterm")
+    piped = Console(io.StringIO(), io.StringIO(), io.StringIO())
+    tty = Console(io.StringIO(), Tty(), io.StringIO())
+    assert live_view(piped, RenderOptions()) is None
+    assert isinstance(live_view(tty, RenderOptions()), LiveView)
+    assert live_view(tty, RenderOptions(in_order=True)) is None
+    assert live_view(tty, RenderOptions(fragments=True)) is None
+    monkeypatch.setenv("TERM", "dumb")
+    assert live_view(tty, RenderOptions()) is None
+
+
+def test_parallel_calls_get_one_live_row_each_with_their_arguments_growing():
+    view = LiveView(Console(io.StringIO(), Tty(), io.StringIO()), width=60)
+    view.observe(ToolCallStarted("c1", "add_task"))
+    view.observe(ToolCallStarted("c2", "add_task"))
+    view.observe(ToolCallArgs("c1", '{"title":'))
+    view.observe(ToolCallArgs("c2", '{"title":"b'))
+    view.observe(ToolCallArgs("c1", '"a'))
+    assert view.rows() == [
+        Line("call", 'add_task {"title":"a'),
+        Line("call", 'add_task {"title":"b'),
+    ]
+
+
+def test_live_rows_escape_agent_text_and_are_never_markup():
+    out = Tty()
+    view = LiveView(Console(io.StringIO(), out, io.StringIO()), width=60)
+    view.observe(TextStarted("m", "assistant"))
+    view.observe(TextDelta("m", "[bold red]hi[/] \x1b[2J\u202e"))
+    view.write([])
+    assert out.getvalue() == "text    [bold red]hi[/] \\x1b[2J\\u202e\n"
+
+
+def test_a_live_row_longer_than_the_terminal_keeps_its_growing_end():
+    view = LiveView(Console(io.StringIO(), Tty(), io.StringIO()), width=30)
+    view.observe(TextStarted("m", "assistant"))
+    view.observe(TextDelta("m", "日本語" * 10 + " end"))
+    (row,) = view.rows()
+    assert row.body.startswith("…") and row.body.endswith("語 end")
+    from rich.cells import cell_len
+
+    assert cell_len(row.body) <= 30 - 9
+
+
+def test_a_settled_item_replaces_its_live_row_with_the_transcript_lines():
+    out = Tty()
+    view = LiveView(Console(io.StringIO(), out, io.StringIO()), width=60)
+    view.observe(TextStarted("m", "assistant"))
+    view.observe(TextDelta("m", "hello"))
+    view.write([])
+    view.observe(TextEnded("m", "hello"))
+    view.write([Line("text", "hello")])
+    assert out.getvalue() == "text    hello\n" + "\x1b[1F\x1b[J" + "text    hello\n"
