@@ -198,6 +198,7 @@ class Change:
     text: str
     difference: str
     kind: str = "changed"  # "added" | "removed" | "changed"
+    via: str = ""  # a member's change that is its scalar alias's (e.g. an enum it refers to)
 
 
 def schema_differences(ours: dict[str, Any], upstream: dict[str, Any]) -> list[str]:
@@ -279,8 +280,22 @@ def _object_changes(name: str, mine: dict, theirs: dict, ours: dict, upstream: d
         sig_m, sig_t = signature(m_props[prop], ours), signature(t_props[prop], upstream)
         if sig_m != sig_t:
             line = f"{name}.{prop}: ours {_render(sig_m)}, upstream {_render(sig_t)}"
-            out += [Change(name, f"{name}.{prop}: {t}", line) for t in _facet_changes(sig_m, sig_t)]
+            via = _alias_of(m_props[prop], t_props[prop], ours, upstream)
+            out += [Change(name, f"{name}.{prop}: {t}", line, via=via)
+                    for t in _facet_changes(sig_m, sig_t)]
     return out
+
+
+def _alias_of(mine: Any, theirs: Any, ours: dict, upstream: dict) -> str:
+    """The scalar definition both sides refer to by the same name ("" when they do not)."""
+    if not (isinstance(mine, dict) and isinstance(theirs, dict)):
+        return ""
+    ref_m, ref_t = mine.get("$ref"), theirs.get("$ref")
+    if not isinstance(ref_m, str) or ref_m != ref_t:
+        return ""
+    name = _ref_name(ref_m)
+    bodies = (_defs(ours).get(name), _defs(upstream).get(name))
+    return name if all(isinstance(b, dict) and not _is_named(b) for b in bodies) else ""
 
 
 def _closed(closed: bool) -> str:
@@ -420,13 +435,23 @@ class CheckResult:
             for change in self.changes:
                 texts.setdefault(change.difference, []).append(change.text)
             width = max(len(c.definition) for c in self.changes)
+            shown = [c for c in self.changes if c.difference not in self.allowed]
+            changed = {c.definition for c in shown}
+            uses: dict[str, list[str]] = {}
+            for change in shown:
+                if change.via in changed:
+                    path = change.text.split(":", 1)[0]
+                    if path not in uses.setdefault(change.via, []):
+                        uses[change.via].append(path)
             last = None
-            for change in self.changes:
-                if change.difference in self.allowed:
-                    continue
+            for change in shown:
+                if change.via in changed:
+                    continue  # shown once, on the alias's own line
                 label = change.definition if change.definition != last else ""
                 last = change.definition
                 text = change.text.removeprefix(f"{change.definition}: ")
+                if uses.get(change.definition):
+                    text += f" (in {', '.join(uses[change.definition])})"
                 out.append(("DRIFT", f"{label:<{width}}  {text}", ""))
             out += [("allowed", ", ".join(t.split(" (")[0] for t in texts[d]), self.allowed[d])
                     for d in sorted(self.allowed) if d in texts]

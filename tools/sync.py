@@ -328,9 +328,6 @@ def carry_presentation(new: Any, ours: Any, undescribed: list[str], where: str =
         if key == "description" and isinstance(new[key], str):
             if our is not None and isinstance(our.get("description"), str):
                 out[key] = our["description"]
-            elif our is None and where and not any(
-                    w == where.split(".")[0] for w in undescribed):
-                undescribed.append(where)
             continue
         value = new[key]
         our_value = our.get(key) if our else None
@@ -340,6 +337,8 @@ def carry_presentation(new: Any, ours: Any, undescribed: list[str], where: str =
             out[key] = {}
             for name in order:
                 sub_where = name if key == "$defs" else f"{where}.{name}"
+                if name not in our_map and (key == "$defs" or (key == "properties" and our)):
+                    undescribed.append(sub_where)  # a new definition, or a new member of ours
                 sub = carry_presentation(value[name], our_map.get(name), undescribed, sub_where)
                 out[key][name] = sub
         elif key in ("mapping", "discriminator"):
