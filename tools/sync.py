@@ -417,9 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         OUR_SCHEMA.write_text(text, encoding="utf-8")
     rel = OUR_SCHEMA.relative_to(ROOT)
     print(f"sync: {rel} {'rewritten' if changed else 'unchanged'} from {path}")
-    print(f"deliberate differences re-applied ({len(applied)}):")
-    for line in applied:
-        print(f"   {line}")
+    print(f"deliberate differences re-applied: {len(applied)} (the `allowed` lines below)")
     if undescribed:
         print(f"new and undescribed (write a description in {rel}): {', '.join(undescribed)}")
     if not args.no_regen:
