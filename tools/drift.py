@@ -1,7 +1,7 @@
 """Drift check (``nox -s drift``): is our schema still the protocol's shape?
 
 Compares ``schema/agui.schema.json`` (ours) with the published AG-UI schema
-``../shared/upstream/agui/spec-1.1/schema.json`` (upstream) *structurally* and prints every
+``../shared/upstream/agui/spec-1.1/schema.json`` (upstream) *structurally* and reports every
 difference. Exit status: 0 when every difference is in :data:`ALLOWED` (each entry says why),
 1 when an unexplained difference exists (or an allow-list entry no longer matches anything, so the
 list cannot rot), 0 with a message when ``../shared`` is absent (set ``AGUI_SHARED`` to point
@@ -21,6 +21,14 @@ flattened definition and an inherited one compare equal:
 
 Annotations (``description``, ``title``, ``default``, ``$anchor``, ``$comment``, ``examples``,
 ``contentEncoding``) are not compared.
+
+The report (:meth:`CheckResult.lines`) reads in ten seconds: one ``DRIFT`` line per
+:class:`Change` (:func:`schema_changes`: ``+`` upstream only, ``-`` ours only, ``ours -> upstream``;
+union and enum members one by one; a scalar alias's change once, naming its uses), grouped by
+definition, then one ``allowed`` line per allow-listed difference. Options: ``--json`` (one JSON
+document for tools, :meth:`CheckResult.as_json`), ``--upstream PATH`` (compare the schema with
+another upstream file; only that check runs). ``tools/sync.py`` adopts an upstream schema and
+re-applies :data:`ALLOWED` by keeping our side of each entry.
 
 More checks: :data:`CHECKS` is a list of callables returning :class:`CheckResult`; see the HOOK
 section at the bottom (the task-board tools fixture check plugs in there).

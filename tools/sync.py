@@ -48,6 +48,8 @@ ROOT = TOOLS.parent
 OUR_SCHEMA = ROOT / "schema" / "agui.schema.json"
 
 _REF_PREFIX = "#/$defs/"
+#: annotations in words: ours are kept, upstream's are never copied
+_PROSE = ("description", "title", "$comment", "examples")
 _DROPPED = frozenset({"$anchor", "default"})
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
                           "dependentSchemas"})
@@ -325,9 +327,9 @@ def carry_presentation(new: Any, ours: Any, undescribed: list[str], where: str =
     keys = _merge_order(list(new), list(our) if our else [])
     out: dict[str, Any] = {}
     for key in keys:
-        if key == "description" and isinstance(new[key], str):
-            if our is not None and isinstance(our.get("description"), str):
-                out[key] = our["description"]
+        if key in _PROSE:
+            if our is not None and key in our:
+                out[key] = our[key]
             continue
         value = new[key]
         our_value = our.get(key) if our else None
@@ -345,10 +347,10 @@ def carry_presentation(new: Any, ours: Any, undescribed: list[str], where: str =
             out[key] = carry_presentation(value, our_value, [], "")
         else:
             out[key] = carry_presentation(value, our_value, undescribed, "")
-    if our is not None and isinstance(our.get("description"), str) and "description" not in out:
-        # ours describes what upstream leaves undescribed: keep our words, in our place
-        out = {k: out[k] if k != "description" else our["description"]
-               for k in _merge_order([*out, "description"], list(our))}
+    missing = [k for k in _PROSE if our is not None and k in our and k not in out]
+    if missing:  # ours describes what upstream leaves undescribed: our words, in our place
+        out = {k: out[k] if k in out else our[k]
+               for k in _merge_order([*out, *missing], list(our))}
     return out
 
 
