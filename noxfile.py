@@ -1,4 +1,4 @@
-"""nox sessions: tests, regen, drift, bench, lint, oracle, fuzz, interop.
+"""nox sessions: tests, regen, drift, sync, bench, lint, oracle, fuzz, interop.
 
 Every session runs in the current environment (``venv_backend="none"``): set
 up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
@@ -29,8 +29,14 @@ def regen(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def drift(session: nox.Session) -> None:
-    """Compare our schemas and fixtures with upstream and the agents; print every difference."""
+    """Compare our schemas and fixtures with upstream and the agents (``-- --json`` for tools)."""
     session.run("python", "tools/drift.py", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def sync(session: nox.Session) -> None:
+    """Adopt an upstream schema: ``-- PATH_OR_VERSION`` rewrites schema/, regenerates, reports."""
+    session.run("python", "tools/sync.py", *session.posargs)
 
 
 @nox.session(venv_backend="none")

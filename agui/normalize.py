@@ -449,7 +449,7 @@ PASS_THROUGH: frozenset[type] = frozenset({
 })
 """Event classes the normalizer passes on untouched on purpose (they close no
 lane). A class in neither table (a type the schema gained since) passes through
-too; ``tests/test_dispatch_tables.py`` names it until it is put in one."""
+by rule; handling it specially is one entry in :data:`HANDLERS`."""
 
 _CHUNK_HANDLERS = {
     cls: handler for cls, handler in HANDLERS.items()

@@ -1,8 +1,11 @@
 """Every layer that dispatches on event (or Update) classes has one table of what
-it handles and one set of what it passes through on purpose, and together they
-cover the generated ``Event`` union (the ``Update`` union for the renderer): a
-type the schema gains is either handled or passed on by each layer, and this
-test names every layer that does neither."""
+it handles and one set of what it passes through on purpose. For events, a class
+in neither (a type the schema gained since) is passed through *by default*: the
+normalizer and verifier let it by, the applier delivers it as EventReceived. These
+tests name, per layer, whether a class is handled, passed through on purpose or
+passed through by default; every class of today's ``Event`` union is named in a
+table by every layer; a table entry for a class not in the union is a fault. The
+renderer has no default: an Update class it neither handles nor passes is named."""
 
 from __future__ import annotations
 
@@ -33,19 +36,34 @@ def _name(cls: type) -> str:
     return f"{tag} ({cls.__name__})" if isinstance(tag, str) else cls.__name__
 
 
-def unclaimed(layers: dict[str, tuple[dict, frozenset]], classes: frozenset) -> list[str]:
-    """One line per fault: a class a layer neither handles nor passes through,
+def unclaimed(layers: dict[str, tuple[dict, frozenset]], classes: frozenset,
+              by_default: bool = False) -> list[str]:
+    """One line per fault: a class a layer neither handles nor passes through
+    (for event layers, ``by_default=True``, that is no fault: see :func:`claims`),
     a class it does both with, or a table entry that is not in ``classes``."""
     problems = []
     for layer, (handlers, passed) in layers.items():
-        for cls in sorted(classes - handlers.keys() - passed, key=_name):
-            problems.append(f"{layer}: {_name(cls)} is neither handled (HANDLERS) nor "
-                            f"passed through on purpose (PASS_THROUGH)")
+        if not by_default:
+            for cls in sorted(classes - handlers.keys() - passed, key=_name):
+                problems.append(f"{layer}: {_name(cls)} is neither handled (HANDLERS) nor "
+                                f"passed through on purpose (PASS_THROUGH)")
         for cls in sorted(handlers.keys() & passed, key=_name):
             problems.append(f"{layer}: {_name(cls)} is both handled and passed through")
         for cls in sorted((handlers.keys() | passed) - classes, key=_name):
             problems.append(f"{layer}: {_name(cls)} is in a table but not in the union")
     return problems
+
+
+def claims(layers: dict[str, tuple[dict, frozenset]], cls: type) -> list[str]:
+    """Per layer, what it does with ``cls``: handles it (HANDLERS), passes it
+    through on purpose (PASS_THROUGH) or passes it through by default."""
+    out = []
+    for layer, (handlers, passed) in layers.items():
+        how = ("handled (HANDLERS)" if cls in handlers else
+               "passed through on purpose (PASS_THROUGH)" if cls in passed else
+               "passed through by default")
+        out.append(f"{layer}: {_name(cls)} {how}")
+    return out
 
 
 def test_the_event_union_and_the_event_types_table_name_the_same_classes():
@@ -55,6 +73,9 @@ def test_the_event_union_and_the_event_types_table_name_the_same_classes():
 
 def test_every_event_class_is_handled_or_passed_through_by_every_layer():
     assert unclaimed(EVENT_LAYERS, EVENT_CLASSES) == []
+    assert unclaimed(EVENT_LAYERS, EVENT_CLASSES, by_default=True) == []
+    assert not [line for cls in EVENT_CLASSES for line in claims(EVENT_LAYERS, cls)
+                if line.endswith("by default")]
 
 
 def test_every_update_class_is_handled_or_passed_through_by_the_renderer():
@@ -67,13 +88,29 @@ class NewEvent(msgspec.Struct, tag="NEW_EVENT", tag_field="type", frozen=True):
     value: int = 1
 
 
-def test_a_new_event_type_is_named_in_every_layer_that_does_not_claim_it():
+def test_a_new_event_type_is_passed_through_by_default_in_every_layer():
+    assert unclaimed(EVENT_LAYERS, EVENT_CLASSES | {NewEvent}, by_default=True) == []
+    assert claims(EVENT_LAYERS, NewEvent) == [
+        f"{layer}: NEW_EVENT (NewEvent) passed through by default" for layer in EVENT_LAYERS]
+    assert claims(EVENT_LAYERS, T.RawEvent) == [
+        "agui.normalize: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
+        "agui.verify.verifier: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
+        "agui.apply.conversation: RAW (RawEvent) handled (HANDLERS)"]
+
+
+def test_a_new_event_type_without_a_table_entry_is_named_in_every_layer():
     problems = unclaimed(EVENT_LAYERS, EVENT_CLASSES | {NewEvent})
     assert problems == [
         f"{layer}: NEW_EVENT (NewEvent) is neither handled (HANDLERS) nor passed through on "
         f"purpose (PASS_THROUGH)"
         for layer in EVENT_LAYERS
     ]
+
+
+def test_a_table_entry_for_a_class_not_in_the_union_is_named():
+    layers = {"layer": ({NewEvent: print}, frozenset())}
+    assert unclaimed(layers, EVENT_CLASSES, by_default=True) == [
+        "layer: NEW_EVENT (NewEvent) is in a table but not in the union"]
 
 
 def test_a_class_both_handled_and_passed_through_is_named():
@@ -97,17 +134,19 @@ def test_the_applier_dispatches_exactly_its_handlers_and_its_pass_through_set():
         assert conversation._DISPATCH[cls] is Conversation._passed_through
 
 
-def test_a_pass_through_event_crosses_every_layer_into_an_event_line(monkeypatch):
-    """The generic path a new event type takes once each layer passes it on: the
+def test_a_pass_through_event_crosses_every_layer_into_an_event_line():
+    """The generic path a new event type takes by default, in no table: the
     normalizer and the verifier let it by, the applier keeps no record and
     delivers it as EventReceived, board-watch renders it as an ``event`` line."""
-    monkeypatch.setitem(conversation._DISPATCH, NewEvent, Conversation._passed_through)
+    assert NewEvent not in conversation._DISPATCH
     event = NewEvent(value=7)
     normalizer = Normalizer()
     opened = normalizer.feed(T.TextMessageChunkEvent(message_id="m1", delta="hi")).events
     assert [type(e) for e in opened] == [T.TextMessageStartEvent, T.TextMessageContentEvent]
     assert normalizer.feed(event).events == [event]  # closes no lane
     assert normalizer.open_streams == {None: ("text", "m1")}
+    outside = Verifier().check(event)  # the run lifecycle still applies to it
+    assert outside is not None and outside.code == "first_event_not_run_started"
     checker = Verifier()
     assert checker.check(T.RunStartedEvent(thread_id="t", run_id="r")) is None
     assert checker.check(event) is None

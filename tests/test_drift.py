@@ -163,3 +163,95 @@ def test_run_checks_exit_status(capsys):
     assert drift.run_checks([stale_allowance]) == 1
     out = capsys.readouterr().out
     assert "DRIFT    y differs" in out and "STALE" in out and "allowed  x differs" in out
+
+
+# --- the short report ---------------------------------------------------------------------------
+
+
+def _texts(ours, upstream):
+    return [c.text for c in drift.schema_changes(ours, upstream)]
+
+
+def test_a_union_member_upstream_added_is_one_short_line_not_two_lists():
+    pong = {**EVENT, "properties": {**EVENT["properties"], "type": {"const": "PONG"}}}
+    ours = _schema(Ping=EVENT, Stamp=STAMP, Any={"oneOf": [{"$ref": "#/$defs/Ping"}]})
+    upstream = _schema(Ping=EVENT, Pong=pong, Stamp=STAMP,
+                       Any={"oneOf": [{"$ref": "#/$defs/Ping"}, {"$ref": "#/$defs/Pong"}]})
+    ours["$defs"]["Any"]["discriminator"] = {"propertyName": "type",
+                                             "mapping": {"PING": "#/$defs/Ping"}}
+    assert _texts(ours, upstream) == [
+        "Any: +Pong",
+        '+Pong (closed object: type "PONG", id string; optional at, tags)',
+    ]
+    result = drift.CheckResult("s", drift.schema_differences(ours, upstream), {},
+                               changes=drift.schema_changes(ours, upstream))
+    assert result.lines() == [
+        ("DRIFT", "Any   +Pong", ""),
+        ("DRIFT", 'Pong  +Pong (closed object: type "PONG", id string; optional at, tags)', ""),
+    ]
+
+
+def test_enum_values_fields_and_bounds_read_as_plus_minus_and_old_to_new():
+    upstream = _schema(Ping=copy.deepcopy(EVENT), Stamp=STAMP,
+                       Kind={"type": "string", "enum": ["a", "b", "c"]})
+    ours = copy.deepcopy(upstream)
+    ours["$defs"]["Kind"]["enum"] = ["a", "x"]
+    upstream["$defs"]["Ping"]["properties"]["locale"] = {"type": "string"}
+    upstream["$defs"]["Ping"]["properties"]["n"] = {"type": "number", "maximum": 5}
+    upstream["$defs"]["Ping"]["required"].append("n")
+    ours["$defs"]["Ping"]["properties"]["n"] = {"type": "number", "maximum": 3}
+    ours["$defs"]["Ping"]["properties"]["gone"] = {"type": "string"}
+    assert _texts(ours, upstream) == [
+        "Kind: +b", "Kind: +c", "Kind: -x",
+        "+Ping.locale (optional string)",
+        "-Ping.gone",
+        "Ping.n: maximum 3 -> 5",
+        "Ping.n: optional -> required",
+    ]
+    ours["$defs"]["Ping"]["properties"]["id"] = {"type": "integer"}
+    assert "Ping.id: integer -> string" in _texts(ours, upstream)
+
+
+def test_allow_listed_differences_fold_to_one_line_each():
+    ours = _schema(Ping=EVENT, Stamp=STAMP)
+    inline = {**EVENT, "properties": {**EVENT["properties"], "at": STAMP}}
+    upstream = _schema(Ping=inline, Base={"type": "object", "properties": {"x": {}}})
+    diffs = drift.schema_differences(ours, upstream)
+    allowed = {"definition Base: only upstream": "a fragment, flattened",
+               "definition Stamp: only ours": "named alias"}
+    result = drift.CheckResult("s", diffs, allowed, changes=drift.schema_changes(ours, upstream))
+    assert result.lines() == [
+        ("allowed", "+Base", "a fragment, flattened"),
+        ("allowed", "-Stamp", "named alias"),
+    ]
+    assert result.unexplained == [] and result.stale_allowances == []
+
+
+def test_the_json_form_lists_every_change_with_its_reason(tmp_path, capsys):
+    ours = _schema(Ping=EVENT, Stamp=STAMP)
+    upstream = copy.deepcopy(ours)
+    upstream["$defs"]["Ping"]["properties"]["locale"] = {"type": "string"}
+    (tmp_path / "ours.json").write_text(json.dumps(ours), encoding="utf-8")
+    (tmp_path / "up.json").write_text(json.dumps(upstream), encoding="utf-8")
+
+    def check():
+        return drift.schema_check(tmp_path / "up.json", tmp_path / "ours.json")
+
+    assert drift.run_checks([check], as_json=True) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == 1
+    assert doc["checks"][0]["changes"] == [{
+        "definition": "Ping", "kind": "added", "text": "+Ping.locale (optional string)",
+        "difference": "Ping.locale: only upstream", "allowed": None}]
+    assert doc["checks"][0]["unexplained"] == 1
+
+
+def test_the_cli_compares_with_another_upstream_file(tmp_path, capsys):
+    upstream = copy.deepcopy(OURS)
+    upstream["$defs"]["TextMessageStartEvent"]["properties"]["locale"] = {"type": "string"}
+    path = tmp_path / "up.json"
+    path.write_text(json.dumps(upstream), encoding="utf-8")
+    assert drift.main(["--upstream", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "DRIFT    TextMessageStartEvent  +TextMessageStartEvent.locale (optional string)" in out
+    assert "STALE" in out  # our deliberate differences are not differences from ourselves

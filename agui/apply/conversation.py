@@ -218,6 +218,8 @@ class Conversation(MessageEvents, SnapshotEvents):
         """
         handler = _DISPATCH.get(type(event))
         if handler is None:
+            if isinstance(struct_tag(event), str):  # an event type the schema gained: by rule
+                return [EventReceived(event)]
             return [
                 WarningUpdate("apply_unknown_event", f"cannot apply event {struct_tag(event)!r}")
             ]
@@ -385,8 +387,9 @@ del _C
 PASS_THROUGH: frozenset[type] = frozenset()
 """Event classes the applier keeps no record of, on purpose: each is delivered
 as it is, in one :class:`~agui.updates.EventReceived` update. Empty today
-(every 1.0 event type is applied); a type the schema gains can be put here.
-An event of a class in neither table yields an ``apply_unknown_event`` warning."""
+(every 1.1 event type is applied). An event class in neither table (a type the
+schema gained since) is passed through by rule the same way; an object that is
+not a tagged event yields an ``apply_unknown_event`` warning."""
 
 _DISPATCH: dict[type, Callable[[Conversation, Any], list[Update]]] = {
     **HANDLERS, **dict.fromkeys(PASS_THROUGH, Conversation._passed_through)}

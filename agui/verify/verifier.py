@@ -340,5 +340,6 @@ PASS_THROUGH: frozenset[type] = frozenset({
     T.ReasoningMessageChunkEvent,
 })
 """Event classes the verifier accepts unchecked inside a run, on purpose. A
-class in neither table (a type the schema gained since) is accepted too;
-``tests/test_dispatch_tables.py`` names it until it is put in one."""
+class in neither table (a type the schema gained since) is accepted too, by
+rule, inside a run (outside one it is a lifecycle violation like any event);
+checking it is one entry in :data:`HANDLERS`."""

@@ -1,0 +1,439 @@
+"""Adopt an upstream AG-UI schema in one command (``nox -s sync -- PATH_OR_VERSION``).
+
+Usage::
+
+    python tools/sync.py ../shared/upstream/agui/spec-1.1/schema.json   # a schema file
+    python tools/sync.py 1.1            # ../shared/upstream/agui/spec-1.1/schema.json
+    python tools/sync.py PATH --no-regen   # rewrite schema/ only
+
+Steps: (1) read upstream's schema and ours (``schema/agui.schema.json``); (2) rewrite ours from
+upstream's *structure* (:func:`adopt`): composition flattened (``allOf`` parts merged into each
+definition, own members first; ``unevaluatedProperties: false`` becomes
+``additionalProperties: false``; definitions used only as ``allOf`` parts dropped), every union
+given the ``discriminator`` {propertyName, mapping} the generator needs, and our deliberate
+differences re-applied (:func:`deliberate_differences`: the entries of ``tools/drift.py``'s
+``ALLOWED`` keep our side); (3) carry our *presentation* over: root ``$id``/``title``/
+``description``, the order of definitions, members and keys, and our descriptions (upstream's
+prose is not copied: a definition or member that is new gets none, and is listed so a person
+writes one); (4) regenerate ``generated/`` (``tools/codegen.py``); (5) print the drift report,
+which then shows only what we keep different on purpose.
+
+Annotations dropped on the way: ``$anchor`` (we address definitions by ``#/$defs/Name``) and
+``default`` (a default is documentation in JSON Schema; generated structs keep an absent member
+absent, so re-encoding is faithful, and the SDK gives absence its meaning, e.g. absent role =
+assistant).
+
+On today's upstream schema this is a no-op: ``schema/`` and ``generated/`` stay byte-identical.
+Exit status: 0 written (or unchanged), 1 the drift report still shows unexplained differences
+after adopting (an allow-list entry that no longer applies, say), 2 bad input or codegen failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+TOOLS = Path(__file__).resolve().parent
+if str(TOOLS) not in sys.path:
+    sys.path.insert(0, str(TOOLS))
+
+import codegen
+import drift
+
+ROOT = TOOLS.parent
+OUR_SCHEMA = ROOT / "schema" / "agui.schema.json"
+
+_REF_PREFIX = "#/$defs/"
+#: annotations in words: ours are kept, upstream's are never copied
+_PROSE = ("description", "title", "$comment", "examples")
+_DROPPED = frozenset({"$anchor", "default"})
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
+                          "dependentSchemas"})
+
+
+# --------------------------------------------------------------------------------------------
+# where the upstream schema is
+
+
+def resolve_upstream(spec: str) -> Path:
+    """Path of the upstream schema named by ``spec``: a file, a folder holding ``schema.json``,
+    or a version (``1.1`` / ``spec-1.1``) under ``../shared/upstream/agui/``.
+
+    Raises FileNotFoundError naming what was tried.
+    """
+    path = Path(spec)
+    if path.is_file():
+        return path
+    if path.is_dir() and (path / "schema.json").is_file():
+        return path / "schema.json"
+    version = spec.removeprefix("spec-").removeprefix("v")
+    candidate = drift.SHARED / "upstream" / "agui" / f"spec-{version}" / "schema.json"
+    if candidate.is_file():
+        return candidate
+    raise FileNotFoundError(f"no upstream schema at {spec!r} (nor {candidate})")
+
+
+# --------------------------------------------------------------------------------------------
+# structure: flatten upstream's composition
+
+
+def _defs(schema: dict[str, Any]) -> dict[str, Any]:
+    return schema.get("$defs") or {}
+
+
+def _name(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def _clean(node: Any) -> Any:
+    """Copy of ``node`` without ``$anchor``/``default``; ``unevaluatedProperties`` renamed."""
+    if isinstance(node, list):
+        return [_clean(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROPPED:
+            continue
+        if key == "unevaluatedProperties":
+            key = "additionalProperties"
+        if key == "additionalProperties" and value is True:
+            value = {}  # same meaning; the generator reads {} as "any value"
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _clean(sub) for name, sub in value.items()}
+        else:
+            out[key] = _clean(value)
+        if key == "properties" and "required" not in node:
+            out["required"] = []  # every object says which members it requires, even none
+    return out
+
+
+def _composed_refs(schema: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """(names used as ``allOf`` parts, names referenced anywhere else)."""
+    parts: set[str] = set()
+    other: set[str] = set()
+
+    def walk(node: Any, in_all_of: bool = False) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item, in_all_of)
+        elif isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith(_REF_PREFIX):
+                (parts if in_all_of else other).add(_name(ref))
+            for key, value in node.items():
+                walk(value, key == "allOf")
+
+    walk(schema)
+    return parts, other
+
+
+def _flat_object(body: dict[str, Any], defs: dict[str, Any]) -> tuple[dict, list[str], bool]:
+    """(properties, required, closed) of ``body`` with ``allOf`` merged, own members first."""
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for name, sub in (body.get("properties") or {}).items():
+        props[name] = sub
+    required += [r for r in body.get("required", []) if r not in required]
+    for part in body.get("allOf", []):
+        if isinstance(part, dict) and "$ref" in part:
+            part = defs.get(_name(part["$ref"]), {})
+        sub_props, sub_req, _ = _flat_object(part, defs)
+        for name, sub in sub_props.items():
+            if name not in props:
+                props[name] = sub
+            elif isinstance(sub, dict) and not _constrains(props[name]):
+                props[name] = {**sub, **props[name]}  # own annotations over inherited shape
+        required += [r for r in sub_req if r not in required]
+    closed = body.get("additionalProperties") is False
+    return props, required, closed
+
+
+def _constrains(node: Any) -> bool:
+    return isinstance(node, dict) and bool(node.keys() & {"type", "const", "enum", "$ref",
+                                                          "oneOf", "anyOf", "not", "items"})
+
+
+def flatten(upstream: dict[str, Any]) -> dict[str, Any]:
+    """Upstream's schema with composition flattened (see the module docstring); root ``$ref``
+    dropped. Raises ValueError on a schema without ``$defs``."""
+    cleaned = _clean(copy.deepcopy(upstream))
+    defs = _defs(cleaned)
+    if not defs:
+        raise ValueError("the upstream schema has no $defs")
+    parts, referenced = _composed_refs(cleaned)
+    fragments = parts - referenced
+    out_defs: dict[str, Any] = {}
+    for name, body in defs.items():
+        if name in fragments:
+            continue
+        if isinstance(body, dict) and "allOf" in body:
+            props, required, closed = _flat_object(body, defs)
+            flat = {k: v for k, v in body.items() if k != "allOf"}
+            flat["properties"] = props
+            if required:
+                flat["required"] = required
+            if closed:
+                flat["additionalProperties"] = False
+            body = flat
+        out_defs[name] = body
+    root = {k: v for k, v in cleaned.items() if k not in ("$defs", "$ref")}
+    root["$defs"] = out_defs
+    return root
+
+
+def add_discriminators(schema: dict[str, Any]) -> None:
+    """Give each ``oneOf`` union of objects that all pin one member with ``const`` a
+    ``discriminator`` {propertyName, mapping} (mapping in member order). In place."""
+    defs = _defs(schema)
+    for body in defs.values():
+        members = body.get("oneOf") if isinstance(body, dict) else None
+        if not members or not all(isinstance(m, dict) and "$ref" in m for m in members):
+            continue
+        bodies = [defs.get(_name(m["$ref"]), {}) for m in members]
+        consts = [{p: s["const"] for p, s in (b.get("properties") or {}).items()
+                   if isinstance(s, dict) and "const" in s} for b in bodies]
+        common = [p for p in consts[0] if all(p in c for c in consts)]
+        if not common:
+            continue
+        prop = common[0]
+        body["discriminator"] = {"propertyName": prop, "mapping": {
+            c[prop]: m["$ref"] for c, m in zip(consts, members, strict=True)}}
+
+
+# --------------------------------------------------------------------------------------------
+# deliberate differences: the drift allow-list, applied by keeping our side
+
+
+def deliberate_differences(new: dict[str, Any], ours: dict[str, Any],
+                           upstream: dict[str, Any]) -> list[str]:
+    """Re-apply every allow-listed difference of ``tools/drift.py`` (``ALLOWED``) that the
+    drift check finds between ``ours`` and ``upstream`` to ``new`` (flattened upstream, in
+    place) by keeping our side of it; return one line per difference applied.
+
+    - ``definition X: only ours``: our definition X is kept (and where ours refers to a scalar
+      alias X, a node of ``new`` with the same content becomes a ``$ref`` to it again);
+    - ``definition X: only upstream``: X is dropped unless something still refers to it (the
+      fragments are already gone: :func:`flatten` merged them);
+    - ``D.p: ours A, upstream B``: our schema for member p of D is kept.
+
+    An entry the check does not find (upstream moved on) is not applied; the drift report
+    then names it as stale and the new difference as unexplained.
+    """
+    applied: list[str] = []
+    new_defs, our_defs = _defs(new), _defs(ours)
+    found = set(drift.schema_differences(ours, upstream))
+    for entry, reason in drift.ALLOWED.items():
+        if entry not in found:
+            continue
+        head, _, rest = entry.partition(": ")
+        if head.startswith("definition ") and rest == "only ours":
+            name = head.removeprefix("definition ")
+            new_defs[name] = copy.deepcopy(our_defs[name])
+        elif head.startswith("definition ") and rest == "only upstream":
+            name = head.removeprefix("definition ")
+            if name in new_defs and not _referenced(new, name):
+                del new_defs[name]
+        elif "." in head and rest.startswith("ours "):
+            definition, _, member = head.partition(".")
+            our_prop = our_defs[definition]["properties"][member]
+            new_defs[definition]["properties"][member] = copy.deepcopy(our_prop)
+        else:
+            continue
+        applied.append(f"{entry}  -- {reason}")
+    _reuse_aliases(new, ours)
+    return applied
+
+
+def _referenced(schema: dict[str, Any], name: str) -> bool:
+    _, other = _composed_refs(schema)
+    return name in other
+
+
+def _reuse_aliases(new: dict[str, Any], ours: dict[str, Any]) -> None:
+    """Where ours refers to a scalar definition upstream lacks (``Timestamp``) from a member
+    named p, every member p of ``new`` whose content equals that definition's refers to it
+    again (so a new event's envelope timestamp is a ``Timestamp`` too)."""
+    new_defs = _defs(new)
+    uses: dict[str, str] = {}  # member name -> alias
+    for body in _defs(ours).values():
+        for pname, sub in ((body.get("properties") or {}) if isinstance(body, dict) else {}
+                           ).items():
+            if isinstance(sub, dict) and isinstance(sub.get("$ref"), str):
+                alias = _name(sub["$ref"])
+                target = new_defs.get(alias)
+                if isinstance(target, dict) and not drift._is_named(target):
+                    uses[pname] = alias
+    for body in new_defs.values():
+        props = body.get("properties") if isinstance(body, dict) else None
+        for pname, sub in (props or {}).items():
+            alias = uses.get(pname)
+            if alias and isinstance(sub, dict) and "$ref" not in sub \
+                    and _structure(sub) == _structure(new_defs[alias]):
+                props[pname] = {"$ref": f"{_REF_PREFIX}{alias}", **_annotations(sub)}
+
+
+def _structure(node: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in node.items() if k not in ("description", "title", "$comment")}
+
+
+def _annotations(node: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in node.items() if k in ("description",)}
+
+
+# --------------------------------------------------------------------------------------------
+# presentation: our order and our words
+
+
+def _merge_order(new_keys: list[Any], our_keys: list[Any]) -> list[Any]:
+    """``new_keys`` reordered: those ours has in our order; each other one right after its
+    nearest predecessor in ``new_keys`` (at the front when it has none)."""
+    present = set(new_keys)
+    out = [k for k in our_keys if k in present]
+    placed = set(out)
+    for i, key in enumerate(new_keys):
+        if key in placed:
+            continue
+        at = 0
+        for prev in reversed(new_keys[:i]):
+            if prev in placed:
+                at = out.index(prev) + 1
+                break
+        out.insert(at, key)
+        placed.add(key)
+    return out
+
+
+def carry_presentation(new: Any, ours: Any, undescribed: list[str], where: str = "") -> Any:
+    """``new`` with the order of keys/members and the descriptions of ``ours`` (the node at the
+    same place in our schema, or None). A node ours lacks loses upstream's description and its
+    place is appended to ``undescribed``."""
+    if isinstance(new, list):
+        if all(isinstance(x, str) for x in new) and isinstance(ours, list):
+            return _merge_order(new, ours)
+        our_list = ours if isinstance(ours, list) else []
+        out = []
+        for i, item in enumerate(new):
+            match = _counterpart(item, our_list, i)
+            out.append(carry_presentation(item, match, undescribed, where))
+        return out
+    if not isinstance(new, dict):
+        return new
+    our = ours if isinstance(ours, dict) else None
+    keys = _merge_order(list(new), list(our) if our else [])
+    out: dict[str, Any] = {}
+    for key in keys:
+        if key in _PROSE:
+            if our is not None and key in our:
+                out[key] = our[key]
+            continue
+        value = new[key]
+        our_value = our.get(key) if our else None
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            our_map = our_value if isinstance(our_value, dict) else {}
+            order = _merge_order(list(value), list(our_map))
+            out[key] = {}
+            for name in order:
+                sub_where = name if key == "$defs" else f"{where}.{name}"
+                if name not in our_map and (key == "$defs" or (key == "properties" and our)):
+                    undescribed.append(sub_where)  # a new definition, or a new member of ours
+                sub = carry_presentation(value[name], our_map.get(name), undescribed, sub_where)
+                out[key][name] = sub
+        elif key in ("mapping", "discriminator"):
+            out[key] = carry_presentation(value, our_value, [], "")
+        else:
+            out[key] = carry_presentation(value, our_value, undescribed, "")
+    missing = [k for k in _PROSE if our is not None and k in our and k not in out]
+    if missing:  # ours describes what upstream leaves undescribed: our words, in our place
+        out = {k: out[k] if k in out else our[k]
+               for k in _merge_order([*out, *missing], list(our))}
+    return out
+
+
+def _counterpart(item: Any, our_list: list[Any], index: int) -> Any:
+    if isinstance(item, dict) and "$ref" in item:
+        for cand in our_list:
+            if isinstance(cand, dict) and cand.get("$ref") == item["$ref"]:
+                return cand
+        return None
+    return our_list[index] if index < len(our_list) else None
+
+
+def _order_mapping(schema: dict[str, Any]) -> None:
+    """Discriminator mappings list their members in the union's order."""
+    for body in _defs(schema).values():
+        disc = body.get("discriminator") if isinstance(body, dict) else None
+        if isinstance(disc, dict) and isinstance(disc.get("mapping"), dict):
+            order = [m.get("$ref") for m in body.get("oneOf", []) if isinstance(m, dict)]
+            mapping = disc["mapping"]
+            disc["mapping"] = dict(sorted(mapping.items(), key=lambda kv: (
+                order.index(kv[1]) if kv[1] in order else len(order))))
+
+
+# --------------------------------------------------------------------------------------------
+# the whole adoption
+
+
+def adopt(upstream: dict[str, Any], ours: dict[str, Any]) -> tuple[dict[str, Any], list[str],
+                                                                   list[str]]:
+    """Our schema rewritten from ``upstream``: (schema, deliberate differences applied,
+    places new to us that have no description). Pure: neither input is modified."""
+    new = flatten(upstream)
+    add_discriminators(new)
+    applied = deliberate_differences(new, ours, upstream)
+    for key in ("$schema", "$id", "title", "description"):
+        if key in ours:
+            new[key] = ours[key]
+    undescribed: list[str] = []
+    result = carry_presentation(new, ours, undescribed)
+    _order_mapping(result)
+    return result, applied, undescribed
+
+
+def render(schema: dict[str, Any]) -> str:
+    """The schema file's text (2-space indent, ASCII, trailing newline)."""
+    return json.dumps(schema, indent=2) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; returns the exit status (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("upstream", help="upstream schema file, folder, or version (1.1)")
+    parser.add_argument("--no-regen", action="store_true", help="rewrite schema/ only")
+    args = parser.parse_args(argv)
+    try:
+        path = resolve_upstream(args.upstream)
+        upstream = json.loads(path.read_text(encoding="utf-8"))
+        ours = json.loads(OUR_SCHEMA.read_text(encoding="utf-8"))
+        new, applied, undescribed = adopt(upstream, ours)
+    except (OSError, ValueError) as exc:
+        print(f"sync: {exc}", file=sys.stderr)
+        return 2
+    text = render(new)
+    changed = OUR_SCHEMA.read_text(encoding="utf-8") != text
+    if changed:
+        OUR_SCHEMA.write_text(text, encoding="utf-8")
+    rel = OUR_SCHEMA.relative_to(ROOT)
+    print(f"sync: {rel} {'rewritten' if changed else 'unchanged'} from {path}")
+    print(f"deliberate differences re-applied: {len(applied)} (the `allowed` lines below)")
+    if undescribed:
+        print(f"new and undescribed (write a description in {rel}): {', '.join(undescribed)}")
+    if not args.no_regen:
+        try:
+            files = codegen.generate_all(OUR_SCHEMA.parent)
+        except RuntimeError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        stale = codegen.stale_files(files, codegen.OUT_DIR)
+        codegen.write_files(files, codegen.OUT_DIR)
+        print(f"regen: {len(stale)} generated file(s) changed"
+              + (f" ({', '.join(stale)})" if stale else ""))
+    return drift.run_checks([lambda: drift.schema_check(path, OUR_SCHEMA)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
