@@ -16,7 +16,9 @@ starts. The session stays usable.
 
 Transport failures (:class:`agui.errors.TransportError`) are reported as
 ``ErrorUpdate(error, fatal=True)`` followed by ``Done(failed)``; they are
-never raised from the iterator.
+never raised from the iterator. Any other exception a transport (or a
+middleware) raises is reported the same way, as a ``TransportError`` of
+kind ``transport_raised`` whose ``__cause__`` is the exception.
 """
 
 from __future__ import annotations
@@ -176,13 +178,14 @@ async def _execute(
     """The run's update stream (see the module doc). Holds its Run only weakly,
     so a Run dropped mid-stream can be collected (and its stream closed)."""
     pipeline = await session._begin(run_input, state, run_ref)
-    stream = _open(session, run_input, pipeline)
+    stream: Any = None
     errors = state.errors
     subscribers = session._subscribers  # the live list: (un)subscribing mid-run works
     notify = session._notify
     iter_feed = pipeline.iter_feed
     try:
         try:
+            stream = _open(session, run_input, pipeline)
             async for item in stream:
                 for updates in iter_feed(item):
                     for update in updates:
@@ -200,9 +203,13 @@ async def _execute(
                     if subscribers:
                         await notify(update)
                     yield update
-        except (TransportError, EncodeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             # EncodeError: the request could not be written (a NaN in the
-            # state, say): nothing was sent, the run fails like a transport
+            # state, say): nothing was sent, the run fails like a transport.
+            # Anything else a (custom) transport or middleware raised is a
+            # TransportError of kind transport_raised, its cause the exception.
+            if not isinstance(exc, TransportError | EncodeError):
+                exc = _raised(exc)
             for update in pipeline.fail_transport(exc):
                 if type(update) is ErrorUpdate:
                     errors.append(update)
@@ -219,6 +226,15 @@ async def _execute(
             session._end(state)
             if state.ended is not None:
                 state.ended.set()
+
+
+def _raised(exc: Exception) -> TransportError:
+    """A TransportError (``transport_raised``) for what a transport raised."""
+    error = TransportError(
+        f"the transport raised {type(exc).__name__}: {exc}", kind="transport_raised"
+    )
+    error.__cause__ = exc
+    return error
 
 
 def _open(session: Session, run_input: Any, pipeline: Pipeline) -> AsyncIterator[Any]:

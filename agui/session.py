@@ -127,7 +127,8 @@ class Session:
 
     @property
     def state(self) -> Any:
-        """The agent state as of the latest applied event (live; copy to keep)."""
+        """The agent state as of the latest applied event (read-only: a change
+        replaces it, so a value read here keeps showing the state of then)."""
         return self.conversation.state
 
     @property
@@ -194,9 +195,15 @@ class Session:
         a ``state`` or ``forwarded_props`` of ``None`` (or ``UNSET``) is sent as
         ``{}``, the spec's meaning of an absent one.
 
+        ``tools``, ``context`` and ``messages`` overrides may hold wire dicts,
+        as the constructor's arguments may.
+
         Raises:
             TypeError: an override that is not a RunAgentInput field.
+            agui.errors.DecodeError: a dict in ``tools``, ``context`` or
+                ``messages`` does not fit its type (``path`` e.g. ``tools[0].name``).
         """
+        _convert_overrides(overrides)
         return build_run_input(
             thread_id=self.thread_id,
             run_id=str(uuid.uuid4()),
@@ -227,6 +234,7 @@ class Session:
                 :meth:`resume`, which can also carry a user message).
         """
         self._check_resume(overrides.get("resume", UNSET))
+        _convert_overrides(overrides)  # a bad override adds no message
         self.conversation.add_user_message(text, message_id)
         return self._new_run(self.build_input(**overrides))
 
@@ -332,6 +340,17 @@ class Session:
         """A run's stream is over."""
         if self._active_state is state:
             self._active_ref = self._active_state = None
+
+
+def _convert_overrides(overrides: dict[str, Any]) -> None:
+    """Wire dicts in the ``tools`` / ``context`` / ``messages`` overrides
+    become structs, in place (DecodeError naming the path when one does not fit)."""
+    from agui.types import Context, Message, Tool
+
+    for name, kind in (("tools", Tool), ("context", Context), ("messages", Message)):
+        value = overrides.get(name)
+        if value is not None and value is not UNSET:
+            overrides[name] = convert_list(value, kind, name)
 
 
 # the blocking facade lives in agui.sync; importable from here as before

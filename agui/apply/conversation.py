@@ -77,10 +77,13 @@ class Conversation(MessageEvents, SnapshotEvents):
     Read side: :attr:`messages`, :attr:`state`, :attr:`pending_interrupts`,
     :attr:`pending_tool_call_ids`, :attr:`outcome`, :attr:`result`,
     :attr:`run_error`, :attr:`run_id`, :attr:`thread_id`, :meth:`message`,
-    :meth:`input_messages`, :meth:`input_state`. The state object is live:
-    updates and reads return the same object the next patch mutates, so copy
-    it if you keep it (``ActivityChanged.content`` is a copy: activity content
-    is small).
+    :meth:`input_messages`, :meth:`input_state`. The state is copy-on-write:
+    the conversation never mutates a state object it handed out; each change
+    replaces it (a STATE_DELTA copies the containers on its path and shares
+    the rest, see :func:`agui.apply.patch.patched_copy`), so a
+    ``StateChanged.state`` or an earlier read of :attr:`state` keeps showing
+    the state as it was then. Treat them as read-only: they share subtrees
+    with the current state (``ActivityChanged.content`` is a private copy).
 
     Example::
 
