@@ -73,9 +73,21 @@ class Run:
     is no longer referenced (CPython frees it right after the loop when it
     was not bound to a name) or when the session's next run starts.
 
+    Client tools (``Session(client_tools=...)``): when a run ends
+    ``Done(success)`` with pending calls to registered tools, the iteration
+    goes on: each call is run, its result appended (a ``ToolResult`` update;
+    a failed call is an ``ErrorUpdate(ToolError, fatal=False)`` first) and a
+    follow-up run is sent, whose updates and ``Done`` follow, up to
+    ``max_tool_rounds`` follow-ups (then
+    ``ErrorUpdate(ToolError(kind="max_tool_rounds"))`` ends it). Follow-ups
+    keep this run's overrides except ``run_id``, ``resume``, ``messages``,
+    ``state`` and ``parent_run_id``. Calls to unregistered tools end the
+    iteration, left to the caller.
+
     Attributes:
-        input: the ``RunAgentInput`` sent (after the session's defaults and
-            overrides; middleware may still change what goes on the wire).
+        input: the first ``RunAgentInput`` sent (after the session's defaults
+            and overrides; middleware may still change what goes on the wire);
+            :attr:`inputs` has the follow-ups too.
     """
 
     def __init__(self, session: Session, run_input: RunAgentInput) -> None:
