@@ -110,10 +110,12 @@ def build_run_input(
     context: list[Any],
     forwarded_props: Any,
     overrides: dict[str, Any],
+    extra_tools: Iterable[Any] = (),
 ) -> Any:
     """The ``RunAgentInput`` struct from a thread's parts plus ``overrides``
     (any field by its snake_case name; ``state`` / ``forwarded_props`` of None
-    or UNSET are sent as ``{}``; ``resume`` entries may be wire dicts).
+    or UNSET are sent as ``{}``; ``resume`` entries may be wire dicts), with
+    ``extra_tools`` appended to the tools (those whose name is not there yet).
 
     Raises:
         TypeError: an override that is not a RunAgentInput field.
@@ -142,6 +144,10 @@ def build_run_input(
     for name in ("state", "forwarded_props"):  # null is read as absent, and absent is {}
         if fields[name] is None or fields[name] is UNSET:
             fields[name] = {}
+    if extra_tools:
+        offered = list(fields["tools"] or ()) if fields["tools"] is not UNSET else []
+        names = {t.name for t in offered}
+        fields["tools"] = [*offered, *(t for t in extra_tools if t.name not in names)]
     if "resume" in overrides and overrides["resume"] is not UNSET:
         fields["resume"] = convert_list(overrides["resume"], ResumeEntry, "resume")
     return RunAgentInput(**fields)

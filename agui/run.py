@@ -16,20 +16,23 @@ starts. The session stays usable.
 
 Transport failures (:class:`agui.errors.TransportError`) are reported as
 ``ErrorUpdate(error, fatal=True)`` followed by ``Done(failed)``; they are
-never raised from the iterator.
+never raised from the iterator. Any other exception a transport (or a
+middleware) raises is reported the same way, as a ``TransportError`` of
+kind ``transport_raised`` whose ``__cause__`` is the exception.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Self
 
-from agui.errors import EncodeError, TransportError
+from agui.errors import EncodeError, ToolError, TransportError
 from agui.middleware import compose
 from agui.pipeline import Pipeline
-from agui.updates import Done, ErrorUpdate, Update
+from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
 
 if TYPE_CHECKING:
     from agui.session import Session
@@ -37,16 +40,20 @@ if TYPE_CHECKING:
 
 __all__ = ["Run"]
 
+logger: logging.Logger = logging.getLogger(__name__)
+
 
 class _RunState:
     """What a run's generator shares with its :class:`Run`; holds no reference
     to the Run, so a Run dropped after ``break`` is freed at once and its stream
     closed."""
 
-    __slots__ = ("cancelled", "ended", "errors", "final", "pipeline")
+    __slots__ = ("cancelled", "carry", "ended", "errors", "final", "inputs", "pipeline")
 
     def __init__(self) -> None:
-        self.pipeline: Pipeline | None = None  # set when the run starts
+        self.pipeline: Pipeline | None = None  # set when the run (round) starts
+        self.inputs: list[Any] = []  # every RunAgentInput sent, one per round
+        self.carry: dict[str, Any] = {}  # overrides the follow-up rounds keep
         self.cancelled: Done | None = None  # a run closed before it started
         self.errors: list[ErrorUpdate] = []
         self.final = False
@@ -66,15 +73,28 @@ class Run:
     is no longer referenced (CPython frees it right after the loop when it
     was not bound to a name) or when the session's next run starts.
 
+    Client tools (``Session(client_tools=...)``): when a run ends
+    ``Done(success)`` with pending calls to registered tools, the iteration
+    goes on: each call is run, its result appended (a ``ToolResult`` update;
+    a failed call is an ``ErrorUpdate(ToolError, fatal=False)`` first) and a
+    follow-up run is sent, whose updates and ``Done`` follow, up to
+    ``max_tool_rounds`` follow-ups (then
+    ``ErrorUpdate(ToolError(kind="max_tool_rounds"))`` ends it). Follow-ups
+    keep this run's overrides except ``run_id``, ``resume``, ``messages``,
+    ``state`` and ``parent_run_id``. Calls to unregistered tools end the
+    iteration, left to the caller.
+
     Attributes:
-        input: the ``RunAgentInput`` sent (after the session's defaults and
-            overrides; middleware may still change what goes on the wire).
+        input: the first ``RunAgentInput`` sent (after the session's defaults
+            and overrides; middleware may still change what goes on the wire);
+            :attr:`inputs` has the follow-ups too.
     """
 
     def __init__(self, session: Session, run_input: RunAgentInput) -> None:
         self._session = session
         self.input = run_input
         self._state = _RunState()
+        self._state.inputs.append(run_input)
         self._gen: AsyncIterator[Update] | None = None
         self._closed = False
         self._consumer: asyncio.Task[Any] | None = None  # task inside __anext__, if any
@@ -87,6 +107,12 @@ class Run:
         ended), None while running or before starting."""
         pipeline = self._state.pipeline
         return pipeline.done if pipeline is not None else self._state.cancelled
+
+    @property
+    def inputs(self) -> list[RunAgentInput]:
+        """Every ``RunAgentInput`` sent so far: :attr:`input`, then one per
+        client-tool round."""
+        return list(self._state.inputs)
 
     @property
     def errors(self) -> list[ErrorUpdate]:
@@ -173,52 +199,170 @@ class Run:
 async def _execute(
     session: Session, run_input: Any, state: _RunState, run_ref: weakref.ref[Run]
 ) -> AsyncIterator[Update]:
-    """The run's update stream (see the module doc). Holds its Run only weakly,
-    so a Run dropped mid-stream can be collected (and its stream closed)."""
-    pipeline = await session._begin(run_input, state, run_ref)
-    stream = _open(session, run_input, pipeline)
+    """The run's update stream (see the module doc), across client-tool rounds.
+    Holds its Run only weakly, so a Run dropped mid-stream can be collected
+    (and its stream closed)."""
     errors = state.errors
     subscribers = session._subscribers  # the live list: (un)subscribing mid-run works
     notify = session._notify
-    iter_feed = pipeline.iter_feed
+    tools = session.client_tools
+    debug = logger.isEnabledFor(logging.DEBUG)  # once per iteration, not per update
+    rounds = 0
     try:
-        try:
-            async for item in stream:
-                for updates in iter_feed(item):
-                    for update in updates:
+        while True:
+            pipeline = await session._begin(run_input, state, run_ref)
+            if debug:
+                logger.debug(
+                    "sending run %r on thread %r: %d message(s), %d tool(s)%s",
+                    run_input.run_id, run_input.thread_id, len(run_input.messages),
+                    len(run_input.tools or ()), f" (client tool round {rounds})" if rounds else "",
+                )
+            iter_feed = _logged(pipeline.iter_feed) if debug else pipeline.iter_feed
+            stream: Any = None
+            calls: list[Any] | None = None
+            try:
+                try:
+                    stream = _open(session, run_input, pipeline)
+                    async for item in stream:
+                        for updates in iter_feed(item):
+                            for update in updates:
+                                if type(update) is ErrorUpdate:
+                                    errors.append(update)
+                                if subscribers:
+                                    await notify(update)
+                                yield update
+                        if pipeline.finished:
+                            break
+                    else:
+                        for update in pipeline.close():
+                            if type(update) is ErrorUpdate:
+                                errors.append(update)
+                                if debug:
+                                    _log_update(update)
+                            if subscribers:
+                                await notify(update)
+                            yield update
+                except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
+                    # EncodeError: the request could not be written (a NaN in the
+                    # state, say): nothing was sent, the run fails like a transport.
+                    # Anything else a (custom) transport or middleware raised is a
+                    # TransportError of kind transport_raised, its cause the exception.
+                    if not isinstance(exc, TransportError | EncodeError):
+                        exc = _raised(exc)
+                    for update in pipeline.fail_transport(exc):
                         if type(update) is ErrorUpdate:
                             errors.append(update)
-                        if subscribers:
-                            await notify(update)
-                        yield update
-                if pipeline.finished:
-                    break
-            else:
-                for update in pipeline.close():
-                    if type(update) is ErrorUpdate:
-                        errors.append(update)
-                    if subscribers:
+                            if debug:
+                                _log_update(update)
                         await notify(update)
-                    yield update
-        except (TransportError, EncodeError) as exc:
-            # EncodeError: the request could not be written (a NaN in the
-            # state, say): nothing was sent, the run fails like a transport
-            for update in pipeline.fail_transport(exc):
-                if type(update) is ErrorUpdate:
-                    errors.append(update)
+                        yield update
+            except BaseException:
+                state.final = True
+                raise
+            else:
+                if tools is not None:
+                    calls = _calls_to_run(session, pipeline.done)
+                if not calls:
+                    state.final = True
+            finally:
+                try:
+                    aclose = getattr(stream, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
+                finally:
+                    pipeline.cancel("cancelled by client")  # no-op when the stream ended
+            if not calls or tools is None:
+                break
+            if rounds >= session.max_tool_rounds:
+                ids = ", ".join(c.id for c in calls)
+                error = ToolError(
+                    f"{len(calls)} client tool call(s) left unanswered after {rounds} round(s)"
+                    f" (max_tool_rounds={session.max_tool_rounds}): {ids}",
+                    kind="max_tool_rounds", tool_name=calls[0].function.name,
+                    tool_call_id=calls[0].id,
+                )
+                update = ErrorUpdate(error, fatal=False)
+                errors.append(update)
+                if debug:
+                    _log_update(update)
                 await notify(update)
                 yield update
+                break
+            rounds += 1
+            for call in calls:
+                result = await tools.call(call.function.name, call.function.arguments, call.id)
+                if debug:
+                    logger.debug("ran client tool %r for call %r: %s", call.function.name,
+                                 call.id, "ok" if result.error is None else result.error.kind)
+                if result.error is not None:
+                    update = ErrorUpdate(result.error, fatal=False)
+                    errors.append(update)
+                    if debug:
+                        _log_update(update)
+                    await notify(update)
+                    yield update
+                for update in session._apply_tool_result(call.id, result.content, None)[1]:
+                    await notify(update)
+                    yield update
+            if session.conversation.unanswered_tool_call_ids():
+                break  # calls to tools nobody registered: left to the caller
+            run_input = session.build_input(**state.carry)
+            state.inputs.append(run_input)
     finally:
         state.final = True
-        try:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        finally:
-            pipeline.cancel("cancelled by client")  # no-op when the stream ended
-            session._end(state)
-            if state.ended is not None:
-                state.ended.set()
+        session._end(state)
+        if state.ended is not None:
+            state.ended.set()
+
+
+def _calls_to_run(session: Session, done: Done | None) -> list[Any] | None:
+    """The pending, unanswered ``ToolCall`` structs of a successful run that
+    name a registered client tool (None when there are none)."""
+    tools = session.client_tools
+    if tools is None or done is None or done.outcome != "success":
+        return None
+    if not done.pending_tool_call_ids:
+        return None
+    conv = session.conversation
+    unanswered = set(conv.unanswered_tool_call_ids())
+    calls = []
+    for cid in done.pending_tool_call_ids:
+        call = conv.tool_call(cid) if cid in unanswered else None
+        if call is not None and call.function.name in tools:
+            calls.append(call)
+    return calls or None
+
+
+def _logged(iter_feed: Any) -> Any:
+    """``iter_feed`` logging each warning and error update (debug runs only)."""
+
+    def feed(item: Any) -> Iterator[list[Update]]:
+        for updates in iter_feed(item):
+            for update in updates:
+                if type(update) is WarningUpdate or type(update) is ErrorUpdate:
+                    _log_update(update)
+            yield updates
+
+    return feed
+
+
+def _log_update(update: Any) -> None:
+    if type(update) is WarningUpdate:
+        logger.debug("warning %s: %r%s", update.code, update.message,
+                     f" at {update.path!r}" if update.path else "")
+    else:
+        error = update.error
+        logger.debug("%s error %s: %r", "fatal" if update.fatal else "non-fatal",
+                     type(error).__name__, str(error))
+
+
+def _raised(exc: Exception) -> TransportError:
+    """A TransportError (``transport_raised``) for what a transport raised."""
+    error = TransportError(
+        f"the transport raised {type(exc).__name__}: {exc}", kind="transport_raised"
+    )
+    error.__cause__ = exc
+    return error
 
 
 def _open(session: Session, run_input: Any, pipeline: Pipeline) -> AsyncIterator[Any]:

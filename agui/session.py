@@ -32,8 +32,10 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
+from agui.apply.patch import clone_json
 from agui.errors import ResumeError
 from agui.interrupts import build_resume, is_expired
+from agui.log import enable_debug
 from agui.middleware import MiddlewareFn
 from agui.pipeline import Pipeline
 from agui.request import build_run_input, convert_list, is_parts
@@ -42,6 +44,7 @@ from agui.updates import Update
 from agui.wire.sse import MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
+    from agui.client_tools import ClientTool, ClientTools
     from agui.transports import Transport
     from agui.types import Interrupt, Message, RunAgentInput
 
@@ -71,15 +74,29 @@ class Session:
         middleware: :mod:`agui.middleware` callables, outermost first.
         messages: initial messages (structs or wire dicts).
         max_frame_bytes: SSE frame cap (bytes).
+        client_tools: Python functions (or :class:`~agui.client_tools.ClientTool`
+            objects, or a :class:`~agui.client_tools.ClientTools`) the SDK
+            runs itself when the agent calls them: their ``Tool`` definitions
+            are offered on every run (after ``tools``), and a run that ends
+            with pending calls to them is continued (see :class:`~agui.run.Run`).
+        max_tool_rounds: how many follow-up runs one iteration may start to
+            answer client tool calls (default 8); past it the calls are left
+            pending and an ``ErrorUpdate(ToolError(kind="max_tool_rounds"))``
+            ends the iteration.
+        debug: turn on :func:`agui.log.enable_debug` (the ``agui`` logger at
+            DEBUG to stderr, for the whole process): each request sent, each
+            warning and each error update is logged.
 
     Raises:
         agui.errors.DecodeError: a tool, context entry or message given as a
             dict does not fit its type (``path`` e.g. ``tools[0].description``).
-        ValueError: ``verify`` is not one of the three modes.
+        ValueError: ``verify`` is not one of the three modes, two tools
+            share a name, or ``max_tool_rounds`` is negative.
 
     Attributes: ``conversation`` (:class:`agui.apply.Conversation`),
     ``thread_id``, ``tools``, ``context``, ``forwarded_props``, ``verify``,
-    ``middleware``, :attr:`last_run`.
+    ``middleware``, ``client_tools`` (a ``ClientTools`` or None),
+    ``max_tool_rounds``, :attr:`last_run`.
     """
 
     def __init__(
@@ -95,12 +112,18 @@ class Session:
         middleware: Iterable[MiddlewareFn] = (),
         messages: Iterable[Any] = (),
         max_frame_bytes: int = MAX_FRAME_BYTES,
+        client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
+        max_tool_rounds: int = 8,
+        debug: bool = False,
     ) -> None:
         from agui.apply import Conversation
+        from agui.client_tools import ClientTools
         from agui.types import Context, Message, Tool
 
         if verify not in ("strict", "tolerant", "off"):
             raise ValueError(f"verify must be strict, tolerant or off, got {verify!r}")
+        if max_tool_rounds < 0:
+            raise ValueError(f"max_tool_rounds must be >= 0, got {max_tool_rounds}")
         self.transport = transport
         self.thread_id: str = thread_id or str(uuid.uuid4())
         self.tools: list[Tool] = convert_list(tools, Tool, "tools")
@@ -109,6 +132,18 @@ class Session:
         self.verify = verify
         self.middleware: list[MiddlewareFn] = list(middleware)
         self.max_frame_bytes = max_frame_bytes
+        if client_tools is not None and not isinstance(client_tools, ClientTools):
+            client_tools = ClientTools(client_tools)
+        self.client_tools: ClientTools | None = client_tools or None
+        self.max_tool_rounds = max_tool_rounds
+        self.debug = debug
+        if client_tools:
+            names = [t.name for t in self.tools]
+            twice = sorted({t.name for t in client_tools if t.name in names})
+            if twice:
+                raise ValueError(f"tools and client_tools both name {', '.join(twice)}")
+        if debug:
+            enable_debug()
         messages = convert_list(messages, Message, "messages")
         self.conversation: Conversation = Conversation(
             messages, state=None if state is UNSET else state
@@ -127,7 +162,8 @@ class Session:
 
     @property
     def state(self) -> Any:
-        """The agent state as of the latest applied event (live; copy to keep)."""
+        """The agent state as of the latest applied event (read-only: a change
+        replaces it, so a value read here keeps showing the state of then)."""
         return self.conversation.state
 
     @property
@@ -171,7 +207,24 @@ class Session:
         Appends a tool message (``content``: str or content parts; a dict or
         list of non-parts is sent as its JSON text) placed after the call, to
         be sent with the next run (``session.run()``). Returns the message id.
+
+        Raises:
+            ValueError: ``tool_call_id`` is no tool call of the conversation
+                (the message names the pending ids).
         """
+        conv = self.conversation
+        if conv.tool_call(tool_call_id) is None and tool_call_id not in conv.pending_tool_call_ids:
+            pending = ", ".join(conv.unanswered_tool_call_ids()) or "none"
+            raise ValueError(
+                f"no tool call {tool_call_id!r} in the conversation (pending: {pending})"
+            )
+
+        return self._apply_tool_result(tool_call_id, content, message_id)[0]
+
+    def _apply_tool_result(
+        self, tool_call_id: str, content: Any, message_id: str | None
+    ) -> tuple[str, list[Update]]:
+        """Apply a tool message for the call: (its id, the updates)."""
         from agui.types import ToolCallResultEvent
 
         if not isinstance(content, str) and not is_parts(content):
@@ -181,8 +234,83 @@ class Session:
             {"messageId": mid, "toolCallId": tool_call_id, "content": content, "role": "tool"},
             ToolCallResultEvent,
         )
-        self.conversation.apply(event)
-        return mid
+        return mid, self.conversation.apply(event)
+
+    def set_messages(self, messages: Iterable[Any]) -> None:
+        """Replace the conversation's messages (structs or wire dicts), between runs.
+
+        Raises:
+            RuntimeError: a run is streaming.
+            agui.errors.DecodeError: a dict does not fit (``path`` ``messages[i]...``).
+            ValueError: two messages share an id.
+        """
+        from agui.types import Message
+
+        self._check_idle("set_messages")
+        self.conversation.replace_messages(convert_list(messages, Message, "messages"))
+
+    def add_message(self, message: Any) -> str:
+        """Append one message (a struct or a wire dict), between runs; returns its id.
+
+        Raises: as :meth:`add_messages`.
+        """
+        return self.add_messages([message])[0]
+
+    def add_messages(self, messages: Iterable[Any]) -> list[str]:
+        """Append messages (structs or wire dicts) at the end, between runs;
+        returns their ids. All or nothing.
+
+        Raises:
+            RuntimeError: a run is streaming.
+            agui.errors.DecodeError: a dict does not fit (``path`` ``messages[i]...``).
+            ValueError: an id is already in the conversation or given twice.
+        """
+        from agui.types import Message
+
+        self._check_idle("add_messages")
+        return self.conversation.add_messages(convert_list(messages, Message, "messages"))
+
+    def set_state(self, state: Any) -> None:
+        """Replace the agent state (any JSON; ``None``: absent, sent as ``{}``),
+        between runs. A private copy is kept.
+
+        Raises:
+            RuntimeError: a run is streaming.
+        """
+        self._check_idle("set_state")
+        self.conversation.replace_state(clone_json(state))
+
+    def fork(self, thread_id: str | None = None) -> Session:
+        """A new Session with a copy of this one's messages and state and the
+        same transport and configuration, on a new thread (``thread_id``
+        None: a new uuid4) or on the one given (``fork(session.thread_id)``
+        to stay on this thread). It has its own subscribers (none), runs and
+        conversation: what either does later does not change the other. It
+        starts with no pending interrupts or tool calls. Cost: O(messages);
+        the state is shared, as the conversation never mutates it.
+        """
+        return Session(
+            self.transport,
+            thread_id=thread_id,
+            tools=self.tools,
+            context=self.context,
+            state=self.conversation.state,
+            forwarded_props=self.forwarded_props,
+            verify=self.verify,
+            middleware=self.middleware,
+            messages=self.conversation.messages,
+            max_frame_bytes=self.max_frame_bytes,
+            client_tools=self.client_tools,
+            max_tool_rounds=self.max_tool_rounds,
+        )
+
+    def _check_idle(self, what: str) -> None:
+        active = self._active_state
+        if active is not None and not active.final:
+            raise RuntimeError(
+                f"{what}() while a run is streaming: finish it or close it"
+                " (await run.aclose(), or leave its async with) first"
+            )
 
     # ----------------------------------------------------------------- runs
 
@@ -194,9 +322,17 @@ class Session:
         a ``state`` or ``forwarded_props`` of ``None`` (or ``UNSET``) is sent as
         ``{}``, the spec's meaning of an absent one.
 
+        ``tools``, ``context`` and ``messages`` overrides may hold wire dicts,
+        as the constructor's arguments may. The client tools' definitions are
+        always offered, after ``tools`` (the session's or the override's),
+        unless a tool there has the same name.
+
         Raises:
             TypeError: an override that is not a RunAgentInput field.
+            agui.errors.DecodeError: a dict in ``tools``, ``context`` or
+                ``messages`` does not fit its type (``path`` e.g. ``tools[0].name``).
         """
+        _convert_overrides(overrides)
         return build_run_input(
             thread_id=self.thread_id,
             run_id=str(uuid.uuid4()),
@@ -206,6 +342,7 @@ class Session:
             context=self.context,
             forwarded_props=self.forwarded_props,
             overrides=overrides,
+            extra_tools=self.client_tools.definitions if self.client_tools else (),
         )
 
     def run(self, **overrides: Any) -> Run:
@@ -217,18 +354,28 @@ class Session:
                 one other than cancelled.
         """
         self._check_resume(overrides.get("resume", UNSET))
-        return self._new_run(self.build_input(**overrides))
+        return self._new_run(self.build_input(**overrides), overrides)
 
     def send(self, text: Any, *, message_id: str | None = None, **overrides: Any) -> Run:
         """Add a user message (``text``: str or content parts) and start a run.
 
         Raises:
             ResumeError: interrupts are pending (answer them with
-                :meth:`resume`, which can also carry a user message).
+                :meth:`resume`, which can also carry a user message), or
+                client tool calls of the latest run are unanswered (answer
+                them with :meth:`add_tool_result`, then :meth:`run`).
         """
         self._check_resume(overrides.get("resume", UNSET))
+        unanswered = self.conversation.unanswered_tool_call_ids()
+        if unanswered:
+            raise ResumeError(
+                f"the thread has {len(unanswered)} unanswered tool call(s): "
+                f"{', '.join(unanswered)} (answer each with session.add_tool_result(id, content),"
+                " then continue with session.run())"
+            )
+        _convert_overrides(overrides)  # a bad override adds no message
         self.conversation.add_user_message(text, message_id)
-        return self._new_run(self.build_input(**overrides))
+        return self._new_run(self.build_input(**overrides), overrides)
 
     def resume(
         self,
@@ -256,7 +403,7 @@ class Session:
         resume = build_resume(self.conversation.pending_interrupts, answers, now=now)
         if text is not None:
             self.conversation.add_user_message(text)
-        return self._new_run(self.build_input(resume=resume, **overrides))
+        return self._new_run(self.build_input(resume=resume, **overrides), overrides)
 
     def _check_resume(self, resume: Any) -> None:
         pending = self.conversation.pending_interrupts
@@ -286,8 +433,11 @@ class Session:
                     " be answered; cancel it to continue the thread"
                 )
 
-    def _new_run(self, run_input: Any) -> Run:
+    def _new_run(self, run_input: Any, overrides: Mapping[str, Any]) -> Run:
         run = Run(self, run_input)
+        # follow-up (client tool) rounds keep the overrides that configure the
+        # thread, not those of this one request
+        run._state.carry = {k: v for k, v in overrides.items() if k not in _PER_REQUEST}
         self._last_ref = weakref.ref(run)
         return run
 
@@ -332,6 +482,20 @@ class Session:
         """A run's stream is over."""
         if self._active_state is state:
             self._active_ref = self._active_state = None
+
+
+_PER_REQUEST = frozenset({"run_id", "resume", "messages", "state", "parent_run_id"})
+
+
+def _convert_overrides(overrides: dict[str, Any]) -> None:
+    """Wire dicts in the ``tools`` / ``context`` / ``messages`` overrides
+    become structs, in place (DecodeError naming the path when one does not fit)."""
+    from agui.types import Context, Message, Tool
+
+    for name, kind in (("tools", Tool), ("context", Context), ("messages", Message)):
+        value = overrides.get(name)
+        if value is not None and value is not UNSET:
+            overrides[name] = convert_list(value, kind, name)
 
 
 # the blocking facade lives in agui.sync; importable from here as before

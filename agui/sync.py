@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 from agui.run import Run
@@ -121,6 +121,44 @@ class SyncSession:
     def pending_interrupts(self) -> list[Interrupt]:
         """Interrupts waiting for :meth:`resume`."""
         return self.session.pending_interrupts
+
+    @classmethod
+    def wrap(cls, session: Session) -> SyncSession:
+        """A SyncSession over an existing :class:`Session` (its own private loop)."""
+        self = cls.__new__(cls)
+        self.session = session
+        self._runner = asyncio.Runner()
+        self._closed = False
+        return self
+
+    def add_user_message(self, text: Any, message_id: str | None = None) -> str:
+        """See :meth:`Session.add_user_message`."""
+        return self.session.add_user_message(text, message_id)
+
+    def add_tool_result(self, tool_call_id: str, content: Any, **kwargs: Any) -> str:
+        """See :meth:`Session.add_tool_result`."""
+        return self.session.add_tool_result(tool_call_id, content, **kwargs)
+
+    def set_messages(self, messages: Iterable[Any]) -> None:
+        """See :meth:`Session.set_messages`."""
+        self.session.set_messages(messages)
+
+    def add_message(self, message: Any) -> str:
+        """See :meth:`Session.add_message`."""
+        return self.session.add_message(message)
+
+    def add_messages(self, messages: Iterable[Any]) -> list[str]:
+        """See :meth:`Session.add_messages`."""
+        return self.session.add_messages(messages)
+
+    def set_state(self, state: Any) -> None:
+        """See :meth:`Session.set_state`."""
+        self.session.set_state(state)
+
+    def fork(self, thread_id: str | None = None) -> SyncSession:
+        """See :meth:`Session.fork`; the fork is a SyncSession with its own loop
+        (close it too)."""
+        return SyncSession.wrap(self.session.fork(thread_id))
 
     def send(self, text: Any, **overrides: Any) -> SyncRun:
         """See :meth:`Session.send`."""

@@ -177,8 +177,9 @@ class MetadataChanged(msgspec.Struct, frozen=True, gc=False):
 
 class StateChanged(msgspec.Struct, frozen=True, gc=False):
     """STATE_SNAPSHOT (``patch`` None) or STATE_DELTA (``patch`` the applied
-    JSON Patch ops as plain JSON). ``state`` is the whole state after it; do
-    not mutate it."""
+    JSON Patch ops as plain JSON). ``state`` is the whole state after it, as
+    of this update (later changes replace the conversation's state instead of
+    mutating it); read-only: it shares subtrees with later states."""
 
     state: Any
     patch: list[Any] | None = None

@@ -21,7 +21,7 @@ conversation keeps what was valid.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -77,10 +77,13 @@ class Conversation(MessageEvents, SnapshotEvents):
     Read side: :attr:`messages`, :attr:`state`, :attr:`pending_interrupts`,
     :attr:`pending_tool_call_ids`, :attr:`outcome`, :attr:`result`,
     :attr:`run_error`, :attr:`run_id`, :attr:`thread_id`, :meth:`message`,
-    :meth:`input_messages`, :meth:`input_state`. The state object is live:
-    updates and reads return the same object the next patch mutates, so copy
-    it if you keep it (``ActivityChanged.content`` is a copy: activity content
-    is small).
+    :meth:`input_messages`, :meth:`input_state`. The state is copy-on-write:
+    the conversation never mutates a state object it handed out; each change
+    replaces it (a STATE_DELTA copies the containers on its path and shares
+    the rest, see :func:`agui.apply.patch.patched_copy`), so a
+    ``StateChanged.state`` or an earlier read of :attr:`state` keeps showing
+    the state as it was then. Treat them as read-only: they share subtrees
+    with the current state (``ActivityChanged.content`` is a private copy).
 
     Example::
 
@@ -204,6 +207,72 @@ class Conversation(MessageEvents, SnapshotEvents):
             rec.content = text
         self._append(rec)
         return mid
+
+    def tool_call(self, tool_call_id: str) -> T.ToolCall | None:
+        """The tool call with this id as a generated ``ToolCall`` struct (name
+        and reassembled arguments), or None."""
+        call = self._calls.get(tool_call_id)
+        return call.build() if call is not None else None
+
+    def unanswered_tool_call_ids(self) -> list[str]:
+        """:attr:`pending_tool_call_ids` that no tool message answers yet
+        (O(n messages) when any are pending)."""
+        pending = self._pending_tool_call_ids
+        if not pending:
+            return []
+        answered = {r.tool_call_id for r in self._list if r.role == "tool"}
+        return [c for c in pending if c not in answered]
+
+    # ---------------------------------------------------------------- edit
+
+    def replace_messages(self, messages: Iterable[Any]) -> None:
+        """Replace the whole message list (``Message`` structs or wire dicts).
+        Pending tool calls whose call is no longer in the list are dropped.
+
+        Raises:
+            ValueError: two messages share an id (nothing is changed).
+            msgspec.ValidationError: a dict does not fit ``Message``.
+        """
+        records = self._records(messages, {})
+        self._list, self._by_id, self._calls = [], {}, {}
+        for rec in records:
+            self._append(rec)
+        self._pending_tool_call_ids = [
+            c for c in self._pending_tool_call_ids if c in self._calls
+        ]
+
+    def add_messages(self, messages: Iterable[Any]) -> list[str]:
+        """Append messages (structs or wire dicts) at the end; returns their ids.
+
+        Raises:
+            ValueError: an id is already in the conversation or given twice
+                (nothing is added).
+            msgspec.ValidationError: a dict does not fit ``Message``.
+        """
+        records = self._records(messages, self._by_id)
+        for rec in records:
+            self._append(rec)
+        return [rec.id for rec in records]
+
+    def replace_state(self, state: Any) -> None:
+        """Replace the agent state (``None``: absent). Kept as given (the
+        conversation never mutates it; do not mutate it afterwards)."""
+        self._state = state
+        self._state_absent = state is None
+
+    @staticmethod
+    def _records(messages: Iterable[Any], taken: Mapping[str, Any]) -> list[MessageRecord]:
+        records: list[MessageRecord] = []
+        seen: set[str] = set()
+        for m in messages:
+            if isinstance(m, dict):
+                m = msgspec.convert(m, T.Message)
+            rec = MessageRecord.from_struct(m)
+            if rec.id in taken or rec.id in seen:
+                raise ValueError(f"message id {rec.id!r} is already in the conversation")
+            seen.add(rec.id)
+            records.append(rec)
+        return records
 
     def __len__(self) -> int:
         return len(self._list)

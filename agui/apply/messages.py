@@ -279,7 +279,9 @@ class MessageEvents:
         rec.tool_call_id = cid
         rec.built = None
         self._answered.add(cid)
-        out.append(ToolResult(mid, cid, content))
+        # the update carries plain JSON (a str, or the parts as wire dicts), not structs
+        out.append(ToolResult(mid, cid, content if isinstance(content, str)
+                              else msgspec.to_builtins(content)))
         self._merge_metadata(rec, ev, mid, out)
         return out
 

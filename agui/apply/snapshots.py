@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from agui.apply.patch import PatchFailed, apply_patch, clone_json, plain_ops
+from agui.apply.patch import PatchFailed, apply_patch, clone_json, patched_copy, plain_ops
 from agui.apply.records import MessageRecord
 from agui.updates import ActivityChanged, MessagesSnapshot, StateChanged, Update, WarningUpdate
 
@@ -43,7 +43,7 @@ class SnapshotEvents:
         try:
             ops = plain_ops(ev.delta)
             base = {} if self._state_absent and self._state is None else self._state
-            self._state = apply_patch(base, ops)
+            self._state = patched_copy(base, ops)  # copy-on-write: updates keep theirs
             self._state_absent = False
         except PatchFailed as exc:
             return [
