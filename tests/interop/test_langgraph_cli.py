@@ -15,6 +15,7 @@ require("ag_ui_langgraph")
 require("fastapi")
 
 from agui.cli.main import main
+from agui.cli.target import THREAD_ENV
 from agui.profiles import LANGGRAPH_ON_INTERRUPT
 
 pytestmark = pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated")
@@ -66,3 +67,34 @@ def test_langgraph_declined_interrupt_is_answered_with_a_value_too(url):
         "done    interrupted on 1", "done    success",
     ]
     assert 'you said: {\\"approved\\": false}' in lines[-1]
+
+
+def test_two_board_watch_processes_with_default_ids_do_not_share_a_langgraph_thread(
+        url, monkeypatch):
+    monkeypatch.delenv(THREAD_ENV, raising=False)
+    threads = []
+    for _ in range(2):
+        code, lines, err = board_watch(["watch", "--url", url, "--check"], "ask\ny\n")
+        assert (code, err) == (0, "")
+        assert [line for line in lines if line.startswith("done ")] == [
+            "done    interrupted on 1", "done    success",
+        ]
+        # each process's thread holds its own messages only, not the other's
+        boards = [line for line in lines if line.startswith("board   run ")]
+        assert [b.split(" · ", 2)[2] for b in boards] == [
+            "1 message · waiting on 1 interrupt", "2 messages"]
+        threads.append(re.search(r"thread (\S+)", boards[0])[1])
+        assert 'you said: {\\"approved\\": true}' in lines[-1]
+    assert threads[0] != threads[1]
+
+
+def test_a_thread_pinned_by_two_processes_is_shared_by_them(url):
+    # what the fresh default avoids: LangGraph keeps the thread, the second process is
+    # handed the first one's conversation in the closing MESSAGES_SNAPSHOT
+    boards = []
+    for _ in range(2):
+        code, lines, _ = board_watch(["watch", "--url", url, "--thread", "pinned"], "ask\ny\n")
+        assert code == 0
+        boards.append(next(line for line in lines if line.startswith("board   run ")))
+    assert boards[0].endswith("thread pinned · 1 message · waiting on 1 interrupt")
+    assert boards[1].endswith("thread pinned · 2 messages · waiting on 1 interrupt")
