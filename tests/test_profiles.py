@@ -115,3 +115,98 @@ def test_langgraph_interrupts_want_a_resume_value_and_plain_ones_do_not():
     assert wants_resume_value({"id": "i", "reason": "r", "metadata": {"langgraph": {}}})
     assert not wants_resume_value(T.Interrupt(id="i", reason="confirmation"))
     assert not wants_resume_value({"id": "i", "reason": "r", "metadata": {"langgraph": 1}})
+
+
+# -- the other producer quirks: accepted as they are (README "Producer profiles") -----------
+
+def feed_all(*frames: str) -> tuple[Conversation, list[Any]]:
+    from agui.pipeline import Pipeline
+
+    conv = Conversation()
+    pipeline = Pipeline(conv)
+    out: list[Any] = []
+    for frame in frames:
+        out.extend(pipeline.feed(frame))
+    return conv, out
+
+
+def text_run(timestamp: str) -> tuple[Conversation, list[Any]]:
+    return feed_all(
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r","timestamp":' + timestamp + "}",
+        '{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant","timestamp":'
+        + timestamp + "}",
+        '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}',
+        '{"type":"TEXT_MESSAGE_END","messageId":"m"}',
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
+    )
+
+
+def test_integer_timestamps_in_seconds_and_in_milliseconds_are_both_accepted():
+    from agui.updates import Done, ErrorUpdate
+
+    for timestamp in ("1733050000", "1733050000123"):
+        conv, out = text_run(timestamp)
+        assert [m.content for m in conv.messages] == ["hi"]
+        assert not [u for u in out if isinstance(u, (ErrorUpdate, WarningUpdate))]
+        assert isinstance(out[-1], Done) and out[-1].outcome == "success"
+
+
+def test_a_fractional_timestamp_is_refused_as_the_spec_says():
+    from agui.errors import DecodeError
+    from agui.updates import ErrorUpdate
+
+    _, out = text_run("1733050000.5")
+    errors = [u.error for u in out if isinstance(u, ErrorUpdate)]
+    assert isinstance(errors[0], DecodeError) and "timestamp" in str(errors[0])
+
+
+def test_chunks_repeating_message_id_and_role_on_every_fragment_are_one_message():
+    chunk = '{"type":"TEXT_MESSAGE_CHUNK","messageId":"m","role":"assistant","delta":"%s"}'
+    conv, out = feed_all(
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
+        chunk % "Hel", chunk % "lo", chunk % "!",
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
+    )
+    assert [(m.id, m.content) for m in conv.messages] == [("m", "Hello!")]
+    assert not [u for u in out if isinstance(u, WarningUpdate)]
+
+
+def test_several_messages_snapshots_with_fresh_ids_do_not_duplicate_messages():
+    snapshot = (
+        '{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"%s","role":"user","content":"hi"},'
+        '{"id":"%s","role":"assistant","content":"hello"}]}'
+    )
+    conv, _ = feed_all(
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
+        '{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}',
+        '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"hello"}',
+        '{"type":"TEXT_MESSAGE_END","messageId":"m1"}',
+        snapshot % ("s1", "s2"),
+        snapshot % ("s3", "s4"),
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
+    )
+    assert [(m.id, m.content) for m in conv.messages] == [("s3", "hi"), ("s4", "hello")]
+
+
+def test_run_error_without_a_code_is_a_failed_run_with_the_message():
+    from agui.updates import Done, ErrorUpdate
+
+    _, out = feed_all(
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
+        '{"type":"RUN_ERROR","message":"model failed"}',
+    )
+    [error] = [u.error for u in out if isinstance(u, ErrorUpdate)]
+    assert (error.message, error.code) == ("model failed", None)
+    assert isinstance(out[-1], Done) and out[-1].outcome == "failed"
+
+
+def test_whole_state_snapshots_after_every_step_each_replace_the_state():
+    conv, out = feed_all(
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
+        '{"type":"STATE_SNAPSHOT","snapshot":{"messages":[],"tasks":[]}}',
+        '{"type":"STATE_SNAPSHOT","snapshot":{"messages":[{"type":"human"}]}}',
+        '{"type":"STATE_SNAPSHOT","snapshot":{"messages":[{"type":"human"}],"tasks":["a"]}}',
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
+    )
+    assert conv.state == {"messages": [{"type": "human"}], "tasks": ["a"]}
+    assert not [u for u in out if isinstance(u, WarningUpdate)]
