@@ -8,7 +8,8 @@ ends on an interrupt outcome it answers each interrupt (``--approve``,
 with the session-free helpers :func:`agui.interrupts.interrupts_of` and
 :func:`agui.interrupts.resume_run`, then traces that response too.
 
-Lines::
+Ids: a fresh thread per process unless ``--thread`` pins one (see
+:func:`agui.cli.target.thread_ids`); the lines below are ``--thread thread-1``::
 
     send    POST /agent run-1: user "approve" (1 message, 0 tools)
     recv    {"type":"RUN_STARTED","threadId":"thread-1","runId":"run-1"}
