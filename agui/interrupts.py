@@ -226,7 +226,7 @@ def resume_run(
         A new ``RunAgentInput``: same thread, tools, context and
         forwardedProps; ``messages``/``state`` = ``previous`` plus what the
         events produced (activity messages stripped); ``protocolVersion``
-        "1.0"; ``resume`` covering every interrupt.
+        :data:`agui.request.PROTOCOL_VERSION`; ``resume`` covering every interrupt.
 
     Raises:
         ResumeError: see :func:`build_resume` (also when the events did not
@@ -236,6 +236,7 @@ def resume_run(
         TypeError: ``answers`` is not a mapping.
     """
     from agui.apply import Conversation
+    from agui.request import PROTOCOL_VERSION
     from agui.types import RunAgentInput
 
     prev = _as_struct(previous, RunAgentInput)
@@ -249,7 +250,7 @@ def resume_run(
         run_id=run_id or str(uuid.uuid4()),
         messages=conversation.input_messages(),
         state=prev.state if state is None else state,
-        protocol_version="1.0",
+        protocol_version=PROTOCOL_VERSION,
         resume=resume,
     )
 

@@ -11,6 +11,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("AGUI_SHARED", ROOT.parent / "shared"))
 FIXTURES = ROOT / "fixtures"
 
+# board-watch starts a fresh thread per process by default; the recorded transcripts
+# (syrupy snapshots, subprocess tests) pin theirs, as `--thread thread-1` would. Tests of
+# the default remove it (monkeypatch.delenv).
+os.environ["BOARD_WATCH_THREAD"] = "thread-1"
+
 
 def shared_path(*parts: str) -> Path:
     """Path inside ../shared (reference data); skips the test when it is absent."""

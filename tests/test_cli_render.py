@@ -576,3 +576,35 @@ def test_an_event_received_update_is_an_event_line_with_the_event_type_and_body(
     event = T.CustomEvent(name="ping", value={"n": 1})
     assert render_all([u.EventReceived(event)]) == [
         'event   CUSTOM: {"name": "ping", "value": {"n": 1}}']
+
+
+def test_an_empty_assistant_message_parenting_tool_calls_prints_no_text_line():
+    ups = [
+        u.TextStarted(message_id="m1", role="assistant"),
+        u.TextEnded(message_id="m1", text=""),
+        u.TextStarted(message_id="m2", role="assistant"),
+        u.TextEnded(message_id="m2", text="done"),
+        u.Done("success"),
+    ]
+    assert render_all(ups) == ["text    done", "done    success"]
+    # the views that show everything still show it
+    assert render_all(ups, RenderOptions(fragments=True))[0] == "text"
+
+
+def test_raw_events_after_the_first_of_a_run_are_folded_into_one_line():
+    ups = [u.Raw(event={"n": n}) for n in range(1, 5)]
+    assert render_all([*ups, u.Done("success"), ups[0], u.Done("success")]) == [
+        'event   raw: {"n": 1}',
+        "event   raw: 3 more RAW events folded (--in-order shows each)",
+        "done    success",
+        'event   raw: {"n": 1}',
+        "done    success",
+    ]
+    assert render_all([*ups[:2], u.Done("success")]) == [
+        'event   raw: {"n": 1}',
+        "event   raw: 1 more RAW event folded (--in-order shows each)",
+        "done    success",
+    ]
+    shown = [f'event   raw: {{"n": {n}}}' for n in range(1, 5)]
+    assert render_all(ups, RenderOptions(in_order=True)) == shown
+    assert render_all(ups, RenderOptions(fragments=True)) == shown

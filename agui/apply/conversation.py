@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from agui import profiles
 from agui import types as T
 from agui.apply.messages import MessageEvents
 from agui.apply.patch import clone_json
@@ -102,6 +103,7 @@ class Conversation(MessageEvents, SnapshotEvents):
         self._state: Any = state
         self._state_absent = state is None  # absent reads as {} for a patch
         self._pending_interrupts: list[Any] = []
+        self._legacy_interrupts: list[Any] = []  # agui.profiles: LangGraph on_interrupt
         self._pending_tool_call_ids: list[str] = []
         self._run_calls: dict[str, None] = {}
         self._answered: set[str] = set()
@@ -336,6 +338,9 @@ class Conversation(MessageEvents, SnapshotEvents):
         return [Raw(ev.event, opt(ev.source))]
 
     def _custom(self, ev: Any) -> list[Update]:
+        legacy = profiles.langgraph_interrupt(ev)
+        if legacy is not None and all(i.id != legacy.id for i in self._legacy_interrupts):
+            self._legacy_interrupts.append(legacy)
         return [Custom(ev.name, ev.value)]
 
     def _step_started(self, ev: Any) -> list[Update]:
@@ -373,6 +378,7 @@ class Conversation(MessageEvents, SnapshotEvents):
         self._lifecycle.started(ev.run_id, ev.thread_id)
         self._run_calls = {}
         self._answered = set()
+        self._legacy_interrupts = []
         inp = ev.input
         if inp is not UNSET and inp is not None:
             msgs = getattr(inp, "messages", None) or ()
@@ -387,6 +393,17 @@ class Conversation(MessageEvents, SnapshotEvents):
         outcome = ev.outcome
         kind = "success" if outcome is UNSET or outcome is None else struct_tag(outcome)
         self._pending_tool_call_ids = []
+        legacy, self._legacy_interrupts = self._legacy_interrupts, []
+        if legacy and (outcome is UNSET or outcome is None):
+            # agui.profiles compat_langgraph_on_interrupt: no outcome, the CUSTOM is the question
+            self._pending_interrupts = legacy
+            life.finished("interrupted", **ids)
+            return [
+                WarningUpdate(
+                    profiles.LANGGRAPH_ON_INTERRUPT, profiles.legacy_interrupt_warning(legacy)
+                ),
+                Paused(tuple(legacy)),
+            ]
         if kind == "interrupt":
             interrupts = list(getattr(outcome, "interrupts", None) or ())
             self._pending_interrupts = interrupts

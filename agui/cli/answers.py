@@ -2,7 +2,9 @@
 
 An interrupt whose ``responseSchema`` has a boolean ``approved`` property is
 answered ``resolved`` with payload ``{"approved": true|false}``; any other
-interrupt is answered ``resolved`` (yes) or ``cancelled`` (no). In ``ask``
+interrupt is answered ``resolved`` (yes) or ``cancelled`` (no), except a
+LangGraph one, answered like an approval (producer profile
+``compat_langgraph_resume_value``, :mod:`agui.profiles`). In ``ask``
 mode each answer is one line read from the input; at end of input nothing is
 made up (:class:`agui.cli.io.EndOfInput`).
 """
@@ -38,8 +40,9 @@ def answer_for(interrupt: Any, yes: bool) -> Any:
     """The resume answer for one interrupt (see module doc), built with the
     :mod:`agui.interrupts` helpers."""
     from agui.interrupts import cancelled, resolved
+    from agui.profiles import wants_resume_value
 
-    if wants_approval_flag(interrupt):
+    if wants_approval_flag(interrupt) or wants_resume_value(interrupt):
         return resolved({"approved": yes})
     return resolved() if yes else cancelled()
 

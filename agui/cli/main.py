@@ -2,11 +2,13 @@
 
 Subcommands::
 
-    board-watch watch   [--url URL] [--agent fake|task-board] [--fragments] [--in-order]
+    board-watch watch   [--url URL] [--agent fake|task-board] [--thread ID]
+                        [--fragments] [--in-order]
                         [--approve | --decline] [--max-resumes N] [--stop-after N]
                         [--no-verify] [--full] [--tools FILE] [--state FILE]
                         [--timeout SECONDS] [--check]
-    board-watch trace   [--url URL] [--agent fake|task-board] [--approve | --decline]
+    board-watch trace   [--url URL] [--agent fake|task-board] [--thread ID]
+                        [--approve | --decline]
                         [--max-resumes N] [--tools FILE] [--timeout SECONDS] [LINE]
     board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--check] [--max-bytes N]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090]
@@ -85,6 +87,16 @@ def _url(text: str) -> str:
     return text
 
 
+def _thread_id(text: str) -> str:
+    """argparse type for ``--thread``: a non-empty id of printable characters."""
+    if not text or not text.isprintable() or text != text.strip():
+        raise argparse.ArgumentTypeError(
+            f"invalid thread id {text!r}: it must be non-empty printable text without "
+            "surrounding spaces"
+        )
+    return text
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -109,6 +121,15 @@ def _add_target_flags(p: argparse.ArgumentParser) -> None:
         help="embedded backend when --url is absent: the awkward 'fake' backend (default) "
         "or 'task-board' (which also offers fixtures/task-board-tools.json unless --tools); "
         "not allowed with --url",
+    )
+    p.add_argument(
+        "--thread",
+        type=_thread_id,
+        metavar="ID",
+        help="the threadId to use (default: a fresh thread per process, runs and user "
+        "messages named after it, so two board-watch processes never share a thread; with "
+        "--thread, runs are run-1, run-2 ... and messages user-1 ...; the environment "
+        "variable BOARD_WATCH_THREAD pins one too)",
     )
     p.add_argument(
         "--timeout",

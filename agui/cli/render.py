@@ -49,6 +49,14 @@ Views (:class:`RenderOptions`):
   characters and a leading combining mark are shown escaped (``[\\u200d👩]``)
   so a split inside an emoji or between a letter and its accent is visible.
 
+Producer profiles in the grouped view (neither ``in_order`` nor
+``fragments``): a message whose text is empty prints no ``text`` line (LangGraph
+sends an empty assistant message as the parent of tool calls), and only the
+first RAW event of a run is printed; the rest are counted in one ``event  raw:
+N more RAW events folded`` line at the end of the run (LangGraph forwards every
+LangChain callback as RAW). Both views with ``in_order`` / ``fragments`` show
+everything.
+
 Call tags number tool calls in the order they opened, across all runs of the
 renderer's life (a result in a resumed run keeps its call's tag).
 
@@ -163,6 +171,8 @@ class Renderer:
         self._pending: tuple[str, str] | None = None  # in-order: (kind, id) of the joined line
         self._pending_parts: list[str] = []
         self._error_texts: set[str] = set()  # the last error's texts (a Done repeating one is cut)
+        self._raw_shown = False  # grouped view: a RAW event of this run was printed
+        self._raw_folded = 0  # grouped view: later RAW events of this run, counted
 
     # -- public ---------------------------------------------------------
 
@@ -180,6 +190,11 @@ class Renderer:
         for key, item in list(self._open.items()):
             lines.extend(self._unfinished(key, item))
         self._open.clear()
+        if self._raw_folded:
+            n = self._raw_folded
+            lines.append(Line("event", f"raw: {n} more RAW event{'s' if n > 1 else ''} folded"
+                              " (--in-order shows each)"))
+        self._raw_shown, self._raw_folded = False, 0
         return lines
 
     def tag_of(self, tool_call_id: str) -> str:
@@ -242,6 +257,8 @@ class Renderer:
         item = self._open.pop(key, None)
         if self.options.in_order:
             return []  # the joined delta line already showed it (flushed by _feed)
+        if not text and not self.options.fragments:
+            return []  # e.g. LangGraph's empty assistant message that parents tool calls
         role = item.role if item is not None else "assistant"
         prefix = "" if role in ("assistant", "reasoning") else f"({sanitize(role)}) "
         if self.options.fragments:
@@ -365,6 +382,13 @@ class Renderer:
         ]
 
     def _on_Raw(self, up: u.Raw) -> list[Line]:
+        # producer profile: LangGraph forwards every LangChain callback as RAW; the grouped
+        # view shows a run's first one and counts the rest (one line at the end of the run)
+        if not (self.options.in_order or self.options.fragments):
+            if self._raw_shown:
+                self._raw_folded += 1
+                return []
+            self._raw_shown = True
         source = f" from {sanitize(up.source)}" if up.source else ""
         return [Line("event", f"raw{source}: {format_json(up.event, self.options.max_chars)}")]
 

@@ -4,6 +4,13 @@
   backend (serve-fake's app, or task-board's with ``--agent task-board``)
   started with :class:`agui.server.BackgroundServer` on a free loopback port,
   reached over real HTTP.
+* :func:`thread_ids` picks the ids a ``watch`` / ``trace`` process uses: a
+  fresh thread per process by default (``bw-`` + 12 hex digits, runs
+  ``<thread>-run-1`` ..., user messages ``<thread>-user-1`` ...), so two
+  processes against one stateful server (LangGraph keeps its threads) never
+  collide; ``--thread ID`` (or the ``BOARD_WATCH_THREAD`` environment
+  variable) pins the thread, and then runs and messages are ``run-1`` /
+  ``user-1`` ... as in the recorded transcripts (``--thread thread-1``).
 * :func:`load_tools` reads a ``--tools`` file (JSON list of AG-UI ``Tool``
   objects) into generated ``Tool`` structs; :func:`load_json_file` reads
   ``--state``. Both raise :class:`agui.cli.io.CliError` (one line, exit 1)
@@ -22,18 +29,55 @@ from agui.cli.io import CliError
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
+    "THREAD_ENV",
     "THREAD_ID",
     "Endpoint",
+    "ThreadIds",
     "describe_transport_error",
     "endpoint",
     "http_timeout",
     "load_json_file",
     "load_tools",
     "make_session",
+    "thread_ids",
 ]
 
 THREAD_ID = "thread-1"
-"""The thread id ``watch`` and ``trace`` use (deterministic, for transcripts)."""
+"""The thread id the recorded transcripts pin (``--thread thread-1``)."""
+
+THREAD_ENV = "BOARD_WATCH_THREAD"
+"""Environment variable: the thread to pin when ``--thread`` is absent."""
+
+
+@dataclass(frozen=True)
+class ThreadIds:
+    """The ids one ``watch`` / ``trace`` process sends: ``thread_id``, and
+    ``prefix`` put before ``run-N`` / ``user-N`` ("" when the thread is pinned)."""
+
+    thread_id: str
+    prefix: str = ""
+
+    def run_id(self, n: int) -> str:
+        """The id of the ``n``-th run sent (1-based)."""
+        return f"{self.prefix}run-{n}"
+
+    def message_id(self, n: int) -> str:
+        """The id of the ``n``-th user message sent (1-based)."""
+        return f"{self.prefix}user-{n}"
+
+
+def thread_ids(thread: str | None = None) -> ThreadIds:
+    """The process's ids: ``thread`` (``--thread``) or :data:`THREAD_ENV` pins
+    the thread (ids ``run-1``, ``user-1`` ...); otherwise a fresh thread
+    ``bw-<12 hex>`` whose run and message ids start with it."""
+    import os
+    import secrets
+
+    pinned = thread if thread is not None else os.environ.get(THREAD_ENV) or None
+    if pinned is not None:
+        return ThreadIds(pinned)
+    fresh = f"bw-{secrets.token_hex(6)}"
+    return ThreadIds(fresh, fresh + "-")
 
 DEFAULT_READ_TIMEOUT = 60.0
 """``--timeout`` default (seconds): the longest silence tolerated from the agent."""
@@ -188,16 +232,17 @@ def make_session(
     verify: str,
     timeout: float | None = None,
     wrap: Any = None,
+    thread_id: str = THREAD_ID,
 ) -> Any:
-    """A :class:`agui.session.Session` over HTTP to ``url`` with our thread id
-    (``timeout``: see :func:`http_timeout`; ``wrap``: applied to the
-    transport, e.g. :class:`agui.cli.utf8.Utf8Watch`)."""
+    """A :class:`agui.session.Session` over HTTP to ``url`` on ``thread_id``
+    (see :func:`thread_ids`; ``timeout``: see :func:`http_timeout`; ``wrap``:
+    applied to the transport, e.g. :class:`agui.cli.utf8.Utf8Watch`)."""
     import msgspec
 
     from agui.session import Session
     from agui.transports import HttpTransport
 
-    kwargs: dict[str, Any] = {"thread_id": THREAD_ID, "tools": tools, "verify": verify}
+    kwargs: dict[str, Any] = {"thread_id": thread_id, "tools": tools, "verify": verify}
     if state is not msgspec.UNSET:
         kwargs["state"] = state
     transport = HttpTransport(url, timeout=http_timeout(timeout))

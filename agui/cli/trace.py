@@ -8,7 +8,8 @@ ends on an interrupt outcome it answers each interrupt (``--approve``,
 with the session-free helpers :func:`agui.interrupts.interrupts_of` and
 :func:`agui.interrupts.resume_run`, then traces that response too.
 
-Lines::
+Ids: a fresh thread per process unless ``--thread`` pins one (see
+:func:`agui.cli.target.thread_ids`); the lines below are ``--thread thread-1``::
 
     send    POST /agent run-1: user "approve" (1 message, 0 tools)
     recv    {"type":"RUN_STARTED","threadId":"thread-1","runId":"run-1"}
@@ -40,19 +41,27 @@ __all__ = ["first_input", "run_trace", "trace"]
 THREAD_ID = "thread-1"
 
 
-def first_input(line: str, tools: list[Any]) -> Any:
-    """The first ``RunAgentInput``: thread ``thread-1``, run ``run-1``, one user
-    message ``user-1`` with ``line``, ``tools``, empty context, state ``{}``."""
+def first_input(line: str, tools: list[Any], ids: Any = None) -> Any:
+    """The first ``RunAgentInput``: thread ``ids.thread_id`` (default
+    ``thread-1``), run ``ids.run_id(1)`` (``run-1``), one user message
+    ``ids.message_id(1)`` (``user-1``) with ``line``, ``tools``, empty
+    context, state ``{}``, ``protocolVersion``
+    :data:`agui.request.PROTOCOL_VERSION` (``ids``: a
+    :class:`agui.cli.target.ThreadIds`)."""
+    from agui.cli.target import ThreadIds
+    from agui.request import PROTOCOL_VERSION
     from agui.types import RunAgentInput, UserMessage
 
+    ids = ThreadIds(THREAD_ID) if ids is None else ids
     return RunAgentInput(
-        thread_id=THREAD_ID,
-        run_id="run-1",
-        messages=[UserMessage(id="user-1", content=line)],
+        thread_id=ids.thread_id,
+        run_id=ids.run_id(1),
+        messages=[UserMessage(id=ids.message_id(1), content=line)],
         tools=tools,
         context=[],
         state={},
         forwarded_props={},
+        protocol_version=PROTOCOL_VERSION,
     )
 
 
@@ -147,8 +156,11 @@ def trace(
     mode: str,
     url: str,
     max_resumes: int = 10,
+    ids: Any = None,
 ) -> int:
-    """Trace ``line`` and every resume round trip. Returns the exit code: 0,
+    """Trace ``line`` and every resume round trip (``ids``: the
+    :class:`agui.cli.target.ThreadIds` to send; default thread ``thread-1``,
+    runs ``run-1`` ...). Returns the exit code: 0,
     or 1 when ``max_resumes`` resumes in a row still ended paused (an
     ``error`` line says so). At end of input with interrupts unanswered a
     ``stop`` line says so and no resume is sent (exit 0).
@@ -156,7 +168,7 @@ def trace(
     Each response is streamed on one :class:`asyncio.Runner` loop; answers
     are read between responses on the calling thread (Ctrl-C: exit 130)."""
     with asyncio.Runner() as runner:
-        return _trace(runner, transport, line, tools, console, mode, url, max_resumes)
+        return _trace(runner, transport, line, tools, console, mode, url, max_resumes, ids)
 
 
 def _trace(
@@ -168,6 +180,7 @@ def _trace(
     mode: str,
     url: str,
     max_resumes: int = 10,
+    ids: Any = None,
 ) -> int:
     from urllib.parse import urlsplit
 
@@ -175,11 +188,13 @@ def _trace(
 
     from agui.cli.answers import _end_of_input, ask_answers
     from agui.cli.io import EndOfInput
+    from agui.cli.target import ThreadIds
     from agui.errors import ResumeError
     from agui.interrupts import interrupts_of, resume_run
 
     path = sanitize(urlsplit(url).path or "/")
-    run_input = first_input(line, tools)
+    ids = ThreadIds(THREAD_ID) if ids is None else ids
+    run_input = first_input(line, tools, ids)
     console.write(
         [
             Line(
@@ -211,7 +226,7 @@ def _trace(
             return 0
         n += 1
         try:
-            run_input = resume_run(run_input, events, answers, run_id=f"run-{n}")
+            run_input = resume_run(run_input, events, answers, run_id=ids.run_id(n))
         except ResumeError as exc:
             raise CliError(f"cannot build the resume request: {exc}") from None
         console.write(
@@ -233,15 +248,16 @@ def _trace(
 
 def run_trace(args: argparse.Namespace, console: Console) -> int:
     """``trace`` command entry (parsed ``args``); returns the exit code."""
-    from agui.cli.target import default_tools, endpoint, load_tools
+    from agui.cli.target import default_tools, endpoint, load_tools, thread_ids
     from agui.cli.watch import http_timeout
     from agui.transports import HttpTransport
 
     tools = load_tools(args.tools) if args.tools else None
     mode = "approve" if args.approve else "decline" if args.decline else "ask"
+    ids = thread_ids(getattr(args, "thread", None))
     with endpoint(args.url, args.agent) as ep:
         if tools is None:
             tools = [] if args.url else default_tools(args.agent)
         transport = HttpTransport(ep.url, timeout=http_timeout(getattr(args, "timeout", None)))
         max_resumes = getattr(args, "max_resumes", None) or 10
-        return trace(transport, args.line, tools, console, mode, ep.url, max_resumes)
+        return trace(transport, args.line, tools, console, mode, ep.url, max_resumes, ids)

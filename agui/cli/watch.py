@@ -7,8 +7,10 @@ with :meth:`agui.session.Session.send`, renders every ``Update`` through
 ``[y/N]`` for each one (reading the answer from the same stdin; or answers
 all with ``--approve`` / ``--decline``) and resumes with ONE request.
 
-Ids are deterministic so transcripts can be pinned: thread ``thread-1``, runs
-``run-1``, ``run-2`` ... in the order they are sent.
+Ids: a fresh thread per process, run and message ids prefixed with it;
+``--thread ID`` pins the thread and makes them deterministic for transcripts
+(``--thread thread-1``: runs ``run-1``, ``run-2`` ... in the order they are
+sent; see :func:`agui.cli.target.thread_ids`).
 
 Answers: an interrupt whose ``responseSchema`` has a boolean ``approved``
 property is answered ``resolved`` with payload ``{"approved": true|false}``;
@@ -94,7 +96,8 @@ class ChatOptions:
     resumes in a row before giving up. ``panel_width``: cut of the panel's
     state JSON (columns; 0 = never, ``--full``). ``utf8``: the
     :class:`agui.cli.utf8.Utf8Watch` on the transport (a ``warn`` line for
-    agent bytes that are not UTF-8).
+    agent bytes that are not UTF-8). ``id_prefix``: put before the ``run-N`` /
+    ``user-N`` ids (:func:`agui.cli.target.thread_ids`).
     """
 
     render: RenderOptions = field(default_factory=RenderOptions)
@@ -106,6 +109,7 @@ class ChatOptions:
     max_resumes: int = DEFAULT_MAX_RESUMES
     panel_width: int = 400
     utf8: Any = None
+    id_prefix: str = ""
 
 
 @dataclass
@@ -325,15 +329,16 @@ async def _noticed(run_log: Any, run_id: str, timeout: float = 5.0) -> list[Line
 
 
 class RunIds:
-    """``run-1``, ``run-2`` ... (deterministic ids for snapshots)."""
+    """``run-1``, ``run-2`` ... after ``prefix`` (deterministic ids for snapshots)."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "") -> None:
         self.n: int = 0
+        self.prefix = prefix
 
     def next(self) -> str:
         """The next run id."""
         self.n += 1
-        return f"run-{self.n}"
+        return f"{self.prefix}run-{self.n}"
 
 
 def chat(session: Any, console: Console, options: ChatOptions) -> int:
@@ -358,7 +363,7 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
     from agui.errors import ResumeError
 
     renderer = Renderer(options.render)
-    ids = RunIds()
+    ids = RunIds(options.id_prefix)
     failed = False
     reached = False  # a line has reached the agent: from now on the session survives it
     first = options
@@ -371,7 +376,7 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
         if not text:
             continue
         run_id = ids.next()
-        message_id = f"user-{ids.n}"
+        message_id = f"{ids.prefix}user-{ids.n}"
         pending = list(session.pending_interrupts)
         try:
             if pending:  # a dropped resume left interrupts open: answer them with this line
@@ -458,7 +463,7 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
     """``watch`` command entry (parsed ``args``); returns the exit code."""
     import msgspec
 
-    from agui.cli.target import default_tools, endpoint, load_json_file, load_tools
+    from agui.cli.target import default_tools, endpoint, load_json_file, load_tools, thread_ids
 
     tools = load_tools(args.tools) if args.tools else None
     state = load_json_file(args.state, "state file") if args.state else msgspec.UNSET
@@ -467,6 +472,7 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
     render = RenderOptions(in_order=args.in_order, fragments=args.fragments, max_chars=0)
     if not full:
         render = RenderOptions(in_order=args.in_order, fragments=args.fragments)
+    ids = thread_ids(getattr(args, "thread", None))
     with endpoint(args.url, args.agent) as ep:
         if tools is None:
             tools = [] if args.url else default_tools(args.agent)
@@ -479,6 +485,7 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             check=getattr(args, "check", False),
             max_resumes=getattr(args, "max_resumes", None) or DEFAULT_MAX_RESUMES,
             panel_width=0 if full else render.max_chars,
+            id_prefix=ids.prefix,
         )
 
         def watched(transport: Any) -> Any:
@@ -494,5 +501,6 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             verify="off" if args.no_verify else "tolerant",
             timeout=getattr(args, "timeout", None),
             wrap=watched,
+            thread_id=ids.thread_id,
         )
         return chat(session, console, options)

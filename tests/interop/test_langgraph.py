@@ -21,7 +21,9 @@ from tests.interop.interop_helpers import (
 require("ag_ui_langgraph")
 require("fastapi")
 
-from agui.updates import Custom, Done, MessagesSnapshot, Paused, ToolCallEnded
+from agui.errors import ResumeError
+from agui.profiles import LANGGRAPH_ON_INTERRUPT
+from agui.updates import Custom, Done, MessagesSnapshot, Paused, ToolCallEnded, WarningUpdate
 
 # the adapter (0.0.47) calls a LangGraph API deprecated since LangGraph 1.0 on every run
 pytestmark = pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated")
@@ -134,14 +136,13 @@ async def test_langgraph_default_interrupt_is_a_legacy_custom_event_on_the_wire(
     assert events[-1]["type"] == "RUN_FINISHED" and "outcome" not in events[-1]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "compat rule pending: ag-ui-langgraph's legacy CUSTOM on_interrupt (value a JSON string, "
-    "RUN_FINISHED without outcome) should become a pending interrupt; today it is a Custom "
-    "update and the run ends success"))
 async def test_langgraph_legacy_on_interrupt_becomes_a_pending_interrupt(url):
     session = session_for(url)
     updates = await session.send("ask").collect()
-    assert only_done(updates).outcome == "interrupted"
+    # the compat rule is never silent: its warning, then Done(interrupted)
+    warning, done = outcomes(updates)
+    assert isinstance(warning, WarningUpdate) and warning.code == LANGGRAPH_ON_INTERRUPT
+    assert isinstance(done, Done) and done.outcome == "interrupted"
     [pending] = session.pending_interrupts
     assert pending.message == "Approve the plan?"
     second = await session.resume({pending.id: {"ok": True}}).collect()
@@ -149,16 +150,36 @@ async def test_langgraph_legacy_on_interrupt_becomes_a_pending_interrupt(url):
     assert session.messages[-1].content == 'you said: {"ok": true}'
 
 
-async def test_langgraph_legacy_resume_through_forwarded_props_command(url):
+async def test_langgraph_legacy_on_interrupt_is_a_warned_compat_rule(url):
     session = session_for(url)
     updates = await session.send("ask").collect()
+    # the CUSTOM update is still delivered; the rule says what it did with a stable code
     assert [u.name for u in updates if isinstance(u, Custom)] == ["on_interrupt"]
+    [warning] = [u for u in updates if isinstance(u, WarningUpdate)]
+    assert warning.code == LANGGRAPH_ON_INTERRUPT
+    [paused] = [u for u in updates if isinstance(u, Paused)]
+    [pending] = session.pending_interrupts
+    assert paused.interrupts == (pending,)
+    assert (pending.reason, pending.message) == ("approval", "Approve the plan?")
+    assert pending.metadata["langgraph"]["raw"] == {
+        "message": "Approve the plan?", "reason": "approval",
+    }
+    # a run that does not answer it is refused before anything is sent
+    with pytest.raises(ResumeError):
+        session.run(forwarded_props={"command": {"resume": {"ok": True}}})
+
+
+async def test_langgraph_legacy_resume_through_forwarded_props_command(url):
     # the adapter's legacy channel (deprecated, logged as such): forwardedProps.command.resume
-    resumed = await session.run(forwarded_props={"command": {"resume": {"ok": True}}}).collect()
-    assert only_done(resumed).outcome == "success"
-    assert conversation(session.messages) == [
-        {"role": "user", "id": "m1", "content": "ask"},
-        {"role": "assistant", "id": "m2", "content": 'you said: {"ok": true}'},
+    _, first = await raw_events(url, run_input("ask", threadId="legacy-command"))
+    assert [e["name"] for e in first if e["type"] == "CUSTOM"] == ["on_interrupt"]
+    body = run_input("ask", threadId="legacy-command", runId="run-2",
+                     forwardedProps={"command": {"resume": {"ok": True}}})
+    _, resumed = await raw_events(url, body)
+    assert resumed[-1]["type"] == "RUN_FINISHED" and "outcome" not in resumed[-1]
+    final = next(e for e in reversed(resumed) if e["type"] == "MESSAGES_SNAPSHOT")
+    assert [(m["role"], m["content"]) for m in final["messages"]] == [
+        ("user", "ask"), ("assistant", 'you said: {"ok": true}'),
     ]
 
 

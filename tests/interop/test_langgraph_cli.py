@@ -1,0 +1,100 @@
+"""board-watch (``agui.cli.main.main``, answers on stdin) against LangGraph behind
+``ag-ui-langgraph``'s own endpoint on loopback (the ``langgraph_peer`` graph)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+
+import pytest
+
+from tests.interop.interop_helpers import require, serve
+
+require("ag_ui_langgraph")
+require("fastapi")
+
+from agui.cli.main import main
+from agui.cli.target import THREAD_ENV
+from agui.profiles import LANGGRAPH_ON_INTERRUPT
+
+pytestmark = pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated")
+
+
+@pytest.fixture(scope="module")
+def url():
+    from tests.interop.langgraph_peer import app
+
+    with serve(app()) as base:
+        yield base + "/agent"
+
+
+@pytest.fixture(autouse=True)
+def _quiet_adapter(caplog):
+    caplog.set_level(logging.CRITICAL, logger="ag_ui_langgraph")
+
+
+def board_watch(argv: list[str], stdin: str) -> tuple[int, list[str], str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, stdin=io.StringIO(stdin), stdout=out, stderr=err)
+    return code, out.getvalue().splitlines(), err.getvalue()
+
+
+def kinds(lines: list[str]) -> list[str]:
+    return [line.split(" ", 1)[0] for line in lines]
+
+
+def test_langgraph_legacy_interrupt_is_a_pause_answered_on_stdin_and_the_run_completes(url):
+    code, lines, err = board_watch(["watch", "--url", url, "--check"], "ask\ny\n")
+    assert (code, err) == (0, "")
+    [warn] = [line for line in lines if line.startswith("warn ")]
+    assert warn.endswith(f"({LANGGRAPH_ON_INTERRUPT})")
+    [pause] = [line for line in lines if line.startswith("pause ")]
+    interrupt_id = re.fullmatch(r"pause\s+(\S+) approval: Approve the plan\?", pause)[1]
+    done = [line for line in lines if line.startswith("done ")]
+    assert done == ["done    interrupted on 1", "done    success"]
+    [answer] = [line for line in lines if line.startswith("answer ")]
+    assert answer.split() == ["answer", interrupt_id, "yes"]
+    # the resumed run got the answer as a value (Command(resume={"approved": true}))
+    assert 'you said: {\\"approved\\": true}' in lines[-1]
+    assert kinds(lines).index("pause") < kinds(lines).index("answer") < len(lines) - 1
+
+
+def test_langgraph_declined_interrupt_is_answered_with_a_value_too(url):
+    code, lines, err = board_watch(["watch", "--url", url, "--check"], "ask\nn\n")
+    assert (code, err) == (0, "")
+    assert [line for line in lines if line.startswith("done ")] == [
+        "done    interrupted on 1", "done    success",
+    ]
+    assert 'you said: {\\"approved\\": false}' in lines[-1]
+
+
+def test_two_board_watch_processes_with_default_ids_do_not_share_a_langgraph_thread(
+        url, monkeypatch):
+    monkeypatch.delenv(THREAD_ENV, raising=False)
+    threads = []
+    for _ in range(2):
+        code, lines, err = board_watch(["watch", "--url", url, "--check"], "ask\ny\n")
+        assert (code, err) == (0, "")
+        assert [line for line in lines if line.startswith("done ")] == [
+            "done    interrupted on 1", "done    success",
+        ]
+        # each process's thread holds its own messages only, not the other's
+        boards = [line for line in lines if line.startswith("board   run ")]
+        assert [b.split(" · ", 2)[2] for b in boards] == [
+            "1 message · waiting on 1 interrupt", "2 messages"]
+        threads.append(re.search(r"thread (\S+)", boards[0])[1])
+        assert 'you said: {\\"approved\\": true}' in lines[-1]
+    assert threads[0] != threads[1]
+
+
+def test_a_thread_pinned_by_two_processes_is_shared_by_them(url):
+    # what the fresh default avoids: LangGraph keeps the thread, the second process is
+    # handed the first one's conversation in the closing MESSAGES_SNAPSHOT
+    boards = []
+    for _ in range(2):
+        code, lines, _ = board_watch(["watch", "--url", url, "--thread", "pinned"], "ask\ny\n")
+        assert code == 0
+        boards.append(next(line for line in lines if line.startswith("board   run ")))
+    assert boards[0].endswith("thread pinned · 1 message · waiting on 1 interrupt")
+    assert boards[1].endswith("thread pinned · 2 messages · waiting on 1 interrupt")
