@@ -634,3 +634,22 @@ async def test_state_snapshot_in_a_middleware_event_reaches_subscribers(url):
     agent.subscribe(AgentSubscriber(on_state_snapshot_event=lambda p: snaps.append(p.event.snapshot)))
     await agent.run_agent()
     assert snaps == [{"late": True}] and agent.state == {"late": True}
+
+
+async def test_the_session_keeps_only_the_users_middleware_between_runs(url):
+    async def mw(run_input: Any, next: Any):
+        async for event in next(run_input):
+            yield event
+
+    agent = agent_for(url, "hello").use(mw)
+    rec = Recorder()
+    agent.subscribe(rec)
+    await agent.run_agent()
+    assert agent.session.middleware == [mw]
+    rec.calls.clear()
+    # the one engine underneath: a plain session run applies to the same conversation,
+    # and no subscriber stage of an earlier run_agent is left in it
+    agent.session.add_user_message("direct")
+    await agent.session.run().wait()
+    assert rec.calls == [] and agent.messages[-1].content == "You said: direct"
+    assert agent.messages == agent.session.conversation.messages

@@ -311,6 +311,7 @@ class AbstractAgent:
             new = [copy.deepcopy(m) for m in messages if m.id not in known]
             return RunAgentResult(stage.result, new, done)
         finally:
+            self.session.middleware = list(self.middleware)  # no stale stage for session.run()
             self._active = None
             self._is_running = False
             await stage.notify("on_run_finalized")
