@@ -653,3 +653,26 @@ async def test_the_session_keeps_only_the_users_middleware_between_runs(url):
     await agent.session.run().wait()
     assert rec.calls == [] and agent.messages[-1].content == "You said: direct"
     assert agent.messages == agent.session.conversation.messages
+
+
+async def test_activity_callbacks_carry_the_activity_and_existing_message(url):
+    async def inject(run_input: Any, next: Any):
+        async for event in next(run_input):
+            if event_type(event) == "RUN_FINISHED":
+                yield agui.types.ActivitySnapshotEvent(
+                    message_id="act-1", activity_type="board", content={"n": 1})
+                yield agui.types.ActivityDeltaEvent(
+                    message_id="act-1", activity_type="board",
+                    patch=[{"op": "replace", "path": "/n", "value": 2}])
+            yield event
+
+    agent = agent_for(url, "hello").use(inject)
+    seen: list[Any] = []
+    agent.subscribe(AgentSubscriber(
+        on_activity_snapshot_event=lambda p: seen.append(
+            ("snapshot", p.activity_message.content, p.existing_message)),
+        on_activity_delta_event=lambda p: seen.append(("delta", p.activity_message.content)),
+    ))
+    await agent.run_agent()
+    assert seen == [("snapshot", {"n": 1}, None), ("delta", {"n": 1})]
+    assert agent.messages[-1].content == {"n": 2}

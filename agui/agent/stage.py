@@ -30,6 +30,7 @@ seen but is not applied.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -224,6 +225,21 @@ class SubscriberStage:
                 "tool_call_name": name,
                 "tool_call_args": _parsed_args(text),
             }, lambda: self._new_tool_call(cid)
+        if etype == "ACTIVITY_SNAPSHOT":
+            from agui.types import ActivityMessage
+
+            activity = ActivityMessage(
+                id=event.message_id,
+                activity_type=event.activity_type,
+                content=copy.deepcopy(event.content),
+            )
+            existing = copy.deepcopy(conv.message(event.message_id))
+            return {"activity_message": activity, "existing_message": existing}, None
+        if etype == "ACTIVITY_DELTA":  # a copy: the applier may patch the content in place
+            current = conv.message(event.message_id)
+            return {
+                "activity_message": copy.deepcopy(current) if _is_activity(current) else None
+            }, None
         if etype == "TOOL_CALL_RESULT":
             mid = event.message_id
             return {}, lambda: self._new_message(mid)
@@ -240,6 +256,12 @@ class SubscriberStage:
                 if call.id == tool_call_id:
                     await self.notify("on_new_tool_call", tool_call=call)
                     return
+
+
+def _is_activity(message: Any) -> bool:
+    from agui.types import ActivityMessage
+
+    return isinstance(message, ActivityMessage)
 
 
 def _parsed_args(text: str) -> dict[str, Any]:

@@ -71,7 +71,11 @@ class SubscriberParams:
     delta, :func:`agui.partial_json.partial_tool_call_args`), ``tool_call_args``
     (END: the parsed arguments, ``{}`` when not a JSON object); ``result``
     (RUN_FINISHED with a success outcome); ``error`` (``on_run_failed``);
-    ``message`` (``on_new_message``); ``tool_call`` (``on_new_tool_call``).
+    ``message`` (``on_new_message``); ``tool_call`` (``on_new_tool_call``);
+    ``activity_message`` (ACTIVITY_SNAPSHOT: the activity message the event
+    describes; ACTIVITY_DELTA: the activity message it patches, as it is before)
+    and ``existing_message`` (ACTIVITY_SNAPSHOT: the message already holding that
+    id, of any role).
     """
 
     __slots__ = (
@@ -79,9 +83,11 @@ class SubscriberParams:
         "_read_messages",
         "_read_state",
         "_state",
+        "activity_message",
         "agent",
         "error",
         "event",
+        "existing_message",
         "input",
         "message",
         "partial_tool_call_args",
@@ -121,6 +127,8 @@ class SubscriberParams:
         self.error: Exception | None = extras.pop("error", None)
         self.message: Message | None = extras.pop("message", None)
         self.tool_call: Any = extras.pop("tool_call", None)
+        self.activity_message: Message | None = extras.pop("activity_message", None)
+        self.existing_message: Message | None = extras.pop("existing_message", None)
         if extras:
             raise TypeError(f"unknown subscriber params: {', '.join(sorted(extras))}")
 
