@@ -35,6 +35,13 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from agui.agent import AbstractAgent as AbstractAgent
+    from agui.agent import AgentStateMutation as AgentStateMutation
+    from agui.agent import AgentSubscriber as AgentSubscriber
+    from agui.agent import HttpAgent as HttpAgent
+    from agui.agent import RunAgentResult as RunAgentResult
+    from agui.agent import SubscriberParams as SubscriberParams
+    from agui.agent import Subscription as Subscription
     from agui.apply import Conversation as Conversation
     from agui.capabilities import decode_capabilities as decode_capabilities
     from agui.client_tools import ClientTool as ClientTool
@@ -240,13 +247,16 @@ __all__ = [
     "MESSAGE_TYPES",
     "SSE_CONTENT_TYPE",
     "UNSET",
+    "AbstractAgent",
     "ActivityChanged",
     "ActivityDeltaEvent",
     "ActivityMessage",
     "ActivitySnapshotEvent",
     "AddOperation",
     "AgentCapabilities",
+    "AgentStateMutation",
     "AgentStreamResponse",
+    "AgentSubscriber",
     "AguiError",
     "Answer",
     "AssistantMessage",
@@ -283,6 +293,7 @@ __all__ = [
     "FunctionCall",
     "Guard",
     "GuardError",
+    "HttpAgent",
     "HttpTransport",
     "HumanInTheLoopCapabilities",
     "IdentityCapabilities",
@@ -337,6 +348,7 @@ __all__ = [
     "Role",
     "Run",
     "RunAgentInput",
+    "RunAgentResult",
     "RunError",
     "RunErrorEvent",
     "RunFinishedCancelledOutcome",
@@ -366,6 +378,8 @@ __all__ = [
     "SubagentInfo",
     "SubagentRunId",
     "SubagentStartedEvent",
+    "SubscriberParams",
+    "Subscription",
     "SyncRun",
     "SyncSession",
     "SystemMessage",
@@ -455,6 +469,10 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
             " ToolResult Update WarningUpdate"
         ),
         "agui.session": "Run Session SyncRun SyncSession",
+        "agui.agent": (
+            "AbstractAgent AgentStateMutation AgentSubscriber HttpAgent RunAgentResult"
+            " SubscriberParams Subscription"
+        ),
         "agui.transports": "HttpTransport ReplayTransport Transport load_events",
         "agui.interrupts": (
             "Answer build_resume cancelled expired_at interrupts_of is_expired resolved resume_run"

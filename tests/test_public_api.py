@@ -24,6 +24,7 @@ import agui
 
 DOCUMENTED_PACKAGES = [
     "agui.session",
+    "agui.agent",
     "agui.transports",
     "agui.interrupts",
     "agui.middleware",
@@ -61,6 +62,8 @@ SDK_EXPORTS = {
     " TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted ToolResult Update"
     " WarningUpdate",
     "agui.session": "Run Session SyncRun SyncSession",
+    "agui.agent": "AbstractAgent AgentStateMutation AgentSubscriber HttpAgent RunAgentResult"
+    " SubscriberParams Subscription",
     "agui.transports": "HttpTransport ReplayTransport Transport load_events",
     "agui.interrupts": "Answer build_resume cancelled expired_at interrupts_of is_expired resolved"
     " resume_run",

@@ -1,0 +1,431 @@
+"""``AbstractAgent`` and ``HttpAgent``: the ``@ag-ui/client`` agent API over one :class:`Session`.
+
+An agent owns a :class:`~agui.session.Session` (its conversation, thread,
+pipeline) and is a thin face over it: :meth:`AbstractAgent.run_agent` starts a
+session run whose transport is the agent's own :meth:`~AbstractAgent.run`,
+with the subscriber stage (:mod:`agui.agent.stage`) as the outermost
+middleware, and consumes the run's updates.
+
+Run lifecycle, in the reference's order: ``on_run_initialized`` (mutations
+land before the input is built, so they are sent), the events (per event:
+``on_event``, the typed callback, application, ``on_new_message`` /
+``on_new_tool_call``, ``on_messages_changed``, ``on_state_changed``), then on
+an unrecoverable failure ``on_run_failed`` (the error is raised from
+``run_agent`` unless a subscriber returns ``stop_propagation=True``), and
+always ``on_run_finalized``. A RUN_ERROR event is the agent's answer, not a
+failure of the client: ``run_agent`` returns (``result.done.outcome ==
+"failed"``).
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from agui.agent.edit import ConversationEditor
+from agui.agent.stage import SubscriberStage
+from agui.agent.subscriber import SubscriberParams, call_subscribers, notify_now
+from agui.errors import RunError, TransportError
+from agui.middleware import MiddlewareFn
+from agui.session import Session
+from agui.updates import Done, ErrorUpdate
+
+if TYPE_CHECKING:
+    from agui.run import Run
+    from agui.types import AgentCapabilities, Interrupt, Message, RunAgentInput
+
+__all__ = ["AbstractAgent", "HttpAgent", "RunAgentResult", "Subscription"]
+
+
+class RunAgentResult(msgspec.Struct, frozen=True):
+    """What :meth:`AbstractAgent.run_agent` returns.
+
+    ``result``: RUN_FINISHED ``result`` of a success outcome (else None).
+    ``new_messages``: messages whose ids were not held before the run, in order.
+    ``done``: the run's final :class:`~agui.updates.Done` (outcome, reason, usage).
+    """
+
+    result: Any
+    new_messages: list[Any]
+    done: Done | None = None
+
+
+class Subscription:
+    """Returned by :meth:`AbstractAgent.subscribe`; call it or :meth:`unsubscribe`."""
+
+    def __init__(self, agent: AbstractAgent, subscriber: Any) -> None:
+        self._agent = agent
+        self.subscriber: Any = subscriber
+
+    def unsubscribe(self) -> None:
+        """Stop notifying the subscriber (idempotent)."""
+        subs = self._agent.subscribers
+        if self.subscriber in subs:
+            subs.remove(self.subscriber)
+
+    def __call__(self) -> None:
+        self.unsubscribe()
+
+
+class _AgentTransport:
+    """The session's transport: the agent's own ``run(input)``."""
+
+    def __init__(self, agent: AbstractAgent) -> None:
+        self.agent = agent
+
+    def stream(self, run_input: Any) -> AsyncIterator[Any]:
+        return self.agent.run(run_input)
+
+
+class AbstractAgent:
+    """Base of every agent: conversation, subscribers, middleware, runs.
+
+    Subclasses implement :meth:`run` (the transport part): ``run(input) ->
+    AsyncIterator[bytes | str | Event]``, what an :class:`agui.transports.Transport`
+    ``stream`` yields (SSE bytes, one event's JSON text, or event structs).
+
+    Args (all keyword): ``agent_id``, ``description``, ``thread_id`` (default a
+    new uuid4), ``initial_messages`` (structs or wire dicts), ``initial_state``
+    (any JSON), ``debug`` (True: :func:`agui.log.enable_debug`), ``verify``
+    (``strict`` | ``tolerant`` | ``off``, see :mod:`agui.pipeline`).
+
+    Raises:
+        agui.errors.DecodeError: an initial message does not fit ``Message``.
+        ValueError: ``verify`` is not one of the three modes.
+    """
+
+    def __init__(
+        self,
+        *,
+        agent_id: str | None = None,
+        description: str = "",
+        thread_id: str | None = None,
+        initial_messages: Iterable[Any] = (),
+        initial_state: Any = msgspec.UNSET,
+        debug: bool = False,
+        verify: str = "tolerant",
+    ) -> None:
+        self.agent_id: str | None = agent_id
+        self.description: str = description
+        self.debug: bool = debug
+        if debug:
+            from agui.log import enable_debug
+
+            enable_debug()
+        self.subscribers: list[Any] = []
+        self.middleware: list[MiddlewareFn] = []
+        self.session: Session = Session(
+            _AgentTransport(self),
+            thread_id=thread_id,
+            state=initial_state,
+            messages=initial_messages,
+            verify=verify,
+        )
+        self._editor = ConversationEditor(self.session)
+        self._active: Run | None = None
+        self._is_running = False
+
+    # ----------------------------------------------------------- transport
+
+    def run(self, run_input: RunAgentInput) -> AsyncIterator[Any]:
+        """The transport part: the response to ``run_input`` as SSE bytes, JSON
+        text or event structs. Subclasses must implement it."""
+        raise NotImplementedError(f"{type(self).__name__} must implement run(input)")
+
+    async def fetch_capabilities(self) -> Any:
+        """The capabilities retrieval hook: the raw ``AgentCapabilities`` (JSON
+        text/bytes, a dict or the struct), or None when the agent advertises none.
+        Default: None. Override it (``HttpAgent`` GETs ``capabilities_url``)."""
+        return None
+
+    # ----------------------------------------------------------- read
+
+    @property
+    def thread_id(self) -> str:
+        """The conversation thread id."""
+        return self.session.thread_id
+
+    @property
+    def messages(self) -> list[Message]:
+        """The current message history (generated structs; treat as read-only)."""
+        return self.session.messages
+
+    @property
+    def state(self) -> Any:
+        """The current agent state (live; copy to keep)."""
+        return self.session.state
+
+    @property
+    def pending_interrupts(self) -> list[Interrupt]:
+        """Interrupts the latest run paused on (answer with ``run_agent(resume=...)``)."""
+        return self.session.pending_interrupts
+
+    @property
+    def is_running(self) -> bool:
+        """True while :meth:`run_agent` is running."""
+        return self._is_running
+
+    # ----------------------------------------------------------- edit
+
+    def _params(self, **extras: Any) -> SubscriberParams:
+        conv = self._editor.conversation
+        return SubscriberParams(self, None, lambda: conv.messages, lambda: conv.state, **extras)
+
+    def add_message(self, message: Any) -> None:
+        """Append one message; notifies ``on_new_message``, ``on_new_tool_call``
+        (each call of an assistant message), then ``on_messages_changed``."""
+        self.add_messages([message])
+
+    def add_messages(self, messages: Iterable[Any]) -> None:
+        """Append messages (structs or wire dicts); notifies as :meth:`add_message`."""
+        added = self._editor.add_messages(messages)
+        for message in added:
+            notify_now(self.subscribers, "on_new_message", lambda m=message: self._params(message=m))
+            for call in getattr(message, "tool_calls", None) or ():
+                notify_now(
+                    self.subscribers, "on_new_tool_call", lambda c=call: self._params(tool_call=c)
+                )
+        notify_now(self.subscribers, "on_messages_changed", self._params)
+
+    def set_messages(self, messages: Iterable[Any]) -> None:
+        """Replace the messages; notifies ``on_messages_changed``."""
+        self._editor.set_messages(messages)
+        notify_now(self.subscribers, "on_messages_changed", self._params)
+
+    def set_state(self, state: Any) -> None:
+        """Replace the state; notifies ``on_state_changed``."""
+        self._editor.set_state(state)
+        notify_now(self.subscribers, "on_state_changed", self._params)
+
+    # ----------------------------------------------------------- subscribe
+
+    def subscribe(self, subscriber: Any) -> Subscription:
+        """Register a subscriber (an :class:`~agui.agent.AgentSubscriber` or any
+        object with ``on_*`` callbacks) for every later run."""
+        self.subscribers.append(subscriber)
+        return Subscription(self, subscriber)
+
+    def use(self, *middleware: MiddlewareFn) -> AbstractAgent:
+        """Add :mod:`agui.middleware` callables (first = outermost); returns the agent."""
+        self.middleware.extend(middleware)
+        return self
+
+    # ----------------------------------------------------------- capabilities
+
+    async def get_capabilities(self) -> AgentCapabilities | None:
+        """The agent's ``AgentCapabilities`` (decoded leniently by
+        :func:`agui.capabilities.decode_capabilities`), or None when
+        :meth:`fetch_capabilities` finds none.
+
+        Raises:
+            agui.errors.DecodeError: the advertised capabilities do not decode.
+            agui.errors.TransportError: retrieval failed (``HttpAgent``).
+        """
+        from agui.capabilities import decode_capabilities
+        from agui.types import AgentCapabilities
+
+        raw = await self.fetch_capabilities()
+        if raw is None or isinstance(raw, AgentCapabilities):
+            return raw
+        return decode_capabilities(raw)
+
+    # ----------------------------------------------------------- runs
+
+    async def run_agent(
+        self,
+        *,
+        run_id: str | None = None,
+        tools: Iterable[Any] | None = None,
+        context: Iterable[Any] | None = None,
+        forwarded_props: Any = None,
+        resume: Mapping[str, Any] | None = None,
+        subscriber: Any = None,
+    ) -> RunAgentResult:
+        """Run the agent once (see the module doc for the notification order).
+
+        ``tools`` / ``context``: ``Tool`` / ``Context`` structs or wire dicts for
+        this run; ``resume``: answers to :attr:`pending_interrupts` by interrupt
+        id (as :meth:`agui.session.Session.resume` takes them); ``subscriber``:
+        notified for this run only, after the agent's.
+
+        Raises:
+            RuntimeError: a run of this agent is already running.
+            agui.errors.ResumeError: interrupts are pending and ``resume`` does
+                not answer every one (nothing is sent).
+            agui.errors.TransportError, agui.errors.ProtocolViolation, ...: the
+                run failed (as the ``ErrorUpdate`` reported it), unless an
+                ``on_run_failed`` subscriber returned ``stop_propagation=True``.
+        """
+        from agui.request import convert_list
+        from agui.types import Context, Tool
+
+        if self._is_running:
+            raise RuntimeError("this agent is already running (await abort_run() first)")
+        subscribers = [*self.subscribers, *([subscriber] if subscriber is not None else [])]
+        stage = SubscriberStage(self, subscribers, self._editor)
+        overrides: dict[str, Any] = {"run_id": run_id or str(uuid.uuid4())}
+        if tools is not None:
+            overrides["tools"] = convert_list(tools, Tool, "tools")
+        if context is not None:
+            overrides["context"] = convert_list(context, Context, "context")
+        if forwarded_props is not None:
+            overrides["forwarded_props"] = forwarded_props
+        if resume is not None:
+            from agui.interrupts import build_resume
+
+            overrides["resume"] = build_resume(self.session.pending_interrupts, resume)
+        known = {m.id for m in self.session.messages}
+        failure: Exception | None = None
+        self._is_running = True
+        try:
+            stage.input = self.session.build_input(**overrides)
+            await stage.notify("on_run_initialized")
+            await stage.flush()
+            self.session.middleware = [stage, *self.middleware]
+            run = self._active = self.session.run(**overrides)
+            stage.input = run.input
+            async for update in run:
+                stage.saw(update)
+                if (
+                    type(update) is ErrorUpdate
+                    and update.fatal
+                    and failure is None
+                    and not isinstance(update.error, RunError)
+                ):
+                    failure = update.error
+            await stage.flush()
+            done = run.done
+            if failure is not None:
+                failed = stage.params(error=failure)
+                stopped = await call_subscribers(
+                    subscribers, "on_run_failed", lambda: failed, stage.apply_mutation
+                )
+                await stage.flush()
+                if not stopped:
+                    raise failure
+            messages = self.session.messages
+            new = [copy.deepcopy(m) for m in messages if m.id not in known]
+            return RunAgentResult(stage.result, new, done)
+        finally:
+            self.session.middleware = list(self.middleware)  # no stale stage for session.run()
+            self._active = None
+            self._is_running = False
+            await stage.notify("on_run_finalized")
+            await stage.flush()
+
+    async def abort_run(self) -> None:
+        """Abort the current run: the response is closed and the run ends
+        ``Done(cancelled)``; ``run_agent`` returns. No-op when nothing runs.
+
+        Deliberate difference: the reference synthesizes a RUN_ERROR (code
+        ``abort``); the agent sent none, so none is reported (spec: a run
+        stopped on purpose is cancelled, not failed)."""
+        run = self._active
+        if run is not None:
+            await run.aclose()
+
+    async def detach_active_run(self) -> None:
+        """Stop processing the current run's stream (closing it: Python has no way
+        to stop reading an HTTP response but to close it); finalizers run."""
+        await self.abort_run()
+
+    # ----------------------------------------------------------- clone
+
+    def clone(self) -> AbstractAgent:
+        """A copy with the same configuration, middleware, thread, messages and
+        state (copied), and no subscribers and no run."""
+        new = copy.copy(self)
+        new.subscribers = []
+        new.middleware = list(self.middleware)
+        new.session = Session(
+            _AgentTransport(new),
+            thread_id=self.session.thread_id,
+            state=copy.deepcopy(self.session.state),
+            messages=copy.deepcopy(self.session.conversation.messages),
+            verify=self.session.verify,
+        )
+        new._editor = ConversationEditor(new.session)
+        new._active = None
+        new._is_running = False
+        return new
+
+
+class HttpAgent(AbstractAgent):
+    """An agent behind an HTTP endpoint (POST ``RunAgentInput``, SSE back), via
+    :class:`agui.transports.HttpTransport`.
+
+    Args: ``url``, ``headers`` (extra request headers), ``capabilities_url``
+    (where :meth:`fetch_capabilities` GETs ``AgentCapabilities`` JSON, with the
+    same headers; None: the agent advertises none), ``timeout`` (as
+    ``HttpTransport`` takes it), then the :class:`AbstractAgent` keywords.
+
+    Raises:
+        ValueError: a header name or value that is not ASCII.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        capabilities_url: str | None = None,
+        timeout: float | None = None,
+        **config: Any,
+    ) -> None:
+        from agui.transports import HttpTransport
+
+        self.transport: HttpTransport = HttpTransport(url, headers, timeout)
+        self.capabilities_url: str | None = capabilities_url
+        super().__init__(**config)
+
+    @property
+    def url(self) -> str:
+        """The agent endpoint URL."""
+        return self.transport.url
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Custom request headers (edit in place to change later runs)."""
+        return self.transport.headers
+
+    def run(self, run_input: RunAgentInput) -> AsyncIterator[Any]:
+        """POST ``run_input`` to :attr:`url`; the response's SSE bytes."""
+        return self.transport.stream(run_input)
+
+    async def fetch_capabilities(self) -> Any:
+        """GET :attr:`capabilities_url` (None when not configured).
+
+        Raises:
+            agui.errors.TransportError: the request failed or answered non-2xx.
+        """
+        import httpx
+
+        if self.capabilities_url is None:
+            return None
+        try:
+            async with httpx.AsyncClient(timeout=self.transport.timeout) as client:
+                response = await client.get(self.capabilities_url, headers=self.headers)
+        except httpx.HTTPError as exc:
+            raise TransportError(f"capabilities: {exc}", kind="connect") from exc
+        if not response.is_success:
+            raise TransportError(
+                f"capabilities: HTTP {response.status_code}",
+                kind="http_status",
+                status=response.status_code,
+                body=response.text[:2048],
+            )
+        return response.content
+
+    def clone(self) -> HttpAgent:
+        """As :meth:`AbstractAgent.clone`, with its own copy of the headers."""
+        from agui.transports import HttpTransport
+
+        new = super().clone()
+        assert isinstance(new, HttpAgent)
+        new.transport = HttpTransport(self.url, dict(self.headers), self.transport.timeout)
+        return new
+

@@ -1,0 +1,428 @@
+"""Agent subscribers: the ``AgentSubscriber`` callbacks of ``@ag-ui/client``, in Python names.
+
+A subscriber is any object with some of the ``on_*`` methods below (subclass
+:class:`AgentSubscriber`, or pass callables to its constructor:
+``AgentSubscriber(on_run_finished_event=fn)``). Every callback takes one
+:class:`SubscriberParams` and may be a plain ``def`` or an ``async def``; it may
+return an :class:`AgentStateMutation` (or None).
+
+Per event, subscribers are called in registration order, each seeing the
+messages and state as the previous one left them (fresh copies: mutating them
+changes nothing). A callback that raises is logged (logger ``agui.agent``) and
+skipped, as the reference client does. A mutation's ``messages`` / ``state``
+replace the agent's at once; ``stop_propagation=True`` stops the remaining
+subscribers and skips the event's default effect on messages and state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import dataclasses
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from msgspec import UNSET
+
+if TYPE_CHECKING:
+    from agui.types import Message, RunAgentInput
+
+__all__ = [
+    "CALLBACKS",
+    "AgentStateMutation",
+    "AgentSubscriber",
+    "Callback",
+    "MaybeMutation",
+    "SubscriberParams",
+    "callback_name",
+]
+
+logger: logging.Logger = logging.getLogger("agui.agent")
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentStateMutation:
+    """What a subscriber callback may return (``AgentStateMutation`` of the reference).
+
+    ``messages``: replace the agent's messages (structs or wire dicts; None: keep).
+    ``state``: replace the agent's state (any JSON, ``None`` included; ``UNSET``: keep).
+    ``stop_propagation``: later subscribers do not see the event and its default
+    effect on messages and state is skipped.
+    """
+
+    messages: list[Any] | None = None
+    state: Any = UNSET
+    stop_propagation: bool = False
+
+
+class SubscriberParams:
+    """The one argument of every callback (``AgentSubscriberParams`` + the per-callback extras).
+
+    Always: ``agent``, ``input`` (the ``RunAgentInput``; None outside a run, e.g.
+    for :meth:`~agui.agent.AbstractAgent.add_message`), ``messages`` and ``state``
+    (copies, made on first read). Per callback (None where it does not apply):
+    ``event``; ``text_message_buffer`` (TEXT_MESSAGE_CONTENT: the text before this
+    delta; TEXT_MESSAGE_END: the whole text); ``reasoning_message_buffer`` (the
+    same for REASONING_MESSAGE_CONTENT / END); ``tool_call_buffer`` (TOOL_CALL_ARGS:
+    the arguments text before this delta), ``tool_call_name`` (ARGS and END),
+    ``partial_tool_call_args`` (ARGS: best-effort object of the text including this
+    delta, :func:`agui.partial_json.partial_tool_call_args`), ``tool_call_args``
+    (END: the parsed arguments, ``{}`` when not a JSON object); ``result``
+    (RUN_FINISHED with a success outcome); ``error`` (``on_run_failed``);
+    ``message`` (``on_new_message``); ``tool_call`` (``on_new_tool_call``);
+    ``activity_message`` (ACTIVITY_SNAPSHOT: the activity message the event
+    describes; ACTIVITY_DELTA: the activity message it patches, as it is before)
+    and ``existing_message`` (ACTIVITY_SNAPSHOT: the message already holding that
+    id, of any role).
+    """
+
+    __slots__ = (
+        "_messages",
+        "_read_messages",
+        "_read_state",
+        "_state",
+        "activity_message",
+        "agent",
+        "error",
+        "event",
+        "existing_message",
+        "input",
+        "message",
+        "partial_tool_call_args",
+        "reasoning_message_buffer",
+        "result",
+        "text_message_buffer",
+        "tool_call",
+        "tool_call_args",
+        "tool_call_buffer",
+        "tool_call_name",
+    )
+
+    def __init__(
+        self,
+        agent: Any,
+        run_input: RunAgentInput | None,
+        read_messages: Callable[[], list[Message]],
+        read_state: Callable[[], Any],
+        **extras: Any,
+    ) -> None:
+        self.agent: Any = agent
+        self.input: RunAgentInput | None = run_input
+        self._read_messages = read_messages
+        self._read_state = read_state
+        self._messages: list[Message] | None = None
+        self._state: Any = UNSET
+        self.event: Any = extras.pop("event", None)
+        self.text_message_buffer: str | None = extras.pop("text_message_buffer", None)
+        self.reasoning_message_buffer: str | None = extras.pop("reasoning_message_buffer", None)
+        self.tool_call_buffer: str | None = extras.pop("tool_call_buffer", None)
+        self.tool_call_name: str | None = extras.pop("tool_call_name", None)
+        self.partial_tool_call_args: dict[str, Any] | None = extras.pop(
+            "partial_tool_call_args", None
+        )
+        self.tool_call_args: dict[str, Any] | None = extras.pop("tool_call_args", None)
+        self.result: Any = extras.pop("result", None)
+        self.error: Exception | None = extras.pop("error", None)
+        self.message: Message | None = extras.pop("message", None)
+        self.tool_call: Any = extras.pop("tool_call", None)
+        self.activity_message: Message | None = extras.pop("activity_message", None)
+        self.existing_message: Message | None = extras.pop("existing_message", None)
+        if extras:
+            raise TypeError(f"unknown subscriber params: {', '.join(sorted(extras))}")
+
+    @property
+    def messages(self) -> list[Message]:
+        """A deep copy of the agent's messages as this callback is called."""
+        if self._messages is None:
+            self._messages = copy.deepcopy(self._read_messages())
+        return self._messages
+
+    @property
+    def state(self) -> Any:
+        """A deep copy of the agent's state as this callback is called."""
+        if self._state is UNSET:
+            self._state = copy.deepcopy(self._read_state())
+        return self._state
+
+
+MaybeMutation: TypeAlias = AgentStateMutation | None | Awaitable[AgentStateMutation | None]
+"""What a callback returns: a mutation, None, or an awaitable of either."""
+
+Callback: TypeAlias = Callable[[SubscriberParams], MaybeMutation]
+"""``callback(params)``: sync or async; returns a mutation or None."""
+
+CALLBACKS: tuple[str, ...] = (
+    "on_event",
+    "on_run_started_event",
+    "on_run_finished_event",
+    "on_run_error_event",
+    "on_step_started_event",
+    "on_step_finished_event",
+    "on_text_message_start_event",
+    "on_text_message_content_event",
+    "on_text_message_end_event",
+    "on_tool_call_start_event",
+    "on_tool_call_args_event",
+    "on_tool_call_end_event",
+    "on_tool_call_result_event",
+    "on_state_snapshot_event",
+    "on_state_delta_event",
+    "on_messages_snapshot_event",
+    "on_activity_snapshot_event",
+    "on_activity_delta_event",
+    "on_reasoning_start_event",
+    "on_reasoning_message_start_event",
+    "on_reasoning_message_content_event",
+    "on_reasoning_message_end_event",
+    "on_reasoning_end_event",
+    "on_reasoning_encrypted_value_event",
+    "on_raw_event",
+    "on_custom_event",
+    "on_subagent_started_event",
+    "on_subagent_finished_event",
+    "on_subagent_error_event",
+    "on_run_initialized",
+    "on_run_failed",
+    "on_run_finalized",
+    "on_messages_changed",
+    "on_state_changed",
+    "on_new_message",
+    "on_new_tool_call",
+)
+"""Every callback name a subscriber may define."""
+
+
+def callback_name(event_type: str) -> str:
+    """The typed callback of an event type: ``TEXT_MESSAGE_START`` ->
+    ``on_text_message_start_event`` (``RAW`` -> ``on_raw_event``)."""
+    return f"on_{event_type.lower()}_event"
+
+
+class AgentSubscriber:
+    """Base class of a subscriber: every callback a no-op. Override the ones you need,
+    or give them as keyword arguments (``AgentSubscriber(on_event=fn)``).
+
+    Raises:
+        TypeError: a keyword argument that is not one of :data:`CALLBACKS`.
+    """
+
+    def __init__(self, **callbacks: Callback) -> None:
+        unknown = set(callbacks) - set(CALLBACKS)
+        if unknown:
+            raise TypeError(f"not AgentSubscriber callbacks: {', '.join(sorted(unknown))}")
+        for name, fn in callbacks.items():
+            setattr(self, name, fn)
+
+    def on_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_run_started_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_run_finished_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_run_error_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_step_started_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_step_finished_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_text_message_start_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_text_message_content_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_text_message_end_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_tool_call_start_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_tool_call_args_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_tool_call_end_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_tool_call_result_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_state_snapshot_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_state_delta_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_messages_snapshot_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_activity_snapshot_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_activity_delta_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_reasoning_start_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_reasoning_message_start_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_reasoning_message_content_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_reasoning_message_end_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_reasoning_end_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_reasoning_encrypted_value_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_raw_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_custom_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_subagent_started_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_subagent_finished_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_subagent_error_event(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_run_initialized(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_run_failed(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_run_finalized(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_messages_changed(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_state_changed(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_new_message(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_new_tool_call(self, params: SubscriberParams) -> MaybeMutation:
+        """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+
+async def call_subscribers(
+    subscribers: Iterable[Any],
+    name: str,
+    make_params: Callable[[], SubscriberParams],
+    apply: Callable[[AgentStateMutation], None] | None,
+) -> bool:
+    """Call ``name`` on each subscriber in order; apply each mutation with ``apply``
+    (None: mutations are ignored) before the next subscriber runs. Returns True when
+    one asked to stop propagation (the rest are not called)."""
+    for sub in list(subscribers):
+        fn = getattr(sub, name, None)
+        if fn is None:
+            continue
+        try:
+            out = fn(make_params())
+            if inspect.isawaitable(out):
+                out = await out
+        except Exception:  # as the reference client: logged, skipped
+            logger.exception("subscriber %r failed in %s", sub, name)
+            continue
+        if isinstance(out, AgentStateMutation):
+            if apply is not None:
+                apply(out)
+            if out.stop_propagation:
+                return True
+    return False
+
+
+def notify_now(
+    subscribers: Iterable[Any], name: str, make_params: Callable[[], SubscriberParams]
+) -> None:
+    """Notification from synchronous code (``add_message`` ...): each callback is called
+    now, in order; an async one's coroutine is scheduled on the running loop (or run to
+    completion when there is none). Returned mutations are ignored, as in the reference."""
+    for sub in list(subscribers):
+        fn = getattr(sub, name, None)
+        if fn is None:
+            continue
+        try:
+            out = fn(make_params())
+        except Exception:
+            logger.exception("subscriber %r failed in %s", sub, name)
+            continue
+        if inspect.iscoroutine(out):
+            _run_soon(out, sub, name)
+
+
+async def _guarded(coro: Any, sub: Any, name: str) -> None:
+    try:
+        await coro
+    except Exception:
+        logger.exception("subscriber %r failed in %s", sub, name)
+
+
+def _run_soon(coro: Any, sub: Any, name: str) -> None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(_guarded(coro, sub, name))
+        return
+    task = loop.create_task(_guarded(coro, sub, name))
+    _PENDING.add(task)
+    task.add_done_callback(_PENDING.discard)
+
+
+_PENDING: set[asyncio.Task[Any]] = set()
