@@ -133,8 +133,12 @@ def test_debug_turns_on_sdk_debug_logging(url):
 
 
 async def test_abstract_run_must_be_implemented():
-    with pytest.raises(NotImplementedError, match="must implement run"):
+    # what a transport raises reaches the caller typed: a TransportError caused by it
+    from agui.errors import TransportError
+
+    with pytest.raises(TransportError, match="must implement run") as info:
         await AbstractAgent(initial_messages=[user("hi")]).run_agent()
+    assert isinstance(info.value.__cause__, NotImplementedError)
 
 
 async def test_custom_transport_subclass_runs_through_the_same_engine(url):
