@@ -348,10 +348,29 @@ def generate_all(schema_dir: Path = SCHEMA_DIR) -> dict[str, str]:
     with tempfile.TemporaryDirectory(prefix="agui-codegen-") as tmp:
         for schema_path in schema_files(schema_dir):
             files[module_name(schema_path) + ".py"] = generate_module(schema_path, Path(tmp))
-    modules = ", ".join(f"``{name[:-3]}``" for name in sorted(files)) or "(none)"
+    if (schema_dir / "agui.schema.json").is_file():
+        files.update(_proto_files(schema_dir / "agui.schema.json"))
+    modules = ", ".join(f"``{name[:-3]}``" for name in sorted(files) if name.endswith(".py"))
     files["__init__.py"] = INIT_TEXT.format(modules=modules)
     files["py.typed"] = ""
     return files
+
+
+def _proto_files(schema_path: Path) -> dict[str, str]:
+    """The protobuf binding (``agui.proto``, ``agui_pb2.py``; :mod:`codegen_proto`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import codegen_proto
+
+    freeze_path = schema_path.parent / "agui.proto-freeze.txt"
+    if not freeze_path.is_file():
+        freeze_path = codegen_proto.FREEZE
+    files, freeze, added = codegen_proto.generate(schema_path, freeze_path)
+    _FREEZE_UPDATE[:] = [str(freeze_path), freeze] if added else []
+    return files
+
+
+#: ``[path, text]`` of the freeze record when codegen appended a new slot (empty: unchanged).
+_FREEZE_UPDATE: list[str] = []
 
 
 def stale_files(files: dict[str, str], out_dir: Path = OUT_DIR) -> list[str]:
@@ -391,6 +410,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.check:
         stale = stale_files(files)
+        if _FREEZE_UPDATE:
+            stale.append("../../schema/agui.proto-freeze.txt (a new protobuf slot)")
         if stale:
             print("generated/ is stale; run `nox -s regen`. Differing files:")
             for name in stale:
@@ -399,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"generated/ is up to date ({len(files)} files)")
         return 0
     write_files(files)
+    if _FREEZE_UPDATE:
+        Path(_FREEZE_UPDATE[0]).write_text(_FREEZE_UPDATE[1], encoding="utf-8")
     print(f"wrote {len(files)} files to {OUT_DIR.relative_to(ROOT)}")
     return 0
 

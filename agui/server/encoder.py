@@ -1,17 +1,23 @@
-"""Server-side SSE encoding of AG-UI events (the HTTP-SSE binding).
+"""Server-side encoding of AG-UI events: the HTTP-SSE binding, and the protobuf one.
 
-One event = one frame ``data: <compact camelCase JSON>\\n\\n``. The content type
-is always ``text/event-stream``: this SDK does not produce the optional
-protobuf binding, and a client must always accept SSE.
+SSE (:class:`EventEncoder`): one event = one frame ``data: <compact camelCase JSON>\\n\\n``,
+content type ``text/event-stream``. Protobuf (:class:`ProtoEventEncoder`, needs the ``proto``
+extra): one event = a 4-byte big-endian length + one ``ag_ui.Event`` message, content type
+``application/vnd.ag-ui.event+proto``. :func:`encoder_for` picks by the request's ``Accept``
+(:func:`prefers_protobuf`): protobuf when ``Accept`` admits it (wildcards included) and
+prefers it to SSE; SSE otherwise, when there is no ``Accept``, and for a bare ``*/*``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from agui.wire import encode_event, encode_sse
 
 SSE_CONTENT_TYPE = "text/event-stream"
+PROTOBUF_CONTENT_TYPE = "application/vnd.ag-ui.event+proto"
 
 SSE_HEADERS: dict[str, str] = {
     "Cache-Control": "no-cache",
@@ -53,3 +59,104 @@ class EventEncoder:
     def comment(self, text: str = "") -> bytes:
         """An SSE comment frame (``: text``), ignored by readers; a keep-alive."""
         return (": " + text.replace("\n", " ") + "\n\n").encode()
+
+
+class ProtoEventEncoder(EventEncoder):
+    """Encode AG-UI events as protobuf-binding frames (:mod:`agui.wire.proto`).
+
+    Same interface as :class:`EventEncoder`; ``.content_type`` is
+    ``application/vnd.ag-ui.event+proto``. ``comment()`` is ``b""``: the binding has no
+    comment frame, so keep-alives send nothing. Raises ``ImportError`` at construction
+    without the ``proto`` extra.
+    """
+
+    content_type: str = PROTOBUF_CONTENT_TYPE
+
+    def __init__(self, accept: str | None = None) -> None:
+        super().__init__(accept)
+        from agui.wire.proto import encode_proto_frame
+
+        self._encode = encode_proto_frame
+
+    def encode(self, event: Any) -> bytes:
+        """One event (a generated struct or a wire-form dict) -> one length-prefixed frame."""
+        return self._encode(event)
+
+    def frame(self, data: bytes) -> bytes:
+        """One event's JSON (as the emitter encoded it) -> one length-prefixed frame."""
+        return self._encode(msgspec.json.decode(data))
+
+    def comment(self, text: str = "") -> bytes:
+        """Nothing: the protobuf binding has no comment frame."""
+        return b""
+
+
+def _ranges(accept: str) -> list[tuple[str, str, float]]:
+    out = []
+    for item in accept.split(","):
+        media, *params = (part.strip() for part in item.split(";"))
+        kind, _, sub = media.lower().partition("/")
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = min(max(float(value.strip()), 0.0), 1.0)
+                except ValueError:
+                    q = 0.0
+        out.append((kind, sub, q))
+    return out
+
+
+def _preference(ranges: list[tuple[str, str, float]], media: str) -> tuple[float, int, int]:
+    """``(q, specificity, -position)`` of the most specific range matching ``media``
+    (RFC 9110 12.5.1); q 0 when none matches."""
+    kind, _, sub = media.partition("/")
+    best = (0.0, -1, 0)
+    top = -1
+    for pos, (k, s, q) in enumerate(ranges):
+        if (k, s) == (kind, sub):
+            specific = 2
+        elif (k, s) == (kind, "*"):
+            specific = 1
+        elif (k, s) == ("*", "*"):
+            specific = 0
+        else:
+            continue
+        if specific > top:
+            top, best = specific, (q, specific, -pos)
+    return best
+
+
+def accepts_protobuf(accept: str | None) -> bool:
+    """Whether an ``Accept`` header admits ``application/vnd.ag-ui.event+proto``: the
+    most specific matching range (exact, ``application/*`` or ``*/*``) has ``q`` above 0.
+    No header: False. (This is the reference encoder's whole test.)"""
+    return bool(accept) and _preference(_ranges(accept or ""), PROTOBUF_CONTENT_TYPE)[0] > 0
+
+
+def prefers_protobuf(accept: str | None) -> bool:
+    """Whether to answer with the protobuf binding: ``Accept`` admits it
+    (:func:`accepts_protobuf`) and does not like SSE as much. The binding with the higher
+    ``q`` wins, then the more specific range, then the range listed first; when one range
+    decides both (``*/*`` alone, ``Accept`` absent) SSE wins: it is the default binding,
+    the one every client must read, and what a generic HTTP client (curl, httpx) can show.
+    ``application/vnd.ag-ui.event+proto, text/event-stream;q=0.5``, ``application/*`` and
+    ``text/event-stream;q=0, */*`` get protobuf."""
+    if not accepts_protobuf(accept):
+        return False
+    ranges = _ranges(accept or "")
+    proto = _preference(ranges, PROTOBUF_CONTENT_TYPE)
+    sse = _preference(ranges, SSE_CONTENT_TYPE)
+    return proto > sse
+
+
+def encoder_for(accept: str | None) -> EventEncoder:
+    """:class:`ProtoEventEncoder` when the request prefers protobuf (:func:`prefers_protobuf`)
+    and the protobuf runtime is installed, else :class:`EventEncoder`."""
+    if prefers_protobuf(accept):
+        try:
+            return ProtoEventEncoder(accept)
+        except ImportError:
+            pass
+    return EventEncoder(accept)

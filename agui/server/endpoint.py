@@ -46,7 +46,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agui.server.emitter import Emitter
-from agui.server.encoder import EventEncoder
+from agui.server.encoder import encoder_for
 from agui.server.request import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
@@ -114,7 +114,7 @@ def agent_route(
             agent,
             decoded,
             guard=guard,
-            encoder=EventEncoder(request.headers.get("accept")),
+            encoder=encoder_for(request.headers.get("accept")),
             keepalive=keepalive,
         )
 

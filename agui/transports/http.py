@@ -2,14 +2,16 @@
 
 ``POST <url>`` with the RunAgentInput as JSON, headers = user headers then
 ``Content-Type: application/json`` and ``Accept: text/event-stream``. A 2xx
-response body is yielded as raw bytes for the session's SSE reader.
+response body is yielded as raw bytes for the session's SSE reader. With
+``protobuf=True`` the transport asks for the protobuf binding as well and decodes
+a protobuf answer itself (see :class:`HttpTransport`).
 
 Response content type (spec: the HTTP binding answers ``200`` +
 ``text/event-stream``; a client MUST NOT infer success from the 200 alone):
 a 2xx whose ``Content-Type`` names another media type (compared case-insensitively,
 parameters such as ``; charset=utf-8`` ignored: ``application/json``
 from a non-streaming endpoint, ``text/html`` from a proxy login page, the
-protobuf binding we do not read ...) is refused with
+protobuf binding when it was not asked for ...) is refused with
 ``TransportError(kind="protocol")`` naming the content type and quoting the
 start of the body. A missing (or empty) ``Content-Type`` is still read as
 SSE; but when such a body does not start like an event stream and ends
@@ -62,6 +64,17 @@ class HttpTransport:
         verify: TLS verification as httpx takes it (``True`` = the system
             CA bundle, via one SSL context shared by every transport; an
             ``ssl.SSLContext``; or ``False``).
+        protobuf: ask for the protobuf binding (``Accept:
+            application/vnd.ag-ui.event+proto, text/event-stream;q=0.5``; needs the
+            ``proto`` extra, else ``ImportError`` here). The response is read by its exact
+            ``Content-Type``: SSE is yielded as bytes as always; a protobuf body is decoded
+            frame by frame here and each event is yielded as its JSON text (``str``), which
+            the Pipeline decodes exactly as an SSE frame's data (same repairs and warnings);
+            an envelope naming only an unknown event arm becomes JSON the decoder drops with
+            its unknown-event warning. A bad or oversized frame is
+            ``TransportError(kind="protocol")``, a frame cut by the end of the body
+            ``kind="truncated"``. Without ``protobuf=True`` a protobuf answer is refused
+            (``kind="protocol"``), as before.
 
     Raises ``ValueError`` at construction for a header name or value that is
     not ASCII (httpx would fail on it in the middle of the first run).
@@ -84,8 +97,12 @@ class HttpTransport:
         *,
         client: httpx.AsyncClient | None = None,
         verify: bool | ssl.SSLContext = True,
+        protobuf: bool = False,
     ) -> None:
         self.url = url
+        self.protobuf = protobuf
+        if protobuf:
+            _proto_module()  # fail at construction, not mid-run, without the proto extra
         self.headers: dict[str, str] = dict(headers or {})
         for name, value in self.headers.items():
             if not (str(name).isascii() and str(value).isascii()):
@@ -109,11 +126,12 @@ class HttpTransport:
             k: v for k, v in self.headers.items() if k.lower() not in ("content-type", "accept")
         }
         headers["Content-Type"] = "application/json"
-        headers["Accept"] = "text/event-stream"
+        headers["Accept"] = PROTOBUF_ACCEPT if self.protobuf else SSE_MEDIA_TYPE
         return headers
 
-    async def stream(self, run_input: Any) -> AsyncIterator[bytes]:
-        """POST ``run_input``; yield the response body's raw chunks (bytes).
+    async def stream(self, run_input: Any) -> AsyncIterator[bytes | str]:
+        """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
+        protobuf answer (``protobuf=True``) one event's JSON text (str) per frame.
 
         Closing the generator (``aclose()``, or cancelling the task iterating
         it) closes the HTTP response and the connection.
@@ -140,6 +158,10 @@ class HttpTransport:
                     if not response.is_success:
                         raise await _status_error(response)
                     content_type = response.headers.get("content-type", "").strip()
+                    if self.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
+                        async for text in _proto_events(response, self.url):
+                            yield text
+                        return
                     if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
                         raise await _content_type_error(response, content_type)
                     sniff = None if content_type else _SseSniffer()
@@ -155,6 +177,45 @@ class HttpTransport:
         finally:
             if client is not self._client:
                 await client.aclose()
+
+
+PROTOBUF_ACCEPT = f"{PROTOBUF_MEDIA_TYPE}, {SSE_MEDIA_TYPE};q=0.5"
+"""The ``Accept`` of ``HttpTransport(protobuf=True)``: protobuf preferred, SSE admitted."""
+
+
+def _proto_module() -> Any:
+    try:
+        from agui.wire import proto
+    except ImportError as exc:  # the protobuf runtime is the proto extra
+        raise ImportError(
+            "HttpTransport(protobuf=True) needs the protobuf runtime: "
+            "pip install 'agui-sdk[proto]'"
+        ) from exc
+    return proto
+
+
+async def _proto_events(response: httpx.Response, url: str) -> AsyncIterator[str]:
+    """A protobuf-binding body as one event's JSON text per frame (see HttpTransport)."""
+    from agui.errors import DecodeError, EncodeError, FrameTooLarge
+    from agui.wire.encode import encode_json
+
+    proto = _proto_module()
+    reader = proto.ProtoFrameReader()
+    try:
+        async for chunk in response.aiter_bytes():
+            for item in reader.feed(chunk) if chunk else ():
+                if isinstance(item, proto.UnknownEventArm):
+                    yield proto.unknown_arm_json(item)
+                else:
+                    yield encode_json(item).decode("utf-8")
+        reader.close()
+    except FrameTooLarge as exc:
+        raise TransportError(f"{url}: protobuf {exc}", kind="protocol") from exc
+    except EncodeError as exc:  # a NaN / infinity in a google.protobuf.Value: not JSON
+        raise TransportError(f"{url}: bad protobuf frame: {exc}", kind="protocol") from exc
+    except DecodeError as exc:
+        kind = "truncated" if "cut inside a frame" in str(exc) else "protocol"
+        raise TransportError(f"{url}: bad protobuf frame: {exc}", kind=kind) from exc
 
 
 @functools.cache

@@ -1,0 +1,349 @@
+"""Wire-form event dicts <-> ``ag_ui.Event`` protobuf messages (AG-UI's protobuf binding).
+
+The binding's shapes (generated into ``agui_generated.agui_pb2`` from the schema and the freeze
+record) differ from the JSON form in a few fixed places, converted here both ways as the
+reference ``@ag-ui/proto`` does, so the two implementations read each other's bytes:
+
+* the event's ``type``/``timestamp``/``rawEvent``/``metadata`` ride in ``base_event``, and the
+  envelope's oneof arm names the event (a ``base_event.type`` that disagrees is a decode error);
+* any-JSON fields are ``google.protobuf.Value``, objects are ``Struct`` (numbers are doubles
+  there: an integral number reads back as an ``int``; beyond 2**53 precision is lost, as in JS);
+* RUN_FINISHED / SUBAGENT_FINISHED ``outcome`` is a string plus its lists
+  (``interrupts``, ``pendingToolCallIds``, ``interruptIds``);
+* a message's / tool result's ``content`` is the ``content`` string, or ``content_parts``
+  (parts, each a oneof ``text|image|audio|video|document`` with a oneof ``source``), or for an
+  ``activity`` message ``activity_content``;
+* JSON Patch ``op`` is an enum (an unknown number reads back as its decimal string, which the
+  JSON decoder then strips with a warning, as it does an unknown op over SSE).
+
+Decoding is structural only (bytes -> the JSON an SSE frame would have carried); the JSON
+decoder and the rest of the pipeline judge the result exactly as they judge SSE input.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from agui_generated import agui_pb2 as pb
+from google.protobuf import json_format
+from google.protobuf.message import Message as PbMessage
+
+from agui.errors import DecodeError
+
+__all__ = ["event_from_pb", "event_to_pb"]
+
+_STRUCT = "google.protobuf.Struct"
+_VALUE = "google.protobuf.Value"
+_PART_KINDS = ("text", "image", "audio", "video", "document")
+_PARTS_ROLES = frozenset({"user", "tool"})
+_KNOWN_ROLES = frozenset({"developer", "system", "assistant", "user", "tool", "activity",
+                          "reasoning"})
+_OP_NAMES = {v.number: v.name.lower() for v in pb.JsonPatchOperationType.DESCRIPTOR.values}
+_OP_NUMBERS = {name: number for number, name in _OP_NAMES.items()}
+_TYPE_NUMBERS = {v.name: v.number for v in pb.EventType.DESCRIPTOR.values}
+_TYPE_NAMES = {v.number: v.name for v in pb.EventType.DESCRIPTOR.values}
+_ARM_OF_TYPE = {f.name.upper(): f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["event"].fields}
+_TYPE_OF_ARM = {arm: tag for tag, arm in _ARM_OF_TYPE.items()}
+_ARM_NUMBERS = frozenset(f.number for f in pb.Event.DESCRIPTOR.fields)
+
+
+# ------------------------------------------------------------------ encode
+
+
+def _obj(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def _fill(msg: PbMessage, data: dict[str, Any]) -> None:
+    """Set ``msg``'s fields from a dict keyed by JSON names; unknown keys are not encoded."""
+    fields = msg.DESCRIPTOR.fields_by_camelcase_name
+    for key, value in data.items():
+        fd = fields.get(key)
+        if fd is None or value is None and fd.message_type is None:
+            continue
+        if fd.message_type is not None:
+            full = fd.message_type.full_name
+            if fd.is_repeated:
+                target = getattr(msg, fd.name)
+                for item in value if isinstance(value, list) else ():
+                    if isinstance(item, dict):
+                        _fill(target.add(), item)
+            elif full == _VALUE:
+                json_format.ParseDict(value, getattr(msg, fd.name))
+            elif full == _STRUCT:
+                if isinstance(value, dict):
+                    getattr(msg, fd.name).update(value)
+            elif isinstance(value, dict):
+                _fill(getattr(msg, fd.name), value)
+        elif fd.is_repeated:
+            getattr(msg, fd.name).extend(v for v in value if isinstance(v, str))
+        elif fd.enum_type is not None:
+            setattr(msg, fd.name, value)
+        else:
+            setattr(msg, fd.name, value)
+
+
+def _part_to_wire(part: Any) -> dict[str, Any] | None:
+    rec = _obj(part)
+    if rec is None or rec.get("type") not in _PART_KINDS:
+        return None
+    kind = rec["type"]
+    body: dict[str, Any] = {k: v for k, v in rec.items() if k != "type"}
+    if kind != "text":
+        src = _obj(rec.get("source"))
+        body["source"] = ({src["type"]: {k: v for k, v in src.items() if k != "type"}}
+                          if src is not None and src.get("type") in ("data", "url", "file")
+                          else None)
+    return {kind: body}
+
+
+def _message_to_wire(message: Any) -> dict[str, Any]:
+    msg = dict(_obj(message) or {})
+    msg["metadata"] = _obj(msg.get("metadata"))
+    if isinstance(msg.get("toolCalls"), list):
+        msg["toolCalls"] = [dict(tc, metadata=_obj(tc.get("metadata")))
+                            for tc in msg["toolCalls"] if isinstance(tc, dict)]
+    content = msg.get("content")
+    if isinstance(content, list):
+        msg["contentParts"] = [w for w in map(_part_to_wire, content) if w is not None]
+        msg.pop("content")
+    elif msg.get("role") == "activity":
+        msg["activityContent"] = _obj(content) or {}
+        msg.pop("content", None)
+    return msg
+
+
+def _input_to_wire(value: Any) -> dict[str, Any] | None:
+    rec = _obj(value)
+    if rec is None:
+        return None
+    out = dict(rec)
+    out["messages"] = [_message_to_wire(m) for m in rec.get("messages") or ()]
+    for key in ("tools", "resume"):
+        out[key] = [dict(item, metadata=_obj(item.get("metadata")))
+                    for item in rec.get(key) or () if isinstance(item, dict)]
+    return out
+
+
+def _ops_to_wire(ops: Any) -> list[dict[str, Any]]:
+    out = []
+    for op in ops if isinstance(ops, list) else ():
+        number = _OP_NUMBERS.get(op.get("op")) if isinstance(op, dict) else None
+        if number is None:
+            raise DecodeError(f"JSON Patch op {op.get('op') if isinstance(op, dict) else op!r} "
+                              "has no protobuf form", path="$.op")
+        out.append(dict(op, op=number))
+    return out
+
+
+def event_to_pb(event: dict[str, Any]) -> Any:
+    """A wire-form event dict (as :func:`agui.wire.to_json_value` gives) as an ``Event``.
+
+    Raises:
+        DecodeError: a type the binding has no arm for, or a patch op it cannot encode.
+    """
+    rest = dict(event)
+    tag = rest.pop("type", None)
+    arm = _ARM_OF_TYPE.get(tag) if isinstance(tag, str) else None
+    if arm is None:
+        raise DecodeError(f"event type {tag!r} has no protobuf arm", path="$.type")
+    base = {"type": _TYPE_NUMBERS[tag], "timestamp": rest.pop("timestamp", None),
+            "rawEvent": rest.pop("rawEvent", None), "metadata": _obj(rest.pop("metadata", None))}
+    if "rawEvent" in event:
+        base["rawEvent"] = event["rawEvent"]
+    else:
+        base.pop("rawEvent")
+    if tag == "MESSAGES_SNAPSHOT":
+        rest["messages"] = [_message_to_wire(m) for m in rest.get("messages") or ()]
+    elif tag in ("RUN_FINISHED", "SUBAGENT_FINISHED"):
+        outcome = rest.pop("outcome", None)
+        rec = _obj(outcome) or {}
+        rest["outcome"] = rec.get("type") if isinstance(rec.get("type"), str) else ""
+        if tag == "RUN_FINISHED":
+            if rest["outcome"] == "success":
+                rest["pendingToolCallIds"] = rec.get("pendingToolCallIds") or []
+            elif rest["outcome"] == "interrupt":
+                rest["interrupts"] = rec.get("interrupts") or []
+        elif rest["outcome"] == "suspended":
+            rest["interruptIds"] = rec.get("interruptIds") or []
+    elif tag == "STATE_DELTA":
+        rest["delta"] = _ops_to_wire(rest.get("delta"))
+    elif tag == "ACTIVITY_DELTA":
+        rest["patch"] = _ops_to_wire(rest.get("patch"))
+    elif tag == "TOOL_CALL_RESULT" and isinstance(rest.get("content"), list):
+        rest["contentParts"] = [w for w in map(_part_to_wire, rest.pop("content"))
+                                if w is not None]
+    elif tag == "RUN_STARTED" and "input" in rest:
+        rest["input"] = _input_to_wire(rest["input"])
+    out = pb.Event()
+    body = getattr(out, arm)
+    try:
+        _fill(body.base_event, base)
+        _fill(body, rest)
+    except (json_format.ParseError, TypeError, ValueError) as exc:
+        raise DecodeError(f"cannot encode {tag} as protobuf: {exc}") from None
+    return out
+
+
+# ------------------------------------------------------------------ decode
+
+
+def _num(value: float) -> Any:
+    if math.isfinite(value) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    return value
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, float):
+        return _num(value)
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json(v) for v in value]
+    return value
+
+
+def _plain(msg: PbMessage) -> dict[str, Any]:
+    """``msg`` as a dict keyed by JSON names, as ts-proto materialises it: scalars without
+    presence at their default, absent optionals and messages left out, lists always there."""
+    out: dict[str, Any] = {}
+    for fd in msg.DESCRIPTOR.fields:
+        if fd.is_repeated:
+            items = getattr(msg, fd.name)
+            out[fd.json_name] = ([_plain(x) for x in items] if fd.message_type is not None
+                                 else list(items))
+        elif fd.message_type is not None or fd.has_presence:
+            if not msg.HasField(fd.name):
+                continue
+            value = getattr(msg, fd.name)
+            full = fd.message_type.full_name if fd.message_type is not None else ""
+            if full == _VALUE:
+                if value.WhichOneof("kind") is None:
+                    continue
+                out[fd.json_name] = _json(json_format.MessageToDict(value))
+            elif full == _STRUCT:
+                out[fd.json_name] = _json(json_format.MessageToDict(value))
+            elif fd.message_type is not None:
+                out[fd.json_name] = _plain(value)
+            else:
+                out[fd.json_name] = value
+        else:
+            out[fd.json_name] = getattr(msg, fd.name)
+    return out
+
+
+def _source_from_wire(src: Any) -> dict[str, Any] | None:
+    arms = [k for k in ("data", "url", "file") if k in (src or {})]
+    if not arms:
+        return None
+    return {"type": arms[0], **src[arms[0]]}
+
+
+def _parts_from_wire(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for part in parts:
+        kind = next((k for k in _PART_KINDS if k in part), None)
+        if kind is None:
+            continue  # a part kind this build predates: dropped, as over SSE
+        body = dict(part[kind])
+        if kind != "text" and "source" in body:
+            src = _source_from_wire(body["source"])
+            if src is None:
+                continue
+            body["source"] = src
+        out.append({"type": kind, **body})
+    return out
+
+
+def _message_from_wire(wire: dict[str, Any]) -> dict[str, Any]:
+    msg = dict(wire)
+    parts = msg.pop("contentParts", [])
+    activity = msg.pop("activityContent", None)
+    role = msg.get("role", "")
+    known = role in _KNOWN_ROLES
+    uses_parts = role in _PARTS_ROLES if known else bool(parts)
+    forms = ("content" in msg) + bool(parts) + (activity is not None)
+    if forms > 1 and not (uses_parts and "content" in msg and not parts and activity is None):
+        raise DecodeError("message carries more than one content form", path="$.messages")
+    if known and parts and not uses_parts:
+        raise DecodeError(f"a {role} message carries content parts", path="$.messages")
+    if known and activity is not None and role != "activity":
+        raise DecodeError(f"a {role} message carries activity content", path="$.messages")
+    if uses_parts and "content" not in msg:
+        msg["content"] = _parts_from_wire(parts)
+    if activity is not None and (role == "activity" or not known):
+        msg["content"] = activity
+    if not msg.get("toolCalls"):
+        msg.pop("toolCalls", None)
+    return msg
+
+
+def _input_from_wire(wire: dict[str, Any]) -> dict[str, Any]:
+    out = dict(wire)
+    out["messages"] = [_message_from_wire(m) for m in wire.get("messages", [])]
+    return out
+
+
+def _ops_from_wire(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [dict(op, op=_OP_NAMES.get(op["op"], str(op["op"]))) for op in ops]
+
+
+def event_from_pb(envelope: Any) -> dict[str, Any]:
+    """An ``Event`` with one arm set as the wire-form dict an SSE frame would carry.
+
+    Raises:
+        DecodeError: no arm or no ``base_event``, a ``base_event.type`` that disagrees with
+            the arm, a message carrying several content forms.
+    """
+    arm = envelope.WhichOneof("event")
+    if arm is None:
+        raise DecodeError("protobuf event envelope carries no event")
+    body = getattr(envelope, arm)
+    tag = _TYPE_OF_ARM[arm]
+    if not body.HasField("base_event"):
+        raise DecodeError(f"protobuf {tag} carries no base_event")
+    base = body.base_event
+    if _TYPE_NAMES.get(base.type) != tag:
+        raise DecodeError(f"protobuf envelope carries {tag} but its base_event declares "
+                          f"{_TYPE_NAMES.get(base.type, base.type)}", path="$.type")
+    rest = _plain(body)
+    rest.pop("baseEvent")
+    event: dict[str, Any] = {"type": tag}
+    plain_base = _plain(base)
+    for key in ("timestamp", "rawEvent", "metadata"):
+        if key in plain_base:
+            event[key] = plain_base[key]
+    event.update(rest)
+    if tag == "MESSAGES_SNAPSHOT":
+        event["messages"] = [_message_from_wire(m) for m in event["messages"]]
+    elif tag == "RUN_FINISHED" or tag == "SUBAGENT_FINISHED":
+        lists = (("pendingToolCallIds", "interrupts") if tag == "RUN_FINISHED"
+                 else ("interruptIds",))
+        payload = {k: event.pop(k) for k in lists if event.get(k)}
+        for k in lists:
+            event.pop(k, None)
+        outcome = event.pop("outcome")
+        if outcome:
+            if outcome == "interrupt":
+                payload.setdefault("interrupts", [])
+            event["outcome"] = {"type": outcome, **payload}
+        else:
+            event.update(payload)
+    elif tag == "STATE_DELTA":
+        event["delta"] = _ops_from_wire(event["delta"])
+    elif tag == "ACTIVITY_DELTA":
+        event["patch"] = _ops_from_wire(event["patch"])
+    elif tag == "TOOL_CALL_RESULT":
+        parts = event.pop("contentParts")
+        if "content" in event and parts:
+            raise DecodeError("tool result carries both string content and content parts",
+                              path="$.content")
+        if "content" not in event:
+            event["content"] = _parts_from_wire(parts)
+    elif tag == "RUN_STARTED" and "input" in event:
+        event["input"] = _input_from_wire(event["input"])
+    if tag in ("RUN_FINISHED", "RUN_ERROR") and not event.get("usage"):
+        event.pop("usage", None)
+    return event
