@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
+from agui.apply.records import MessageRecord
 from agui.errors import ResumeError
 from agui.interrupts import build_resume, is_expired
 from agui.middleware import MiddlewareFn
@@ -197,10 +198,20 @@ class Session:
         Raises:
             TypeError: an override that is not a RunAgentInput field.
         """
+        return self._build_input(overrides)
+
+    def _build_input(
+        self, overrides: dict[str, Any], user: Any = None, mid: str = ""
+    ) -> RunAgentInput:
+        # with ``user``: the input as if that user message were added (it is added
+        # only once the input is built, so a failure leaves no stray message)
+        messages = self.conversation.input_messages()
+        if user is not None:
+            messages.append(_user_record(mid, user).build())
         return build_run_input(
             thread_id=self.thread_id,
             run_id=str(uuid.uuid4()),
-            messages=self.conversation.input_messages(),
+            messages=messages,
             state=self.conversation.input_state(),
             tools=self.tools,
             context=self.context,
@@ -227,8 +238,10 @@ class Session:
                 :meth:`resume`, which can also carry a user message).
         """
         self._check_resume(overrides.get("resume", UNSET))
-        self.conversation.add_user_message(text, message_id)
-        return self._new_run(self.build_input(**overrides))
+        mid = message_id or str(uuid.uuid4())
+        run_input = self._build_input(overrides, text, mid)
+        self.conversation.add_user_message(text, mid)
+        return self._new_run(run_input)
 
     def resume(
         self,
@@ -254,9 +267,12 @@ class Session:
             TypeError: ``answers`` is not a mapping.
         """
         resume = build_resume(self.conversation.pending_interrupts, answers, now=now)
-        if text is not None:
-            self.conversation.add_user_message(text)
-        return self._new_run(self.build_input(resume=resume, **overrides))
+        if text is None:
+            return self._new_run(self.build_input(resume=resume, **overrides))
+        mid = str(uuid.uuid4())
+        run_input = self._build_input({"resume": resume, **overrides}, text, mid)
+        self.conversation.add_user_message(text, mid)
+        return self._new_run(run_input)
 
     def _check_resume(self, resume: Any) -> None:
         pending = self.conversation.pending_interrupts
@@ -332,6 +348,15 @@ class Session:
         """A run's stream is over."""
         if self._active_state is state:
             self._active_ref = self._active_state = None
+
+
+def _user_record(mid: str, text: Any) -> MessageRecord:
+    """The record ``Conversation.add_user_message(text, mid)`` would add."""
+    if isinstance(text, str):
+        return MessageRecord.text_message(mid, "user", text)
+    rec = MessageRecord(mid, "user")
+    rec.content = text
+    return rec
 
 
 # the blocking facade lives in agui.sync; importable from here as before
