@@ -374,8 +374,19 @@ class Session:
                 " then continue with session.run())"
             )
         _convert_overrides(overrides)  # a bad override adds no message
-        self.conversation.add_user_message(text, message_id)
-        return self._new_run(self.build_input(**overrides), overrides)
+        return self._new_run(self._input_with_user(text, message_id, overrides), overrides)
+
+    def _input_with_user(self, text: Any, message_id: str | None, overrides: dict[str, Any]) -> Any:
+        """Add the user message and build the input; when building fails (a
+        state the request cannot carry, say) the message is taken back, so a
+        failed ``send`` leaves no stray message."""
+        conversation = self.conversation
+        conversation.add_user_message(text, message_id)
+        try:
+            return self.build_input(**overrides)
+        except BaseException:
+            conversation.replace_messages(conversation.messages[:-1])
+            raise
 
     def resume(
         self,

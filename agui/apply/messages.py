@@ -286,26 +286,43 @@ class MessageEvents:
         return out
 
     def _insert_result(self, rec: MessageRecord, cid: str) -> None:
+        """Place a new tool result after its calling message and the tool
+        messages that already follow it (else at the end).
+
+        Cost: O(1) amortised per result. The calling message remembers the last
+        result placed after it and that result's index (``tail``/``tail_at``);
+        the index only ever moves right (records are inserted, not removed,
+        between snapshots), so the hint is checked and walked forward, and the
+        full search (from the end) runs only when the hint is gone (after a
+        MESSAGES_SNAPSHOT). Inserting shifts the pointers after it (a memmove).
+        """
         call = self._calls.get(cid)
         lst = self._list
         if call is None or call.owner.id not in self._by_id:
             self._append(rec)
             return
-        # search from the end: the calling message is nearly always among the last
-        # few, so placement costs O(distance from the end), not O(conversation)
         owner = call.owner
-        i = len(lst) - 1
-        while i >= 0 and lst[i] is not owner:
-            i -= 1
-        if i < 0:
-            self._append(rec)
-            return
-        i += 1
         n = len(lst)
+        i = _locate(lst, owner.tail, owner.tail_at) if owner.tail is not None else -1
+        if i < 0:
+            # search from the end: the calling message is nearly always among the
+            # last few, so this costs O(distance from the end)
+            i = n - 1
+            while i >= 0 and lst[i] is not owner:
+                i -= 1
+            if i < 0:
+                self._append(rec)
+                return
+        i += 1
         while i < n and lst[i].role == "tool":
             i += 1
-        lst.insert(i, rec)
+        if i == n:
+            lst.append(rec)
+        else:
+            lst.insert(i, rec)
         self._by_id[rec.id] = rec
+        owner.tail = rec
+        owner.tail_at = i
 
     # -- diagnostics ------------------------------------------------------------------
 
@@ -321,3 +338,15 @@ class MessageEvents:
             "apply_activity_target",
             f"{event_type} for activity message {ident!r}: an activity message carries no text",
         )
+
+
+def _locate(lst: list[MessageRecord], target: MessageRecord, hint: int) -> int:
+    """Index of ``target`` in ``lst`` at or after ``hint`` (records only move
+    right while results are inserted), or -1 when it is not there."""
+    n = len(lst)
+    i = hint if hint >= 0 else n
+    while i < n:
+        if lst[i] is target:
+            return i
+        i += 1
+    return -1

@@ -8,9 +8,15 @@ Cost: the common producer shape -- a single ``add``/``remove``/``replace``/
 ``copy``/``test`` op, optionally preceded by ``test`` ops -- is applied *in
 place* in O(depth of the path + size of the op's value): jsonpatch checks each
 of those ops completely before it mutates anything, so a failure cannot leave
-a partial result. Any other patch (several mutating ops, or a ``move``, which
-removes before it adds) is applied to a copy of the document, which costs
-O(size of the document) for that event only.
+a partial result. Any other patch is applied by copying only
+the containers on the paths it touches, each at most once per patch (the rest
+is shared with the original, which is never mutated, so a failure simply
+drops the new structure): O(size of the patch + size of the containers it
+touches), never a copy of the whole document per op. Only a ``copy``/``move``
+to a path deeper than its source makes the patch run on one full copy of the
+document, whose depth is then measured.
+
+Depth: no patch makes the document deeper than :data:`MAX_STATE_DEPTH`.
 
 Copy-on-write (:func:`patched_copy`, what the agent state uses): the same
 fast path, but the document itself is never mutated: the root and every
@@ -18,7 +24,7 @@ container on the op's path are copied shallowly (path copying, O(depth x
 width of those containers)) and the op mutates the copies, so the new
 document shares every untouched subtree with the old one and an old
 reference (a ``StateChanged.state`` already handed out) keeps showing the
-state as it was. Other patches clone the document, as above.
+state as it was. Other patches copy the containers on their paths, as above.
 
 The ops are always re-built as fresh plain JSON first (O(size of the patch)),
 so the document never aliases a value inside a delivered event, and an event
@@ -28,6 +34,7 @@ is never mutated by later patches.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import jsonpatch
@@ -66,23 +73,92 @@ def plain_ops(patch: Any) -> list[Any]:
     return ops
 
 
-def apply_patch(document: Any, ops: list[Any]) -> Any:
+MAX_STATE_DEPTH = 256
+"""Deepest container nesting a state (or activity content) may reach through a
+patch or a snapshot: ``{}``/``[]`` is depth 1. Well below the recursion limit
+msgspec's encoder and decoder run into (about 1000 levels, Python's recursion
+limit), so a state the client accepted can always be encoded into the next
+request. A patch that would go deeper fails as a whole (document unchanged)."""
+
+
+def json_depth(value: Any, limit: int = MAX_STATE_DEPTH) -> int:
+    """Container nesting depth of a plain JSON value (scalars 0, ``[]`` 1),
+    counted iteratively; stops early and returns ``limit + 1`` once the depth
+    passes ``limit``. O(size of the value)."""
+    if not isinstance(value, (dict, list)):
+        return 0
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if depth > deepest:
+            deepest = depth
+            if depth > limit:
+                return limit + 1
+        children = node.values() if node.__class__ is dict else node
+        for child in children:
+            if child.__class__ is dict or child.__class__ is list:
+                push((child, depth + 1))
+    return deepest
+
+
+def _tokens(pointer: Any) -> int:
+    return pointer.count("/") if isinstance(pointer, str) else 0
+
+
+def _check_depth(ops: list[Any], limit: int) -> bool:
+    """Raise PatchFailed when an add/replace value of ``ops`` would make the
+    document deeper than ``limit`` (the path's depth plus the value's; O(size
+    of the patch)). Returns True when a copy/move lands deeper than its source,
+    so the result must be measured (the document is never deeper than
+    ``limit`` before the patch, so other ops cannot pass it)."""
+    deeper_copy = False
+    for op in ops:
+        if not isinstance(op, dict):
+            continue
+        kind = op.get("op")
+        at = _tokens(op.get("path"))
+        if kind in ("add", "replace"):
+            room = limit - at
+            if json_depth(op.get("value"), room) > room:
+                raise PatchFailed(
+                    f"the value at {op.get('path')!r} would make the document deeper"
+                    f" than {limit} levels"
+                )
+        elif kind in ("copy", "move") and at > _tokens(op.get("from")):
+            deeper_copy = True
+    return deeper_copy
+
+
+def apply_patch(document: Any, ops: list[Any], *, max_depth: int = MAX_STATE_DEPTH) -> Any:
     """Apply ``ops`` (plain JSON, from :func:`plain_ops`) to ``document``.
 
-    Returns the new document: the same object mutated in place on the fast
-    path, a new object otherwise (and always for root-path ops).
+    Returns the new document: the same object mutated in place, or a new
+    object for root-path ops. Atomic without copying the document: jsonpatch's
+    journal keeps what each op removes or replaces and rolls back on a failure,
+    so a delta costs O(size of the patch + depth of its paths), not O(size of
+    the document) per op or per event (a ``copy`` op also copies its value, and
+    a ``test`` compares its value).
 
     Raises:
-        PatchFailed: the patch is invalid or does not apply; ``document`` is
-            left exactly as it was.
+        PatchFailed: the patch is invalid, does not apply, or would make the
+            document deeper than ``max_depth`` (:data:`MAX_STATE_DEPTH`);
+            ``document`` is left exactly as it was.
     """
     if not ops:
         return document
     try:
+        if _check_depth(ops, max_depth):
+            # a copy/move to a deeper path: apply to a copy (once for this event)
+            # and measure the result
+            work = jsonpatch.apply_patch(clone_json(document), ops, in_place=True)
+            if json_depth(work, max_depth) > max_depth:
+                raise PatchFailed(f"the patch would make the document deeper than {max_depth} levels")
+            return work
         if _in_place_safe(ops):
             return jsonpatch.apply_patch(document, ops, in_place=True)
-        work = clone_json(document)
-        return jsonpatch.apply_patch(work, ops, in_place=True)
+        return _PathCopy().apply(document, ops)
     except PatchFailed:
         raise
     except Exception as exc:  # noqa: BLE001 - jsonpatch/jsonpointer raise unrelated classes
@@ -101,14 +177,15 @@ def patched_copy(document: Any, ops: list[Any]) -> Any:
     if not ops:
         return document
     try:
-        if _in_place_safe(ops):
-            last = ops[-1]
-            if last.get("op") == "test":
-                jsonpatch.apply_patch(document, ops, in_place=True)  # reads only
-                return document
-            work = _copy_path(document, last.get("path"))
-        else:
-            work = clone_json(document)
+        if _check_depth(ops, MAX_STATE_DEPTH):  # applied to a copy and measured
+            return apply_patch(document, ops)
+        if not _in_place_safe(ops):
+            return _PathCopy().apply(document, ops)  # never mutates the original
+        last = ops[-1]
+        if last.get("op") == "test":
+            jsonpatch.apply_patch(document, ops, in_place=True)  # reads only
+            return document
+        work = _copy_path(document, last.get("path"))
         return jsonpatch.apply_patch(work, ops, in_place=True)
     except PatchFailed:
         raise
@@ -161,3 +238,170 @@ def _in_place_safe(ops: list[Any]) -> bool:
         elif kind not in _IN_PLACE_LAST:
             return False
     return True
+
+
+_INDEX = re.compile(r"0|[1-9][0-9]*")
+
+
+def _parse(pointer: Any) -> list[str]:
+    if not isinstance(pointer, str):
+        raise PatchFailed(f"a JSON Pointer must be a string, got {type(pointer).__name__}")
+    if pointer == "":
+        return []
+    if pointer[0] != "/":
+        raise PatchFailed(f"invalid JSON Pointer {pointer!r}")
+    tokens = pointer[1:].split("/")
+    if "~" in pointer:
+        out = []
+        for tok in tokens:
+            if re.search(r"~(?![01])", tok):
+                raise PatchFailed(f"invalid escape in JSON Pointer {pointer!r}")
+            out.append(tok.replace("~1", "/").replace("~0", "~"))
+        return out
+    return tokens
+
+
+def _index(node: list[Any], tok: str, *, end_ok: bool) -> int:
+    if end_ok and tok == "-":
+        return len(node)
+    if _INDEX.fullmatch(tok) is None:
+        raise PatchFailed(f"{tok!r} is not a valid array index")
+    i = int(tok)
+    if i > len(node) or (i == len(node) and not end_ok):
+        raise PatchFailed(f"array index {i} is out of bounds (length {len(node)})")
+    return i
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality (RFC 6902 ``test``): booleans are not numbers, 1 == 1.0,
+    objects compare unordered, arrays in order."""
+    if a.__class__ is bool or b.__class__ is bool:
+        return a is b
+    if isinstance(a, dict):
+        return (
+            isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(json_equal(v, b[k]) for k, v in a.items())
+        )
+    if isinstance(a, list):
+        return (
+            isinstance(b, list) and len(a) == len(b) and all(map(json_equal, a, b))
+        )
+    if isinstance(a, (int, float)):
+        return isinstance(b, (int, float)) and a == b
+    return a.__class__ is b.__class__ and a == b
+
+
+class _PathCopy:
+    """One patch applied without touching the original document: every
+    container on a touched path is shallow-copied once (``fresh`` keeps the
+    copies made for this patch, so later ops mutate them directly)."""
+
+    def __init__(self) -> None:
+        self.fresh: dict[int, Any] = {}  # id -> container (kept alive: ids stay unique)
+
+    def own(self, node: Any) -> Any:
+        if id(node) in self.fresh:
+            return node
+        copy_ = dict(node) if node.__class__ is dict else list(node)
+        self.fresh[id(copy_)] = copy_
+        return copy_
+
+    def apply(self, document: Any, ops: list[Any]) -> Any:
+        root = document
+        for op in ops:
+            if not isinstance(op, dict):
+                raise PatchFailed(f"a JSON Patch operation must be an object, got {type(op).__name__}")
+            kind = op.get("op")
+            if kind == "test":
+                if not json_equal(self.get(root, _parse(op.get("path"))), op.get("value")):
+                    raise PatchFailed(f"test failed at {op.get('path')!r}")
+            elif kind == "add":
+                root = self.add(root, _parse(op.get("path")), op.get("value"))
+            elif kind == "remove":
+                root = self.remove(root, _parse(op.get("path")))[0]
+            elif kind == "replace":
+                tokens = _parse(op.get("path"))
+                self.get(root, tokens)  # must exist
+                if not tokens:
+                    root = op.get("value")
+                else:
+                    root = self.remove(root, tokens)[0]
+                    root = self.add(root, tokens, op.get("value"))
+            elif kind == "move":
+                src, dst = _parse(op.get("from")), _parse(op.get("path"))
+                if src == dst:
+                    self.get(root, src)
+                    continue
+                if len(dst) > len(src) and dst[: len(src)] == src:
+                    raise PatchFailed("cannot move a value into its own children")
+                if not src:
+                    raise PatchFailed("cannot move the whole document")
+                root, value = self.remove(root, src)
+                root = self.add(root, dst, value)
+            elif kind == "copy":
+                value = clone_json(self.get(root, _parse(op.get("from"))))
+                root = self.add(root, _parse(op.get("path")), value)
+            else:
+                raise PatchFailed(f"unknown JSON Patch operation {kind!r}")
+        return root
+
+    @staticmethod
+    def get(root: Any, tokens: list[str]) -> Any:
+        node = root
+        for tok in tokens:
+            if node.__class__ is dict:
+                if tok not in node:
+                    raise PatchFailed(f"member {tok!r} not found")
+                node = node[tok]
+            elif node.__class__ is list:
+                node = node[_index(node, tok, end_ok=False)]
+            else:
+                raise PatchFailed(f"cannot apply token {tok!r} to a {type(node).__name__}")
+        return node
+
+    def parent(self, root: Any, tokens: list[str]) -> tuple[Any, Any]:
+        """(new root, owned parent container of the last token)."""
+        if root.__class__ is not dict and root.__class__ is not list:
+            raise PatchFailed(f"cannot apply token {tokens[0]!r} to a {type(root).__name__}")
+        root = node = self.own(root)
+        for tok in tokens[:-1]:
+            if node.__class__ is dict:
+                if tok not in node:
+                    raise PatchFailed(f"member {tok!r} not found")
+                key: Any = tok
+            else:
+                key = _index(node, tok, end_ok=False)
+            child = node[key]
+            if child.__class__ is not dict and child.__class__ is not list:
+                raise PatchFailed(f"cannot apply token to a {type(child).__name__}")
+            child = self.own(child)
+            node[key] = child
+            node = child
+        return root, node
+
+    def add(self, root: Any, tokens: list[str], value: Any) -> Any:
+        if not tokens:
+            return value
+        root, node = self.parent(root, tokens)
+        tok = tokens[-1]
+        if node.__class__ is dict:
+            node[tok] = value
+        else:
+            i = _index(node, tok, end_ok=True)
+            if i == len(node):
+                node.append(value)
+            else:
+                node.insert(i, value)
+        return root
+
+    def remove(self, root: Any, tokens: list[str]) -> tuple[Any, Any]:
+        if not tokens:
+            raise PatchFailed("cannot remove the whole document")
+        root, node = self.parent(root, tokens)
+        tok = tokens[-1]
+        if node.__class__ is dict:
+            if tok not in node:
+                raise PatchFailed(f"member {tok!r} not found")
+            return root, node.pop(tok)
+        return root, node.pop(_index(node, tok, end_ok=False))

@@ -232,6 +232,8 @@ class MessageRecord:
         "role",
         "split_pairs",
         "subagent_run_id",
+        "tail",
+        "tail_at",
         "text",
         "tool_call_id",
     )
@@ -253,6 +255,10 @@ class MessageRecord:
         self.error: Any = UNSET
         self.activity_type: Any = UNSET
         self.split_pairs: bool = False
+        # the last tool result placed after this message and its index when placed:
+        # a hint that makes placing many results after one message linear
+        self.tail: MessageRecord | None = None
+        self.tail_at: int = -1
         self.built: Any = None
 
     @classmethod

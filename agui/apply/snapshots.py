@@ -8,7 +8,15 @@ from typing import Any
 
 import msgspec
 
-from agui.apply.patch import PatchFailed, apply_patch, clone_json, patched_copy, plain_ops
+from agui.apply.patch import (
+    MAX_STATE_DEPTH,
+    PatchFailed,
+    apply_patch,
+    clone_json,
+    json_depth,
+    patched_copy,
+    plain_ops,
+)
 from agui.apply.records import MessageRecord
 from agui.updates import ActivityChanged, MessagesSnapshot, StateChanged, Update, WarningUpdate
 
@@ -35,6 +43,14 @@ class SnapshotEvents:
     # -- state ---------------------------------------------------------------
 
     def _state_snapshot(self, ev: Any) -> list[Update]:
+        if json_depth(ev.snapshot) > MAX_STATE_DEPTH:
+            return [
+                WarningUpdate(
+                    "apply_state_too_deep",
+                    f"STATE_SNAPSHOT nested deeper than {MAX_STATE_DEPTH} levels (state unchanged)",
+                    "snapshot",
+                )
+            ]
         self._state = clone_json(ev.snapshot)
         self._state_absent = False
         return [StateChanged(self._state, None)]

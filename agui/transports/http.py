@@ -145,7 +145,12 @@ class HttpTransport:
             verify = _default_ssl_context() if self.verify is True else self.verify
             # redirects are followed, as fetch() in the reference client does
             # (307/308 repeat the POST; httpx drops Authorization cross-origin)
-            client = httpx.AsyncClient(timeout=self.timeout, verify=verify, follow_redirects=True)
+            client = httpx.AsyncClient(
+                timeout=self.timeout,
+                verify=verify,
+                follow_redirects=True,
+                event_hooks={"response": [_check_redirect]},
+            )
         try:
             try:
                 async with client.stream(
@@ -356,6 +361,27 @@ def _url_error(url: str) -> TransportError | None:
     if port is not None and not 0 <= port <= 65535:
         return TransportError(f"invalid URL {url!r}: port {port} is not in 0-65535", kind="connect")
     return None
+
+
+async def _check_redirect(response: httpx.Response) -> None:
+    """Response hook: a redirect whose target has a port outside 0-65535 ->
+    ``TransportError(kind="protocol")`` before httpx follows it (the socket
+    layer would raise ``OverflowError`` inside an exception group). Every hop
+    is checked, not only the first URL."""
+    if not response.is_redirect:
+        return
+    location = response.headers.get("location", "")
+    try:
+        port = response.url.join(location).port
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise TransportError(
+            f"{response.url} redirected to an invalid URL {location!r}: {exc}", kind="protocol"
+        ) from None
+    if port is not None and not 0 <= port <= 65535:
+        raise TransportError(
+            f"{response.url} redirected to {location!r}: port {port} is not in 0-65535",
+            kind="protocol",
+        )
 
 
 def _wrap(exc: httpx.HTTPError, url: str) -> TransportError:

@@ -1,0 +1,107 @@
+"""Request bodies against the server (``agui.server.create_app``, in-process
+over ASGI): whatever the body, the answer is never a 500 and is always either a
+JSON error (4xx, ``application/json``, an object with ``error``) or an event
+stream (``text/event-stream``) that ends.
+
+Bodies are seeded mutations of a valid RunAgentInput: bytes flipped or cut,
+members dropped or retyped, deep nesting, odd numbers, lone surrogates, not
+UTF-8. :func:`run_campaign` runs them (``tools/fuzz.py`` at scale).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agui.server import CancelToken, create_app
+from agui.types import RunFinishedEvent, RunStartedEvent
+
+SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fuzz"
+
+VALID = {
+    "threadId": "t", "runId": "r", "state": {}, "tools": [], "context": [], "forwardedProps": {},
+    "messages": [{"id": "u1", "role": "user", "content": "hi"}],
+}
+
+
+async def agent(run_input, emit, cancel: CancelToken) -> None:
+    await emit(RunStartedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id))
+    await emit(RunFinishedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id))
+
+
+APP = create_app(agent)
+_ODD = [None, True, 0, -1, 1e308, 10**30, "", "\ud800", [], {}, "x" * 50, [[[[]]]], {"a": {}}]
+
+
+def random_body(rng: random.Random) -> bytes:
+    doc = json.loads(json.dumps(VALID))
+    for _ in range(rng.randint(0, 4)):
+        if not isinstance(doc, dict):
+            break
+        r = rng.randrange(5)
+        key = rng.choice([*VALID, "extra"])
+        if r == 0:
+            doc.pop(key, None)
+        elif r == 1:
+            doc[key] = rng.choice(_ODD)
+        elif r == 2 and isinstance(doc.get("messages"), list):
+            doc["messages"].append(rng.choice([{"id": "m", "role": rng.choice(["user", "tool", "x"]),
+                                                "content": rng.choice(_ODD)}, rng.choice(_ODD)]))
+        elif r == 3:
+            doc["state"] = {"d": "@DEEP@"}
+        elif r == 4:
+            doc = rng.choice(_ODD)
+    depth = rng.randint(1, 3000)
+    text = json.dumps(doc, ensure_ascii=False).replace('"@DEEP@"', "[" * depth + "]" * depth)
+    data = bytearray(text.encode("utf-8", "surrogatepass"))
+    for _ in range(rng.choice([0, 0, 1, 2])):
+        if data:
+            i = rng.randrange(len(data))
+            if rng.random() < 0.5:
+                data[i] = rng.randrange(256)
+            else:
+                del data[i:]
+    return bytes(data)
+
+
+async def _post(client: httpx.AsyncClient, body: bytes) -> None:
+    resp = await client.post("/agent", content=body, headers={
+        "content-type": "application/json", "accept": "text/event-stream"})
+    ctype = resp.headers.get("content-type", "")
+    assert resp.status_code < 500, (resp.status_code, resp.text[:200], body[:200])
+    if resp.status_code >= 400:
+        assert ctype.startswith("application/json"), ctype
+        assert "error" in resp.json(), resp.text[:200]
+    else:
+        assert ctype.startswith("text/event-stream"), ctype
+        assert b"RUN_FINISHED" in resp.content or b"RUN_ERROR" in resp.content, resp.content[-200:]
+
+
+async def _run(bodies: list[bytes]) -> None:
+    transport = httpx.ASGITransport(app=APP)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        for body in bodies:
+            await _post(client, body)
+
+
+def run_campaign(examples: int, seed: int = 0) -> int:
+    rng = random.Random(seed)
+    bodies = [random_body(rng) for _ in range(examples)]
+    asyncio.run(_run(bodies))
+    return examples
+
+
+def test_no_request_body_makes_the_server_answer_500():
+    assert run_campaign(150 * SCALE, seed=int(os.environ.get("AGUI_FUZZ_SEED", "500"))) == 150 * SCALE
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("body-*.bin")), ids=lambda p: p.name)
+def test_saved_body_fuzz_failures_replay(path):
+    asyncio.run(_run([path.read_bytes()]))

@@ -1,0 +1,140 @@
+"""Run the fuzz campaigns at scale and print one summary line.
+
+    python tools/fuzz.py                 # the default mix: 1,035,000 inputs (~20 min, 2 cores)
+    python tools/fuzz.py --scale 0.01    # the same mix, 1% of the size
+    python tools/fuzz.py --only patch,sse --seed 7
+
+Campaigns (each ``run_campaign(examples, seed)`` in ``tests/test_fuzz_*.py``
+and ``tests/test_a2ui_fuzz.py``): ``sse`` (SseReader vs a reference
+splitter), ``patch`` (JSON Patch vs jsonpatch), ``server`` (request bodies vs
+create_app over ASGI), ``stream`` (mutated streams through Pipeline and
+Session in every verify mode), ``a2ui`` (A2UI store and renderer). Each input
+is one call with its own seed, run under a wall-clock alarm (``--hang``
+seconds: past it the input counts as a hang); every 50th input of each
+campaign is also measured with tracemalloc for the memory peak.
+
+Any crash or hang is saved as ``fixtures/fuzz/seed-CAMPAIGN-SEED.json``, which
+``tests/test_fuzz_replay.py`` replays in the normal suite. Campaigns run in
+parallel processes (``--jobs``, default: the CPU count). Exit status 1 when an
+input crashed or hung.
+
+Summary: ``fuzz: N inputs, C crashes, H hangs, worst T s/input (campaign),
+worst peak M MiB/input (campaign), E s elapsed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import signal
+import sys
+import time
+import tracemalloc
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures" / "fuzz"
+
+#: campaign -> (test module, inputs per call, calls in the default mix)
+CAMPAIGNS: dict[str, tuple[str, int, int]] = {
+    "sse": ("test_fuzz_sse", 50, 12_000),  # 600,000 streams
+    "patch": ("test_fuzz_patch", 20, 17_500),  # 350,000 patches
+    "server": ("test_fuzz_server", 10, 6_000),  # 60,000 bodies
+    "stream": ("test_fuzz_stream", 1, 15_000),  # 15,000 streams x 3 modes x (2 pipelines + session)
+    "a2ui": ("test_a2ui_fuzz", 1, 10_000),  # 10,000 x (operations + messages)
+}
+SAMPLE_EVERY = 50
+
+
+class Hang(Exception):
+    pass
+
+
+def _alarm(_signum: int, _frame: object) -> None:
+    raise Hang
+
+
+def run_one(name: str, calls: int, seed: int, hang: float) -> dict:
+    """Run ``calls`` calls of campaign ``name`` (seeds ``seed``, ``seed+1``...)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    module_name, per_call, _ = CAMPAIGNS[name]
+    campaign = importlib.import_module(module_name).run_campaign
+    signal.signal(signal.SIGALRM, _alarm)
+    stats = {"name": name, "inputs": 0, "crashes": [], "hangs": [], "worst_s": 0.0, "worst_mib": 0.0}
+    for i in range(calls):
+        s = seed + i
+        sampled = i % SAMPLE_EVERY == 0
+        if sampled:
+            tracemalloc.start()
+        t0 = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, hang)
+        try:
+            campaign(per_call, s)
+        except Hang:
+            stats["hangs"].append(s)
+        except Exception as exc:  # noqa: BLE001 - every failure is recorded
+            stats["crashes"].append((s, f"{type(exc).__name__}: {exc}"[:500]))
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        took = (time.perf_counter() - t0) / per_call
+        stats["worst_s"] = max(stats["worst_s"], took)
+        if sampled:
+            peak = tracemalloc.get_traced_memory()[1] / per_call / (1 << 20)
+            tracemalloc.stop()
+            stats["worst_mib"] = max(stats["worst_mib"], peak)
+        stats["inputs"] += per_call
+    return stats
+
+
+def save(name: str, seed: int, kind: str, detail: str) -> Path:
+    FIXTURES.mkdir(parents=True, exist_ok=True)
+    path = FIXTURES / f"seed-{name}-{seed}.json"
+    path.write_text(json.dumps({"campaign": name, "seed": seed, "kind": kind, "detail": detail},
+                               indent=1) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply the default mix (1.0)")
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("AGUI_FUZZ_SEED", "0")))
+    ap.add_argument("--only", default="", help="comma-separated campaigns (default: all)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--hang", type=float, default=20.0, help="seconds per call counted as a hang")
+    args = ap.parse_args(argv)
+    names = [n for n in (args.only.split(",") if args.only else CAMPAIGNS) if n]
+    unknown = [n for n in names if n not in CAMPAIGNS]
+    if unknown:
+        ap.error(f"unknown campaign(s): {', '.join(unknown)}")
+    # split each campaign into a few jobs so the processes stay busy
+    jobs = []
+    for n in names:
+        calls = max(1, round(CAMPAIGNS[n][2] * args.scale))
+        parts = min(calls, 4)
+        for p in range(parts):
+            share = calls // parts + (1 if p < calls % parts else 0)
+            jobs.append((n, share, args.seed * 1_000_003 + p * 10_000_019, args.hang))
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        results = list(pool.map(run_one, *zip(*jobs, strict=True)))
+    total = sum(r["inputs"] for r in results)
+    crashes = [(r["name"], s, d) for r in results for s, d in r["crashes"]]
+    hangs = [(r["name"], s) for r in results for s in r["hangs"]]
+    for name, s, detail in crashes:
+        print(f"crash  {name} seed {s}: {detail}  -> {save(name, s, 'crash', detail)}", file=sys.stderr)
+    for name, s in hangs:
+        print(f"hang   {name} seed {s}  -> {save(name, s, 'hang', '')}", file=sys.stderr)
+    slow = max(results, key=lambda r: r["worst_s"])
+    big = max(results, key=lambda r: r["worst_mib"])
+    print(f"fuzz: {total} inputs, {len(crashes)} crashes, {len(hangs)} hangs, "
+          f"worst {slow['worst_s']:.4f} s/input ({slow['name']}), "
+          f"worst peak {big['worst_mib']:.1f} MiB/input ({big['name']}), "
+          f"{time.perf_counter() - t0:.0f} s elapsed")
+    return 1 if crashes or hangs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
