@@ -22,6 +22,8 @@ Where the reference's rewrite could change the conversation, this one keeps it:
 * events whose effect depends on what has been streamed so far or on the events around them
   (MESSAGES_SNAPSHOT, the ``*_CHUNK`` events, SUBAGENT_*, and the run boundaries) first flush
   every open stream: its deltas so far, then the events held for it; the stream goes on after;
+  after such a flush, a TOOL_CALL_START parented to a still open message flushes that
+  message's deltas again (the snapshot may have dropped the message, which the call recreates);
 * deltas are only folded into a snapshot once the state is known (after a STATE_SNAPSHOT in
   the input): before that a delta applies to a state the input does not show (the
   conversation's initial state), so it is kept as it is. A delta that does not apply to the
@@ -62,10 +64,11 @@ _STATE = frozenset({T.StateSnapshotEvent, T.StateDeltaEvent})
 class _Stream:
     """One message's or tool call's deltas not emitted yet, and the events held for it."""
 
-    __slots__ = ("deltas", "first", "held", "metadata", "started")
+    __slots__ = ("barrier", "deltas", "first", "held", "metadata", "started")
 
     def __init__(self) -> None:
         self.started = False
+        self.barrier = False  # a barrier (a MESSAGES_SNAPSHOT ...) came since the START
         self.deltas: list[str] = []
         self.first: Any = None  # the first pending delta event
         self.metadata: dict[str, Any] | None = None
@@ -146,6 +149,7 @@ class _Compactor:
 
     def flush_streams(self) -> None:
         for key, stream in self.streams.items():
+            stream.barrier = True
             self.emit_deltas(key, stream)
             if stream.held:
                 self.out.extend(stream.held)
@@ -193,6 +197,13 @@ class _Compactor:
         elif cls is T.TextMessageEndEvent:
             self.end(("text", ev.message_id), ev)
         elif cls is T.ToolCallStartEvent:
+            # after a barrier (a MESSAGES_SNAPSHOT may have dropped the parent message),
+            # the call may create its parent: the parent's deltas so far go first, so they
+            # land where they did (or are skipped where they were) in the original
+            parent = ev.parent_message_id
+            stream = self.streams.get(("text", parent)) if isinstance(parent, str) else None
+            if stream is not None and stream.barrier:
+                self.emit_deltas(("text", parent), stream)
             self.start(("tool", ev.tool_call_id), ev)
         elif cls is T.ToolCallEndEvent:
             self.end(("tool", ev.tool_call_id), ev)

@@ -440,3 +440,22 @@ def test_compacting_any_legal_stream_keeps_its_conversation(events, state):
     assert bool(rejected(ups_a)) == bool(rejected(ups_b))
     assert same_conversation(conv_a, conv_b)
     assert len(compact_events(compacted)) == len(compacted)  # nothing is left to merge
+
+
+def test_a_tool_call_that_creates_its_parent_message_keeps_the_parents_earlier_deltas_before_it():
+    """Found by hypothesis: a MESSAGES_SNAPSHOT drops the open message m1, an empty delta for
+    m1 is then skipped, and a TOOL_CALL_START with parent m1 recreates it. Moving the delta
+    after the call made it land on the recreated message (content '' instead of none)."""
+    events = [
+        T.RunStartedEvent(thread_id="t", run_id="r"),
+        T.TextMessageStartEvent(message_id="m1", role="assistant"),
+        T.MessagesSnapshotEvent(messages=[]),
+        T.TextMessageContentEvent(message_id="m1", delta=""),
+        T.ToolCallStartEvent(tool_call_id="c4", tool_call_name="f", parent_message_id="m1"),
+        T.TextMessageEndEvent(message_id="m1"),
+        T.ToolCallEndEvent(tool_call_id="c4"),
+        T.RunFinishedEvent(thread_id="t", run_id="r"),
+    ]
+    original, _, _ = apply(events)
+    compacted, _, _ = apply(compact_events(events))
+    assert same_conversation(original, compacted)
