@@ -227,3 +227,17 @@ async def test_live_model_answers_a_line():
                                  "Reply with the single word: pong")
     assert updates[-1].outcome == "success", updates[-1]
     assert "pong" in " ".join(t.text for t in of(TextEnded, updates)).lower()
+
+
+def test_a_call_without_an_id_gets_one_and_waits_for_its_name():
+    from agui.backends._events import Ids
+    from agui.backends.llm import _Turn
+
+    turn = _Turn(Ids("run-1"))
+    assert turn.tool_delta(0, None, None, '{"a":') == []  # no name yet: held back
+    assert turn.tool_delta(0, None, "ping", "1}") == [
+        {"type": "TOOL_CALL_START", "toolCallId": "run-1-call-1", "toolCallName": "ping"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "run-1-call-1", "delta": '{"a":'},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "run-1-call-1", "delta": "1}"},
+    ]
+    assert turn.finish() == [{"type": "TOOL_CALL_END", "toolCallId": "run-1-call-1"}]
