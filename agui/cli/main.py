@@ -13,6 +13,8 @@ Subcommands::
     board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--check] [--max-bytes N]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090]
     board-watch serve-task-board  [--host 127.0.0.1] [--port 8080]
+    board-watch serve-llm         [--host 127.0.0.1] [--port 8070] [--base-url URL]
+                                  [--model NAME] [--api-key KEY]
 
 :func:`main` is generic over its streams: tests call
 ``main(argv, stdin=StringIO(...), stdout=..., stderr=...)`` and get the exit
@@ -33,7 +35,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from agui.cli.io import CliError, Console, SafeStream
 
@@ -282,7 +284,27 @@ def build_parser() -> argparse.ArgumentParser:
         )
         s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
         s.add_argument("--port", type=_port, default=port, help=f"TCP port (default {port})")
+    _add_llm_parser(sub)
     return parser
+
+
+def _add_llm_parser(sub: Any) -> None:
+    """``serve-llm``: the live-model agent (flags fall back to OPENAI_* variables)."""
+    s = sub.add_parser(
+        "serve-llm",
+        help="serve an agent backed by an OpenAI-compatible chat-completions API on /agent",
+        description="Serve an AG-UI agent on /agent that streams a model's answers "
+        "(text, reasoning, tool calls of the tools the client offers) from any "
+        "OpenAI-compatible chat-completions API (needs the llm extra). Ctrl-C stops.",
+    )
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    s.add_argument("--port", type=_port, default=8070, help="TCP port (default 8070)")
+    s.add_argument("--base-url", metavar="URL",
+                   help="the API's base URL, e.g. http://127.0.0.1:11434/v1 "
+                   "(default: $OPENAI_BASE_URL, else OpenAI's)")
+    s.add_argument("--model", metavar="NAME", help="the model (default: $OPENAI_MODEL)")
+    s.add_argument("--api-key", metavar="KEY",
+                   help="the API key (default: $OPENAI_API_KEY; optional with --base-url)")
 
 
 def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:

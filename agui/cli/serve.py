@@ -1,4 +1,4 @@
-"""``board-watch serve-fake`` / ``serve-task-board``: run a backend in the foreground.
+"""``board-watch serve-fake`` / ``serve-task-board`` / ``serve-llm``: run a backend in the foreground.
 
 Binds the socket first (so "address in use" is one clear line, exit 1), prints
 where the agent listens, then runs uvicorn until Ctrl-C.
@@ -110,14 +110,36 @@ def _server_class(console: Console, streams: StreamCounter) -> Any:
     return Server
 
 
+def _llm_app(args: argparse.Namespace) -> tuple[Any, str]:
+    """serve-llm's app factory and description; a bad configuration or a
+    missing ``openai`` is one :class:`CliError` line."""
+    try:
+        import openai  # noqa: F401
+    except ImportError as exc:
+        raise CliError(
+            f"the llm extra is not installed ({exc}); pip install 'agui-sdk[llm]'"
+        ) from None
+    from agui.backends.llm import LlmConfigError, create_app, llm_config
+
+    try:
+        config = llm_config(base_url=args.base_url, model=args.model, api_key=args.api_key)
+    except LlmConfigError as exc:
+        raise CliError(str(exc)) from None
+    where = config.base_url or "OpenAI's API"
+    app = create_app(base_url=config.base_url, model=config.model, api_key=config.api_key)
+    return (lambda: app), f"agent of model {config.model} at {where}"
+
+
 def run_serve(args: argparse.Namespace, console: Console) -> int:
-    """Serve serve-fake's app (``/agent``, ``/raw/NAME``) or task-board's
-    (``/agent``) on ``args.host``:``args.port``. Returns 130 after Ctrl-C
+    """Serve serve-fake's app (``/agent``, ``/raw/NAME``), task-board's or
+    serve-llm's (``/agent``) on ``args.host``:``args.port``. Returns 130 after Ctrl-C
     (0 if the server stopped by itself)."""
     try:
         from agui.server import server_config  # (uvicorn, with header/keep-alive timeouts)
 
-        if args.command == "serve-task-board":
+        if args.command == "serve-llm":
+            create_app, what = _llm_app(args)
+        elif args.command == "serve-task-board":
             from agui.backends.task_board import create_app
 
             what = "task-board agent"
