@@ -412,9 +412,12 @@ class Session:
             TypeError: ``answers`` is not a mapping.
         """
         resume = build_resume(self.conversation.pending_interrupts, answers, now=now)
+        if "resume" in overrides:
+            raise TypeError("resume() builds the resume itself: pass answers, not resume=")
+        fields = {"resume": resume, **overrides}
         if text is not None:
-            self.conversation.add_user_message(text)
-        return self._new_run(self.build_input(resume=resume, **overrides), overrides)
+            return self._new_run(self._input_with_user(text, None, fields), overrides)
+        return self._new_run(self.build_input(**fields), overrides)
 
     def _check_resume(self, resume: Any) -> None:
         pending = self.conversation.pending_interrupts

@@ -168,3 +168,23 @@ def test_board_watch_result_line_shows_tool_result_parts_as_json():
     assert line.label == "result"
     assert line.body.endswith('→ [{"type": "text", "text": "12:00"}]')
     assert "TextPart" not in line.body and "UNSET" not in line.body
+
+
+async def test_resume_with_text_whose_request_cannot_be_built_leaves_no_stray_user_message():
+    import pytest
+
+    from agui.session import Session
+    from agui.transports import ReplayTransport
+
+    paused = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r1"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r1",
+         "outcome": {"type": "interrupt", "interrupts": [{"id": "i1", "reason": "approval"}]}},
+    ]
+    session = Session(ReplayTransport(paused), thread_id="t")
+    await session.run().collect()
+    before = [m.id for m in session.messages]
+    with pytest.raises(TypeError, match="not_a_field"):
+        session.resume({"i1": True}, text="also this", not_a_field=1)
+    assert [m.id for m in session.messages] == before
+    assert session.pending_interrupts  # still answerable
