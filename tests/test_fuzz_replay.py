@@ -38,4 +38,4 @@ def test_fuzz_runner_prints_one_summary_line_and_exits_0():
     assert out.returncode == 0, out.stderr
     line = out.stdout.strip()
     assert line.startswith("fuzz: ") and " 0 crashes, 0 hangs, worst " in line, line
-    assert "s/input" in line and "MiB/input" in line
+    assert "s CPU/input" in line and "MiB/input" in line
