@@ -738,16 +738,20 @@ async def test_a_mutation_with_duplicate_message_ids_is_refused_and_the_run_goes
 
 async def test_set_state_called_from_a_callback_mid_run_lands_between_events(url):
     agent = agent_for(url, "mixed")
+    streaming: list[bool] = []
+    changed: list[Any] = []
 
-    def on_snapshot(params: Any) -> None:
-        assert params.agent.session.is_streaming
+    def on_delta(params: Any) -> None:
+        streaming.append(params.agent.session.is_streaming)
         params.agent.set_state({"notes": ["direct"], "saving": True})
 
-    agent.subscribe(AgentSubscriber(on_state_snapshot_event=on_snapshot))
+    agent.subscribe(AgentSubscriber(on_state_delta_event=on_delta,
+                                    on_state_changed=lambda p: changed.append(p.state)))
     await agent.run_agent()
-    assert agent.session.is_streaming is False
-    # the snapshot event applied after the edit; the delta on top of it
-    assert agent.state == {"notes": ["buy milk"], "saving": False}
+    assert streaming == [True] and agent.session.is_streaming is False
+    # the delta applied on top of the edit (Session.set_state would refuse mid-run)
+    assert agent.state == {"notes": ["direct", "buy milk"], "saving": False}
+    assert changed[-1] == agent.state
 
 
 async def test_clone_is_a_fork_on_the_same_thread_with_a_private_state(url):
