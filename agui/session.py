@@ -172,6 +172,13 @@ class Session:
         return self.conversation.pending_interrupts
 
     @property
+    def is_streaming(self) -> bool:
+        """True while a run of this session is streaming (its edits between
+        runs, :meth:`set_messages` and the like, are refused then)."""
+        active = self._active_state
+        return active is not None and not active.final
+
+    @property
     def last_run(self) -> Run | None:
         """The most recently created :class:`Run`, while something references it
         (the session keeps runs only weakly, so a dropped run can close)."""

@@ -680,3 +680,88 @@ async def test_activity_callbacks_carry_the_activity_and_existing_message(url):
     await agent.run_agent()
     assert seen == [("snapshot", {"n": 1}, None), ("delta", {"n": 1})]
     assert agent.messages[-1].content == {"n": 2}
+
+
+# --- edits go through Session's editing (one engine) --------------------------------------
+
+
+async def test_stop_propagation_of_an_activity_snapshot_leaves_no_activity_message(url):
+    async def inject(run_input: Any, next: Any):
+        async for event in next(run_input):
+            if event_type(event) == "RUN_FINISHED":
+                yield agui.types.ActivitySnapshotEvent(
+                    message_id="act-1", activity_type="board", content={"n": 1})
+            yield event
+
+    agent = agent_for(url, "hello").use(inject)
+    agent.subscribe(AgentSubscriber(
+        on_activity_snapshot_event=lambda p: AgentStateMutation(stop_propagation=True)))
+    out = await agent.run_agent()
+    assert [m.id for m in agent.messages] == ["u1", out.new_messages[0].id]
+    assert [type(m).__name__ for m in agent.messages] == ["UserMessage", "AssistantMessage"]
+
+
+def test_agent_set_messages_replaces_the_whole_list_as_session_set_messages_does(url):
+    agent = HttpAgent(url, initial_messages=[
+        user("hi"), {"id": "act-1", "role": "activity", "activityType": "board", "content": {}}])
+    agent.set_messages([user("again", "u9")])
+    assert [m.id for m in agent.messages] == ["u9"]
+    session = agui.Session(HttpTransport(url), messages=[
+        user("hi"), {"id": "act-1", "role": "activity", "activityType": "board", "content": {}}])
+    session.set_messages([user("again", "u9")])
+    assert agent.messages == session.messages
+
+
+def test_agent_add_messages_refuses_an_id_already_held_and_adds_nothing(url):
+    agent = agent_for(url, "hello")
+    seen: list[str] = []
+    agent.subscribe(AgentSubscriber(on_messages_changed=lambda p: seen.append("changed")))
+    with pytest.raises(ValueError, match="u1"):
+        agent.add_messages([user("other", "u2"), user("twice", "u1")])
+    assert [m.content for m in agent.messages] == ["hello"] and seen == []
+    with pytest.raises(ValueError, match="u3"):
+        agent.set_messages([user("a", "u3"), user("b", "u3")])
+    assert [m.content for m in agent.messages] == ["hello"]
+
+
+async def test_a_mutation_with_duplicate_message_ids_is_refused_and_the_run_goes_on(url, caplog):
+    agent = agent_for(url, "hello")
+    agent.subscribe(AgentSubscriber(on_run_started_event=lambda p: AgentStateMutation(
+        messages=[user("a", "d1"), user("b", "d1")], state={"never": True})))
+    with caplog.at_level(logging.ERROR, logger="agui.agent"):
+        out = await agent.run_agent()
+    assert "mutation from on_run_started_event refused" in caplog.text and "d1" in caplog.text
+    assert out.done is not None and out.done.outcome == "success"
+    assert [m.content for m in agent.messages] == ["hello", "You said: hello"]
+    assert agent.state is None
+
+
+async def test_set_state_called_from_a_callback_mid_run_lands_between_events(url):
+    agent = agent_for(url, "mixed")
+    streaming: list[bool] = []
+    changed: list[Any] = []
+
+    def on_delta(params: Any) -> None:
+        streaming.append(params.agent.session.is_streaming)
+        params.agent.set_state({"notes": ["direct"], "saving": True})
+
+    agent.subscribe(AgentSubscriber(on_state_delta_event=on_delta,
+                                    on_state_changed=lambda p: changed.append(p.state)))
+    await agent.run_agent()
+    assert streaming == [True] and agent.session.is_streaming is False
+    # the delta applied on top of the edit (Session.set_state would refuse mid-run)
+    assert agent.state == {"notes": ["direct", "buy milk"], "saving": False}
+    assert changed[-1] == agent.state
+
+
+async def test_clone_is_a_fork_on_the_same_thread_with_a_private_state(url):
+    agent = agent_for(url, "hello", initial_state={"k": [1]})
+    await agent.run_agent()
+    twin = agent.clone()
+    assert twin.session is not agent.session and twin.session.transport is not agent.session.transport
+    assert twin.messages == agent.messages and twin.thread_id == agent.thread_id
+    assert twin.state == agent.state and twin.state is not agent.state
+    twin.add_message(user("more", "u7"))
+    out = await twin.run_agent()
+    assert out.new_messages[-1].content == "You said: more"
+    assert len(agent.messages) == 2 and len(twin.messages) == 4

@@ -162,3 +162,35 @@ def test_a_users_imports_from_agui_are_typed_under_mypy_strict(tmp_path):
     assert bad.returncode == 1
     assert 'bad.py:3: error: Unexpected keyword argument "no_such_kwarg" for "Session"' in bad.stdout
     assert 'bad.py:4: error: Module "agui" has no attribute "NoSuchName"' in bad.stdout
+
+
+# the README's complete client (examples/client_tools_script.py) and the agent it talks to, as
+# a user checks them: copied to a scratch folder, strict mode, zero diagnostics
+EXAMPLE_SCRIPTS = ("client_tools_script.py", "shop_agent.py")
+
+
+def _copy_examples(tmp_path: Path) -> None:
+    for name in EXAMPLE_SCRIPTS:
+        source = (ROOT / "examples" / name).read_text(encoding="utf-8")
+        assert "# type: ignore" not in source and "Any" not in source, name
+        (tmp_path / name).write_text(source, encoding="utf-8")
+
+
+@needs_pyright
+def test_the_example_client_script_has_no_diagnostic_under_pyright_strict(tmp_path):
+    _copy_examples(tmp_path)
+    (tmp_path / "pyrightconfig.json").write_text('{"typeCheckingMode": "strict"}')
+    done = _pyright("--outputjson", *EXAMPLE_SCRIPTS, cwd=tmp_path)
+    report = json.loads(done.stdout)
+    assert report["generalDiagnostics"] == []
+    assert report["summary"]["filesAnalyzed"] == len(EXAMPLE_SCRIPTS)
+    assert done.returncode == 0
+
+
+@needs_mypy
+def test_the_example_client_script_has_no_error_under_mypy_strict(tmp_path):
+    _copy_examples(tmp_path)
+    args = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache")]
+    done = _run([*args, *EXAMPLE_SCRIPTS], cwd=tmp_path)
+    assert done.stdout.splitlines() == ["Success: no issues found in 2 source files"], done.stderr
+    assert done.returncode == 0

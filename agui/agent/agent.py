@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -32,11 +32,13 @@ from agui.agent.subscriber import SubscriberParams, call_subscribers, notify_now
 from agui.errors import RunError, TransportError
 from agui.middleware import MiddlewareFn
 from agui.session import Session
+from agui.types import Message
 from agui.updates import Done, ErrorUpdate
 
 if TYPE_CHECKING:
+    from agui.client_tools import ClientTool, ClientTools
     from agui.run import Run
-    from agui.types import AgentCapabilities, Interrupt, Message, RunAgentInput
+    from agui.types import AgentCapabilities, Interrupt, RunAgentInput
 
 __all__ = ["AbstractAgent", "HttpAgent", "RunAgentResult", "Subscription"]
 
@@ -50,7 +52,7 @@ class RunAgentResult(msgspec.Struct, frozen=True):
     """
 
     result: Any
-    new_messages: list[Any]
+    new_messages: list[Message]
     done: Done | None = None
 
 
@@ -91,11 +93,16 @@ class AbstractAgent:
     Args (all keyword): ``agent_id``, ``description``, ``thread_id`` (default a
     new uuid4), ``initial_messages`` (structs or wire dicts), ``initial_state``
     (any JSON), ``debug`` (True: :func:`agui.log.enable_debug`), ``verify``
-    (``strict`` | ``tolerant`` | ``off``, see :mod:`agui.pipeline`).
+    (``strict`` | ``tolerant`` | ``off``, see :mod:`agui.pipeline`),
+    ``client_tools`` / ``max_tool_rounds`` (Python functions the SDK runs when
+    the agent calls them, offered on every run, as
+    :class:`~agui.session.Session` takes them: one ``run_agent`` answers the
+    calls and continues the conversation until no call to them is pending).
 
     Raises:
         agui.errors.DecodeError: an initial message does not fit ``Message``.
-        ValueError: ``verify`` is not one of the three modes.
+        ValueError: ``verify`` is not one of the three modes, or
+            ``max_tool_rounds`` is negative.
     """
 
     def __init__(
@@ -108,6 +115,8 @@ class AbstractAgent:
         initial_state: Any = msgspec.UNSET,
         debug: bool = False,
         verify: str = "tolerant",
+        client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
+        max_tool_rounds: int = 8,
     ) -> None:
         self.agent_id: str | None = agent_id
         self.description: str = description
@@ -124,6 +133,8 @@ class AbstractAgent:
             state=initial_state,
             messages=initial_messages,
             verify=verify,
+            client_tools=client_tools,
+            max_tool_rounds=max_tool_rounds,
         )
         self._editor = ConversationEditor(self.session)
         self._active: Run | None = None
@@ -156,7 +167,9 @@ class AbstractAgent:
 
     @property
     def state(self) -> Any:
-        """The current agent state (live; copy to keep)."""
+        """The agent state as of this read (copy-on-write: a later change
+        replaces it, so a value read here keeps showing the state of then;
+        treat it as read-only)."""
         return self.session.state
 
     @property
@@ -177,11 +190,20 @@ class AbstractAgent:
 
     def add_message(self, message: Any) -> None:
         """Append one message; notifies ``on_new_message``, ``on_new_tool_call``
-        (each call of an assistant message), then ``on_messages_changed``."""
+        (each call of an assistant message), then ``on_messages_changed``.
+
+        Raises: as :meth:`add_messages`.
+        """
         self.add_messages([message])
 
     def add_messages(self, messages: Iterable[Any]) -> None:
-        """Append messages (structs or wire dicts); notifies as :meth:`add_message`."""
+        """Append messages (structs or wire dicts); notifies as :meth:`add_message`.
+
+        Raises:
+            agui.errors.DecodeError: a dict does not fit ``Message``.
+            ValueError: an id is already in the conversation or given twice
+                (nothing is added).
+        """
         added = self._editor.add_messages(messages)
         for message in added:
             notify_now(self.subscribers, "on_new_message", lambda m=message: self._params(message=m))
@@ -192,12 +214,19 @@ class AbstractAgent:
         notify_now(self.subscribers, "on_messages_changed", self._params)
 
     def set_messages(self, messages: Iterable[Any]) -> None:
-        """Replace the messages; notifies ``on_messages_changed``."""
+        """Replace the messages (structs or wire dicts; the new list is the whole
+        list); notifies ``on_messages_changed``.
+
+        Raises:
+            agui.errors.DecodeError: a dict does not fit ``Message``.
+            ValueError: two messages share an id (nothing is changed).
+        """
         self._editor.set_messages(messages)
         notify_now(self.subscribers, "on_messages_changed", self._params)
 
     def set_state(self, state: Any) -> None:
-        """Replace the state; notifies ``on_state_changed``."""
+        """Replace the state (any JSON; a private copy is kept); notifies
+        ``on_state_changed``."""
         self._editor.set_state(state)
         notify_now(self.subscribers, "on_state_changed", self._params)
 
@@ -337,17 +366,15 @@ class AbstractAgent:
 
     def clone(self) -> AbstractAgent:
         """A copy with the same configuration, middleware, thread, messages and
-        state (copied), and no subscribers and no run."""
+        state (its own copy), and no subscribers, no run and nothing pending:
+        :meth:`agui.session.Session.fork` of the agent's session on the same
+        thread, running through the copy's :meth:`run`."""
         new = copy.copy(self)
         new.subscribers = []
         new.middleware = list(self.middleware)
-        new.session = Session(
-            _AgentTransport(new),
-            thread_id=self.session.thread_id,
-            state=copy.deepcopy(self.session.state),
-            messages=copy.deepcopy(self.session.conversation.messages),
-            verify=self.session.verify,
-        )
+        new.session = self.session.fork(self.session.thread_id)
+        new.session.transport = _AgentTransport(new)
+        new.session.set_state(self.session.state)  # a private copy, not a shared one
         new._editor = ConversationEditor(new.session)
         new._active = None
         new._is_running = False
@@ -374,13 +401,31 @@ class HttpAgent(AbstractAgent):
         headers: Mapping[str, str] | None = None,
         capabilities_url: str | None = None,
         timeout: float | None = None,
-        **config: Any,
+        agent_id: str | None = None,
+        description: str = "",
+        thread_id: str | None = None,
+        initial_messages: Iterable[Any] = (),
+        initial_state: Any = msgspec.UNSET,
+        debug: bool = False,
+        verify: str = "tolerant",
+        client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
+        max_tool_rounds: int = 8,
     ) -> None:
         from agui.transports import HttpTransport
 
         self.transport: HttpTransport = HttpTransport(url, headers, timeout)
         self.capabilities_url: str | None = capabilities_url
-        super().__init__(**config)
+        super().__init__(
+            agent_id=agent_id,
+            description=description,
+            thread_id=thread_id,
+            initial_messages=initial_messages,
+            initial_state=initial_state,
+            debug=debug,
+            verify=verify,
+            client_tools=client_tools,
+            max_tool_rounds=max_tool_rounds,
+        )
 
     @property
     def url(self) -> str:

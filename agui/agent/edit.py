@@ -1,21 +1,26 @@
-"""Editing a session's conversation between events: replace messages or state, add messages.
+"""Editing an agent's conversation: replace messages or state, add messages.
 
-Done through the conversation's own applier (:meth:`agui.apply.Conversation.apply`)
-with the protocol's snapshot events, so the one engine stays the one writer:
-``set_state`` applies a STATE_SNAPSHOT, ``set_messages`` / ``add_messages`` a
-MESSAGES_SNAPSHOT. A MESSAGES_SNAPSHOT reconciles by id (spec): the given
-messages replace the list, except client-only activity messages of a type the
-new list has none of, which are kept (as a snapshot from the agent would
-keep them).
+Through the session's own editing (:meth:`agui.session.Session.set_messages`,
+:meth:`~agui.session.Session.add_messages`, :meth:`~agui.session.Session.set_state`),
+so an agent and a bare ``Session`` edit by the same rules: ids are unique
+(``ValueError`` otherwise, nothing changed), the new list is the whole list
+(``set_messages`` keeps nothing of the old one), a state is kept as a private
+copy. ``Session`` refuses those edits while a run streams; a subscriber's
+mutation lands between two events of the run it is called from, so while the
+session streams the editor makes the same edits on the session's
+conversation directly (the conversation methods the ``Session`` methods call,
+after the same conversion).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from agui.apply.patch import clone_json
 from agui.request import convert_list
 
 if TYPE_CHECKING:
@@ -27,11 +32,12 @@ __all__ = ["ConversationEditor"]
 
 
 class ConversationEditor:
-    """Edits ``session.conversation`` in place (safe mid-run: the run's pipeline keeps
-    applying to the same conversation).
+    """Edits ``session``'s conversation, between runs or between two events of a run.
 
     Raises (every method taking messages):
         agui.errors.DecodeError: a message given as a dict does not fit ``Message``.
+        ValueError: two messages share an id (or an added one is already there);
+            nothing is changed.
     """
 
     def __init__(self, session: Session) -> None:
@@ -44,10 +50,13 @@ class ConversationEditor:
 
     def set_messages(self, messages: Iterable[Any]) -> list[Message]:
         """Replace the messages (structs or wire dicts); returns them as structs."""
-        from agui.types import Message, MessagesSnapshotEvent
+        from agui.types import Message
 
         structs = convert_list(messages, Message, "messages")
-        self.conversation.apply(MessagesSnapshotEvent(messages=structs))
+        if self.session.is_streaming:
+            self.conversation.replace_messages(structs)
+        else:
+            self.session.set_messages(structs)
         return structs
 
     def add_messages(self, messages: Iterable[Any]) -> list[Message]:
@@ -55,29 +64,28 @@ class ConversationEditor:
         from agui.types import Message
 
         structs = convert_list(messages, Message, "messages")
-        self.set_messages([*self.conversation.messages, *structs])
+        if self.session.is_streaming:
+            self.conversation.add_messages(structs)
+        else:
+            self.session.add_messages(structs)
         return structs
 
     def set_state(self, state: Any) -> None:
-        """Replace the state (any JSON; ``None`` is a real replacement)."""
-        from agui.types import StateSnapshotEvent
-
-        self.conversation.apply(StateSnapshotEvent(snapshot=state))
+        """Replace the state (any JSON; ``None``: absent, sent as ``{}``)."""
+        if self.session.is_streaming:
+            self.conversation.replace_state(clone_json(state))
+        else:
+            self.session.set_state(state)
 
     def save(self) -> tuple[list[Message], Any]:
         """The messages and state as they are (copies), for :meth:`restore`."""
         conv = self.conversation
-        return [msgspec.structs.replace(m) for m in conv.messages], _copy(conv.state)
+        return [msgspec.structs.replace(m) for m in conv.messages], copy.deepcopy(conv.state)
 
     def restore(self, saved: tuple[list[Message], Any]) -> None:
-        """Put back what :meth:`save` returned."""
+        """Put back what :meth:`save` returned (exactly: messages an event added
+        since are gone, whatever their role)."""
         messages, state = saved
         self.set_messages(messages)
-        if _copy(self.conversation.state) != state:
+        if self.conversation.state != state:
             self.set_state(state)
-
-
-def _copy(value: Any) -> Any:
-    import copy
-
-    return copy.deepcopy(value)

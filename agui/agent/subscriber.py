@@ -10,7 +10,8 @@ Per event, subscribers are called in registration order, each seeing the
 messages and state as the previous one left them (fresh copies: mutating them
 changes nothing). A callback that raises is logged (logger ``agui.agent``) and
 skipped, as the reference client does. A mutation's ``messages`` / ``state``
-replace the agent's at once; ``stop_propagation=True`` stops the remaining
+replace the agent's at once (a mutation whose messages do not decode or share
+an id is logged and refused, the run goes on); ``stop_propagation=True`` stops the remaining
 subscribers and skips the event's default effect on messages and state.
 """
 
@@ -25,6 +26,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from msgspec import UNSET
+
+from agui.errors import DecodeError
 
 if TYPE_CHECKING:
     from agui.types import Message, RunAgentInput
@@ -367,7 +370,8 @@ async def call_subscribers(
     apply: Callable[[AgentStateMutation], None] | None,
 ) -> bool:
     """Call ``name`` on each subscriber in order; apply each mutation with ``apply``
-    (None: mutations are ignored) before the next subscriber runs. Returns True when
+    (None: mutations are ignored) before the next subscriber runs; a mutation ``apply``
+    refuses (``ValueError`` or ``DecodeError``) is logged and dropped. Returns True when
     one asked to stop propagation (the rest are not called)."""
     for sub in list(subscribers):
         fn = getattr(sub, name, None)
@@ -382,7 +386,10 @@ async def call_subscribers(
             continue
         if isinstance(out, AgentStateMutation):
             if apply is not None:
-                apply(out)
+                try:
+                    apply(out)
+                except (ValueError, DecodeError) as exc:  # a bad mutation: refused, the run goes on
+                    logger.error("subscriber %r: mutation from %s refused: %s", sub, name, exc)
             if out.stop_propagation:
                 return True
     return False
