@@ -238,3 +238,18 @@ def test_a_message_whose_reading_raises_is_skipped_and_the_rest_kept():
     surfaces = surfaces_from_messages([good_surface_call("before"), Hostile(role="assistant"),
                                        good_surface_call("after")])
     assert sorted(surfaces) == ["after", "before"]
+
+
+def test_a_refused_pattern_repeated_by_a_template_is_compiled_once():
+    from unittest import mock
+
+    import pytest
+
+    from agui.a2ui import bindings
+
+    bindings._compile.cache_clear()
+    with mock.patch.object(bindings.re2, "compile", wraps=bindings.re2.compile) as compile_:
+        for _ in range(500):  # a template instance per data item, each with the same pattern
+            with pytest.raises(bindings.PatternError, match="invalid escape"):
+                regex_matches(r"(a)\1", "aa")
+    assert compile_.call_count == 1

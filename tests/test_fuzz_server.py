@@ -11,6 +11,7 @@ UTF-8. :func:`run_campaign` runs them (``tools/fuzz.py`` at scale).
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import random
@@ -40,6 +41,11 @@ APP = create_app(agent)
 _ODD = [None, True, 0, -1, 1e308, 10**30, "", "\ud800", [], {}, "x" * 50, [[[[]]]], {"a": {}}]
 
 
+def _odd(rng: random.Random) -> object:
+    """One odd value, a fresh copy: mutating it must not change :data:`_ODD`."""
+    return copy.deepcopy(rng.choice(_ODD))
+
+
 def random_body(rng: random.Random) -> bytes:
     doc = json.loads(json.dumps(VALID))
     for _ in range(rng.randint(0, 4)):
@@ -50,14 +56,14 @@ def random_body(rng: random.Random) -> bytes:
         if r == 0:
             doc.pop(key, None)
         elif r == 1:
-            doc[key] = rng.choice(_ODD)
+            doc[key] = _odd(rng)
         elif r == 2 and isinstance(doc.get("messages"), list):
             doc["messages"].append(rng.choice([{"id": "m", "role": rng.choice(["user", "tool", "x"]),
-                                                "content": rng.choice(_ODD)}, rng.choice(_ODD)]))
+                                                "content": _odd(rng)}, _odd(rng)]))
         elif r == 3:
             doc["state"] = {"d": "@DEEP@"}
         elif r == 4:
-            doc = rng.choice(_ODD)
+            doc = _odd(rng)
     depth = rng.randint(1, 3000)
     text = json.dumps(doc, ensure_ascii=False).replace('"@DEEP@"', "[" * depth + "]" * depth)
     data = bytearray(text.encode("utf-8", "surrogatepass"))
@@ -105,3 +111,11 @@ def test_no_request_body_makes_the_server_answer_500():
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("body-*.bin")), ids=lambda p: p.name)
 def test_saved_body_fuzz_failures_replay(path):
     asyncio.run(_run([path.read_bytes()]))
+
+
+def test_random_bodies_never_change_the_shared_odd_values():
+    before = json.dumps(_ODD)
+    rng = random.Random(5)
+    for _ in range(2000):
+        random_body(rng)
+    assert json.dumps(_ODD) == before  # a shared {} made every later body circular

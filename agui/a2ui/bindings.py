@@ -255,8 +255,16 @@ def _clean(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=128)
-def _compile(pattern: str) -> Any:
-    return re2.compile(pattern, options=_RE2_OPTIONS)
+def _compile(pattern: str) -> tuple[Any, str | None]:
+    """RE2's compiled ``pattern``, or ``(None, reason)``: refusals are cached too,
+    so a refused pattern repeated by a template costs one compile."""
+    try:
+        return re2.compile(pattern, options=_RE2_OPTIONS), None
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        return None, str(reason)
 
 
 class PatternError(ValueError):
@@ -268,13 +276,9 @@ def regex_matches(pattern: str, text: str) -> bool:
 
     Raises PatternError for a pattern RE2 cannot compile; never backtracks.
     """
-    try:
-        compiled = _compile(_clean(pattern))
-    except re2.error as exc:
-        reason = exc.args[0] if exc.args else exc
-        if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", "replace")
-        raise PatternError(str(reason)) from None
+    compiled, reason = _compile(_clean(pattern))
+    if compiled is None:
+        raise PatternError(reason)
     return compiled.fullmatch(_clean(text)) is not None
 
 
