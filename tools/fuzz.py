@@ -50,6 +50,8 @@ CAMPAIGNS: dict[str, tuple[str, int, int]] = {
     "a2ui": ("test_a2ui_fuzz", 1, 10_000),  # 10,000 x (operations + messages)
 }
 SAMPLE_EVERY = 50
+#: failures saved as fixtures per campaign (one broken invariant can fail every input)
+SAVE_AT_MOST = 20
 
 
 class Hang(Exception):
@@ -134,10 +136,15 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(r["inputs"] for r in results)
     crashes = [(r["name"], s, d) for r in results for s, d in r["crashes"]]
     hangs = [(r["name"], s) for r in results for s in r["hangs"]]
-    for name, s, detail in crashes:
-        print(f"crash  {name} seed {s}: {detail}  -> {save(name, s, 'crash', detail)}", file=sys.stderr)
-    for name, s in hangs:
-        print(f"hang   {name} seed {s}  -> {save(name, s, 'hang', '')}", file=sys.stderr)
+    saved: dict[str, int] = {}
+    for kind, name, s, detail in [("crash", *c) for c in crashes] + [("hang", n, s, "") for n, s in hangs]:
+        saved[name] = saved.get(name, 0) + 1
+        if saved[name] <= SAVE_AT_MOST:
+            print(f"{kind:<6} {name} seed {s}: {detail}  -> {save(name, s, kind, detail)}", file=sys.stderr)
+    for name, count in saved.items():
+        if count > SAVE_AT_MOST:
+            print(f"{name}: {count - SAVE_AT_MOST} more failures not saved (the first {SAVE_AT_MOST} were)",
+                  file=sys.stderr)
     slow = max(results, key=lambda r: r["worst_s"])
     big = max(results, key=lambda r: r["worst_mib"])
     print(f"fuzz: {total} inputs, {len(crashes)} crashes, {len(hangs)} hangs, "
