@@ -46,7 +46,7 @@ def bench(session: nox.Session) -> None:
 @nox.session(venv_backend="none")
 def lint(session: nox.Session) -> None:
     """ruff over the hand-written code (generated/ is excluded)."""
-    session.run("ruff", "check", "agui", "tools", "tests", "noxfile.py")
+    session.run("ruff", "check", "agui", "tools", "tests", "examples", "noxfile.py")
 
 
 @nox.session(venv_backend="none")

@@ -34,7 +34,7 @@ def test_nox_lint_paths_are_ruff_clean() -> None:
     if not Path(ruff).exists():
         pytest.skip("ruff is not installed")
     proc = subprocess.run(
-        [ruff, "check", "agui", "tools", "tests", "noxfile.py"],
+        [ruff, "check", "agui", "tools", "tests", "examples", "noxfile.py"],
         cwd=ROOT,
         capture_output=True,
         check=False,
