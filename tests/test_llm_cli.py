@@ -180,3 +180,18 @@ def test_on_a_terminal_each_tool_result_is_asked_and_ctrl_c_there_sends_nothing(
         assert "Traceback" not in term.output
     finally:
         term.close()
+
+
+def test_a_call_to_a_tool_watch_did_not_offer_is_neither_asked_nor_answered(llm_server, tmp_path):
+    # the model calls get_weather (offered) and get_time (not offered): only the first is asked
+    path = tmp_path / "weather-only.json"
+    path.write_text(json.dumps(TOOLS[:1]), encoding="utf-8")
+    code, out, err = run_cli(["watch", "--url", llm_server.url + "/agent", "--tools", str(path)],
+                             'weather in Lisbon\n{"temp": 21}\n')
+    assert (code, err) == (0, "")
+    assert [line for line in out.splitlines() if line.startswith("result")] == [
+        'result  (1) get_weather → {"temp": 21}']
+    sent = llm_server.provider.requests[-1]["messages"]
+    assert [(m["tool_call_id"], m["content"]) for m in sent if m["role"] == "tool"] == [
+        ("call_w", '{"temp": 21}')]
+    assert "text    Results: call_w={\"temp\": 21}" in out
