@@ -28,7 +28,7 @@ from agui.cli.sanitize import sanitize
 __all__ = [
     "answer_for", "answer_tool_calls", "ask_answers", "ask_tool_result", "calls_left",
     "check_tool_results", "open_tool_calls", "parse_tool_result", "resumes_capped",
-    "tool_result_arg", "wants_approval_flag",
+    "stop_at_end", "tool_result_arg", "wants_approval_flag",
 ]
 
 
@@ -218,3 +218,12 @@ def resumes_capped(resumes: int, cap: int, interrupts: list[Any], calls: list[An
         f"stopped after {resumes} resumes in a row (--max-resumes {cap}); "
         f"{n} {what}{'' if n == 1 else 's'} still open: the next line answers them",
     )
+
+
+def stop_at_end(console: Console, session: Any, interrupts: list[Any]) -> None:
+    """The ``stop`` line at end of input: the ``interrupts`` left unanswered,
+    or else the :func:`open_tool_calls` of ``session``."""
+    if interrupts:
+        _end_of_input(console, interrupts)
+    else:
+        _end_of_input_calls(console, open_tool_calls(session))

@@ -55,8 +55,6 @@ from typing import Any
 
 from agui import updates as u
 from agui.cli.answers import (
-    _end_of_input,
-    _end_of_input_calls,
     answer_for,
     answer_tool_calls,
     ask_answers,
@@ -64,6 +62,7 @@ from agui.cli.answers import (
     check_tool_results,
     open_tool_calls,
     resumes_capped,
+    stop_at_end,
     wants_approval_flag,
 )
 from agui.cli.board import panel_from_conversation
@@ -417,7 +416,7 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
             failed = True
             continue
         except EndOfInput:
-            _stop_at_end(console, session, pending)
+            stop_at_end(console, session, pending)
             return CHECK_FAILED if options.check and failed else 0
         result = _run(runner, run, renderer, console, first, run_id, reached)
         first = later
@@ -442,7 +441,7 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
                         session, calls, console, renderer, options.tool_results, tool_ids
                     )
             except EndOfInput:
-                _stop_at_end(console, session, result.interrupts)
+                stop_at_end(console, session, result.interrupts)
                 return CHECK_FAILED if options.check and failed else 0
             run_id = ids.next()
             try:
@@ -459,14 +458,6 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
             failed = failed or result.failed
             draw_panel(session, console, options.panel_width)
     return CHECK_FAILED if options.check and failed else 0
-
-
-def _stop_at_end(console: Console, session: Any, interrupts: list[Any]) -> None:
-    """The ``stop`` line at end of input: what is left unanswered."""
-    if interrupts:
-        _end_of_input(console, interrupts)
-    else:
-        _end_of_input_calls(console, open_tool_calls(session))
 
 
 def _run(
