@@ -79,19 +79,34 @@ def interrupts_of(events: Iterable[Any]) -> list[Any]:
     ``events``: generated event structs or wire dicts (``{"type": ...}``).
     Mirrors the client's ``pendingInterrupts``: every RUN_FINISHED replaces the
     list (interrupts of an interrupt outcome, else ``[]``); RUN_ERROR leaves it.
+    The producer profile ``compat_langgraph_on_interrupt`` applies as in a
+    conversation (:class:`agui.profiles.LegacyInterrupts`): a run whose
+    RUN_FINISHED has no outcome after ag-ui-langgraph's legacy ``CUSTOM``
+    ``on_interrupt`` events ends on those interrupts.
     Returns generated :class:`agui.types.Interrupt` structs.
 
     Raises:
         agui.errors.DecodeError: a wire-dict interrupt is malformed.
     """
-    from agui.types import Interrupt, RunFinishedEvent, event_type
+    from agui.profiles import LegacyInterrupts
+    from agui.types import Interrupt, event_type
 
     pending: list[Any] = []
+    legacy = LegacyInterrupts()
     for event in events:
+        kind = event.get("type") if isinstance(event, Mapping) else event_type(event)
+        if kind == "RUN_STARTED":
+            legacy.start()
+        elif kind == "CUSTOM":
+            legacy.see(dict(event) if isinstance(event, Mapping) else event)
+        if kind != "RUN_FINISHED":
+            continue
+        outcome = event.get("outcome", UNSET) if isinstance(event, Mapping) else event.outcome
+        by_rule = legacy.finish(outcome)
+        if by_rule:
+            pending = by_rule
+            continue
         if isinstance(event, Mapping):
-            if event.get("type") != "RUN_FINISHED":
-                continue
-            outcome = event.get("outcome")
             if isinstance(outcome, Mapping) and outcome.get("type") == "interrupt":
                 pending = [
                     _as_struct(i, Interrupt, f"$.outcome.interrupts[{n}]")
@@ -100,9 +115,6 @@ def interrupts_of(events: Iterable[Any]) -> list[Any]:
             else:
                 pending = []
             continue
-        if not isinstance(event, RunFinishedEvent) and event_type(event) != "RUN_FINISHED":
-            continue
-        outcome = event.outcome
         pending = list(getattr(outcome, "interrupts", None) or ()) if outcome is not UNSET else []
     return pending
 

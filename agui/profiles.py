@@ -26,6 +26,9 @@ Rules (the README's "Producer profiles" section lists each with its reason):
   used as it is and no second interrupt is made. The answer goes back as the
   spec's ``RunAgentInput.resume``, which the adapter reads (one resolved
   entry -> ``Command(resume=payload)``).
+  :class:`LegacyInterrupts` is the rule, in one place: the conversation
+  applies it, and so does :func:`agui.interrupts.interrupts_of` (for the
+  session-free round trip of ``board-watch trace``).
 * ``compat_langgraph_resume_value`` — LangGraph takes ``Command(resume=None)``
   as "no resume" (and ag-ui-langgraph 0.0.47 then fails the run), so a
   LangGraph interrupt (``metadata.langgraph`` present: the adapter's own
@@ -45,8 +48,8 @@ import msgspec
 from agui import types as T
 
 __all__ = [
-    "LANGGRAPH_ON_INTERRUPT", "PROFILE_CODES", "langgraph_interrupt", "legacy_interrupt_warning",
-    "wants_resume_value",
+    "LANGGRAPH_ON_INTERRUPT", "PROFILE_CODES", "LegacyInterrupts", "langgraph_interrupt",
+    "legacy_interrupt_warning", "wants_resume_value",
 ]
 
 UNSET: Any = msgspec.UNSET
@@ -64,17 +67,19 @@ def langgraph_interrupt(event: Any) -> T.Interrupt | None:
     """The :class:`~agui.types.Interrupt` a ``CUSTOM`` event stands for under
     the ``compat_langgraph_on_interrupt`` rule, or None when it is not an
     ``ag-ui-langgraph`` legacy interrupt (name ``on_interrupt`` and a
-    non-empty string ``rawEvent.id``). Never raises: a value that is not
-    JSON is kept as the string it is."""
-    if getattr(event, "name", None) != "on_interrupt":
-        return None
-    raw = getattr(event, "raw_event", UNSET)
-    if not isinstance(raw, dict):
+    non-empty string ``rawEvent.id``). ``event``: a ``CustomEvent`` or its
+    wire dict. Never raises: a value that is not JSON is kept as the string
+    it is."""
+    if isinstance(event, dict):
+        name, raw, value = event.get("name"), event.get("rawEvent"), event.get("value")
+    else:
+        name, raw = getattr(event, "name", None), getattr(event, "raw_event", UNSET)
+        value = getattr(event, "value", None)
+    if name != "on_interrupt" or not isinstance(raw, dict):
         return None
     interrupt_id = raw.get("id")
     if not isinstance(interrupt_id, str) or not interrupt_id:
         return None
-    value = event.value
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -94,6 +99,34 @@ def langgraph_interrupt(event: Any) -> T.Interrupt | None:
     if value is not None:
         fields["metadata"] = {"langgraph": {"raw": value}}
     return T.Interrupt(**fields)
+
+
+class LegacyInterrupts:
+    """The ``compat_langgraph_on_interrupt`` rule over one stream: call
+    :meth:`start` at each RUN_STARTED, :meth:`see` with each CUSTOM event,
+    :meth:`finish` at RUN_FINISHED."""
+
+    def __init__(self) -> None:
+        self.interrupts: list[T.Interrupt] = []
+        """The legacy interrupts seen in the current run (ids unique, wire order)."""
+
+    def start(self) -> None:
+        """A run started: forget what an earlier run left."""
+        self.interrupts = []
+
+    def see(self, event: Any) -> None:
+        """Remember the interrupt a CUSTOM event stands for, if it is one
+        (:func:`langgraph_interrupt`; an id seen already is kept once)."""
+        legacy = langgraph_interrupt(event)
+        if legacy is not None and all(i.id != legacy.id for i in self.interrupts):
+            self.interrupts.append(legacy)
+
+    def finish(self, outcome: Any) -> list[T.Interrupt]:
+        """The run finished with ``outcome`` (``UNSET`` / None when absent):
+        the interrupts it ends on by the rule, [] when the rule does not apply
+        (no legacy interrupt, or an explicit outcome, which wins). Forgets them."""
+        legacy, self.interrupts = self.interrupts, []
+        return legacy if outcome is UNSET or outcome is None else []
 
 
 def legacy_interrupt_warning(interrupts: list[T.Interrupt]) -> str:

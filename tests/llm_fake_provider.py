@@ -3,7 +3,9 @@
 ``POST /v1/chat/completions`` with ``stream: true`` replays a provider-shaped
 chunk stream chosen by the request: the first word of the last user message
 picks a scenario of :data:`SCENARIOS`; a request whose last message is a tool
-result gets ``answer`` (text quoting the tool results it was sent). Every
+result gets ``answer`` (text quoting the tool results it was sent), except
+in an ``again`` conversation, where the model calls ``get_time`` again after
+every result (to hit a client's cap on tool rounds). Every
 request body is recorded in ``provider.requests``; a stream whose client went
 away before it ended is recorded in ``provider.closed`` (and ``closed_event``
 set).
@@ -109,12 +111,21 @@ def _answer(body: dict) -> list[Any]:
             usage_chunk(60, 8)]
 
 
+def _again(body: dict) -> list[Any]:
+    """``again``: a model that calls get_time once more after every result."""
+    n = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
+    return [call_delta(0, '{"zone": "UTC"}', call_id=f"call_a{n}", name="get_time"),
+            chunk({}, finish="tool_calls"), usage_chunk(10, 5)]
+
+
 def _scenario(body: dict) -> tuple[str, list[Any]]:
     messages = body.get("messages") or []
-    if messages and messages[-1].get("role") == "tool":
-        return "answer", _answer(body)
     text = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), "")
     word = (text.split() or ["hello"])[0].lower() if isinstance(text, str) else "hello"
+    if word == "again":
+        return word, _again(body)
+    if messages and messages[-1].get("role") == "tool":
+        return "answer", _answer(body)
     return word, SCENARIOS.get(word, SCENARIOS["hello"])
 
 

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import msgspec
+import pytest
 
 from agui import types as T
 from agui.apply import Conversation
@@ -117,6 +118,52 @@ def test_langgraph_interrupts_want_a_resume_value_and_plain_ones_do_not():
     assert not wants_resume_value({"id": "i", "reason": "r", "metadata": {"langgraph": 1}})
 
 
+# -- the same rule without a Session: agui.interrupts (board-watch trace) ------------------
+
+def test_interrupts_of_applies_the_legacy_on_interrupt_rule_to_structs_and_wire_dicts():
+    from agui.interrupts import interrupts_of
+
+    events = [ev("RUN_STARTED", threadId="t", runId="r"), on_interrupt(),
+              ev("RUN_FINISHED", threadId="t", runId="r")]
+    wire = [msgspec.to_builtins(e) for e in events]
+    for stream in (events, wire):
+        [pending] = interrupts_of(stream)
+        assert msgspec.to_builtins(pending) == {
+            "id": "lg-1", "reason": "approval", "message": "Approve the plan?",
+            "metadata": {"langgraph": {"raw": VALUE}},
+        }
+
+
+def test_interrupts_of_lets_an_explicit_outcome_win_and_forgets_an_earlier_run():
+    from agui.interrupts import interrupts_of
+
+    outcome = {"type": "interrupt", "interrupts": [{"id": "lg-1", "reason": "approval"}]}
+    start = ev("RUN_STARTED", threadId="t", runId="r")
+    explicit = [start, on_interrupt(), ev("RUN_FINISHED", threadId="t", runId="r",
+                                          outcome=outcome)]
+    assert [i.metadata for i in interrupts_of(explicit)] == [msgspec.UNSET]  # the outcome's
+    success = [start, on_interrupt(), ev("RUN_FINISHED", threadId="t", runId="r",
+                                         outcome={"type": "success"})]
+    assert interrupts_of(success) == []
+    errored = [start, on_interrupt(), ev("RUN_ERROR", message="boom"),
+               ev("RUN_STARTED", threadId="t", runId="r2"),
+               ev("RUN_FINISHED", threadId="t", runId="r2")]
+    assert interrupts_of(errored) == []
+
+
+def test_resume_run_answers_a_legacy_interrupt_with_one_resume_entry():
+    from agui.interrupts import resolved, resume_run
+    from agui.types import RunAgentInput
+
+    previous = RunAgentInput(thread_id="t", run_id="r", messages=[], tools=[], context=[],
+                             state={}, forwarded_props={})
+    events = [ev("RUN_STARTED", threadId="t", runId="r"), on_interrupt(),
+              ev("RUN_FINISHED", threadId="t", runId="r")]
+    nxt = resume_run(previous, events, {"lg-1": resolved({"approved": True})}, run_id="r2")
+    assert msgspec.to_builtins(nxt.resume) == [
+        {"interruptId": "lg-1", "status": "resolved", "payload": {"approved": True}}]
+
+
 # -- the other producer quirks: accepted as they are (README "Producer profiles") -----------
 
 def feed_all(*frames: str) -> tuple[Conversation, list[Any]]:
@@ -151,13 +198,59 @@ def test_integer_timestamps_in_seconds_and_in_milliseconds_are_both_accepted():
         assert isinstance(out[-1], Done) and out[-1].outcome == "success"
 
 
-def test_a_fractional_timestamp_is_refused_as_the_spec_says():
-    from agui.errors import DecodeError
-    from agui.updates import ErrorUpdate
+def test_a_fractional_timestamp_in_seconds_becomes_integer_milliseconds_with_a_warning():
+    from agui.updates import Done, ErrorUpdate
 
-    _, out = text_run("1733050000.5")
-    errors = [u.error for u in out if isinstance(u, ErrorUpdate)]
-    assert isinstance(errors[0], DecodeError) and "timestamp" in str(errors[0])
+    conv, out = text_run("1733050000.5")
+    assert [m.content for m in conv.messages] == ["hi"]
+    assert not [u for u in out if isinstance(u, ErrorUpdate)]
+    warnings = [u for u in out if isinstance(u, WarningUpdate)]
+    assert [(w.code, w.path) for w in warnings] == [("fractional_timestamp", "$.timestamp")] * 2
+    assert warnings[0].message == (
+        "made the fractional timestamp 1733050000.5 at /timestamp of RUN_STARTED the integer"
+        " 1733050000500 (read as seconds; the schema's timestamp is integer milliseconds)")
+    assert isinstance(out[-1], Done) and out[-1].outcome == "success"
+
+
+def test_a_fractional_timestamp_in_milliseconds_is_rounded_to_the_millisecond():
+    from agui.wire import decode_event_lenient
+
+    decoded = decode_event_lenient(
+        b'{"type":"STEP_STARTED","stepName":"s","timestamp":1733050000123.6}')
+    assert decoded.event.timestamp == 1733050000124
+    assert [w.code for w in decoded.warnings] == ["fractional_timestamp"]
+    assert "read as milliseconds" in decoded.warnings[0].message
+
+
+def test_strict_decoding_refuses_a_fractional_timestamp():
+    from agui.errors import DecodeError
+    from agui.wire import decode_event
+
+    with pytest.raises(DecodeError) as caught:
+        decode_event(b'{"type":"STEP_STARTED","stepName":"s","timestamp":1733050000.5}',
+                     strict=True)
+    assert caught.value.path == "$.timestamp"
+
+
+@pytest.mark.parametrize("value", ["1.5e300", "-1.5e300", "9.1e15"])
+def test_a_fractional_timestamp_past_the_safe_integer_range_stays_a_decode_error(value):
+    from agui.errors import DecodeError
+    from agui.wire import decode_event_lenient
+
+    with pytest.raises(DecodeError) as caught:
+        decode_event_lenient(
+            ('{"type":"STEP_STARTED","stepName":"s","timestamp":' + value + "}").encode())
+    assert caught.value.path == "$.timestamp"
+
+
+def test_an_integral_float_timestamp_is_made_an_integer_too():
+    from agui.wire import decode_event_lenient
+
+    decoded = decode_event_lenient(
+        b'{"type":"STEP_STARTED","stepName":"s","timestamp":1733050000123.0}')
+    assert decoded.event.timestamp == 1733050000123
+    assert type(decoded.event.timestamp) is int
+    assert [w.code for w in decoded.warnings] == ["fractional_timestamp"]
 
 
 def test_chunks_repeating_message_id_and_role_on_every_fragment_are_one_message():

@@ -426,10 +426,15 @@ def test_missing_required_field_names_it():
     assert "missing required field `name`" in str(info.value)
 
 
-def test_float_timestamp_is_malformed():
+def test_float_timestamp_is_malformed_when_strict_and_made_milliseconds_leniently():
+    # the compatibility rule fractional_timestamp: repaired with a warning, never silently
+    doc = {"type": "TEXT_MESSAGE_END", "messageId": "m", "timestamp": 1.5}
     with pytest.raises(DecodeError) as info:
-        lenient({"type": "TEXT_MESSAGE_END", "messageId": "m", "timestamp": 1.5})
+        decode_event(dumps(doc), strict=True)
     assert info.value.path == "$.timestamp"
+    decoded = lenient(doc)
+    assert decoded.event.timestamp == 1500
+    assert codes(decoded) == [("fractional_timestamp", "$.timestamp")]
 
 
 def test_negative_token_count_is_malformed():

@@ -103,7 +103,7 @@ class Conversation(MessageEvents, SnapshotEvents):
         self._state: Any = state
         self._state_absent = state is None  # absent reads as {} for a patch
         self._pending_interrupts: list[Any] = []
-        self._legacy_interrupts: list[Any] = []  # agui.profiles: LangGraph on_interrupt
+        self._legacy = profiles.LegacyInterrupts()  # agui.profiles: LangGraph on_interrupt
         self._pending_tool_call_ids: list[str] = []
         self._run_calls: dict[str, None] = {}
         self._answered: set[str] = set()
@@ -338,9 +338,7 @@ class Conversation(MessageEvents, SnapshotEvents):
         return [Raw(ev.event, opt(ev.source))]
 
     def _custom(self, ev: Any) -> list[Update]:
-        legacy = profiles.langgraph_interrupt(ev)
-        if legacy is not None and all(i.id != legacy.id for i in self._legacy_interrupts):
-            self._legacy_interrupts.append(legacy)
+        self._legacy.see(ev)
         return [Custom(ev.name, ev.value)]
 
     def _step_started(self, ev: Any) -> list[Update]:
@@ -378,7 +376,7 @@ class Conversation(MessageEvents, SnapshotEvents):
         self._lifecycle.started(ev.run_id, ev.thread_id)
         self._run_calls = {}
         self._answered = set()
-        self._legacy_interrupts = []
+        self._legacy.start()
         inp = ev.input
         if inp is not UNSET and inp is not None:
             msgs = getattr(inp, "messages", None) or ()
@@ -393,8 +391,8 @@ class Conversation(MessageEvents, SnapshotEvents):
         outcome = ev.outcome
         kind = "success" if outcome is UNSET or outcome is None else struct_tag(outcome)
         self._pending_tool_call_ids = []
-        legacy, self._legacy_interrupts = self._legacy_interrupts, []
-        if legacy and (outcome is UNSET or outcome is None):
+        legacy = self._legacy.finish(outcome)
+        if legacy:
             # agui.profiles compat_langgraph_on_interrupt: no outcome, the CUSTOM is the question
             self._pending_interrupts = legacy
             life.finished("interrupted", **ids)

@@ -7,17 +7,29 @@ LangGraph one, answered like an approval (producer profile
 ``compat_langgraph_resume_value``, :mod:`agui.profiles`). In ``ask``
 mode each answer is one line read from the input; at end of input nothing is
 made up (:class:`agui.cli.io.EndOfInput`).
+
+Client tool calls: when a run ends with calls to tools watch offered
+(``--tools``) left for the client, each call's result is the canned text of
+``--tool-result NAME=JSON`` for that tool (:func:`parse_tool_result`), else
+one line read from the input (:func:`ask_tool_result`; the question is shown
+on a TTY only), sent as the tool message's content as typed. At end of input
+no result is made up.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agui.cli.io import Console, EndOfInput
-from agui.cli.render import Line
+from agui import updates as u
+from agui.cli.io import CliError, Console, EndOfInput
+from agui.cli.render import Line, Renderer
 from agui.cli.sanitize import sanitize
 
-__all__ = ["answer_for", "ask_answers", "wants_approval_flag"]
+__all__ = [
+    "answer_for", "answer_tool_calls", "ask_answers", "ask_tool_result", "calls_left",
+    "check_tool_results", "open_tool_calls", "parse_tool_result", "resumes_capped",
+    "stop_at_end", "tool_result_arg", "wants_approval_flag",
+]
 
 
 def wants_approval_flag(interrupt: Any) -> bool:
@@ -91,3 +103,127 @@ def _end_of_input(console: Console, interrupts: list[Any]) -> None:
             )
         ]
     )
+
+
+def parse_tool_result(text: str) -> tuple[str, str]:
+    """``NAME=JSON`` (the ``--tool-result`` flag) -> ``(NAME, JSON text)``:
+    the canned result sent for every call to tool NAME, the JSON as given
+    (stripped). Raises ``ValueError`` (the message says what is wrong) when
+    there is no ``=``, NAME is empty, or the rest is not one JSON value."""
+    from agui.wire.json import loads_json_text
+
+    name, sep, value = text.partition("=")
+    name, value = name.strip(), value.strip()
+    if not sep or not name:
+        raise ValueError(f"expected NAME=JSON, got {text!r}")
+    try:
+        loads_json_text(value)
+    except ValueError as exc:
+        raise ValueError(f"{name}: the result is not JSON ({exc})") from None
+    return name, value
+
+
+def tool_result_arg(text: str) -> tuple[str, str]:
+    """:func:`parse_tool_result` as an argparse ``type`` (raises
+    ``argparse.ArgumentTypeError`` with the reason)."""
+    import argparse
+
+    try:
+        return parse_tool_result(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def ask_tool_result(call: Any, label: str, console: Console, canned: dict[str, str]) -> str:
+    """The result of one client tool call (a ``ToolCall``): ``canned[name]``
+    when the tool has one, else the next input line as typed (the question
+    ``result for <label>:`` is shown on a TTY only). Raises
+    :class:`agui.cli.io.EndOfInput` at end of input (no result is made up)."""
+    name = call.function.name
+    if name in canned:
+        return canned[name]
+    reply = console.readline(f"result for {label}: ")
+    if reply is None:
+        raise EndOfInput(call.id)
+    return reply
+
+
+def _end_of_input_calls(console: Console, calls: list[Any]) -> None:
+    n = len(calls)
+    console.write(
+        [
+            Line(
+                "stop",
+                f"end of input with {n} tool call{'' if n == 1 else 's'} unanswered; "
+                "no result sent",
+            )
+        ]
+    )
+
+
+def open_tool_calls(session: Any) -> list[Any]:
+    """The ``ToolCall`` structs the latest successful run left for the client
+    that no tool message answers yet and that name a tool the session offers
+    (``session.tools``), in the order the run left them."""
+    offered = {t.name for t in session.tools}
+    conversation = session.conversation
+    calls = []
+    for call_id in conversation.unanswered_tool_call_ids():
+        call = conversation.tool_call(call_id)
+        if call is not None and call.function.name in offered:
+            calls.append(call)
+    return calls
+
+
+def answer_tool_calls(
+    session: Any, calls: list[Any], console: Console, renderer: Renderer,
+    canned: dict[str, str], ids: Any,
+) -> None:
+    """Answer each call (:func:`ask_tool_result`), add its tool message to
+    ``session`` (id ``ids.next()``) and print its ``result`` line as
+    ``renderer`` draws results. Raises :class:`agui.cli.io.EndOfInput` at end
+    of input (the calls answered so far stay answered)."""
+    for call in calls:
+        label = f"{renderer.tag_of(call.id)} {sanitize(call.function.name)}"
+        content = ask_tool_result(call, label, console, canned)
+        message_id = ids.next()
+        session.add_tool_result(call.id, content, message_id=message_id)
+        console.write(renderer.feed(u.ToolResult(message_id, call.id, content)))
+
+
+def check_tool_results(canned: dict[str, str], tools: list[Any]) -> None:
+    """Every ``--tool-result`` names an offered tool, else :class:`CliError`."""
+    offered = [t.name for t in tools]
+    for name in canned:
+        if name not in offered:
+            known = ", ".join(offered) or "none: pass --tools FILE"
+            raise CliError(f"--tool-result {name}: no tool {name} is offered (offered: {known})")
+
+
+def calls_left(session: Any, done: Any) -> list[Any]:
+    """:func:`open_tool_calls` after a run whose final ``Done`` is ``done``
+    ([] unless it ended ``success``)."""
+    if done is None or done.outcome != "success":
+        return []
+    return open_tool_calls(session)
+
+
+def resumes_capped(resumes: int, cap: int, interrupts: list[Any], calls: list[Any]) -> Line:
+    """The ``error`` line of ``--max-resumes`` (``cap``) after ``resumes``
+    resumes in a row: what is still open."""
+    n = len(interrupts) or len(calls)
+    what = "interrupt" if interrupts else "tool call"
+    return Line(
+        "error",
+        f"stopped after {resumes} resumes in a row (--max-resumes {cap}); "
+        f"{n} {what}{'' if n == 1 else 's'} still open: the next line answers them",
+    )
+
+
+def stop_at_end(console: Console, session: Any, interrupts: list[Any]) -> None:
+    """The ``stop`` line at end of input: the ``interrupts`` left unanswered,
+    or else the :func:`open_tool_calls` of ``session``."""
+    if interrupts:
+        _end_of_input(console, interrupts)
+    else:
+        _end_of_input_calls(console, open_tool_calls(session))

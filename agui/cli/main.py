@@ -6,7 +6,7 @@ Subcommands::
                         [--fragments] [--in-order]
                         [--approve | --decline] [--max-resumes N] [--stop-after N]
                         [--no-verify] [--full] [--tools FILE] [--state FILE]
-                        [--timeout SECONDS] [--check]
+                        [--tool-result NAME=JSON] [--timeout SECONDS] [--check]
     board-watch trace   [--url URL] [--agent fake|task-board] [--thread ID]
                         [--approve | --decline]
                         [--max-resumes N] [--tools FILE] [--timeout SECONDS] [LINE]
@@ -183,6 +183,12 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _tool_result(text: str) -> tuple[str, str]:
+    from agui.cli.answers import tool_result_arg
+
+    return tool_result_arg(text)
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -241,6 +247,15 @@ def build_parser() -> argparse.ArgumentParser:
         "saying how much was cut)",
     )
     w.add_argument("--state", metavar="FILE", help="JSON file with the initial agent state to send")
+    w.add_argument(
+        "--tool-result",
+        action="append",
+        type=_tool_result,
+        metavar="NAME=JSON",
+        help="answer every call to the offered tool NAME with this JSON result, unattended "
+        "(repeatable; without it, a call to an offered tool is answered with a line read "
+        "from stdin, sent as typed)",
+    )
     _add_check_flag(w)
 
     t = sub.add_parser(

@@ -3,7 +3,9 @@
 Sends one user line as a hand-built ``RunAgentInput`` through
 :class:`agui.transports.HttpTransport`, and prints every SSE frame's data
 exactly as it arrived (sanitised, one per line, label ``recv``). When the run
-ends on an interrupt outcome it answers each interrupt (``--approve``,
+ends on an interrupt outcome (or on LangGraph's legacy ``CUSTOM on_interrupt``,
+by the producer profile ``compat_langgraph_on_interrupt``: a ``warn`` line
+says so, as in ``watch``) it answers each interrupt (``--approve``,
 ``--decline``, or ``[y/N]`` read from stdin) and builds the ONE resume request
 with the session-free helpers :func:`agui.interrupts.interrupts_of` and
 :func:`agui.interrupts.resume_run`, then traces that response too.
@@ -148,6 +150,22 @@ def _ended(events: list[Any]) -> bool:
     return False
 
 
+def _by_profile(events: list[Any], interrupts: list[Any]) -> list[Line]:
+    """The ``warn`` line of the producer profile ``compat_langgraph_on_interrupt``
+    when the run paused by that rule (its RUN_FINISHED has no outcome), as
+    watch prints it; else none."""
+    import msgspec
+
+    from agui.profiles import LANGGRAPH_ON_INTERRUPT, legacy_interrupt_warning
+    from agui.types import event_type
+
+    last = next((e for e in reversed(events) if event_type(e) == "RUN_FINISHED"), None)
+    if last is None or last.outcome not in (msgspec.UNSET, None):
+        return []
+    message = sanitize(legacy_interrupt_warning(interrupts))
+    return [Line("warn", f"{message} ({LANGGRAPH_ON_INTERRUPT})")]
+
+
 def trace(
     transport: Any,
     line: str,
@@ -208,6 +226,7 @@ def _trace(
     renderer = Renderer()
     n = 1
     while interrupts := interrupts_of(events):
+        console.write(_by_profile(events, interrupts))
         console.write([Line("pause", renderer.describe_interrupt(i)) for i in interrupts])
         if n > max_resumes:
             console.write(

@@ -16,6 +16,12 @@ Answers: an interrupt whose ``responseSchema`` has a boolean ``approved``
 property is answered ``resolved`` with payload ``{"approved": true|false}``;
 any other interrupt is answered ``resolved`` (yes) or ``cancelled`` (no).
 
+Client tools: a run that ends ``success`` with calls to tools watch offered
+(``--tools``) left for the client gets each call answered (``--tool-result
+NAME=JSON``, else one input line; see :mod:`agui.cli.answers`), shown as a
+``result`` line, then ONE new run carries the tool messages
+(``Session.add_tool_result`` + ``Session.run``).
+
 Connection-level failures (refused, HTTP status, wrong content type, or a
 read timeout before the run started) on the FIRST line raise
 :class:`agui.cli.io.CliError`: one line on stderr, exit 1. Once a line has
@@ -26,9 +32,11 @@ longer than ``--timeout``) ends that run only (``error  transport error: ...
 timed out`` + ``done  failed``), like a reset.
 
 Bounded: at most ``--max-resumes`` (default :data:`DEFAULT_MAX_RESUMES`)
-automatic resumes in a row, then an ``error`` line and the prompt; at end of
-input with interrupts pending nothing is answered: a ``stop`` line says so
-and no resume is sent. ``--stop-after N`` applies to the first run only.
+automatic resumes in a row (interrupt answers and tool-result runs alike),
+then an ``error`` line and the prompt (the next line answers what is still
+open, then is sent); at end of input with interrupts or tool calls pending
+nothing is made up: a ``stop`` line says so and no request is sent.
+``--stop-after N`` applies to the first run only.
 
 Ctrl-C: input is read on the main thread between runs (never inside the event
 loop), so Ctrl-C at the ``> `` prompt or a ``[y/N]`` question exits 130 at once
@@ -46,7 +54,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agui import updates as u
-from agui.cli.answers import _end_of_input, answer_for, ask_answers, wants_approval_flag
+from agui.cli.answers import (
+    answer_for,
+    answer_tool_calls,
+    ask_answers,
+    calls_left,
+    check_tool_results,
+    open_tool_calls,
+    resumes_capped,
+    stop_at_end,
+    wants_approval_flag,
+)
 from agui.cli.board import panel_from_conversation
 from agui.cli.io import CliError, Console, EndOfInput
 from agui.cli.render import Line, Renderer, RenderOptions
@@ -97,7 +115,8 @@ class ChatOptions:
     state JSON (columns; 0 = never, ``--full``). ``utf8``: the
     :class:`agui.cli.utf8.Utf8Watch` on the transport (a ``warn`` line for
     agent bytes that are not UTF-8). ``id_prefix``: put before the ``run-N`` /
-    ``user-N`` ids (:func:`agui.cli.target.thread_ids`).
+    ``user-N`` / ``tool-N`` ids (:func:`agui.cli.target.thread_ids`).
+    ``tool_results``: tool name -> canned result text (``--tool-result``).
     """
 
     render: RenderOptions = field(default_factory=RenderOptions)
@@ -110,6 +129,7 @@ class ChatOptions:
     panel_width: int = 400
     utf8: Any = None
     id_prefix: str = ""
+    tool_results: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -329,16 +349,18 @@ async def _noticed(run_log: Any, run_id: str, timeout: float = 5.0) -> list[Line
 
 
 class RunIds:
-    """``run-1``, ``run-2`` ... after ``prefix`` (deterministic ids for snapshots)."""
+    """``run-1``, ``run-2`` ... after ``prefix`` (deterministic ids for snapshots;
+    ``kind`` names them: ``tool`` gives the tool messages' ``tool-1`` ...)."""
 
-    def __init__(self, prefix: str = "") -> None:
+    def __init__(self, prefix: str = "", kind: str = "run") -> None:
         self.n: int = 0
         self.prefix = prefix
+        self.kind = kind
 
     def next(self) -> str:
-        """The next run id."""
+        """The next id."""
         self.n += 1
-        return f"{self.prefix}run-{self.n}"
+        return f"{self.prefix}{self.kind}-{self.n}"
 
 
 def chat(session: Any, console: Console, options: ChatOptions) -> int:
@@ -364,6 +386,7 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
 
     renderer = Renderer(options.render)
     ids = RunIds(options.id_prefix)
+    tool_ids = RunIds(options.id_prefix, "tool")
     failed = False
     reached = False  # a line has reached the agent: from now on the session survives it
     first = options
@@ -384,13 +407,16 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
                 answers, _ = ask_answers(pending, console, options.answer)
                 run = session.resume(answers, text=text, run_id=run_id)
             else:
+                # calls left open (--max-resumes): their results go before this line
+                calls = open_tool_calls(session)
+                answer_tool_calls(session, calls, console, renderer, options.tool_results, tool_ids)
                 run = session.send(text, message_id=message_id, run_id=run_id)
         except ResumeError as exc:
             console.write([Line("error", f"cannot resume: {sanitize(exc)}")])
             failed = True
             continue
         except EndOfInput:
-            _end_of_input(console, pending)
+            stop_at_end(console, session, pending)
             return CHECK_FAILED if options.check and failed else 0
         result = _run(runner, run, renderer, console, first, run_id, reached)
         first = later
@@ -398,29 +424,31 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
         failed = failed or result.failed
         draw_panel(session, console, options.panel_width)
         resumes = 0
-        while result.interrupts and not result.dropped and not result.cancelled:
+        while not result.dropped and not result.cancelled:
+            calls = [] if result.interrupts else calls_left(session, result.done)
+            if not (result.interrupts or calls):
+                break
             if resumes >= options.max_resumes:
-                n = len(result.interrupts)
-                console.write(
-                    [
-                        Line(
-                            "error",
-                            f"stopped after {resumes} resumes in a row (--max-resumes "
-                            f"{options.max_resumes}); {n} interrupt{'' if n == 1 else 's'} "
-                            "still open: the next line answers them",
-                        )
-                    ]
-                )
+                cap = options.max_resumes
+                console.write([resumes_capped(resumes, cap, result.interrupts, calls)])
                 failed = True
                 break
             try:
-                answers, _ = ask_answers(result.interrupts, console, options.answer)
+                if result.interrupts:
+                    answers, _ = ask_answers(result.interrupts, console, options.answer)
+                else:
+                    answer_tool_calls(
+                        session, calls, console, renderer, options.tool_results, tool_ids
+                    )
             except EndOfInput:
-                _end_of_input(console, result.interrupts)
+                stop_at_end(console, session, result.interrupts)
                 return CHECK_FAILED if options.check and failed else 0
             run_id = ids.next()
             try:
-                run = session.resume(answers, run_id=run_id)
+                if result.interrupts:
+                    run = session.resume(answers, run_id=run_id)
+                else:  # the tool messages go with the conversation
+                    run = session.run(run_id=run_id)
             except ResumeError as exc:  # e.g. an expired interrupt answered yes
                 console.write([Line("error", f"cannot resume: {sanitize(exc)}")])
                 failed = True
@@ -467,6 +495,7 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
 
     tools = load_tools(args.tools) if args.tools else None
     state = load_json_file(args.state, "state file") if args.state else msgspec.UNSET
+    canned = dict(getattr(args, "tool_result", None) or ())
     mode = "approve" if args.approve else "decline" if args.decline else "ask"
     full = getattr(args, "full", False)
     render = RenderOptions(in_order=args.in_order, fragments=args.fragments, max_chars=0)
@@ -476,6 +505,7 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
     with endpoint(args.url, args.agent) as ep:
         if tools is None:
             tools = [] if args.url else default_tools(args.agent)
+        check_tool_results(canned, tools)
         options = ChatOptions(
             render=render,
             answer=mode,
@@ -486,6 +516,7 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             max_resumes=getattr(args, "max_resumes", None) or DEFAULT_MAX_RESUMES,
             panel_width=0 if full else render.max_chars,
             id_prefix=ids.prefix,
+            tool_results=canned,
         )
 
         def watched(transport: Any) -> Any:
@@ -504,3 +535,4 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             thread_id=ids.thread_id,
         )
         return chat(session, console, options)
+

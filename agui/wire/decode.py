@@ -12,7 +12,8 @@ Decoding has two paths:
   repaired as the compatibility rules allow (see :mod:`agui.wire.lenient`:
   unknown event types dropped, unknown properties stripped, unknown union
   members removed, legacy nulls removed, retired ``THINKING_*`` translated,
-  legacy ``binary`` parts upgraded), each repair reported as a
+  legacy ``binary`` parts upgraded, fractional timestamps made integer
+  milliseconds), each repair reported as a
   :class:`DecodeWarning`, then converted with ``msgspec.convert``. What is still
   invalid is a malformed known field: :class:`~agui.errors.DecodeError` with its
   JSON path and offending value.

@@ -34,13 +34,19 @@ code                       repair
                            ``REASONING_*`` equivalent
 ``retired_field``          a field the translation cannot carry (``title``)
 ``minted_id``              a translated event needed an id none was open for
+``fractional_timestamp``   a finite fractional number in an event's
+                           ``timestamp`` (integer milliseconds in the schema;
+                           Python producers send ``time.time()``): made an
+                           integer number of milliseconds, by
+                           :func:`timestamp_ms` (below 1e11 it is read as
+                           seconds, else as milliseconds; rounded)
 =========================  ==================================================
 
 Never repaired (always a :class:`~agui.errors.DecodeError`): a malformed value
-in a known field (wrong JSON type, a value other than a ``const`` — e.g.
-REASONING_MESSAGE_START role ``"assistant"`` — a union slot holding a
-non-object), a missing required field, a document that is not a JSON object or
-has no ``type``.
+in a known field (wrong JSON type, the fractional ``timestamp`` above aside; a
+value other than a ``const`` — e.g. REASONING_MESSAGE_START role
+``"assistant"`` — a union slot holding a non-object), a missing required
+field, a document that is not a JSON object or has no ``type``.
 
 JSON Patch operations are checked by :mod:`agui.wire.patch` (unknown ``op``
 removed with ``unknown_union_member``; a malformed op is an error).
@@ -56,6 +62,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agui.wire.shapes import (
+    LEAF,
     OPEN,
     OPEN_NOT_NULL,
     OPEN_OBJECT,
@@ -74,6 +81,7 @@ __all__ = [
     "format_pointer",
     "printable",
     "repair",
+    "timestamp_ms",
 ]
 
 UNKNOWN_EVENT_TYPE = "unknown_event_type"
@@ -86,6 +94,12 @@ LEGACY_BINARY_PART = "legacy_binary_part"
 RETIRED_EVENT = "retired_event"
 RETIRED_FIELD = "retired_field"
 MINTED_ID = "minted_id"
+FRACTIONAL_TIMESTAMP = "fractional_timestamp"
+
+SECONDS_BELOW = 1e11
+"""A fractional timestamp below this is in seconds: 1e11 ms is March 1973, 1e11 s the year 5138."""
+
+_MAX_SAFE = 2**53 - 1  # the schema's bound on timestamp (a JSON-safe integer)
 
 #: wire names whose ``null`` is an error even in an optional slot (0.x and 1.0 both reject it)
 NULL_IS_ERROR = frozenset({"metadata", "subagentRunId"})
@@ -242,6 +256,8 @@ def _repair_struct(value: dict, shape: StructShape, path: Path, warnings: list) 
                     )
                 )
                 fixed = DROP
+            elif key == "timestamp" and item.__class__ is float and fs.shape is LEAF:
+                fixed = _repair_timestamp(item, [*path, key], shape, warnings)
             else:
                 fixed = repair(item, fs.shape, [*path, key], warnings)
             if fixed is DROP and fs.required:
@@ -262,6 +278,38 @@ def _repair_struct(value: dict, shape: StructShape, path: Path, warnings: list) 
             else:
                 out[key] = fixed
     return value if out is None else out
+
+
+def timestamp_ms(value: float) -> int | None:
+    """The integer milliseconds a fractional ``timestamp`` stands for (rule
+    ``fractional_timestamp``): below :data:`SECONDS_BELOW` in absolute value it
+    is seconds (``1733000000.123`` -> ``1733000000123``), else milliseconds
+    (``1733000000123.4`` -> ``1733000000123``); rounded to the nearest
+    millisecond. None when ``value`` is not finite or the result is past the
+    schema's safe-integer bound (then the value stays a decode error)."""
+    import math
+
+    if not math.isfinite(value):
+        return None
+    ms = round(value * 1000) if abs(value) < SECONDS_BELOW else round(value)
+    return ms if -_MAX_SAFE <= ms <= _MAX_SAFE else None
+
+
+def _repair_timestamp(value: float, path: Path, shape: StructShape, warnings: list) -> Any:
+    ms = timestamp_ms(value)
+    if ms is None:
+        return value  # left for msgspec to reject
+    unit = "seconds" if abs(value) < SECONDS_BELOW else "milliseconds"
+    warnings.append(
+        DecodeWarning(
+            FRACTIONAL_TIMESTAMP,
+            f"made the fractional timestamp {value!r} at {format_pointer(path)} of"
+            f" {_describe(shape)} the integer {ms} (read as {unit}; the schema's timestamp"
+            " is integer milliseconds)",
+            format_path(path),
+        )
+    )
+    return ms
 
 
 def _repair_union(value: Any, shape: UnionShape, path: Path, warnings: list) -> Any:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 import re
 
@@ -98,3 +99,37 @@ def test_a_thread_pinned_by_two_processes_is_shared_by_them(url):
         boards.append(next(line for line in lines if line.startswith("board   run ")))
     assert boards[0].endswith("thread pinned · 1 message · waiting on 1 interrupt")
     assert boards[1].endswith("thread pinned · 2 messages · waiting on 1 interrupt")
+
+
+@pytest.mark.parametrize(("answer", "said"), [("y", "true"), ("n", "false")])
+def test_trace_pauses_on_the_langgraph_legacy_interrupt_and_its_resume_completes(
+        url, answer, said):
+    argv = ["trace", "--url", url, "--thread", f"trace-{answer}", "ask"]
+    code, lines, err = board_watch(argv, answer + "\n")
+    assert (code, err) == (0, "")
+    # the same rule as watch (agui.profiles): a warn line, then the pause
+    [warn] = [line for line in lines if line.startswith("warn ")]
+    assert warn.endswith(f"({LANGGRAPH_ON_INTERRUPT})")
+    assert "RUN_FINISHED has no outcome after ag-ui-langgraph's legacy CUSTOM" in warn
+    [pause] = [line for line in lines if line.startswith("pause ")]
+    interrupt_id = re.fullmatch(r"pause\s+(\S+) approval: Approve the plan\?", pause)[1]
+    assert kinds(lines).index("warn") < kinds(lines).index("pause")
+    [answer_line] = [line for line in lines if line.startswith("answer ")]
+    assert answer_line.split() == ["answer", interrupt_id, "yes" if answer == "y" else "no"]
+    # ONE resume request answering it with a value (compat_langgraph_resume_value)
+    sends = [line for line in lines if line.startswith("send ")]
+    assert re.fullmatch(r"send\s+POST /agent run-2: resume 1 answers \(\d+ messages\)", sends[1])
+    assert json.loads(sends[2].split(None, 1)[1]) == {
+        "interruptId": interrupt_id, "status": "resolved", "payload": {"approved": said == "true"}}
+    # the resumed run completes with the answer the graph got
+    after = lines[lines.index(sends[-1]):]
+    assert any(f'you said: {{\\"approved\\": {said}}}' in line for line in after)
+    assert '"type":"RUN_FINISHED"' in after[-1]
+    assert not [line for line in after if line.startswith(("pause ", "end ", "error "))]
+
+
+def test_trace_at_end_of_input_on_the_legacy_interrupt_sends_no_resume(url):
+    code, lines, err = board_watch(["trace", "--url", url, "--thread", "trace-eof", "ask"], "")
+    assert (code, err) == (0, "")
+    assert lines[-1] == "stop    end of input with 1 interrupt unanswered; no resume sent"
+    assert len([line for line in lines if line.startswith("send ")]) == 1
