@@ -72,11 +72,15 @@ SectionFn = Callable[[Config], list[Row]]
 SECTIONS: list[tuple[str, SectionFn]] = []
 
 
-def section(name: str) -> Callable[[SectionFn], SectionFn]:
-    """Register a benchmark section under ``name`` (run in registration order)."""
+def section(name: str, first: bool = False) -> Callable[[SectionFn], SectionFn]:
+    """Register a benchmark section under ``name`` (run in registration order;
+    ``first=True`` puts it ahead of the sections registered so far)."""
 
     def register(fn: SectionFn) -> SectionFn:
-        SECTIONS.append((name, fn))
+        if first:
+            SECTIONS.insert(0, (name, fn))
+        else:
+            SECTIONS.append((name, fn))
         return fn
 
     return register
@@ -393,6 +397,7 @@ sys.modules.setdefault("bench", sys.modules[__name__])
 import bench_floor  # noqa: F401  (floor)
 import bench_pipeline  # noqa: F401  (pipeline, linear, reference, memory, encode)
 import bench_server  # noqa: F401  (server)
+import bench_session  # noqa: F401  (session: registers itself first)
 
 # -- driver -------------------------------------------------------------------------------
 
