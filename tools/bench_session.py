@@ -27,15 +27,14 @@ import json
 import statistics
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from bench import ROOT, Config, Row, section
 from bench_pipeline import _LAUNCHER, _TEMP, _label, _met, stream_file
+from bench_sse_server import SseServer
 from benchgen import iter_stream, sse_bytes
 
-SERVER = Path(__file__).with_name("bench_sse_server.py")
 CPU_TARGET = 300_000.0  # events/s, Session over HTTP at 1M
 SKELETON_TARGET = 50.0  # % of the skeleton's rate
 SCALING_TARGET = 11.0  # time(1M) / time(100k)
@@ -45,35 +44,6 @@ PATHS = {
     "replay": "Session + ReplayTransport(bytes)",
     "skeleton": "skeleton (bench_floor) on the same bytes",
 }
-
-
-class SseServer:
-    """``tools/bench_sse_server.py`` in a child process, for a ``with`` block; ``url``."""
-
-    def __init__(self) -> None:
-        self.proc: subprocess.Popen[str] | None = None
-        self.url = ""
-
-    def __enter__(self) -> Self:
-        self.proc = subprocess.Popen([sys.executable, str(SERVER)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        self.url = f"http://127.0.0.1:{int(self.proc.stdout.readline())}"
-        return self
-
-    def stats(self) -> dict[str, Any]:
-        """The server's lateness figures since the last call (see the server module)."""
-        with urllib.request.urlopen(self.url + "/stats", timeout=30) as answer:
-            return json.loads(answer.read())
-
-    def __exit__(self, *exc: object) -> None:
-        assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 _CHILD = r"""
@@ -235,4 +205,58 @@ def bench_session(cfg: Config) -> list[Row]:
                         {"events": events, "mix": "realistic", "skeleton_pct": 100 * rate / skel}))
     for row in rows:
         row.extra.setdefault("headline", True)
+    return rows
+
+
+# -- the reference on single runs ---------------------------------------------------------
+
+
+def single_run_files(n: int, seed: int) -> tuple[Path, Path]:
+    """One run of ``n`` events (basic mix) as an SSE file (ours) and a JSONL file (the reference's)."""
+    from benchgen import jsonl_lines
+
+    events = list(iter_stream(n, seed, run_size=n))
+    sse = Path(_TEMP.name) / f"single-{n}-{seed}.sse"
+    jsonl = sse.with_suffix(".jsonl")
+    sse.write_bytes(sse_bytes(events))
+    jsonl.write_bytes(b"".join(line + b"\n" for line in jsonl_lines(events)))
+    return sse, jsonl
+
+
+@section("reference-single")
+def bench_reference_single(cfg: Config) -> list[Row]:
+    """@ag-ui/client against our whole client on ONE run of 2k and of 5k events (the
+    ``reference`` section's streams hold several runs: its cost grows with the conversation).
+
+    Both wall time over loopback HTTP: the reference serves the stream from its own
+    Node process; ours comes from the server process, read by a fresh child."""
+    from bench_pipeline import ensure_reference, run_reference
+
+    cache, why = ensure_reference(install=not cfg.quick)
+    if cache is None:
+        return [Row("reference-single", "@ag-ui/client 1.0.0, single run", 0.0, "skipped", why,
+                    {"skipped": True})]
+    sizes = (2_000,) if cfg.quick else (2_000, 5_000)
+    repeats = 1 if cfg.quick else min(cfg.repeats, 3)
+    rows: list[Row] = []
+    with SseServer() as server:
+        for n in sizes:
+            sse, jsonl = single_run_files(n, cfg.seed)
+            events = events_in(sse)
+            result = run_reference(cache, jsonl, repeats)
+            done = [t for t, ok in zip(result["seconds"], result["ok"], strict=True) if ok]
+            theirs = statistics.median(done) if done else 0.0
+            ours = statistics.median(run_child("http", sse, server.url)["wall"] for _ in range(repeats))
+            label = f"single run of {_label(n)} events"
+            rows.append(Row("reference-single", f"@ag-ui/client 1.0.0, {label}",
+                            events / theirs if done else 0.0, "events/s",
+                            f"wall, median of {len(done)}: {theirs:.3f} s"
+                            + (f"; FAILED: {result['failed']}" if result["failed"] else ""),
+                            {"events": events, "seconds": result["seconds"], "ok": result["ok"]}))
+            rows.append(Row("reference-single", f"agui Session + HttpTransport, {label}", events / ours,
+                            "events/s", f"wall, median of {repeats}: {ours:.3f} s (server process)",
+                            {"events": events}))
+            rows.append(Row("reference-single", f"speed-up (wall / wall), {label}",
+                            theirs / ours if done else 0.0, "x",
+                            "like for like on one run; the reference section's figures are on multi-run streams"))
     return rows

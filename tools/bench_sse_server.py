@@ -17,6 +17,8 @@ whatever its method or body (a POSTed RunAgentInput is read and ignored), with
   server wrote the paced frames since the last ``/stats`` (a late server, not a
   slow client, would show there); resets the figures.
 
+:class:`SseServer` starts it from a benchmark (``with SseServer() as server: server.url``).
+
 Paced frames of all connections are written by one scheduler (a heap of due
 times), so thousands of streams cost one timer, not one task each.
 """
@@ -26,8 +28,13 @@ from __future__ import annotations
 import asyncio
 import heapq
 import json
+import resource
+import subprocess
 import sys
 import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 HEAD = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
@@ -176,7 +183,38 @@ class Handler(asyncio.Protocol):
             self.scheduler.add(stream, time.perf_counter() + float(query.get("offset", 0)))
 
 
+class SseServer:
+    """``tools/bench_sse_server.py`` in a child process, for a ``with`` block; ``url``."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[str] | None = None
+        self.url = ""
+
+    def __enter__(self) -> Self:
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__))], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        self.url = f"http://127.0.0.1:{int(self.proc.stdout.readline())}"
+        return self
+
+    def stats(self) -> dict[str, Any]:
+        """The server's lateness figures since the last call (see the server module)."""
+        with urllib.request.urlopen(self.url + "/stats", timeout=30) as answer:
+            return json.loads(answer.read())
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
 async def main() -> None:
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # thousands of connections
     loop = asyncio.get_running_loop()
     scheduler = Scheduler()
     server = await loop.create_server(lambda: Handler(scheduler), "127.0.0.1", 0, backlog=4096)
