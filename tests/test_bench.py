@@ -183,6 +183,8 @@ def test_bench_concurrency_rows_cover_paced_and_unpaced_levels_per_client(quick_
             assert extra["cpu_pct"] > 0 and extra["mib_per_session"] >= 0
             assert "p99" in row["note"] and "MiB/session" in row["note"]
             assert extra["errors"] == []
+    ten = next(r for r in rows if r["name"] == "Session + httpx, paced 100/s, 10 sessions")
+    assert ten["extra"]["mib_per_session"] > 0  # the child's own peak, not one inherited from the bench
     ceilings = [r for r in rows if r["name"].startswith("saturation ceiling")]
     assert "saturation ceiling, Session + httpx" in [r["name"] for r in ceilings]
     assert all(r["value"] % 100 == 0 for r in ceilings)  # a whole number of 100/s streams
