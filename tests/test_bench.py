@@ -15,14 +15,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTIONS = ("pipeline", "linear", "reference", "memory", "encode")
+SECTIONS = ("session", "pipeline", "linear", "reference", "memory", "encode", "reference-single",
+            "concurrency", "http-stacks")
+TOOLS = ROOT / "tools"
 
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
-    out = tmp_path_factory.mktemp("bench") / "bench.json"
+    folder = tmp_path_factory.mktemp("bench")
+    out = folder / "bench.json"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "bench.py"), "--quick", "--json", str(out)],
+        [sys.executable, str(ROOT / "tools" / "bench.py"), "--quick", "--json", str(out),
+         "--markdown", str(folder / "table.md")],
         capture_output=True,
         text=True,
         timeout=300,
@@ -30,7 +34,9 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout, json.loads(out.read_text())
+    payload = json.loads(out.read_text())
+    payload["markdown"] = (folder / "table.md").read_text()
+    return done.stdout, payload
 
 
 def rows_of(payload: dict, section: str) -> list[dict]:
@@ -131,3 +137,164 @@ def test_bench_floor_rows_put_the_session_path_beside_the_floor(quick_run):
     assert names[-2:] == ["Pipeline.feed_bytes (the layer)", "Session.run() (the path users run)"]
     assert all(r["unit"] == "events/s" and r["value"] > 0 for r in rows)
     assert "% of the skeleton" in rows[-1]["note"]
+
+
+def test_bench_session_rows_come_first_with_rates_rss_and_the_skeleton_share(quick_run):
+    stdout, payload = quick_run
+    assert payload["rows"][0]["section"] == "session"
+    assert stdout.splitlines()[2].split()[0] == "session"
+    rows = rows_of(payload, "session")
+    names = [r["name"] for r in rows]
+    http = "Session + HttpTransport (loopback, server process)"
+    replay = "Session + ReplayTransport(bytes)"
+    for path in (http, replay):
+        assert f"{path}, 2k events" in names and f"{path}, 20k events" in names
+        assert f"{path}, scaling time(20k) / time(2k)" in names
+        assert f"{path}, peak RSS at 20k" in names
+        assert f"{path}, % of the skeleton at 20k" in names
+        assert f"{path}, realistic mix, 2k events" in names
+    for row in rows:
+        if row["name"].endswith(" events") and "realistic" not in row["name"]:
+            extra = row["extra"]
+            assert row["unit"] == "events/s (CPU)" and row["value"] > 0
+            assert extra["wall_rate"] > 0 and extra["skeleton_rate"] > 0 and extra["peak_mib"] > 0
+            assert extra["skeleton_pct"] == pytest.approx(100 * row["value"] / extra["skeleton_rate"])
+            assert extra["runs"][0]["updates"] >= extra["events"]
+    scaling = next(r for r in rows if r["name"] == f"{http}, scaling time(20k) / time(2k)")
+    assert scaling["extra"]["target"] == 11.0 and isinstance(scaling["extra"]["met"], bool)
+    share = next(r for r in rows if r["name"] == f"{http}, % of the skeleton at 20k")
+    assert share["extra"]["target"] == 50.0 and "target >= 50%" in share["note"]
+
+
+def test_bench_concurrency_rows_cover_paced_and_unpaced_levels_per_client(quick_run):
+    _, payload = quick_run
+    rows = rows_of(payload, "concurrency")
+    names = [r["name"] for r in rows]
+    for mode in ("paced 100/s", "unpaced"):
+        for n in (1, 10):
+            assert f"Session + httpx, {mode}, {n} sessions" in names
+    for row in rows:
+        if row["unit"] == "skipped":
+            assert row["note"] and row["extra"]["skipped"] is True
+        elif row["unit"] == "events/s" and "ceiling" not in row["name"]:
+            extra = row["extra"]
+            assert row["value"] > 0 and extra["events"] > 0
+            assert 0 <= extra["p50_ms"] <= extra["p99_ms"]
+            assert extra["cpu_pct"] > 0 and extra["mib_per_session"] >= 0
+            assert "p99" in row["note"] and "MiB/session" in row["note"]
+            assert extra["errors"] == []
+    ten = next(r for r in rows if r["name"] == "Session + httpx, paced 100/s, 10 sessions")
+    assert ten["extra"]["mib_per_session"] > 0  # the child's own peak, not one inherited from the bench
+    ceilings = [r for r in rows if r["name"].startswith("saturation ceiling")]
+    assert "saturation ceiling, Session + httpx" in [r["name"] for r in ceilings]
+    assert all(r["value"] % 100 == 0 for r in ceilings)  # a whole number of 100/s streams
+    reference = [r for r in rows if r["name"].startswith("@ag-ui/client")]
+    if reference[0]["unit"] != "skipped":
+        assert "ceiling ratio Session + httpx / reference" in names
+
+
+def test_bench_http_stacks_compare_the_cost_per_read_side_by_side(quick_run):
+    _, payload = quick_run
+    rows = rows_of(payload, "http-stacks")
+    measured = {r["extra"]["stack"]: r for r in rows if r["unit"] == "µs"}
+    assert {"httpx", "asyncio-streams"} <= set(measured)
+    for row in measured.values():
+        assert row["value"] > 0 and row["extra"]["reads"] > 0
+    ratios = [r for r in rows if r["unit"] == "x"]
+    assert {r["extra"]["stack"] for r in ratios} == set(measured) - {"httpx"}
+
+
+def test_bench_reference_single_rows_are_labelled_single_run(quick_run):
+    _, payload = quick_run
+    rows = rows_of(payload, "reference-single")
+    if rows[0]["unit"] == "skipped":
+        assert rows[0]["note"]
+        return
+    assert [r["name"] for r in rows] == [
+        "@ag-ui/client 1.0.0, single run of 2k events",
+        "agui Session + HttpTransport, single run of 2k events",
+        "speed-up (wall / wall), single run of 2k events",
+    ]
+    multi = rows_of(payload, "reference")
+    if not multi[0]["extra"].get("skipped"):
+        assert "-run stream" in multi[0]["note"]
+
+
+def test_bench_markdown_table_starts_with_the_command_and_the_session_rows(quick_run):
+    _, payload = quick_run
+    lines = payload["markdown"].splitlines()
+    assert lines[0].startswith("Produced by `python tools/bench.py --quick --json ")
+    assert lines[2] == "| section | figure | value | target | note |"
+    assert lines[4].startswith("| session | Session + HttpTransport")
+    assert any("**not met**" in line or "**met**" in line for line in lines[4:])
+    assert lines[-1].startswith("Targets: ")
+
+
+def test_bench_markdown_replaces_only_the_text_between_the_markers(tmp_path):
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(TOOLS))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{bench.MARK_START}\nold table\n{bench.MARK_END}\noutro\n")
+    bench.write_markdown(readme, "new table\n")
+    assert readme.read_text() == f"intro\n{bench.MARK_START}\nnew table\n{bench.MARK_END}\noutro\n"
+    other = tmp_path / "table.md"
+    bench.write_markdown(other, "just the table\n")
+    assert other.read_text() == "just the table\n"
+
+
+def _benchgen():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import benchgen
+    finally:
+        sys.path.remove(str(TOOLS))
+    return benchgen
+
+
+def test_realistic_mix_is_deterministic_and_carries_the_heavy_event_kinds():
+    benchgen = _benchgen()
+    a = benchgen.generate_stream(6000, seed=7, mix="realistic")
+    assert a == benchgen.generate_stream(6000, seed=7, mix="realistic")
+    assert a != benchgen.generate_stream(6000, seed=8, mix="realistic")
+    kinds = {e["type"] for e in a}
+    assert kinds >= {"STATE_SNAPSHOT", "STATE_DELTA", "MESSAGES_SNAPSHOT", "REASONING_MESSAGE_CONTENT",
+                     "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "TOOL_CALL_RESULT", "TEXT_MESSAGE_CONTENT"}
+    snapshot = next(e for e in a if e["type"] == "STATE_SNAPSHOT")
+    assert len(json.dumps(snapshot["snapshot"])) >= 2000  # a state of a few KB
+    assert max(len(e["delta"]) for e in a if e["type"] == "STATE_DELTA") >= 3  # multi-op deltas
+    activity = next(e for e in a if e["type"] == "ACTIVITY_SNAPSHOT")
+    assert activity["activityType"] == "a2ui-surface"
+    assert "createSurface" in activity["content"]["a2ui_operations"][0]
+    with pytest.raises(KeyError):
+        benchgen.generate_stream(10, mix="nope")
+
+
+@pytest.mark.parametrize("mix", ["basic", "realistic"])
+def test_each_mix_verifies_cleanly_in_strict_mode(mix):
+    from agui.pipeline import Pipeline
+    from agui.updates import ErrorUpdate, WarningUpdate
+
+    benchgen = _benchgen()
+    data = benchgen.sse_bytes(benchgen.generate_stream(12_000, seed=3, mix=mix))
+    pipeline = Pipeline(verify="strict")
+    updates = [u for i in range(0, len(data), 65536) for u in pipeline.feed_bytes(data[i : i + 65536])]
+    updates += pipeline.close()
+    assert [u for u in updates if isinstance(u, ErrorUpdate | WarningUpdate)] == []
+    assert sum(1 for e in updates if type(e).__name__ == "Done") >= 2  # several runs, all closed
+
+
+def test_concurrency_client_names_a_missing_transport_instead_of_running():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench_conc_client
+    finally:
+        sys.path.remove(str(TOOLS))
+    from agui.transports import HttpTransport
+
+    assert bench_conc_client.transport_class("httpx") is HttpTransport
+    assert bench_conc_client.transport_class("agui.transports:HttpTransport") is HttpTransport
+    with pytest.raises(AttributeError):
+        bench_conc_client.transport_class("agui.transports:NoSuchTransport")

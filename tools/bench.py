@@ -20,18 +20,23 @@ Sections:
   >= 5x faster (it also has the per-frame size cap the library lacks).
 * ``pipeline``, ``linear``, ``reference``, ``memory``, ``encode``: see
   ``tools/bench_pipeline.py``; ``server``: see ``tools/bench_server.py``; ``floor``: see ``tools/bench_floor.py``.
+* ``session`` (the headline, printed first): see ``tools/bench_session.py``;
+  ``concurrency`` and ``http-stacks``: see ``tools/bench_concurrency.py``.
 
 Usage::
 
-    python tools/bench.py [--quick] [--json PATH] [--only decode,sse]
+    python tools/bench.py [--quick] [--json PATH] [--markdown PATH] [--only decode,sse]
+                          [--transports httpx,aiohttp,httptools]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
+import re
 import statistics
 import sys
 import time
@@ -54,6 +59,8 @@ class Config:
     repeats: int = 7
     events: int = 40_000
     seed: int = 1234
+    transports: str = "httpx,aiohttp,httptools"
+    """Transports the concurrency section runs (names or ``module:Class``, comma-separated)."""
 
 
 @dataclass
@@ -72,11 +79,15 @@ SectionFn = Callable[[Config], list[Row]]
 SECTIONS: list[tuple[str, SectionFn]] = []
 
 
-def section(name: str) -> Callable[[SectionFn], SectionFn]:
-    """Register a benchmark section under ``name`` (run in registration order)."""
+def section(name: str, first: bool = False) -> Callable[[SectionFn], SectionFn]:
+    """Register a benchmark section under ``name`` (run in registration order;
+    ``first=True`` puts it ahead of the sections registered so far)."""
 
     def register(fn: SectionFn) -> SectionFn:
-        SECTIONS.append((name, fn))
+        if first:
+            SECTIONS.insert(0, (name, fn))
+        else:
+            SECTIONS.append((name, fn))
         return fn
 
     return register
@@ -390,9 +401,11 @@ def bench_sse(cfg: Config) -> list[Row]:
 # Sections in other modules register themselves when imported (they import this
 # module as ``bench``, also when it runs as a script).
 sys.modules.setdefault("bench", sys.modules[__name__])
+import bench_concurrency  # noqa: F401  (concurrency, http-stacks)
 import bench_floor  # noqa: F401  (floor)
 import bench_pipeline  # noqa: F401  (pipeline, linear, reference, memory, encode)
 import bench_server  # noqa: F401  (server)
+import bench_session  # noqa: F401  (session: registers itself first)
 
 # -- driver -------------------------------------------------------------------------------
 
@@ -424,25 +437,87 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+_TARGET = re.compile(r"target ([^;]*?): (met|NOT met)")
+
+
+def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) -> str:
+    """The README performance table: the command that produced it, then one Markdown
+    row per figure (the ``session`` headline rows first), each target met or not."""
+    def fmt(value: float) -> str:
+        return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    ordered = sorted(rows, key=lambda r: r.section != "session")  # stable: headline first
+    lines = [
+        (f"Produced by `{command}` ({'quick' if cfg.quick else 'full'} run, median of {cfg.repeats}, "
+        f"{seconds / 60:.1f} min; Python {platform.python_version()}, {os.cpu_count()} cores, "
+        f"load average at the end {load}; {time.strftime('%Y-%m-%d')})."),
+        "",
+        "| section | figure | value | target | note |",
+        "|---|---|---:|---|---|",
+    ]
+    met = missed = 0
+    for r in ordered:
+        target = ""
+        note = r.note
+        found = _TARGET.search(note)
+        if found:
+            ok = found.group(2) == "met"
+            met, missed = met + ok, missed + (not ok)
+            target = f"{found.group(1)}: **{'met' if ok else 'not met'}**"
+            note = (note[: found.start()] + note[found.end() :]).strip(" ;")
+        lines.append(f"| {r.section} | {cell(r.name)} | {fmt(r.value)} {cell(r.unit)} | {target} | {cell(note)} |")
+    lines += ["", f"Targets: {met} met, {missed} not met."]
+    return "\n".join(lines) + "\n"
+
+
+MARK_START, MARK_END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
+
+
+def write_markdown(path: Path, table: str) -> None:
+    """Write ``table`` to ``path``; when the file holds the two bench-table markers, only
+    the text between them is replaced (so ``--markdown README.md`` updates the README)."""
+    old = path.read_text() if path.exists() else ""
+    if MARK_START in old and MARK_END in old:
+        head, _, rest = old.partition(MARK_START)
+        _, _, tail = rest.partition(MARK_END)
+        path.write_text(f"{head}{MARK_START}\n{table}{MARK_END}{tail}")
+    else:
+        path.write_text(table)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (CI smoke run)")
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    parser.add_argument("--markdown", metavar="PATH", help="also write the README performance table "
+                        "(between the bench-table markers when PATH has them, e.g. README.md)")
     parser.add_argument("--only", help="comma-separated section names")
     parser.add_argument("--repeats", type=int, help="timed runs per figure (median)")
+    parser.add_argument("--transports", help="transports of the concurrency section, comma-separated "
+                        "(httpx, aiohttp, httptools or module:Class; default: all three)")
     args = parser.parse_args(argv)
     cfg = Config(quick=True, repeats=3, events=1500) if args.quick else Config()
     if args.repeats:
         cfg.repeats = args.repeats
+    if args.transports:
+        cfg.transports = args.transports
     only = [s.strip() for s in args.only.split(",")] if args.only else None
     unknown = set(only or ()) - {name for name, _ in SECTIONS}
     if unknown:
         parser.error(f"unknown section(s): {', '.join(sorted(unknown))}")
     started = time.perf_counter()
     rows = run(cfg, only)
+    seconds = time.perf_counter() - started
     print(format_table(rows))
     print(f"\n({'quick' if cfg.quick else 'full'} run, median of {cfg.repeats}, "
-          f"{time.perf_counter() - started:.1f} s, Python {platform.python_version()})")
+          f"{seconds:.1f} s, Python {platform.python_version()})")
+    if args.markdown:
+        command = "python tools/bench.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        write_markdown(Path(args.markdown), format_markdown(rows, command.strip(), seconds, cfg))
     if args.json:
         payload = {
             "config": asdict(cfg),

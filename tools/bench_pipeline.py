@@ -484,7 +484,9 @@ def bench_reference(cfg: Config) -> list[Row]:
         done = [t for t, ok in zip(result["seconds"], result["ok"], strict=True) if ok]
         theirs = statistics.median(done) if done else 0.0
         ours = statistics.median(pipeline_seconds(_sizes(cfg), cfg.seed, cfg.repeats)[n])
-        note = f"median of {len(done)}: {theirs:.2f} s, {result['messages']} messages"
+        runs = stream_bytes(n, cfg.seed).count(b'"type":"RUN_STARTED"')
+        note = (f"{runs}-run stream (runs of <= 5000 events); median of {len(done)}: {theirs:.2f} s, "
+                f"{result['messages']} messages")
         if result["failed"]:
             note += f"; {len(result['seconds']) - len(done)} run(s) FAILED: {result['failed']}"
         rows.append(
