@@ -20,6 +20,7 @@ Sections:
   >= 5x faster (it also has the per-frame size cap the library lacks).
 * ``pipeline``, ``linear``, ``reference``, ``memory``, ``encode``: see
   ``tools/bench_pipeline.py``; ``server``: see ``tools/bench_server.py``; ``floor``: see ``tools/bench_floor.py``.
+* ``proto`` — protobuf decode and encode events/s next to JSON on the same events: see ``tools/bench_proto.py``.
 
 Usage::
 
@@ -392,6 +393,7 @@ def bench_sse(cfg: Config) -> list[Row]:
 sys.modules.setdefault("bench", sys.modules[__name__])
 import bench_floor  # noqa: F401  (floor)
 import bench_pipeline  # noqa: F401  (pipeline, linear, reference, memory, encode)
+import bench_proto  # noqa: F401  (proto)
 import bench_server  # noqa: F401  (server)
 
 # -- driver -------------------------------------------------------------------------------
