@@ -196,3 +196,13 @@ def test_a_large_protobuf_recording_is_read_in_memory_independent_of_its_size(tm
     """)
     assert out.split() == ["proto", "1", str(n + 4), "t", "r"]
     assert peak < 60  # the file is over 60 MB; a streamed read holds a chunk and a frame
+
+
+def test_a_nan_in_a_recorded_value_is_a_bad_frame_naming_its_path(tmp_path):
+    path = tmp_path / "nan.pb"
+    path.write_bytes(body(START, {"type": "STATE_SNAPSHOT", "snapshot": {"x": float("nan")}}))
+    assert replay(path) == (
+        "run     r started\n"
+        f"[stderr] board-watch: error: fixture {path}: bad protobuf frame: nan cannot be "
+        "written as JSON (NaN and Infinity are not JSON numbers) at $.snapshot.x\n[exit 1]\n"
+    )

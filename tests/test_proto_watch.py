@@ -165,3 +165,31 @@ def test_utf8_watch_passes_protobuf_event_text_unchecked():
     assert chunks == ['{"type":"RUN_STARTED","threadId":"t","runId":"r"}', b"data: \xff\n\n"]
     assert watch.take() is True  # the bytes chunk, once
     assert watch.take() is False
+
+
+def test_a_protobuf_string_that_is_not_utf8_is_a_bad_frame_not_a_replaced_character():
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from agui.server import BackgroundServer
+    from agui.wire.proto import encode_proto_frame
+
+    start = {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"}
+    text = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "h\u00e9"}
+    bad = encode_proto_frame(text).replace("\u00e9".encode(), b"\xff\xfe")
+
+    async def endpoint(request):
+        return Response(encode_proto_frame(start) + bad, media_type=PROTOBUF_MEDIA_TYPE)
+
+    app = Starlette(routes=[Route("/agent", endpoint, methods=["POST"])])
+    with BackgroundServer(app) as server:
+        text_out = transcript(
+            server, ["watch", "--url", server.url + "/agent", "--protobuf"], "hello\n"
+        )
+    assert text_out == (
+        "run     run-1 started\n"
+        "[stderr] board-watch: error: http://127.0.0.1:PORT/agent: bad protobuf frame: "
+        "protobuf Event does not parse: Error parsing message with type 'ag_ui.Event'\n"
+        "[exit 1]\n"
+    )

@@ -82,7 +82,9 @@ def proto_items(chunks: Iterable[bytes], name: str) -> Iterator[str]:
             f"{where}: a protobuf frame of {exc.size} bytes exceeds the {exc.limit}-byte cap",
             kind="protocol",
         ) from exc
-    except (DecodeError, EncodeError) as exc:  # EncodeError: a NaN in a Value, not JSON
+    except EncodeError as exc:  # a NaN / infinity in a google.protobuf.Value: not JSON
+        raise TransportError(f"{where}: bad protobuf frame: {exc}", kind="protocol") from exc
+    except DecodeError as exc:
         if "cut inside a frame" in exc.reason:
             raise TransportError(f"{where}: the recording ended mid-frame: {exc.reason}",
                                  kind="truncated") from exc
