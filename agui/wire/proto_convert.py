@@ -290,32 +290,55 @@ def _num(value: float) -> Any:
     return value
 
 
+_SCALAR, _LIST, _MESSAGES, _OPTIONAL, _MESSAGE, _ANY, _OBJECT = range(7)
+_PLANS: dict[Any, tuple[tuple[str, str, int], ...]] = {}
+
+
+def _plan(descriptor: Any) -> tuple[tuple[str, str, int], ...]:
+    """``(field name, JSON name, kind)`` of each field of a message type, in declaration
+    order (worked out once per type: descriptor attributes are slow to read)."""
+    plan = _PLANS.get(descriptor)
+    if plan is None:
+        rows = []
+        for fd in descriptor.fields:
+            full = fd.message_type.full_name if fd.message_type is not None else ""
+            if fd.is_repeated:
+                kind = _MESSAGES if full else _LIST
+            elif full == _VALUE:
+                kind = _ANY
+            elif full == _STRUCT:
+                kind = _OBJECT
+            elif full:
+                kind = _MESSAGE
+            else:
+                kind = _OPTIONAL if fd.has_presence else _SCALAR
+            rows.append((fd.name, fd.json_name, kind))
+        plan = _PLANS[descriptor] = tuple(rows)
+    return plan
+
+
 def _plain(msg: PbMessage) -> dict[str, Any]:
     """``msg`` as a dict keyed by JSON names, as ts-proto materialises it: scalars without
     presence at their default, absent optionals and messages left out, lists always there."""
     out: dict[str, Any] = {}
-    for fd in msg.DESCRIPTOR.fields:
-        if fd.is_repeated:
-            items = getattr(msg, fd.name)
-            out[fd.json_name] = ([_plain(x) for x in items] if fd.message_type is not None
-                                 else list(items))
-        elif fd.message_type is not None or fd.has_presence:
-            if not msg.HasField(fd.name):
-                continue
-            value = getattr(msg, fd.name)
-            full = fd.message_type.full_name if fd.message_type is not None else ""
-            if full == _VALUE:
-                if value.WhichOneof("kind") is None:
-                    continue
-                out[fd.json_name] = _from_value(value)
-            elif full == _STRUCT:
-                out[fd.json_name] = _from_struct(value)
-            elif fd.message_type is not None:
-                out[fd.json_name] = _plain(value)
+    for name, json_name, kind in _plan(msg.DESCRIPTOR):
+        if kind == _SCALAR:
+            out[json_name] = getattr(msg, name)
+        elif kind == _LIST:
+            out[json_name] = list(getattr(msg, name))
+        elif kind == _MESSAGES:
+            out[json_name] = [_plain(x) for x in getattr(msg, name)]
+        elif msg.HasField(name):
+            value = getattr(msg, name)
+            if kind == _ANY:
+                if value.WhichOneof("kind") is not None:
+                    out[json_name] = _from_value(value)
+            elif kind == _OBJECT:
+                out[json_name] = _from_struct(value)
+            elif kind == _MESSAGE:
+                out[json_name] = _plain(value)
             else:
-                out[fd.json_name] = value
-        else:
-            out[fd.json_name] = getattr(msg, fd.name)
+                out[json_name] = value
     return out
 
 
