@@ -135,3 +135,15 @@ async def test_a_protobuf_answer_not_asked_for_is_still_refused():
         async for _ in HttpTransport(srv.url + "/agent").stream(decode_input(json.dumps(BODY))):
             pass
     assert info.value.kind == "protocol"
+
+
+async def test_an_oversized_protobuf_frame_is_a_protocol_error_naming_the_frame_size():
+    data = encode_proto_frame(START) + (11 * 1024 * 1024).to_bytes(4, "big") + b"x" * 10
+    app = app_answering(data, PROTOBUF_MEDIA_TYPE)
+    with BackgroundServer(app) as srv, pytest.raises(TransportError) as info:
+        transport = HttpTransport(srv.url + "/agent", protobuf=True)
+        async for _ in transport.stream(decode_input(json.dumps(BODY))):
+            pass
+    assert info.value.kind == "protocol"
+    assert str(info.value).endswith(
+        "/agent: a protobuf frame of 11534336 bytes exceeds the 10485760-byte cap")

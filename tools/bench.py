@@ -22,6 +22,7 @@ Sections:
   ``tools/bench_pipeline.py``; ``server``: see ``tools/bench_server.py``; ``floor``: see ``tools/bench_floor.py``.
 * ``session`` (the headline, printed first): see ``tools/bench_session.py``;
   ``concurrency`` and ``http-stacks``: see ``tools/bench_concurrency.py``.
+* ``proto`` — protobuf decode and encode events/s next to JSON on the same events: see ``tools/bench_proto.py``.
 
 Usage::
 
@@ -404,6 +405,7 @@ sys.modules.setdefault("bench", sys.modules[__name__])
 import bench_concurrency  # noqa: F401  (concurrency, http-stacks)
 import bench_floor  # noqa: F401  (floor)
 import bench_pipeline  # noqa: F401  (pipeline, linear, reference, memory, encode)
+import bench_proto  # noqa: F401  (proto)
 import bench_server  # noqa: F401  (server)
 import bench_session  # noqa: F401  (session: registers itself first)
 

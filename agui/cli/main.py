@@ -147,6 +147,12 @@ def _add_target_flags(p: argparse.ArgumentParser) -> None:
         help="JSON list of tools to offer the agent (e.g. fixtures/task-board-tools.json); "
         "AG-UI has no tool discovery, so an agent needing a tool fails without it",
     )
+    p.add_argument(
+        "--protobuf",
+        action="store_true",
+        help="ask the agent for the protobuf binding (application/vnd.ag-ui.event+proto; "
+        "SSE is still accepted; needs the proto extra)",
+    )
 
 
 def _add_check_flag(p: argparse.ArgumentParser) -> None:

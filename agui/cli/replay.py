@@ -2,8 +2,8 @@
 
 Checks a recorded fixture once and streams it (see
 :mod:`agui.transports.recording` for the accepted forms: JSON array of events,
-``{"events": [...]}``, JSON Lines or raw SSE; memory does not grow with the
-file) through a :class:`agui.transports.ReplayTransport`, runs a
+``{"events": [...]}``, JSON Lines, raw SSE or protobuf frames; memory does not
+grow with the file) through a :class:`agui.transports.ReplayTransport`, runs a
 :class:`agui.session.Session` over it with the thread and run ids the recording
 carries, renders it exactly as ``watch`` would (same views and flags) and draws
 the board panel. A paused recording shows its interrupts; there is nothing
@@ -107,7 +107,7 @@ def load_fixture(
         raise CliError(
             f"fixture {path}: not a recorded event stream (no element is a JSON object "
             "with a 'type'; expected a JSON array of events, {\"events\": [...]}, "
-            "JSON Lines or SSE)"
+            "JSON Lines, SSE or protobuf frames)"
         )
     return ReplayTransport(recording), recording.thread_id, recording.run_id
 
@@ -120,10 +120,12 @@ async def replay(
     thread_id: str | None,
     run_id: str | None,
     check: bool = False,
+    source: str = "the recording",
 ) -> int:
     """Run one Session turn over ``transport``, render it, draw the panel.
     Returns 0, or :data:`agui.cli.watch.CHECK_FAILED` with ``check`` when the
-    run went wrong (``RunResult.failed``)."""
+    run went wrong (``RunResult.failed``). ``source`` names the recording in a
+    one-line error (a protobuf recording's bad frame ends the command)."""
     from agui.cli.watch import CHECK_FAILED, ChatOptions, draw_panel, drive
     from agui.session import Session
 
@@ -133,7 +135,8 @@ async def replay(
     session = Session(transport, **kwargs)
     overrides = {"run_id": run_id} if run_id else {}
     result = await drive(
-        session.run(**overrides), Renderer(render), console, ChatOptions(render=render)
+        session.run(**overrides), Renderer(render), console,
+        ChatOptions(render=render, url=source),
     )
     draw_panel(session, console)
     return CHECK_FAILED if check and result.failed else 0
@@ -145,4 +148,7 @@ def run_replay(args: argparse.Namespace, console: Console) -> int:
     render = RenderOptions(in_order=args.in_order, fragments=args.fragments)
     verify = "off" if args.no_verify else "tolerant"
     check = getattr(args, "check", False)
-    return asyncio.run(replay(transport, console, render, verify, thread_id, run_id, check))
+    source = f"fixture {args.file}"
+    return asyncio.run(
+        replay(transport, console, render, verify, thread_id, run_id, check, source)
+    )

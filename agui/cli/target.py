@@ -39,6 +39,7 @@ __all__ = [
     "load_json_file",
     "load_tools",
     "make_session",
+    "make_transport",
     "thread_ids",
 ]
 
@@ -224,6 +225,19 @@ def http_timeout(read: float | None) -> Any:
     return httpx.Timeout(30.0, connect=min(10.0, read), read=read)
 
 
+def make_transport(url: str, *, timeout: float | None = None, protobuf: bool = False) -> Any:
+    """The :class:`agui.transports.HttpTransport` ``watch`` and ``trace`` use
+    (``timeout``: see :func:`http_timeout`). ``protobuf`` (``--protobuf``) asks
+    for the protobuf binding (SSE is still accepted); without the ``proto``
+    extra it raises :class:`CliError` naming the install line."""
+    from agui.transports import HttpTransport
+
+    try:
+        return HttpTransport(url, timeout=http_timeout(timeout), protobuf=protobuf)
+    except ImportError as exc:
+        raise CliError(f"--protobuf: {exc}") from None
+
+
 def make_session(
     url: str,
     *,
@@ -233,19 +247,20 @@ def make_session(
     timeout: float | None = None,
     wrap: Any = None,
     thread_id: str = THREAD_ID,
+    protobuf: bool = False,
 ) -> Any:
     """A :class:`agui.session.Session` over HTTP to ``url`` on ``thread_id``
-    (see :func:`thread_ids`; ``timeout``: see :func:`http_timeout`; ``wrap``:
-    applied to the transport, e.g. :class:`agui.cli.utf8.Utf8Watch`)."""
+    (see :func:`thread_ids`; ``timeout``, ``protobuf``: see
+    :func:`make_transport`; ``wrap``: applied to the transport, e.g.
+    :class:`agui.cli.utf8.Utf8Watch`)."""
     import msgspec
 
     from agui.session import Session
-    from agui.transports import HttpTransport
 
     kwargs: dict[str, Any] = {"thread_id": thread_id, "tools": tools, "verify": verify}
     if state is not msgspec.UNSET:
         kwargs["state"] = state
-    transport = HttpTransport(url, timeout=http_timeout(timeout))
+    transport = make_transport(url, timeout=timeout, protobuf=protobuf)
     if wrap is not None:
         transport = wrap(transport)
     return Session(transport, **kwargs)

@@ -267,9 +267,7 @@ def _trace(
 
 def run_trace(args: argparse.Namespace, console: Console) -> int:
     """``trace`` command entry (parsed ``args``); returns the exit code."""
-    from agui.cli.target import default_tools, endpoint, load_tools, thread_ids
-    from agui.cli.watch import http_timeout
-    from agui.transports import HttpTransport
+    from agui.cli.target import default_tools, endpoint, load_tools, make_transport, thread_ids
 
     tools = load_tools(args.tools) if args.tools else None
     mode = "approve" if args.approve else "decline" if args.decline else "ask"
@@ -277,6 +275,10 @@ def run_trace(args: argparse.Namespace, console: Console) -> int:
     with endpoint(args.url, args.agent) as ep:
         if tools is None:
             tools = [] if args.url else default_tools(args.agent)
-        transport = HttpTransport(ep.url, timeout=http_timeout(getattr(args, "timeout", None)))
+        transport = make_transport(
+            ep.url,
+            timeout=getattr(args, "timeout", None),
+            protobuf=getattr(args, "protobuf", False),
+        )
         max_resumes = getattr(args, "max_resumes", None) or 10
         return trace(transport, args.line, tools, console, mode, ep.url, max_resumes, ids)

@@ -6,6 +6,12 @@ which is right, but silent: a U+FFFD the agent really sent looks the same.
 and checks the raw bytes of each response with an incremental strict UTF-8
 decoder; the driver asks :meth:`Utf8Watch.take` after each update and prints
 one ``warn`` line per response that held such bytes.
+
+Only an SSE body is raw bytes. Over the protobuf binding (``--protobuf``) the
+transport yields each frame's event as JSON text (``str``), already decoded
+by protobuf, which refuses a string field that is not UTF-8 (a bad frame,
+not a replaced character); such items pass through unchecked and never
+raise the warning.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ AGENT_BAD_BYTES = "the agent sent bytes that are not UTF-8; each was replaced wi
 
 class Utf8Watch:
     """A transport (``stream(run_input)``) over ``transport`` that notices
-    responses whose bytes are not valid UTF-8 (event structs are not checked)."""
+    responses whose bytes are not valid UTF-8 (only ``bytes`` chunks, the SSE
+    body, are checked; event JSON text from protobuf frames and event structs
+    are passed on as they are)."""
 
     def __init__(self, transport: Any) -> None:
         self.transport = transport
@@ -44,7 +52,7 @@ class Utf8Watch:
         inner = self.transport.stream(run_input)
         try:
             async for chunk in inner:
-                if not flagged and isinstance(chunk, bytes | bytearray):
+                if not flagged and isinstance(chunk, bytes | bytearray | memoryview):
                     try:
                         decoder.decode(bytes(chunk))
                     except UnicodeDecodeError:

@@ -533,6 +533,7 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             timeout=getattr(args, "timeout", None),
             wrap=watched,
             thread_id=ids.thread_id,
+            protobuf=getattr(args, "protobuf", False),
         )
         return chat(session, console, options)
 

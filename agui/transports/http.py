@@ -215,12 +215,15 @@ async def _proto_events(response: httpx.Response, url: str) -> AsyncIterator[str
                     yield encode_json(item).decode("utf-8")
         reader.close()
     except FrameTooLarge as exc:
-        raise TransportError(f"{url}: protobuf {exc}", kind="protocol") from exc
+        raise TransportError(
+            f"{url}: a protobuf frame of {exc.size} bytes exceeds the {exc.limit}-byte cap",
+            kind="protocol",
+        ) from exc
     except EncodeError as exc:  # a NaN / infinity in a google.protobuf.Value: not JSON
         raise TransportError(f"{url}: bad protobuf frame: {exc}", kind="protocol") from exc
     except DecodeError as exc:
         kind = "truncated" if "cut inside a frame" in str(exc) else "protocol"
-        raise TransportError(f"{url}: bad protobuf frame: {exc}", kind=kind) from exc
+        raise TransportError(f"{url}: bad protobuf frame: {exc.reason}", kind=kind) from exc
 
 
 @functools.cache

@@ -1,8 +1,9 @@
 """Read a recorded event stream from a file one event at a time.
 
 :class:`Recording` opens a fixture (a JSON array of events, ``{"events":
-[...]}`` or a conformance fixture's ``{"stream": [...]}``, JSON Lines, or raw
-SSE text), checks it once (shape, size, what it starts with) and then yields
+[...]}`` or a conformance fixture's ``{"stream": [...]}``, JSON Lines, raw
+SSE text, or a protobuf-binding body: length-prefixed ``Event`` frames, see
+:mod:`agui.transports.proto_recording`), checks it once (shape, size, what it starts with) and then yields
 its events as often as asked, reading the file in bounded chunks: memory does
 not grow with the file.
 
@@ -11,6 +12,9 @@ it would an SSE frame's data (a lone surrogate escape is fine, a 1e400 fails
 that event alone). A recording cut off before its end (the recorder died)
 yields its complete events; a replay then ends where the recording does, as a
 truncated stream. Raw SSE is yielded as bytes chunks, for a pipeline to frame.
+Protobuf frames are yielded as each event's JSON text; a frame cut by the end
+of the file is the binding's "stream ended mid-frame" error, raised by the
+replay as ``TransportError(kind="truncated")`` after the complete events.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import IO
 import msgspec
 
 from agui.errors import DecodeError
+from agui.transports.proto_recording import is_proto_recording, proto_documents, proto_items
 from agui.wire.sse import MAX_FRAME_BYTES
 
 __all__ = ["CHUNK_BYTES", "DEFAULT_MAX_BYTES", "Recording"]
@@ -195,11 +200,13 @@ class Recording:
 
     Attributes:
         kind: ``"array"``, ``"object"`` (``{"events"|"stream": [...]}`` or a
-            single event), ``"jsonl"``, ``"sse"`` or ``"empty"``.
+            single event), ``"jsonl"``, ``"sse"``, ``"proto"`` (protobuf frames)
+            or ``"empty"``.
         thread_id, run_id: of the first RUN_STARTED (None when absent).
         has_event: True when some element is a JSON object with a string
             ``type`` (an event, valid or not).
-        count: events found by the check (SSE: frames up to the first RUN_STARTED).
+        count: events found by the check (SSE, protobuf: frames up to the first
+            RUN_STARTED).
 
     Raises:
         FileNotFoundError, IsADirectoryError, OSError: the file cannot be read.
@@ -256,6 +263,10 @@ class Recording:
 
     def _check(self) -> None:
         with self._open() as file:
+            if is_proto_recording(file):
+                self.kind = "proto"
+                self._check_proto()
+                return
             head = b""
             while True:
                 chunk = file.read(CHUNK_BYTES)
@@ -322,6 +333,16 @@ class Recording:
             self.count += 1
             if self._note(doc):
                 return
+
+    def _check_proto(self) -> None:
+        try:
+            for doc in proto_documents(self._sse_chunks()):
+                self.count += 1
+                if self._note(doc):
+                    return
+        except DecodeError as exc:  # a later bad or cut frame is the replay's to report
+            if not self.count:
+                raise DecodeError(f"{self.name}: {exc.reason}", path="$") from None
 
     def _check_object(self) -> bool:
         """Walk the top-level object: which member holds the events, and is it
@@ -433,7 +454,9 @@ class Recording:
                 yield chunk
 
     def documents(self) -> Iterator[str]:
-        """Each event's exact JSON text, read afresh (not for ``kind == "sse"``)."""
+        """Each event's exact JSON text, read afresh (not for ``kind == "sse"``;
+        for ``"proto"`` each frame's event as JSON text, a bad or cut frame
+        raising :class:`DecodeError` after the events before it)."""
         try:
             if self.kind == "array":
                 yield from self._array_documents()
@@ -441,14 +464,19 @@ class Recording:
                 yield from self._object_documents()
             elif self.kind == "jsonl":
                 yield from self._line_documents()
+            elif self.kind == "proto":
+                yield from proto_documents(self._sse_chunks())
         except _Cut:
             return
         except _Malformed as exc:  # the file changed since the check
             raise DecodeError(f"{self.name}: {exc}", path="$") from None
 
     def items(self) -> Iterator[str | bytes]:
-        """What a replay yields: each event's JSON text, or raw SSE chunks."""
+        """What a replay yields: each event's JSON text, or raw SSE chunks (a
+        protobuf recording's bad or cut frame: ``TransportError``, see the module doc)."""
         if self.kind == "sse":
             return self._sse_chunks()
+        if self.kind == "proto":
+            return proto_items(self._sse_chunks(), self.name)
         return self.documents()
 

@@ -7,7 +7,11 @@ Sources (one per response; see :class:`ReplayTransport`):
   decodes exactly as it decodes an SSE frame's data);
 * a file path: a JSON array of events, JSON Lines (one event per line), an
   object with an ``"events"`` array (or a conformance fixture's ``"stream"``),
-  or raw SSE text (starts with ``data:``, ``event:``, ``id:`` or ``:``);
+  raw SSE text (starts with ``data:``, ``event:``, ``id:`` or ``:``), or a
+  protobuf-binding body (length-prefixed ``Event`` frames, as
+  ``tools/capture.py --protobuf`` records them; each frame yielded as its
+  event's JSON text, a frame cut by the end of the file ending the replay with
+  ``TransportError(kind="truncated")``);
 * ``bytes``: the content of such a file (e.g. a captured SSE response body).
 
 Recorded events are yielded as events (their JSON text), not re-framed as SSE;

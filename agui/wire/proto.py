@@ -25,12 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-from agui_generated import agui_pb2 as pb
 from google.protobuf.message import DecodeError as PbDecodeError
 
 from agui.errors import DecodeError, FrameTooLarge
 from agui.wire.encode import encode_json, to_json_value
-from agui.wire.proto_convert import _ARM_NUMBERS, event_from_pb, event_to_pb
+from agui.wire.proto_convert import _ARM_NUMBERS, event_from_pb, event_to_pb, new_envelope
 from agui.wire.sse import MAX_FRAME_BYTES
 
 __all__ = [
@@ -141,7 +140,7 @@ def decode_proto_event(body: bytes) -> dict[str, Any] | UnknownEventArm:
         raise DecodeError("protobuf envelope carries no event")
     if any(w != 2 for f, w, _, _ in fields if f in known):
         raise DecodeError("protobuf envelope carries an event in a wire type no arm uses")
-    envelope = pb.Event()
+    envelope = new_envelope()
     try:
         envelope.ParseFromString(body)
     except (PbDecodeError, RuntimeError) as exc:

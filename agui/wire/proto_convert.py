@@ -8,6 +8,10 @@ reference ``@ag-ui/proto`` does, so the two implementations read each other's by
   envelope's oneof arm names the event (a ``base_event.type`` that disagrees is a decode error);
 * any-JSON fields are ``google.protobuf.Value``, objects are ``Struct`` (numbers are doubles
   there: an integral number reads back as an ``int``; beyond 2**53 precision is lost, as in JS);
+  an object's members keep their order both ways (``Struct.fields`` is a protobuf map, whose
+  order the Python runtime does not keep; :func:`new_envelope` messages read and write it as
+  the repeated entries it is on the wire, so ``{"b": 1, "a": 2}`` reads back in that order,
+  as the reference implementation reads it);
 * RUN_FINISHED / SUBAGENT_FINISHED ``outcome`` is a string plus its lists
   (``interrupts``, ``pendingToolCallIds``, ``interruptIds``);
 * a message's / tool result's ``content`` is the ``content`` string, or ``content_parts``
@@ -26,12 +30,18 @@ import math
 from typing import Any
 
 from agui_generated import agui_pb2 as pb
-from google.protobuf import json_format
+from google.protobuf import (
+    descriptor_pb2,
+    descriptor_pool,
+    json_format,
+    message_factory,
+    struct_pb2,
+)
 from google.protobuf.message import Message as PbMessage
 
 from agui.errors import DecodeError
 
-__all__ = ["event_from_pb", "event_to_pb"]
+__all__ = ["event_from_pb", "event_to_pb", "new_envelope"]
 
 _STRUCT = "google.protobuf.Struct"
 _VALUE = "google.protobuf.Value"
@@ -46,6 +56,89 @@ _TYPE_NAMES = {v.number: v.name for v in pb.EventType.DESCRIPTOR.values}
 _ARM_OF_TYPE = {f.name.upper(): f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["event"].fields}
 _TYPE_OF_ARM = {arm: tag for tag, arm in _ARM_OF_TYPE.items()}
 _ARM_NUMBERS = frozenset(f.number for f in pb.Event.DESCRIPTOR.fields)
+
+
+def _ordered_event_class() -> Any:
+    """``ag_ui.Event`` in a pool of its own whose ``google.protobuf.Struct.fields`` is a
+    repeated ``FieldsEntry`` instead of a map: the same bytes on the wire (a map is repeated
+    entries), but the runtime keeps the entries in order."""
+    pool = descriptor_pool.DescriptorPool()
+    struct_file = descriptor_pb2.FileDescriptorProto()
+    struct_pb2.DESCRIPTOR.CopyToProto(struct_file)
+    for message in struct_file.message_type:
+        for nested in message.nested_type:
+            nested.options.ClearField("map_entry")
+    pool.Add(struct_file)
+    agui_file = descriptor_pb2.FileDescriptorProto()
+    pb.DESCRIPTOR.CopyToProto(agui_file)
+    pool.Add(agui_file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("ag_ui.Event"))
+
+
+_ORDERED_EVENT = _ordered_event_class()
+
+
+def new_envelope() -> Any:
+    """An empty ``ag_ui.Event`` whose objects keep their member order (see the module doc);
+    :func:`event_to_pb` builds these, and decoding parses into one."""
+    return _ORDERED_EVENT()
+
+
+def _set_value(msg: Any, value: Any) -> None:
+    """Write one JSON value into a ``google.protobuf.Value`` (objects in member order)."""
+    if value is None:
+        msg.null_value = 0
+    elif isinstance(value, bool):
+        msg.bool_value = value
+    elif isinstance(value, int | float):
+        msg.number_value = value
+    elif isinstance(value, str):
+        msg.string_value = value
+    elif isinstance(value, dict):
+        msg.struct_value.SetInParent()
+        _set_struct(msg.struct_value, value)
+    elif isinstance(value, list | tuple):
+        msg.list_value.SetInParent()
+        for item in value:
+            _set_value(msg.list_value.values.add(), item)
+    else:
+        raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _set_struct(msg: Any, value: dict[str, Any]) -> None:
+    if _is_map(msg):
+        msg.update(value)
+        return
+    for key, item in value.items():
+        entry = msg.fields.add()
+        entry.key = key
+        _set_value(entry.value, item)
+
+
+def _is_map(struct: Any) -> bool:
+    return struct.DESCRIPTOR.fields_by_name["fields"].message_type.GetOptions().map_entry
+
+
+def _from_value(msg: Any) -> Any:
+    """A ``google.protobuf.Value`` as JSON (no kind reads as null, as the reference reads it)."""
+    kind = msg.WhichOneof("kind")
+    if kind == "number_value":
+        return _num(msg.number_value)
+    if kind == "string_value":
+        return msg.string_value
+    if kind == "bool_value":
+        return msg.bool_value
+    if kind == "struct_value":
+        return _from_struct(msg.struct_value)
+    if kind == "list_value":
+        return [_from_value(item) for item in msg.list_value.values]
+    return None
+
+
+def _from_struct(msg: Any) -> dict[str, Any]:
+    if _is_map(msg):
+        return {key: _from_value(msg.fields[key]) for key in msg.fields}
+    return {entry.key: _from_value(entry.value) for entry in msg.fields}
 
 
 # ------------------------------------------------------------------ encode
@@ -70,10 +163,12 @@ def _fill(msg: PbMessage, data: dict[str, Any]) -> None:
                     if isinstance(item, dict):
                         _fill(target.add(), item)
             elif full == _VALUE:
-                json_format.ParseDict(value, getattr(msg, fd.name))
+                _set_value(getattr(msg, fd.name), value)
             elif full == _STRUCT:
                 if isinstance(value, dict):
-                    getattr(msg, fd.name).update(value)
+                    target = getattr(msg, fd.name)
+                    target.SetInParent()
+                    _set_struct(target, value)
             elif isinstance(value, dict):
                 _fill(getattr(msg, fd.name), value)
         elif fd.is_repeated:
@@ -176,12 +271,12 @@ def event_to_pb(event: dict[str, Any]) -> Any:
                                 if w is not None]
     elif tag == "RUN_STARTED" and "input" in rest:
         rest["input"] = _input_to_wire(rest["input"])
-    out = pb.Event()
+    out = new_envelope()
     body = getattr(out, arm)
     try:
         _fill(body.base_event, base)
         _fill(body, rest)
-    except (json_format.ParseError, TypeError, ValueError) as exc:
+    except (json_format.ParseError, TypeError, ValueError, OverflowError) as exc:
         raise DecodeError(f"cannot encode {tag} as protobuf: {exc}") from None
     return out
 
@@ -195,42 +290,55 @@ def _num(value: float) -> Any:
     return value
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, float):
-        return _num(value)
-    if isinstance(value, dict):
-        return {k: _json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json(v) for v in value]
-    return value
+_SCALAR, _LIST, _MESSAGES, _OPTIONAL, _MESSAGE, _ANY, _OBJECT = range(7)
+_PLANS: dict[Any, tuple[tuple[str, str, int], ...]] = {}
+
+
+def _plan(descriptor: Any) -> tuple[tuple[str, str, int], ...]:
+    """``(field name, JSON name, kind)`` of each field of a message type, in declaration
+    order (worked out once per type: descriptor attributes are slow to read)."""
+    plan = _PLANS.get(descriptor)
+    if plan is None:
+        rows = []
+        for fd in descriptor.fields:
+            full = fd.message_type.full_name if fd.message_type is not None else ""
+            if fd.is_repeated:
+                kind = _MESSAGES if full else _LIST
+            elif full == _VALUE:
+                kind = _ANY
+            elif full == _STRUCT:
+                kind = _OBJECT
+            elif full:
+                kind = _MESSAGE
+            else:
+                kind = _OPTIONAL if fd.has_presence else _SCALAR
+            rows.append((fd.name, fd.json_name, kind))
+        plan = _PLANS[descriptor] = tuple(rows)
+    return plan
 
 
 def _plain(msg: PbMessage) -> dict[str, Any]:
     """``msg`` as a dict keyed by JSON names, as ts-proto materialises it: scalars without
     presence at their default, absent optionals and messages left out, lists always there."""
     out: dict[str, Any] = {}
-    for fd in msg.DESCRIPTOR.fields:
-        if fd.is_repeated:
-            items = getattr(msg, fd.name)
-            out[fd.json_name] = ([_plain(x) for x in items] if fd.message_type is not None
-                                 else list(items))
-        elif fd.message_type is not None or fd.has_presence:
-            if not msg.HasField(fd.name):
-                continue
-            value = getattr(msg, fd.name)
-            full = fd.message_type.full_name if fd.message_type is not None else ""
-            if full == _VALUE:
-                if value.WhichOneof("kind") is None:
-                    continue
-                out[fd.json_name] = _json(json_format.MessageToDict(value))
-            elif full == _STRUCT:
-                out[fd.json_name] = _json(json_format.MessageToDict(value))
-            elif fd.message_type is not None:
-                out[fd.json_name] = _plain(value)
+    for name, json_name, kind in _plan(msg.DESCRIPTOR):
+        if kind == _SCALAR:
+            out[json_name] = getattr(msg, name)
+        elif kind == _LIST:
+            out[json_name] = list(getattr(msg, name))
+        elif kind == _MESSAGES:
+            out[json_name] = [_plain(x) for x in getattr(msg, name)]
+        elif msg.HasField(name):
+            value = getattr(msg, name)
+            if kind == _ANY:
+                if value.WhichOneof("kind") is not None:
+                    out[json_name] = _from_value(value)
+            elif kind == _OBJECT:
+                out[json_name] = _from_struct(value)
+            elif kind == _MESSAGE:
+                out[json_name] = _plain(value)
             else:
-                out[fd.json_name] = value
-        else:
-            out[fd.json_name] = getattr(msg, fd.name)
+                out[json_name] = value
     return out
 
 

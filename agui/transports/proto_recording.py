@@ -1,0 +1,92 @@
+"""Protobuf-binding recordings: a captured ``application/vnd.ag-ui.event+proto`` body.
+
+The file is the body exactly as it came over the wire: 4-byte big-endian length-prefixed
+``ag_ui.Event`` frames (``tools/capture.py --protobuf`` writes one). :func:`is_proto_recording`
+is the content check :class:`agui.transports.recording.Recording` makes on a file's start;
+:func:`proto_documents` reads it in bounded chunks (memory holds one chunk and at most one
+frame, whatever the file's size) and yields each event as the JSON text an SSE frame would
+have carried, which the pipeline then decodes as it decodes SSE data. Needs the ``proto``
+extra.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Iterator
+from typing import IO
+
+from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
+from agui.wire.sse import MAX_FRAME_BYTES
+
+__all__ = ["is_proto_recording", "proto_documents", "proto_items"]
+
+_HEADER = struct.Struct(">I")
+
+
+def is_proto_recording(file: IO[bytes]) -> bool:
+    """Whether the file (read from its start, position restored) begins with one whole,
+    non-empty protobuf ``Event`` frame (:func:`agui.wire.proto.looks_like_proto_stream` on
+    it). JSON, JSON Lines and SSE never do: a frame's first byte is 0 (lengths stop at
+    10 MiB), and a run of zero bytes is no frame. False without the protobuf runtime."""
+    start = file.tell()
+    try:
+        prefix = file.read(4)
+        if len(prefix) < 4 or prefix[0] != 0:
+            return False
+        (size,) = _HEADER.unpack(prefix)
+        if not 0 < size <= MAX_FRAME_BYTES:
+            return False
+        body = file.read(size)
+    finally:
+        file.seek(start)
+    try:
+        from agui.wire.proto import looks_like_proto_stream
+    except ImportError:  # the proto extra: without it the file is read as text (and refused)
+        return False
+    return looks_like_proto_stream(prefix + body)
+
+
+def proto_documents(chunks: Iterable[bytes]) -> Iterator[str]:
+    """Each frame's event as JSON text (an unknown envelope arm as the JSON the decoder drops
+    with its unknown-event warning), frame by frame as ``chunks`` complete them.
+
+    Raises:
+        DecodeError: a frame that is not an event, or the data ends inside a frame (the
+            message says how many bytes are left over).
+        FrameTooLarge: a frame declares more than 10 MiB.
+    """
+    from agui.wire.encode import encode_json
+    from agui.wire.proto import ProtoFrameReader, UnknownEventArm, unknown_arm_json
+
+    reader = ProtoFrameReader()
+    for chunk in chunks:
+        for item in reader.feed(chunk):
+            if isinstance(item, UnknownEventArm):
+                yield unknown_arm_json(item)
+            else:
+                yield encode_json(item).decode("utf-8")
+    reader.close()
+
+
+def proto_items(chunks: Iterable[bytes], name: str) -> Iterator[str]:
+    """:func:`proto_documents` for a replay of the recording ``name``: a frame cut by the end
+    of the recording is ``TransportError(kind="truncated")`` (the binding's "stream ended
+    mid-frame"), a bad or oversized frame ``kind="protocol"``, as
+    :class:`agui.transports.HttpTransport` reports them for a live body; the events before
+    it are yielded first. Messages start ``fixture <name>: ``."""
+    where = f"fixture {name}"
+    try:
+        yield from proto_documents(chunks)
+    except FrameTooLarge as exc:
+        raise TransportError(
+            f"{where}: a protobuf frame of {exc.size} bytes exceeds the {exc.limit}-byte cap",
+            kind="protocol",
+        ) from exc
+    except EncodeError as exc:  # a NaN / infinity in a google.protobuf.Value: not JSON
+        raise TransportError(f"{where}: bad protobuf frame: {exc}", kind="protocol") from exc
+    except DecodeError as exc:
+        if "cut inside a frame" in exc.reason:
+            raise TransportError(f"{where}: the recording ended mid-frame: {exc.reason}",
+                                 kind="truncated") from exc
+        raise TransportError(f"{where}: bad protobuf frame: {exc.reason}",
+                             kind="protocol") from exc
