@@ -42,7 +42,7 @@ events are not retained unless ``keep_events=True``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -57,6 +57,9 @@ from agui.verify import Verifier
 from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION, parse_version, version_warning
 from agui.wire import EventDecoder, SseReader
 from agui.wire.sse import MAX_FRAME_BYTES
+from agui.wire.strict import PATCH_EVENTS as _PATCH_EVENTS
+from agui.wire.strict import decode_typed as _decode_typed
+from agui.wire.strict import patch_ok as _patch_ok
 from agui.wire_stage import WireStage
 
 UNSET = msgspec.UNSET
@@ -209,26 +212,14 @@ class Pipeline(WireStage):
     def iter_feed(self, item: Any) -> Iterator[list[Update]]:
         """:meth:`feed`, lazily: one list of updates per completed frame (news of
         the wire stage first). Stopping early leaves the later frames unapplied."""
-        if self._pending:
-            yield self._take_pending()
-        if self._finished:
-            return
-        if isinstance(item, bytes | bytearray | memoryview):
-            try:
-                frames = self._reader.feed(item if type(item) is bytes else bytes(item))
-            except FrameTooLarge as exc:
-                yield self._fatal(exc)
+        head, frames = self._split_item(item)
+        if head:
+            yield head
+        frame = self._frame
+        for data in frames:
+            yield frame(data)
+            if self._finished:
                 return
-            if frames:
-                yield from self._run_frames(frames)
-        elif type(item) is str:
-            error = self._oversized(item)
-            if error is not None:
-                yield self._fatal(error)
-                return
-            yield from self._run_frames((item,))
-        else:
-            yield self.feed_event(item)
 
     def feed_bytes(self, chunk: bytes | bytearray | memoryview) -> list[Update]:
         """Feed raw SSE bytes (any split); returns the updates of every frame
@@ -239,10 +230,15 @@ class Pipeline(WireStage):
         return out
 
     def feed_data(self, data: bytes | str) -> list[Update]:
-        """Feed one event as JSON text (one SSE frame's data)."""
+        """Feed one event as JSON text (one SSE frame's data); the frame cap
+        applies to it as to an SSE frame (``FrameTooLarge``, fatal)."""
         out = self._take_pending() if self._pending else []
-        if not self._finished:
-            self._data(data, out)
+        if self._finished:
+            return out
+        error = self._oversized(data)
+        if error is not None:
+            return out + self._fatal(error)
+        out += self._frame(data)
         return out
 
     def feed_event(self, event: Any) -> list[Update]:
@@ -353,54 +349,72 @@ class Pipeline(WireStage):
 
     # -------------------------------------------------------------- internals
 
-    def _run_frames(self, frames: Iterable[str]) -> Iterator[list[Update]]:
-        """The hot loop, one list of updates per frame: :meth:`_data` +
-        :meth:`_event` + :meth:`_deliver` inlined for the common case (a clean
-        event, no chunk stream open, nothing kept)."""
-        decode = self._decode
-        verifier = self._verifier
-        apply = self._apply
-        special_of = _SPECIAL.get
-        chunk_classes = _CHUNK_CLASSES
-        for data in frames:
+    def _split_item(self, item: Any) -> tuple[list[Update], Sequence[str]]:
+        """The first half of :meth:`iter_feed`, for a consumer that feeds the
+        frames itself (:class:`~agui.run.Run`): what is to be reported now (the
+        wire stage's news, an oversized frame, the updates of an event struct)
+        and the frames' data, each to be fed with :meth:`_frame` in order."""
+        out = self._take_pending() if self._pending else []
+        if self._finished:
+            return out, ()
+        if isinstance(item, bytes | bytearray | memoryview):
+            try:
+                frames = self._reader.feed(item if type(item) is bytes else bytes(item))
+            except FrameTooLarge as exc:
+                out += self._fatal(exc)
+                return out, ()
+            return out, frames
+        if type(item) is str:
+            error = self._oversized(item)
+            if error is not None:
+                out += self._fatal(error)
+                return out, ()
+            return out, (item,)
+        out += self.feed_event(item)
+        return out, ()
+
+    def _frame(self, data: bytes | str) -> list[Update]:
+        """One frame's data (within the frame cap) -> its updates: the hot path,
+        :meth:`_data` + :meth:`_event` + :meth:`_deliver` inlined for the common
+        case (a clean event, no chunk stream open, nothing kept). [] once the
+        stream is finished. The list returned is the caller's."""
+        if self._finished:
+            return []
+        if self._chunked or self._events is not None:
             out: list[Update] = []
-            if self._chunked or self._events is not None:
-                self._data(data, out)
+            self._data(data, out)
+            return out
+        try:
+            event = _decode_typed(data)
+        except Exception:  # noqa: BLE001 - the lenient path judges (and maps) it
+            out = []
+            self._data(data, out)
+            return out
+        cls = event.__class__
+        if cls in _CHUNK_CLASSES or (cls in _PATCH_EVENTS and not _patch_ok(event)):
+            out = []
+            if cls in _CHUNK_CLASSES:
+                self._event(event, out)
             else:
-                try:
-                    event, warnings = decode(data)
-                except DecodeError as exc:
-                    if self._mode == "strict":
-                        out.extend(self._fatal(exc))
-                        yield out
-                        return
-                    out.append(ErrorUpdate(exc, fatal=False))
-                    yield out
-                    continue
-                if warnings:
-                    for w in warnings:
-                        out.append(WarningUpdate(w.code, w.message, w.path))
-                if event is not None:
-                    cls = type(event)
-                    if cls in chunk_classes:
-                        self._event(event, out)
-                    else:
-                        self._in_pos += 1
-                        pos = self._out_pos
-                        self._out_pos = pos + 1
-                        violation = verifier.check(event, pos) if verifier is not None else None
-                        if violation is not None:
-                            self._violation(violation, out)
-                        else:
-                            updates = apply(event)
-                            if updates:
-                                out += updates
-                            special = special_of(cls)
-                            if special is not None:
-                                special(self, event, out)
-            yield out
-            if self._finished:
-                return
+                self._data(data, out)  # the lenient path repairs (or refuses) the ops
+            return out
+        self._in_pos += 1
+        pos = self._out_pos
+        self._out_pos = pos + 1
+        verifier = self._verifier
+        if verifier is not None:
+            violation = verifier.check(event, pos)
+            if violation is not None:
+                out = []
+                self._violation(violation, out)
+                return out
+        updates = self._apply(event)
+        special = _SPECIAL.get(cls)
+        if special is None:
+            return updates
+        out = list(updates)
+        special(self, event, out)
+        return out
 
     def _data(self, data: bytes | str, out: list[Update]) -> None:
         try:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from agui.errors import EncodeError, ToolError, TransportError
@@ -95,10 +95,20 @@ class Run:
         self.input = run_input
         self._state = _RunState()
         self._state.inputs.append(run_input)
-        self._gen: AsyncIterator[Update] | None = None
+        self._gen: AsyncGenerator[tuple[list[Update], Sequence[Any]], None] | None = None
         self._closed = False
-        self._consumer: asyncio.Task[Any] | None = None  # task inside __anext__, if any
+        self._consumer: asyncio.Task[Any] | None = None  # task awaiting in __anext__, if any
         self._stop_requested = False
+        # what the generator handed over and is not handed out yet: the updates
+        # of one frame (or one batch), and the frames of one transport read,
+        # each fed to the pipeline when the updates before it are all out
+        self._buf: list[Update] = []
+        self._at = 0
+        self._frames: Sequence[Any] = ()
+        self._next = 0
+        self._feed: Any = None  # the pipeline's one-frame call
+        self._subscribers = session._subscribers  # the live list
+        self._debug = False
 
     @property
     def done(self) -> Done | None:
@@ -133,23 +143,102 @@ class Run:
         return self
 
     async def __anext__(self) -> Update:
+        # The hot path: hand out the next update of the current frame, else
+        # feed the next frame of the current read; only when the read is used
+        # up is the run's generator (transport, rounds, clean-up) resumed.
+        buf = self._buf
+        at = self._at
+        if at >= len(buf):
+            buf = self._fill()
+            if not buf:
+                buf = await self._pull()
+            at = 0
+        self._at = at + 1
+        update = buf[at]
+        if update.__class__ is ErrorUpdate:
+            self._state.errors.append(update)  # type: ignore[arg-type]
+        if self._subscribers:
+            await self._notify(update)
+        return update
+
+    def _fill(self) -> list[Update]:
+        """Feed the current read's frames until one has updates; [] when the
+        read is used up."""
+        frames = self._frames
+        i = self._next
+        count = len(frames)
+        feed = self._feed
+        while i < count:
+            out = feed(frames[i])
+            i += 1
+            if out:
+                self._next = i
+                self._buf = out
+                if self._debug:
+                    _log_all(out)
+                return out
+        self._frames = ()
+        self._next = 0
+        return []
+
+    async def _pull(self) -> list[Update]:
+        """Resume the run's generator until it hands over updates (see
+        :func:`_execute`); raises ``StopAsyncIteration`` when it is over."""
         gen = self._gen
         if gen is None:
             if self._closed:
                 raise StopAsyncIteration
             self._state.ended = asyncio.Event()
+            self._debug = logger.isEnabledFor(logging.DEBUG)  # once per iteration
             gen = self._gen = _execute(self._session, self.input, self._state, weakref.ref(self))
         self._consumer = task = asyncio.current_task()
         try:
-            return await gen.__anext__()
+            while True:
+                head, frames = await gen.__anext__()
+                if frames:
+                    self._frames = frames
+                    self._next = 0
+                    self._feed = self._state.pipeline._frame  # type: ignore[union-attr]
+                if head:
+                    self._buf = head
+                    return head
+                buf = self._fill()
+                if buf:
+                    return buf
         except asyncio.CancelledError:
             # aclose() from another task interrupts the pending read by
             # cancelling this task once; absorb exactly that request.
+            if self._stop_requested and task is not None and task.uncancel() == 0:
+                self._drop()
+                raise StopAsyncIteration from None
+            raise
+        finally:
+            self._consumer = None
+
+    async def _notify(self, update: Update) -> None:
+        """The session's subscribers, before ``update`` is handed out; a
+        cancellation here (aclose() from another task, or the task cancelled)
+        closes the stream as one during a read does."""
+        self._consumer = task = asyncio.current_task()
+        try:
+            await self._session._notify(update)
+        except asyncio.CancelledError:
+            self._drop()
+            gen = self._gen
+            if gen is not None:
+                await gen.aclose()
             if self._stop_requested and task is not None and task.uncancel() == 0:
                 raise StopAsyncIteration from None
             raise
         finally:
             self._consumer = None
+
+    def _drop(self) -> None:
+        """Forget what was handed over and not handed out (the run is closing)."""
+        self._buf = []
+        self._at = 0
+        self._frames = ()
+        self._next = 0
 
     async def aclose(self) -> None:
         """Stop the run: close the transport stream; ``done`` becomes
@@ -174,7 +263,8 @@ class Run:
             if state.ended is not None:
                 await state.ended.wait()
             return
-        await self._gen.aclose()  # type: ignore[attr-defined]
+        self._drop()
+        await self._gen.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -198,13 +288,14 @@ class Run:
 
 async def _execute(
     session: Session, run_input: Any, state: _RunState, run_ref: weakref.ref[Run]
-) -> AsyncIterator[Update]:
-    """The run's update stream (see the module doc), across client-tool rounds.
-    Holds its Run only weakly, so a Run dropped mid-stream can be collected
-    (and its stream closed)."""
-    errors = state.errors
-    subscribers = session._subscribers  # the live list: (un)subscribing mid-run works
-    notify = session._notify
+) -> AsyncGenerator[tuple[list[Update], Sequence[Any]], None]:
+    """The run's response (see the module doc), across client-tool rounds, as
+    ``(updates, frames)`` pairs: updates to hand out now, then the frames of
+    one transport read for the :class:`Run` to feed to the pipeline one at a
+    time (so that leaving after update N leaves later frames unapplied). The
+    Run counts the errors and notifies the subscribers as it hands updates
+    out. Holds its Run only weakly, so a Run dropped mid-stream can be
+    collected (and its stream closed)."""
     tools = session.client_tools
     debug = logger.isEnabledFor(logging.DEBUG)  # once per iteration, not per update
     rounds = 0
@@ -217,31 +308,25 @@ async def _execute(
                     run_input.run_id, run_input.thread_id, len(run_input.messages),
                     len(run_input.tools or ()), f" (client tool round {rounds})" if rounds else "",
                 )
-            iter_feed = _logged(pipeline.iter_feed) if debug else pipeline.iter_feed
+            split = pipeline._split_item
             stream: Any = None
             calls: list[Any] | None = None
             try:
                 try:
                     stream = _open(session, run_input, pipeline)
                     async for item in stream:
-                        for updates in iter_feed(item):
-                            for update in updates:
-                                if type(update) is ErrorUpdate:
-                                    errors.append(update)
-                                if subscribers:
-                                    await notify(update)
-                                yield update
+                        head, frames = split(item)
+                        if head or frames:
+                            if debug and head:
+                                _log_all(head)
+                            yield head, frames
                         if pipeline.finished:
                             break
                     else:
-                        for update in pipeline.close():
-                            if type(update) is ErrorUpdate:
-                                errors.append(update)
-                                if debug:
-                                    _log_update(update)
-                            if subscribers:
-                                await notify(update)
-                            yield update
+                        tail = pipeline.close()
+                        if debug:
+                            _log_errors(tail)
+                        yield tail, ()
                 except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
                     # EncodeError: the request could not be written (a NaN in the
                     # state, say): nothing was sent, the run fails like a transport.
@@ -249,13 +334,10 @@ async def _execute(
                     # TransportError of kind transport_raised, its cause the exception.
                     if not isinstance(exc, TransportError | EncodeError):
                         exc = _raised(exc)
-                    for update in pipeline.fail_transport(exc):
-                        if type(update) is ErrorUpdate:
-                            errors.append(update)
-                            if debug:
-                                _log_update(update)
-                        await notify(update)
-                        yield update
+                    failed = pipeline.fail_transport(exc)
+                    if debug:
+                        _log_errors(failed)
+                    yield failed, ()
             except BaseException:
                 state.final = True
                 raise
@@ -282,11 +364,9 @@ async def _execute(
                     tool_call_id=calls[0].id,
                 )
                 update = ErrorUpdate(error, fatal=False)
-                errors.append(update)
                 if debug:
                     _log_update(update)
-                await notify(update)
-                yield update
+                yield [update], ()
                 break
             rounds += 1
             for call in calls:
@@ -296,14 +376,12 @@ async def _execute(
                                  call.id, "ok" if result.error is None else result.error.kind)
                 if result.error is not None:
                     update = ErrorUpdate(result.error, fatal=False)
-                    errors.append(update)
                     if debug:
                         _log_update(update)
-                    await notify(update)
-                    yield update
-                for update in session._apply_tool_result(call.id, result.content, None)[1]:
-                    await notify(update)
-                    yield update
+                    yield [update], ()
+                applied = session._apply_tool_result(call.id, result.content, None)[1]
+                if applied:
+                    yield applied, ()
             if session.conversation.unanswered_tool_call_ids():
                 break  # calls to tools nobody registered: left to the caller
             run_input = session.build_input(**state.carry)
@@ -333,17 +411,18 @@ def _calls_to_run(session: Session, done: Done | None) -> list[Any] | None:
     return calls or None
 
 
-def _logged(iter_feed: Any) -> Any:
-    """``iter_feed`` logging each warning and error update (debug runs only)."""
+def _log_all(updates: list[Update]) -> None:
+    """Log each warning and error update (debug runs only)."""
+    for update in updates:
+        if type(update) is WarningUpdate or type(update) is ErrorUpdate:
+            _log_update(update)
 
-    def feed(item: Any) -> Iterator[list[Update]]:
-        for updates in iter_feed(item):
-            for update in updates:
-                if type(update) is WarningUpdate or type(update) is ErrorUpdate:
-                    _log_update(update)
-            yield updates
 
-    return feed
+def _log_errors(updates: list[Update]) -> None:
+    """Log each error update (debug runs only)."""
+    for update in updates:
+        if type(update) is ErrorUpdate:
+            _log_update(update)
 
 
 def _log_update(update: Any) -> None:

@@ -109,9 +109,13 @@ class WireStage:
             self._pending.append(WarningUpdate(w.code, w.message, w.path))
         return decoded.event
 
-    def _oversized(self, text: str) -> FrameTooLarge | None:
-        """The frame cap applies to one event's JSON text as to an SSE frame."""
+    def _oversized(self, text: bytes | str) -> FrameTooLarge | None:
+        """The frame cap applies to one event's JSON text (``str`` or UTF-8
+        bytes) as to an SSE frame."""
         cap = self._reader.max_frame_bytes
+        if type(text) is not str:
+            size = len(text)
+            return FrameTooLarge(size, cap) if size > cap else None
         if len(text) * 4 <= cap:  # (at most 4 UTF-8 bytes a character)
             return None
         size = len(text.encode("utf-8", "surrogatepass"))
