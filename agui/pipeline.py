@@ -375,15 +375,13 @@ class Pipeline(WireStage):
 
     def _frame(self, data: bytes | str) -> list[Update]:
         """One frame's data (within the frame cap) -> its updates: the hot path,
-        :meth:`_data` + :meth:`_event` + :meth:`_deliver` inlined for the common
-        case (a clean event, no chunk stream open, nothing kept). [] once the
-        stream is finished. The list returned is the caller's."""
+        :meth:`_data` (for an event the typed decode takes as it is) + :meth:`_event`
+        + :meth:`_deliver` inlined for the common case (a clean event, no chunk
+        stream open, nothing kept). [] once the stream is finished. The list
+        returned is the caller's."""
         if self._finished:
             return []
-        if self._chunked or self._events is not None:
-            out: list[Update] = []
-            self._data(data, out)
-            return out
+        out: list[Update]
         try:
             event = _decode_typed(data)
         except Exception:  # noqa: BLE001 - the lenient path judges (and maps) it
@@ -391,12 +389,13 @@ class Pipeline(WireStage):
             self._data(data, out)
             return out
         cls = event.__class__
-        if cls in _CHUNK_CLASSES or (cls in _PATCH_EVENTS and not _patch_ok(event)):
+        if cls in _PATCH_EVENTS and not _patch_ok(event):
             out = []
-            if cls in _CHUNK_CLASSES:
-                self._event(event, out)
-            else:
-                self._data(data, out)  # the lenient path repairs (or refuses) the ops
+            self._data(data, out)  # the lenient path repairs (or refuses) the ops
+            return out
+        if self._chunked or self._events is not None or cls in _CHUNK_CLASSES:
+            out = []
+            self._event(event, out)
             return out
         self._in_pos += 1
         pos = self._out_pos
@@ -451,7 +450,7 @@ class Pipeline(WireStage):
             self._deliver(ev, out)
             if self._finished:
                 return
-        if type(event) not in _CHUNK_CLASSES and not self._norm.open_streams:
+        if type(event) not in _CHUNK_CLASSES and self._norm.idle:
             self._chunked = False
 
     def _deliver(self, ev: Any, out: list[Update]) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, Self
 
 from agui.errors import EncodeError, ToolError, TransportError
@@ -48,7 +48,10 @@ class _RunState:
     to the Run, so a Run dropped after ``break`` is freed at once and its stream
     closed."""
 
-    __slots__ = ("cancelled", "carry", "ended", "errors", "final", "inputs", "pipeline")
+    __slots__ = (
+        "cancelled", "carry", "consumer", "ended", "errors", "final", "inputs", "pipeline",
+        "started", "stop_requested",
+    )
 
     def __init__(self) -> None:
         self.pipeline: Pipeline | None = None  # set when the run (round) starts
@@ -58,6 +61,11 @@ class _RunState:
         self.errors: list[ErrorUpdate] = []
         self.final = False
         self.ended: asyncio.Event | None = None
+        self.started = False  # the generator began (the request is being sent)
+        # the task that last awaited inside the generator (set before each await),
+        # for aclose() from another task; and whether aclose() cancelled it
+        self.consumer: asyncio.Task[Any] | None = None
+        self.stop_requested = False
 
 
 class Run:
@@ -95,20 +103,8 @@ class Run:
         self.input = run_input
         self._state = _RunState()
         self._state.inputs.append(run_input)
-        self._gen: AsyncGenerator[tuple[list[Update], Sequence[Any]], None] | None = None
+        self._gen: AsyncGenerator[Update, None] | None = None
         self._closed = False
-        self._consumer: asyncio.Task[Any] | None = None  # task awaiting in __anext__, if any
-        self._stop_requested = False
-        # what the generator handed over and is not handed out yet: the updates
-        # of one frame (or one batch), and the frames of one transport read,
-        # each fed to the pipeline when the updates before it are all out
-        self._buf: list[Update] = []
-        self._at = 0
-        self._frames: Sequence[Any] = ()
-        self._next = 0
-        self._feed: Any = None  # the pipeline's one-frame call
-        self._subscribers = session._subscribers  # the live list
-        self._debug = False
 
     @property
     def done(self) -> Done | None:
@@ -132,113 +128,31 @@ class Run:
     @property
     def started(self) -> bool:
         """True once iteration began (the request was sent or is being sent)."""
-        return self._gen is not None
+        return self._state.started
 
     @property
     def finished(self) -> bool:
         """True once the response stream is over (completed, failed or cancelled)."""
         return self._state.final
 
-    def __aiter__(self) -> Self:
-        return self
+    def __aiter__(self) -> AsyncIterator[Update]:
+        # the run's one update generator itself: ``async for`` pays no wrapper
+        # per update (every loop over the run continues the same stream)
+        return self._updates()
 
     async def __anext__(self) -> Update:
-        # The hot path: hand out the next update of the current frame, else
-        # feed the next frame of the current read; only when the read is used
-        # up is the run's generator (transport, rounds, clean-up) resumed.
-        buf = self._buf
-        at = self._at
-        if at >= len(buf):
-            buf = self._fill()
-            if not buf:
-                buf = await self._pull()
-            at = 0
-        self._at = at + 1
-        update = buf[at]
-        if update.__class__ is ErrorUpdate:
-            self._state.errors.append(update)  # type: ignore[arg-type]
-        if self._subscribers:
-            await self._notify(update)
-        return update
+        return await self._updates().__anext__()
 
-    def _fill(self) -> list[Update]:
-        """Feed the current read's frames until one has updates; [] when the
-        read is used up."""
-        frames = self._frames
-        i = self._next
-        count = len(frames)
-        feed = self._feed
-        while i < count:
-            out = feed(frames[i])
-            i += 1
-            if out:
-                self._next = i
-                self._buf = out
-                if self._debug:
-                    _log_all(out)
-                return out
-        self._frames = ()
-        self._next = 0
-        return []
-
-    async def _pull(self) -> list[Update]:
-        """Resume the run's generator until it hands over updates (see
-        :func:`_execute`); raises ``StopAsyncIteration`` when it is over."""
+    def _updates(self) -> AsyncGenerator[Update, None]:
         gen = self._gen
         if gen is None:
             if self._closed:
-                raise StopAsyncIteration
-            self._state.ended = asyncio.Event()
-            self._debug = logger.isEnabledFor(logging.DEBUG)  # once per iteration
-            gen = self._gen = _execute(self._session, self.input, self._state, weakref.ref(self))
-        self._consumer = task = asyncio.current_task()
-        try:
-            while True:
-                head, frames = await gen.__anext__()
-                if frames:
-                    self._frames = frames
-                    self._next = 0
-                    self._feed = self._state.pipeline._frame  # type: ignore[union-attr]
-                if head:
-                    self._buf = head
-                    return head
-                buf = self._fill()
-                if buf:
-                    return buf
-        except asyncio.CancelledError:
-            # aclose() from another task interrupts the pending read by
-            # cancelling this task once; absorb exactly that request.
-            if self._stop_requested and task is not None and task.uncancel() == 0:
-                self._drop()
-                raise StopAsyncIteration from None
-            raise
-        finally:
-            self._consumer = None
-
-    async def _notify(self, update: Update) -> None:
-        """The session's subscribers, before ``update`` is handed out; a
-        cancellation here (aclose() from another task, or the task cancelled)
-        closes the stream as one during a read does."""
-        self._consumer = task = asyncio.current_task()
-        try:
-            await self._session._notify(update)
-        except asyncio.CancelledError:
-            self._drop()
-            gen = self._gen
-            if gen is not None:
-                await gen.aclose()
-            if self._stop_requested and task is not None and task.uncancel() == 0:
-                raise StopAsyncIteration from None
-            raise
-        finally:
-            self._consumer = None
-
-    def _drop(self) -> None:
-        """Forget what was handed over and not handed out (the run is closing)."""
-        self._buf = []
-        self._at = 0
-        self._frames = ()
-        self._next = 0
+                gen = _nothing()
+            else:
+                self._state.ended = asyncio.Event()
+                gen = _execute(self._session, self.input, self._state, weakref.ref(self))
+            self._gen = gen
+        return gen
 
     async def aclose(self) -> None:
         """Stop the run: close the transport stream; ``done`` becomes
@@ -250,21 +164,25 @@ class Run:
         """
         self._closed = True
         state = self._state
-        if self._gen is None:  # never started: nothing was sent
+        gen = self._gen
+        if not state.started:  # never started: nothing was sent
             if not state.final:
                 state.cancelled = Done("cancelled", reason="cancelled by client")
             state.final = True
+            if gen is not None:
+                await gen.aclose()
             return
-        consumer = self._consumer
-        if consumer is not None and consumer is not asyncio.current_task():
-            if not self._stop_requested:
-                self._stop_requested = True
+        assert gen is not None
+        consumer = state.consumer
+        if gen.ag_running and consumer is not None and consumer is not asyncio.current_task():
+            # another task is awaiting inside the generator (a read, a subscriber)
+            if not state.stop_requested:
+                state.stop_requested = True
                 consumer.cancel()
             if state.ended is not None:
                 await state.ended.wait()
             return
-        self._drop()
-        await self._gen.aclose()
+        await gen.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -286,21 +204,31 @@ class Run:
         return f"Run(run_id={self.input.run_id!r}, done={self.done!r})"
 
 
+async def _nothing() -> AsyncGenerator[Update, None]:
+    """The updates of a run closed before it started: none."""
+    return
+    yield  # (an async generator)
+
+
 async def _execute(
     session: Session, run_input: Any, state: _RunState, run_ref: weakref.ref[Run]
-) -> AsyncGenerator[tuple[list[Update], Sequence[Any]], None]:
-    """The run's response (see the module doc), across client-tool rounds, as
-    ``(updates, frames)`` pairs: updates to hand out now, then the frames of
-    one transport read for the :class:`Run` to feed to the pipeline one at a
-    time (so that leaving after update N leaves later frames unapplied). The
-    Run counts the errors and notifies the subscribers as it hands updates
-    out. Holds its Run only weakly, so a Run dropped mid-stream can be
-    collected (and its stream closed)."""
+) -> AsyncGenerator[Update, None]:
+    """The run's update stream (see the module doc), across client-tool rounds.
+    Each transport read is split into frames and each frame is fed to the
+    pipeline only once the updates before it were taken, so leaving after
+    update N leaves later frames unapplied. Holds its Run only weakly, so a
+    Run dropped mid-stream can be collected (and its stream closed)."""
+    state.started = True
+    errors = state.errors
+    subscribers = session._subscribers  # the live list: (un)subscribing mid-run works
+    notify = session._notify
     tools = session.client_tools
+    current_task = asyncio.current_task
     debug = logger.isEnabledFor(logging.DEBUG)  # once per iteration, not per update
     rounds = 0
     try:
         while True:
+            state.consumer = current_task()
             pipeline = await session._begin(run_input, state, run_ref)
             if debug:
                 logger.debug(
@@ -309,24 +237,53 @@ async def _execute(
                     len(run_input.tools or ()), f" (client tool round {rounds})" if rounds else "",
                 )
             split = pipeline._split_item
+            frame = pipeline._frame
             stream: Any = None
             calls: list[Any] | None = None
             try:
                 try:
                     stream = _open(session, run_input, pipeline)
-                    async for item in stream:
+                    read = stream.__aiter__().__anext__
+                    while True:
+                        state.consumer = current_task()
+                        try:
+                            item = await read()
+                        except StopAsyncIteration:
+                            tail = pipeline.close()
+                            for update in tail:
+                                if update.__class__ is ErrorUpdate:
+                                    errors.append(update)  # type: ignore[arg-type]
+                                    if debug:
+                                        _log_update(update)
+                                if subscribers:
+                                    state.consumer = current_task()
+                                    await notify(update)
+                                yield update
+                            break
                         head, frames = split(item)
-                        if head or frames:
-                            if debug and head:
+                        if head:
+                            if debug:
                                 _log_all(head)
-                            yield head, frames
+                            for update in head:
+                                if update.__class__ is ErrorUpdate:
+                                    errors.append(update)  # type: ignore[arg-type]
+                                if subscribers:
+                                    state.consumer = current_task()
+                                    await notify(update)
+                                yield update
+                        for data in frames:  # the hot loop
+                            updates = frame(data)
+                            if debug:
+                                _log_all(updates)
+                            for update in updates:
+                                if update.__class__ is ErrorUpdate:
+                                    errors.append(update)  # type: ignore[arg-type]
+                                if subscribers:
+                                    state.consumer = current_task()
+                                    await notify(update)
+                                yield update
                         if pipeline.finished:
                             break
-                    else:
-                        tail = pipeline.close()
-                        if debug:
-                            _log_errors(tail)
-                        yield tail, ()
                 except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
                     # EncodeError: the request could not be written (a NaN in the
                     # state, say): nothing was sent, the run fails like a transport.
@@ -334,10 +291,14 @@ async def _execute(
                     # TransportError of kind transport_raised, its cause the exception.
                     if not isinstance(exc, TransportError | EncodeError):
                         exc = _raised(exc)
-                    failed = pipeline.fail_transport(exc)
-                    if debug:
-                        _log_errors(failed)
-                    yield failed, ()
+                    for update in pipeline.fail_transport(exc):
+                        if type(update) is ErrorUpdate:
+                            errors.append(update)
+                            if debug:
+                                _log_update(update)
+                        state.consumer = current_task()
+                        await notify(update)
+                        yield update
             except BaseException:
                 state.final = True
                 raise
@@ -350,6 +311,7 @@ async def _execute(
                 try:
                     aclose = getattr(stream, "aclose", None)
                     if aclose is not None:
+                        state.consumer = current_task()
                         await aclose()
                 finally:
                     pipeline.cancel("cancelled by client")  # no-op when the stream ended
@@ -364,28 +326,43 @@ async def _execute(
                     tool_call_id=calls[0].id,
                 )
                 update = ErrorUpdate(error, fatal=False)
+                errors.append(update)
                 if debug:
                     _log_update(update)
-                yield [update], ()
+                state.consumer = current_task()
+                await notify(update)
+                yield update
                 break
             rounds += 1
             for call in calls:
+                state.consumer = current_task()
                 result = await tools.call(call.function.name, call.function.arguments, call.id)
                 if debug:
                     logger.debug("ran client tool %r for call %r: %s", call.function.name,
                                  call.id, "ok" if result.error is None else result.error.kind)
                 if result.error is not None:
                     update = ErrorUpdate(result.error, fatal=False)
+                    errors.append(update)
                     if debug:
                         _log_update(update)
-                    yield [update], ()
-                applied = session._apply_tool_result(call.id, result.content, None)[1]
-                if applied:
-                    yield applied, ()
+                    state.consumer = current_task()
+                    await notify(update)
+                    yield update
+                for update in session._apply_tool_result(call.id, result.content, None)[1]:
+                    state.consumer = current_task()
+                    await notify(update)
+                    yield update
             if session.conversation.unanswered_tool_call_ids():
                 break  # calls to tools nobody registered: left to the caller
             run_input = session.build_input(**state.carry)
             state.inputs.append(run_input)
+    except asyncio.CancelledError:
+        # aclose() from another task interrupts the pending await by cancelling
+        # the iterating task once; absorb exactly that request: the loop ends
+        task = current_task()
+        if state.stop_requested and task is not None and task.uncancel() == 0:
+            return
+        raise
     finally:
         state.final = True
         session._end(state)
