@@ -25,7 +25,6 @@ import cProfile
 import gc
 import os
 import pstats
-import resource
 import socket
 import statistics
 import subprocess
@@ -150,6 +149,51 @@ def modes(body: bytes, server: Server | None) -> dict[str, Any]:
     return out
 
 
+RSS_CHILD = textwrap.dedent(
+    """
+    import sys
+
+    def hwm():  # this process's peak RSS in MiB (ru_maxrss would count the parent's)
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    sys.path.insert(0, sys.argv[3])
+    from profile_session import _session_run
+    from agui.transports import HttpTransport, ReplayTransport
+    mode = sys.argv[2]
+    if mode == "replay":
+        body = open(sys.argv[1], "rb").read()
+        base = hwm()
+        n = _session_run(ReplayTransport(body))
+    else:
+        base = hwm()
+        cls = HttpTransport
+        if mode == "fast":
+            from agui.transports import FastHttpTransport as cls
+        n = _session_run(cls(sys.argv[4]))
+    peak = hwm()
+    print(f"peak RSS {peak:.0f} MiB ({base:.0f} MiB before the run; {n:,} updates)")
+    """
+)
+
+
+def rss_child(body: bytes, mode: str, server: Server | None) -> str:
+    """Peak RSS of a fresh process running one Session over ``mode``
+    (``replay``: the body read from a file into bytes; ``http`` / ``fast``: the
+    loopback server)."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".sse") as fh:
+        fh.write(body)
+        fh.flush()
+        url = server.url if server is not None else ""
+        done = subprocess.run(
+            [sys.executable, "-c", RSS_CHILD, fh.name, mode, str(Path(__file__).parent), url],
+            capture_output=True, text=True, check=True,
+        )
+    return done.stdout.strip()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=100_000)
@@ -171,12 +215,7 @@ def main() -> None:
     try:
         fns = {k: v for k, v in modes(body, server).items() if k in wanted}
         if args.rss:
-            del body
-            gc.collect()
-            base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            fns[args.rss]()
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            print(f"{args.rss}: peak RSS {peak:.0f} MiB (before the run {base:.0f} MiB)")
+            print(f"{args.rss}: {rss_child(body, args.rss, server)}")
             return
         if args.profile:
             fn = fns[args.profile]
