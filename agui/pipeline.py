@@ -42,7 +42,7 @@ events are not retained unless ``keep_events=True``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import msgspec
@@ -348,30 +348,6 @@ class Pipeline(WireStage):
         return out
 
     # -------------------------------------------------------------- internals
-
-    def _split_item(self, item: Any) -> tuple[list[Update], Sequence[str]]:
-        """The first half of :meth:`iter_feed`, for a consumer that feeds the
-        frames itself (:class:`~agui.run.Run`): what is to be reported now (the
-        wire stage's news, an oversized frame, the updates of an event struct)
-        and the frames' data, each to be fed with :meth:`_frame` in order."""
-        out = self._take_pending() if self._pending else []
-        if self._finished:
-            return out, ()
-        if isinstance(item, bytes | bytearray | memoryview):
-            try:
-                frames = self._reader.feed(item if type(item) is bytes else bytes(item))
-            except FrameTooLarge as exc:
-                out += self._fatal(exc)
-                return out, ()
-            return out, frames
-        if type(item) is str:
-            error = self._oversized(item)
-            if error is not None:
-                out += self._fatal(error)
-                return out, ()
-            return out, (item,)
-        out += self.feed_event(item)
-        return out, ()
 
     def _frame(self, data: bytes | str) -> list[Update]:
         """One frame's data (within the frame cap) -> its updates: the hot path,
