@@ -365,13 +365,12 @@ class Pipeline(WireStage):
             self._data(data, out)
             return out
         cls = event.__class__
-        if cls in _PATCH_EVENTS and not _patch_ok(event):
+        if cls not in _PLAIN or self._chunked or self._events is not None:
             out = []
-            self._data(data, out)  # the lenient path repairs (or refuses) the ops
-            return out
-        if self._chunked or self._events is not None or cls in _CHUNK_CLASSES:
-            out = []
-            self._event(event, out)
+            if cls in _PATCH_EVENTS and not _patch_ok(event):
+                self._data(data, out)  # the lenient path repairs (or refuses) the ops
+            else:
+                self._event(event, out)
             return out
         self._in_pos += 1
         pos = self._out_pos
@@ -383,13 +382,7 @@ class Pipeline(WireStage):
                 out = []
                 self._violation(violation, out)
                 return out
-        updates = self._apply(event)
-        special = _SPECIAL.get(cls)
-        if special is None:
-            return updates
-        out = list(updates)
-        special(self, event, out)
-        return out
+        return self._apply(event)
 
     def _data(self, data: bytes | str, out: list[Update]) -> None:
         try:
@@ -493,6 +486,10 @@ _SPECIAL = {
     T.RunErrorEvent: Pipeline._on_run_error,
 }
 
+
+# the classes _frame delivers on its shortest path: no chunk, no JSON Patch to
+# check, nothing for the pipeline itself to do after applying them
+_PLAIN = _EVENT_CLASSES - _CHUNK_CLASSES - _PATCH_EVENTS - frozenset(_SPECIAL)
 
 __all__ = ["IMPLEMENTED_PROTOCOL_VERSION", "Pipeline", "VerifyMode"]
 
