@@ -76,6 +76,9 @@ class _Reply(asyncio.Protocol):
         self.buffered = 0
         self.paused = False
         self.waiter: asyncio.Future[None] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.deadline = 0.0
+        self.timed_out = False
 
     # parser callbacks
     def on_status(self, reason: bytes) -> None:
@@ -117,6 +120,9 @@ class _Reply(asyncio.Protocol):
         self._wake()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         self.closed = True
         self.lost = exc
         self._wake()
@@ -141,25 +147,35 @@ class _Reply(asyncio.Protocol):
 
     async def wait(self, timeout: float | None) -> None:
         """Until more arrives (or the connection ends); ``TimeoutError`` after
-        ``timeout`` seconds of silence."""
+        ``timeout`` seconds of silence. One timer serves every wait (it is
+        moved on, not re-made, per read)."""
         loop = asyncio.get_running_loop()
         waiter = self.waiter = loop.create_future()
-        timer = loop.call_later(timeout, waiter.cancel) if timeout is not None else None
+        if timeout is not None:
+            self.deadline = loop.time() + timeout
+            if self.timer is None:
+                self.timer = loop.call_at(self.deadline, self._expire)
         try:
             await waiter
         except asyncio.CancelledError:
-            if timer is not None and waiter.cancelled() and not _task_cancelling():
+            if self.timed_out:
+                self.timed_out = False
                 raise TimeoutError from None
             raise
         finally:
             self.waiter = None
-            if timer is not None:
-                timer.cancel()
 
-
-def _task_cancelling() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
+    def _expire(self) -> None:
+        self.timer = None
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            return  # not waiting: the next wait arms the timer again
+        loop = asyncio.get_running_loop()
+        if loop.time() >= self.deadline:
+            self.timed_out = True
+            waiter.cancel()
+        else:
+            self.timer = loop.call_at(self.deadline, self._expire)
 
 
 class FastHttpTransport:
