@@ -164,6 +164,12 @@ class Normalizer:
         kinds = ("text", "tool", "reasoning")
         return {lane: (kinds[p.kind], p.id) for lane, p in self._lanes.items()}
 
+    @property
+    def idle(self) -> bool:
+        """True when no chunk stream is open (every event passes unchanged
+        until the next ``*_CHUNK``)."""
+        return not self._lanes
+
     def feed(self, event: Any, position: int | None = None) -> NormalizeResult:
         """Normalize one event.
 

@@ -42,7 +42,7 @@ events are not retained unless ``keep_events=True``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import msgspec
@@ -57,6 +57,9 @@ from agui.verify import Verifier
 from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION, parse_version, version_warning
 from agui.wire import EventDecoder, SseReader
 from agui.wire.sse import MAX_FRAME_BYTES
+from agui.wire.strict import PATCH_EVENTS as _PATCH_EVENTS
+from agui.wire.strict import decode_typed as _decode_typed
+from agui.wire.strict import patch_ok as _patch_ok
 from agui.wire_stage import WireStage
 
 UNSET = msgspec.UNSET
@@ -209,26 +212,14 @@ class Pipeline(WireStage):
     def iter_feed(self, item: Any) -> Iterator[list[Update]]:
         """:meth:`feed`, lazily: one list of updates per completed frame (news of
         the wire stage first). Stopping early leaves the later frames unapplied."""
-        if self._pending:
-            yield self._take_pending()
-        if self._finished:
-            return
-        if isinstance(item, bytes | bytearray | memoryview):
-            try:
-                frames = self._reader.feed(item if type(item) is bytes else bytes(item))
-            except FrameTooLarge as exc:
-                yield self._fatal(exc)
+        head, frames = self._split_item(item)
+        if head:
+            yield head
+        frame = self._frame
+        for data in frames:
+            yield frame(data)
+            if self._finished:
                 return
-            if frames:
-                yield from self._run_frames(frames)
-        elif type(item) is str:
-            error = self._oversized(item)
-            if error is not None:
-                yield self._fatal(error)
-                return
-            yield from self._run_frames((item,))
-        else:
-            yield self.feed_event(item)
 
     def feed_bytes(self, chunk: bytes | bytearray | memoryview) -> list[Update]:
         """Feed raw SSE bytes (any split); returns the updates of every frame
@@ -239,10 +230,15 @@ class Pipeline(WireStage):
         return out
 
     def feed_data(self, data: bytes | str) -> list[Update]:
-        """Feed one event as JSON text (one SSE frame's data)."""
+        """Feed one event as JSON text (one SSE frame's data); the frame cap
+        applies to it as to an SSE frame (``FrameTooLarge``, fatal)."""
         out = self._take_pending() if self._pending else []
-        if not self._finished:
-            self._data(data, out)
+        if self._finished:
+            return out
+        error = self._oversized(data)
+        if error is not None:
+            return out + self._fatal(error)
+        out += self._frame(data)
         return out
 
     def feed_event(self, event: Any) -> list[Update]:
@@ -353,54 +349,40 @@ class Pipeline(WireStage):
 
     # -------------------------------------------------------------- internals
 
-    def _run_frames(self, frames: Iterable[str]) -> Iterator[list[Update]]:
-        """The hot loop, one list of updates per frame: :meth:`_data` +
-        :meth:`_event` + :meth:`_deliver` inlined for the common case (a clean
-        event, no chunk stream open, nothing kept)."""
-        decode = self._decode
-        verifier = self._verifier
-        apply = self._apply
-        special_of = _SPECIAL.get
-        chunk_classes = _CHUNK_CLASSES
-        for data in frames:
-            out: list[Update] = []
-            if self._chunked or self._events is not None:
-                self._data(data, out)
+    def _frame(self, data: bytes | str) -> list[Update]:
+        """One frame's data (within the frame cap) -> its updates: the hot path,
+        :meth:`_data` (for an event the typed decode takes as it is) + :meth:`_event`
+        + :meth:`_deliver` inlined for the common case (a clean event, no chunk
+        stream open, nothing kept). [] once the stream is finished. The list
+        returned is the caller's."""
+        if self._finished:
+            return []
+        out: list[Update]
+        try:
+            event = _decode_typed(data)
+        except Exception:  # noqa: BLE001 - the lenient path judges (and maps) it
+            out = []
+            self._data(data, out)
+            return out
+        cls = event.__class__
+        if cls not in _PLAIN or self._chunked or self._events is not None:
+            out = []
+            if cls in _PATCH_EVENTS and not _patch_ok(event):
+                self._data(data, out)  # the lenient path repairs (or refuses) the ops
             else:
-                try:
-                    event, warnings = decode(data)
-                except DecodeError as exc:
-                    if self._mode == "strict":
-                        out.extend(self._fatal(exc))
-                        yield out
-                        return
-                    out.append(ErrorUpdate(exc, fatal=False))
-                    yield out
-                    continue
-                if warnings:
-                    for w in warnings:
-                        out.append(WarningUpdate(w.code, w.message, w.path))
-                if event is not None:
-                    cls = type(event)
-                    if cls in chunk_classes:
-                        self._event(event, out)
-                    else:
-                        self._in_pos += 1
-                        pos = self._out_pos
-                        self._out_pos = pos + 1
-                        violation = verifier.check(event, pos) if verifier is not None else None
-                        if violation is not None:
-                            self._violation(violation, out)
-                        else:
-                            updates = apply(event)
-                            if updates:
-                                out += updates
-                            special = special_of(cls)
-                            if special is not None:
-                                special(self, event, out)
-            yield out
-            if self._finished:
-                return
+                self._event(event, out)
+            return out
+        self._in_pos += 1
+        pos = self._out_pos
+        self._out_pos = pos + 1
+        verifier = self._verifier
+        if verifier is not None:
+            violation = verifier.check(event, pos)
+            if violation is not None:
+                out = []
+                self._violation(violation, out)
+                return out
+        return self._apply(event)
 
     def _data(self, data: bytes | str, out: list[Update]) -> None:
         try:
@@ -437,7 +419,7 @@ class Pipeline(WireStage):
             self._deliver(ev, out)
             if self._finished:
                 return
-        if type(event) not in _CHUNK_CLASSES and not self._norm.open_streams:
+        if type(event) not in _CHUNK_CLASSES and self._norm.idle:
             self._chunked = False
 
     def _deliver(self, ev: Any, out: list[Update]) -> None:
@@ -504,6 +486,10 @@ _SPECIAL = {
     T.RunErrorEvent: Pipeline._on_run_error,
 }
 
+
+# the classes _frame delivers on its shortest path: no chunk, no JSON Patch to
+# check, nothing for the pipeline itself to do after applying them
+_PLAIN = _EVENT_CLASSES - _CHUNK_CLASSES - _PATCH_EVENTS - frozenset(_SPECIAL)
 
 __all__ = ["IMPLEMENTED_PROTOCOL_VERSION", "Pipeline", "VerifyMode"]
 

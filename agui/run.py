@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, Self
 
 from agui.errors import EncodeError, ToolError, TransportError
@@ -48,7 +48,10 @@ class _RunState:
     to the Run, so a Run dropped after ``break`` is freed at once and its stream
     closed."""
 
-    __slots__ = ("cancelled", "carry", "ended", "errors", "final", "inputs", "pipeline")
+    __slots__ = (
+        "cancelled", "carry", "consumer", "ended", "errors", "final", "inputs", "pipeline",
+        "started", "stop_requested",
+    )
 
     def __init__(self) -> None:
         self.pipeline: Pipeline | None = None  # set when the run (round) starts
@@ -58,6 +61,11 @@ class _RunState:
         self.errors: list[ErrorUpdate] = []
         self.final = False
         self.ended: asyncio.Event | None = None
+        self.started = False  # the generator began (the request is being sent)
+        # the task that last awaited inside the generator (set before each await),
+        # for aclose() from another task; and whether aclose() cancelled it
+        self.consumer: asyncio.Task[Any] | None = None
+        self.stop_requested = False
 
 
 class Run:
@@ -95,10 +103,8 @@ class Run:
         self.input = run_input
         self._state = _RunState()
         self._state.inputs.append(run_input)
-        self._gen: AsyncIterator[Update] | None = None
+        self._gen: AsyncGenerator[Update, None] | None = None
         self._closed = False
-        self._consumer: asyncio.Task[Any] | None = None  # task inside __anext__, if any
-        self._stop_requested = False
 
     @property
     def done(self) -> Done | None:
@@ -122,34 +128,31 @@ class Run:
     @property
     def started(self) -> bool:
         """True once iteration began (the request was sent or is being sent)."""
-        return self._gen is not None
+        return self._state.started
 
     @property
     def finished(self) -> bool:
         """True once the response stream is over (completed, failed or cancelled)."""
         return self._state.final
 
-    def __aiter__(self) -> Self:
-        return self
+    def __aiter__(self) -> AsyncIterator[Update]:
+        # the run's one update generator itself: ``async for`` pays no wrapper
+        # per update (every loop over the run continues the same stream)
+        return self._updates()
 
     async def __anext__(self) -> Update:
+        return await self._updates().__anext__()
+
+    def _updates(self) -> AsyncGenerator[Update, None]:
         gen = self._gen
         if gen is None:
             if self._closed:
-                raise StopAsyncIteration
-            self._state.ended = asyncio.Event()
-            gen = self._gen = _execute(self._session, self.input, self._state, weakref.ref(self))
-        self._consumer = task = asyncio.current_task()
-        try:
-            return await gen.__anext__()
-        except asyncio.CancelledError:
-            # aclose() from another task interrupts the pending read by
-            # cancelling this task once; absorb exactly that request.
-            if self._stop_requested and task is not None and task.uncancel() == 0:
-                raise StopAsyncIteration from None
-            raise
-        finally:
-            self._consumer = None
+                gen = _nothing()
+            else:
+                self._state.ended = asyncio.Event()
+                gen = _execute(self._session, self.input, self._state, weakref.ref(self))
+            self._gen = gen
+        return gen
 
     async def aclose(self) -> None:
         """Stop the run: close the transport stream; ``done`` becomes
@@ -161,20 +164,25 @@ class Run:
         """
         self._closed = True
         state = self._state
-        if self._gen is None:  # never started: nothing was sent
+        gen = self._gen
+        if not state.started:  # never started: nothing was sent
             if not state.final:
                 state.cancelled = Done("cancelled", reason="cancelled by client")
             state.final = True
+            if gen is not None:
+                await gen.aclose()
             return
-        consumer = self._consumer
-        if consumer is not None and consumer is not asyncio.current_task():
-            if not self._stop_requested:
-                self._stop_requested = True
+        assert gen is not None
+        consumer = state.consumer
+        if gen.ag_running and consumer is not None and consumer is not asyncio.current_task():
+            # another task is awaiting inside the generator (a read, a subscriber)
+            if not state.stop_requested:
+                state.stop_requested = True
                 consumer.cancel()
             if state.ended is not None:
                 await state.ended.wait()
             return
-        await self._gen.aclose()  # type: ignore[attr-defined]
+        await gen.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -196,20 +204,31 @@ class Run:
         return f"Run(run_id={self.input.run_id!r}, done={self.done!r})"
 
 
+async def _nothing() -> AsyncGenerator[Update, None]:
+    """The updates of a run closed before it started: none."""
+    return
+    yield  # (an async generator)
+
+
 async def _execute(
     session: Session, run_input: Any, state: _RunState, run_ref: weakref.ref[Run]
-) -> AsyncIterator[Update]:
+) -> AsyncGenerator[Update, None]:
     """The run's update stream (see the module doc), across client-tool rounds.
-    Holds its Run only weakly, so a Run dropped mid-stream can be collected
-    (and its stream closed)."""
+    Each transport read is split into frames and each frame is fed to the
+    pipeline only once the updates before it were taken, so leaving after
+    update N leaves later frames unapplied. Holds its Run only weakly, so a
+    Run dropped mid-stream can be collected (and its stream closed)."""
+    state.started = True
     errors = state.errors
     subscribers = session._subscribers  # the live list: (un)subscribing mid-run works
     notify = session._notify
     tools = session.client_tools
+    current_task = asyncio.current_task
     debug = logger.isEnabledFor(logging.DEBUG)  # once per iteration, not per update
     rounds = 0
     try:
         while True:
+            state.consumer = current_task()
             pipeline = await session._begin(run_input, state, run_ref)
             if debug:
                 logger.debug(
@@ -217,31 +236,54 @@ async def _execute(
                     run_input.run_id, run_input.thread_id, len(run_input.messages),
                     len(run_input.tools or ()), f" (client tool round {rounds})" if rounds else "",
                 )
-            iter_feed = _logged(pipeline.iter_feed) if debug else pipeline.iter_feed
+            split = pipeline._split_item
+            frame = pipeline._frame
             stream: Any = None
             calls: list[Any] | None = None
             try:
                 try:
                     stream = _open(session, run_input, pipeline)
-                    async for item in stream:
-                        for updates in iter_feed(item):
-                            for update in updates:
-                                if type(update) is ErrorUpdate:
-                                    errors.append(update)
+                    read = stream.__aiter__().__anext__
+                    while True:
+                        state.consumer = current_task()
+                        try:
+                            item = await read()
+                        except StopAsyncIteration:
+                            tail = pipeline.close()
+                            for update in tail:
+                                if update.__class__ is ErrorUpdate:
+                                    errors.append(update)  # type: ignore[arg-type]
+                                    if debug:
+                                        _log_update(update)
                                 if subscribers:
+                                    state.consumer = current_task()
+                                    await notify(update)
+                                yield update
+                            break
+                        head, frames = split(item)
+                        if head:
+                            if debug:
+                                _log_all(head)
+                            for update in head:
+                                if update.__class__ is ErrorUpdate:
+                                    errors.append(update)  # type: ignore[arg-type]
+                                if subscribers:
+                                    state.consumer = current_task()
+                                    await notify(update)
+                                yield update
+                        for data in frames:  # the hot loop
+                            updates = frame(data)
+                            if debug:
+                                _log_all(updates)
+                            for update in updates:
+                                if update.__class__ is ErrorUpdate:
+                                    errors.append(update)  # type: ignore[arg-type]
+                                if subscribers:
+                                    state.consumer = current_task()
                                     await notify(update)
                                 yield update
                         if pipeline.finished:
                             break
-                    else:
-                        for update in pipeline.close():
-                            if type(update) is ErrorUpdate:
-                                errors.append(update)
-                                if debug:
-                                    _log_update(update)
-                            if subscribers:
-                                await notify(update)
-                            yield update
                 except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
                     # EncodeError: the request could not be written (a NaN in the
                     # state, say): nothing was sent, the run fails like a transport.
@@ -254,6 +296,7 @@ async def _execute(
                             errors.append(update)
                             if debug:
                                 _log_update(update)
+                        state.consumer = current_task()
                         await notify(update)
                         yield update
             except BaseException:
@@ -268,6 +311,7 @@ async def _execute(
                 try:
                     aclose = getattr(stream, "aclose", None)
                     if aclose is not None:
+                        state.consumer = current_task()
                         await aclose()
                 finally:
                     pipeline.cancel("cancelled by client")  # no-op when the stream ended
@@ -285,11 +329,13 @@ async def _execute(
                 errors.append(update)
                 if debug:
                     _log_update(update)
+                state.consumer = current_task()
                 await notify(update)
                 yield update
                 break
             rounds += 1
             for call in calls:
+                state.consumer = current_task()
                 result = await tools.call(call.function.name, call.function.arguments, call.id)
                 if debug:
                     logger.debug("ran client tool %r for call %r: %s", call.function.name,
@@ -299,15 +345,24 @@ async def _execute(
                     errors.append(update)
                     if debug:
                         _log_update(update)
+                    state.consumer = current_task()
                     await notify(update)
                     yield update
                 for update in session._apply_tool_result(call.id, result.content, None)[1]:
+                    state.consumer = current_task()
                     await notify(update)
                     yield update
             if session.conversation.unanswered_tool_call_ids():
                 break  # calls to tools nobody registered: left to the caller
             run_input = session.build_input(**state.carry)
             state.inputs.append(run_input)
+    except asyncio.CancelledError:
+        # aclose() from another task interrupts the pending await by cancelling
+        # the iterating task once; absorb exactly that request: the loop ends
+        task = current_task()
+        if state.stop_requested and task is not None and task.uncancel() == 0:
+            return
+        raise
     finally:
         state.final = True
         session._end(state)
@@ -333,17 +388,18 @@ def _calls_to_run(session: Session, done: Done | None) -> list[Any] | None:
     return calls or None
 
 
-def _logged(iter_feed: Any) -> Any:
-    """``iter_feed`` logging each warning and error update (debug runs only)."""
+def _log_all(updates: list[Update]) -> None:
+    """Log each warning and error update (debug runs only)."""
+    for update in updates:
+        if type(update) is WarningUpdate or type(update) is ErrorUpdate:
+            _log_update(update)
 
-    def feed(item: Any) -> Iterator[list[Update]]:
-        for updates in iter_feed(item):
-            for update in updates:
-                if type(update) is WarningUpdate or type(update) is ErrorUpdate:
-                    _log_update(update)
-            yield updates
 
-    return feed
+def _log_errors(updates: list[Update]) -> None:
+    """Log each error update (debug runs only)."""
+    for update in updates:
+        if type(update) is ErrorUpdate:
+            _log_update(update)
 
 
 def _log_update(update: Any) -> None:

@@ -9,7 +9,7 @@ of the pipeline's next updates, or taken with :meth:`WireStage.news`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from agui.errors import DecodeError, FrameTooLarge
@@ -35,6 +35,9 @@ class WireStage:
     def _fatal(self, error: Exception) -> list[Update]:  # (the pipeline ends the run)
         raise NotImplementedError
 
+    def feed_event(self, event: Any) -> list[Update]:  # (the pipeline applies it)
+        raise NotImplementedError
+
     def split(self, item: bytes | bytearray | memoryview | str) -> list[str]:
         """The SSE stage alone: each completed frame's data (one event's JSON
         text) in ``item`` (``bytes``; a ``str`` is one frame already), for a
@@ -53,6 +56,30 @@ class WireStage:
         except FrameTooLarge as exc:
             self._pending += self._fatal(exc)
             return []
+
+    def _split_item(self, item: Any) -> tuple[list[Update], Sequence[str]]:
+        """The first half of :meth:`iter_feed`, for a consumer that feeds the
+        frames itself (:class:`~agui.run.Run`): what is to be reported now (the
+        wire stage's news, an oversized frame, the updates of an event struct)
+        and the frames' data, each to be fed with :meth:`_frame` in order."""
+        out = self._take_pending() if self._pending else []
+        if self._finished:
+            return out, ()
+        if isinstance(item, bytes | bytearray | memoryview):
+            try:
+                frames = self._reader.feed(item if type(item) is bytes else bytes(item))
+            except FrameTooLarge as exc:
+                out += self._fatal(exc)
+                return out, ()
+            return out, frames
+        if type(item) is str:
+            error = self._oversized(item)
+            if error is not None:
+                out += self._fatal(error)
+                return out, ()
+            return out, (item,)
+        out += self.feed_event(item)
+        return out, ()
 
     def split_end(self) -> list[str]:
         """End of stream for :meth:`split`: a last frame without its blank line."""
@@ -109,9 +136,13 @@ class WireStage:
             self._pending.append(WarningUpdate(w.code, w.message, w.path))
         return decoded.event
 
-    def _oversized(self, text: str) -> FrameTooLarge | None:
-        """The frame cap applies to one event's JSON text as to an SSE frame."""
+    def _oversized(self, text: bytes | str) -> FrameTooLarge | None:
+        """The frame cap applies to one event's JSON text (``str`` or UTF-8
+        bytes) as to an SSE frame."""
         cap = self._reader.max_frame_bytes
+        if type(text) is not str:
+            size = len(text)
+            return FrameTooLarge(size, cap) if size > cap else None
         if len(text) * 4 <= cap:  # (at most 4 UTF-8 bytes a character)
             return None
         size = len(text.encode("utf-8", "surrogatepass"))

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from agui import Pipeline
 from agui import types as T
 from agui.apply import Conversation
-from agui.apply.patch import MAX_STATE_DEPTH, PatchFailed, apply_patch, json_depth
+from agui.apply.patch import MAX_STATE_DEPTH, PatchFailed, apply_patch, json_depth, patched_copy
 from agui.session import Session
 from agui.transports.replay import ReplayTransport
 from agui.updates import StateChanged, WarningUpdate
@@ -137,6 +137,30 @@ def test_patch_agrees_with_the_rfc_6902_reference_on_seeded_random_patches():
 def test_patch_agrees_with_the_reference_hypothesis(rng):
     doc = {k: random_value(rng) for k in rng.sample(_KEYS, rng.randint(0, 4))}
     check_case(doc, random_patch(rng, doc))
+
+
+def test_one_op_copy_on_write_patches_agree_with_the_reference_and_keep_the_original():
+    # the state's one-op fast path (no jsonpatch) must apply exactly what the
+    # reference applies, refuse what it refuses, and never touch the original
+    rng = random.Random(int(os.environ.get("AGUI_FUZZ_SEED", "6902")) + 1)
+    for n in range(2000 * SCALE):
+        doc = {k: random_value(rng) for k in rng.sample(_KEYS, rng.randint(0, 4))}
+        if rng.random() < 0.2:
+            doc = random_value(rng)
+        kind = rng.choice(["add", "remove", "replace", "add", "replace"])
+        op: dict = {"op": kind, "path": random_pointer(rng, doc)}
+        if kind != "remove" and rng.random() < 0.97:
+            op["value"] = random_value(rng)
+        before = copy.deepcopy(doc)
+        ok, want = reference(doc, [op])
+        try:
+            got = patched_copy(doc, [copy.deepcopy(op)])
+        except PatchFailed:
+            assert not ok, f"example {n}: refused {op} on {before}, the reference gives {want}"
+        else:
+            assert ok, f"example {n}: applied {op} on {before}, the reference refuses it"
+            assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True), (op, before)
+        assert json.dumps(doc, sort_keys=True) == json.dumps(before, sort_keys=True), (n, op)
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("patch-*.json")), ids=lambda p: p.name)

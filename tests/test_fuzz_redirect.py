@@ -10,7 +10,7 @@ from starlette.routing import Route
 from agui.errors import TransportError
 from agui.server import BackgroundServer
 from agui.session import Session
-from agui.transports import HttpTransport
+from agui.transports import FastHttpTransport, HttpTransport
 from agui.updates import Done, ErrorUpdate
 
 
@@ -26,6 +26,12 @@ async def hop(request):
     return Response(status_code=307, headers={"location": "/bad"})
 
 
+@pytest.fixture(params=["httpx", "httptools"])
+def Http(request):
+    """Each test runs against both HTTP transports."""
+    return HttpTransport if request.param == "httpx" else FastHttpTransport
+
+
 @pytest.fixture(scope="module")
 def server():
     app = Starlette(routes=[
@@ -38,8 +44,8 @@ def server():
 
 
 @pytest.mark.parametrize("route", ["/bad", "/bad-relative", "/hop"])
-async def test_a_redirect_to_a_port_past_65535_is_a_protocol_transport_error(server, route):
-    session = Session(HttpTransport(server.url + route))
+async def test_a_redirect_to_a_port_past_65535_is_a_protocol_transport_error(server, route, Http):
+    session = Session(Http(server.url + route))
     updates = await session.send("go").collect()
     errors = [u for u in updates if isinstance(u, ErrorUpdate)]
     assert len(errors) == 1 and isinstance(errors[0].error, TransportError)
@@ -48,9 +54,9 @@ async def test_a_redirect_to_a_port_past_65535_is_a_protocol_transport_error(ser
     assert len(session.conversation.messages) == 1  # the user message; the session goes on
 
 
-async def test_the_transport_raises_transport_error_for_the_redirect_itself(server):
+async def test_the_transport_raises_transport_error_for_the_redirect_itself(server, Http):
     with pytest.raises(TransportError) as info:
-        run_input = Session(HttpTransport(server.url)).build_input()
-        async for _ in HttpTransport(server.url + "/hop").stream(run_input):
+        run_input = Session(Http(server.url)).build_input()
+        async for _ in Http(server.url + "/hop").stream(run_input):
             pass
     assert info.value.kind == "protocol" and "70000" in str(info.value)

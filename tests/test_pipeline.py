@@ -250,6 +250,29 @@ def test_oversized_frame_is_fatal():
     assert p.finished
 
 
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["str", "bytes"])
+def test_feed_data_applies_the_frame_cap_to_one_events_json_text(as_bytes):
+    # feed(str) and feed_data share one check: an event's JSON text over the cap
+    # is an oversized frame (fatal: FrameTooLarge), however it is fed
+    big = json.dumps({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "x" * 200})
+    for feed in ("feed", "feed_data"):
+        p = Pipeline(max_frame_bytes=128)
+        ups = p.feed_data(json.dumps(START))
+        data = big.encode() if as_bytes and feed == "feed_data" else big
+        ups += getattr(p, feed)(data)
+        assert isinstance(ups[-2].error, FrameTooLarge), feed
+        assert ups[-2].error.size == len(big) and ups[-1].outcome == "failed"
+        assert p.finished
+        assert p.feed_data(json.dumps(FINISH)) == []
+
+
+def test_feed_data_within_the_frame_cap_is_applied():
+    p = Pipeline(max_frame_bytes=128)
+    ups = p.feed_data(json.dumps(START))
+    ups += p.feed_data(json.dumps(FINISH).encode())
+    assert ups[-1] == Done("success", run_id=FINISH["runId"])
+
+
 def test_retired_thinking_events_keep_one_message_id_across_the_stream():
     p = Pipeline()
     ups = feed_all(

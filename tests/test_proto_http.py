@@ -14,6 +14,7 @@ from agui.errors import TransportError
 from agui.pipeline import Pipeline
 from agui.server import BackgroundServer, create_app
 from agui.server.encoder import accepts_protobuf, prefers_protobuf
+from agui.transports.fast_http import FastHttpTransport
 from agui.transports.http import PROTOBUF_ACCEPT, HttpTransport
 from agui.wire import decode_event, decode_input
 from agui.wire.proto import PROTOBUF_MEDIA_TYPE, encode_proto_frame, iter_proto_frames
@@ -31,6 +32,12 @@ async def agent(run_input, emit, cancel) -> None:
     await emit({"type": "TEXT_MESSAGE_END", "messageId": "m1"})
     await emit({"type": "STATE_SNAPSHOT", "snapshot": {"n": 1, "items": ["a"]}})
     await emit({"type": "RUN_FINISHED", "threadId": tid, "runId": rid})
+
+
+@pytest.fixture(params=["httpx", "httptools"])
+def Http(request):
+    """Each HTTP test runs against both HTTP transports."""
+    return HttpTransport if request.param == "httpx" else FastHttpTransport
 
 
 @pytest.fixture(scope="module")
@@ -72,10 +79,10 @@ def test_wildcards_admit_protobuf_and_q0_refuses_it():
     assert prefers_protobuf("text/event-stream;q=0.5, application/vnd.ag-ui.event+proto")
 
 
-def test_the_protobuf_transport_asks_for_protobuf_and_admits_sse():
-    assert HttpTransport("http://127.0.0.1:1/agent").request_headers()["Accept"] == (
+def test_the_protobuf_transport_asks_for_protobuf_and_admits_sse(Http):
+    assert Http("http://127.0.0.1:1/agent").request_headers()["Accept"] == (
         "text/event-stream")
-    assert HttpTransport("http://127.0.0.1:1/agent", protobuf=True).request_headers()[
+    assert Http("http://127.0.0.1:1/agent", protobuf=True).request_headers()[
         "Accept"] == "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5"
 
 
@@ -89,10 +96,10 @@ async def run(transport: HttpTransport) -> tuple[list, list]:
     return items, pipeline.events
 
 
-async def test_a_protobuf_run_gives_the_same_events_as_an_sse_run(server):
+async def test_a_protobuf_run_gives_the_same_events_as_an_sse_run(server, Http):
     url = server.url + "/agent"
-    sse_items, sse = await run(HttpTransport(url))
-    proto_items, proto = await run(HttpTransport(url, protobuf=True))
+    sse_items, sse = await run(Http(url))
+    proto_items, proto = await run(Http(url, protobuf=True))
     assert all(isinstance(i, bytes) for i in sse_items)
     assert all(isinstance(i, str) for i in proto_items) and len(proto_items) == 6
     assert proto == sse
@@ -109,18 +116,18 @@ START = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
 END = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
 
 
-async def test_the_protobuf_transport_reads_an_sse_answer_too():
+async def test_the_protobuf_transport_reads_an_sse_answer_too(Http):
     data = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in (START, END))
     with BackgroundServer(app_answering(data, "text/event-stream")) as srv:
-        items, events = await run(HttpTransport(srv.url + "/agent", protobuf=True))
+        items, events = await run(Http(srv.url + "/agent", protobuf=True))
     assert events == [decode_event(json.dumps(START)), decode_event(json.dumps(END))]
     assert all(isinstance(i, bytes) for i in items)
 
 
-async def test_a_protobuf_frame_cut_by_the_end_of_the_body_is_a_truncated_transport_error():
+async def test_a_protobuf_frame_cut_by_the_end_of_the_body_is_a_truncated_transport_error(Http):
     data = encode_proto_frame(START) + encode_proto_frame(END)[:-3]
     with BackgroundServer(app_answering(data, PROTOBUF_MEDIA_TYPE)) as srv:
-        transport = HttpTransport(srv.url + "/agent", protobuf=True)
+        transport = Http(srv.url + "/agent", protobuf=True)
         got = []
         with pytest.raises(TransportError) as info:
             async for item in transport.stream(decode_input(json.dumps(BODY))):
@@ -129,10 +136,10 @@ async def test_a_protobuf_frame_cut_by_the_end_of_the_body_is_a_truncated_transp
     assert [json.loads(g) for g in got] == [START]
 
 
-async def test_a_protobuf_answer_not_asked_for_is_still_refused():
+async def test_a_protobuf_answer_not_asked_for_is_still_refused(Http):
     app = app_answering(encode_proto_frame(START), PROTOBUF_MEDIA_TYPE)
     with BackgroundServer(app) as srv, pytest.raises(TransportError) as info:
-        async for _ in HttpTransport(srv.url + "/agent").stream(decode_input(json.dumps(BODY))):
+        async for _ in Http(srv.url + "/agent").stream(decode_input(json.dumps(BODY))):
             pass
     assert info.value.kind == "protocol"
 

@@ -190,3 +190,25 @@ def test_a_json_lines_line_over_the_frame_cap_is_a_decode_error(tmp_path):
     path.write_bytes(b'{"type":"RUN_STARTED"}\n' + b"x" * (10 * 1024 * 1024 + 1) + b"\n")
     with pytest.raises(DecodeError, match="line 2 is over 10485760 bytes"):
         Recording(path)
+
+
+async def test_replay_of_a_large_sse_body_given_as_bytes_yields_it_in_pieces():
+    # a captured body passed as bytes is read like a file: bounded pieces, never
+    # one item holding the whole body, and no second copy of it kept
+    from agui.transports import ReplayTransport
+    from agui.transports.recording import CHUNK_BYTES
+
+    frame = b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x"}\n\n'
+    body = (
+        b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
+        + b'data: {"type":"TEXT_MESSAGE_START","messageId":"m"}\n\n'
+        + frame * (3 * CHUNK_BYTES // len(frame))
+        + b'data: {"type":"TEXT_MESSAGE_END","messageId":"m"}\n\n'
+        + b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n'
+    )
+    transport = ReplayTransport(body)
+    for _ in range(2):  # each replay reads it afresh
+        pieces = [piece async for piece in transport.stream(None)]
+        assert len(pieces) > 3 and max(map(len, pieces)) <= CHUNK_BYTES
+        assert b"".join(pieces) == body
+    assert transport._sources[0]._data is body  # (the caller's object, not a copy)

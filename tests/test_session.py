@@ -12,7 +12,7 @@ from agui.errors import ResumeError
 from agui.middleware import FilterToolCallsMiddleware, Middleware
 from agui.server import BackgroundServer, create_app
 from agui.session import Session, SyncSession
-from agui.transports import HttpTransport, ReplayTransport
+from agui.transports import FastHttpTransport, HttpTransport, ReplayTransport
 from agui.types import (
     ActivitySnapshotEvent,
     Context,
@@ -82,12 +82,14 @@ def server():
         yield srv
 
 
-@pytest.fixture
-def session(server) -> Session:
+@pytest.fixture(params=["httpx", "httptools"])
+def session(server, request) -> Session:
+    """A session over each HTTP transport (HttpTransport, FastHttpTransport)."""
     LOG.inputs.clear()
     LOG.exits.clear()
     LOG.exited.clear()
-    return Session(HttpTransport(server.url + "/agent"))
+    transport = HttpTransport if request.param == "httpx" else FastHttpTransport
+    return Session(transport(server.url + "/agent"))
 
 
 async def wait_agent_exit() -> tuple[str, bool, str | None]:

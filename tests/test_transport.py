@@ -16,7 +16,13 @@ from starlette.routing import Route
 from agui.errors import DecodeError, TransportError
 from agui.server import BackgroundServer, agent_route
 from agui.session import Session
-from agui.transports import HttpTransport, ReplayTransport, Transport, load_events
+from agui.transports import (
+    FastHttpTransport,
+    HttpTransport,
+    ReplayTransport,
+    Transport,
+    load_events,
+)
 from agui.types import (
     RunFinishedEvent,
     RunStartedEvent,
@@ -153,6 +159,20 @@ async def record_headers(request):
     return StreamingResponse(iter([sse(SCRIPT)]), media_type="text/event-stream")
 
 
+async def gzipped(request):
+    import gzip
+
+    return Response(gzip.compress(sse(SCRIPT)), headers={
+        "content-type": "text/event-stream", "content-encoding": "gzip"})
+
+
+async def gzip_bomb(request):
+    import gzip
+
+    body = gzip.compress(b"data: " + b"x" * (8 * 1024 * 1024) + b"\n\n")
+    return Response(body, headers={"content-type": "text/event-stream", "content-encoding": "gzip"})
+
+
 def make_app() -> Starlette:
     return Starlette(
         routes=[
@@ -171,8 +191,16 @@ def make_app() -> Starlette:
             Route("/untyped", untyped_body, methods=["POST"]),
             Route("/endless-error", endless_error, methods=["POST"]),
             Route("/headers", record_headers, methods=["POST"]),
+            Route("/gzip", gzipped, methods=["POST"]),
+            Route("/gzip-bomb", gzip_bomb, methods=["POST"]),
         ]
     )
+
+
+@pytest.fixture(params=["httpx", "httptools"])
+def Http(request):
+    """Each HTTP test runs against both HTTP transports."""
+    return HttpTransport if request.param == "httpx" else FastHttpTransport
 
 
 @pytest.fixture(scope="module")
@@ -193,11 +221,12 @@ async def collect(session: Session, text: str = "go") -> list:
 
 def test_transports_satisfy_the_protocol():
     assert isinstance(HttpTransport("http://127.0.0.1:1/agent"), Transport)
+    assert isinstance(FastHttpTransport("http://127.0.0.1:1/agent"), Transport)
     assert isinstance(ReplayTransport(SCRIPT), Transport)
 
 
-async def test_http_500_becomes_a_transport_error_with_status_and_body(server):
-    session = Session(HttpTransport(server.url + "/500"))
+async def test_http_500_becomes_a_transport_error_with_status_and_body(server, Http):
+    session = Session(Http(server.url + "/500"))
     updates = await collect(session)
     assert len(updates) == 2
     error, done = updates
@@ -210,16 +239,16 @@ async def test_http_500_becomes_a_transport_error_with_status_and_body(server):
     assert done == Done("failed", reason=str(error.error), run_id=None)
 
 
-async def test_endless_error_body_is_cut_at_2_kib(server):
-    updates = await collect(Session(HttpTransport(server.url + "/endless-error")))
+async def test_endless_error_body_is_cut_at_2_kib(server, Http):
+    updates = await collect(Session(Http(server.url + "/endless-error")))
     error = updates[0].error
     assert (error.kind, error.status) == ("http_status", 503)
     assert len(error.body) == 2048
     assert error.body.startswith("overloaded overloaded")
 
 
-async def test_connection_refused_becomes_a_connect_error():
-    session = Session(HttpTransport(f"http://127.0.0.1:{free_port()}/agent"))
+async def test_connection_refused_becomes_a_connect_error(Http):
+    session = Session(Http(f"http://127.0.0.1:{free_port()}/agent"))
     updates = await collect(session)
     error, done = updates
     assert isinstance(error.error, TransportError)
@@ -228,8 +257,8 @@ async def test_connection_refused_becomes_a_connect_error():
     assert done.outcome == "failed"
 
 
-async def test_transport_stream_raises_transport_error_directly(server):
-    transport = HttpTransport(server.url + "/500")
+async def test_transport_stream_raises_transport_error_directly(server, Http):
+    transport = Http(server.url + "/500")
     session = Session(transport)
     with pytest.raises(TransportError) as info:
         async for _ in transport.stream(session.build_input()):
@@ -237,8 +266,8 @@ async def test_transport_stream_raises_transport_error_directly(server):
     assert info.value.status == 500
 
 
-async def test_truncated_stream_ends_the_run_as_failed(server):
-    session = Session(HttpTransport(server.url + "/truncated"), thread_id="t1")
+async def test_truncated_stream_ends_the_run_as_failed(server, Http):
+    session = Session(Http(server.url + "/truncated"), thread_id="t1")
     updates = await collect(session)
     assert isinstance(updates[0], RunStarted)
     assert TextDelta("m1", "Hello, ") in updates
@@ -249,8 +278,8 @@ async def test_truncated_stream_ends_the_run_as_failed(server):
     assert session.conversation.outcome == "failed"
 
 
-async def test_connection_dropped_mid_body_is_a_fatal_transport_error(server):
-    session = Session(HttpTransport(server.url + "/aborted"), thread_id="t1")
+async def test_connection_dropped_mid_body_is_a_fatal_transport_error(server, Http):
+    session = Session(Http(server.url + "/aborted"), thread_id="t1")
     updates = await collect(session)
     error, done = updates[-2:]
     assert isinstance(error.error, TransportError)
@@ -258,23 +287,23 @@ async def test_connection_dropped_mid_body_is_a_fatal_transport_error(server):
     assert done.outcome == "failed" and done.run_id == "r1"
 
 
-async def test_silent_server_hits_the_read_timeout_instead_of_hanging(server):
+async def test_silent_server_hits_the_read_timeout_instead_of_hanging(server, Http):
     timeout = httpx.Timeout(5.0, read=0.3)
-    session = Session(HttpTransport(server.url + "/silent", timeout=timeout))
+    session = Session(Http(server.url + "/silent", timeout=timeout))
     updates = await collect(session)
     error, done = updates
     assert error.error.kind == "timeout"
     assert done.outcome == "failed"
 
 
-async def test_protobuf_response_is_refused_as_protocol_error(server):
-    updates = await collect(Session(HttpTransport(server.url + "/proto")))
+async def test_protobuf_response_is_refused_as_protocol_error(server, Http):
+    updates = await collect(Session(Http(server.url + "/proto")))
     assert updates[0].error.kind == "protocol"
     assert "application/vnd.ag-ui.event+proto" in str(updates[0].error)
 
 
-async def test_json_reply_to_a_run_is_a_protocol_error_naming_the_content_type(server):
-    session = Session(HttpTransport(server.url + "/json"), thread_id="t1")
+async def test_json_reply_to_a_run_is_a_protocol_error_naming_the_content_type(server, Http):
+    session = Session(Http(server.url + "/json"), thread_id="t1")
     error, done = await collect(session)
     assert isinstance(error, ErrorUpdate) and error.fatal
     assert isinstance(error.error, TransportError)
@@ -287,26 +316,26 @@ async def test_json_reply_to_a_run_is_a_protocol_error_naming_the_content_type(s
     assert [type(m).__name__ for m in session.messages] == ["UserMessage"]  # nothing applied
 
 
-async def test_sse_content_type_is_matched_case_insensitively_with_parameters(server):
-    updates = await collect(Session(HttpTransport(server.url + "/sse-params"), thread_id="t1"))
+async def test_sse_content_type_is_matched_case_insensitively_with_parameters(server, Http):
+    updates = await collect(Session(Http(server.url + "/sse-params"), thread_id="t1"))
     assert updates[-1] == Done("success", result={"n": 1}, run_id="r1")
 
 
-async def test_missing_content_type_is_still_read_as_sse(server):
-    updates = await collect(Session(HttpTransport(server.url + "/sse-untyped"), thread_id="t1"))
+async def test_missing_content_type_is_still_read_as_sse(server, Http):
+    updates = await collect(Session(Http(server.url + "/sse-untyped"), thread_id="t1"))
     assert updates[-1] == Done("success", result={"n": 1}, run_id="r1")
 
 
-async def test_untyped_sse_split_into_tiny_chunks_is_still_read(server):
+async def test_untyped_sse_split_into_tiny_chunks_is_still_read(server, Http):
     updates = await collect(
-        Session(HttpTransport(server.url + "/sse-untyped-tiny"), thread_id="t1")
+        Session(Http(server.url + "/sse-untyped-tiny"), thread_id="t1")
     )
     assert updates[-1] == Done("success", result={"n": 1}, run_id="r1")
 
 
-async def test_untyped_html_page_is_a_protocol_error_that_says_so(server):
+async def test_untyped_html_page_is_a_protocol_error_that_says_so(server, Http):
     error, done = await collect(
-        Session(HttpTransport(server.url + "/html-untyped"), thread_id="t1")
+        Session(Http(server.url + "/html-untyped"), thread_id="t1")
     )
     assert isinstance(error, ErrorUpdate) and error.fatal
     assert (error.error.kind, error.error.status) == ("protocol", 200)
@@ -319,9 +348,9 @@ async def test_untyped_html_page_is_a_protocol_error_that_says_so(server):
     assert done.outcome == "failed"
 
 
-async def test_untyped_json_body_is_a_protocol_error_that_says_so(server):
+async def test_untyped_json_body_is_a_protocol_error_that_says_so(server, Http):
     error, _done = await collect(
-        Session(HttpTransport(server.url + "/json-untyped"), thread_id="t1")
+        Session(Http(server.url + "/json-untyped"), thread_id="t1")
     )
     assert error.error.kind == "protocol"
     assert "it looks like JSON" in str(error.error)
@@ -336,9 +365,11 @@ async def test_untyped_json_body_is_a_protocol_error_that_says_so(server):
         ("Service Unavailable", "no SSE 'data:' line in it"),
     ],
 )
-async def test_untyped_body_mentioning_data_is_still_not_an_event_stream(server, body, hint):
+async def test_untyped_body_mentioning_data_is_still_not_an_event_stream(
+    server, body, hint, Http
+):
     # "data" inside an attribute or a JSON key is not an SSE data field
-    session = Session(HttpTransport(server.url + "/untyped"), thread_id="t1")
+    session = Session(Http(server.url + "/untyped"), thread_id="t1")
     error, _done = await session.send(body).collect()
     assert error.error.kind == "protocol" and hint in str(error.error)
 
@@ -347,18 +378,18 @@ async def test_untyped_body_mentioning_data_is_still_not_an_event_stream(server,
     "body", [": keep-alive\n\n", "\ufeff: hello\n\n", "id: 1\n\n", "retry: 10\n\n", ""]
 )
 async def test_untyped_event_stream_without_data_ends_as_truncated_not_as_a_wrong_endpoint(
-    server, body
+    server, body, Http
 ):
-    session = Session(HttpTransport(server.url + "/untyped"), thread_id="t1")
+    session = Session(Http(server.url + "/untyped"), thread_id="t1")
     error, done = await session.send(body).collect()
     assert "truncated_stream" in str(error.error) or "RUN_STARTED" in str(error.error)
     assert not isinstance(error.error, TransportError)
     assert done.outcome == "failed"
 
 
-async def test_request_headers_json_body_and_user_headers(server):
+async def test_request_headers_json_body_and_user_headers(server, Http):
     SEEN_HEADERS.clear()
-    transport = HttpTransport(
+    transport = Http(
         server.url + "/headers", headers={"Authorization": "Bearer x", "Accept": "text/html"}
     )
     updates = await collect(Session(transport, thread_id="t1"))
@@ -369,8 +400,20 @@ async def test_request_headers_json_body_and_user_headers(server):
     assert headers["authorization"] == "Bearer x"
 
 
-async def test_http_and_replay_give_identical_updates(server):
-    over_http = await collect(Session(HttpTransport(server.url + "/agent"), thread_id="t1"))
+async def test_a_gzip_body_is_inflated(server, Http):
+    updates = await collect(Session(Http(server.url + "/gzip"), thread_id="t1"))
+    assert updates[-1] == Done("success", result={"n": 1}, run_id="r1")
+
+
+async def test_a_gzip_body_inflating_to_megabytes_is_handed_on_in_bounded_pieces(server):
+    # a few KiB on the wire, 8 MiB inflated: no single piece over 1 MiB
+    transport = FastHttpTransport(server.url + "/gzip-bomb")
+    sizes = [len(p) async for p in transport.stream(Session(transport).build_input())]
+    assert sum(sizes) == 8 * 1024 * 1024 + 8 and max(sizes) <= 1024 * 1024
+
+
+async def test_http_and_replay_give_identical_updates(server, Http):
+    over_http = await collect(Session(Http(server.url + "/agent"), thread_id="t1"))
     replayed = await collect(Session(ReplayTransport(SCRIPT), thread_id="t1"))
     assert over_http == replayed
     assert over_http[-1] == Done("success", result={"n": 1}, run_id="r1")
@@ -514,7 +557,7 @@ async def test_replay_sources_answer_successive_runs_and_record_requests():
 
 
 @pytest.mark.parametrize("scenario", ["chunks", "call", "mixed", "approve"])
-async def test_recorded_fixture_replays_like_the_live_fake_backend(scenario):
+async def test_recorded_fixture_replays_like_the_live_fake_backend(scenario, Http):
     """fixtures/<scenario>-run.json (recorded by tools/capture.py from serve-fake)
     gives the same updates through ReplayTransport as the live backend over HTTP."""
     from agui.backends import fake
@@ -530,7 +573,7 @@ async def test_recorded_fixture_replays_like_the_live_fake_backend(scenario):
         return await session.run(run_id="capture-run").collect()
 
     with BackgroundServer(fake.create_app()) as srv:
-        live = await updates_over(HttpTransport(srv.url + "/agent"))
+        live = await updates_over(Http(srv.url + "/agent"))
     replayed = await updates_over(ReplayTransport(path))
     assert live == replayed
     assert live[-1].outcome in ("success", "interrupted")

@@ -176,6 +176,10 @@ def patched_copy(document: Any, ops: list[Any]) -> Any:
     """
     if not ops:
         return document
+    if len(ops) == 1:
+        done = _one_op_copy(document, ops[0])
+        if done is not _MISS:
+            return done
     try:
         if _check_depth(ops, MAX_STATE_DEPTH):  # applied to a copy and measured
             return apply_patch(document, ops)
@@ -191,6 +195,93 @@ def patched_copy(document: Any, ops: list[Any]) -> Any:
         raise
     except Exception as exc:  # noqa: BLE001 - jsonpatch/jsonpointer raise unrelated classes
         raise PatchFailed(f"{type(exc).__name__}: {exc}") from None
+
+
+_MISS = object()
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
+
+
+def _one_op_copy(document: Any, op: Any) -> Any:
+    """The common delta -- one ``add``/``replace``/``remove`` whose path (no
+    ``~`` escape) leads through existing plain containers -- applied
+    copy-on-write without jsonpatch, as jsonpatch would apply it; ``_MISS``
+    for anything else (or anything that would fail), which the general path
+    then applies or refuses with its reason."""
+    if op.__class__ is not dict:
+        return _MISS
+    kind = op.get("op")
+    path = op.get("path")
+    if (
+        kind not in _ONE_OP_KINDS
+        or path.__class__ is not str
+        or not path.startswith("/")
+        or "~" in path
+    ):
+        return _MISS
+    if kind != "remove":
+        if "value" not in op:
+            return _MISS
+        value = op["value"]
+        if value.__class__ is dict or value.__class__ is list:
+            room = MAX_STATE_DEPTH - path.count("/")
+            if json_depth(value, room) > room:
+                return _MISS
+        elif path.count("/") > MAX_STATE_DEPTH:
+            return _MISS
+    tokens = path[1:].split("/")
+    last = tokens.pop()
+    root = node = _shallow(document)
+    for token in tokens:
+        if node.__class__ is dict:
+            if token not in node:
+                return _MISS
+            child = node[token]
+            if child.__class__ is not dict and child.__class__ is not list:
+                return _MISS
+            child = node[token] = _shallow(child)
+        elif node.__class__ is list:
+            if _ARRAY_INDEX.fullmatch(token) is None or int(token) >= len(node):
+                return _MISS
+            index = int(token)
+            child = node[index]
+            if child.__class__ is not dict and child.__class__ is not list:
+                return _MISS
+            child = node[index] = _shallow(child)
+        else:
+            return _MISS
+        node = child
+    if node.__class__ is dict:
+        if kind == "add":
+            node[last] = value
+        elif last not in node:
+            return _MISS
+        elif kind == "replace":
+            node[last] = value
+        else:
+            del node[last]
+        return root
+    if node.__class__ is not list:
+        return _MISS
+    if kind == "add" and last == "-":
+        node.append(value)
+        return root
+    if _ARRAY_INDEX.fullmatch(last) is None:
+        return _MISS
+    index = int(last)
+    if kind == "add":
+        if index > len(node):
+            return _MISS
+        node.insert(index, value)
+    elif index >= len(node):
+        return _MISS
+    elif kind == "replace":
+        node[index] = value
+    else:
+        del node[index]
+    return root
+
+
+_ONE_OP_KINDS = frozenset({"add", "replace", "remove"})
 
 
 def _shallow(value: Any) -> Any:

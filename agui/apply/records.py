@@ -175,9 +175,18 @@ class CallRecord:
     def append(self, delta: str) -> None:
         """Append a TOOL_CALL_ARGS ``delta`` (raw text, may split a JSON token
         or a surrogate pair); O(1) amortised, joined lazily by :attr:`arguments`."""
-        if delta:
+        frags = self.frags
+        if frags.__class__ is list and delta:  # the hot path: _push inlined
+            frags.append(delta)
+            if len(frags) - self.mark >= _BLOCK:
+                self.mark = _compact(frags, self.mark)
+            self.text = None
+            if not delta.isascii() and _edge_surrogate(delta):
+                self.split_pairs = True
+        elif delta:
             _push(self, delta)
-        self.touch()
+        self.built = None
+        self.owner.built = None
 
     def touch(self) -> None:
         """Drop the built struct caches of this call and of its message."""
@@ -312,6 +321,15 @@ class MessageRecord:
     def append(self, delta: str) -> None:
         """Append a text fragment (non-text content is treated as "" and replaced)."""
         frags = self.frags
+        if frags.__class__ is list and delta:  # the hot path: _push inlined
+            frags.append(delta)
+            if len(frags) - self.mark >= _BLOCK:
+                self.mark = _compact(frags, self.mark)
+            self.text = None
+            if not delta.isascii() and _edge_surrogate(delta):
+                self.split_pairs = True
+            self.built = None
+            return
         if frags is None:
             self.frags = frags = []
             self.mark = 0

@@ -61,11 +61,6 @@ def load_events(path: str | PathLike[str]) -> list[bytes] | bytes:
     return _loaded(Recording(path, max_bytes=2**63))
 
 
-def _parse_events(raw: bytes, name: str = "<bytes>") -> list[bytes] | bytes:
-    """:func:`load_events` on a fixture's content (``name`` labels errors)."""
-    return _loaded(Recording(raw, name=name))
-
-
 def _loaded(recording: Recording) -> list[bytes] | bytes:
     if recording.kind == "sse":
         return b"".join(recording.items())  # type: ignore[arg-type]
@@ -81,7 +76,9 @@ def _frames(source: Any) -> list[Any] | Recording:
     if isinstance(source, str | PathLike):
         return Recording(source)
     if isinstance(source, bytes | bytearray | memoryview):  # a fixture's content
-        return _items_of(_parse_events(bytes(source)))
+        # read lazily like a file (raw SSE in CHUNK_BYTES pieces): a large body
+        # is never held a second time, nor as one item
+        return Recording(bytes(source), name="<bytes>")
     items: list[Any] = []
     for item in source:
         if isinstance(item, dict | list):
@@ -93,13 +90,6 @@ def _frames(source: Any) -> list[Any] | Recording:
         else:
             items.append(item)  # an event struct
     return items
-
-
-def _items_of(loaded: list[bytes] | bytes) -> list[Any]:
-    """:func:`load_events` output -> the items to yield."""
-    if isinstance(loaded, bytes):
-        return [loaded[i : i + CHUNK_BYTES] for i in range(0, len(loaded), CHUNK_BYTES)]
-    return [_text(doc) for doc in loaded]
 
 
 def _json_text(value: Any) -> str:
