@@ -27,7 +27,7 @@ Sections:
 Usage::
 
     python tools/bench.py [--quick] [--json PATH] [--markdown PATH] [--only decode,sse]
-                          [--transports httpx,aiohttp,httptools]
+                          [--transports httpx,fast]
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class Config:
     repeats: int = 7
     events: int = 40_000
     seed: int = 1234
-    transports: str = "httpx,aiohttp,httptools"
+    transports: str = "httpx,fast"
     """Transports the concurrency section runs (names or ``module:Class``, comma-separated)."""
 
 
@@ -500,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated section names")
     parser.add_argument("--repeats", type=int, help="timed runs per figure (median)")
     parser.add_argument("--transports", help="transports of the concurrency section, comma-separated "
-                        "(httpx, aiohttp, httptools or module:Class; default: all three)")
+                        "(httpx, fast or module:Class; default: both)")
     args = parser.parse_args(argv)
     cfg = Config(quick=True, repeats=3, events=1500) if args.quick else Config()
     if args.repeats:

@@ -30,8 +30,7 @@ from typing import Any
 
 TRANSPORTS = {
     "httpx": "agui.transports:HttpTransport",
-    "aiohttp": "agui.transports:AiohttpTransport",
-    "httptools": "agui.transports:HttptoolsTransport",
+    "fast": "agui.transports:FastHttpTransport",  # httptools, the `fast` extra
 }
 STACKS = ("httpx", "aiohttp", "httptools", "asyncio-streams")
 

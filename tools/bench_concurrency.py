@@ -14,7 +14,7 @@ per figure (``tools/bench_conc_client.py``; the reference's is
   streams, 100 to 2000 per stream); aggregate events/s
   (wall), p50 / p99 latency, client CPU (process CPU time / wall; 100% = one
   core) and memory per session (peak RSS growth / N), for each transport named
-  by ``--transports`` (default ``httpx,aiohttp,httptools``: any ``Transport``
+  by ``--transports`` (default ``httpx,fast``: any ``Transport``
   class, by name or ``module:Class``; a name that does not import is reported as
   skipped) and for ``@ag-ui/client`` ``HttpAgent`` on Node in the same shape.
   The saturation ceiling is the highest offered N x rate whose p99 stays <= 10 ms
