@@ -253,3 +253,16 @@ def test_a_refused_pattern_repeated_by_a_template_is_compiled_once():
             with pytest.raises(bindings.PatternError, match="invalid escape"):
                 regex_matches(r"(a)\1", "aa")
     assert compile_.call_count == 1
+
+
+def test_a_format_string_repeated_by_a_template_is_parsed_once():
+    from agui.a2ui import bindings
+    from agui.a2ui.surface import Surface
+
+    surface = Surface("s")
+    surface.data_model = {"items": [{"name": f"n{i}"} for i in range(300)]}
+    text = "item ${name} of ${/items/0/name}, \\${kept}"
+    bindings._segments.cache_clear()
+    rendered = [bindings.format_string(text, surface, f"/items/{i}") for i in range(300)]
+    assert rendered[7] == "item n7 of n0, ${kept}"
+    assert bindings._segments.cache_info().misses == 1

@@ -422,25 +422,42 @@ def format_string(
         return text
     out: list[str] = []
     size = 0
+    for is_expression, piece in _segments(text):
+        if size > MAX_TEXT:
+            break
+        if is_expression:
+            piece = to_text(_expression(piece, surface, scope, depth + 1))
+        out.append(piece)
+        size += len(piece)
+    return "".join(out)[:MAX_TEXT]
+
+
+@functools.lru_cache(maxsize=256)
+def _segments(text: str) -> tuple[tuple[bool, str], ...]:
+    """``text`` split once into literal runs ``(False, text)`` and ``${...}``
+    bodies ``(True, body)``; cached, as a template repeats it per item."""
+    parts: list[tuple[bool, str]] = []
+    literal: list[str] = []
     i = 0
     while i < len(text):
-        if size > MAX_TEXT:
-            return "".join(out)[:MAX_TEXT]
-        if text.startswith("\\${", i):
-            out.append("${")
-            i += 3
+        at = text.find("${", i)
+        if at < 0:
+            literal.append(text[i:])
+            break
+        if at > i and text[at - 1] == "\\":  # \${ is a literal ${
+            literal += [text[i : at - 1], "${"]
+            i = at + 2
             continue
-        if text.startswith("${", i):
-            end = _scan_braces(text, i + 2)
-            if end < 0:
-                out.append(text[i:])
-                break
-            piece = to_text(_expression(text[i + 2 : end], surface, scope, depth + 1))
-            out.append(piece)
-            size += len(piece)
-            i = end + 1
-            continue
-        out.append(text[i])
-        size += 1
-        i += 1
-    return "".join(out)[:MAX_TEXT]
+        end = _scan_braces(text, at + 2)
+        if end < 0:  # unterminated: kept as written
+            literal.append(text[i:])
+            break
+        literal.append(text[i:at])
+        if run := "".join(literal):
+            parts.append((False, run))
+        literal = []
+        parts.append((True, text[at + 2 : end]))
+        i = end + 1
+    if run := "".join(literal):
+        parts.append((False, run))
+    return tuple(parts)

@@ -20,6 +20,8 @@ problem, never into a crash.
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any
 
 __all__ = [
@@ -61,6 +63,12 @@ def parse(path: str) -> list[str]:
     return [t.replace("~1", "/").replace("~0", "~") for t in body.split("/")]
 
 
+@functools.lru_cache(maxsize=1024)
+def _read_tokens(path: str) -> tuple[str, ...]:
+    """:func:`parse` for reads, cached: a template repeats the same paths per item."""
+    return tuple(parse(path))
+
+
 def absolute(path: str, scope: str | None = None) -> str:
     """Resolve ``path`` to an absolute pointer.
 
@@ -100,8 +108,10 @@ def get(doc: Any, path: str, default: Any = None) -> Any:
     Never raises for a missing value; raises PointerError only for a
     non-string path.
     """
+    if not isinstance(path, str):
+        raise PointerError(f"path must be a string, got {type(path).__name__}")
     node = doc
-    for token in parse(path):
+    for token in _read_tokens(path):
         if isinstance(node, dict):
             node = node.get(token, _MISSING)
         elif isinstance(node, list):
