@@ -21,7 +21,6 @@ problem, never into a crash.
 from __future__ import annotations
 
 import functools
-
 from typing import Any
 
 __all__ = [
