@@ -8,6 +8,7 @@ binding says, and a large recording is read in memory independent of its size.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import io
 import struct
@@ -167,7 +168,10 @@ def test_load_events_and_bytes_sources_read_protobuf(tmp_path):
         b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}',
         b'{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
     ]
-    assert ReplayTransport(body(START, END))._sources[0] == [
+    async def streamed() -> list:
+        return [item async for item in ReplayTransport(body(START, END)).stream(None)]
+
+    assert asyncio.run(streamed()) == [
         '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
         '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
     ]
