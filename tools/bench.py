@@ -392,6 +392,7 @@ def bench_sse(cfg: Config) -> list[Row]:
 sys.modules.setdefault("bench", sys.modules[__name__])
 import bench_floor  # noqa: F401  (floor)
 import bench_pipeline  # noqa: F401  (pipeline, linear, reference, memory, encode)
+import bench_replay  # noqa: F401  (replay)
 import bench_server  # noqa: F401  (server)
 
 # -- driver -------------------------------------------------------------------------------
