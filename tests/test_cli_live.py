@@ -358,3 +358,58 @@ def test_closing_the_live_view_erases_at_once_and_cancels_a_due_redraw():
     shown, view = asyncio.run(stop())
     assert shown == "text\n" + "\x1b[1F\x1b[J"
     assert view._timer is None
+
+
+class ParallelCalls:
+    """An agent that opens two tool calls and grows their arguments in turns,
+    each fragment after its gate is opened."""
+
+    FRAGMENTS = (("c1", '{"title":'), ("c2", '{"title":'), ("c1", ' "milk"'),
+                 ("c2", ' "bread"'), ("c1", "}"), ("c2", "}"))
+
+    def __init__(self) -> None:
+        self.gates = [threading.Event() for _ in self.FRAGMENTS]
+
+    async def __call__(self, run_input, emit, cancel) -> None:
+        t, r = run_input.thread_id, run_input.run_id
+        await emit({"type": "RUN_STARTED", "threadId": t, "runId": r})
+        for cid in ("c1", "c2"):
+            await emit({"type": "TOOL_CALL_START", "toolCallId": cid, "toolCallName": "add_task"})
+        for gate, (cid, delta) in zip(self.gates, self.FRAGMENTS, strict=True):
+            await asyncio.to_thread(gate.wait, WAIT)
+            await emit({"type": "TOOL_CALL_ARGS", "toolCallId": cid, "delta": delta})
+        for cid in ("c1", "c2"):
+            await emit({"type": "TOOL_CALL_END", "toolCallId": cid})
+        await emit({"type": "RUN_FINISHED", "threadId": t, "runId": r})
+
+
+def test_parallel_calls_grow_on_one_live_row_each_on_a_terminal():
+    agent = ParallelCalls()
+    with BackgroundServer(Starlette(routes=[agent_route(agent, "/agent")])) as srv:
+        term = Terminal(["watch", "--url", srv.url + "/agent"])
+        try:
+            term.wait_for(lambda lines: any(line.startswith(">") for line in lines))
+            term.type(b"go\r")
+            args = {"c1": "", "c2": ""}
+            for gate, (cid, delta) in zip(agent.gates[:-1], agent.FRAGMENTS, strict=False):
+                gate.set()
+                args[cid] += delta
+                want = [f"call    add_task {args['c1']}".rstrip(),
+                        f"call    add_task {args['c2']}".rstrip()]
+                # both open calls on their own row, in order, at the bottom
+                shown = term.wait_for(
+                    lambda lines, want=want: [x for x in lines if x][-2:] == want
+                )
+                assert [x for x in shown if x][-2:] == want
+            agent.gates[-1].set()  # the last fragment: both calls end at once
+            final = term.wait_for(
+                lambda lines: any(x.startswith("done    ") for x in lines)
+                and [x for x in lines if x][-1] == ">"
+            )
+            term.type(b"\x04")
+            assert term.proc.wait(timeout=WAIT) == 0
+        finally:
+            term.close()
+    settled = [line for line in final if line.startswith("call ")]
+    assert settled == ['call    (1) add_task {"title": "milk"}',
+                       'call    (2) add_task {"title": "bread"}']
