@@ -50,7 +50,11 @@ def test_the_board_panel_is_a_box_on_a_terminal(board_url):
     try:
         term.wait_for(lambda lines: any(line.startswith(">") for line in lines))
         term.type(b"add buy milk, call mum\r")
-        shown = term.wait_for(lambda lines: any(line.startswith("└─ run run-1") for line in lines))
+        # the box is drawn and the prompt is back (a ^D typed before it would be lost)
+        shown = term.wait_for(
+            lambda lines: any(line.startswith("└─ run run-1") for line in lines)
+            and [x for x in lines if x][-1] == ">"
+        )
         term.type(b"\x04")
         assert term.proc.wait(timeout=WAIT) == 0
     finally:
