@@ -406,6 +406,7 @@ import bench_concurrency  # noqa: F401  (concurrency, http-stacks)
 import bench_floor  # noqa: F401  (floor)
 import bench_pipeline  # noqa: F401  (pipeline, linear, reference, memory, encode)
 import bench_proto  # noqa: F401  (proto)
+import bench_replay  # noqa: F401  (replay)
 import bench_server  # noqa: F401  (server)
 import bench_session  # noqa: F401  (session: registers itself first)
 

@@ -10,18 +10,35 @@ message count, the board state, and every A2UI surface recovered from the
 conversation (activity messages of type ``a2ui-surface`` and ``render_a2ui``
 tool-call arguments, via :func:`agui.a2ui.surfaces_from_messages`) rendered as
 text with :func:`agui.a2ui.render_surface`.
+
+:func:`write_panel` prints it: as labelled lines when stdout is not a
+terminal (pipes, files, snapshots: the transcript form), and on a terminal as
+a box drawn with :mod:`rich` (``┌─ board`` ... ``└─ run board-run-1 · 8
+messages · surface task-board (6)``), coloured under the console's colour
+policy (``NO_COLOR``, ``TERM=dumb``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agui.cli.render import Line, format_json
 from agui.cli.sanitize import sanitize
 
-__all__ = ["BoardPanel", "BoardState", "TaskRow", "panel_from_conversation", "surface_lines"]
+if TYPE_CHECKING:
+    from agui.cli.io import Console
+
+__all__ = [
+    "BoardPanel",
+    "BoardState",
+    "TaskRow",
+    "boxed_panel",
+    "panel_from_conversation",
+    "surface_lines",
+    "write_panel",
+]
 
 _DONE_STATUSES = {"done", "completed", "complete", "finished", "closed"}
 
@@ -186,3 +203,62 @@ def panel_from_conversation(conversation: Any) -> BoardPanel:
         pending_interrupts=len(getattr(conversation, "pending_interrupts", None) or ()),
         components=components,
     )
+
+
+def write_panel(console: Console, panel: BoardPanel, max_width: int = 400) -> None:
+    """Print ``panel`` (state JSON cut at ``max_width`` columns, 0 = never):
+    boxed (:func:`boxed_panel`) when the console's stdout is a terminal, else
+    as its labelled :meth:`BoardPanel.lines`, exactly as a transcript has them."""
+    from agui.cli.io import _isatty
+
+    lines = panel.lines(max_width)
+    if not _isatty(console.stdout):
+        console.write(lines)
+        return
+    import shutil
+
+    width = shutil.get_terminal_size((100, 30)).columns
+    console.stdout.write(boxed_panel(console, lines, width))
+    console.stdout.flush()
+
+
+def boxed_panel(console: Console, lines: list[Line], width: int) -> str:
+    """The panel's ``lines`` (from :meth:`BoardPanel.lines`) as a :mod:`rich`
+    box at most ``width`` columns wide, as text ending in a newline: title
+    ``board``, the rows inside (labels coloured when ``console.colour``), the
+    run line on the bottom edge (inside, as the last row, when the edge is too
+    short for it). Every row is cleaned by the console first and shown as
+    plain text, never markup; no escape but the console's colours is written."""
+    from io import StringIO
+
+    from rich import box
+    from rich.console import Console as RichConsole
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.text import Text
+
+    width = max(width, 20)
+    from agui.cli.io import clean
+
+    run = Text(clean(lines[1].body)) if len(lines) > 1 else None
+    rows = [Text.from_ansi(console.format(line)) for line in lines[2:]]
+    edge = run.cell_len + 6 if run is not None else 0
+    if run is not None and edge > width:  # the bottom edge cannot hold it: keep it inside
+        rows.append(run)
+        run, edge = None, 0
+    inner = max((row.cell_len for row in rows), default=0) + 4
+    out = RichConsole(
+        file=StringIO(), width=width, force_terminal=console.colour,
+        color_system="standard" if console.colour else None, no_color=not console.colour,
+        highlight=False, markup=False, emoji=False, legacy_windows=False,
+    )
+    out.print(
+        Panel(
+            Group(*rows) if rows else Text(""),
+            title=Text("board"), title_align="left",
+            subtitle=run, subtitle_align="left",
+            box=box.SQUARE, width=min(width, max(inner, edge, 12)),
+            border_style="dim" if console.colour else "",
+        )
+    )
+    return out.file.getvalue()  # type: ignore[attr-defined]

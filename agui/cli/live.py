@@ -7,6 +7,12 @@ closes, the live rows are erased and the grouped renderer's lines (the same
 lines a piped transcript has) are printed above the rows still open; when the
 run ends no live row is left, so the final screen is the transcript.
 
+Redraws are coalesced: a live row that only grew is redrawn at most every
+:data:`FRAME_INTERVAL` seconds (about 30 frames a second), always with the
+latest text (a timer on the running event loop draws what a skipped redraw
+left behind), so a fast stream is not slowed down by the terminal. Lines that
+settle, and the final erase when the stream stops, are drawn at once.
+
 Only for a grouped view on a terminal (stdout a TTY, ``TERM`` not ``dumb``);
 piped output, ``--in-order`` and ``--fragments`` are printed exactly as
 before. Every live row is agent text passed through :func:`sanitize` and cut
@@ -16,8 +22,11 @@ two) as plain :class:`rich.text.Text`, never markup.
 
 from __future__ import annotations
 
+import asyncio
+import math
 import os
 import shutil
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,10 +35,14 @@ from agui.cli.io import Console, _isatty
 from agui.cli.render import LABEL_WIDTH, Line, RenderOptions
 from agui.cli.sanitize import sanitize
 
-__all__ = ["LiveView", "live_view"]
+__all__ = ["FRAME_INTERVAL", "LiveView", "live_view"]
 
 _ERASE = "\x1b[{n}F\x1b[J"  # cursor up n rows to column 1, erase to the end of the screen
 _KEEP = 4096  # characters of an open item kept: a row shows its end, never more than this
+
+FRAME_INTERVAL = 1 / 30
+"""Seconds between two redraws of live rows that only grew (settled lines are
+printed at once)."""
 
 
 def live_view(console: Console, options: RenderOptions) -> LiveView | None:
@@ -48,13 +61,28 @@ class LiveView:
 
     Call :meth:`observe` with each update before printing its lines with
     :meth:`write`; :meth:`close` erases what is left (a stream that stopped).
+    ``width``: terminal columns (None: ask the terminal). ``interval``: seconds
+    between two redraws of rows that only grew (0: redraw on every write);
+    ``clock``: monotonic seconds. ``frames``: how many times the screen was
+    drawn (settled lines or live rows).
     """
 
-    def __init__(self, console: Console, width: int | None = None) -> None:
+    def __init__(
+        self,
+        console: Console,
+        width: int | None = None,
+        interval: float = FRAME_INTERVAL,
+        clock: Any = time.monotonic,
+    ) -> None:
         self.console: Console = console
+        self.frames: int = 0
         self._width = width
+        self._interval = interval
+        self._clock = clock
         self._open: dict[str, list[str]] = {}  # key -> [label, head, text so far]
         self._drawn = 0
+        self._last = -math.inf  # clock() of the last frame
+        self._timer: asyncio.TimerHandle | None = None
 
     def observe(self, up: Any) -> None:
         """Track what ``up`` opens, grows or closes."""
@@ -99,8 +127,34 @@ class LiveView:
 
     def write(self, lines: Iterable[Line]) -> None:
         """Erase the live rows, print ``lines`` as the transcript has them,
-        then draw the live rows again."""
+        then draw the live rows again. With no ``lines`` (rows that only
+        grew), the redraw waits until :data:`FRAME_INTERVAL` has passed since
+        the last frame; a timer on the running loop then draws the latest rows."""
         lines = list(lines)
+        if not lines:
+            if not self._open and not self._drawn:
+                return
+            wait = self._last + self._interval - self._clock()
+            if wait > 0:
+                if self._timer is not None:
+                    return  # a redraw of the latest rows is already due
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:  # no loop to come back on: draw now
+                    pass
+                else:
+                    self._timer = loop.call_later(wait, self._due)
+                    return
+        self._draw(lines)
+
+    def _due(self) -> None:
+        self._timer = None
+        self._draw([])
+
+    def _draw(self, lines: list[Line]) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         rows = self.rows()
         if not lines and not rows and not self._drawn:
             return
@@ -108,13 +162,15 @@ class LiveView:
         out += "".join(self.console.format(line) + "\n" for line in lines)
         out += "".join(self.console.format(row) + "\n" for row in rows)
         self._drawn = len(rows)
+        self._last = self._clock()
+        self.frames += 1
         self.console.stdout.write(out)
         self.console.stdout.flush()
 
     def close(self) -> None:
-        """Erase the live rows (the stream stopped with items still open)."""
+        """Erase the live rows at once (the stream stopped with items still open)."""
         self._open.clear()
-        self.write([])
+        self._draw([])
 
 
 def _fit_tail(body: str, room: int) -> int:

@@ -152,6 +152,13 @@ class _Open:
     role: str = "assistant"
     name: str = ""
     tag: str = ""
+    mark: int = 0  # parts[:mark] are joined blocks (see _BLOCK)
+
+
+_BLOCK = 512
+"""Deltas of an open item joined into one block (grouped view without
+``--fragments``, where only the joined text is shown): a very long message
+holds about its text, not one object per delta, at O(1) amortised cost."""
 
 
 class Renderer:
@@ -238,6 +245,11 @@ class Renderer:
         if item is None:  # delta without a start (verification off): open implicitly
             item = self._open[key] = _Open(kind=kind)
         item.parts.append(delta)
+        if len(item.parts) - item.mark >= _BLOCK and not self.options.fragments:
+            # join_deltas re-pairs a split surrogate inside the block; a half at
+            # its edge stays at the edge, where the final join still sees it
+            item.parts[item.mark :] = [join_deltas(item.parts[item.mark :])]
+            item.mark = len(item.parts)
         if not self.options.in_order:
             return []
         lines: list[Line] = []

@@ -71,6 +71,18 @@ def _has_event(frames: Any) -> bool:
     return False
 
 
+def open_recording(path: str, max_bytes: int) -> Any:
+    """The recording at ``path``, in the form its bytes show: the one place
+    ``replay`` decides a file's format (:class:`Recording` tells a JSON
+    array, ``{"events": [...]}``, JSON Lines, SSE and protobuf frames apart;
+    a new form is sniffed here). Raises what :class:`Recording` raises (``OSError``,
+    :class:`agui.errors.DecodeError`, ``ValueError`` for a non-regular or
+    oversized file), which :func:`load_fixture` turns into one line."""
+    from agui.transports.recording import Recording
+
+    return Recording(path, max_bytes=max_bytes)
+
+
 def load_fixture(
     path: str, max_bytes: int | None = None
 ) -> tuple[Any, str | None, str | None]:
@@ -79,12 +91,12 @@ def load_fixture(
     Raises :class:`CliError` (missing, unreadable, not a regular file, over
     ``max_bytes``, not a fixture)."""
     from agui.errors import DecodeError
-    from agui.transports.recording import DEFAULT_MAX_BYTES, Recording
+    from agui.transports.recording import DEFAULT_MAX_BYTES
     from agui.transports.replay import ReplayTransport
 
     limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     try:
-        recording = Recording(path, max_bytes=limit)
+        recording = open_recording(path, limit)
     except FileNotFoundError:
         raise CliError(f"fixture {path}: no such file") from None
     except IsADirectoryError:

@@ -65,7 +65,7 @@ from agui.cli.answers import (
     stop_at_end,
     wants_approval_flag,
 )
-from agui.cli.board import panel_from_conversation
+from agui.cli.board import panel_from_conversation, write_panel
 from agui.cli.io import CliError, Console, EndOfInput
 from agui.cli.render import Line, Renderer, RenderOptions
 from agui.cli.sanitize import sanitize
@@ -484,7 +484,7 @@ def _run(
 def draw_panel(session: Any, console: Console, max_width: int = 400) -> None:
     """Print the board panel for the session's conversation (state JSON cut
     at ``max_width`` columns; 0 = never)."""
-    console.write(panel_from_conversation(session.conversation).lines(max_width))
+    write_panel(console, panel_from_conversation(session.conversation), max_width)
 
 
 def run_watch(args: argparse.Namespace, console: Console) -> int:
