@@ -47,3 +47,10 @@ def test_replay_into_a_full_device_is_one_error_line_and_exit_1():
     assert "Traceback" not in text and "Exception ignored" not in text
     assert len(text.splitlines()) == 1 and text.startswith("board-watch: error: ")
     assert "No space left on device" in text
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_output_on_a_full_device_is_an_input_output_error_not_an_unexpected_one():
+    done = sh(f"{CLI} replay {FIXTURE} >/dev/full")
+    text = done.stderr.decode()
+    assert text == "board-watch: error: input/output error: No space left on device\n", text

@@ -110,3 +110,14 @@ def test_a_connection_reset_mid_run_ends_that_run_and_the_next_line_succeeds():
     assert any(line.startswith("error ") for line in second), second
     said = [m["content"] for m in agent.bodies[2]["messages"] if m["role"] == "user"]
     assert said == ["hello", "again", "third"]
+
+
+def test_a_reset_names_what_happened_after_its_colon():
+    agent = Agent(["ok", "reset", "ok"])
+    try:
+        _code, out, _err = watch(agent, "hello\nagain\nthird\n")
+    finally:
+        agent.close()
+    [error] = [line for line in out.splitlines() if line.startswith("error ") and "reset" in line]
+    detail = error.split("was reset:", 1)[1]
+    assert detail.strip(), error  # it read "was reset:" and nothing more

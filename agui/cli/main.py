@@ -399,6 +399,9 @@ def main(
         if isinstance(exc, CliError):
             console.error(str(exc))
             code = exc.exit_code
+        elif isinstance(exc, OSError) and exc.strerror:  # e.g. output on a full disk
+            console.error(f"input/output error: {exc.strerror}")
+            code = 1
         else:
             console.error(f"unexpected {type(exc).__name__}: {exc}")
             code = 1

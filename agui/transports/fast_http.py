@@ -387,7 +387,8 @@ class FastHttpTransport:
                     return
                 if reply.lost is not None and not isinstance(reply.lost, EOFError):
                     raise TransportError(
-                        f"connection to {url} was reset: {reply.lost}", kind="reset")
+                        f"connection to {url} was reset: {str(reply.lost) or type(reply.lost).__name__}",
+                        kind="reset")
                 raise TransportError(
                     f"{url} closed the stream before it was complete: peer closed connection"
                     " without sending complete message body", kind="truncated")
