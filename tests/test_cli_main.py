@@ -360,3 +360,19 @@ def test_agent_escape_sequences_are_shown_escaped_never_executed(tmp_path):
         assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
         assert "hi\\x1b]0;owned\\x07\\x1b[2J\\u202e" in out
         assert "run error: bye\\x1b]0;owned" in out
+
+
+def test_watch_without_the_server_extra_says_which_extra_to_install():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['uvicorn'] = None; sys.modules['starlette'] = None\n"
+        "from agui.cli.main import main\n"
+        "import io; sys.exit(main(['watch'], stdin=io.StringIO('hello\\n')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "pip install 'agui-sdk[server]', or give --url" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1

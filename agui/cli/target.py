@@ -193,7 +193,12 @@ def endpoint(url: str | None, agent: str = "fake") -> Iterator[Endpoint]:
             from agui.backends.fake import create_app
         app = create_app()
         server = BackgroundServer(app).start()
-    except (ImportError, OSError, RuntimeError) as exc:
+    except ImportError as exc:
+        raise CliError(
+            f"cannot start the embedded {agent} backend: the server extra is not installed "
+            f"({exc}); pip install 'agui-sdk[server]', or give --url"
+        ) from None
+    except (OSError, RuntimeError) as exc:
         raise CliError(f"cannot start the embedded {agent} backend: {exc}") from None
     try:
         yield Endpoint(server.url + "/agent", app)
