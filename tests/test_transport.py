@@ -577,3 +577,17 @@ async def test_recorded_fixture_replays_like_the_live_fake_backend(scenario, Htt
     replayed = await updates_over(ReplayTransport(path))
     assert live == replayed
     assert live[-1].outcome in ("success", "interrupted")
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("X-A", "a\r\nX-Evil: 1"), ("X-A", "a\nb"), ("X-A", "a\x00b"), ("X-A: b", "c"),
+     ("X A", "c"), ("", "c")],
+    ids=["crlf-value", "lf-value", "nul-value", "colon-name", "space-name", "empty-name"],
+)
+def test_a_header_that_would_split_the_request_head_is_refused_at_construction(
+    Http, name, value
+):
+    # FastHttpTransport writes the head itself: a line break in a value injected a header
+    with pytest.raises(ValueError, match="header .*: "):
+        Http("http://127.0.0.1:1/agent", headers={name: value})
