@@ -274,7 +274,7 @@ class FastHttpTransport:
         if url.scheme not in ("http", "https"):
             raise TransportError(f"cannot connect to {url}: not an http(s) URL", kind="connect")
         host = url.host
-        port = url.port or (443 if secure else 80)
+        port = url.port if url.port is not None else (443 if secure else 80)  # :0 is not :80
         context: Any = None
         if secure:
             context = _default_ssl_context() if self.verify is True else self.verify

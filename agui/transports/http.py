@@ -409,7 +409,7 @@ def _wrap(exc: httpx.HTTPError, url: str) -> TransportError:
         return TransportError(f"timed out waiting for {url} ({type(exc).__name__})", kind="timeout")
     if isinstance(exc, httpx.ConnectError):
         return TransportError(
-            f"cannot connect to {url}: {exc or 'connection refused'}", kind="connect"
+            f"cannot connect to {url}: {str(exc) or 'connection refused'}", kind="connect"
         )
     if isinstance(exc, httpx.RemoteProtocolError):
         text = str(exc)
@@ -420,6 +420,6 @@ def _wrap(exc: httpx.HTTPError, url: str) -> TransportError:
         return TransportError(f"malformed HTTP response from {url}: {text}", kind="protocol")
     if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.CloseError):
         return TransportError(
-            f"connection to {url} was reset: {exc or type(exc).__name__}", kind="reset"
+            f"connection to {url} was reset: {str(exc) or type(exc).__name__}", kind="reset"
         )
     return TransportError(f"request to {url} failed: {type(exc).__name__}: {exc}", kind="protocol")
