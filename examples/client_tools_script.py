@@ -68,6 +68,8 @@ async def main(url: str, text: str = "buy 3 apples") -> Session:
         order = msgspec.convert(session.state, Order)
         yes = order.total_cents <= BUDGET_CENTS
         run = session.resume({i.id: resolved({"approved": yes}) for i in session.pending_interrupts})
+    if session.state is None:  # the run failed before the agent published an order
+        return session
     print(msgspec.convert(session.state, Order))
     return session
 

@@ -79,6 +79,17 @@ async def test_the_script_answers_both_tools_and_the_interrupt_and_reads_the_sta
     assert "Order(item='apple', quantity=3, total_cents=162, status='paid')" in out
 
 
+async def test_an_item_the_price_tool_does_not_know_ends_the_script_without_a_traceback(
+    served, capsys
+):
+    url, _ = served
+    session = await script.main(url, "buy 2 bananas")  # price_of raises KeyError: 'banana'
+    assert session.state is None
+    out = capsys.readouterr().out
+    assert "tool result: error: tool 'price_of' failed: KeyError: 'banana'" in out
+    assert out.rstrip().endswith("[failed]")
+
+
 async def test_the_script_declines_an_order_over_its_budget_from_the_state_it_read(served):
     url, inputs = served
     inputs.clear()

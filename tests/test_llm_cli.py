@@ -195,3 +195,20 @@ def test_a_call_to_a_tool_watch_did_not_offer_is_neither_asked_nor_answered(llm_
     assert [(m["tool_call_id"], m["content"]) for m in sent if m["role"] == "tool"] == [
         ("call_w", '{"temp": 21}')]
     assert "text    Results: call_w={\"temp\": 21}" in out
+
+
+def test_a_line_after_calls_to_tools_watch_did_not_offer_names_them_and_the_way_out(
+    llm_server, tmp_path
+):
+    # no tool of the call is offered: the thread cannot take a user message (Session.send
+    # refuses); the error names the calls and --tools, not session.add_tool_result
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps([{"name": "other", "description": "x",
+                                 "parameters": {"type": "object"}}]), encoding="utf-8")
+    code, out, err = run_cli(["watch", "--url", llm_server.url + "/agent", "--tools", str(path)],
+                             "weather in Lisbon\nhello\n")
+    assert (code, err) == (0, "")
+    assert [line for line in out.splitlines() if line.startswith("error")] == [
+        ("error   cannot send: the agent left 2 calls to tools watch does not offer "
+         "(get_weather (call_w), get_time (call_t)) and this thread cannot go on without their "
+         "results; offer them with --tools FILE, or start a new thread")]

@@ -577,3 +577,38 @@ async def test_recorded_fixture_replays_like_the_live_fake_backend(scenario, Htt
     replayed = await updates_over(ReplayTransport(path))
     assert live == replayed
     assert live[-1].outcome in ("success", "interrupted")
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("X-A", "a\r\nX-Evil: 1"), ("X-A", "a\nb"), ("X-A", "a\x00b"), ("X-A: b", "c"),
+     ("X A", "c"), ("", "c")],
+    ids=["crlf-value", "lf-value", "nul-value", "colon-name", "space-name", "empty-name"],
+)
+def test_a_header_that_would_split_the_request_head_is_refused_at_construction(
+    Http, name, value
+):
+    # FastHttpTransport writes the head itself: a line break in a value injected a header
+    with pytest.raises(ValueError, match="header .*: "):
+        Http("http://127.0.0.1:1/agent", headers={name: value})
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [(httpx.ReadError(""), "connection to http://h/agent was reset: ReadError"),
+     (httpx.ConnectError(""), "cannot connect to http://h/agent: connection refused")],
+    ids=["reset", "connect"],
+)
+def test_an_httpx_error_without_detail_is_named_not_left_as_a_trailing_colon(exc, expected):
+    # uvicorn aborting a response mid-body reached us as a ReadError with no text
+    from agui.transports.http import _wrap
+
+    assert str(_wrap(exc, "http://h/agent")) == expected
+
+
+async def test_fast_transport_connects_to_the_port_the_url_names_even_port_zero():
+    # `url.port or 80` sent a request for http://127.0.0.1:0/ to port 80
+    updates = await collect(Session(FastHttpTransport("http://127.0.0.1:0/agent", timeout=5)))
+    error = updates[0].error
+    assert isinstance(error, TransportError) and error.kind == "connect"
+    assert "('127.0.0.1', 0)" in str(error)

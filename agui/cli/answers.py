@@ -27,6 +27,7 @@ from agui.cli.sanitize import sanitize
 
 __all__ = [
     "answer_for", "answer_tool_calls", "ask_answers", "ask_tool_result", "calls_left",
+    "cannot_send",
     "check_tool_results", "open_tool_calls", "parse_tool_result", "resumes_capped",
     "stop_at_end", "tool_result_arg", "wants_approval_flag",
 ]
@@ -227,3 +228,25 @@ def stop_at_end(console: Console, session: Any, interrupts: list[Any]) -> None:
         _end_of_input(console, interrupts)
     else:
         _end_of_input_calls(console, open_tool_calls(session))
+
+
+def cannot_send(session: Any, exc: Exception) -> Line:
+    """The ``error`` line for a line the session refused (``exc``, a
+    ``ResumeError``): when the latest run left calls to tools watch did not
+    offer, it names them and the way out (``--tools``), not the SDK call."""
+    offered = {t.name for t in session.tools}
+    conversation = session.conversation
+    stuck = []
+    for call_id in conversation.unanswered_tool_call_ids():
+        call = conversation.tool_call(call_id)
+        if call is not None and call.function.name not in offered:
+            stuck.append(f"{sanitize(call.function.name)} ({sanitize(call_id)})")
+    if not stuck:
+        return Line("error", f"cannot resume: {sanitize(exc)}")
+    n = len(stuck)
+    return Line(
+        "error",
+        f"cannot send: the agent left {n} call{'' if n == 1 else 's'} to tools watch does not "
+        f"offer ({', '.join(stuck)}) and this thread cannot go on without their results; "
+        "offer them with --tools FILE, or start a new thread",
+    )

@@ -59,6 +59,7 @@ from agui.cli.answers import (
     answer_tool_calls,
     ask_answers,
     calls_left,
+    cannot_send,
     check_tool_results,
     open_tool_calls,
     resumes_capped,
@@ -412,7 +413,7 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
                 answer_tool_calls(session, calls, console, renderer, options.tool_results, tool_ids)
                 run = session.send(text, message_id=message_id, run_id=run_id)
         except ResumeError as exc:
-            console.write([Line("error", f"cannot resume: {sanitize(exc)}")])
+            console.write([cannot_send(session, exc)])
             failed = True
             continue
         except EndOfInput:

@@ -29,6 +29,7 @@ from agui.transports.http import (
     PROTOBUF_ACCEPT,
     PROTOBUF_MEDIA_TYPE,
     SSE_MEDIA_TYPE,
+    _check_header_framing,
     _default_ssl_context,
     _proto_module,
     _quote_start,
@@ -193,7 +194,8 @@ class FastHttpTransport:
         url, headers, timeout, verify, protobuf: as for ``HttpTransport``.
 
     Raises ``ValueError`` at construction for a header name or value that is
-    not ASCII; ``stream()`` raises :class:`TransportError` (``connect``,
+    not ASCII, a name that is not a token or a value with CR, LF or NUL (it would
+    split the request head); ``stream()`` raises :class:`TransportError` (``connect``,
     ``timeout``, ``http_status``, ``reset``, ``truncated``, ``protocol``) as
     ``HttpTransport`` does. Closing the stream (``aclose()``, a cancelled
     task) closes the connection.
@@ -219,6 +221,7 @@ class FastHttpTransport:
                     f"header {name!r}: HTTP header names and values must be ASCII "
                     "(encode other text, e.g. with urllib.parse.quote)"
                 )
+            _check_header_framing(name, value)
         self.timeout: httpx.Timeout
         if timeout is None:
             self.timeout = DEFAULT_TIMEOUT
@@ -271,7 +274,7 @@ class FastHttpTransport:
         if url.scheme not in ("http", "https"):
             raise TransportError(f"cannot connect to {url}: not an http(s) URL", kind="connect")
         host = url.host
-        port = url.port or (443 if secure else 80)
+        port = url.port if url.port is not None else (443 if secure else 80)  # :0 is not :80
         context: Any = None
         if secure:
             context = _default_ssl_context() if self.verify is True else self.verify

@@ -77,7 +77,8 @@ class HttpTransport:
             (``kind="protocol"``), as before.
 
     Raises ``ValueError`` at construction for a header name or value that is
-    not ASCII (httpx would fail on it in the middle of the first run).
+    not ASCII, a name that is not a token or a value with CR, LF or NUL (httpx
+    would fail on it in the middle of the first run).
 
     ``stream(run_input)`` raises :class:`TransportError`:
     ``connect`` also for a URL that cannot be parsed or whose port is not
@@ -110,6 +111,7 @@ class HttpTransport:
                     f"header {name!r}: HTTP header names and values must be ASCII "
                     "(encode other text, e.g. with urllib.parse.quote)"
                 )
+            _check_header_framing(name, value)
         self.timeout: httpx.Timeout
         if timeout is None:
             self.timeout = DEFAULT_TIMEOUT
@@ -387,6 +389,19 @@ async def _check_redirect(response: httpx.Response) -> None:
         )
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def _check_header_framing(name: object, value: object) -> None:
+    """ValueError for a header that would not stay one header line: a name that is
+    not an RFC 9110 token, or a value holding CR, LF or NUL."""
+    if not _HEADER_NAME.fullmatch(str(name)):
+        raise ValueError(f"header {name!r}: an HTTP header name is a token (letters, digits, "
+                         "!#$%&'*+-.^_`|~), no spaces, colons or control characters")
+    if any(c in str(value) for c in "\r\n\0"):
+        raise ValueError(f"header {name!r}: an HTTP header value must not contain CR, LF or NUL")
+
+
 def _wrap(exc: httpx.HTTPError, url: str) -> TransportError:
     if isinstance(exc, httpx.ConnectTimeout):
         return TransportError(f"timed out connecting to {url}", kind="timeout")
@@ -394,7 +409,7 @@ def _wrap(exc: httpx.HTTPError, url: str) -> TransportError:
         return TransportError(f"timed out waiting for {url} ({type(exc).__name__})", kind="timeout")
     if isinstance(exc, httpx.ConnectError):
         return TransportError(
-            f"cannot connect to {url}: {exc or 'connection refused'}", kind="connect"
+            f"cannot connect to {url}: {str(exc) or 'connection refused'}", kind="connect"
         )
     if isinstance(exc, httpx.RemoteProtocolError):
         text = str(exc)
