@@ -1,6 +1,6 @@
 """Run the fuzz campaigns at scale and print one summary line.
 
-    python tools/fuzz.py                 # the default mix: 1,035,000 inputs (~20 min, 2 cores)
+    python tools/fuzz.py                 # the default mix: 1,035,000 inputs (~2.5 min on 2 quiet cores)
     python tools/fuzz.py --scale 0.01    # the same mix, 1% of the size
     python tools/fuzz.py --only patch,sse --seed 7
 
