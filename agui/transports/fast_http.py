@@ -25,17 +25,17 @@ from agui.errors import TransportError
 from agui.transports.base import encode_run_input
 from agui.transports.http import (
     _BODY_LIMIT,
-    DEFAULT_TIMEOUT,
-    PROTOBUF_ACCEPT,
     PROTOBUF_MEDIA_TYPE,
     SSE_MEDIA_TYPE,
-    _check_header_framing,
     _default_ssl_context,
     _proto_module,
     _quote_start,
     _SseSniffer,
     _url_error,
+    as_timeout,
+    checked_headers,
     media_type,
+    request_headers,
 )
 
 
@@ -214,31 +214,13 @@ class FastHttpTransport:
         self.protobuf = protobuf
         if protobuf:
             _proto_module()
-        self.headers: dict[str, str] = dict(headers or {})
-        for name, value in self.headers.items():
-            if not (str(name).isascii() and str(value).isascii()):
-                raise ValueError(
-                    f"header {name!r}: HTTP header names and values must be ASCII "
-                    "(encode other text, e.g. with urllib.parse.quote)"
-                )
-            _check_header_framing(name, value)
-        self.timeout: httpx.Timeout
-        if timeout is None:
-            self.timeout = DEFAULT_TIMEOUT
-        elif isinstance(timeout, httpx.Timeout):
-            self.timeout = timeout
-        else:
-            self.timeout = httpx.Timeout(timeout)
+        self.headers: dict[str, str] = checked_headers(headers)
+        self.timeout: httpx.Timeout = as_timeout(timeout)
         self.verify = verify
 
     def request_headers(self) -> dict[str, str]:
         """Headers sent with every request (user headers, then the forced two)."""
-        headers = {
-            k: v for k, v in self.headers.items() if k.lower() not in ("content-type", "accept")
-        }
-        headers["Content-Type"] = "application/json"
-        headers["Accept"] = PROTOBUF_ACCEPT if self.protobuf else SSE_MEDIA_TYPE
-        return headers
+        return request_headers(self.headers, self.protobuf)
 
     async def stream(self, run_input: Any) -> AsyncIterator[bytes | str]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a

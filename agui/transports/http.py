@@ -104,32 +104,14 @@ class HttpTransport:
         self.protobuf = protobuf
         if protobuf:
             _proto_module()  # fail at construction, not mid-run, without the proto extra
-        self.headers: dict[str, str] = dict(headers or {})
-        for name, value in self.headers.items():
-            if not (str(name).isascii() and str(value).isascii()):
-                raise ValueError(
-                    f"header {name!r}: HTTP header names and values must be ASCII "
-                    "(encode other text, e.g. with urllib.parse.quote)"
-                )
-            _check_header_framing(name, value)
-        self.timeout: httpx.Timeout
-        if timeout is None:
-            self.timeout = DEFAULT_TIMEOUT
-        elif isinstance(timeout, httpx.Timeout):
-            self.timeout = timeout
-        else:
-            self.timeout = httpx.Timeout(timeout)
+        self.headers: dict[str, str] = checked_headers(headers)
+        self.timeout: httpx.Timeout = as_timeout(timeout)
         self._client = client
         self.verify = verify
 
     def request_headers(self) -> dict[str, str]:
         """Headers sent with every request (user headers, then the forced two)."""
-        headers = {
-            k: v for k, v in self.headers.items() if k.lower() not in ("content-type", "accept")
-        }
-        headers["Content-Type"] = "application/json"
-        headers["Accept"] = PROTOBUF_ACCEPT if self.protobuf else SSE_MEDIA_TYPE
-        return headers
+        return request_headers(self.headers, self.protobuf)
 
     async def stream(self, run_input: Any) -> AsyncIterator[bytes | str]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
@@ -390,6 +372,37 @@ async def _check_redirect(response: httpx.Response) -> None:
 
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def checked_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """A copy of the user's ``headers``, each checked: ASCII, a token name, a value
+    that stays one header line. Raises ValueError naming the header."""
+    checked = dict(headers or {})
+    for name, value in checked.items():
+        if not (str(name).isascii() and str(value).isascii()):
+            raise ValueError(
+                f"header {name!r}: HTTP header names and values must be ASCII "
+                "(encode other text, e.g. with urllib.parse.quote)"
+            )
+        _check_header_framing(name, value)
+    return checked
+
+
+def as_timeout(timeout: float | httpx.Timeout | None) -> httpx.Timeout:
+    """``timeout`` (seconds, an ``httpx.Timeout`` or None for :data:`DEFAULT_TIMEOUT`)
+    as an ``httpx.Timeout``."""
+    if timeout is None:
+        return DEFAULT_TIMEOUT
+    return timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+
+
+def request_headers(headers: Mapping[str, str], protobuf: bool) -> dict[str, str]:
+    """The headers of a run request: the user's ``headers`` without their own
+    ``Content-Type`` / ``Accept``, then JSON and the Accept of ``protobuf``."""
+    sent = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "accept")}
+    sent["Content-Type"] = "application/json"
+    sent["Accept"] = PROTOBUF_ACCEPT if protobuf else SSE_MEDIA_TYPE
+    return sent
 
 
 def _check_header_framing(name: object, value: object) -> None:
