@@ -28,6 +28,7 @@ from agui.transports.http import (
     PROTOBUF_MEDIA_TYPE,
     SSE_MEDIA_TYPE,
     _default_ssl_context,
+    _proto_events,
     _proto_module,
     _quote_start,
     _SseSniffer,
@@ -445,28 +446,4 @@ def _redirect(
     if (target.scheme, target.host, target.port) != (url.scheme, url.host, url.port):
         headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
     return target, method, body, headers
-
-
-async def _proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator[str]:
-    """A protobuf-binding body as one event's JSON text per frame."""
-    from agui.errors import DecodeError, EncodeError, FrameTooLarge
-    from agui.wire.encode import encode_json
-
-    proto = _proto_module()
-    reader = proto.ProtoFrameReader()
-    try:
-        async for chunk in chunks:
-            for item in reader.feed(chunk):
-                if isinstance(item, proto.UnknownEventArm):
-                    yield proto.unknown_arm_json(item)
-                else:
-                    yield encode_json(item).decode("utf-8")
-        reader.close()
-    except FrameTooLarge as exc:
-        raise TransportError(f"{url}: protobuf {exc}", kind="protocol") from exc
-    except EncodeError as exc:
-        raise TransportError(f"{url}: bad protobuf frame: {exc}", kind="protocol") from exc
-    except DecodeError as exc:
-        kind = "truncated" if "cut inside a frame" in str(exc) else "protocol"
-        raise TransportError(f"{url}: bad protobuf frame: {exc}", kind=kind) from exc
 

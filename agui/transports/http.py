@@ -148,7 +148,7 @@ class HttpTransport:
                         raise await _status_error(response)
                     content_type = response.headers.get("content-type", "").strip()
                     if self.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
-                        async for text in _proto_events(response, self.url):
+                        async for text in _proto_events(response.aiter_bytes(), self.url):
                             yield text
                         return
                     if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
@@ -183,31 +183,20 @@ def _proto_module() -> Any:
     return proto
 
 
-async def _proto_events(response: httpx.Response, url: str) -> AsyncIterator[str]:
-    """A protobuf-binding body as one event's JSON text per frame (see HttpTransport)."""
+async def _proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator[str]:
+    """A protobuf-binding body's ``chunks`` as one event's JSON text per frame (see
+    HttpTransport); its faults as :func:`agui.transports.proto_recording.proto_error`."""
     from agui.errors import DecodeError, EncodeError, FrameTooLarge
-    from agui.wire.encode import encode_json
+    from agui.transports.proto_recording import frame_texts, proto_error
 
-    proto = _proto_module()
-    reader = proto.ProtoFrameReader()
+    reader = _proto_module().ProtoFrameReader()
     try:
-        async for chunk in response.aiter_bytes():
-            for item in reader.feed(chunk) if chunk else ():
-                if isinstance(item, proto.UnknownEventArm):
-                    yield proto.unknown_arm_json(item)
-                else:
-                    yield encode_json(item).decode("utf-8")
+        async for chunk in chunks:
+            for text in frame_texts(reader, chunk) if chunk else ():
+                yield text
         reader.close()
-    except FrameTooLarge as exc:
-        raise TransportError(
-            f"{url}: a protobuf frame of {exc.size} bytes exceeds the {exc.limit}-byte cap",
-            kind="protocol",
-        ) from exc
-    except EncodeError as exc:  # a NaN / infinity in a google.protobuf.Value: not JSON
-        raise TransportError(f"{url}: bad protobuf frame: {exc}", kind="protocol") from exc
-    except DecodeError as exc:
-        kind = "truncated" if "cut inside a frame" in str(exc) else "protocol"
-        raise TransportError(f"{url}: bad protobuf frame: {exc.reason}", kind=kind) from exc
+    except (FrameTooLarge, EncodeError, DecodeError) as exc:
+        raise proto_error(exc, url, "bad protobuf frame") from exc
 
 
 @functools.cache

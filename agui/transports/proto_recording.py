@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Iterator
-from typing import IO
+from typing import IO, Any
 
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.wire.sse import MAX_FRAME_BYTES
 
-__all__ = ["is_proto_recording", "proto_documents", "proto_items"]
+__all__ = ["frame_texts", "is_proto_recording", "proto_documents", "proto_error", "proto_items"]
 
 _HEADER = struct.Struct(">I")
 
@@ -55,17 +55,45 @@ def proto_documents(chunks: Iterable[bytes]) -> Iterator[str]:
             message says how many bytes are left over).
         FrameTooLarge: a frame declares more than 10 MiB.
     """
-    from agui.wire.encode import encode_json
-    from agui.wire.proto import ProtoFrameReader, UnknownEventArm, unknown_arm_json
+    from agui.wire.proto import ProtoFrameReader
 
     reader = ProtoFrameReader()
     for chunk in chunks:
-        for item in reader.feed(chunk):
-            if isinstance(item, UnknownEventArm):
-                yield unknown_arm_json(item)
-            else:
-                yield encode_json(item).decode("utf-8")
+        yield from frame_texts(reader, chunk)
     reader.close()
+
+
+def frame_texts(reader: Any, chunk: bytes) -> Iterator[str]:
+    """The JSON text of each event ``chunk`` completes in ``reader`` (an
+    :class:`agui.wire.proto.ProtoFrameReader`), one at a time, so the events before a bad
+    frame come out before its error; an unknown envelope arm as the JSON the decoder drops
+    with its unknown-event warning. Raises what ``reader.feed`` raises."""
+    from agui.wire.encode import encode_json
+    from agui.wire.proto import UnknownEventArm, unknown_arm_json
+
+    for item in reader.feed(chunk):
+        if isinstance(item, UnknownEventArm):
+            yield unknown_arm_json(item)
+        else:
+            yield encode_json(item).decode("utf-8")
+
+
+def proto_error(
+    exc: FrameTooLarge | EncodeError | DecodeError, where: str, cut: str
+) -> TransportError:
+    """The :class:`TransportError` of a protobuf body's fault, for the body at ``where``
+    (a URL, ``fixture NAME``): a frame cut by the end of the data is ``kind="truncated"``
+    (``cut`` names it), an oversized or bad frame ``kind="protocol"``."""
+    if isinstance(exc, FrameTooLarge):
+        return TransportError(
+            f"{where}: a protobuf frame of {exc.size} bytes exceeds the {exc.limit}-byte cap",
+            kind="protocol",
+        )
+    if isinstance(exc, EncodeError):  # a NaN / infinity in a google.protobuf.Value: not JSON
+        return TransportError(f"{where}: bad protobuf frame: {exc}", kind="protocol")
+    if "cut inside a frame" in exc.reason:
+        return TransportError(f"{where}: {cut}: {exc.reason}", kind="truncated")
+    return TransportError(f"{where}: bad protobuf frame: {exc.reason}", kind="protocol")
 
 
 def proto_items(chunks: Iterable[bytes], name: str) -> Iterator[str]:
@@ -74,19 +102,7 @@ def proto_items(chunks: Iterable[bytes], name: str) -> Iterator[str]:
     mid-frame"), a bad or oversized frame ``kind="protocol"``, as
     :class:`agui.transports.HttpTransport` reports them for a live body; the events before
     it are yielded first. Messages start ``fixture <name>: ``."""
-    where = f"fixture {name}"
     try:
         yield from proto_documents(chunks)
-    except FrameTooLarge as exc:
-        raise TransportError(
-            f"{where}: a protobuf frame of {exc.size} bytes exceeds the {exc.limit}-byte cap",
-            kind="protocol",
-        ) from exc
-    except EncodeError as exc:  # a NaN / infinity in a google.protobuf.Value: not JSON
-        raise TransportError(f"{where}: bad protobuf frame: {exc}", kind="protocol") from exc
-    except DecodeError as exc:
-        if "cut inside a frame" in exc.reason:
-            raise TransportError(f"{where}: the recording ended mid-frame: {exc.reason}",
-                                 kind="truncated") from exc
-        raise TransportError(f"{where}: bad protobuf frame: {exc.reason}",
-                             kind="protocol") from exc
+    except (FrameTooLarge, EncodeError, DecodeError) as exc:
+        raise proto_error(exc, f"fixture {name}", "the recording ended mid-frame") from exc
