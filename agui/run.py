@@ -395,13 +395,6 @@ def _log_all(updates: list[Update]) -> None:
             _log_update(update)
 
 
-def _log_errors(updates: list[Update]) -> None:
-    """Log each error update (debug runs only)."""
-    for update in updates:
-        if type(update) is ErrorUpdate:
-            _log_update(update)
-
-
 def _log_update(update: Any) -> None:
     if type(update) is WarningUpdate:
         logger.debug("warning %s: %r%s", update.code, update.message,
