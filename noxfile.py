@@ -45,8 +45,11 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def lint(session: nox.Session) -> None:
-    """ruff over the hand-written code (generated/ is excluded)."""
-    session.run("ruff", "check", "agui", "tools", "tests", "examples", "noxfile.py")
+    """The style gate over the hand-written code (generated/ is excluded): ``ruff format
+    --check`` and ``ruff check`` (rule sets in pyproject.toml)."""
+    paths = ("agui", "tools", "tests", "examples", "noxfile.py")
+    session.run("ruff", "format", "--check", *paths)
+    session.run("ruff", "check", *paths)
 
 
 @nox.session(venv_backend="none")

@@ -137,8 +137,12 @@ class ToolResult:
         """The result as an AG-UI tool message (``error`` set to the error text on failure)."""
         if self.error is None:
             return ToolMessage(id=message_id, content=self.content, tool_call_id=self.tool_call_id)
-        return ToolMessage(id=message_id, content=self.content, tool_call_id=self.tool_call_id,
-                           error=str(self.error))
+        return ToolMessage(
+            id=message_id,
+            content=self.content,
+            tool_call_id=self.tool_call_id,
+            error=str(self.error),
+        )
 
 
 class ClientTool:
@@ -155,8 +159,16 @@ class ClientTool:
             annotation msgspec cannot turn into a JSON Schema.
     """
 
-    __slots__ = ("_args_type", "_extra_ok", "_is_async", "_params", "definition", "description",
-                 "fn", "name")
+    __slots__ = (
+        "_args_type",
+        "_extra_ok",
+        "_is_async",
+        "_params",
+        "definition",
+        "description",
+        "fn",
+        "name",
+    )
 
     def __init__(
         self, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
@@ -181,7 +193,8 @@ class ClientTool:
                 continue
             if param.kind in (param.POSITIONAL_ONLY, param.VAR_POSITIONAL):
                 raise TypeError(
-                    f"tool {self.name!r}: parameter {param.name!r} cannot be passed by name")
+                    f"tool {self.name!r}: parameter {param.name!r} cannot be passed by name"
+                )
             annotation = hints.get(param.name, Any)
             self._params.append(param.name)
             if param.default is param.empty:
@@ -189,17 +202,22 @@ class ClientTool:
             else:
                 fields.append((param.name, annotation, _default_field(param.default)))
         self._args_type = msgspec.defstruct(
-            f"{self.name}_arguments", fields, kw_only=True, forbid_unknown_fields=not self._extra_ok)
+            f"{self.name}_arguments", fields, kw_only=True, forbid_unknown_fields=not self._extra_ok
+        )
         try:
             parameters = _inline_schema(self._args_type)
         except Exception as exc:
-            raise TypeError(f"tool {self.name!r}: no JSON Schema for its parameters: {exc}") from exc
+            raise TypeError(
+                f"tool {self.name!r}: no JSON Schema for its parameters: {exc}"
+            ) from exc
         properties = parameters.get("properties") or {}
         for pname, text in _param_docs(fn).items():
             prop = properties.get(pname)
             if isinstance(prop, dict) and "description" not in prop:
                 prop["description"] = text
-        self.definition: Tool = Tool(name=self.name, description=self.description, parameters=parameters)
+        self.definition: Tool = Tool(
+            name=self.name, description=self.description, parameters=parameters
+        )
         """The AG-UI ``Tool`` to offer in ``RunAgentInput.tools``."""
 
     def __repr__(self) -> str:
@@ -235,8 +253,7 @@ class ClientTool:
                 except msgspec.DecodeError as exc:
                     raise ValueError(f"arguments are not JSON: {exc}") from None
         if not isinstance(raw, dict):
-            raise ValueError(  # noqa: TRY004 - bad agent input, reported as invalid_arguments
-                f"arguments must be a JSON object, got {type(raw).__name__}")
+            raise ValueError(f"arguments must be a JSON object, got {type(raw).__name__}")
         try:
             parsed = msgspec.convert(raw, self._args_type)
         except msgspec.ValidationError as exc:
@@ -272,8 +289,12 @@ class ClientTool:
             except RuntimeError:
                 pass
             else:
-                return self._failed("raised", f"tool {self.name!r} is async and an event loop"
-                                    " is running: await ClientTools.call instead", tool_call_id)
+                return self._failed(
+                    "raised",
+                    f"tool {self.name!r} is async and an event loop"
+                    " is running: await ClientTools.call instead",
+                    tool_call_id,
+                )
         value, failure = self._invoke(arguments, tool_call_id)
         if failure is not None:
             return failure
@@ -290,16 +311,19 @@ class ClientTool:
             kwargs = self.parse_arguments(arguments)
         except ValueError as exc:
             return None, self._failed(
-                "invalid_arguments", f"invalid arguments for tool {self.name!r}: {exc}",
-                tool_call_id)
+                "invalid_arguments",
+                f"invalid arguments for tool {self.name!r}: {exc}",
+                tool_call_id,
+            )
         try:
             return self.fn(**kwargs), None
         except Exception as exc:  # noqa: BLE001 - any failure of the tool is reported
             return None, self._raised(exc, tool_call_id)
 
     def _raised(self, exc: Exception, tool_call_id: str) -> ToolResult:
-        return self._failed("raised", f"tool {self.name!r} failed: {type(exc).__name__}: {exc}",
-                            tool_call_id, exc)
+        return self._failed(
+            "raised", f"tool {self.name!r} failed: {type(exc).__name__}: {exc}", tool_call_id, exc
+        )
 
     def _encoded(self, value: Any, tool_call_id: str) -> ToolResult:
         if isinstance(value, str):
@@ -308,12 +332,17 @@ class ClientTool:
             check_finite(msgspec.to_builtins(value))
             content = msgspec.json.encode(value).decode("utf-8", "surrogatepass")
         except (TypeError, ValueError, EncodeError, UnicodeDecodeError) as exc:
-            return self._failed("bad_result", f"tool {self.name!r} returned a value that is not "
-                                f"JSON: {exc}", tool_call_id, exc)
+            return self._failed(
+                "bad_result",
+                f"tool {self.name!r} returned a value that is not JSON: {exc}",
+                tool_call_id,
+                exc,
+            )
         return ToolResult(tool_call_id, self.name, content, None, value)
 
-    def _failed(self, kind: str, message: str, tool_call_id: str,
-                cause: BaseException | None = None) -> ToolResult:
+    def _failed(
+        self, kind: str, message: str, tool_call_id: str, cause: BaseException | None = None
+    ) -> ToolResult:
         return _failure(kind, message, self.name, tool_call_id, cause)
 
 
@@ -321,8 +350,9 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
-def _failure(kind: str, message: str, name: str, tool_call_id: str,
-             cause: BaseException | None = None) -> ToolResult:
+def _failure(
+    kind: str, message: str, name: str, tool_call_id: str, cause: BaseException | None = None
+) -> ToolResult:
     if len(message) > _MAX_ERROR_TEXT:
         message = message[:_MAX_ERROR_TEXT] + "..."
     error = ToolError(message, kind=kind, tool_name=name, tool_call_id=tool_call_id)
@@ -337,7 +367,10 @@ def tool(
     *, name: str | None = None, description: str | None = None
 ) -> Callable[[Callable[..., Any]], ClientTool]: ...
 def tool(
-    fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
     description: str | None = None,
 ) -> ClientTool | Callable[[Callable[..., Any]], ClientTool]:
     """Make a :class:`ClientTool` of a function: ``@tool`` or ``@tool(name=..., description=...)``.
@@ -416,5 +449,6 @@ class ClientTools:
 
     def _unknown(self, name: str, tool_call_id: str) -> ToolResult:
         known = ", ".join(repr(n) for n in self._tools) or "none"
-        return _failure("unknown_tool", f"no client tool named {name!r} (known: {known})",
-                        name, tool_call_id)
+        return _failure(
+            "unknown_tool", f"no client tool named {name!r} (known: {known})", name, tool_call_id
+        )

@@ -52,11 +52,17 @@ __all__ = ["compact_events"]
 #: events moved after the END of the stream open when they arrive (reference behaviour)
 _HELD = frozenset({T.CustomEvent, T.RawEvent, T.StepStartedEvent, T.StepFinishedEvent})
 #: events before which every open stream is flushed
-_BARRIERS = frozenset({
-    T.MessagesSnapshotEvent, T.TextMessageChunkEvent, T.ToolCallChunkEvent,
-    T.ReasoningMessageChunkEvent, T.SubagentStartedEvent, T.SubagentFinishedEvent,
-    T.SubagentErrorEvent,
-})
+_BARRIERS = frozenset(
+    {
+        T.MessagesSnapshotEvent,
+        T.TextMessageChunkEvent,
+        T.ToolCallChunkEvent,
+        T.ReasoningMessageChunkEvent,
+        T.SubagentStartedEvent,
+        T.SubagentFinishedEvent,
+        T.SubagentErrorEvent,
+    }
+)
 _RUN_BOUNDARIES = frozenset({T.RunStartedEvent, T.RunFinishedEvent, T.RunErrorEvent})
 _STATE = frozenset({T.StateSnapshotEvent, T.StateDeltaEvent})
 

@@ -140,7 +140,9 @@ class RunLifecycle:
             self._outcome = outcome
         self._open = False
 
-    def done_for_finish(self, usage: tuple[Any, ...], pending_tool_call_ids: tuple[str, ...]) -> Done:
+    def done_for_finish(
+        self, usage: tuple[Any, ...], pending_tool_call_ids: tuple[str, ...]
+    ) -> Done:
         """The ``Done`` of a RUN_FINISHED just applied: ``success`` (with the
         result and the client tool calls left to run), ``interrupted``, or
         ``cancelled`` by the agent; ``usage`` as the event reported it."""

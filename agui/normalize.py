@@ -115,8 +115,15 @@ class _Pending:
 
     __slots__ = ("id", "kind", "name", "parent_message_id", "role", "tag")
 
-    def __init__(self, kind: int, id: str, tag: Any, role: Any = UNSET, name: Any = UNSET,
-                 parent_message_id: Any = UNSET) -> None:
+    def __init__(
+        self,
+        kind: int,
+        id: str,
+        tag: Any,
+        role: Any = UNSET,
+        name: Any = UNSET,
+        parent_message_id: Any = UNSET,
+    ) -> None:
         self.kind = kind
         self.id = id
         self.tag = tag  # the opener's subagentRunId, UNSET for the parent agent
@@ -239,7 +246,10 @@ class Normalizer:
                             f"{_CHUNK_TYPE[kind]} subagentRunId '{tag}' does not match the open "
                             f"stream's subagent "
                             f"{_shown(lane) if lane is not None else '(the parent agent)'}.",
-                            event=chunk, position=position, id=entity_id)
+                            event=chunk,
+                            position=position,
+                            id=entity_id,
+                        )
                     return lane, None
             return (None if tag is UNSET else tag), None
         if tag is not UNSET:
@@ -256,25 +266,53 @@ class Normalizer:
                 f"Ambiguous {_CHUNK_TYPE[kind]}: it carries neither a {_ID_FIELD[kind]} nor a "
                 f"subagentRunId, but {len(candidates)} lanes have an open {_KIND_LABEL[kind]} "
                 f"({', '.join(repr(c) for c in candidates)}).",
-                event=chunk, position=position)
+                event=chunk,
+                position=position,
+            )
         return None, None
 
-    def _missing(self, code: str, kind: int, field: str, chunk: Any,
-                 position: int | None) -> NormalizeResult:
-        return NormalizeResult([], (ProtocolViolation(
-            code, f"First {_CHUNK_TYPE[kind]} must have a {field}: no {_KIND_LABEL[kind]} is "
-            f"open to continue in its lane, and a consumer must not invent one.",
-            event=chunk, position=position,
-            id=None if code == R.CHUNK_MISSING_ID else chunk.tool_call_id),))
+    def _missing(
+        self, code: str, kind: int, field: str, chunk: Any, position: int | None
+    ) -> NormalizeResult:
+        return NormalizeResult(
+            [],
+            (
+                ProtocolViolation(
+                    code,
+                    f"First {_CHUNK_TYPE[kind]} must have a {field}: no {_KIND_LABEL[kind]} is "
+                    f"open to continue in its lane, and a consumer must not invent one.",
+                    event=chunk,
+                    position=position,
+                    id=None if code == R.CHUNK_MISSING_ID else chunk.tool_call_id,
+                ),
+            ),
+        )
 
     @staticmethod
-    def _conflict(code: str, kind: int, entity_id: str, field: str, incoming: Any,
-                  established: Any, chunk: Any, position: int | None) -> NormalizeResult:
-        return NormalizeResult([], (ProtocolViolation(
-            code, f"Cannot continue {_KIND_LABEL[kind]} '{entity_id}': {_CHUNK_TYPE[kind]} "
-            f"{field} {_shown(incoming)} does not match the open stream's {field} "
-            f"{_shown(established)}.",
-            event=chunk, position=position, id=entity_id),))
+    def _conflict(
+        code: str,
+        kind: int,
+        entity_id: str,
+        field: str,
+        incoming: Any,
+        established: Any,
+        chunk: Any,
+        position: int | None,
+    ) -> NormalizeResult:
+        return NormalizeResult(
+            [],
+            (
+                ProtocolViolation(
+                    code,
+                    f"Cannot continue {_KIND_LABEL[kind]} '{entity_id}': {_CHUNK_TYPE[kind]} "
+                    f"{field} {_shown(incoming)} does not match the open stream's {field} "
+                    f"{_shown(established)}.",
+                    event=chunk,
+                    position=position,
+                    id=entity_id,
+                ),
+            ),
+        )
 
     # --- chunk events ------------------------------------------------------------------
 
@@ -288,8 +326,11 @@ class Normalizer:
         # resolution would decide, since a (kind, id) is open in at most one lane)
         lane = None if tag is UNSET else tag
         pending = self._lanes.get(lane)
-        if pending is None or pending.kind != kind or (
-                item_id is not UNSET and item_id != pending.id):
+        if (
+            pending is None
+            or pending.kind != kind
+            or (item_id is not UNSET and item_id != pending.id)
+        ):
             lane, violation = self._resolve_lane(kind, item_id, tag, chunk, position)
             if violation is not None:
                 return _VIOLATION, violation
@@ -303,17 +344,35 @@ class Normalizer:
         lane, pending = self._lane_of(_TEXT, message_id, tag, chunk, position)
         if lane is _VIOLATION:
             return NormalizeResult([], (pending,))
-        if pending is not None and pending.kind == _TEXT and (
-            message_id is UNSET or message_id == pending.id
+        if (
+            pending is not None
+            and pending.kind == _TEXT
+            and (message_id is UNSET or message_id == pending.id)
         ):
             role = chunk.role
             if role is not UNSET and role != pending.role:
-                return self._conflict(R.CHUNK_CONFLICTING_ROLE, _TEXT, pending.id, "role", role,
-                                      pending.role, chunk, position)
+                return self._conflict(
+                    R.CHUNK_CONFLICTING_ROLE,
+                    _TEXT,
+                    pending.id,
+                    "role",
+                    role,
+                    pending.role,
+                    chunk,
+                    position,
+                )
             name = chunk.name
             if name is not UNSET and name != pending.name:
-                return self._conflict(R.CHUNK_CONFLICTING_NAME, _TEXT, pending.id, "name", name,
-                                      pending.name, chunk, position)
+                return self._conflict(
+                    R.CHUNK_CONFLICTING_NAME,
+                    _TEXT,
+                    pending.id,
+                    "name",
+                    name,
+                    pending.name,
+                    chunk,
+                    position,
+                )
             out: list[Any] = []
         else:
             if message_id is UNSET:
@@ -324,16 +383,29 @@ class Normalizer:
                 role = _ASSISTANT
             pending = _Pending(_TEXT, message_id, tag, role=role, name=chunk.name)
             lanes[lane] = pending
-            out.append(T.TextMessageStartEvent(
-                message_id=message_id, role=role, name=chunk.name, subagent_run_id=tag,
-                metadata=chunk.metadata, timestamp=chunk.timestamp))
+            out.append(
+                T.TextMessageStartEvent(
+                    message_id=message_id,
+                    role=role,
+                    name=chunk.name,
+                    subagent_run_id=tag,
+                    metadata=chunk.metadata,
+                    timestamp=chunk.timestamp,
+                )
+            )
         delta = chunk.delta
         raw = chunk.raw_event
         if delta is not UNSET or raw is not UNSET or (not out and chunk.metadata is not UNSET):
-            out.append(T.TextMessageContentEvent(
-                message_id=pending.id, delta="" if delta is UNSET else delta,
-                subagent_run_id=pending.tag if tag is UNSET else tag,
-                metadata=chunk.metadata, raw_event=raw, timestamp=chunk.timestamp))
+            out.append(
+                T.TextMessageContentEvent(
+                    message_id=pending.id,
+                    delta="" if delta is UNSET else delta,
+                    subagent_run_id=pending.tag if tag is UNSET else tag,
+                    metadata=chunk.metadata,
+                    raw_event=raw,
+                    timestamp=chunk.timestamp,
+                )
+            )
         return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
     def _tool_chunk(self, chunk: Any, position: int | None) -> NormalizeResult:
@@ -343,40 +415,71 @@ class Normalizer:
         lane, pending = self._lane_of(_TOOL, tool_call_id, tag, chunk, position)
         if lane is _VIOLATION:
             return NormalizeResult([], (pending,))
-        if pending is not None and pending.kind == _TOOL and (
-            tool_call_id is UNSET or tool_call_id == pending.id
+        if (
+            pending is not None
+            and pending.kind == _TOOL
+            and (tool_call_id is UNSET or tool_call_id == pending.id)
         ):
             name = chunk.tool_call_name
             if name is not UNSET and name != pending.name:
-                return self._conflict(R.CHUNK_CONFLICTING_TOOL_CALL_NAME, _TOOL, pending.id,
-                                      "toolCallName", name, pending.name, chunk, position)
+                return self._conflict(
+                    R.CHUNK_CONFLICTING_TOOL_CALL_NAME,
+                    _TOOL,
+                    pending.id,
+                    "toolCallName",
+                    name,
+                    pending.name,
+                    chunk,
+                    position,
+                )
             parent = chunk.parent_message_id
             if parent is not UNSET and parent != pending.parent_message_id:
-                return self._conflict(R.CHUNK_CONFLICTING_PARENT_MESSAGE_ID, _TOOL, pending.id,
-                                      "parentMessageId", parent, pending.parent_message_id,
-                                      chunk, position)
+                return self._conflict(
+                    R.CHUNK_CONFLICTING_PARENT_MESSAGE_ID,
+                    _TOOL,
+                    pending.id,
+                    "parentMessageId",
+                    parent,
+                    pending.parent_message_id,
+                    chunk,
+                    position,
+                )
             out: list[Any] = []
         else:
             if tool_call_id is UNSET:
                 return self._missing(R.CHUNK_MISSING_ID, _TOOL, "toolCallId", chunk, position)
             name = chunk.tool_call_name
             if name is UNSET:
-                return self._missing(R.CHUNK_MISSING_TOOL_CALL_NAME, _TOOL, "toolCallName",
-                                     chunk, position)
+                return self._missing(
+                    R.CHUNK_MISSING_TOOL_CALL_NAME, _TOOL, "toolCallName", chunk, position
+                )
             out = [] if pending is None else [_end_of(lanes.pop(lane))]
             parent = chunk.parent_message_id
             pending = _Pending(_TOOL, tool_call_id, tag, name=name, parent_message_id=parent)
             lanes[lane] = pending
-            out.append(T.ToolCallStartEvent(
-                tool_call_id=tool_call_id, tool_call_name=name, parent_message_id=parent,
-                subagent_run_id=tag, metadata=chunk.metadata, timestamp=chunk.timestamp))
+            out.append(
+                T.ToolCallStartEvent(
+                    tool_call_id=tool_call_id,
+                    tool_call_name=name,
+                    parent_message_id=parent,
+                    subagent_run_id=tag,
+                    metadata=chunk.metadata,
+                    timestamp=chunk.timestamp,
+                )
+            )
         delta = chunk.delta
         raw = chunk.raw_event
         if delta is not UNSET or raw is not UNSET or (not out and chunk.metadata is not UNSET):
-            out.append(T.ToolCallArgsEvent(
-                tool_call_id=pending.id, delta="" if delta is UNSET else delta,
-                subagent_run_id=pending.tag if tag is UNSET else tag,
-                metadata=chunk.metadata, raw_event=raw, timestamp=chunk.timestamp))
+            out.append(
+                T.ToolCallArgsEvent(
+                    tool_call_id=pending.id,
+                    delta="" if delta is UNSET else delta,
+                    subagent_run_id=pending.tag if tag is UNSET else tag,
+                    metadata=chunk.metadata,
+                    raw_event=raw,
+                    timestamp=chunk.timestamp,
+                )
+            )
         return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
     def _reasoning_chunk(self, chunk: Any, position: int | None) -> NormalizeResult:
@@ -386,27 +489,40 @@ class Normalizer:
         lane, pending = self._lane_of(_REASONING, message_id, tag, chunk, position)
         if lane is _VIOLATION:
             return NormalizeResult([], (pending,))
-        if pending is not None and pending.kind == _REASONING and (
-            message_id is UNSET or message_id == pending.id
+        if (
+            pending is not None
+            and pending.kind == _REASONING
+            and (message_id is UNSET or message_id == pending.id)
         ):
             out: list[Any] = []
         else:
             if message_id is UNSET:
-                return self._missing(R.CHUNK_MISSING_ID, _REASONING, "messageId", chunk,
-                                     position)
+                return self._missing(R.CHUNK_MISSING_ID, _REASONING, "messageId", chunk, position)
             out = [] if pending is None else [_end_of(lanes.pop(lane))]
             pending = _Pending(_REASONING, message_id, tag)
             lanes[lane] = pending
-            out.append(T.ReasoningMessageStartEvent(
-                message_id=message_id, role=_REASONING_ROLE, subagent_run_id=tag,
-                metadata=chunk.metadata, timestamp=chunk.timestamp))
+            out.append(
+                T.ReasoningMessageStartEvent(
+                    message_id=message_id,
+                    role=_REASONING_ROLE,
+                    subagent_run_id=tag,
+                    metadata=chunk.metadata,
+                    timestamp=chunk.timestamp,
+                )
+            )
         delta = chunk.delta
         raw = chunk.raw_event
         if delta is not UNSET or raw is not UNSET or (not out and chunk.metadata is not UNSET):
-            out.append(T.ReasoningMessageContentEvent(
-                message_id=pending.id, delta="" if delta is UNSET else delta,
-                subagent_run_id=pending.tag if tag is UNSET else tag,
-                metadata=chunk.metadata, raw_event=raw, timestamp=chunk.timestamp))
+            out.append(
+                T.ReasoningMessageContentEvent(
+                    message_id=pending.id,
+                    delta="" if delta is UNSET else delta,
+                    subagent_run_id=pending.tag if tag is UNSET else tag,
+                    metadata=chunk.metadata,
+                    raw_event=raw,
+                    timestamp=chunk.timestamp,
+                )
+            )
         return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
 
@@ -446,19 +562,22 @@ HANDLERS: dict[type, Callable[[Normalizer, Any, int | None], NormalizeResult]] =
 """Event class -> the normalizer's handler ``(normalizer, event, position)``:
 every event class the normalizer acts on (closing lanes or expanding chunks)."""
 
-PASS_THROUGH: frozenset[type] = frozenset({
-    T.RawEvent,
-    T.ActivitySnapshotEvent,
-    T.ActivityDeltaEvent,
-    T.ReasoningEncryptedValueEvent,
-    T.SubagentStartedEvent,
-})
+PASS_THROUGH: frozenset[type] = frozenset(
+    {
+        T.RawEvent,
+        T.ActivitySnapshotEvent,
+        T.ActivityDeltaEvent,
+        T.ReasoningEncryptedValueEvent,
+        T.SubagentStartedEvent,
+    }
+)
 """Event classes the normalizer passes on untouched on purpose (they close no
 lane). A class in neither table (a type the schema gained since) passes through
 by rule; handling it specially is one entry in :data:`HANDLERS`."""
 
 _CHUNK_HANDLERS = {
-    cls: handler for cls, handler in HANDLERS.items()
+    cls: handler
+    for cls, handler in HANDLERS.items()
     if handler in (_N._text_chunk, _N._tool_chunk, _N._reasoning_chunk)
 }
 del _N

@@ -30,7 +30,9 @@ _LONE_SURROGATE = re.compile(
     r"|(?<![dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})"
 )
 # a high surrogate escape at the very end, its low half perhaps still to come: cut it off
-_TRAILING_HIGH = re.compile(r"(?<!\\)((?:\\\\)*)\\u[dD][89abAB][0-9a-fA-F]{2}(\\u?[0-9a-fA-F]{0,3})?$")
+_TRAILING_HIGH = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u[dD][89abAB][0-9a-fA-F]{2}(\\u?[0-9a-fA-F]{0,3})?$"
+)
 
 
 def _without_lone_surrogates(text: str) -> str:

@@ -453,8 +453,9 @@ class Pipeline(WireStage):
 
     def _on_run_error(self, ev: Any, out: list[Update]) -> None:
         life = self._life
-        out.append(self._end(Done("failed", reason=ev.message, run_id=life.run_id,
-                                  usage=_usage_of(ev))))
+        out.append(
+            self._end(Done("failed", reason=ev.message, run_id=life.run_id, usage=_usage_of(ev)))
+        )
 
     def _violation(self, violation: ProtocolViolation, out: list[Update]) -> bool:
         """Report a violation; True when it ended the stream (strict mode)."""

@@ -48,8 +48,12 @@ import msgspec
 from agui import types as T
 
 __all__ = [
-    "LANGGRAPH_ON_INTERRUPT", "PROFILE_CODES", "LegacyInterrupts", "langgraph_interrupt",
-    "legacy_interrupt_warning", "wants_resume_value",
+    "LANGGRAPH_ON_INTERRUPT",
+    "PROFILE_CODES",
+    "LegacyInterrupts",
+    "langgraph_interrupt",
+    "legacy_interrupt_warning",
+    "wants_resume_value",
 ]
 
 UNSET: Any = msgspec.UNSET
@@ -142,7 +146,9 @@ def wants_resume_value(interrupt: Any) -> bool:
     """True for a LangGraph interrupt (``metadata`` holds a ``langgraph``
     object), which must be resumed with a payload (rule
     ``compat_langgraph_resume_value``). Accepts an ``Interrupt`` or its wire dict."""
-    metadata = interrupt.get("metadata") if isinstance(interrupt, dict) else getattr(
-        interrupt, "metadata", None
+    metadata = (
+        interrupt.get("metadata")
+        if isinstance(interrupt, dict)
+        else getattr(interrupt, "metadata", None)
     )
     return isinstance(metadata, dict) and isinstance(metadata.get("langgraph"), dict)

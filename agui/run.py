@@ -49,8 +49,16 @@ class _RunState:
     closed."""
 
     __slots__ = (
-        "cancelled", "carry", "consumer", "ended", "errors", "final", "inputs", "pipeline",
-        "started", "stop_requested",
+        "cancelled",
+        "carry",
+        "consumer",
+        "ended",
+        "errors",
+        "final",
+        "inputs",
+        "pipeline",
+        "started",
+        "stop_requested",
     )
 
     def __init__(self) -> None:
@@ -233,8 +241,11 @@ async def _execute(
             if debug:
                 logger.debug(
                     "sending run %r on thread %r: %d message(s), %d tool(s)%s",
-                    run_input.run_id, run_input.thread_id, len(run_input.messages),
-                    len(run_input.tools or ()), f" (client tool round {rounds})" if rounds else "",
+                    run_input.run_id,
+                    run_input.thread_id,
+                    len(run_input.messages),
+                    len(run_input.tools or ()),
+                    f" (client tool round {rounds})" if rounds else "",
                 )
             split = pipeline._split_item
             frame = pipeline._frame
@@ -322,7 +333,8 @@ async def _execute(
                 error = ToolError(
                     f"{len(calls)} client tool call(s) left unanswered after {rounds} round(s)"
                     f" (max_tool_rounds={session.max_tool_rounds}): {ids}",
-                    kind="max_tool_rounds", tool_name=calls[0].function.name,
+                    kind="max_tool_rounds",
+                    tool_name=calls[0].function.name,
                     tool_call_id=calls[0].id,
                 )
                 update = ErrorUpdate(error, fatal=False)
@@ -338,8 +350,12 @@ async def _execute(
                 state.consumer = current_task()
                 result = await tools.call(call.function.name, call.function.arguments, call.id)
                 if debug:
-                    logger.debug("ran client tool %r for call %r: %s", call.function.name,
-                                 call.id, "ok" if result.error is None else result.error.kind)
+                    logger.debug(
+                        "ran client tool %r for call %r: %s",
+                        call.function.name,
+                        call.id,
+                        "ok" if result.error is None else result.error.kind,
+                    )
                 if result.error is not None:
                     update = ErrorUpdate(result.error, fatal=False)
                     errors.append(update)
@@ -397,12 +413,20 @@ def _log_all(updates: list[Update]) -> None:
 
 def _log_update(update: Any) -> None:
     if type(update) is WarningUpdate:
-        logger.debug("warning %s: %r%s", update.code, update.message,
-                     f" at {update.path!r}" if update.path else "")
+        logger.debug(
+            "warning %s: %r%s",
+            update.code,
+            update.message,
+            f" at {update.path!r}" if update.path else "",
+        )
     else:
         error = update.error
-        logger.debug("%s error %s: %r", "fatal" if update.fatal else "non-fatal",
-                     type(error).__name__, str(error))
+        logger.debug(
+            "%s error %s: %r",
+            "fatal" if update.fatal else "non-fatal",
+            type(error).__name__,
+            str(error),
+        )
 
 
 def _raised(exc: Exception) -> TransportError:

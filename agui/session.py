@@ -477,9 +477,7 @@ class Session:
         """The run being streamed, while something references it."""
         return self._active_ref() if self._active_ref is not None else None
 
-    async def _begin(
-        self, run_input: Any, state: _RunState, run_ref: weakref.ref[Run]
-    ) -> Pipeline:
+    async def _begin(self, run_input: Any, state: _RunState, run_ref: weakref.ref[Run]) -> Pipeline:
         """A run starts streaming: end the previous one if it is still open (one
         response applies to the conversation at a time); its pipeline."""
         previous = self._active_state
@@ -520,4 +518,4 @@ def _convert_overrides(overrides: dict[str, Any]) -> None:
 
 
 # the blocking facade lives in agui.sync; importable from here as before
-from agui.sync import SyncRun, SyncSession
+from agui.sync import SyncRun, SyncSession  # noqa: E402 - the import circle (see above)

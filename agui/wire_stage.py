@@ -151,4 +151,3 @@ class WireStage:
     def _take_pending(self) -> list[Update]:
         out, self._pending = self._pending, []
         return out
-

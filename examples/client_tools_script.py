@@ -1,7 +1,7 @@
 """A complete AG-UI client: two client tools, a conversation that needs both, an interrupt, state.
 
-    python examples/shop_agent.py                                         # terminal 1
-    python examples/client_tools_script.py http://127.0.0.1:8075/agent    # terminal 2
+python examples/shop_agent.py                                         # terminal 1
+python examples/client_tools_script.py http://127.0.0.1:8075/agent    # terminal 2
 """
 
 from __future__ import annotations
@@ -67,7 +67,9 @@ async def main(url: str, text: str = "buy 3 apples") -> Session:
             break
         order = msgspec.convert(session.state, Order)
         yes = order.total_cents <= BUDGET_CENTS
-        run = session.resume({i.id: resolved({"approved": yes}) for i in session.pending_interrupts})
+        run = session.resume(
+            {i.id: resolved({"approved": yes}) for i in session.pending_interrupts}
+        )
     if session.state is None:  # the run failed before the agent published an order
         return session
     print(msgspec.convert(session.state, Order))

@@ -82,8 +82,9 @@ async def _call(emit: Emitter, run_id: str, name: str, arguments: dict[str, obje
     """One tool call the client must answer, in an assistant message of its own."""
     message_id, call_id = f"{run_id}-ask", f"{run_id}-call-{name}"
     await _say(emit, message_id, f"Calling {name}.")
-    await emit(ToolCallStartEvent(
-        tool_call_id=call_id, tool_call_name=name, parent_message_id=message_id))
+    await emit(
+        ToolCallStartEvent(tool_call_id=call_id, tool_call_name=name, parent_message_id=message_id)
+    )
     await emit(ToolCallArgsEvent(tool_call_id=call_id, delta=json.dumps(arguments)))
     await emit(ToolCallEndEvent(tool_call_id=call_id))
 
@@ -100,8 +101,9 @@ async def shop(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> 
         await emit(StateSnapshotEvent(snapshot=msgspec.to_builtins(order)))
         amount = f"{order.total_cents / 100:.2f} EUR"
         await _say(emit, f"{run_id}-done", f"Paid {amount}." if approved else "Not paid.")
-        await emit(RunFinishedEvent(
-            thread_id=thread_id, run_id=run_id, result=msgspec.to_builtins(order)))
+        await emit(
+            RunFinishedEvent(thread_id=thread_id, run_id=run_id, result=msgspec.to_builtins(order))
+        )
         return
     item, quantity = _order_asked(run_input)
     results = _tool_results(run_input)
@@ -109,14 +111,21 @@ async def shop(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> 
         await _call(emit, run_id, "price_of", {"item": item, "quantity": quantity})
     elif "add_tax" not in results:
         net = int(results["price_of"])
-        await _call(emit, run_id, "add_tax", {"amount_cents": net, "rate_percent": TAX_RATE_PERCENT})
+        await _call(
+            emit, run_id, "add_tax", {"amount_cents": net, "rate_percent": TAX_RATE_PERCENT}
+        )
     else:
         order = Order(item, quantity, int(results["add_tax"]), "awaiting_approval")
         await emit(StateSnapshotEvent(snapshot=msgspec.to_builtins(order)))
         question = f"Pay {order.total_cents / 100:.2f} EUR for {quantity} {item}(s)?"
         interrupt = Interrupt(id=f"{run_id}-pay", reason="confirmation", message=question)
-        await emit(RunFinishedEvent(thread_id=thread_id, run_id=run_id,
-                                    outcome=RunFinishedInterruptOutcome(interrupts=[interrupt])))
+        await emit(
+            RunFinishedEvent(
+                thread_id=thread_id,
+                run_id=run_id,
+                outcome=RunFinishedInterruptOutcome(interrupts=[interrupt]),
+            )
+        )
         return
     await emit(RunFinishedEvent(thread_id=thread_id, run_id=run_id))
 

@@ -30,23 +30,37 @@ HANG = object()  # marker: never finish (until the client goes away)
 
 def chunk(delta: dict | None = None, *, finish: str | None = None, index: int = 0) -> dict:
     """One ``chat.completion.chunk`` with one choice."""
-    return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
-            "model": MODEL,
-            "choices": [{"index": index, "delta": delta or {}, "finish_reason": finish}]}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": MODEL,
+        "choices": [{"index": index, "delta": delta or {}, "finish_reason": finish}],
+    }
 
 
 def usage_chunk(prompt: int, completion: int, reasoning: int | None = None) -> dict:
     """The final chunk of ``stream_options.include_usage``: no choices, usage."""
-    usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
-                             "total_tokens": prompt + completion}
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
     if reasoning is not None:
         usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
-    return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
-            "model": MODEL, "choices": [], "usage": usage}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": MODEL,
+        "choices": [],
+        "usage": usage,
+    }
 
 
-def call_delta(index: int, args: str, *, call_id: str | None = None,
-               name: str | None = None) -> dict:
+def call_delta(
+    index: int, args: str, *, call_id: str | None = None, name: str | None = None
+) -> dict:
     """A delta carrying one tool-call fragment (id and name only on the first)."""
     fn: dict[str, Any] = {"arguments": args}
     if name is not None:
@@ -107,15 +121,21 @@ SCENARIOS: dict[str, list[Any]] = {
 def _answer(body: dict) -> list[Any]:
     results = [m for m in body.get("messages", []) if m.get("role") == "tool"]
     text = "Results: " + "; ".join(f"{m['tool_call_id']}={m['content']}" for m in results)
-    return [chunk({"role": "assistant", "content": text}), chunk({}, finish="stop"),
-            usage_chunk(60, 8)]
+    return [
+        chunk({"role": "assistant", "content": text}),
+        chunk({}, finish="stop"),
+        usage_chunk(60, 8),
+    ]
 
 
 def _again(body: dict) -> list[Any]:
     """``again``: a model that calls get_time once more after every result."""
     n = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
-    return [call_delta(0, '{"zone": "UTC"}', call_id=f"call_a{n}", name="get_time"),
-            chunk({}, finish="tool_calls"), usage_chunk(10, 5)]
+    return [
+        call_delta(0, '{"zone": "UTC"}', call_id=f"call_a{n}", name="get_time"),
+        chunk({}, finish="tool_calls"),
+        usage_chunk(10, 5),
+    ]
 
 
 def _scenario(body: dict) -> tuple[str, list[Any]]:
@@ -136,8 +156,9 @@ class FakeProvider:
         self.requests: list[dict] = []
         self.closed: list[str] = []
         self.closed_event = threading.Event()
-        self.app = Starlette(routes=[Route("/v1/chat/completions", self._complete,
-                                           methods=["POST"])])
+        self.app = Starlette(
+            routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])]
+        )
 
     async def _complete(self, request: Request) -> Any:
         body = await request.json()
@@ -153,8 +174,10 @@ class FakeProvider:
             try:
                 for item in items:
                     if item is ERROR:
-                        yield 'data: {"error": {"message": "upstream exploded: key sk-123",' \
-                              ' "type": "server_error"}}\n\n'
+                        yield (
+                            'data: {"error": {"message": "upstream exploded: key sk-123",'
+                            ' "type": "server_error"}}\n\n'
+                        )
                         finished = True
                         return
                     if item is HANG:

@@ -20,7 +20,10 @@ COMPONENTS = [
     {"id": "items", "component": "List", "children": {"componentId": "item", "path": "/items"}},
     {"id": "item", "component": "CheckBox", "label": {"path": "title"}, "value": {"path": "done"}},
 ]
-DATA = {"title": "Groceries", "items": [{"title": "Milk", "done": True}, {"title": "Eggs", "done": False}]}
+DATA = {
+    "title": "Groceries",
+    "items": [{"title": "Milk", "done": True}, {"title": "Eggs", "done": False}],
+}
 EXPECTED = ["## Groceries", "- [x] Milk", "- [ ] Eggs"]
 
 
@@ -34,8 +37,12 @@ def ops(sid: str = "list"):
 
 def render_call(args, name="render_a2ui", call_id="t1") -> AssistantMessage:
     text = args if isinstance(args, str) else json.dumps(args)
-    return AssistantMessage(id="a1", tool_calls=[ToolCall(
-        id=call_id, type="function", function=FunctionCall(name=name, arguments=text))])
+    return AssistantMessage(
+        id="a1",
+        tool_calls=[
+            ToolCall(id=call_id, type="function", function=FunctionCall(name=name, arguments=text))
+        ],
+    )
 
 
 def test_activity_struct_with_a2ui_operations():
@@ -46,14 +53,22 @@ def test_activity_struct_with_a2ui_operations():
 
 
 def test_activity_wire_dict_with_older_operations_key():
-    msg = {"role": "activity", "id": "m1", "activityType": "a2ui-surface",
-           "content": {"operations": ops()}}
+    msg = {
+        "role": "activity",
+        "id": "m1",
+        "activityType": "a2ui-surface",
+        "content": {"operations": ops()},
+    }
     assert render_surface(surfaces_from_messages([msg])["list"]) == EXPECTED
 
 
 def test_activity_double_encoded_operations():
-    msg = {"role": "activity", "id": "m1", "activityType": "a2ui-surface",
-           "content": {"a2ui_operations": json.dumps(ops())}}
+    msg = {
+        "role": "activity",
+        "id": "m1",
+        "activityType": "a2ui-surface",
+        "content": {"a2ui_operations": json.dumps(ops())},
+    }
     assert render_surface(surfaces_from_messages([msg])["list"]) == EXPECTED
 
 
@@ -76,8 +91,11 @@ def test_cumulative_snapshots_repeat_create_surface_harmlessly():
 
 
 def test_status_only_activity_is_keyed_by_message_id():
-    msg = ActivityMessage(id="a2ui-surface-t9", activity_type="a2ui-surface",
-                          content={"status": "building", "progressTokens": 12})
+    msg = ActivityMessage(
+        id="a2ui-surface-t9",
+        activity_type="a2ui-surface",
+        content={"status": "building", "progressTokens": 12},
+    )
     surfaces = surfaces_from_messages([msg])
     s = surfaces["a2ui-surface-t9"]
     assert (s.status, s.status_detail) == ("building", {"progressTokens": 12})
@@ -85,8 +103,12 @@ def test_status_only_activity_is_keyed_by_message_id():
 
 
 def test_status_with_surface_id_marks_that_surface():
-    msg = {"role": "activity", "id": "m", "activityType": "a2ui-surface",
-           "content": {"status": "failed", "surfaceId": "list", "error": "timeout", "attempts": 3}}
+    msg = {
+        "role": "activity",
+        "id": "m",
+        "activityType": "a2ui-surface",
+        "content": {"status": "failed", "surfaceId": "list", "error": "timeout", "attempts": 3},
+    }
     assert render_surface(surfaces_from_messages([msg])["list"]) == ["[failed: timeout]"]
 
 
@@ -103,25 +125,47 @@ def test_render_a2ui_arguments_with_an_operation_list():
 
 
 def test_render_a2ui_wire_dict_and_legacy_tool():
-    wire = {"role": "assistant", "id": "a", "toolCalls": [
-        {"id": "t", "type": "function", "function": {
-            "name": "send_a2ui_json_to_client", "arguments": json.dumps({"a2ui_json": json.dumps(ops())})}}]}
+    wire = {
+        "role": "assistant",
+        "id": "a",
+        "toolCalls": [
+            {
+                "id": "t",
+                "type": "function",
+                "function": {
+                    "name": "send_a2ui_json_to_client",
+                    "arguments": json.dumps({"a2ui_json": json.dumps(ops())}),
+                },
+            }
+        ],
+    }
     assert render_surface(surfaces_from_messages([wire])["list"]) == EXPECTED
 
 
 def test_other_tool_calls_and_tool_messages_are_ignored():
-    messages = [render_call({"x": 1}, name="add_task"),
-                ToolMessage(id="r", tool_call_id="t1", content='{"status":"rendered"}')]
+    messages = [
+        render_call({"x": 1}, name="add_task"),
+        ToolMessage(id="r", tool_call_id="t1", content='{"status":"rendered"}'),
+    ]
     assert surfaces_from_messages(messages) == {}
 
 
 def test_bad_render_arguments_become_store_problems():
     store = SurfaceStore()
     add_message(store, render_call('{"surfaceId": "list", "comp', call_id="t1"))
-    add_message(store, render_call('[1, 2]', call_id="t2"))
-    add_message(store, {"role": "activity", "id": "m", "activityType": "a2ui-surface", "content": 5})
-    add_message(store, {"role": "activity", "id": "m2", "activityType": "a2ui-surface",
-                        "content": {"a2ui_operations": {"not": "a list"}}})
+    add_message(store, render_call("[1, 2]", call_id="t2"))
+    add_message(
+        store, {"role": "activity", "id": "m", "activityType": "a2ui-surface", "content": 5}
+    )
+    add_message(
+        store,
+        {
+            "role": "activity",
+            "id": "m2",
+            "activityType": "a2ui-surface",
+            "content": {"a2ui_operations": {"not": "a list"}},
+        },
+    )
     add_message(store, object())
     add_message(store, {"role": "assistant", "toolCalls": [None, {"function": 3}]})
     assert store.surfaces == {}
@@ -137,8 +181,13 @@ def test_bad_render_arguments_become_store_problems():
 def test_delete_surface_in_a_later_message_removes_it():
     messages = [
         ActivityMessage(id="m1", activity_type="a2ui-surface", content={"a2ui_operations": ops()}),
-        ActivityMessage(id="m2", activity_type="a2ui-surface", content={"a2ui_operations": [
-            {"version": "v0.9", "deleteSurface": {"surfaceId": "list"}}]}),
+        ActivityMessage(
+            id="m2",
+            activity_type="a2ui-surface",
+            content={
+                "a2ui_operations": [{"version": "v0.9", "deleteSurface": {"surfaceId": "list"}}]
+            },
+        ),
     ]
     assert surfaces_from_messages(messages) == {}
 
@@ -146,14 +195,21 @@ def test_delete_surface_in_a_later_message_removes_it():
 def test_task_board_surface_renders_as_text():
     from agui.backends.task_board import board_operations
 
-    ops_ = board_operations([{"id": 1, "title": "Write docs", "done": True},
-                             {"id": 2, "title": "Ship", "done": False}])
+    ops_ = board_operations(
+        [{"id": 1, "title": "Write docs", "done": True}, {"id": 2, "title": "Ship", "done": False}]
+    )
     call = render_call({"surfaceId": "task-board", "a2ui_operations": ops_})
-    activity = ActivityMessage(id="a2ui-surface-t1", activity_type="a2ui-surface",
-                               content={"a2ui_operations": ops_})
+    activity = ActivityMessage(
+        id="a2ui-surface-t1", activity_type="a2ui-surface", content={"a2ui_operations": ops_}
+    )
     s = surfaces_from_messages([call, activity])["task-board"]
     assert s.problems == []
-    assert render_surface(s) == ["## Task board", "2 tasks, 1 done", "- [x] Write docs", "- [ ] Ship"]
+    assert render_surface(s) == [
+        "## Task board",
+        "2 tasks, 1 done",
+        "- [x] Write docs",
+        "- [ ] Ship",
+    ]
 
 
 def test_task_board_run_through_the_pipeline_renders_its_board():
@@ -162,8 +218,14 @@ def test_task_board_run_through_the_pipeline_renders_its_board():
     from agui.types import RunAgentInput
 
     run_input = RunAgentInput(
-        thread_id="t", run_id="r", messages=[UserMessage(id="u1", content="add milk, eggs")],
-        tools=offered_tools(), context=[], state={}, forwarded_props={})
+        thread_id="t",
+        run_id="r",
+        messages=[UserMessage(id="u1", content="add milk, eggs")],
+        tools=offered_tools(),
+        context=[],
+        state={},
+        forwarded_props={},
+    )
     pipeline = Pipeline()
     for event in board_events(run_input):
         pipeline.feed_data(json.dumps(event))
@@ -172,4 +234,8 @@ def test_task_board_run_through_the_pipeline_renders_its_board():
     assert list(surfaces) == ["task-board"]
     assert surfaces["task-board"].problems == []
     assert render_surface(surfaces["task-board"]) == [
-        "## Task board", "2 tasks, 0 done", "- [ ] milk", "- [ ] eggs"]
+        "## Task board",
+        "2 tasks, 0 done",
+        "- [ ] milk",
+        "- [ ] eggs",
+    ]

@@ -22,7 +22,9 @@ pytestmark = pytest.mark.upstream
 
 EXAMPLES = ("upstream", "a2ui", "examples")
 _ROOT = SHARED.joinpath(*EXAMPLES)
-FILES = sorted(p.relative_to(_ROOT).as_posix() for p in _ROOT.glob("v0_*/catalogs/*/examples/*.json"))
+FILES = sorted(
+    p.relative_to(_ROOT).as_posix() for p in _ROOT.glob("v0_*/catalogs/*/examples/*.json")
+)
 # an error, missing-reference, cycle or bad-shape placeholder: never expected in upstream examples
 PLACEHOLDER = re.compile(r"<(missing|cycle|too deep|error|bad [a-z ]+|fn|render error):")
 
@@ -157,8 +159,9 @@ V09_FILES = [f for f in FILES if f.startswith("v0_9/")]
 
 
 def as_v10(messages: list, version: str = "v1.0") -> list:
-    return [{**m, "version": version} if isinstance(m, dict) and "version" in m else m
-            for m in messages]
+    return [
+        {**m, "version": version} if isinstance(m, dict) and "version" in m else m for m in messages
+    ]
 
 
 def as_v10_inline(messages: list) -> list:
@@ -215,18 +218,24 @@ def test_every_v09_example_decodes_with_the_v091_and_v10_generated_types(rel):
     from agui_generated import a2ui_v09_1, a2ui_v10
 
     messages = messages_of(rel)
-    for module, stream in ((a2ui_v09_1, messages), (a2ui_v10, as_v10(messages)),
-                           (a2ui_v10, as_v10_inline(messages))):
+    for module, stream in (
+        (a2ui_v09_1, messages),
+        (a2ui_v10, as_v10(messages)),
+        (a2ui_v10, as_v10_inline(messages)),
+    ):
         decoder = msgspec.json.Decoder(module.AgentMessage)
         for message in stream:
             decoded = decoder.decode(json.dumps(message))
-            present = [f for f in decoded.__struct_fields__
-                       if getattr(decoded, f) is not msgspec.UNSET]
+            present = [
+                f for f in decoded.__struct_fields__ if getattr(decoded, f) is not msgspec.UNSET
+            ]
             assert len([f for f in present if f != "version"]) == 1
 
 
 def test_v10_inline_template_example_exact_lines():
-    messages = as_v10_inline(messages_of("v0_9/catalogs/basic/examples/34_child-list-template.json"))
+    messages = as_v10_inline(
+        messages_of("v0_9/catalogs/basic/examples/34_child-list-template.json")
+    )
     assert [k for m in messages for k in m if k != "version"] == ["createSurface"]
     surface, lines = render_stream(messages)
     assert surface.catalog_id == messages[0]["createSurface"]["catalogId"]
@@ -249,8 +258,9 @@ def test_v10_inline_modal_example_exact_lines():
 
 def test_v091_software_purchase_example_exact_lines():
     # v0.9.1 agents send v0.9's messages unchanged: the pinned v0.9 lines hold
-    surface, lines = render_stream(messages_of(
-        "v0_9/catalogs/basic/examples/19_software-purchase.json"))
+    surface, lines = render_stream(
+        messages_of("v0_9/catalogs/basic/examples/19_software-purchase.json")
+    )
     assert surface.version == "v0.9"
     assert lines[:2] == ["  ### Purchase License", "  ## Design Suite Pro"]
     assert lines[-1] == "  [ Confirm Purchase ] [ Cancel ]"

@@ -32,37 +32,102 @@ SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
 PEAK_LIMIT = 96 << 20
 """Most bytes (tracemalloc peak) handling one fuzz input may take."""
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False),
-                    st.sampled_from(["root", "a", "b", "/x", "x", "", "/items/0", "-", "~1"]))
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(allow_nan=False),
+    st.sampled_from(["root", "a", "b", "/x", "x", "", "/items/0", "-", "~1"]),
+)
 JSON = st.recursive(
     SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=4),
-                            st.dictionaries(st.sampled_from(
-                                ["id", "component", "children", "child", "text", "path", "value",
-                                 "label", "componentId", "call", "args", "tabs", "options",
-                                 "surfaceId", "literalString", "explicitList", "template"]),
-                                inner, max_size=4)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "id",
+                    "component",
+                    "children",
+                    "child",
+                    "text",
+                    "path",
+                    "value",
+                    "label",
+                    "componentId",
+                    "call",
+                    "args",
+                    "tabs",
+                    "options",
+                    "surfaceId",
+                    "literalString",
+                    "explicitList",
+                    "template",
+                ]
+            ),
+            inner,
+            max_size=4,
+        ),
+    ),
     max_leaves=12,
 )
-TYPES = st.sampled_from(["Text", "Row", "Column", "List", "Card", "Tabs", "Modal", "Button",
-                         "CheckBox", "TextField", "ChoicePicker", "Slider", "Icon", "Image",
-                         "Divider", "DateTimeInput", "Mystery"])
+TYPES = st.sampled_from(
+    [
+        "Text",
+        "Row",
+        "Column",
+        "List",
+        "Card",
+        "Tabs",
+        "Modal",
+        "Button",
+        "CheckBox",
+        "TextField",
+        "ChoicePicker",
+        "Slider",
+        "Icon",
+        "Image",
+        "Divider",
+        "DateTimeInput",
+        "Mystery",
+    ]
+)
 COMPONENT = st.fixed_dictionaries(
     {"id": st.sampled_from(["root", "a", "b", "c"]), "component": TYPES},
-    optional={"children": st.one_of(st.lists(st.sampled_from(["root", "a", "b", "c", "z"]),
-                                             max_size=3),
-                                    st.fixed_dictionaries({"componentId": st.sampled_from(["a", "b"]),
-                                                           "path": st.sampled_from(["/items", "items", "."])}),
-                                    JSON),
-              "child": st.sampled_from(["root", "a", "b", "z"]), "text": JSON, "value": JSON,
-              "label": JSON, "tabs": JSON, "options": JSON, "trigger": JSON, "content": JSON},
+    optional={
+        "children": st.one_of(
+            st.lists(st.sampled_from(["root", "a", "b", "c", "z"]), max_size=3),
+            st.fixed_dictionaries(
+                {
+                    "componentId": st.sampled_from(["a", "b"]),
+                    "path": st.sampled_from(["/items", "items", "."]),
+                }
+            ),
+            JSON,
+        ),
+        "child": st.sampled_from(["root", "a", "b", "z"]),
+        "text": JSON,
+        "value": JSON,
+        "label": JSON,
+        "tabs": JSON,
+        "options": JSON,
+        "trigger": JSON,
+        "content": JSON,
+    },
 )
 OPERATION = st.one_of(
-    st.builds(lambda c: {"version": "v0.9", "updateComponents": {"surfaceId": "s", "components": c}},
-              st.lists(st.one_of(COMPONENT, JSON), max_size=5)),
-    st.builds(lambda p, v: {"version": "v0.9", "updateDataModel": {"surfaceId": "s", "path": p, "value": v}},
-              st.one_of(st.sampled_from(["/", "/items", "/items/0", "/x", "a/b", "/items/-"]), JSON),
-              JSON),
+    st.builds(
+        lambda c: {"version": "v0.9", "updateComponents": {"surfaceId": "s", "components": c}},
+        st.lists(st.one_of(COMPONENT, JSON), max_size=5),
+    ),
+    st.builds(
+        lambda p, v: {
+            "version": "v0.9",
+            "updateDataModel": {"surfaceId": "s", "path": p, "value": v},
+        },
+        st.one_of(st.sampled_from(["/", "/items", "/items/0", "/x", "a/b", "/items/-"]), JSON),
+        JSON,
+    ),
     st.builds(lambda body: {"surfaceUpdate": body}, JSON),
     st.builds(lambda body: {"dataModelUpdate": {"surfaceId": "s", "contents": body}}, JSON),
     st.builds(lambda r: {"beginRendering": {"surfaceId": "s", "root": r}}, JSON),
@@ -84,22 +149,56 @@ def test_any_operation_sequence_applies_and_renders_without_raising(ops):
 
 
 @settings(max_examples=150 * SCALE, deadline=None)
-@given(st.lists(st.one_of(
-    JSON,
-    st.builds(lambda c: {"role": "activity", "id": "m", "activityType": "a2ui-surface", "content": c},
-              JSON),
-    st.builds(lambda a: {"role": "assistant", "id": "a", "toolCalls": [
-        {"id": "t", "type": "function", "function": {"name": "render_a2ui", "arguments": a}}]},
-        st.one_of(st.text(max_size=30), JSON)),
-), max_size=5))
+@given(
+    st.lists(
+        st.one_of(
+            JSON,
+            st.builds(
+                lambda c: {
+                    "role": "activity",
+                    "id": "m",
+                    "activityType": "a2ui-surface",
+                    "content": c,
+                },
+                JSON,
+            ),
+            st.builds(
+                lambda a: {
+                    "role": "assistant",
+                    "id": "a",
+                    "toolCalls": [
+                        {
+                            "id": "t",
+                            "type": "function",
+                            "function": {"name": "render_a2ui", "arguments": a},
+                        }
+                    ],
+                },
+                st.one_of(st.text(max_size=30), JSON),
+            ),
+        ),
+        max_size=5,
+    )
+)
 def test_any_message_list_is_recovered_without_raising(messages):
     for surface in surfaces_from_messages(messages).values():
         assert render_surface(surface)
 
 
 # ------------------------------------------------------------------ the campaign
-HOSTILE_PATHS = ["/l/100000000", "/l/99999999999", "/l/" + "9" * 5000, "/l/2", "/l/1", "/l/-",
-                 "/a" * 200, "/x/0/y/1", "l/0", "/l/01", "/~1/~0"]
+HOSTILE_PATHS = [
+    "/l/100000000",
+    "/l/99999999999",
+    "/l/" + "9" * 5000,
+    "/l/2",
+    "/l/1",
+    "/l/-",
+    "/a" * 200,
+    "/x/0/y/1",
+    "l/0",
+    "/l/01",
+    "/~1/~0",
+]
 PATTERNS = ["(a+)+$", "(a|aa)+$", r"(a)\1", "(?<=a)b", "x{2000}", "[", "a*", "(?i)A+", "\\"]
 
 
@@ -111,10 +210,22 @@ def nested(depth: int, leaf: object = 1, as_list: bool = True) -> object:
 
 
 def _scalar(rng: random.Random) -> object:
-    return rng.choice([
-        None, True, 0, -1, 2.5, "", "a" * rng.choice([1, 50, 5000]), "\ud800", 7 * 10**5000,
-        10**4299, "${/t}" * rng.choice([1, 200]), "a" * 26 + "!",
-    ])
+    return rng.choice(
+        [
+            None,
+            True,
+            0,
+            -1,
+            2.5,
+            "",
+            "a" * rng.choice([1, 50, 5000]),
+            "\ud800",
+            7 * 10**5000,
+            10**4299,
+            "${/t}" * rng.choice([1, 200]),
+            "a" * 26 + "!",
+        ]
+    )
 
 
 def _value(rng: random.Random, depth: int = 0) -> object:
@@ -124,27 +235,52 @@ def _value(rng: random.Random, depth: int = 0) -> object:
     if roll < 0.3 and depth < 3:
         return [_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
     if roll < 0.45 and depth < 3:
-        return {rng.choice(["t", "l", "items", "x"]): _value(rng, depth + 1)
-                for _ in range(rng.randint(0, 3))}
+        return {
+            rng.choice(["t", "l", "items", "x"]): _value(rng, depth + 1)
+            for _ in range(rng.randint(0, 3))
+        }
     return _scalar(rng)
 
 
 def _component(rng: random.Random, ids: list[str]) -> dict:
-    kind = rng.choice(["Text", "Column", "Row", "List", "Card", "Tabs", "ChoicePicker",
-                       "CheckBox", "TextField", "Button", "Mystery"])
+    kind = rng.choice(
+        [
+            "Text",
+            "Column",
+            "Row",
+            "List",
+            "Card",
+            "Tabs",
+            "ChoicePicker",
+            "CheckBox",
+            "TextField",
+            "Button",
+            "Mystery",
+        ]
+    )
     comp: dict = {"id": rng.choice(ids), "component": kind}
     refs = [rng.choice(ids) for _ in range(rng.choice([1, 2, 5, 50]))]
     comp["children"] = rng.choice([refs, {"componentId": rng.choice(ids), "path": "/l"}, refs])
     comp["child"] = rng.choice(ids)
-    comp["text"] = rng.choice([
-        _scalar(rng), {"path": rng.choice(["/t", "/l", "/", "t"])},
-        {"call": "formatString", "args": {"value": "${/t}" * rng.choice([1, 100])}},
-        {"call": "regex", "args": {"value": "a" * 26 + "!", "pattern": rng.choice(PATTERNS)}},
-    ])
-    comp["value"] = {"call": "regex", "args": {"value": _scalar(rng), "pattern": rng.choice(PATTERNS)}}
+    comp["text"] = rng.choice(
+        [
+            _scalar(rng),
+            {"path": rng.choice(["/t", "/l", "/", "t"])},
+            {"call": "formatString", "args": {"value": "${/t}" * rng.choice([1, 100])}},
+            {"call": "regex", "args": {"value": "a" * 26 + "!", "pattern": rng.choice(PATTERNS)}},
+        ]
+    )
+    comp["value"] = {
+        "call": "regex",
+        "args": {"value": _scalar(rng), "pattern": rng.choice(PATTERNS)},
+    }
     comp["label"] = rng.choice([{"path": "/t"}, "label", _scalar(rng)])
-    comp["options"] = [{"label": {"path": "/t"}, "value": str(i)} for i in range(rng.choice([0, 3, 200]))]
-    comp["tabs"] = [{"title": {"path": "/t"}, "child": rng.choice(ids)} for _ in range(rng.randint(0, 3))]
+    comp["options"] = [
+        {"label": {"path": "/t"}, "value": str(i)} for i in range(rng.choice([0, 3, 200]))
+    ]
+    comp["tabs"] = [
+        {"title": {"path": "/t"}, "child": rng.choice(ids)} for _ in range(rng.randint(0, 3))
+    ]
     return comp
 
 
@@ -154,30 +290,56 @@ def random_operation(rng: random.Random) -> object:
     ids = ["root", "a", "b", "c"]
     roll = rng.random()
     if roll < 0.35:
-        return {"version": rng.choice(["v0.9", "v0.10", "v1.0", None]), "updateComponents": {
-            "surfaceId": sid, "components": [_component(rng, ids) for _ in range(rng.randint(1, 6))]}}
+        return {
+            "version": rng.choice(["v0.9", "v0.10", "v1.0", None]),
+            "updateComponents": {
+                "surfaceId": sid,
+                "components": [_component(rng, ids) for _ in range(rng.randint(1, 6))],
+            },
+        }
     if roll < 0.7:
-        return {"version": "v0.9", "updateDataModel": {
-            "surfaceId": sid, "path": rng.choice([*HOSTILE_PATHS, "/t", "/l", "/"]),
-            "value": _value(rng)}}
+        return {
+            "version": "v0.9",
+            "updateDataModel": {
+                "surfaceId": sid,
+                "path": rng.choice([*HOSTILE_PATHS, "/t", "/l", "/"]),
+                "value": _value(rng),
+            },
+        }
     if roll < 0.8:
-        return {"dataModelUpdate": {"surfaceId": sid, "contents": [
-            {"key": "t", "valueMap": nested(rng.choice([2, 200]), [], True)}]}}
+        return {
+            "dataModelUpdate": {
+                "surfaceId": sid,
+                "contents": [{"key": "t", "valueMap": nested(rng.choice([2, 200]), [], True)}],
+            }
+        }
     if roll < 0.85:
         return {"version": "v0.9", "createSurface": {"surfaceId": sid, "catalogId": "basic"}}
     if roll < 0.9:  # v1.0: inline components and data, per-component catalogs
-        return {"version": rng.choice(["v1.0", "v0.10"]), "createSurface": {
-            "surfaceId": sid, "components": [_component(rng, ids) for _ in range(rng.randint(1, 4))],
-            "dataModel": rng.choice([{"t": _value(rng), "l": [1, 2]}, _value(rng)])}}
+        return {
+            "version": rng.choice(["v1.0", "v0.10"]),
+            "createSurface": {
+                "surfaceId": sid,
+                "components": [_component(rng, ids) for _ in range(rng.randint(1, 4))],
+                "dataModel": rng.choice([{"t": _value(rng), "l": [1, 2]}, _value(rng)]),
+            },
+        }
     if roll < 0.95:  # v1.0 function messages and answers
-        return rng.choice([
-            {"version": "v1.0", "callRendererFunction": {
-                "functionCallId": "f", "surfaceId": sid,
-                "callFunction": {"call": rng.choice(["openUrl", 5]), "args": _value(rng)}}},
-            {"version": "v0.10", "functionCallId": "f", "callFunction": _value(rng)},
-            {"version": "v1.0", "agentFunctionResponse": _value(rng)},
-            {"version": "v0.10", "actionId": "a", "actionResponse": _value(rng)},
-        ])
+        return rng.choice(
+            [
+                {
+                    "version": "v1.0",
+                    "callRendererFunction": {
+                        "functionCallId": "f",
+                        "surfaceId": sid,
+                        "callFunction": {"call": rng.choice(["openUrl", 5]), "args": _value(rng)},
+                    },
+                },
+                {"version": "v0.10", "functionCallId": "f", "callFunction": _value(rng)},
+                {"version": "v1.0", "agentFunctionResponse": _value(rng)},
+                {"version": "v0.10", "actionId": "a", "actionResponse": _value(rng)},
+            ]
+        )
     return _value(rng)
 
 
@@ -186,8 +348,12 @@ def random_message(rng: random.Random) -> object:
     ops = [random_operation(rng) for _ in range(rng.randint(1, 4))]
     roll = rng.random()
     if roll < 0.4:
-        return {"role": "activity", "id": "m", "activityType": "a2ui-surface",
-                "content": {"a2ui_operations": ops}}
+        return {
+            "role": "activity",
+            "id": "m",
+            "activityType": "a2ui-surface",
+            "content": {"a2ui_operations": ops},
+        }
     try:
         text = json.dumps({"a2ui_operations": ops})
     except (ValueError, RecursionError):
@@ -196,12 +362,18 @@ def random_message(rng: random.Random) -> object:
         text = '{"surfaceId": "s", "components": ' + "[" * 5000 + "]" * 5000 + "}"
     elif roll < 0.7:
         text = '{"surfaceId": "s", "components": [], "data": {"n": ' + "7" * 5000 + "}}"
-    return {"role": "assistant", "id": "a", "toolCalls": [
-        {"id": "t", "type": "function", "function": {"name": "render_a2ui", "arguments": text}}]}
+    return {
+        "role": "assistant",
+        "id": "a",
+        "toolCalls": [
+            {"id": "t", "type": "function", "function": {"name": "render_a2ui", "arguments": text}}
+        ],
+    }
 
 
 def check_operations(ops: list) -> None:
     """Apply ``ops`` to a fresh store and render: raises AssertionError if an invariant breaks."""
+
     def work() -> None:
         store = SurfaceStore()
         for op in ops:
@@ -214,6 +386,7 @@ def check_operations(ops: list) -> None:
 
 def check_messages(messages: list) -> None:
     """Recover surfaces from ``messages`` and render each: AssertionError on a broken invariant."""
+
     def work() -> None:
         store = SurfaceStore()
         for message in messages:
@@ -278,8 +451,11 @@ def test_fuzz_campaign_random_hostile_inputs_keep_every_bound():
 
 
 @pytest.mark.fuzz
-@settings(max_examples=25 * SCALE, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=25 * SCALE,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.randoms(use_true_random=False), st.integers(1, 6))
 def test_fuzz_hypothesis_drives_the_campaign_generators(rng, count):
     check_operations([random_operation(rng) for _ in range(count)])

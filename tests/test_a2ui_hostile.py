@@ -30,14 +30,29 @@ def peak_bytes(fn) -> tuple[object, int]:
 
 
 def render_call(arguments: str, call_id: str = "t") -> dict:
-    return {"role": "assistant", "id": "a-" + call_id, "toolCalls": [
-        {"id": call_id, "type": "function",
-         "function": {"name": "render_a2ui", "arguments": arguments}}]}
+    return {
+        "role": "assistant",
+        "id": "a-" + call_id,
+        "toolCalls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": "render_a2ui", "arguments": arguments},
+            }
+        ],
+    }
 
 
 def good_surface_call(sid: str = "good") -> dict:
-    return render_call(json.dumps({"surfaceId": sid, "components": [
-        {"id": "root", "component": "Text", "text": "still here"}]}), call_id=sid)
+    return render_call(
+        json.dumps(
+            {
+                "surfaceId": sid,
+                "components": [{"id": "root", "component": "Text", "text": "still here"}],
+            }
+        ),
+        call_id=sid,
+    )
 
 
 # -- item 2: one data-model write padded a list element by element -----------------
@@ -51,8 +66,10 @@ def test_a_write_far_past_the_end_of_a_list_no_longer_pads_it_and_is_a_problem()
     assert surface is store.surfaces["s"]
     assert surface.data_model == {"l": [1, 2]}
     assert surface.problems == [
-        ("data model write at '/l/100000000' skipped: index 100000000 is past the end of a list"
-        " of 2 (at most 1 past the end may be written)")
+        (
+            "data model write at '/l/100000000' skipped: index 100000000 is past the end of a list"
+            " of 2 (at most 1 past the end may be written)"
+        )
     ]
     assert peak < MiB
 
@@ -104,16 +121,25 @@ def test_a_catastrophic_regex_pattern_is_matched_in_linear_time_by_re2():
 def test_a_pattern_re2_does_not_support_is_a_problem_and_never_falls_back_to_re():
     store = SurfaceStore()
     store.apply(v09("createSurface", surfaceId="s", catalogId="basic"))
-    store.apply(v09("updateComponents", surfaceId="s", components=[
-        {"id": "root", "component": "CheckBox", "label": "ok",
-         "value": {"call": "regex", "args": {"value": "aa", "pattern": r"(a)\1"}}}]))
+    store.apply(
+        v09(
+            "updateComponents",
+            surfaceId="s",
+            components=[
+                {
+                    "id": "root",
+                    "component": "CheckBox",
+                    "label": "ok",
+                    "value": {"call": "regex", "args": {"value": "aa", "pattern": r"(a)\1"}},
+                }
+            ],
+        )
+    )
     surface = store.surfaces["s"]
     # Python's re would match "aa" with the back-reference; RE2 refuses the pattern
     assert render_surface(surface) == ["[ ] ok"]
     assert render_surface(surface) == ["[ ] ok"]
-    assert surface.problems == [
-        "regex: pattern '(a)\\\\1' refused (invalid escape sequence: \\1)"
-    ]
+    assert surface.problems == ["regex: pattern '(a)\\\\1' refused (invalid escape sequence: \\1)"]
 
 
 def test_a_regex_on_a_lone_surrogate_does_not_raise():
@@ -144,9 +170,19 @@ def test_one_text_referenced_twenty_thousand_times_is_cut_at_the_character_budge
 def test_a_format_string_repeating_a_large_value_is_cut():
     store = SurfaceStore()
     store.apply(v09("updateDataModel", surfaceId="s", path="/big", value="y" * 100000))
-    store.apply(v09("updateComponents", surfaceId="s", components=[
-        {"id": "root", "component": "Text",
-         "text": {"call": "formatString", "args": {"value": "${/big}" * 5000}}}]))
+    store.apply(
+        v09(
+            "updateComponents",
+            surfaceId="s",
+            components=[
+                {
+                    "id": "root",
+                    "component": "Text",
+                    "text": {"call": "formatString", "args": {"value": "${/big}" * 5000}},
+                }
+            ],
+        )
+    )
     lines, peak = peak_bytes(lambda: render_surface(store.surfaces["s"]))
     assert lines[-1] == CUT_MARKER
     assert sum(len(line) + 1 for line in lines) <= MAX_CHARS + len(CUT_MARKER) + 1
@@ -156,9 +192,20 @@ def test_a_format_string_repeating_a_large_value_is_cut():
 def test_choice_options_bound_to_a_large_value_stop_at_the_budget():
     store = SurfaceStore()
     store.apply(v09("updateDataModel", surfaceId="s", path="/big", value="z" * 50000))
-    store.apply(v09("updateComponents", surfaceId="s", components=[
-        {"id": "root", "component": "ChoicePicker", "value": [],
-         "options": [{"label": {"path": "/big"}, "value": str(i)} for i in range(10000)]}]))
+    store.apply(
+        v09(
+            "updateComponents",
+            surfaceId="s",
+            components=[
+                {
+                    "id": "root",
+                    "component": "ChoicePicker",
+                    "value": [],
+                    "options": [{"label": {"path": "/big"}, "value": str(i)} for i in range(10000)],
+                }
+            ],
+        )
+    )
     lines = render_surface(store.surfaces["s"])
     assert lines[-1] == CUT_MARKER
     assert sum(len(line) + 1 for line in lines) <= MAX_CHARS + len(CUT_MARKER) + 1
@@ -166,17 +213,24 @@ def test_choice_options_bound_to_a_large_value_stop_at_the_budget():
 
 def test_an_output_within_the_budget_has_no_cut_marker():
     store = SurfaceStore()
-    store.apply(v09("updateComponents", surfaceId="s", components=[
-        {"id": "root", "component": "Text", "text": "x" * 1000}]))
+    store.apply(
+        v09(
+            "updateComponents",
+            surfaceId="s",
+            components=[{"id": "root", "component": "Text", "text": "x" * 1000}],
+        )
+    )
     assert render_surface(store.surfaces["s"]) == ["x" * 1000]
 
 
 # -- item 5: surfaces_from_messages raised and lost every surface ---------------------
 def test_deeply_nested_render_arguments_lose_no_other_surface():
     deep = "[" * 100000 + "]" * 100000
-    messages = [good_surface_call("before"),
-                render_call('{"surfaceId": "bad", "components": ' + deep + "}", call_id="bad"),
-                good_surface_call("after")]
+    messages = [
+        good_surface_call("before"),
+        render_call('{"surfaceId": "bad", "components": ' + deep + "}", call_id="bad"),
+        good_surface_call("after"),
+    ]
     surfaces = surfaces_from_messages(messages)
     assert sorted(surfaces) == ["after", "before"]
     assert render_surface(surfaces["after"]) == ["still here"]
@@ -192,10 +246,20 @@ def test_nesting_the_parser_accepts_but_past_the_bound_is_refused_per_operation(
     value: object = 1
     for _ in range(MAX_JSON_DEPTH + 5):
         value = [value]
-    messages = [good_surface_call("before"),
-                render_call(json.dumps({"surfaceId": "before", "a2ui_operations": [
-                    v09("updateDataModel", surfaceId="before", path="/deep", value=value)]})),
-                good_surface_call("after")]
+    messages = [
+        good_surface_call("before"),
+        render_call(
+            json.dumps(
+                {
+                    "surfaceId": "before",
+                    "a2ui_operations": [
+                        v09("updateDataModel", surfaceId="before", path="/deep", value=value)
+                    ],
+                }
+            )
+        ),
+        good_surface_call("after"),
+    ]
     surfaces = surfaces_from_messages(messages)
     assert sorted(surfaces) == ["after", "before"]
     assert surfaces["before"].data_model == {}
@@ -206,10 +270,13 @@ def test_nesting_the_parser_accepts_but_past_the_bound_is_refused_per_operation(
 
 def test_an_integer_of_five_thousand_digits_is_a_problem_not_an_attribute_error():
     big = "7" * 5000
-    messages = [good_surface_call("before"),
-                render_call('{"surfaceId": "bad", "components": [], "data": {"n": ' + big + "}}",
-                            call_id="bad"),
-                good_surface_call("after")]
+    messages = [
+        good_surface_call("before"),
+        render_call(
+            '{"surfaceId": "bad", "components": [], "data": {"n": ' + big + "}}", call_id="bad"
+        ),
+        good_surface_call("after"),
+    ]
     surfaces = surfaces_from_messages(messages)
     assert sorted(surfaces) == ["after", "before"]
     store = SurfaceStore()
@@ -223,10 +290,17 @@ def test_an_integer_of_five_thousand_digits_is_a_problem_not_an_attribute_error(
 def test_an_integer_of_five_thousand_digits_in_the_model_renders_as_a_placeholder():
     store = SurfaceStore()
     store.apply(v09("updateDataModel", surfaceId="s", path="/n", value=7 * 10**5000))
-    store.apply(v09("updateComponents", surfaceId="s", components=[
-        {"id": "root", "component": "Column", "children": ["a", "b"]},
-        {"id": "a", "component": "Text", "text": {"path": "/n"}},
-        {"id": "b", "component": "Text", "text": {"path": "/"}}]))
+    store.apply(
+        v09(
+            "updateComponents",
+            surfaceId="s",
+            components=[
+                {"id": "root", "component": "Column", "children": ["a", "b"]},
+                {"id": "a", "component": "Text", "text": {"path": "/n"}},
+                {"id": "b", "component": "Text", "text": {"path": "/"}},
+            ],
+        )
+    )
     assert render_surface(store.surfaces["s"]) == ["<number too large>", "<number too large>"]
 
 
@@ -235,8 +309,9 @@ def test_a_message_whose_reading_raises_is_skipped_and_the_rest_kept():
         def get(self, *args, **kwargs):
             raise RuntimeError("boom")
 
-    surfaces = surfaces_from_messages([good_surface_call("before"), Hostile(role="assistant"),
-                                       good_surface_call("after")])
+    surfaces = surfaces_from_messages(
+        [good_surface_call("before"), Hostile(role="assistant"), good_surface_call("after")]
+    )
     assert sorted(surfaces) == ["after", "before"]
 
 

@@ -62,8 +62,12 @@ def test_v09_components_match_the_upstream_basic_catalog():
 
 def test_v09_message_kinds_match_upstream():
     theirs = upstream("v0_9", "json", "server_to_client.json")["$defs"]
-    for message in ("CreateSurfaceMessage", "UpdateComponentsMessage", "UpdateDataModelMessage",
-                    "DeleteSurfaceMessage"):
+    for message in (
+        "CreateSurfaceMessage",
+        "UpdateComponentsMessage",
+        "UpdateDataModelMessage",
+        "DeleteSurfaceMessage",
+    ):
         kind = next(k for k in theirs[message]["properties"] if k != "version")
         body_theirs = theirs[message]["properties"][kind]
         body_mine = V09["$defs"][message]["properties"][kind]["$ref"].rsplit("/", 1)[1]
@@ -84,12 +88,14 @@ def test_v08_components_and_messages_match_upstream():
 def test_generated_v09_types_decode_a_tagged_component_and_reject_unknown_fields():
     import msgspec
 
-    comp = msgspec.json.decode(b'{"id":"t","component":"Text","text":{"path":"/x"}}',
-                               type=a2ui_v09.AnyComponent)
+    comp = msgspec.json.decode(
+        b'{"id":"t","component":"Text","text":{"path":"/x"}}', type=a2ui_v09.AnyComponent
+    )
     assert isinstance(comp, a2ui_v09.Text) and comp.text == a2ui_v09.DynamicRef(path="/x")
     try:
-        msgspec.json.decode(b'{"id":"t","component":"Text","text":"x","bogus":1}',
-                            type=a2ui_v09.AnyComponent)
+        msgspec.json.decode(
+            b'{"id":"t","component":"Text","text":"x","bogus":1}', type=a2ui_v09.AnyComponent
+        )
     except msgspec.ValidationError as exc:
         assert "bogus" in str(exc)
     else:  # pragma: no cover
@@ -107,8 +113,12 @@ ALLOWED_EXTRA_V10 = {
 
 
 def test_upstream_v091_json_is_v09s_so_our_v091_schema_describes_the_same_messages():
-    for part in (("json", "server_to_client.json"), ("json", "common_types.json"),
-                 ("json", "client_to_server.json"), ("catalogs", "basic", "catalog.json")):
+    for part in (
+        ("json", "server_to_client.json"),
+        ("json", "common_types.json"),
+        ("json", "client_to_server.json"),
+        ("catalogs", "basic", "catalog.json"),
+    ):
         assert upstream("v0_9_1", *part) == upstream("v0_9", *part), part
     assert V091["$defs"] == V09["$defs"]
     assert V091["$id"].endswith("a2ui_v09_1.schema.json") and "v0.9.1" in V091["title"]
@@ -136,10 +146,19 @@ def test_v10_message_kinds_cover_upstream_v0_10_and_the_v1_0_names():
     assert kinds <= mine, kinds - mine
     assert {"callRendererFunction", "agentFunctionResponse"} <= mine
     client = set(V10["$defs"]["ClientMessage"]["properties"])
-    assert {"action", "error", "callAgentFunction", "rendererFunctionResponse",
-            "functionResponse"} <= client
-    for message in ("CreateSurfaceMessage", "UpdateComponentsMessage", "UpdateDataModelMessage",
-                    "DeleteSurfaceMessage"):
+    assert {
+        "action",
+        "error",
+        "callAgentFunction",
+        "rendererFunctionResponse",
+        "functionResponse",
+    } <= client
+    for message in (
+        "CreateSurfaceMessage",
+        "UpdateComponentsMessage",
+        "UpdateDataModelMessage",
+        "DeleteSurfaceMessage",
+    ):
         kind = next(k for k in theirs[message]["properties"] if k != "version")
         body_theirs = theirs[message]["properties"][kind]
         body_mine = V10["$defs"][message]["properties"][kind]["$ref"].rsplit("/", 1)[1]
@@ -152,8 +171,12 @@ def test_v10_message_kinds_cover_upstream_v0_10_and_the_v1_0_names():
 def test_v10_version_is_v1_0_or_its_first_name_v0_10():
     version = V10["$defs"]["AgentMessage"]["properties"]["version"]
     assert version["enum"] == ["v1.0", "v0.10"]
-    assert upstream("v0_10", "json", "server_to_client.json")["$defs"][
-        "CreateSurfaceMessage"]["properties"]["version"]["const"] in version["enum"]
+    assert (
+        upstream("v0_10", "json", "server_to_client.json")["$defs"]["CreateSurfaceMessage"][
+            "properties"
+        ]["version"]["const"]
+        in version["enum"]
+    )
 
 
 def test_generated_v10_types_decode_inline_create_surface_and_function_messages():
@@ -161,19 +184,55 @@ def test_generated_v10_types_decode_inline_create_surface_and_function_messages(
     from agui_generated import a2ui_v10
 
     decoder = msgspec.json.Decoder(a2ui_v10.AgentMessage)
-    msg = decoder.decode(json.dumps({"version": "v1.0", "createSurface": {
-        "surfaceId": "s", "components": [
-            {"id": "root", "component": "Text", "text": "hi", "catalogId": "other"}],
-        "dataModel": {"a": 1}}}))
+    msg = decoder.decode(
+        json.dumps(
+            {
+                "version": "v1.0",
+                "createSurface": {
+                    "surfaceId": "s",
+                    "components": [
+                        {"id": "root", "component": "Text", "text": "hi", "catalogId": "other"}
+                    ],
+                    "dataModel": {"a": 1},
+                },
+            }
+        )
+    )
     assert msg.create_surface.catalog_id is msgspec.UNSET
     assert msg.create_surface.components[0].catalog_id == "other"
-    msg = decoder.decode(json.dumps({"version": "v1.0", "callRendererFunction": {
-        "functionCallId": "f1", "callFunction": {"call": "openUrl", "args": {"url": "x"}}}}))
+    msg = decoder.decode(
+        json.dumps(
+            {
+                "version": "v1.0",
+                "callRendererFunction": {
+                    "functionCallId": "f1",
+                    "callFunction": {"call": "openUrl", "args": {"url": "x"}},
+                },
+            }
+        )
+    )
     assert msg.call_renderer_function.call_function.call == "openUrl"
-    msg = decoder.decode(json.dumps({"version": "v0.10", "functionCallId": "f2",
-                                     "callFunction": {"call": "c", "callableFrom": "remoteOnly"}}))
+    msg = decoder.decode(
+        json.dumps(
+            {
+                "version": "v0.10",
+                "functionCallId": "f2",
+                "callFunction": {"call": "c", "callableFrom": "remoteOnly"},
+            }
+        )
+    )
     assert msg.function_call_id == "f2"
-    client = msgspec.json.decode(json.dumps({"version": "v1.0", "callAgentFunction": {
-        "surfaceId": "s", "functionCallId": "r1", "callFunction": {"call": "get"}}}),
-        type=a2ui_v10.ClientMessage)
+    client = msgspec.json.decode(
+        json.dumps(
+            {
+                "version": "v1.0",
+                "callAgentFunction": {
+                    "surfaceId": "s",
+                    "functionCallId": "r1",
+                    "callFunction": {"call": "get"},
+                },
+            }
+        ),
+        type=a2ui_v10.ClientMessage,
+    )
     assert client.call_agent_function.function_call_id == "r1"

@@ -18,12 +18,21 @@ def store_with(*ops) -> SurfaceStore:
 
 def test_create_surface_records_catalog_theme_and_send_data_model():
     store = store_with(
-        v09("createSurface", surfaceId="s", catalogId="cat", theme={"primaryColor": "#112233"},
-            sendDataModel=True)
+        v09(
+            "createSurface",
+            surfaceId="s",
+            catalogId="cat",
+            theme={"primaryColor": "#112233"},
+            sendDataModel=True,
+        )
     )
     s = store.surfaces["s"]
     assert (s.version, s.catalog_id, s.theme, s.send_data_model) == (
-        "v0.9", "cat", {"primaryColor": "#112233"}, True)
+        "v0.9",
+        "cat",
+        {"primaryColor": "#112233"},
+        True,
+    )
     assert s.root_id == "root" and s.rendering
 
 
@@ -41,13 +50,21 @@ def test_repeated_create_surface_is_ignored():
 
 def test_update_components_upserts_by_id():
     store = store_with(
-        v09("updateComponents", surfaceId="s", components=[
-            {"id": "root", "component": "Text", "text": "a", "variant": "h1"},
-            {"id": "other", "component": "Text", "text": "b"},
-        ]),
-        v09("updateComponents", surfaceId="s", components=[
-            {"id": "root", "component": "Text", "text": "A"},
-        ]),
+        v09(
+            "updateComponents",
+            surfaceId="s",
+            components=[
+                {"id": "root", "component": "Text", "text": "a", "variant": "h1"},
+                {"id": "other", "component": "Text", "text": "b"},
+            ],
+        ),
+        v09(
+            "updateComponents",
+            surfaceId="s",
+            components=[
+                {"id": "root", "component": "Text", "text": "A"},
+            ],
+        ),
     )
     comps = store.surfaces["s"].components
     assert comps["root"] == {"id": "root", "component": "Text", "text": "A"}  # replaced whole
@@ -57,10 +74,12 @@ def test_update_components_upserts_by_id():
 
 def test_type_change_rebuilds_the_component():
     store = store_with(
-        v09("updateComponents", surfaceId="s", components=[
-            {"id": "c", "component": "Text", "text": "a"}]),
-        v09("updateComponents", surfaceId="s", components=[
-            {"id": "c", "component": "Divider"}]),
+        v09(
+            "updateComponents",
+            surfaceId="s",
+            components=[{"id": "c", "component": "Text", "text": "a"}],
+        ),
+        v09("updateComponents", surfaceId="s", components=[{"id": "c", "component": "Divider"}]),
     )
     s = store.surfaces["s"]
     assert s.components["c"] == {"id": "c", "component": "Divider"}
@@ -87,9 +106,16 @@ def test_update_data_model_null_value_is_kept_in_v09_and_deletes_in_v010():
 
 
 def test_create_surface_with_embedded_components_and_data_model_v10():
-    store = store_with({"version": "v1.0", "createSurface": {
-        "surfaceId": "s", "components": [{"id": "root", "component": "Text", "text": "hi"}],
-        "dataModel": {"k": 1}}})
+    store = store_with(
+        {
+            "version": "v1.0",
+            "createSurface": {
+                "surfaceId": "s",
+                "components": [{"id": "root", "component": "Text", "text": "hi"}],
+                "dataModel": {"k": 1},
+            },
+        }
+    )
     s = store.surfaces["s"]
     assert s.catalog_id == BASIC_CATALOG_ID
     assert "root" in s.components and s.data_model == {"k": 1}
@@ -105,22 +131,76 @@ def test_delete_surface_removes_it():
 
 
 def test_v08_surface_update_is_converted_to_the_flat_model():
-    store = store_with({"surfaceUpdate": {"surfaceId": "s", "components": [
-        {"id": "root", "weight": 2, "component": {"Column": {
-            "children": {"explicitList": ["t"]}, "distribution": "start", "alignment": "center"}}},
-        {"id": "t", "component": {"Text": {"text": {"literalString": "Hi"}, "usageHint": "h2"}}},
-        {"id": "l", "component": {"List": {
-            "children": {"template": {"componentId": "t", "dataBinding": "/items"}}}}},
-        {"id": "b", "component": {"Button": {"child": "t", "primary": True, "action": {
-            "name": "go", "context": [{"key": "who", "value": {"path": "/user"}}]}}}},
-        {"id": "m", "component": {"Modal": {"entryPointChild": "b", "contentChild": "t"}}},
-        {"id": "mc", "component": {"MultipleChoice": {
-            "selections": {"literalArray": ["a"]}, "maxAllowedSelections": 1,
-            "options": [{"label": {"literalString": "A"}, "value": "a"}]}}},
-    ]}})
+    store = store_with(
+        {
+            "surfaceUpdate": {
+                "surfaceId": "s",
+                "components": [
+                    {
+                        "id": "root",
+                        "weight": 2,
+                        "component": {
+                            "Column": {
+                                "children": {"explicitList": ["t"]},
+                                "distribution": "start",
+                                "alignment": "center",
+                            }
+                        },
+                    },
+                    {
+                        "id": "t",
+                        "component": {"Text": {"text": {"literalString": "Hi"}, "usageHint": "h2"}},
+                    },
+                    {
+                        "id": "l",
+                        "component": {
+                            "List": {
+                                "children": {
+                                    "template": {"componentId": "t", "dataBinding": "/items"}
+                                }
+                            }
+                        },
+                    },
+                    {
+                        "id": "b",
+                        "component": {
+                            "Button": {
+                                "child": "t",
+                                "primary": True,
+                                "action": {
+                                    "name": "go",
+                                    "context": [{"key": "who", "value": {"path": "/user"}}],
+                                },
+                            }
+                        },
+                    },
+                    {
+                        "id": "m",
+                        "component": {"Modal": {"entryPointChild": "b", "contentChild": "t"}},
+                    },
+                    {
+                        "id": "mc",
+                        "component": {
+                            "MultipleChoice": {
+                                "selections": {"literalArray": ["a"]},
+                                "maxAllowedSelections": 1,
+                                "options": [{"label": {"literalString": "A"}, "value": "a"}],
+                            }
+                        },
+                    },
+                ],
+            }
+        }
+    )
     c = store.surfaces["s"].components
-    assert c["root"] == {"id": "root", "component": "Column", "weight": 2, "children": ["t"],
-                         "justify": "start", "align": "center"}
+    assert c["root"] == {
+        "id": "root",
+        "component": "Column",
+        "weight": 2,
+        "children": ["t"],
+        "justify": "start",
+        "align": "center",
+    }
     assert c["t"] == {"id": "t", "component": "Text", "text": "Hi", "variant": "h2"}
     assert c["l"]["children"] == {"componentId": "t", "path": "/items"}
     assert c["b"]["variant"] == "primary"
@@ -132,10 +212,24 @@ def test_v08_surface_update_is_converted_to_the_flat_model():
 
 
 def test_v08_bound_value_with_literal_and_path_initialises_the_model():
-    store = store_with({"surfaceUpdate": {"surfaceId": "s", "components": [
-        {"id": "f", "component": {"TextField": {
-            "label": {"literalString": "Name"},
-            "text": {"literalString": "Ada", "path": "/name"}}}}]}})
+    store = store_with(
+        {
+            "surfaceUpdate": {
+                "surfaceId": "s",
+                "components": [
+                    {
+                        "id": "f",
+                        "component": {
+                            "TextField": {
+                                "label": {"literalString": "Name"},
+                                "text": {"literalString": "Ada", "path": "/name"},
+                            }
+                        },
+                    }
+                ],
+            }
+        }
+    )
     s = store.surfaces["s"]
     assert s.components["f"]["value"] == {"path": "/name"}
     assert s.data_model == {"name": "Ada"}
@@ -143,23 +237,43 @@ def test_v08_bound_value_with_literal_and_path_initialises_the_model():
 
 def test_v08_data_model_update_converts_adjacency_list_contents():
     store = store_with(
-        {"dataModelUpdate": {"surfaceId": "s", "contents": [
-            {"key": "title", "valueString": "T"},
-            {"key": "n", "valueNumber": 3},
-            {"key": "ok", "valueBoolean": False},
-            {"key": "user", "valueMap": [{"key": "name", "valueString": "Ada"}]},
-        ]}},
-        {"dataModelUpdate": {"surfaceId": "s", "path": "user/extra", "contents": [
-            {"key": "x", "valueString": "y"}]}},
+        {
+            "dataModelUpdate": {
+                "surfaceId": "s",
+                "contents": [
+                    {"key": "title", "valueString": "T"},
+                    {"key": "n", "valueNumber": 3},
+                    {"key": "ok", "valueBoolean": False},
+                    {"key": "user", "valueMap": [{"key": "name", "valueString": "Ada"}]},
+                ],
+            }
+        },
+        {
+            "dataModelUpdate": {
+                "surfaceId": "s",
+                "path": "user/extra",
+                "contents": [{"key": "x", "valueString": "y"}],
+            }
+        },
     )
     assert store.surfaces["s"].data_model == {
-        "title": "T", "n": 3, "ok": False, "user": {"name": "Ada", "extra": {"x": "y"}}}
+        "title": "T",
+        "n": 3,
+        "ok": False,
+        "user": {"name": "Ada", "extra": {"x": "y"}},
+    }
 
 
 def test_v08_root_comes_from_begin_rendering():
     store = store_with(
-        {"surfaceUpdate": {"surfaceId": "s", "components": [
-            {"id": "top", "component": {"Text": {"text": {"literalString": "x"}}}}]}},
+        {
+            "surfaceUpdate": {
+                "surfaceId": "s",
+                "components": [
+                    {"id": "top", "component": {"Text": {"text": {"literalString": "x"}}}}
+                ],
+            }
+        },
     )
     s = store.surfaces["s"]
     assert (s.version, s.root, s.rendering) == ("v0.8", None, False)
@@ -177,10 +291,18 @@ def test_v08_delete_surface_without_version():
 
 def test_bad_operations_are_skipped_and_recorded_never_raised():
     store = SurfaceStore()
-    for bad in (None, 3, "text", [], {}, {"version": "v0.9"},
-                {"createSurface": {"surfaceId": "a"}, "deleteSurface": {"surfaceId": "a"}},
-                v09("createSurface"), v09("createSurface", surfaceId=7),
-                {"version": "v0.9", "updateComponents": "nope"}):
+    for bad in (
+        None,
+        3,
+        "text",
+        [],
+        {},
+        {"version": "v0.9"},
+        {"createSurface": {"surfaceId": "a"}, "deleteSurface": {"surfaceId": "a"}},
+        v09("createSurface"),
+        v09("createSurface", surfaceId=7),
+        {"version": "v0.9", "updateComponents": "nope"},
+    ):
         assert store.apply(bad) is None
     assert len(store.problems) == 10
     assert store.surfaces == {}
@@ -188,17 +310,37 @@ def test_bad_operations_are_skipped_and_recorded_never_raised():
 
 def test_bad_parts_of_an_operation_are_recorded_on_the_surface():
     store = store_with(
-        v09("updateComponents", surfaceId="s", components=[
-            {"id": "ok", "component": "Text", "text": "fine"},
-            "not an object", {"component": "Text"}, {"id": "notype"}, {"id": 5, "component": "X"}]),
+        v09(
+            "updateComponents",
+            surfaceId="s",
+            components=[
+                {"id": "ok", "component": "Text", "text": "fine"},
+                "not an object",
+                {"component": "Text"},
+                {"id": "notype"},
+                {"id": 5, "component": "X"},
+            ],
+        ),
         v09("updateComponents", surfaceId="s", components="nope"),
         v09("updateDataModel", surfaceId="s", path=5, value=1),
         v09("updateDataModel", surfaceId="s", value={"list": []}),
         v09("updateDataModel", surfaceId="s", path="/list/name", value=1),
-        {"surfaceUpdate": {"surfaceId": "s", "components": [
-            {"id": "w", "component": {"A": {}, "B": {}}}, {"id": "p", "component": {"Text": 3}}]}},
-        {"dataModelUpdate": {"surfaceId": "s", "path": "/v8", "contents": [
-            {"key": "k"}, {"nokey": 1}, "x"]}},
+        {
+            "surfaceUpdate": {
+                "surfaceId": "s",
+                "components": [
+                    {"id": "w", "component": {"A": {}, "B": {}}},
+                    {"id": "p", "component": {"Text": 3}},
+                ],
+            }
+        },
+        {
+            "dataModelUpdate": {
+                "surfaceId": "s",
+                "path": "/v8",
+                "contents": [{"key": "k"}, {"nokey": 1}, "x"],
+            }
+        },
         {"dataModelUpdate": {"surfaceId": "s", "path": "/v8b", "contents": "nope"}},
         {"beginRendering": {"surfaceId": "s", "root": 3}},
     )

@@ -37,7 +37,9 @@ from agui.types import (
     event_type,
 )
 
-REFERENCE = Path(__file__).resolve().parents[1] / ".." / "shared" / "seeds" / "ag-ui-client-reference.md"
+REFERENCE = (
+    Path(__file__).resolve().parents[1] / ".." / "shared" / "seeds" / "ag-ui-client-reference.md"
+)
 if not REFERENCE.exists():
     REFERENCE = Path("/work/shared/seeds/ag-ui-client-reference.md")
 
@@ -108,7 +110,11 @@ def test_constructor_config_sets_the_reference_properties(url):
         initial_messages=[user("Hello", "1")],
         initial_state={"preference": "dark"},
     )
-    assert (agent.agent_id, agent.description, agent.thread_id) == ("my-agent", "an echo", "thread-1")
+    assert (agent.agent_id, agent.description, agent.thread_id) == (
+        "my-agent",
+        "an echo",
+        "thread-1",
+    )
     assert agent.url == url and agent.headers == {"X-Custom-Header": "value"}
     assert agent.messages == [UserMessage(id="1", content="Hello")]
     assert agent.state == {"preference": "dark"}
@@ -208,7 +214,9 @@ async def test_messages_and_state_follow_the_run(url):
 async def test_is_running_is_true_only_while_a_run_runs(url):
     agent = agent_for(url, "hello")
     during: list[bool] = []
-    agent.subscribe(AgentSubscriber(on_run_started_event=lambda p: during.append(p.agent.is_running)))
+    agent.subscribe(
+        AgentSubscriber(on_run_started_event=lambda p: during.append(p.agent.is_running))
+    )
     assert agent.is_running is False
     await agent.run_agent()
     assert during == [True] and agent.is_running is False
@@ -239,8 +247,11 @@ async def test_detach_active_run_stops_processing_and_finalizes(url):
     agent = agent_for(url, "slow")
     rec = Recorder()
     agent.subscribe(rec)
-    agent.subscribe(AgentSubscriber(on_tool_call_args_event=lambda p: asyncio.ensure_future(
-        p.agent.detach_active_run())))
+    agent.subscribe(
+        AgentSubscriber(
+            on_tool_call_args_event=lambda p: asyncio.ensure_future(p.agent.detach_active_run())
+        )
+    )
     out = await agent.run_agent()
     assert out.done is not None and out.done.outcome == "cancelled"
     assert rec.names()[-1] == "on_run_finalized"
@@ -295,7 +306,9 @@ async def test_use_adds_middleware_in_order_before_the_subscribers(url):
 
         return mw
 
-    agent = agent_for(url, "call").use(tag("outer"), FilterToolCallsMiddleware(disallowed=["find_files"]))
+    agent = agent_for(url, "call").use(
+        tag("outer"), FilterToolCallsMiddleware(disallowed=["find_files"])
+    )
     agent.use(tag("inner"))
     rec = Recorder()
     agent.subscribe(rec)
@@ -312,13 +325,23 @@ def test_add_message_notifies_new_message_new_tool_call_messages_changed(url):
     rec = Recorder()
     agent.subscribe(rec)
     agent.add_message(user("hi"))
-    agent.add_messages([
-        {"id": "a1", "role": "assistant", "toolCalls": [
-            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-    ])
+    agent.add_messages(
+        [
+            {
+                "id": "a1",
+                "role": "assistant",
+                "toolCalls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
+        ]
+    )
     assert rec.names() == [
-        "on_new_message", "on_messages_changed",
-        "on_new_message", "on_new_tool_call", "on_messages_changed",
+        "on_new_message",
+        "on_messages_changed",
+        "on_new_message",
+        "on_new_tool_call",
+        "on_messages_changed",
     ]
     assert [m.id for m in agent.messages] == ["u1", "a1"]
 
@@ -330,10 +353,12 @@ async def test_set_messages_and_set_state_replace_and_notify(url):
     async def on_state(params: Any) -> None:  # async callbacks from sync code are scheduled
         seen.append(("state", params.state))
 
-    agent.subscribe(AgentSubscriber(
-        on_messages_changed=lambda p: seen.append(("messages", [m.id for m in p.messages])),
-        on_state_changed=on_state,
-    ))
+    agent.subscribe(
+        AgentSubscriber(
+            on_messages_changed=lambda p: seen.append(("messages", [m.id for m in p.messages])),
+            on_state_changed=on_state,
+        )
+    )
     agent.set_messages([user("again", "u9")])
     agent.set_state({"n": 1})
     await asyncio.sleep(0)
@@ -348,12 +373,18 @@ async def test_clone_copies_config_messages_state_and_middleware(url):
         async for event in next(run_input):
             yield event
 
-    agent = agent_for(url, "hello", agent_id="x", description="d", headers={"A": "1"},
-                      initial_state={"k": [1]}).use(mw)
+    agent = agent_for(
+        url, "hello", agent_id="x", description="d", headers={"A": "1"}, initial_state={"k": [1]}
+    ).use(mw)
     agent.subscribe(Recorder())
     twin = agent.clone()
     assert isinstance(twin, HttpAgent)
-    assert (twin.agent_id, twin.description, twin.url, twin.thread_id) == ("x", "d", url, agent.thread_id)
+    assert (twin.agent_id, twin.description, twin.url, twin.thread_id) == (
+        "x",
+        "d",
+        url,
+        agent.thread_id,
+    )
     assert twin.messages == agent.messages and twin.state == {"k": [1]}
     assert twin.middleware == [mw] and twin.subscribers == []
     twin.headers["A"] = "2"
@@ -409,8 +440,10 @@ async def test_notification_order_per_event_and_per_run(url):
     await agent.run_agent()
     assert rec.calls == [
         ("on_run_initialized", None),
-        ("on_event", "RUN_STARTED"), ("on_run_started_event", "RUN_STARTED"),
-        ("on_event", "TEXT_MESSAGE_START"), ("on_text_message_start_event", "TEXT_MESSAGE_START"),
+        ("on_event", "RUN_STARTED"),
+        ("on_run_started_event", "RUN_STARTED"),
+        ("on_event", "TEXT_MESSAGE_START"),
+        ("on_text_message_start_event", "TEXT_MESSAGE_START"),
         ("on_messages_changed", None),
         ("on_event", "TEXT_MESSAGE_CONTENT"),
         ("on_text_message_content_event", "TEXT_MESSAGE_CONTENT"),
@@ -418,9 +451,11 @@ async def test_notification_order_per_event_and_per_run(url):
         ("on_event", "TEXT_MESSAGE_CONTENT"),
         ("on_text_message_content_event", "TEXT_MESSAGE_CONTENT"),
         ("on_messages_changed", None),
-        ("on_event", "TEXT_MESSAGE_END"), ("on_text_message_end_event", "TEXT_MESSAGE_END"),
+        ("on_event", "TEXT_MESSAGE_END"),
+        ("on_text_message_end_event", "TEXT_MESSAGE_END"),
         ("on_new_message", None),
-        ("on_event", "RUN_FINISHED"), ("on_run_finished_event", "RUN_FINISHED"),
+        ("on_event", "RUN_FINISHED"),
+        ("on_run_finished_event", "RUN_FINISHED"),
         ("on_run_finalized", None),
     ]
 
@@ -428,13 +463,20 @@ async def test_notification_order_per_event_and_per_run(url):
 async def test_text_message_buffer_is_the_text_before_the_delta_then_the_whole(url):
     agent = agent_for(url, "hello world")
     seen: list[tuple[str, str | None, str | None]] = []
-    agent.subscribe(AgentSubscriber(
-        on_text_message_content_event=lambda p: seen.append(("c", p.text_message_buffer, p.event.delta)),
-        on_text_message_end_event=lambda p: seen.append(("e", p.text_message_buffer, None)),
-    ))
+    agent.subscribe(
+        AgentSubscriber(
+            on_text_message_content_event=lambda p: seen.append(
+                ("c", p.text_message_buffer, p.event.delta)
+            ),
+            on_text_message_end_event=lambda p: seen.append(("e", p.text_message_buffer, None)),
+        )
+    )
     await agent.run_agent()
-    assert seen == [("c", "", "You said: "), ("c", "You said: ", "hello world"),
-                    ("e", "You said: hello world", None)]
+    assert seen == [
+        ("c", "", "You said: "),
+        ("c", "You said: ", "hello world"),
+        ("e", "You said: hello world", None),
+    ]
 
 
 async def test_chunks_reach_subscribers_as_start_content_end(url):
@@ -442,11 +484,16 @@ async def test_chunks_reach_subscribers_as_start_content_end(url):
     rec = Recorder()
     ends: list[str] = []
     agent.subscribe(rec)
-    agent.subscribe(AgentSubscriber(on_text_message_end_event=lambda p: ends.append(p.text_message_buffer)))
+    agent.subscribe(
+        AgentSubscriber(on_text_message_end_event=lambda p: ends.append(p.text_message_buffer))
+    )
     await agent.run_agent()
     kinds = [d for n, d in rec.calls if n == "on_event"]
     assert "TEXT_MESSAGE_CHUNK" not in kinds
-    assert kinds[:2] == ["RUN_STARTED", "TEXT_MESSAGE_START"] and kinds[-2:] == ["TEXT_MESSAGE_END", "RUN_FINISHED"]
+    assert kinds[:2] == ["RUN_STARTED", "TEXT_MESSAGE_START"] and kinds[-2:] == [
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
     assert ends == ["".join(CHUNK_FRAGMENTS)]
 
 
@@ -455,16 +502,24 @@ async def test_tool_call_buffer_name_partial_and_parsed_args(url):
     args: list[tuple[str, str, dict[str, Any]]] = []
     ends: list[tuple[str, dict[str, Any]]] = []
     calls: list[Any] = []
-    agent.subscribe(AgentSubscriber(
-        on_tool_call_args_event=lambda p: args.append(
-            (p.tool_call_buffer, p.tool_call_name, p.partial_tool_call_args)),
-        on_tool_call_end_event=lambda p: ends.append((p.tool_call_name, p.tool_call_args)),
-        on_new_tool_call=lambda p: calls.append(p.tool_call),
-    ))
+    agent.subscribe(
+        AgentSubscriber(
+            on_tool_call_args_event=lambda p: args.append(
+                (p.tool_call_buffer, p.tool_call_name, p.partial_tool_call_args)
+            ),
+            on_tool_call_end_event=lambda p: ends.append((p.tool_call_name, p.tool_call_args)),
+            on_new_tool_call=lambda p: calls.append(p.tool_call),
+        )
+    )
     await agent.run_agent()
     assert args[0][0] == "" and {name for _, name, _ in args} == {"find_files"}
     assert all(isinstance(partial, dict) for *_, partial in args)
-    assert args[-1][2] == {"path": "C:\\temp\\new", "note": 'she said "hi"', "smile": "😀", "limit": 3}
+    assert args[-1][2] == {
+        "path": "C:\\temp\\new",
+        "note": 'she said "hi"',
+        "smile": "😀",
+        "limit": 3,
+    }
     assert ends == [("find_files", args[-1][2])]
     assert [c.function.arguments for c in calls] == [CALL_ARGUMENTS]
 
@@ -474,14 +529,25 @@ async def test_state_reasoning_step_and_tool_result_callbacks(url):
     rec = Recorder()
     reasoning: list[str | None] = []
     agent.subscribe(rec)
-    agent.subscribe(AgentSubscriber(
-        on_reasoning_message_end_event=lambda p: reasoning.append(p.reasoning_message_buffer)))
+    agent.subscribe(
+        AgentSubscriber(
+            on_reasoning_message_end_event=lambda p: reasoning.append(p.reasoning_message_buffer)
+        )
+    )
     await agent.run_agent()
     names = rec.names()
-    for name in ("on_step_started_event", "on_step_finished_event", "on_reasoning_start_event",
-                 "on_reasoning_message_start_event", "on_reasoning_message_content_event",
-                 "on_reasoning_end_event", "on_state_snapshot_event", "on_state_delta_event",
-                 "on_tool_call_result_event", "on_state_changed"):
+    for name in (
+        "on_step_started_event",
+        "on_step_finished_event",
+        "on_reasoning_start_event",
+        "on_reasoning_message_start_event",
+        "on_reasoning_message_content_event",
+        "on_reasoning_end_event",
+        "on_state_snapshot_event",
+        "on_state_delta_event",
+        "on_tool_call_result_event",
+        "on_state_changed",
+    ):
         assert name in names, name
     assert reasoning == ["The user wants a note saved."]
 
@@ -497,11 +563,13 @@ async def test_raw_custom_and_messages_snapshot_callbacks(url):
 
     agent = agent_for(url, "hello").use(inject)
     seen: list[Any] = []
-    agent.subscribe(AgentSubscriber(
-        on_custom_event=lambda p: seen.append(p.event.name),
-        on_raw_event=lambda p: seen.append(p.event.event),
-        on_messages_snapshot_event=lambda p: seen.append(len(p.event.messages)),
-    ))
+    agent.subscribe(
+        AgentSubscriber(
+            on_custom_event=lambda p: seen.append(p.event.name),
+            on_raw_event=lambda p: seen.append(p.event.event),
+            on_messages_snapshot_event=lambda p: seen.append(len(p.event.messages)),
+        )
+    )
     await agent.run_agent()
     assert seen == ["ping", {"vendor": True}, 1]
 
@@ -532,8 +600,11 @@ async def test_callbacks_may_be_async_and_see_copies(url):
 
 async def test_on_run_initialized_mutation_is_sent(url):
     agent = agent_for(url, "hello")
-    agent.subscribe(AgentSubscriber(
-        on_run_initialized=lambda p: AgentStateMutation(messages=[user("mutated", "u2")])))
+    agent.subscribe(
+        AgentSubscriber(
+            on_run_initialized=lambda p: AgentStateMutation(messages=[user("mutated", "u2")])
+        )
+    )
     out = await agent.run_agent()
     # the mutated message was not held before the run: it is new, as in the reference
     assert [m.content for m in out.new_messages] == ["mutated", "You said: mutated"]
@@ -546,13 +617,18 @@ async def test_a_mutation_replaces_state_between_events_and_notifies(url):
     def on_delta(params: Any) -> AgentStateMutation:
         return AgentStateMutation(state={"notes": ["from client"], "saving": True})
 
-    agent.subscribe(AgentSubscriber(on_state_delta_event=on_delta,
-                                    on_state_changed=lambda p: changed.append(p.state)))
+    agent.subscribe(
+        AgentSubscriber(
+            on_state_delta_event=on_delta, on_state_changed=lambda p: changed.append(p.state)
+        )
+    )
     await agent.run_agent()
     assert agent.state == {"notes": ["from client", "buy milk"], "saving": False}
     # one on_state_changed per event, after the event applied on top of the mutation
-    assert changed == [{"notes": [], "saving": True},
-                       {"notes": ["from client", "buy milk"], "saving": False}]
+    assert changed == [
+        {"notes": [], "saving": True},
+        {"notes": ["from client", "buy milk"], "saving": False},
+    ]
 
 
 async def test_stop_propagation_skips_default_application_and_later_subscribers(url):
@@ -574,8 +650,11 @@ async def test_stop_propagation_skips_default_application_and_later_subscribers(
 
 async def test_stop_propagation_of_a_message_event_removes_its_message(url):
     agent = agent_for(url, "hello")
-    agent.subscribe(AgentSubscriber(
-        on_text_message_start_event=lambda p: AgentStateMutation(stop_propagation=True)))
+    agent.subscribe(
+        AgentSubscriber(
+            on_text_message_start_event=lambda p: AgentStateMutation(stop_propagation=True)
+        )
+    )
     out = await agent.run_agent()
     assert out.new_messages == [] and [m.id for m in agent.messages] == ["u1"]
 
@@ -598,8 +677,12 @@ async def test_a_subscriber_that_raises_is_logged_and_skipped(url, caplog):
 async def test_on_run_failed_then_the_error_is_raised(server):
     agent = HttpAgent(server.url + "/raw/truncated-mid-message", initial_messages=[user("x")])
     seen: list[Any] = []
-    agent.subscribe(AgentSubscriber(on_run_failed=lambda p: seen.append(p.error),
-                                    on_run_finalized=lambda p: seen.append("finalized")))
+    agent.subscribe(
+        AgentSubscriber(
+            on_run_failed=lambda p: seen.append(p.error),
+            on_run_finalized=lambda p: seen.append("finalized"),
+        )
+    )
     with pytest.raises(ProtocolViolation) as info:
         await agent.run_agent()
     assert info.value.code == "truncated_stream"
@@ -608,8 +691,9 @@ async def test_on_run_failed_then_the_error_is_raised(server):
 
 async def test_on_run_failed_stop_propagation_swallows_the_error():
     agent = HttpAgent("http://127.0.0.1:9/agent", initial_messages=[user("x")])
-    agent.subscribe(AgentSubscriber(
-        on_run_failed=lambda p: AgentStateMutation(stop_propagation=True)))
+    agent.subscribe(
+        AgentSubscriber(on_run_failed=lambda p: AgentStateMutation(stop_propagation=True))
+    )
     out = await agent.run_agent()
     assert out.done is not None and out.done.outcome == "failed" and out.result is None
 
@@ -617,10 +701,12 @@ async def test_on_run_failed_stop_propagation_swallows_the_error():
 async def test_run_error_event_is_not_a_client_failure(url):
     agent = agent_for(url, "fail")
     seen: list[str] = []
-    agent.subscribe(AgentSubscriber(
-        on_run_error_event=lambda p: seen.append(p.event.code),
-        on_run_failed=lambda p: seen.append("failed"),
-    ))
+    agent.subscribe(
+        AgentSubscriber(
+            on_run_error_event=lambda p: seen.append(p.event.code),
+            on_run_failed=lambda p: seen.append("failed"),
+        )
+    )
     out = await agent.run_agent()
     assert seen == ["fake_failure"]
     assert out.done is not None and out.done.outcome == "failed"
@@ -635,7 +721,9 @@ async def test_state_snapshot_in_a_middleware_event_reaches_subscribers(url):
 
     agent = agent_for(url, "hello").use(inject)
     snaps: list[Any] = []
-    agent.subscribe(AgentSubscriber(on_state_snapshot_event=lambda p: snaps.append(p.event.snapshot)))
+    agent.subscribe(
+        AgentSubscriber(on_state_snapshot_event=lambda p: snaps.append(p.event.snapshot))
+    )
     await agent.run_agent()
     assert snaps == [{"late": True}] and agent.state == {"late": True}
 
@@ -664,19 +752,25 @@ async def test_activity_callbacks_carry_the_activity_and_existing_message(url):
         async for event in next(run_input):
             if event_type(event) == "RUN_FINISHED":
                 yield agui.types.ActivitySnapshotEvent(
-                    message_id="act-1", activity_type="board", content={"n": 1})
+                    message_id="act-1", activity_type="board", content={"n": 1}
+                )
                 yield agui.types.ActivityDeltaEvent(
-                    message_id="act-1", activity_type="board",
-                    patch=[{"op": "replace", "path": "/n", "value": 2}])
+                    message_id="act-1",
+                    activity_type="board",
+                    patch=[{"op": "replace", "path": "/n", "value": 2}],
+                )
             yield event
 
     agent = agent_for(url, "hello").use(inject)
     seen: list[Any] = []
-    agent.subscribe(AgentSubscriber(
-        on_activity_snapshot_event=lambda p: seen.append(
-            ("snapshot", p.activity_message.content, p.existing_message)),
-        on_activity_delta_event=lambda p: seen.append(("delta", p.activity_message.content)),
-    ))
+    agent.subscribe(
+        AgentSubscriber(
+            on_activity_snapshot_event=lambda p: seen.append(
+                ("snapshot", p.activity_message.content, p.existing_message)
+            ),
+            on_activity_delta_event=lambda p: seen.append(("delta", p.activity_message.content)),
+        )
+    )
     await agent.run_agent()
     assert seen == [("snapshot", {"n": 1}, None), ("delta", {"n": 1})]
     assert agent.messages[-1].content == {"n": 2}
@@ -690,24 +784,38 @@ async def test_stop_propagation_of_an_activity_snapshot_leaves_no_activity_messa
         async for event in next(run_input):
             if event_type(event) == "RUN_FINISHED":
                 yield agui.types.ActivitySnapshotEvent(
-                    message_id="act-1", activity_type="board", content={"n": 1})
+                    message_id="act-1", activity_type="board", content={"n": 1}
+                )
             yield event
 
     agent = agent_for(url, "hello").use(inject)
-    agent.subscribe(AgentSubscriber(
-        on_activity_snapshot_event=lambda p: AgentStateMutation(stop_propagation=True)))
+    agent.subscribe(
+        AgentSubscriber(
+            on_activity_snapshot_event=lambda p: AgentStateMutation(stop_propagation=True)
+        )
+    )
     out = await agent.run_agent()
     assert [m.id for m in agent.messages] == ["u1", out.new_messages[0].id]
     assert [type(m).__name__ for m in agent.messages] == ["UserMessage", "AssistantMessage"]
 
 
 def test_agent_set_messages_replaces_the_whole_list_as_session_set_messages_does(url):
-    agent = HttpAgent(url, initial_messages=[
-        user("hi"), {"id": "act-1", "role": "activity", "activityType": "board", "content": {}}])
+    agent = HttpAgent(
+        url,
+        initial_messages=[
+            user("hi"),
+            {"id": "act-1", "role": "activity", "activityType": "board", "content": {}},
+        ],
+    )
     agent.set_messages([user("again", "u9")])
     assert [m.id for m in agent.messages] == ["u9"]
-    session = agui.Session(HttpTransport(url), messages=[
-        user("hi"), {"id": "act-1", "role": "activity", "activityType": "board", "content": {}}])
+    session = agui.Session(
+        HttpTransport(url),
+        messages=[
+            user("hi"),
+            {"id": "act-1", "role": "activity", "activityType": "board", "content": {}},
+        ],
+    )
     session.set_messages([user("again", "u9")])
     assert agent.messages == session.messages
 
@@ -726,8 +834,13 @@ def test_agent_add_messages_refuses_an_id_already_held_and_adds_nothing(url):
 
 async def test_a_mutation_with_duplicate_message_ids_is_refused_and_the_run_goes_on(url, caplog):
     agent = agent_for(url, "hello")
-    agent.subscribe(AgentSubscriber(on_run_started_event=lambda p: AgentStateMutation(
-        messages=[user("a", "d1"), user("b", "d1")], state={"never": True})))
+    agent.subscribe(
+        AgentSubscriber(
+            on_run_started_event=lambda p: AgentStateMutation(
+                messages=[user("a", "d1"), user("b", "d1")], state={"never": True}
+            )
+        )
+    )
     with caplog.at_level(logging.ERROR, logger="agui.agent"):
         out = await agent.run_agent()
     assert "mutation from on_run_started_event refused" in caplog.text and "d1" in caplog.text
@@ -745,8 +858,11 @@ async def test_set_state_called_from_a_callback_mid_run_lands_between_events(url
         streaming.append(params.agent.session.is_streaming)
         params.agent.set_state({"notes": ["direct"], "saving": True})
 
-    agent.subscribe(AgentSubscriber(on_state_delta_event=on_delta,
-                                    on_state_changed=lambda p: changed.append(p.state)))
+    agent.subscribe(
+        AgentSubscriber(
+            on_state_delta_event=on_delta, on_state_changed=lambda p: changed.append(p.state)
+        )
+    )
     await agent.run_agent()
     assert streaming == [True] and agent.session.is_streaming is False
     # the delta applied on top of the edit (Session.set_state would refuse mid-run)
@@ -758,7 +874,9 @@ async def test_clone_is_a_fork_on_the_same_thread_with_a_private_state(url):
     agent = agent_for(url, "hello", initial_state={"k": [1]})
     await agent.run_agent()
     twin = agent.clone()
-    assert twin.session is not agent.session and twin.session.transport is not agent.session.transport
+    assert (
+        twin.session is not agent.session and twin.session.transport is not agent.session.transport
+    )
     assert twin.messages == agent.messages and twin.thread_id == agent.thread_id
     assert twin.state == agent.state and twin.state is not agent.state
     twin.add_message(user("more", "u7"))

@@ -139,7 +139,9 @@ def test_drift_check_is_registered_with_nox_drift():
     assert "task_board_tools_check" in names
     result = drift_tools.task_board_tools_check()
     assert (result.name, result.differences, result.unexplained) == (
-        "task-board tools fixture vs agent", [], []
+        "task-board tools fixture vs agent",
+        [],
+        [],
     )
 
 

@@ -55,8 +55,9 @@ def _of(updates, cls) -> list:
 
 
 def _violations(updates) -> list[str]:
-    return [u.error.code for u in _of(updates, ErrorUpdate)
-            if isinstance(u.error, ProtocolViolation)]
+    return [
+        u.error.code for u in _of(updates, ErrorUpdate) if isinstance(u.error, ProtocolViolation)
+    ]
 
 
 def _messages(session, role):
@@ -66,7 +67,9 @@ def _messages(session, role):
 async def test_chunks_reassemble_zwj_emoji_split_across_fragments(server):
     session = _session(server)
     updates = await _collect(session.send("chunks please"))
-    expected = "Family: \U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466 at the cafe\u0301."
+    expected = (
+        "Family: \U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466 at the cafe\u0301."
+    )
     assert "".join(fake.CHUNK_FRAGMENTS) == expected
     assert [u.text for u in _of(updates, TextEnded)] == [expected]
     assert _violations(updates) == []
@@ -81,7 +84,10 @@ async def test_call_arguments_split_between_backslash_and_escape_reassemble_exac
     ended = _of(updates, ToolCallEnded)
     assert [(e.name, e.arguments) for e in ended] == [("find_files", fake.CALL_ARGUMENTS)]
     assert json.loads(ended[0].arguments) == {
-        "path": "C:\\temp\\new", "note": 'she said "hi"', "smile": "\U0001f600", "limit": 3
+        "path": "C:\\temp\\new",
+        "note": 'she said "hi"',
+        "smile": "\U0001f600",
+        "limit": 3,
     }
     # every awkward fragment arrived as its own delta, unparsed
     assert [a.delta for a in _of(updates, ToolCallArgs)] == fake._call_fragments()
@@ -102,7 +108,8 @@ async def test_parallel_interleaved_calls_both_complete_with_results_then_state(
     starts = {s.name: s.tool_call_id for s in _of(updates, ToolCallStarted)}
     assert results == {starts["get_time"]: "12:00", starts["get_weather"]: "sunny, 21 °C"}
     assert session.conversation.state == {
-        "weather": {"Lisbon": "sunny, 21 °C"}, "time": {"Europe/Lisbon": "12:00"}
+        "weather": {"Lisbon": "sunny, 21 °C"},
+        "time": {"Europe/Lisbon": "12:00"},
     }
     assert _violations(updates) == []
     assert _of(updates, Done)[-1].outcome == "success"
@@ -115,11 +122,13 @@ async def test_mixed_state_published_inside_an_open_call_applies_in_order(server
     start, end = kinds.index("ToolCallStarted"), kinds.index("ToolCallEnded")
     inside = [u for u in updates[start:end] if isinstance(u, StateChanged)]
     assert [u.state for u in inside] == [
-        {"notes": [], "saving": True}, {"notes": ["buy milk"], "saving": False}
+        {"notes": [], "saving": True},
+        {"notes": ["buy milk"], "saving": False},
     ]
     assert inside[1].patch is not None
     assert [(s.name, s.started) for s in _of(updates, StepChanged)] == [
-        ("plan", True), ("plan", False)
+        ("plan", True),
+        ("plan", False),
     ]
     assert [r.text for r in _of(updates, ReasoningEnded)] == ["The user wants a note saved."]
     assert [t.text for t in _of(updates, TextEnded)] == ["Saving your note.", "Saved: buy milk."]
@@ -135,12 +144,14 @@ async def test_approve_pauses_on_two_interrupts_and_resume_reports_approved_and_
     (paused,) = _of(first, Paused)
     ids = [i.id for i in paused.interrupts]
     assert [i.id.rpartition("-approve-")[2] for i in paused.interrupts] == [
-        "delete_file", "send_email"
+        "delete_file",
+        "send_email",
     ]
     assert [i.id for i in session.pending_interrupts] == ids
     delete_id, email_id = ids
-    second = await _collect(session.resume({delete_id: resolved({"approved": True}),
-                                            email_id: cancelled()}))
+    second = await _collect(
+        session.resume({delete_id: resolved({"approved": True}), email_id: cancelled()})
+    )
     done = _of(second, Done)[-1]
     assert done.outcome == "success"
     assert done.result == {"approved": ["delete_file"], "declined": ["send_email"]}
@@ -155,10 +166,10 @@ async def test_approve_resume_with_a_payload_saying_no_is_declined(server):
     session = _session(server)
     first = await _collect(session.send("approve"))
     ids = [i.id for i in _of(first, Paused)[0].interrupts]
-    second = await _collect(session.resume({ids[0]: {"approved": False},
-                                            ids[1]: resolved({"approved": True})}))
-    assert _of(second, Done)[-1].result == {"approved": ["send_email"],
-                                            "declined": ["delete_file"]}
+    second = await _collect(
+        session.resume({ids[0]: {"approved": False}, ids[1]: resolved({"approved": True})})
+    )
+    assert _of(second, Done)[-1].result == {"approved": ["send_email"], "declined": ["delete_file"]}
 
 
 async def test_busy_resumed_run_carries_what_the_first_half_produced(server):
@@ -166,8 +177,10 @@ async def test_busy_resumed_run_carries_what_the_first_half_produced(server):
     first = await _collect(session.send("busy write report, review PR"))
     assert _of(first, Done)[-1].outcome == "interrupted"
     assert session.conversation.state == {
-        "tasks": [{"id": 1, "title": "write report", "done": False},
-                  {"id": 2, "title": "review PR", "done": False}],
+        "tasks": [
+            {"id": 1, "title": "write report", "done": False},
+            {"id": 2, "title": "review PR", "done": False},
+        ],
         "phase": "added",
     }
     (interrupt,) = session.pending_interrupts
@@ -176,12 +189,15 @@ async def test_busy_resumed_run_carries_what_the_first_half_produced(server):
     assert done.outcome == "success"
     assert done.result == {"finished": ["write report", "review PR"]}
     (text,) = [t.text for t in _of(second, TextEnded)]
-    assert text.startswith("Finished 2 tasks carried over from the first half: "
-                           "write report, review PR")
+    assert text.startswith(
+        "Finished 2 tasks carried over from the first half: write report, review PR"
+    )
     assert "(1 tool result(s) came back" in text  # the first half's messages were sent back
     assert session.conversation.state == {
-        "tasks": [{"id": 1, "title": "write report", "done": True},
-                  {"id": 2, "title": "review PR", "done": True}],
+        "tasks": [
+            {"id": 1, "title": "write report", "done": True},
+            {"id": 2, "title": "review PR", "done": True},
+        ],
         "phase": "finished",
     }
 

@@ -62,8 +62,9 @@ def _outcomes(updates) -> list[str]:
 def test_raw_streams_answer_get_and_post_with_the_same_bytes(server):
     for name in ("crlf-framing", "split-utf8", "no-final-blank-line", "bom"):
         got = httpx.get(f"{server.url}/raw/{name}", params={"threadId": "T", "runId": "R"})
-        posted = httpx.post(f"{server.url}/raw/{name}",
-                            json={"threadId": "T", "runId": "R", "messages": []})
+        posted = httpx.post(
+            f"{server.url}/raw/{name}", json={"threadId": "T", "runId": "R", "messages": []}
+        )
         assert got.status_code == posted.status_code == 200
         assert got.content == posted.content == stream_bytes(name, "T", "R")
         assert got.headers["content-type"].startswith("text/event-stream")

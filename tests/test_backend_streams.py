@@ -133,8 +133,11 @@ def test_task_board_publishes_state_between_tool_call_start_and_end():
     events = list(task_board.board_events(_board_input("add a, b")))
     types = [e["type"] for e in events]
     first = types.index("TOOL_CALL_START")
-    assert types[first:first + 4] == [
-        "TOOL_CALL_START", "TOOL_CALL_ARGS", "STATE_SNAPSHOT", "TOOL_CALL_END"
+    assert types[first : first + 4] == [
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "STATE_SNAPSHOT",
+        "TOOL_CALL_END",
     ]
     second = types.index("TOOL_CALL_START", first + 1)
     assert types[second + 2] == "STATE_DELTA"
@@ -146,20 +149,28 @@ def test_task_board_publishes_state_between_tool_call_start_and_end():
 def test_task_board_surface_is_sent_as_tool_call_and_activity_with_the_same_operations():
     events = list(task_board.board_events(_board_input("add a")))
     render = next(e for e in events if e.get("toolCallName") == "render_a2ui")
-    args = "".join(e["delta"] for e in events
-                   if e["type"] == "TOOL_CALL_ARGS" and e["toolCallId"] == render["toolCallId"])
+    args = "".join(
+        e["delta"]
+        for e in events
+        if e["type"] == "TOOL_CALL_ARGS" and e["toolCallId"] == render["toolCallId"]
+    )
     activity = next(e for e in events if e["type"] == "ACTIVITY_SNAPSHOT")
     assert activity["activityType"] == "a2ui-surface"
     assert activity["messageId"] == f"a2ui-surface-{render['toolCallId']}"
-    assert json.loads(args) == {"surfaceId": "task-board",
-                                "a2ui_operations": activity["content"]["a2ui_operations"]}
+    assert json.loads(args) == {
+        "surfaceId": "task-board",
+        "a2ui_operations": activity["content"]["a2ui_operations"],
+    }
     ops = activity["content"]["a2ui_operations"]
     assert [next(k for k in op if k != "version") for op in ops] == [
-        "createSurface", "updateComponents", "updateDataModel"
+        "createSurface",
+        "updateComponents",
+        "updateDataModel",
     ]
     assert all(op["version"] == "v0.9" for op in ops)
     assert ops[2]["updateDataModel"]["value"] == {
-        "tasks": [{"id": 1, "title": "a", "done": False}], "summary": "1 task, 0 done"
+        "tasks": [{"id": 1, "title": "a", "done": False}],
+        "summary": "1 task, 0 done",
     }
 
 

@@ -39,19 +39,25 @@ async def test_task_board_add_publishes_state_inside_each_call_and_answers(serve
     session = _session(server)
     updates = await _send(session, "add buy milk, call Ana")
     assert _of(updates, Done)[-1].outcome == "success"
-    assert session.conversation.state == {"tasks": [
-        {"id": 1, "title": "buy milk", "done": False},
-        {"id": 2, "title": "call Ana", "done": False},
-    ]}
+    assert session.conversation.state == {
+        "tasks": [
+            {"id": 1, "title": "buy milk", "done": False},
+            {"id": 2, "title": "call Ana", "done": False},
+        ]
+    }
     kinds = [type(u).__name__ for u in updates]
-    for call in [u for u in updates if type(u).__name__ == "ToolCallStarted"
-                 and u.name == "add_task"]:
+    for call in [
+        u for u in updates if type(u).__name__ == "ToolCallStarted" and u.name == "add_task"
+    ]:
         start = updates.index(call)
         end = kinds.index("ToolCallEnded", start)
         assert any(isinstance(u, StateChanged) for u in updates[start:end])
-    assert [json.loads(e.arguments) for e in _of(updates, ToolCallEnded)
-            if e.name == "add_task"] == [{"title": "buy milk"}, {"title": "call Ana"}]
-    assert "Added: buy milk, call Ana. 2 tasks, 0 done." in [t.text for t in _of(updates, TextEnded)]
+    assert [
+        json.loads(e.arguments) for e in _of(updates, ToolCallEnded) if e.name == "add_task"
+    ] == [{"title": "buy milk"}, {"title": "call Ana"}]
+    assert "Added: buy milk, call Ana. 2 tasks, 0 done." in [
+        t.text for t in _of(updates, TextEnded)
+    ]
 
 
 async def test_task_board_state_persists_across_runs_through_the_state_sent_back(server):

@@ -15,8 +15,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTIONS = ("session", "pipeline", "linear", "reference", "memory", "encode", "reference-single",
-            "concurrency", "http-stacks")
+SECTIONS = (
+    "session",
+    "pipeline",
+    "linear",
+    "reference",
+    "memory",
+    "encode",
+    "reference-single",
+    "concurrency",
+    "http-stacks",
+)
 TOOLS = ROOT / "tools"
 
 
@@ -25,8 +34,15 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
     folder = tmp_path_factory.mktemp("bench")
     out = folder / "bench.json"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "bench.py"), "--quick", "--json", str(out),
-         "--markdown", str(folder / "table.md")],
+        [
+            sys.executable,
+            str(ROOT / "tools" / "bench.py"),
+            "--quick",
+            "--json",
+            str(out),
+            "--markdown",
+            str(folder / "table.md"),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -117,7 +133,9 @@ def test_bench_memory_reports_peak_rss_of_a_replay_that_keeps_no_events(quick_ru
     assert peak["unit"] == base["unit"] == "MiB"
     assert peak["value"] >= base["value"] > 0
     assert peak["extra"]["kept_events"] == 0
-    assert peak["extra"]["runs"] >= 4  # the 20k stream holds several sequential runs, each with a Done
+    assert (
+        peak["extra"]["runs"] >= 4
+    )  # the 20k stream holds several sequential runs, each with a Done
 
 
 def test_bench_encode_rows_cover_the_encoder_and_the_function(quick_run):
@@ -158,7 +176,9 @@ def test_bench_session_rows_come_first_with_rates_rss_and_the_skeleton_share(qui
             extra = row["extra"]
             assert row["unit"] == "events/s (CPU)" and row["value"] > 0
             assert extra["wall_rate"] > 0 and extra["skeleton_rate"] > 0 and extra["peak_mib"] > 0
-            assert extra["skeleton_pct"] == pytest.approx(100 * row["value"] / extra["skeleton_rate"])
+            assert extra["skeleton_pct"] == pytest.approx(
+                100 * row["value"] / extra["skeleton_rate"]
+            )
             assert extra["runs"][0]["updates"] >= extra["events"]
     scaling = next(r for r in rows if r["name"] == f"{http}, scaling time(20k) / time(2k)")
     assert scaling["extra"]["target"] == 11.0 and isinstance(scaling["extra"]["met"], bool)
@@ -184,7 +204,9 @@ def test_bench_concurrency_rows_cover_paced_and_unpaced_levels_per_client(quick_
             assert "p99" in row["note"] and "MiB/session" in row["note"]
             assert extra["errors"] == []
     ten = next(r for r in rows if r["name"] == "Session + httpx, paced 100/s, 10 sessions")
-    assert ten["extra"]["mib_per_session"] > 0  # the child's own peak, not one inherited from the bench
+    assert (
+        ten["extra"]["mib_per_session"] > 0
+    )  # the child's own peak, not one inherited from the bench
     ceilings = [r for r in rows if r["name"].startswith("saturation ceiling")]
     assert "saturation ceiling, Session + httpx" in [r["name"] for r in ceilings]
     assert all(r["value"] % 100 == 0 for r in ceilings)  # a whole number of 100/s streams
@@ -260,8 +282,16 @@ def test_realistic_mix_is_deterministic_and_carries_the_heavy_event_kinds():
     assert a == benchgen.generate_stream(6000, seed=7, mix="realistic")
     assert a != benchgen.generate_stream(6000, seed=8, mix="realistic")
     kinds = {e["type"] for e in a}
-    assert kinds >= {"STATE_SNAPSHOT", "STATE_DELTA", "MESSAGES_SNAPSHOT", "REASONING_MESSAGE_CONTENT",
-                     "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "TOOL_CALL_RESULT", "TEXT_MESSAGE_CONTENT"}
+    assert kinds >= {
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+        "MESSAGES_SNAPSHOT",
+        "REASONING_MESSAGE_CONTENT",
+        "ACTIVITY_SNAPSHOT",
+        "ACTIVITY_DELTA",
+        "TOOL_CALL_RESULT",
+        "TEXT_MESSAGE_CONTENT",
+    }
     snapshot = next(e for e in a if e["type"] == "STATE_SNAPSHOT")
     assert len(json.dumps(snapshot["snapshot"])) >= 2000  # a state of a few KB
     assert max(len(e["delta"]) for e in a if e["type"] == "STATE_DELTA") >= 3  # multi-op deltas
@@ -280,7 +310,9 @@ def test_each_mix_verifies_cleanly_in_strict_mode(mix):
     benchgen = _benchgen()
     data = benchgen.sse_bytes(benchgen.generate_stream(12_000, seed=3, mix=mix))
     pipeline = Pipeline(verify="strict")
-    updates = [u for i in range(0, len(data), 65536) for u in pipeline.feed_bytes(data[i : i + 65536])]
+    updates = [
+        u for i in range(0, len(data), 65536) for u in pipeline.feed_bytes(data[i : i + 65536])
+    ]
     updates += pipeline.close()
     assert [u for u in updates if isinstance(u, ErrorUpdate | WarningUpdate)] == []
     assert sum(1 for e in updates if type(e).__name__ == "Done") >= 2  # several runs, all closed

@@ -19,9 +19,20 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_bench_proto_quick_reports_decode_and_encode_rows_next_to_json(tmp_path):
     out = tmp_path / "bench.json"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "bench.py"), "--quick", "--only", "proto",
-         "--json", str(out)],
-        capture_output=True, text=True, timeout=300, cwd=ROOT, check=False,
+        [
+            sys.executable,
+            str(ROOT / "tools" / "bench.py"),
+            "--quick",
+            "--only",
+            "proto",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     rows = {r["name"]: r for r in json.loads(out.read_text())["rows"]}

@@ -30,10 +30,19 @@ class Tty(io.StringIO):
 
 def panel(run_id: str = "board-run-1") -> BoardPanel:
     return BoardPanel(
-        run_id=run_id, thread_id="t", message_count=8,
-        board=BoardState.from_state({"tasks": [{"id": 1, "title": "draft the agenda"},
-                                               {"id": 2, "title": "book the room", "done": True}]}),
-        surfaces={"task-board": ["Workshop board"]}, components={"task-board": 6},
+        run_id=run_id,
+        thread_id="t",
+        message_count=8,
+        board=BoardState.from_state(
+            {
+                "tasks": [
+                    {"id": 1, "title": "draft the agenda"},
+                    {"id": 2, "title": "book the room", "done": True},
+                ]
+            }
+        ),
+        surfaces={"task-board": ["Workshop board"]},
+        components={"task-board": 6},
     )
 
 
@@ -52,8 +61,10 @@ def test_the_board_panel_is_a_box_on_a_terminal(board_url):
         term.type(b"add buy milk, call mum\r")
         # the box is drawn and the prompt is back (a ^D typed before it would be lost)
         shown = term.wait_for(
-            lambda lines: any(line.startswith("└─ run run-1") for line in lines)
-            and [x for x in lines if x][-1] == ">"
+            lambda lines: (
+                any(line.startswith("└─ run run-1") for line in lines)
+                and [x for x in lines if x][-1] == ">"
+            )
         )
         term.type(b"\x04")
         assert term.proc.wait(timeout=WAIT) == 0
@@ -70,7 +81,9 @@ def test_the_board_panel_is_a_box_on_a_terminal(board_url):
         "│           - [ ] buy milk",
         "│           - [ ] call mum",
     ]
-    assert box[-1].startswith("└─ run run-1 · thread thread-1 · 8 messages · surface task-board (5) ─")
+    assert box[-1].startswith(
+        "└─ run run-1 · thread thread-1 · 8 messages · surface task-board (5) ─"
+    )
     assert box[0].endswith("─┐") and box[-1].endswith("─┘")
     assert len({len(line) for line in box}) == 1  # one width: the right edge is straight
     assert all(line.startswith("│ ") and line.endswith(" │") for line in box[1:-1])
@@ -132,12 +145,17 @@ def test_a_run_line_too_long_for_the_edge_goes_inside_the_box():
     assert rows[-1] == "└" + "─" * 48 + "┘"
     inside = "".join(row[2:-2].strip() for row in rows[1:-1])
     assert ("run " + "r" * 60 + " · thread t · 8 messages · surface task-board (6)").replace(
-        " ", "") in inside.replace(" ", "")
+        " ", ""
+    ) in inside.replace(" ", "")
 
 
 def test_agent_text_in_the_box_is_escaped_and_never_markup():
-    hostile = BoardPanel(run_id="[bold]r\x1b[2J", thread_id=None, message_count=1,
-                         board=BoardState(tasks=(TaskRow("1", "[red]x[/] \u202e\x07", False),)))
+    hostile = BoardPanel(
+        run_id="[bold]r\x1b[2J",
+        thread_id=None,
+        message_count=1,
+        board=BoardState(tasks=(TaskRow("1", "[red]x[/] \u202e\x07", False),)),
+    )
     text = boxed_panel(Console(io.StringIO(), Tty(), io.StringIO()), hostile.lines(), 80)
     assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
     assert "[red]x[/] \\u202e\\x07" in text and "[bold]r\\x1b[2J" in text

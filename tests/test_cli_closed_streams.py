@@ -19,8 +19,14 @@ FIXTURE = shlex.quote(str(ROOT / "fixtures" / "call-run.json"))
 
 
 def sh(cmd: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["/bin/sh", "-c", f"exec {cmd}"], check=False, capture_output=True,
-                          timeout=120, cwd=ROOT, env=dict(os.environ, NO_COLOR="1"))
+    return subprocess.run(
+        ["/bin/sh", "-c", f"exec {cmd}"],
+        check=False,
+        capture_output=True,
+        timeout=120,
+        cwd=ROOT,
+        env=dict(os.environ, NO_COLOR="1"),
+    )
 
 
 def test_replay_with_stderr_closed_prints_its_transcript_and_exits_0():

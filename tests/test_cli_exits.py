@@ -264,9 +264,7 @@ def test_ctrl_c_during_a_long_replay_piped_into_tail_is_one_line_and_130(shell, 
         + delta * 300_000
     )
     # the first line reaches the terminal once replay is writing; the rest goes to tail
-    term = shell(
-        f"{CLI} replay {shlex.quote(str(fixture))} --in-order | (head -1; tail -2)"
-    )
+    term = shell(f"{CLI} replay {shlex.quote(str(fixture))} --in-order | (head -1; tail -2)")
     term.expect("run     r started")
     term.send("\x03")
     assert term.codes()[0] == 130
@@ -285,7 +283,7 @@ def test_a_broken_pipe_met_while_cancelling_counts_as_the_interrupt_not_as_head(
             try:
                 raise context
             except BaseException:  # noqa: BLE001 - the write that fails in the handler
-                raise BrokenPipeError(32, "Broken pipe")
+                raise BrokenPipeError(32, "Broken pipe")  # noqa: B904 - keeps __context__
         except BrokenPipeError as exc:
             return exc
 

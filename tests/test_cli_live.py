@@ -62,7 +62,12 @@ class Terminal:
         env.pop("NO_COLOR", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agui.cli", *argv],
-            stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env, close_fds=True,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=ROOT,
+            env=env,
+            close_fds=True,
         )
         os.close(slave)
         self.master = master
@@ -165,15 +170,20 @@ def test_live_text_grows_word_by_word_on_a_terminal_and_settles_into_the_transcr
     for gate in agent.gates:
         gate.set()
     piped = subprocess.run(
-        [sys.executable, "-m", "agui.cli", "watch", "--url", url], input="go\n",
-        capture_output=True, text=True, cwd=ROOT, timeout=WAIT, check=False,
+        [sys.executable, "-m", "agui.cli", "watch", "--url", url],
+        input="go\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=WAIT,
+        check=False,
     )
     transcript = piped.stdout.splitlines()
     assert "text    " + " ".join(WORDS) in transcript and "done    success" in transcript
     start = final.index("> go") + 1
     body = unbox([line for line in final[start:] if line])
     assert body[: len(transcript)] == transcript
-    assert body[len(transcript):] == [">"]
+    assert body[len(transcript) :] == [">"]
 
 
 class Tty(io.StringIO):
@@ -240,16 +250,24 @@ def test_a_settled_item_replaces_its_live_row_with_the_transcript_lines():
 def write_burst(path: Path) -> int:
     """A recording of one run: a text message of 1000 deltas, then a tool call
     whose arguments arrive in 1000 deltas; returns the number of deltas."""
-    docs = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
-            {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}]
-    docs += [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": f"w{i % 10} "}
-             for i in range(1000)]
-    docs += [{"type": "TEXT_MESSAGE_END", "messageId": "m"},
-             {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "add_task"}]
+    docs = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+    ]
+    docs += [
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": f"w{i % 10} "}
+        for i in range(1000)
+    ]
+    docs += [
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "add_task"},
+    ]
     args = '{"title": "' + "x" * 994 + '"}'
     docs += [{"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": ch} for ch in args]
-    docs += [{"type": "TOOL_CALL_END", "toolCallId": "c1"},
-             {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}]
+    docs += [
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
     path.write_text("\n".join(json.dumps(d) for d in docs) + "\n")
     return 1000 + len(args)
 
@@ -272,7 +290,10 @@ def test_a_burst_of_deltas_draws_far_fewer_frames_and_ends_on_the_same_screen(tm
         term.close()
     piped = subprocess.run(
         [sys.executable, "-m", "agui.cli", "replay", str(path)],
-        capture_output=True, cwd=ROOT, timeout=WAIT, check=False,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=WAIT,
+        check=False,
     )
     assert piped.returncode == 0, piped.stderr
     # the piped transcript drawn on the same terminal (the board panel is boxed
@@ -364,8 +385,14 @@ class ParallelCalls:
     """An agent that opens two tool calls and grows their arguments in turns,
     each fragment after its gate is opened."""
 
-    FRAGMENTS = (("c1", '{"title":'), ("c2", '{"title":'), ("c1", ' "milk"'),
-                 ("c2", ' "bread"'), ("c1", "}"), ("c2", "}"))
+    FRAGMENTS = (
+        ("c1", '{"title":'),
+        ("c2", '{"title":'),
+        ("c1", ' "milk"'),
+        ("c2", ' "bread"'),
+        ("c1", "}"),
+        ("c2", "}"),
+    )
 
     def __init__(self) -> None:
         self.gates = [threading.Event() for _ in self.FRAGMENTS]
@@ -394,22 +421,26 @@ def test_parallel_calls_grow_on_one_live_row_each_on_a_terminal():
             for gate, (cid, delta) in zip(agent.gates[:-1], agent.FRAGMENTS, strict=False):
                 gate.set()
                 args[cid] += delta
-                want = [f"call    add_task {args['c1']}".rstrip(),
-                        f"call    add_task {args['c2']}".rstrip()]
+                want = [
+                    f"call    add_task {args['c1']}".rstrip(),
+                    f"call    add_task {args['c2']}".rstrip(),
+                ]
                 # both open calls on their own row, in order, at the bottom
-                shown = term.wait_for(
-                    lambda lines, want=want: [x for x in lines if x][-2:] == want
-                )
+                shown = term.wait_for(lambda lines, want=want: [x for x in lines if x][-2:] == want)
                 assert [x for x in shown if x][-2:] == want
             agent.gates[-1].set()  # the last fragment: both calls end at once
             final = term.wait_for(
-                lambda lines: any(x.startswith("done    ") for x in lines)
-                and [x for x in lines if x][-1] == ">"
+                lambda lines: (
+                    any(x.startswith("done    ") for x in lines)
+                    and [x for x in lines if x][-1] == ">"
+                )
             )
             term.type(b"\x04")
             assert term.proc.wait(timeout=WAIT) == 0
         finally:
             term.close()
     settled = [line for line in final if line.startswith("call ")]
-    assert settled == ['call    (1) add_task {"title": "milk"}',
-                       'call    (2) add_task {"title": "bread"}']
+    assert settled == [
+        'call    (1) add_task {"title": "milk"}',
+        'call    (2) add_task {"title": "bread"}',
+    ]

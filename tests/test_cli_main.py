@@ -371,8 +371,9 @@ def test_watch_without_the_server_extra_says_which_extra_to_install():
         "from agui.cli.main import main\n"
         "import io; sys.exit(main(['watch'], stdin=io.StringIO('hello\\n')))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 1, done.stderr
     assert "pip install 'agui-sdk[server]', or give --url" in done.stderr, done.stderr
     assert done.stderr.count("\n") == 1

@@ -440,9 +440,10 @@ def test_agent_bytes_that_are_not_utf8_become_u_fffd_with_one_warn_line():
         code, out, _ = run_cli(["watch", "--url", srv.url + "/agent"], "go\nagain\n")
     lines = out.decode().splitlines()
     warns = [x for x in lines if x.startswith("warn")]
-    assert warns == [
-        "warn    the agent sent bytes that are not UTF-8; each was replaced with U+FFFD"
-    ] * 2  # one per response
+    assert (
+        warns
+        == ["warn    the agent sent bytes that are not UTF-8; each was replaced with U+FFFD"] * 2
+    )  # one per response
     assert "text    caf\ufffd \ufffd!" in lines
     assert code == 0
 

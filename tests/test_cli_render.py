@@ -511,8 +511,9 @@ def test_done_line_shows_token_usage_and_leaves_absent_counts_out():
     done = u.Done(
         "success",
         usage=(
-            TokenUsage(provider="acme", model="m1", input_tokens=12, output_tokens=3,
-                       total_tokens=15),
+            TokenUsage(
+                provider="acme", model="m1", input_tokens=12, output_tokens=3, total_tokens=15
+            ),
             TokenUsage(input_tokens=0),  # zero is a count; absent is not zero
         ),
     )
@@ -527,12 +528,18 @@ def test_warning_names_its_place_once():
     from agui.updates import WarningUpdate
 
     r = Renderer(RenderOptions())
-    said = r.feed(WarningUpdate("legacy_null", "treated null at /input/messages/0/x as absent",
-                                "$.input.messages[0].x"))
+    said = r.feed(
+        WarningUpdate(
+            "legacy_null", "treated null at /input/messages/0/x as absent", "$.input.messages[0].x"
+        )
+    )
     assert [line.body for line in said] == [
-        "treated null at /input/messages/0/x as absent (legacy_null)"]
+        "treated null at /input/messages/0/x as absent (legacy_null)"
+    ]
     said = r.feed(WarningUpdate("unknown_event_type", "Dropping unrecognised event X", "$.type"))
-    assert [line.body for line in said] == ["Dropping unrecognised event X (unknown_event_type) at $.type"]
+    assert [line.body for line in said] == [
+        "Dropping unrecognised event X (unknown_event_type) at $.type"
+    ]
 
 
 @pytest.mark.parametrize("in_order", [False, True])
@@ -542,8 +549,12 @@ def test_surrogate_pair_split_across_deltas_is_shown_as_one_character(in_order):
 
     r = Renderer(RenderOptions(in_order=in_order))
     lines = []
-    for up in (TextStarted("m", "assistant"), TextDelta("m", "smile \ud83d"),
-               TextDelta("m", "\ude00!"), TextEnded("m", "smile \U0001f600!")):
+    for up in (
+        TextStarted("m", "assistant"),
+        TextDelta("m", "smile \ud83d"),
+        TextDelta("m", "\ude00!"),
+        TextEnded("m", "smile \U0001f600!"),
+    ):
         lines += r.feed(up)
     lines += r.flush()
     assert "smile \U0001f600!" in [line.body for line in lines]
@@ -552,12 +563,16 @@ def test_surrogate_pair_split_across_deltas_is_shown_as_one_character(in_order):
 def test_a_closed_message_is_shown_with_the_applier_s_text_not_a_second_join():
     """TextEnded.text / ReasoningEnded.text are the applier's join: the grouped
     view shows them instead of joining the deltas it saw a second time."""
-    lines = render_all([
-        u.TextStarted(message_id="m1"), u.TextDelta(message_id="m1", delta="Hel"),
-        u.TextEnded(message_id="m1", text="Hello, world"),
-        u.ReasoningStarted(message_id="r1"), u.ReasoningDelta(message_id="r1", delta="th"),
-        u.ReasoningEnded(message_id="r1", text="thought"),
-    ])
+    lines = render_all(
+        [
+            u.TextStarted(message_id="m1"),
+            u.TextDelta(message_id="m1", delta="Hel"),
+            u.TextEnded(message_id="m1", text="Hello, world"),
+            u.ReasoningStarted(message_id="r1"),
+            u.ReasoningDelta(message_id="r1", delta="th"),
+            u.ReasoningEnded(message_id="r1", text="thought"),
+        ]
+    )
     assert lines == ["text    Hello, world", "think   thought"]
 
 
@@ -565,17 +580,21 @@ def test_the_renderer_reads_updates_and_a2ui_never_the_applier():
     import subprocess
     import sys
 
-    probe = ("import sys, agui.cli.render; print(sorted(m for m in sys.modules if m.startswith("
-             "('agui.apply', 'agui.verify', 'agui.normalize', 'agui.pipeline', 'agui.session'))))")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=True, timeout=60).stdout
+    probe = (
+        "import sys, agui.cli.render; print(sorted(m for m in sys.modules if m.startswith("
+        "('agui.apply', 'agui.verify', 'agui.normalize', 'agui.pipeline', 'agui.session'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
     assert out.strip() == "[]"
 
 
 def test_an_event_received_update_is_an_event_line_with_the_event_type_and_body():
     event = T.CustomEvent(name="ping", value={"n": 1})
     assert render_all([u.EventReceived(event)]) == [
-        'event   CUSTOM: {"name": "ping", "value": {"n": 1}}']
+        'event   CUSTOM: {"name": "ping", "value": {"n": 1}}'
+    ]
 
 
 def test_an_empty_assistant_message_parenting_tool_calls_prints_no_text_line():

@@ -282,7 +282,11 @@ def web_server():
     from starlette.responses import Response
     from starlette.routing import Route
 
-    page = b"<!DOCTYPE html><html><head><title>Not here</title></head><body>" + b"x" * 300 + b"</body></html>"
+    page = (
+        b"<!DOCTYPE html><html><head><title>Not here</title></head><body>"
+        + b"x" * 300
+        + b"</body></html>"
+    )
 
     async def login_page(request):
         return Response(page)  # 200, no Content-Type
@@ -290,10 +294,12 @@ def web_server():
     async def not_found(request):
         return Response(page, status_code=404, media_type="text/html")
 
-    app = Starlette(routes=[
-        Route("/login", login_page, methods=["POST"]),
-        Route("/missing", not_found, methods=["POST"]),
-    ])
+    app = Starlette(
+        routes=[
+            Route("/login", login_page, methods=["POST"]),
+            Route("/missing", not_found, methods=["POST"]),
+        ]
+    )
     with BackgroundServer(app) as srv:
         yield srv
 

@@ -147,8 +147,9 @@ async def test_stream_counter_counts_only_event_streams_in_flight():
 
     async def app(scope, receive, send):
         kind = b"text/event-stream" if scope["path"] == "/stream" else b"text/plain"
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", kind)]})
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-type", kind)]}
+        )
         await send({"type": "http.response.body", "body": b"x", "more_body": kind != b"text/plain"})
         seen.append(counter.open)
         await release.wait()  # the task lingers after (or while) the response

@@ -42,8 +42,11 @@ class Agent:
         while b"\r\n\r\n" not in data:
             data += conn.recv(65536)
         head, _, body = data.partition(b"\r\n\r\n")
-        size = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:"))
+        size = next(
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
         while len(body) < size:
             body += conn.recv(65536)
         request = json.loads(body)
@@ -51,8 +54,10 @@ class Agent:
         what = self.plan[len(self.bodies) - 1]
         if what == "500":
             text = b"the agent fell over"
-            conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\n"
-                         b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(text), text))
+            conn.sendall(
+                b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\n"
+                b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(text), text)
+            )
             return
         t, r = request["threadId"], request["runId"]
         said = request["messages"][-1]["content"]
@@ -65,8 +70,10 @@ class Agent:
                 {"type": "RUN_FINISHED", "threadId": t, "runId": r},
             ]
         frames = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
-        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                     b"connection: close\r\n\r\n" + frames)
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"connection: close\r\n\r\n" + frames
+        )
         if what == "reset":  # close with RST, the stream unfinished
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 

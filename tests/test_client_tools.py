@@ -116,7 +116,11 @@ def test_nested_struct_and_typeddict_params_go_to_defs():
 
 def test_constraints_from_annotated_meta_are_in_the_schema():
     assert tool(search).parameters["properties"]["limit"] == {
-        "type": "integer", "minimum": 1, "maximum": 50, "default": 10}
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 50,
+        "default": 10,
+    }
 
 
 def test_decorator_with_options_and_the_function_stays_callable():
@@ -134,7 +138,8 @@ def test_an_unannotated_parameter_takes_any_json_and_no_docstring_is_empty():
     assert t.description == ""
     assert t.parameters["properties"] == {"x": {}}
     assert ClientTools([t]).call_sync("no_doc", '{"x": [1, {"a": null}]}', "c").content == (
-        '[1,{"a":null}]')
+        '[1,{"a":null}]'
+    )
 
 
 def test_definition_encodes_as_a_wire_tool():
@@ -165,8 +170,13 @@ def test_registry_lists_definitions_in_order():
 
 async def test_sync_function_with_defaults():
     r = await ClientTools([get_weather]).call("get_weather", '{"city": "Paris"}', "call-1")
-    assert r == ToolResult("call-1", "get_weather", '{"city":"Paris","unit":"C","days":null}',
-                           None, {"city": "Paris", "unit": "C", "days": None})
+    assert r == ToolResult(
+        "call-1",
+        "get_weather",
+        '{"city":"Paris","unit":"C","days":null}',
+        None,
+        {"city": "Paris", "unit": "C", "days": None},
+    )
     assert r.ok
 
 
@@ -200,21 +210,27 @@ async def test_empty_arguments_mean_no_arguments(arguments):
     assert r.error.kind == "raised"  # it ran: the arguments were accepted
 
 
-@pytest.mark.parametrize(("arguments", "fragment"), [
-    ('{"city": ', "arguments are not JSON"),
-    ("[1, 2]", "must be a JSON object, got list"),
-    ('"Paris"', "must be a JSON object, got str"),
-    ('{"city": 3}', "Expected `str`, got `int` - at `$.city`"),
-    ('{"city": "P", "unit": "K"}', "at `$.unit`"),
-    ("{}", "missing required field `city`"),
-    ('{"city": "P", "country": "FR"}', "unknown field `country`"),
-])
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        ('{"city": ', "arguments are not JSON"),
+        ("[1, 2]", "must be a JSON object, got list"),
+        ('"Paris"', "must be a JSON object, got str"),
+        ('{"city": 3}', "Expected `str`, got `int` - at `$.city`"),
+        ('{"city": "P", "unit": "K"}', "at `$.unit`"),
+        ("{}", "missing required field `city`"),
+        ('{"city": "P", "country": "FR"}', "unknown field `country`"),
+    ],
+)
 async def test_invalid_arguments_give_an_error_text_and_a_tool_error(arguments, fragment):
     r = await ClientTools([get_weather]).call("get_weather", arguments, "bad-1")
     assert not r.ok and r.value is None
     assert isinstance(r.error, ToolError)
     assert (r.error.kind, r.error.tool_name, r.error.tool_call_id) == (
-        "invalid_arguments", "get_weather", "bad-1")
+        "invalid_arguments",
+        "get_weather",
+        "bad-1",
+    )
     assert r.content.startswith("error: invalid arguments for tool 'get_weather': ")
     assert fragment in r.content
 
@@ -254,7 +270,9 @@ async def test_a_result_that_is_not_json_is_a_bad_result_error():
     tools = ClientTools([odd, nan])
     for name in ("odd", "nan"):
         r = await tools.call(name, "{}", "c")
-        assert r.error.kind == "bad_result" and r.content.startswith(f"error: tool {name!r} returned")
+        assert r.error.kind == "bad_result" and r.content.startswith(
+            f"error: tool {name!r} returned"
+        )
 
 
 async def test_kwargs_accepts_extra_arguments():
@@ -282,8 +300,11 @@ async def test_cancellation_propagates():
 
 
 async def test_call_tool_call_reads_an_agui_tool_call():
-    tc = ToolCall(id="tc-1", type="function",
-                  function=FunctionCall(name="get_weather", arguments='{"city": "Rome"}'))
+    tc = ToolCall(
+        id="tc-1",
+        type="function",
+        function=FunctionCall(name="get_weather", arguments='{"city": "Rome"}'),
+    )
     r = await ClientTools([get_weather]).call_tool_call(tc)
     assert r.tool_call_id == "tc-1" and r.value["city"] == "Rome"
 

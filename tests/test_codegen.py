@@ -118,8 +118,11 @@ def test_prepare_schema_drops_property_descriptions_only():
     schema = {
         "title": "t",
         "$defs": {
-            "A": {"type": "object", "description": "kept",
-                  "properties": {"description": {"type": "string", "description": "gone"}}},
+            "A": {
+                "type": "object",
+                "description": "kept",
+                "properties": {"description": {"type": "string", "description": "gone"}},
+            },
             "U": {"description": "gone too", "oneOf": [{"$ref": "#/$defs/A"}]},
         },
     }
@@ -135,12 +138,15 @@ def test_not_null_is_lowered_to_the_non_null_json_definition():
     schema = {
         "$defs": {
             "State": {"description": "any JSON"},
-            "E": {"type": "object", "properties": {
-                "raw": {"not": {"type": "null"}, "description": "kept"},
-                "state": {"$ref": "#/$defs/State", "not": {"type": "null"}},
-                "other": {"not": {"type": "string"}},
-                "typed": {"type": "object", "not": {"type": "null"}},
-            }},
+            "E": {
+                "type": "object",
+                "properties": {
+                    "raw": {"not": {"type": "null"}, "description": "kept"},
+                    "state": {"$ref": "#/$defs/State", "not": {"type": "null"}},
+                    "other": {"not": {"type": "string"}},
+                    "typed": {"type": "object", "not": {"type": "null"}},
+                },
+            },
         },
     }
     lowered = codegen.lower_not_null(schema)
@@ -151,11 +157,13 @@ def test_not_null_is_lowered_to_the_non_null_json_definition():
     assert props["other"] == {"not": {"type": "string"}}  # only `not null` is lowered
     assert props["typed"] == {"type": "object", "not": {"type": "null"}}  # constrained: left alone
     assert lowered["$defs"]["NonNullJson"] == {
-        "type": ["object", "array", "string", "integer", "number", "boolean"]}
+        "type": ["object", "array", "string", "integer", "number", "boolean"]
+    }
     assert next(iter(lowered["$defs"])) == "NonNullJson"
     assert "NonNullJson" not in schema["$defs"]  # input untouched
     assert codegen.lower_not_null({"$defs": {"A": {"type": "string"}}}) == {
-        "$defs": {"A": {"type": "string"}}}
+        "$defs": {"A": {"type": "string"}}
+    }
 
 
 def test_not_null_lowering_leaves_a_property_named_not_alone():
@@ -164,16 +172,23 @@ def test_not_null_lowering_leaves_a_property_named_not_alone():
 
 
 def test_not_null_lowering_refuses_a_clashing_definition():
-    schema = {"$defs": {"NonNullJson": {"type": "string"},
-                        "E": {"type": "object", "properties": {"x": {"not": {"type": "null"}}}}}}
+    schema = {
+        "$defs": {
+            "NonNullJson": {"type": "string"},
+            "E": {"type": "object", "properties": {"x": {"not": {"type": "null"}}}},
+        }
+    }
     with pytest.raises(ValueError, match="NonNullJson"):
         codegen.lower_not_null(schema)
 
 
-@pytest.mark.parametrize("doc", [
-    b'{"type":"TEXT_MESSAGE_END","messageId":"m","rawEvent":null}',
-    b'{"type":"RUN_FINISHED","threadId":"t","runId":"r","result":null}',
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        b'{"type":"TEXT_MESSAGE_END","messageId":"m","rawEvent":null}',
+        b'{"type":"RUN_FINISHED","threadId":"t","runId":"r","result":null}',
+    ],
+)
 def test_generated_types_refuse_null_where_the_schema_says_not_null(doc):
     with pytest.raises(msgspec.ValidationError, match="got `null`"):
         msgspec.json.decode(doc, type=t.Event)
@@ -191,10 +206,13 @@ def test_non_null_json_keeps_every_other_value_as_any_would(value):
 
 def test_agui_types_reexports_every_generated_name():
     generated_names = {
-        name for name, value in vars(generated).items()
+        name
+        for name, value in vars(generated).items()
         if not name.startswith("_")
-        and (getattr(value, "__module__", None) == generated.__name__
-             or name in generated.__annotations__)
+        and (
+            getattr(value, "__module__", None) == generated.__name__
+            or name in generated.__annotations__
+        )
     }
     assert generated_names <= set(t.__all__)
     assert all(hasattr(t, name) for name in t.__all__)
@@ -287,13 +305,24 @@ def test_unknown_event_type_is_rejected_by_the_strict_union():
 
 
 def test_wire_names_are_camel_case_and_attributes_snake_case():
-    ev = t.ToolCallStartEvent(tool_call_id="c1", tool_call_name="search",
-                              parent_message_id="m1", subagent_run_id="s1", timestamp=7,
-                              raw_event={"k": 1}, metadata={"ag-ui": {"x": None}})
+    ev = t.ToolCallStartEvent(
+        tool_call_id="c1",
+        tool_call_name="search",
+        parent_message_id="m1",
+        subagent_run_id="s1",
+        timestamp=7,
+        raw_event={"k": 1},
+        metadata={"ag-ui": {"x": None}},
+    )
     assert json.loads(encode(ev)) == {
-        "type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "search",
-        "parentMessageId": "m1", "timestamp": 7, "rawEvent": {"k": 1},
-        "metadata": {"ag-ui": {"x": None}}, "subagentRunId": "s1",
+        "type": "TOOL_CALL_START",
+        "toolCallId": "c1",
+        "toolCallName": "search",
+        "parentMessageId": "m1",
+        "timestamp": 7,
+        "rawEvent": {"k": 1},
+        "metadata": {"ag-ui": {"x": None}},
+        "subagentRunId": "s1",
     }
     back = decode(encode(ev), type=t.Event)
     assert back == ev and back.parent_message_id == "m1"
@@ -315,8 +344,7 @@ def test_timestamp_must_be_a_safe_integer():
     with pytest.raises(msgspec.ValidationError, match="Expected `int`, got `float`"):
         decode(b'{"type":"STEP_STARTED","stepName":"s","timestamp":1.5}', type=t.Event)
     with pytest.raises(msgspec.ValidationError, match="<= 9007199254740991"):
-        decode(b'{"type":"STEP_STARTED","stepName":"s","timestamp":9007199254740992}',
-               type=t.Event)
+        decode(b'{"type":"STEP_STARTED","stepName":"s","timestamp":9007199254740992}', type=t.Event)
 
 
 def test_events_without_attribution_reject_subagent_run_id():
@@ -334,15 +362,43 @@ def test_events_without_attribution_reject_subagent_run_id():
     [
         ({"id": "1", "role": "developer", "content": "be brief"}, t.DeveloperMessage),
         ({"id": "2", "role": "system", "content": "sys"}, t.SystemMessage),
-        ({"id": "3", "role": "assistant", "toolCalls": [
-            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{"},
-             "encryptedValue": "e", "encryptedValueType": "v1"}]}, t.AssistantMessage),
+        (
+            {
+                "id": "3",
+                "role": "assistant",
+                "toolCalls": [
+                    {
+                        "id": "c",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": "{"},
+                        "encryptedValue": "e",
+                        "encryptedValueType": "v1",
+                    }
+                ],
+            },
+            t.AssistantMessage,
+        ),
         ({"id": "4", "role": "user", "content": [{"type": "text", "text": "hi"}]}, t.UserMessage),
         ({"id": "5", "role": "tool", "content": "42", "toolCallId": "c"}, t.ToolMessage),
-        ({"id": "6", "role": "activity", "activityType": "a2ui-surface",
-          "content": {"any": ["thing"]}}, t.ActivityMessage),
-        ({"id": "7", "role": "reasoning", "content": "hm", "encryptedValue": "e",
-          "encryptedValueType": "v1"}, t.ReasoningMessage),
+        (
+            {
+                "id": "6",
+                "role": "activity",
+                "activityType": "a2ui-surface",
+                "content": {"any": ["thing"]},
+            },
+            t.ActivityMessage,
+        ),
+        (
+            {
+                "id": "7",
+                "role": "reasoning",
+                "content": "hm",
+                "encryptedValue": "e",
+                "encryptedValueType": "v1",
+            },
+            t.ReasoningMessage,
+        ),
     ],
 )
 def test_message_union_decodes_by_role(wire, cls):
@@ -353,23 +409,32 @@ def test_message_union_decodes_by_role(wire, cls):
 
 
 def test_assistant_tool_call_shape():
-    msg = decode(b'{"id":"a","role":"assistant","toolCalls":[{"id":"c","type":"function",'
-                 b'"function":{"name":"f","arguments":"{\\"q\\":1}"}}]}', type=t.Message)
+    msg = decode(
+        b'{"id":"a","role":"assistant","toolCalls":[{"id":"c","type":"function",'
+        b'"function":{"name":"f","arguments":"{\\"q\\":1}"}}]}',
+        type=t.Message,
+    )
     call = msg.tool_calls[0]
     assert (call.id, call.type, call.function.name, call.function.arguments) == (
-        "c", "function", "f", '{"q":1}')
+        "c",
+        "function",
+        "f",
+        '{"q":1}',
+    )
     with pytest.raises(msgspec.ValidationError, match="Invalid enum value 'tool'"):
-        decode(b'{"id":"c","type":"tool","function":{"name":"f","arguments":""}}',
-               type=t.ToolCall)
+        decode(b'{"id":"c","type":"tool","function":{"name":"f","arguments":""}}', type=t.ToolCall)
 
 
 def test_activity_message_has_no_encrypted_value_and_tool_message_no_name():
     with pytest.raises(msgspec.ValidationError, match="unknown field `encryptedValue`"):
-        decode(b'{"id":"a","role":"activity","activityType":"x","content":{},'
-               b'"encryptedValue":"e"}', type=t.Message)
+        decode(
+            b'{"id":"a","role":"activity","activityType":"x","content":{},"encryptedValue":"e"}',
+            type=t.Message,
+        )
     with pytest.raises(msgspec.ValidationError, match="unknown field `name`"):
-        decode(b'{"id":"t","role":"tool","content":"x","toolCallId":"c","name":"n"}',
-               type=t.Message)
+        decode(
+            b'{"id":"t","role":"tool","content":"x","toolCallId":"c","name":"n"}', type=t.Message
+        )
 
 
 def test_content_parts_and_sources_are_tagged_by_type():
@@ -378,14 +443,27 @@ def test_content_parts_and_sources_are_tagged_by_type():
         {"type": "image", "source": {"type": "data", "value": "AAAA", "mimeType": "image/png"}},
         {"type": "audio", "source": {"type": "url", "value": "https://x/a.mp3"}},
         {"type": "video", "source": {"type": "file", "value": "file-1", "provider": "openai"}},
-        {"type": "document", "source": {"type": "url", "value": "u", "mimeType": "application/pdf"}},
+        {
+            "type": "document",
+            "source": {"type": "url", "value": "u", "mimeType": "application/pdf"},
+        },
     ]
-    msg = decode(json.dumps({"id": "u", "role": "user", "content": content}).encode(),
-                 type=t.Message)
-    assert [type(p) for p in msg.content] == [t.TextPart, t.ImagePart, t.AudioPart, t.VideoPart,
-                                              t.DocumentPart]
-    assert [type(p.source) for p in msg.content[1:]] == [t.DataSource, t.UrlSource,
-                                                         t.FileSource, t.UrlSource]
+    msg = decode(
+        json.dumps({"id": "u", "role": "user", "content": content}).encode(), type=t.Message
+    )
+    assert [type(p) for p in msg.content] == [
+        t.TextPart,
+        t.ImagePart,
+        t.AudioPart,
+        t.VideoPart,
+        t.DocumentPart,
+    ]
+    assert [type(p.source) for p in msg.content[1:]] == [
+        t.DataSource,
+        t.UrlSource,
+        t.FileSource,
+        t.UrlSource,
+    ]
     assert msg.content[1].source.mime_type == "image/png"
     assert json.loads(encode(msg))["content"] == content
     with pytest.raises(msgspec.ValidationError, match="missing required field `mimeType`"):
@@ -397,12 +475,23 @@ def test_run_finished_outcomes_are_tagged_by_type():
         wire = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": obj}
         return decode(json.dumps(wire).encode(), type=t.Event).outcome
 
-    assert outcome({"type": "success", "pendingToolCallIds": ["c"]}) == \
-        t.RunFinishedSuccessOutcome(pending_tool_call_ids=["c"])
+    assert outcome({"type": "success", "pendingToolCallIds": ["c"]}) == t.RunFinishedSuccessOutcome(
+        pending_tool_call_ids=["c"]
+    )
     assert type(outcome({"type": "cancelled"})) is t.RunFinishedCancelledOutcome
-    got = outcome({"type": "interrupt", "interrupts": [
-        {"id": "i1", "reason": "confirmation", "responseSchema": {"type": "object"},
-         "expiresAt": "2026-01-01T00:00:00Z"}]})
+    got = outcome(
+        {
+            "type": "interrupt",
+            "interrupts": [
+                {
+                    "id": "i1",
+                    "reason": "confirmation",
+                    "responseSchema": {"type": "object"},
+                    "expiresAt": "2026-01-01T00:00:00Z",
+                }
+            ],
+        }
+    )
     assert got.interrupts[0].response_schema == {"type": "object"}
     with pytest.raises(msgspec.ValidationError, match="length >= 1"):
         outcome({"type": "interrupt", "interrupts": []})
@@ -411,18 +500,31 @@ def test_run_finished_outcomes_are_tagged_by_type():
 
 
 def test_subagent_finished_outcomes():
-    ev = decode(b'{"type":"SUBAGENT_FINISHED","subagentRunId":"s","outcome":'
-                b'{"type":"suspended","interruptIds":["i1"]}}', type=t.Event)
+    ev = decode(
+        b'{"type":"SUBAGENT_FINISHED","subagentRunId":"s","outcome":'
+        b'{"type":"suspended","interruptIds":["i1"]}}',
+        type=t.Event,
+    )
     assert ev.outcome == t.SubagentFinishedSuspendedOutcome(interrupt_ids=["i1"])
 
 
 def test_json_patch_operations_are_tagged_by_op_and_open():
-    ops = decode(b'[{"op":"add","path":"/a","value":null},{"op":"remove","path":"/b"},'
-                 b'{"op":"replace","path":"","value":1},{"op":"move","from":"/a","path":"/c"},'
-                 b'{"op":"copy","from":"/c","path":"/d"},{"op":"test","path":"/d","value":[]},'
-                 b'{"op":"add","path":"/e","value":2,"comment":"extra member"}]', type=t.JsonPatch)
-    assert [t.tag_of(op) for op in ops] == ["add", "remove", "replace", "move", "copy", "test",
-                                           "add"]
+    ops = decode(
+        b'[{"op":"add","path":"/a","value":null},{"op":"remove","path":"/b"},'
+        b'{"op":"replace","path":"","value":1},{"op":"move","from":"/a","path":"/c"},'
+        b'{"op":"copy","from":"/c","path":"/d"},{"op":"test","path":"/d","value":[]},'
+        b'{"op":"add","path":"/e","value":2,"comment":"extra member"}]',
+        type=t.JsonPatch,
+    )
+    assert [t.tag_of(op) for op in ops] == [
+        "add",
+        "remove",
+        "replace",
+        "move",
+        "copy",
+        "test",
+        "add",
+    ]
     assert ops[3].from_ == "/a" and ops[0].value is None
     assert json.loads(encode(ops[3])) == {"op": "move", "from": "/a", "path": "/c"}
     with pytest.raises(msgspec.ValidationError, match="matching regex"):
@@ -430,33 +532,46 @@ def test_json_patch_operations_are_tagged_by_op_and_open():
 
 
 def test_open_by_key_values_stay_plain_json():
-    ev = decode(b'{"type":"CUSTOM","name":"n","value":{"deep":[1,{"x":null}]},'
-                b'"metadata":{"anything":{"goes":true}}}', type=t.Event)
+    ev = decode(
+        b'{"type":"CUSTOM","name":"n","value":{"deep":[1,{"x":null}]},'
+        b'"metadata":{"anything":{"goes":true}}}',
+        type=t.Event,
+    )
     assert ev.value == {"deep": [1, {"x": None}]}
     assert ev.metadata == {"anything": {"goes": True}}
-    inp = decode(b'{"threadId":"t","runId":"r","messages":[],"state":{"k":[1]},'
-                 b'"forwardedProps":{"a2uiAction":{"userAction":{}}},'
-                 b'"tools":[{"name":"f","description":"d","parameters":{"type":"object"}}],'
-                 b'"resume":[{"interruptId":"i","status":"resolved","payload":{"ok":1}}]}',
-                 type=t.RunAgentInput)
+    inp = decode(
+        b'{"threadId":"t","runId":"r","messages":[],"state":{"k":[1]},'
+        b'"forwardedProps":{"a2uiAction":{"userAction":{}}},'
+        b'"tools":[{"name":"f","description":"d","parameters":{"type":"object"}}],'
+        b'"resume":[{"interruptId":"i","status":"resolved","payload":{"ok":1}}]}',
+        type=t.RunAgentInput,
+    )
     assert inp.state == {"k": [1]} and inp.forwarded_props == {"a2uiAction": {"userAction": {}}}
     assert inp.tools[0].parameters == {"type": "object"} and inp.resume[0].payload == {"ok": 1}
 
 
 def test_token_usage_counts_are_non_negative_integers():
-    usage = decode(b'{"inputTokens":3,"outputTokens":4,"totalTokens":7,'
-                   b'"cacheWriteInputTokens":0}', type=t.TokenUsage)
-    assert (usage.input_tokens, usage.cache_write_input_tokens, usage.model) == (3, 0,
-                                                                                msgspec.UNSET)
+    usage = decode(
+        b'{"inputTokens":3,"outputTokens":4,"totalTokens":7,"cacheWriteInputTokens":0}',
+        type=t.TokenUsage,
+    )
+    assert (usage.input_tokens, usage.cache_write_input_tokens, usage.model) == (
+        3,
+        0,
+        msgspec.UNSET,
+    )
     with pytest.raises(msgspec.ValidationError, match=">= 0"):
         decode(b'{"reasoningTokens":-1}', type=t.TokenUsage)
 
 
 def test_agent_capabilities_parse_nested_parts():
-    caps = decode(b'{"identity":{"name":"a","documentationUrl":"u"},'
-                  b'"multiAgent":{"subagents":[{"name":"s","description":"d"}]},'
-                  b'"multimodal":{"input":{"pdf":true},"output":{"image":false}},'
-                  b'"execution":{"maxIterations":3},"custom":{"x":1}}', type=t.AgentCapabilities)
+    caps = decode(
+        b'{"identity":{"name":"a","documentationUrl":"u"},'
+        b'"multiAgent":{"subagents":[{"name":"s","description":"d"}]},'
+        b'"multimodal":{"input":{"pdf":true},"output":{"image":false}},'
+        b'"execution":{"maxIterations":3},"custom":{"x":1}}',
+        type=t.AgentCapabilities,
+    )
     assert caps.identity.documentation_url == "u"
     assert caps.multi_agent.subagents[0] == t.SubagentInfo(name="s", description="d")
     assert caps.multimodal.input.pdf is True and caps.custom == {"x": 1}
@@ -476,8 +591,12 @@ def test_generated_structs_are_not_tracked_by_the_cycle_collector():
 
     import agui_generated.a2ui_v09 as a2ui
 
-    structs = [v for m in (generated, a2ui) for v in vars(m).values()
-               if isinstance(v, type) and issubclass(v, msgspec.Struct) and v is not msgspec.Struct]
+    structs = [
+        v
+        for m in (generated, a2ui)
+        for v in vars(m).values()
+        if isinstance(v, type) and issubclass(v, msgspec.Struct) and v is not msgspec.Struct
+    ]
     assert structs and all(cls.__struct_config__.gc is False for cls in structs)
     ev = msgspec.json.decode(b'{"type":"STATE_SNAPSHOT","snapshot":{"a":[1]}}', type=t.Event)
     assert not gc.is_tracked(ev)

@@ -37,9 +37,11 @@ def run_end(run="r1"):
 
 
 def text(mid, *deltas, role="assistant"):
-    return [T.TextMessageStartEvent(message_id=mid, role=role),
-            *(T.TextMessageContentEvent(message_id=mid, delta=d) for d in deltas),
-            T.TextMessageEndEvent(message_id=mid)]
+    return [
+        T.TextMessageStartEvent(message_id=mid, role=role),
+        *(T.TextMessageContentEvent(message_id=mid, delta=d) for d in deltas),
+        T.TextMessageEndEvent(message_id=mid),
+    ]
 
 
 def custom(name):
@@ -58,13 +60,15 @@ def apply(events, *, messages=(), state=None, raw=False):
 
 
 def rejected(updates):
-    return [u.error for u in updates if isinstance(u, ErrorUpdate) and u.fatal
-            and not isinstance(u.error, RunError)]
+    return [
+        u.error
+        for u in updates
+        if isinstance(u, ErrorUpdate) and u.fatal and not isinstance(u.error, RunError)
+    ]
 
 
 def same_conversation(a: Conversation, b: Conversation) -> bool:
-    return (msgspec.to_builtins(a.messages) == msgspec.to_builtins(b.messages)
-            and a.state == b.state)
+    return msgspec.to_builtins(a.messages) == msgspec.to_builtins(b.messages) and a.state == b.state
 
 
 # --- what it does (the reference's behaviour) ------------------------------------------------
@@ -80,8 +84,13 @@ def test_events_interleaved_in_a_message_move_after_its_end():
     m = text("m1", "Processing", "...")
     events = [m[0], m[1], custom("c1"), m[2], custom("c2"), m[3]]
     out = compact_events(events)
-    assert types_of(out) == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
-                             "CUSTOM", "CUSTOM"]
+    assert types_of(out) == [
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "CUSTOM",
+        "CUSTOM",
+    ]
     assert out[1].delta == "Processing..." and [out[3].name, out[4].name] == ["c1", "c2"]
 
 
@@ -99,8 +108,11 @@ def test_an_incomplete_message_keeps_its_start_and_merged_content():
 
 
 def test_events_outside_streams_pass_through_as_the_same_objects():
-    events = [custom("a"), T.ToolCallStartEvent(tool_call_id="c", tool_call_name="s"),
-              T.ToolCallEndEvent(tool_call_id="c")]
+    events = [
+        custom("a"),
+        T.ToolCallStartEvent(tool_call_id="c", tool_call_name="s"),
+        T.ToolCallEndEvent(tool_call_id="c"),
+    ]
     out = compact_events(events)
     assert out == events and all(a is b for a, b in zip(out, events, strict=True))
 
@@ -116,16 +128,28 @@ def test_empty_deltas_disappear_into_the_merge():
 
 
 def test_reasoning_message_deltas_become_one_as_well():
-    events = [run_start(), T.ReasoningStartEvent(message_id="r"),
-              T.ReasoningMessageStartEvent(message_id="rm", role="reasoning"),
-              T.ReasoningMessageContentEvent(message_id="rm", delta="thinking"), custom("c"),
-              T.ReasoningMessageContentEvent(message_id="rm", delta=" hard"),
-              T.ReasoningMessageEndEvent(message_id="rm"), T.ReasoningEndEvent(message_id="r"),
-              run_end()]
+    events = [
+        run_start(),
+        T.ReasoningStartEvent(message_id="r"),
+        T.ReasoningMessageStartEvent(message_id="rm", role="reasoning"),
+        T.ReasoningMessageContentEvent(message_id="rm", delta="thinking"),
+        custom("c"),
+        T.ReasoningMessageContentEvent(message_id="rm", delta=" hard"),
+        T.ReasoningMessageEndEvent(message_id="rm"),
+        T.ReasoningEndEvent(message_id="r"),
+        run_end(),
+    ]
     out = compact_events(events)
-    assert types_of(out) == ["RUN_STARTED", "REASONING_START", "REASONING_MESSAGE_START",
-                             "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END", "CUSTOM",
-                             "REASONING_END", "RUN_FINISHED"]
+    assert types_of(out) == [
+        "RUN_STARTED",
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "CUSTOM",
+        "REASONING_END",
+        "RUN_FINISHED",
+    ]
     assert out[3].delta == "thinking hard"
     conv_a, ups_a, _ = apply(events)
     conv_b, ups_b, _ = apply(out)
@@ -134,33 +158,52 @@ def test_reasoning_message_deltas_become_one_as_well():
 
 
 def test_tool_call_args_become_one_delta_and_interleaved_events_move_after():
-    events = [T.ToolCallStartEvent(tool_call_id="t1", tool_call_name="calc", parent_message_id="m"),
-              T.ToolCallArgsEvent(tool_call_id="t1", delta='{"a": '), custom("x"),
-              T.ToolCallArgsEvent(tool_call_id="t1", delta='10, "b": 20}'), custom("y"),
-              T.ToolCallEndEvent(tool_call_id="t1")]
+    events = [
+        T.ToolCallStartEvent(tool_call_id="t1", tool_call_name="calc", parent_message_id="m"),
+        T.ToolCallArgsEvent(tool_call_id="t1", delta='{"a": '),
+        custom("x"),
+        T.ToolCallArgsEvent(tool_call_id="t1", delta='10, "b": 20}'),
+        custom("y"),
+        T.ToolCallEndEvent(tool_call_id="t1"),
+    ]
     out = compact_events(events)
-    assert types_of(out) == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "CUSTOM",
-                             "CUSTOM"]
+    assert types_of(out) == [
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "CUSTOM",
+        "CUSTOM",
+    ]
     assert out[1].delta == '{"a": 10, "b": 20}'
 
 
 def test_an_incomplete_tool_call_stays_before_run_error():
-    events = [run_start(), T.ToolCallStartEvent(tool_call_id="c1", tool_call_name="edit"),
-              T.ToolCallArgsEvent(tool_call_id="c1", delta='{"path":'),
-              T.ToolCallArgsEvent(tool_call_id="c1", delta='"a"'),
-              T.RunErrorEvent(message="aborted", code="ABORTED")]
+    events = [
+        run_start(),
+        T.ToolCallStartEvent(tool_call_id="c1", tool_call_name="edit"),
+        T.ToolCallArgsEvent(tool_call_id="c1", delta='{"path":'),
+        T.ToolCallArgsEvent(tool_call_id="c1", delta='"a"'),
+        T.RunErrorEvent(message="aborted", code="ABORTED"),
+    ]
     out = compact_events(events)
     assert types_of(out) == ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "RUN_ERROR"]
     assert out[2].delta == '{"path":"a"'
 
 
 def test_an_incomplete_message_stays_before_run_error_and_a_later_run_replays():
-    aborted = [run_start(), *text("m1", "half", " a sentence")[:-1],
-               T.RunErrorEvent(message="aborted")]
+    aborted = [
+        run_start(),
+        *text("m1", "half", " a sentence")[:-1],
+        T.RunErrorEvent(message="aborted"),
+    ]
     later = [run_start("r2"), *text("m2", "re", "covered"), run_end("r2")]
     out = compact_events(compact_events(aborted) + later)
-    assert types_of(out)[:4] == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT",
-                                 "RUN_ERROR"]
+    assert types_of(out)[:4] == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "RUN_ERROR",
+    ]
     assert types_of(out)[-1] == "RUN_FINISHED"
     conv, updates, _ = apply(out)
     assert rejected(updates) == []
@@ -168,22 +211,37 @@ def test_an_incomplete_message_stays_before_run_error_and_a_later_run_replays():
 
 
 def test_state_events_of_a_run_become_one_snapshot_before_run_finished():
-    events = [run_start(), T.StateSnapshotEvent(snapshot={"n": 1, "items": []}),
-              *text("m1", "a"),
-              T.StateDeltaEvent(delta=[{"op": "add", "path": "/items/-", "value": "x"}]),
-              T.StateDeltaEvent(delta=[{"op": "replace", "path": "/n", "value": 2}]),
-              run_end()]
+    events = [
+        run_start(),
+        T.StateSnapshotEvent(snapshot={"n": 1, "items": []}),
+        *text("m1", "a"),
+        T.StateDeltaEvent(delta=[{"op": "add", "path": "/items/-", "value": "x"}]),
+        T.StateDeltaEvent(delta=[{"op": "replace", "path": "/n", "value": 2}]),
+        run_end(),
+    ]
     out = compact_events(events)
-    assert types_of(out) == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT",
-                             "TEXT_MESSAGE_END", "STATE_SNAPSHOT", "RUN_FINISHED"]
+    assert types_of(out) == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "STATE_SNAPSHOT",
+        "RUN_FINISHED",
+    ]
     assert out[4].snapshot == {"n": 2, "items": ["x"]}
     assert events[1].snapshot == {"n": 1, "items": []}  # the input is not modified
 
 
 def test_state_carries_over_runs_and_trailing_state_is_flushed_at_the_end():
-    events = [run_start(), T.StateSnapshotEvent(snapshot={"n": 1}), run_end(),
-              run_start("r2"), T.StateDeltaEvent(delta=[{"op": "add", "path": "/m", "value": 0}]),
-              run_end("r2"), T.StateDeltaEvent(delta=[{"op": "remove", "path": "/n"}])]
+    events = [
+        run_start(),
+        T.StateSnapshotEvent(snapshot={"n": 1}),
+        run_end(),
+        run_start("r2"),
+        T.StateDeltaEvent(delta=[{"op": "add", "path": "/m", "value": 0}]),
+        run_end("r2"),
+        T.StateDeltaEvent(delta=[{"op": "remove", "path": "/n"}]),
+    ]
     out = compact_events(events)
     snaps = [e.snapshot for e in out if isinstance(e, T.StateSnapshotEvent)]
     assert snaps == [{"n": 1}, {"n": 1, "m": 0}, {"m": 0}]
@@ -191,8 +249,10 @@ def test_state_carries_over_runs_and_trailing_state_is_flushed_at_the_end():
 
 
 def test_deltas_before_any_snapshot_are_kept_since_the_base_state_is_unknown():
-    deltas = [T.StateDeltaEvent(delta=[{"op": "add", "path": "/a", "value": 1}]),
-              T.StateDeltaEvent(delta=[{"op": "add", "path": "/b", "value": 2}])]
+    deltas = [
+        T.StateDeltaEvent(delta=[{"op": "add", "path": "/a", "value": 1}]),
+        T.StateDeltaEvent(delta=[{"op": "add", "path": "/b", "value": 2}]),
+    ]
     events = [run_start(), *deltas, run_end()]
     out = compact_events(events)
     assert out[1:3] == deltas
@@ -203,12 +263,22 @@ def test_deltas_before_any_snapshot_are_kept_since_the_base_state_is_unknown():
 
 def test_a_delta_that_fails_is_kept_after_a_snapshot_of_the_state_so_far():
     bad = T.StateDeltaEvent(delta=[{"op": "remove", "path": "/missing"}])
-    events = [run_start(), T.StateSnapshotEvent(snapshot={"a": 1}),
-              T.StateDeltaEvent(delta=[{"op": "add", "path": "/b", "value": 2}]), bad,
-              T.StateDeltaEvent(delta=[{"op": "add", "path": "/c", "value": 3}]), run_end()]
+    events = [
+        run_start(),
+        T.StateSnapshotEvent(snapshot={"a": 1}),
+        T.StateDeltaEvent(delta=[{"op": "add", "path": "/b", "value": 2}]),
+        bad,
+        T.StateDeltaEvent(delta=[{"op": "add", "path": "/c", "value": 3}]),
+        run_end(),
+    ]
     out = compact_events(events)
-    assert types_of(out) == ["RUN_STARTED", "STATE_SNAPSHOT", "STATE_DELTA", "STATE_SNAPSHOT",
-                             "RUN_FINISHED"]
+    assert types_of(out) == [
+        "RUN_STARTED",
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+        "STATE_SNAPSHOT",
+        "RUN_FINISHED",
+    ]
     assert out[1].snapshot == {"a": 1, "b": 2} and out[2] is bad
     assert out[3].snapshot == {"a": 1, "b": 2, "c": 3}
     conv_a, ups_a, _ = apply(events)
@@ -219,11 +289,14 @@ def test_a_delta_that_fails_is_kept_after_a_snapshot_of_the_state_so_far():
 
 
 def test_merged_deltas_keep_the_first_timestamp_and_merge_metadata_in_order():
-    events = [T.TextMessageStartEvent(message_id="m"),
-              T.TextMessageContentEvent(message_id="m", delta="a", timestamp=5,
-                                        metadata={"k": 1, "x": "keep"}),
-              T.TextMessageContentEvent(message_id="m", delta="b", timestamp=6, metadata={"k": 2}),
-              T.TextMessageEndEvent(message_id="m")]
+    events = [
+        T.TextMessageStartEvent(message_id="m"),
+        T.TextMessageContentEvent(
+            message_id="m", delta="a", timestamp=5, metadata={"k": 1, "x": "keep"}
+        ),
+        T.TextMessageContentEvent(message_id="m", delta="b", timestamp=6, metadata={"k": 2}),
+        T.TextMessageEndEvent(message_id="m"),
+    ]
     merged = compact_events(events)[1]
     assert (merged.delta, merged.timestamp, merged.metadata) == ("ab", 5, {"k": 2, "x": "keep"})
     conv_a, _, _ = apply([run_start(), *events, run_end()])
@@ -236,15 +309,29 @@ def test_merged_deltas_keep_the_first_timestamp_and_merge_metadata_in_order():
 
 def test_a_tool_call_parented_to_an_open_message_stays_after_that_message_start():
     m = text("m1", "Let me ", "look")
-    events = [run_start(), m[0], m[1],
-              T.ToolCallStartEvent(tool_call_id="t1", tool_call_name="s", parent_message_id="m1"),
-              T.ToolCallArgsEvent(tool_call_id="t1", delta='{"q":'),
-              T.ToolCallArgsEvent(tool_call_id="t1", delta='"x"}'),
-              T.ToolCallEndEvent(tool_call_id="t1"), m[2], m[3], run_end()]
+    events = [
+        run_start(),
+        m[0],
+        m[1],
+        T.ToolCallStartEvent(tool_call_id="t1", tool_call_name="s", parent_message_id="m1"),
+        T.ToolCallArgsEvent(tool_call_id="t1", delta='{"q":'),
+        T.ToolCallArgsEvent(tool_call_id="t1", delta='"x"}'),
+        T.ToolCallEndEvent(tool_call_id="t1"),
+        m[2],
+        m[3],
+        run_end(),
+    ]
     out = compact_events(events)
-    assert types_of(out) == ["RUN_STARTED", "TEXT_MESSAGE_START", "TOOL_CALL_START",
-                             "TOOL_CALL_ARGS", "TOOL_CALL_END", "TEXT_MESSAGE_CONTENT",
-                             "TEXT_MESSAGE_END", "RUN_FINISHED"]
+    assert types_of(out) == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
     conv_a, ups, _ = apply(events)
     conv_b, ups_b, _ = apply(out)
     assert rejected(ups) == rejected(ups_b) == []
@@ -268,7 +355,9 @@ def test_a_messages_snapshot_flushes_the_deltas_streamed_before_it():
     events = [run_start(), m[0], m[1], m[2], snapshot, m[3], m[4], run_end()]
     out = compact_events(events)
     assert [getattr(e, "delta", None) for e in out if isinstance(e, T.TextMessageContentEvent)] == [
-        "before!", "after"]
+        "before!",
+        "after",
+    ]
     conv_a, _, _ = apply(events)
     conv_b, _, _ = apply(out)
     assert same_conversation(conv_a, conv_b)
@@ -294,15 +383,15 @@ def _seeded(fixture: dict) -> tuple[list, object]:
 
 
 @pytest.mark.upstream
-@pytest.mark.parametrize("path", _conformance_files() or [None],
-                         ids=lambda p: p.stem if p else "absent")
+@pytest.mark.parametrize(
+    "path", _conformance_files() or [None], ids=lambda p: p.stem if p else "absent"
+)
 def test_compacting_a_conformance_stream_keeps_its_conversation(path):
     if path is None:
         pytest.skip(f"conformance streams not available: {STREAMS}")
     fixture = json.loads(path.read_text(encoding="utf-8"))
     messages, state = _seeded(fixture)
-    conv_a, ups_a, pipe = apply(fixture.get("stream", []), messages=messages, state=state,
-                                raw=True)
+    conv_a, ups_a, pipe = apply(fixture.get("stream", []), messages=messages, state=state, raw=True)
     compacted = compact_events(pipe.events)
     assert len(compacted) <= len(pipe.events)
     if rejected(ups_a):
@@ -351,9 +440,25 @@ def streams(draw):
         state_known = False
         keys: list[str] = []
         for _ in range(draw(st.integers(0, 25))):
-            action = draw(st.sampled_from(
-                ["text", "content", "end_text", "tool", "args", "end_tool", "custom", "step",
-                 "snapshot", "delta", "result", "messages", "reasoning"]))
+            action = draw(
+                st.sampled_from(
+                    [
+                        "text",
+                        "content",
+                        "end_text",
+                        "tool",
+                        "args",
+                        "end_tool",
+                        "custom",
+                        "step",
+                        "snapshot",
+                        "delta",
+                        "result",
+                        "messages",
+                        "reasoning",
+                    ]
+                )
+            )
             counter += 1
             if action == "text":
                 mid = f"m{counter}"
@@ -362,8 +467,9 @@ def streams(draw):
                 events.append(T.TextMessageStartEvent(message_id=mid, role="assistant"))
             elif action == "content" and open_text:
                 mid = draw(st.sampled_from(open_text))
-                events.append(T.TextMessageContentEvent(message_id=mid,
-                                                        delta=draw(st.text(max_size=4))))
+                events.append(
+                    T.TextMessageContentEvent(message_id=mid, delta=draw(st.text(max_size=4)))
+                )
             elif action == "end_text" and open_text:
                 mid = draw(st.sampled_from(open_text))
                 open_text.remove(mid)
@@ -372,13 +478,20 @@ def streams(draw):
                 cid = f"c{counter}"
                 parent = draw(st.sampled_from([None, *messages]))
                 open_tools.append(cid)
-                events.append(T.ToolCallStartEvent(
-                    tool_call_id=cid, tool_call_name="f",
-                    **({"parent_message_id": parent} if parent else {})))
+                events.append(
+                    T.ToolCallStartEvent(
+                        tool_call_id=cid,
+                        tool_call_name="f",
+                        **({"parent_message_id": parent} if parent else {}),
+                    )
+                )
             elif action == "args" and open_tools:
                 cid = draw(st.sampled_from(open_tools))
-                events.append(T.ToolCallArgsEvent(tool_call_id=cid,
-                                                  delta=draw(st.sampled_from(['{"a":', "1", "}"]))))
+                events.append(
+                    T.ToolCallArgsEvent(
+                        tool_call_id=cid, delta=draw(st.sampled_from(['{"a":', "1", "}"]))
+                    )
+                )
             elif action == "end_tool" and open_tools:
                 cid = draw(st.sampled_from(open_tools))
                 open_tools.remove(cid)
@@ -406,20 +519,32 @@ def streams(draw):
                 events.append(T.StateDeltaEvent(delta=[patch]))  # may fail to apply: fine
             elif action == "messages":
                 keep = draw(st.lists(st.sampled_from(messages), unique=True)) if messages else []
-                events.append(T.MessagesSnapshotEvent(messages=[
-                    T.AssistantMessage(id=mid, content=f"snap{counter}") for mid in keep]))
+                events.append(
+                    T.MessagesSnapshotEvent(
+                        messages=[
+                            T.AssistantMessage(id=mid, content=f"snap{counter}") for mid in keep
+                        ]
+                    )
+                )
             elif action == "reasoning":
                 rid = f"rm{counter}"
-                events += [T.ReasoningStartEvent(message_id=f"r{counter}"),
-                           T.ReasoningMessageStartEvent(message_id=rid, role="reasoning"),
-                           *(T.ReasoningMessageContentEvent(message_id=rid, delta=d)
-                             for d in draw(st.lists(st.text(max_size=3), max_size=3))),
-                           T.ReasoningMessageEndEvent(message_id=rid),
-                           T.ReasoningEndEvent(message_id=f"r{counter}")]
+                events += [
+                    T.ReasoningStartEvent(message_id=f"r{counter}"),
+                    T.ReasoningMessageStartEvent(message_id=rid, role="reasoning"),
+                    *(
+                        T.ReasoningMessageContentEvent(message_id=rid, delta=d)
+                        for d in draw(st.lists(st.text(max_size=3), max_size=3))
+                    ),
+                    T.ReasoningMessageEndEvent(message_id=rid),
+                    T.ReasoningEndEvent(message_id=f"r{counter}"),
+                ]
             elif action == "result" and ended_tools:
                 cid = ended_tools.pop(0)
-                events.append(T.ToolCallResultEvent(message_id=f"res{counter}",
-                                                    tool_call_id=cid, content="ok"))
+                events.append(
+                    T.ToolCallResultEvent(
+                        message_id=f"res{counter}", tool_call_id=cid, content="ok"
+                    )
+                )
         for mid in open_text:
             events.append(T.TextMessageEndEvent(message_id=mid))
         for cid in open_tools:

@@ -68,6 +68,7 @@ EXPLAINED_OVERRIDES: dict[str, str] = {
     "era-pinned-peer-omits-protocol-version": "no peer-era shims: protocolVersion always declared",
 }
 
+
 def _fixture_params(corpus: str) -> list:
     folder = SHARED.joinpath(*CORPORA[corpus])
     if not folder.exists():

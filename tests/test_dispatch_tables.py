@@ -36,8 +36,9 @@ def _name(cls: type) -> str:
     return f"{tag} ({cls.__name__})" if isinstance(tag, str) else cls.__name__
 
 
-def unclaimed(layers: dict[str, tuple[dict, frozenset]], classes: frozenset,
-              by_default: bool = False) -> list[str]:
+def unclaimed(
+    layers: dict[str, tuple[dict, frozenset]], classes: frozenset, by_default: bool = False
+) -> list[str]:
     """One line per fault: a class a layer neither handles nor passes through
     (for event layers, ``by_default=True``, that is no fault: see :func:`claims`),
     a class it does both with, or a table entry that is not in ``classes``."""
@@ -45,8 +46,10 @@ def unclaimed(layers: dict[str, tuple[dict, frozenset]], classes: frozenset,
     for layer, (handlers, passed) in layers.items():
         if not by_default:
             for cls in sorted(classes - handlers.keys() - passed, key=_name):
-                problems.append(f"{layer}: {_name(cls)} is neither handled (HANDLERS) nor "
-                                f"passed through on purpose (PASS_THROUGH)")
+                problems.append(
+                    f"{layer}: {_name(cls)} is neither handled (HANDLERS) nor "
+                    f"passed through on purpose (PASS_THROUGH)"
+                )
         for cls in sorted(handlers.keys() & passed, key=_name):
             problems.append(f"{layer}: {_name(cls)} is both handled and passed through")
         for cls in sorted((handlers.keys() | passed) - classes, key=_name):
@@ -59,9 +62,13 @@ def claims(layers: dict[str, tuple[dict, frozenset]], cls: type) -> list[str]:
     through on purpose (PASS_THROUGH) or passes it through by default."""
     out = []
     for layer, (handlers, passed) in layers.items():
-        how = ("handled (HANDLERS)" if cls in handlers else
-               "passed through on purpose (PASS_THROUGH)" if cls in passed else
-               "passed through by default")
+        how = (
+            "handled (HANDLERS)"
+            if cls in handlers
+            else "passed through on purpose (PASS_THROUGH)"
+            if cls in passed
+            else "passed through by default"
+        )
         out.append(f"{layer}: {_name(cls)} {how}")
     return out
 
@@ -74,8 +81,12 @@ def test_the_event_union_and_the_event_types_table_name_the_same_classes():
 def test_every_event_class_is_handled_or_passed_through_by_every_layer():
     assert unclaimed(EVENT_LAYERS, EVENT_CLASSES) == []
     assert unclaimed(EVENT_LAYERS, EVENT_CLASSES, by_default=True) == []
-    assert not [line for cls in EVENT_CLASSES for line in claims(EVENT_LAYERS, cls)
-                if line.endswith("by default")]
+    assert not [
+        line
+        for cls in EVENT_CLASSES
+        for line in claims(EVENT_LAYERS, cls)
+        if line.endswith("by default")
+    ]
 
 
 def test_every_update_class_is_handled_or_passed_through_by_the_renderer():
@@ -91,11 +102,13 @@ class NewEvent(msgspec.Struct, tag="NEW_EVENT", tag_field="type", frozen=True):
 def test_a_new_event_type_is_passed_through_by_default_in_every_layer():
     assert unclaimed(EVENT_LAYERS, EVENT_CLASSES | {NewEvent}, by_default=True) == []
     assert claims(EVENT_LAYERS, NewEvent) == [
-        f"{layer}: NEW_EVENT (NewEvent) passed through by default" for layer in EVENT_LAYERS]
+        f"{layer}: NEW_EVENT (NewEvent) passed through by default" for layer in EVENT_LAYERS
+    ]
     assert claims(EVENT_LAYERS, T.RawEvent) == [
         "agui.normalize: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
         "agui.verify.verifier: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
-        "agui.apply.conversation: RAW (RawEvent) handled (HANDLERS)"]
+        "agui.apply.conversation: RAW (RawEvent) handled (HANDLERS)",
+    ]
 
 
 def test_a_new_event_type_without_a_table_entry_is_named_in_every_layer():
@@ -110,13 +123,15 @@ def test_a_new_event_type_without_a_table_entry_is_named_in_every_layer():
 def test_a_table_entry_for_a_class_not_in_the_union_is_named():
     layers = {"layer": ({NewEvent: print}, frozenset())}
     assert unclaimed(layers, EVENT_CLASSES, by_default=True) == [
-        "layer: NEW_EVENT (NewEvent) is in a table but not in the union"]
+        "layer: NEW_EVENT (NewEvent) is in a table but not in the union"
+    ]
 
 
 def test_a_class_both_handled_and_passed_through_is_named():
     layers = {"layer": ({NewEvent: print}, frozenset({NewEvent}))}
     assert unclaimed(layers, frozenset({NewEvent})) == [
-        "layer: NEW_EVENT (NewEvent) is both handled and passed through"]
+        "layer: NEW_EVENT (NewEvent) is both handled and passed through"
+    ]
 
 
 def test_a_new_update_class_is_named_for_the_renderer():
@@ -124,8 +139,11 @@ def test_a_new_update_class_is_named_for_the_renderer():
         pass
 
     assert unclaimed(UPDATE_LAYERS, UPDATE_CLASSES | {NewUpdate}) == [
-        ("agui.cli.render: NewUpdate is neither handled (HANDLERS) nor passed through on "
-         "purpose (PASS_THROUGH)")]
+        (
+            "agui.cli.render: NewUpdate is neither handled (HANDLERS) nor passed through on "
+            "purpose (PASS_THROUGH)"
+        )
+    ]
 
 
 def test_the_applier_dispatches_exactly_its_handlers_and_its_pass_through_set():
@@ -160,10 +178,12 @@ def test_normalizer_pass_through_events_close_no_lane():
     samples = {
         T.RawEvent: T.RawEvent(event={"x": 1}),
         T.ActivitySnapshotEvent: T.ActivitySnapshotEvent(
-            message_id="a1", activity_type="t", content={}),
+            message_id="a1", activity_type="t", content={}
+        ),
         T.ActivityDeltaEvent: T.ActivityDeltaEvent(message_id="a1", activity_type="t", patch=[]),
         T.ReasoningEncryptedValueEvent: T.ReasoningEncryptedValueEvent(
-            subtype="message", entity_id="m1", encrypted_value="e"),
+            subtype="message", entity_id="m1", encrypted_value="e"
+        ),
         T.SubagentStartedEvent: T.SubagentStartedEvent(subagent_run_id="s1", name="n"),
     }
     assert samples.keys() == normalize.PASS_THROUGH

@@ -17,8 +17,11 @@ def test_the_distribution_is_agui_sdk_and_its_extras_name_it():
     assert project["name"] == "agui-sdk"
     assert "agui-sdk[server,interop]" in project["optional-dependencies"]["dev"]
     assert "agui-sdk[server]" in project["optional-dependencies"]["interop"]
-    assert not any(dep.startswith("agui[") for extra in project["optional-dependencies"].values()
-                   for dep in extra)
+    assert not any(
+        dep.startswith("agui[")
+        for extra in project["optional-dependencies"].values()
+        for dep in extra
+    )
 
 
 def test_jiter_is_a_runtime_dependency():

@@ -17,7 +17,13 @@ OUTSIDE = re.compile(
 )
 SHARED = re.compile(r"\.\./shared|/work/shared")
 # these read ../shared at run time (drift, oracle, benchmark), so they may say so
-READS_SHARED = {"tools/drift.py", "tools/sync.py", "tools/oracle_diff.py", "tools/bench_pipeline.py", "noxfile.py"}
+READS_SHARED = {
+    "tools/drift.py",
+    "tools/sync.py",
+    "tools/oracle_diff.py",
+    "tools/bench_pipeline.py",
+    "noxfile.py",
+}
 
 
 def _sources() -> list[Path]:

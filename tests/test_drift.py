@@ -33,8 +33,15 @@ def test_our_schema_unions_all_carry_a_consistent_discriminator():
     # compared against itself, only the discriminator checks can report anything
     assert drift.schema_differences(OURS, OURS) == []
     unions = [name for name, body in OURS["$defs"].items() if "oneOf" in body]
-    assert sorted(unions) == ["ContentPart", "Event", "JsonPatchOperation", "Message",
-                              "PartSource", "RunFinishedOutcome", "SubagentFinishedOutcome"]
+    assert sorted(unions) == [
+        "ContentPart",
+        "Event",
+        "JsonPatchOperation",
+        "Message",
+        "PartSource",
+        "RunFinishedOutcome",
+        "SubagentFinishedOutcome",
+    ]
 
 
 # --- synthetic schemas: what the comparison notices ------------------------------------------
@@ -46,9 +53,12 @@ def _schema(**defs):
 
 EVENT = {
     "type": "object",
-    "properties": {"type": {"const": "PING"}, "id": {"type": "string"},
-                   "at": {"$ref": "#/$defs/Stamp"}, "tags": {"type": "array",
-                                                             "items": {"type": "string"}}},
+    "properties": {
+        "type": {"const": "PING"},
+        "id": {"type": "string"},
+        "at": {"$ref": "#/$defs/Stamp"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
     "required": ["type", "id"],
     "additionalProperties": False,
 }
@@ -58,13 +68,22 @@ STAMP = {"type": "integer", "minimum": 0}
 def test_flattened_and_composed_definitions_compare_equal():
     flat = _schema(Ping=EVENT, Stamp=STAMP)
     composed = _schema(
-        Base={"type": "object", "properties": {"type": {"type": "string"},
-                                               "at": {"type": "integer", "minimum": 0}},
-              "required": ["type"]},
-        Ping={"type": "object", "allOf": [{"$ref": "#/$defs/Base"}],
-              "properties": {"type": {"const": "PING"}, "id": {"type": "string"},
-                             "tags": {"type": "array", "items": {"type": "string"}}},
-              "required": ["type", "id"], "unevaluatedProperties": False},
+        Base={
+            "type": "object",
+            "properties": {"type": {"type": "string"}, "at": {"type": "integer", "minimum": 0}},
+            "required": ["type"],
+        },
+        Ping={
+            "type": "object",
+            "allOf": [{"$ref": "#/$defs/Base"}],
+            "properties": {
+                "type": {"const": "PING"},
+                "id": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["type", "id"],
+            "unevaluatedProperties": False,
+        },
     )
     assert drift.schema_differences(flat, composed) == [
         "definition Base: only upstream",
@@ -77,17 +96,29 @@ def test_flattened_and_composed_definitions_compare_equal():
     [
         (lambda d: d["Ping"]["properties"].pop("tags"), "Ping.tags: only upstream"),
         (lambda d: d["Ping"]["required"].remove("id"), "Ping.id: required only in upstream"),
-        (lambda d: d["Ping"]["properties"]["type"].update(const="PONG"),
-         'Ping.type: ours {"const":"PONG"}, upstream {"const":"PING"}'),
-        (lambda d: d["Ping"].update(additionalProperties=True),
-         "Ping: closed ours False, upstream True"),
-        (lambda d: d["Stamp"].update(minimum=1),
-         'Ping.at: ours {"minimum":1,"type":["integer"]}, upstream {"minimum":0,"type":["integer"]}'),
-        (lambda d: d["Ping"]["properties"]["tags"]["items"].update(type="integer"),
-         ('Ping.tags: ours {"items":{"type":["integer"]},"type":["array"]}, '
-         'upstream {"items":{"type":["string"]},"type":["array"]}')),
-        (lambda d: d["Ping"]["properties"].update(extra={"enum": ["a", "b"]}),
-         "Ping.extra: only ours"),
+        (
+            lambda d: d["Ping"]["properties"]["type"].update(const="PONG"),
+            'Ping.type: ours {"const":"PONG"}, upstream {"const":"PING"}',
+        ),
+        (
+            lambda d: d["Ping"].update(additionalProperties=True),
+            "Ping: closed ours False, upstream True",
+        ),
+        (
+            lambda d: d["Stamp"].update(minimum=1),
+            'Ping.at: ours {"minimum":1,"type":["integer"]}, upstream {"minimum":0,"type":["integer"]}',
+        ),
+        (
+            lambda d: d["Ping"]["properties"]["tags"]["items"].update(type="integer"),
+            (
+                'Ping.tags: ours {"items":{"type":["integer"]},"type":["array"]}, '
+                'upstream {"items":{"type":["string"]},"type":["array"]}'
+            ),
+        ),
+        (
+            lambda d: d["Ping"]["properties"].update(extra={"enum": ["a", "b"]}),
+            "Ping.extra: only ours",
+        ),
         (lambda d: d.update(Ping={"type": "string"}), "Ping: kind ours scalar, upstream object"),
     ],
 )
@@ -100,16 +131,23 @@ def test_each_kind_of_difference_is_reported(mutate, expected):
 
 def test_union_members_and_discriminator_are_checked():
     pong = {**EVENT, "properties": {**EVENT["properties"], "type": {"const": "PONG"}}}
-    upstream = _schema(Ping=EVENT, Pong=pong, Stamp=STAMP,
-                       Any={"oneOf": [{"$ref": "#/$defs/Ping"}, {"$ref": "#/$defs/Pong"}]})
+    upstream = _schema(
+        Ping=EVENT,
+        Pong=pong,
+        Stamp=STAMP,
+        Any={"oneOf": [{"$ref": "#/$defs/Ping"}, {"$ref": "#/$defs/Pong"}]},
+    )
     good = copy.deepcopy(upstream)
     good["$defs"]["Any"]["discriminator"] = {
-        "propertyName": "type", "mapping": {"PING": "#/$defs/Ping", "PONG": "#/$defs/Pong"}}
+        "propertyName": "type",
+        "mapping": {"PING": "#/$defs/Ping", "PONG": "#/$defs/Pong"},
+    }
     assert drift.schema_differences(good, upstream) == []
 
     no_disc = copy.deepcopy(upstream)
     assert drift.schema_differences(no_disc, upstream) == [
-        "Any: union without discriminator {propertyName, mapping} in ours"]
+        "Any: union without discriminator {propertyName, mapping} in ours"
+    ]
 
     wrong = copy.deepcopy(good)
     wrong["$defs"]["Any"]["discriminator"]["mapping"] = {"PING": "#/$defs/Pong"}
@@ -122,7 +160,8 @@ def test_union_members_and_discriminator_are_checked():
     fewer["$defs"]["Any"]["oneOf"].pop()
     fewer["$defs"]["Any"]["discriminator"]["mapping"].pop("PONG")
     assert drift.schema_differences(fewer, upstream) == [
-        "Any: members ours ['Ping'], upstream ['Ping', 'Pong']"]
+        "Any: members ours ['Ping'], upstream ['Ping', 'Pong']"
+    ]
 
 
 def test_open_by_key_objects_compare_true_and_empty_schema_alike():
@@ -175,16 +214,26 @@ def _texts(ours, upstream):
 def test_a_union_member_upstream_added_is_one_short_line_not_two_lists():
     pong = {**EVENT, "properties": {**EVENT["properties"], "type": {"const": "PONG"}}}
     ours = _schema(Ping=EVENT, Stamp=STAMP, Any={"oneOf": [{"$ref": "#/$defs/Ping"}]})
-    upstream = _schema(Ping=EVENT, Pong=pong, Stamp=STAMP,
-                       Any={"oneOf": [{"$ref": "#/$defs/Ping"}, {"$ref": "#/$defs/Pong"}]})
-    ours["$defs"]["Any"]["discriminator"] = {"propertyName": "type",
-                                             "mapping": {"PING": "#/$defs/Ping"}}
+    upstream = _schema(
+        Ping=EVENT,
+        Pong=pong,
+        Stamp=STAMP,
+        Any={"oneOf": [{"$ref": "#/$defs/Ping"}, {"$ref": "#/$defs/Pong"}]},
+    )
+    ours["$defs"]["Any"]["discriminator"] = {
+        "propertyName": "type",
+        "mapping": {"PING": "#/$defs/Ping"},
+    }
     assert _texts(ours, upstream) == [
         "Any: +Pong",
         '+Pong (closed object: type "PONG", id string; optional at, tags)',
     ]
-    result = drift.CheckResult("s", drift.schema_differences(ours, upstream), {},
-                               changes=drift.schema_changes(ours, upstream))
+    result = drift.CheckResult(
+        "s",
+        drift.schema_differences(ours, upstream),
+        {},
+        changes=drift.schema_changes(ours, upstream),
+    )
     assert result.lines() == [
         ("DRIFT", "Any   +Pong", ""),
         ("DRIFT", 'Pong  +Pong (closed object: type "PONG", id string; optional at, tags)', ""),
@@ -192,8 +241,9 @@ def test_a_union_member_upstream_added_is_one_short_line_not_two_lists():
 
 
 def test_enum_values_fields_and_bounds_read_as_plus_minus_and_old_to_new():
-    upstream = _schema(Ping=copy.deepcopy(EVENT), Stamp=STAMP,
-                       Kind={"type": "string", "enum": ["a", "b", "c"]})
+    upstream = _schema(
+        Ping=copy.deepcopy(EVENT), Stamp=STAMP, Kind={"type": "string", "enum": ["a", "b", "c"]}
+    )
     ours = copy.deepcopy(upstream)
     ours["$defs"]["Kind"]["enum"] = ["a", "x"]
     upstream["$defs"]["Ping"]["properties"]["locale"] = {"type": "string"}
@@ -202,7 +252,9 @@ def test_enum_values_fields_and_bounds_read_as_plus_minus_and_old_to_new():
     ours["$defs"]["Ping"]["properties"]["n"] = {"type": "number", "maximum": 3}
     ours["$defs"]["Ping"]["properties"]["gone"] = {"type": "string"}
     assert _texts(ours, upstream) == [
-        "Kind: +b", "Kind: +c", "Kind: -x",
+        "Kind: +b",
+        "Kind: +c",
+        "Kind: -x",
         "+Ping.locale (optional string)",
         "-Ping.gone",
         "Ping.n: maximum 3 -> 5",
@@ -217,8 +269,10 @@ def test_allow_listed_differences_fold_to_one_line_each():
     inline = {**EVENT, "properties": {**EVENT["properties"], "at": STAMP}}
     upstream = _schema(Ping=inline, Base={"type": "object", "properties": {"x": {}}})
     diffs = drift.schema_differences(ours, upstream)
-    allowed = {"definition Base: only upstream": "a fragment, flattened",
-               "definition Stamp: only ours": "named alias"}
+    allowed = {
+        "definition Base: only upstream": "a fragment, flattened",
+        "definition Stamp: only ours": "named alias",
+    }
     result = drift.CheckResult("s", diffs, allowed, changes=drift.schema_changes(ours, upstream))
     assert result.lines() == [
         ("allowed", "+Base", "a fragment, flattened"),
@@ -240,9 +294,15 @@ def test_the_json_form_lists_every_change_with_its_reason(tmp_path, capsys):
     assert drift.run_checks([check], as_json=True) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["status"] == 1
-    assert doc["checks"][0]["changes"] == [{
-        "definition": "Ping", "kind": "added", "text": "+Ping.locale (optional string)",
-        "difference": "Ping.locale: only upstream", "allowed": None}]
+    assert doc["checks"][0]["changes"] == [
+        {
+            "definition": "Ping",
+            "kind": "added",
+            "text": "+Ping.locale (optional string)",
+            "difference": "Ping.locale: only upstream",
+            "allowed": None,
+        }
+    ]
     assert doc["checks"][0]["unexplained"] == 1
 
 

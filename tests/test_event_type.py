@@ -80,9 +80,22 @@ def test_a_tag_that_is_not_an_identifier_is_refused():
 
 
 def test_event_tags_reads_the_discriminator_mapping_in_order():
-    schema = {"$defs": {"Event": {"oneOf": [], "discriminator": {
-        "propertyName": "type", "mapping": {"B": "#/$defs/B", "A": "#/$defs/A"}}}}}
+    schema = {
+        "$defs": {
+            "Event": {
+                "oneOf": [],
+                "discriminator": {
+                    "propertyName": "type",
+                    "mapping": {"B": "#/$defs/B", "A": "#/$defs/A"},
+                },
+            }
+        }
+    }
     assert codegen.event_tags(schema) == ["B", "A"]
     assert codegen.event_tags({"$defs": {}}) == []
-    assert codegen.event_tags({"$defs": {"Event": {"discriminator": {"propertyName": "kind",
-                                                                   "mapping": {"A": "x"}}}}}) == []
+    assert (
+        codegen.event_tags(
+            {"$defs": {"Event": {"discriminator": {"propertyName": "kind", "mapping": {"A": "x"}}}}}
+        )
+        == []
+    )

@@ -50,10 +50,17 @@ def served():
 
 def _calls_and_results(messages: list[Any]) -> list[tuple[str, str, str]]:
     """(tool name, arguments, result content) for every tool call of the conversation."""
-    calls = {c.id: c.function for m in messages if isinstance(m, AssistantMessage)
-             for c in (m.tool_calls or [])}
-    return [(calls[m.tool_call_id].name, calls[m.tool_call_id].arguments, m.content)
-            for m in messages if isinstance(m, ToolMessage)]
+    calls = {
+        c.id: c.function
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for c in (m.tool_calls or [])
+    }
+    return [
+        (calls[m.tool_call_id].name, calls[m.tool_call_id].arguments, m.content)
+        for m in messages
+        if isinstance(m, ToolMessage)
+    ]
 
 
 async def test_the_script_answers_both_tools_and_the_interrupt_and_reads_the_state(served, capsys):
@@ -61,7 +68,7 @@ async def test_the_script_answers_both_tools_and_the_interrupt_and_reads_the_sta
     inputs.clear()
     session = await script.main(url)
     assert _calls_and_results(session.messages) == [
-        ("price_of", '{"item": "apple", "quantity": 3}', "135"),        # 3 x 45 cents, async tool
+        ("price_of", '{"item": "apple", "quantity": 3}', "135"),  # 3 x 45 cents, async tool
         ("add_tax", '{"amount_cents": 135, "rate_percent": 20}', "162"),  # +20 %, sync tool
     ]
     assert session.messages[-1].content == "Paid 1.62 EUR."
@@ -71,9 +78,14 @@ async def test_the_script_answers_both_tools_and_the_interrupt_and_reads_the_sta
     assert [len(i.messages) for i in inputs] == [1, 3, 5, 5]
     asked = inputs[2].run_id + "-pay"
     assert inputs[3].resume == [
-        ResumeEntry(interrupt_id=asked, status="resolved", payload={"approved": True})]
-    assert inputs[3].state == {"item": "apple", "quantity": 3, "total_cents": 162,
-                               "status": "awaiting_approval"}
+        ResumeEntry(interrupt_id=asked, status="resolved", payload={"approved": True})
+    ]
+    assert inputs[3].state == {
+        "item": "apple",
+        "quantity": 3,
+        "total_cents": 162,
+        "status": "awaiting_approval",
+    }
     out = capsys.readouterr().out
     assert "asked: Pay 1.62 EUR for 3 apple(s)?" in out
     assert "Order(item='apple', quantity=3, total_cents=162, status='paid')" in out
@@ -95,10 +107,17 @@ async def test_the_script_declines_an_order_over_its_budget_from_the_state_it_re
     inputs.clear()
     session = await script.main(url, "buy 20 pears")
     assert [r for _, _, r in _calls_and_results(session.messages)] == ["1200", "1440"]
-    assert inputs[-1].resume == [ResumeEntry(
-        interrupt_id=inputs[2].run_id + "-pay", status="resolved", payload={"approved": False})]
-    assert session.state == {"item": "pear", "quantity": 20, "total_cents": 1440,
-                             "status": "declined"}
+    assert inputs[-1].resume == [
+        ResumeEntry(
+            interrupt_id=inputs[2].run_id + "-pay", status="resolved", payload={"approved": False}
+        )
+    ]
+    assert session.state == {
+        "item": "pear",
+        "quantity": 20,
+        "total_cents": 1440,
+        "status": "declined",
+    }
     assert session.messages[-1].content == "Not paid."
 
 
@@ -120,8 +139,9 @@ def test_the_examples_are_ruff_clean():
     ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
     if not Path(ruff).exists():
         pytest.skip("ruff is not installed (it is in the dev extra)")
-    done = subprocess.run([ruff, "check", str(EXAMPLES)], capture_output=True, text=True,
-                          check=False, timeout=120)
+    done = subprocess.run(
+        [ruff, "check", str(EXAMPLES)], capture_output=True, text=True, check=False, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -129,7 +129,9 @@ def run_campaign(examples: int, seed: int = 0) -> int:
 
 
 def test_patch_agrees_with_the_rfc_6902_reference_on_seeded_random_patches():
-    assert run_campaign(600 * SCALE, seed=int(os.environ.get("AGUI_FUZZ_SEED", "6902"))) == 600 * SCALE
+    assert (
+        run_campaign(600 * SCALE, seed=int(os.environ.get("AGUI_FUZZ_SEED", "6902"))) == 600 * SCALE
+    )
 
 
 @settings(max_examples=60 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -172,8 +174,13 @@ def test_saved_patch_fuzz_failures_replay(path):
 def test_multi_op_patch_copies_only_the_touched_path():
     untouched = {"big": list(range(10))}
     doc = {"keep": untouched, "edit": {"n": 1}}
-    out = apply_patch(doc, [{"op": "replace", "path": "/edit/n", "value": 2},
-                            {"op": "add", "path": "/edit/m", "value": 3}])
+    out = apply_patch(
+        doc,
+        [
+            {"op": "replace", "path": "/edit/n", "value": 2},
+            {"op": "add", "path": "/edit/m", "value": 3},
+        ],
+    )
     assert out == {"keep": {"big": list(range(10))}, "edit": {"n": 2, "m": 3}}
     assert out["keep"] is untouched and doc["edit"] == {"n": 1}
 
@@ -195,7 +202,12 @@ def test_a_patch_that_would_nest_the_state_past_the_bound_fails_whole():
     with pytest.raises(PatchFailed, match="deeper than"):
         apply_patch(doc, [{"op": "add", "path": "/b", "value": nested(MAX_STATE_DEPTH)}])
     assert doc == {"a": 1}
-    assert json_depth(apply_patch(doc, [{"op": "add", "path": "/b", "value": nested(MAX_STATE_DEPTH - 1)}])) == MAX_STATE_DEPTH
+    assert (
+        json_depth(
+            apply_patch(doc, [{"op": "add", "path": "/b", "value": nested(MAX_STATE_DEPTH - 1)}])
+        )
+        == MAX_STATE_DEPTH
+    )
 
 
 def test_copies_into_their_own_children_cannot_pass_the_depth_bound():
@@ -222,8 +234,13 @@ async def test_state_deltas_growing_the_state_deeper_than_the_bound_are_refused_
         events.append(_delta([{"op": "add", "path": path + "/n", "value": {}}]))
         path += "/n"
     events.append(T.RunFinishedEvent(thread_id="t", run_id="r1"))
-    transport = ReplayTransport(events, [T.RunStartedEvent(thread_id="t", run_id="r2"),
-                                        T.RunFinishedEvent(thread_id="t", run_id="r2")])
+    transport = ReplayTransport(
+        events,
+        [
+            T.RunStartedEvent(thread_id="t", run_id="r2"),
+            T.RunFinishedEvent(thread_id="t", run_id="r2"),
+        ],
+    )
     session = Session(transport, thread_id="t")
     ups = await session.send("grow").collect()
     refused = {u.code for u in ups if isinstance(u, WarningUpdate)}
@@ -256,7 +273,9 @@ def test_many_op_state_delta_applies_every_op_in_order():
 
 def test_many_results_for_one_early_call_are_placed_after_it_in_arrival_order():
     p = Pipeline(verify="off")
-    p.feed_event(T.ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="m1"))
+    p.feed_event(
+        T.ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="m1")
+    )
     p.feed_event(T.ToolCallEndEvent(tool_call_id="c1"))
     p.feed_event(T.TextMessageStartEvent(message_id="t1", role="assistant"))
     p.feed_event(T.TextMessageEndEvent(message_id="t1"))

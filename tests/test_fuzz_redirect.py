@@ -34,11 +34,13 @@ def Http(request):
 
 @pytest.fixture(scope="module")
 def server():
-    app = Starlette(routes=[
-        Route("/bad", to_bad_port, methods=["POST"]),
-        Route("/bad-relative", to_bad_port_relative, methods=["POST"]),
-        Route("/hop", hop, methods=["POST"]),
-    ])
+    app = Starlette(
+        routes=[
+            Route("/bad", to_bad_port, methods=["POST"]),
+            Route("/bad-relative", to_bad_port_relative, methods=["POST"]),
+            Route("/hop", hop, methods=["POST"]),
+        ]
+    )
     with BackgroundServer(app) as srv:
         yield srv
 

@@ -31,9 +31,20 @@ def test_saved_fuzz_seed_passes(path):
 
 def test_fuzz_runner_prints_one_summary_line_and_exits_0():
     out = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "fuzz.py"), "--scale", "0.0001", "--jobs", "1",
-         "--only", "sse,patch,server"],
-        capture_output=True, text=True, check=False, timeout=600,
+        [
+            sys.executable,
+            str(ROOT / "tools" / "fuzz.py"),
+            "--scale",
+            "0.0001",
+            "--jobs",
+            "1",
+            "--only",
+            "sse,patch,server",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
     )
     assert out.returncode == 0, out.stderr
     line = out.stdout.strip()

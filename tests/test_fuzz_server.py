@@ -27,7 +27,12 @@ SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fuzz"
 
 VALID = {
-    "threadId": "t", "runId": "r", "state": {}, "tools": [], "context": [], "forwardedProps": {},
+    "threadId": "t",
+    "runId": "r",
+    "state": {},
+    "tools": [],
+    "context": [],
+    "forwardedProps": {},
     "messages": [{"id": "u1", "role": "user", "content": "hi"}],
 }
 
@@ -58,8 +63,18 @@ def random_body(rng: random.Random) -> bytes:
         elif r == 1:
             doc[key] = _odd(rng)
         elif r == 2 and isinstance(doc.get("messages"), list):
-            doc["messages"].append(rng.choice([{"id": "m", "role": rng.choice(["user", "tool", "x"]),
-                                                "content": _odd(rng)}, _odd(rng)]))
+            doc["messages"].append(
+                rng.choice(
+                    [
+                        {
+                            "id": "m",
+                            "role": rng.choice(["user", "tool", "x"]),
+                            "content": _odd(rng),
+                        },
+                        _odd(rng),
+                    ]
+                )
+            )
         elif r == 3:
             doc["state"] = {"d": "@DEEP@"}
         elif r == 4:
@@ -78,8 +93,11 @@ def random_body(rng: random.Random) -> bytes:
 
 
 async def _post(client: httpx.AsyncClient, body: bytes) -> None:
-    resp = await client.post("/agent", content=body, headers={
-        "content-type": "application/json", "accept": "text/event-stream"})
+    resp = await client.post(
+        "/agent",
+        content=body,
+        headers={"content-type": "application/json", "accept": "text/event-stream"},
+    )
     ctype = resp.headers.get("content-type", "")
     assert resp.status_code < 500, (resp.status_code, resp.text[:200], body[:200])
     if resp.status_code >= 400:
@@ -105,7 +123,9 @@ def run_campaign(examples: int, seed: int = 0) -> int:
 
 
 def test_no_request_body_makes_the_server_answer_500():
-    assert run_campaign(150 * SCALE, seed=int(os.environ.get("AGUI_FUZZ_SEED", "500"))) == 150 * SCALE
+    assert (
+        run_campaign(150 * SCALE, seed=int(os.environ.get("AGUI_FUZZ_SEED", "500"))) == 150 * SCALE
+    )
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("body-*.bin")), ids=lambda p: p.name)

@@ -21,9 +21,30 @@ from agui.wire.sse import SseReader
 
 SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fuzz"
-PIECES = [b"data:", b"data: ", b"data", b"event: x", b"id: 1", b": c", b"retry: 5", b"\n", b"\r",
-          b"\r\n", b"\n\n", b"{}", b"x", b" ", b"\xef\xbb\xbf", b"\xff", b"\xc3", b"\xa9", b"dat",
-          b"a:", b"\x00", b"data:data: y"]
+PIECES = [
+    b"data:",
+    b"data: ",
+    b"data",
+    b"event: x",
+    b"id: 1",
+    b": c",
+    b"retry: 5",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\n\n",
+    b"{}",
+    b"x",
+    b" ",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xc3",
+    b"\xa9",
+    b"dat",
+    b"a:",
+    b"\x00",
+    b"data:data: y",
+]
 
 
 def reference(data: bytes, cap: int) -> tuple[list[str], bool]:
@@ -93,7 +114,10 @@ def run_campaign(examples: int, seed: int = 0) -> int:
 
 
 def test_sse_reader_agrees_with_the_reference_splitter_on_any_split():
-    assert run_campaign(3000 * SCALE, seed=int(os.environ.get("AGUI_FUZZ_SEED", "2026"))) == 3000 * SCALE
+    assert (
+        run_campaign(3000 * SCALE, seed=int(os.environ.get("AGUI_FUZZ_SEED", "2026")))
+        == 3000 * SCALE
+    )
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("sse-*.bin")), ids=lambda p: p.name)

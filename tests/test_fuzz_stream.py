@@ -54,7 +54,9 @@ SEEDS = _load_seeds()
 
 
 def frame(event: object) -> bytes:
-    return b"data: " + json.dumps(event, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n\n"
+    return (
+        b"data: " + json.dumps(event, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n\n"
+    )
 
 
 def _hostile(rng: random.Random) -> list[object]:
@@ -63,37 +65,83 @@ def _hostile(rng: random.Random) -> list[object]:
         path = ""
         out: list[object] = [{"type": "STATE_SNAPSHOT", "snapshot": {}}]
         for _ in range(rng.randint(1, 300)):
-            out.append({"type": "STATE_DELTA", "delta": [{"op": "add", "path": path + "/n", "value": {}}]})
+            out.append(
+                {"type": "STATE_DELTA", "delta": [{"op": "add", "path": path + "/n", "value": {}}]}
+            )
             path += "/n"
         return out
     if r == 1:  # many results for one call
-        out = [{"type": "TOOL_CALL_START", "toolCallId": "hc", "toolCallName": "f"},
-               {"type": "TOOL_CALL_END", "toolCallId": "hc"}]
-        out += [{"type": "TOOL_CALL_RESULT", "messageId": f"hr{i}", "toolCallId": "hc",
-                 "content": "x"} for i in range(rng.randint(1, 200))]
+        out = [
+            {"type": "TOOL_CALL_START", "toolCallId": "hc", "toolCallName": "f"},
+            {"type": "TOOL_CALL_END", "toolCallId": "hc"},
+        ]
+        out += [
+            {"type": "TOOL_CALL_RESULT", "messageId": f"hr{i}", "toolCallId": "hc", "content": "x"}
+            for i in range(rng.randint(1, 200))
+        ]
         return out
     if r == 2:  # a many-op delta, some ops failing
-        ops = [{"op": rng.choice(["add", "remove", "replace", "move", "copy", "test"]),
+        ops = [
+            {
+                "op": rng.choice(["add", "remove", "replace", "move", "copy", "test"]),
                 "path": rng.choice(["", "/a", "/a/0", "/-", "/b/c", "/a/-", "/99999999999"]),
-                "from": rng.choice(["", "/a", "/b"]), "value": rng.choice([1, [], {}, None])}
-               for _ in range(rng.randint(1, 50))]
+                "from": rng.choice(["", "/a", "/b"]),
+                "value": rng.choice([1, [], {}, None]),
+            }
+            for _ in range(rng.randint(1, 50))
+        ]
         return [{"type": "STATE_DELTA", "delta": ops}]
     if r == 3:
         return [{"type": "STATE_SNAPSHOT", "snapshot": json.loads("[" * 300 + "]" * 300)}]
     if r == 4:
         return [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "\ud800\x1b[2J"}]
     if r == 5:
-        return [{"type": "MESSAGES_SNAPSHOT", "messages": [
-            {"id": "m", "role": "assistant", "content": "x",
-             "toolCalls": [{"id": "hc", "type": "function", "function": {"name": "f", "arguments": "{"}}]}]}]
+        return [
+            {
+                "type": "MESSAGES_SNAPSHOT",
+                "messages": [
+                    {
+                        "id": "m",
+                        "role": "assistant",
+                        "content": "x",
+                        "toolCalls": [
+                            {
+                                "id": "hc",
+                                "type": "function",
+                                "function": {"name": "f", "arguments": "{"},
+                            }
+                        ],
+                    }
+                ],
+            }
+        ]
     if r == 6:
-        return [{"type": "ACTIVITY_SNAPSHOT", "messageId": "act", "activityType": "a2ui",
-                 "content": {"operations": [{"x": 1}]}},
-                {"type": "ACTIVITY_DELTA", "messageId": "act", "activityType": "a2ui",
-                 "patch": [{"op": "add", "path": "/operations/-", "value": {"y": 2}}]}]
-    return [{"type": rng.choice(["RUN_FINISHED", "RUN_ERROR", "STEP_STARTED", "CUSTOM", "RAW"]),
-             "threadId": "t", "runId": "r", "message": "m", "stepName": "s", "name": "n",
-             "value": 1, "event": {}}]
+        return [
+            {
+                "type": "ACTIVITY_SNAPSHOT",
+                "messageId": "act",
+                "activityType": "a2ui",
+                "content": {"operations": [{"x": 1}]},
+            },
+            {
+                "type": "ACTIVITY_DELTA",
+                "messageId": "act",
+                "activityType": "a2ui",
+                "patch": [{"op": "add", "path": "/operations/-", "value": {"y": 2}}],
+            },
+        ]
+    return [
+        {
+            "type": rng.choice(["RUN_FINISHED", "RUN_ERROR", "STEP_STARTED", "CUSTOM", "RAW"]),
+            "threadId": "t",
+            "runId": "r",
+            "message": "m",
+            "stepName": "s",
+            "name": "n",
+            "value": 1,
+            "event": {},
+        }
+    ]
 
 
 def mutate(rng: random.Random, events: list[dict]) -> bytes:
@@ -218,15 +266,23 @@ def test_saved_stream_fuzz_failures_replay(path):
 
 
 def _state_stream() -> bytes:
-    return b"".join(frame(e) for e in [
-        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
-        {"type": "STATE_SNAPSHOT", "snapshot": {"n": 0}},
-        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 1}]},
-        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/m", "value": [1]}]},
-        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/m/-", "value": 2},
-                                          {"op": "replace", "path": "/n", "value": 3}]},
-        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
-    ])
+    return b"".join(
+        frame(e)
+        for e in [
+            {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+            {"type": "STATE_SNAPSHOT", "snapshot": {"n": 0}},
+            {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 1}]},
+            {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/m", "value": [1]}]},
+            {
+                "type": "STATE_DELTA",
+                "delta": [
+                    {"op": "add", "path": "/m/-", "value": 2},
+                    {"op": "replace", "path": "/n", "value": 3},
+                ],
+            },
+            {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+        ]
+    )
 
 
 def test_state_changed_updates_show_the_state_as_of_each_update():

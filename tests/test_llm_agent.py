@@ -26,10 +26,16 @@ from agui.transports import HttpTransport
 from agui.updates import Done, ErrorUpdate, ReasoningEnded, TextEnded, ToolCallEnded
 
 TOOLS = [
-    {"name": "get_weather", "description": "Weather in a city.",
-     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},
-    {"name": "get_time", "description": "Time in a zone.",
-     "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}}},
+    {
+        "name": "get_weather",
+        "description": "Weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+    {
+        "name": "get_time",
+        "description": "Time in a zone.",
+        "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}},
+    },
 ]
 
 
@@ -60,16 +66,30 @@ def of(kind, updates):
 
 # --- request conversion (no I/O) ----------------------------------------------
 
+
 def test_messages_become_chat_messages_with_tool_calls_and_tool_results():
     messages = [
         {"id": "s", "role": "system", "content": "be brief"},
         {"id": "d", "role": "developer", "content": "use tools"},
-        {"id": "u", "role": "user", "content": [
-            {"type": "text", "text": "look"},
-            {"type": "image", "source": {"type": "url", "value": "https://x/i.png"}}]},
-        {"id": "a", "role": "assistant", "toolCalls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "get_weather", "arguments": '{"city":"Lisbon"}'}}]},
+        {
+            "id": "u",
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image", "source": {"type": "url", "value": "https://x/i.png"}},
+            ],
+        },
+        {
+            "id": "a",
+            "role": "assistant",
+            "toolCalls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Lisbon"}'},
+                }
+            ],
+        },
         {"id": "t", "role": "tool", "toolCallId": "c1", "content": "sunny"},
         {"id": "r", "role": "reasoning", "content": "private"},
         {"id": "a2", "role": "assistant", "content": "It is sunny."},
@@ -77,12 +97,23 @@ def test_messages_become_chat_messages_with_tool_calls_and_tool_results():
     assert chat_messages(messages) == [
         {"role": "system", "content": "be brief"},
         {"role": "developer", "content": "use tools"},
-        {"role": "user", "content": [{"type": "text", "text": "look"},
-                                     {"type": "image_url",
-                                      "image_url": {"url": "https://x/i.png"}}]},
-        {"role": "assistant", "tool_calls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "get_weather", "arguments": '{"city":"Lisbon"}'}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "https://x/i.png"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Lisbon"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
         {"role": "assistant", "content": "It is sunny."},
     ]
@@ -90,18 +121,33 @@ def test_messages_become_chat_messages_with_tool_calls_and_tool_results():
 
 def test_client_tools_become_function_tools():
     assert chat_tools([{"name": "ping", "description": "Ping."}, *TOOLS[:1]]) == [
-        {"type": "function", "function": {"name": "ping", "description": "Ping.",
-                                          "parameters": {"type": "object", "properties": {}}}},
+        {
+            "type": "function",
+            "function": {
+                "name": "ping",
+                "description": "Ping.",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        },
         {"type": "function", "function": TOOLS[0]},
     ]
 
 
 def test_usage_maps_to_token_usage_leaving_absent_counts_out():
-    usage = {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12,
-             "completion_tokens_details": {"reasoning_tokens": 2},
-             "prompt_tokens_details": {"cached_tokens": None}}
-    assert token_usage(usage, "m") == {"model": "m", "inputTokens": 7, "outputTokens": 5,
-                                       "totalTokens": 12, "reasoningTokens": 2}
+    usage = {
+        "prompt_tokens": 7,
+        "completion_tokens": 5,
+        "total_tokens": 12,
+        "completion_tokens_details": {"reasoning_tokens": 2},
+        "prompt_tokens_details": {"cached_tokens": None},
+    }
+    assert token_usage(usage, "m") == {
+        "model": "m",
+        "inputTokens": 7,
+        "outputTokens": 5,
+        "totalTokens": 12,
+        "reasoningTokens": 2,
+    }
 
 
 def test_config_comes_from_flags_then_environment():
@@ -122,6 +168,7 @@ def test_config_without_a_model_or_a_key_for_openai_is_refused():
 
 # --- the agent over loopback ---------------------------------------------------
 
+
 async def test_text_streams_as_deltas_and_usage_reaches_run_finished(provider, agent_url):
     session = Session(HttpTransport(agent_url))
     updates = await run_line(session, "hello there")
@@ -132,7 +179,11 @@ async def test_text_streams_as_deltas_and_usage_reaches_run_finished(provider, a
     assert isinstance(done, Done) and done.outcome == "success"
     (usage,) = done.usage
     assert (usage.model, usage.input_tokens, usage.output_tokens, usage.total_tokens) == (
-        "fake-model", 12, 3, 15)
+        "fake-model",
+        12,
+        3,
+        15,
+    )
     sent = provider.requests[-1]
     assert sent["model"] == "fake-model" and sent["stream"] is True
     assert sent["stream_options"] == {"include_usage": True}
@@ -151,8 +202,10 @@ async def test_parallel_tool_calls_are_routed_by_index_and_args_rejoin(provider,
     session = Session(HttpTransport(agent_url), tools=TOOLS)
     updates = await run_line(session, "weather in Lisbon")
     calls = of(ToolCallEnded, updates)
-    assert [(c.tool_call_id, c.name) for c in calls] == [("call_w", "get_weather"),
-                                                         ("call_t", "get_time")]
+    assert [(c.tool_call_id, c.name) for c in calls] == [
+        ("call_w", "get_weather"),
+        ("call_t", "get_time"),
+    ]
     assert json.loads(calls[0].arguments) == {"city": "Lisbon", "note": 'say "hi"'}
     assert json.loads(calls[1].arguments) == {"zone": "Europe/Lisbon", "mood": "😀"}
     fragments = [u.delta for u in updates if type(u).__name__ == "ToolCallArgs"]
@@ -169,7 +222,8 @@ async def test_client_tool_round_trip_feeds_results_back_as_tool_messages(provid
         session.add_tool_result(call_id, {"ok": call_id})
     second = await run_line(session, None)
     assert [t.text for t in of(TextEnded, second)] == [
-        'Results: call_w={"ok":"call_w"}; call_t={"ok":"call_t"}']
+        'Results: call_w={"ok":"call_w"}; call_t={"ok":"call_t"}'
+    ]
     sent = provider.requests[-1]["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool", "tool"]
     assert [tc["id"] for tc in sent[1]["tool_calls"]] == ["call_w", "call_t"]
@@ -223,8 +277,9 @@ async def test_live_model_answers_a_line():
         pytest.skip("live test: set OPENAI_API_KEY (and OPENAI_MODEL, OPENAI_BASE_URL) to run")
     app = create_app(model=os.environ.get("OPENAI_MODEL") or "gpt-4o-mini")
     with BackgroundServer(app) as server:
-        updates = await run_line(Session(HttpTransport(server.url + "/agent")),
-                                 "Reply with the single word: pong")
+        updates = await run_line(
+            Session(HttpTransport(server.url + "/agent")), "Reply with the single word: pong"
+        )
     assert updates[-1].outcome == "success", updates[-1]
     assert "pong" in " ".join(t.text for t in of(TextEnded, updates)).lower()
 

@@ -23,10 +23,16 @@ from agui.backends.llm import create_app
 from agui.server import BackgroundServer
 
 TOOLS = [
-    {"name": "get_weather", "description": "Weather in a city.",
-     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},
-    {"name": "get_time", "description": "Time in a zone.",
-     "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}}},
+    {
+        "name": "get_weather",
+        "description": "Weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+    {
+        "name": "get_time",
+        "description": "Time in a zone.",
+        "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}},
+    },
 ]
 
 
@@ -53,8 +59,11 @@ def test_watch_against_serve_llm_streams_text_reasoning_and_parallel_calls(
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps(TOOLS), encoding="utf-8")
     flags = ["--fragments"] if view == "fragments" else []
-    text = transcript(["watch", "--url", llm_server.url + "/agent", "--tools", str(tools),
-                       *flags], "hello\nthink\nweather in Lisbon\n", llm_server.url)
+    text = transcript(
+        ["watch", "--url", llm_server.url + "/agent", "--tools", str(tools), *flags],
+        "hello\nthink\nweather in Lisbon\n",
+        llm_server.url,
+    )
     assert text == snapshot
     sent = llm_server.provider.requests[-1]
     assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather", "get_time"]
@@ -74,23 +83,45 @@ def test_watch_answers_the_models_client_tool_calls_and_the_model_answers_with_t
     # get_time's result is canned, get_weather's is the line typed after the question
     before = len(llm_server.provider.requests)
     text = transcript(
-        ["watch", "--url", llm_server.url + "/agent", "--tools", tools_file(tmp_path),
-         "--fragments", "--tool-result", 'get_time="09:30"'],
-        'hello\nweather in Lisbon\n{"temp": 21, "sky": "clear"}\n', llm_server.url)
+        [
+            "watch",
+            "--url",
+            llm_server.url + "/agent",
+            "--tools",
+            tools_file(tmp_path),
+            "--fragments",
+            "--tool-result",
+            'get_time="09:30"',
+        ],
+        'hello\nweather in Lisbon\n{"temp": 21, "sky": "clear"}\n',
+        llm_server.url,
+    )
     assert text == snapshot
     _, first, second = llm_server.provider.requests[before:]
     assert [m["role"] for m in first["messages"]] == ["user", "assistant", "user"]
     tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
     assert [(m["tool_call_id"], m["content"]) for m in tool_messages] == [
-        ("call_w", '{"temp": 21, "sky": "clear"}'), ("call_t", '"09:30"')]
+        ("call_w", '{"temp": 21, "sky": "clear"}'),
+        ("call_t", '"09:30"'),
+    ]
     assert 'text    [Results: call_w={"temp": 21, "sky": "clear"}; call_t="09:30"]' in text
 
 
 def test_watch_makes_up_no_tool_result_at_end_of_input(llm_server, tmp_path):
     before = len(llm_server.provider.requests)
     code, out, err = run_cli(
-        ["watch", "--url", llm_server.url + "/agent", "--tools", tools_file(tmp_path),
-         "--tool-result", 'get_weather={"temp": 21}', "--check"], "weather in Lisbon\n")
+        [
+            "watch",
+            "--url",
+            llm_server.url + "/agent",
+            "--tools",
+            tools_file(tmp_path),
+            "--tool-result",
+            'get_weather={"temp": 21}',
+            "--check",
+        ],
+        "weather in Lisbon\n",
+    )
     assert (code, err) == (0, "")
     lines = out.splitlines()
     # the canned result is shown; the asked one is not answered and nothing more is sent
@@ -105,28 +136,47 @@ def test_max_resumes_caps_the_tool_rounds_and_the_next_line_answers_what_is_open
     llm_server, tmp_path
 ):
     code, out, err = run_cli(
-        ["watch", "--url", llm_server.url + "/agent", "--tools", tools_file(tmp_path),
-         "--tool-result", 'get_time="12:00"', "--max-resumes", "2", "--check"],
-        "again\nhello\n")
+        [
+            "watch",
+            "--url",
+            llm_server.url + "/agent",
+            "--tools",
+            tools_file(tmp_path),
+            "--tool-result",
+            'get_time="12:00"',
+            "--max-resumes",
+            "2",
+            "--check",
+        ],
+        "again\nhello\n",
+    )
     assert (code, err) == (3, "")
     lines = [line for line in out.splitlines() if not line.startswith(("board", "state"))]
     assert lines == [
         "run     run-1 started",
         'call    (1) get_time {"zone": "UTC"}',
-        ("done    success (pending tool calls: call_a0) (usage: 10 in, 5 out, 15 total "
-        "[fake-model])"),
+        (
+            "done    success (pending tool calls: call_a0) (usage: 10 in, 5 out, 15 total "
+            "[fake-model])"
+        ),
         'result  (1) get_time → "12:00"',
         "run     run-2 started",
         'call    (2) get_time {"zone": "UTC"}',
-        ("done    success (pending tool calls: call_a1) (usage: 10 in, 5 out, 15 total "
-        "[fake-model])"),
+        (
+            "done    success (pending tool calls: call_a1) (usage: 10 in, 5 out, 15 total "
+            "[fake-model])"
+        ),
         'result  (2) get_time → "12:00"',
         "run     run-3 started",
         'call    (3) get_time {"zone": "UTC"}',
-        ("done    success (pending tool calls: call_a2) (usage: 10 in, 5 out, 15 total "
-        "[fake-model])"),
-        ("error   stopped after 2 resumes in a row (--max-resumes 2); 1 tool call still open: "
-        "the next line answers them"),
+        (
+            "done    success (pending tool calls: call_a2) (usage: 10 in, 5 out, 15 total "
+            "[fake-model])"
+        ),
+        (
+            "error   stopped after 2 resumes in a row (--max-resumes 2); 1 tool call still open: "
+            "the next line answers them"
+        ),
         'result  (3) get_time → "12:00"',
         "run     run-4 started",
         "text    Hello, world!",
@@ -139,18 +189,32 @@ def test_max_resumes_caps_the_tool_rounds_and_the_next_line_answers_what_is_open
 
 def test_a_tool_result_for_a_tool_not_offered_is_refused(llm_server, tmp_path):
     code, out, err = run_cli(
-        ["watch", "--url", llm_server.url + "/agent", "--tools", tools_file(tmp_path),
-         "--tool-result", "get_wether={}"], "hello\n")
+        [
+            "watch",
+            "--url",
+            llm_server.url + "/agent",
+            "--tools",
+            tools_file(tmp_path),
+            "--tool-result",
+            "get_wether={}",
+        ],
+        "hello\n",
+    )
     assert (code, out) == (1, "")
-    assert err == ("board-watch: error: --tool-result get_wether: no tool get_wether is "
-                   "offered (offered: get_weather, get_time)\n")
+    assert err == (
+        "board-watch: error: --tool-result get_wether: no tool get_wether is "
+        "offered (offered: get_weather, get_time)\n"
+    )
 
 
-@pytest.mark.parametrize(("flag", "reason"), [
-    ("get_time", "expected NAME=JSON, got 'get_time'"),
-    ("=1", "expected NAME=JSON, got '=1'"),
-    ("get_time=09:30", "get_time: the result is not JSON"),
-])
+@pytest.mark.parametrize(
+    ("flag", "reason"),
+    [
+        ("get_time", "expected NAME=JSON, got 'get_time'"),
+        ("=1", "expected NAME=JSON, got '=1'"),
+        ("get_time=09:30", "get_time: the result is not JSON"),
+    ],
+)
 def test_a_malformed_tool_result_flag_is_a_usage_error(flag, reason):
     code, out, err = run_cli(["watch", "--tool-result", flag], "")
     assert (code, out) == (2, "")
@@ -186,15 +250,19 @@ def test_a_call_to_a_tool_watch_did_not_offer_is_neither_asked_nor_answered(llm_
     # the model calls get_weather (offered) and get_time (not offered): only the first is asked
     path = tmp_path / "weather-only.json"
     path.write_text(json.dumps(TOOLS[:1]), encoding="utf-8")
-    code, out, err = run_cli(["watch", "--url", llm_server.url + "/agent", "--tools", str(path)],
-                             'weather in Lisbon\n{"temp": 21}\n')
+    code, out, err = run_cli(
+        ["watch", "--url", llm_server.url + "/agent", "--tools", str(path)],
+        'weather in Lisbon\n{"temp": 21}\n',
+    )
     assert (code, err) == (0, "")
     assert [line for line in out.splitlines() if line.startswith("result")] == [
-        'result  (1) get_weather → {"temp": 21}']
+        'result  (1) get_weather → {"temp": 21}'
+    ]
     sent = llm_server.provider.requests[-1]["messages"]
     assert [(m["tool_call_id"], m["content"]) for m in sent if m["role"] == "tool"] == [
-        ("call_w", '{"temp": 21}')]
-    assert "text    Results: call_w={\"temp\": 21}" in out
+        ("call_w", '{"temp": 21}')
+    ]
+    assert 'text    Results: call_w={"temp": 21}' in out
 
 
 def test_a_line_after_calls_to_tools_watch_did_not_offer_names_them_and_the_way_out(
@@ -203,12 +271,19 @@ def test_a_line_after_calls_to_tools_watch_did_not_offer_names_them_and_the_way_
     # no tool of the call is offered: the thread cannot take a user message (Session.send
     # refuses); the error names the calls and --tools, not session.add_tool_result
     path = tmp_path / "other.json"
-    path.write_text(json.dumps([{"name": "other", "description": "x",
-                                 "parameters": {"type": "object"}}]), encoding="utf-8")
-    code, out, err = run_cli(["watch", "--url", llm_server.url + "/agent", "--tools", str(path)],
-                             "weather in Lisbon\nhello\n")
+    path.write_text(
+        json.dumps([{"name": "other", "description": "x", "parameters": {"type": "object"}}]),
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(
+        ["watch", "--url", llm_server.url + "/agent", "--tools", str(path)],
+        "weather in Lisbon\nhello\n",
+    )
     assert (code, err) == (0, "")
     assert [line for line in out.splitlines() if line.startswith("error")] == [
-        ("error   cannot send: the agent left 2 calls to tools watch does not offer "
-         "(get_weather (call_w), get_time (call_t)) and this thread cannot go on without their "
-         "results; offer them with --tools FILE, or start a new thread")]
+        (
+            "error   cannot send: the agent left 2 calls to tools watch does not offer "
+            "(get_weather (call_w), get_time (call_t)) and this thread cannot go on without their "
+            "results; offer them with --tools FILE, or start a new thread"
+        )
+    ]

@@ -11,8 +11,12 @@ from hypothesis import strategies as st
 from agui.partial_json import parse_partial_json, partial_tool_call_args
 
 ARGS = [
-    {"q": 'caf\u00e9 \U0001F600 "x" \\ y', "n": [1, 2.5, True, None], "o": {"k": "v"}},
-    {"path": "/tmp/a\nb\tc", "mode": "w", "lines": ["\u202e", "\u0000", "\U0001F468\u200d\U0001F469"]},
+    {"q": 'caf\u00e9 \U0001f600 "x" \\ y', "n": [1, 2.5, True, None], "o": {"k": "v"}},
+    {
+        "path": "/tmp/a\nb\tc",
+        "mode": "w",
+        "lines": ["\u202e", "\u0000", "\U0001f468\u200d\U0001f469"],
+    },
     {"nested": {"deep": {"deeper": [[], {}, [{"x": -1.5e3}]]}}, "empty": ""},
 ]
 TEXTS = [json.dumps(a, ensure_ascii=True) for a in ARGS] + [
@@ -26,10 +30,14 @@ def _string_prefixes_hold(partial, final) -> bool:
         return isinstance(final, str) and final.startswith(partial)
     if isinstance(partial, dict):
         return isinstance(final, dict) and all(
-            k in final and _string_prefixes_hold(v, final[k]) for k, v in partial.items())
+            k in final and _string_prefixes_hold(v, final[k]) for k, v in partial.items()
+        )
     if isinstance(partial, list):
-        return isinstance(final, list) and len(partial) <= len(final) and all(
-            _string_prefixes_hold(p, f) for p, f in zip(partial, final, strict=False))
+        return (
+            isinstance(final, list)
+            and len(partial) <= len(final)
+            and all(_string_prefixes_hold(p, f) for p, f in zip(partial, final, strict=False))
+        )
     return True
 
 
@@ -52,7 +60,7 @@ def test_a_cut_inside_a_surrogate_pair_escape_keeps_the_text_before_it():
     start = text.index("\\ud83d")
     for cut in range(start, start + len("\\ud83d\\ude00")):
         assert parse_partial_json(text[:cut]) == {"q": "ab"}, text[:cut]
-    assert parse_partial_json(text[: start + 12]) == {"q": "ab\U0001F600"}
+    assert parse_partial_json(text[: start + 12]) == {"q": "ab\U0001f600"}
 
 
 def test_a_cut_inside_a_simple_escape_keeps_the_text_before_it():
@@ -74,7 +82,7 @@ def test_an_escaped_backslash_before_u_is_not_taken_for_an_escape():
 def test_unfinished_scalars_are_left_out():
     assert parse_partial_json('{"ok": tr') == {}
     assert parse_partial_json('{"n": -') == {}
-    assert parse_partial_json('[1, 2.') == [1]
+    assert parse_partial_json("[1, 2.") == [1]
     assert parse_partial_json('{"n": 12') == {"n": 12}
 
 
@@ -118,12 +126,20 @@ def test_any_text_never_raises(text):
     assert partial_tool_call_args(text) == (got if isinstance(got, dict) else {})
 
 
-@given(st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=5), kids, max_size=4),
-    max_leaves=12,
-), st.booleans())
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(),
+        lambda kids: (
+            st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=5), kids, max_size=4)
+        ),
+        max_leaves=12,
+    ),
+    st.booleans(),
+)
 def test_every_cut_of_any_json_document_has_prefix_strings(value, ascii_only):
     doc = {"v": value}
     text = json.dumps(doc, ensure_ascii=ascii_only)

@@ -52,7 +52,9 @@ def test_langgraph_on_interrupt_then_no_outcome_is_an_interrupted_run_with_a_war
     [pending] = conv.pending_interrupts
     assert paused.interrupts == (pending,)
     assert msgspec.to_builtins(pending) == {
-        "id": "lg-1", "reason": "approval", "message": "Approve the plan?",
+        "id": "lg-1",
+        "reason": "approval",
+        "message": "Approve the plan?",
         "metadata": {"langgraph": {"raw": VALUE}},
     }
     assert conv.outcome == "interrupted"
@@ -61,8 +63,10 @@ def test_langgraph_on_interrupt_then_no_outcome_is_an_interrupted_run_with_a_war
 
 def test_langgraph_on_interrupt_with_an_equal_interrupt_outcome_makes_one_interrupt_no_warning():
     conv = Conversation()
-    outcome = {"type": "interrupt", "interrupts": [
-        {"id": "lg-1", "reason": "approval", "message": "Approve the plan?"}]}
+    outcome = {
+        "type": "interrupt",
+        "interrupts": [{"id": "lg-1", "reason": "approval", "message": "Approve the plan?"}],
+    }
     ups = run(conv, on_interrupt(), ev("RUN_FINISHED", threadId="t", runId="r", outcome=outcome))
     assert not [u for u in ups if isinstance(u, WarningUpdate)]
     assert [i.id for i in conv.pending_interrupts] == ["lg-1"]
@@ -71,8 +75,11 @@ def test_langgraph_on_interrupt_with_an_equal_interrupt_outcome_makes_one_interr
 
 def test_an_explicit_success_outcome_wins_over_a_legacy_on_interrupt():
     conv = Conversation()
-    ups = run(conv, on_interrupt(),
-              ev("RUN_FINISHED", threadId="t", runId="r", outcome={"type": "success"}))
+    ups = run(
+        conv,
+        on_interrupt(),
+        ev("RUN_FINISHED", threadId="t", runId="r", outcome={"type": "success"}),
+    )
     assert conv.outcome == "success" and conv.pending_interrupts == []
     assert not [u for u in ups if isinstance(u, (WarningUpdate, Paused))]
 
@@ -95,8 +102,13 @@ def test_a_legacy_interrupt_of_an_earlier_run_does_not_leak_into_the_next():
 
 def test_repeated_on_interrupt_with_one_id_is_one_interrupt_and_two_ids_are_two():
     conv = Conversation()
-    run(conv, on_interrupt(), on_interrupt(), on_interrupt("lg-2"),
-        ev("RUN_FINISHED", threadId="t", runId="r"))
+    run(
+        conv,
+        on_interrupt(),
+        on_interrupt(),
+        on_interrupt("lg-2"),
+        ev("RUN_FINISHED", threadId="t", runId="r"),
+    )
     assert [i.id for i in conv.pending_interrupts] == ["lg-1", "lg-2"]
 
 
@@ -120,16 +132,22 @@ def test_langgraph_interrupts_want_a_resume_value_and_plain_ones_do_not():
 
 # -- the same rule without a Session: agui.interrupts (board-watch trace) ------------------
 
+
 def test_interrupts_of_applies_the_legacy_on_interrupt_rule_to_structs_and_wire_dicts():
     from agui.interrupts import interrupts_of
 
-    events = [ev("RUN_STARTED", threadId="t", runId="r"), on_interrupt(),
-              ev("RUN_FINISHED", threadId="t", runId="r")]
+    events = [
+        ev("RUN_STARTED", threadId="t", runId="r"),
+        on_interrupt(),
+        ev("RUN_FINISHED", threadId="t", runId="r"),
+    ]
     wire = [msgspec.to_builtins(e) for e in events]
     for stream in (events, wire):
         [pending] = interrupts_of(stream)
         assert msgspec.to_builtins(pending) == {
-            "id": "lg-1", "reason": "approval", "message": "Approve the plan?",
+            "id": "lg-1",
+            "reason": "approval",
+            "message": "Approve the plan?",
             "metadata": {"langgraph": {"raw": VALUE}},
         }
 
@@ -139,15 +157,21 @@ def test_interrupts_of_lets_an_explicit_outcome_win_and_forgets_an_earlier_run()
 
     outcome = {"type": "interrupt", "interrupts": [{"id": "lg-1", "reason": "approval"}]}
     start = ev("RUN_STARTED", threadId="t", runId="r")
-    explicit = [start, on_interrupt(), ev("RUN_FINISHED", threadId="t", runId="r",
-                                          outcome=outcome)]
+    explicit = [start, on_interrupt(), ev("RUN_FINISHED", threadId="t", runId="r", outcome=outcome)]
     assert [i.metadata for i in interrupts_of(explicit)] == [msgspec.UNSET]  # the outcome's
-    success = [start, on_interrupt(), ev("RUN_FINISHED", threadId="t", runId="r",
-                                         outcome={"type": "success"})]
+    success = [
+        start,
+        on_interrupt(),
+        ev("RUN_FINISHED", threadId="t", runId="r", outcome={"type": "success"}),
+    ]
     assert interrupts_of(success) == []
-    errored = [start, on_interrupt(), ev("RUN_ERROR", message="boom"),
-               ev("RUN_STARTED", threadId="t", runId="r2"),
-               ev("RUN_FINISHED", threadId="t", runId="r2")]
+    errored = [
+        start,
+        on_interrupt(),
+        ev("RUN_ERROR", message="boom"),
+        ev("RUN_STARTED", threadId="t", runId="r2"),
+        ev("RUN_FINISHED", threadId="t", runId="r2"),
+    ]
     assert interrupts_of(errored) == []
 
 
@@ -155,16 +179,22 @@ def test_resume_run_answers_a_legacy_interrupt_with_one_resume_entry():
     from agui.interrupts import resolved, resume_run
     from agui.types import RunAgentInput
 
-    previous = RunAgentInput(thread_id="t", run_id="r", messages=[], tools=[], context=[],
-                             state={}, forwarded_props={})
-    events = [ev("RUN_STARTED", threadId="t", runId="r"), on_interrupt(),
-              ev("RUN_FINISHED", threadId="t", runId="r")]
+    previous = RunAgentInput(
+        thread_id="t", run_id="r", messages=[], tools=[], context=[], state={}, forwarded_props={}
+    )
+    events = [
+        ev("RUN_STARTED", threadId="t", runId="r"),
+        on_interrupt(),
+        ev("RUN_FINISHED", threadId="t", runId="r"),
+    ]
     nxt = resume_run(previous, events, {"lg-1": resolved({"approved": True})}, run_id="r2")
     assert msgspec.to_builtins(nxt.resume) == [
-        {"interruptId": "lg-1", "status": "resolved", "payload": {"approved": True}}]
+        {"interruptId": "lg-1", "status": "resolved", "payload": {"approved": True}}
+    ]
 
 
 # -- the other producer quirks: accepted as they are (README "Producer profiles") -----------
+
 
 def feed_all(*frames: str) -> tuple[Conversation, list[Any]]:
     from agui.pipeline import Pipeline
@@ -181,7 +211,8 @@ def text_run(timestamp: str) -> tuple[Conversation, list[Any]]:
     return feed_all(
         '{"type":"RUN_STARTED","threadId":"t","runId":"r","timestamp":' + timestamp + "}",
         '{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant","timestamp":'
-        + timestamp + "}",
+        + timestamp
+        + "}",
         '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}',
         '{"type":"TEXT_MESSAGE_END","messageId":"m"}',
         '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
@@ -208,7 +239,8 @@ def test_a_fractional_timestamp_in_seconds_becomes_integer_milliseconds_with_a_w
     assert [(w.code, w.path) for w in warnings] == [("fractional_timestamp", "$.timestamp")] * 2
     assert warnings[0].message == (
         "made the fractional timestamp 1733050000.5 at /timestamp of RUN_STARTED the integer"
-        " 1733050000500 (read as seconds; the schema's timestamp is integer milliseconds)")
+        " 1733050000500 (read as seconds; the schema's timestamp is integer milliseconds)"
+    )
     assert isinstance(out[-1], Done) and out[-1].outcome == "success"
 
 
@@ -216,7 +248,8 @@ def test_a_fractional_timestamp_in_milliseconds_is_rounded_to_the_millisecond():
     from agui.wire import decode_event_lenient
 
     decoded = decode_event_lenient(
-        b'{"type":"STEP_STARTED","stepName":"s","timestamp":1733050000123.6}')
+        b'{"type":"STEP_STARTED","stepName":"s","timestamp":1733050000123.6}'
+    )
     assert decoded.event.timestamp == 1733050000124
     assert [w.code for w in decoded.warnings] == ["fractional_timestamp"]
     assert "read as milliseconds" in decoded.warnings[0].message
@@ -227,8 +260,9 @@ def test_strict_decoding_refuses_a_fractional_timestamp():
     from agui.wire import decode_event
 
     with pytest.raises(DecodeError) as caught:
-        decode_event(b'{"type":"STEP_STARTED","stepName":"s","timestamp":1733050000.5}',
-                     strict=True)
+        decode_event(
+            b'{"type":"STEP_STARTED","stepName":"s","timestamp":1733050000.5}', strict=True
+        )
     assert caught.value.path == "$.timestamp"
 
 
@@ -239,7 +273,8 @@ def test_a_fractional_timestamp_past_the_safe_integer_range_stays_a_decode_error
 
     with pytest.raises(DecodeError) as caught:
         decode_event_lenient(
-            ('{"type":"STEP_STARTED","stepName":"s","timestamp":' + value + "}").encode())
+            ('{"type":"STEP_STARTED","stepName":"s","timestamp":' + value + "}").encode()
+        )
     assert caught.value.path == "$.timestamp"
 
 
@@ -247,7 +282,8 @@ def test_an_integral_float_timestamp_is_made_an_integer_too():
     from agui.wire import decode_event_lenient
 
     decoded = decode_event_lenient(
-        b'{"type":"STEP_STARTED","stepName":"s","timestamp":1733050000123.0}')
+        b'{"type":"STEP_STARTED","stepName":"s","timestamp":1733050000123.0}'
+    )
     assert decoded.event.timestamp == 1733050000123
     assert type(decoded.event.timestamp) is int
     assert [w.code for w in decoded.warnings] == ["fractional_timestamp"]
@@ -257,7 +293,9 @@ def test_chunks_repeating_message_id_and_role_on_every_fragment_are_one_message(
     chunk = '{"type":"TEXT_MESSAGE_CHUNK","messageId":"m","role":"assistant","delta":"%s"}'
     conv, out = feed_all(
         '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
-        chunk % "Hel", chunk % "lo", chunk % "!",
+        chunk % "Hel",
+        chunk % "lo",
+        chunk % "!",
         '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
     )
     assert [(m.id, m.content) for m in conv.messages] == [("m", "Hello!")]

@@ -25,13 +25,34 @@ from agui.normalize import Normalizer
 from agui.pipeline import Pipeline
 from agui.verify import Verifier
 
-SETTINGS = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # text that exercises JSON escapes, multi-byte UTF-8, astral characters (surrogate pairs in
 # UTF-16 / \u escapes), combining marks and ZWJ sequences
-TRICKY = ['"', "\\", "\n", "\t", "\x01", "\x7f", "/", "é", "€", "\u0301", "\u200d", "\u2028",
-          "\U0001F600", "\U0001F469", "\U0001F4BB", "\U00010348", "a", "b", " ", "{", "}", ":"]
+TRICKY = [
+    '"',
+    "\\",
+    "\n",
+    "\t",
+    "\x01",
+    "\x7f",
+    "/",
+    "é",
+    "€",
+    "\u0301",
+    "\u200d",
+    "\u2028",
+    "\U0001f600",
+    "\U0001f469",
+    "\U0001f4bb",
+    "\U00010348",
+    "a",
+    "b",
+    " ",
+    "{",
+    "}",
+    ":",
+]
 texts = st.lists(st.sampled_from(TRICKY), max_size=12).map("".join) | st.text(max_size=12)
 
 
@@ -48,8 +69,7 @@ def item_streams(draw: Any) -> list[dict[str, Any]]:
         kind = draw(st.sampled_from(["text", "tool", "reasoning"]))
         item: dict[str, Any] = {"kind": kind, "id": f"{kind}-{n}", "text": draw(texts)}
         if kind == "text":
-            item["role"] = draw(st.sampled_from([None, "assistant", "user", "system",
-                                                 "developer"]))
+            item["role"] = draw(st.sampled_from([None, "assistant", "user", "system", "developer"]))
             if item["role"] in (None, "assistant"):
                 assistant_ids.append(item["id"])
         elif kind == "tool":
@@ -62,7 +82,7 @@ def item_streams(draw: Any) -> list[dict[str, Any]]:
 def utf16_units(text: str) -> list[str]:
     """``text`` as UTF-16 code units (astral characters become two lone surrogates)."""
     data = text.encode("utf-16-le", "surrogatepass")
-    return [data[i:i + 2].decode("utf-16-le", "surrogatepass") for i in range(0, len(data), 2)]
+    return [data[i : i + 2].decode("utf-16-le", "surrogatepass") for i in range(0, len(data), 2)]
 
 
 def split_points(draw: Any, length: int) -> list[int]:
@@ -87,36 +107,56 @@ def triad_events(items: list[dict[str, Any]], draw: Any) -> list[dict[str, Any]]
             if item["role"] is not None:
                 start["role"] = item["role"]
             out.append(start)
-            out += [{"type": "TEXT_MESSAGE_CONTENT", "messageId": item["id"], "delta": p}
-                    for p in pieces if p]
+            out += [
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": item["id"], "delta": p}
+                for p in pieces
+                if p
+            ]
             out.append({"type": "TEXT_MESSAGE_END", "messageId": item["id"]})
         elif item["kind"] == "tool":
-            start = {"type": "TOOL_CALL_START", "toolCallId": item["id"],
-                     "toolCallName": item["name"]}
+            start = {
+                "type": "TOOL_CALL_START",
+                "toolCallId": item["id"],
+                "toolCallName": item["name"],
+            }
             if item["parent"] is not None:
                 start["parentMessageId"] = item["parent"]
             out.append(start)
-            out += [{"type": "TOOL_CALL_ARGS", "toolCallId": item["id"], "delta": p}
-                    for p in pieces if p]
+            out += [
+                {"type": "TOOL_CALL_ARGS", "toolCallId": item["id"], "delta": p}
+                for p in pieces
+                if p
+            ]
             out.append({"type": "TOOL_CALL_END", "toolCallId": item["id"]})
         else:
-            out.append({"type": "REASONING_MESSAGE_START", "messageId": item["id"],
-                        "role": "reasoning"})
-            out += [{"type": "REASONING_MESSAGE_CONTENT", "messageId": item["id"], "delta": p}
-                    for p in pieces if p]
+            out.append(
+                {"type": "REASONING_MESSAGE_START", "messageId": item["id"], "role": "reasoning"}
+            )
+            out += [
+                {"type": "REASONING_MESSAGE_CONTENT", "messageId": item["id"], "delta": p}
+                for p in pieces
+                if p
+            ]
             out.append({"type": "REASONING_MESSAGE_END", "messageId": item["id"]})
     out.append({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
     return out
 
 
-def chunk_events(items: list[dict[str, Any]], draw: Any, *, code_units: bool,
-                 ) -> list[dict[str, Any]]:
+def chunk_events(
+    items: list[dict[str, Any]],
+    draw: Any,
+    *,
+    code_units: bool,
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}]
     for item in items:
         pieces = pieces_of(draw, item["text"], code_units=code_units)
         kind = item["kind"]
-        chunk_type = {"text": "TEXT_MESSAGE_CHUNK", "tool": "TOOL_CALL_CHUNK",
-                      "reasoning": "REASONING_MESSAGE_CHUNK"}[kind]
+        chunk_type = {
+            "text": "TEXT_MESSAGE_CHUNK",
+            "tool": "TOOL_CALL_CHUNK",
+            "reasoning": "REASONING_MESSAGE_CHUNK",
+        }[kind]
         id_field = "toolCallId" if kind == "tool" else "messageId"
         for n, piece in enumerate(pieces or [""]):
             chunk: dict[str, Any] = {"type": chunk_type}
@@ -221,8 +261,9 @@ def conversation_of(lines: list[str]) -> tuple[Any, list[Any]]:
 
 def _assert_same_conversation(items: list[dict[str, Any]], data: Any, *, code_units: bool):
     triad_lines = [wire_line(e, data.draw) for e in triad_events(items, data.draw)]
-    chunk_lines = [wire_line(e, data.draw)
-                   for e in chunk_events(items, data.draw, code_units=code_units)]
+    chunk_lines = [
+        wire_line(e, data.draw) for e in chunk_events(items, data.draw, code_units=code_units)
+    ]
     triad_messages, triad_updates = conversation_of(triad_lines)
     chunk_messages, chunk_updates = conversation_of(chunk_lines)
     errors = [u for u in triad_updates + chunk_updates if type(u).__name__ == "ErrorUpdate"]
@@ -251,7 +292,7 @@ def test_rechunked_at_utf16_code_units_yields_the_same_final_messages(data):
 
 
 def test_delta_split_between_surrogate_halves_yields_the_same_final_messages():
-    items = [{"kind": "text", "id": "m", "role": None, "text": "a\U0001F600b"}]
+    items = [{"kind": "text", "id": "m", "role": None, "text": "a\U0001f600b"}]
     triad = [wire_line(e, lambda _s: False) for e in triad_events(items, lambda _s: [])]
     split = [
         '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
@@ -260,7 +301,7 @@ def test_delta_split_between_surrogate_halves_yields_the_same_final_messages():
         '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
     ]
     assert conversation_of(split)[0] == conversation_of(triad)[0]
-    assert conversation_of(split)[0][0]["content"] == "a\U0001F600b"
+    assert conversation_of(split)[0][0]["content"] == "a\U0001f600b"
 
 
 # --- (b) never raise on arbitrary sequences ----------------------------------------------------
@@ -281,71 +322,136 @@ def _event(type_: str, fields: dict[str, Any]) -> st.SearchStrategy[Any]:
         if ts:
             body["timestamp"] = 1
         return msgspec.convert(body, T.Event)
+
     return st.tuples(tags, meta, st.booleans()).map(build)
 
 
-NO_TAG = {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT", "SUBAGENT_STARTED",
-          "SUBAGENT_FINISHED", "SUBAGENT_ERROR"}
+NO_TAG = {
+    "RUN_STARTED",
+    "RUN_FINISHED",
+    "RUN_ERROR",
+    "MESSAGES_SNAPSHOT",
+    "SUBAGENT_STARTED",
+    "SUBAGENT_FINISHED",
+    "SUBAGENT_ERROR",
+}
 
 
 @st.composite
 def any_event(draw: Any) -> Any:
     i, j = draw(ids), draw(ids)
-    d = draw(st.sampled_from(["", "x", '{"q":1}', "\U0001F600"]))
+    d = draw(st.sampled_from(["", "x", '{"q":1}', "\U0001f600"]))
     thread = draw(st.sampled_from(["t", "t", "u"]))
     run = draw(st.sampled_from(["r1", "r2"]))
     opt: dict[str, Any] = {}
     choices: list[tuple[str, dict[str, Any]]] = [
         ("RUN_STARTED", {"threadId": thread, "runId": run}),
         ("RUN_FINISHED", {"threadId": thread, "runId": run}),
-        ("RUN_FINISHED", {"threadId": thread, "runId": run, "outcome": {
-            "type": "interrupt", "interrupts": [{"id": i, "reason": "x"},
-                                                {"id": j, "reason": "y"}]}}),
-        ("RUN_FINISHED", {"threadId": thread, "runId": run,
-                          "outcome": {"type": "success", "pendingToolCallIds": [i]}}),
+        (
+            "RUN_FINISHED",
+            {
+                "threadId": thread,
+                "runId": run,
+                "outcome": {
+                    "type": "interrupt",
+                    "interrupts": [{"id": i, "reason": "x"}, {"id": j, "reason": "y"}],
+                },
+            },
+        ),
+        (
+            "RUN_FINISHED",
+            {
+                "threadId": thread,
+                "runId": run,
+                "outcome": {"type": "success", "pendingToolCallIds": [i]},
+            },
+        ),
         ("RUN_ERROR", {"message": "boom"}),
-        ("TEXT_MESSAGE_START", {"messageId": i, "role": draw(st.sampled_from(
-            ["assistant", "user"]))}),
+        (
+            "TEXT_MESSAGE_START",
+            {"messageId": i, "role": draw(st.sampled_from(["assistant", "user"]))},
+        ),
         ("TEXT_MESSAGE_CONTENT", {"messageId": i, "delta": d}),
         ("TEXT_MESSAGE_END", {"messageId": i}),
-        ("TEXT_MESSAGE_CHUNK", {**({"messageId": i} if draw(st.booleans()) else opt),
-                                "delta": d}),
-        ("TOOL_CALL_START", {"toolCallId": i, "toolCallName": "f", **(
-            {"parentMessageId": j} if draw(st.booleans()) else opt)}),
+        ("TEXT_MESSAGE_CHUNK", {**({"messageId": i} if draw(st.booleans()) else opt), "delta": d}),
+        (
+            "TOOL_CALL_START",
+            {
+                "toolCallId": i,
+                "toolCallName": "f",
+                **({"parentMessageId": j} if draw(st.booleans()) else opt),
+            },
+        ),
         ("TOOL_CALL_ARGS", {"toolCallId": i, "delta": d}),
         ("TOOL_CALL_END", {"toolCallId": i}),
-        ("TOOL_CALL_CHUNK", {**({"toolCallId": i, "toolCallName": "f"}
-                                if draw(st.booleans()) else opt), "delta": d}),
+        (
+            "TOOL_CALL_CHUNK",
+            {
+                **({"toolCallId": i, "toolCallName": "f"} if draw(st.booleans()) else opt),
+                "delta": d,
+            },
+        ),
         ("TOOL_CALL_RESULT", {"messageId": j, "toolCallId": i, "content": d}),
         ("REASONING_START", {"messageId": i}),
         ("REASONING_MESSAGE_START", {"messageId": i, "role": "reasoning"}),
         ("REASONING_MESSAGE_CONTENT", {"messageId": i, "delta": d}),
         ("REASONING_MESSAGE_END", {"messageId": i}),
         ("REASONING_END", {"messageId": i}),
-        ("REASONING_MESSAGE_CHUNK", {**({"messageId": i} if draw(st.booleans()) else opt),
-                                     "delta": d}),
-        ("REASONING_ENCRYPTED_VALUE", {"subtype": draw(st.sampled_from(["message",
-                                                                        "tool-call"])),
-                                       "entityId": i, "encryptedValue": "e"}),
+        (
+            "REASONING_MESSAGE_CHUNK",
+            {**({"messageId": i} if draw(st.booleans()) else opt), "delta": d},
+        ),
+        (
+            "REASONING_ENCRYPTED_VALUE",
+            {
+                "subtype": draw(st.sampled_from(["message", "tool-call"])),
+                "entityId": i,
+                "encryptedValue": "e",
+            },
+        ),
         ("STEP_STARTED", {"stepName": i}),
         ("STEP_FINISHED", {"stepName": i}),
         ("STATE_SNAPSHOT", {"snapshot": draw(st.sampled_from([None, 0, {"a": [1]}, []]))}),
-        ("STATE_DELTA", {"delta": [draw(st.sampled_from([
-            {"op": "add", "path": "/a", "value": 1}, {"op": "remove", "path": "/zz"},
-            {"op": "replace", "path": "/a/0", "value": 2}, {"op": "test", "path": "/a",
-                                                              "value": 9}]))]}),
+        (
+            "STATE_DELTA",
+            {
+                "delta": [
+                    draw(
+                        st.sampled_from(
+                            [
+                                {"op": "add", "path": "/a", "value": 1},
+                                {"op": "remove", "path": "/zz"},
+                                {"op": "replace", "path": "/a/0", "value": 2},
+                                {"op": "test", "path": "/a", "value": 9},
+                            ]
+                        )
+                    )
+                ]
+            },
+        ),
         ("MESSAGES_SNAPSHOT", {"messages": [{"id": i, "role": "assistant", "content": d}]}),
-        ("ACTIVITY_SNAPSHOT", {"messageId": i, "activityType": "x", "content": {"n": 1},
-                               **({"replace": False} if draw(st.booleans()) else opt)}),
-        ("ACTIVITY_DELTA", {"messageId": i, "activityType": "x",
-                            "patch": [{"op": "replace", "path": "/n", "value": 2}]}),
+        (
+            "ACTIVITY_SNAPSHOT",
+            {
+                "messageId": i,
+                "activityType": "x",
+                "content": {"n": 1},
+                **({"replace": False} if draw(st.booleans()) else opt),
+            },
+        ),
+        (
+            "ACTIVITY_DELTA",
+            {
+                "messageId": i,
+                "activityType": "x",
+                "patch": [{"op": "replace", "path": "/n", "value": 2}],
+            },
+        ),
         ("RAW", {"event": {"x": d}}),
         ("CUSTOM", {"name": "c", "value": None}),
-        ("SUBAGENT_STARTED", {"subagentRunId": draw(st.sampled_from(["s1", "s2"])),
-                              "name": "n"}),
+        ("SUBAGENT_STARTED", {"subagentRunId": draw(st.sampled_from(["s1", "s2"])), "name": "n"}),
         ("SUBAGENT_FINISHED", {"subagentRunId": draw(st.sampled_from(["s1", "s2"]))}),
-        ("SUBAGENT_ERROR", {"subagentRunId": draw(st.sampled_from(["s1", "s2"])),
-                            "message": "x"}),
+        ("SUBAGENT_ERROR", {"subagentRunId": draw(st.sampled_from(["s1", "s2"])), "message": "x"}),
     ]
     type_, fields = draw(st.sampled_from(choices))
     return draw(_event(type_, fields))
@@ -412,9 +518,13 @@ def _final(events: list[Any]) -> tuple[Any, ...]:
         kinds += [type(u).__name__ for u in pipeline.feed_event(e)]
     kinds += [type(u).__name__ for u in pipeline.close()]
     conv = pipeline.conversation
-    return (msgspec.to_builtins(conv.messages), msgspec.to_builtins(conv.state),
-            msgspec.to_builtins(conv.pending_interrupts), list(conv.pending_tool_call_ids),
-            kinds)
+    return (
+        msgspec.to_builtins(conv.messages),
+        msgspec.to_builtins(conv.state),
+        msgspec.to_builtins(conv.pending_interrupts),
+        list(conv.pending_tool_call_ids),
+        kinds,
+    )
 
 
 @SETTINGS

@@ -118,23 +118,58 @@ def test_integral_numbers_in_json_values_come_back_as_ints():
 
 def test_outcomes_and_content_forms_take_their_wire_shape_and_come_back():
     events = [
-        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r",
-         "outcome": {"type": "interrupt", "interrupts": [{"id": "i", "reason": "approval"}]}},
-        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r",
-         "outcome": {"type": "success", "pendingToolCallIds": ["c1"]}},
-        {"type": "SUBAGENT_FINISHED", "subagentRunId": "s",
-         "outcome": {"type": "suspended", "interruptIds": ["i"]}},
-        {"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "c",
-         "content": [{"type": "text", "text": "x"},
-                     {"type": "image", "source": {"type": "url", "value": "http://x/i.png"}}]},
-        {"type": "MESSAGES_SNAPSHOT", "messages": [
-            {"id": "a", "role": "activity", "activityType": "plan", "content": {"k": 1}},
-            {"id": "u", "role": "user", "content": "hi"},
-            {"id": "b", "role": "assistant", "content": "x",
-             "toolCalls": [{"id": "c", "type": "function",
-                            "function": {"name": "f", "arguments": "{}"}}]}]},
-        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/a", "value": 1},
-                                          {"op": "move", "from": "/a", "path": "/b"}]},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r",
+            "outcome": {"type": "interrupt", "interrupts": [{"id": "i", "reason": "approval"}]},
+        },
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r",
+            "outcome": {"type": "success", "pendingToolCallIds": ["c1"]},
+        },
+        {
+            "type": "SUBAGENT_FINISHED",
+            "subagentRunId": "s",
+            "outcome": {"type": "suspended", "interruptIds": ["i"]},
+        },
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "m",
+            "toolCallId": "c",
+            "content": [
+                {"type": "text", "text": "x"},
+                {"type": "image", "source": {"type": "url", "value": "http://x/i.png"}},
+            ],
+        },
+        {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [
+                {"id": "a", "role": "activity", "activityType": "plan", "content": {"k": 1}},
+                {"id": "u", "role": "user", "content": "hi"},
+                {
+                    "id": "b",
+                    "role": "assistant",
+                    "content": "x",
+                    "toolCalls": [
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                },
+            ],
+        },
+        {
+            "type": "STATE_DELTA",
+            "delta": [
+                {"op": "add", "path": "/a", "value": 1},
+                {"op": "move", "from": "/a", "path": "/b"},
+            ],
+        },
     ]
     for ev in events:
         (back,) = iter_proto_frames(encode_proto_frame(ev))
@@ -158,7 +193,7 @@ def test_frames_split_anywhere_decode_the_same():
     reader = ProtoFrameReader()
     out = []
     for i in range(len(data)):
-        out += reader.feed(data[i:i + 1])
+        out += reader.feed(data[i : i + 1])
     reader.close()
     assert out == [START, TEXT]
 
@@ -197,12 +232,15 @@ def test_an_envelope_with_only_an_unknown_arm_is_an_unknown_event_not_an_error()
     assert [w.code for w in decoded.warnings] == ["unknown_event_type"]
 
 
-@pytest.mark.parametrize("body", [
-    b"\xff\xff\xff",                               # not protobuf
-    b"",                                           # an empty envelope names nothing
-    b"\x08\x01",                                   # a varint where only arms could be
-    bytes([0xFA, 0x03, 2]) + b"\xff\xff",           # an unknown arm that is not a message
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"\xff\xff\xff",  # not protobuf
+        b"",  # an empty envelope names nothing
+        b"\x08\x01",  # a varint where only arms could be
+        bytes([0xFA, 0x03, 2]) + b"\xff\xff",  # an unknown arm that is not a message
+    ],
+)
 def test_bytes_that_are_not_an_envelope_are_a_decode_error(body):
     with pytest.raises(DecodeError):
         decode_proto_event(body)
@@ -234,8 +272,12 @@ def test_only_a_whole_protobuf_body_looks_like_a_proto_stream():
 
 
 def test_object_members_keep_their_order_through_protobuf():
-    snapshot = {"weather": {"Lisbon": "sunny"}, "time": {"z": 1, "a": [{"d": None, "c": 2.5}]},
-                "b": True, "a": []}
+    snapshot = {
+        "weather": {"Lisbon": "sunny"},
+        "time": {"z": 1, "a": [{"d": None, "c": 2.5}]},
+        "b": True,
+        "a": [],
+    }
     event = {"type": "STATE_SNAPSHOT", "snapshot": snapshot}
     data = encode_proto_frame(event)
     (back,) = iter_proto_frames(data)

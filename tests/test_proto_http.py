@@ -50,22 +50,26 @@ def sse_events(text: str) -> list[dict]:
     return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
 
 
-@pytest.mark.parametrize(("accept", "proto"), [
-    (None, False),
-    ("*/*", False),
-    ("text/event-stream", False),
-    (PROTOBUF_ACCEPT, True),
-    ("application/*", True),
-    ("text/event-stream;q=0, */*", True),
-    ("application/vnd.ag-ui.event+proto;q=0, */*", False),
-    ("text/event-stream, application/vnd.ag-ui.event+proto", False),
-])
+@pytest.mark.parametrize(
+    ("accept", "proto"),
+    [
+        (None, False),
+        ("*/*", False),
+        ("text/event-stream", False),
+        (PROTOBUF_ACCEPT, True),
+        ("application/*", True),
+        ("text/event-stream;q=0, */*", True),
+        ("application/vnd.ag-ui.event+proto;q=0, */*", False),
+        ("text/event-stream, application/vnd.ag-ui.event+proto", False),
+    ],
+)
 def test_the_server_answers_protobuf_only_when_accept_prefers_it(server, accept, proto):
     headers = {"Accept": accept} if accept is not None else {}
     client = httpx.Client(headers={"Accept": ""} if accept is None else None)
     response = client.post(server.url + "/agent", json=BODY, headers=headers, timeout=10)
-    sse = httpx.post(server.url + "/agent", json=BODY, timeout=10,
-                     headers={"Accept": "text/event-stream"})
+    sse = httpx.post(
+        server.url + "/agent", json=BODY, timeout=10, headers={"Accept": "text/event-stream"}
+    )
     expected = "application/vnd.ag-ui.event+proto" if proto else "text/event-stream"
     assert response.headers["content-type"].split(";")[0] == expected
     got = iter_proto_frames(response.content) if proto else sse_events(response.text)
@@ -80,10 +84,11 @@ def test_wildcards_admit_protobuf_and_q0_refuses_it():
 
 
 def test_the_protobuf_transport_asks_for_protobuf_and_admits_sse(Http):
-    assert Http("http://127.0.0.1:1/agent").request_headers()["Accept"] == (
-        "text/event-stream")
-    assert Http("http://127.0.0.1:1/agent", protobuf=True).request_headers()[
-        "Accept"] == "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5"
+    assert Http("http://127.0.0.1:1/agent").request_headers()["Accept"] == ("text/event-stream")
+    assert (
+        Http("http://127.0.0.1:1/agent", protobuf=True).request_headers()["Accept"]
+        == "application/vnd.ag-ui.event+proto, text/event-stream;q=0.5"
+    )
 
 
 async def run(transport: HttpTransport) -> tuple[list, list]:
@@ -109,6 +114,7 @@ async def test_a_protobuf_run_gives_the_same_events_as_an_sse_run(server, Http):
 def app_answering(body: bytes, media: str) -> Starlette:
     async def endpoint(request):
         return Response(body, media_type=media)
+
     return Starlette(routes=[Route("/agent", endpoint, methods=["POST"])])
 
 
@@ -153,4 +159,5 @@ async def test_an_oversized_protobuf_frame_is_a_protocol_error_naming_the_frame_
             pass
     assert info.value.kind == "protocol"
     assert str(info.value).endswith(
-        "/agent: a protobuf frame of 11534336 bytes exceeds the 10485760-byte cap")
+        "/agent: a protobuf frame of 11534336 bytes exceeds the 10485760-byte cap"
+    )

@@ -53,17 +53,33 @@ def reference() -> Path:
         if shutil.which("npm") is None or not (cache / "package.json").is_file():
             pytest.skip(f"{', '.join(PACKAGES)} {VERSION} not installed in {cache} (no npm)")
         done = subprocess.run(
-            ["npm", "install", "--silent", "--no-audit", "--no-fund",
-             *(f"{name}@{VERSION}" for name in PACKAGES)],
-            cwd=cache, capture_output=True, text=True, check=False)
+            [
+                "npm",
+                "install",
+                "--silent",
+                "--no-audit",
+                "--no-fund",
+                *(f"{name}@{VERSION}" for name in PACKAGES),
+            ],
+            cwd=cache,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0 or not _installed(cache):
             pytest.skip(f"npm install of {', '.join(PACKAGES)} failed: {done.stderr[-200:]}")
     return cache
 
 
 def run_reference(cache: Path, request: dict) -> dict:
-    done = subprocess.run(["node", str(SCRIPT), str(cache)], input=json.dumps(request),
-                          capture_output=True, text=True, check=True, timeout=120)
+    done = subprocess.run(
+        ["node", str(SCRIPT), str(cache)],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return json.loads(done.stdout)
 
 
@@ -78,11 +94,13 @@ def _without_newer(value):
 def test_our_frames_and_the_reference_frames_decode_to_the_same_events_both_ways(reference):
     events = valid_conformance_events()
     ours = [encode_proto_frame(decode_event(json.dumps(ev), strict=True)) for ev in events]
-    answer = run_reference(reference, {
-        "encode": events, "decode": [base64.b64encode(f).decode() for f in ours]})
+    answer = run_reference(
+        reference, {"encode": events, "decode": [base64.b64encode(f).decode() for f in ours]}
+    )
     assert len(answer["frames"]) == len(answer["events"]) == len(events)
     for ev, our_frame, ts_frame, ts_decoded in zip(
-            events, ours, answer["frames"], answer["events"], strict=True):
+        events, ours, answer["frames"], answer["events"], strict=True
+    ):
         (mine,) = iter_proto_frames(our_frame)
         assert isinstance(ts_frame, str), (ev, ts_frame)
         assert "error" not in ts_decoded, (ev, ts_decoded)
@@ -90,4 +108,5 @@ def test_our_frames_and_the_reference_frames_decode_to_the_same_events_both_ways
         (from_ts,) = iter_proto_frames(base64.b64decode(ts_frame))
         assert from_ts == mine, ev
         assert decode_event(json.dumps(mine), strict=True) == decode_event(
-            json.dumps(ev), strict=True)
+            json.dumps(ev), strict=True
+        )

@@ -58,16 +58,27 @@ def server():
 def replay(path: Path, *flags: str) -> str:
     out, err = io.StringIO(), io.StringIO()
     code = main(["replay", str(path), *flags], stdin=io.StringIO(), stdout=out, stderr=err)
-    return out.getvalue() + "".join(f"[stderr] {x}\n" for x in err.getvalue().splitlines()) + (
-        f"[exit {code}]\n")
+    return (
+        out.getvalue()
+        + "".join(f"[stderr] {x}\n" for x in err.getvalue().splitlines())
+        + (f"[exit {code}]\n")
+    )
 
 
 def body(*events: dict) -> bytes:
     return b"".join(map(encode_proto_frame, events))
 
 
-LINES = ["chunks", "call", "parallel", "mixed", "approve", "busy buy milk, call mum", "fail",
-         "hello there"]
+LINES = [
+    "chunks",
+    "call",
+    "parallel",
+    "mixed",
+    "approve",
+    "busy buy milk, call mum",
+    "fail",
+    "hello there",
+]
 
 
 @pytest.mark.parametrize("line", LINES)
@@ -168,6 +179,7 @@ def test_load_events_and_bytes_sources_read_protobuf(tmp_path):
         b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}',
         b'{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
     ]
+
     async def streamed() -> list:
         return [item async for item in ReplayTransport(body(START, END)).stream(None)]
 

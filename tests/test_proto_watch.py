@@ -133,8 +133,9 @@ def test_protobuf_without_the_runtime_is_one_line_naming_the_extra(fake_server, 
     from agui.transports import http
 
     def missing():
-        raise ImportError("HttpTransport(protobuf=True) needs the protobuf runtime: "
-                          "pip install 'agui-sdk[proto]'")
+        raise ImportError(
+            "HttpTransport(protobuf=True) needs the protobuf runtime: pip install 'agui-sdk[proto]'"
+        )
 
     monkeypatch.setattr(http, "_proto_module", missing)
     text = transcript(

@@ -40,8 +40,11 @@ def simulated_upstream(upstream: dict) -> dict:
         "type": "object",
         "description": "How far a run has got.",
         "allOf": [{"$ref": "#/$defs/BaseEvent"}],
-        "properties": {"type": {"const": "RUN_PROGRESS"}, "runId": {"type": "string"},
-                       "progress": {"type": "number", "minimum": 0, "maximum": 1}},
+        "properties": {
+            "type": {"const": "RUN_PROGRESS"},
+            "runId": {"type": "string"},
+            "progress": {"type": "number", "minimum": 0, "maximum": 1},
+        },
         "required": ["type", "runId", "progress"],
         "unevaluatedProperties": False,
     }
@@ -104,13 +107,18 @@ print(json.dumps({"locale": start.locale, "bound": bound, "lines": lines, "conte
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "AGUI_SHARED": str(SHARED), "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
-                          check=False)
+    return subprocess.run(
+        cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 def _snapshot() -> dict[str, bytes]:
-    return {str(p.relative_to(ROOT)): p.read_bytes() for d in ("schema", "generated")
-            for p in sorted((ROOT / d).rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        str(p.relative_to(ROOT)): p.read_bytes()
+        for d in ("schema", "generated")
+        for p in sorted((ROOT / d).rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 @pytest.mark.upstream
@@ -120,41 +128,57 @@ def test_a_simulated_protocol_change_is_adopted_by_sync_and_regen_alone(tmp_path
     before = _snapshot()
     tree = tmp_path / "tree"
     for folder in ("schema", "tools", "generated"):
-        shutil.copytree(ROOT / folder, tree / folder,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__"))
     changed = tmp_path / "schema.json"
     upstream = json.loads(upstream_path.read_text(encoding="utf-8"))
     changed.write_text(json.dumps(simulated_upstream(upstream), indent=2), encoding="utf-8")
 
     report = _run([sys.executable, "tools/drift.py", "--upstream", str(changed)], tree)
     assert report.returncode == 1, report.stdout + report.stderr
-    drift = [line.split(None, 1)[1] for line in report.stdout.splitlines()
-             if line.strip().startswith("DRIFT")]
+    drift = [
+        line.split(None, 1)[1]
+        for line in report.stdout.splitlines()
+        if line.strip().startswith("DRIFT")
+    ]
     assert drift == [
         "Event                           +RunProgressEvent",
         "EventType                       +RUN_PROGRESS",
         "ReasoningEncryptedValueSubtype  +summary (in ReasoningEncryptedValueEvent.subtype)",
-        ("RunProgressEvent                +RunProgressEvent (closed object: type \"RUN_PROGRESS\", "
-         "runId string, progress number >= 0 <= 1; optional timestamp, rawEvent, metadata)"),
+        (
+            'RunProgressEvent                +RunProgressEvent (closed object: type "RUN_PROGRESS", '
+            "runId string, progress number >= 0 <= 1; optional timestamp, rawEvent, metadata)"
+        ),
         "TextMessageStartEvent           +TextMessageStartEvent.locale (optional string)",
     ]
 
     synced = _run([sys.executable, "tools/sync.py", str(changed)], tree)
     assert synced.returncode == 0, synced.stdout + synced.stderr
     assert "DRIFT" not in synced.stdout and "7 deliberate, 0 unexplained" in synced.stdout
-    assert "new and undescribed (write a description in schema/agui.schema.json): " \
-           "TextMessageStartEvent.locale, RunProgressEvent" in synced.stdout
+    assert (
+        "new and undescribed (write a description in schema/agui.schema.json): "
+        "TextMessageStartEvent.locale, RunProgressEvent" in synced.stdout
+    )
     schema = json.loads((tree / "schema" / "agui.schema.json").read_text(encoding="utf-8"))
     progress = schema["$defs"]["RunProgressEvent"]
-    assert list(progress["properties"]) == ["type", "runId", "progress", "timestamp", "rawEvent",
-                                            "metadata"]
+    assert list(progress["properties"]) == [
+        "type",
+        "runId",
+        "progress",
+        "timestamp",
+        "rawEvent",
+        "metadata",
+    ]
     assert progress["properties"]["timestamp"] == {"$ref": "#/$defs/Timestamp"}
     assert progress["additionalProperties"] is False and "allOf" not in progress
-    assert schema["$defs"]["Event"]["discriminator"]["mapping"]["RUN_PROGRESS"] == \
-        "#/$defs/RunProgressEvent"
+    assert (
+        schema["$defs"]["Event"]["discriminator"]["mapping"]["RUN_PROGRESS"]
+        == "#/$defs/RunProgressEvent"
+    )
     module = (tree / "generated" / "agui_generated" / "agui.py").read_text(encoding="utf-8")
-    assert ("class RunProgressEvent(Struct, kw_only=True, tag_field='type', tag='RUN_PROGRESS', "
-            "forbid_unknown_fields=True, gc=False):") in module
+    assert (
+        "class RunProgressEvent(Struct, kw_only=True, tag_field='type', tag='RUN_PROGRESS', "
+        "forbid_unknown_fields=True, gc=False):"
+    ) in module
     assert "RUN_PROGRESS = 'RUN_PROGRESS'" in module
 
     child = _run([sys.executable, "-c", CHILD, str(tree), str(streams)], ROOT)

@@ -27,8 +27,12 @@ INTERRUPT = {"id": "i1", "reason": "confirmation", "message": "Go on?"}
 def paused(run_id: str, thread_id: str = "t") -> list[dict[str, Any]]:
     return [
         {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id},
-        {"type": "RUN_FINISHED", "threadId": thread_id, "runId": run_id,
-         "outcome": {"type": "interrupt", "interrupts": [INTERRUPT]}},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": thread_id,
+            "runId": run_id,
+            "outcome": {"type": "interrupt", "interrupts": [INTERRUPT]},
+        },
     ]
 
 
@@ -49,8 +53,10 @@ def test_session_send_and_resume_requests_declare_the_protocol_version():
 
     asyncio.run(go())
     assert [r.protocol_version for r in transport.requests] == [PROTOCOL_VERSION] * 2
-    assert msgspec.json.decode(msgspec.json.encode(transport.requests[1]))[
-        "protocolVersion"] == PROTOCOL_VERSION
+    assert (
+        msgspec.json.decode(msgspec.json.encode(transport.requests[1]))["protocolVersion"]
+        == PROTOCOL_VERSION
+    )
 
 
 def test_sync_session_requests_declare_the_protocol_version():
@@ -62,8 +68,15 @@ def test_sync_session_requests_declare_the_protocol_version():
 
 
 def test_resume_run_declares_the_protocol_version_even_when_the_previous_did_not():
-    previous = {"threadId": "t", "runId": "r1", "messages": [], "tools": [], "context": [],
-                "state": {}, "forwardedProps": {}}
+    previous = {
+        "threadId": "t",
+        "runId": "r1",
+        "messages": [],
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
+    }
     nxt = resume_run(previous, paused("r1"), {"i1": True}, run_id="r2")
     assert nxt.protocol_version == PROTOCOL_VERSION
 
@@ -72,12 +85,17 @@ def test_trace_first_input_declares_the_protocol_version():
     run_input = first_input("hello", [])
     assert run_input.protocol_version == PROTOCOL_VERSION
     assert (run_input.thread_id, run_input.run_id, run_input.messages[0].id) == (
-        "thread-1", "run-1", "user-1")
+        "thread-1",
+        "run-1",
+        "user-1",
+    )
 
 
 def test_every_request_board_watch_trace_sends_declares_the_protocol_version():
     ids = ThreadIds("bw-abc", "bw-abc-")
-    transport = ReplayTransport(paused("bw-abc-run-1", "bw-abc"), finished("bw-abc-run-2", "bw-abc"))
+    transport = ReplayTransport(
+        paused("bw-abc-run-1", "bw-abc"), finished("bw-abc-run-2", "bw-abc")
+    )
     out = io.StringIO()
     console = Console.create(io.StringIO(), out, io.StringIO())
     assert trace(transport, "go", [], console, "approve", "http://127.0.0.1:1/agent", 10, ids) == 0
@@ -93,7 +111,9 @@ def test_thread_ids_are_fresh_per_process_unless_pinned(monkeypatch):
     assert re.fullmatch(r"bw-[0-9a-f]{12}", first.thread_id)
     assert first.thread_id != second.thread_id
     assert (first.run_id(2), first.message_id(1)) == (
-        f"{first.thread_id}-run-2", f"{first.thread_id}-user-1")
+        f"{first.thread_id}-run-2",
+        f"{first.thread_id}-user-1",
+    )
     assert thread_ids("mine") == ThreadIds("mine", "")
     assert (thread_ids("mine").run_id(1), thread_ids("mine").message_id(3)) == ("run-1", "user-3")
     monkeypatch.setenv(THREAD_ENV, "from-env")
@@ -104,7 +124,8 @@ def test_thread_ids_are_fresh_per_process_unless_pinned(monkeypatch):
 def watch(argv: list[str], stdin: str) -> list[str]:
     out, err = io.StringIO(), io.StringIO()
     assert main(["watch", *argv], stdin=io.StringIO(stdin), stdout=out, stderr=err) == 0, (
-        err.getvalue())
+        err.getvalue()
+    )
     return out.getvalue().splitlines()
 
 

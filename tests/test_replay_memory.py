@@ -57,15 +57,22 @@ def write(path: Path, docs: list[dict], layout: str) -> Path:
 
 
 def state_deltas(n: int) -> list[dict]:
-    ops = ({"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/count", "value": i}]}
-           for i in range(n))
+    ops = (
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/count", "value": i}]}
+        for i in range(n)
+    )
     return [START, {"type": "STATE_SNAPSHOT", "snapshot": {"count": 0}}, *ops, FINISH]
 
 
 def one_message(n: int) -> list[dict]:
     delta = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "word "}
-    return [START, {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
-            *([delta] * n), {"type": "TEXT_MESSAGE_END", "messageId": "m"}, FINISH]
+    return [
+        START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        *([delta] * n),
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        FINISH,
+    ]
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -27,7 +27,11 @@ EVENTS = 1_000_000
 def cli(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "agui.cli", *argv],
-        check=False, capture_output=True, text=True, cwd=ROOT, timeout=110,
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=110,
     )
 
 
@@ -40,8 +44,14 @@ def peak_rss_mb(code: str) -> tuple[str, float]:
         "status = open('/proc/self/status').read()\n"
         "sys.stdout.write('\\nPEAK ' + re.search(r'VmHWM:\\s*(\\d+) kB', status).group(1))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], check=False, capture_output=True,
-                          text=True, cwd=ROOT, timeout=110)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=110,
+    )
     assert done.returncode == 0, done.stderr
     out, _, peak = done.stdout.rpartition("\nPEAK ")
     return out, int(peak) / 1024
@@ -76,7 +86,8 @@ def test_replay_of_a_file_over_the_size_cap_is_refused_and_the_flag_raises_it(tm
     size = path.stat().st_size
     assert_one_line(
         cli("replay", str(path), "--max-bytes", str(size - 1)),
-        f"{size} bytes is over the replay limit of {size - 1} bytes", "--max-bytes",
+        f"{size} bytes is over the replay limit of {size - 1} bytes",
+        "--max-bytes",
     )
     done = cli("replay", str(path), "--max-bytes", str(size))
     assert done.returncode == 0 and "done    success" in done.stdout
@@ -162,13 +173,17 @@ def test_a_million_event_recording_is_read_in_memory_independent_of_its_size(mil
 
 def test_a_recording_is_read_afresh_on_each_replay(tmp_path):
     path = tmp_path / "run.json"
-    path.write_text('[{"type":"RUN_STARTED","threadId":"t","runId":"r"},'
-                    '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}]')
+    path.write_text(
+        '[{"type":"RUN_STARTED","threadId":"t","runId":"r"},'
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}]'
+    )
     recording = Recording(path)
     first = list(recording.items())
     assert first == list(recording.items())
-    assert first == ['{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
-                     '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}']
+    assert first == [
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
+    ]
 
 
 def test_an_array_element_split_across_read_chunks_keeps_its_exact_text(tmp_path):

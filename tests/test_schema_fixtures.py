@@ -120,8 +120,10 @@ def test_upstream_fixture_pass_count(capsys):
         if fixture_id not in DELIBERATE_DIFFERENCES and accepted == expect_valid:
             passes += 1
     with capsys.disabled():
-        print(f"\nupstream per-definition fixtures: {passes}/{len(FIXTURE_IDS)} agree "
-              f"({len(DELIBERATE_DIFFERENCES)} deliberate differences)")
+        print(
+            f"\nupstream per-definition fixtures: {passes}/{len(FIXTURE_IDS)} agree "
+            f"({len(DELIBERATE_DIFFERENCES)} deliberate differences)"
+        )
     assert passes == EXPECTED_PASSES
     assert passes + len(DELIBERATE_DIFFERENCES) == len(FIXTURE_IDS)
     assert set(DELIBERATE_DIFFERENCES) <= set(FIXTURE_IDS)

@@ -145,7 +145,9 @@ def test_guard_refuses_struct_events_whose_fields_break_the_schema() -> None:
         "patch-op": "$.delta[0].op",
         "patch-path": "$.delta[0].path",
     }
-    sent = [line[len("data: ") :] for line in response.text.splitlines() if line.startswith("data: ")]
+    sent = [
+        line[len("data: ") :] for line in response.text.splitlines() if line.startswith("data: ")
+    ]
     assert [decode_event(data, strict=True).__class__ for data in sent] == [
         RunStartedEvent,
         TextMessageStartEvent,
@@ -303,7 +305,9 @@ def test_guarded_agent_returning_without_emitting_gets_run_error_not_an_empty_st
         guarded = httpx.post(server.url + "/agent", json=payload, timeout=10)
     with BackgroundServer(create_app(silent, guard=False)) as server:
         unguarded = httpx.post(server.url + "/agent", json=payload, timeout=10)
-    sent = [line[len("data: ") :] for line in guarded.text.splitlines() if line.startswith("data: ")]
+    sent = [
+        line[len("data: ") :] for line in guarded.text.splitlines() if line.startswith("data: ")
+    ]
     assert [decode_event(data, strict=True) for data in sent] == [
         RunErrorEvent(message="the agent returned without emitting a run", code="run_not_started")
     ]
@@ -398,5 +402,7 @@ def test_http_transport_reports_an_invalid_url_as_a_transport_error(url, reason)
 
 
 def test_http_transport_refuses_non_ascii_headers_at_construction() -> None:
-    with pytest.raises(ValueError, match="header 'X-User': HTTP header names and values must be ASCII"):
+    with pytest.raises(
+        ValueError, match="header 'X-User': HTTP header names and values must be ASCII"
+    ):
         HttpTransport("http://127.0.0.1:1/agent", headers={"X-User": "Zoë"})

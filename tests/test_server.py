@@ -92,8 +92,9 @@ async def agent(run_input, emit, cancel: CancelToken) -> None:
             LOG.exited.set()
     elif text == "dict-nulls":  # a None in an optional slot of a dict means absent
         await emit({"type": "TEXT_MESSAGE_START", "messageId": "m1", "rawEvent": None})
-        await emit({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "x",
-                    "timestamp": None})
+        await emit(
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "x", "timestamp": None}
+        )
         await emit({"type": "TEXT_MESSAGE_END", "messageId": "m1"})
     elif text == "dict-null-and-fault":
         for bad in (
@@ -171,7 +172,10 @@ def test_well_behaved_agent_streams_sse(server):
 def test_emitted_dict_reads_a_null_in_an_optional_slot_as_absent(server):
     events = frames(post(server, body(text="dict-nulls")).text)
     assert [e["type"] for e in events] == [
-        "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
         "RUN_FINISHED",
     ]
     assert events[1] == {"type": "TEXT_MESSAGE_START", "messageId": "m1"}
@@ -191,7 +195,11 @@ def test_emitting_nan_or_infinity_raises_encode_error_and_sends_nothing(server):
     events = frames(post(server, body(text="nan")).text)
     assert [e["type"] for e in events] == ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_FINISHED"]
     assert events[1]["snapshot"] == {"score": None}
-    assert [e.path for e in LOG.encode_errors] == ["$.snapshot.score[1]", "$.snapshot.score", "$.result"]
+    assert [e.path for e in LOG.encode_errors] == [
+        "$.snapshot.score[1]",
+        "$.snapshot.score",
+        "$.result",
+    ]
     assert all("cannot be written as JSON" in str(e) for e in LOG.encode_errors)
 
 

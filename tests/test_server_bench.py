@@ -14,9 +14,20 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_bench_server_section_compares_guard_on_off_and_the_official_encoder(tmp_path):
     out = tmp_path / "server.json"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "bench.py"), "--quick", "--only", "server",
-         "--json", str(out)],
-        capture_output=True, text=True, timeout=300, cwd=ROOT, check=False,
+        [
+            sys.executable,
+            str(ROOT / "tools" / "bench.py"),
+            "--quick",
+            "--only",
+            "server",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     rows = json.loads(out.read_text())["rows"]

@@ -37,27 +37,58 @@ async def agent(run_input, emit, cancel) -> None:
     ids = {"thread_id": run_input.thread_id, "run_id": run_input.run_id}
     await emit(RunStartedEvent(**ids))
     if run_input.messages and run_input.messages[-1].content == "encrypted":
-        await emit(ReasoningEncryptedValueEvent(
-            subtype="message", entity_id="u1", encrypted_value="opaque",
-            encrypted_value_type="vendor/v1"))
-        call = ToolCall(id="c1", type="function", function=FunctionCall(name="f", arguments="{}"),
-                        encrypted_value="x", encrypted_value_type="vendor/v1")
-        await emit(MessagesSnapshotEvent(messages=[AssistantMessage(
-            id="a1", tool_calls=[call], encrypted_value="y", encrypted_value_type="vendor/v1")]))
-        await emit({"type": "REASONING_ENCRYPTED_VALUE", "subtype": "message", "entityId": "u1",
-                    "encryptedValue": "z", "encryptedValueType": "vendor/v2"})
+        await emit(
+            ReasoningEncryptedValueEvent(
+                subtype="message",
+                entity_id="u1",
+                encrypted_value="opaque",
+                encrypted_value_type="vendor/v1",
+            )
+        )
+        call = ToolCall(
+            id="c1",
+            type="function",
+            function=FunctionCall(name="f", arguments="{}"),
+            encrypted_value="x",
+            encrypted_value_type="vendor/v1",
+        )
+        await emit(
+            MessagesSnapshotEvent(
+                messages=[
+                    AssistantMessage(
+                        id="a1",
+                        tool_calls=[call],
+                        encrypted_value="y",
+                        encrypted_value_type="vendor/v1",
+                    )
+                ]
+            )
+        )
+        await emit(
+            {
+                "type": "REASONING_ENCRYPTED_VALUE",
+                "subtype": "message",
+                "entityId": "u1",
+                "encryptedValue": "z",
+                "encryptedValueType": "vendor/v2",
+            }
+        )
         # open JSON is data: a key of that name inside state is kept
         await emit(StateSnapshotEvent(snapshot={"encryptedValueType": "kept"}))
     await emit(RunFinishedEvent(**ids))
 
 
 def body(run_id: str = "r1", text: str = "hi", **extra) -> dict:
-    return {"threadId": "t1", "runId": run_id,
-            "messages": [{"id": "u1", "role": "user", "content": text}], **extra}
+    return {
+        "threadId": "t1",
+        "runId": run_id,
+        "messages": [{"id": "u1", "role": "user", "content": text}],
+        **extra,
+    }
 
 
 def frames(text: str) -> list[dict]:
-    return [json.loads(b[len("data: "):]) for b in text.split("\n\n") if b.startswith("data: ")]
+    return [json.loads(b[len("data: ") :]) for b in text.split("\n\n") if b.startswith("data: ")]
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +130,10 @@ def test_a_silent_connection_is_closed_by_the_header_timeout(server):
 def test_a_request_body_that_stalls_is_408_and_the_connection_closed(server):
     RAN.clear()
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
-        sock.sendall(b"POST /agent HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 100\r\n\r\n{\"threadId\":")
+        sock.sendall(
+            b"POST /agent HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"threadId":'
+        )
         reply = _read_until_closed(sock)
     head, _, payload = reply.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408")
@@ -124,8 +157,12 @@ def test_server_config_sets_the_keepalive_timeout_and_header_cap():
 
 def test_a_text_plain_post_is_refused_415_and_the_agent_does_not_run(server):
     RAN.clear()
-    response = httpx.post(server.url + "/agent", content=json.dumps(body()).encode(),
-                          headers={"Content-Type": "text/plain;charset=UTF-8"}, timeout=10)
+    response = httpx.post(
+        server.url + "/agent",
+        content=json.dumps(body()).encode(),
+        headers={"Content-Type": "text/plain;charset=UTF-8"},
+        timeout=10,
+    )
     assert response.status_code == 415
     assert response.json()["error"] == "unsupported_media_type"
     assert RAN == []
@@ -133,8 +170,9 @@ def test_a_text_plain_post_is_refused_415_and_the_agent_does_not_run(server):
 
 def test_a_post_from_a_foreign_origin_is_refused_403_and_the_agent_does_not_run(server):
     RAN.clear()
-    response = httpx.post(server.url + "/agent", json=body(),
-                          headers={"Origin": "https://evil.example"}, timeout=10)
+    response = httpx.post(
+        server.url + "/agent", json=body(), headers={"Origin": "https://evil.example"}, timeout=10
+    )
     assert response.status_code == 403
     assert response.json()["error"] == "origin_not_allowed"
     assert "evil.example" in response.json()["message"]
@@ -142,17 +180,25 @@ def test_a_post_from_a_foreign_origin_is_refused_403_and_the_agent_does_not_run(
 
 
 def test_an_allowed_origin_may_post(server):
-    response = httpx.post(server.url + "/agent", json=body(),
-                          headers={"Origin": "https://APP.example"}, timeout=10)
+    response = httpx.post(
+        server.url + "/agent", json=body(), headers={"Origin": "https://APP.example"}, timeout=10
+    )
     assert response.status_code == 200
     assert frames(response.text)[-1]["type"] == "RUN_FINISHED"
 
 
 def test_a_request_without_origin_and_with_a_json_media_type_is_served(server):
-    for content_type in ("application/json", "application/json; charset=utf-8",
-                         "application/vnd.example+json"):
-        response = httpx.post(server.url + "/agent", content=json.dumps(body()).encode(),
-                              headers={"Content-Type": content_type}, timeout=10)
+    for content_type in (
+        "application/json",
+        "application/json; charset=utf-8",
+        "application/vnd.example+json",
+    ):
+        response = httpx.post(
+            server.url + "/agent",
+            content=json.dumps(body()).encode(),
+            headers={"Content-Type": content_type},
+            timeout=10,
+        )
         assert response.status_code == 200, content_type
 
 
@@ -168,15 +214,18 @@ def test_allowed_origins_star_admits_every_origin():
 # -- malformed bodies ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("raw", [
-    rb'{"threadId":"t1","runId":"r1","messages":"\ud800"}',
-    rb'{"threadId":"t1","runId":"r1","messages":[],"tools":"\udc00"}',
-])
-def test_a_lone_surrogate_in_a_non_string_slot_is_422_and_the_connection_stays_usable(
-        server, raw):
+@pytest.mark.parametrize(
+    "raw",
+    [
+        rb'{"threadId":"t1","runId":"r1","messages":"\ud800"}',
+        rb'{"threadId":"t1","runId":"r1","messages":[],"tools":"\udc00"}',
+    ],
+)
+def test_a_lone_surrogate_in_a_non_string_slot_is_422_and_the_connection_stays_usable(server, raw):
     with httpx.Client(timeout=10) as client:
-        bad = client.post(server.url + "/agent", content=raw,
-                          headers={"Content-Type": "application/json"})
+        bad = client.post(
+            server.url + "/agent", content=raw, headers={"Content-Type": "application/json"}
+        )
         assert bad.status_code == 422
         assert bad.headers["content-type"] == "application/json"
         assert bad.json()["error"] == "invalid_run_input"
@@ -238,9 +287,17 @@ def test_each_emitted_struct_is_encoded_once(monkeypatch):
 
     events = frames(asyncio.run(post()).text)
     assert [e["type"] for e in events] == [
-        "RUN_STARTED", "TEXT_MESSAGE_CHUNK", "TEXT_MESSAGE_CHUNK", "RUN_FINISHED"]
-    assert encoded == ["RunStartedEvent", "TextMessageChunkEvent", "TextMessageChunkEvent",
-                       "RunFinishedEvent"]
+        "RUN_STARTED",
+        "TEXT_MESSAGE_CHUNK",
+        "TEXT_MESSAGE_CHUNK",
+        "RUN_FINISHED",
+    ]
+    assert encoded == [
+        "RunStartedEvent",
+        "TextMessageChunkEvent",
+        "TextMessageChunkEvent",
+        "RunFinishedEvent",
+    ]
 
 
 # -- protocol version of the response -----------------------------------------------------------
@@ -251,8 +308,13 @@ def _encrypted_events(server, **extra) -> list[dict]:
     assert response.status_code == 200
     events = frames(response.text)
     assert [e["type"] for e in events] == [
-        "RUN_STARTED", "REASONING_ENCRYPTED_VALUE", "MESSAGES_SNAPSHOT",
-        "REASONING_ENCRYPTED_VALUE", "STATE_SNAPSHOT", "RUN_FINISHED"]
+        "RUN_STARTED",
+        "REASONING_ENCRYPTED_VALUE",
+        "MESSAGES_SNAPSHOT",
+        "REASONING_ENCRYPTED_VALUE",
+        "STATE_SNAPSHOT",
+        "RUN_FINISHED",
+    ]
     return events
 
 
@@ -280,10 +342,19 @@ def test_a_client_declaring_1_1_receives_encrypted_value_type(server):
     assert events[3]["encryptedValueType"] == "vendor/v2"
 
 
-@pytest.mark.parametrize(("declared", "version"), [
-    (None, "1.0"), ("1.0", "1.0"), ("0.0.45", "1.0"), ("1.1", "1.1"), ("1.2", "1.1"),
-    ("2.0", "1.1"), ("latest", "1.0"), ("", "1.0"),
-])
+@pytest.mark.parametrize(
+    ("declared", "version"),
+    [
+        (None, "1.0"),
+        ("1.0", "1.0"),
+        ("0.0.45", "1.0"),
+        ("1.1", "1.1"),
+        ("1.2", "1.1"),
+        ("2.0", "1.1"),
+        ("latest", "1.0"),
+        ("", "1.0"),
+    ],
+)
 def test_stream_version_follows_the_declared_protocol_version(declared, version):
     extra = {} if declared is None else {"protocol_version": declared}
     run_input = RunAgentInput(thread_id="t", run_id="r", messages=[], **extra)

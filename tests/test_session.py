@@ -793,9 +793,11 @@ async def test_run_on_another_thread_over_http_is_a_protocol_violation():
     with BackgroundServer(create_app(wrong_thread, guard=False)) as srv:
         session = Session(HttpTransport(srv.url + "/agent"), thread_id="my-thread")
         tolerant = await session.send("x").collect()
-        strict = await Session(
-            HttpTransport(srv.url + "/agent"), thread_id="my-thread", verify="strict"
-        ).send("y").collect()
+        strict = (
+            await Session(HttpTransport(srv.url + "/agent"), thread_id="my-thread", verify="strict")
+            .send("y")
+            .collect()
+        )
     assert _violation_codes(tolerant)[0] == "run_started_thread_mismatch"
     assert [type(m).__name__ for m in session.messages] == ["UserMessage"]
     assert _violation_codes(strict) == ["run_started_thread_mismatch"]

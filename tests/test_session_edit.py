@@ -24,21 +24,26 @@ pytestmark = pytest.mark.timeout(30)
 
 
 def _finished_run():
-    return ReplayTransport([
-        RunStartedEvent(thread_id="t", run_id="r1"),
-        StateSnapshotEvent(snapshot={"n": 1}),
-        RunFinishedEvent(thread_id="t", run_id="r1"),
-    ])
+    return ReplayTransport(
+        [
+            RunStartedEvent(thread_id="t", run_id="r1"),
+            StateSnapshotEvent(snapshot={"n": 1}),
+            RunFinishedEvent(thread_id="t", run_id="r1"),
+        ]
+    )
 
 
 async def test_set_messages_replaces_the_history_sent_with_the_next_run():
     transport = _finished_run()
-    session = Session(transport, thread_id="t", messages=[{"id": "old", "role": "user",
-                                                           "content": "forget me"}])
-    session.set_messages([
-        {"id": "s1", "role": "system", "content": "be brief"},
-        UserMessage(id="u1", content="hi"),
-    ])
+    session = Session(
+        transport, thread_id="t", messages=[{"id": "old", "role": "user", "content": "forget me"}]
+    )
+    session.set_messages(
+        [
+            {"id": "s1", "role": "system", "content": "be brief"},
+            UserMessage(id="u1", content="hi"),
+        ]
+    )
     await session.run().wait()
     assert [m.id for m in transport.requests[0].messages] == ["s1", "u1"]
     with pytest.raises(DecodeError) as info:
@@ -53,11 +58,16 @@ async def test_add_message_and_add_messages_append_structs_or_wire_dicts():
     transport = _finished_run()
     session = Session(transport, thread_id="t")
     assert session.add_message({"id": "u1", "role": "user", "content": "one"}) == "u1"
-    assert session.add_messages([AssistantMessage(id="a1", content="two"),
-                                 {"id": "u2", "role": "user", "content": "three"}]) == ["a1", "u2"]
+    assert session.add_messages(
+        [AssistantMessage(id="a1", content="two"), {"id": "u2", "role": "user", "content": "three"}]
+    ) == ["a1", "u2"]
     with pytest.raises(ValueError, match="'u1'"):
-        session.add_messages([{"id": "u3", "role": "user", "content": "x"},
-                              {"id": "u1", "role": "user", "content": "dup"}])
+        session.add_messages(
+            [
+                {"id": "u3", "role": "user", "content": "x"},
+                {"id": "u1", "role": "user", "content": "dup"},
+            ]
+        )
     await session.run().wait()
     assert [m.id for m in transport.requests[0].messages] == ["u1", "a1", "u2"]
 
@@ -90,8 +100,11 @@ async def test_editing_while_a_run_is_streaming_is_refused():
     session = Session(Slow(), thread_id="t")
     async with session.send("go") as run:
         await run.__anext__()
-        for edit in (lambda: session.set_state({}), lambda: session.set_messages([]),
-                     lambda: session.add_message(UserMessage(id="x", content="x"))):
+        for edit in (
+            lambda: session.set_state({}),
+            lambda: session.set_messages([]),
+            lambda: session.add_message(UserMessage(id="x", content="x")),
+        ):
             with pytest.raises(RuntimeError, match="while a run is streaming"):
                 edit()
         gate.set()
@@ -101,12 +114,14 @@ async def test_editing_while_a_run_is_streaming_is_refused():
 
 
 async def test_fork_copies_history_and_state_on_a_new_or_the_same_thread():
-    transport = ReplayTransport([
-        RunStartedEvent(thread_id="t", run_id="r1"),
-        StateSnapshotEvent(snapshot={"n": 1}),
-        StateDeltaEvent(delta=[{"op": "replace", "path": "/n", "value": 2}]),
-        RunFinishedEvent(thread_id="t", run_id="r1"),
-    ])
+    transport = ReplayTransport(
+        [
+            RunStartedEvent(thread_id="t", run_id="r1"),
+            StateSnapshotEvent(snapshot={"n": 1}),
+            StateDeltaEvent(delta=[{"op": "replace", "path": "/n", "value": 2}]),
+            RunFinishedEvent(thread_id="t", run_id="r1"),
+        ]
+    )
     session = Session(transport, thread_id="t", tools=[{"name": "x", "description": "y"}])
     seen: list = []
     session.subscribe(seen.append)

@@ -80,9 +80,7 @@ def test_tool_result_update_content_is_json_not_struct_reprs():
 def test_state_changed_keeps_the_state_as_of_its_update():
     conv = Conversation()
     (first,) = conv.apply(StateSnapshotEvent(snapshot={"count": 0, "tasks": [{"t": "a"}]}))
-    (second,) = conv.apply(
-        StateDeltaEvent(delta=[{"op": "replace", "path": "/count", "value": 1}])
-    )
+    (second,) = conv.apply(StateDeltaEvent(delta=[{"op": "replace", "path": "/count", "value": 1}]))
     (third,) = conv.apply(
         StateDeltaEvent(delta=[{"op": "add", "path": "/tasks/0/done", "value": True}])
     )
@@ -178,8 +176,12 @@ async def test_resume_with_text_whose_request_cannot_be_built_leaves_no_stray_us
 
     paused = [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r1"},
-        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r1",
-         "outcome": {"type": "interrupt", "interrupts": [{"id": "i1", "reason": "approval"}]}},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r1",
+            "outcome": {"type": "interrupt", "interrupts": [{"id": "i1", "reason": "approval"}]},
+        },
     ]
     session = Session(ReplayTransport(paused), thread_id="t")
     await session.run().collect()

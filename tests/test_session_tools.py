@@ -70,8 +70,12 @@ def broken() -> str:
 
 async def test_client_tools_are_offered_run_and_the_conversation_continues():
     agent = ToolAgent([("clock", '{"tz": "UTC"}')])
-    session = Session(agent, thread_id="t", client_tools=[clock],
-                      tools=[{"name": "remote", "description": "server side"}])
+    session = Session(
+        agent,
+        thread_id="t",
+        client_tools=[clock],
+        tools=[{"name": "remote", "description": "server side"}],
+    )
     run = session.send("what time is it?")
     updates = await run.collect()
     assert [t.name for t in agent.requests[0].tools] == ["remote", "clock"]
@@ -86,7 +90,9 @@ async def test_client_tools_are_offered_run_and_the_conversation_continues():
     assert result.tool_call_id == dones[0].pending_tool_call_ids[0]
     assert result.content == '{"tz":"UTC","time":"12:00"}'
     # the result precedes the follow-up run, which carries it
-    assert updates.index(result) < updates.index([u for u in updates if isinstance(u, RunStarted)][1])
+    assert updates.index(result) < updates.index(
+        [u for u in updates if isinstance(u, RunStarted)][1]
+    )
     assert session.messages[-1].content == '{"tz":"UTC","time":"12:00"}'
     assert session.conversation.unanswered_tool_call_ids() == []
 
@@ -153,8 +159,7 @@ async def test_send_while_a_client_tool_call_is_unanswered_is_refused():
 
 def test_a_tool_named_in_both_tools_and_client_tools_is_refused():
     with pytest.raises(ValueError, match="clock"):
-        Session(ToolAgent([]), tools=[{"name": "clock", "description": "x"}],
-                client_tools=[clock])
+        Session(ToolAgent([]), tools=[{"name": "clock", "description": "x"}], client_tools=[clock])
 
 
 # --- logging -------------------------------------------------------------------------
@@ -170,7 +175,9 @@ async def test_debug_logging_records_requests_warnings_and_errors():
     finally:
         disable_debug()
     text = stream.getvalue()
-    assert f"sending run {agent.requests[0].run_id!r} on thread 't': 1 message(s), 1 tool(s)" in text
+    assert (
+        f"sending run {agent.requests[0].run_id!r} on thread 't': 1 message(s), 1 tool(s)" in text
+    )
     assert "(client tool round 1)" in text
     assert "non-fatal error ToolError" in text and "disk on fire" in text
 
@@ -197,9 +204,11 @@ async def test_a_warning_update_is_logged_at_debug():
     stream = io.StringIO()
     enable_debug(stream)
     try:
-        events = [RunStartedEvent(thread_id="t", run_id="r1"),
-                  TextMessageEndEvent(message_id="ghost"),
-                  RunFinishedEvent(thread_id="t", run_id="r1")]
+        events = [
+            RunStartedEvent(thread_id="t", run_id="r1"),
+            TextMessageEndEvent(message_id="ghost"),
+            RunFinishedEvent(thread_id="t", run_id="r1"),
+        ]
         updates = await Session(ReplayTransport(events), thread_id="t").send("x").collect()
     finally:
         disable_debug()

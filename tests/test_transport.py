@@ -127,7 +127,11 @@ async def sse_without_content_type(request):
     return Response(sse(SCRIPT))  # no media_type: no Content-Type header at all
 
 
-HTML_PAGE = b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>" + b"x" * 300 + b"</body></html>"
+HTML_PAGE = (
+    b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>"
+    + b"x" * 300
+    + b"</body></html>"
+)
 
 
 async def html_without_content_type(request):
@@ -162,8 +166,10 @@ async def record_headers(request):
 async def gzipped(request):
     import gzip
 
-    return Response(gzip.compress(sse(SCRIPT)), headers={
-        "content-type": "text/event-stream", "content-encoding": "gzip"})
+    return Response(
+        gzip.compress(sse(SCRIPT)),
+        headers={"content-type": "text/event-stream", "content-encoding": "gzip"},
+    )
 
 
 async def gzip_bomb(request):
@@ -327,16 +333,12 @@ async def test_missing_content_type_is_still_read_as_sse(server, Http):
 
 
 async def test_untyped_sse_split_into_tiny_chunks_is_still_read(server, Http):
-    updates = await collect(
-        Session(Http(server.url + "/sse-untyped-tiny"), thread_id="t1")
-    )
+    updates = await collect(Session(Http(server.url + "/sse-untyped-tiny"), thread_id="t1"))
     assert updates[-1] == Done("success", result={"n": 1}, run_id="r1")
 
 
 async def test_untyped_html_page_is_a_protocol_error_that_says_so(server, Http):
-    error, done = await collect(
-        Session(Http(server.url + "/html-untyped"), thread_id="t1")
-    )
+    error, done = await collect(Session(Http(server.url + "/html-untyped"), thread_id="t1"))
     assert isinstance(error, ErrorUpdate) and error.fatal
     assert (error.error.kind, error.error.status) == ("protocol", 200)
     text = str(error.error)
@@ -349,9 +351,7 @@ async def test_untyped_html_page_is_a_protocol_error_that_says_so(server, Http):
 
 
 async def test_untyped_json_body_is_a_protocol_error_that_says_so(server, Http):
-    error, _done = await collect(
-        Session(Http(server.url + "/json-untyped"), thread_id="t1")
-    )
+    error, _done = await collect(Session(Http(server.url + "/json-untyped"), thread_id="t1"))
     assert error.error.kind == "protocol"
     assert "it looks like JSON" in str(error.error)
 
@@ -365,9 +365,7 @@ async def test_untyped_json_body_is_a_protocol_error_that_says_so(server, Http):
         ("Service Unavailable", "no SSE 'data:' line in it"),
     ],
 )
-async def test_untyped_body_mentioning_data_is_still_not_an_event_stream(
-    server, body, hint, Http
-):
+async def test_untyped_body_mentioning_data_is_still_not_an_event_stream(server, body, hint, Http):
     # "data" inside an attribute or a JSON key is not an SSE data field
     session = Session(Http(server.url + "/untyped"), thread_id="t1")
     error, _done = await session.send(body).collect()
@@ -455,8 +453,9 @@ async def test_replay_of_a_json_array_cut_off_mid_way_replays_its_complete_event
 
 async def test_replay_of_a_json_array_cut_inside_a_multibyte_character(tmp_path):
     docs = [json.loads(encode_event(e)) for e in SCRIPT]
-    text = json.dumps(docs[:-1] + [{"type": "CUSTOM", "name": "n", "value": "日本語"}],
-                      ensure_ascii=False).encode()
+    text = json.dumps(
+        docs[:-1] + [{"type": "CUSTOM", "name": "n", "value": "日本語"}], ensure_ascii=False
+    ).encode()
     path = tmp_path / "cut.json"
     path.write_bytes(text[: text.index("本".encode()) + 1])  # one byte into a 3-byte character
     assert [json.loads(doc) for doc in load_events(path)] == docs[:-1]
@@ -581,13 +580,17 @@ async def test_recorded_fixture_replays_like_the_live_fake_backend(scenario, Htt
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("X-A", "a\r\nX-Evil: 1"), ("X-A", "a\nb"), ("X-A", "a\x00b"), ("X-A: b", "c"),
-     ("X A", "c"), ("", "c")],
+    [
+        ("X-A", "a\r\nX-Evil: 1"),
+        ("X-A", "a\nb"),
+        ("X-A", "a\x00b"),
+        ("X-A: b", "c"),
+        ("X A", "c"),
+        ("", "c"),
+    ],
     ids=["crlf-value", "lf-value", "nul-value", "colon-name", "space-name", "empty-name"],
 )
-def test_a_header_that_would_split_the_request_head_is_refused_at_construction(
-    Http, name, value
-):
+def test_a_header_that_would_split_the_request_head_is_refused_at_construction(Http, name, value):
     # FastHttpTransport writes the head itself: a line break in a value injected a header
     with pytest.raises(ValueError, match="header .*: "):
         Http("http://127.0.0.1:1/agent", headers={name: value})
@@ -595,8 +598,10 @@ def test_a_header_that_would_split_the_request_head_is_refused_at_construction(
 
 @pytest.mark.parametrize(
     ("exc", "expected"),
-    [(httpx.ReadError(""), "connection to http://h/agent was reset: ReadError"),
-     (httpx.ConnectError(""), "cannot connect to http://h/agent: connection refused")],
+    [
+        (httpx.ReadError(""), "connection to http://h/agent was reset: ReadError"),
+        (httpx.ConnectError(""), "cannot connect to http://h/agent: connection refused"),
+    ],
     ids=["reset", "connect"],
 )
 def test_an_httpx_error_without_detail_is_named_not_left_as_a_trailing_colon(exc, expected):

@@ -104,9 +104,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _pyright(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return _run(
-        [sys.executable, "-m", "pyright", "--pythonpath", sys.executable, *args], cwd=cwd
-    )
+    return _run([sys.executable, "-m", "pyright", "--pythonpath", sys.executable, *args], cwd=cwd)
 
 
 @needs_pyright
@@ -160,7 +158,9 @@ def test_a_users_imports_from_agui_are_typed_under_mypy_strict(tmp_path):
     ], good.stderr
     bad = _run([*args, "bad.py"], cwd=tmp_path)
     assert bad.returncode == 1
-    assert 'bad.py:3: error: Unexpected keyword argument "no_such_kwarg" for "Session"' in bad.stdout
+    assert (
+        'bad.py:3: error: Unexpected keyword argument "no_such_kwarg" for "Session"' in bad.stdout
+    )
     assert 'bad.py:4: error: Module "agui" has no attribute "NoSuchName"' in bad.stdout
 
 

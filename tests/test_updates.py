@@ -16,8 +16,11 @@ UPDATE_CLASSES = list(u.Update.__args__)
 
 def test_update_alias_names_every_update_class():
     defined = {
-        obj for obj in vars(u).values()
-        if isinstance(obj, type) and issubclass(obj, msgspec.Struct) and obj.__module__ == u.__name__
+        obj
+        for obj in vars(u).values()
+        if isinstance(obj, type)
+        and issubclass(obj, msgspec.Struct)
+        and obj.__module__ == u.__name__
     }
     assert set(UPDATE_CLASSES) == defined
 

@@ -57,9 +57,13 @@ EXPECTED_CODES = {
 # fixture name -> (our outcome, our code, why we differ from the fixture)
 EXCEPTIONS = {
     "truncated-run-reported-as-completed": (
-        "failed", R.TRUNCATED_STREAM,
-        ("admitted reference-client gap; spec basic/transports#truncation: a truncated run "
-         "MUST NOT be reported as having succeeded")),
+        "failed",
+        R.TRUNCATED_STREAM,
+        (
+            "admitted reference-client gap; spec basic/transports#truncation: a truncated run "
+            "MUST NOT be reported as having succeeded"
+        ),
+    ),
 }
 
 
@@ -117,7 +121,10 @@ def test_conformance_fixture_through_normalizer_and_verifier(corpus, name):
 
 
 def test_every_mapped_fixture_exists_upstream():
-    names = {p.stem for corpus in CORPORA for p in shared_path(
-        "upstream", "agui", corpus, "conformance", "streams").glob("*.json")}
+    names = {
+        p.stem
+        for corpus in CORPORA
+        for p in shared_path("upstream", "agui", corpus, "conformance", "streams").glob("*.json")
+    }
     assert set(EXPECTED_CODES) <= names
     assert set(EXCEPTIONS) <= names

@@ -44,8 +44,15 @@ def test_generated_valid_streams_complete_in_our_strict_pipeline(seed):
 def test_handcrafted_cases_are_judged_by_our_pipeline():
     verdicts = [od.run_ours(stream) for stream in od.handcrafted()]
     assert [v.code for v in verdicts] == [
-        R.CHUNK_AMBIGUOUS_LANE, R.CHUNK_SUBAGENT_MISMATCH, None, None, None,
-        R.CHUNK_CONFLICTING_NAME, None, None]
+        R.CHUNK_AMBIGUOUS_LANE,
+        R.CHUNK_SUBAGENT_MISMATCH,
+        None,
+        None,
+        None,
+        R.CHUNK_CONFLICTING_NAME,
+        None,
+        None,
+    ]
 
 
 def test_generated_invalid_streams_are_judged_without_crashing():
@@ -56,12 +63,20 @@ def test_generated_invalid_streams_are_judged_without_crashing():
 
 def test_reference_wording_maps_to_our_codes():
     assert od.reference_code("First event must be 'RUN_STARTED'") == R.FIRST_EVENT_NOT_RUN_STARTED
-    assert od.reference_code(
-        "Cannot continue text message 'm1': chunk role 'user' does not match the open stream's "
-        "role 'assistant'.") == R.CHUNK_CONFLICTING_ROLE
-    assert od.reference_code(
-        "Cannot send 'TOOL_CALL_END': subagentRunId 's2' does not match the tool call 'c' "
-        "opener's subagent 's1'.") == R.SUBAGENT_ATTRIBUTION_MISMATCH
+    assert (
+        od.reference_code(
+            "Cannot continue text message 'm1': chunk role 'user' does not match the open stream's "
+            "role 'assistant'."
+        )
+        == R.CHUNK_CONFLICTING_ROLE
+    )
+    assert (
+        od.reference_code(
+            "Cannot send 'TOOL_CALL_END': subagentRunId 's2' does not match the tool call 'c' "
+            "opener's subagent 's1'."
+        )
+        == R.SUBAGENT_ATTRIBUTION_MISMATCH
+    )
     assert od.reference_code("something else entirely") is None
     mapped = {code for _, code in od.REFERENCE_WORDING}
     assert mapped <= set(R.RULES)
@@ -81,25 +96,33 @@ def test_difference_on_a_spec_only_rule_is_allowed_with_its_rule():
 
 
 def test_other_differences_are_unexplained():
-    case = _case(od.Verdict("completed", state={"n": 1}, state_touched=True),
-                 od.Verdict("completed", state={"n": 2}, state_touched=True))
+    case = _case(
+        od.Verdict("completed", state={"n": 1}, state_touched=True),
+        od.Verdict("completed", state={"n": 2}, state_touched=True),
+    )
     [diff] = [od.explain(d) for d in od.compare(case)]
     assert (diff.aspect, diff.allowed_by) == ("state", None)
-    case = _case(od.Verdict("failed", code=R.CONTENT_WITHOUT_START),
-                 od.Verdict("failed", code=R.ARGS_WITHOUT_START))
+    case = _case(
+        od.Verdict("failed", code=R.CONTENT_WITHOUT_START),
+        od.Verdict("failed", code=R.ARGS_WITHOUT_START),
+    )
     [diff] = [od.explain(d) for d in od.compare(case)]
     assert (diff.aspect, diff.allowed_by) == ("reason", None)
 
 
 def test_same_rejection_reason_is_no_difference_and_messages_are_not_compared():
-    case = _case(od.Verdict("failed", code=R.STEP_NOT_STARTED, messages=[{"id": "m"}]),
-                 od.Verdict("failed", code=R.STEP_NOT_STARTED, messages=[]))
+    case = _case(
+        od.Verdict("failed", code=R.STEP_NOT_STARTED, messages=[{"id": "m"}]),
+        od.Verdict("failed", code=R.STEP_NOT_STARTED, messages=[]),
+    )
     assert od.compare(case) == []
 
 
 def test_nulls_in_objects_compare_as_absent():
-    case = _case(od.Verdict("completed", messages=[{"id": "m", "name": None}]),
-                 od.Verdict("completed", messages=[{"id": "m"}]))
+    case = _case(
+        od.Verdict("completed", messages=[{"id": "m", "name": None}]),
+        od.Verdict("completed", messages=[{"id": "m"}]),
+    )
     assert od.compare(case) == []
 
 

@@ -53,8 +53,12 @@ def test_unknown_closed_set_value_is_a_decode_error_in_strict_mode():
 
 
 def test_unknown_value_in_required_closed_set_drops_the_event():
-    doc = {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "thought", "entityId": "e",
-           "encryptedValue": "x"}
+    doc = {
+        "type": "REASONING_ENCRYPTED_VALUE",
+        "subtype": "thought",
+        "entityId": "e",
+        "encryptedValue": "x",
+    }
     decoded = decode_event_lenient(dumps(doc))
     assert decoded.event is None
     assert [(w.code, w.path) for w in decoded.warnings] == [
@@ -68,7 +72,9 @@ def test_unknown_value_in_required_closed_set_drops_the_event():
 
 def test_unknown_value_in_required_closed_set_drops_its_list_entry():
     body = {
-        "threadId": "t", "runId": "r", "messages": [],
+        "threadId": "t",
+        "runId": "r",
+        "messages": [],
         "resume": [
             {"interruptId": "i1", "status": "postponed"},
             {"interruptId": "i2", "status": "resolved"},
@@ -85,8 +91,9 @@ def test_unknown_value_in_required_closed_set_drops_its_list_entry():
 def test_value_other_than_a_const_stays_malformed():
     # REASONING_MESSAGE_START's role is the single value "reasoning" (a const, not a set)
     with pytest.raises(DecodeError) as info:
-        decode_event(dumps({"type": "REASONING_MESSAGE_START", "messageId": "m",
-                            "role": "assistant"}))
+        decode_event(
+            dumps({"type": "REASONING_MESSAGE_START", "messageId": "m", "role": "assistant"})
+        )
     assert info.value.path == "$.role"
     assert 'expected "reasoning"' in str(info.value)
 

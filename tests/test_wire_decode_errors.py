@@ -133,8 +133,10 @@ def test_raw_lone_surrogate_outside_a_string_is_a_decode_error(name):
 
 @pytest.mark.parametrize("name", ALL_ENTRY_POINTS)
 def test_deeply_nested_document_is_a_decode_error(name):
-    for doc in ('{"type":"CUSTOM","name":"n","value":' + "[" * 5000 + "]" * 5000 + "}",
-                '{"type":"CUSTOM","name":"n","value":"\\ud83d","x":' + "[" * 5000 + "]" * 5000 + "}"):
+    for doc in (
+        '{"type":"CUSTOM","name":"n","value":' + "[" * 5000 + "]" * 5000 + "}",
+        '{"type":"CUSTOM","name":"n","value":"\\ud83d","x":' + "[" * 5000 + "]" * 5000 + "}",
+    ):
         with pytest.raises(DecodeError, match="nested too deeply"):
             ALL_ENTRY_POINTS[name](doc)
 
@@ -173,8 +175,13 @@ FUZZ_PIPELINE = settings(FUZZ, max_examples=150)  # (a whole pipeline per exampl
 SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 ODD_TEXT = st.lists(st.one_of(SURROGATES, st.characters()), max_size=6).map("".join)
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.integers(min_value=2**63, max_value=2**70),
-    st.floats(allow_nan=False, allow_infinity=False), ODD_TEXT, SURROGATES,
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=2**63, max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    ODD_TEXT,
+    SURROGATES,
 )
 VALUES = st.recursive(
     SCALARS,
@@ -184,9 +191,7 @@ VALUES = st.recursive(
     max_leaves=8,
 )
 EVENT_NAMES = sorted(EVENT_TYPES) + ["THINKING_START", "THINKING_TEXT_MESSAGE_CONTENT", "NOPE"]
-FIELDS = {
-    name: sorted(shape_of(cls).fields) for name, cls in EVENT_TYPES.items()
-}
+FIELDS = {name: sorted(shape_of(cls).fields) for name, cls in EVENT_TYPES.items()}
 INPUT_FIELDS = sorted(shape_of(RunAgentInput).fields)
 
 
@@ -211,8 +216,13 @@ def input_documents(draw) -> dict[str, Any]:
         if draw(st.booleans()):
             doc[field] = draw(VALUES)
     if draw(st.booleans()):
-        doc["messages"] = [{"role": draw(st.sampled_from(["user", "tool", "assistant", "x"])),
-                            "id": draw(VALUES), "content": draw(VALUES)}]
+        doc["messages"] = [
+            {
+                "role": draw(st.sampled_from(["user", "tool", "assistant", "x"])),
+                "id": draw(VALUES),
+                "content": draw(VALUES),
+            }
+        ]
     return doc
 
 

@@ -36,7 +36,9 @@ def test_encode_json_refuses_nan_next_to_a_lone_surrogate():
 def test_encode_json_keeps_nulls_that_are_data():
     event = {"type": "STATE_SNAPSHOT", "snapshot": {"a": None, "b": [None, 1.0]}}
     assert encode_json(event) == b'{"type":"STATE_SNAPSHOT","snapshot":{"a":null,"b":[null,1.0]}}'
-    assert decode_event(encode_json(event)) == StateSnapshotEvent(snapshot={"a": None, "b": [None, 1.0]})
+    assert decode_event(encode_json(event)) == StateSnapshotEvent(
+        snapshot={"a": None, "b": [None, 1.0]}
+    )
 
 
 def test_encode_json_writes_a_lone_surrogate_as_an_escape_that_decodes_back():

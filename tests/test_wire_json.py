@@ -251,7 +251,10 @@ def test_unknown_message_role_in_snapshot_is_removed():
     decoded = lenient(
         {
             "type": "MESSAGES_SNAPSHOT",
-            "messages": [{"id": "w", "role": "wizard"}, {"id": "s", "role": "system", "content": "c"}],
+            "messages": [
+                {"id": "w", "role": "wizard"},
+                {"id": "s", "role": "system", "content": "c"},
+            ],
         }
     )
     assert [m.id for m in decoded.event.messages] == ["s"]
@@ -560,7 +563,13 @@ def test_strict_decoder_returns_no_warnings_and_raises():
 )  # fmt: skip
 def test_legacy_binary_part_upgraded(part, expected):
     decoded = decode_input_lenient(
-        dumps({"threadId": "t", "runId": "r", "messages": [{"id": "u", "role": "user", "content": [part]}]})
+        dumps(
+            {
+                "threadId": "t",
+                "runId": "r",
+                "messages": [{"id": "u", "role": "user", "content": [part]}],
+            }
+        )
     )
     assert decoded.input.messages[0].content == [expected]
     assert codes(decoded) == [("legacy_binary_part", "$.messages[0].content[0]")]
@@ -626,7 +635,9 @@ def test_decode_input_not_json():
 
 def test_encode_is_compact_camel_case_and_omits_absent_fields():
     ev = ToolCallStartEvent(tool_call_id="c1", tool_call_name="search")
-    assert encode_event(ev) == b'{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"search"}'
+    assert (
+        encode_event(ev) == b'{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"search"}'
+    )
 
 
 def test_encode_omits_none_in_optional_any_slots():
@@ -638,7 +649,9 @@ def test_encode_omits_nested_none_in_optional_slots_of_input():
     run_input = RunAgentInput(
         thread_id="t",
         run_id="r",
-        messages=[UserMessage(id="u", content=[ImagePart(source=UrlSource(value="x"), metadata=None)])],
+        messages=[
+            UserMessage(id="u", content=[ImagePart(source=UrlSource(value="x"), metadata=None)])
+        ],
         state=None,
         forwarded_props=None,
         tools=[Tool(name="n", description="d", parameters=None)],
@@ -647,7 +660,11 @@ def test_encode_omits_nested_none_in_optional_slots_of_input():
         "threadId": "t",
         "runId": "r",
         "messages": [
-            {"role": "user", "id": "u", "content": [{"type": "image", "source": {"type": "url", "value": "x"}}]}
+            {
+                "role": "user",
+                "id": "u",
+                "content": [{"type": "image", "source": {"type": "url", "value": "x"}}],
+            }
         ],
         "tools": [{"name": "n", "description": "d"}],
     }
@@ -656,8 +673,14 @@ def test_encode_omits_nested_none_in_optional_slots_of_input():
 
 
 def test_encode_keeps_nulls_that_are_data():
-    assert encode_event(StateSnapshotEvent(snapshot=None)) == b'{"type":"STATE_SNAPSHOT","snapshot":null}'
-    assert encode_event(CustomEvent(name="n", value=None)) == b'{"type":"CUSTOM","name":"n","value":null}'
+    assert (
+        encode_event(StateSnapshotEvent(snapshot=None))
+        == b'{"type":"STATE_SNAPSHOT","snapshot":null}'
+    )
+    assert (
+        encode_event(CustomEvent(name="n", value=None))
+        == b'{"type":"CUSTOM","name":"n","value":null}'
+    )
     assert encode_event(RawEvent(event=None)) == b'{"type":"RAW","event":null}'
     ev = StateDeltaEvent(delta=[AddOperation(path="/a", value=None)], metadata={"k": None})
     assert json.loads(encode_event(ev)) == {
@@ -730,8 +753,12 @@ def test_encode_refuses_nan_inside_a_tuple():
 
 
 def test_check_finite_looks_into_structs_inside_a_dict():
-    doc = {"type": "MESSAGES_SNAPSHOT", "messages": [
-        UserMessage(id="u", content=[TextPart(text="x", metadata={"n": float("inf")})])]}
+    doc = {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [
+            UserMessage(id="u", content=[TextPart(text="x", metadata={"n": float("inf")})])
+        ],
+    }
     with pytest.raises(EncodeError) as info:
         check_finite(doc)
     assert info.value.path == "$.messages[0].content[0].metadata.n"
@@ -775,7 +802,10 @@ def test_encode_fast_path_still_refuses_nan_in_raw_event_or_metadata(event):
 
 def test_encode_fast_path_output_is_exact():
     ev = TextMessageContentEvent(message_id="m", delta="null and more")  # "null" in the text
-    assert encode_event(ev) == b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"null and more"}'
+    assert (
+        encode_event(ev)
+        == b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"null and more"}'
+    )
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,9 @@ _json_scalars = (
 )
 JSON = st.recursive(
     _json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 JSON_NOT_NULL = JSON.filter(lambda v: v is not None)
@@ -186,8 +188,12 @@ def _with_nulls(info: mi.Type, *, optional_slot: bool = False) -> st.SearchStrat
             for f in info.fields
             if f.required
         }
-        optional = {f.name: _with_nulls(f.type, optional_slot=True) for f in info.fields if not f.required}
-        return st.fixed_dictionaries(required, optional=optional).map(lambda kw, c=info.cls: c(**kw))
+        optional = {
+            f.name: _with_nulls(f.type, optional_slot=True) for f in info.fields if not f.required
+        }
+        return st.fixed_dictionaries(required, optional=optional).map(
+            lambda kw, c=info.cls: c(**kw)
+        )
     if isinstance(info, mi.UnionType):
         return st.one_of([_with_nulls(t, optional_slot=optional_slot) for t in info.types])
     if isinstance(info, mi.ListType):
@@ -210,7 +216,6 @@ def test_null_omission_on_output(cls, data):
         decode_input(encoded, strict=True)
     else:
         decode_event(encoded, strict=True)
-
 
 
 @pytest.mark.parametrize("cls", [*EVENT_TYPES.values(), RunAgentInput], ids=lambda c: c.__name__)

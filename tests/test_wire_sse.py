@@ -116,7 +116,7 @@ def test_data_prefix_with_and_without_space():
 
 
 def test_multiline_data_joined_with_lf():
-    assert read_all([b"data: {\"a\":\ndata: 1}\n\n"]) == ['{"a":\n1}']
+    assert read_all([b'data: {"a":\ndata: 1}\n\n']) == ['{"a":\n1}']
 
 
 def test_bare_data_field_without_colon_has_empty_value():
@@ -296,7 +296,7 @@ _pieces = st.sampled_from(
         b"\n",
         b"\r",
         b"\r\n",
-        b"{\"a\":1}",
+        b'{"a":1}',
         b"x",
         "é😀".encode(),
         b"\xef\xbb\xbf",
@@ -366,7 +366,9 @@ def test_oversized_frame_inside_a_chunk_of_small_frames():
 
 
 def test_single_line_fast_path_matches_general_path():
-    frames = [b"data: " + f'{{"n":{i},"s":"d\\u00e9j\\u00e0 vu: data: x"}}'.encode() for i in range(30)]
+    frames = [
+        b"data: " + f'{{"n":{i},"s":"d\\u00e9j\\u00e0 vu: data: x"}}'.encode() for i in range(30)
+    ]
     stream = b"\n\n".join(frames) + b"\n\n"
     expected = reference_frames(stream)
     assert len(expected) == 30

@@ -33,14 +33,18 @@ LOW = b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\\ude00b"}'
 @pytest.mark.parametrize("data", [HIGH, HIGH.decode(), bytearray(HIGH), memoryview(HIGH)])
 def test_lone_surrogate_escape_decodes_without_warning(data):
     assert decode_event(data) == TextMessageContentEvent(message_id="m", delta="a\ud83d")
-    assert decode_event_lenient(data) == (TextMessageContentEvent(message_id="m", delta="a\ud83d"), ())
+    assert decode_event_lenient(data) == (
+        TextMessageContentEvent(message_id="m", delta="a\ud83d"),
+        (),
+    )
     assert EventDecoder().decode(data).warnings == ()
 
 
 def test_lone_low_surrogate_and_reversed_pair_decode():
     assert decode_event(LOW).delta == "\ude00b"
-    assert decode_event(b'{"type":"CUSTOM","name":"n","value":{"k\\udfff":"\\udfff\\ud800"}}'
-                        ).value == {"k\udfff": "\udfff\ud800"}
+    assert decode_event(
+        b'{"type":"CUSTOM","name":"n","value":{"k\\udfff":"\\udfff\\ud800"}}'
+    ).value == {"k\udfff": "\udfff\ud800"}
 
 
 def test_lone_surrogate_escape_decodes_in_strict_mode():
@@ -49,11 +53,13 @@ def test_lone_surrogate_escape_decodes_in_strict_mode():
 
 def test_strict_mode_still_checks_a_document_holding_a_lone_surrogate():
     with pytest.raises(DecodeError) as info:
-        decode_event(b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\\ud83d","x":1}',
-                     strict=True)
+        decode_event(
+            b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\\ud83d","x":1}', strict=True
+        )
     assert info.value.path == "$.x"
     decoded = decode_event_lenient(
-        b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\\ud83d","x":1}')
+        b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\\ud83d","x":1}'
+    )
     assert decoded.event.delta == "\ud83d"
     assert [w.code for w in decoded.warnings] == ["unknown_property"]
 
@@ -78,8 +84,10 @@ def test_fallback_parser_accepts_nothing_else_that_is_not_json(data, strict):
 def test_encode_writes_a_lone_surrogate_as_an_escape_and_round_trips():
     event = TextMessageContentEvent(message_id="m", delta="é a\ud83d", metadata={"k\udc00": None})
     encoded = encode_event(event)
-    assert encoded == (b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m",'
-                       b'"delta":"\xc3\xa9 a\\ud83d","metadata":{"k\\udc00":null}}')
+    assert encoded == (
+        b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m",'
+        b'"delta":"\xc3\xa9 a\\ud83d","metadata":{"k\\udc00":null}}'
+    )
     assert decode_event(encoded, strict=True) == event
     assert encode_sse_event(event) == b"data: " + encoded + b"\n\n"
     assert json.loads(encoded) == to_json_value(event)
@@ -88,12 +96,16 @@ def test_encode_writes_a_lone_surrogate_as_an_escape_and_round_trips():
 def test_encode_with_a_lone_surrogate_still_leaves_out_legacy_nulls():
     event = TextMessageContentEvent(message_id="m", delta="\ud83d", raw_event=None)
     assert json.loads(encode_event(event)) == {
-        "type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "\ud83d"}
+        "type": "TEXT_MESSAGE_CONTENT",
+        "messageId": "m",
+        "delta": "\ud83d",
+    }
 
 
 def test_run_input_with_a_lone_surrogate_round_trips():
-    run_input = RunAgentInput(thread_id="t", run_id="r",
-                              messages=[UserMessage(id="u", content="half \ud83d")])
+    run_input = RunAgentInput(
+        thread_id="t", run_id="r", messages=[UserMessage(id="u", content="half \ud83d")]
+    )
     encoded = encode_input(run_input)
     assert b"\\ud83d" in encoded
     assert decode_input(encoded) == run_input

@@ -129,7 +129,24 @@ def realistic_events(n: int, seed: int) -> list[Any]:
     from agui import types as t
 
     rng = random.Random(seed)
-    words = ["the", "agent", "looks", "up", "the", "task", "board", "and", "moves", "a", "card", "to", "done", "while", "it", "explains"]
+    words = [
+        "the",
+        "agent",
+        "looks",
+        "up",
+        "the",
+        "task",
+        "board",
+        "and",
+        "moves",
+        "a",
+        "card",
+        "to",
+        "done",
+        "while",
+        "it",
+        "explains",
+    ]
 
     def text(k: int) -> str:
         return " ".join(rng.choice(words) for _ in range(k))
@@ -152,14 +169,18 @@ def realistic_events(n: int, seed: int) -> list[Any]:
         for call in range(rng.randint(1, 3)):
             cid = f"call-{run}-{call}"
             out.append(
-                t.ToolCallStartEvent(tool_call_id=cid, tool_call_name="move_card", parent_message_id=f"m-{run}")
+                t.ToolCallStartEvent(
+                    tool_call_id=cid, tool_call_name="move_card", parent_message_id=f"m-{run}"
+                )
             )
             args = json.dumps({"card": f"card-{call}", "column": "done", "note": text(6)})
             for i in range(0, len(args), 12):
                 out.append(t.ToolCallArgsEvent(tool_call_id=cid, delta=args[i : i + 12]))
             out.append(t.ToolCallEndEvent(tool_call_id=cid))
             out.append(
-                t.ToolCallResultEvent(message_id=f"tr-{cid}", tool_call_id=cid, content='{"ok":true}', role="tool")
+                t.ToolCallResultEvent(
+                    message_id=f"tr-{cid}", tool_call_id=cid, content='{"ok":true}', role="tool"
+                )
             )
             board = {
                 "columns": {
@@ -193,11 +214,15 @@ def realistic_events(n: int, seed: int) -> list[Any]:
                             t.ToolCall(
                                 id=f"call-{run}-0",
                                 type="function",
-                                function=t.FunctionCall(name="move_card", arguments='{"card":"card-0"}'),
+                                function=t.FunctionCall(
+                                    name="move_card", arguments='{"card":"card-0"}'
+                                ),
                             )
                         ],
                     ),
-                    t.ToolMessage(id=f"tr-call-{run}-0", content='{"ok":true}', tool_call_id=f"call-{run}-0"),
+                    t.ToolMessage(
+                        id=f"tr-call-{run}-0", content='{"ok":true}', tool_call_id=f"call-{run}-0"
+                    ),
                 ]
             )
         )
@@ -254,15 +279,35 @@ def bench_decode(cfg: Config) -> list[Row]:
     ratio = t["theirs"] / t["types"]
     size = sum(map(len, lines))
     return [
-        Row("decode", "agui.types, msgspec Decoder(Event)", n / t["types"], "events/s",
-            f"{n} lines, {size / n:.0f} B avg; the generated types alone"),
-        Row("decode", "agui.wire.decode_event", n / t["ours"], "events/s",
-            "public API: + patch-op check and the lenient fallback, a Python call per event"),
-        Row("decode", "ag-ui-protocol (pydantic)", n / t["theirs"], "events/s",
-            "TypeAdapter(ag_ui.core.Event).validate_json"),
-        Row("decode", "ratio generated types / pydantic", ratio, "x",
+        Row(
+            "decode",
+            "agui.types, msgspec Decoder(Event)",
+            n / t["types"],
+            "events/s",
+            f"{n} lines, {size / n:.0f} B avg; the generated types alone",
+        ),
+        Row(
+            "decode",
+            "agui.wire.decode_event",
+            n / t["ours"],
+            "events/s",
+            "public API: + patch-op check and the lenient fallback, a Python call per event",
+        ),
+        Row(
+            "decode",
+            "ag-ui-protocol (pydantic)",
+            n / t["theirs"],
+            "events/s",
+            "TypeAdapter(ag_ui.core.Event).validate_json",
+        ),
+        Row(
+            "decode",
+            "ratio generated types / pydantic",
+            ratio,
+            "x",
             "target >= 8x: " + ("met" if ratio >= 8 else "NOT met"),
-            {"target": 8.0, "met": ratio >= 8}),
+            {"target": 8.0, "met": ratio >= 8},
+        ),
         Row("decode", "ratio decode_event / pydantic", t["theirs"] / t["ours"], "x"),
     ]
 
@@ -305,11 +350,16 @@ def bench_decode_by_type(cfg: Config) -> list[Row]:
         t = compare({"types": types, "ours": ours, "theirs": theirs}, cfg.repeats)
         size = sum(map(len, group)) / len(group)
         rows.append(
-            Row("decode-by-type", name, t["theirs"] / t["types"], "x",
+            Row(
+                "decode-by-type",
+                name,
+                t["theirs"] / t["types"],
+                "x",
                 f"{len(group) / len(lines):.1%} of the mix, {size:.0f} B; types"
                 f" {per / t['types']:,.0f}, decode_event {per / t['ours']:,.0f}"
                 f" ({t['theirs'] / t['ours']:.1f}x), pydantic {per / t['theirs']:,.0f} events/s",
-                {"decode_event_ratio": t["theirs"] / t["ours"]})
+                {"decode_event_ratio": t["theirs"] / t["ours"]},
+            )
         )
     return rows
 
@@ -365,8 +415,9 @@ def bench_sse(cfg: Config) -> list[Row]:
             return count + (events.decode("") is not None)
 
         def response(chunks: list[bytes] = chunks) -> httpx.Response:
-            return httpx.Response(200, headers={"content-type": "text/event-stream"},
-                                  content=iter(chunks))
+            return httpx.Response(
+                200, headers={"content-type": "text/event-stream"}, content=iter(chunks)
+            )
 
         def ours_e2e() -> int:
             reader = SseReader()
@@ -377,24 +428,37 @@ def bench_sse(cfg: Config) -> list[Row]:
             return sum(1 for _ in EventSource(response()).iter_sse())
 
         assert ours() == theirs() == ours_e2e() == theirs_e2e() == n
-        t = compare({"ours": ours, "theirs": theirs, "ours_e2e": ours_e2e,
-                     "theirs_e2e": theirs_e2e}, cfg.repeats)
+        t = compare(
+            {"ours": ours, "theirs": theirs, "ours_e2e": ours_e2e, "theirs_e2e": theirs_e2e},
+            cfg.repeats,
+        )
         ratio = t["theirs"] / t["ours"]
         ratios.append(ratio)
         rows += [
             Row("sse", f"agui SseReader, {label}", n / t["ours"], "frames/s"),
             Row("sse", f"httpx-sse decoders, {label}", n / t["theirs"], "frames/s"),
             Row("sse", f"ratio, {label}", ratio, "x", "reader level"),
-            Row("sse", f"ratio end to end (httpx.Response), {label}",
-                t["theirs_e2e"] / t["ours_e2e"], "x", "httpx's cost shared"),
+            Row(
+                "sse",
+                f"ratio end to end (httpx.Response), {label}",
+                t["theirs_e2e"] / t["ours_e2e"],
+                "x",
+                "httpx's cost shared",
+            ),
         ]
     worst = min(ratios)
     keep = worst >= 5
     rows.append(
-        Row("sse", "decision", worst, "x (worst reader ratio)",
-            "keep our SseReader (>= 5x, and it has the frame-size cap)" if keep
+        Row(
+            "sse",
+            "decision",
+            worst,
+            "x (worst reader ratio)",
+            "keep our SseReader (>= 5x, and it has the frame-size cap)"
+            if keep
             else "use httpx-sse (our reader is < 5x faster)",
-            {"keep_own_reader": keep, "threshold": 5.0})
+            {"keep_own_reader": keep, "threshold": 5.0},
+        )
     )
     return rows
 
@@ -446,6 +510,7 @@ _TARGET = re.compile(r"target ([^;]*?): (met|NOT met)")
 def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) -> str:
     """The README performance table: the command that produced it, then one Markdown
     row per figure (the ``session`` headline rows first), each target met or not."""
+
     def fmt(value: float) -> str:
         return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
 
@@ -455,9 +520,11 @@ def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) 
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     ordered = sorted(rows, key=lambda r: r.section != "session")  # stable: headline first
     lines = [
-        (f"Produced by `{command}` ({'quick' if cfg.quick else 'full'} run, median of {cfg.repeats}, "
-        f"{seconds / 60:.1f} min; Python {platform.python_version()}, {os.cpu_count()} cores, "
-        f"load average at the end {load}; {time.strftime('%Y-%m-%d')})."),
+        (
+            f"Produced by `{command}` ({'quick' if cfg.quick else 'full'} run, median of {cfg.repeats}, "
+            f"{seconds / 60:.1f} min; Python {platform.python_version()}, {os.cpu_count()} cores, "
+            f"load average at the end {load}; {time.strftime('%Y-%m-%d')})."
+        ),
         "",
         "| section | figure | value | target | note |",
         "|---|---|---:|---|---|",
@@ -472,7 +539,9 @@ def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) 
             met, missed = met + ok, missed + (not ok)
             target = f"{found.group(1)}: **{'met' if ok else 'not met'}**"
             note = (note[: found.start()] + note[found.end() :]).strip(" ;")
-        lines.append(f"| {r.section} | {cell(r.name)} | {fmt(r.value)} {cell(r.unit)} | {target} | {cell(note)} |")
+        lines.append(
+            f"| {r.section} | {cell(r.name)} | {fmt(r.value)} {cell(r.unit)} | {target} | {cell(note)} |"
+        )
     lines += ["", f"Targets: {met} met, {missed} not met."]
     return "\n".join(lines) + "\n"
 
@@ -496,12 +565,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (CI smoke run)")
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
-    parser.add_argument("--markdown", metavar="PATH", help="also write the README performance table "
-                        "(between the bench-table markers when PATH has them, e.g. README.md)")
+    parser.add_argument(
+        "--markdown",
+        metavar="PATH",
+        help="also write the README performance table "
+        "(between the bench-table markers when PATH has them, e.g. README.md)",
+    )
     parser.add_argument("--only", help="comma-separated section names")
     parser.add_argument("--repeats", type=int, help="timed runs per figure (median)")
-    parser.add_argument("--transports", help="transports of the concurrency section, comma-separated "
-                        "(httpx, fast or module:Class; default: both)")
+    parser.add_argument(
+        "--transports",
+        help="transports of the concurrency section, comma-separated "
+        "(httpx, fast or module:Class; default: both)",
+    )
     args = parser.parse_args(argv)
     cfg = Config(quick=True, repeats=3, events=1500) if args.quick else Config()
     if args.repeats:
@@ -516,8 +592,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = run(cfg, only)
     seconds = time.perf_counter() - started
     print(format_table(rows))
-    print(f"\n({'quick' if cfg.quick else 'full'} run, median of {cfg.repeats}, "
-          f"{seconds:.1f} s, Python {platform.python_version()})")
+    print(
+        f"\n({'quick' if cfg.quick else 'full'} run, median of {cfg.repeats}, "
+        f"{seconds:.1f} s, Python {platform.python_version()})"
+    )
     if args.markdown:
         command = "python tools/bench.py " + " ".join(sys.argv[1:] if argv is None else argv)
         write_markdown(Path(args.markdown), format_markdown(rows, command.strip(), seconds, cfg))

@@ -57,8 +57,10 @@ def _stamp(chunk: bytes, lat: array) -> None:
 
 
 def _urls(base: str, n: int, events: int, rate: float) -> list[str]:
-    return [f"{base}/paced?events={events}&rate={rate}&offset={(i / n) / rate if rate else 0}"
-            for i in range(n)]
+    return [
+        f"{base}/paced?events={events}&rate={rate}&offset={(i / n) / rate if rate else 0}"
+        for i in range(n)
+    ]
 
 
 async def _sessions(name: str, urls: list[str], lat: array, errors: list[str]) -> int:
@@ -91,7 +93,10 @@ async def _raw(stack: str, urls: list[str], lat: array, reads: list[int]) -> Non
     if stack == "httpx":
         import httpx
 
-        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=None), timeout=None) as client:
+        async with httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=None), timeout=None
+        ) as client:
+
             async def one(url: str) -> None:
                 async with client.stream("POST", url, content=b"{}") as response:
                     await count(response.aiter_raw())
@@ -101,18 +106,24 @@ async def _raw(stack: str, urls: list[str], lat: array, reads: list[int]) -> Non
         import aiohttp
 
         connector = aiohttp.TCPConnector(limit=0)
-        async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None)) as s:
+        async with aiohttp.ClientSession(
+            connector=connector, timeout=aiohttp.ClientTimeout(total=None)
+        ) as s:
+
             async def one(url: str) -> None:
                 async with s.post(url, data=b"{}") as response:
                     await count(response.content.iter_any())
 
             await asyncio.gather(*(one(u) for u in urls))
     elif stack == "asyncio-streams":
+
         async def one(url: str) -> None:
             parts = urlsplit(url)
             reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
-            writer.write(f"POST {parts.path}?{parts.query} HTTP/1.1\r\nhost: {parts.netloc}\r\n"
-                         "content-length: 2\r\n\r\n{}".encode())
+            writer.write(
+                f"POST {parts.path}?{parts.query} HTTP/1.1\r\nhost: {parts.netloc}\r\n"
+                "content-length: 2\r\n\r\n{}".encode()
+            )
             while chunk := await reader.read(65536):
                 reads[0] += 1
                 _stamp(chunk, lat)
@@ -150,9 +161,13 @@ async def _raw(stack: str, urls: list[str], lat: array, reads: list[int]) -> Non
 
         async def one(url: str) -> None:
             parts = urlsplit(url)
-            request = (f"POST {parts.path}?{parts.query} HTTP/1.1\r\nhost: {parts.netloc}\r\n"
-                       "content-length: 2\r\n\r\n{}").encode()
-            transport, proto = await loop.create_connection(lambda: Client(request), parts.hostname, parts.port)
+            request = (
+                f"POST {parts.path}?{parts.query} HTTP/1.1\r\nhost: {parts.netloc}\r\n"
+                "content-length: 2\r\n\r\n{}"
+            ).encode()
+            transport, proto = await loop.create_connection(
+                lambda: Client(request), parts.hostname, parts.port
+            )
             await proto.done
             transport.close()
 
@@ -162,7 +177,14 @@ async def _raw(stack: str, urls: list[str], lat: array, reads: list[int]) -> Non
 
 
 def main(argv: list[str]) -> None:
-    kind, name, base, n, events, rate = argv[0], argv[1], argv[2], int(argv[3]), int(argv[4]), float(argv[5])
+    kind, name, base, n, events, rate = (
+        argv[0],
+        argv[1],
+        argv[2],
+        int(argv[3]),
+        int(argv[4]),
+        float(argv[5]),
+    )
     _raise_fd_limit()
     urls = _urls(base, n, events, rate)
     lat: array = array("q")
@@ -186,11 +208,20 @@ def main(argv: list[str]) -> None:
     def pick(q: float) -> float:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))] / 1000 if ordered else 0.0
 
-    print(json.dumps({
-        "events": got, "reads": reads[0], "wall": wall, "cpu": cpu, "base_kib": base_kib,
-        "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        "lat_us": [pick(0.5), pick(0.99), pick(1.0)], "errors": errors[:3],
-    }))
+    print(
+        json.dumps(
+            {
+                "events": got,
+                "reads": reads[0],
+                "wall": wall,
+                "cpu": cpu,
+                "base_kib": base_kib,
+                "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                "lat_us": [pick(0.5), pick(0.99), pick(1.0)],
+                "errors": errors[:3],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -72,12 +72,16 @@ def run_client(kind: str, name: str, url: str, n: int, events: int, rate: float)
     else:
         cmd = [sys.executable, str(CLIENT), kind, name, url, str(n), str(events), str(rate)]
         cwd = ROOT
-    path = os.pathsep.join([str(ROOT), str(ROOT / "generated"), *filter(None, [os.environ.get("PYTHONPATH")])])
+    path = os.pathsep.join(
+        [str(ROOT), str(ROOT / "generated"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
     env = {**os.environ, "PYTHONPATH": path}
     # through the small launcher: Linux keeps ru_maxrss across fork + exec, so a child
     # forked straight from this (large) process would report our peak as its own
     cmd = [sys.executable, "-c", _LAUNCHER, *cmd]
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False, timeout=900, env=env)
+    done = subprocess.run(
+        cmd, cwd=cwd, capture_output=True, text=True, check=False, timeout=900, env=env
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{kind} client {name} failed: {done.stderr.strip()[-400:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -93,8 +97,16 @@ def available_transports(names: str) -> tuple[list[str], list[Row]]:
         try:
             transport_class(name)
         except (ImportError, AttributeError) as exc:
-            skipped.append(Row("concurrency", f"Session + {name}", 0.0, "skipped",
-                               f"transport not available here: {exc}", {"skipped": True}))
+            skipped.append(
+                Row(
+                    "concurrency",
+                    f"Session + {name}",
+                    0.0,
+                    "skipped",
+                    f"transport not available here: {exc}",
+                    {"skipped": True},
+                )
+            )
             continue
         ok.append(name)
     return ok, skipped
@@ -108,8 +120,14 @@ def reference_cache(cfg: Config) -> tuple[Path | None, str]:
     return cache, why
 
 
-def _row(client: str, mode: str, n: int, result: dict[str, Any], offered: float | None,
-         late: dict[str, Any]) -> Row:
+def _row(
+    client: str,
+    mode: str,
+    n: int,
+    result: dict[str, Any],
+    offered: float | None,
+    late: dict[str, Any],
+) -> Row:
     wall = result["wall"]
     rate = result["events"] / wall if wall else 0.0
     cpu = 100 * result["cpu"] / wall if wall else 0.0
@@ -125,14 +143,28 @@ def _row(client: str, mode: str, n: int, result: dict[str, Any], offered: float 
     # stream's own duration (events per stream / rate, plus the spread of the starts)
     expected = (result["events"] / n / RATE + 1 / RATE) if offered else 0.0
     kept_up = offered is None or wall <= 1.25 * expected + 0.3
-    extra = {"client": client, "mode": mode, "sessions": n, "p50_ms": p50, "p99_ms": p99,
-             "cpu_pct": cpu, "mib_per_session": per, "offered": offered, "kept_up": kept_up,
-             "wall": wall, "expected_wall": expected,
-             "events": result["events"], "errors": result["errors"], "server_late_us": late.get("late_us")}
+    extra = {
+        "client": client,
+        "mode": mode,
+        "sessions": n,
+        "p50_ms": p50,
+        "p99_ms": p99,
+        "cpu_pct": cpu,
+        "mib_per_session": per,
+        "offered": offered,
+        "kept_up": kept_up,
+        "wall": wall,
+        "expected_wall": expected,
+        "events": result["events"],
+        "errors": result["errors"],
+        "server_late_us": late.get("late_us"),
+    }
     return Row("concurrency", f"{client}, {mode}, {n} sessions", rate, "events/s", note, extra)
 
 
-def _client_rows(cfg: Config, server: SseServer, client: str, kind: str, name: str) -> tuple[list[Row], float]:
+def _client_rows(
+    cfg: Config, server: SseServer, client: str, kind: str, name: str
+) -> tuple[list[Row], float]:
     """Paced then unpaced rows of one client, and its saturation ceiling (events/s offered)."""
     rows: list[Row] = []
     ceiling = 0.0
@@ -166,14 +198,24 @@ def bench_concurrency(cfg: Config) -> list[Row]:
             more, ceilings[client] = _client_rows(cfg, server, client, "session", name)
             rows += more
         if cache is not None:
-            more, ceilings[REFERENCE_NAME] = _client_rows(cfg, server, REFERENCE_NAME, "reference", str(cache))
+            more, ceilings[REFERENCE_NAME] = _client_rows(
+                cfg, server, REFERENCE_NAME, "reference", str(cache)
+            )
             rows += more
         else:
             rows.append(Row("concurrency", REFERENCE_NAME, 0.0, "skipped", why, {"skipped": True}))
     for client, ceiling in ceilings.items():
-        rows.append(Row("concurrency", f"saturation ceiling, {client}", ceiling, "events/s",
-                        f"highest offered N x {RATE:.0f}/s with p99 <= {P99_LIMIT_MS:.0f} ms, keeping up"
-                        + (" (none passed)" if not ceiling else ""), {"client": client, "ceiling": True}))
+        rows.append(
+            Row(
+                "concurrency",
+                f"saturation ceiling, {client}",
+                ceiling,
+                "events/s",
+                f"highest offered N x {RATE:.0f}/s with p99 <= {P99_LIMIT_MS:.0f} ms, keeping up"
+                + (" (none passed)" if not ceiling else ""),
+                {"client": client, "ceiling": True},
+            )
+        )
     theirs = ceilings.get(REFERENCE_NAME)
     if theirs is not None:
         for client, ceiling in ceilings.items():
@@ -184,12 +226,22 @@ def bench_concurrency(cfg: Config) -> list[Row]:
             ok = ratio >= CEILING_TARGET
             note = f"target >= 3x: {_met(ok)}"
             if not theirs:
-                note += f"; the reference passed no level: ratio to {RATE:.0f} events/s, a lower bound"
+                note += (
+                    f"; the reference passed no level: ratio to {RATE:.0f} events/s, a lower bound"
+                )
             extra: dict[str, Any] = {"client": client}
             if not cfg.quick:
                 extra.update(target=CEILING_TARGET, met=ok)
-            rows.append(Row("concurrency", f"ceiling ratio {client} / reference", ratio, "x",
-                            note if not cfg.quick else "quick levels only", extra))
+            rows.append(
+                Row(
+                    "concurrency",
+                    f"ceiling ratio {client} / reference",
+                    ratio,
+                    "x",
+                    note if not cfg.quick else "quick levels only",
+                    extra,
+                )
+            )
     return rows
 
 
@@ -207,25 +259,46 @@ def bench_http_stacks(cfg: Config) -> list[Row]:
             try:
                 result = run_client("raw", stack, server.url, n, int(RATE * seconds), RATE)
             except RuntimeError as exc:
-                rows.append(Row("http-stacks", stack, 0.0, "skipped", str(exc)[-200:], {"skipped": True}))
+                rows.append(
+                    Row("http-stacks", stack, 0.0, "skipped", str(exc)[-200:], {"skipped": True})
+                )
                 continue
             reads = max(1, result["reads"])
             frames = n * int(RATE * seconds)
             # per frame: a stack that falls behind gets several frames per read, so its
             # cost per read would look cheaper than it is
             costs[stack] = 1e6 * result["cpu"] / frames
-            rows.append(Row("http-stacks", f"{stack}, CPU per frame", costs[stack], "µs",
-                            f"{n} streams x {RATE:.0f}/s; {reads:,} reads for {frames:,} frames"
-                            f" ({1e6 * result['cpu'] / reads:.1f} µs per read); p99 {result['lat_us'][1] / 1000:.2f} ms;"
-                            f" client CPU {100 * result['cpu'] / result['wall']:.0f}%",
-                            {"reads": reads, "frames": frames, "cpu": result["cpu"], "wall": result["wall"],
-                             "stack": stack}))
+            rows.append(
+                Row(
+                    "http-stacks",
+                    f"{stack}, CPU per frame",
+                    costs[stack],
+                    "µs",
+                    f"{n} streams x {RATE:.0f}/s; {reads:,} reads for {frames:,} frames"
+                    f" ({1e6 * result['cpu'] / reads:.1f} µs per read); p99 {result['lat_us'][1] / 1000:.2f} ms;"
+                    f" client CPU {100 * result['cpu'] / result['wall']:.0f}%",
+                    {
+                        "reads": reads,
+                        "frames": frames,
+                        "cpu": result["cpu"],
+                        "wall": result["wall"],
+                        "stack": stack,
+                    },
+                )
+            )
     base = costs.get("httpx")
     if base:
         for stack, cost in costs.items():
             if stack != "httpx":
                 ratio = base / cost
-                rows.append(Row("http-stacks", f"httpx / {stack} (CPU per frame)", ratio, "x",
-                                ">= 2x cheaper than httpx" if ratio >= 2 else "< 2x cheaper than httpx",
-                                {"stack": stack, "threshold": 2.0}))
+                rows.append(
+                    Row(
+                        "http-stacks",
+                        f"httpx / {stack} (CPU per frame)",
+                        ratio,
+                        "x",
+                        ">= 2x cheaper than httpx" if ratio >= 2 else "< 2x cheaper than httpx",
+                        {"stack": stack, "threshold": 2.0},
+                    )
+                )
     return rows

@@ -121,6 +121,14 @@ def bench_floor(cfg: Config) -> list[Row]:
         note = f"{events:,} events, median of {len(timed[key])}"
         if key in ("pipeline", "session"):
             note += f"; {100 * rate[key] / rate['skeleton']:.0f}% of the skeleton"
-        rows.append(Row("floor", label, rate[key], "events/s", note,
-                        {"seconds": timed[key], "events": events}))
+        rows.append(
+            Row(
+                "floor",
+                label,
+                rate[key],
+                "events/s",
+                note,
+                {"seconds": timed[key], "events": events},
+            )
+        )
     return rows

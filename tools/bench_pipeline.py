@@ -197,7 +197,11 @@ def replay_pipeline(reads: list[bytes], verify: str = "tolerant") -> int:
     for chunk in reads:
         count += len(feed(chunk))
     tail = pipeline.close()
-    bad = [u for u in tail if isinstance(u, ErrorUpdate) or (isinstance(u, Done) and u.outcome != "success")]
+    bad = [
+        u
+        for u in tail
+        if isinstance(u, ErrorUpdate) or (isinstance(u, Done) and u.outcome != "success")
+    ]
     if bad:
         raise RuntimeError(f"benchmark stream did not verify: {bad[0]!r}")
     return count + len(tail)
@@ -485,8 +489,10 @@ def bench_reference(cfg: Config) -> list[Row]:
         theirs = statistics.median(done) if done else 0.0
         ours = statistics.median(pipeline_seconds(_sizes(cfg), cfg.seed, cfg.repeats)[n])
         runs = stream_bytes(n, cfg.seed).count(b'"type":"RUN_STARTED"')
-        note = (f"{runs}-run stream (runs of <= 5000 events); median of {len(done)}: {theirs:.2f} s, "
-                f"{result['messages']} messages")
+        note = (
+            f"{runs}-run stream (runs of <= 5000 events); median of {len(done)}: {theirs:.2f} s, "
+            f"{result['messages']} messages"
+        )
         if result["failed"]:
             note += f"; {len(result['seconds']) - len(done)} run(s) FAILED: {result['failed']}"
         rows.append(
@@ -496,28 +502,48 @@ def bench_reference(cfg: Config) -> list[Row]:
                 events / theirs if done else 0.0,
                 "events/s",
                 note,
-                {"events": events, "seconds": result["seconds"], "ok": result["ok"],
-                 "messages": result["messages"], "failed": result["failed"]},
+                {
+                    "events": events,
+                    "seconds": result["seconds"],
+                    "ok": result["ok"],
+                    "messages": result["messages"],
+                    "failed": result["failed"],
+                },
             )
         )
         # like for like: our whole client (Session, HttpTransport, Pipeline) over
         # loopback HTTP, wall time, as the reference is measured
         ours_http = statistics.median(http_seconds(n, cfg.seed, min(cfg.repeats, 5)))
-        rows.append(Row("reference", f"agui Session over HTTP, {_label(n)} events",
-                        events / ours_http, "events/s",
-                        f"wall s, SSE over loopback HTTP: {ours_http:.3f} s"))
-        like = Row("reference", f"speed-up over HTTP (wall / wall), {_label(n)}",
-                   theirs / ours_http if done else 0.0, "x",
-                   "both clients whole, both over loopback HTTP, both wall time")
+        rows.append(
+            Row(
+                "reference",
+                f"agui Session over HTTP, {_label(n)} events",
+                events / ours_http,
+                "events/s",
+                f"wall s, SSE over loopback HTTP: {ours_http:.3f} s",
+            )
+        )
+        like = Row(
+            "reference",
+            f"speed-up over HTTP (wall / wall), {_label(n)}",
+            theirs / ours_http if done else 0.0,
+            "x",
+            "both clients whole, both over loopback HTTP, both wall time",
+        )
         if n == 100_000:  # the target is judged like for like
             ok = bool(done) and like.value >= SPEEDUP_TARGET
             like.note = f"target >= 50x: {_met(ok)}; " + like.note
             like.extra.update(target=SPEEDUP_TARGET, met=ok)
         rows.append(like)
         speedup = theirs / ours
-        row = Row("reference", f"speed-up agui / @ag-ui/client, {_label(n)}", speedup, "x",
-                  "ours: CPU s, SSE bytes in memory; theirs: wall s, SSE over loopback HTTP",
-                  {"ours_seconds": ours})
+        row = Row(
+            "reference",
+            f"speed-up agui / @ag-ui/client, {_label(n)}",
+            speedup,
+            "x",
+            "ours: CPU s, SSE bytes in memory; theirs: wall s, SSE over loopback HTTP",
+            {"ours_seconds": ours},
+        )
         if not done:
             row.note = "no reference run completed"
         rows.append(row)
@@ -574,7 +600,13 @@ def replay_rss(path: Path) -> dict[str, int]:
     if done.returncode != 0:
         raise RuntimeError(f"replay child failed: {done.stderr.strip()[-300:]}")
     base, peak, updates, runs, kept = map(int, done.stdout.split())
-    return {"base_kib": base, "peak_kib": peak, "updates": updates, "runs": runs, "kept_events": kept}
+    return {
+        "base_kib": base,
+        "peak_kib": peak,
+        "updates": updates,
+        "runs": runs,
+        "kept_events": kept,
+    }
 
 
 @section("memory")
@@ -591,9 +623,21 @@ def bench_memory(cfg: Config) -> list[Row]:
         note += f"; target <= 150 MB: {_met(ok)}"
         target = {"target": RSS_TARGET_MB, "met": ok}
     return [
-        Row("memory", f"peak RSS, replay of {_label(n)} events", peak_mb, "MiB", note, {**result, **target}),
-        Row("memory", "RSS after imports (same child)", result["base_kib"] / 1024, "MiB",
-            f"events retained: {result['kept_events']} (keep_events=False)"),
+        Row(
+            "memory",
+            f"peak RSS, replay of {_label(n)} events",
+            peak_mb,
+            "MiB",
+            note,
+            {**result, **target},
+        ),
+        Row(
+            "memory",
+            "RSS after imports (same child)",
+            result["base_kib"] / 1024,
+            "MiB",
+            f"events retained: {result['kept_events']} (keep_events=False)",
+        ),
     ]
 
 
@@ -626,6 +670,13 @@ def bench_encode(cfg: Config) -> list[Row]:
     for name, fn in (("EventEncoder.encode", with_encoder), ("encode_sse_event", with_function)):
         times = timed_runs(fn, cfg.repeats)
         med = statistics.median(times)
-        rows.append(Row("encode", f"{name}, typed event -> SSE frame", len(events) / med, "events/s",
-                        f"{len(events):,} events, median {med:.3f} s"))
+        rows.append(
+            Row(
+                "encode",
+                f"{name}, typed event -> SSE frame",
+                len(events) / med,
+                "events/s",
+                f"{len(events):,} events, median {med:.3f} s",
+            )
+        )
     return rows

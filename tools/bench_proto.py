@@ -46,8 +46,10 @@ def bench_proto(cfg: Config) -> list[Row]:
     n = len(events)
     wire = iter_proto_frames(body)  # both forms must carry the same events
     assert len(wire) == n
-    assert all(decode_event(encode_json(w)) == decode_event(line)
-               for w, line in zip(wire[:2000], lines, strict=False))
+    assert all(
+        decode_event(encode_json(w)) == decode_event(line)
+        for w, line in zip(wire[:2000], lines, strict=False)
+    )
 
     def json_decode() -> None:
         for line in lines:
@@ -74,27 +76,60 @@ def bench_proto(cfg: Config) -> list[Row]:
         for ev in events:
             encode_proto_frame(ev)
 
-    t = compare({"json_decode": json_decode, "proto_frames": proto_frames,
-                 "proto_decode": proto_decode, "json_encode": json_encode,
-                 "proto_encode": proto_encode}, cfg.repeats)
+    t = compare(
+        {
+            "json_decode": json_decode,
+            "proto_frames": proto_frames,
+            "proto_decode": proto_decode,
+            "json_encode": json_encode,
+            "proto_encode": proto_encode,
+        },
+        cfg.repeats,
+    )
     sse_bytes = sum(len(line) + 8 for line in lines)  # "data: " + "\n\n" per frame
     label = f"{n} events of the realistic mix"
     return [
         Row("proto", "decode JSON: decode_event", n / t["json_decode"], "events/s", label),
-        Row("proto", "decode protobuf: frames -> wire dicts", n / t["proto_frames"], "events/s",
-            f"ProtoFrameReader, {CHUNK // 1024} KiB reads"),
-        Row("proto", "decode protobuf: frames -> typed events", n / t["proto_decode"],
-            "events/s", "as HttpTransport(protobuf=True) + the pipeline: dict -> JSON -> struct"),
-        Row("proto", "ratio decode rate JSON / protobuf", t["proto_decode"] / t["json_decode"],
-            "x", "typed events both ways; > 1: JSON decodes faster"),
+        Row(
+            "proto",
+            "decode protobuf: frames -> wire dicts",
+            n / t["proto_frames"],
+            "events/s",
+            f"ProtoFrameReader, {CHUNK // 1024} KiB reads",
+        ),
+        Row(
+            "proto",
+            "decode protobuf: frames -> typed events",
+            n / t["proto_decode"],
+            "events/s",
+            "as HttpTransport(protobuf=True) + the pipeline: dict -> JSON -> struct",
+        ),
+        Row(
+            "proto",
+            "ratio decode rate JSON / protobuf",
+            t["proto_decode"] / t["json_decode"],
+            "x",
+            "typed events both ways; > 1: JSON decodes faster",
+        ),
         Row("proto", "encode JSON: encode_event", n / t["json_encode"], "events/s", label),
-        Row("proto", "encode protobuf: encode_proto_frame", n / t["proto_encode"], "events/s",
-            label),
-        Row("proto", "ratio encode rate JSON / protobuf", t["proto_encode"] / t["json_encode"],
-            "x", "> 1: JSON encodes faster"),
-        Row("proto", "body bytes protobuf / SSE", len(body) / sse_bytes, "x",
+        Row(
+            "proto", "encode protobuf: encode_proto_frame", n / t["proto_encode"], "events/s", label
+        ),
+        Row(
+            "proto",
+            "ratio encode rate JSON / protobuf",
+            t["proto_encode"] / t["json_encode"],
+            "x",
+            "> 1: JSON encodes faster",
+        ),
+        Row(
+            "proto",
+            "body bytes protobuf / SSE",
+            len(body) / sse_bytes,
+            "x",
             f"{len(body):,} B protobuf, {sse_bytes:,} B SSE",
-            {"proto_bytes": len(body), "sse_bytes": sse_bytes}),
+            {"proto_bytes": len(body), "sse_bytes": sse_bytes},
+        ),
     ]
 
 

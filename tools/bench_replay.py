@@ -72,7 +72,10 @@ def replay_peak(path: Path) -> tuple[int, float, str, float]:
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", _LAUNCHER, "/dev/null", *cli_command(), "replay", str(path)],
-        capture_output=True, text=True, check=False, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
     )
     wall = time.perf_counter() - started
     head, _, _ = done.stdout.partition("\n")
@@ -107,10 +110,14 @@ def write_array(path: Path, n: int, seed: int) -> int:
 
 def write_one_message(path: Path, deltas: int) -> int:
     """One run holding one text message of ``deltas`` deltas (JSON Lines)."""
-    head = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
-            {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}]
-    tail = [{"type": "TEXT_MESSAGE_END", "messageId": "m"},
-            {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}]
+    head = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+    ]
+    tail = [
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
     delta = json.dumps({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "word "})
     with path.open("w") as fh:
         for doc in head:
@@ -140,8 +147,11 @@ def bench_replay(cfg: Config) -> list[Row]:
         recordings = [
             ("realistic mix, JSON Lines", base / "mix.jsonl", write_jsonl),
             ("realistic mix, JSON array", base / "mix.json", write_array),
-            ("one message of text deltas", base / "one.jsonl",
-             lambda path, n, seed: write_one_message(path, n)),
+            (
+                "one message of text deltas",
+                base / "one.jsonl",
+                lambda path, n, seed: write_one_message(path, n),
+            ),
         ]
         for what, path, write in recordings:
             count = write(path, n, cfg.seed)
@@ -156,8 +166,9 @@ def bench_replay(cfg: Config) -> list[Row]:
             if not cfg.quick:
                 note += f"; target < {RECORDING_TARGET_MB:.0f} MB: {_met(ok)}"
                 extra.update(target=RECORDING_TARGET_MB, met=ok)
-            rows.append(Row("replay", f"peak RSS, {what}, {_label(count)} events", peak, "MB",
-                            note, extra))
+            rows.append(
+                Row("replay", f"peak RSS, {what}, {_label(count)} events", peak, "MB", note, extra)
+            )
         junk = base / "junk.bin"
         with junk.open("wb") as fh:
             fh.truncate(junk_bytes)  # sparse: zeros, no disk used
@@ -166,15 +177,22 @@ def bench_replay(cfg: Config) -> list[Row]:
         one_line = code == 1 and len(lines) == 1 and lines[0].startswith("board-watch: error: ")
         ok = peak < JUNK_TARGET_MB and one_line
         note = f"exit {code}, {len(lines)} stderr line(s), {wall:.1f} s wall"
-        extra = {"file_bytes": junk_bytes, "exit": code, "stderr_lines": len(lines),
-                 "stderr": err[-500:]}
+        extra = {
+            "file_bytes": junk_bytes,
+            "exit": code,
+            "stderr_lines": len(lines),
+            "stderr": err[-500:],
+        }
         if not cfg.quick:
             note += f"; target < {JUNK_TARGET_MB:.0f} MB and one error line: {_met(ok)}"
             extra.update(target=JUNK_TARGET_MB, met=ok)
         elif not one_line:
             note += "; NOT one error line"
-        rows.append(Row("replay", f"peak RSS, {junk_bytes / 1e6:,.0f} MB junk file", peak, "MB",
-                        note, extra))
+        rows.append(
+            Row(
+                "replay", f"peak RSS, {junk_bytes / 1e6:,.0f} MB junk file", peak, "MB", note, extra
+            )
+        )
     return rows
 
 

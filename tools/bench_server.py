@@ -52,10 +52,14 @@ def run_events(n: int, seed: int) -> list[dict[str, Any]]:
 def request_body(events: list[dict[str, Any]]) -> bytes:
     """The RunAgentInput the benchmark POSTs (matching the run's ids)."""
     first = events[0]
-    return msgspec.json.encode({
-        "threadId": first["threadId"], "runId": first["runId"], "protocolVersion": "1.0",
-        "messages": [{"id": "u1", "role": "user", "content": "go"}],
-    })
+    return msgspec.json.encode(
+        {
+            "threadId": first["threadId"],
+            "runId": first["runId"],
+            "protocolVersion": "1.0",
+            "messages": [{"id": "u1", "role": "user", "content": "go"}],
+        }
+    )
 
 
 def drive(app: Any, body: bytes) -> tuple[int, int]:
@@ -65,13 +69,24 @@ def drive(app: Any, body: bytes) -> tuple[int, int]:
 
 async def _drive(app: Any, body: bytes) -> tuple[int, int]:
     scope = {
-        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1", "method": "POST", "scheme": "http", "path": "/agent",
-        "raw_path": b"/agent", "root_path": "", "query_string": b"",
-        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"),
-                    (b"accept", b"text/event-stream"),
-                    (b"content-length", str(len(body)).encode())],
-        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000), "state": {},
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/agent",
+        "raw_path": b"/agent",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            (b"content-type", b"application/json"),
+            (b"accept", b"text/event-stream"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
     }
     done = asyncio.Event()
     sent = False
@@ -104,10 +119,11 @@ def http_post(url: str, body: bytes) -> tuple[int, int]:
     response (``Connection: close``); returns (status, bytes read). A raw
     socket reader, so the client's own cost stays small beside the server's."""
     host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
-    request = (b"POST /agent HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
-               b"Content-Type: application/json\r\nAccept: text/event-stream\r\n"
-               b"Connection: close\r\nContent-Length: " + str(len(body)).encode() +
-               b"\r\n\r\n" + body)
+    request = (
+        b"POST /agent HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
+        b"Content-Type: application/json\r\nAccept: text/event-stream\r\n"
+        b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
     with socket.create_connection((host, int(port)), timeout=60) as sock:
         sock.sendall(request)
         head = b""
@@ -201,30 +217,58 @@ def bench_server(cfg: Config) -> list[Row]:
         why = ""
     except ImportError as exc:  # ag-ui-protocol is a dev extra
         why = f"ag-ui-protocol not installed ({exc})"
-    rows += _rows(cfg, "in-process ASGI", wire, {
-        k: (lambda app=app: drive(app, body)) for k, app in apps.items()}, cpu_runs, "CPU s")
+    rows += _rows(
+        cfg,
+        "in-process ASGI",
+        wire,
+        {k: (lambda app=app: drive(app, body)) for k, app in apps.items()},
+        cpu_runs,
+        "CPU s",
+    )
     from agui.server import BackgroundServer
 
     servers = {k: BackgroundServer(app).start() for k, app in apps.items()}
     try:
-        rows += _rows(cfg, "loopback HTTP", wire, {
-            k: (lambda url=srv.url: http_post(url, body)) for k, srv in servers.items()},
-            wall_runs, "wall s, uvicorn in a thread, raw socket client")
+        rows += _rows(
+            cfg,
+            "loopback HTTP",
+            wire,
+            {k: (lambda url=srv.url: http_post(url, body)) for k, srv in servers.items()},
+            wall_runs,
+            "wall s, uvicorn in a thread, raw socket client",
+        )
     finally:
         for srv in servers.values():
             srv.stop()
     if why:
-        rows.append(Row("server", "ratio guard on / official encoder", 0.0, "skipped", why,
-                        {"skipped": True}))
+        rows.append(
+            Row(
+                "server",
+                "ratio guard on / official encoder",
+                0.0,
+                "skipped",
+                why,
+                {"skipped": True},
+            )
+        )
     return rows
 
 
-_LABELS = {"guard on": "agui create_app, guard on", "guard off": "agui create_app, guard off",
-           "official": "ag-ui-protocol EventEncoder in Starlette"}
+_LABELS = {
+    "guard on": "agui create_app, guard on",
+    "guard off": "agui create_app, guard off",
+    "official": "ag-ui-protocol EventEncoder in Starlette",
+}
 
 
-def _rows(cfg: Config, how: str, wire: list[dict[str, Any]], fns: dict[str, Callable[[], Any]],
-          timer: Callable[..., list[float]], unit_note: str) -> list[Row]:
+def _rows(
+    cfg: Config,
+    how: str,
+    wire: list[dict[str, Any]],
+    fns: dict[str, Callable[[], Any]],
+    timer: Callable[..., list[float]],
+    unit_note: str,
+) -> list[Row]:
     """Rows for one way of driving the apps: each contender's events/s and, when
     the official encoder ran, the guarded ratio to it (judged over HTTP)."""
     sizes = {}
@@ -255,9 +299,11 @@ def _rows(cfg: Config, how: str, wire: list[dict[str, Any]], fns: dict[str, Call
             extra = {"target": RATIO_TARGET, "met": met}
             if judged:
                 note += f"; target >= 4x: {'met' if met else 'NOT met'}"
-        rows.append(Row("server", f"ratio guard on / official encoder, {how}", ratio, "x",
-                        note, extra))
+        rows.append(
+            Row("server", f"ratio guard on / official encoder, {how}", ratio, "x", note, extra)
+        )
     return rows
+
 
 if __name__ == "__main__":  # pragma: no cover - a side-by-side run on its own
     import bench

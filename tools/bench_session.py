@@ -100,8 +100,13 @@ def run_child(mode: str, path: Path, url: str = "") -> dict[str, Any]:
     {cpu, wall (s), updates, base_kib, peak_kib, bad (the first bad update, or None)}."""
     paths = [str(ROOT), str(ROOT / "generated"), str(ROOT / "tools")]
     child = [sys.executable, "-c", _CHILD, mode, str(path), url, *paths]
-    done = subprocess.run([sys.executable, "-c", _LAUNCHER, *child], capture_output=True,
-                          text=True, check=False, timeout=1800)
+    done = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, *child],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{mode} child failed: {done.stderr.strip()[-400:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -122,7 +127,9 @@ def events_in(path: Path) -> int:
     return data.count(b"\n\ndata: ") + 1
 
 
-def measure(cases: list[tuple[str, Path]], rounds: int, url: str) -> dict[tuple[str, Path], list[dict]]:
+def measure(
+    cases: list[tuple[str, Path]], rounds: int, url: str
+) -> dict[tuple[str, Path], list[dict]]:
     """Each (mode, file) case ``rounds`` times in fresh children, round by round."""
     out: dict[tuple[str, Path], list[dict]] = {case: [] for case in cases}
     for _ in range(rounds):
@@ -161,48 +168,92 @@ def bench_session(cfg: Config) -> list[Row]:
             rate, wall_rate, cpu_s[n], peak = _rates(results[mode, files[n]], events)
             skel = _rates(results["skeleton", files[n]], events)[0]
             pct = 100 * rate / skel
-            note = (f"{events:,} events; wall {wall_rate:,.0f} events/s; peak RSS {peak:.0f} MiB; "
-                    f"{pct:.0f}% of the skeleton ({skel:,.0f} events/s)")
-            extra: dict[str, Any] = {"events": events, "cpu_rate": rate, "wall_rate": wall_rate,
-                                     "peak_mib": peak, "skeleton_rate": skel, "skeleton_pct": pct,
-                                     "runs": results[mode, files[n]]}
+            note = (
+                f"{events:,} events; wall {wall_rate:,.0f} events/s; peak RSS {peak:.0f} MiB; "
+                f"{pct:.0f}% of the skeleton ({skel:,.0f} events/s)"
+            )
+            extra: dict[str, Any] = {
+                "events": events,
+                "cpu_rate": rate,
+                "wall_rate": wall_rate,
+                "peak_mib": peak,
+                "skeleton_rate": skel,
+                "skeleton_pct": pct,
+                "runs": results[mode, files[n]],
+            }
             if mode == "http" and n == largest and not cfg.quick:
                 ok = rate >= CPU_TARGET
                 note += f"; target >= 300k events/s (CPU): {_met(ok)}"
                 extra.update(target=CPU_TARGET, met=ok)
-            rows.append(Row("session", f"{PATHS[mode]}, {_label(n)} events", rate, "events/s (CPU)",
-                            note, extra))
+            rows.append(
+                Row(
+                    "session",
+                    f"{PATHS[mode]}, {_label(n)} events",
+                    rate,
+                    "events/s (CPU)",
+                    note,
+                    extra,
+                )
+            )
         big = rows[-1].extra
         ratio = cpu_s[largest] / cpu_s[middle]
         target: dict[str, Any] = {}
-        rows.append(Row("session", f"{PATHS[mode]}, % of the skeleton at {_label(largest)}",
-                        big["skeleton_pct"], "%",
-                        f"target >= 50%: {_met(big['skeleton_pct'] >= SKELETON_TARGET)}" if mode == "http"
-                        else "same run, same bytes",
-                        {"target": SKELETON_TARGET, "met": big["skeleton_pct"] >= SKELETON_TARGET}
-                        if mode == "http" else {}))
+        rows.append(
+            Row(
+                "session",
+                f"{PATHS[mode]}, % of the skeleton at {_label(largest)}",
+                big["skeleton_pct"],
+                "%",
+                f"target >= 50%: {_met(big['skeleton_pct'] >= SKELETON_TARGET)}"
+                if mode == "http"
+                else "same run, same bytes",
+                {"target": SKELETON_TARGET, "met": big["skeleton_pct"] >= SKELETON_TARGET}
+                if mode == "http"
+                else {},
+            )
+        )
         ok = ratio <= SCALING_TARGET
-        rows.append(Row("session", f"{PATHS[mode]}, scaling time({_label(largest)}) / time({_label(middle)})",
-                        ratio, "x", f"target <= 11 (linear: 10): {_met(ok)}",
-                        {"target": SCALING_TARGET, "met": ok}))
+        rows.append(
+            Row(
+                "session",
+                f"{PATHS[mode]}, scaling time({_label(largest)}) / time({_label(middle)})",
+                ratio,
+                "x",
+                f"target <= 11 (linear: 10): {_met(ok)}",
+                {"target": SCALING_TARGET, "met": ok},
+            )
+        )
         limit = RSS_TARGET[mode]
         ok = big["peak_mib"] <= limit
         if not cfg.quick:
             target = {"target": limit, "met": ok}
-        rows.append(Row("session", f"{PATHS[mode]}, peak RSS at {_label(largest)}", big["peak_mib"], "MiB",
-                        (f"target <= {limit:.0f} MiB: {_met(ok)}" if not cfg.quick else "quick size")
-                        + f"; after imports {results[mode, files[largest]][0]['base_kib'] / 1024:.0f} MiB",
-                        target))
+        rows.append(
+            Row(
+                "session",
+                f"{PATHS[mode]}, peak RSS at {_label(largest)}",
+                big["peak_mib"],
+                "MiB",
+                (f"target <= {limit:.0f} MiB: {_met(ok)}" if not cfg.quick else "quick size")
+                + f"; after imports {results[mode, files[largest]][0]['base_kib'] / 1024:.0f} MiB",
+                target,
+            )
+        )
     events = events_in(rich)
     skel = _rates(results["skeleton", rich], events)[0]
     for mode in ("http", "replay"):
         rate, wall_rate, _, peak = _rates(results[mode, rich], events)
-        rows.append(Row("session", f"{PATHS[mode]}, realistic mix, {_label(middle)} events", rate,
-                        "events/s (CPU)",
-                        f"{events:,} events, {rich.stat().st_size / events:.0f} B avg; wall {wall_rate:,.0f}"
-                        f" events/s; peak RSS {peak:.0f} MiB; {100 * rate / skel:.0f}% of the skeleton"
-                        f" ({skel:,.0f} events/s)",
-                        {"events": events, "mix": "realistic", "skeleton_pct": 100 * rate / skel}))
+        rows.append(
+            Row(
+                "session",
+                f"{PATHS[mode]}, realistic mix, {_label(middle)} events",
+                rate,
+                "events/s (CPU)",
+                f"{events:,} events, {rich.stat().st_size / events:.0f} B avg; wall {wall_rate:,.0f}"
+                f" events/s; peak RSS {peak:.0f} MiB; {100 * rate / skel:.0f}% of the skeleton"
+                f" ({skel:,.0f} events/s)",
+                {"events": events, "mix": "realistic", "skeleton_pct": 100 * rate / skel},
+            )
+        )
     for row in rows:
         row.extra.setdefault("headline", True)
     return rows
@@ -234,8 +285,16 @@ def bench_reference_single(cfg: Config) -> list[Row]:
 
     cache, why = ensure_reference(install=not cfg.quick)
     if cache is None:
-        return [Row("reference-single", "@ag-ui/client 1.0.0, single run", 0.0, "skipped", why,
-                    {"skipped": True})]
+        return [
+            Row(
+                "reference-single",
+                "@ag-ui/client 1.0.0, single run",
+                0.0,
+                "skipped",
+                why,
+                {"skipped": True},
+            )
+        ]
     sizes = (2_000,) if cfg.quick else (2_000, 5_000)
     repeats = 1 if cfg.quick else min(cfg.repeats, 3)
     rows: list[Row] = []
@@ -246,17 +305,38 @@ def bench_reference_single(cfg: Config) -> list[Row]:
             result = run_reference(cache, jsonl, repeats)
             done = [t for t, ok in zip(result["seconds"], result["ok"], strict=True) if ok]
             theirs = statistics.median(done) if done else 0.0
-            ours = statistics.median(run_child("http", sse, server.url)["wall"] for _ in range(repeats))
+            ours = statistics.median(
+                run_child("http", sse, server.url)["wall"] for _ in range(repeats)
+            )
             label = f"single run of {_label(n)} events"
-            rows.append(Row("reference-single", f"@ag-ui/client 1.0.0, {label}",
-                            events / theirs if done else 0.0, "events/s",
-                            f"wall, median of {len(done)}: {theirs:.3f} s"
-                            + (f"; FAILED: {result['failed']}" if result["failed"] else ""),
-                            {"events": events, "seconds": result["seconds"], "ok": result["ok"]}))
-            rows.append(Row("reference-single", f"agui Session + HttpTransport, {label}", events / ours,
-                            "events/s", f"wall, median of {repeats}: {ours:.3f} s (server process)",
-                            {"events": events}))
-            rows.append(Row("reference-single", f"speed-up (wall / wall), {label}",
-                            theirs / ours if done else 0.0, "x",
-                            "like for like on one run; the reference section's figures are on multi-run streams"))
+            rows.append(
+                Row(
+                    "reference-single",
+                    f"@ag-ui/client 1.0.0, {label}",
+                    events / theirs if done else 0.0,
+                    "events/s",
+                    f"wall, median of {len(done)}: {theirs:.3f} s"
+                    + (f"; FAILED: {result['failed']}" if result["failed"] else ""),
+                    {"events": events, "seconds": result["seconds"], "ok": result["ok"]},
+                )
+            )
+            rows.append(
+                Row(
+                    "reference-single",
+                    f"agui Session + HttpTransport, {label}",
+                    events / ours,
+                    "events/s",
+                    f"wall, median of {repeats}: {ours:.3f} s (server process)",
+                    {"events": events},
+                )
+            )
+            rows.append(
+                Row(
+                    "reference-single",
+                    f"speed-up (wall / wall), {label}",
+                    theirs / ours if done else 0.0,
+                    "x",
+                    "like for like on one run; the reference section's figures are on multi-run streams",
+                )
+            )
     return rows

@@ -37,8 +37,10 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
-HEAD = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
-        b"connection: close\r\n\r\n")
+HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
+    b"connection: close\r\n\r\n"
+)
 _FILES: dict[str, bytes] = {}
 
 
@@ -86,8 +88,13 @@ class Scheduler:
             if s.transport.is_closing():
                 continue
             self.late.append(now - due)
-            s.transport.write(b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"' + s.mid.encode()
-                              + b'","delta":"' + str(time.time_ns()).encode() + b' "}\n\n')
+            s.transport.write(
+                b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"'
+                + s.mid.encode()
+                + b'","delta":"'
+                + str(time.time_ns()).encode()
+                + b' "}\n\n'
+            )
             s.index += 1
             s.left -= 1
             if s.left <= 0:
@@ -102,15 +109,23 @@ class Scheduler:
 
 
 def _head(mid: str) -> bytes:
-    return (b'data: {"type":"RUN_STARTED","threadId":"thread-bench","runId":"run-' + mid.encode()
-            + b'"}\n\ndata: {"type":"TEXT_MESSAGE_START","messageId":"' + mid.encode()
-            + b'","role":"assistant"}\n\n')
+    return (
+        b'data: {"type":"RUN_STARTED","threadId":"thread-bench","runId":"run-'
+        + mid.encode()
+        + b'"}\n\ndata: {"type":"TEXT_MESSAGE_START","messageId":"'
+        + mid.encode()
+        + b'","role":"assistant"}\n\n'
+    )
 
 
 def _tail(mid: str) -> bytes:
-    return (b'data: {"type":"TEXT_MESSAGE_END","messageId":"' + mid.encode()
-            + b'"}\n\ndata: {"type":"RUN_FINISHED","threadId":"thread-bench","runId":"run-'
-            + mid.encode() + b'"}\n\n')
+    return (
+        b'data: {"type":"TEXT_MESSAGE_END","messageId":"'
+        + mid.encode()
+        + b'"}\n\ndata: {"type":"RUN_FINISHED","threadId":"thread-bench","runId":"run-'
+        + mid.encode()
+        + b'"}\n\n'
+    )
 
 
 class Handler(asyncio.Protocol):
@@ -158,9 +173,13 @@ class Handler(asyncio.Protocol):
             def pick(q: float) -> float:
                 return 1e6 * late[min(len(late) - 1, int(q * len(late)))] if late else 0.0
 
-            body = json.dumps({"late_us": [pick(0.5), pick(0.99), pick(1.0)], "frames": len(late)}).encode()
-            t.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
-                    b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            body = json.dumps(
+                {"late_us": [pick(0.5), pick(0.99), pick(1.0)], "frames": len(late)}
+            ).encode()
+            t.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+                b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+            )
             t.close()
         elif url.path == "/file":
             path = query["path"]
@@ -191,8 +210,12 @@ class SseServer:
         self.url = ""
 
     def __enter__(self) -> Self:
-        self.proc = subprocess.Popen([sys.executable, str(Path(__file__))], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert self.proc.stdout is not None
         self.url = f"http://127.0.0.1:{int(self.proc.stdout.readline())}"
         return self

@@ -39,13 +39,24 @@ def _run(rng: random.Random, run_no: int, budget: int) -> list[dict[str, Any]]:
             mid = f"{run_id}-m{seq}"
             out.append({"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"})
             for _ in range(rng.randint(20, 80)):
-                out.append({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid,
-                            "delta": rng.choice(WORDS) + " "})
+                out.append(
+                    {
+                        "type": "TEXT_MESSAGE_CONTENT",
+                        "messageId": mid,
+                        "delta": rng.choice(WORDS) + " ",
+                    }
+                )
             out.append({"type": "TEXT_MESSAGE_END", "messageId": mid})
         elif kind < 0.65:  # chunked text
             mid = f"{run_id}-c{seq}"
-            out.append({"type": "TEXT_MESSAGE_CHUNK", "messageId": mid, "role": "assistant",
-                        "delta": "chunk "})
+            out.append(
+                {
+                    "type": "TEXT_MESSAGE_CHUNK",
+                    "messageId": mid,
+                    "role": "assistant",
+                    "delta": "chunk ",
+                }
+            )
             for _ in range(rng.randint(10, 40)):
                 out.append({"type": "TEXT_MESSAGE_CHUNK", "delta": rng.choice(WORDS) + " "})
             # a non-chunk event closes the chunk stream
@@ -57,14 +68,28 @@ def _run(rng: random.Random, run_no: int, budget: int) -> list[dict[str, Any]]:
             args = '{"title": "' + " ".join(rng.choice(WORDS) for _ in range(30)) + '"}'
             step = rng.randint(2, 6)
             for i in range(0, len(args), step):
-                out.append({"type": "TOOL_CALL_ARGS", "toolCallId": tid, "delta": args[i:i + step]})
+                out.append(
+                    {"type": "TOOL_CALL_ARGS", "toolCallId": tid, "delta": args[i : i + step]}
+                )
             out.append({"type": "TOOL_CALL_END", "toolCallId": tid})
-            out.append({"type": "TOOL_CALL_RESULT", "messageId": f"{tid}-r", "toolCallId": tid,
-                        "content": "ok"})
+            out.append(
+                {
+                    "type": "TOOL_CALL_RESULT",
+                    "messageId": f"{tid}-r",
+                    "toolCallId": tid,
+                    "content": "ok",
+                }
+            )
         elif kind < 0.98:  # state deltas
             for _ in range(rng.randint(1, 10)):
-                out.append({"type": "STATE_DELTA", "delta": [
-                    {"op": "replace", "path": "/count", "value": rng.randint(0, 1000)}]})
+                out.append(
+                    {
+                        "type": "STATE_DELTA",
+                        "delta": [
+                            {"op": "replace", "path": "/count", "value": rng.randint(0, 1000)}
+                        ],
+                    }
+                )
         else:
             out.append({"type": "STATE_SNAPSHOT", "snapshot": {"count": 0, "tasks": []}})
     out.append({"type": "RUN_FINISHED", "threadId": thread, "runId": run_id})
@@ -118,16 +143,31 @@ def _surface_ops(rng: random.Random, surface: str, tasks: int) -> list[dict[str,
         {"id": "progress", "component": "Text", "text": {"path": "/progress"}},
     ]
     components += [
-        {"id": c, "component": "Text", "text": {"path": f"/rows/{i}/title"}} for i, c in enumerate(children)
+        {"id": c, "component": "Text", "text": {"path": f"/rows/{i}/title"}}
+        for i, c in enumerate(children)
     ]
     return [
-        {"version": "v0.9", "createSurface": {
-            "surfaceId": surface,
-            "catalogId": "https://a2ui.org/specification/v0_9/basic_catalog.json"}},
+        {
+            "version": "v0.9",
+            "createSurface": {
+                "surfaceId": surface,
+                "catalogId": "https://a2ui.org/specification/v0_9/basic_catalog.json",
+            },
+        },
         {"version": "v0.9", "updateComponents": {"surfaceId": surface, "components": components}},
-        {"version": "v0.9", "updateDataModel": {"surfaceId": surface, "path": "/", "value": {
-            "progress": "0%",
-            "rows": [{"title": " ".join(rng.choice(WORDS) for _ in range(4))} for _ in children]}}},
+        {
+            "version": "v0.9",
+            "updateDataModel": {
+                "surfaceId": surface,
+                "path": "/",
+                "value": {
+                    "progress": "0%",
+                    "rows": [
+                        {"title": " ".join(rng.choice(WORDS) for _ in range(4))} for _ in children
+                    ],
+                },
+            },
+        },
     ]
 
 
@@ -137,9 +177,15 @@ def _rich_run(rng: random.Random, run_no: int, budget: int) -> list[dict[str, An
     run_id = f"run-{run_no}"
     tasks = [_task(rng, i) for i in range(16)]
     next_task = len(tasks)
-    state = {"tasks": tasks, "version": 0,
-             "sprint": {"name": f"sprint {run_no}", "goal": " ".join(rng.choice(WORDS) for _ in range(12)),
-                        "members": _PEOPLE}}
+    state = {
+        "tasks": tasks,
+        "version": 0,
+        "sprint": {
+            "name": f"sprint {run_no}",
+            "goal": " ".join(rng.choice(WORDS) for _ in range(12)),
+            "members": _PEOPLE,
+        },
+    }
     out: list[dict[str, Any]] = [
         {"type": "RUN_STARTED", "threadId": thread, "runId": run_id},
         {"type": "STATE_SNAPSHOT", "snapshot": state},
@@ -148,7 +194,8 @@ def _rich_run(rng: random.Random, run_no: int, budget: int) -> list[dict[str, An
     version = 0
     # what a MESSAGES_SNAPSHOT of this run repeats (the latest few, closed, messages)
     recent: list[dict[str, Any]] = [
-        {"id": f"{run_id}-u", "role": "user", "content": "plan the sprint and show me the board"}]
+        {"id": f"{run_id}-u", "role": "user", "content": "plan the sprint and show me the board"}
+    ]
     seq = 0
     while len(out) < budget - 1:
         seq += 1
@@ -163,42 +210,94 @@ def _rich_run(rng: random.Random, run_no: int, budget: int) -> list[dict[str, An
         elif kind < 0.42:  # reasoning
             rid = f"{run_id}-r{seq}"
             out.append({"type": "REASONING_START", "messageId": rid})
-            out.append({"type": "REASONING_MESSAGE_START", "messageId": rid + "-m", "role": "reasoning"})
-            parts = [" ".join(rng.choice(WORDS) for _ in range(3)) + " " for _ in range(rng.randint(5, 20))]
-            out += [{"type": "REASONING_MESSAGE_CONTENT", "messageId": rid + "-m", "delta": p} for p in parts]
+            out.append(
+                {"type": "REASONING_MESSAGE_START", "messageId": rid + "-m", "role": "reasoning"}
+            )
+            parts = [
+                " ".join(rng.choice(WORDS) for _ in range(3)) + " "
+                for _ in range(rng.randint(5, 20))
+            ]
+            out += [
+                {"type": "REASONING_MESSAGE_CONTENT", "messageId": rid + "-m", "delta": p}
+                for p in parts
+            ]
             out.append({"type": "REASONING_MESSAGE_END", "messageId": rid + "-m"})
             out.append({"type": "REASONING_END", "messageId": rid})
             recent.append({"id": rid + "-m", "role": "reasoning", "content": "".join(parts)})
         elif kind < 0.60:  # tool call, JSON result
             tid = f"{run_id}-t{seq}"
             mid = f"{run_id}-a{seq}"
-            args = msgspec.json.encode({"taskId": f"task-{rng.randrange(next_task)}",
-                                        "status": rng.choice(_STATUSES),
-                                        "note": " ".join(rng.choice(WORDS) for _ in range(12))}).decode()
-            out.append({"type": "TOOL_CALL_START", "toolCallId": tid, "toolCallName": "update_task",
-                        "parentMessageId": mid})
+            args = msgspec.json.encode(
+                {
+                    "taskId": f"task-{rng.randrange(next_task)}",
+                    "status": rng.choice(_STATUSES),
+                    "note": " ".join(rng.choice(WORDS) for _ in range(12)),
+                }
+            ).decode()
+            out.append(
+                {
+                    "type": "TOOL_CALL_START",
+                    "toolCallId": tid,
+                    "toolCallName": "update_task",
+                    "parentMessageId": mid,
+                }
+            )
             step = rng.randint(4, 12)
-            out += [{"type": "TOOL_CALL_ARGS", "toolCallId": tid, "delta": args[i:i + step]}
-                    for i in range(0, len(args), step)]
+            out += [
+                {"type": "TOOL_CALL_ARGS", "toolCallId": tid, "delta": args[i : i + step]}
+                for i in range(0, len(args), step)
+            ]
             out.append({"type": "TOOL_CALL_END", "toolCallId": tid})
-            result = msgspec.json.encode({"ok": True, "task": _task(rng, rng.randrange(next_task)),
-                                          "history": [rng.choice(_STATUSES) for _ in range(6)]}).decode()
-            out.append({"type": "TOOL_CALL_RESULT", "messageId": f"{tid}-r", "toolCallId": tid,
-                        "content": result, "role": "tool"})
-            recent.append({"id": mid, "role": "assistant", "toolCalls": [
-                {"id": tid, "type": "function", "function": {"name": "update_task", "arguments": args}}]})
+            result = msgspec.json.encode(
+                {
+                    "ok": True,
+                    "task": _task(rng, rng.randrange(next_task)),
+                    "history": [rng.choice(_STATUSES) for _ in range(6)],
+                }
+            ).decode()
+            out.append(
+                {
+                    "type": "TOOL_CALL_RESULT",
+                    "messageId": f"{tid}-r",
+                    "toolCallId": tid,
+                    "content": result,
+                    "role": "tool",
+                }
+            )
+            recent.append(
+                {
+                    "id": mid,
+                    "role": "assistant",
+                    "toolCalls": [
+                        {
+                            "id": tid,
+                            "type": "function",
+                            "function": {"name": "update_task", "arguments": args},
+                        }
+                    ],
+                }
+            )
             recent.append({"id": f"{tid}-r", "role": "tool", "toolCallId": tid, "content": result})
         elif kind < 0.80:  # multi-op state deltas
             for _ in range(rng.randint(1, 5)):
                 version += 1
-                ops: list[dict[str, Any]] = [{"op": "replace", "path": "/version", "value": version}]
+                ops: list[dict[str, Any]] = [
+                    {"op": "replace", "path": "/version", "value": version}
+                ]
                 for _ in range(rng.randint(1, 4)):
                     roll = rng.random()
                     if roll < 0.5:
-                        ops.append({"op": "replace", "path": f"/tasks/{rng.randrange(count)}/status",
-                                    "value": rng.choice(_STATUSES)})
+                        ops.append(
+                            {
+                                "op": "replace",
+                                "path": f"/tasks/{rng.randrange(count)}/status",
+                                "value": rng.choice(_STATUSES),
+                            }
+                        )
                     elif roll < 0.75 or count <= 8:
-                        ops.append({"op": "add", "path": "/tasks/-", "value": _task(rng, next_task)})
+                        ops.append(
+                            {"op": "add", "path": "/tasks/-", "value": _task(rng, next_task)}
+                        )
                         next_task += 1
                         count += 1
                     else:
@@ -209,18 +308,37 @@ def _rich_run(rng: random.Random, run_no: int, budget: int) -> list[dict[str, An
             aid = f"{run_id}-ui{seq}"
             rows = rng.randint(4, 10)
             content = {"a2ui_operations": _surface_ops(rng, f"board-{run_no}-{seq}", rows)}
-            out.append({"type": "ACTIVITY_SNAPSHOT", "messageId": aid, "activityType": "a2ui-surface",
-                        "content": content})
+            out.append(
+                {
+                    "type": "ACTIVITY_SNAPSHOT",
+                    "messageId": aid,
+                    "activityType": "a2ui-surface",
+                    "content": content,
+                }
+            )
             for k in range(rng.randint(1, 4)):
-                out.append({"type": "ACTIVITY_DELTA", "messageId": aid, "activityType": "a2ui-surface",
-                            "patch": [
-                                {"op": "replace",
-                                 "path": "/a2ui_operations/2/updateDataModel/value/progress",
-                                 "value": f"{25 * (k + 1)}%"},
-                                {"op": "replace",
-                                 "path": f"/a2ui_operations/2/updateDataModel/value/rows/{rng.randrange(rows)}/title",
-                                 "value": " ".join(rng.choice(WORDS) for _ in range(4))}]})
-            recent.append({"id": aid, "role": "activity", "activityType": "a2ui-surface", "content": content})
+                out.append(
+                    {
+                        "type": "ACTIVITY_DELTA",
+                        "messageId": aid,
+                        "activityType": "a2ui-surface",
+                        "patch": [
+                            {
+                                "op": "replace",
+                                "path": "/a2ui_operations/2/updateDataModel/value/progress",
+                                "value": f"{25 * (k + 1)}%",
+                            },
+                            {
+                                "op": "replace",
+                                "path": f"/a2ui_operations/2/updateDataModel/value/rows/{rng.randrange(rows)}/title",
+                                "value": " ".join(rng.choice(WORDS) for _ in range(4)),
+                            },
+                        ],
+                    }
+                )
+            recent.append(
+                {"id": aid, "role": "activity", "activityType": "a2ui-surface", "content": content}
+            )
         else:  # the conversation as the agent sees it
             recent = recent[:1] + recent[-11:]
             out.append({"type": "MESSAGES_SNAPSHOT", "messages": list(recent)})
@@ -247,8 +365,10 @@ def single_message_stream(deltas: int) -> list[dict[str, Any]]:
     return [
         {"type": "RUN_STARTED", "threadId": "thread-bench", "runId": "run-linear"},
         {"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"},
-        *({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": WORDS[i % len(WORDS)] + " "}
-          for i in range(deltas)),
+        *(
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": WORDS[i % len(WORDS)] + " "}
+            for i in range(deltas)
+        ),
         {"type": "TEXT_MESSAGE_END", "messageId": mid},
         {"type": "RUN_FINISHED", "threadId": "thread-bench", "runId": "run-linear"},
     ]

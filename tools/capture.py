@@ -111,8 +111,9 @@ def capture_proto(
     from agui.transports.proto_recording import proto_documents
 
     answered: list[str] = []
-    body = b"".join(_body(url, request_body(line, **kw), PROTOBUF_ACCEPT, timeout, client,
-                          answered))
+    body = b"".join(
+        _body(url, request_body(line, **kw), PROTOBUF_ACCEPT, timeout, client, answered)
+    )
     if media_type(answered[0]) != PROTOBUF_MEDIA_TYPE:
         raise CaptureError(
             f"{url} answered {answered[0] or 'no content type'!r}, not the protobuf binding"
@@ -169,14 +170,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--thread-id", default=DEFAULT_THREAD)
     parser.add_argument("--run-id", default=DEFAULT_RUN)
     parser.add_argument("--state", type=json.loads, default=None, help="state as JSON")
-    parser.add_argument("--tools", type=Path, default=None,
-                        help="JSON file with the tools to offer (e.g. fixtures/task-board-tools.json)")
-    parser.add_argument("--protobuf", action="store_true",
-                        help="ask for the protobuf binding and write its frames as they came")
+    parser.add_argument(
+        "--tools",
+        type=Path,
+        default=None,
+        help="JSON file with the tools to offer (e.g. fixtures/task-board-tools.json)",
+    )
+    parser.add_argument(
+        "--protobuf",
+        action="store_true",
+        help="ask for the protobuf binding and write its frames as they came",
+    )
     args = parser.parse_args(argv)
     tools = json.loads(args.tools.read_text(encoding="utf-8")) if args.tools else None
-    kw = {"thread_id": args.thread_id, "run_id": args.run_id, "state": args.state,
-          "tools": tools}
+    kw = {"thread_id": args.thread_id, "run_id": args.run_id, "state": args.state, "tools": tools}
     try:
         if args.protobuf:
             data = capture_proto(args.url, args.line, **kw)

@@ -40,66 +40,136 @@ _BASE = ("type", "timestamp", "rawEvent", "metadata")
 #: (field, type, label) of the messages that are not events; label "" | "optional" | "repeated",
 #: or "oneof:<name>" for an arm.
 SUPPORT_MESSAGES: dict[str, list[tuple[str, str, str]]] = {
-    "BaseEvent": [("type", "EventType", ""), ("timestamp", "int64", "optional"),
-                  ("raw_event", VALUE, ""), ("metadata", STRUCT, "")],
-    "Usage": [("provider", "string", "optional"), ("model", "string", "optional")] + [
-        (f, "int64", "optional") for f in (
-            "input_tokens", "output_tokens", "total_tokens", "reasoning_tokens",
-            "cached_input_tokens", "cache_write_input_tokens")],
-    "JsonPatchOperation": [("op", "JsonPatchOperationType", ""), ("path", "string", ""),
-                           ("from", "string", "optional"), ("value", VALUE, "")],
-    "TextInputPart": [("text", "string", ""), ("id", "string", "optional"),
-                      ("metadata", VALUE, "")],
-    **{f"{kind}InputPart": [("source", "InputContentSource", ""), ("metadata", VALUE, ""),
-                            ("id", "string", "optional")]
-       for kind in ("Image", "Audio", "Video", "Document")},
+    "BaseEvent": [
+        ("type", "EventType", ""),
+        ("timestamp", "int64", "optional"),
+        ("raw_event", VALUE, ""),
+        ("metadata", STRUCT, ""),
+    ],
+    "Usage": [("provider", "string", "optional"), ("model", "string", "optional")]
+    + [
+        (f, "int64", "optional")
+        for f in (
+            "input_tokens",
+            "output_tokens",
+            "total_tokens",
+            "reasoning_tokens",
+            "cached_input_tokens",
+            "cache_write_input_tokens",
+        )
+    ],
+    "JsonPatchOperation": [
+        ("op", "JsonPatchOperationType", ""),
+        ("path", "string", ""),
+        ("from", "string", "optional"),
+        ("value", VALUE, ""),
+    ],
+    "TextInputPart": [
+        ("text", "string", ""),
+        ("id", "string", "optional"),
+        ("metadata", VALUE, ""),
+    ],
+    **{
+        f"{kind}InputPart": [
+            ("source", "InputContentSource", ""),
+            ("metadata", VALUE, ""),
+            ("id", "string", "optional"),
+        ]
+        for kind in ("Image", "Audio", "Video", "Document")
+    },
     "InputContentDataSource": [("value", "string", ""), ("mime_type", "string", "")],
     "InputContentUrlSource": [("value", "string", ""), ("mime_type", "string", "optional")],
-    "InputContentFileSource": [("value", "string", ""), ("provider", "string", "optional"),
-                               ("mime_type", "string", "optional")],
-    "InputContentSource": [("data", "InputContentDataSource", "oneof:source"),
-                           ("url", "InputContentUrlSource", "oneof:source"),
-                           ("file", "InputContentFileSource", "oneof:source")],
-    "InputContent": [(k, f"{k.title()}InputPart", "oneof:part")
-                     for k in ("text", "image", "audio", "video", "document")],
+    "InputContentFileSource": [
+        ("value", "string", ""),
+        ("provider", "string", "optional"),
+        ("mime_type", "string", "optional"),
+    ],
+    "InputContentSource": [
+        ("data", "InputContentDataSource", "oneof:source"),
+        ("url", "InputContentUrlSource", "oneof:source"),
+        ("file", "InputContentFileSource", "oneof:source"),
+    ],
+    "InputContent": [
+        (k, f"{k.title()}InputPart", "oneof:part")
+        for k in ("text", "image", "audio", "video", "document")
+    ],
     "ToolCall.Function": [("name", "string", ""), ("arguments", "string", "")],
-    "ToolCall": [("id", "string", ""), ("type", "string", ""), ("function", "Function", ""),
-                 ("metadata", STRUCT, ""), ("encrypted_value", "string", "optional"),
-                 ("encrypted_value_type", "string", "optional")],
-    "Message": [("id", "string", ""), ("role", "string", ""), ("content", "string", "optional"),
-                ("name", "string", "optional"), ("tool_calls", "ToolCall", "repeated"),
-                ("tool_call_id", "string", "optional"), ("error", "string", "optional"),
-                ("content_parts", "InputContent", "repeated"), ("metadata", STRUCT, ""),
-                ("subagent_run_id", "string", "optional"),
-                ("encrypted_value", "string", "optional"),
-                ("activity_type", "string", "optional"), ("activity_content", STRUCT, ""),
-                ("encrypted_value_type", "string", "optional")],
-    "Tool": [("name", "string", ""), ("description", "string", ""), ("parameters", VALUE, ""),
-             ("metadata", STRUCT, "")],
+    "ToolCall": [
+        ("id", "string", ""),
+        ("type", "string", ""),
+        ("function", "Function", ""),
+        ("metadata", STRUCT, ""),
+        ("encrypted_value", "string", "optional"),
+        ("encrypted_value_type", "string", "optional"),
+    ],
+    "Message": [
+        ("id", "string", ""),
+        ("role", "string", ""),
+        ("content", "string", "optional"),
+        ("name", "string", "optional"),
+        ("tool_calls", "ToolCall", "repeated"),
+        ("tool_call_id", "string", "optional"),
+        ("error", "string", "optional"),
+        ("content_parts", "InputContent", "repeated"),
+        ("metadata", STRUCT, ""),
+        ("subagent_run_id", "string", "optional"),
+        ("encrypted_value", "string", "optional"),
+        ("activity_type", "string", "optional"),
+        ("activity_content", STRUCT, ""),
+        ("encrypted_value_type", "string", "optional"),
+    ],
+    "Tool": [
+        ("name", "string", ""),
+        ("description", "string", ""),
+        ("parameters", VALUE, ""),
+        ("metadata", STRUCT, ""),
+    ],
     "Context": [("description", "string", ""), ("value", "string", "")],
-    "ResumeEntry": [("interrupt_id", "string", ""), ("status", "string", ""),
-                    ("payload", VALUE, ""), ("metadata", STRUCT, "")],
-    "RunAgentInput": [("thread_id", "string", ""), ("run_id", "string", ""),
-                      ("parent_run_id", "string", "optional"), ("state", VALUE, ""),
-                      ("messages", "Message", "repeated"), ("tools", "Tool", "repeated"),
-                      ("context", "Context", "repeated"), ("forwarded_props", VALUE, ""),
-                      ("resume", "ResumeEntry", "repeated"),
-                      ("protocol_version", "string", "optional")],
-    "Interrupt": [("id", "string", ""), ("reason", "string", ""),
-                  ("message", "string", "optional"), ("tool_call_id", "string", "optional"),
-                  ("response_schema", VALUE, ""), ("expires_at", "string", "optional"),
-                  ("metadata", VALUE, ""), ("subagent_run_id", "string", "optional")],
+    "ResumeEntry": [
+        ("interrupt_id", "string", ""),
+        ("status", "string", ""),
+        ("payload", VALUE, ""),
+        ("metadata", STRUCT, ""),
+    ],
+    "RunAgentInput": [
+        ("thread_id", "string", ""),
+        ("run_id", "string", ""),
+        ("parent_run_id", "string", "optional"),
+        ("state", VALUE, ""),
+        ("messages", "Message", "repeated"),
+        ("tools", "Tool", "repeated"),
+        ("context", "Context", "repeated"),
+        ("forwarded_props", VALUE, ""),
+        ("resume", "ResumeEntry", "repeated"),
+        ("protocol_version", "string", "optional"),
+    ],
+    "Interrupt": [
+        ("id", "string", ""),
+        ("reason", "string", ""),
+        ("message", "string", "optional"),
+        ("tool_call_id", "string", "optional"),
+        ("response_schema", VALUE, ""),
+        ("expires_at", "string", "optional"),
+        ("metadata", VALUE, ""),
+        ("subagent_run_id", "string", "optional"),
+    ],
 }
 
 #: Event properties whose wire form is not the plain derivation: JSON name -> wire fields.
 WIRE_FIELDS: dict[str, list[tuple[str, str, str]]] = {
-    "RunFinishedEvent.outcome": [("outcome", "string", ""),
-                                 ("interrupts", "Interrupt", "repeated"),
-                                 ("pending_tool_call_ids", "string", "repeated")],
-    "SubagentFinishedEvent.outcome": [("outcome", "string", ""),
-                                      ("interrupt_ids", "string", "repeated")],
-    "ToolCallResultEvent.content": [("content", "string", "optional"),
-                                    ("content_parts", "InputContent", "repeated")],
+    "RunFinishedEvent.outcome": [
+        ("outcome", "string", ""),
+        ("interrupts", "Interrupt", "repeated"),
+        ("pending_tool_call_ids", "string", "repeated"),
+    ],
+    "SubagentFinishedEvent.outcome": [
+        ("outcome", "string", ""),
+        ("interrupt_ids", "string", "repeated"),
+    ],
+    "ToolCallResultEvent.content": [
+        ("content", "string", "optional"),
+        ("content_parts", "InputContent", "repeated"),
+    ],
     "ActivitySnapshotEvent.content": [("content", STRUCT, "")],
     "StateDeltaEvent.delta": [("delta", "JsonPatchOperation", "repeated")],
     "ActivityDeltaEvent.patch": [("patch", "JsonPatchOperation", "repeated")],
@@ -142,11 +212,13 @@ def _derive(prop: dict[str, Any], schema: dict[str, Any]) -> str:
     if kind is None and consts and all(isinstance(c, str) for c in consts):
         kind = "string"
     return {"string": "string", "integer": "int64", "boolean": "bool"}.get(
-        kind if isinstance(kind, str) else "", VALUE)
+        kind if isinstance(kind, str) else "", VALUE
+    )
 
 
-def event_fields(name: str, d: dict[str, Any], schema: dict[str, Any]
-                 ) -> list[tuple[str, str, str]]:
+def event_fields(
+    name: str, d: dict[str, Any], schema: dict[str, Any]
+) -> list[tuple[str, str, str]]:
     """The wire fields of event definition ``name`` (``base_event`` first)."""
     fields = [("base_event", "BaseEvent", "")]
     required = set(d.get("required", ()))
@@ -182,8 +254,13 @@ def _number(key: str, freeze: dict[str, int], added: list[str]) -> int:
     return freeze[key]
 
 
-def _message(name: str, fields: list[tuple[str, str, str]], freeze: dict[str, int],
-             added: list[str], nested: str = "") -> str:
+def _message(
+    name: str,
+    fields: list[tuple[str, str, str]],
+    freeze: dict[str, int],
+    added: list[str],
+    nested: str = "",
+) -> str:
     short = name.rsplit(".", 1)[-1]
     lines = [f"message {short} {{"]
     if nested:
@@ -207,8 +284,7 @@ def _message(name: str, fields: list[tuple[str, str, str]], freeze: dict[str, in
 
 
 def _enum(name: str, freeze: dict[str, int]) -> str:
-    values = sorted((n, k.split(".", 1)[1]) for k, n in freeze.items()
-                    if k.startswith(name + "."))
+    values = sorted((n, k.split(".", 1)[1]) for k, n in freeze.items() if k.startswith(name + "."))
     return "\n".join([f"enum {name} {{", *(f"  {v} = {n};" for n, v in values), "}"])
 
 
@@ -219,15 +295,23 @@ def proto_text(schema: dict[str, Any], freeze: dict[str, int]) -> tuple[str, lis
     tags = {d["properties"]["type"]["const"]: name for name, d in events.items()}
     for tag in tags:
         if f"EventType.{tag}" not in freeze:
-            freeze[f"EventType.{tag}"] = max(
-                (n for k, n in freeze.items() if k.startswith("EventType.")), default=-1) + 1
+            freeze[f"EventType.{tag}"] = (
+                max((n for k, n in freeze.items() if k.startswith("EventType.")), default=-1) + 1
+            )
             added.append(f"EventType.{tag}")
     parts = [
         "// @generated by tools/codegen_proto.py from schema/agui.schema.json and",
         "// schema/agui.proto-freeze.txt. DO NOT EDIT.",
-        'syntax = "proto3";', "", f"package {PACKAGE};", "",
-        'import "google/protobuf/struct.proto";', "",
-        _enum("EventType", freeze), "", _enum("JsonPatchOperationType", freeze), "",
+        'syntax = "proto3";',
+        "",
+        f"package {PACKAGE};",
+        "",
+        'import "google/protobuf/struct.proto";',
+        "",
+        _enum("EventType", freeze),
+        "",
+        _enum("JsonPatchOperationType", freeze),
+        "",
     ]
     for name, fields in SUPPORT_MESSAGES.items():
         if "." in name:
@@ -235,8 +319,10 @@ def proto_text(schema: dict[str, Any], freeze: dict[str, int]) -> tuple[str, lis
         nested = ""
         inner = {k: v for k, v in SUPPORT_MESSAGES.items() if k.startswith(name + ".")}
         for inner_name, inner_fields in inner.items():
-            nested = "\n".join("  " + line for line in
-                               _message(inner_name, inner_fields, freeze, added).split("\n"))
+            nested = "\n".join(
+                "  " + line
+                for line in _message(inner_name, inner_fields, freeze, added).split("\n")
+            )
         parts += [_message(name, fields, freeze, added, nested), ""]
     for name, d in events.items():
         parts += [_message(name, event_fields(name, d, schema), freeze, added), ""]
@@ -260,18 +346,29 @@ def compile_pb2(proto: str) -> str:
     include = str(Path(grpc_tools.__file__).parent / "_proto")
     with tempfile.TemporaryDirectory(prefix="agui-proto-") as tmp:
         (Path(tmp) / PROTO_NAME).write_text(proto, encoding="utf-8")
-        status = protoc.main(["protoc", f"-I{tmp}", f"-I{include}",
-                              f"--python_out={tmp}", str(Path(tmp) / PROTO_NAME)])
+        status = protoc.main(
+            [
+                "protoc",
+                f"-I{tmp}",
+                f"-I{include}",
+                f"--python_out={tmp}",
+                str(Path(tmp) / PROTO_NAME),
+            ]
+        )
         if status != 0:
             raise RuntimeError(f"protoc failed on {PROTO_NAME} (status {status})")
         return (Path(tmp) / "agui_pb2.py").read_text(encoding="utf-8")
 
 
-def generate(schema_path: Path = SCHEMA, freeze_path: Path = FREEZE
-             ) -> tuple[dict[str, str], str, list[str]]:
+def generate(
+    schema_path: Path = SCHEMA, freeze_path: Path = FREEZE
+) -> tuple[dict[str, str], str, list[str]]:
     """``({file name: content}, new freeze text, added keys)`` for the binding."""
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     freeze = read_freeze(freeze_path)
     proto, added = proto_text(schema, freeze)
-    return ({PROTO_NAME: proto, "agui_pb2.py": compile_pb2(proto)},
-            freeze_text(freeze, freeze_path), added)
+    return (
+        {PROTO_NAME: proto, "agui_pb2.py": compile_pb2(proto)},
+        freeze_text(freeze, freeze_path),
+        added,
+    )

@@ -68,10 +68,8 @@ ALLOWED: dict[str, str] = {
     # JsonPatchOperation (kept in our schema, compared with upstream's like every definition):
     # unknown op dropped with a warning (strict: error), missing/mistyped member an error.
     "definition OpenJsonPatch: only ours": "patch slots typed as open op objects (see above)",
-    "StateDeltaEvent.delta: ours {\"ref\":\"OpenJsonPatch\"}, upstream {\"ref\":\"JsonPatch\"}":
-        "open op objects; agui.wire.patch validates each against JsonPatchOperation",
-    "ActivityDeltaEvent.patch: ours {\"ref\":\"OpenJsonPatch\"}, upstream {\"ref\":\"JsonPatch\"}":
-        "open op objects; agui.wire.patch validates each against JsonPatchOperation",
+    'StateDeltaEvent.delta: ours {"ref":"OpenJsonPatch"}, upstream {"ref":"JsonPatch"}': "open op objects; agui.wire.patch validates each against JsonPatchOperation",
+    'ActivityDeltaEvent.patch: ours {"ref":"OpenJsonPatch"}, upstream {"ref":"JsonPatch"}': "open op objects; agui.wire.patch validates each against JsonPatchOperation",
 }
 
 
@@ -106,8 +104,18 @@ def _is_open(schema: dict[str, Any]) -> bool:
     return schema.get("additionalProperties", True) is not False
 
 
-_FACETS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems",
-           "maxItems", "minLength", "maxLength", "pattern", "uniqueItems")
+_FACETS = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "uniqueItems",
+)
 
 
 def signature(node: Any, schema: dict[str, Any]) -> dict[str, Any]:
@@ -183,8 +191,11 @@ def effective_object(body: dict[str, Any], schema: dict[str, Any]) -> tuple[dict
 
 
 def _union_members(body: dict[str, Any]) -> list[str]:
-    return sorted(_ref_name(m["$ref"]) for m in body.get("oneOf", body.get("anyOf", []))
-                  if isinstance(m, dict) and "$ref" in m)
+    return sorted(
+        _ref_name(m["$ref"])
+        for m in body.get("oneOf", body.get("anyOf", []))
+        if isinstance(m, dict) and "$ref" in m
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -228,15 +239,26 @@ def schema_changes(ours: dict[str, Any], upstream: dict[str, Any]) -> list[Chang
     for name in sorted(set(our_defs) - set(up_defs)):
         changes.append(Change(name, f"-{name}", f"definition {name}: only ours", "removed"))
     for name in sorted(set(up_defs) - set(our_defs)):
-        changes.append(Change(name, f"+{name} ({_summary(up_defs[name], upstream)})",
-                              f"definition {name}: only upstream", "added"))
+        changes.append(
+            Change(
+                name,
+                f"+{name} ({_summary(up_defs[name], upstream)})",
+                f"definition {name}: only upstream",
+                "added",
+            )
+        )
 
     for name in sorted(set(our_defs) & set(up_defs)):
         mine, theirs = our_defs[name], up_defs[name]
         kind_m, kind_t = _kind(mine), _kind(theirs)
         if kind_m != kind_t:
-            changes.append(Change(name, f"{name}: {kind_m} -> {kind_t}",
-                                  f"{name}: kind ours {kind_m}, upstream {kind_t}"))
+            changes.append(
+                Change(
+                    name,
+                    f"{name}: {kind_m} -> {kind_t}",
+                    f"{name}: kind ours {kind_m}, upstream {kind_t}",
+                )
+            )
             continue
         if kind_m == "object":
             changes.extend(_object_changes(name, mine, theirs, ours, upstream))
@@ -244,53 +266,80 @@ def schema_changes(ours: dict[str, Any], upstream: dict[str, Any]) -> list[Chang
             m_members, t_members = _union_members(mine), _union_members(theirs)
             if m_members != t_members:
                 line = f"{name}: members ours {m_members}, upstream {t_members}"
-                changes += [Change(name, f"{name}: +{m}", line, "added")
-                            for m in t_members if m not in m_members]
-                changes += [Change(name, f"{name}: -{m}", line, "removed")
-                            for m in m_members if m not in t_members]
+                changes += [
+                    Change(name, f"{name}: +{m}", line, "added")
+                    for m in t_members
+                    if m not in m_members
+                ]
+                changes += [
+                    Change(name, f"{name}: -{m}", line, "removed")
+                    for m in m_members
+                    if m not in t_members
+                ]
         else:
             sig_m, sig_t = signature(mine, ours), signature(theirs, upstream)
             if sig_m != sig_t:
                 line = f"{name}: ours {_render(sig_m)}, upstream {_render(sig_t)}"
-                changes += [Change(name, f"{name}: {t}", line) for t in _facet_changes(sig_m, sig_t)]
+                changes += [
+                    Change(name, f"{name}: {t}", line) for t in _facet_changes(sig_m, sig_t)
+                ]
 
     for name, body in sorted(our_defs.items()):
         if _kind(body) == "union":
-            changes += [Change(name, line, line)
-                        for line in _discriminator_differences(name, body, upstream)]
+            changes += [
+                Change(name, line, line)
+                for line in _discriminator_differences(name, body, upstream)
+            ]
     return sorted(changes, key=lambda c: (c.definition, c.text))
 
 
-def _object_changes(name: str, mine: dict, theirs: dict, ours: dict, upstream: dict
-                    ) -> list[Change]:
+def _object_changes(
+    name: str, mine: dict, theirs: dict, ours: dict, upstream: dict
+) -> list[Change]:
     out = []
     m_props, m_req, m_closed = effective_object(mine, ours)
     t_props, t_req, t_closed = effective_object(theirs, upstream)
     if m_closed != t_closed:
-        out.append(Change(name, f"{name}: {_closed(m_closed)} -> {_closed(t_closed)}",
-                          f"{name}: closed ours {m_closed}, upstream {t_closed}"))
+        out.append(
+            Change(
+                name,
+                f"{name}: {_closed(m_closed)} -> {_closed(t_closed)}",
+                f"{name}: closed ours {m_closed}, upstream {t_closed}",
+            )
+        )
     if not m_props and not t_props and _is_open(mine) != _is_open(theirs):
-        out.append(Change(name, f"{name}: open {_is_open(mine)} -> {_is_open(theirs)}",
-                          f"{name}: open ours {_is_open(mine)}, upstream {_is_open(theirs)}"))
+        out.append(
+            Change(
+                name,
+                f"{name}: open {_is_open(mine)} -> {_is_open(theirs)}",
+                f"{name}: open ours {_is_open(mine)}, upstream {_is_open(theirs)}",
+            )
+        )
     for prop in sorted(set(m_props) - set(t_props)):
         out.append(Change(name, f"-{name}.{prop}", f"{name}.{prop}: only ours", "removed"))
     for prop in sorted(set(t_props) - set(m_props)):
         need = "required" if prop in t_req else "optional"
         what = _describe(signature(t_props[prop], upstream))
-        out.append(Change(name, f"+{name}.{prop} ({need} {what})",
-                          f"{name}.{prop}: only upstream", "added"))
+        out.append(
+            Change(
+                name, f"+{name}.{prop} ({need} {what})", f"{name}.{prop}: only upstream", "added"
+            )
+        )
     for prop in sorted((m_req ^ t_req) & set(m_props) & set(t_props)):
         side = "ours" if prop in m_req else "upstream"
-        text = ("required -> optional" if side == "ours" else "optional -> required")
-        out.append(Change(name, f"{name}.{prop}: {text}",
-                          f"{name}.{prop}: required only in {side}"))
+        text = "required -> optional" if side == "ours" else "optional -> required"
+        out.append(
+            Change(name, f"{name}.{prop}: {text}", f"{name}.{prop}: required only in {side}")
+        )
     for prop in sorted(set(m_props) & set(t_props)):
         sig_m, sig_t = signature(m_props[prop], ours), signature(t_props[prop], upstream)
         if sig_m != sig_t:
             line = f"{name}.{prop}: ours {_render(sig_m)}, upstream {_render(sig_t)}"
             via = _alias_of(m_props[prop], t_props[prop], ours, upstream)
-            out += [Change(name, f"{name}.{prop}: {t}", line, via=via)
-                    for t in _facet_changes(sig_m, sig_t)]
+            out += [
+                Change(name, f"{name}.{prop}: {t}", line, via=via)
+                for t in _facet_changes(sig_m, sig_t)
+            ]
     return out
 
 
@@ -322,8 +371,10 @@ def _describe(sig: dict[str, Any]) -> str:
         parts.append(json.dumps(sig["const"]))
     if "enum" in sig:
         values = [str(v) for v in sig["enum"]]
-        parts.append("one of " + ", ".join(values if len(values) <= 6 else
-                                           [*values[:5], f"... ({len(values)})"]))
+        parts.append(
+            "one of "
+            + ", ".join(values if len(values) <= 6 else [*values[:5], f"... ({len(values)})"])
+        )
     if "oneOf" in sig:
         parts.append(" | ".join(_describe(s) for s in sig["oneOf"]))
     if "type" in sig and not ({"const", "enum"} & sig.keys()):
@@ -336,15 +387,23 @@ def _describe(sig: dict[str, Any]) -> str:
     bounds = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
     for facet in _FACETS:
         if facet in sig:
-            parts.append(f"{bounds[facet]} {sig[facet]}" if facet in bounds
-                         else f"{facet} {json.dumps(sig[facet])}")
+            parts.append(
+                f"{bounds[facet]} {sig[facet]}"
+                if facet in bounds
+                else f"{facet} {json.dumps(sig[facet])}"
+            )
     return " ".join(parts)
 
 
 def _facet_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """``old`` -> ``new`` per facet: enum members as ``+X``/``-Y``, others ``facet a -> b``."""
-    if not old or not new or ("ref" in old) != ("ref" in new) or old.get("type") != new.get(
-            "type") and not ({"enum"} & old.keys() & new.keys()):
+    if (
+        not old
+        or not new
+        or ("ref" in old) != ("ref" in new)
+        or old.get("type") != new.get("type")
+        and not ({"enum"} & old.keys() & new.keys())
+    ):
         return [f"{_describe(old)} -> {_describe(new)}"]
     out: list[str] = []
     for key in sorted(old.keys() | new.keys()):
@@ -358,8 +417,10 @@ def _facet_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         elif isinstance(a, dict) or isinstance(b, dict):
             out.append(f"{key}: {_describe(a or {})} -> {_describe(b or {})}")
         else:
-            out.append(f"{key} {json.dumps(a) if a is not None else 'none'} -> "
-                       f"{json.dumps(b) if b is not None else 'none'}")
+            out.append(
+                f"{key} {json.dumps(a) if a is not None else 'none'} -> "
+                f"{json.dumps(b) if b is not None else 'none'}"
+            )
     return out or [f"{_describe(old)} -> {_describe(new)}"]
 
 
@@ -381,9 +442,13 @@ def _discriminator_differences(name: str, body: dict, upstream: dict) -> list[st
         if up_body is None:
             continue  # reported as "only ours"
         up_props, _, _ = effective_object(up_body, upstream)
-        const = up_props.get(prop, {}).get("const") if isinstance(up_props.get(prop), dict) else None
+        const = (
+            up_props.get(prop, {}).get("const") if isinstance(up_props.get(prop), dict) else None
+        )
         if const != key:
-            diffs.append(f"{name}: discriminator {prop}={key!r} -> {member}, upstream const {const!r}")
+            diffs.append(
+                f"{name}: discriminator {prop}={key!r} -> {member}, upstream const {const!r}"
+            )
     return diffs
 
 
@@ -461,25 +526,38 @@ class CheckResult:
                 if uses.get(change.definition):
                     text += f" (in {', '.join(uses[change.definition])})"
                 out.append(("DRIFT", f"{label:<{width}}  {text}", ""))
-            out += [("allowed", ", ".join(t.split(" (")[0] for t in texts[d]), self.allowed[d])
-                    for d in sorted(self.allowed) if d in texts]
+            out += [
+                ("allowed", ", ".join(t.split(" (")[0] for t in texts[d]), self.allowed[d])
+                for d in sorted(self.allowed)
+                if d in texts
+            ]
         else:
             out += [("DRIFT", d, "") for d in self.unexplained]
             out += [("allowed", d, self.allowed[d]) for d in self.differences if d in self.allowed]
-        out += [("STALE", f"allow-list entry matches nothing: {a}", "")
-                for a in self.stale_allowances]
+        out += [
+            ("STALE", f"allow-list entry matches nothing: {a}", "") for a in self.stale_allowances
+        ]
         return out
 
     def as_json(self) -> dict[str, Any]:
         """The result for tools (``--json``): every change with its difference line and the
         allow-list reason (null when unexplained), stale entries, and the counts."""
         return {
-            "name": self.name, "skipped": self.skipped,
-            "changes": [{"definition": c.definition, "kind": c.kind, "text": c.text,
-                         "difference": c.difference, "allowed": self.allowed.get(c.difference)}
-                        for c in self.changes],
-            "differences": [{"difference": d, "allowed": self.allowed.get(d)}
-                            for d in self.differences],
+            "name": self.name,
+            "skipped": self.skipped,
+            "changes": [
+                {
+                    "definition": c.definition,
+                    "kind": c.kind,
+                    "text": c.text,
+                    "difference": c.difference,
+                    "allowed": self.allowed.get(c.difference),
+                }
+                for c in self.changes
+            ],
+            "differences": [
+                {"difference": d, "allowed": self.allowed.get(d)} for d in self.differences
+            ],
             "stale": self.stale_allowances,
             "unexplained": len(self.unexplained),
         }
@@ -496,16 +574,20 @@ def schema_check(upstream_path: Path, ours_path: Path | None = None) -> CheckRes
     ours = json.loads((ours_path or OUR_SCHEMA).read_text(encoding="utf-8"))
     upstream = json.loads(upstream_path.read_text(encoding="utf-8"))
     changes = schema_changes(ours, upstream)
-    return CheckResult("agui schema vs upstream", sorted({c.difference for c in changes}),
-                       ALLOWED, changes=changes)
+    return CheckResult(
+        "agui schema vs upstream", sorted({c.difference for c in changes}), ALLOWED, changes=changes
+    )
 
 
 def agui_schema_check() -> CheckResult:
     """Our AG-UI schema against the published 1.1 schema (see the module docstring)."""
     path = upstream_schema_path()
     if not path.exists():
-        return CheckResult("agui schema vs upstream", allowed=ALLOWED,
-                           skipped=f"{path} not found (clone ../shared beside the repo)")
+        return CheckResult(
+            "agui schema vs upstream",
+            allowed=ALLOWED,
+            skipped=f"{path} not found (clone ../shared beside the repo)",
+        )
     return schema_check(path)
 
 
@@ -513,8 +595,7 @@ def agui_schema_check() -> CheckResult:
 CHECKS: list[Callable[[], CheckResult]] = [agui_schema_check]
 
 
-def run_checks(checks: list[Callable[[], CheckResult]] | None = None, as_json: bool = False
-               ) -> int:
+def run_checks(checks: list[Callable[[], CheckResult]] | None = None, as_json: bool = False) -> int:
     """Run ``checks`` (default :data:`CHECKS`), print a report (``as_json``: one JSON document
     ``{"status", "checks": [...]}``), return the exit status (1 when anything is unexplained
     or stale)."""
@@ -535,11 +616,11 @@ def run_checks(checks: list[Callable[[], CheckResult]] | None = None, as_json: b
             print(f"   {state:<7}  {text}" + (f"  -- {reason}" if reason else ""))
         bad = len(result.unexplained) + len(result.stale_allowances)
         allowed = len(result.differences) - len(result.unexplained)
-        print(f"   {len(result.differences)} difference(s): {allowed} deliberate, "
-              f"{bad} unexplained")
+        print(
+            f"   {len(result.differences)} difference(s): {allowed} deliberate, {bad} unexplained"
+        )
     if as_json:
-        print(json.dumps({"status": status, "checks": [r.as_json() for r in results]},
-                         indent=2))
+        print(json.dumps({"status": status, "checks": [r.as_json() for r in results]}, indent=2))
     return status
 
 
@@ -549,8 +630,11 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="one JSON document for tools")
-    parser.add_argument("--upstream", type=Path,
-                        help="compare with this schema instead of ../shared's 1.1 (schema only)")
+    parser.add_argument(
+        "--upstream",
+        type=Path,
+        help="compare with this schema instead of ../shared's 1.1 (schema only)",
+    )
     args = parser.parse_args(argv)
     checks = None
     if args.upstream is not None:

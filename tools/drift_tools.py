@@ -62,8 +62,11 @@ def task_board_tool_differences(
     out: list[str] = []
     for side, items in (("fixture", data), ("agent", tools)):
         names = [t["name"] for t in items]
-        out += [f"{side} lists tool {n!r} more than once" for n in sorted(set(names))
-                if names.count(n) > 1]
+        out += [
+            f"{side} lists tool {n!r} more than once"
+            for n in sorted(set(names))
+            if names.count(n) > 1
+        ]
     mine = {t["name"]: t for t in data}
     theirs = {t["name"]: t for t in tools}
     for name in sorted(set(mine) - set(theirs)):

@@ -69,8 +69,16 @@ def run_one(name: str, calls: int, seed: int, hang: float) -> dict:
     module = importlib.import_module(module_name)
     campaign = module.run_campaign
     signal.signal(signal.SIGALRM, _alarm)
-    stats = {"name": name, "inputs": 0, "crashes": [], "hangs": [], "worst_s": 0.0, "worst_mib": 0.0,
-             "worst_s_seed": seed, "worst_mib_seed": seed}
+    stats = {
+        "name": name,
+        "inputs": 0,
+        "crashes": [],
+        "hangs": [],
+        "worst_s": 0.0,
+        "worst_mib": 0.0,
+        "worst_s_seed": seed,
+        "worst_mib_seed": seed,
+    }
     for i in range(calls):
         s = seed + i
         sampled = i % SAMPLE_EVERY == 0
@@ -105,8 +113,10 @@ def run_one(name: str, calls: int, seed: int, hang: float) -> dict:
 def save(name: str, seed: int, kind: str, detail: str) -> Path:
     FIXTURES.mkdir(parents=True, exist_ok=True)
     path = FIXTURES / f"seed-{name}-{seed}.json"
-    path.write_text(json.dumps({"campaign": name, "seed": seed, "kind": kind, "detail": detail},
-                               indent=1) + "\n")
+    path.write_text(
+        json.dumps({"campaign": name, "seed": seed, "kind": kind, "detail": detail}, indent=1)
+        + "\n"
+    )
     return path
 
 
@@ -137,20 +147,29 @@ def main(argv: list[str] | None = None) -> int:
     crashes = [(r["name"], s, d) for r in results for s, d in r["crashes"]]
     hangs = [(r["name"], s) for r in results for s in r["hangs"]]
     saved: dict[str, int] = {}
-    for kind, name, s, detail in [("crash", *c) for c in crashes] + [("hang", n, s, "") for n, s in hangs]:
+    for kind, name, s, detail in [("crash", *c) for c in crashes] + [
+        ("hang", n, s, "") for n, s in hangs
+    ]:
         saved[name] = saved.get(name, 0) + 1
         if saved[name] <= SAVE_AT_MOST:
-            print(f"{kind:<6} {name} seed {s}: {detail}  -> {save(name, s, kind, detail)}", file=sys.stderr)
+            print(
+                f"{kind:<6} {name} seed {s}: {detail}  -> {save(name, s, kind, detail)}",
+                file=sys.stderr,
+            )
     for name, count in saved.items():
         if count > SAVE_AT_MOST:
-            print(f"{name}: {count - SAVE_AT_MOST} more failures not saved (the first {SAVE_AT_MOST} were)",
-                  file=sys.stderr)
+            print(
+                f"{name}: {count - SAVE_AT_MOST} more failures not saved (the first {SAVE_AT_MOST} were)",
+                file=sys.stderr,
+            )
     slow = max(results, key=lambda r: r["worst_s"])
     big = max(results, key=lambda r: r["worst_mib"])
-    print(f"fuzz: {total} inputs, {len(crashes)} crashes, {len(hangs)} hangs, "
-          f"worst {slow['worst_s']:.3f} s CPU/input ({slow['name']} seed {slow['worst_s_seed']}), "
-          f"worst peak {big['worst_mib']:.1f} MiB/input ({big['name']} seed {big['worst_mib_seed']}), "
-          f"{time.perf_counter() - t0:.0f} s elapsed")
+    print(
+        f"fuzz: {total} inputs, {len(crashes)} crashes, {len(hangs)} hangs, "
+        f"worst {slow['worst_s']:.3f} s CPU/input ({slow['name']} seed {slow['worst_s_seed']}), "
+        f"worst peak {big['worst_mib']:.1f} MiB/input ({big['name']} seed {big['worst_mib_seed']}), "
+        f"{time.perf_counter() - t0:.0f} s elapsed"
+    )
     return 1 if crashes or hangs else 0
 
 

@@ -44,9 +44,25 @@ sys.path.insert(0, str(ROOT / "generated"))
 
 # --------------------------------------------------------------------------- generator
 
-TEXT_BITS = ["Hello", " world", ", ", "é", "€", "\U0001F600", "\U0001F469\u200d\U0001F4BB",
-             "e\u0301", '"quoted"', "back\\slash", "line\nbreak", "tab\t", "{", "}", " ", "ok"]
-ARG_BITS = ['{"q":', '"agui"', ",", '"n":', "1", "}", "[", "]", "\\u00e9", '"\U0001F600"']
+TEXT_BITS = [
+    "Hello",
+    " world",
+    ", ",
+    "é",
+    "€",
+    "\U0001f600",
+    "\U0001f469\u200d\U0001f4bb",
+    "e\u0301",
+    '"quoted"',
+    "back\\slash",
+    "line\nbreak",
+    "tab\t",
+    "{",
+    "}",
+    " ",
+    "ok",
+]
+ARG_BITS = ['{"q":', '"agui"', ",", '"n":', "1", "}", "[", "]", "\\u00e9", '"\U0001f600"']
 
 
 class StreamGen:
@@ -64,8 +80,9 @@ class StreamGen:
         return "".join(self.rng.choice(bits) for _ in range(self.rng.randint(0, 4)))
 
     def pieces(self, text: str) -> list[str]:
-        cuts = sorted(self.rng.sample(range(len(text) + 1), min(len(text) + 1,
-                                                                self.rng.randint(0, 3))))
+        cuts = sorted(
+            self.rng.sample(range(len(text) + 1), min(len(text) + 1, self.rng.randint(0, 3)))
+        )
         points = [0, *cuts, len(text)]
         return [text[a:b] for a, b in itertools.pairwise(points) if b > a]
 
@@ -82,11 +99,14 @@ class StreamGen:
     def run(self, thread: str) -> list[dict[str, Any]]:
         rng = self.rng
         run_id = self.uid("r")
-        out: list[dict[str, Any]] = [{"type": "RUN_STARTED", "threadId": thread,
-                                      "runId": run_id}]
+        out: list[dict[str, Any]] = [{"type": "RUN_STARTED", "threadId": thread, "runId": run_id}]
         if rng.random() < 0.3:
-            out.append({"type": "STATE_SNAPSHOT",
-                        "snapshot": rng.choice([{"count": 0}, {"items": []}, None, 0])})
+            out.append(
+                {
+                    "type": "STATE_SNAPSHOT",
+                    "snapshot": rng.choice([{"count": 0}, {"items": []}, None, 0]),
+                }
+            )
         # open items: list of (kind, id, tag) in opening order
         open_items: list[tuple[str, str, str | None]] = []
         subagents: list[str] = []
@@ -102,11 +122,14 @@ class StreamGen:
         if roll < 0.1:
             out.append({"type": "RUN_ERROR", "message": "agent failed", "code": "E1"})
         else:
-            finished: dict[str, Any] = {"type": "RUN_FINISHED", "threadId": thread,
-                                        "runId": run_id}
+            finished: dict[str, Any] = {"type": "RUN_FINISHED", "threadId": thread, "runId": run_id}
             if roll < 0.2:
-                finished["outcome"] = {"type": "interrupt", "interrupts": [
-                    {"id": self.uid("i"), "reason": "confirmation", "message": "ok?"}]}
+                finished["outcome"] = {
+                    "type": "interrupt",
+                    "interrupts": [
+                        {"id": self.uid("i"), "reason": "confirmation", "message": "ok?"}
+                    ],
+                }
             elif roll < 0.25:
                 finished["outcome"] = {"type": "cancelled"}
             elif roll < 0.35:
@@ -127,8 +150,12 @@ class StreamGen:
             event["subagentRunId"] = tag
         return event
 
-    def step(self, open_items: list[tuple[str, str, str | None]], subagents: list[str],
-             assistants: list[str]) -> list[dict[str, Any]]:
+    def step(
+        self,
+        open_items: list[tuple[str, str, str | None]],
+        subagents: list[str],
+        assistants: list[str],
+    ) -> list[dict[str, Any]]:
         rng = self.rng
         tag = rng.choice(subagents) if subagents and rng.random() < 0.3 else None
 
@@ -137,10 +164,33 @@ class StreamGen:
                 event["subagentRunId"] = tag
             return event
 
-        action = rng.choice([
-            "text", "text", "tool", "tool", "reasoning", "span", "step", "content", "content",
-            "close", "close", "chunks", "chunks", "tool_chunks", "reasoning_chunks", "state",
-            "activity", "custom", "raw", "result", "subagent", "encrypted", "snapshot"])
+        action = rng.choice(
+            [
+                "text",
+                "text",
+                "tool",
+                "tool",
+                "reasoning",
+                "span",
+                "step",
+                "content",
+                "content",
+                "close",
+                "close",
+                "chunks",
+                "chunks",
+                "tool_chunks",
+                "reasoning_chunks",
+                "state",
+                "activity",
+                "custom",
+                "raw",
+                "result",
+                "subagent",
+                "encrypted",
+                "snapshot",
+            ]
+        )
         if action == "text":
             mid = self.uid("m")
             event: dict[str, Any] = {"type": "TEXT_MESSAGE_START", "messageId": mid}
@@ -153,8 +203,11 @@ class StreamGen:
             return [tagged(event)]
         if action == "tool":
             cid = self.uid("c")
-            event = {"type": "TOOL_CALL_START", "toolCallId": cid,
-                     "toolCallName": rng.choice(["search", "render_a2ui", "lookup"])}
+            event = {
+                "type": "TOOL_CALL_START",
+                "toolCallId": cid,
+                "toolCallName": rng.choice(["search", "render_a2ui", "lookup"]),
+            }
             if assistants and tag is None and rng.random() < 0.5:
                 event["parentMessageId"] = rng.choice(assistants)
             open_items.append(("tool", cid, tag))
@@ -162,8 +215,9 @@ class StreamGen:
         if action == "reasoning":
             rid = self.uid("rm")
             open_items.append(("reasoning", rid, tag))
-            return [tagged({"type": "REASONING_MESSAGE_START", "messageId": rid,
-                            "role": "reasoning"})]
+            return [
+                tagged({"type": "REASONING_MESSAGE_START", "messageId": rid, "role": "reasoning"})
+            ]
         if action == "span":
             sid = self.uid("rs")
             open_items.append(("span", sid, tag))
@@ -197,46 +251,96 @@ class StreamGen:
         if action in ("chunks", "tool_chunks", "reasoning_chunks"):
             return self.chunk_run(action, tag, assistants)
         if action == "state":
-            return [tagged({"type": "STATE_DELTA", "delta": [
-                rng.choice([{"op": "add", "path": "/n", "value": rng.randint(0, 9)},
-                            {"op": "add", "path": "/list", "value": ["a"]}])]})]
+            return [
+                tagged(
+                    {
+                        "type": "STATE_DELTA",
+                        "delta": [
+                            rng.choice(
+                                [
+                                    {"op": "add", "path": "/n", "value": rng.randint(0, 9)},
+                                    {"op": "add", "path": "/list", "value": ["a"]},
+                                ]
+                            )
+                        ],
+                    }
+                )
+            ]
         if action == "activity":
             aid = self.uid("a")
-            return [tagged({"type": "ACTIVITY_SNAPSHOT", "messageId": aid,
-                            "activityType": "progress", "content": {"pct": 10}}),
-                    tagged({"type": "ACTIVITY_DELTA", "messageId": aid,
-                            "activityType": "progress",
-                            "patch": [{"op": "replace", "path": "/pct", "value": 90}]})]
+            return [
+                tagged(
+                    {
+                        "type": "ACTIVITY_SNAPSHOT",
+                        "messageId": aid,
+                        "activityType": "progress",
+                        "content": {"pct": 10},
+                    }
+                ),
+                tagged(
+                    {
+                        "type": "ACTIVITY_DELTA",
+                        "messageId": aid,
+                        "activityType": "progress",
+                        "patch": [{"op": "replace", "path": "/pct", "value": 90}],
+                    }
+                ),
+            ]
         if action == "custom":
             return [tagged({"type": "CUSTOM", "name": "ui.note", "value": {"x": 1}})]
         if action == "raw":
             return [tagged({"type": "RAW", "event": {"provider": "p"}, "source": "s"})]
         if action == "result":
-            return [{"type": "TOOL_CALL_RESULT", "messageId": self.uid("tr"),
-                     "toolCallId": self.uid("c"), "content": self.text()}]
+            return [
+                {
+                    "type": "TOOL_CALL_RESULT",
+                    "messageId": self.uid("tr"),
+                    "toolCallId": self.uid("c"),
+                    "content": self.text(),
+                }
+            ]
         if action == "subagent":
             sub = self.uid("s")
             subagents.append(sub)
             return [{"type": "SUBAGENT_STARTED", "subagentRunId": sub, "name": "helper"}]
         if action == "encrypted":
-            return [{"type": "REASONING_ENCRYPTED_VALUE", "subtype": "message",
-                     "entityId": self.uid("m"), "encryptedValue": "b3BhcXVl"}]
+            return [
+                {
+                    "type": "REASONING_ENCRYPTED_VALUE",
+                    "subtype": "message",
+                    "entityId": self.uid("m"),
+                    "encryptedValue": "b3BhcXVl",
+                }
+            ]
         # a messages snapshot restating a fresh history (closes nothing we track as open
         # in the verifier, but ends chunk streams; only used when nothing is open)
         if open_items:
             return []
-        return [{"type": "MESSAGES_SNAPSHOT", "messages": [
-            {"id": self.uid("h"), "role": "user", "content": "hi"},
-            {"id": self.uid("h"), "role": "assistant", "content": self.text()}]}]
+        return [
+            {
+                "type": "MESSAGES_SNAPSHOT",
+                "messages": [
+                    {"id": self.uid("h"), "role": "user", "content": "hi"},
+                    {"id": self.uid("h"), "role": "assistant", "content": self.text()},
+                ],
+            }
+        ]
 
-    def chunk_run(self, action: str, tag: str | None,
-                  assistants: list[str]) -> list[dict[str, Any]]:
+    def chunk_run(
+        self, action: str, tag: str | None, assistants: list[str]
+    ) -> list[dict[str, Any]]:
         rng = self.rng
-        kind = {"chunks": "TEXT_MESSAGE_CHUNK", "tool_chunks": "TOOL_CALL_CHUNK",
-                "reasoning_chunks": "REASONING_MESSAGE_CHUNK"}[action]
+        kind = {
+            "chunks": "TEXT_MESSAGE_CHUNK",
+            "tool_chunks": "TOOL_CALL_CHUNK",
+            "reasoning_chunks": "REASONING_MESSAGE_CHUNK",
+        }[action]
         id_field = "toolCallId" if kind == "TOOL_CALL_CHUNK" else "messageId"
-        item_id = self.uid({"TEXT_MESSAGE_CHUNK": "cm", "TOOL_CALL_CHUNK": "cc",
-                            "REASONING_MESSAGE_CHUNK": "cr"}[kind])
+        item_id = self.uid(
+            {"TEXT_MESSAGE_CHUNK": "cm", "TOOL_CALL_CHUNK": "cc", "REASONING_MESSAGE_CHUNK": "cr"}[
+                kind
+            ]
+        )
         text = self.text(ARG_BITS if kind == "TOOL_CALL_CHUNK" else TEXT_BITS)
         out = []
         for n, piece in enumerate(self.pieces(text) or [""]):
@@ -267,11 +371,27 @@ class StreamGen:
     def invalid(self) -> list[dict[str, Any]]:
         rng = self.rng
         stream = self.valid()
-        mutation = rng.choice([
-            "drop", "duplicate", "swap", "truncate", "insert", "wrong_run_id",
-            "wrong_thread_id", "duplicate_interrupt", "after_finish", "first_not_started",
-            "chunk_conflict", "idless_chunk", "retag", "nested_run", "ambiguous_lanes",
-            "chunk_lane_retag", "chunk_name_conflict"])
+        mutation = rng.choice(
+            [
+                "drop",
+                "duplicate",
+                "swap",
+                "truncate",
+                "insert",
+                "wrong_run_id",
+                "wrong_thread_id",
+                "duplicate_interrupt",
+                "after_finish",
+                "first_not_started",
+                "chunk_conflict",
+                "idless_chunk",
+                "retag",
+                "nested_run",
+                "ambiguous_lanes",
+                "chunk_lane_retag",
+                "chunk_name_conflict",
+            ]
+        )
         i = rng.randrange(len(stream))
         if mutation == "drop" and len(stream) > 1:
             del stream[i]
@@ -281,22 +401,27 @@ class StreamGen:
             j = rng.randrange(len(stream) - 1)
             stream[j], stream[j + 1] = stream[j + 1], stream[j]
         elif mutation == "truncate":
-            del stream[max(1, i):]
+            del stream[max(1, i) :]
         elif mutation == "insert":
-            stream.insert(max(1, i), rng.choice([
-                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "ghost", "delta": "x"},
-                {"type": "TEXT_MESSAGE_END", "messageId": "ghost"},
-                {"type": "TOOL_CALL_ARGS", "toolCallId": "ghost", "delta": "{}"},
-                {"type": "TOOL_CALL_END", "toolCallId": "ghost"},
-                {"type": "REASONING_MESSAGE_CONTENT", "messageId": "ghost", "delta": "x"},
-                {"type": "REASONING_END", "messageId": "ghost"},
-                {"type": "STEP_FINISHED", "stepName": "ghost"},
-                {"type": "SUBAGENT_FINISHED", "subagentRunId": "ghost"},
-                {"type": "TEXT_MESSAGE_CHUNK", "delta": "orphan"},
-                {"type": "TOOL_CALL_CHUNK", "toolCallId": "ghost-call", "delta": "{}"},
-                {"type": "TEXT_MESSAGE_START", "messageId": "dup"},
-                {"type": "STEP_STARTED", "stepName": "left-open"},
-            ]))
+            stream.insert(
+                max(1, i),
+                rng.choice(
+                    [
+                        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "ghost", "delta": "x"},
+                        {"type": "TEXT_MESSAGE_END", "messageId": "ghost"},
+                        {"type": "TOOL_CALL_ARGS", "toolCallId": "ghost", "delta": "{}"},
+                        {"type": "TOOL_CALL_END", "toolCallId": "ghost"},
+                        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "ghost", "delta": "x"},
+                        {"type": "REASONING_END", "messageId": "ghost"},
+                        {"type": "STEP_FINISHED", "stepName": "ghost"},
+                        {"type": "SUBAGENT_FINISHED", "subagentRunId": "ghost"},
+                        {"type": "TEXT_MESSAGE_CHUNK", "delta": "orphan"},
+                        {"type": "TOOL_CALL_CHUNK", "toolCallId": "ghost-call", "delta": "{}"},
+                        {"type": "TEXT_MESSAGE_START", "messageId": "dup"},
+                        {"type": "STEP_STARTED", "stepName": "left-open"},
+                    ]
+                ),
+            )
         elif mutation in ("wrong_run_id", "wrong_thread_id", "duplicate_interrupt"):
             finishes = [e for e in stream if e["type"] == "RUN_FINISHED"]
             if finishes:
@@ -306,96 +431,171 @@ class StreamGen:
                 elif mutation == "wrong_thread_id":
                     target["threadId"] = "t-other"
                 else:
-                    target["outcome"] = {"type": "interrupt", "interrupts": [
-                        {"id": "i-dup", "reason": "a"}, {"id": "i-dup", "reason": "b"}]}
+                    target["outcome"] = {
+                        "type": "interrupt",
+                        "interrupts": [
+                            {"id": "i-dup", "reason": "a"},
+                            {"id": "i-dup", "reason": "b"},
+                        ],
+                    }
         elif mutation == "after_finish":
-            stream.append(rng.choice([
-                {"type": "TEXT_MESSAGE_START", "messageId": "late"},
-                {"type": "CUSTOM", "name": "late", "value": 1},
-                {"type": "RUN_ERROR", "message": "late failure"}]))
+            stream.append(
+                rng.choice(
+                    [
+                        {"type": "TEXT_MESSAGE_START", "messageId": "late"},
+                        {"type": "CUSTOM", "name": "late", "value": 1},
+                        {"type": "RUN_ERROR", "message": "late failure"},
+                    ]
+                )
+            )
         elif mutation == "first_not_started":
             stream.insert(0, {"type": "STATE_SNAPSHOT", "snapshot": {}})
         elif mutation == "chunk_conflict":
-            stream.insert(1, {"type": "TEXT_MESSAGE_CHUNK", "messageId": "cc-x",
-                              "role": "user", "delta": "a"})
+            stream.insert(
+                1, {"type": "TEXT_MESSAGE_CHUNK", "messageId": "cc-x", "role": "user", "delta": "a"}
+            )
             stream.insert(2, {"type": "TEXT_MESSAGE_CHUNK", "role": "assistant", "delta": "b"})
         elif mutation == "idless_chunk":
             stream.insert(1, {"type": "TEXT_MESSAGE_CHUNK", "messageId": "cc-y", "delta": "a"})
             stream.insert(2, {"type": "STATE_SNAPSHOT", "snapshot": {}})
             stream.insert(3, {"type": "TEXT_MESSAGE_CHUNK", "delta": "b"})
         elif mutation == "retag":
-            candidates = [e for e in stream if e["type"].endswith(("_CONTENT", "_ARGS", "_END"))
-                          and e["type"] not in ("REASONING_END",)]
+            candidates = [
+                e
+                for e in stream
+                if e["type"].endswith(("_CONTENT", "_ARGS", "_END"))
+                and e["type"] not in ("REASONING_END",)
+            ]
             if candidates:
                 rng.choice(candidates)["subagentRunId"] = "s-intruder"
         elif mutation in ("ambiguous_lanes", "chunk_lane_retag"):
             stream[1:1] = [
                 {"type": "SUBAGENT_STARTED", "subagentRunId": "sa", "name": "a"},
                 {"type": "SUBAGENT_STARTED", "subagentRunId": "sb", "name": "b"},
-                {"type": "TEXT_MESSAGE_CHUNK", "messageId": "la", "delta": "A",
-                 "subagentRunId": "sa"},
-                {"type": "TEXT_MESSAGE_CHUNK", "messageId": "lb", "delta": "B",
-                 "subagentRunId": "sb"},
-                {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"} if mutation == "ambiguous_lanes"
-                else {"type": "TEXT_MESSAGE_CHUNK", "messageId": "la", "delta": "?",
-                      "subagentRunId": "sb"},
+                {
+                    "type": "TEXT_MESSAGE_CHUNK",
+                    "messageId": "la",
+                    "delta": "A",
+                    "subagentRunId": "sa",
+                },
+                {
+                    "type": "TEXT_MESSAGE_CHUNK",
+                    "messageId": "lb",
+                    "delta": "B",
+                    "subagentRunId": "sb",
+                },
+                {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"}
+                if mutation == "ambiguous_lanes"
+                else {
+                    "type": "TEXT_MESSAGE_CHUNK",
+                    "messageId": "la",
+                    "delta": "?",
+                    "subagentRunId": "sb",
+                },
                 {"type": "SUBAGENT_FINISHED", "subagentRunId": "sa"},
                 {"type": "SUBAGENT_FINISHED", "subagentRunId": "sb"},
             ]
         elif mutation == "chunk_name_conflict":
             stream[1:1] = [
-                {"type": "TOOL_CALL_CHUNK", "toolCallId": "cn", "toolCallName": "a",
-                 "parentMessageId": "p1", "delta": "{"},
-                {"type": "TOOL_CALL_CHUNK", "delta": "}",
-                 **rng.choice([{"toolCallName": "b"}, {"parentMessageId": "p2"},
-                               {"toolCallName": "a"}])},
+                {
+                    "type": "TOOL_CALL_CHUNK",
+                    "toolCallId": "cn",
+                    "toolCallName": "a",
+                    "parentMessageId": "p1",
+                    "delta": "{",
+                },
+                {
+                    "type": "TOOL_CALL_CHUNK",
+                    "delta": "}",
+                    **rng.choice(
+                        [{"toolCallName": "b"}, {"parentMessageId": "p2"}, {"toolCallName": "a"}]
+                    ),
+                },
             ]
         elif mutation == "nested_run":
-            stream.insert(max(1, i), {"type": "RUN_STARTED", "threadId": stream[0].get(
-                "threadId", "t"), "runId": "r-nested"})
+            stream.insert(
+                max(1, i),
+                {
+                    "type": "RUN_STARTED",
+                    "threadId": stream[0].get("threadId", "t"),
+                    "runId": "r-nested",
+                },
+            )
         return stream
 
 
 def _lanes_prefix() -> list[dict[str, Any]]:
-    return [{"type": "RUN_STARTED", "threadId": "t-h", "runId": "r-h"},
-            {"type": "SUBAGENT_STARTED", "subagentRunId": "sa", "name": "a"},
-            {"type": "SUBAGENT_STARTED", "subagentRunId": "sb", "name": "b"},
-            {"type": "TEXT_MESSAGE_CHUNK", "messageId": "la", "delta": "A",
-             "subagentRunId": "sa"}]
+    return [
+        {"type": "RUN_STARTED", "threadId": "t-h", "runId": "r-h"},
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sa", "name": "a"},
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sb", "name": "b"},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "la", "delta": "A", "subagentRunId": "sa"},
+    ]
 
 
 def _lanes_suffix() -> list[dict[str, Any]]:
-    return [{"type": "SUBAGENT_FINISHED", "subagentRunId": "sa"},
-            {"type": "SUBAGENT_FINISHED", "subagentRunId": "sb"},
-            {"type": "RUN_FINISHED", "threadId": "t-h", "runId": "r-h"}]
+    return [
+        {"type": "SUBAGENT_FINISHED", "subagentRunId": "sa"},
+        {"type": "SUBAGENT_FINISHED", "subagentRunId": "sb"},
+        {"type": "RUN_FINISHED", "threadId": "t-h", "runId": "r-h"},
+    ]
 
 
 def handcrafted() -> list[list[dict[str, Any]]]:
     """Fixed edge cases of chunk lanes and metadata, compared on every run."""
-    lane_b = {"type": "TEXT_MESSAGE_CHUNK", "messageId": "lb", "delta": "B",
-              "subagentRunId": "sb"}
+    lane_b = {"type": "TEXT_MESSAGE_CHUNK", "messageId": "lb", "delta": "B", "subagentRunId": "sb"}
     simple = [{"type": "RUN_STARTED", "threadId": "t-h", "runId": "r-h"}]
     end = [{"type": "RUN_FINISHED", "threadId": "t-h", "runId": "r-h"}]
     return [
-        _lanes_prefix() + [lane_b, {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"}]
+        _lanes_prefix() + [lane_b, {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"}] + _lanes_suffix(),
+        _lanes_prefix()
+        + [
+            lane_b,
+            {"type": "TEXT_MESSAGE_CHUNK", "messageId": "la", "delta": "?", "subagentRunId": "sb"},
+        ]
         + _lanes_suffix(),
-        _lanes_prefix() + [lane_b, {"type": "TEXT_MESSAGE_CHUNK", "messageId": "la",
-                                    "delta": "?", "subagentRunId": "sb"}] + _lanes_suffix(),
         _lanes_prefix() + [{"type": "TEXT_MESSAGE_CHUNK", "delta": "?"}] + _lanes_suffix(),
-        _lanes_prefix() + [{"type": "TOOL_CALL_CHUNK", "toolCallId": "c", "toolCallName": "f"},
-                           {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"}] + _lanes_suffix(),
-        _lanes_prefix() + [{"type": "CUSTOM", "name": "x", "value": 1},
-                           {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"}] + _lanes_suffix(),
-        simple + [{"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a"},
-                  {"type": "TEXT_MESSAGE_CHUNK", "name": "n", "delta": "b"}] + end,
-        simple + [{"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a",
-                   "metadata": {"x": 1}},
-                  {"type": "TEXT_MESSAGE_CHUNK", "metadata": {"y": 2}}] + end,
-        simple + [{"type": "TOOL_CALL_CHUNK", "toolCallId": "c", "toolCallName": "f",
-                   "rawEvent": {"p": 1}},
-                  {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": "c",
-                   "encryptedValue": "e"},
-                  {"type": "TOOL_CALL_CHUNK", "delta": "{}"}] + end,
+        _lanes_prefix()
+        + [
+            {"type": "TOOL_CALL_CHUNK", "toolCallId": "c", "toolCallName": "f"},
+            {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"},
+        ]
+        + _lanes_suffix(),
+        _lanes_prefix()
+        + [
+            {"type": "CUSTOM", "name": "x", "value": 1},
+            {"type": "TEXT_MESSAGE_CHUNK", "delta": "?"},
+        ]
+        + _lanes_suffix(),
+        simple
+        + [
+            {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a"},
+            {"type": "TEXT_MESSAGE_CHUNK", "name": "n", "delta": "b"},
+        ]
+        + end,
+        simple
+        + [
+            {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a", "metadata": {"x": 1}},
+            {"type": "TEXT_MESSAGE_CHUNK", "metadata": {"y": 2}},
+        ]
+        + end,
+        simple
+        + [
+            {
+                "type": "TOOL_CALL_CHUNK",
+                "toolCallId": "c",
+                "toolCallName": "f",
+                "rawEvent": {"p": 1},
+            },
+            {
+                "type": "REASONING_ENCRYPTED_VALUE",
+                "subtype": "tool-call",
+                "entityId": "c",
+                "encryptedValue": "e",
+            },
+            {"type": "TOOL_CALL_CHUNK", "delta": "{}"},
+        ]
+        + end,
     ]
 
 
@@ -432,10 +632,14 @@ REFERENCE_WORDING: list[tuple[str, str]] = [
     (r"'TOOL_CALL_ARGS' event: No active tool call", "args_without_start"),
     (r"'TOOL_CALL_END' event: No active tool call", "tool_call_end_without_start"),
     (r"A reasoning message with ID .* is already in progress", "reasoning_message_already_open"),
-    (r"'REASONING_MESSAGE_CONTENT' event: No active reasoning message",
-     "reasoning_content_without_start"),
-    (r"'REASONING_MESSAGE_END' event: No active reasoning message",
-     "reasoning_message_end_without_start"),
+    (
+        r"'REASONING_MESSAGE_CONTENT' event: No active reasoning message",
+        "reasoning_content_without_start",
+    ),
+    (
+        r"'REASONING_MESSAGE_END' event: No active reasoning message",
+        "reasoning_message_end_without_start",
+    ),
     (r"A reasoning span with ID .* is already in progress", "reasoning_span_already_open"),
     (r"No active reasoning span found", "reasoning_end_without_start"),
     (r"is already active for 'STEP_STARTED'", "step_already_active"),
@@ -445,8 +649,10 @@ REFERENCE_WORDING: list[tuple[str, str]] = [
     (r"has already finished in this run", "subagent_id_reused"),
     (r"has not been started in this run", "subagent_parent_not_started"),
     (r"no active subagent found with ID", "subagent_not_active"),
-    (r"First (TEXT_MESSAGE|TOOL_CALL|REASONING_MESSAGE)_CHUNK must have a (messageId|toolCallId)",
-     "chunk_missing_id"),
+    (
+        r"First (TEXT_MESSAGE|TOOL_CALL|REASONING_MESSAGE)_CHUNK must have a (messageId|toolCallId)",
+        "chunk_missing_id",
+    ),
     (r"First TOOL_CALL_CHUNK must have a toolCallName", "chunk_missing_tool_call_name"),
     (r"Ambiguous .*_CHUNK", "chunk_ambiguous_lane"),
     (r"Cannot continue .*: chunk subagentRunId", "chunk_subagent_mismatch"),
@@ -467,23 +673,30 @@ def reference_code(error: str | None) -> str | None:
 
 def run_reference(oracle: Path, stream: list[dict[str, Any]], workdir: Path, n: int) -> Verdict:
     path = workdir / f"stream-{n}.jsonl"
-    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in stream),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in stream), encoding="utf-8"
+    )
     for _attempt in range(3):  # the oracle occasionally dies under load: retry
-        proc = subprocess.run([str(oracle), str(path)], capture_output=True, text=True,
-                              timeout=120, check=False)
+        proc = subprocess.run(
+            [str(oracle), str(path)], capture_output=True, text=True, timeout=120, check=False
+        )
         if proc.returncode == 0 and proc.stdout.strip():
             break
     else:
-        return Verdict("oracle-error", error=f"exit {proc.returncode}: "
-                       f"{(proc.stderr or proc.stdout)[-500:]}")
+        return Verdict(
+            "oracle-error", error=f"exit {proc.returncode}: {(proc.stderr or proc.stdout)[-500:]}"
+        )
     data = json.loads(proc.stdout)
     types_seen = set(data.get("eventTypes", []))
     return Verdict(
-        data["outcome"], code=reference_code(data.get("error")), error=data.get("error"),
-        event_types=data.get("eventTypes", []), messages=data.get("messages", []),
+        data["outcome"],
+        code=reference_code(data.get("error")),
+        error=data.get("error"),
+        event_types=data.get("eventTypes", []),
+        messages=data.get("messages", []),
         state=data.get("state"),
-        state_touched=bool(types_seen & {"STATE_SNAPSHOT", "STATE_DELTA"}))
+        state_touched=bool(types_seen & {"STATE_SNAPSHOT", "STATE_DELTA"}),
+    )
 
 
 def run_ours(stream: list[dict[str, Any]]) -> Verdict:
@@ -499,15 +712,20 @@ def run_ours(stream: list[dict[str, Any]]) -> Verdict:
     for event in stream:
         updates += pipeline.feed_data(json.dumps(event, ensure_ascii=False).encode())
     updates += pipeline.close()
-    fatal = [u.error for u in updates
-             if isinstance(u, ErrorUpdate) and u.fatal and not isinstance(u.error, RunError)]
+    fatal = [
+        u.error
+        for u in updates
+        if isinstance(u, ErrorUpdate) and u.fatal and not isinstance(u.error, RunError)
+    ]
     delivered = [T.event_type(e) for e in pipeline.events]
     conv = pipeline.conversation
-    verdict = Verdict("failed" if fatal else "completed",
-                      event_types=delivered,
-                      messages=msgspec.to_builtins(conv.messages),
-                      state=msgspec.to_builtins(conv.state),
-                      state_touched=bool(set(delivered) & {"STATE_SNAPSHOT", "STATE_DELTA"}))
+    verdict = Verdict(
+        "failed" if fatal else "completed",
+        event_types=delivered,
+        messages=msgspec.to_builtins(conv.messages),
+        state=msgspec.to_builtins(conv.state),
+        state_touched=bool(set(delivered) & {"STATE_SNAPSHOT", "STATE_DELTA"}),
+    )
     if fatal:
         verdict.code = getattr(fatal[0], "code", type(fatal[0]).__name__)
         verdict.error = str(fatal[0])
@@ -545,15 +763,15 @@ class Allowed:
 
 SPEC_ONLY_CODES = {
     "truncated_stream": "spec draft basic/transports#truncation: a truncated run has no outcome "
-                        "and MUST NOT be reported as having succeeded",
+    "and MUST NOT be reported as having succeeded",
     "run_finished_run_id_mismatch": "spec draft basic/run-input: RUN_STARTED and RUN_FINISHED "
-                                    "must agree on their runId",
+    "must agree on their runId",
     "run_finished_thread_mismatch": "spec draft basic/run-input: both boundary events carry the "
-                                    "input's threadId",
+    "input's threadId",
     "run_started_thread_mismatch": "spec draft basic/run-input: every run of a stream carries "
-                                   "the input's threadId",
+    "the input's threadId",
     "duplicate_interrupt_id": "spec draft basic/patterns/interrupt-resume: interrupt ids are "
-                              "unique (a resume entry answers an interrupt by its id)",
+    "unique (a resume entry answers an interrupt by its id)",
 }
 
 
@@ -580,13 +798,23 @@ def compare(case: Case) -> list[Difference]:
     if theirs.outcome == "oracle-error":
         return [Difference(case, "oracle", f"the reference client crashed: {theirs.error}")]
     if ours.outcome != theirs.outcome:
-        diffs.append(Difference(case, "outcome",
-                                f"ours {ours.outcome} ({ours.code}: {ours.error}) / reference "
-                                f"{theirs.outcome} ({theirs.error})"))
+        diffs.append(
+            Difference(
+                case,
+                "outcome",
+                f"ours {ours.outcome} ({ours.code}: {ours.error}) / reference "
+                f"{theirs.outcome} ({theirs.error})",
+            )
+        )
         return diffs
     if ours.outcome == "failed" and ours.code != theirs.code:
-        diffs.append(Difference(case, "reason", f"ours {ours.code} ({ours.error}) / reference "
-                                f"{theirs.code} ({theirs.error})"))
+        diffs.append(
+            Difference(
+                case,
+                "reason",
+                f"ours {ours.code} ({ours.error}) / reference {theirs.code} ({theirs.error})",
+            )
+        )
         return diffs
     if ours.outcome == "failed":
         # a rejected stream: the reference client discards the run's messages and state
@@ -594,15 +822,17 @@ def compare(case: Case) -> list[Difference]:
         # the violation, so only the reason is comparable
         return diffs
     if ours.event_types != theirs.event_types:
-        diffs.append(Difference(case, "event_types",
-                                f"ours {ours.event_types} / reference {theirs.event_types}"))
+        diffs.append(
+            Difference(
+                case, "event_types", f"ours {ours.event_types} / reference {theirs.event_types}"
+            )
+        )
     if _plain(ours.messages) != _plain(theirs.messages):
-        diffs.append(Difference(case, "messages", _first_difference(ours.messages,
-                                                                   theirs.messages)))
-    if (ours.state_touched or theirs.state_touched) and _plain(ours.state) != _plain(
-            theirs.state):
-        diffs.append(Difference(case, "state", f"ours {ours.state!r} / reference "
-                                f"{theirs.state!r}"))
+        diffs.append(
+            Difference(case, "messages", _first_difference(ours.messages, theirs.messages))
+        )
+    if (ours.state_touched or theirs.state_touched) and _plain(ours.state) != _plain(theirs.state):
+        diffs.append(Difference(case, "state", f"ours {ours.state!r} / reference {theirs.state!r}"))
     return diffs
 
 
@@ -645,11 +875,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=200, help="streams to compare (200)")
     parser.add_argument("--seed", type=int, default=1, help="generator seed (1)")
-    parser.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2),
-                        help="oracle processes run in parallel")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=max(2, os.cpu_count() or 2),
+        help="oracle processes run in parallel",
+    )
     parser.add_argument("--save", type=Path, help="write each differing stream here (JSONL)")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="also print allowed differences in full")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also print allowed differences in full"
+    )
     args = parser.parse_args(argv)
 
     oracle = find_oracle()
@@ -658,15 +893,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     gen = StreamGen(args.seed)
-    cases = [Case(n, "valid" if n % 2 == 0 else "invalid",
-                  gen.valid() if n % 2 == 0 else gen.invalid()) for n in range(args.count)]
-    cases += [Case(args.count + n, "handcrafted", stream)
-              for n, stream in enumerate(handcrafted())]
+    cases = [
+        Case(n, "valid" if n % 2 == 0 else "invalid", gen.valid() if n % 2 == 0 else gen.invalid())
+        for n in range(args.count)
+    ]
+    cases += [Case(args.count + n, "handcrafted", stream) for n, stream in enumerate(handcrafted())]
     with tempfile.TemporaryDirectory(prefix="agui-oracle-") as tmp:
         workdir = Path(tmp)
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            futures = {pool.submit(run_reference, oracle, c.stream, workdir, c.n): c
-                       for c in cases}
+            futures = {pool.submit(run_reference, oracle, c.stream, workdir, c.n): c for c in cases}
             for future in concurrent.futures.as_completed(futures):
                 futures[future].theirs = future.result()
     for case in cases:
@@ -686,20 +921,22 @@ def main(argv: list[str] | None = None) -> int:
             print("    stream: " + json.dumps(d.case.stream, ensure_ascii=False)[:2000])
         if args.save:
             args.save.mkdir(parents=True, exist_ok=True)
-            (args.save / f"case-{d.case.n}.jsonl").write_text("".join(
-                json.dumps(e, ensure_ascii=False) + "\n" for e in d.case.stream),
-                encoding="utf-8")
+            (args.save / f"case-{d.case.n}.jsonl").write_text(
+                "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in d.case.stream),
+                encoding="utf-8",
+            )
     by_rule: dict[str, int] = {}
     for d in diffs:
         if d.allowed_by:
-            by_rule[d.allowed_by.split(" — ")[0]] = by_rule.get(d.allowed_by.split(" — ")[0],
-                                                                 0) + 1
+            by_rule[d.allowed_by.split(" — ")[0]] = by_rule.get(d.allowed_by.split(" — ")[0], 0) + 1
     outcomes = {}
     for c in cases:
         key = f"{c.kind}: ours {c.ours.outcome} / reference {c.theirs.outcome}"
         outcomes[key] = outcomes.get(key, 0) + 1
-    print(f"oracle_diff: {len(cases)} streams (seed {args.seed}), {agree} identical, "
-          f"{len(diffs) - len(unexplained)} allowed differences, {len(unexplained)} unexplained")
+    print(
+        f"oracle_diff: {len(cases)} streams (seed {args.seed}), {agree} identical, "
+        f"{len(diffs) - len(unexplained)} allowed differences, {len(unexplained)} unexplained"
+    )
     for key, count in sorted(outcomes.items()):
         print(f"  {count:4d}  {key}")
     for name, count in sorted(by_rule.items()):

@@ -111,9 +111,19 @@ async def with_h11(port: int) -> int:
 
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     conn = h11.Connection(h11.CLIENT)
-    writer.write(conn.send(h11.Request(method="POST", target="/agent", headers=[
-        ("host", f"127.0.0.1:{port}"), ("content-type", "application/json"),
-        ("content-length", str(len(BODY)))])))
+    writer.write(
+        conn.send(
+            h11.Request(
+                method="POST",
+                target="/agent",
+                headers=[
+                    ("host", f"127.0.0.1:{port}"),
+                    ("content-type", "application/json"),
+                    ("content-length", str(len(BODY))),
+                ],
+            )
+        )
+    )
     writer.write(conn.send(h11.Data(data=BODY)))
     writer.write(conn.send(h11.EndOfMessage()))
     reads = 0
@@ -179,8 +189,9 @@ async def with_fast(url: str) -> int:
     from agui.transports import FastHttpTransport  # type: ignore[attr-defined]
     from agui.types import RunAgentInput
 
-    run_input = RunAgentInput(thread_id="t", run_id="r", messages=[], tools=[], context=[],
-                              state={}, forwarded_props={})
+    run_input = RunAgentInput(
+        thread_id="t", run_id="r", messages=[], tools=[], context=[], state={}, forwarded_props={}
+    )
     reads = 0
     async for chunk in FastHttpTransport(url).stream(run_input):
         if chunk:
@@ -198,7 +209,8 @@ def main() -> None:
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-c", SERVER, str(port), str(args.frames), str(args.pace)],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert server.stdout is not None
     server.stdout.readline()
@@ -233,8 +245,10 @@ def main() -> None:
         server.terminate()
         server.wait()
     base = statistics.median(per_read["httpx"]) if "httpx" in per_read else None
-    print(f"{args.frames} frames, one per write, {args.pace * 1e3:.2f} ms apart; "
-          f"client CPU per read, median of {args.rounds}")
+    print(
+        f"{args.frames} frames, one per write, {args.pace * 1e3:.2f} ms apart; "
+        f"client CPU per read, median of {args.rounds}"
+    )
     for name in wanted:
         us = statistics.median(per_read[name])
         ratio = f"  {base / us:4.1f}x cheaper than httpx" if base else ""

@@ -94,7 +94,8 @@ class Server:
         self.port = free_port()
         self.proc = subprocess.Popen(
             [sys.executable, "-c", SERVER, str(path), str(self.port), str(step)],
-            stdout=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert self.proc.stdout is not None
         self.proc.stdout.readline()
@@ -189,7 +190,9 @@ def rss_child(body: bytes, mode: str, server: Server | None) -> str:
         url = server.url if server is not None else ""
         done = subprocess.run(
             [sys.executable, "-c", RSS_CHILD, fh.name, mode, str(Path(__file__).parent), url],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
     return done.stdout.strip()
 

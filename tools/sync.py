@@ -51,8 +51,9 @@ _REF_PREFIX = "#/$defs/"
 #: annotations in words: ours are kept, upstream's are never copied
 _PROSE = ("description", "title", "$comment", "examples")
 _DROPPED = frozenset({"$anchor", "default"})
-_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
-                          "dependentSchemas"})
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -154,8 +155,9 @@ def _flat_object(body: dict[str, Any], defs: dict[str, Any]) -> tuple[dict, list
 
 
 def _constrains(node: Any) -> bool:
-    return isinstance(node, dict) and bool(node.keys() & {"type", "const", "enum", "$ref",
-                                                          "oneOf", "anyOf", "not", "items"})
+    return isinstance(node, dict) and bool(
+        node.keys() & {"type", "const", "enum", "$ref", "oneOf", "anyOf", "not", "items"}
+    )
 
 
 def flatten(upstream: dict[str, Any]) -> dict[str, Any]:
@@ -195,22 +197,31 @@ def add_discriminators(schema: dict[str, Any]) -> None:
         if not members or not all(isinstance(m, dict) and "$ref" in m for m in members):
             continue
         bodies = [defs.get(_name(m["$ref"]), {}) for m in members]
-        consts = [{p: s["const"] for p, s in (b.get("properties") or {}).items()
-                   if isinstance(s, dict) and "const" in s} for b in bodies]
+        consts = [
+            {
+                p: s["const"]
+                for p, s in (b.get("properties") or {}).items()
+                if isinstance(s, dict) and "const" in s
+            }
+            for b in bodies
+        ]
         common = [p for p in consts[0] if all(p in c for c in consts)]
         if not common:
             continue
         prop = common[0]
-        body["discriminator"] = {"propertyName": prop, "mapping": {
-            c[prop]: m["$ref"] for c, m in zip(consts, members, strict=True)}}
+        body["discriminator"] = {
+            "propertyName": prop,
+            "mapping": {c[prop]: m["$ref"] for c, m in zip(consts, members, strict=True)},
+        }
 
 
 # --------------------------------------------------------------------------------------------
 # deliberate differences: the drift allow-list, applied by keeping our side
 
 
-def deliberate_differences(new: dict[str, Any], ours: dict[str, Any],
-                           upstream: dict[str, Any]) -> list[str]:
+def deliberate_differences(
+    new: dict[str, Any], ours: dict[str, Any], upstream: dict[str, Any]
+) -> list[str]:
     """Re-apply every allow-listed difference of ``tools/drift.py`` (``ALLOWED``) that the
     drift check finds between ``ours`` and ``upstream`` to ``new`` (flattened upstream, in
     place) by keeping our side of it; return one line per difference applied.
@@ -261,8 +272,9 @@ def _reuse_aliases(new: dict[str, Any], ours: dict[str, Any]) -> None:
     new_defs = _defs(new)
     uses: dict[str, str] = {}  # member name -> alias
     for body in _defs(ours).values():
-        for pname, sub in ((body.get("properties") or {}) if isinstance(body, dict) else {}
-                           ).items():
+        for pname, sub in (
+            (body.get("properties") or {}) if isinstance(body, dict) else {}
+        ).items():
             if isinstance(sub, dict) and isinstance(sub.get("$ref"), str):
                 alias = _name(sub["$ref"])
                 target = new_defs.get(alias)
@@ -272,8 +284,12 @@ def _reuse_aliases(new: dict[str, Any], ours: dict[str, Any]) -> None:
         props = body.get("properties") if isinstance(body, dict) else None
         for pname, sub in (props or {}).items():
             alias = uses.get(pname)
-            if alias and isinstance(sub, dict) and "$ref" not in sub \
-                    and _structure(sub) == _structure(new_defs[alias]):
+            if (
+                alias
+                and isinstance(sub, dict)
+                and "$ref" not in sub
+                and _structure(sub) == _structure(new_defs[alias])
+            ):
                 props[pname] = {"$ref": f"{_REF_PREFIX}{alias}", **_annotations(sub)}
 
 
@@ -349,8 +365,7 @@ def carry_presentation(new: Any, ours: Any, undescribed: list[str], where: str =
             out[key] = carry_presentation(value, our_value, undescribed, "")
     missing = [k for k in _PROSE if our is not None and k in our and k not in out]
     if missing:  # ours describes what upstream leaves undescribed: our words, in our place
-        out = {k: out[k] if k in out else our[k]
-               for k in _merge_order([*out, *missing], list(our))}
+        out = {k: out[k] if k in out else our[k] for k in _merge_order([*out, *missing], list(our))}
     return out
 
 
@@ -370,16 +385,21 @@ def _order_mapping(schema: dict[str, Any]) -> None:
         if isinstance(disc, dict) and isinstance(disc.get("mapping"), dict):
             order = [m.get("$ref") for m in body.get("oneOf", []) if isinstance(m, dict)]
             mapping = disc["mapping"]
-            disc["mapping"] = dict(sorted(mapping.items(), key=lambda kv: (
-                order.index(kv[1]) if kv[1] in order else len(order))))
+            disc["mapping"] = dict(
+                sorted(
+                    mapping.items(),
+                    key=lambda kv: order.index(kv[1]) if kv[1] in order else len(order),
+                )
+            )
 
 
 # --------------------------------------------------------------------------------------------
 # the whole adoption
 
 
-def adopt(upstream: dict[str, Any], ours: dict[str, Any]) -> tuple[dict[str, Any], list[str],
-                                                                   list[str]]:
+def adopt(
+    upstream: dict[str, Any], ours: dict[str, Any]
+) -> tuple[dict[str, Any], list[str], list[str]]:
     """Our schema rewritten from ``upstream``: (schema, deliberate differences applied,
     places new to us that have no description). Pure: neither input is modified."""
     new = flatten(upstream)
@@ -430,8 +450,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         stale = codegen.stale_files(files, codegen.OUT_DIR)
         codegen.write_files(files, codegen.OUT_DIR)
-        print(f"regen: {len(stale)} generated file(s) changed"
-              + (f" ({', '.join(stale)})" if stale else ""))
+        print(
+            f"regen: {len(stale)} generated file(s) changed"
+            + (f" ({', '.join(stale)})" if stale else "")
+        )
     return drift.run_checks([lambda: drift.schema_check(path, OUR_SCHEMA)])
 
 

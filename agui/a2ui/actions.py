@@ -81,7 +81,10 @@ def call_agent_function(
     ``function_call_id`` defaults to a fresh random id (the agent's
     ``agentFunctionResponse`` carries it back). Nothing is raised.
     """
-    function: dict[str, Any] = {"call": str(call), "args": dict(args) if isinstance(args, dict) else {}}
+    function: dict[str, Any] = {
+        "call": str(call),
+        "args": dict(args) if isinstance(args, dict) else {},
+    }
     if isinstance(catalog_id, str):
         function["catalogId"] = catalog_id
     return {

@@ -313,8 +313,9 @@ FUNCTIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "regex": _regex_ok,
     "length": _length_ok,
     "numeric": _numeric_ok,
-    "email": lambda a: re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", to_text(a.get("value")))
-    is not None,
+    "email": lambda a: (
+        re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", to_text(a.get("value"))) is not None
+    ),
     "and": lambda a: all(to_bool(v) for v in _values(a)),
     "or": lambda a: any(to_bool(v) for v in _values(a)),
     "not": lambda a: not to_bool(a.get("value")),
@@ -408,9 +409,7 @@ def _expression(expr: str, surface: Surface, scope: str | None, depth: int) -> A
     return surface.get(expr, scope)
 
 
-def format_string(
-    text: str, surface: Surface, scope: str | None = None, depth: int = 0
-) -> str:
+def format_string(text: str, surface: Surface, scope: str | None = None, depth: int = 0) -> str:
     """Interpolate ``${/abs}``, ``${rel}`` and ``${fn(name: arg, ...)}`` in ``text``.
 
     Arguments may be quoted strings, numbers, booleans or nested ``${...}``;

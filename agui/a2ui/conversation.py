@@ -106,11 +106,17 @@ def operations_from_render_args(args: Any) -> list[Any]:
     ops: list[dict[str, Any]] = [{"version": "v0.9", "createSurface": create}]
     if "components" in args:
         ops.append(
-            {"version": "v0.9", "updateComponents": {"surfaceId": sid, "components": args["components"]}}
+            {
+                "version": "v0.9",
+                "updateComponents": {"surfaceId": sid, "components": args["components"]},
+            }
         )
     if "data" in args:
         ops.append(
-            {"version": "v0.9", "updateDataModel": {"surfaceId": sid, "path": "/", "value": args["data"]}}
+            {
+                "version": "v0.9",
+                "updateDataModel": {"surfaceId": sid, "path": "/", "value": args["data"]},
+            }
         )
     return ops
 
@@ -173,9 +179,7 @@ def _tool_calls(store: SurfaceStore, msg: dict[str, Any]) -> None:
             continue
         ops = operations_from_render_args(args)
         if not ops:
-            store.problems.append(
-                f"{where}: arguments need a2ui_operations or a string surfaceId"
-            )
+            store.problems.append(f"{where}: arguments need a2ui_operations or a string surfaceId")
             continue
         _apply_all(store, ops, where)
 

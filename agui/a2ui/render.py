@@ -95,7 +95,11 @@ def _status_line(surface: Surface) -> str:
     d = surface.status_detail
     if surface.status == "retrying":
         attempt, most = d.get("attempt"), d.get("maxAttempts")
-        return f"[retrying {to_text(attempt)}/{to_text(most)}]" if attempt is not None else "[retrying]"
+        return (
+            f"[retrying {to_text(attempt)}/{to_text(most)}]"
+            if attempt is not None
+            else "[retrying]"
+        )
     if surface.status == "failed":
         error = d.get("error")
         return f"[failed: {to_text(error)}]" if error not in (None, "") else "[failed]"
@@ -129,7 +133,9 @@ class _Renderer:
         return self.cut
 
     # -- tree -----------------------------------------------------------------
-    def node(self, cid: Any, scope: str | None, stack: tuple[tuple[str, str | None], ...]) -> list[str]:
+    def node(
+        self, cid: Any, scope: str | None, stack: tuple[tuple[str, str | None], ...]
+    ) -> list[str]:
         if not isinstance(cid, str):
             return [f"<bad reference: {to_text(cid)}>"]
         key = (cid, scope)

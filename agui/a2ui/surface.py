@@ -273,9 +273,7 @@ class SurfaceStore:
             return None
         surface = self._surface(sid)
         if surface.version is None:
-            surface.version = (
-                "v0.8" if legacy else "v1.0" if version in V10_VERSIONS else "v0.9"
-            )
+            surface.version = "v0.8" if legacy else "v1.0" if version in V10_VERSIONS else "v0.9"
         try:
             getattr(self, "_" + kind)(surface, body, version)
         except Exception as exc:  # noqa: BLE001 - a surprise shape must not escape
@@ -287,7 +285,9 @@ class SurfaceStore:
             self.problems.append(f"{kind}: skipped, nested deeper than {MAX_JSON_DEPTH} levels")
             return None
         if kind == "callFunction":  # v0.10: the call's id and flag sit on the envelope
-            body: Any = {k: operation[k] for k in ("functionCallId", "wantResponse") if k in operation}
+            body: Any = {
+                k: operation[k] for k in ("functionCallId", "wantResponse") if k in operation
+            }
             body["callFunction"] = operation[kind]
         elif kind == "actionResponse":
             body = {k: operation[k] for k in ("actionId",) if k in operation}
@@ -299,7 +299,9 @@ class SurfaceStore:
             return None
         entry = {"kind": kind, "version": operation.get("version"), **body}
         call = entry.get("callFunction")
-        if kind in V10_CALL_KINDS and not (isinstance(call, dict) and isinstance(call.get("call"), str)):
+        if kind in V10_CALL_KINDS and not (
+            isinstance(call, dict) and isinstance(call.get("call"), str)
+        ):
             self.problems.append(f"{kind}: callFunction needs a string call")
             return None
         (self.function_calls if kind in V10_CALL_KINDS else self.responses).append(entry)

@@ -123,7 +123,8 @@ def convert_component(
             value = _convert_action(value, inits)
         elif key in ("tabItems", "options") and isinstance(value, list):
             value = [
-                {k: convert_bound(v, inits) for k, v in item.items()} if isinstance(item, dict)
+                {k: convert_bound(v, inits) for k, v in item.items()}
+                if isinstance(item, dict)
                 else item
                 for item in value
             ]

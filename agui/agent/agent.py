@@ -206,7 +206,9 @@ class AbstractAgent:
         """
         added = self._editor.add_messages(messages)
         for message in added:
-            notify_now(self.subscribers, "on_new_message", lambda m=message: self._params(message=m))
+            notify_now(
+                self.subscribers, "on_new_message", lambda m=message: self._params(message=m)
+            )
             for call in getattr(message, "tool_calls", None) or ():
                 notify_now(
                     self.subscribers, "on_new_tool_call", lambda c=call: self._params(tool_call=c)
@@ -473,4 +475,3 @@ class HttpAgent(AbstractAgent):
         assert isinstance(new, HttpAgent)
         new.transport = HttpTransport(self.url, dict(self.headers), self.transport.timeout)
         return new
-

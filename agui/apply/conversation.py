@@ -239,9 +239,7 @@ class Conversation(MessageEvents, SnapshotEvents):
         self._list, self._by_id, self._calls = [], {}, {}
         for rec in records:
             self._append(rec)
-        self._pending_tool_call_ids = [
-            c for c in self._pending_tool_call_ids if c in self._calls
-        ]
+        self._pending_tool_call_ids = [c for c in self._pending_tool_call_ids if c in self._calls]
 
     def add_messages(self, messages: Iterable[Any]) -> list[str]:
         """Append messages (structs or wire dicts) at the end; returns their ids.
@@ -476,4 +474,6 @@ schema gained since) is passed through by rule the same way; an object that is
 not a tagged event yields an ``apply_unknown_event`` warning."""
 
 _DISPATCH: dict[type, Callable[[Conversation, Any], list[Update]]] = {
-    **HANDLERS, **dict.fromkeys(PASS_THROUGH, Conversation._passed_through)}
+    **HANDLERS,
+    **dict.fromkeys(PASS_THROUGH, Conversation._passed_through),
+}

@@ -280,8 +280,11 @@ class MessageEvents:
         rec.built = None
         self._answered.add(cid)
         # the update carries plain JSON (a str, or the parts as wire dicts), not structs
-        out.append(ToolResult(mid, cid, content if isinstance(content, str)
-                              else msgspec.to_builtins(content)))
+        out.append(
+            ToolResult(
+                mid, cid, content if isinstance(content, str) else msgspec.to_builtins(content)
+            )
+        )
         self._merge_metadata(rec, ev, mid, out)
         return out
 

@@ -154,7 +154,9 @@ def apply_patch(document: Any, ops: list[Any], *, max_depth: int = MAX_STATE_DEP
             # and measure the result
             work = jsonpatch.apply_patch(clone_json(document), ops, in_place=True)
             if json_depth(work, max_depth) > max_depth:
-                raise PatchFailed(f"the patch would make the document deeper than {max_depth} levels")
+                raise PatchFailed(
+                    f"the patch would make the document deeper than {max_depth} levels"
+                )
             return work
         if _in_place_safe(ops):
             return jsonpatch.apply_patch(document, ops, in_place=True)
@@ -375,9 +377,7 @@ def json_equal(a: Any, b: Any) -> bool:
             and all(json_equal(v, b[k]) for k, v in a.items())
         )
     if isinstance(a, list):
-        return (
-            isinstance(b, list) and len(a) == len(b) and all(map(json_equal, a, b))
-        )
+        return isinstance(b, list) and len(a) == len(b) and all(map(json_equal, a, b))
     if isinstance(a, (int, float)):
         return isinstance(b, (int, float)) and a == b
     return a.__class__ is b.__class__ and a == b
@@ -402,7 +402,9 @@ class _PathCopy:
         root = document
         for op in ops:
             if not isinstance(op, dict):
-                raise PatchFailed(f"a JSON Patch operation must be an object, got {type(op).__name__}")
+                raise PatchFailed(
+                    f"a JSON Patch operation must be an object, got {type(op).__name__}"
+                )
             kind = op.get("op")
             if kind == "test":
                 if not json_equal(self.get(root, _parse(op.get("path"))), op.get("value")):

@@ -217,11 +217,19 @@ async def _parallel(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     def args(cid: str, delta: str) -> JsonObj:
         return {"type": "TOOL_CALL_ARGS", "toolCallId": cid, "delta": delta}
 
-    yield {"type": "TOOL_CALL_START", "toolCallId": a, "toolCallName": "get_weather",
-           "parentMessageId": parent}
+    yield {
+        "type": "TOOL_CALL_START",
+        "toolCallId": a,
+        "toolCallName": "get_weather",
+        "parentMessageId": parent,
+    }
     yield args(a, '{"city": ')
-    yield {"type": "TOOL_CALL_START", "toolCallId": b, "toolCallName": "get_time",
-           "parentMessageId": parent}
+    yield {
+        "type": "TOOL_CALL_START",
+        "toolCallId": b,
+        "toolCallName": "get_time",
+        "parentMessageId": parent,
+    }
     yield args(b, '{"zone": "Europe/')
     yield args(a, '"Lis')
     yield args(b, 'Lisbon"}')
@@ -245,8 +253,11 @@ async def _mixed(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     span, thought = ctx.ids.next("reasoning"), ctx.ids.next("thought")
     yield {"type": "REASONING_START", "messageId": span}
     yield {"type": "REASONING_MESSAGE_START", "messageId": thought, "role": "reasoning"}
-    yield {"type": "REASONING_MESSAGE_CONTENT", "messageId": thought,
-           "delta": "The user wants a note saved."}
+    yield {
+        "type": "REASONING_MESSAGE_CONTENT",
+        "messageId": thought,
+        "delta": "The user wants a note saved.",
+    }
     yield {"type": "REASONING_MESSAGE_END", "messageId": thought}
     yield {"type": "REASONING_END", "messageId": span}
     yield {"type": "STEP_FINISHED", "stepName": "plan"}
@@ -254,8 +265,12 @@ async def _mixed(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     for ev in text_message(before, "Saving your note."):
         yield ev
     call_id = ctx.ids.tool_call()
-    yield {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": "save_note",
-           "parentMessageId": before}
+    yield {
+        "type": "TOOL_CALL_START",
+        "toolCallId": call_id,
+        "toolCallName": "save_note",
+        "parentMessageId": before,
+    }
     yield {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": '{"text": '}
     yield {"type": "STATE_SNAPSHOT", "snapshot": {"notes": [], "saving": True}}
     yield {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": '"buy milk"}'}
@@ -317,16 +332,18 @@ async def _approve(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
             call_id = ctx.ids.tool_call()
             for ev in tool_call(call_id, name, [json.dumps(arguments)], parent_message_id=intro):
                 yield ev
-            interrupts.append({
-                "id": f"{ctx.inp['runId']}-approve-{name}",
-                "reason": reason,
-                "message": question,
-                "toolCallId": call_id,
-                "responseSchema": {
-                    "type": "object",
-                    "properties": {"approved": {"type": "boolean"}},
-                },
-            })
+            interrupts.append(
+                {
+                    "id": f"{ctx.inp['runId']}-approve-{name}",
+                    "reason": reason,
+                    "message": question,
+                    "toolCallId": call_id,
+                    "responseSchema": {
+                        "type": "object",
+                        "properties": {"approved": {"type": "boolean"}},
+                    },
+                }
+            )
         yield run_finished(ctx.inp, outcome={"type": "interrupt", "interrupts": interrupts})
         return
     approved: list[str] = []
@@ -360,8 +377,11 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         tasks = [{"id": i, "title": t, "done": False} for i, t in enumerate(titles, 1)]
         call_id = ctx.ids.tool_call()
         yield {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": "add_tasks"}
-        yield {"type": "TOOL_CALL_ARGS", "toolCallId": call_id,
-               "delta": json.dumps({"titles": titles})}
+        yield {
+            "type": "TOOL_CALL_ARGS",
+            "toolCallId": call_id,
+            "delta": json.dumps({"titles": titles}),
+        }
         yield {"type": "STATE_SNAPSHOT", "snapshot": {"tasks": tasks, "phase": "added"}}
         yield {"type": "TOOL_CALL_END", "toolCallId": call_id}
         yield tool_result(ctx.ids.result(), call_id, f"added {len(tasks)} tasks")
@@ -390,11 +410,12 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         return
     call_id = ctx.ids.tool_call()
     yield {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": "finish_tasks"}
-    yield {"type": "TOOL_CALL_ARGS", "toolCallId": call_id,
-           "delta": json.dumps({"ids": [t.get("id") for t in tasks if isinstance(t, dict)]})}
-    patch = [
-        {"op": "add", "path": f"/tasks/{i}/done", "value": True} for i in range(len(tasks))
-    ]
+    yield {
+        "type": "TOOL_CALL_ARGS",
+        "toolCallId": call_id,
+        "delta": json.dumps({"ids": [t.get("id") for t in tasks if isinstance(t, dict)]}),
+    }
+    patch = [{"op": "add", "path": f"/tasks/{i}/done", "value": True} for i in range(len(tasks))]
     patch.append({"op": "add", "path": "/phase", "value": "finished"})
     yield {"type": "STATE_DELTA", "delta": patch}
     yield {"type": "TOOL_CALL_END", "toolCallId": call_id}
@@ -417,10 +438,17 @@ async def _slow(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     for ev in text_message(intro, "Starting a long job…"):
         yield ev
     call_id = ctx.ids.tool_call()
-    yield {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": "long_job",
-           "parentMessageId": intro}
-    yield {"type": "TOOL_CALL_ARGS", "toolCallId": call_id,
-           "delta": json.dumps({"seconds": ctx.slow_seconds})}
+    yield {
+        "type": "TOOL_CALL_START",
+        "toolCallId": call_id,
+        "toolCallName": "long_job",
+        "parentMessageId": intro,
+    }
+    yield {
+        "type": "TOOL_CALL_ARGS",
+        "toolCallId": call_id,
+        "delta": json.dumps({"seconds": ctx.slow_seconds}),
+    }
     if ctx.cancel is not None:
         try:
             await asyncio.wait_for(ctx.cancel.wait(), ctx.slow_seconds)

@@ -63,7 +63,10 @@ class LlmConfig:
 
 
 def llm_config(
-    *, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
     environ: Any = None,
 ) -> LlmConfig:
     """The configuration from the arguments, else ``OPENAI_BASE_URL``,
@@ -125,26 +128,35 @@ class _Turn:
         if self.reasoning is None:
             return []
         (span, mid), self.reasoning = self.reasoning, None
-        return [{"type": "REASONING_MESSAGE_END", "messageId": mid},
-                {"type": "REASONING_END", "messageId": span}]
+        return [
+            {"type": "REASONING_MESSAGE_END", "messageId": mid},
+            {"type": "REASONING_END", "messageId": span},
+        ]
 
     def reasoning_delta(self, delta: str) -> list[JsonObj]:
         out = self.close_text()
         if self.reasoning is None:
             self.reasoning = (self.ids.next("reasoning"), self.ids.next("thought"))
-            out += [{"type": "REASONING_START", "messageId": self.reasoning[0]},
-                    {"type": "REASONING_MESSAGE_START", "messageId": self.reasoning[1],
-                     "role": "reasoning"}]
-        out.append({"type": "REASONING_MESSAGE_CONTENT", "messageId": self.reasoning[1],
-                    "delta": delta})
+            out += [
+                {"type": "REASONING_START", "messageId": self.reasoning[0]},
+                {
+                    "type": "REASONING_MESSAGE_START",
+                    "messageId": self.reasoning[1],
+                    "role": "reasoning",
+                },
+            ]
+        out.append(
+            {"type": "REASONING_MESSAGE_CONTENT", "messageId": self.reasoning[1], "delta": delta}
+        )
         return out
 
     def text_delta(self, delta: str) -> list[JsonObj]:
         out = self.close_reasoning()
         if self.text_id is None:
             self.text_id = self.last_text_id = self.ids.message()
-            out.append({"type": "TEXT_MESSAGE_START", "messageId": self.text_id,
-                        "role": "assistant"})
+            out.append(
+                {"type": "TEXT_MESSAGE_START", "messageId": self.text_id, "role": "assistant"}
+            )
         out.append({"type": "TEXT_MESSAGE_CONTENT", "messageId": self.text_id, "delta": delta})
         return out
 
@@ -163,8 +175,10 @@ class _Turn:
         if not call["started"] and call["name"]:
             out += self._start(call)
         if call["started"]:
-            out += [{"type": "TOOL_CALL_ARGS", "toolCallId": call["id"], "delta": d}
-                    for d in call["pending"]]
+            out += [
+                {"type": "TOOL_CALL_ARGS", "toolCallId": call["id"], "delta": d}
+                for d in call["pending"]
+            ]
             call["pending"] = []
         return out
 
@@ -172,8 +186,7 @@ class _Turn:
         call["started"] = True
         if call["id"] is None:
             call["id"] = self.ids.tool_call()
-        start = {"type": "TOOL_CALL_START", "toolCallId": call["id"],
-                 "toolCallName": call["name"]}
+        start = {"type": "TOOL_CALL_START", "toolCallId": call["id"], "toolCallName": call["name"]}
         if self.last_text_id is not None:
             start["parentMessageId"] = self.last_text_id
         return [start]
@@ -187,8 +200,10 @@ class _Turn:
             if not call["started"]:
                 call["name"] = call["name"] or "unnamed_tool"
                 out += self._start(call)
-                out += [{"type": "TOOL_CALL_ARGS", "toolCallId": call["id"], "delta": d}
-                        for d in call["pending"]]
+                out += [
+                    {"type": "TOOL_CALL_ARGS", "toolCallId": call["id"], "delta": d}
+                    for d in call["pending"]
+                ]
             out.append({"type": "TOOL_CALL_END", "toolCallId": call["id"]})
         self.calls = {}
         return out
@@ -211,15 +226,17 @@ class LlmAgent:
             (``{"temperature": 0}``).
     """
 
-    def __init__(self, config: LlmConfig, *, client: Any = None,
-                 extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, config: LlmConfig, *, client: Any = None, extra: dict[str, Any] | None = None
+    ) -> None:
         self.config: LlmConfig = config
         self.extra: dict[str, Any] = dict(extra or {})
         if client is None:
             import openai
 
-            client = openai.AsyncOpenAI(base_url=config.base_url, api_key=config.api_key,
-                                        max_retries=0)
+            client = openai.AsyncOpenAI(
+                base_url=config.base_url, api_key=config.api_key, max_retries=0
+            )
         self.client: Any = client
 
     def request(self, inp: JsonObj) -> dict[str, Any]:
@@ -264,8 +281,11 @@ class LlmAgent:
                 await stream.close()
         for event in turn.finish():
             await emit(event)
-        finished: JsonObj = {"type": "RUN_FINISHED", "threadId": inp["threadId"],
-                             "runId": inp["runId"]}
+        finished: JsonObj = {
+            "type": "RUN_FINISHED",
+            "threadId": inp["threadId"],
+            "runId": inp["runId"],
+        }
         if usage:
             finished["usage"] = [usage]
         await emit(finished)
@@ -285,14 +305,23 @@ class LlmAgent:
             out += turn.text_delta(content)
         for call in getattr(delta, "tool_calls", None) or ():
             fn = getattr(call, "function", None)
-            out += turn.tool_delta(int(call.index), getattr(call, "id", None),
-                                   getattr(fn, "name", None), getattr(fn, "arguments", None))
+            out += turn.tool_delta(
+                int(call.index),
+                getattr(call, "id", None),
+                getattr(fn, "name", None),
+                getattr(fn, "arguments", None),
+            )
         return out
 
 
 def create_app(
-    *, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-    client: Any = None, extra: dict[str, Any] | None = None, guard: bool = True,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    client: Any = None,
+    extra: dict[str, Any] | None = None,
+    guard: bool = True,
 ) -> Any:
     """The serve-llm ASGI app (Starlette), endpoint ``POST /agent``, serving an
     :class:`LlmAgent` configured by :func:`llm_config`.
@@ -303,6 +332,7 @@ def create_app(
     """
     from agui import server
 
-    agent = LlmAgent(llm_config(base_url=base_url, model=model, api_key=api_key),
-                     client=client, extra=extra)
+    agent = LlmAgent(
+        llm_config(base_url=base_url, model=model, api_key=api_key), client=client, extra=extra
+    )
     return server.create_app(agent, path="/agent", guard=guard)

@@ -29,8 +29,10 @@ def _parts_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            part["text"] for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
+            part["text"]
+            for part in content
+            if isinstance(part, dict)
+            and part.get("type") == "text"
             and isinstance(part.get("text"), str)
         )
     return "" if content is None else json.dumps(content, ensure_ascii=False)
@@ -70,12 +72,16 @@ def _tool_calls(calls: Any) -> list[JsonObj]:
         fn = call.get("function") if isinstance(call, dict) else None
         if not isinstance(fn, dict):
             continue
-        out.append({
-            "id": str(call.get("id", "")),
-            "type": "function",
-            "function": {"name": str(fn.get("name", "")),
-                         "arguments": str(fn.get("arguments", ""))},
-        })
+        out.append(
+            {
+                "id": str(call.get("id", "")),
+                "type": "function",
+                "function": {
+                    "name": str(fn.get("name", "")),
+                    "arguments": str(fn.get("arguments", "")),
+                },
+            }
+        )
     return out
 
 
@@ -107,8 +113,13 @@ def chat_messages(messages: Any) -> list[JsonObj]:
                 chat["tool_calls"] = calls
             out.append(chat)
         elif role == "tool":
-            out.append({"role": "tool", "tool_call_id": str(message.get("toolCallId", "")),
-                        "content": _parts_text(content)})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": str(message.get("toolCallId", "")),
+                    "content": _parts_text(content),
+                }
+            )
     return out
 
 
@@ -123,7 +134,8 @@ def chat_tools(tools: Any) -> list[JsonObj]:
         fn: JsonObj = {
             "name": tool["name"],
             "description": str(tool.get("description", "")),
-            "parameters": params if isinstance(params, dict)
+            "parameters": params
+            if isinstance(params, dict)
             else {"type": "object", "properties": {}},
         }
         out.append({"type": "function", "function": fn})
@@ -155,8 +167,10 @@ def token_usage(usage: Any, model: str | None = None) -> JsonObj | None:
         ("inputTokens", usage.get("prompt_tokens")),
         ("outputTokens", usage.get("completion_tokens")),
         ("totalTokens", usage.get("total_tokens")),
-        ("reasoningTokens",
-         completion.get("reasoning_tokens") if isinstance(completion, dict) else None),
+        (
+            "reasoningTokens",
+            completion.get("reasoning_tokens") if isinstance(completion, dict) else None,
+        ),
         ("cachedInputTokens", prompt.get("cached_tokens") if isinstance(prompt, dict) else None),
     ):
         if (n := _count(value)) is not None:

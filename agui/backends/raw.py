@@ -86,53 +86,65 @@ def _frames(events: Iterable[Any], eol: str = "\n") -> Iterator[bytes]:
 
 
 def _content_without_start(t: str, r: str) -> Iterator[bytes]:
-    yield from _frames([
-        _started(t, r),
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "ghost", "delta": "boo"},
-        *_text("m1", "Still here."),
-        _finished(t, r),
-    ])
+    yield from _frames(
+        [
+            _started(t, r),
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "ghost", "delta": "boo"},
+            *_text("m1", "Still here."),
+            _finished(t, r),
+        ]
+    )
 
 
 def _event_after_run_finished(t: str, r: str) -> Iterator[bytes]:
-    yield from _frames([
-        _started(t, r),
-        *_text("m1", "All done."),
-        _finished(t, r),
-        {"type": "STATE_SNAPSHOT", "snapshot": {"late": True}},
-    ])
+    yield from _frames(
+        [
+            _started(t, r),
+            *_text("m1", "All done."),
+            _finished(t, r),
+            {"type": "STATE_SNAPSHOT", "snapshot": {"late": True}},
+        ]
+    )
 
 
 def _truncated_mid_message(t: str, r: str) -> Iterator[bytes]:
-    yield from _frames([
-        _started(t, r),
-        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "The answer is"},
-    ])
+    yield from _frames(
+        [
+            _started(t, r),
+            {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "The answer is"},
+        ]
+    )
     # the connection ends cleanly here: no END, no RUN_FINISHED
 
 
 def _malformed_json(t: str, r: str) -> Iterator[bytes]:
-    yield from _frames([
-        _started(t, r),
-        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Before."},
-    ])
+    yield from _frames(
+        [
+            _started(t, r),
+            {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Before."},
+        ]
+    )
     yield b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"broken\n\n'
-    yield from _frames([
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": " After."},
-        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
-        _finished(t, r),
-    ])
+    yield from _frames(
+        [
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": " After."},
+            {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+            _finished(t, r),
+        ]
+    )
 
 
 def _unknown_event_type(t: str, r: str) -> Iterator[bytes]:
-    yield from _frames([
-        _started(t, r),
-        {"type": "FANCY_NEW_EVENT", "payload": {"sparkles": 3}},
-        *_text("m1", "Carry on."),
-        _finished(t, r),
-    ])
+    yield from _frames(
+        [
+            _started(t, r),
+            {"type": "FANCY_NEW_EVENT", "payload": {"sparkles": 3}},
+            *_text("m1", "Carry on."),
+            _finished(t, r),
+        ]
+    )
 
 
 def _simple_run(t: str, r: str, text: str = "Hello over CRLF.") -> list[Any]:
@@ -152,8 +164,9 @@ SPLIT_UTF8_TEXT = "naïve → 👋 done"
 
 
 def _split_utf8(t: str, r: str) -> Iterator[bytes]:
-    yield from _frames([_started(t, r), {"type": "TEXT_MESSAGE_START", "messageId": "m1",
-                                         "role": "assistant"}])
+    yield from _frames(
+        [_started(t, r), {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}]
+    )
     data = frame({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": SPLIT_UTF8_TEXT})
     cuts = []
     for char in ("ï", "→", "👋"):
@@ -167,8 +180,9 @@ def _split_utf8(t: str, r: str) -> Iterator[bytes]:
 
 
 def _oversized_frame(t: str, r: str) -> Iterator[bytes]:
-    yield from _frames([_started(t, r), {"type": "TEXT_MESSAGE_START", "messageId": "m1",
-                                         "role": "assistant"}])
+    yield from _frames(
+        [_started(t, r), {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}]
+    )
     yield b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"'
     piece = b"x" * (64 * 1024)
     for _ in range(MAX_FRAME_BYTES // len(piece) + 2):  # a little past the cap, lazily
@@ -201,30 +215,39 @@ def _missing_run_started(t: str, r: str) -> Iterator[bytes]:
 
 
 def _legacy_thinking(t: str, r: str) -> Iterator[bytes]:
-    yield from _frames([
-        _started(t, r),
-        {"type": "THINKING_START", "title": "Pondering"},
-        {"type": "THINKING_TEXT_MESSAGE_START"},
-        {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "Old producers "},
-        {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "think out loud."},
-        {"type": "THINKING_TEXT_MESSAGE_END"},
-        {"type": "THINKING_END"},
-        *_text("m1", "Thought about it."),
-        _finished(t, r),
-    ])
+    yield from _frames(
+        [
+            _started(t, r),
+            {"type": "THINKING_START", "title": "Pondering"},
+            {"type": "THINKING_TEXT_MESSAGE_START"},
+            {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "Old producers "},
+            {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "think out loud."},
+            {"type": "THINKING_TEXT_MESSAGE_END"},
+            {"type": "THINKING_END"},
+            *_text("m1", "Thought about it."),
+            _finished(t, r),
+        ]
+    )
 
 
 def _legacy_nulls(t: str, r: str) -> Iterator[bytes]:
-    yield from _frames([
-        {**_started(t, r), "parentRunId": None},
-        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "lookup",
-         "parentMessageId": None, "rawEvent": None},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{}"},
-        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
-        {"type": "TOOL_CALL_RESULT", "messageId": "r1", "toolCallId": "c1", "content": "ok"},
-        *_text("m1", "Nulls are absent."),
-        {**_finished(t, r), "outcome": None, "result": None},
-    ])
+    yield from _frames(
+        [
+            {**_started(t, r), "parentRunId": None},
+            {
+                "type": "TOOL_CALL_START",
+                "toolCallId": "c1",
+                "toolCallName": "lookup",
+                "parentMessageId": None,
+                "rawEvent": None,
+            },
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{}"},
+            {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+            {"type": "TOOL_CALL_RESULT", "messageId": "r1", "toolCallId": "c1", "content": "ok"},
+            *_text("m1", "Nulls are absent."),
+            {**_finished(t, r), "outcome": None, "result": None},
+        ]
+    )
 
 
 def _no_final_blank_line(t: str, r: str) -> Iterator[bytes]:
@@ -249,94 +272,196 @@ def _http_500(t: str, r: str) -> Iterator[bytes]:
 
 def _two_runs_one_stream(t: str, r: str) -> Iterator[bytes]:
     second = f"{r}-second"
-    yield from _frames([
-        *_simple_run(t, r, "First run."),
-        _started(t, second),
-        *_text("m2", "Second run."),
-        _finished(t, second),
-    ])
+    yield from _frames(
+        [
+            *_simple_run(t, r, "First run."),
+            _started(t, second),
+            *_text("m2", "Second run."),
+            _finished(t, second),
+        ]
+    )
 
 
 def _reset_mid_frame(t: str, r: str) -> Iterator[bytes]:
-    yield from _frames([
-        _started(t, r),
-        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Half a "},
-    ])
+    yield from _frames(
+        [
+            _started(t, r),
+            {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Half a "},
+        ]
+    )
     yield b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"sent'
 
 
 def _json_instead_of_sse(t: str, r: str) -> Iterator[bytes]:
-    yield _json({"threadId": t, "runId": r, "messages": [
-        {"id": "m1", "role": "assistant", "content": "I answer in plain JSON."}
-    ]}).encode()
+    yield _json(
+        {
+            "threadId": t,
+            "runId": r,
+            "messages": [{"id": "m1", "role": "assistant", "content": "I answer in plain JSON."}],
+        }
+    ).encode()
 
 
 def _null_metadata(t: str, r: str) -> Iterator[bytes]:
-    yield from _frames([
-        _started(t, r),
-        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant", "metadata": None},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "metadata: null is no map"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
-        _finished(t, r),
-    ])
+    yield from _frames(
+        [
+            _started(t, r),
+            {
+                "type": "TEXT_MESSAGE_START",
+                "messageId": "m1",
+                "role": "assistant",
+                "metadata": None,
+            },
+            {
+                "type": "TEXT_MESSAGE_CONTENT",
+                "messageId": "m1",
+                "delta": "metadata: null is no map",
+            },
+            {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+            _finished(t, r),
+        ]
+    )
 
 
 _STREAMS = [
-    RawStream("content-without-start", "TEXT_MESSAGE_CONTENT for a message never opened",
-              "violation content_without_start; the stray delta is not applied; the next "
-              "message and the run succeed", _content_without_start),
-    RawStream("event-after-run-finished", "STATE_SNAPSHOT after RUN_FINISHED",
-              "violation reported; the late state is not applied; the finished run and its "
-              "message are kept", _event_after_run_finished),
-    RawStream("truncated-mid-message", "the stream ends inside an open message, no terminal "
-              "event", "error truncated_stream, Done(failed); the partial text is kept",
-              _truncated_mid_message),
-    RawStream("malformed-json", "one frame is not valid JSON",
-              "a DecodeError reported; what was applied before it is kept",
-              _malformed_json),
-    RawStream("unknown-event-type", "an event type AG-UI 1.0 does not define",
-              "dropped with a warning; the run succeeds", _unknown_event_type),
-    RawStream("crlf-framing", "SSE lines end with CRLF", "parsed like LF; the run succeeds",
-              _crlf_framing),
-    RawStream("cr-framing", "SSE lines end with a bare CR", "parsed like LF; the run succeeds",
-              _cr_framing),
-    RawStream("split-utf8", "multi-byte UTF-8 characters split across network writes",
-              "the text arrives intact", _split_utf8, pause=0.02),
-    RawStream("oversized-frame", f"one frame larger than the {MAX_FRAME_BYTES}-byte cap, "
-              "streamed in 64 KiB writes", "FrameTooLarge reported, Done(failed), the client "
-              "stops reading", _oversized_frame),
-    RawStream("comments-and-fields", "SSE comments/keepalives, retry:, id:, event: lines, "
-              "an unknown field, data: without a space", "all ignored but data; the run "
-              "succeeds", _comments_and_fields, pause=0.01),
-    RawStream("multiline-data", "each event pretty-printed over several data: lines",
-              "lines joined with \\n; the run succeeds", _multiline_data),
-    RawStream("missing-run-started", "the first event is not RUN_STARTED",
-              "violation reported; nothing before a run is applied", _missing_run_started),
-    RawStream("legacy-thinking", "0.x THINKING_* events instead of REASONING_*",
-              "translated to reasoning (with warnings); the run succeeds", _legacy_thinking),
-    RawStream("legacy-nulls", "null in optional slots (parentMessageId, rawEvent, outcome, "
-              "result, parentRunId)", "read as absent; the run succeeds", _legacy_nulls),
-    RawStream("no-final-blank-line", "the last frame is not terminated",
-              "the final frame is still delivered at end of stream; the run succeeds",
-              _no_final_blank_line),
-    RawStream("bom", "a UTF-8 byte-order mark before the first frame",
-              "the BOM is skipped; the run succeeds", _bom),
-    RawStream("empty-body", "200 with an empty body", "Done(failed): nothing was started",
-              _empty_body),
-    RawStream("http-500", "HTTP 500 with a JSON error body", "TransportError kind http_status, "
-              "status 500, body kept", _http_500, status=500, media_type="application/json"),
-    RawStream("two-runs-one-stream", "two sequential runs in one response (legal, but rare)",
-              "both runs applied, two Done updates", _two_runs_one_stream),
-    RawStream("reset-mid-frame", "the connection drops inside a frame, the HTTP body never "
-              "ends (no final chunk)", "TransportError kind truncated, Done(failed); the text "
-              "applied before the cut is kept", _reset_mid_frame, pause=0.01, abort=True),
-    RawStream("json-instead-of-sse", "200 application/json (a non-streaming endpoint), no SSE "
-              "frames at all", "TransportError kind protocol naming the content type and "
-              "quoting the body, Done(failed), nothing applied",
-              _json_instead_of_sse, media_type="application/json"),
-    RawStream("null-metadata", "metadata: null (0.x and 1.0 both reject it)",
-              "a DecodeError for the malformed field", _null_metadata),
+    RawStream(
+        "content-without-start",
+        "TEXT_MESSAGE_CONTENT for a message never opened",
+        "violation content_without_start; the stray delta is not applied; the next "
+        "message and the run succeed",
+        _content_without_start,
+    ),
+    RawStream(
+        "event-after-run-finished",
+        "STATE_SNAPSHOT after RUN_FINISHED",
+        "violation reported; the late state is not applied; the finished run and its "
+        "message are kept",
+        _event_after_run_finished,
+    ),
+    RawStream(
+        "truncated-mid-message",
+        "the stream ends inside an open message, no terminal event",
+        "error truncated_stream, Done(failed); the partial text is kept",
+        _truncated_mid_message,
+    ),
+    RawStream(
+        "malformed-json",
+        "one frame is not valid JSON",
+        "a DecodeError reported; what was applied before it is kept",
+        _malformed_json,
+    ),
+    RawStream(
+        "unknown-event-type",
+        "an event type AG-UI 1.0 does not define",
+        "dropped with a warning; the run succeeds",
+        _unknown_event_type,
+    ),
+    RawStream(
+        "crlf-framing", "SSE lines end with CRLF", "parsed like LF; the run succeeds", _crlf_framing
+    ),
+    RawStream(
+        "cr-framing",
+        "SSE lines end with a bare CR",
+        "parsed like LF; the run succeeds",
+        _cr_framing,
+    ),
+    RawStream(
+        "split-utf8",
+        "multi-byte UTF-8 characters split across network writes",
+        "the text arrives intact",
+        _split_utf8,
+        pause=0.02,
+    ),
+    RawStream(
+        "oversized-frame",
+        f"one frame larger than the {MAX_FRAME_BYTES}-byte cap, streamed in 64 KiB writes",
+        "FrameTooLarge reported, Done(failed), the client stops reading",
+        _oversized_frame,
+    ),
+    RawStream(
+        "comments-and-fields",
+        "SSE comments/keepalives, retry:, id:, event: lines, "
+        "an unknown field, data: without a space",
+        "all ignored but data; the run succeeds",
+        _comments_and_fields,
+        pause=0.01,
+    ),
+    RawStream(
+        "multiline-data",
+        "each event pretty-printed over several data: lines",
+        "lines joined with \\n; the run succeeds",
+        _multiline_data,
+    ),
+    RawStream(
+        "missing-run-started",
+        "the first event is not RUN_STARTED",
+        "violation reported; nothing before a run is applied",
+        _missing_run_started,
+    ),
+    RawStream(
+        "legacy-thinking",
+        "0.x THINKING_* events instead of REASONING_*",
+        "translated to reasoning (with warnings); the run succeeds",
+        _legacy_thinking,
+    ),
+    RawStream(
+        "legacy-nulls",
+        "null in optional slots (parentMessageId, rawEvent, outcome, result, parentRunId)",
+        "read as absent; the run succeeds",
+        _legacy_nulls,
+    ),
+    RawStream(
+        "no-final-blank-line",
+        "the last frame is not terminated",
+        "the final frame is still delivered at end of stream; the run succeeds",
+        _no_final_blank_line,
+    ),
+    RawStream(
+        "bom",
+        "a UTF-8 byte-order mark before the first frame",
+        "the BOM is skipped; the run succeeds",
+        _bom,
+    ),
+    RawStream(
+        "empty-body", "200 with an empty body", "Done(failed): nothing was started", _empty_body
+    ),
+    RawStream(
+        "http-500",
+        "HTTP 500 with a JSON error body",
+        "TransportError kind http_status, status 500, body kept",
+        _http_500,
+        status=500,
+        media_type="application/json",
+    ),
+    RawStream(
+        "two-runs-one-stream",
+        "two sequential runs in one response (legal, but rare)",
+        "both runs applied, two Done updates",
+        _two_runs_one_stream,
+    ),
+    RawStream(
+        "reset-mid-frame",
+        "the connection drops inside a frame, the HTTP body never ends (no final chunk)",
+        "TransportError kind truncated, Done(failed); the text applied before the cut is kept",
+        _reset_mid_frame,
+        pause=0.01,
+        abort=True,
+    ),
+    RawStream(
+        "json-instead-of-sse",
+        "200 application/json (a non-streaming endpoint), no SSE frames at all",
+        "TransportError kind protocol naming the content type and "
+        "quoting the body, Done(failed), nothing applied",
+        _json_instead_of_sse,
+        media_type="application/json",
+    ),
+    RawStream(
+        "null-metadata",
+        "metadata: null (0.x and 1.0 both reject it)",
+        "a DecodeError for the malformed field",
+        _null_metadata,
+    ),
 ]
 
 #: name -> stream, in documentation order.
@@ -412,12 +537,16 @@ class _AbortingResponse:
         self.stream, self.thread_id, self.run_id = stream, thread_id, run_id
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        await send({
-            "type": "http.response.start",
-            "status": self.stream.status,
-            "headers": [(b"content-type", self.stream.media_type.encode()),
-                        (b"cache-control", b"no-cache")],
-        })
+        await send(
+            {
+                "type": "http.response.start",
+                "status": self.stream.status,
+                "headers": [
+                    (b"content-type", self.stream.media_type.encode()),
+                    (b"cache-control", b"no-cache"),
+                ],
+            }
+        )
         async for chunk in _send(self.stream, self.thread_id, self.run_id):
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await asyncio.sleep(self.stream.pause)  # let the last write leave before the cut

@@ -149,25 +149,38 @@ def board_operations(tasks: list[JsonObj]) -> list[JsonObj]:
     components = [
         {"id": "root", "component": "Column", "children": ["title", "summary", "tasks"]},
         {"id": "title", "component": "Text", "text": "Task board", "variant": "h2"},
-        {"id": "summary", "component": "Text", "text": {"path": "/summary"},
-         "variant": "caption"},
-        {"id": "tasks", "component": "List",
-         "children": {"componentId": "task-row", "path": "/tasks"}},
-        {"id": "task-row", "component": "CheckBox", "label": {"path": "title"},
-         "value": {"path": "done"}},
+        {"id": "summary", "component": "Text", "text": {"path": "/summary"}, "variant": "caption"},
+        {
+            "id": "tasks",
+            "component": "List",
+            "children": {"componentId": "task-row", "path": "/tasks"},
+        },
+        {
+            "id": "task-row",
+            "component": "CheckBox",
+            "label": {"path": "title"},
+            "value": {"path": "done"},
+        },
     ]
     model = {
-        "tasks": [{"id": t.get("id"), "title": t.get("title"), "done": bool(t.get("done"))}
-                  for t in tasks],
+        "tasks": [
+            {"id": t.get("id"), "title": t.get("title"), "done": bool(t.get("done"))} for t in tasks
+        ],
         "summary": _summary(tasks),
     }
     return [
-        {"version": "v0.9", "createSurface": {"surfaceId": SURFACE_ID,
-                                              "catalogId": BASIC_CATALOG_ID}},
-        {"version": "v0.9", "updateComponents": {"surfaceId": SURFACE_ID,
-                                                 "components": components}},
-        {"version": "v0.9", "updateDataModel": {"surfaceId": SURFACE_ID, "path": "/",
-                                                "value": model}},
+        {
+            "version": "v0.9",
+            "createSurface": {"surfaceId": SURFACE_ID, "catalogId": BASIC_CATALOG_ID},
+        },
+        {
+            "version": "v0.9",
+            "updateComponents": {"surfaceId": SURFACE_ID, "components": components},
+        },
+        {
+            "version": "v0.9",
+            "updateDataModel": {"surfaceId": SURFACE_ID, "path": "/", "value": model},
+        },
     ]
 
 
@@ -187,8 +200,10 @@ class _Board:
         if self.client_has_tasks:
             return {"type": "STATE_DELTA", "delta": copy.deepcopy(patch)}
         self.client_has_tasks = True
-        return {"type": "STATE_SNAPSHOT",
-                "snapshot": copy.deepcopy({**self.base, "tasks": self.tasks})}
+        return {
+            "type": "STATE_SNAPSHOT",
+            "snapshot": copy.deepcopy({**self.base, "tasks": self.tasks}),
+        }
 
     def find(self, task_id: int) -> int | None:
         for i, task in enumerate(self.tasks):
@@ -212,9 +227,14 @@ def _call_with_state(
 
 def _add(board: _Board, ids: Ids, titles: list[str], parent: str) -> Iterator[JsonObj]:
     for title in titles:
-        task = {"id": max((t.get("id", 0) for t in board.tasks
-                           if isinstance(t.get("id"), int)), default=0) + 1,
-                "title": title, "done": False}
+        task = {
+            "id": max(
+                (t.get("id", 0) for t in board.tasks if isinstance(t.get("id"), int)), default=0
+            )
+            + 1,
+            "title": title,
+            "done": False,
+        }
 
         def publish(task: JsonObj = task) -> JsonObj:
             board.tasks.append(task)
@@ -293,8 +313,14 @@ def board_events(run_input: Any) -> Iterator[JsonObj]:
                 board.tasks[i]["done"] = True
                 return board.publish([{"op": op, "path": f"/tasks/{i}/done", "value": True}])
 
-            yield from _call_with_state(ids, "complete_task", {"id": task_id}, publish,
-                                        board.tasks[index] | {"done": True}, parent)
+            yield from _call_with_state(
+                ids,
+                "complete_task",
+                {"id": task_id},
+                publish,
+                board.tasks[index] | {"done": True},
+                parent,
+            )
             title = board.tasks[index].get("title")
             yield from _reply(ids, f"Done: {title}. {_summary(board.tasks)}.")
     elif _LIST.match(text):

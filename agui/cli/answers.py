@@ -26,10 +26,19 @@ from agui.cli.render import Line, Renderer
 from agui.cli.sanitize import sanitize
 
 __all__ = [
-    "answer_for", "answer_tool_calls", "ask_answers", "ask_tool_result", "calls_left",
+    "answer_for",
+    "answer_tool_calls",
+    "ask_answers",
+    "ask_tool_result",
+    "calls_left",
     "cannot_send",
-    "check_tool_results", "open_tool_calls", "parse_tool_result", "resumes_capped",
-    "stop_at_end", "tool_result_arg", "wants_approval_flag",
+    "check_tool_results",
+    "open_tool_calls",
+    "parse_tool_result",
+    "resumes_capped",
+    "stop_at_end",
+    "tool_result_arg",
+    "wants_approval_flag",
 ]
 
 
@@ -177,8 +186,12 @@ def open_tool_calls(session: Any) -> list[Any]:
 
 
 def answer_tool_calls(
-    session: Any, calls: list[Any], console: Console, renderer: Renderer,
-    canned: dict[str, str], ids: Any,
+    session: Any,
+    calls: list[Any],
+    console: Console,
+    renderer: Renderer,
+    canned: dict[str, str],
+    ids: Any,
 ) -> None:
     """Answer each call (:func:`ask_tool_result`), add its tool message to
     ``session`` (id ``ids.next()``) and print its ``result`` line as

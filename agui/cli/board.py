@@ -248,16 +248,25 @@ def boxed_panel(console: Console, lines: list[Line], width: int) -> str:
         run, edge = None, 0
     inner = max((row.cell_len for row in rows), default=0) + 4
     out = RichConsole(
-        file=StringIO(), width=width, force_terminal=console.colour,
-        color_system="standard" if console.colour else None, no_color=not console.colour,
-        highlight=False, markup=False, emoji=False, legacy_windows=False,
+        file=StringIO(),
+        width=width,
+        force_terminal=console.colour,
+        color_system="standard" if console.colour else None,
+        no_color=not console.colour,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        legacy_windows=False,
     )
     out.print(
         Panel(
             Group(*rows) if rows else Text(""),
-            title=Text("board"), title_align="left",
-            subtitle=run, subtitle_align="left",
-            box=box.SQUARE, width=min(width, max(inner, edge, 12)),
+            title=Text("board"),
+            title_align="left",
+            subtitle=run,
+            subtitle_align="left",
+            box=box.SQUARE,
+            width=min(width, max(inner, edge, 12)),
             border_style="dim" if console.colour else "",
         )
     )

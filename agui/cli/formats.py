@@ -131,8 +131,11 @@ def _surface_summary(message_id: str, content: Any) -> str:
 
 
 _USAGE_FIELDS = (
-    ("input_tokens", "in"), ("output_tokens", "out"), ("reasoning_tokens", "reasoning"),
-    ("cached_input_tokens", "cached"), ("cache_write_input_tokens", "cache write"),
+    ("input_tokens", "in"),
+    ("output_tokens", "out"),
+    ("reasoning_tokens", "reasoning"),
+    ("cached_input_tokens", "cached"),
+    ("cache_write_input_tokens", "cache write"),
     ("total_tokens", "total"),
 )
 
@@ -142,10 +145,16 @@ def _usage_text(usage: tuple[Any, ...]) -> str:
     are left out (absent is not zero), entries joined with ``; ``."""
     parts = []
     for entry in usage:
-        counts = [f"{getattr(entry, attr)} {label}" for attr, label in _USAGE_FIELDS
-                  if isinstance(getattr(entry, attr, None), int)]
-        who = "/".join(sanitize(str(getattr(entry, a))) for a in ("provider", "model")
-                       if isinstance(getattr(entry, a, None), str))
+        counts = [
+            f"{getattr(entry, attr)} {label}"
+            for attr, label in _USAGE_FIELDS
+            if isinstance(getattr(entry, attr, None), int)
+        ]
+        who = "/".join(
+            sanitize(str(getattr(entry, a)))
+            for a in ("provider", "model")
+            if isinstance(getattr(entry, a, None), str)
+        )
         text = ", ".join(counts) or "no counts"
         parts.append(f"{text} [{who}]" if who else text)
     return "; ".join(parts)

@@ -101,7 +101,7 @@ def _reopen_closed_std_streams() -> None:
     for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
         if getattr(sys, name) is None:
             try:
-                setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115
+                setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))
             except OSError:
                 pass
 
@@ -164,9 +164,7 @@ class Console:
         i = io.StringIO() if i is None else i
         o = _closed_output() if o is None else o
         e = _closed_output() if e is None else e
-        colour = (
-            _isatty(o) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-        )
+        colour = _isatty(o) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
         _lenient_input(i)
         return cls(i, o, e, interactive=_isatty(i), colour=colour)
 

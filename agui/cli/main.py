@@ -284,7 +284,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("file", metavar="FILE", help="recorded fixture (JSON)")
     r.add_argument(
-        "--max-bytes", type=int, default=None, metavar="N",
+        "--max-bytes",
+        type=int,
+        default=None,
+        metavar="N",
         help="refuse a fixture larger than N bytes (default 1 GiB)",
     )
     _add_view_flags(r)
@@ -320,12 +323,18 @@ def _add_llm_parser(sub: Any) -> None:
     )
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     s.add_argument("--port", type=_port, default=8070, help="TCP port (default 8070)")
-    s.add_argument("--base-url", metavar="URL",
-                   help="the API's base URL, e.g. http://127.0.0.1:11434/v1 "
-                   "(default: $OPENAI_BASE_URL, else OpenAI's)")
+    s.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the API's base URL, e.g. http://127.0.0.1:11434/v1 "
+        "(default: $OPENAI_BASE_URL, else OpenAI's)",
+    )
     s.add_argument("--model", metavar="NAME", help="the model (default: $OPENAI_MODEL)")
-    s.add_argument("--api-key", metavar="KEY",
-                   help="the API key (default: $OPENAI_API_KEY; optional with --base-url)")
+    s.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="the API key (default: $OPENAI_API_KEY; optional with --base-url)",
+    )
 
 
 def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:

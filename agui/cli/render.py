@@ -199,8 +199,12 @@ class Renderer:
         self._open.clear()
         if self._raw_folded:
             n = self._raw_folded
-            lines.append(Line("event", f"raw: {n} more RAW event{'s' if n > 1 else ''} folded"
-                              " (--in-order shows each)"))
+            lines.append(
+                Line(
+                    "event",
+                    f"raw: {n} more RAW event{'s' if n > 1 else ''} folded (--in-order shows each)",
+                )
+            )
         self._raw_shown, self._raw_folded = False, 0
         return lines
 

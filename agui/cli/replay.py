@@ -83,9 +83,7 @@ def open_recording(path: str, max_bytes: int) -> Any:
     return Recording(path, max_bytes=max_bytes)
 
 
-def load_fixture(
-    path: str, max_bytes: int | None = None
-) -> tuple[Any, str | None, str | None]:
+def load_fixture(path: str, max_bytes: int | None = None) -> tuple[Any, str | None, str | None]:
     """``(ReplayTransport, threadId, runId)`` for the fixture at ``path``,
     checked once and then streamed (memory does not grow with the file).
     Raises :class:`CliError` (missing, unreadable, not a regular file, over
@@ -147,7 +145,9 @@ async def replay(
     session = Session(transport, **kwargs)
     overrides = {"run_id": run_id} if run_id else {}
     result = await drive(
-        session.run(**overrides), Renderer(render), console,
+        session.run(**overrides),
+        Renderer(render),
+        console,
         ChatOptions(render=render, url=source),
     )
     draw_panel(session, console)
@@ -161,6 +161,4 @@ def run_replay(args: argparse.Namespace, console: Console) -> int:
     verify = "off" if args.no_verify else "tolerant"
     check = getattr(args, "check", False)
     source = f"fixture {args.file}"
-    return asyncio.run(
-        replay(transport, console, render, verify, thread_id, run_id, check, source)
-    )
+    return asyncio.run(replay(transport, console, render, verify, thread_id, run_id, check, source))

@@ -80,6 +80,7 @@ def thread_ids(thread: str | None = None) -> ThreadIds:
     fresh = f"bw-{secrets.token_hex(6)}"
     return ThreadIds(fresh, fresh + "-")
 
+
 DEFAULT_READ_TIMEOUT = 60.0
 """``--timeout`` default (seconds): the longest silence tolerated from the agent."""
 

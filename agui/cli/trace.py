@@ -92,7 +92,9 @@ async def _stream(transport: Any, run_input: Any, console: Console, url: str) ->
     def report() -> None:
         for update in pipeline.news():
             if isinstance(update, WarningUpdate):
-                console.write([Line("warn", f"{sanitize(update.message)} ({sanitize(update.code)})")])
+                console.write(
+                    [Line("warn", f"{sanitize(update.message)} ({sanitize(update.code)})")]
+                )
             elif isinstance(update, ErrorUpdate):
                 console.write([Line("error", format_error(update.error))])
 

@@ -324,7 +324,7 @@ def _on_how_many(lines: list[Line], update: Any, result: RunResult) -> list[Line
         return lines
     n = len(result.interrupts)
     return [
-        Line(x.label, f"interrupted on {n}{x.body[len('interrupted'):]}")
+        Line(x.label, f"interrupted on {n}{x.body[len('interrupted') :]}")
         if x.label == "done" and x.body.startswith("interrupted")
         else x
         for x in lines
@@ -537,4 +537,3 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             protobuf=getattr(args, "protobuf", False),
         )
         return chat(session, console, options)
-

@@ -141,7 +141,13 @@ def create_app(
     any ASGI server (``uvicorn module:app --host 127.0.0.1``; see
     :func:`agui.server.server_config` for the connection timeouts).
     """
-    route = agent_route(agent, path, guard=guard, keepalive=keepalive,
-                        max_body_bytes=max_body_bytes, body_timeout=body_timeout,
-                        allowed_origins=allowed_origins)
+    route = agent_route(
+        agent,
+        path,
+        guard=guard,
+        keepalive=keepalive,
+        max_body_bytes=max_body_bytes,
+        body_timeout=body_timeout,
+        allowed_origins=allowed_origins,
+    )
     return Starlette(debug=debug, routes=[route])

@@ -159,10 +159,13 @@ def _save(obj: Any) -> Any:
     deep-copied instead."""
     if hasattr(obj, "__dict__"):  # pragma: no cover - both checkers are slotted
         return copy.deepcopy(obj.__dict__), [
-            (name, copy.deepcopy(getattr(obj, name))) for name in _slots_of(type(obj))
-            if hasattr(obj, name)]
-    return None, [(name, _copied(getattr(obj, name))) for name in _slots_of(type(obj))
-                  if hasattr(obj, name)]
+            (name, copy.deepcopy(getattr(obj, name)))
+            for name in _slots_of(type(obj))
+            if hasattr(obj, name)
+        ]
+    return None, [
+        (name, _copied(getattr(obj, name))) for name in _slots_of(type(obj)) if hasattr(obj, name)
+    ]
 
 
 def _copied(value: Any) -> Any:

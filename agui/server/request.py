@@ -59,10 +59,14 @@ def check_caller(request: Request, allowed_origins: frozenset[str]) -> JSONRespo
     """403 for an ``Origin`` outside ``allowed_origins``, 415 for a body that is
     not declared JSON; None when the request may be read."""
     origin = request.headers.get("origin")
-    if (origin is not None and "*" not in allowed_origins
-            and origin.strip().rstrip("/").lower() not in allowed_origins):
+    if (
+        origin is not None
+        and "*" not in allowed_origins
+        and origin.strip().rstrip("/").lower() not in allowed_origins
+    ):
         return error_response(
-            403, "origin_not_allowed",
+            403,
+            "origin_not_allowed",
             f"requests from origin {origin[:200]!r} are not allowed "
             "(create_app(..., allowed_origins=[...]) lists the web origins that may post)",
         )
@@ -73,7 +77,8 @@ def check_caller(request: Request, allowed_origins: frozenset[str]) -> JSONRespo
             media.startswith("application/") and media.endswith("+json")
         ):
             return error_response(
-                415, "unsupported_media_type",
+                415,
+                "unsupported_media_type",
                 f"Content-Type {content_type[:200]!r} is not JSON: "
                 "send the RunAgentInput as application/json",
             )
@@ -143,12 +148,14 @@ async def decode_request(
             body = await _read_body(request, max_body_bytes)
     except TimeoutError:
         return error_response(
-            408, "body_timeout",
+            408,
+            "body_timeout",
             f"the request body did not arrive within {body_timeout} s (body_timeout)",
         )
     if body is None:
         return error_response(
-            413, "body_too_large",
+            413,
+            "body_too_large",
             f"request body is larger than {max_body_bytes} bytes (max_body_bytes)",
         )
     if not body.strip():
@@ -162,8 +169,9 @@ async def decode_request(
     except (ValueError, TypeError, RecursionError, msgspec.MsgspecError) as exc:
         # the decoder failed on input it should have refused cleanly (e.g. a lone
         # surrogate where no string belongs): a malformed body all the same
-        logger.warning("RunAgentInput decoder raised %s on a request body",
-                       type(exc).__name__, exc_info=exc)
+        logger.warning(
+            "RunAgentInput decoder raised %s on a request body", type(exc).__name__, exc_info=exc
+        )
         error = exc
     reason = _not_json_reason(body)
     if reason is _TOO_DEEP:
@@ -172,11 +180,14 @@ async def decode_request(
         return error_response(400, "invalid_json", f"request body is not JSON: {reason}")
     if isinstance(error, DecodeError):
         return error_response(
-            422, "invalid_run_input", f"invalid RunAgentInput: {error.reason} at {error.path}",
+            422,
+            "invalid_run_input",
+            f"invalid RunAgentInput: {error.reason} at {error.path}",
             error.path,
         )
     return error_response(
-        422, "invalid_run_input",
+        422,
+        "invalid_run_input",
         f"invalid RunAgentInput: a value does not fit its field ({type(error).__name__})",
     )
 

@@ -33,7 +33,6 @@ Agent = Callable[[Any, Emitter, CancelToken], Awaitable[None]]
 """``async def agent(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> None``."""
 
 
-
 class AgentStreamResponse(StreamingResponse):
     """The SSE response of one agent run (an ASGI app; see :mod:`agui.server.endpoint`).
 
@@ -76,8 +75,9 @@ class AgentStreamResponse(StreamingResponse):
         token = self.token
         outbox = Outbox()
         guard = Guard(_thread_of(self.run_input)) if self.guard else None
-        emitter = Emitter(outbox, guard, token, self.encoder,
-                          version=stream_version(self.run_input))
+        emitter = Emitter(
+            outbox, guard, token, self.encoder, version=stream_version(self.run_input)
+        )
         self.body_iterator: AsyncIterator[bytes] = self._frames(outbox)
         agent_task = asyncio.create_task(self._run_agent(emitter, token, outbox))
         sender = asyncio.create_task(self.stream_response(send))
@@ -131,8 +131,13 @@ class AgentStreamResponse(StreamingResponse):
             await emitter._fail("the agent was cancelled", "agent_cancelled")
         except Exception as exc:  # the agent failed: report it in-stream, detail in the log
             error_id = secrets.token_hex(4)
-            logger.error("agent raised %s (error %s, run %s)", type(exc).__name__, error_id,
-                         getattr(self.run_input, "run_id", "?"), exc_info=exc)
+            logger.error(
+                "agent raised %s (error %s, run %s)",
+                type(exc).__name__,
+                error_id,
+                getattr(self.run_input, "run_id", "?"),
+                exc_info=exc,
+            )
             await emitter._fail(
                 f"the agent failed (error {error_id}); the server log has the details",
                 "agent_error",

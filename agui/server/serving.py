@@ -79,8 +79,9 @@ def protocol_class(header_timeout: float) -> type[HeaderTimeoutProtocol]:
     """A :class:`HeaderTimeoutProtocol` subclass with ``header_timeout`` seconds."""
     if header_timeout <= 0:
         raise ValueError(f"header_timeout must be positive, not {header_timeout!r}")
-    return type("HeaderTimeoutProtocol", (HeaderTimeoutProtocol,),
-                {"header_timeout": float(header_timeout)})
+    return type(
+        "HeaderTimeoutProtocol", (HeaderTimeoutProtocol,), {"header_timeout": float(header_timeout)}
+    )
 
 
 def server_config(

@@ -144,8 +144,10 @@ class _Reply(asyncio.Protocol):
     @property
     def close_delimited(self) -> bool:
         """The body ends when the connection does (no length, not chunked)."""
-        return "content-length" not in self.headers and "chunked" not in self.headers.get(
-            "transfer-encoding", "").lower()
+        return (
+            "content-length" not in self.headers
+            and "chunked" not in self.headers.get("transfer-encoding", "").lower()
+        )
 
     async def wait(self, timeout: float | None) -> None:
         """Until more arrives (or the connection ends); ``TimeoutError`` after
@@ -280,8 +282,12 @@ class FastHttpTransport:
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         target = url.raw_path.decode("ascii") or "/"
-        lines = [f"{method} {target} HTTP/1.1", f"Host: {url.netloc.decode('ascii')}",
-                 "Accept-Encoding: gzip, deflate", "Connection: close"]
+        lines = [
+            f"{method} {target} HTTP/1.1",
+            f"Host: {url.netloc.decode('ascii')}",
+            "Accept-Encoding: gzip, deflate",
+            "Connection: close",
+        ]
         lines += [f"{k}: {v}" for k, v in headers.items()]
         if body is not None:
             lines.append(f"Content-Length: {len(body)}")
@@ -293,12 +299,15 @@ class FastHttpTransport:
                 if reply.closed:
                     raise TransportError(
                         f"malformed HTTP response from {url}: the server closed the "
-                        "connection without sending a response", kind="protocol")
+                        "connection without sending a response",
+                        kind="protocol",
+                    )
                 await reply.wait(self.timeout.read)
         except TimeoutError:
             _transport.close()
-            raise TransportError(f"timed out waiting for {url} (ReadTimeout)",
-                                 kind="timeout") from None
+            raise TransportError(
+                f"timed out waiting for {url} (ReadTimeout)", kind="timeout"
+            ) from None
         except BaseException:
             _transport.close()
             raise
@@ -314,7 +323,10 @@ class FastHttpTransport:
             detail = f": {text}" if text else ""
             raise TransportError(
                 f"HTTP {status} {reason} from {url}{detail}".replace("  ", " "),
-                kind="http_status", status=status, body=text)
+                kind="http_status",
+                status=status,
+                body=text,
+            )
         if self.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
             async for text in _proto_events(chunks, str(url)):
                 yield text
@@ -328,8 +340,11 @@ class FastHttpTransport:
             )
             detail = f"; body starts: {_quote_start(text)!r}" if text else "; empty body"
             raise TransportError(
-                f"{url} answered HTTP {status} with Content-Type {content_type!r} ({what})"
-                f"{detail}", kind="protocol", status=status, body=text)
+                f"{url} answered HTTP {status} with Content-Type {content_type!r} ({what}){detail}",
+                kind="protocol",
+                status=status,
+                body=text,
+            )
         sniff = None if content_type else _SseSniffer()
         async for chunk in chunks:
             if sniff is not None:
@@ -338,14 +353,20 @@ class FastHttpTransport:
         if sniff is not None and sniff.not_an_event_stream():
             text = sniff.head.decode("utf-8", errors="replace")
             start = text.lstrip("\ufeff \t\r\n")[:1]
-            hint = {"<": "it looks like an HTML page", "{": "it looks like JSON",
-                    "[": "it looks like JSON"}
+            hint = {
+                "<": "it looks like an HTML page",
+                "{": "it looks like JSON",
+                "[": "it looks like JSON",
+            }
             what = hint.get(start, "no SSE 'data:' line in it")
             raise TransportError(
                 f"{url} answered HTTP {status} with no Content-Type and a body that is not an"
                 f" event stream ({what}; is this the agent's endpoint?);"
                 f" body starts: {_quote_start(text)!r}",
-                kind="protocol", status=status, body=text)
+                kind="protocol",
+                status=status,
+                body=text,
+            )
 
     async def _chunks(self, url: httpx.URL, reply: _Reply) -> AsyncIterator[bytes]:
         """The body's chunks (inflated when encoded), until its end."""
@@ -374,21 +395,24 @@ class FastHttpTransport:
                 if reply.lost is not None and not isinstance(reply.lost, EOFError):
                     raise TransportError(
                         f"connection to {url} was reset: {str(reply.lost) or type(reply.lost).__name__}",
-                        kind="reset")
+                        kind="reset",
+                    )
                 raise TransportError(
                     f"{url} closed the stream before it was complete: peer closed connection"
-                    " without sending complete message body", kind="truncated")
+                    " without sending complete message body",
+                    kind="truncated",
+                )
             try:
                 await reply.wait(read_timeout)
             except TimeoutError:
-                raise TransportError(f"timed out waiting for {url} (ReadTimeout)",
-                                     kind="timeout") from None
+                raise TransportError(
+                    f"timed out waiting for {url} (ReadTimeout)", kind="timeout"
+                ) from None
 
 
 def _check(reply: _Reply, url: httpx.URL) -> None:
     if reply.error is not None:
-        raise TransportError(f"malformed HTTP response from {url}: {reply.error}",
-                             kind="protocol")
+        raise TransportError(f"malformed HTTP response from {url}: {reply.error}", kind="protocol")
 
 
 def _inflated(inflate: Any, chunk: bytes, url: httpx.URL) -> list[bytes]:
@@ -403,8 +427,9 @@ def _inflated(inflate: Any, chunk: bytes, url: httpx.URL) -> list[bytes]:
                 out.append(piece)
             data = inflate.unconsumed_tail
     except zlib.error as exc:
-        raise TransportError(f"malformed HTTP response from {url}: {exc}",
-                             kind="protocol") from None
+        raise TransportError(
+            f"malformed HTTP response from {url}: {exc}", kind="protocol"
+        ) from None
     return out
 
 
@@ -446,4 +471,3 @@ def _redirect(
     if (target.scheme, target.host, target.port) != (url.scheme, url.host, url.port):
         headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
     return target, method, body, headers
-

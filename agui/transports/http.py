@@ -177,8 +177,7 @@ def _proto_module() -> Any:
         from agui.wire import proto
     except ImportError as exc:  # the protobuf runtime is the proto extra
         raise ImportError(
-            "HttpTransport(protobuf=True) needs the protobuf runtime: "
-            "pip install 'agui-sdk[proto]'"
+            "HttpTransport(protobuf=True) needs the protobuf runtime: pip install 'agui-sdk[proto]'"
         ) from exc
     return proto
 
@@ -398,8 +397,10 @@ def _check_header_framing(name: object, value: object) -> None:
     """ValueError for a header that would not stay one header line: a name that is
     not an RFC 9110 token, or a value holding CR, LF or NUL."""
     if not _HEADER_NAME.fullmatch(str(name)):
-        raise ValueError(f"header {name!r}: an HTTP header name is a token (letters, digits, "
-                         "!#$%&'*+-.^_`|~), no spaces, colons or control characters")
+        raise ValueError(
+            f"header {name!r}: an HTTP header name is a token (letters, digits, "
+            "!#$%&'*+-.^_`|~), no spaces, colons or control characters"
+        )
     if any(c in str(value) for c in "\r\n\0"):
         raise ValueError(f"header {name!r}: an HTTP header value must not contain CR, LF or NUL")
 

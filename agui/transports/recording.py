@@ -291,7 +291,9 @@ class Recording:
             except _Cut:
                 pass
             except (_Malformed, ValueError) as exc:
-                raise DecodeError(f"{self.name}: not a JSON array of events: {exc}", path="$") from None
+                raise DecodeError(
+                    f"{self.name}: not a JSON array of events: {exc}", path="$"
+                ) from None
             if not self.count and self._cut:
                 raise DecodeError(f"{self.name}: not a JSON array of events: cut off", path="$")
             return
@@ -482,4 +484,3 @@ class Recording:
         if self.kind == "proto":
             return proto_items(self._sse_chunks(), self.name)
         return self.documents()
-

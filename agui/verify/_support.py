@@ -15,8 +15,9 @@ _MISSING: Any = object()
 """An owner not recorded (distinct from None, the parent agent)."""
 
 
-def _v(code: str, message: str, event: Any, position: int | None,
-       id: str | None = None) -> ProtocolViolation:
+def _v(
+    code: str, message: str, event: Any, position: int | None, id: str | None = None
+) -> ProtocolViolation:
     return ProtocolViolation(code, message, event=event, position=position, id=id)
 
 
@@ -42,8 +43,7 @@ def _type_name(event: Any) -> str:
         return type(event).__name__
 
 
-_ID_ATTRS = ("message_id", "tool_call_id", "step_name", "subagent_run_id", "run_id",
-             "entity_id")
+_ID_ATTRS = ("message_id", "tool_call_id", "step_name", "subagent_run_id", "run_id", "entity_id")
 
 
 def _event_id(event: Any) -> str | None:

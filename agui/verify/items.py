@@ -35,25 +35,35 @@ class ItemChecks:
     _own_activity: dict[str, str | None]
 
     @staticmethod
-    def _mismatch(event: Any, tag: str | None, owner: Any, kind: str, entity_id: str,
-                  position: int | None) -> ProtocolViolation | None:
+    def _mismatch(
+        event: Any, tag: str | None, owner: Any, kind: str, entity_id: str, position: int | None
+    ) -> ProtocolViolation | None:
         """Attribution rule: an explicit tag must equal the recorded owner (if any)."""
         if tag is None or owner is _MISSING or owner == tag:
             return None
-        return _v(R.SUBAGENT_ATTRIBUTION_MISMATCH,
-                  f"Cannot send '{_type_name(event)}': subagentRunId '{tag}' does not match "
-                  f"the {kind} '{entity_id}' opener's subagent '{_owner_label(owner)}'.",
-                  event, position, entity_id)
+        return _v(
+            R.SUBAGENT_ATTRIBUTION_MISMATCH,
+            f"Cannot send '{_type_name(event)}': subagentRunId '{tag}' does not match "
+            f"the {kind} '{entity_id}' opener's subagent '{_owner_label(owner)}'.",
+            event,
+            position,
+            entity_id,
+        )
 
     # --- text messages ------------------------------------------------------------------------------
 
     def _text_start(self, event: Any, position: int | None) -> ProtocolViolation | None:
         message_id = event.message_id
         if message_id in self._text:
-            return _v(R.TEXT_MESSAGE_ALREADY_OPEN,
-                      f"Cannot send 'TEXT_MESSAGE_START' event: A text message with ID "
-                      f"'{message_id}' is already in progress. Complete it with "
-                      f"'TEXT_MESSAGE_END' first.", event, position, message_id)
+            return _v(
+                R.TEXT_MESSAGE_ALREADY_OPEN,
+                f"Cannot send 'TEXT_MESSAGE_START' event: A text message with ID "
+                f"'{message_id}' is already in progress. Complete it with "
+                f"'TEXT_MESSAGE_END' first.",
+                event,
+                position,
+                message_id,
+            )
         tag = _tag(event)
         owner = self._own_message.get(message_id, _MISSING)
         err = self._mismatch(event, tag, owner, "message", message_id, position)
@@ -67,25 +77,46 @@ class ItemChecks:
     def _text_content(self, event: Any, position: int | None) -> ProtocolViolation | None:
         message_id = event.message_id
         if message_id not in self._text:
-            return _v(R.CONTENT_WITHOUT_START,
-                      f"Cannot send 'TEXT_MESSAGE_CONTENT' event: No active text message found "
-                      f"with ID '{message_id}'. Start a text message with 'TEXT_MESSAGE_START' "
-                      f"first.", event, position, message_id)
+            return _v(
+                R.CONTENT_WITHOUT_START,
+                f"Cannot send 'TEXT_MESSAGE_CONTENT' event: No active text message found "
+                f"with ID '{message_id}'. Start a text message with 'TEXT_MESSAGE_START' "
+                f"first.",
+                event,
+                position,
+                message_id,
+            )
         if event.subagent_run_id is UNSET:
             return None
-        return self._mismatch(event, event.subagent_run_id,
-                              self._own_message.get(message_id, _MISSING), "message",
-                              message_id, position)
+        return self._mismatch(
+            event,
+            event.subagent_run_id,
+            self._own_message.get(message_id, _MISSING),
+            "message",
+            message_id,
+            position,
+        )
 
     def _text_end(self, event: Any, position: int | None) -> ProtocolViolation | None:
         message_id = event.message_id
         if message_id not in self._text:
-            return _v(R.TEXT_MESSAGE_END_WITHOUT_START,
-                      f"Cannot send 'TEXT_MESSAGE_END' event: No active text message found "
-                      f"with ID '{message_id}'. A 'TEXT_MESSAGE_START' event must be sent "
-                      f"first.", event, position, message_id)
-        err = self._mismatch(event, _tag(event), self._own_message.get(message_id, _MISSING),
-                             "message", message_id, position)
+            return _v(
+                R.TEXT_MESSAGE_END_WITHOUT_START,
+                f"Cannot send 'TEXT_MESSAGE_END' event: No active text message found "
+                f"with ID '{message_id}'. A 'TEXT_MESSAGE_START' event must be sent "
+                f"first.",
+                event,
+                position,
+                message_id,
+            )
+        err = self._mismatch(
+            event,
+            _tag(event),
+            self._own_message.get(message_id, _MISSING),
+            "message",
+            message_id,
+            position,
+        )
         if err is None:
             del self._text[message_id]
         return err
@@ -95,60 +126,94 @@ class ItemChecks:
     def _tool_start(self, event: Any, position: int | None) -> ProtocolViolation | None:
         call_id = event.tool_call_id
         if call_id in self._tools:
-            return _v(R.TOOL_CALL_ALREADY_OPEN,
-                      f"Cannot send 'TOOL_CALL_START' event: A tool call with ID '{call_id}' is "
-                      f"already in progress. Complete it with 'TOOL_CALL_END' first.",
-                      event, position, call_id)
+            return _v(
+                R.TOOL_CALL_ALREADY_OPEN,
+                f"Cannot send 'TOOL_CALL_START' event: A tool call with ID '{call_id}' is "
+                f"already in progress. Complete it with 'TOOL_CALL_END' first.",
+                event,
+                position,
+                call_id,
+            )
         tag = _tag(event)
         parent_id = event.parent_message_id
         inherited: Any = _MISSING
         if parent_id is not UNSET:
             inherited = self._own_message.get(parent_id, _MISSING)
             if inherited is not _MISSING and tag is not None and tag != inherited:
-                return _v(R.SUBAGENT_ATTRIBUTION_MISMATCH,
-                          f"Cannot send 'TOOL_CALL_START' (tool call '{call_id}'): "
-                          f"subagentRunId '{tag}' does not match its parent message "
-                          f"'{parent_id}' owner '{_owner_label(inherited)}'. A tool call "
-                          f"belongs to the message that carries it.", event, position, call_id)
+                return _v(
+                    R.SUBAGENT_ATTRIBUTION_MISMATCH,
+                    f"Cannot send 'TOOL_CALL_START' (tool call '{call_id}'): "
+                    f"subagentRunId '{tag}' does not match its parent message "
+                    f"'{parent_id}' owner '{_owner_label(inherited)}'. A tool call "
+                    f"belongs to the message that carries it.",
+                    event,
+                    position,
+                    call_id,
+                )
         existing = self._own_tool.get(call_id, _MISSING)
         if existing is not _MISSING:
             err = self._mismatch(event, tag, existing, "tool call", call_id, position)
             if err is not None:
                 return err
             if tag is None and inherited is not _MISSING and inherited != existing:
-                return _v(R.SUBAGENT_ATTRIBUTION_MISMATCH,
-                          f"Cannot send 'TOOL_CALL_START': tool call '{call_id}' is owned by "
-                          f"'{_owner_label(existing)}' but its parent message '{parent_id}' is "
-                          f"owned by '{_owner_label(inherited)}'. A tool call belongs to the "
-                          f"message that carries it.", event, position, call_id)
+                return _v(
+                    R.SUBAGENT_ATTRIBUTION_MISMATCH,
+                    f"Cannot send 'TOOL_CALL_START': tool call '{call_id}' is owned by "
+                    f"'{_owner_label(existing)}' but its parent message '{parent_id}' is "
+                    f"owned by '{_owner_label(inherited)}'. A tool call belongs to the "
+                    f"message that carries it.",
+                    event,
+                    position,
+                    call_id,
+                )
         self._tools[call_id] = None
         if existing is _MISSING:
             self._own_tool[call_id] = (
-                tag if tag is not None else (None if inherited is _MISSING else inherited))
+                tag if tag is not None else (None if inherited is _MISSING else inherited)
+            )
         return None
 
     def _tool_args(self, event: Any, position: int | None) -> ProtocolViolation | None:
         call_id = event.tool_call_id
         if call_id not in self._tools:
-            return _v(R.ARGS_WITHOUT_START,
-                      f"Cannot send 'TOOL_CALL_ARGS' event: No active tool call found with ID "
-                      f"'{call_id}'. Start a tool call with 'TOOL_CALL_START' first.",
-                      event, position, call_id)
+            return _v(
+                R.ARGS_WITHOUT_START,
+                f"Cannot send 'TOOL_CALL_ARGS' event: No active tool call found with ID "
+                f"'{call_id}'. Start a tool call with 'TOOL_CALL_START' first.",
+                event,
+                position,
+                call_id,
+            )
         if event.subagent_run_id is UNSET:
             return None
-        return self._mismatch(event, event.subagent_run_id,
-                              self._own_tool.get(call_id, _MISSING), "tool call", call_id,
-                              position)
+        return self._mismatch(
+            event,
+            event.subagent_run_id,
+            self._own_tool.get(call_id, _MISSING),
+            "tool call",
+            call_id,
+            position,
+        )
 
     def _tool_end(self, event: Any, position: int | None) -> ProtocolViolation | None:
         call_id = event.tool_call_id
         if call_id not in self._tools:
-            return _v(R.TOOL_CALL_END_WITHOUT_START,
-                      f"Cannot send 'TOOL_CALL_END' event: No active tool call found with ID "
-                      f"'{call_id}'. A 'TOOL_CALL_START' event must be sent first.",
-                      event, position, call_id)
-        err = self._mismatch(event, _tag(event), self._own_tool.get(call_id, _MISSING),
-                             "tool call", call_id, position)
+            return _v(
+                R.TOOL_CALL_END_WITHOUT_START,
+                f"Cannot send 'TOOL_CALL_END' event: No active tool call found with ID "
+                f"'{call_id}'. A 'TOOL_CALL_START' event must be sent first.",
+                event,
+                position,
+                call_id,
+            )
+        err = self._mismatch(
+            event,
+            _tag(event),
+            self._own_tool.get(call_id, _MISSING),
+            "tool call",
+            call_id,
+            position,
+        )
         if err is None:
             del self._tools[call_id]
         return err
@@ -167,9 +232,13 @@ class ItemChecks:
         names = self._steps.get(owner)
         if names is not None and name in names:
             where = "" if owner is None else f" in subagent '{owner}'"
-            return _v(R.STEP_ALREADY_ACTIVE,
-                      f"Cannot send 'STEP_STARTED': Step \"{name}\" is already active{where}.",
-                      event, position, name)
+            return _v(
+                R.STEP_ALREADY_ACTIVE,
+                f"Cannot send 'STEP_STARTED': Step \"{name}\" is already active{where}.",
+                event,
+                position,
+                name,
+            )
         if names is None:
             self._steps[owner] = {name: None}
         else:
@@ -185,32 +254,55 @@ class ItemChecks:
                 if other != owner and name in other_names:
                     mine = "the parent agent" if owner is None else f"subagent '{owner}'"
                     theirs = "the parent agent" if other is None else f"subagent '{other}'"
-                    return _v(R.STEP_OWNER_MISMATCH,
-                              f"Cannot send 'STEP_FINISHED' for step \"{name}\" attributed to "
-                              f"{mine}: that step is open under {theirs}. A step must be "
-                              f"finished by whoever started it.", event, position, name)
-            return _v(R.STEP_NOT_STARTED,
-                      f"Cannot send 'STEP_FINISHED' for step \"{name}\" that was not started",
-                      event, position, name)
+                    return _v(
+                        R.STEP_OWNER_MISMATCH,
+                        f"Cannot send 'STEP_FINISHED' for step \"{name}\" attributed to "
+                        f"{mine}: that step is open under {theirs}. A step must be "
+                        f"finished by whoever started it.",
+                        event,
+                        position,
+                        name,
+                    )
+            return _v(
+                R.STEP_NOT_STARTED,
+                f"Cannot send 'STEP_FINISHED' for step \"{name}\" that was not started",
+                event,
+                position,
+                name,
+            )
         del names[name]
         return None
 
     # --- reasoning ---------------------------------------------------------------------------------------------
 
-    def _reasoning_open(self, event: Any, position: int | None, is_span: bool,
-                        ) -> ProtocolViolation | None:
+    def _reasoning_open(
+        self,
+        event: Any,
+        position: int | None,
+        is_span: bool,
+    ) -> ProtocolViolation | None:
         message_id = event.message_id
         open_ids = self._spans if is_span else self._reasoning
         if message_id in open_ids:
             if is_span:
-                return _v(R.REASONING_SPAN_ALREADY_OPEN,
-                          f"Cannot send 'REASONING_START' event: A reasoning span with ID "
-                          f"'{message_id}' is already in progress. Complete it with "
-                          f"'REASONING_END' first.", event, position, message_id)
-            return _v(R.REASONING_MESSAGE_ALREADY_OPEN,
-                      f"Cannot send 'REASONING_MESSAGE_START' event: A reasoning message with "
-                      f"ID '{message_id}' is already in progress. Complete it with "
-                      f"'REASONING_MESSAGE_END' first.", event, position, message_id)
+                return _v(
+                    R.REASONING_SPAN_ALREADY_OPEN,
+                    f"Cannot send 'REASONING_START' event: A reasoning span with ID "
+                    f"'{message_id}' is already in progress. Complete it with "
+                    f"'REASONING_END' first.",
+                    event,
+                    position,
+                    message_id,
+                )
+            return _v(
+                R.REASONING_MESSAGE_ALREADY_OPEN,
+                f"Cannot send 'REASONING_MESSAGE_START' event: A reasoning message with "
+                f"ID '{message_id}' is already in progress. Complete it with "
+                f"'REASONING_MESSAGE_END' first.",
+                event,
+                position,
+                message_id,
+            )
         tag = _tag(event)
         owner = self._own_reasoning.get(message_id, _MISSING)
         err = self._mismatch(event, tag, owner, "reasoning message", message_id, position)
@@ -224,41 +316,59 @@ class ItemChecks:
     def _reasoning_start(self, event: Any, position: int | None) -> ProtocolViolation | None:
         return self._reasoning_open(event, position, True)
 
-    def _reasoning_message_start(self, event: Any, position: int | None,
-                                 ) -> ProtocolViolation | None:
+    def _reasoning_message_start(
+        self,
+        event: Any,
+        position: int | None,
+    ) -> ProtocolViolation | None:
         return self._reasoning_open(event, position, False)
 
-    def _reasoning_continue(self, event: Any, position: int | None, code: str, closes: bool,
-                            is_span: bool) -> ProtocolViolation | None:
+    def _reasoning_continue(
+        self, event: Any, position: int | None, code: str, closes: bool, is_span: bool
+    ) -> ProtocolViolation | None:
         message_id = event.message_id
         open_ids = self._spans if is_span else self._reasoning
         if message_id not in open_ids:
             if is_span:
-                msg = (f"Cannot send 'REASONING_END' event: No active reasoning span found with "
-                       f"ID '{message_id}'. A 'REASONING_START' event must be sent first.")
+                msg = (
+                    f"Cannot send 'REASONING_END' event: No active reasoning span found with "
+                    f"ID '{message_id}'. A 'REASONING_START' event must be sent first."
+                )
             else:
-                msg = (f"Cannot send '{_type_name(event)}' event: No active reasoning message "
-                       f"found with ID '{message_id}'. Start a reasoning message with "
-                       f"'REASONING_MESSAGE_START' first.")
+                msg = (
+                    f"Cannot send '{_type_name(event)}' event: No active reasoning message "
+                    f"found with ID '{message_id}'. Start a reasoning message with "
+                    f"'REASONING_MESSAGE_START' first."
+                )
             return _v(code, msg, event, position, message_id)
-        err = self._mismatch(event, _tag(event), self._own_reasoning.get(message_id, _MISSING),
-                             "reasoning message", message_id, position)
+        err = self._mismatch(
+            event,
+            _tag(event),
+            self._own_reasoning.get(message_id, _MISSING),
+            "reasoning message",
+            message_id,
+            position,
+        )
         if err is None and closes:
             del open_ids[message_id]
         return err
 
     def _reasoning_content(self, event: Any, position: int | None) -> ProtocolViolation | None:
-        return self._reasoning_continue(event, position, R.REASONING_CONTENT_WITHOUT_START,
-                                        False, False)
+        return self._reasoning_continue(
+            event, position, R.REASONING_CONTENT_WITHOUT_START, False, False
+        )
 
-    def _reasoning_message_end(self, event: Any, position: int | None,
-                               ) -> ProtocolViolation | None:
-        return self._reasoning_continue(event, position, R.REASONING_MESSAGE_END_WITHOUT_START,
-                                        True, False)
+    def _reasoning_message_end(
+        self,
+        event: Any,
+        position: int | None,
+    ) -> ProtocolViolation | None:
+        return self._reasoning_continue(
+            event, position, R.REASONING_MESSAGE_END_WITHOUT_START, True, False
+        )
 
     def _reasoning_end(self, event: Any, position: int | None) -> ProtocolViolation | None:
-        return self._reasoning_continue(event, position, R.REASONING_END_WITHOUT_START,
-                                        True, True)
+        return self._reasoning_continue(event, position, R.REASONING_END_WITHOUT_START, True, True)
 
     def _encrypted_value(self, event: Any, position: int | None) -> ProtocolViolation | None:
         # Never sequence-checked (it may name any, or an unknown, entity): attribution only.
@@ -289,40 +399,66 @@ class ItemChecks:
     def _activity_delta(self, event: Any, position: int | None) -> ProtocolViolation | None:
         if event.subagent_run_id is UNSET:
             return None
-        return self._mismatch(event, event.subagent_run_id,
-                              self._own_activity.get(event.message_id, _MISSING), "activity",
-                              event.message_id, position)
+        return self._mismatch(
+            event,
+            event.subagent_run_id,
+            self._own_activity.get(event.message_id, _MISSING),
+            "activity",
+            event.message_id,
+            position,
+        )
 
     # --- subagents --------------------------------------------------------------------------------------------------
 
     def _subagent_started(self, event: Any, position: int | None) -> ProtocolViolation | None:
         sub_id = event.subagent_run_id
         if sub_id in self._subagents:
-            return _v(R.SUBAGENT_ALREADY_ACTIVE,
-                      f"Cannot send 'SUBAGENT_STARTED': subagent '{sub_id}' is already active. "
-                      f"Finish it with 'SUBAGENT_FINISHED' first.", event, position, sub_id)
+            return _v(
+                R.SUBAGENT_ALREADY_ACTIVE,
+                f"Cannot send 'SUBAGENT_STARTED': subagent '{sub_id}' is already active. "
+                f"Finish it with 'SUBAGENT_FINISHED' first.",
+                event,
+                position,
+                sub_id,
+            )
         if sub_id in self._closed_subagents:
-            return _v(R.SUBAGENT_ID_REUSED,
-                      f"Cannot send 'SUBAGENT_STARTED': subagent '{sub_id}' has already "
-                      f"finished in this run. Subagent IDs are per-invocation and cannot be "
-                      f"reused.", event, position, sub_id)
+            return _v(
+                R.SUBAGENT_ID_REUSED,
+                f"Cannot send 'SUBAGENT_STARTED': subagent '{sub_id}' has already "
+                f"finished in this run. Subagent IDs are per-invocation and cannot be "
+                f"reused.",
+                event,
+                position,
+                sub_id,
+            )
         parent = event.parent_subagent_run_id
-        if (parent is not UNSET and parent not in self._subagents
-                and parent not in self._closed_subagents):
-            return _v(R.SUBAGENT_PARENT_NOT_STARTED,
-                      f"Cannot send 'SUBAGENT_STARTED' (subagent '{sub_id}'): "
-                      f"parentSubagentRunId '{parent}' has not been started in this run.",
-                      event, position, parent)
+        if (
+            parent is not UNSET
+            and parent not in self._subagents
+            and parent not in self._closed_subagents
+        ):
+            return _v(
+                R.SUBAGENT_PARENT_NOT_STARTED,
+                f"Cannot send 'SUBAGENT_STARTED' (subagent '{sub_id}'): "
+                f"parentSubagentRunId '{parent}' has not been started in this run.",
+                event,
+                position,
+                parent,
+            )
         self._subagents[sub_id] = None
         return None
 
     def _subagent_terminal(self, event: Any, position: int | None) -> ProtocolViolation | None:
         sub_id = event.subagent_run_id
         if sub_id not in self._subagents:
-            return _v(R.SUBAGENT_NOT_ACTIVE,
-                      f"Cannot send '{_type_name(event)}': no active subagent found with ID "
-                      f"'{sub_id}'. A 'SUBAGENT_STARTED' event must be sent first.",
-                      event, position, sub_id)
+            return _v(
+                R.SUBAGENT_NOT_ACTIVE,
+                f"Cannot send '{_type_name(event)}': no active subagent found with ID "
+                f"'{sub_id}'. A 'SUBAGENT_STARTED' event must be sent first.",
+                event,
+                position,
+                sub_id,
+            )
         del self._subagents[sub_id]
         self._closed_subagents.add(sub_id)
         return None

@@ -100,9 +100,9 @@ class Verifier(ItemChecks):
 
     def __init__(self, *, thread_id: str | None = None) -> None:
         """Args:
-            thread_id: the threadId of the RunAgentInput this stream answers,
-                when known; every RUN_STARTED / RUN_FINISHED must carry it.
-                Default: the first RUN_STARTED's threadId becomes the stream's.
+        thread_id: the threadId of the RunAgentInput this stream answers,
+            when known; every RUN_STARTED / RUN_FINISHED must carry it.
+            Default: the first RUN_STARTED's threadId becomes the stream's.
         """
         self._phase = _INIT
         self._run_id: str | None = None
@@ -162,14 +162,21 @@ class Verifier(ItemChecks):
         (spec, draft ``basic/transports#truncation``: a truncated run MUST NOT be
         reported as a success; the 1.0 reference client does not check). Else None."""
         if self._phase == _ACTIVE:
-            return _v(R.TRUNCATED_STREAM,
-                      f"The stream ended without a terminal event: run '{self._run_id}' has "
-                      f"no 'RUN_FINISHED' or 'RUN_ERROR', so it has no outcome.",
-                      None, None, self._run_id)
+            return _v(
+                R.TRUNCATED_STREAM,
+                f"The stream ended without a terminal event: run '{self._run_id}' has "
+                f"no 'RUN_FINISHED' or 'RUN_ERROR', so it has no outcome.",
+                None,
+                None,
+                self._run_id,
+            )
         if self._phase == _INIT:
-            return _v(R.TRUNCATED_STREAM,
-                      "The stream ended without a terminal event: it never emitted "
-                      "'RUN_STARTED'.", None, None)
+            return _v(
+                R.TRUNCATED_STREAM,
+                "The stream ended without a terminal event: it never emitted 'RUN_STARTED'.",
+                None,
+                None,
+            )
         return None
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -185,25 +192,43 @@ class Verifier(ItemChecks):
         entity_id = _event_id(event)
         named = f"'{_type_name(event)}'" + ("" if entity_id is None else f" (id '{entity_id}')")
         if phase == _ERRORED:
-            return _v(R.EVENT_AFTER_RUN_ERROR,
-                      f"Cannot send event type {named}: The run has already errored with "
-                      f"'RUN_ERROR'. No further events can be sent.", event, position, entity_id)
+            return _v(
+                R.EVENT_AFTER_RUN_ERROR,
+                f"Cannot send event type {named}: The run has already errored with "
+                f"'RUN_ERROR'. No further events can be sent.",
+                event,
+                position,
+                entity_id,
+            )
         if phase == _FINISHED:
-            return _v(R.EVENT_AFTER_RUN_FINISHED,
-                      f"Cannot send event type {named}: The run has already finished with "
-                      f"'RUN_FINISHED'. Start a new run with 'RUN_STARTED'.",
-                      event, position, entity_id)
-        return _v(R.FIRST_EVENT_NOT_RUN_STARTED,
-                  f"First event must be 'RUN_STARTED' (or 'RUN_ERROR'), got {named}.",
-                  event, position, entity_id)
+            return _v(
+                R.EVENT_AFTER_RUN_FINISHED,
+                f"Cannot send event type {named}: The run has already finished with "
+                f"'RUN_FINISHED'. Start a new run with 'RUN_STARTED'.",
+                event,
+                position,
+                entity_id,
+            )
+        return _v(
+            R.FIRST_EVENT_NOT_RUN_STARTED,
+            f"First event must be 'RUN_STARTED' (or 'RUN_ERROR'), got {named}.",
+            event,
+            position,
+            entity_id,
+        )
 
     def _start_run(self, event: Any, position: int | None) -> ProtocolViolation | None:
         expected = self._stream_thread_id
         if expected is not None and event.thread_id != expected:
-            return _v(R.RUN_STARTED_THREAD_MISMATCH,
-                      f"Cannot send 'RUN_STARTED' for run '{event.run_id}' on thread "
-                      f"'{event.thread_id}': every run of a stream carries the input's threadId "
-                      f"'{expected}'.", event, position, event.thread_id)
+            return _v(
+                R.RUN_STARTED_THREAD_MISMATCH,
+                f"Cannot send 'RUN_STARTED' for run '{event.run_id}' on thread "
+                f"'{event.thread_id}': every run of a stream carries the input's threadId "
+                f"'{expected}'.",
+                event,
+                position,
+                event.thread_id,
+            )
         self._reset_run()
         self._phase = _ACTIVE
         self._run_id = event.run_id
@@ -216,10 +241,15 @@ class Verifier(ItemChecks):
         return None
 
     def _nested_run(self, event: Any, position: int | None) -> ProtocolViolation | None:
-        return _v(R.RUN_ALREADY_ACTIVE,
-                  f"Cannot send 'RUN_STARTED' while a run is still active: run "
-                  f"'{self._run_id}' must be finished with 'RUN_FINISHED' before run "
-                  f"'{event.run_id}' starts.", event, position, event.run_id)
+        return _v(
+            R.RUN_ALREADY_ACTIVE,
+            f"Cannot send 'RUN_STARTED' while a run is still active: run "
+            f"'{self._run_id}' must be finished with 'RUN_FINISHED' before run "
+            f"'{event.run_id}' starts.",
+            event,
+            position,
+            event.run_id,
+        )
 
     def _run_error(self, event: Any, position: int | None) -> ProtocolViolation | None:
         self._phase = _ERRORED
@@ -227,21 +257,38 @@ class Verifier(ItemChecks):
 
     def _run_finished(self, event: Any, position: int | None) -> ProtocolViolation | None:
         if event.run_id != self._run_id:
-            return _v(R.RUN_FINISHED_RUN_ID_MISMATCH,
-                      f"Cannot send 'RUN_FINISHED' for run '{event.run_id}': RUN_STARTED and "
-                      f"RUN_FINISHED must agree on their runId (the open run is "
-                      f"'{self._run_id}').", event, position, event.run_id)
+            return _v(
+                R.RUN_FINISHED_RUN_ID_MISMATCH,
+                f"Cannot send 'RUN_FINISHED' for run '{event.run_id}': RUN_STARTED and "
+                f"RUN_FINISHED must agree on their runId (the open run is "
+                f"'{self._run_id}').",
+                event,
+                position,
+                event.run_id,
+            )
         if event.thread_id != self._thread_id:
-            return _v(R.RUN_FINISHED_THREAD_MISMATCH,
-                      f"Cannot send 'RUN_FINISHED' for run '{event.run_id}' on thread "
-                      f"'{event.thread_id}': both boundary events of a run carry the input's "
-                      f"threadId '{self._thread_id}'.", event, position, event.thread_id)
+            return _v(
+                R.RUN_FINISHED_THREAD_MISMATCH,
+                f"Cannot send 'RUN_FINISHED' for run '{event.run_id}' on thread "
+                f"'{event.thread_id}': both boundary events of a run carry the input's "
+                f"threadId '{self._thread_id}'.",
+                event,
+                position,
+                event.thread_id,
+            )
         if any(self._steps.values()):
-            parts = [name if owner is None else f"{name} (subagent '{owner}')"
-                     for owner, names in self._steps.items() for name in names]
-            return _v(R.RUN_FINISHED_OPEN_STEP,
-                      f"Cannot send 'RUN_FINISHED' while steps are still active: "
-                      f"{', '.join(parts)}", event, position, parts[0])
+            parts = [
+                name if owner is None else f"{name} (subagent '{owner}')"
+                for owner, names in self._steps.items()
+                for name in names
+            ]
+            return _v(
+                R.RUN_FINISHED_OPEN_STEP,
+                f"Cannot send 'RUN_FINISHED' while steps are still active: {', '.join(parts)}",
+                event,
+                position,
+                parts[0],
+            )
         for code, open_ids, label in (
             (R.RUN_FINISHED_OPEN_TEXT_MESSAGE, self._text, "text messages"),
             (R.RUN_FINISHED_OPEN_REASONING_MESSAGE, self._reasoning, "reasoning messages"),
@@ -251,18 +298,28 @@ class Verifier(ItemChecks):
         ):
             if open_ids:
                 ids = list(open_ids)
-                return _v(code, f"Cannot send 'RUN_FINISHED' while {label} are still active: "
-                          f"{', '.join(ids)}", event, position, ids[0])
+                return _v(
+                    code,
+                    f"Cannot send 'RUN_FINISHED' while {label} are still active: {', '.join(ids)}",
+                    event,
+                    position,
+                    ids[0],
+                )
         outcome = event.outcome
         interrupts = getattr(outcome, "interrupts", None) if outcome is not UNSET else None
         if interrupts:
             seen: set[str] = set()
             for interrupt in interrupts:
                 if interrupt.id in seen:
-                    return _v(R.DUPLICATE_INTERRUPT_ID,
-                              f"Cannot send 'RUN_FINISHED': its interrupt outcome has two "
-                              f"interrupts carrying the id '{interrupt.id}'; a resume entry "
-                              f"answers an interrupt by its id.", event, position, interrupt.id)
+                    return _v(
+                        R.DUPLICATE_INTERRUPT_ID,
+                        f"Cannot send 'RUN_FINISHED': its interrupt outcome has two "
+                        f"interrupts carrying the id '{interrupt.id}'; a resume entry "
+                        f"answers an interrupt by its id.",
+                        event,
+                        position,
+                        interrupt.id,
+                    )
                 seen.add(interrupt.id)
         self._phase = _FINISHED
         return None
@@ -329,16 +386,18 @@ HANDLERS: dict[type, Callable[[Verifier, Any, int | None], ProtocolViolation | N
 returning None (legal, state advanced) or the violation (state unchanged)."""
 del _V
 
-PASS_THROUGH: frozenset[type] = frozenset({
-    T.StateSnapshotEvent,
-    T.StateDeltaEvent,
-    T.CustomEvent,
-    T.RawEvent,
-    # expanded by the normalizer before the verifier sees them; accepted unchecked if not
-    T.TextMessageChunkEvent,
-    T.ToolCallChunkEvent,
-    T.ReasoningMessageChunkEvent,
-})
+PASS_THROUGH: frozenset[type] = frozenset(
+    {
+        T.StateSnapshotEvent,
+        T.StateDeltaEvent,
+        T.CustomEvent,
+        T.RawEvent,
+        # expanded by the normalizer before the verifier sees them; accepted unchecked if not
+        T.TextMessageChunkEvent,
+        T.ToolCallChunkEvent,
+        T.ReasoningMessageChunkEvent,
+    }
+)
 """Event classes the verifier accepts unchecked inside a run, on purpose. A
 class in neither table (a type the schema gained since) is accepted too, by
 rule, inside a run (outside one it is a lifecycle violation like any event);

@@ -261,7 +261,8 @@ def map_validation_error(
             return _error(
                 f"null in optional `{segs[-1]}`: 1.0 never sends null there,"
                 " an absent field is left out",
-                path=path, value=None,
+                path=path,
+                value=None,
             )
     reason = msg.replace("Expected `", "expected ").replace("`, got `", ", received ")
     reason = reason.replace("`", "")

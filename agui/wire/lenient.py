@@ -124,9 +124,7 @@ def format_pointer(path: Path) -> str:
     """``["messages", 0, "role"]`` -> ``/messages/0/role`` (RFC 6901, as the
     reference client's warnings name paths); a lone surrogate in a key is written
     as a ``\\uXXXX`` escape (see :func:`printable`)."""
-    return printable(
-        "".join("/" + str(seg).replace("~", "~0").replace("/", "~1") for seg in path)
-    )
+    return printable("".join("/" + str(seg).replace("~", "~0").replace("/", "~1") for seg in path))
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -82,7 +82,8 @@ _SPLIT: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 def _pointer_ok(value: Any) -> bool:
     # '' or '/...'; '~' only as ~0/~1 (only then is the regex needed)
     return value.__class__ is str and (
-        value == "" or (value[0] == "/" and ("~" not in value or _POINTER_RE.fullmatch(value) is not None))
+        value == ""
+        or (value[0] == "/" and ("~" not in value or _POINTER_RE.fullmatch(value) is not None))
     )
 
 

@@ -78,8 +78,9 @@ def _varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
         result |= (byte & 0x7F) << shift
         shift += 7
         if not byte & 0x80:
-            return (result if i < max_bytes - 1 or byte <= (0x0F if max_bytes == 5 else 1)
-                    else -1), pos
+            return (
+                result if i < max_bytes - 1 or byte <= (0x0F if max_bytes == 5 else 1) else -1
+            ), pos
     return -1, pos
 
 
@@ -185,7 +186,7 @@ class ProtoFrameReader:
                 break
             if len(buf) - pos - 4 < size:
                 break
-            body = bytes(buf[pos + 4:pos + 4 + size])
+            body = bytes(buf[pos + 4 : pos + 4 + size])
             pos += 4 + size
             try:
                 out.append(decode_proto_event(body))
@@ -208,10 +209,12 @@ class ProtoFrameReader:
         self._buf.clear()
         if have < 4:
             self._error = DecodeError(
-                f"protobuf stream cut inside a frame's length prefix ({have} of 4 bytes)")
+                f"protobuf stream cut inside a frame's length prefix ({have} of 4 bytes)"
+            )
         else:
             self._error = DecodeError(
-                f"protobuf stream cut inside a frame ({have - 4} bytes after its length prefix)")
+                f"protobuf stream cut inside a frame ({have - 4} bytes after its length prefix)"
+            )
         raise self._error
 
 
@@ -236,7 +239,7 @@ def looks_like_proto_stream(data: bytes) -> bool:
         (size,) = _HEADER.unpack_from(data, pos)
         if size > MAX_FRAME_BYTES or len(data) - pos - 4 < size:
             return False
-        fields = _walk(data[pos + 4:pos + 4 + size])
+        fields = _walk(data[pos + 4 : pos + 4 + size])
         if not fields or fields[0][1] != 2:
             return False
         pos += 4 + size

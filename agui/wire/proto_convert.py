@@ -47,8 +47,9 @@ _STRUCT = "google.protobuf.Struct"
 _VALUE = "google.protobuf.Value"
 _PART_KINDS = ("text", "image", "audio", "video", "document")
 _PARTS_ROLES = frozenset({"user", "tool"})
-_KNOWN_ROLES = frozenset({"developer", "system", "assistant", "user", "tool", "activity",
-                          "reasoning"})
+_KNOWN_ROLES = frozenset(
+    {"developer", "system", "assistant", "user", "tool", "activity", "reasoning"}
+)
 _OP_NAMES = {v.number: v.name.lower() for v in pb.JsonPatchOperationType.DESCRIPTOR.values}
 _OP_NUMBERS = {name: number for number, name in _OP_NAMES.items()}
 _TYPE_NUMBERS = {v.name: v.number for v in pb.EventType.DESCRIPTOR.values}
@@ -187,9 +188,11 @@ def _part_to_wire(part: Any) -> dict[str, Any] | None:
     body: dict[str, Any] = {k: v for k, v in rec.items() if k != "type"}
     if kind != "text":
         src = _obj(rec.get("source"))
-        body["source"] = ({src["type"]: {k: v for k, v in src.items() if k != "type"}}
-                          if src is not None and src.get("type") in ("data", "url", "file")
-                          else None)
+        body["source"] = (
+            {src["type"]: {k: v for k, v in src.items() if k != "type"}}
+            if src is not None and src.get("type") in ("data", "url", "file")
+            else None
+        )
     return {kind: body}
 
 
@@ -197,8 +200,11 @@ def _message_to_wire(message: Any) -> dict[str, Any]:
     msg = dict(_obj(message) or {})
     msg["metadata"] = _obj(msg.get("metadata"))
     if isinstance(msg.get("toolCalls"), list):
-        msg["toolCalls"] = [dict(tc, metadata=_obj(tc.get("metadata")))
-                            for tc in msg["toolCalls"] if isinstance(tc, dict)]
+        msg["toolCalls"] = [
+            dict(tc, metadata=_obj(tc.get("metadata")))
+            for tc in msg["toolCalls"]
+            if isinstance(tc, dict)
+        ]
     content = msg.get("content")
     if isinstance(content, list):
         msg["contentParts"] = [w for w in map(_part_to_wire, content) if w is not None]
@@ -216,8 +222,11 @@ def _input_to_wire(value: Any) -> dict[str, Any] | None:
     out = dict(rec)
     out["messages"] = [_message_to_wire(m) for m in rec.get("messages") or ()]
     for key in ("tools", "resume"):
-        out[key] = [dict(item, metadata=_obj(item.get("metadata")))
-                    for item in rec.get(key) or () if isinstance(item, dict)]
+        out[key] = [
+            dict(item, metadata=_obj(item.get("metadata")))
+            for item in rec.get(key) or ()
+            if isinstance(item, dict)
+        ]
     return out
 
 
@@ -226,8 +235,11 @@ def _ops_to_wire(ops: Any) -> list[dict[str, Any]]:
     for op in ops if isinstance(ops, list) else ():
         number = _OP_NUMBERS.get(op.get("op")) if isinstance(op, dict) else None
         if number is None:
-            raise DecodeError(f"JSON Patch op {op.get('op') if isinstance(op, dict) else op!r} "
-                              "has no protobuf form", path="$.op")
+            raise DecodeError(
+                f"JSON Patch op {op.get('op') if isinstance(op, dict) else op!r} "
+                "has no protobuf form",
+                path="$.op",
+            )
         out.append(dict(op, op=number))
     return out
 
@@ -243,8 +255,12 @@ def event_to_pb(event: dict[str, Any]) -> Any:
     arm = _ARM_OF_TYPE.get(tag) if isinstance(tag, str) else None
     if arm is None:
         raise DecodeError(f"event type {tag!r} has no protobuf arm", path="$.type")
-    base = {"type": _TYPE_NUMBERS[tag], "timestamp": rest.pop("timestamp", None),
-            "rawEvent": rest.pop("rawEvent", None), "metadata": _obj(rest.pop("metadata", None))}
+    base = {
+        "type": _TYPE_NUMBERS[tag],
+        "timestamp": rest.pop("timestamp", None),
+        "rawEvent": rest.pop("rawEvent", None),
+        "metadata": _obj(rest.pop("metadata", None)),
+    }
     if "rawEvent" in event:
         base["rawEvent"] = event["rawEvent"]
     else:
@@ -267,8 +283,7 @@ def event_to_pb(event: dict[str, Any]) -> Any:
     elif tag == "ACTIVITY_DELTA":
         rest["patch"] = _ops_to_wire(rest.get("patch"))
     elif tag == "TOOL_CALL_RESULT" and isinstance(rest.get("content"), list):
-        rest["contentParts"] = [w for w in map(_part_to_wire, rest.pop("content"))
-                                if w is not None]
+        rest["contentParts"] = [w for w in map(_part_to_wire, rest.pop("content")) if w is not None]
     elif tag == "RUN_STARTED" and "input" in rest:
         rest["input"] = _input_to_wire(rest["input"])
     out = new_envelope()
@@ -414,8 +429,11 @@ def event_from_pb(envelope: Any) -> dict[str, Any]:
         raise DecodeError(f"protobuf {tag} carries no base_event")
     base = body.base_event
     if _TYPE_NAMES.get(base.type) != tag:
-        raise DecodeError(f"protobuf envelope carries {tag} but its base_event declares "
-                          f"{_TYPE_NAMES.get(base.type, base.type)}", path="$.type")
+        raise DecodeError(
+            f"protobuf envelope carries {tag} but its base_event declares "
+            f"{_TYPE_NAMES.get(base.type, base.type)}",
+            path="$.type",
+        )
     rest = _plain(body)
     rest.pop("baseEvent")
     event: dict[str, Any] = {"type": tag}
@@ -427,8 +445,7 @@ def event_from_pb(envelope: Any) -> dict[str, Any]:
     if tag == "MESSAGES_SNAPSHOT":
         event["messages"] = [_message_from_wire(m) for m in event["messages"]]
     elif tag == "RUN_FINISHED" or tag == "SUBAGENT_FINISHED":
-        lists = (("pendingToolCallIds", "interrupts") if tag == "RUN_FINISHED"
-                 else ("interruptIds",))
+        lists = ("pendingToolCallIds", "interrupts") if tag == "RUN_FINISHED" else ("interruptIds",)
         payload = {k: event.pop(k) for k in lists if event.get(k)}
         for k in lists:
             event.pop(k, None)
@@ -446,8 +463,9 @@ def event_from_pb(envelope: Any) -> dict[str, Any]:
     elif tag == "TOOL_CALL_RESULT":
         parts = event.pop("contentParts")
         if "content" in event and parts:
-            raise DecodeError("tool result carries both string content and content parts",
-                              path="$.content")
+            raise DecodeError(
+                "tool result carries both string content and content parts", path="$.content"
+            )
         if "content" not in event:
             event["content"] = _parts_from_wire(parts)
     elif tag == "RUN_STARTED" and "input" in event:

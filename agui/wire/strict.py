@@ -145,9 +145,7 @@ def _class_of(obj: dict) -> type:
     """
     event_type = obj["type"]
     if event_type in RETIRED_EVENT_TYPES:
-        raise UnknownEventType(
-            event_type, f"retired 0.x event type {event_type!r} (strict mode)"
-        )
+        raise UnknownEventType(event_type, f"retired 0.x event type {event_type!r} (strict mode)")
     cls = EVENT_TYPES.get(event_type)
     if cls is None:
         raise UnknownEventType(event_type)

@@ -86,9 +86,7 @@ async def raw_events(url: str, body: dict[str, Any]) -> tuple[str, list[dict[str
     async with httpx.AsyncClient(timeout=httpx.Timeout(READ_TIMEOUT, connect=30.0)) as client:
         response = await client.post(url, json=body, headers={"accept": "text/event-stream"})
     events = [
-        json.loads(line[5:])
-        for line in response.text.splitlines()
-        if line.startswith("data:")
+        json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")
     ]
     return response.headers.get("content-type", ""), events
 

@@ -41,8 +41,9 @@ class FragmentingFakeChatModel(GenericFakeChatModel):
     """GenericFakeChatModel that also streams its tool calls, arguments split at commas
     and colons (the stock model streams only the text)."""
 
-    def _stream(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+    def _stream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
         result = self._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
         message = result.generations[0].message
         if not getattr(message, "tool_calls", None):  # the stock text streaming, same reply
@@ -52,12 +53,18 @@ class FragmentingFakeChatModel(GenericFakeChatModel):
         for index, call in enumerate(message.tool_calls):
             pieces = [p for p in re.split(r"([,:])", json.dumps(call["args"])) if p]
             for n, piece in enumerate(pieces):
-                chunk = AIMessageChunk(content="", id=message.id, tool_call_chunks=[{
-                    "name": call["name"] if n == 0 else None,
-                    "args": piece,
-                    "id": call["id"] if n == 0 else None,
-                    "index": index,
-                }])
+                chunk = AIMessageChunk(
+                    content="",
+                    id=message.id,
+                    tool_call_chunks=[
+                        {
+                            "name": call["name"] if n == 0 else None,
+                            "args": piece,
+                            "id": call["id"] if n == 0 else None,
+                            "index": index,
+                        }
+                    ],
+                )
                 if run_manager:
                     run_manager.on_llm_new_token("", chunk=ChatGenerationChunk(message=chunk))
                 yield ChatGenerationChunk(message=chunk)
@@ -72,10 +79,12 @@ class BoardState(MessagesState):
 @tool
 def add_task(title: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
     """Add a task to the board."""
-    return Command(update={
-        "tasks": [title],
-        "messages": [ToolMessage(f"added {title}", tool_call_id=tool_call_id)],
-    })
+    return Command(
+        update={
+            "tasks": [title],
+            "messages": [ToolMessage(f"added {title}", tool_call_id=tool_call_id)],
+        }
+    )
 
 
 def _word(state: BoardState) -> str:
@@ -91,10 +100,18 @@ async def chat(state: BoardState) -> dict[str, Any]:
     if isinstance(last, ToolMessage):
         reply = AIMessage(content=f"done: {last.content}", id="lg-after-tool")
     elif word == "tool":
-        reply = AIMessage(content="", id="lg-call", tool_calls=[
-            {"name": "add_task", "args": {"title": "write tests"}, "id": "call-lg-1",
-             "type": "tool_call"},
-        ])
+        reply = AIMessage(
+            content="",
+            id="lg-call",
+            tool_calls=[
+                {
+                    "name": "add_task",
+                    "args": {"title": "write tests"},
+                    "id": "call-lg-1",
+                    "type": "tool_call",
+                },
+            ],
+        )
     else:
         reply = AIMessage(content="Hello from the graph", id="lg-text")
     model = FragmentingFakeChatModel(messages=iter([reply]))

@@ -83,21 +83,33 @@ def _word(run_input: RunAgentInput) -> str:
 
 def chunks() -> list[BaseEvent]:
     return [
-        TextMessageChunkEvent(type=T.TEXT_MESSAGE_CHUNK, message_id="t1", role="assistant",
-                              delta="Hel"),
-        TextMessageChunkEvent(type=T.TEXT_MESSAGE_CHUNK, message_id="t1", role="assistant",
-                              delta="lo"),
-        ToolCallChunkEvent(type=T.TOOL_CALL_CHUNK, tool_call_id="tc1", tool_call_name="lookup",
-                           parent_message_id="t1", delta='{"q": '),
+        TextMessageChunkEvent(
+            type=T.TEXT_MESSAGE_CHUNK, message_id="t1", role="assistant", delta="Hel"
+        ),
+        TextMessageChunkEvent(
+            type=T.TEXT_MESSAGE_CHUNK, message_id="t1", role="assistant", delta="lo"
+        ),
+        ToolCallChunkEvent(
+            type=T.TOOL_CALL_CHUNK,
+            tool_call_id="tc1",
+            tool_call_name="lookup",
+            parent_message_id="t1",
+            delta='{"q": ',
+        ),
         ToolCallChunkEvent(type=T.TOOL_CALL_CHUNK, tool_call_id="tc1", delta='"cats"}'),
-        ReasoningMessageChunkEvent(type=T.REASONING_MESSAGE_CHUNK, message_id="r1",
-                                   delta="pondering"),
-        ToolCallResultEvent(type=T.TOOL_CALL_RESULT, message_id="res1", tool_call_id="tc1",
-                            role="tool", content=[
-                                {"type": "text", "text": "two cats"},
-                                {"type": "image",
-                                 "source": {"type": "url", "value": "https://example.com/c.png"}},
-                            ]),
+        ReasoningMessageChunkEvent(
+            type=T.REASONING_MESSAGE_CHUNK, message_id="r1", delta="pondering"
+        ),
+        ToolCallResultEvent(
+            type=T.TOOL_CALL_RESULT,
+            message_id="res1",
+            tool_call_id="tc1",
+            role="tool",
+            content=[
+                {"type": "text", "text": "two cats"},
+                {"type": "image", "source": {"type": "url", "value": "https://example.com/c.png"}},
+            ],
+        ),
     ]
 
 
@@ -107,44 +119,77 @@ def everything() -> list[BaseEvent | str]:
         StepStartedEvent(type=T.STEP_STARTED, step_name="plan"),
         StateSnapshotEvent(type=T.STATE_SNAPSHOT, snapshot={"tasks": [], "mode": "plan"}),
         KEEPALIVE,
-        StateDeltaEvent(type=T.STATE_DELTA, delta=[
-            {"op": "add", "path": "/tasks/-", "value": "write"},
-            {"op": "replace", "path": "/mode", "value": "act"},
-        ]),
-        ActivitySnapshotEvent(type=T.ACTIVITY_SNAPSHOT, message_id="act1", activity_type="PLAN",
-                              content={"steps": ["a"], "done": 0}),
-        ActivityDeltaEvent(type=T.ACTIVITY_DELTA, message_id="act1", activity_type="PLAN",
-                           patch=[{"op": "replace", "path": "/done", "value": 1}]),
+        StateDeltaEvent(
+            type=T.STATE_DELTA,
+            delta=[
+                {"op": "add", "path": "/tasks/-", "value": "write"},
+                {"op": "replace", "path": "/mode", "value": "act"},
+            ],
+        ),
+        ActivitySnapshotEvent(
+            type=T.ACTIVITY_SNAPSHOT,
+            message_id="act1",
+            activity_type="PLAN",
+            content={"steps": ["a"], "done": 0},
+        ),
+        ActivityDeltaEvent(
+            type=T.ACTIVITY_DELTA,
+            message_id="act1",
+            activity_type="PLAN",
+            patch=[{"op": "replace", "path": "/done", "value": 1}],
+        ),
         ReasoningStartEvent(type=T.REASONING_START, message_id="rs1"),
-        ReasoningMessageStartEvent(type=T.REASONING_MESSAGE_START, message_id="r1",
-                                   role="reasoning"),
-        ReasoningMessageContentEvent(type=T.REASONING_MESSAGE_CONTENT, message_id="r1",
-                                     delta="thinking"),
+        ReasoningMessageStartEvent(
+            type=T.REASONING_MESSAGE_START, message_id="r1", role="reasoning"
+        ),
+        ReasoningMessageContentEvent(
+            type=T.REASONING_MESSAGE_CONTENT, message_id="r1", delta="thinking"
+        ),
         ReasoningMessageEndEvent(type=T.REASONING_MESSAGE_END, message_id="r1"),
-        ReasoningEncryptedValueEvent(type=T.REASONING_ENCRYPTED_VALUE, subtype="message",
-                                     entity_id="r1", encrypted_value="enc-msg"),
+        ReasoningEncryptedValueEvent(
+            type=T.REASONING_ENCRYPTED_VALUE,
+            subtype="message",
+            entity_id="r1",
+            encrypted_value="enc-msg",
+        ),
         ReasoningEndEvent(type=T.REASONING_END, message_id="rs1"),
         TextMessageStartEvent(type=T.TEXT_MESSAGE_START, message_id="a1", role="assistant"),
         TextMessageContentEvent(type=T.TEXT_MESSAGE_CONTENT, message_id="a1", delta="On it."),
         TextMessageEndEvent(type=T.TEXT_MESSAGE_END, message_id="a1"),
-        ToolCallStartEvent(type=T.TOOL_CALL_START, tool_call_id="c1", tool_call_name="search",
-                           parent_message_id="a1"),
+        ToolCallStartEvent(
+            type=T.TOOL_CALL_START,
+            tool_call_id="c1",
+            tool_call_name="search",
+            parent_message_id="a1",
+        ),
         ToolCallArgsEvent(type=T.TOOL_CALL_ARGS, tool_call_id="c1", delta='{"q":"x"}'),
         ToolCallEndEvent(type=T.TOOL_CALL_END, tool_call_id="c1"),
-        ReasoningEncryptedValueEvent(type=T.REASONING_ENCRYPTED_VALUE, subtype="tool-call",
-                                     entity_id="c1", encrypted_value="enc-call"),
-        ToolCallResultEvent(type=T.TOOL_CALL_RESULT, message_id="res1", tool_call_id="c1",
-                            content="found x", role="tool"),
-        SubagentStartedEvent(type=T.SUBAGENT_STARTED, subagent_run_id=sub, name="helper",
-                             parent_tool_call_id="c1"),
-        TextMessageStartEvent(type=T.TEXT_MESSAGE_START, message_id="s1", role="assistant",
-                              subagent_run_id=sub),
+        ReasoningEncryptedValueEvent(
+            type=T.REASONING_ENCRYPTED_VALUE,
+            subtype="tool-call",
+            entity_id="c1",
+            encrypted_value="enc-call",
+        ),
+        ToolCallResultEvent(
+            type=T.TOOL_CALL_RESULT,
+            message_id="res1",
+            tool_call_id="c1",
+            content="found x",
+            role="tool",
+        ),
+        SubagentStartedEvent(
+            type=T.SUBAGENT_STARTED, subagent_run_id=sub, name="helper", parent_tool_call_id="c1"
+        ),
+        TextMessageStartEvent(
+            type=T.TEXT_MESSAGE_START, message_id="s1", role="assistant", subagent_run_id=sub
+        ),
         TextMessageContentEvent(type=T.TEXT_MESSAGE_CONTENT, message_id="s1", delta="sub says hi"),
         TextMessageEndEvent(type=T.TEXT_MESSAGE_END, message_id="s1"),
         SubagentFinishedEvent(type=T.SUBAGENT_FINISHED, subagent_run_id=sub, result={"ok": True}),
         SubagentStartedEvent(type=T.SUBAGENT_STARTED, subagent_run_id="sub-2", name="flaky"),
-        SubagentErrorEvent(type=T.SUBAGENT_ERROR, subagent_run_id="sub-2", message="gave up",
-                           code="flaky_failed"),
+        SubagentErrorEvent(
+            type=T.SUBAGENT_ERROR, subagent_run_id="sub-2", message="gave up", code="flaky_failed"
+        ),
         CustomEvent(type=T.CUSTOM, name="progress", value={"pct": 50}),
         RawEvent(type=T.RAW, event={"vendor": "x", "n": 1}, source="upstream-llm"),
         KEEPALIVE,
@@ -153,20 +198,34 @@ def everything() -> list[BaseEvent | str]:
 
 
 def snapshots(run_input: RunAgentInput) -> list[BaseEvent]:
-    first = [*run_input.messages,
-             AssistantMessage(id="snap-a1", role="assistant", content="draft")]
-    second = [*run_input.messages,
-              AssistantMessage(id="snap-b1", role="assistant", content="", tool_calls=[
-                  ToolCall(id="call-9", type="function",
-                           function=FunctionCall(name="save", arguments="{}")),
-              ]),
-              AssistantMessage(id="snap-b2", role="assistant", content="final")]
-    return [MessagesSnapshotEvent(type=T.MESSAGES_SNAPSHOT, messages=first),
-            MessagesSnapshotEvent(type=T.MESSAGES_SNAPSHOT, messages=second)]
+    first = [*run_input.messages, AssistantMessage(id="snap-a1", role="assistant", content="draft")]
+    second = [
+        *run_input.messages,
+        AssistantMessage(
+            id="snap-b1",
+            role="assistant",
+            content="",
+            tool_calls=[
+                ToolCall(
+                    id="call-9", type="function", function=FunctionCall(name="save", arguments="{}")
+                ),
+            ],
+        ),
+        AssistantMessage(id="snap-b2", role="assistant", content="final"),
+    ]
+    return [
+        MessagesSnapshotEvent(type=T.MESSAGES_SNAPSHOT, messages=first),
+        MessagesSnapshotEvent(type=T.MESSAGES_SNAPSHOT, messages=second),
+    ]
 
 
-APPROVAL = Interrupt(id="int-1", reason="tool_call", message="Delete the file?",
-                     tool_call_id="c-del", response_schema={"type": "object"})
+APPROVAL = Interrupt(
+    id="int-1",
+    reason="tool_call",
+    message="Delete the file?",
+    tool_call_id="c-del",
+    response_schema={"type": "object"},
+)
 
 
 async def events(run_input: RunAgentInput) -> AsyncIterator[BaseEvent | str]:
@@ -191,8 +250,12 @@ async def events(run_input: RunAgentInput) -> AsyncIterator[BaseEvent | str]:
             for event in snapshots(run_input):
                 yield event
         elif word == "interrupt":
-            yield TextMessageStartEvent(type=T.TEXT_MESSAGE_START, message_id="ask", role="assistant")
-            yield TextMessageContentEvent(type=T.TEXT_MESSAGE_CONTENT, message_id="ask", delta="May I?")
+            yield TextMessageStartEvent(
+                type=T.TEXT_MESSAGE_START, message_id="ask", role="assistant"
+            )
+            yield TextMessageContentEvent(
+                type=T.TEXT_MESSAGE_CONTENT, message_id="ask", delta="May I?"
+            )
             yield TextMessageEndEvent(type=T.TEXT_MESSAGE_END, message_id="ask")
             outcome = RunFinishedInterruptOutcome(type="interrupt", interrupts=[APPROVAL])
         elif word == "error":

@@ -76,15 +76,21 @@ async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator
         yield {0: DeltaToolCall(name="add_task", json_args='{"title": "one"}', tool_call_id="c1")}
         yield {1: DeltaToolCall(name="add_task", json_args='{"title": "two"}', tool_call_id="c2")}
     elif word == "client":
-        yield {0: DeltaToolCall(name="confirm", json_args='{"question": "ok?"}',
-                                tool_call_id="call-confirm")}
+        yield {
+            0: DeltaToolCall(
+                name="confirm", json_args='{"question": "ok?"}', tool_call_id="call-confirm"
+            )
+        }
     elif word == "think":
         yield {0: DeltaThinkingPart(content="Let me ")}
         yield {0: DeltaThinkingPart(content="think.", signature="sig-123")}
         yield "Thought it over."
     elif word == "approve":
-        yield {0: DeltaToolCall(name="delete_file", json_args='{"path": "/tmp/old.log"}',
-                                tool_call_id="call-del")}
+        yield {
+            0: DeltaToolCall(
+                name="delete_file", json_args='{"path": "/tmp/old.log"}', tool_call_id="call-del"
+            )
+        }
     elif word == "fail":
         raise RuntimeError("the model failed on purpose")
         yield  # pragma: no cover
@@ -93,7 +99,8 @@ async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator
 
 
 agent: Agent[StateDeps[Board], str | DeferredToolRequests] = Agent(
-    FunctionModel(stream_function=stream), deps_type=StateDeps[Board],
+    FunctionModel(stream_function=stream),
+    deps_type=StateDeps[Board],
     output_type=[str, DeferredToolRequests],
 )
 
@@ -102,7 +109,9 @@ agent: Agent[StateDeps[Board], str | DeferredToolRequests] = Agent(
 async def add_task(ctx: RunContext[StateDeps[Board]], title: str) -> ToolReturn:
     """Add a task to the board and publish the new state."""
     ctx.deps.state.tasks.append(title)
-    snapshot = StateSnapshotEvent(type=EventType.STATE_SNAPSHOT, snapshot=ctx.deps.state.model_dump())
+    snapshot = StateSnapshotEvent(
+        type=EventType.STATE_SNAPSHOT, snapshot=ctx.deps.state.model_dump()
+    )
     return ToolReturn(return_value=f"added {title}", metadata=[snapshot])
 
 

@@ -53,14 +53,27 @@ async def test_protocol_package_chunks_become_whole_messages(url):
     # chunks repeat messageId and role on every fragment: one message each, not several
     assert conversation(session.messages) == [
         {"role": "user", "id": "m1", "content": "chunks"},
-        {"role": "assistant", "id": "m2", "content": "Hello", "toolCalls": [
-            {"id": "tc1", "type": "function",
-             "function": {"name": "lookup", "arguments": '{"q": "cats"}'}},
-        ]},
-        {"role": "tool", "id": "m3", "toolCallId": "tc1", "content": [
-            {"type": "text", "text": "two cats"},
-            {"type": "image", "source": {"type": "url", "value": "https://example.com/c.png"}},
-        ]},
+        {
+            "role": "assistant",
+            "id": "m2",
+            "content": "Hello",
+            "toolCalls": [
+                {
+                    "id": "tc1",
+                    "type": "function",
+                    "function": {"name": "lookup", "arguments": '{"q": "cats"}'},
+                },
+            ],
+        },
+        {
+            "role": "tool",
+            "id": "m3",
+            "toolCallId": "tc1",
+            "content": [
+                {"type": "text", "text": "two cats"},
+                {"type": "image", "source": {"type": "url", "value": "https://example.com/c.png"}},
+            ],
+        },
         {"role": "reasoning", "id": "m4", "content": "pondering"},
     ]
 
@@ -71,26 +84,47 @@ async def test_protocol_package_every_event_type_is_applied(url):
     assert only_done(updates).outcome == "success"
     assert conversation(session.messages) == [
         {"role": "user", "id": "m1", "content": "all"},
-        {"role": "activity", "id": "m2", "activityType": "PLAN",
-         "content": {"steps": ["a"], "done": 1}},
+        {
+            "role": "activity",
+            "id": "m2",
+            "activityType": "PLAN",
+            "content": {"steps": ["a"], "done": 1},
+        },
         {"role": "reasoning", "id": "m3", "content": "thinking", "encryptedValue": "enc-msg"},
-        {"role": "assistant", "id": "m4", "content": "On it.", "toolCalls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "search", "arguments": '{"q":"x"}'},
-             "encryptedValue": "enc-call"},
-        ]},
+        {
+            "role": "assistant",
+            "id": "m4",
+            "content": "On it.",
+            "toolCalls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "search", "arguments": '{"q":"x"}'},
+                    "encryptedValue": "enc-call",
+                },
+            ],
+        },
         {"role": "tool", "id": "m5", "content": "found x", "toolCallId": "c1"},
         {"role": "assistant", "id": "m6", "content": "sub says hi", "subagentRunId": "sub-1"},
     ]
     assert session.state == {"tasks": ["write"], "mode": "act"}
-    kinds = (StepChanged, ActivityChanged, ReasoningSpan, EncryptedValue, SubagentChanged,
-             Custom, Raw)
+    kinds = (
+        StepChanged,
+        ActivityChanged,
+        ReasoningSpan,
+        EncryptedValue,
+        SubagentChanged,
+        Custom,
+        Raw,
+    )
     assert [u for u in updates if isinstance(u, kinds)] == [
         StepChanged(name="plan", started=True),
-        ActivityChanged(message_id="act1", activity_type="PLAN",
-                        content={"steps": ["a"], "done": 0}),
-        ActivityChanged(message_id="act1", activity_type="PLAN",
-                        content={"steps": ["a"], "done": 1}),
+        ActivityChanged(
+            message_id="act1", activity_type="PLAN", content={"steps": ["a"], "done": 0}
+        ),
+        ActivityChanged(
+            message_id="act1", activity_type="PLAN", content={"steps": ["a"], "done": 1}
+        ),
         ReasoningSpan(span_id="rs1", started=True),
         EncryptedValue(subtype="message", entity_id="r1"),
         ReasoningSpan(span_id="rs1", started=False),
@@ -122,9 +156,18 @@ async def test_protocol_package_second_messages_snapshot_replaces_the_first(url)
     assert only_done(await session.send("snapshot").collect()).outcome == "success"
     assert conversation(session.messages) == [
         {"role": "user", "id": "m1", "content": "snapshot"},
-        {"role": "assistant", "id": "m2", "content": "", "toolCalls": [
-            {"id": "call-9", "type": "function", "function": {"name": "save", "arguments": "{}"}},
-        ]},
+        {
+            "role": "assistant",
+            "id": "m2",
+            "content": "",
+            "toolCalls": [
+                {
+                    "id": "call-9",
+                    "type": "function",
+                    "function": {"name": "save", "arguments": "{}"},
+                },
+            ],
+        },
         {"role": "assistant", "id": "m3", "content": "final"},
     ]
     assert "snap-a1" not in [m.id for m in session.messages]
@@ -136,7 +179,10 @@ async def test_protocol_package_interrupt_pauses_and_resume_is_answered(url):
     assert done.outcome == "interrupted"
     [pending] = session.pending_interrupts
     assert (pending.id, pending.reason, pending.tool_call_id, pending.message) == (
-        "int-1", "tool_call", "c-del", "Delete the file?",
+        "int-1",
+        "tool_call",
+        "c-del",
+        "Delete the file?",
     )
     second = only_done(await session.resume({"int-1": resolved({"approved": True})}).collect())
     assert second.outcome == "success"

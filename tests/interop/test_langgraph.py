@@ -88,10 +88,18 @@ async def test_langgraph_tool_call_state_and_result_misplaced_by_the_adapter_ids
     # alike) keeps the streamed messages in place and appends the tool message last
     assert conversation(session.messages) == [
         {"role": "user", "id": "m1", "content": "tool"},
-        {"role": "assistant", "id": "m2", "content": "", "toolCalls": [
-            {"id": "call-lg-1", "type": "function",
-             "function": {"name": "add_task", "arguments": '{"title": "write tests"}'}},
-        ]},
+        {
+            "role": "assistant",
+            "id": "m2",
+            "content": "",
+            "toolCalls": [
+                {
+                    "id": "call-lg-1",
+                    "type": "function",
+                    "function": {"name": "add_task", "arguments": '{"title": "write tests"}'},
+                },
+            ],
+        },
         {"role": "assistant", "id": "m3", "content": "done: added write tests"},
         {"role": "tool", "id": "m4", "content": "added write tests", "toolCallId": "call-lg-1"},
     ]
@@ -121,7 +129,12 @@ async def test_langgraph_second_turn_does_not_duplicate_messages(url):
     # the state sent back carries LangChain-shaped messages; the graph must not add them twice
     assert only_done(await session.send("text again").collect()).outcome == "success"
     assert [m["role"] for m in conversation(session.messages)] == [
-        "user", "assistant", "assistant", "tool", "user", "assistant",
+        "user",
+        "assistant",
+        "assistant",
+        "tool",
+        "user",
+        "assistant",
     ]
     assert len(session.state["messages"]) == 6
     assert session.state["tasks"] == ["write tests"]
@@ -162,7 +175,8 @@ async def test_langgraph_legacy_on_interrupt_is_a_warned_compat_rule(url):
     assert paused.interrupts == (pending,)
     assert (pending.reason, pending.message) == ("approval", "Approve the plan?")
     assert pending.metadata["langgraph"]["raw"] == {
-        "message": "Approve the plan?", "reason": "approval",
+        "message": "Approve the plan?",
+        "reason": "approval",
     }
     # a run that does not answer it is refused before anything is sent
     with pytest.raises(ResumeError):
@@ -173,13 +187,18 @@ async def test_langgraph_legacy_resume_through_forwarded_props_command(url):
     # the adapter's legacy channel (deprecated, logged as such): forwardedProps.command.resume
     _, first = await raw_events(url, run_input("ask", threadId="legacy-command"))
     assert [e["name"] for e in first if e["type"] == "CUSTOM"] == ["on_interrupt"]
-    body = run_input("ask", threadId="legacy-command", runId="run-2",
-                     forwardedProps={"command": {"resume": {"ok": True}}})
+    body = run_input(
+        "ask",
+        threadId="legacy-command",
+        runId="run-2",
+        forwardedProps={"command": {"resume": {"ok": True}}},
+    )
     _, resumed = await raw_events(url, body)
     assert resumed[-1]["type"] == "RUN_FINISHED" and "outcome" not in resumed[-1]
     final = next(e for e in reversed(resumed) if e["type"] == "MESSAGES_SNAPSHOT")
     assert [(m["role"], m["content"]) for m in final["messages"]] == [
-        ("user", "ask"), ("assistant", 'you said: {"ok": true}'),
+        ("user", "ask"),
+        ("assistant", 'you said: {"ok": true}'),
     ]
 
 
@@ -194,7 +213,8 @@ async def test_langgraph_interrupt_outcome_pauses_and_resume_entry_answers(outco
     assert paused.interrupts == (pending,)
     assert (pending.reason, pending.message) == ("approval", "Approve the plan?")
     assert pending.metadata["langgraph"]["raw"] == {
-        "message": "Approve the plan?", "reason": "approval",
+        "message": "Approve the plan?",
+        "reason": "approval",
     }
     # RunAgentInput.resume[]: one resolved entry becomes Command(resume=payload)
     resumed = await session.resume({pending.id: {"ok": True}}).collect()

@@ -65,25 +65,30 @@ def test_langgraph_declined_interrupt_is_answered_with_a_value_too(url):
     code, lines, err = board_watch(["watch", "--url", url, "--check"], "ask\nn\n")
     assert (code, err) == (0, "")
     assert [line for line in lines if line.startswith("done ")] == [
-        "done    interrupted on 1", "done    success",
+        "done    interrupted on 1",
+        "done    success",
     ]
     assert 'you said: {\\"approved\\": false}' in lines[-1]
 
 
 def test_two_board_watch_processes_with_default_ids_do_not_share_a_langgraph_thread(
-        url, monkeypatch):
+    url, monkeypatch
+):
     monkeypatch.delenv(THREAD_ENV, raising=False)
     threads = []
     for _ in range(2):
         code, lines, err = board_watch(["watch", "--url", url, "--check"], "ask\ny\n")
         assert (code, err) == (0, "")
         assert [line for line in lines if line.startswith("done ")] == [
-            "done    interrupted on 1", "done    success",
+            "done    interrupted on 1",
+            "done    success",
         ]
         # each process's thread holds its own messages only, not the other's
         boards = [line for line in lines if line.startswith("board   run ")]
         assert [b.split(" · ", 2)[2] for b in boards] == [
-            "1 message · waiting on 1 interrupt", "2 messages"]
+            "1 message · waiting on 1 interrupt",
+            "2 messages",
+        ]
         threads.append(re.search(r"thread (\S+)", boards[0])[1])
         assert 'you said: {\\"approved\\": true}' in lines[-1]
     assert threads[0] != threads[1]
@@ -102,8 +107,7 @@ def test_a_thread_pinned_by_two_processes_is_shared_by_them(url):
 
 
 @pytest.mark.parametrize(("answer", "said"), [("y", "true"), ("n", "false")])
-def test_trace_pauses_on_the_langgraph_legacy_interrupt_and_its_resume_completes(
-        url, answer, said):
+def test_trace_pauses_on_the_langgraph_legacy_interrupt_and_its_resume_completes(url, answer, said):
     argv = ["trace", "--url", url, "--thread", f"trace-{answer}", "ask"]
     code, lines, err = board_watch(argv, answer + "\n")
     assert (code, err) == (0, "")
@@ -120,9 +124,12 @@ def test_trace_pauses_on_the_langgraph_legacy_interrupt_and_its_resume_completes
     sends = [line for line in lines if line.startswith("send ")]
     assert re.fullmatch(r"send\s+POST /agent run-2: resume 1 answers \(\d+ messages\)", sends[1])
     assert json.loads(sends[2].split(None, 1)[1]) == {
-        "interruptId": interrupt_id, "status": "resolved", "payload": {"approved": said == "true"}}
+        "interruptId": interrupt_id,
+        "status": "resolved",
+        "payload": {"approved": said == "true"},
+    }
     # the resumed run completes with the answer the graph got
-    after = lines[lines.index(sends[-1]):]
+    after = lines[lines.index(sends[-1]) :]
     assert any(f'you said: {{\\"approved\\": {said}}}' in line for line in after)
     assert '"type":"RUN_FINISHED"' in after[-1]
     assert not [line for line in after if line.startswith(("pause ", "end ", "error "))]

@@ -67,16 +67,26 @@ async def test_pydantic_ai_tool_arguments_in_fragments_are_reassembled_and_state
     updates = await session.send("args").collect()
     assert only_done(updates).outcome == "success"
     assert [u.delta for u in updates if isinstance(u, ToolCallArgs)] == [
-        '{"ti', 'tle": "wri', 'te tests"}',
+        '{"ti',
+        'tle": "wri',
+        'te tests"}',
     ]
     # the tool-call parent is an empty assistant message (TEXT_MESSAGE_START/END with no
     # content): kept, with content "" and the call attached to it
     assert conversation(session.messages) == [
         {"role": "user", "id": "m1", "content": "args"},
-        {"role": "assistant", "id": "m2", "content": "", "toolCalls": [
-            {"id": "call-a", "type": "function",
-             "function": {"name": "add_task", "arguments": '{"title": "write tests"}'}},
-        ]},
+        {
+            "role": "assistant",
+            "id": "m2",
+            "content": "",
+            "toolCalls": [
+                {
+                    "id": "call-a",
+                    "type": "function",
+                    "function": {"name": "add_task", "arguments": '{"title": "write tests"}'},
+                },
+            ],
+        },
         {"role": "tool", "id": "m3", "content": "added write tests", "toolCallId": "call-a"},
         {"role": "assistant", "id": "m4", "content": "done: add_task=added write tests"},
     ]
@@ -90,7 +100,8 @@ async def test_pydantic_ai_two_calls_in_one_response_share_one_parent(url):
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "assistant"]
     assert [c["id"] for c in messages[1]["toolCalls"]] == ["c1", "c2"]
     assert [(m["toolCallId"], m["content"]) for m in messages[2:4]] == [
-        ("c1", "added one"), ("c2", "added two"),
+        ("c1", "added one"),
+        ("c2", "added two"),
     ]
     # one whole-state snapshot after each tool: the last one wins
     assert session.state == {"tasks": ["one", "two"]}
@@ -102,9 +113,15 @@ async def test_pydantic_ai_client_tool_round_trip_ends_pending_then_answers(url)
     assert first.outcome == "success"
     assert first.pending_tool_call_ids == ("call-confirm",)
     assert conversation(session.messages)[-1] == {
-        "role": "assistant", "id": "m2", "content": "", "toolCalls": [
-            {"id": "call-confirm", "type": "function",
-             "function": {"name": "confirm", "arguments": '{"question": "ok?"}'}},
+        "role": "assistant",
+        "id": "m2",
+        "content": "",
+        "toolCalls": [
+            {
+                "id": "call-confirm",
+                "type": "function",
+                "function": {"name": "confirm", "arguments": '{"question": "ok?"}'},
+            },
         ],
     }
     session.add_tool_result("call-confirm", "yes")
@@ -133,8 +150,12 @@ async def test_pydantic_ai_thinking_is_a_reasoning_message_with_its_encrypted_si
     assert only_done(await session.send("think").collect()).outcome == "success"
     assert conversation(session.messages) == [
         {"role": "user", "id": "m1", "content": "think"},
-        {"role": "reasoning", "id": "m2", "content": "Let me think.",
-         "encryptedValue": '{"signature": "sig-123", "provider_name": "function"}'},
+        {
+            "role": "reasoning",
+            "id": "m2",
+            "content": "Let me think.",
+            "encryptedValue": '{"signature": "sig-123", "provider_name": "function"}',
+        },
         {"role": "assistant", "id": "m3", "content": "Thought it over."},
     ]
 
@@ -158,7 +179,9 @@ async def test_pydantic_ai_wire_quirks_we_accept(url):
     assert events[0]["protocolVersion"] == "1.0"
     # the tool call's parent is an assistant message opened and closed with no content
     assert [e["type"] for e in events[1:4]] == [
-        "TEXT_MESSAGE_START", "TEXT_MESSAGE_END", "TOOL_CALL_START",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
     ]
     assert events[3]["parentMessageId"] == events[1]["messageId"]
     # RUN_ERROR carries no code
@@ -172,33 +195,54 @@ async def test_pydantic_ai_approval_is_an_interrupt_and_an_approval_runs_the_too
     [pending] = session.pending_interrupts
     # pydantic-ai names the interrupt after the call and advertises the payload it accepts
     assert (pending.id, pending.reason, pending.tool_call_id) == (
-        "int-call-del", "tool_call", "call-del",
+        "int-call-del",
+        "tool_call",
+        "call-del",
     )
     assert pending.response_schema["required"] == ["approved"]
-    assert only_done(await session.resume(
-        {"int-call-del": resolved({"approved": True})}).collect()).outcome == "success"
+    assert (
+        only_done(
+            await session.resume({"int-call-del": resolved({"approved": True})}).collect()
+        ).outcome
+        == "success"
+    )
     assert session.pending_interrupts == []
     assert conversation(session.messages)[1:] == [
-        {"role": "assistant", "id": "m2", "content": "", "toolCalls": [
-            {"id": "call-del", "type": "function",
-             "function": {"name": "delete_file", "arguments": '{"path": "/tmp/old.log"}'}},
-        ]},
+        {
+            "role": "assistant",
+            "id": "m2",
+            "content": "",
+            "toolCalls": [
+                {
+                    "id": "call-del",
+                    "type": "function",
+                    "function": {"name": "delete_file", "arguments": '{"path": "/tmp/old.log"}'},
+                },
+            ],
+        },
         {"role": "tool", "id": "m3", "content": "deleted /tmp/old.log", "toolCallId": "call-del"},
         {"role": "assistant", "id": "m4", "content": "done: delete_file=deleted /tmp/old.log"},
     ]
 
 
-@pytest.mark.parametrize(("answer", "said"), [
-    (resolved({"approved": False, "reason": "not that one"}), "not that one"),
-    (cancelled(), "Cancelled by user."),
-])
-async def test_pydantic_ai_denied_or_cancelled_approval_answers_without_running(url, answer,
-                                                                                said):
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (resolved({"approved": False, "reason": "not that one"}), "not that one"),
+        (cancelled(), "Cancelled by user."),
+    ],
+)
+async def test_pydantic_ai_denied_or_cancelled_approval_answers_without_running(url, answer, said):
     session = session_for(url)
     assert only_done(await session.send("approve").collect()).outcome == "interrupted"
     assert only_done(await session.resume({"int-call-del": answer}).collect()).outcome == "success"
     tool, reply = conversation(session.messages)[2:]
     # pydantic-ai marks the denial in the tool message's encryptedValue (its own metadata)
-    assert tool == {"role": "tool", "id": "m3", "content": said, "toolCallId": "call-del",
-                    "encryptedValue": '{"pydantic_ai": {"outcome": "denied"}}'}
+    assert tool == {
+        "role": "tool",
+        "id": "m3",
+        "content": said,
+        "toolCallId": "call-del",
+        "encryptedValue": '{"pydantic_ai": {"outcome": "denied"}}',
+    }
     assert reply == {"role": "assistant", "id": "m4", "content": f"done: delete_file={said}"}

@@ -44,18 +44,28 @@ def reference() -> Path:
             pytest.skip(f"@ag-ui/client not in {cache} and no npm or {manifest} to install it")
         cache.mkdir(parents=True, exist_ok=True)
         shutil.copy(manifest, cache / "package.json")
-        done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund"],
-                              cwd=cache, capture_output=True, text=True, timeout=600,
-                              check=False)
+        done = subprocess.run(
+            ["npm", "install", "--silent", "--no-audit", "--no-fund"],
+            cwd=cache,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         if done.returncode != 0:
             pytest.skip(f"npm install of @ag-ui/client failed: {done.stderr.strip()[-300:]}")
     return cache
 
 
 def run_reference(cache: Path, job: dict[str, Any]) -> dict[str, Any]:
-    done = subprocess.run(["node", str(HERE / "ts_client.mjs"), str(cache)],
-                          input=json.dumps(job), capture_output=True, text=True, timeout=300,
-                          check=False)
+    done = subprocess.run(
+        ["node", str(HERE / "ts_client.mjs"), str(cache)],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
 
@@ -73,22 +83,27 @@ FAKE_CONVERSATIONS: dict[str, list[dict[str, Any]]] = {
     "call": [{"user": "call"}],
     "parallel": [{"user": "parallel"}],
     "mixed": [{"user": "mixed"}],
-    "approve": [{"user": "approve"}, {"resume": {
-        "ts-run-1-approve-delete_file": {"approved": True},
-        "ts-run-1-approve-send_email": {"approved": False},
-    }}],
+    "approve": [
+        {"user": "approve"},
+        {
+            "resume": {
+                "ts-run-1-approve-delete_file": {"approved": True},
+                "ts-run-1-approve-send_email": {"approved": False},
+            }
+        },
+    ],
     "busy": [{"user": "busy write, test"}, {"resume": {"ts-run-1-continue": True}}],
     "slow": [{"user": "slow", "abortOn": "TOOL_CALL_ARGS"}],
     "fail": [{"user": "fail"}],
     "default": [{"user": "hello there"}],
 }
 
-TASK_BOARD_CONVERSATION = [{"user": "add buy milk, call Ana"}, {"user": "done 1"},
-                           {"user": "list"}]
+TASK_BOARD_CONVERSATION = [{"user": "add buy milk, call Ana"}, {"user": "done 1"}, {"user": "list"}]
 
 
-async def run_ours(url: str, steps: list[dict[str, Any]], *, tools: Any = (),
-                   thread_id: str = "thread-ours") -> dict[str, Any]:
+async def run_ours(
+    url: str, steps: list[dict[str, Any]], *, tools: Any = (), thread_id: str = "thread-ours"
+) -> dict[str, Any]:
     """The same conversation through agui's Session: per run the Done outcome and the
     warnings and errors, then the final messages (wire form) and state."""
     from agui.updates import Done, ErrorUpdate, ToolCallArgs, WarningUpdate
@@ -113,25 +128,30 @@ async def run_ours(url: str, steps: list[dict[str, Any]], *, tools: Any = (),
                 if step.get("abortOn") == "TOOL_CALL_ARGS" and isinstance(update, ToolCallArgs):
                     break
         done = run.done
-        runs.append({
-            "outcome": done.outcome if isinstance(done, Done) else None,
-            "problems": [u for u in updates if isinstance(u, (WarningUpdate, ErrorUpdate))],
-        })
-    return {"runs": runs, "messages": [wire(m) for m in session.messages],
-            "state": session.state}
+        runs.append(
+            {
+                "outcome": done.outcome if isinstance(done, Done) else None,
+                "problems": [u for u in updates if isinstance(u, (WarningUpdate, ErrorUpdate))],
+            }
+        )
+    return {"runs": runs, "messages": [wire(m) for m in session.messages], "state": session.state}
 
 
-def reference_job(url: str, steps: list[dict[str, Any]], *, tools: Any = (),
-                  thread_id: str = "thread-ts") -> dict[str, Any]:
+def reference_job(
+    url: str, steps: list[dict[str, Any]], *, tools: Any = (), thread_id: str = "thread-ts"
+) -> dict[str, Any]:
     runs = []
     for step in steps:
         spec: dict[str, Any] = {"tools": list(tools)}
         if "resume" in step:
-            spec["resume"] = [{"interruptId": k, "status": "resolved", "payload": v}
-                              for k, v in step["resume"].items()]
+            spec["resume"] = [
+                {"interruptId": k, "status": "resolved", "payload": v}
+                for k, v in step["resume"].items()
+            ]
         elif "toolResults" in step:
-            spec["toolResults"] = [{"toolCallId": k, "content": v}
-                                   for k, v in step["toolResults"].items()]
+            spec["toolResults"] = [
+                {"toolCallId": k, "content": v} for k, v in step["toolResults"].items()
+            ]
         else:
             spec["user"] = step["user"]
         if "abortOn" in step:
@@ -178,9 +198,14 @@ def without_ids(value: Any) -> Any:
     return value
 
 
-def same_conversation(theirs: dict[str, Any], ours: dict[str, Any], *,
-                      minted_ids: bool = False, state_ids: bool = True,
-                      profile_outcomes: dict[int, str] | None = None) -> None:
+def same_conversation(
+    theirs: dict[str, Any],
+    ours: dict[str, Any],
+    *,
+    minted_ids: bool = False,
+    state_ids: bool = True,
+    profile_outcomes: dict[int, str] | None = None,
+) -> None:
     """Same messages (ids renamed in order when the server mints random ones per request),
     same state, same outcome per run (``profile_outcomes``: run index -> our outcome where
     an agui.profiles rule, which the reference client does not have, decides it)."""
@@ -249,22 +274,41 @@ async def _server_agent(run_input: Any, emit: Any, cancel: Any) -> None:
     await emit({"type": "REASONING_MESSAGE_START", "messageId": "think-1", "role": "reasoning"})
     await emit({"type": "REASONING_MESSAGE_CONTENT", "messageId": "think-1", "delta": "hmm"})
     await emit({"type": "REASONING_MESSAGE_END", "messageId": "think-1"})
-    await emit({"type": "REASONING_ENCRYPTED_VALUE", "subtype": "message", "entityId": "think-1",
-                "encryptedValue": "opaque"})
+    await emit(
+        {
+            "type": "REASONING_ENCRYPTED_VALUE",
+            "subtype": "message",
+            "entityId": "think-1",
+            "encryptedValue": "opaque",
+        }
+    )
     await emit({"type": "REASONING_END", "messageId": "span-1"})
     await emit({"type": "TEXT_MESSAGE_START", "messageId": "say-1", "role": "assistant"})
     await emit({"type": "TEXT_MESSAGE_CONTENT", "messageId": "say-1", "delta": "Counting."})
     await emit({"type": "TEXT_MESSAGE_END", "messageId": "say-1"})
-    await emit({"type": "TOOL_CALL_START", "toolCallId": "inc-1", "toolCallName": "increment",
-                "parentMessageId": "say-1"})
+    await emit(
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "inc-1",
+            "toolCallName": "increment",
+            "parentMessageId": "say-1",
+        }
+    )
     await emit({"type": "TOOL_CALL_ARGS", "toolCallId": "inc-1", "delta": '{"by": '})
     await emit({"type": "TOOL_CALL_ARGS", "toolCallId": "inc-1", "delta": "2}"})
     await emit({"type": "TOOL_CALL_END", "toolCallId": "inc-1"})
-    await emit({"type": "TOOL_CALL_RESULT", "messageId": "res-1", "toolCallId": "inc-1",
-                "content": "2"})
+    await emit(
+        {"type": "TOOL_CALL_RESULT", "messageId": "res-1", "toolCallId": "inc-1", "content": "2"}
+    )
     await emit({"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/count", "value": 2}]})
-    await emit({"type": "ACTIVITY_SNAPSHOT", "messageId": "plan-1", "activityType": "PLAN",
-                "content": {"steps": ["count"]}})
+    await emit(
+        {
+            "type": "ACTIVITY_SNAPSHOT",
+            "messageId": "plan-1",
+            "activityType": "PLAN",
+            "content": {"steps": ["count"]},
+        }
+    )
     await emit({"type": "CUSTOM", "name": "progress", "value": 100})
     await emit({"type": "RUN_FINISHED", **ids, "result": {"count": 2}})
 
@@ -290,8 +334,15 @@ async def _encrypted_value_type_agent(run_input: Any, emit: Any, cancel: Any) ->
     await emit({"type": "REASONING_MESSAGE_START", "messageId": "think-1", "role": "reasoning"})
     await emit({"type": "REASONING_MESSAGE_CONTENT", "messageId": "think-1", "delta": "hmm"})
     await emit({"type": "REASONING_MESSAGE_END", "messageId": "think-1"})
-    await emit({"type": "REASONING_ENCRYPTED_VALUE", "subtype": "message", "entityId": "think-1",
-                "encryptedValue": "opaque", "encryptedValueType": "vendor.signature"})
+    await emit(
+        {
+            "type": "REASONING_ENCRYPTED_VALUE",
+            "subtype": "message",
+            "entityId": "think-1",
+            "encryptedValue": "opaque",
+            "encryptedValueType": "vendor.signature",
+        }
+    )
     await emit({"type": "RUN_FINISHED", **ids})
 
 
@@ -305,24 +356,47 @@ async def test_reference_client_gets_no_1_1_field_from_agui_server(reference):
     assert run["warnings"] == []
 
 
-CONFIRM = {"name": "confirm", "description": "Ask the person to confirm something.",
-           "parameters": {"type": "object", "properties": {"question": {"type": "string"}}}}
+CONFIRM = {
+    "name": "confirm",
+    "description": "Ask the person to confirm something.",
+    "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
+}
 
 #: framework peer -> (module to import, conversations, tools offered)
 PEER_CONVERSATIONS: dict[str, tuple[str, list[list[dict[str, Any]]], list[Any]]] = {
-    "pydantic-ai": ("pydantic_ai_peer", [
-        [{"user": "text"}], [{"user": "args"}], [{"user": "two"}], [{"user": "think"}],
-        [{"user": "fail"}],
-        [{"user": "client"}, {"toolResults": {"call-confirm": "yes"}}],
-        [{"user": "approve"}, {"resume": {"int-call-del": {"approved": True}}}],
-    ], [CONFIRM]),
-    "ag-ui-protocol": ("protocol_peer", [
-        [{"user": "chunks"}], [{"user": "all"}], [{"user": "snapshot"}], [{"user": "error"}],
-        [{"user": "interrupt"}, {"resume": {"int-1": {"approved": True}}}],
-    ], []),
-    "langgraph": ("langgraph_peer", [
-        [{"user": "text"}], [{"user": "tool"}], [{"user": "ask"}],
-    ], []),
+    "pydantic-ai": (
+        "pydantic_ai_peer",
+        [
+            [{"user": "text"}],
+            [{"user": "args"}],
+            [{"user": "two"}],
+            [{"user": "think"}],
+            [{"user": "fail"}],
+            [{"user": "client"}, {"toolResults": {"call-confirm": "yes"}}],
+            [{"user": "approve"}, {"resume": {"int-call-del": {"approved": True}}}],
+        ],
+        [CONFIRM],
+    ),
+    "ag-ui-protocol": (
+        "protocol_peer",
+        [
+            [{"user": "chunks"}],
+            [{"user": "all"}],
+            [{"user": "snapshot"}],
+            [{"user": "error"}],
+            [{"user": "interrupt"}, {"resume": {"int-1": {"approved": True}}}],
+        ],
+        [],
+    ),
+    "langgraph": (
+        "langgraph_peer",
+        [
+            [{"user": "text"}],
+            [{"user": "tool"}],
+            [{"user": "ask"}],
+        ],
+        [],
+    ),
 }
 
 #: (peer, conversation) -> {run index: our outcome} where a producer-profile rule decides it:
@@ -331,8 +405,11 @@ PEER_CONVERSATIONS: dict[str, tuple[str, list[list[dict[str, Any]]], list[Any]]]
 PROFILE_OUTCOMES: dict[tuple[str, int], dict[int, str]] = {("langgraph", 2): {0: "interrupted"}}
 
 
-PEER_CASES = [(peer, n) for peer, (_, convs, _) in sorted(PEER_CONVERSATIONS.items())
-              for n in range(len(convs))]
+PEER_CASES = [
+    (peer, n)
+    for peer, (_, convs, _) in sorted(PEER_CONVERSATIONS.items())
+    for n in range(len(convs))
+]
 
 
 @pytest.fixture(scope="module")
@@ -360,8 +437,9 @@ def peer_urls():
 
 @pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated")
 @pytest.mark.parametrize(("peer", "n"), PEER_CASES, ids=[f"{p}-{n}" for p, n in PEER_CASES])
-async def test_reference_client_and_ours_agree_on_every_framework_peer(reference, peer_urls,
-                                                                      peer, n):
+async def test_reference_client_and_ours_agree_on_every_framework_peer(
+    reference, peer_urls, peer, n
+):
     _, conversations, tools = PEER_CONVERSATIONS[peer]
     steps = conversations[n]
     url = peer_urls(peer)
@@ -370,6 +448,10 @@ async def test_reference_client_and_ours_agree_on_every_framework_peer(reference
     for run in theirs["runs"]:
         assert run["warnings"] == [] and run["error"] is None, (steps, run)
     ours = await run_ours(url, steps, tools=tools, thread_id=f"ours-{n}")
-    same_conversation(theirs, ours, minted_ids=peer != "ag-ui-protocol",
-                      state_ids=peer != "langgraph",
-                      profile_outcomes=PROFILE_OUTCOMES.get((peer, n)))
+    same_conversation(
+        theirs,
+        ours,
+        minted_ids=peer != "ag-ui-protocol",
+        state_ids=peer != "langgraph",
+        profile_outcomes=PROFILE_OUTCOMES.get((peer, n)),
+    )
