@@ -42,11 +42,28 @@ if TYPE_CHECKING:
     from agui.agent import RunAgentResult as RunAgentResult
     from agui.agent import SubscriberParams as SubscriberParams
     from agui.agent import Subscription as Subscription
-    from agui.apply import Conversation as Conversation
-    from agui.capabilities import decode_capabilities as decode_capabilities
-    from agui.client_tools import ClientTool as ClientTool
-    from agui.client_tools import ClientTools as ClientTools
-    from agui.compact import compact_events as compact_events
+    from agui.client.capabilities import decode_capabilities as decode_capabilities
+    from agui.client.interrupts import Answer as Answer
+    from agui.client.interrupts import build_resume as build_resume
+    from agui.client.interrupts import cancelled as cancelled
+    from agui.client.interrupts import expired_at as expired_at
+    from agui.client.interrupts import interrupts_of as interrupts_of
+    from agui.client.interrupts import is_expired as is_expired
+    from agui.client.interrupts import resolved as resolved
+    from agui.client.interrupts import resume_run as resume_run
+    from agui.client.middleware import FilterToolCallsMiddleware as FilterToolCallsMiddleware
+    from agui.client.middleware import Middleware as Middleware
+    from agui.client.middleware import MiddlewareFn as MiddlewareFn
+    from agui.client.middleware import Next as Next
+    from agui.client.middleware import compose as compose
+    from agui.client.partial_json import parse_partial_json as parse_partial_json
+    from agui.client.partial_json import partial_tool_call_args as partial_tool_call_args
+    from agui.client.session import Run as Run
+    from agui.client.session import Session as Session
+    from agui.client.session import SyncRun as SyncRun
+    from agui.client.session import SyncSession as SyncSession
+    from agui.client.tools import ClientTool as ClientTool
+    from agui.client.tools import ClientTools as ClientTools
     from agui.errors import AguiError as AguiError
     from agui.errors import DecodeError as DecodeError
     from agui.errors import EncodeError as EncodeError
@@ -58,26 +75,14 @@ if TYPE_CHECKING:
     from agui.errors import ToolError as ToolError
     from agui.errors import TransportError as TransportError
     from agui.errors import UnknownEventType as UnknownEventType
-    from agui.interrupts import Answer as Answer
-    from agui.interrupts import build_resume as build_resume
-    from agui.interrupts import cancelled as cancelled
-    from agui.interrupts import expired_at as expired_at
-    from agui.interrupts import interrupts_of as interrupts_of
-    from agui.interrupts import is_expired as is_expired
-    from agui.interrupts import resolved as resolved
-    from agui.interrupts import resume_run as resume_run
-    from agui.lifecycle import RunLifecycle as RunLifecycle
     from agui.log import enable_debug as enable_debug
-    from agui.middleware import FilterToolCallsMiddleware as FilterToolCallsMiddleware
-    from agui.middleware import Middleware as Middleware
-    from agui.middleware import MiddlewareFn as MiddlewareFn
-    from agui.middleware import Next as Next
-    from agui.middleware import compose as compose
-    from agui.normalize import Normalizer as Normalizer
-    from agui.partial_json import parse_partial_json as parse_partial_json
-    from agui.partial_json import partial_tool_call_args as partial_tool_call_args
-    from agui.pipeline import Pipeline as Pipeline
-    from agui.pipeline import VerifyMode as VerifyMode
+    from agui.pipeline.apply import Conversation as Conversation
+    from agui.pipeline.compact import compact_events as compact_events
+    from agui.pipeline.core import Pipeline as Pipeline
+    from agui.pipeline.core import VerifyMode as VerifyMode
+    from agui.pipeline.lifecycle import RunLifecycle as RunLifecycle
+    from agui.pipeline.normalize import Normalizer as Normalizer
+    from agui.pipeline.verify import Verifier as Verifier
     from agui.server import SSE_CONTENT_TYPE as SSE_CONTENT_TYPE
     from agui.server import AgentStreamResponse as AgentStreamResponse
     from agui.server import BackgroundServer as BackgroundServer
@@ -88,10 +93,6 @@ if TYPE_CHECKING:
     from agui.server import agent_route as agent_route
     from agui.server import create_app as create_app
     from agui.server import server_config as server_config
-    from agui.session import Run as Run
-    from agui.session import Session as Session
-    from agui.session import SyncRun as SyncRun
-    from agui.session import SyncSession as SyncSession
     from agui.transports import HttpTransport as HttpTransport
     from agui.transports import ReplayTransport as ReplayTransport
     from agui.transports import Transport as Transport
@@ -230,7 +231,6 @@ if TYPE_CHECKING:
     from agui.updates import ToolResult as ToolResult
     from agui.updates import Update as Update
     from agui.updates import WarningUpdate as WarningUpdate
-    from agui.verify import Verifier as Verifier
     from agui.wire import DecodeWarning as DecodeWarning
     from agui.wire import EventDecoder as EventDecoder
     from agui.wire import SseReader as SseReader
@@ -468,20 +468,20 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
             " TextDelta TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted"
             " ToolResult Update WarningUpdate"
         ),
-        "agui.session": "Run Session SyncRun SyncSession",
+        "agui.client.session": "Run Session SyncRun SyncSession",
         "agui.agent": (
             "AbstractAgent AgentStateMutation AgentSubscriber HttpAgent RunAgentResult"
             " SubscriberParams Subscription"
         ),
         "agui.transports": "HttpTransport ReplayTransport Transport load_events",
-        "agui.interrupts": (
+        "agui.client.interrupts": (
             "Answer build_resume cancelled expired_at interrupts_of is_expired resolved resume_run"
         ),
-        "agui.middleware": "FilterToolCallsMiddleware Middleware MiddlewareFn Next compose",
-        "agui.pipeline": "Pipeline VerifyMode",
-        "agui.normalize": "Normalizer",
-        "agui.verify": "Verifier",
-        "agui.apply": "Conversation",
+        "agui.client.middleware": "FilterToolCallsMiddleware Middleware MiddlewareFn Next compose",
+        "agui.pipeline.core": "Pipeline VerifyMode",
+        "agui.pipeline.normalize": "Normalizer",
+        "agui.pipeline.verify": "Verifier",
+        "agui.pipeline.apply": "Conversation",
         "agui.wire": (
             "DecodeWarning EventDecoder SseReader decode_event decode_event_lenient"
             " decode_input encode_event encode_input encode_sse encode_sse_event"
@@ -490,11 +490,11 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
             "AgentStreamResponse BackgroundServer CancelToken Emitter EventEncoder Guard"
             " SSE_CONTENT_TYPE agent_route create_app server_config"
         ),
-        "agui.lifecycle": "RunLifecycle",
-        "agui.compact": "compact_events",
-        "agui.client_tools": "ClientTool ClientTools",
-        "agui.partial_json": "parse_partial_json partial_tool_call_args",
-        "agui.capabilities": "decode_capabilities",
+        "agui.pipeline.lifecycle": "RunLifecycle",
+        "agui.pipeline.compact": "compact_events",
+        "agui.client.tools": "ClientTool ClientTools",
+        "agui.client.partial_json": "parse_partial_json partial_tool_call_args",
+        "agui.client.capabilities": "decode_capabilities",
         "agui.log": "enable_debug",
         "agui.types": (
             "EVENT_TYPES MESSAGE_TYPES UNSET ActivityDeltaEvent ActivityMessage"

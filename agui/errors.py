@@ -80,7 +80,7 @@ class ProtocolViolation(AguiError):
 
     Attributes:
         code: stable rule code (snake_case, e.g. ``content_without_start``); codes
-            are listed in :mod:`agui.verify.rules` and never renamed.
+            are listed in :mod:`agui.rules` and never renamed.
         message: human-readable explanation naming the event type and the id.
         event: the offending event (a generated msgspec Struct) or None when the
             violation is about the stream as a whole (e.g. truncation).
@@ -151,9 +151,9 @@ class GuardError(AguiError):
 
 
 class ToolError(AguiError):
-    """A client-side tool call could not be answered with a result (:mod:`agui.client_tools`).
+    """A client-side tool call could not be answered with a result (:mod:`agui.client.tools`).
 
-    Never raised by :class:`~agui.client_tools.ClientTools`: it comes back in the call's
+    Never raised by :class:`~agui.client.tools.ClientTools`: it comes back in the call's
     result, beside the ``error: ...`` text the agent is sent instead of a result.
 
     Attributes:

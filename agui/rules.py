@@ -1,9 +1,9 @@
 """Stable rule codes of AG-UI protocol violations.
 
 Every :class:`agui.errors.ProtocolViolation` raised or returned by the
-normalizer (:mod:`agui.normalize`) or the verifier (:mod:`agui.verify`)
+normalizer (:mod:`agui.pipeline.normalize`) or the verifier (:mod:`agui.pipeline.verify`)
 carries one of these codes in ``.code``. This module sits below both layers
-(it imports nothing from either); :mod:`agui.verify.rules` re-exports it.
+(it imports nothing from either); :mod:`agui.rules` re-exports it.
 Codes are snake_case, stable and never renamed: match on them, never on the
 message text.
 
@@ -30,7 +30,7 @@ def _rule(code: str, doc: str, layer: set[str]) -> str:
 _N = NORMALIZER_RULES
 _V = VERIFIER_RULES
 
-# --- chunk expansion (agui.normalize) -----------------------------------------
+# --- chunk expansion (agui.pipeline.normalize) -----------------------------------------
 
 CHUNK_MISSING_ID = _rule(
     "chunk_missing_id", "A *_CHUNK that opens a new item carries no messageId / toolCallId.", _N
@@ -71,7 +71,7 @@ CHUNK_AMBIGUOUS_LANE = _rule(
     _N,
 )
 
-# --- run lifecycle (agui.verify) ------------------------------------------------
+# --- run lifecycle (agui.pipeline.verify) ------------------------------------------------
 
 FIRST_EVENT_NOT_RUN_STARTED = _rule(
     "first_event_not_run_started",

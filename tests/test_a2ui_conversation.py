@@ -214,7 +214,7 @@ def test_task_board_surface_renders_as_text():
 
 def test_task_board_run_through_the_pipeline_renders_its_board():
     from agui.backends.task_board import board_events, offered_tools
-    from agui.pipeline import Pipeline
+    from agui.pipeline.core import Pipeline
     from agui.types import RunAgentInput
 
     run_input = RunAgentInput(

@@ -23,9 +23,9 @@ from agui.agent import (
     RunAgentResult,
 )
 from agui.backends.fake import CALL_ARGUMENTS, CHUNK_FRAGMENTS, create_app
+from agui.client.interrupts import resolved
+from agui.client.middleware import FilterToolCallsMiddleware
 from agui.errors import ProtocolViolation, TransportError
-from agui.interrupts import resolved
-from agui.middleware import FilterToolCallsMiddleware
 from agui.server import BackgroundServer
 from agui.transports import HttpTransport
 from agui.types import (

@@ -8,8 +8,8 @@ import msgspec
 import pytest
 
 from agui import types as T
-from agui.apply import Conversation
 from agui.errors import RunError
+from agui.pipeline.apply import Conversation
 from agui.updates import (
     ActivityChanged,
     EncryptedValue,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agui.backends import fake
+from agui.client.session import Session
 from agui.server import BackgroundServer
-from agui.session import Session
 from agui.transports import HttpTransport, ReplayTransport
 from agui.updates import Done, ErrorUpdate
 

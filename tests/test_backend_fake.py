@@ -10,10 +10,10 @@ import json
 import pytest
 
 from agui.backends import fake
+from agui.client.interrupts import cancelled, resolved
+from agui.client.session import Session
 from agui.errors import ProtocolViolation, RunError
-from agui.interrupts import cancelled, resolved
 from agui.server import BackgroundServer
-from agui.session import Session
 from agui.transports import HttpTransport
 from agui.types import message_role
 from agui.updates import (

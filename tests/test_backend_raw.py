@@ -9,9 +9,9 @@ import pytest
 
 from agui.backends import fake
 from agui.backends.raw import MAX_FRAME_BYTES, RAW_STREAMS, SPLIT_UTF8_TEXT, stream_bytes
+from agui.client.session import Session
 from agui.errors import DecodeError, FrameTooLarge, ProtocolViolation, TransportError
 from agui.server import BackgroundServer
-from agui.session import Session
 from agui.transports import HttpTransport
 from agui.types import message_role
 from agui.updates import (

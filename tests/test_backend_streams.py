@@ -12,8 +12,8 @@ import pytest
 from agui import types as T
 from agui.backends import fake, task_board
 from agui.backends.raw import RAW_STREAMS, SPLIT_UTF8_TEXT, stream_bytes
-from agui.normalize import Normalizer
-from agui.verify import Verifier
+from agui.pipeline.normalize import Normalizer
+from agui.pipeline.verify import Verifier
 
 SCENARIO_LINES = {
     "chunks": "chunks",

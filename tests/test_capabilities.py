@@ -1,4 +1,4 @@
-"""agui.capabilities.decode_capabilities: AgentCapabilities read tolerantly."""
+"""agui.client.capabilities.decode_capabilities: AgentCapabilities read tolerantly."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 import msgspec
 import pytest
 
-from agui.capabilities import decode_capabilities
+from agui.client.capabilities import decode_capabilities
 from agui.errors import DecodeError
 from agui.types import AgentCapabilities, ToolsCapabilities
 
@@ -36,7 +36,7 @@ def test_unknown_members_are_stripped_with_a_warning_each(caplog):
         "teleport": {"enabled": True},
         "custom": {"anything": {"goes": [1]}},
     }
-    with caplog.at_level(logging.WARNING, logger="agui.capabilities"):
+    with caplog.at_level(logging.WARNING, logger="agui.client.capabilities"):
         caps = decode_capabilities(data, warnings=found)
     assert caps.tools == ToolsCapabilities(supported=True)
     assert caps.custom == {"anything": {"goes": [1]}}
@@ -44,7 +44,7 @@ def test_unknown_members_are_stripped_with_a_warning_each(caplog):
         ("unknown_property", "$.tools.streamingArgs"),
         ("unknown_property", "$.teleport"),
     ]
-    assert len([r for r in caplog.records if r.name == "agui.capabilities"]) == 2
+    assert len([r for r in caplog.records if r.name == "agui.client.capabilities"]) == 2
     assert data["tools"] == {"supported": True, "streamingArgs": True}  # input not mutated
 
 

@@ -252,7 +252,7 @@ def test_no_color_environment_turns_colour_off(monkeypatch):
 
 def test_expired_interrupt_answered_yes_is_an_error_line_and_the_loop_goes_on():
     from agui.cli.watch import ChatOptions, chat
-    from agui.session import Session
+    from agui.client.session import Session
     from agui.transports import ReplayTransport
 
     paused = [

@@ -582,7 +582,7 @@ def test_the_renderer_reads_updates_and_a2ui_never_the_applier():
 
     probe = (
         "import sys, agui.cli.render; print(sorted(m for m in sys.modules if m.startswith("
-        "('agui.apply', 'agui.verify', 'agui.normalize', 'agui.pipeline', 'agui.session'))))"
+        "('agui.pipeline.apply', 'agui.pipeline.verify', 'agui.pipeline.normalize', 'agui.pipeline.core', 'agui.client.session'))))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60

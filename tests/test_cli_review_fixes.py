@@ -124,7 +124,7 @@ def test_lone_surrogate_in_a_user_message_round_trips_through_http_and_agui_serv
     must read that body (not answer 400) and the agent gets the same str."""
     import asyncio
 
-    from agui.session import Session
+    from agui.client.session import Session
     from agui.transports import HttpTransport
 
     async def go():

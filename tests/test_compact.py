@@ -1,4 +1,4 @@
-"""agui.compact.compact_events: fewer events, the same conversation."""
+"""agui.pipeline.compact.compact_events: fewer events, the same conversation."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agui import types as T
-from agui.apply import Conversation
-from agui.compact import compact_events
 from agui.conformance.runner import event_text
 from agui.errors import DecodeError, RunError
-from agui.pipeline import Pipeline
+from agui.pipeline.apply import Conversation
+from agui.pipeline.compact import compact_events
+from agui.pipeline.core import Pipeline
 from agui.types import event_type
 from agui.updates import ErrorUpdate, WarningUpdate
 from agui.wire import decode_input

@@ -13,18 +13,18 @@ import typing
 
 import msgspec
 
-from agui import normalize
 from agui import types as T
 from agui import updates as u
-from agui.apply import Conversation, conversation
 from agui.cli import render
-from agui.normalize import Normalizer
-from agui.verify import Verifier, verifier
+from agui.pipeline import normalize
+from agui.pipeline.apply import Conversation, conversation
+from agui.pipeline.normalize import Normalizer
+from agui.pipeline.verify import Verifier, verifier
 
 EVENT_LAYERS = {
-    "agui.normalize": (normalize.HANDLERS, normalize.PASS_THROUGH),
-    "agui.verify.verifier": (verifier.HANDLERS, verifier.PASS_THROUGH),
-    "agui.apply.conversation": (conversation.HANDLERS, conversation.PASS_THROUGH),
+    "agui.pipeline.normalize": (normalize.HANDLERS, normalize.PASS_THROUGH),
+    "agui.pipeline.verify.verifier": (verifier.HANDLERS, verifier.PASS_THROUGH),
+    "agui.pipeline.apply.conversation": (conversation.HANDLERS, conversation.PASS_THROUGH),
 }
 EVENT_CLASSES = frozenset(typing.get_args(T.Event))
 UPDATE_LAYERS = {"agui.cli.render": (render.HANDLERS, render.PASS_THROUGH)}
@@ -105,9 +105,9 @@ def test_a_new_event_type_is_passed_through_by_default_in_every_layer():
         f"{layer}: NEW_EVENT (NewEvent) passed through by default" for layer in EVENT_LAYERS
     ]
     assert claims(EVENT_LAYERS, T.RawEvent) == [
-        "agui.normalize: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
-        "agui.verify.verifier: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
-        "agui.apply.conversation: RAW (RawEvent) handled (HANDLERS)",
+        "agui.pipeline.normalize: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
+        "agui.pipeline.verify.verifier: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
+        "agui.pipeline.apply.conversation: RAW (RawEvent) handled (HANDLERS)",
     ]
 
 

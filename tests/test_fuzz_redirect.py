@@ -7,9 +7,9 @@ from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
+from agui.client.session import Session
 from agui.errors import TransportError
 from agui.server import BackgroundServer
-from agui.session import Session
 from agui.transports import FastHttpTransport, HttpTransport
 from agui.updates import Done, ErrorUpdate
 

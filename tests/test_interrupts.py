@@ -9,8 +9,7 @@ import msgspec
 import pytest
 from msgspec import UNSET
 
-from agui.errors import ResumeError
-from agui.interrupts import (
+from agui.client.interrupts import (
     build_resume,
     cancelled,
     interrupts_of,
@@ -18,8 +17,9 @@ from agui.interrupts import (
     resolved,
     resume_run,
 )
+from agui.client.session import Session, SyncSession
+from agui.errors import ResumeError
 from agui.server import BackgroundServer, create_app
-from agui.session import Session, SyncSession
 from agui.transports import HttpTransport, ReplayTransport
 from agui.types import (
     Interrupt,

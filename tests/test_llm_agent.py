@@ -20,8 +20,8 @@ from llm_fake_provider import FakeProvider
 
 from agui.backends.llm import LlmConfigError, create_app, llm_config
 from agui.backends.llm_messages import chat_messages, chat_tools, token_usage
+from agui.client.session import Session
 from agui.server import BackgroundServer
-from agui.session import Session
 from agui.transports import HttpTransport
 from agui.updates import Done, ErrorUpdate, ReasoningEnded, TextEnded, ToolCallEnded
 

@@ -25,15 +25,15 @@ def test_the_sdk_logger_is_named_agui_and_silent_by_default():
 def test_get_logger_returns_children_of_agui():
     assert log.get_logger() is log.logger
     assert log.get_logger("wire").name == "agui.wire"
-    assert log.get_logger("agui.session").name == "agui.session"
-    assert log.get_logger("agui.session").parent is log.logger
+    assert log.get_logger("agui.client.session").name == "agui.client.session"
+    assert log.get_logger("agui.client.session").parent is log.logger
 
 
 def test_enable_debug_writes_child_logger_records_to_the_stream():
     out = io.StringIO()
     log.enable_debug(out)
-    logging.getLogger("agui.session").debug("run %s started", "run-1")
-    assert "DEBUG" in out.getvalue() and "agui.session: run run-1 started" in out.getvalue()
+    logging.getLogger("agui.client.session").debug("run %s started", "run-1")
+    assert "DEBUG" in out.getvalue() and "agui.client.session: run run-1 started" in out.getvalue()
 
 
 def test_enable_debug_twice_does_not_duplicate_lines():

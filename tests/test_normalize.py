@@ -7,9 +7,9 @@ from typing import Any
 import msgspec
 import pytest
 
+from agui import rules as R
 from agui import types as T
-from agui.normalize import Normalizer, NormalizeResult
-from agui.verify import rules as R
+from agui.pipeline.normalize import Normalizer, NormalizeResult
 
 UNSET = msgspec.UNSET
 
@@ -670,11 +670,11 @@ def test_subagent_terminal_closes_only_its_own_lane():
 
 
 def test_the_normalizer_takes_its_rule_codes_from_below_the_verifier():
-    """agui.normalize imports agui.rules, not the verifier package (the layer above it)."""
+    """agui.pipeline.normalize imports agui.rules, not the verifier package (the layer above it)."""
     import subprocess
     import sys
 
-    probe = "import sys, agui.normalize; print('agui.verify' in sys.modules)"
+    probe = "import sys, agui.pipeline.normalize; print('agui.pipeline.verify' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     ).stdout

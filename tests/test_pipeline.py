@@ -10,9 +10,9 @@ import msgspec
 import pytest
 
 from agui import types as T
-from agui.apply import Conversation
 from agui.errors import DecodeError, FrameTooLarge, ProtocolViolation, RunError
-from agui.pipeline import Pipeline
+from agui.pipeline.apply import Conversation
+from agui.pipeline.core import Pipeline
 from agui.updates import (
     Done,
     ErrorUpdate,

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agui.errors import TransportError
-from agui.pipeline import Pipeline
+from agui.pipeline.core import Pipeline
 from agui.server import BackgroundServer, create_app
 from agui.server.encoder import accepts_protobuf, prefers_protobuf
 from agui.transports.fast_http import FastHttpTransport

@@ -63,7 +63,7 @@ assert g.__file__.startswith(tmp), g.__file__
 from agui import updates as u
 from agui.cli.render import render_all
 from agui.conformance import run_paths
-from agui.session import Session
+from agui.client.session import Session
 from agui.transports import ReplayTransport
 from agui.types import EVENT_TYPES
 from agui.wire import decode_event, encode_event

@@ -23,16 +23,16 @@ import pytest
 import agui
 
 DOCUMENTED_PACKAGES = [
-    "agui.session",
+    "agui.client.session",
     "agui.agent",
     "agui.transports",
-    "agui.interrupts",
-    "agui.middleware",
+    "agui.client.interrupts",
+    "agui.client.middleware",
     "agui.server",
-    "agui.pipeline",
-    "agui.apply",
-    "agui.normalize",
-    "agui.verify",
+    "agui.pipeline.core",
+    "agui.pipeline.apply",
+    "agui.pipeline.normalize",
+    "agui.pipeline.verify",
     "agui.wire",
     "agui.a2ui",
 ]
@@ -40,14 +40,14 @@ DOCUMENTED_PACKAGES = [
 # names added to the exports for the session/server surface (pinned so a
 # rename shows up here, not in a user's ImportError)
 SESSION_SURFACE = {
-    "resolved": "agui.interrupts",
-    "cancelled": "agui.interrupts",
-    "FilterToolCallsMiddleware": "agui.middleware",
-    "Middleware": "agui.middleware",
+    "resolved": "agui.client.interrupts",
+    "cancelled": "agui.client.interrupts",
+    "FilterToolCallsMiddleware": "agui.client.middleware",
+    "Middleware": "agui.client.middleware",
     "EventDecoder": "agui.wire",
     "decode_event_lenient": "agui.wire",
     "UnknownEventType": "agui.errors",
-    "Run": "agui.session",
+    "Run": "agui.client.session",
     "create_app": "agui.server",
     "BackgroundServer": "agui.server",
 }
@@ -61,26 +61,26 @@ SDK_EXPORTS = {
     " ReasoningSpan ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged TextDelta"
     " TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted ToolResult Update"
     " WarningUpdate",
-    "agui.session": "Run Session SyncRun SyncSession",
+    "agui.client.session": "Run Session SyncRun SyncSession",
     "agui.agent": "AbstractAgent AgentStateMutation AgentSubscriber HttpAgent RunAgentResult"
     " SubscriberParams Subscription",
     "agui.transports": "HttpTransport ReplayTransport Transport load_events",
-    "agui.interrupts": "Answer build_resume cancelled expired_at interrupts_of is_expired resolved"
+    "agui.client.interrupts": "Answer build_resume cancelled expired_at interrupts_of is_expired resolved"
     " resume_run",
-    "agui.middleware": "FilterToolCallsMiddleware Middleware MiddlewareFn Next compose",
-    "agui.pipeline": "Pipeline VerifyMode",
-    "agui.normalize": "Normalizer",
-    "agui.verify": "Verifier",
-    "agui.apply": "Conversation",
+    "agui.client.middleware": "FilterToolCallsMiddleware Middleware MiddlewareFn Next compose",
+    "agui.pipeline.core": "Pipeline VerifyMode",
+    "agui.pipeline.normalize": "Normalizer",
+    "agui.pipeline.verify": "Verifier",
+    "agui.pipeline.apply": "Conversation",
     "agui.wire": "DecodeWarning EventDecoder SseReader decode_event decode_event_lenient"
     " decode_input encode_event encode_input encode_sse encode_sse_event",
     "agui.server": "AgentStreamResponse BackgroundServer CancelToken Emitter EventEncoder Guard"
     " SSE_CONTENT_TYPE agent_route create_app server_config",
-    "agui.lifecycle": "RunLifecycle",
-    "agui.compact": "compact_events",
-    "agui.client_tools": "ClientTool ClientTools",
-    "agui.partial_json": "parse_partial_json partial_tool_call_args",
-    "agui.capabilities": "decode_capabilities",
+    "agui.pipeline.lifecycle": "RunLifecycle",
+    "agui.pipeline.compact": "compact_events",
+    "agui.client.tools": "ClientTool ClientTools",
+    "agui.client.partial_json": "parse_partial_json partial_tool_call_args",
+    "agui.client.capabilities": "decode_capabilities",
     "agui.log": "enable_debug",
 }
 
@@ -174,7 +174,7 @@ def test_every_export_resolves_and_has_a_docstring():
 def test_session_and_server_surface_is_exported():
     for name, module in SESSION_SURFACE.items():
         assert agui._SOURCE.get(name) == module, name
-    from agui.interrupts import cancelled, resolved
+    from agui.client.interrupts import cancelled, resolved
 
     assert (agui.resolved, agui.cancelled) == (resolved, cancelled)
     assert agui.cancelled().status == "cancelled"
@@ -242,7 +242,12 @@ def test_every_update_error_and_protocol_type_is_exported():
     }
     assert len(updates) == 26 and len(errors) == 11
     assert updates | errors | set(agui.types.__all__) <= set(agui.__all__)
-    for module in ("agui.session", "agui.interrupts", "agui.middleware", "agui.server"):
+    for module in (
+        "agui.client.session",
+        "agui.client.interrupts",
+        "agui.client.middleware",
+        "agui.server",
+    ):
         assert set(importlib.import_module(module).__all__) <= set(agui.__all__), module
 
 
@@ -257,10 +262,10 @@ def _run(code: str) -> str:
 def test_import_agui_loads_no_layer_until_a_name_is_used():
     out = _run(
         "import sys, agui\n"
-        "heavy = ('httpx', 'msgspec', 'starlette', 'agui.session', 'agui.types')\n"
+        "heavy = ('httpx', 'msgspec', 'starlette', 'agui.client.session', 'agui.types')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
         "agui.Session\n"
-        "print('agui.session' in sys.modules, 'starlette' in sys.modules)"
+        "print('agui.client.session' in sys.modules, 'starlette' in sys.modules)"
     )
     assert out.splitlines() == ["[]", "True False"]
 

@@ -8,12 +8,12 @@ import asyncio
 import httpx
 import pytest
 
+from agui.client.interrupts import resolved
+from agui.client.middleware import Middleware
+from agui.client.session import Session, SyncSession
 from agui.errors import DecodeError, TransportError
-from agui.interrupts import resolved
-from agui.middleware import Middleware
-from agui.pipeline import Pipeline
+from agui.pipeline.core import Pipeline
 from agui.server import BackgroundServer, create_app
-from agui.session import Session, SyncSession
 from agui.transports import HttpTransport, ReplayTransport
 from agui.types import (
     Interrupt,
@@ -247,11 +247,11 @@ def test_a_raising_subscriber_is_logged_and_skipped(caplog) -> None:
 
     session.subscribe(broken)
     session.subscribe(recording)
-    with caplog.at_level("ERROR", logger="agui.session"):
+    with caplog.at_level("ERROR", logger="agui.client.session"):
         updates = asyncio.run(session.send("x").collect())
     assert updates[-1] == Done("success", run_id="r1")
     assert seen == [type(u).__name__ for u in updates]
-    failures = [r for r in caplog.records if r.name == "agui.session"]
+    failures = [r for r in caplog.records if r.name == "agui.client.session"]
     assert len(failures) == len(updates)
     assert failures[0].exc_info[0] is ValueError
 

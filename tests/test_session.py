@@ -8,10 +8,10 @@ import threading
 import pytest
 from msgspec import UNSET
 
+from agui.client.middleware import FilterToolCallsMiddleware, Middleware
+from agui.client.session import Session, SyncSession
 from agui.errors import ResumeError
-from agui.middleware import FilterToolCallsMiddleware, Middleware
 from agui.server import BackgroundServer, create_app
-from agui.session import Session, SyncSession
 from agui.transports import FastHttpTransport, HttpTransport, ReplayTransport
 from agui.types import (
     ActivitySnapshotEvent,

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from agui.client.session import Session, SyncSession
 from agui.errors import DecodeError
-from agui.session import Session, SyncSession
 from agui.transports import ReplayTransport
 from agui.types import (
     AssistantMessage,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agui.apply import Conversation
-from agui.apply.patch import patched_copy
+from agui.client.session import Session
 from agui.errors import DecodeError, TransportError
-from agui.session import Session
+from agui.pipeline.apply import Conversation
+from agui.pipeline.apply.patch import patched_copy
 from agui.transports import ReplayTransport
 from agui.types import (
     Context,
@@ -171,7 +171,7 @@ def test_board_watch_result_line_shows_tool_result_parts_as_json():
 async def test_resume_with_text_whose_request_cannot_be_built_leaves_no_stray_user_message():
     import pytest
 
-    from agui.session import Session
+    from agui.client.session import Session
     from agui.transports import ReplayTransport
 
     paused = [

@@ -13,9 +13,9 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from agui.client.session import Session
 from agui.errors import DecodeError, TransportError
 from agui.server import BackgroundServer, agent_route
-from agui.session import Session
 from agui.transports import (
     FastHttpTransport,
     HttpTransport,

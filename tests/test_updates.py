@@ -69,7 +69,7 @@ def test_join_deltas_re_pairs_a_surrogate_pair_split_across_two_deltas():
 
 def test_join_deltas_is_the_join_behind_the_applier_s_text():
     from agui import types as T
-    from agui.apply import Conversation
+    from agui.pipeline.apply import Conversation
 
     conv = Conversation()
     conv.apply(T.TextMessageStartEvent(message_id="m1"))

@@ -7,10 +7,10 @@ from typing import Any
 import msgspec
 import pytest
 
+from agui import rules as R
 from agui import types as T
 from agui.errors import ProtocolViolation
-from agui.verify import RULES, Verifier
-from agui.verify import rules as R
+from agui.pipeline.verify import RULES, Verifier
 
 
 def ev(type_: str, **fields: Any) -> Any:

@@ -23,10 +23,10 @@ import msgspec
 import pytest
 from conftest import SHARED, shared_path
 
+from agui import rules as R
 from agui import types as T
-from agui.normalize import Normalizer
-from agui.verify import Verifier
-from agui.verify import rules as R
+from agui.pipeline.normalize import Normalizer
+from agui.pipeline.verify import Verifier
 
 CORPORA = ["spec-1.0", "spec-1.1", "spec-draft"]
 

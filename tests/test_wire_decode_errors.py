@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agui.errors import DecodeError
-from agui.pipeline import Pipeline
+from agui.pipeline.core import Pipeline
 from agui.types import EVENT_TYPES, RunAgentInput, TextMessageContentEvent
 from agui.updates import ErrorUpdate
 from agui.wire import (

@@ -8,7 +8,7 @@ Usage::
 
 It POSTs a ``RunAgentInput`` (one user message holding LINE, deterministic
 ``threadId`` / ``runId`` / message id so recordings are stable), splits the SSE
-response into frames with a :class:`agui.pipeline.Pipeline`'s SSE stage
+response into frames with a :class:`agui.pipeline.core.Pipeline`'s SSE stage
 (``Pipeline.split``, the frame cap included) and writes the events exactly as
 they came over the wire (each ``data`` payload parsed as JSON, nothing
 normalised or verified) to a JSON array, one event per line. With
@@ -76,7 +76,7 @@ def capture(
         CaptureError: non-2xx status, connection failure, a frame over the frame
             cap, or a frame that is not JSON.
     """
-    from agui.pipeline import Pipeline
+    from agui.pipeline.core import Pipeline
     from agui.updates import ErrorUpdate
 
     pipeline = Pipeline(verify="off")

@@ -108,7 +108,7 @@ class Server:
 
 
 def _session_run(transport: Any) -> int:
-    from agui.session import Session
+    from agui.client.session import Session
     from agui.updates import Done, ErrorUpdate
 
     session = Session(transport, thread_id="thread-bench")

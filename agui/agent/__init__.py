@@ -1,4 +1,4 @@
-"""The ``@ag-ui/client`` agent API in Python names, as a thin face over :class:`agui.session.Session`.
+"""The ``@ag-ui/client`` agent API in Python names, as a thin face over :class:`agui.client.session.Session`.
 
 ::
 

@@ -1,6 +1,6 @@
 """``AbstractAgent`` and ``HttpAgent``: the ``@ag-ui/client`` agent API over one :class:`Session`.
 
-An agent owns a :class:`~agui.session.Session` (its conversation, thread,
+An agent owns a :class:`~agui.client.session.Session` (its conversation, thread,
 pipeline) and is a thin face over it: :meth:`AbstractAgent.run_agent` starts a
 session run whose transport is the agent's own :meth:`~AbstractAgent.run`,
 with the subscriber stage (:mod:`agui.agent.stage`) as the outermost
@@ -29,15 +29,15 @@ import msgspec
 from agui.agent.edit import ConversationEditor
 from agui.agent.stage import SubscriberStage
 from agui.agent.subscriber import SubscriberParams, call_subscribers, notify_now
+from agui.client.middleware import MiddlewareFn
+from agui.client.session import Session
 from agui.errors import RunError, TransportError
-from agui.middleware import MiddlewareFn
-from agui.session import Session
 from agui.types import Message
 from agui.updates import Done, ErrorUpdate
 
 if TYPE_CHECKING:
-    from agui.client_tools import ClientTool, ClientTools
-    from agui.run import Run
+    from agui.client.run import Run
+    from agui.client.tools import ClientTool, ClientTools
     from agui.types import AgentCapabilities, Interrupt, RunAgentInput
 
 __all__ = ["AbstractAgent", "HttpAgent", "RunAgentResult", "Subscription"]
@@ -93,10 +93,10 @@ class AbstractAgent:
     Args (all keyword): ``agent_id``, ``description``, ``thread_id`` (default a
     new uuid4), ``initial_messages`` (structs or wire dicts), ``initial_state``
     (any JSON), ``debug`` (True: :func:`agui.log.enable_debug`), ``verify``
-    (``strict`` | ``tolerant`` | ``off``, see :mod:`agui.pipeline`),
+    (``strict`` | ``tolerant`` | ``off``, see :mod:`agui.pipeline.core`),
     ``client_tools`` / ``max_tool_rounds`` (Python functions the SDK runs when
     the agent calls them, offered on every run, as
-    :class:`~agui.session.Session` takes them: one ``run_agent`` answers the
+    :class:`~agui.client.session.Session` takes them: one ``run_agent`` answers the
     calls and continues the conversation until no call to them is pending).
 
     Raises:
@@ -241,7 +241,7 @@ class AbstractAgent:
         return Subscription(self, subscriber)
 
     def use(self, *middleware: MiddlewareFn) -> AbstractAgent:
-        """Add :mod:`agui.middleware` callables (first = outermost); returns the agent."""
+        """Add :mod:`agui.client.middleware` callables (first = outermost); returns the agent."""
         self.middleware.extend(middleware)
         return self
 
@@ -249,14 +249,14 @@ class AbstractAgent:
 
     async def get_capabilities(self) -> AgentCapabilities | None:
         """The agent's ``AgentCapabilities`` (decoded leniently by
-        :func:`agui.capabilities.decode_capabilities`), or None when
+        :func:`agui.client.capabilities.decode_capabilities`), or None when
         :meth:`fetch_capabilities` finds none.
 
         Raises:
             agui.errors.DecodeError: the advertised capabilities do not decode.
             agui.errors.TransportError: retrieval failed (``HttpAgent``).
         """
-        from agui.capabilities import decode_capabilities
+        from agui.client.capabilities import decode_capabilities
         from agui.types import AgentCapabilities
 
         raw = await self.fetch_capabilities()
@@ -280,7 +280,7 @@ class AbstractAgent:
 
         ``tools`` / ``context``: ``Tool`` / ``Context`` structs or wire dicts for
         this run; ``resume``: answers to :attr:`pending_interrupts` by interrupt
-        id (as :meth:`agui.session.Session.resume` takes them); ``subscriber``:
+        id (as :meth:`agui.client.session.Session.resume` takes them); ``subscriber``:
         notified for this run only, after the agent's.
 
         Raises:
@@ -291,7 +291,7 @@ class AbstractAgent:
                 run failed (as the ``ErrorUpdate`` reported it), unless an
                 ``on_run_failed`` subscriber returned ``stop_propagation=True``.
         """
-        from agui.request import convert_list
+        from agui.client.request import convert_list
         from agui.types import Context, Tool
 
         if self._is_running:
@@ -306,7 +306,7 @@ class AbstractAgent:
         if forwarded_props is not None:
             overrides["forwarded_props"] = forwarded_props
         if resume is not None:
-            from agui.interrupts import build_resume
+            from agui.client.interrupts import build_resume
 
             overrides["resume"] = build_resume(self.session.pending_interrupts, resume)
         known = {m.id for m in self.session.messages}
@@ -369,7 +369,7 @@ class AbstractAgent:
     def clone(self) -> AbstractAgent:
         """A copy with the same configuration, middleware, thread, messages and
         state (its own copy), and no subscribers, no run and nothing pending:
-        :meth:`agui.session.Session.fork` of the agent's session on the same
+        :meth:`agui.client.session.Session.fork` of the agent's session on the same
         thread, running through the copy's :meth:`run`."""
         new = copy.copy(self)
         new.subscribers = []

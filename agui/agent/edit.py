@@ -1,7 +1,7 @@
 """Editing an agent's conversation: replace messages or state, add messages.
 
-Through the session's own editing (:meth:`agui.session.Session.set_messages`,
-:meth:`~agui.session.Session.add_messages`, :meth:`~agui.session.Session.set_state`),
+Through the session's own editing (:meth:`agui.client.session.Session.set_messages`,
+:meth:`~agui.client.session.Session.add_messages`, :meth:`~agui.client.session.Session.set_state`),
 so an agent and a bare ``Session`` edit by the same rules: ids are unique
 (``ValueError`` otherwise, nothing changed), the new list is the whole list
 (``set_messages`` keeps nothing of the old one), a state is kept as a private
@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from agui.apply.patch import clone_json
-from agui.request import convert_list
+from agui.client.request import convert_list
+from agui.pipeline.apply.patch import clone_json
 
 if TYPE_CHECKING:
-    from agui.apply import Conversation
-    from agui.session import Session
+    from agui.client.session import Session
+    from agui.pipeline.apply import Conversation
     from agui.types import Message
 
 __all__ = ["ConversationEditor"]

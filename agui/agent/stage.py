@@ -2,13 +2,13 @@
 
 How subscribers get each event, in order, without a second pipeline: the
 session's middleware chain hands event structs to the pipeline one at a time
-(:mod:`agui.middleware`), and the pipeline applies an event before the chain is
+(:mod:`agui.client.middleware`), and the pipeline applies an event before the chain is
 asked for the next one. So a middleware placed first in ``Session.middleware``
 (it sees events last, after the user's middleware, as the reference's
 subscribers do) is called between events with the conversation exactly as the
 events before left it. Per event it
 
-1. expands ``*_CHUNK`` events with :class:`agui.normalize.Normalizer` (the
+1. expands ``*_CHUNK`` events with :class:`agui.pipeline.normalize.Normalizer` (the
    reference's ``transformChunks`` step; the pipeline's own normalizer then has
    nothing left to do; a chunk the normalizer rejects is passed on unchanged so
    the pipeline reports it),
@@ -44,13 +44,13 @@ from agui.agent.subscriber import (
     call_subscribers,
     callback_name,
 )
+from agui.client.partial_json import partial_tool_call_args
 from agui.errors import ProtocolViolation
-from agui.normalize import Normalizer
-from agui.partial_json import partial_tool_call_args
+from agui.pipeline.normalize import Normalizer
 from agui.types import EVENT_TYPES, event_type
 
 if TYPE_CHECKING:
-    from agui.middleware import Next
+    from agui.client.middleware import Next
 
 __all__ = ["SubscriberStage"]
 

@@ -71,7 +71,7 @@ class SubscriberParams:
     same for REASONING_MESSAGE_CONTENT / END); ``tool_call_buffer`` (TOOL_CALL_ARGS:
     the arguments text before this delta), ``tool_call_name`` (ARGS and END),
     ``partial_tool_call_args`` (ARGS: best-effort object of the text including this
-    delta, :func:`agui.partial_json.partial_tool_call_args`), ``tool_call_args``
+    delta, :func:`agui.client.partial_json.partial_tool_call_args`), ``tool_call_args``
     (END: the parsed arguments, ``{}`` when not a JSON object); ``result``
     (RUN_FINISHED with a success outcome); ``error`` (``on_run_failed``);
     ``message`` (``on_new_message``); ``tool_call`` (``on_new_tool_call``);

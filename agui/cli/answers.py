@@ -4,7 +4,7 @@ An interrupt whose ``responseSchema`` has a boolean ``approved`` property is
 answered ``resolved`` with payload ``{"approved": true|false}``; any other
 interrupt is answered ``resolved`` (yes) or ``cancelled`` (no), except a
 LangGraph one, answered like an approval (producer profile
-``compat_langgraph_resume_value``, :mod:`agui.profiles`). In ``ask``
+``compat_langgraph_resume_value``, :mod:`agui.pipeline.profiles`). In ``ask``
 mode each answer is one line read from the input; at end of input nothing is
 made up (:class:`agui.cli.io.EndOfInput`).
 
@@ -60,9 +60,9 @@ def wants_approval_flag(interrupt: Any) -> bool:
 
 def answer_for(interrupt: Any, yes: bool) -> Any:
     """The resume answer for one interrupt (see module doc), built with the
-    :mod:`agui.interrupts` helpers."""
-    from agui.interrupts import cancelled, resolved
-    from agui.profiles import wants_resume_value
+    :mod:`agui.client.interrupts` helpers."""
+    from agui.client.interrupts import cancelled, resolved
+    from agui.pipeline.profiles import wants_resume_value
 
     if wants_approval_flag(interrupt) or wants_resume_value(interrupt):
         return resolved({"approved": yes})

@@ -187,7 +187,7 @@ class BoardPanel:
 
 
 def panel_from_conversation(conversation: Any) -> BoardPanel:
-    """Build the panel from an :class:`agui.apply.Conversation` (or anything
+    """Build the panel from an :class:`agui.pipeline.apply.Conversation` (or anything
     with ``messages``, ``state``, ``run_id`` and ``thread_id``). Never raises."""
     try:
         messages = list(conversation.messages)

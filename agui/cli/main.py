@@ -419,7 +419,7 @@ def main(
 
 
 _PRELOAD = (
-    "httpx", "agui.wire", "agui.session", "agui.transports", "agui.a2ui", "agui.server",
+    "httpx", "agui.wire", "agui.client.session", "agui.transports", "agui.a2ui", "agui.server",
     "agui.backends.fake", "agui.backends.task_board", "agui.cli.watch", "agui.cli.trace",
     "agui.cli.replay", "agui.cli.serve", "uvicorn",
 )  # fmt: skip

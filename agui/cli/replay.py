@@ -4,7 +4,7 @@ Checks a recorded fixture once and streams it (see
 :mod:`agui.transports.recording` for the accepted forms: JSON array of events,
 ``{"events": [...]}``, JSON Lines, raw SSE or protobuf frames; memory does not
 grow with the file) through a :class:`agui.transports.ReplayTransport`, runs a
-:class:`agui.session.Session` over it with the thread and run ids the recording
+:class:`agui.client.session.Session` over it with the thread and run ids the recording
 carries, renders it exactly as ``watch`` would (same views and flags) and draws
 the board panel. A paused recording shows its interrupts; there is nothing
 recorded to resume with, so replay stops there.
@@ -50,7 +50,7 @@ def _documents(frames: Any) -> list[Any]:
     """Each event document of a loaded fixture; raw SSE is split into its
     frames' data by a pipeline's SSE stage."""
     if isinstance(frames, bytes | bytearray):
-        from agui.pipeline import Pipeline
+        from agui.pipeline.core import Pipeline
 
         pipeline = Pipeline(verify="off")
         return pipeline.split(bytes(frames)) + pipeline.split_end()
@@ -137,7 +137,7 @@ async def replay(
     run went wrong (``RunResult.failed``). ``source`` names the recording in a
     one-line error (a protobuf recording's bad frame ends the command)."""
     from agui.cli.watch import CHECK_FAILED, ChatOptions, draw_panel, drive
-    from agui.session import Session
+    from agui.client.session import Session
 
     kwargs: dict[str, Any] = {"verify": verify}
     if thread_id:

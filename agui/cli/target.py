@@ -255,13 +255,13 @@ def make_session(
     thread_id: str = THREAD_ID,
     protobuf: bool = False,
 ) -> Any:
-    """A :class:`agui.session.Session` over HTTP to ``url`` on ``thread_id``
+    """A :class:`agui.client.session.Session` over HTTP to ``url`` on ``thread_id``
     (see :func:`thread_ids`; ``timeout``, ``protobuf``: see
     :func:`make_transport`; ``wrap``: applied to the transport, e.g.
     :class:`agui.cli.utf8.Utf8Watch`)."""
     import msgspec
 
-    from agui.session import Session
+    from agui.client.session import Session
 
     kwargs: dict[str, Any] = {"thread_id": thread_id, "tools": tools, "verify": verify}
     if state is not msgspec.UNSET:

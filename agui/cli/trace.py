@@ -7,8 +7,8 @@ ends on an interrupt outcome (or on LangGraph's legacy ``CUSTOM on_interrupt``,
 by the producer profile ``compat_langgraph_on_interrupt``: a ``warn`` line
 says so, as in ``watch``) it answers each interrupt (``--approve``,
 ``--decline``, or ``[y/N]`` read from stdin) and builds the ONE resume request
-with the session-free helpers :func:`agui.interrupts.interrupts_of` and
-:func:`agui.interrupts.resume_run`, then traces that response too.
+with the session-free helpers :func:`agui.client.interrupts.interrupts_of` and
+:func:`agui.client.interrupts.resume_run`, then traces that response too.
 
 Ids: a fresh thread per process unless ``--thread`` pins one (see
 :func:`agui.cli.target.thread_ids`); the lines below are ``--thread thread-1``::
@@ -48,10 +48,10 @@ def first_input(line: str, tools: list[Any], ids: Any = None) -> Any:
     ``thread-1``), run ``ids.run_id(1)`` (``run-1``), one user message
     ``ids.message_id(1)`` (``user-1``) with ``line``, ``tools``, empty
     context, state ``{}``, ``protocolVersion``
-    :data:`agui.request.PROTOCOL_VERSION` (``ids``: a
+    :data:`agui.client.request.PROTOCOL_VERSION` (``ids``: a
     :class:`agui.cli.target.ThreadIds`)."""
     from agui.cli.target import ThreadIds
-    from agui.request import PROTOCOL_VERSION
+    from agui.client.request import PROTOCOL_VERSION
     from agui.types import RunAgentInput, UserMessage
 
     ids = ThreadIds(THREAD_ID) if ids is None else ids
@@ -70,13 +70,13 @@ def first_input(line: str, tools: list[Any], ids: Any = None) -> Any:
 async def _stream(transport: Any, run_input: Any, console: Console, url: str) -> list[Any]:
     """Print each frame as it arrives; return the decoded events.
 
-    The frames are split and decoded by a :class:`agui.pipeline.Pipeline`'s
+    The frames are split and decoded by a :class:`agui.pipeline.core.Pipeline`'s
     wire stage (nothing is applied here): each frame's data is printed before
     its decode warnings or error."""
     import itertools
 
     from agui.errors import TransportError
-    from agui.pipeline import Pipeline
+    from agui.pipeline.core import Pipeline
     from agui.updates import ErrorUpdate, WarningUpdate
     from agui.wire import encode_event
 
@@ -158,7 +158,7 @@ def _by_profile(events: list[Any], interrupts: list[Any]) -> list[Line]:
     watch prints it; else none."""
     import msgspec
 
-    from agui.profiles import LANGGRAPH_ON_INTERRUPT, legacy_interrupt_warning
+    from agui.pipeline.profiles import LANGGRAPH_ON_INTERRUPT, legacy_interrupt_warning
     from agui.types import event_type
 
     last = next((e for e in reversed(events) if event_type(e) == "RUN_FINISHED"), None)
@@ -209,8 +209,8 @@ def _trace(
     from agui.cli.answers import _end_of_input, ask_answers
     from agui.cli.io import EndOfInput
     from agui.cli.target import ThreadIds
+    from agui.client.interrupts import interrupts_of, resume_run
     from agui.errors import ResumeError
-    from agui.interrupts import interrupts_of, resume_run
 
     path = sanitize(urlsplit(url).path or "/")
     ids = ThreadIds(THREAD_ID) if ids is None else ids

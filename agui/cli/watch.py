@@ -1,7 +1,7 @@
 """``board-watch watch``: the conversation loop.
 
 For each line read from stdin (``> `` prompt on a TTY) :func:`chat` sends it
-with :meth:`agui.session.Session.send`, renders every ``Update`` through
+with :meth:`agui.client.session.Session.send`, renders every ``Update`` through
 :class:`agui.cli.render.Renderer`, draws the board panel
 (:mod:`agui.cli.board`), and while the run paused on interrupts asks
 ``[y/N]`` for each one (reading the answer from the same stdin; or answers

@@ -4,9 +4,9 @@ A fixture is a JSON object ``{name, stream, input?, client?, expect,
 expectOverrides?}`` (format: the upstream corpus README,
 ``spec/<version>/conformance/README.md``). The runner:
 
-1. builds a :class:`~agui.apply.Conversation` from ``input`` (messages, state),
+1. builds a :class:`~agui.pipeline.apply.Conversation` from ``input`` (messages, state),
 2. frames every ``stream`` event as SSE bytes and feeds them to a
-   :class:`~agui.pipeline.Pipeline` in ``strict`` mode (the reference client
+   :class:`~agui.pipeline.core.Pipeline` in ``strict`` mode (the reference client
    rejects a stream on the first violation), then ``close()``,
 3. builds, before the stream, the ``RunAgentInput`` our client sends to start
    that run (:func:`build_request`),
@@ -46,12 +46,12 @@ from typing import Any
 
 import msgspec
 
-from agui.apply import Conversation
 from agui.conformance.table import TABLE, Entry, entry_for
 from agui.errors import DecodeError, ProtocolViolation, RunError
-from agui.pipeline import Pipeline
+from agui.pipeline.apply import Conversation
+from agui.pipeline.core import Pipeline
+from agui.rules import RULES
 from agui.updates import ErrorUpdate, WarningUpdate
-from agui.verify.rules import RULES
 
 EXPECT_KEYS = frozenset(
     {
@@ -170,10 +170,10 @@ def build_request(
     conversation: Conversation, inp: dict[str, Any], *, thread_id: str
 ) -> dict[str, Any]:
     """The ``RunAgentInput`` (wire JSON) our client sends to start a run on this
-    conversation: :meth:`agui.session.Session.build_input` (protocolVersion,
+    conversation: :meth:`agui.client.session.Session.build_input` (protocolVersion,
     messages without activity messages, state, tools, context,
     forwardedProps), with tools/context/forwardedProps from the fixture input."""
-    from agui.session import Session
+    from agui.client.session import Session
 
     session = Session(
         None,

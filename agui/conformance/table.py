@@ -3,7 +3,7 @@
 The upstream corpus pins the *reference client's wording* in ``errorContains``
 (``"No active text message found with ID 'x'"``). We never match on wording:
 each failing fixture is mapped here to the stable code our client reports
-(:mod:`agui.verify.rules`, or ``decode_error`` + the JSON path of the
+(:mod:`agui.rules`, or ``decode_error`` + the JSON path of the
 malformed field for a frame our decoder rejects).
 
 An entry may also carry an ``override`` -- expectation keys that replace the

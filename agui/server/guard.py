@@ -2,9 +2,9 @@
 
 Every event an agent emits goes through :class:`Guard.admit` before it is
 queued for the wire. The guard keeps the same state a client keeps: a
-:class:`agui.normalize.Normalizer` (so ``*_CHUNK`` events are judged by what
+:class:`agui.pipeline.normalize.Normalizer` (so ``*_CHUNK`` events are judged by what
 they expand to, exactly as a client sees them) followed by a
-:class:`agui.verify.Verifier` (the ordering rules of the protocol's run
+:class:`agui.pipeline.verify.Verifier` (the ordering rules of the protocol's run
 lifecycle). A rejected event raises :class:`agui.errors.GuardError` and leaves
 the guard's state as if the event had never been offered, so the agent may
 recover (e.g. close the open message first) and go on.
@@ -25,8 +25,8 @@ from typing import Any
 
 from agui import types as T
 from agui.errors import GuardError, ProtocolViolation
-from agui.normalize import Normalizer
-from agui.verify import Verifier
+from agui.pipeline.normalize import Normalizer
+from agui.pipeline.verify import Verifier
 
 _CHUNK_CLASSES = frozenset(
     {T.TextMessageChunkEvent, T.ToolCallChunkEvent, T.ReasoningMessageChunkEvent}

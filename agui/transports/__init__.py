@@ -1,4 +1,4 @@
-"""Transports: how a :class:`agui.session.Session` reaches an agent.
+"""Transports: how a :class:`agui.client.session.Session` reaches an agent.
 
 :class:`Transport` is the protocol (one method, ``stream(run_input)``);
 :class:`HttpTransport` speaks HTTP POST + SSE; :class:`FastHttpTransport`

@@ -3,7 +3,7 @@
 A transport turns one :class:`agui.types.RunAgentInput` into the agent's
 response stream. It yields raw SSE ``bytes`` (any chunking), one event's JSON
 text as a ``str``, or already-decoded event structs, in any mix; the session
-feeds each item to its :class:`agui.pipeline.Pipeline` (:meth:`~agui.pipeline.
+feeds each item to its :class:`agui.pipeline.core.Pipeline` (:meth:`~agui.pipeline.core.
 Pipeline.feed`), which frames and decodes it. It must be an async generator (or
 any async iterator with ``aclose()``) whose ``aclose()`` releases the
 connection.

@@ -58,7 +58,7 @@ class HttpTransport:
         client: an ``httpx.AsyncClient`` to reuse (you close it; its own
             ``follow_redirects`` setting applies). By default each run opens
             and closes its own client, so a transport can be used from several
-            event loops (e.g. :class:`agui.session.SyncSession`); that client
+            event loops (e.g. :class:`agui.client.session.SyncSession`); that client
             follows redirects as ``fetch`` in the reference client does (a
             307/308 repeats the POST, e.g. Starlette's ``/agent/`` -> ``/agent``).
         verify: TLS verification as httpx takes it (``True`` = the system

@@ -326,7 +326,7 @@ class Recording:
         return True
 
     def _check_sse(self) -> None:
-        from agui.pipeline import Pipeline
+        from agui.pipeline.core import Pipeline
 
         pipeline = Pipeline(verify="off")
         for chunk in self._sse_chunks():

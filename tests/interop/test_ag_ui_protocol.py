@@ -18,8 +18,8 @@ from tests.interop.interop_helpers import (
 
 require("ag_ui.encoder")
 
+from agui.client.interrupts import cancelled, resolved
 from agui.errors import RunError
-from agui.interrupts import cancelled, resolved
 from agui.updates import (
     ActivityChanged,
     Custom,

@@ -17,7 +17,7 @@ require("fastapi")
 
 from agui.cli.main import main
 from agui.cli.target import THREAD_ENV
-from agui.profiles import LANGGRAPH_ON_INTERRUPT
+from agui.pipeline.profiles import LANGGRAPH_ON_INTERRUPT
 
 pytestmark = pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated")
 
@@ -111,7 +111,7 @@ def test_trace_pauses_on_the_langgraph_legacy_interrupt_and_its_resume_completes
     argv = ["trace", "--url", url, "--thread", f"trace-{answer}", "ask"]
     code, lines, err = board_watch(argv, answer + "\n")
     assert (code, err) == (0, "")
-    # the same rule as watch (agui.profiles): a warn line, then the pause
+    # the same rule as watch (agui.pipeline.profiles): a warn line, then the pause
     [warn] = [line for line in lines if line.startswith("warn ")]
     assert warn.endswith(f"({LANGGRAPH_ON_INTERRUPT})")
     assert "RUN_FINISHED has no outcome after ag-ui-langgraph's legacy CUSTOM" in warn

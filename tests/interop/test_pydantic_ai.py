@@ -19,8 +19,8 @@ from tests.interop.interop_helpers import (
 
 require("pydantic_ai.ui.ag_ui")
 
+from agui.client.interrupts import cancelled, resolved
 from agui.errors import RunError
-from agui.interrupts import cancelled, resolved
 from agui.updates import Done, ErrorUpdate, ToolCallArgs
 
 CONFIRM = {

@@ -208,7 +208,7 @@ def same_conversation(
 ) -> None:
     """Same messages (ids renamed in order when the server mints random ones per request),
     same state, same outcome per run (``profile_outcomes``: run index -> our outcome where
-    an agui.profiles rule, which the reference client does not have, decides it)."""
+    an agui.pipeline.profiles rule, which the reference client does not have, decides it)."""
     if minted_ids:
         assert renamed(ours["messages"]) == renamed(theirs["messages"])
     else:

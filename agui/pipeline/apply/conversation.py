@@ -8,8 +8,8 @@ messages, run outcomes and interrupts.
 
 Dispatch is one table keyed by the generated event class, :data:`HANDLERS`
 (the handlers live here for the run lifecycle, steps, subagents, RAW and
-CUSTOM, in :mod:`agui.apply.messages` for streamed messages and in
-:mod:`agui.apply.snapshots` for state, snapshots and activity), plus
+CUSTOM, in :mod:`agui.pipeline.apply.messages` for streamed messages and in
+:mod:`agui.pipeline.apply.snapshots` for state, snapshots and activity), plus
 :data:`PASS_THROUGH`, the classes delivered as they are.
 
 It expects events that already went through the normalizer (no ``*_CHUNK``)
@@ -26,14 +26,14 @@ from typing import Any
 
 import msgspec
 
-from agui import profiles
 from agui import types as T
-from agui.apply.messages import MessageEvents
-from agui.apply.patch import clone_json
-from agui.apply.records import CallRecord, MessageRecord, opt, role_of, struct_tag
-from agui.apply.snapshots import SnapshotEvents
 from agui.errors import RunError
-from agui.lifecycle import RunLifecycle
+from agui.pipeline import profiles
+from agui.pipeline.apply.messages import MessageEvents
+from agui.pipeline.apply.patch import clone_json
+from agui.pipeline.apply.records import CallRecord, MessageRecord, opt, role_of, struct_tag
+from agui.pipeline.apply.snapshots import SnapshotEvents
+from agui.pipeline.lifecycle import RunLifecycle
 from agui.updates import (
     Custom,
     ErrorUpdate,
@@ -72,7 +72,7 @@ class Conversation(MessageEvents, SnapshotEvents):
     Cost: O(1) amortised per TEXT/REASONING CONTENT and TOOL_CALL_ARGS delta
     (fragment lists joined lazily); STATE_DELTA/ACTIVITY_DELTA in place for
     single-op patches, O(state) for multi-op patches (see
-    :mod:`agui.apply.patch`); O(distance from the end) for TOOL_CALL_RESULT
+    :mod:`agui.pipeline.apply.patch`); O(distance from the end) for TOOL_CALL_RESULT
     placement; O(n messages) for MESSAGES_SNAPSHOT and reads of :attr:`messages`.
 
     Read side: :attr:`messages`, :attr:`state`, :attr:`pending_interrupts`,
@@ -81,7 +81,7 @@ class Conversation(MessageEvents, SnapshotEvents):
     :meth:`input_messages`, :meth:`input_state`. The state is copy-on-write:
     the conversation never mutates a state object it handed out; each change
     replaces it (a STATE_DELTA copies the containers on its path and shares
-    the rest, see :func:`agui.apply.patch.patched_copy`), so a
+    the rest, see :func:`agui.pipeline.apply.patch.patched_copy`), so a
     ``StateChanged.state`` or an earlier read of :attr:`state` keeps showing
     the state as it was then. Treat them as read-only: they share subtrees
     with the current state (``ActivityChanged.content`` is a private copy).
@@ -103,7 +103,7 @@ class Conversation(MessageEvents, SnapshotEvents):
         self._state: Any = state
         self._state_absent = state is None  # absent reads as {} for a patch
         self._pending_interrupts: list[Any] = []
-        self._legacy = profiles.LegacyInterrupts()  # agui.profiles: LangGraph on_interrupt
+        self._legacy = profiles.LegacyInterrupts()  # agui.pipeline.profiles: LangGraph on_interrupt
         self._pending_tool_call_ids: list[str] = []
         self._run_calls: dict[str, None] = {}
         self._answered: set[str] = set()
@@ -117,7 +117,7 @@ class Conversation(MessageEvents, SnapshotEvents):
 
     @property
     def lifecycle(self) -> RunLifecycle:
-        """The thread's :class:`~agui.lifecycle.RunLifecycle` (the one record of
+        """The thread's :class:`~agui.pipeline.lifecycle.RunLifecycle` (the one record of
         run state; the properties below read it)."""
         return self._lifecycle
 
@@ -391,7 +391,7 @@ class Conversation(MessageEvents, SnapshotEvents):
         self._pending_tool_call_ids = []
         legacy = self._legacy.finish(outcome)
         if legacy:
-            # agui.profiles compat_langgraph_on_interrupt: no outcome, the CUSTOM is the question
+            # agui.pipeline.profiles compat_langgraph_on_interrupt: no outcome, the CUSTOM is the question
             self._pending_interrupts = legacy
             life.finished("interrupted", **ids)
             return [

@@ -1,4 +1,4 @@
-"""Blocking facade over :class:`~agui.session.Session`, for scripts and REPLs."""
+"""Blocking facade over :class:`~agui.client.session.Session`, for scripts and REPLs."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import asyncio
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
-from agui.run import Run
-from agui.session import Session
+from agui.client.run import Run
+from agui.client.session import Session
 from agui.updates import Done, Update
 
 if TYPE_CHECKING:
-    from agui.apply import Conversation
+    from agui.pipeline.apply import Conversation
     from agui.transports import Transport
     from agui.types import Interrupt, Message, RunAgentInput
 
@@ -95,7 +95,7 @@ class SyncSession:
             coro.close()
             raise RuntimeError(
                 "SyncSession cannot be used inside a running event loop "
-                "(async code, Jupyter): use agui.session.Session there"
+                "(async code, Jupyter): use agui.client.session.Session there"
             )
         if self._closed:
             coro.close()

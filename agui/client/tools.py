@@ -4,7 +4,7 @@ A client offers the agent tools in ``RunAgentInput.tools`` (AG-UI ``Tool``: name
 JSON Schema ``parameters``); when the agent calls one, the client runs it and answers with a
 tool message. This module builds both halves from a function::
 
-    from agui.client_tools import ClientTools, tool
+    from agui.client.tools import ClientTools, tool
 
     @tool
     def get_weather(city: str, unit: Literal["C", "F"] = "C") -> dict:

@@ -1,6 +1,6 @@
-"""One run of a :class:`~agui.session.Session`: a request and its response, as updates.
+"""One run of a :class:`~agui.client.session.Session`: a request and its response, as updates.
 
-The response is fed through one :class:`~agui.pipeline.Pipeline` one frame at
+The response is fed through one :class:`~agui.pipeline.core.Pipeline` one frame at
 a time, so a consumer leaving after update N leaves nothing of later frames
 applied. With middleware, the pipeline's wire stage (:meth:`Pipeline.decode`)
 turns the transport's output into events, the middleware chain transforms
@@ -29,13 +29,13 @@ import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, Self
 
+from agui.client.middleware import compose
 from agui.errors import EncodeError, ToolError, TransportError
-from agui.middleware import compose
-from agui.pipeline import Pipeline
+from agui.pipeline.core import Pipeline
 from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
 
 if TYPE_CHECKING:
-    from agui.session import Session
+    from agui.client.session import Session
     from agui.types import RunAgentInput
 
 __all__ = ["Run"]

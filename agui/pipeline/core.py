@@ -15,7 +15,7 @@ applied and reported, or reported as an error; nothing is silent.
   else reported and skipped. An oversized SSE frame
   (:class:`~agui.errors.FrameTooLarge`) is always fatal: the byte stream
   cannot be resynchronised.
-* Protocol violations (normalizer and verifier, :mod:`agui.verify.rules`):
+* Protocol violations (normalizer and verifier, :mod:`agui.rules`):
   ``strict`` -> ErrorUpdate(fatal) + Done(failed) and nothing more is applied;
   ``tolerant`` -> ErrorUpdate, the offending event is not applied, the stream
   goes on; ``off`` -> the verifier is not consulted (normalizer violations
@@ -48,19 +48,19 @@ from typing import Any, Literal
 import msgspec
 
 from agui import types as T
-from agui.apply import Conversation
 from agui.errors import DecodeError, FrameTooLarge, ProtocolViolation
-from agui.lifecycle import RunLifecycle
-from agui.normalize import Normalizer
+from agui.pipeline.apply import Conversation
+from agui.pipeline.lifecycle import RunLifecycle
+from agui.pipeline.normalize import Normalizer
+from agui.pipeline.verify import Verifier
+from agui.pipeline.wire_stage import WireStage
 from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
-from agui.verify import Verifier
 from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION, parse_version, version_warning
 from agui.wire import EventDecoder, SseReader
 from agui.wire.sse import MAX_FRAME_BYTES
 from agui.wire.strict import PATCH_EVENTS as _PATCH_EVENTS
 from agui.wire.strict import decode_typed as _decode_typed
 from agui.wire.strict import patch_ok as _patch_ok
-from agui.wire_stage import WireStage
 
 UNSET = msgspec.UNSET
 
@@ -78,12 +78,12 @@ class Pipeline(WireStage):
 
     One pipeline serves one response stream (one or more runs); the
     conversation it updates is kept across streams. Every consumer of a
-    stream (:class:`~agui.session.Session`, replay, ``trace``, the interrupt
+    stream (:class:`~agui.client.session.Session`, replay, ``trace``, the interrupt
     helpers, the conformance runner) feeds one, so SSE framing, decoding and the
     run lifecycle happen here and nowhere else.
 
     Args:
-        conversation: the :class:`~agui.apply.Conversation` to update (a new
+        conversation: the :class:`~agui.pipeline.apply.Conversation` to update (a new
             empty one when None); it is kept across runs and streams.
         verify: ``"strict"`` | ``"tolerant"`` (default) | ``"off"`` (see module doc).
         max_frame_bytes: SSE frame size cap in bytes (default 10 MiB).
@@ -92,7 +92,7 @@ class Pipeline(WireStage):
         protocol_version: the version this client implements, for the
             RUN_STARTED ``protocolVersion`` comparison.
         thread_id: the ``threadId`` of the RunAgentInput this stream answers,
-            when known (a :class:`~agui.session.Session` passes its own).
+            when known (a :class:`~agui.client.session.Session` passes its own).
             Every RUN_STARTED must carry it, else the verifier reports
             ``run_started_thread_mismatch`` (spec: a run answers its input's
             thread); None (default): the stream's first run sets the thread.
@@ -167,12 +167,12 @@ class Pipeline(WireStage):
 
     @property
     def conversation(self) -> Conversation:
-        """The :class:`~agui.apply.Conversation` this pipeline updates."""
+        """The :class:`~agui.pipeline.apply.Conversation` this pipeline updates."""
         return self._conversation
 
     @property
     def lifecycle(self) -> RunLifecycle:
-        """The conversation's :class:`~agui.lifecycle.RunLifecycle` (read it; the
+        """The conversation's :class:`~agui.pipeline.lifecycle.RunLifecycle` (read it; the
         pipeline and the applier write it)."""
         return self._life
 

@@ -1,5 +1,5 @@
 """State, MESSAGES_SNAPSHOT and activity events applied to a
-:class:`agui.apply.Conversation`: JSON Patch on the state and on activity
+:class:`agui.pipeline.apply.Conversation`: JSON Patch on the state and on activity
 content, and the snapshot reconciliation of the message list."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from agui.apply.patch import (
+from agui.pipeline.apply.patch import (
     MAX_STATE_DEPTH,
     PatchFailed,
     apply_patch,
@@ -17,7 +17,7 @@ from agui.apply.patch import (
     patched_copy,
     plain_ops,
 )
-from agui.apply.records import MessageRecord
+from agui.pipeline.apply.records import MessageRecord
 from agui.updates import ActivityChanged, MessagesSnapshot, StateChanged, Update, WarningUpdate
 
 UNSET = msgspec.UNSET
@@ -28,7 +28,7 @@ __all__ = ["SnapshotEvents"]
 
 class SnapshotEvents:
     """The state, snapshot and activity handlers of
-    :class:`agui.apply.Conversation` (a mixin: the conversation owns the state
+    :class:`agui.pipeline.apply.Conversation` (a mixin: the conversation owns the state
     and records they change). Each takes one event and returns the updates;
     none raises on bad data."""
 

@@ -1,6 +1,6 @@
 """The AG-UI ordering verifier (see :class:`Verifier`): the run lifecycle,
 subagent attribution seeding and the dispatch tables; the checks of the items
-inside a run are in :mod:`agui.verify.items`.
+inside a run are in :mod:`agui.pipeline.verify.items`.
 
 :data:`HANDLERS` maps each event class the verifier checks inside a run to its
 check; :data:`PASS_THROUGH` names the classes it accepts unchecked there on
@@ -16,8 +16,8 @@ from typing import Any
 from agui import rules as R
 from agui import types as T
 from agui.errors import ProtocolViolation
-from agui.verify._support import UNSET, _event_id, _type_name, _v
-from agui.verify.items import ItemChecks
+from agui.pipeline.verify._support import UNSET, _event_id, _type_name, _v
+from agui.pipeline.verify.items import ItemChecks
 
 __all__ = ["HANDLERS", "PASS_THROUGH", "Verifier"]
 
@@ -33,12 +33,12 @@ class Verifier(ItemChecks):
 
     ``check(event, position)`` returns ``None`` when the event is legal here
     and a :class:`~agui.errors.ProtocolViolation` (code from
-    :mod:`agui.verify.rules`, message naming the event type and the id,
+    :mod:`agui.rules`, message naming the event type and the id,
     ``event``, ``position``, ``id``) when it is not. A rejected event does not
     advance the verifier's state: it is treated as not applied, so in
     tolerant mode the caller drops it and goes on. ``finish()`` is called at
     the end of the stream. The verifier never raises on protocol faults.
-    It expects normalized events (no ``*_CHUNK``: see :mod:`agui.normalize`);
+    It expects normalized events (no ``*_CHUNK``: see :mod:`agui.pipeline.normalize`);
     chunk events are accepted unchecked.
 
     Rules (spec ``docs/spec/1.1/events/lifecycle.mdx``, ``.../reasoning.mdx``,

@@ -10,9 +10,9 @@
         async for update in session.resume({"i1": resolved({"approved": True})}):
             ...
 
-A session builds each request (:mod:`agui.request`) and runs it as a
-:class:`~agui.run.Run`, whose response one :class:`~agui.pipeline.Pipeline`
-applies to the session's :class:`~agui.apply.Conversation`: several runs in one
+A session builds each request (:mod:`agui.client.request`) and runs it as a
+:class:`~agui.client.run.Run`, whose response one :class:`~agui.pipeline.core.Pipeline`
+applies to the session's :class:`~agui.pipeline.apply.Conversation`: several runs in one
 response are applied in order, each ending with its own ``Done``. Every run
 must carry the request's ``threadId``: a RUN_STARTED on another thread is the
 protocol violation ``run_started_thread_mismatch`` (tolerant: reported and not
@@ -32,19 +32,19 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
-from agui.apply.patch import clone_json
+from agui.client.interrupts import build_resume, is_expired
+from agui.client.middleware import MiddlewareFn
+from agui.client.request import build_run_input, convert_list, is_parts
+from agui.client.run import Run, _RunState
 from agui.errors import ResumeError
-from agui.interrupts import build_resume, is_expired
 from agui.log import enable_debug
-from agui.middleware import MiddlewareFn
-from agui.pipeline import Pipeline
-from agui.request import build_run_input, convert_list, is_parts
-from agui.run import Run, _RunState
+from agui.pipeline.apply.patch import clone_json
+from agui.pipeline.core import Pipeline
 from agui.updates import Update
 from agui.wire.sse import MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
-    from agui.client_tools import ClientTool, ClientTools
+    from agui.client.tools import ClientTool, ClientTools
     from agui.transports import Transport
     from agui.types import Interrupt, Message, RunAgentInput
 
@@ -68,17 +68,17 @@ class Session:
         state: the initial agent state (any JSON; default: none, which is
             sent as ``{}``, as is ``None``).
         forwarded_props: ``forwardedProps`` sent on every run (default ``{}``,
-            as is ``None``; see :mod:`agui.request`).
+            as is ``None``; see :mod:`agui.client.request`).
         verify: ``"tolerant"`` (default) | ``"strict"`` | ``"off"``; see
-            :mod:`agui.pipeline`.
-        middleware: :mod:`agui.middleware` callables, outermost first.
+            :mod:`agui.pipeline.core`.
+        middleware: :mod:`agui.client.middleware` callables, outermost first.
         messages: initial messages (structs or wire dicts).
         max_frame_bytes: SSE frame cap (bytes).
-        client_tools: Python functions (or :class:`~agui.client_tools.ClientTool`
-            objects, or a :class:`~agui.client_tools.ClientTools`) the SDK
+        client_tools: Python functions (or :class:`~agui.client.tools.ClientTool`
+            objects, or a :class:`~agui.client.tools.ClientTools`) the SDK
             runs itself when the agent calls them: their ``Tool`` definitions
             are offered on every run (after ``tools``), and a run that ends
-            with pending calls to them is continued (see :class:`~agui.run.Run`).
+            with pending calls to them is continued (see :class:`~agui.client.run.Run`).
         max_tool_rounds: how many follow-up runs one iteration may start to
             answer client tool calls (default 8); past it the calls are left
             pending and an ``ErrorUpdate(ToolError(kind="max_tool_rounds"))``
@@ -93,7 +93,7 @@ class Session:
         ValueError: ``verify`` is not one of the three modes, two tools
             share a name, or ``max_tool_rounds`` is negative.
 
-    Attributes: ``conversation`` (:class:`agui.apply.Conversation`),
+    Attributes: ``conversation`` (:class:`agui.pipeline.apply.Conversation`),
     ``thread_id``, ``tools``, ``context``, ``forwarded_props``, ``verify``,
     ``middleware``, ``client_tools`` (a ``ClientTools`` or None),
     ``max_tool_rounds``, :attr:`last_run`.
@@ -116,8 +116,8 @@ class Session:
         max_tool_rounds: int = 8,
         debug: bool = False,
     ) -> None:
-        from agui.apply import Conversation
-        from agui.client_tools import ClientTools
+        from agui.client.tools import ClientTools
+        from agui.pipeline.apply import Conversation
         from agui.types import Context, Message, Tool
 
         if verify not in ("strict", "tolerant", "off"):
@@ -189,7 +189,7 @@ class Session:
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback(update)`` (sync, or async and awaited) for every
         update of every run, before the update is yielded. A callback that
-        raises is logged (logger ``agui.session``) and skipped, as the
+        raises is logged (logger ``agui.client.session``) and skipped, as the
         reference client does: the run and the other subscribers go on.
         Returns an unsubscribe function."""
         self._subscribers.append(callback)
@@ -406,8 +406,8 @@ class Session:
         """Answer every pending interrupt in ONE request and start that run.
 
         Args:
-            answers: interrupt id -> answer: :func:`agui.interrupts.resolved`
-                ``(payload)``, :func:`agui.interrupts.cancelled` ``()``, a
+            answers: interrupt id -> answer: :func:`agui.client.interrupts.resolved`
+                ``(payload)``, :func:`agui.client.interrupts.cancelled` ``()``, a
                 ``ResumeEntry``, or any JSON value (= resolved with that payload).
             text: optional user message added before resuming.
             now: expiry reference time (default: now, UTC).
@@ -517,5 +517,5 @@ def _convert_overrides(overrides: dict[str, Any]) -> None:
             overrides[name] = convert_list(value, kind, name)
 
 
-# the blocking facade lives in agui.sync; importable from here as before
-from agui.sync import SyncRun, SyncSession  # noqa: E402 - the import circle (see above)
+# the blocking facade lives in agui.client.sync; importable from here as before
+from agui.client.sync import SyncRun, SyncSession  # noqa: E402 - the import circle (see above)

@@ -8,7 +8,7 @@ processing rule for closed objects is to strip what is not recognised and warn.
 :func:`decode_capabilities` does that with the same lenient repairs the event decoder uses
 (unknown members stripped, a 0.x ``null`` in an optional slot read as absent, an unknown value
 of a closed string set stripped), each reported as a :class:`~agui.wire.lenient.DecodeWarning`
-and logged on the ``agui.capabilities`` logger. The open ``custom`` section keeps everything.
+and logged on the ``agui.client.capabilities`` logger. The open ``custom`` section keeps everything.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def decode_capabilities(
     Unknown members (of the capabilities object or any section of it) are stripped, each
     with a :class:`~agui.wire.lenient.DecodeWarning` (code ``unknown_property``, its path
     e.g. ``$.tools.streamingArgs``) appended to ``warnings`` when given and logged at WARNING
-    on ``agui.capabilities``; so are a legacy ``null`` in an optional slot and an unknown
+    on ``agui.client.capabilities``; so are a legacy ``null`` in an optional slot and an unknown
     value of a closed string set.
 
     Raises:

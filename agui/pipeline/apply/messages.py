@@ -1,4 +1,4 @@
-"""Streamed message events applied to a :class:`agui.apply.Conversation`:
+"""Streamed message events applied to a :class:`agui.pipeline.apply.Conversation`:
 text, reasoning and tool-call assembly, encrypted values and tool results."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from agui.apply.records import CallRecord, MessageRecord, opt
+from agui.pipeline.apply.records import CallRecord, MessageRecord, opt
 from agui.updates import (
     EncryptedValue,
     ReasoningDelta,
@@ -31,7 +31,7 @@ __all__ = ["MessageEvents"]
 
 
 class MessageEvents:
-    """The message handlers of :class:`agui.apply.Conversation` (a mixin: the
+    """The message handlers of :class:`agui.pipeline.apply.Conversation` (a mixin: the
     conversation owns the records they read and change). Each takes one
     event and returns the updates; none raises on bad data."""
 

@@ -27,7 +27,7 @@ Rules (the README's "Producer profiles" section lists each with its reason):
   spec's ``RunAgentInput.resume``, which the adapter reads (one resolved
   entry -> ``Command(resume=payload)``).
   :class:`LegacyInterrupts` is the rule, in one place: the conversation
-  applies it, and so does :func:`agui.interrupts.interrupts_of` (for the
+  applies it, and so does :func:`agui.client.interrupts.interrupts_of` (for the
   session-free round trip of ``board-watch trace``).
 * ``compat_langgraph_resume_value`` — LangGraph takes ``Command(resume=None)``
   as "no resume" (and ag-ui-langgraph 0.0.47 then fails the run), so a

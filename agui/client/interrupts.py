@@ -80,7 +80,7 @@ def interrupts_of(events: Iterable[Any]) -> list[Any]:
     Mirrors the client's ``pendingInterrupts``: every RUN_FINISHED replaces the
     list (interrupts of an interrupt outcome, else ``[]``); RUN_ERROR leaves it.
     The producer profile ``compat_langgraph_on_interrupt`` applies as in a
-    conversation (:class:`agui.profiles.LegacyInterrupts`): a run whose
+    conversation (:class:`agui.pipeline.profiles.LegacyInterrupts`): a run whose
     RUN_FINISHED has no outcome after ag-ui-langgraph's legacy ``CUSTOM``
     ``on_interrupt`` events ends on those interrupts.
     Returns generated :class:`agui.types.Interrupt` structs.
@@ -88,7 +88,7 @@ def interrupts_of(events: Iterable[Any]) -> list[Any]:
     Raises:
         agui.errors.DecodeError: a wire-dict interrupt is malformed.
     """
-    from agui.profiles import LegacyInterrupts
+    from agui.pipeline.profiles import LegacyInterrupts
     from agui.types import Interrupt, event_type
 
     pending: list[Any] = []
@@ -238,7 +238,7 @@ def resume_run(
         A new ``RunAgentInput``: same thread, tools, context and
         forwardedProps; ``messages``/``state`` = ``previous`` plus what the
         events produced (activity messages stripped); ``protocolVersion``
-        :data:`agui.request.PROTOCOL_VERSION`; ``resume`` covering every interrupt.
+        :data:`agui.client.request.PROTOCOL_VERSION`; ``resume`` covering every interrupt.
 
     Raises:
         ResumeError: see :func:`build_resume` (also when the events did not
@@ -247,8 +247,8 @@ def resume_run(
         agui.errors.EncodeError: an event given as a dict holds a NaN or infinity.
         TypeError: ``answers`` is not a mapping.
     """
-    from agui.apply import Conversation
-    from agui.request import PROTOCOL_VERSION
+    from agui.client.request import PROTOCOL_VERSION
+    from agui.pipeline.apply import Conversation
     from agui.types import RunAgentInput
 
     prev = _as_struct(previous, RunAgentInput)
@@ -270,7 +270,7 @@ def resume_run(
 def _apply_all(conversation: Any, events: list[Any]) -> None:
     """Apply a run's events (structs or wire dicts) to a conversation through
     an unverifying pipeline (chunks are expanded, bad frames skipped)."""
-    from agui.pipeline import Pipeline
+    from agui.pipeline.core import Pipeline
     from agui.wire import encode_json
 
     pipeline = Pipeline(conversation, verify="off")

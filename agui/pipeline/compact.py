@@ -45,7 +45,7 @@ from typing import Any
 from msgspec import UNSET
 
 from agui import types as T
-from agui.apply.patch import PatchFailed, apply_patch, clone_json, plain_ops
+from agui.pipeline.apply.patch import PatchFailed, apply_patch, clone_json, plain_ops
 
 __all__ = ["compact_events"]
 
@@ -240,7 +240,7 @@ def compact_events(events: Iterable[T.Event]) -> list[T.Event]:
 
     Args:
         events: AG-UI event structs (:data:`agui.types.Event` members) in stream order, e.g.
-            the delivered events of a :class:`~agui.pipeline.Pipeline` made with
+            the delivered events of a :class:`~agui.pipeline.core.Pipeline` made with
             ``keep_events=True``.
 
     Returns:

@@ -1,4 +1,4 @@
-"""The wire stage of a :class:`~agui.pipeline.Pipeline`: SSE framing and decoding alone.
+"""The wire stage of a :class:`~agui.pipeline.core.Pipeline`: SSE framing and decoding alone.
 
 For consumers that need the events before (or instead of) applying them:
 middleware (events in, events out), a tracer that shows each frame's data
@@ -21,7 +21,7 @@ __all__ = ["WireStage"]
 
 class WireStage:
     """SSE framing and decoding for one stream (the base of
-    :class:`~agui.pipeline.Pipeline`, which owns the reader, the decoder, the
+    :class:`~agui.pipeline.core.Pipeline`, which owns the reader, the decoder, the
     held news and the verify policy used here)."""
 
     __slots__ = ()
@@ -59,7 +59,7 @@ class WireStage:
 
     def _split_item(self, item: Any) -> tuple[list[Update], Sequence[str]]:
         """The first half of :meth:`iter_feed`, for a consumer that feeds the
-        frames itself (:class:`~agui.run.Run`): what is to be reported now (the
+        frames itself (:class:`~agui.client.run.Run`): what is to be reported now (the
         wire stage's news, an oversized frame, the updates of an event struct)
         and the frames' data, each to be fed with :meth:`_frame` in order."""
         out = self._take_pending() if self._pending else []

@@ -1,6 +1,6 @@
 """The verifier's checks of the items inside a run: text messages, tool calls,
-steps, reasoning, activity and subagents (see :class:`agui.verify.Verifier`
-for the rules); the run lifecycle lives in :mod:`agui.verify.verifier`."""
+steps, reasoning, activity and subagents (see :class:`agui.pipeline.verify.Verifier`
+for the rules); the run lifecycle lives in :mod:`agui.pipeline.verify.verifier`."""
 
 from __future__ import annotations
 
@@ -8,13 +8,21 @@ from typing import Any
 
 from agui import rules as R
 from agui.errors import ProtocolViolation
-from agui.verify._support import _MISSING, UNSET, _owner_label, _plain, _tag, _type_name, _v
+from agui.pipeline.verify._support import (
+    _MISSING,
+    UNSET,
+    _owner_label,
+    _plain,
+    _tag,
+    _type_name,
+    _v,
+)
 
 __all__ = ["ItemChecks"]
 
 
 class ItemChecks:
-    """The per-item checks of :class:`agui.verify.Verifier` (a mixin: the
+    """The per-item checks of :class:`agui.pipeline.verify.Verifier` (a mixin: the
     verifier owns the state they read and advance). Each check takes the event
     and its position and returns None (legal, state advanced) or the violation
     (state unchanged)."""

@@ -1,9 +1,9 @@
 """The run lifecycle of a thread: the one owner of "is a run open, how did it end, with what".
 
-Every other part reads it: the :class:`~agui.apply.Conversation` exposes it as
+Every other part reads it: the :class:`~agui.pipeline.apply.Conversation` exposes it as
 read-only ``outcome`` / ``run_id`` / ``result`` / ``run_error``, the
-:class:`~agui.pipeline.Pipeline` builds each run's :class:`~agui.updates.Done`
-from it, and a :class:`~agui.session.Run` reports the ``Done`` recorded here.
+:class:`~agui.pipeline.core.Pipeline` builds each run's :class:`~agui.updates.Done`
+from it, and a :class:`~agui.client.session.Run` reports the ``Done`` recorded here.
 
 Writers, and only these: the applier (RUN_STARTED, RUN_FINISHED, RUN_ERROR as
 they are applied) and the pipeline (a run it ends itself: a fatal error, a
