@@ -1,4 +1,4 @@
-"""nox sessions: tests, regen, drift, sync, bench, lint, oracle, fuzz, interop.
+"""nox sessions: tests, regen, drift, sync, bench, lint, docs, oracle, fuzz, interop.
 
 Every session runs in the current environment (``venv_backend="none"``): set
 up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
@@ -50,6 +50,15 @@ def lint(session: nox.Session) -> None:
     paths = ("agui", "tools", "tests", "examples", "noxfile.py")
     session.run("ruff", "format", "--check", *paths)
     session.run("ruff", "check", *paths)
+
+
+@nox.session(venv_backend="none")
+def docs(session: nox.Session) -> None:
+    """Build the documentation site (mkdocs.yml: guides under docs/, the API reference from the
+    docstrings) into site/ with ``--strict``: any warning (a broken link or anchor, a docstring
+    mkdocstrings cannot render) fails the build. Offline: nothing is fetched."""
+    session.env["NO_MKDOCS_2_WARNING"] = "1"
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs)
 
 
 @nox.session(venv_backend="none")
