@@ -118,9 +118,9 @@ async def _stream(transport: Any, run_input: Any, console: Console, url: str) ->
         show(pipeline.split_end())
         report()
     except TransportError as exc:
-        from agui.cli.watch import _is_fatal_kind
+        from agui.cli.watch import is_fatal_kind
 
-        if _is_fatal_kind(exc.kind, started=received[0] > 0):
+        if is_fatal_kind(exc.kind, started=received[0] > 0):
             from agui.cli.target import describe_transport_error
 
             raise CliError(describe_transport_error(exc, url)) from None

@@ -71,6 +71,7 @@ from agui.cli.io import CliError, Console, EndOfInput
 from agui.cli.render import Line, Renderer, RenderOptions
 from agui.cli.sanitize import sanitize
 from agui.cli.target import DEFAULT_READ_TIMEOUT, THREAD_ID, http_timeout, make_session
+from agui.errors import TransportError, TransportErrorKind
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -82,6 +83,7 @@ __all__ = [
     "chat",
     "drive",
     "http_timeout",
+    "is_fatal_kind",
     "make_session",
     "run_interruptibly",
     "run_watch",
@@ -90,10 +92,12 @@ __all__ = [
 
 
 #: TransportError kinds that end the command (one line on stderr, exit 1).
-FATAL_TRANSPORT_KINDS = frozenset({"connect", "http_status", "timeout", "protocol"})
+FATAL_TRANSPORT_KINDS: frozenset[TransportErrorKind] = frozenset(
+    {"connect", "http_status", "timeout", "protocol"}
+)
 
 #: Of those, the kinds that end only the run once it has started (RUN_STARTED seen).
-RUN_LEVEL_KINDS = frozenset({"timeout"})
+RUN_LEVEL_KINDS: frozenset[TransportErrorKind] = frozenset({"timeout"})
 
 
 INTERRUPTED = "interrupted (Ctrl-C)"
@@ -171,16 +175,16 @@ CHECK_FAILED = 3
 def _fatal(update: Any, started: bool = False) -> BaseException | None:
     """The transport error that ends the command, if ``update`` carries one
     (``started``: the run is under way, so a timeout ends only the run)."""
-    from agui.errors import TransportError
-
     if isinstance(update, u.ErrorUpdate):
         err = update.error
-        if isinstance(err, TransportError) and _is_fatal_kind(err.kind, started):
+        if isinstance(err, TransportError) and is_fatal_kind(err.kind, started):
             return err
     return None
 
 
-def _is_fatal_kind(kind: Any, started: bool) -> bool:
+def is_fatal_kind(kind: TransportErrorKind, started: bool) -> bool:
+    """Whether a TransportError of ``kind`` ends the command (``started``: RUN_STARTED
+    was seen, so a kind in :data:`RUN_LEVEL_KINDS` ends only the run)."""
     if kind not in FATAL_TRANSPORT_KINDS:
         return False
     return not (started and kind in RUN_LEVEL_KINDS)
@@ -206,7 +210,6 @@ async def drive(
     (pass ``result`` to see it) and the cancellation re-raised.
     """
     from agui.cli.live import live_view
-    from agui.errors import TransportError
 
     result = RunResult() if result is None else result
     live = live_view(console, renderer.options)  # on a terminal: open items drawn as they grow
@@ -236,7 +239,7 @@ async def drive(
     except TransportError as exc:
         if live is not None:
             live.close()
-        if _is_fatal_kind(getattr(exc, "kind", None), result.started):
+        if is_fatal_kind(exc.kind, result.started):
             raise CliError(_describe(exc, options.url)) from None
         console.write(renderer.flush())
         console.write([Line("error", f"transport error: {sanitize(exc)}")])
