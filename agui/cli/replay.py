@@ -19,56 +19,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from typing import Any
 
 from agui.cli.io import CliError, Console
 from agui.cli.render import Renderer, RenderOptions
 
-__all__ = ["recorded_ids", "run_replay"]
-
-
-def recorded_ids(frames: Any) -> tuple[str | None, str | None]:
-    """(threadId, runId) of the first RUN_STARTED in the loaded fixture
-    (``load_events`` output: list of JSON documents, or SSE bytes); Nones when
-    there is none or it cannot be read."""
-    for doc in _documents(frames):
-        try:
-            value = json.loads(doc)
-        except (ValueError, TypeError):
-            continue
-        if isinstance(value, dict) and value.get("type") == "RUN_STARTED":
-            thread, run = value.get("threadId"), value.get("runId")
-            return (
-                thread if isinstance(thread, str) else None,
-                run if isinstance(run, str) else None,
-            )
-    return None, None
-
-
-def _documents(frames: Any) -> list[Any]:
-    """Each event document of a loaded fixture; raw SSE is split into its
-    frames' data by a pipeline's SSE stage."""
-    if isinstance(frames, bytes | bytearray):
-        from agui.pipeline.core import Pipeline
-
-        pipeline = Pipeline(verify="off")
-        return pipeline.split(bytes(frames)) + pipeline.split_end()
-    return list(frames)
-
-
-def _has_event(frames: Any) -> bool:
-    """True when at least one element of the loaded fixture is a JSON object
-    with a string ``type`` (an event, valid or not); a tools file, a list of
-    numbers or plain text has none."""
-    for doc in _documents(frames):
-        try:
-            value = json.loads(doc)
-        except (ValueError, TypeError):
-            continue
-        if isinstance(value, dict) and isinstance(value.get("type"), str):
-            return True
-    return False
+__all__ = ["run_replay"]
 
 
 def open_recording(path: str, max_bytes: int) -> Any:
