@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import re2
 
+from agui.jsonvalue import is_json_array, is_json_object
+
 if TYPE_CHECKING:  # pragma: no cover
     from agui.a2ui.surface import Surface
 
@@ -123,7 +125,7 @@ def resolve(value: Any, surface: Surface, scope: str | None = None, _depth: int 
     """The concrete JSON value of a bound property (see module docs). Never raises."""
     if _depth > _MAX_DEPTH:
         return None
-    if not isinstance(value, dict):
+    if not is_json_object(value):
         return value
     if "call" in value and isinstance(value["call"], str):
         return _call(value["call"], value.get("args"), _Ctx(surface, scope, _depth + 1))
@@ -145,11 +147,11 @@ _MISSING = object()
 
 # ---------------------------------------------------------------- functions
 def _args(args: Any, ctx: _Ctx) -> dict[str, Any]:
-    if not isinstance(args, dict):
+    if not is_json_object(args):
         return {}
     out: dict[str, Any] = {}
     for key, value in args.items():
-        if isinstance(value, list):  # e.g. and/or ``values``: a list of dynamic values
+        if is_json_array(value):  # e.g. and/or ``values``: a list of dynamic values
             out[key] = [resolve(v, ctx.surface, ctx.scope, ctx.depth) for v in value]
         else:
             out[key] = resolve(value, ctx.surface, ctx.scope, ctx.depth)
@@ -300,7 +302,7 @@ def _numeric_ok(a: dict[str, Any]) -> bool:
 
 def _values(a: dict[str, Any]) -> list[Any]:
     values = a.get("values")
-    return values if isinstance(values, list) else []
+    return values if is_json_array(values) else []
 
 
 FUNCTIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
@@ -326,7 +328,7 @@ FUNCTIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
 
 def _call(name: str, args: Any, ctx: _Ctx) -> Any:
     if name == "formatString":
-        text = args.get("value") if isinstance(args, dict) else None
+        text = args.get("value") if is_json_object(args) else None
         text = resolve(text, ctx.surface, ctx.scope, ctx.depth)
         return format_string(to_text(text), ctx.surface, ctx.scope, ctx.depth)
     fn = FUNCTIONS.get(name)

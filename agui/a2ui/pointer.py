@@ -23,6 +23,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from agui.jsonvalue import is_json_array, is_json_object
+
 __all__ = [
     "MAX_LIST_GAP",
     "MAX_PATH_DEPTH",
@@ -111,9 +113,9 @@ def get(doc: Any, path: str, default: Any = None) -> Any:
         raise PointerError(f"path must be a string, got {type(path).__name__}")
     node = doc
     for token in _read_tokens(path):
-        if isinstance(node, dict):
+        if is_json_object(node):
             node = node.get(token, _MISSING)
-        elif isinstance(node, list):
+        elif is_json_array(node):
             try:
                 i = _index(token, len(node), for_write=False)
             except PointerError:
@@ -151,7 +153,7 @@ def put(doc: Any, path: str, value: Any) -> Any:
     node = doc
     for pos, token in enumerate(tokens):
         last = pos == len(tokens) - 1
-        if isinstance(node, dict):
+        if is_json_object(node):
             if last:
                 node[token] = value
                 return doc
@@ -191,7 +193,7 @@ def _check_reachable(doc: Any, tokens: list[str]) -> None:
 
 
 def _step(node: dict[str, Any] | list[Any], token: str) -> Any:
-    if isinstance(node, dict):
+    if is_json_object(node):
         return node.get(token)
     i = _index(token, len(node), for_write=True)
     if i > len(node) + MAX_LIST_GAP:
@@ -214,9 +216,9 @@ def delete(doc: Any, path: str) -> Any:
         return {}
     parent = get(doc, "/" + "/".join(t.replace("~", "~0").replace("/", "~1") for t in tokens[:-1]))
     last = tokens[-1]
-    if isinstance(parent, dict):
+    if is_json_object(parent):
         parent.pop(last, None)
-    elif isinstance(parent, list):
+    elif is_json_array(parent):
         try:
             i = _index(last, len(parent), for_write=False)
         except PointerError:

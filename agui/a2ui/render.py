@@ -56,6 +56,7 @@ from typing import Any
 from agui.a2ui import pointer
 from agui.a2ui.bindings import resolve, to_bool, to_text
 from agui.a2ui.surface import Surface
+from agui.jsonvalue import is_json_array, is_json_object
 
 __all__ = [
     "CUT_MARKER",
@@ -167,18 +168,18 @@ class _Renderer:
         spec = comp.get("children")
         if spec is None:
             return []
-        if isinstance(spec, list):
+        if is_json_array(spec):
             return [self.node(cid, scope, stack) for cid in spec]
-        if isinstance(spec, dict) and isinstance(spec.get("path"), str):
+        if is_json_object(spec) and isinstance(spec.get("path"), str):
             return self.template(spec.get("componentId"), spec["path"], scope, stack)
         return [[f"<bad children: {comp.get('id')}>"]]
 
     def template(self, cid: Any, path: str, scope: str | None, stack: Any) -> list[list[str]]:
         base = pointer.absolute(path, scope).rstrip("/")
         items = self.surface.get(base or "/")
-        if isinstance(items, list):
+        if is_json_array(items):
             keys: list[str] = [str(i) for i in range(len(items))]
-        elif isinstance(items, dict):  # v0.8 allows a map of items
+        elif is_json_object(items):  # v0.8 allows a map of items
             keys = [k.replace("~", "~0").replace("/", "~1") for k in items]
         else:
             return []
@@ -241,13 +242,13 @@ def _card(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> lis
 
 def _tabs(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
     tabs = c.get("tabs")
-    if not isinstance(tabs, list):
+    if not is_json_array(tabs):
         return [f"<bad tabs: {c.get('id')}>"]
     out: list[str] = []
     for tab in tabs:
         if r.over():
             break
-        if not isinstance(tab, dict):
+        if not is_json_object(tab):
             out.append("<bad tab>")
             continue
         out.append(f"[{r.show(resolve(tab.get('title'), r.surface, scope))}]")
@@ -301,7 +302,7 @@ def _datetime(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) ->
 
 def _choice(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
     selected = r.value(c, "value", scope)
-    if not isinstance(selected, list):
+    if not is_json_array(selected):
         selected = [] if selected in (None, "") else [selected]
     chosen = {to_text(v) for v in selected}
     multiple = c.get("variant") == "multipleSelection"
@@ -309,10 +310,10 @@ def _choice(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> l
     label = r.text(c, "label", scope)
     lines: list[str] = []
     options = c.get("options")
-    for option in options if isinstance(options, list) else []:
+    for option in options if is_json_array(options) else []:
         if r.over():
             break
-        if not isinstance(option, dict):
+        if not is_json_object(option):
             continue
         name = r.show(resolve(option.get("label"), r.surface, scope))
         mark = on if to_text(option.get("value")) in chosen else off
@@ -335,7 +336,7 @@ def _image(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> li
 
 def _icon(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
     name = r.value(c, "name", scope)
-    if isinstance(name, dict):
+    if is_json_object(name):
         return [":svg:" if "svgPath" in name else ":icon:"]
     return [f":{to_text(name)}:"]
 

@@ -54,6 +54,7 @@ from agui.backends._events import (
     tool_call,
     tool_result,
 )
+from agui.jsonvalue import is_json_array, is_json_object
 
 __all__ = [
     "CALL_ARGUMENTS",
@@ -158,7 +159,7 @@ class ScenarioContext:
     def resume(self) -> list[JsonObj]:
         """``RunAgentInput.resume`` entries ([] when absent)."""
         value = self.inp.get("resume")
-        return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+        return [e for e in value if is_json_object(e)] if is_json_array(value) else []
 
 
 Scenario = Callable[[ScenarioContext], AsyncIterator[JsonObj]]
@@ -307,13 +308,13 @@ def _approved(entry: JsonObj) -> bool:
     payload = entry.get("payload")
     if payload is False:
         return False
-    return not (isinstance(payload, dict) and payload.get("approved") is False)
+    return not (is_json_object(payload) and payload.get("approved") is False)
 
 
 def _tool_call_ids_by_name(inp: JsonObj) -> dict[str, str]:
     found: dict[str, str] = {}
     for message in inp.get("messages") or []:
-        if isinstance(message, dict) and message.get("role") == "assistant":
+        if is_json_object(message) and message.get("role") == "assistant":
             for call in message.get("toolCalls") or []:
                 name = (call.get("function") or {}).get("name")
                 if isinstance(name, str) and isinstance(call.get("id"), str):
@@ -395,14 +396,14 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         yield run_finished(ctx.inp, outcome={"type": "interrupt", "interrupts": [interrupt]})
         return
     state = ctx.inp.get("state")
-    tasks = state.get("tasks") if isinstance(state, dict) else None
-    if not isinstance(tasks, list) or not tasks:
+    tasks = state.get("tasks") if is_json_object(state) else None
+    if not is_json_array(tasks) or not tasks:
         yield run_error(
             "resumed without the first half's state (no tasks in RunAgentInput.state)",
             "missing_state",
         )
         return
-    titles = [str(t.get("title")) for t in tasks if isinstance(t, dict)]
+    titles = [str(t.get("title")) for t in tasks if is_json_object(t)]
     if ctx.resume[0].get("status") != "resolved":
         for ev in text_message(ctx.ids.message(), f"Stopped; {len(titles)} tasks left open."):
             yield ev
@@ -413,7 +414,7 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield {
         "type": "TOOL_CALL_ARGS",
         "toolCallId": call_id,
-        "delta": json.dumps({"ids": [t.get("id") for t in tasks if isinstance(t, dict)]}),
+        "delta": json.dumps({"ids": [t.get("id") for t in tasks if is_json_object(t)]}),
     }
     patch = [{"op": "add", "path": f"/tasks/{i}/done", "value": True} for i in range(len(tasks))]
     patch.append({"op": "add", "path": "/phase", "value": "finished"})
@@ -421,7 +422,7 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield {"type": "TOOL_CALL_END", "toolCallId": call_id}
     yield tool_result(ctx.ids.result(), call_id, f"finished {len(titles)} tasks")
     carried = sum(
-        1 for m in ctx.inp.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool"
+        1 for m in ctx.inp.get("messages") or [] if is_json_object(m) and m.get("role") == "tool"
     )
     text = (
         f"Finished {len(titles)} tasks carried over from the first half: {', '.join(titles)} "

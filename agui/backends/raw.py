@@ -26,6 +26,7 @@ from typing import Any
 __all__ = ["MAX_FRAME_BYTES", "RAW_STREAMS", "RawStream", "frame", "routes", "stream_bytes"]
 
 #: The client's default SSE frame cap (10 MiB); ``oversized-frame`` goes past it.
+from agui.jsonvalue import is_json_object
 from agui.wire.sse import MAX_FRAME_BYTES
 
 Writes = Callable[[str, str], Iterable[bytes]]
@@ -489,7 +490,7 @@ async def _ids(request: Any) -> tuple[str, str]:
             body = json.loads(await request.body())
         except ValueError:
             body = None
-        if isinstance(body, dict):
+        if is_json_object(body):
             if isinstance(body.get("threadId"), str):
                 thread_id = body["threadId"]
             if isinstance(body.get("runId"), str):

@@ -49,6 +49,7 @@ from agui.backends._events import (
     tool_call,
     tool_result,
 )
+from agui.jsonvalue import is_json_object
 
 __all__ = [
     "BASIC_CATALOG_ID",
@@ -129,9 +130,9 @@ def offered_tools() -> list[Any]:
 
 def _tasks_from_state(state: Any) -> list[JsonObj] | None:
     """The task list of the client's state (deep copy), or None when absent/invalid."""
-    if not isinstance(state, dict) or not isinstance(state.get("tasks"), list):
+    if not is_json_object(state) or not isinstance(state.get("tasks"), list):
         return None
-    return [copy.deepcopy(t) for t in state["tasks"] if isinstance(t, dict)]
+    return [copy.deepcopy(t) for t in state["tasks"] if is_json_object(t)]
 
 
 def _summary(tasks: list[JsonObj]) -> str:
@@ -189,7 +190,7 @@ class _Board:
 
     def __init__(self, inp: JsonObj) -> None:
         state = inp.get("state")
-        self.base: JsonObj = dict(state) if isinstance(state, dict) else {}
+        self.base: JsonObj = dict(state) if is_json_object(state) else {}
         tasks = _tasks_from_state(state)
         self.client_has_tasks = tasks is not None
         self.tasks: list[JsonObj] = tasks or []
@@ -275,7 +276,7 @@ def board_events(run_input: Any) -> Iterator[JsonObj]:
     inp = input_as_json(run_input)
     ids = Ids(str(inp.get("runId", "run")))
     yield run_started(inp)
-    offered = {t.get("name") for t in inp.get("tools") or [] if isinstance(t, dict)}
+    offered = {t.get("name") for t in inp.get("tools") or [] if is_json_object(t)}
     missing = [t["name"] for t in TOOLS if t["name"] not in offered]
     if missing:
         yield run_error(

@@ -24,6 +24,7 @@ from agui import updates as u
 from agui.cli.io import CliError, Console, EndOfInput
 from agui.cli.render import Line, Renderer
 from agui.cli.sanitize import sanitize
+from agui.jsonvalue import is_json_object
 
 __all__ = [
     "answer_for",
@@ -46,13 +47,13 @@ def wants_approval_flag(interrupt: Any) -> bool:
     """True when the interrupt's ``responseSchema`` declares a boolean
     ``approved`` property (then the answer payload is ``{"approved": ...}``)."""
     schema = getattr(interrupt, "response_schema", None)
-    if isinstance(interrupt, dict):
+    if is_json_object(interrupt):
         schema = interrupt.get("responseSchema")
-    if not isinstance(schema, dict):
+    if not is_json_object(schema):
         return False
     props = schema.get("properties")
     return (
-        isinstance(props, dict)
+        is_json_object(props)
         and isinstance(props.get("approved"), dict)
         and (props["approved"].get("type") == "boolean")
     )
@@ -70,7 +71,7 @@ def answer_for(interrupt: Any, yes: bool) -> Any:
 
 
 def _interrupt_id(interrupt: Any) -> str:
-    return str(interrupt.get("id") if isinstance(interrupt, dict) else interrupt.id)
+    return str(interrupt.get("id") if is_json_object(interrupt) else interrupt.id)
 
 
 def ask_answers(

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from agui.cli.render import Line, format_json
 from agui.cli.sanitize import sanitize
+from agui.jsonvalue import is_json_object
 
 if TYPE_CHECKING:
     from agui.cli.io import Console
@@ -60,7 +61,7 @@ class TaskRow:
         title. Returns None for anything else."""
         if isinstance(value, str):
             return cls(id="", title=value, done=False)
-        if not isinstance(value, dict):
+        if not is_json_object(value):
             return None
         ident = value.get("id", value.get("taskId", ""))
         title = value.get("title", value.get("text", value.get("name")))
@@ -89,7 +90,7 @@ class BoardState:
     @classmethod
     def from_state(cls, state: Any) -> BoardState:
         """Lenient read of any JSON state; never raises."""
-        if not isinstance(state, dict) or not isinstance(state.get("tasks"), list):
+        if not is_json_object(state) or not isinstance(state.get("tasks"), list):
             return cls(tasks=None, raw=state)
         rows = tuple(r for r in (TaskRow.from_json(t) for t in state["tasks"]) if r is not None)
         if len(rows) != len(state["tasks"]):

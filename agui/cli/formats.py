@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agui.cli.sanitize import sanitize, sanitize_fragment
+from agui.jsonvalue import is_json_array, is_json_object
 
 __all__ = ["format_arguments", "format_error", "format_json"]
 
@@ -71,7 +72,7 @@ def _fragments(parts: Iterable[str]) -> str:
 def _attr(obj: Any, *names: str) -> Any:
     """First present attribute / key of a generated struct or plain dict."""
     for name in names:
-        value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+        value = obj.get(name) if is_json_object(obj) else getattr(obj, name, None)
         if value is not None and type(value).__name__ != "UnsetType":
             return value
     return None
@@ -96,10 +97,10 @@ def _render_a2ui_summary(arguments: str) -> str | None:
         value = json.loads(arguments)
     except ValueError:
         return None
-    if not isinstance(value, dict):
+    if not is_json_object(value):
         return None
     ops = value.get("a2ui_operations", value.get("operations"))
-    if not isinstance(ops, list):
+    if not is_json_array(ops):
         return None
     return "surface " + _surface_summary(str(value.get("surfaceId", "?")), {"a2ui_operations": ops})
 
@@ -107,15 +108,15 @@ def _render_a2ui_summary(arguments: str) -> str | None:
 def _surface_summary(message_id: str, content: Any) -> str:
     """``<surfaceId>: createSurface, updateComponents`` for an ``a2ui-surface``
     activity's content (``a2ui_operations`` / ``operations`` or a ``status``)."""
-    if isinstance(content, dict):
+    if is_json_object(content):
         ops = content.get("a2ui_operations", content.get("operations"))
-        if isinstance(ops, list):
+        if is_json_array(ops):
             by_surface: dict[str, list[str]] = {}
             for op in ops:
-                if not isinstance(op, dict):
+                if not is_json_object(op):
                     continue
                 for kind, body in op.items():
-                    if kind == "version" or not isinstance(body, dict):
+                    if kind == "version" or not is_json_object(body):
                         continue
                     sid = str(body.get("surfaceId", "?"))
                     by_surface.setdefault(sid, []).append(kind)
@@ -165,7 +166,7 @@ def _patch_text(patch: list[Any], max_chars: int) -> str:
     ``max_chars``."""
     ops = []
     for op in patch:
-        if isinstance(op, dict):
+        if is_json_object(op):
             kind = op.get("op", "?")
             path = op.get("path", "")
             if kind in ("add", "replace", "test"):

@@ -92,6 +92,7 @@ from agui.cli.formats import (
     format_json,
 )
 from agui.cli.sanitize import sanitize, sanitize_block
+from agui.jsonvalue import is_json_object
 from agui.updates import join_deltas
 
 __all__ = [
@@ -410,7 +411,7 @@ class Renderer:
 
     def _on_EventReceived(self, up: u.EventReceived) -> list[Line]:
         body = msgspec.to_builtins(up.event)
-        kind = body.pop("type", None) if isinstance(body, dict) else None
+        kind = body.pop("type", None) if is_json_object(body) else None
         name = kind if isinstance(kind, str) else type(up.event).__name__
         return [Line("event", f"{sanitize(name)}: {format_json(body, self.options.max_chars)}")]
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agui.cli.io import CliError
+from agui.jsonvalue import is_json_array, is_json_object
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -114,15 +115,15 @@ def load_tools(path: str) -> list[Any]:
     from agui.types import Tool
 
     data = load_json_file(path, "tools file")
-    if not isinstance(data, list):
+    if not is_json_array(data):
         raise CliError(
             f"tools file {path}: expected a JSON list of tools, got {type(data).__name__}"
         )
     tools = []
     for n, entry in enumerate(data):
-        if isinstance(entry, dict) and "parameters" in entry:
+        if is_json_object(entry) and "parameters" in entry:
             params = entry["parameters"]
-            if not isinstance(params, dict):
+            if not is_json_object(params):
                 name = entry.get("name")
                 label = f"entry {n} ({name})" if isinstance(name, str) else f"entry {n}"
                 raise CliError(

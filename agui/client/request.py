@@ -18,6 +18,7 @@ import msgspec
 from msgspec import UNSET
 
 from agui.errors import DecodeError, EncodeError
+from agui.jsonvalue import is_json_array, is_json_object
 
 __all__ = ["INPUT_FIELDS", "PROTOCOL_VERSION", "convert_list", "private_copy"]
 
@@ -69,11 +70,9 @@ def is_parts(value: Any) -> bool:
     """True when ``value`` is a non-empty list of content parts (dicts with a
     ``type``, or structs)."""
     return (
-        isinstance(value, list)
+        is_json_array(value)
         and bool(value)
-        and all(
-            isinstance(p, dict) and "type" in p or hasattr(p, "__struct_fields__") for p in value
-        )
+        and all(is_json_object(p) and "type" in p or hasattr(p, "__struct_fields__") for p in value)
     )
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import msgspec
 
+from agui.jsonvalue import is_json_array
+
 UNSET: Any = msgspec.UNSET
 
 NEWEST_VERSION = "1.1"
@@ -80,5 +82,5 @@ def strip_newer_fields(value: Any) -> Any:
     if isinstance(value, list | tuple):
         items = [strip_newer_fields(item) for item in value]
         if any(new is not old for new, old in zip(items, value, strict=True)):
-            return items if isinstance(value, list) else tuple(items)
+            return items if is_json_array(value) else tuple(items)
     return value

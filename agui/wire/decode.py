@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from agui.jsonvalue import is_json_object
 from agui.types import EVENT_TYPES, Event, RunAgentInput
 from agui.wire.errors_map import FAILURES, convert, drop_error, failure, not_object
 from agui.wire.fallback import parse_plain
@@ -256,7 +257,7 @@ def _decode_input_lenient(data: Data) -> DecodedInput:
     except NOT_TYPED:  # the lenient path decides
         pass
     obj = parse_plain(data)
-    if not isinstance(obj, dict):
+    if not is_json_object(obj):
         raise not_object(obj)
     warnings: list[DecodeWarning] = []
     fixed = repair(obj, INPUT_SHAPE, [], warnings)

@@ -61,6 +61,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agui.jsonvalue import is_json_array, is_json_object
 from agui.wire.shapes import (
     LEAF,
     OPEN,
@@ -179,11 +180,11 @@ def repair(value: Any, shape: Any, path: Path, warnings: list[DecodeWarning]) ->
     if shape is OPEN or shape is OPEN_NOT_NULL or shape is OPEN_OBJECT:
         return value
     if isinstance(shape, StructShape):
-        return _repair_struct(value, shape, path, warnings) if isinstance(value, dict) else value
+        return _repair_struct(value, shape, path, warnings) if is_json_object(value) else value
     if isinstance(shape, UnionShape):
         return _repair_union(value, shape, path, warnings)
     if isinstance(shape, ListShape):
-        if not isinstance(value, list):
+        if not is_json_array(value):
             return value
         out = None
         for i, item in enumerate(value):
@@ -197,7 +198,7 @@ def repair(value: Any, shape: Any, path: Path, warnings: list[DecodeWarning]) ->
                 out.append(item)
         return value if out is None else out
     if isinstance(shape, DictShape):
-        if not isinstance(value, dict):
+        if not is_json_object(value):
             return value
         changed = {}
         for key, item in value.items():
@@ -311,7 +312,7 @@ def _repair_timestamp(value: float, path: Path, shape: StructShape, warnings: li
 
 
 def _repair_union(value: Any, shape: UnionShape, path: Path, warnings: list) -> Any:
-    if shape.tags and isinstance(value, dict):
+    if shape.tags and is_json_object(value):
         tag = value.get(shape.tag_field)
         if not isinstance(tag, str):
             return value  # missing/odd tag (even an unhashable one): left for msgspec to reject

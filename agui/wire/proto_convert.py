@@ -40,6 +40,7 @@ from google.protobuf import (
 from google.protobuf.message import Message as PbMessage
 
 from agui.errors import DecodeError
+from agui.jsonvalue import is_json_array, is_json_object
 
 __all__ = ["event_from_pb", "event_to_pb", "new_envelope"]
 
@@ -95,7 +96,7 @@ def _set_value(msg: Any, value: Any) -> None:
         msg.number_value = value
     elif isinstance(value, str):
         msg.string_value = value
-    elif isinstance(value, dict):
+    elif is_json_object(value):
         msg.struct_value.SetInParent()
         _set_struct(msg.struct_value, value)
     elif isinstance(value, list | tuple):
@@ -146,7 +147,7 @@ def _from_struct(msg: Any) -> dict[str, Any]:
 
 
 def _obj(value: Any) -> dict[str, Any] | None:
-    return value if isinstance(value, dict) else None
+    return value if is_json_object(value) else None
 
 
 def _fill(msg: PbMessage, data: dict[str, Any]) -> None:
@@ -160,17 +161,17 @@ def _fill(msg: PbMessage, data: dict[str, Any]) -> None:
             full = fd.message_type.full_name
             if fd.is_repeated:
                 target = getattr(msg, fd.name)
-                for item in value if isinstance(value, list) else ():
-                    if isinstance(item, dict):
+                for item in value if is_json_array(value) else ():
+                    if is_json_object(item):
                         _fill(target.add(), item)
             elif full == _VALUE:
                 _set_value(getattr(msg, fd.name), value)
             elif full == _STRUCT:
-                if isinstance(value, dict):
+                if is_json_object(value):
                     target = getattr(msg, fd.name)
                     target.SetInParent()
                     _set_struct(target, value)
-            elif isinstance(value, dict):
+            elif is_json_object(value):
                 _fill(getattr(msg, fd.name), value)
         elif fd.is_repeated:
             getattr(msg, fd.name).extend(v for v in value if isinstance(v, str))
@@ -203,10 +204,10 @@ def _message_to_wire(message: Any) -> dict[str, Any]:
         msg["toolCalls"] = [
             dict(tc, metadata=_obj(tc.get("metadata")))
             for tc in msg["toolCalls"]
-            if isinstance(tc, dict)
+            if is_json_object(tc)
         ]
     content = msg.get("content")
-    if isinstance(content, list):
+    if is_json_array(content):
         msg["contentParts"] = [w for w in map(_part_to_wire, content) if w is not None]
         msg.pop("content")
     elif msg.get("role") == "activity":
@@ -225,18 +226,18 @@ def _input_to_wire(value: Any) -> dict[str, Any] | None:
         out[key] = [
             dict(item, metadata=_obj(item.get("metadata")))
             for item in rec.get(key) or ()
-            if isinstance(item, dict)
+            if is_json_object(item)
         ]
     return out
 
 
 def _ops_to_wire(ops: Any) -> list[dict[str, Any]]:
     out = []
-    for op in ops if isinstance(ops, list) else ():
-        number = _OP_NUMBERS.get(op.get("op")) if isinstance(op, dict) else None
+    for op in ops if is_json_array(ops) else ():
+        number = _OP_NUMBERS.get(op.get("op")) if is_json_object(op) else None
         if number is None:
             raise DecodeError(
-                f"JSON Patch op {op.get('op') if isinstance(op, dict) else op!r} "
+                f"JSON Patch op {op.get('op') if is_json_object(op) else op!r} "
                 "has no protobuf form",
                 path="$.op",
             )

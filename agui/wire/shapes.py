@@ -25,6 +25,8 @@ from typing import Any
 import msgspec
 import msgspec.inspect as mi
 
+from agui.jsonvalue import is_json_array, is_json_object
+
 __all__ = [
     "LEAF",
     "OPEN",
@@ -282,9 +284,9 @@ def _may_hold_null(shape: Any, seen: set[int]) -> bool:
 
 def json_kind(value: Any) -> str:
     """The JSON kind of a plain value: object, array, str, int, float, bool, null."""
-    if isinstance(value, dict):
+    if is_json_object(value):
         return "object"
-    if isinstance(value, list):
+    if is_json_array(value):
         return "array"
     if isinstance(value, str):
         return "str"
@@ -331,12 +333,12 @@ def _walk_value(value: Any, shape: Any, path: list, found: list) -> None:
             member = _STRUCTS.get(type(value))
             if member is not None:
                 _walk_struct(value, member, path, found)
-        elif isinstance(value, list) and (sub := shape.kinds.get("array")) is not None:
+        elif is_json_array(value) and (sub := shape.kinds.get("array")) is not None:
             _walk_value(value, sub, path, found)
-    elif isinstance(shape, ListShape) and isinstance(value, list):
+    elif isinstance(shape, ListShape) and is_json_array(value):
         for i, item in enumerate(value):
             _walk_value(item, shape.item, [*path, i], found)
-    elif isinstance(shape, DictShape) and isinstance(value, dict):
+    elif isinstance(shape, DictShape) and is_json_object(value):
         for key, item in value.items():
             _walk_value(item, shape.value, [*path, key], found)
 
