@@ -537,6 +537,7 @@ def create_app(*, guard: bool = True) -> Any:
     :class:`RunLog` (``app.state.run_log.cancelled_runs``: run ids whose agent
     noticed the client dropping the stream).
     """
+    # lazy: the server extra (starlette, uvicorn) is optional; raw's routes need it too
     from agui import server
     from agui.backends import raw
 

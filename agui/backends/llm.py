@@ -330,6 +330,7 @@ def create_app(
         LlmConfigError: see :func:`llm_config`.
         ImportError: the ``llm`` extra (``openai``) or the ``server`` extra is missing.
     """
+    # lazy: the server extra (starlette, uvicorn) is optional
     from agui import server
 
     agent = LlmAgent(

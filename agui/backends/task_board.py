@@ -50,6 +50,7 @@ from agui.backends._events import (
     tool_result,
 )
 from agui.jsonvalue import is_json_object
+from agui.types import Tool
 
 __all__ = [
     "BASIC_CATALOG_ID",
@@ -122,8 +123,6 @@ def offered_tools() -> list[Any]:
     """:data:`TOOLS` as generated ``agui.types.Tool`` structs (to pass as a
     ``Session``'s ``tools``)."""
     import msgspec
-
-    from agui.types import Tool
 
     return [msgspec.convert(tool, Tool) for tool in TOOLS]
 
@@ -340,6 +339,7 @@ async def task_board_agent(run_input: Any, emit: Any, cancel: Any) -> None:
 
 def create_app(*, guard: bool = True) -> Any:
     """The serve-task-board ASGI app (Starlette), endpoint ``POST /agent``."""
+    # lazy: the server extra (starlette, uvicorn) is optional
     from agui import server
 
     return server.create_app(task_board_agent, path="/agent", guard=guard)

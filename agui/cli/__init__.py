@@ -25,7 +25,8 @@ _ExceptHook = _Callable[[type[BaseException], BaseException, _TracebackType | No
 deferred_interrupts: list[int] = []
 
 
-def _defer(signum: int, frame: _FrameType | None) -> None:
+def defer_sigint(signum: int, frame: _FrameType | None) -> None:
+    """The SIGINT handler while start-up defers Ctrl-C: records ``signum``."""
     deferred_interrupts.append(signum)
 
 
@@ -54,6 +55,6 @@ if _as_program():
     _sys.excepthook = _interrupted_hook
     try:
         if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
-            _signal.signal(_signal.SIGINT, _defer)
+            _signal.signal(_signal.SIGINT, defer_sigint)
     except (ValueError, OSError):  # not the main thread
         pass

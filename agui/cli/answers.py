@@ -24,7 +24,10 @@ from agui import updates as u
 from agui.cli.io import CliError, Console, EndOfInput
 from agui.cli.render import Line, Renderer
 from agui.cli.sanitize import sanitize
+from agui.client.interrupts import cancelled, resolved
 from agui.jsonvalue import is_json_object
+from agui.pipeline.profiles import wants_resume_value
+from agui.wire.json import loads_json_text
 
 __all__ = [
     "answer_for",
@@ -33,6 +36,7 @@ __all__ = [
     "ask_tool_result",
     "calls_left",
     "cannot_send",
+    "end_of_input",
     "check_tool_results",
     "open_tool_calls",
     "parse_tool_result",
@@ -62,8 +66,6 @@ def wants_approval_flag(interrupt: Any) -> bool:
 def answer_for(interrupt: Any, yes: bool) -> Any:
     """The resume answer for one interrupt (see module doc), built with the
     :mod:`agui.client.interrupts` helpers."""
-    from agui.client.interrupts import cancelled, resolved
-    from agui.pipeline.profiles import wants_resume_value
 
     if wants_approval_flag(interrupt) or wants_resume_value(interrupt):
         return resolved({"approved": yes})
@@ -103,7 +105,8 @@ def ask_answers(
     return answers, lines
 
 
-def _end_of_input(console: Console, interrupts: list[Any]) -> None:
+def end_of_input(console: Console, interrupts: list[Any]) -> None:
+    """Print the ``stop`` line for input that ended with ``interrupts`` unanswered."""
     n = len(interrupts)
     console.write(
         [
@@ -121,7 +124,6 @@ def parse_tool_result(text: str) -> tuple[str, str]:
     the canned result sent for every call to tool NAME, the JSON as given
     (stripped). Raises ``ValueError`` (the message says what is wrong) when
     there is no ``=``, NAME is empty, or the rest is not one JSON value."""
-    from agui.wire.json import loads_json_text
 
     name, sep, value = text.partition("=")
     name, value = name.strip(), value.strip()
@@ -239,7 +241,7 @@ def stop_at_end(console: Console, session: Any, interrupts: list[Any]) -> None:
     """The ``stop`` line at end of input: the ``interrupts`` left unanswered,
     or else the :func:`open_tool_calls` of ``session``."""
     if interrupts:
-        _end_of_input(console, interrupts)
+        end_of_input(console, interrupts)
     else:
         _end_of_input_calls(console, open_tool_calls(session))
 

@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agui.a2ui import render_surface, surfaces_from_messages
+from agui.cli.io import clean, isatty
 from agui.cli.render import Line, format_json
 from agui.cli.sanitize import sanitize
 from agui.jsonvalue import is_json_object
@@ -108,10 +110,6 @@ def surface_lines(messages: Iterable[Any]) -> dict[str, list[str]]:
 
 def _surfaces(messages: Iterable[Any]) -> tuple[dict[str, list[str]], dict[str, int]]:
     """(:func:`surface_lines`, ``{surfaceId: number of components}``)."""
-    try:
-        from agui.a2ui import render_surface, surfaces_from_messages
-    except ImportError:
-        return {}, {}
     try:
         surfaces = surfaces_from_messages(messages)
         lines = {sid: [str(x) for x in render_surface(s)] for sid, s in surfaces.items()}
@@ -210,10 +208,9 @@ def write_panel(console: Console, panel: BoardPanel, max_width: int = 400) -> No
     """Print ``panel`` (state JSON cut at ``max_width`` columns, 0 = never):
     boxed (:func:`boxed_panel`) when the console's stdout is a terminal, else
     as its labelled :meth:`BoardPanel.lines`, exactly as a transcript has them."""
-    from agui.cli.io import _isatty
 
     lines = panel.lines(max_width)
-    if not _isatty(console.stdout):
+    if not isatty(console.stdout):
         console.write(lines)
         return
     import shutil
@@ -239,7 +236,6 @@ def boxed_panel(console: Console, lines: list[Line], width: int) -> str:
     from rich.text import Text
 
     width = max(width, 20)
-    from agui.cli.io import clean
 
     run = Text(clean(lines[1].body)) if len(lines) > 1 else None
     rows = [Text.from_ansi(console.format(line)) for line in lines[2:]]

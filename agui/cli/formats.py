@@ -9,7 +9,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from agui import errors as e
 from agui.cli.sanitize import sanitize, sanitize_fragment
+from agui.cli.text import cut
 from agui.jsonvalue import is_json_array, is_json_object
 
 __all__ = ["format_arguments", "format_error", "format_json"]
@@ -27,7 +29,6 @@ def format_json(value: Any, max_chars: int = 0) -> str:
 
 
 def _cut(text: str, max_chars: int) -> str:
-    from agui.cli.text import cut
 
     return cut(text, max_chars)
 
@@ -50,7 +51,6 @@ def format_error(error: BaseException) -> str:
     ``protocol violation: <message> (<code>)``, ``run error: ...``,
     ``transport error: ...``, ``decode error: ...`` or the exception text."""
     # Imported lazily by name so this module needs only agui.errors.
-    from agui import errors as e
 
     if isinstance(error, e.ProtocolViolation):
         return f"protocol violation: {sanitize(error.message)} ({sanitize(error.code)})"

@@ -37,6 +37,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from agui import cli
 from agui.cli.io import CliError, Console, SafeStream
 
 __all__ = ["build_parser", "main"]
@@ -190,6 +191,7 @@ def _positive_int(text: str) -> int:
 
 
 def _tool_result(text: str) -> tuple[str, str]:
+    # lazy: start-up cost (answers pulls in the client); only --tool-result needs it
     from agui.cli.answers import tool_result_arg
 
     return tool_result_arg(text)
@@ -211,6 +213,7 @@ def _version() -> str:
 
         return version("agui-sdk")
     except Exception:  # noqa: BLE001 - not installed as a distribution
+        # lazy: only --version reads it
         from agui import __version__
 
         return str(__version__)
@@ -432,10 +435,8 @@ def _start_up() -> None:
     ``KeyboardInterrupt`` if one arrived meanwhile."""
     import signal
 
-    from agui import cli
-
     try:
-        deferred = signal.getsignal(signal.SIGINT) is cli._defer
+        deferred = signal.getsignal(signal.SIGINT) is cli.defer_sigint
     except ValueError:  # pragma: no cover - not the main thread
         deferred = False
     if not deferred:
@@ -457,6 +458,7 @@ def _main(argv: Sequence[str], console: Console) -> int:
     if isinstance(args, int):
         return args
     if args.command == "watch":
+        # lazy, each command's module: start-up cost (--help, --version) and the deferred Ctrl-C
         from agui.cli.watch import run_watch
 
         return run_watch(args, console)

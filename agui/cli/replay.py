@@ -23,6 +23,11 @@ from typing import Any
 
 from agui.cli.io import CliError, Console
 from agui.cli.render import Renderer, RenderOptions
+from agui.cli.watch import CHECK_FAILED, ChatOptions, draw_panel, drive
+from agui.client.session import Session
+from agui.errors import DecodeError
+from agui.transports.recording import DEFAULT_MAX_BYTES, Recording
+from agui.transports.replay import ReplayTransport
 
 __all__ = ["run_replay"]
 
@@ -34,7 +39,6 @@ def open_recording(path: str, max_bytes: int) -> Any:
     a new form is sniffed here). Raises what :class:`Recording` raises (``OSError``,
     :class:`agui.errors.DecodeError`, ``ValueError`` for a non-regular or
     oversized file), which :func:`load_fixture` turns into one line."""
-    from agui.transports.recording import Recording
 
     return Recording(path, max_bytes=max_bytes)
 
@@ -44,9 +48,6 @@ def load_fixture(path: str, max_bytes: int | None = None) -> tuple[Any, str | No
     checked once and then streamed (memory does not grow with the file).
     Raises :class:`CliError` (missing, unreadable, not a regular file, over
     ``max_bytes``, not a fixture)."""
-    from agui.errors import DecodeError
-    from agui.transports.recording import DEFAULT_MAX_BYTES
-    from agui.transports.replay import ReplayTransport
 
     limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     try:
@@ -92,8 +93,6 @@ async def replay(
     Returns 0, or :data:`agui.cli.watch.CHECK_FAILED` with ``check`` when the
     run went wrong (``RunResult.failed``). ``source`` names the recording in a
     one-line error (a protobuf recording's bad frame ends the command)."""
-    from agui.cli.watch import CHECK_FAILED, ChatOptions, draw_panel, drive
-    from agui.client.session import Session
 
     kwargs: dict[str, Any] = {"verify": verify}
     if thread_id:

@@ -68,10 +68,23 @@ from agui.cli.answers import (
 )
 from agui.cli.board import panel_from_conversation, write_panel
 from agui.cli.io import CliError, Console, EndOfInput
+from agui.cli.live import live_view
 from agui.cli.render import Line, Renderer, RenderOptions
 from agui.cli.sanitize import sanitize
-from agui.cli.target import DEFAULT_READ_TIMEOUT, THREAD_ID, http_timeout, make_session
-from agui.errors import TransportError, TransportErrorKind
+from agui.cli.target import (
+    DEFAULT_READ_TIMEOUT,
+    THREAD_ID,
+    default_tools,
+    describe_transport_error,
+    endpoint,
+    http_timeout,
+    load_json_file,
+    load_tools,
+    make_session,
+    thread_ids,
+)
+from agui.cli.utf8 import AGENT_BAD_BYTES, Utf8Watch
+from agui.errors import ResumeError, TransportError, TransportErrorKind
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -209,8 +222,6 @@ async def drive(
     ``done  cancelled: interrupted (Ctrl-C)`` printed, ``result.cancelled`` set
     (pass ``result`` to see it) and the cancellation re-raised.
     """
-    from agui.cli.live import live_view
-
     result = RunResult() if result is None else result
     live = live_view(console, renderer.options)  # on a terminal: open items drawn as they grow
     out: Any = console if live is None else live
@@ -309,15 +320,12 @@ def run_interruptibly(
 
 
 def _describe(err: BaseException, url: str) -> str:
-    from agui.cli.target import describe_transport_error
 
     return describe_transport_error(err, url)
 
 
 def _bad_bytes(options: ChatOptions, console: Any) -> None:
     if options.utf8 is not None and options.utf8.take():
-        from agui.cli.utf8 import AGENT_BAD_BYTES
-
         console.write([Line("warn", AGENT_BAD_BYTES)])
 
 
@@ -385,8 +393,6 @@ def chat(session: Any, console: Console, options: ChatOptions) -> int:
 
 def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatOptions) -> int:
     from dataclasses import replace
-
-    from agui.errors import ResumeError
 
     renderer = Renderer(options.render)
     ids = RunIds(options.id_prefix)
@@ -495,8 +501,6 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
     """``watch`` command entry (parsed ``args``); returns the exit code."""
     import msgspec
 
-    from agui.cli.target import default_tools, endpoint, load_json_file, load_tools, thread_ids
-
     tools = load_tools(args.tools) if args.tools else None
     state = load_json_file(args.state, "state file") if args.state else msgspec.UNSET
     canned = dict(getattr(args, "tool_result", None) or ())
@@ -524,7 +528,6 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
         )
 
         def watched(transport: Any) -> Any:
-            from agui.cli.utf8 import Utf8Watch
 
             options.utf8 = Utf8Watch(transport)
             return options.utf8

@@ -19,6 +19,8 @@ from msgspec import UNSET
 
 from agui.errors import DecodeError, EncodeError
 from agui.jsonvalue import is_json_array, is_json_object
+from agui.types import ResumeEntry, RunAgentInput
+from agui.wire import check_finite
 
 __all__ = ["INPUT_FIELDS", "PROTOCOL_VERSION", "convert_list", "private_copy"]
 
@@ -85,7 +87,6 @@ def private_copy(value: Any) -> Any:
     send one; the encoder escapes it) and a NaN or infinite float (which JSON
     would make ``null``; the encoder refuses it, and the run fails with an
     ``EncodeError`` instead of sending changed data)."""
-    from agui.wire import check_finite
 
     try:
         data = msgspec.json.encode(value)
@@ -120,7 +121,6 @@ def build_run_input(
         TypeError: an override that is not a RunAgentInput field.
         DecodeError: a ``resume`` entry given as a dict does not fit.
     """
-    from agui.types import ResumeEntry, RunAgentInput
 
     unknown = set(overrides) - INPUT_FIELDS
     if unknown:

@@ -46,6 +46,7 @@ from typing import Any
 
 import msgspec
 
+from agui.client.session import Session
 from agui.conformance.table import TABLE, Entry, entry_for
 from agui.errors import DecodeError, ProtocolViolation, RunError
 from agui.jsonvalue import is_json_array, is_json_object
@@ -53,6 +54,7 @@ from agui.pipeline.apply import Conversation
 from agui.pipeline.core import Pipeline
 from agui.rules import RULES
 from agui.updates import ErrorUpdate, WarningUpdate
+from agui.wire import decode_input
 
 EXPECT_KEYS = frozenset(
     {
@@ -158,7 +160,6 @@ def _conversation_from_input(inp: dict[str, Any], obs: Observation) -> tuple[Con
     messages: list[Any] = []
     if inp.get("messages"):
         body = {"threadId": thread_id, "runId": inp.get("runId") or "conformance-run", **inp}
-        from agui.wire import decode_input
 
         try:
             messages = list(decode_input(json.dumps(body).encode()).messages)
@@ -174,7 +175,6 @@ def build_request(
     conversation: :meth:`agui.client.session.Session.build_input` (protocolVersion,
     messages without activity messages, state, tools, context,
     forwardedProps), with tools/context/forwardedProps from the fixture input."""
-    from agui.client.session import Session
 
     session = Session(
         None,

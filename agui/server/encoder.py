@@ -74,6 +74,7 @@ class ProtoEventEncoder(EventEncoder):
 
     def __init__(self, accept: str | None = None) -> None:
         super().__init__(accept)
+        # lazy: the proto extra (protobuf) is optional
         from agui.wire.proto import encode_proto_frame
 
         self._encode = encode_proto_frame

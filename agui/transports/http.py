@@ -34,8 +34,9 @@ from typing import Any
 
 import httpx
 
-from agui.errors import TransportError
+from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.transports.base import encode_run_input
+from agui.transports.proto_recording import frame_texts, proto_error
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 SSE_MEDIA_TYPE = "text/event-stream"
@@ -174,6 +175,7 @@ PROTOBUF_ACCEPT = f"{PROTOBUF_MEDIA_TYPE}, {SSE_MEDIA_TYPE};q=0.5"
 
 def _proto_module() -> Any:
     try:
+        # lazy: the proto extra (protobuf) is optional
         from agui.wire import proto
     except ImportError as exc:  # the protobuf runtime is the proto extra
         raise ImportError(
@@ -185,8 +187,6 @@ def _proto_module() -> Any:
 async def _proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator[str]:
     """A protobuf-binding body's ``chunks`` as one event's JSON text per frame (see
     HttpTransport); its faults as :func:`agui.transports.proto_recording.proto_error`."""
-    from agui.errors import DecodeError, EncodeError, FrameTooLarge
-    from agui.transports.proto_recording import frame_texts, proto_error
 
     reader = _proto_module().ProtoFrameReader()
     try:

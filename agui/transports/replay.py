@@ -31,6 +31,7 @@ from os import PathLike
 from typing import Any
 
 from agui.transports.recording import CHUNK_BYTES, Recording
+from agui.wire import encode_json
 
 Source = Iterable[Any] | str | PathLike[str] | bytes
 
@@ -99,7 +100,6 @@ def _json_text(value: Any) -> str:
     Raises:
         agui.errors.EncodeError: a NaN or infinite float in ``value``.
     """
-    from agui.wire import encode_json
 
     return encode_json(value).decode()
 
