@@ -257,15 +257,15 @@ def _clean(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=128)
-def _compile(pattern: str) -> tuple[Any, str | None]:
+def _compile(pattern: str) -> tuple[re2._Regexp | None, str | None]:
     """RE2's compiled ``pattern``, or ``(None, reason)``: refusals are cached too,
     so a refused pattern repeated by a template costs one compile."""
     try:
         return re2.compile(pattern, options=_RE2_OPTIONS), None
     except re2.error as exc:
-        reason = exc.args[0] if exc.args else exc
+        reason: object = exc.args[0] if exc.args else exc
         if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", "replace")
+            return None, reason.decode("utf-8", "replace")
         return None, str(reason)
 
 
@@ -365,7 +365,9 @@ def _scan_braces(text: str, start: int) -> int:
 
 
 def _split_args(body: str) -> list[str]:
-    parts, depth, quote, cur = [], 0, "", []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth, quote = 0, ""
     for ch in body:
         if quote:
             if ch == quote:

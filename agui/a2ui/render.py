@@ -152,7 +152,8 @@ class _Renderer:
         comp = self.surface.components.get(cid)
         if comp is None:
             return [f"<missing: {cid}>"]
-        printer = PRINTERS.get(comp.get("component"), _generic)
+        kind = comp.get("component")
+        printer = PRINTERS.get(kind, _generic) if isinstance(kind, str) else _generic
         before = self.chars
         try:
             lines = printer(self, comp, scope, (*stack, key))
@@ -204,7 +205,12 @@ def _text(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> lis
     lines = text.split("\n")
     variant = c.get("variant")
     heading = isinstance(variant, str) and len(variant) == 2 and variant[0] == "h"
-    if heading and variant[1] in "12345" and not lines[0].startswith("#"):
+    if (
+        heading
+        and isinstance(variant, str)
+        and variant[1] in "12345"
+        and not lines[0].startswith("#")
+    ):
         lines[0] = "#" * int(variant[1]) + " " + lines[0]
     return lines
 

@@ -375,7 +375,9 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     if not ctx.resume:
         titles = [t.strip() for t in _rest_of_text(ctx).split(",") if t.strip()]
         titles = titles or ["write report", "review PR"]
-        tasks = [{"id": i, "title": t, "done": False} for i, t in enumerate(titles, 1)]
+        tasks: list[dict[str, object]] = [
+            {"id": i, "title": t, "done": False} for i, t in enumerate(titles, 1)
+        ]
         call_id = ctx.ids.tool_call()
         yield {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": "add_tasks"}
         yield {
@@ -396,14 +398,14 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         yield run_finished(ctx.inp, outcome={"type": "interrupt", "interrupts": [interrupt]})
         return
     state = ctx.inp.get("state")
-    tasks = state.get("tasks") if is_json_object(state) else None
-    if not is_json_array(tasks) or not tasks:
+    saved = state.get("tasks") if is_json_object(state) else None
+    if not is_json_array(saved) or not saved:
         yield run_error(
             "resumed without the first half's state (no tasks in RunAgentInput.state)",
             "missing_state",
         )
         return
-    titles = [str(t.get("title")) for t in tasks if is_json_object(t)]
+    titles = [str(t.get("title")) for t in saved if is_json_object(t)]
     if ctx.resume[0].get("status") != "resolved":
         for ev in text_message(ctx.ids.message(), f"Stopped; {len(titles)} tasks left open."):
             yield ev
@@ -414,9 +416,9 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield {
         "type": "TOOL_CALL_ARGS",
         "toolCallId": call_id,
-        "delta": json.dumps({"ids": [t.get("id") for t in tasks if is_json_object(t)]}),
+        "delta": json.dumps({"ids": [t.get("id") for t in saved if is_json_object(t)]}),
     }
-    patch = [{"op": "add", "path": f"/tasks/{i}/done", "value": True} for i in range(len(tasks))]
+    patch = [{"op": "add", "path": f"/tasks/{i}/done", "value": True} for i in range(len(saved))]
     patch.append({"op": "add", "path": "/phase", "value": "finished"})
     yield {"type": "STATE_DELTA", "delta": patch}
     yield {"type": "TOOL_CALL_END", "toolCallId": call_id}

@@ -244,8 +244,9 @@ def boxed_panel(console: Console, lines: list[Line], width: int) -> str:
         rows.append(run)
         run, edge = None, 0
     inner = max((row.cell_len for row in rows), default=0) + 4
+    buffer = StringIO()
     out = RichConsole(
-        file=StringIO(),
+        file=buffer,
         width=width,
         force_terminal=console.colour,
         color_system="standard" if console.colour else None,
@@ -267,4 +268,4 @@ def boxed_panel(console: Console, lines: list[Line], width: int) -> str:
             border_style="dim" if console.colour else "",
         )
     )
-    return out.file.getvalue()  # type: ignore[attr-defined]
+    return buffer.getvalue()

@@ -184,7 +184,7 @@ def _done_text(up: Any, error_texts: set[str], max_chars: int) -> str:
     """The body of a ``done`` line for a ``Done`` update: the outcome, its reason
     (or ``(see the error above)`` when ``error_texts`` holds it), pending tool
     calls, the result and the token usage."""
-    body = up.outcome
+    body: str = up.outcome
     if up.reason and up.reason in error_texts:
         body += " (see the error above)"
     elif up.reason:

@@ -343,7 +343,7 @@ def _add_llm_parser(sub: Any) -> None:
 def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:
     parser = build_parser()
     out, err = SafeStream(console.stdout), SafeStream(console.stderr)
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # type: ignore[type-var]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             args = parser.parse_args(list(argv))
             if getattr(args, "url", None) is not None and args.agent is not None:
@@ -363,7 +363,8 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     """The subcommand's parser (so its usage errors name ``board-watch COMMAND``)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return action.choices[command]
+            chosen: argparse.ArgumentParser = action.choices[command]
+            return chosen
     return parser  # pragma: no cover
 
 
@@ -406,16 +407,16 @@ def main(
         # the same Ctrl-C while the cancelled run was being written up
         console.error("interrupted")
         return 130
-    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
-        exc = _unwrap(exc)
-        if isinstance(exc, CliError):
-            console.error(str(exc))
-            code = exc.exit_code
-        elif isinstance(exc, OSError) and exc.strerror:  # e.g. output on a full disk
-            console.error(f"input/output error: {exc.strerror}")
+    except Exception as raised:  # noqa: BLE001 - last resort: one line, never a traceback
+        error = _unwrap(raised)
+        if isinstance(error, CliError):
+            console.error(str(error))
+            code = error.exit_code
+        elif isinstance(error, OSError) and error.strerror:  # e.g. output on a full disk
+            console.error(f"input/output error: {error.strerror}")
             code = 1
         else:
-            console.error(f"unexpected {type(exc).__name__}: {exc}")
+            console.error(f"unexpected {type(error).__name__}: {error}")
             code = 1
     _finish(console)
     return code

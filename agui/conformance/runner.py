@@ -187,7 +187,8 @@ def build_request(
     overrides: dict[str, Any] = {}
     if inp.get("runId"):
         overrides["run_id"] = inp["runId"]
-    return msgspec.to_builtins(session.build_input(**overrides))
+    wire: dict[str, Any] = msgspec.to_builtins(session.build_input(**overrides))
+    return wire
 
 
 # ------------------------------------------------------------------------- check

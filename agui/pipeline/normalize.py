@@ -59,7 +59,7 @@ The rules above are one table keyed by event class, :data:`HANDLERS`, and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import msgspec
 
@@ -86,7 +86,7 @@ _ID_FIELD = ("messageId", "toolCallId", "messageId")
 
 # role literals the synthesized openers carry (the generated role fields are Literal[str])
 _ASSISTANT = "assistant"
-_REASONING_ROLE = "reasoning"
+_REASONING_ROLE: Final = "reasoning"
 
 
 class NormalizeResult(NamedTuple):

@@ -109,7 +109,7 @@ class _Reply(asyncio.Protocol):
             # reads of 64 KiB (asyncio's default, 256 KiB, is allocated per read
             # and cut down: interleaved with a conversation's text it fragments
             # the heap, 1M events held ~50 MiB more)
-            transport.max_size = _READ_BYTES  # type: ignore[attr-defined]
+            transport.max_size = _READ_BYTES
 
     def data_received(self, data: bytes) -> None:
         try:

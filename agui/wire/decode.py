@@ -89,7 +89,7 @@ class Decoded(NamedTuple):
 
 
 def _new_decoded(fields: tuple[Any, tuple[DecodeWarning, ...]]) -> Decoded:
-    return _tuple_new(Decoded, fields)  # type: ignore[no-any-return]
+    return _tuple_new(Decoded, fields)
 
 
 class DecodedInput(NamedTuple):

@@ -198,7 +198,7 @@ def _field_at(obj: Any, shape: Any, segs: list[str | int]) -> Any:
     field = None
     for seg in segs:
         while isinstance(shape, UnionShape):
-            if shape.tags and is_json_object(obj):
+            if shape.tags and shape.tag_field is not None and is_json_object(obj):
                 tag = obj.get(shape.tag_field)
                 shape = shape.tags.get(tag) if isinstance(tag, str) else None
             else:
@@ -240,7 +240,7 @@ def map_validation_error(
     if unknown:
         name = unknown["name"]
         if replaced:
-            name = _original_segs(_lookup(obj, segs)[1], [name])[0]  # type: ignore[assignment]
+            name = _original_segs(_lookup(obj, segs)[1], [name])[0]
         _, value = _lookup(obj, [*segs, name])
         return _error(
             f"unrecognised property `{name}`", path=format_path([*segs, name]), value=value

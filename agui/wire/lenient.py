@@ -211,7 +211,9 @@ def repair(value: Any, shape: Any, path: Path, warnings: list[DecodeWarning]) ->
     return value
 
 
-def _repair_struct(value: dict, shape: StructShape, path: Path, warnings: list) -> Any:
+def _repair_struct(
+    value: dict[str, Any], shape: StructShape, path: Path, warnings: list[DecodeWarning]
+) -> Any:
     out = None
     fields = shape.fields
     for key, item in value.items():
@@ -294,7 +296,9 @@ def timestamp_ms(value: float) -> int | None:
     return ms if -_MAX_SAFE <= ms <= _MAX_SAFE else None
 
 
-def _repair_timestamp(value: float, path: Path, shape: StructShape, warnings: list) -> Any:
+def _repair_timestamp(
+    value: float, path: Path, shape: StructShape, warnings: list[DecodeWarning]
+) -> Any:
     ms = timestamp_ms(value)
     if ms is None:
         return value  # left for msgspec to reject
@@ -311,8 +315,8 @@ def _repair_timestamp(value: float, path: Path, shape: StructShape, warnings: li
     return ms
 
 
-def _repair_union(value: Any, shape: UnionShape, path: Path, warnings: list) -> Any:
-    if shape.tags and is_json_object(value):
+def _repair_union(value: Any, shape: UnionShape, path: Path, warnings: list[DecodeWarning]) -> Any:
+    if shape.tags and shape.tag_field is not None and is_json_object(value):
         tag = value.get(shape.tag_field)
         if not isinstance(tag, str):
             return value  # missing/odd tag (even an unhashable one): left for msgspec to reject
@@ -360,7 +364,7 @@ def _is_content_part_union(shape: UnionShape) -> bool:
     return all(tag in shape.tags for tag in _MEDIA_TAGS)
 
 
-def _upgrade_binary(part: dict) -> dict | None:
+def _upgrade_binary(part: dict[str, Any]) -> dict[str, Any] | None:
     """A 0.x ``{type: binary, mimeType, data?|url?, filename?, id?}`` part as a 1.0
     media part, or None when it cannot be upgraded (no data and no url: an
     id-only part names nothing we can fetch; or no usable mimeType).

@@ -64,7 +64,7 @@ def encode_proto_frame(event: Any) -> bytes:
             the enum lacks).
     """
     data = to_json_value(event) if isinstance(event, msgspec.Struct) else event
-    body = event_to_pb(data).SerializeToString(deterministic=True)
+    body: bytes = event_to_pb(data).SerializeToString(deterministic=True)
     return _HEADER.pack(len(body)) + body
 
 

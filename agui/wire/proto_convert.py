@@ -26,6 +26,7 @@ decoder and the rest of the pipeline judge the result exactly as they judge SSE 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -37,6 +38,7 @@ from google.protobuf import (
     message_factory,
     struct_pb2,
 )
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message as PbMessage
 
 from agui.errors import DecodeError
@@ -118,7 +120,7 @@ def _set_struct(msg: Any, value: dict[str, Any]) -> None:
 
 
 def _is_map(struct: Any) -> bool:
-    return struct.DESCRIPTOR.fields_by_name["fields"].message_type.GetOptions().map_entry
+    return bool(struct.DESCRIPTOR.fields_by_name["fields"].message_type.GetOptions().map_entry)
 
 
 def _from_value(msg: Any) -> Any:
@@ -150,9 +152,15 @@ def _obj(value: Any) -> dict[str, Any] | None:
     return value if is_json_object(value) else None
 
 
+@functools.cache
+def _json_fields(descriptor: Descriptor) -> dict[str, FieldDescriptor]:
+    """A message type's fields by JSON (camelCase) name (computed once per type)."""
+    return {fd.camelcase_name: fd for fd in descriptor.fields}
+
+
 def _fill(msg: PbMessage, data: dict[str, Any]) -> None:
     """Set ``msg``'s fields from a dict keyed by JSON names; unknown keys are not encoded."""
-    fields = msg.DESCRIPTOR.fields_by_camelcase_name
+    fields = _json_fields(msg.DESCRIPTOR)
     for key, value in data.items():
         fd = fields.get(key)
         if fd is None or value is None and fd.message_type is None:

@@ -237,9 +237,11 @@ def _struct(info: mi.StructType) -> StructShape:
         literal = tuple(f.type.values) if isinstance(f.type, mi.LiteralType) else None
         fshape = _convert(f.type)
         null_ok = fshape is OPEN or (isinstance(fshape, UnionShape) and fshape.null_ok)
-        closed_set = None
-        if literal and len(literal) > 1 and all(isinstance(v, str) for v in literal):
-            closed_set = frozenset(literal)
+        closed_set: frozenset[str] | None = None
+        if literal and len(literal) > 1:
+            strings = [v for v in literal if isinstance(v, str)]
+            if len(strings) == len(literal):
+                closed_set = frozenset(strings)
         shape.fields[f.encode_name] = FieldShape(
             attr=f.name,
             wire=f.encode_name,
@@ -315,7 +317,9 @@ def null_paths(obj: Any, shape: StructShape) -> list[list[str | int]]:
     return found
 
 
-def _walk_struct(obj: Any, shape: StructShape, path: list, found: list) -> None:
+def _walk_struct(
+    obj: Any, shape: StructShape, path: list[str | int], found: list[list[str | int]]
+) -> None:
     for attr, wire in shape.null_attrs:
         if getattr(obj, attr) is None:
             found.append([*path, wire])
@@ -325,7 +329,9 @@ def _walk_struct(obj: Any, shape: StructShape, path: list, found: list) -> None:
             _walk_value(value, sub, [*path, wire], found)
 
 
-def _walk_value(value: Any, shape: Any, path: list, found: list) -> None:
+def _walk_value(
+    value: Any, shape: Any, path: list[str | int], found: list[list[str | int]]
+) -> None:
     if isinstance(shape, StructShape):
         _walk_struct(value, shape, path, found)
     elif isinstance(shape, UnionShape):
@@ -376,24 +382,24 @@ def null_check(shape: Any) -> NullCheck | None:
                 return in_list is not None and value.__class__ is list and in_list(value)
 
     elif isinstance(shape, ListShape):
-        item = null_check(shape.item)
-        if item is not None:
+        in_items = null_check(shape.item)
+        if in_items is not None:
 
             def check(value: Any) -> bool:
                 if value.__class__ is list:
                     for v in value:
-                        if item(v):
+                        if in_items(v):
                             return True
                 return False
 
     elif isinstance(shape, DictShape):
-        item = null_check(shape.value)
-        if item is not None:
+        in_values = null_check(shape.value)
+        if in_values is not None:
 
             def check(value: Any) -> bool:
                 if value.__class__ is dict:
                     for v in value.values():
-                        if item(v):
+                        if in_values(v):
                             return True
                 return False
 

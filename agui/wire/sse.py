@@ -208,10 +208,10 @@ class SseReader:
             if self._last_lf:
                 block = block[:-1]
             self._emit(block, out)
-        error = self._error
+        pending = self._error
         self.__init__(self._max)  # type: ignore[misc]
-        if error is not None:
-            raise error
+        if pending is not None:
+            raise pending
         return out
 
     # -- internals -------------------------------------------------------

@@ -138,7 +138,7 @@ def decode_strict(data: Data) -> Event:
     return event
 
 
-def _class_of(obj: dict) -> type:
+def _class_of(obj: dict[str, Any]) -> type:
     """The event class for ``obj["type"]``.
 
     Raises:
