@@ -127,7 +127,7 @@ def _apply_all(store: SurfaceStore, ops: Any, where: str) -> list[Surface]:
     if not is_json_array(ops):
         store.problems.append(f"{where}: operations must be a list")
         return []
-    touched = []
+    touched: list[Surface] = []
     for op in ops:
         surface = store.apply(op)
         if surface is not None:

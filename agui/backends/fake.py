@@ -328,7 +328,7 @@ async def _approve(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         intro = ctx.ids.message()
         for ev in text_message(intro, "Two actions need your approval."):
             yield ev
-        interrupts = []
+        interrupts: list[JsonObj] = []
         for name, (arguments, question, reason) in APPROVALS.items():
             call_id = ctx.ids.tool_call()
             for ev in tool_call(call_id, name, [json.dumps(arguments)], parent_message_id=intro):

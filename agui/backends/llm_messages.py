@@ -69,7 +69,7 @@ def _user_content(content: Any) -> Any:
 
 
 def _tool_calls(calls: Any) -> list[JsonObj]:
-    out = []
+    out: list[JsonObj] = []
     for call in calls if is_json_array(calls) else []:
         fn = call.get("function") if is_json_object(call) else None
         if not is_json_object(fn):
@@ -128,7 +128,7 @@ def chat_messages(messages: Any) -> list[JsonObj]:
 def chat_tools(tools: Any) -> list[JsonObj]:
     """The AG-UI ``tools`` (wire JSON list of ``Tool``) as chat-completions
     function tools; a tool without ``parameters`` takes an empty object."""
-    out = []
+    out: list[JsonObj] = []
     for tool in tools if is_json_array(tools) else []:
         if not is_json_object(tool) or not isinstance(tool.get("name"), str):
             continue

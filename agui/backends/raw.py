@@ -169,7 +169,7 @@ def _split_utf8(t: str, r: str) -> Iterator[bytes]:
         [_started(t, r), {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}]
     )
     data = frame({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": SPLIT_UTF8_TEXT})
-    cuts = []
+    cuts: list[int] = []
     for char in ("ï", "→", "👋"):
         start = data.index(char.encode())
         cuts.append(start + 1)  # one byte into the sequence

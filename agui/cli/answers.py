@@ -180,7 +180,7 @@ def open_tool_calls(session: Any) -> list[Any]:
     (``session.tools``), in the order the run left them."""
     offered = {t.name for t in session.tools}
     conversation = session.conversation
-    calls = []
+    calls: list[Any] = []
     for call_id in conversation.unanswered_tool_call_ids():
         call = conversation.tool_call(call_id)
         if call is not None and call.function.name in offered:
@@ -252,7 +252,7 @@ def cannot_send(session: Any, exc: Exception) -> Line:
     offer, it names them and the way out (``--tools``), not the SDK call."""
     offered = {t.name for t in session.tools}
     conversation = session.conversation
-    stuck = []
+    stuck: list[str] = []
     for call_id in conversation.unanswered_tool_call_ids():
         call = conversation.tool_call(call_id)
         if call is not None and call.function.name not in offered:

@@ -157,7 +157,7 @@ _USAGE_FIELDS = (
 def _usage_text(usage: tuple[Any, ...]) -> str:
     """``TokenUsage`` entries as ``12 in, 3 out, 15 total [model]``; absent counts
     are left out (absent is not zero), entries joined with ``; ``."""
-    parts = []
+    parts: list[str] = []
     for entry in usage:
         counts = [
             f"{getattr(entry, attr)} {label}"
@@ -177,7 +177,7 @@ def _usage_text(usage: tuple[Any, ...]) -> str:
 def patch_text(patch: list[Any], max_chars: int) -> str:
     """``op path value; ...`` for the JSON Patch of a ``StateChanged``, cut to
     ``max_chars``."""
-    ops = []
+    ops: list[str] = []
     for op in patch:
         if is_json_object(op):
             kind = op.get("op", "?")

@@ -120,7 +120,7 @@ def load_tools(path: str) -> list[Any]:
         raise CliError(
             f"tools file {path}: expected a JSON list of tools, got {type(data).__name__}"
         )
-    tools = []
+    tools: list[Any] = []
     for n, entry in enumerate(data):
         if is_json_object(entry) and "parameters" in entry:
             params = entry["parameters"]

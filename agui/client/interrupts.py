@@ -198,7 +198,7 @@ def build_resume(
     unknown = [str(k) for k in answers if k not in ids]
     if unknown:
         raise ResumeError(f"answers reference unknown interrupt ids: {', '.join(unknown)}")
-    entries = []
+    entries: list[Any] = []
     for interrupt in pending:
         answer = _answer(answers[interrupt.id])
         if answer.status not in ("resolved", "cancelled"):

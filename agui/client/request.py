@@ -50,7 +50,7 @@ def convert_list(items: Iterable[Any], struct_type: Any, where: str) -> list[Any
     Raises:
         DecodeError: an item does not fit (``path`` ``where[i].field``).
     """
-    out = []
+    out: list[Any] = []
     for index, item in enumerate(items):
         if isinstance(item, msgspec.Struct):
             out.append(item)

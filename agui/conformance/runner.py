@@ -433,7 +433,7 @@ def _may_be_fixture(path: Path) -> bool:
 
 def run_paths(paths: Iterable[str | Path]) -> list[FixtureResult]:
     """Run every fixture under ``paths``; unreadable files are failed results."""
-    results = []
+    results: list[FixtureResult] = []
     for f in fixture_files(paths):
         try:
             fixture = json.loads(f.read_text(encoding="utf-8"))

@@ -93,7 +93,7 @@ class ProtoEventEncoder(EventEncoder):
 
 
 def _ranges(accept: str) -> list[tuple[str, str, float]]:
-    out = []
+    out: list[tuple[str, str, float]] = []
     for item in accept.split(","):
         media, *params = (part.strip() for part in item.split(";"))
         kind, _, sub = media.lower().partition("/")

@@ -86,8 +86,9 @@ def _varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
 
 def _walk(data: bytes) -> list[tuple[int, int, int, int]] | None:
     """Top-level ``(field, wire type, start, end)`` of well-formed protobuf, else None."""
-    out = []
-    pos, groups = 0, []
+    out: list[tuple[int, int, int, int]] = []
+    pos = 0
+    groups: list[int] = []
     while pos < len(data):
         tag, pos = _varint(data, pos, 5)
         field, wire = tag >> 3, tag & 7

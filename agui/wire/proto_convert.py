@@ -240,7 +240,7 @@ def _input_to_wire(value: Any) -> dict[str, Any] | None:
 
 
 def _ops_to_wire(ops: Any) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for op in ops if is_json_array(ops) else ():
         number = _OP_NUMBERS.get(op.get("op")) if is_json_object(op) else None
         if number is None:
@@ -323,7 +323,7 @@ def _plan(descriptor: Any) -> tuple[tuple[str, str, int], ...]:
     order (worked out once per type: descriptor attributes are slow to read)."""
     plan = _PLANS.get(descriptor)
     if plan is None:
-        rows = []
+        rows: list[tuple[str, str, int]] = []
         for fd in descriptor.fields:
             full = fd.message_type.full_name if fd.message_type is not None else ""
             if fd.is_repeated:
@@ -374,7 +374,7 @@ def _source_from_wire(src: Any) -> dict[str, Any] | None:
 
 
 def _parts_from_wire(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for part in parts:
         kind = next((k for k in _PART_KINDS if k in part), None)
         if kind is None:

@@ -256,8 +256,8 @@ def _struct(info: mi.StructType) -> StructShape:
 
 
 def _finish_null_plan(shape: StructShape) -> None:
-    null_attrs = []
-    nested = []
+    null_attrs: list[tuple[str, str]] = []
+    nested: list[tuple[str, str, Any]] = []
     for fs in shape.fields.values():
         if fs.any_optional:
             null_attrs.append((fs.attr, fs.wire))
