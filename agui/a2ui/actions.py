@@ -21,7 +21,7 @@ from typing import Any
 
 from agui.a2ui.bindings import resolve
 from agui.a2ui.surface import Surface
-from agui.jsonvalue import is_json_object
+from agui.jsonvalue import JSONValue, is_json_object
 
 __all__ = [
     "action_for",
@@ -100,7 +100,7 @@ def call_agent_function(
 def renderer_function_response(
     function_call_id: str,
     call: str,
-    value: Any = None,
+    value: JSONValue = None,
     error: tuple[str, str] | None = None,
     surface_id: str | None = None,
 ) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import re2
 
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 if TYPE_CHECKING:  # pragma: no cover
     from agui.a2ui.surface import Surface
@@ -56,7 +56,7 @@ MAX_TEXT = 1_000_000
 """Longest ``formatString`` result in characters; longer ones are cut there."""
 
 
-def to_text(value: Any) -> str:
+def to_text(value: JSONValue) -> str:
     """Display text of a resolved value (A2UI coercion; deterministic).
 
     None -> ``""``; True/False -> ``"true"``/``"false"``; a float with an
@@ -82,7 +82,7 @@ def to_text(value: Any) -> str:
         return "<number too large>"
 
 
-def to_bool(value: Any) -> bool:
+def to_bool(value: JSONValue) -> bool:
     """A2UI boolean coercion: ``"true"``/``"false"`` (any case), non-zero numbers true."""
     if isinstance(value, bool):
         return value
@@ -93,7 +93,7 @@ def to_bool(value: Any) -> bool:
     return bool(value)
 
 
-def _number(value: Any) -> float | None:
+def _number(value: JSONValue) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -121,7 +121,7 @@ class _Ctx:
         self.depth = depth
 
 
-def resolve(value: Any, surface: Surface, scope: str | None = None, _depth: int = 0) -> Any:
+def resolve(value: JSONValue, surface: Surface, scope: str | None = None, _depth: int = 0) -> Any:
     """The concrete JSON value of a bound property (see module docs). Never raises."""
     if _depth > _MAX_DEPTH:
         return None
@@ -158,7 +158,7 @@ def _args(args: Any, ctx: _Ctx) -> dict[str, Any]:
     return out
 
 
-def _fmt_number(value: Any, decimals: Any = None, grouping: Any = True) -> str:
+def _fmt_number(value: JSONValue, decimals: Any = None, grouping: Any = True) -> str:
     number = _number(value)
     if number is None:
         return to_text(value)

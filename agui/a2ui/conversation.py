@@ -31,7 +31,7 @@ from typing import Any
 import msgspec
 
 from agui.a2ui.surface import BASIC_CATALOG_ID, Surface, SurfaceStore
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 __all__ = [
     "ACTIVITY_TYPE",
@@ -70,7 +70,7 @@ def _parse_json(raw: str | bytes) -> tuple[Any, str | None]:
         return None, getattr(exc, "msg", None) or str(exc)[:200]
 
 
-def _maybe_json(value: Any) -> Any:
+def _maybe_json(value: JSONValue) -> Any:
     if isinstance(value, (str, bytes)):
         parsed, error = _parse_json(value)
         return value if error else parsed

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 __all__ = [
     "MAX_LIST_GAP",
@@ -103,7 +103,7 @@ def _is_index(token: str) -> bool:
     return token.isascii() and token.isdigit()
 
 
-def get(doc: Any, path: str, default: Any = None) -> Any:
+def get(doc: JSONValue, path: str, default: Any = None) -> Any:
     """The value at absolute ``path`` in ``doc``, or ``default`` when absent.
 
     Never raises for a missing value; raises PointerError only for a
@@ -132,7 +132,7 @@ def _container_for(next_token: str) -> Any:
     return [] if next_token == "-" or _is_index(next_token) else {}
 
 
-def put(doc: Any, path: str, value: Any) -> Any:
+def put(doc: JSONValue, path: str, value: JSONValue) -> Any:
     """Write ``value`` at ``path`` (upsert) and return the new document.
 
     The document is changed in place where possible; writing at the root
@@ -177,7 +177,7 @@ def put(doc: Any, path: str, value: Any) -> Any:
     return doc  # pragma: no cover - loop always returns
 
 
-def _check_reachable(doc: Any, tokens: list[str]) -> None:
+def _check_reachable(doc: JSONValue, tokens: list[str]) -> None:
     """Raise PointerError if writing along ``tokens`` would fail or over-pad a list.
 
     Walks the document as :func:`put` would (fresh empty containers where it
@@ -204,7 +204,7 @@ def _step(node: dict[str, Any] | list[Any], token: str) -> Any:
     return node[i] if i < len(node) else None
 
 
-def delete(doc: Any, path: str) -> Any:
+def delete(doc: JSONValue, path: str) -> Any:
     """Remove the value at ``path`` and return the new document.
 
     Deleting the root yields ``{}``. An object key is removed; an array slot

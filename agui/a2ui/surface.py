@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agui.a2ui import pointer, v08
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 __all__ = [
     "BASIC_CATALOG_ID",
@@ -68,7 +68,7 @@ MAX_JSON_DEPTH = 100
 """Deepest nesting of objects and arrays accepted in one operation."""
 
 
-def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+def too_deep(value: JSONValue, limit: int = MAX_JSON_DEPTH) -> bool:
     """True when ``value`` nests dicts/lists more than ``limit`` levels (iterative)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
@@ -163,7 +163,7 @@ class Surface:
             self.rebuilds[cid] = self.rebuilds.get(cid, 0) + 1
         self.components[cid] = component
 
-    def write(self, path: str, value: Any) -> None:
+    def write(self, path: str, value: JSONValue) -> None:
         """Upsert ``value`` at ``path`` in the data model (records a problem on a bad path)."""
         try:
             self.data_model = pointer.put(self.data_model, path, value)

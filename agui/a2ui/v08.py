@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 __all__ = ["contents_to_json", "convert_bound", "convert_component"]
 
@@ -42,14 +42,14 @@ _RENAMES: dict[str, dict[str, str]] = {
 _TYPE_RENAMES = {"MultipleChoice": "ChoicePicker"}
 
 
-def is_bound_value(value: Any) -> bool:
+def is_bound_value(value: JSONValue) -> bool:
     """True for a v0.8 BoundValue object (a literal* key and/or a lone ``path``)."""
     return is_json_object(value) and (
         any(k in value for k in _LITERAL_KEYS) or (set(value) == {"path"})
     )
 
 
-def convert_bound(value: Any, inits: list[tuple[str, Any]]) -> Any:
+def convert_bound(value: JSONValue, inits: list[tuple[str, Any]]) -> Any:
     """A v0.8 BoundValue as a v0.9 dynamic value.
 
     Literal only -> the literal; path only -> ``{"path": p}``; both -> the
@@ -70,7 +70,7 @@ def convert_bound(value: Any, inits: list[tuple[str, Any]]) -> Any:
     return literal
 
 
-def _convert_children(value: Any) -> Any:
+def _convert_children(value: JSONValue) -> Any:
     if is_json_object(value):
         if isinstance(value.get("explicitList"), list):
             return list(value["explicitList"])

@@ -38,7 +38,7 @@ from agui.client.session import Session
 from agui.errors import RunError, TransportError
 from agui.log import enable_debug
 from agui.transports import HttpTransport
-from agui.types import AgentCapabilities, Context, Message, Tool
+from agui.types import AgentCapabilities, Context, Message, RunAgentInput, Tool
 from agui.updates import Done, ErrorUpdate
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class _AgentTransport:
     def __init__(self, agent: AbstractAgent) -> None:
         self.agent = agent
 
-    def stream(self, run_input: Any) -> AsyncIterator[Any]:
+    def stream(self, run_input: RunAgentInput) -> AsyncIterator[Any]:
         return self.agent.run(run_input)
 
 

@@ -40,7 +40,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agui.backends._events import (
     Ids,
@@ -55,6 +55,10 @@ from agui.backends._events import (
     tool_result,
 )
 from agui.jsonvalue import is_json_array, is_json_object
+from agui.types import RunAgentInput
+
+if TYPE_CHECKING:
+    from agui.server import CancelToken, Emitter
 
 __all__ = [
     "CALL_ARGUMENTS",
@@ -516,7 +520,7 @@ def fake_agent(log: RunLog | None = None) -> Callable[..., Any]:
     """
     run_log = log if log is not None else RunLog()
 
-    async def agent(run_input: Any, emit: Any, cancel: Any) -> None:
+    async def agent(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> None:
         inp = input_as_json(run_input)
         name = scenario_name(inp)
         ctx = ScenarioContext(inp, Ids(str(inp.get("runId", "run"))), cancel, run_log)

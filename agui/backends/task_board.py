@@ -35,7 +35,7 @@ import copy
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agui.backends._events import (
     Ids,
@@ -50,7 +50,10 @@ from agui.backends._events import (
     tool_result,
 )
 from agui.jsonvalue import is_json_object
-from agui.types import Tool
+from agui.types import RunAgentInput, Tool
+
+if TYPE_CHECKING:
+    from agui.server import CancelToken, Emitter
 
 __all__ = [
     "BASIC_CATALOG_ID",
@@ -269,7 +272,7 @@ def _listing(tasks: list[JsonObj]) -> str:
     return "\n".join([f"Board ({_summary(tasks)}):", *lines])
 
 
-def board_events(run_input: Any) -> Iterator[JsonObj]:
+def board_events(run_input: RunAgentInput) -> Iterator[JsonObj]:
     """Every event of one task-board run, in order (``run_input``: a
     ``RunAgentInput`` struct or its wire JSON). Deterministic; no I/O."""
     inp = input_as_json(run_input)
@@ -331,7 +334,7 @@ def board_events(run_input: Any) -> Iterator[JsonObj]:
     yield run_finished(inp)
 
 
-async def task_board_agent(run_input: Any, emit: Any, cancel: Any) -> None:
+async def task_board_agent(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> None:
     """The ``/agent`` handler: emits :func:`board_events` in order."""
     for event in board_events(run_input):
         await emit(event)

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from agui.jsonvalue import is_json_array
+from agui.types import RunAgentInput
 
 UNSET: Any = msgspec.UNSET
 
@@ -34,7 +35,7 @@ also be a key inside open JSON, which :func:`strip_newer_fields` keeps)."""
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
 
 
-def stream_version(run_input: Any) -> str:
+def stream_version(run_input: RunAgentInput) -> str:
     """The protocol version to speak on the response to ``run_input``:
     ``"1.1"`` or ``"1.0"``.
 

@@ -28,7 +28,7 @@ from agui.wire import encode_input
 class Transport(Protocol):
     """``stream(run_input) -> AsyncIterator[bytes | str | Event]`` (see the module doc)."""
 
-    def stream(self, run_input: Any) -> AsyncIterator[bytes | str | Any]:
+    def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | str | Any]:
         """Send ``run_input``; iterate the response (SSE bytes, event JSON text
         or event structs)."""
         ...

@@ -38,6 +38,7 @@ from agui.transports.http import (
     request_headers,
     url_error,
 )
+from agui.types import RunAgentInput
 
 
 def _import_httptools() -> Any:
@@ -225,7 +226,7 @@ class FastHttpTransport:
         """Headers sent with every request (user headers, then the forced two)."""
         return request_headers(self.headers, self.protobuf)
 
-    async def stream(self, run_input: Any) -> AsyncIterator[bytes | str]:
+    async def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | str]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
         protobuf answer (``protobuf=True``) one event's JSON text (str) per frame."""
         body: bytes | None = encode_run_input(run_input)

@@ -37,6 +37,7 @@ import httpx
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.transports.base import encode_run_input
 from agui.transports.proto_recording import frame_texts, proto_error
+from agui.types import RunAgentInput
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 SSE_MEDIA_TYPE = "text/event-stream"
@@ -114,7 +115,7 @@ class HttpTransport:
         """Headers sent with every request (user headers, then the forced two)."""
         return request_headers(self.headers, self.protobuf)
 
-    async def stream(self, run_input: Any) -> AsyncIterator[bytes | str]:
+    async def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | str]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
         protobuf answer (``protobuf=True``) one event's JSON text (str) per frame.
 
