@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 if TYPE_CHECKING:  # typing.TypeIs is 3.13+; type checkers ship typing_extensions' stubs
     from typing_extensions import TypeIs
 
-__all__ = ["JSONArray", "JSONObject", "JSONValue", "is_json_array", "is_json_object"]
+__all__ = [
+    "JSONArray",
+    "JSONObject",
+    "JSONValue",
+    "is_json_array",
+    "is_json_container",
+    "is_json_object",
+]
 
 JSONValue: TypeAlias = Any
 """Any decoded JSON value (arbitrary by nature; see the module doc)."""
@@ -37,3 +44,9 @@ def is_json_array(value: object) -> TypeIs[JSONArray]:
     """True when ``value`` is a ``list`` (a decoded JSON array); narrows it to
     :data:`JSONArray`."""
     return isinstance(value, list)
+
+
+def is_json_container(value: object) -> TypeIs[JSONObject | JSONArray]:
+    """True when ``value`` is a ``dict`` or a ``list`` (a JSON object or array); narrows it
+    to :data:`JSONObject` ``|`` :data:`JSONArray`."""
+    return isinstance(value, dict | list)

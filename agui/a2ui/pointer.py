@@ -23,7 +23,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from agui.jsonvalue import JSONValue, is_json_array, is_json_object
+from agui.jsonvalue import (
+    JSONArray,
+    JSONObject,
+    JSONValue,
+    is_json_array,
+    is_json_container,
+    is_json_object,
+)
 
 __all__ = [
     "MAX_LIST_GAP",
@@ -128,7 +135,8 @@ def get(doc: JSONValue, path: str, default: Any = None) -> Any:
     return node
 
 
-def _container_for(next_token: str) -> Any:
+def _container_for(next_token: str) -> JSONObject | JSONArray:
+    """A fresh empty list when ``next_token`` indexes (``-`` or a number), else a dict."""
     return [] if next_token == "-" or _is_index(next_token) else {}
 
 
@@ -148,9 +156,9 @@ def put(doc: JSONValue, path: str, value: JSONValue) -> Any:
     if len(tokens) > MAX_PATH_DEPTH:
         raise PointerError(f"path has {len(tokens)} segments, more than {MAX_PATH_DEPTH}")
     _check_reachable(doc, tokens)
-    if not isinstance(doc, (dict, list)):
+    if not is_json_container(doc):
         doc = _container_for(tokens[0])
-    node = doc
+    node: JSONObject | JSONArray = doc
     for pos, token in enumerate(tokens):
         last = pos == len(tokens) - 1
         if is_json_object(node):
@@ -158,7 +166,7 @@ def put(doc: JSONValue, path: str, value: JSONValue) -> Any:
                 node[token] = value
                 return doc
             child = node.get(token)
-            if not isinstance(child, (dict, list)):
+            if not is_json_container(child):
                 child = _container_for(tokens[pos + 1])
                 node[token] = child
             node = child
@@ -170,7 +178,7 @@ def put(doc: JSONValue, path: str, value: JSONValue) -> Any:
                 node[i] = value
                 return doc
             child = node[i]
-            if not isinstance(child, (dict, list)):
+            if not is_json_container(child):
                 child = _container_for(tokens[pos + 1])
                 node[i] = child
             node = child
@@ -184,15 +192,14 @@ def _check_reachable(doc: JSONValue, tokens: list[str]) -> None:
     would make them) without changing it, so a refused write leaves nothing
     half-made behind.
     """
-    node = doc if isinstance(doc, (dict, list)) else _container_for(tokens[0])
+    node: JSONObject | JSONArray = doc if is_json_container(doc) else _container_for(tokens[0])
     for pos, token in enumerate(tokens[:-1]):
-        node = _step(node, token)
-        if not isinstance(node, (dict, list)):
-            node = _container_for(tokens[pos + 1])
+        child = _step(node, token)
+        node = child if is_json_container(child) else _container_for(tokens[pos + 1])
     _step(node, tokens[-1])
 
 
-def _step(node: dict[str, Any] | list[Any], token: str) -> Any:
+def _step(node: JSONObject | JSONArray, token: str) -> JSONValue:
     if is_json_object(node):
         return node.get(token)
     i = _index(token, len(node), for_write=True)

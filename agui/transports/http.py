@@ -241,6 +241,8 @@ class SseSniffer:
         self._tail = b"\n"  # the body starts at the start of a line
 
     def feed(self, chunk: bytes) -> None:
+        """Look at the next ``chunk`` of the body (its first :data:`BODY_LIMIT` bytes are kept
+        for the error text)."""
         if self.saw_data:
             return
         if len(self.head) < BODY_LIMIT:
