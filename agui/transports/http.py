@@ -236,8 +236,8 @@ class SseSniffer:
     __slots__ = ("_tail", "head", "saw_data")
 
     def __init__(self) -> None:
-        self.head = b""
-        self.saw_data = False
+        self.head: bytes = b""
+        self.saw_data: bool = False
         self._tail = b"\n"  # the body starts at the start of a line
 
     def feed(self, chunk: bytes) -> None:
