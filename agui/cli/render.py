@@ -80,7 +80,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import msgspec
 
@@ -88,19 +88,20 @@ from agui import types as T
 from agui import updates as u
 from agui.a2ui import ACTIVITY_TYPE, RENDER_TOOL
 from agui.cli.formats import (
-    _attr,
-    _cut,
-    _done_text,
-    _fragments,
-    _names,
-    _patch_text,
-    _render_a2ui_summary,
-    _surface_summary,
+    a2ui_render_summary,
+    attr_of,
+    cut_chars,
+    done_text,
     format_arguments,
     format_error,
     format_json,
+    join_fragments,
+    names_path,
+    patch_text,
+    surface_summary,
 )
 from agui.cli.sanitize import sanitize, sanitize_block
+from agui.jsonvalue import is_json_object
 from agui.updates import join_deltas
 
 __all__ = [
@@ -289,7 +290,7 @@ class Renderer:
         role = item.role if item is not None else "assistant"
         prefix = "" if role in ("assistant", "reasoning") else f"({sanitize(role)}) "
         if self.options.fragments:
-            return [Line(kind, prefix + _fragments(item.parts if item is not None else [text]))]
+            return [Line(kind, prefix + join_fragments(item.parts if item is not None else [text]))]
         return self._block(kind, prefix, text)  # the applier's join (TextEnded.text)
 
     @staticmethod
@@ -339,14 +340,14 @@ class Renderer:
         self._names.setdefault(up.tool_call_id, up.name)
         args = format_arguments(up.arguments, self.options.max_chars)
         if up.name == RENDER_TOOL:
-            args = _render_a2ui_summary(up.arguments) or args
+            args = a2ui_render_summary(up.arguments) or args
         name = sanitize(up.name)
         if self.options.in_order:
             return [Line("end", f"{tag} {name} {args}")]
         lines = [Line("call", f"{tag} {name} {args}")]
         if self.options.fragments:
             parts = item.parts if item is not None else [up.arguments]
-            lines.append(Line("args", f"{tag} {_fragments(parts)}"))
+            lines.append(Line("args", f"{tag} {join_fragments(parts)}"))
         return lines
 
     def _on_ToolResult(self, up: u.ToolResult) -> list[Line]:
@@ -358,7 +359,7 @@ class Renderer:
         name = self._names.get(call_id)
         head = f"{tag} {sanitize(name)}" if name else f"{tag} {sanitize(call_id)}"
         if isinstance(content, str):
-            body = _cut(sanitize(content), self.options.max_chars)
+            body = cut_chars(sanitize(content), self.options.max_chars)
         else:
             body = format_json(msgspec.to_builtins(content), self.options.max_chars)
         return [Line("result", f"{mark}{head} → {body}")]
@@ -384,11 +385,11 @@ class Renderer:
     def _on_StateChanged(self, up: u.StateChanged) -> list[Line]:
         if up.patch is None:
             return [Line("state", format_json(up.state, self.options.max_chars))]
-        return [Line("state", f"patch {_patch_text(up.patch, self.options.max_chars)}")]
+        return [Line("state", f"patch {patch_text(up.patch, self.options.max_chars)}")]
 
     def _on_ActivityChanged(self, up: u.ActivityChanged) -> list[Line]:
         if up.activity_type == ACTIVITY_TYPE:
-            return [Line("surface", _surface_summary(up.message_id, up.content))]
+            return [Line("surface", surface_summary(up.message_id, up.content))]
         body = format_json(up.content, self.options.max_chars)
         return [
             Line(
@@ -497,7 +498,7 @@ class Renderer:
 
     def _on_EventReceived(self, up: u.EventReceived) -> list[Line]:
         body = msgspec.to_builtins(up.event)
-        kind = body.pop("type", None) if isinstance(body, dict) else None
+        kind = body.pop("type", None) if is_json_object(body) else None
         name = kind if isinstance(kind, str) else type(up.event).__name__
         return [Line("event", f"{sanitize(name)}: {format_json(body, self.options.max_chars)}")]
 
@@ -507,21 +508,21 @@ class Renderer:
     def describe_interrupt(self, interrupt: Any) -> str:
         """``<id> <reason>[ on (n) tool]: <message>`` for an ``Interrupt``
         struct or dict, sanitised."""
-        iid = sanitize(_attr(interrupt, "id") or "?")
-        reason = sanitize(_attr(interrupt, "reason") or "?")
-        call = _attr(interrupt, "tool_call_id", "toolCallId")
+        iid = sanitize(attr_of(interrupt, "id") or "?")
+        reason = sanitize(attr_of(interrupt, "reason") or "?")
+        call = attr_of(interrupt, "tool_call_id", "toolCallId")
         on = ""
         if call:
             name = self._names.get(call)
             # a call this renderer saw is named by its tag, any other by its id
             on = f" on {self.tag_of(call)} {sanitize(name)}" if name else f" on {sanitize(call)}"
-        message = _attr(interrupt, "message")
+        message = attr_of(interrupt, "message")
         msg = f": {sanitize(message)}" if message else ""
         return f"{iid} {reason}{on}{msg}"
 
     def _on_WarningUpdate(self, up: u.WarningUpdate) -> list[Line]:
         # " at $.path", unless the message already names the place (as a pointer)
-        at = f" at {sanitize(up.path)}" if up.path and not _names(up.message, up.path) else ""
+        at = f" at {sanitize(up.path)}" if up.path and not names_path(up.message, up.path) else ""
         return [Line("warn", f"{sanitize(up.message)} ({sanitize(up.code)}){at}")]
 
     def _on_ErrorUpdate(self, up: u.ErrorUpdate) -> list[Line]:
@@ -534,7 +535,7 @@ class Renderer:
 
     def _on_Done(self, up: u.Done) -> list[Line]:
         lines = self.flush()
-        lines.append(Line("done", _done_text(up, self._error_texts, self.options.max_chars)))
+        lines.append(Line("done", done_text(up, self._error_texts, self.options.max_chars)))
         self._error_texts = set()
         return lines
 
@@ -551,14 +552,14 @@ class Renderer:
         if kind == "args":
             tag = item.tag if item is not None else "(?)"
             if self.options.fragments:
-                body = _fragments(parts)
+                body = join_fragments(parts)
             else:
-                body = _cut(sanitize(join_deltas(parts)), self.options.max_chars)
+                body = cut_chars(sanitize(join_deltas(parts)), self.options.max_chars)
             return [Line("args", f"{tag} {body}")]
         role = item.role if item is not None else "assistant"
         prefix = "" if role in ("assistant", "reasoning") else f"({sanitize(role)}) "
         if self.options.fragments:
-            return [Line(kind, prefix + _fragments(parts))]
+            return [Line(kind, prefix + join_fragments(parts))]
         return self._block(kind, prefix, join_deltas(parts))
 
     def _unfinished(self, key: str, item: _Open) -> list[Line]:
@@ -567,11 +568,41 @@ class Renderer:
             label = "end" if item.kind == "call" else item.kind
             return [Line(label, f"{what} unfinished")]
         text = join_deltas(item.parts)
-        body = _fragments(item.parts) if self.options.fragments else sanitize(text)
+        body = join_fragments(item.parts) if self.options.fragments else sanitize(text)
         if item.kind == "call":
             head = " ".join(x for x in (item.tag, sanitize(item.name), body) if x)
             return [Line("call", f"{head} (unfinished)")]
         return [Line(item.kind, f"{body} (unfinished)" if body else "(unfinished)")]
+
+    #: Update class -> the handler ``(renderer, update) -> lines`` (:data:`HANDLERS`)
+    HANDLERS: ClassVar[dict[type, Callable[[Renderer, Any], list[Line]]]] = {
+        u.RunStarted: _on_RunStarted,
+        u.StepChanged: _on_StepChanged,
+        u.SubagentChanged: _on_SubagentChanged,
+        u.TextStarted: _on_TextStarted,
+        u.TextDelta: _on_TextDelta,
+        u.TextEnded: _on_TextEnded,
+        u.ReasoningStarted: _on_ReasoningStarted,
+        u.ReasoningDelta: _on_ReasoningDelta,
+        u.ReasoningEnded: _on_ReasoningEnded,
+        u.ReasoningSpan: _on_ReasoningSpan,
+        u.EncryptedValue: _on_EncryptedValue,
+        u.ToolCallStarted: _on_ToolCallStarted,
+        u.ToolCallArgs: _on_ToolCallArgs,
+        u.ToolCallEnded: _on_ToolCallEnded,
+        u.ToolResult: _on_ToolResult,
+        u.MessagesSnapshot: _on_MessagesSnapshot,
+        u.ActivityChanged: _on_ActivityChanged,
+        u.MetadataChanged: _on_MetadataChanged,
+        u.StateChanged: _on_StateChanged,
+        u.Custom: _on_Custom,
+        u.Raw: _on_Raw,
+        u.EventReceived: _on_EventReceived,
+        u.Paused: _on_Paused,
+        u.WarningUpdate: _on_WarningUpdate,
+        u.ErrorUpdate: _on_ErrorUpdate,
+        u.Done: _on_Done,
+    }
 
 
 def render_all(updates: Iterable[Any], options: RenderOptions | None = None) -> list[str]:
@@ -585,37 +616,8 @@ def render_all(updates: Iterable[Any], options: RenderOptions | None = None) -> 
     return out
 
 
-_R = Renderer
-HANDLERS: dict[type, Callable[[Renderer, Any], list[Line]]] = {
-    u.RunStarted: _R._on_RunStarted,
-    u.StepChanged: _R._on_StepChanged,
-    u.SubagentChanged: _R._on_SubagentChanged,
-    u.TextStarted: _R._on_TextStarted,
-    u.TextDelta: _R._on_TextDelta,
-    u.TextEnded: _R._on_TextEnded,
-    u.ReasoningStarted: _R._on_ReasoningStarted,
-    u.ReasoningDelta: _R._on_ReasoningDelta,
-    u.ReasoningEnded: _R._on_ReasoningEnded,
-    u.ReasoningSpan: _R._on_ReasoningSpan,
-    u.EncryptedValue: _R._on_EncryptedValue,
-    u.ToolCallStarted: _R._on_ToolCallStarted,
-    u.ToolCallArgs: _R._on_ToolCallArgs,
-    u.ToolCallEnded: _R._on_ToolCallEnded,
-    u.ToolResult: _R._on_ToolResult,
-    u.MessagesSnapshot: _R._on_MessagesSnapshot,
-    u.ActivityChanged: _R._on_ActivityChanged,
-    u.MetadataChanged: _R._on_MetadataChanged,
-    u.StateChanged: _R._on_StateChanged,
-    u.Custom: _R._on_Custom,
-    u.Raw: _R._on_Raw,
-    u.EventReceived: _R._on_EventReceived,
-    u.Paused: _R._on_Paused,
-    u.WarningUpdate: _R._on_WarningUpdate,
-    u.ErrorUpdate: _R._on_ErrorUpdate,
-    u.Done: _R._on_Done,
-}
+HANDLERS = Renderer.HANDLERS
 """Update class -> the renderer's handler ``(renderer, update) -> lines``."""
-del _R
 
 _NOT_SHOWN = object()
 """No result was shown for a call (``Renderer._results`` default)."""

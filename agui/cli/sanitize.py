@@ -76,7 +76,7 @@ def sanitize_fragment(text: object) -> str:
     ``--fragments`` view so a split between the parts of a ZWJ emoji or a
     letter and its accent is visible."""
     s = sanitize(text)
-    out = []
+    out: list[str] = []
     for n, ch in enumerate(s):
         if unicodedata.category(ch) == "Cf" or (n == 0 and unicodedata.combining(ch)):
             out.append(f"\\u{ord(ch):04x}")

@@ -36,9 +36,29 @@ import argparse
 import asyncio
 from typing import Any
 
-from agui.cli.io import CliError, Console
+from agui.cli.answers import ask_answers, end_of_input
+from agui.cli.io import CliError, Console, EndOfInput
 from agui.cli.render import Line, Renderer, format_error, format_json
 from agui.cli.sanitize import sanitize
+from agui.cli.target import (
+    ThreadIds,
+    default_tools,
+    describe_transport_error,
+    endpoint,
+    load_tools,
+    make_transport,
+    thread_ids,
+)
+from agui.cli.watch import is_fatal_kind
+from agui.client.interrupts import interrupts_of, resume_run
+from agui.client.request import PROTOCOL_VERSION
+from agui.errors import ResumeError, TransportError
+from agui.pipeline.apply import Conversation
+from agui.pipeline.core import Pipeline
+from agui.pipeline.profiles import LANGGRAPH_ON_INTERRUPT, legacy_interrupt_warning
+from agui.types import RunAgentInput, UserMessage, event_type
+from agui.updates import ErrorUpdate, MessagesSnapshot, WarningUpdate
+from agui.wire import encode_event
 
 __all__ = ["first_input", "run_trace", "trace"]
 
@@ -52,9 +72,6 @@ def first_input(line: str, tools: list[Any], ids: Any = None) -> Any:
     context, state ``{}``, ``protocolVersion``
     :data:`agui.client.request.PROTOCOL_VERSION` (``ids``: a
     :class:`agui.cli.target.ThreadIds`)."""
-    from agui.cli.target import ThreadIds
-    from agui.client.request import PROTOCOL_VERSION
-    from agui.types import RunAgentInput, UserMessage
 
     ids = ThreadIds(THREAD_ID) if ids is None else ids
     return RunAgentInput(
@@ -81,12 +98,6 @@ async def _stream(
     brings: the messages it adds or replaces are printed under its ``recv``
     line by ``renderer``, as ``watch`` prints them."""
     import itertools
-
-    from agui.errors import TransportError
-    from agui.pipeline.apply import Conversation
-    from agui.pipeline.core import Pipeline
-    from agui.updates import ErrorUpdate, MessagesSnapshot, WarningUpdate
-    from agui.wire import encode_event
 
     # one pipeline per response: the retired THINKING_* translation is stateful;
     # ids it has to mint are numbered, so a trace is reproducible
@@ -133,11 +144,7 @@ async def _stream(
         show(pipeline.split_end())
         report()
     except TransportError as exc:
-        from agui.cli.watch import _is_fatal_kind
-
-        if _is_fatal_kind(exc.kind, started=received[0] > 0):
-            from agui.cli.target import describe_transport_error
-
+        if is_fatal_kind(exc.kind, started=received[0] > 0):
             raise CliError(describe_transport_error(exc, url)) from None
         console.write([Line("error", format_error(exc))])
     finally:
@@ -156,7 +163,6 @@ def _n(events: list[Any]) -> str:
 def _ended(events: list[Any]) -> bool:
     """True when the last run-lifecycle event of the response is terminal
     (RUN_FINISHED / RUN_ERROR)."""
-    from agui.types import event_type
 
     for event in reversed(events):
         kind = event_type(event)
@@ -172,9 +178,6 @@ def _by_profile(events: list[Any], interrupts: list[Any]) -> list[Line]:
     when the run paused by that rule (its RUN_FINISHED has no outcome), as
     watch prints it; else none."""
     import msgspec
-
-    from agui.pipeline.profiles import LANGGRAPH_ON_INTERRUPT, legacy_interrupt_warning
-    from agui.types import event_type
 
     last = next((e for e in reversed(events) if event_type(e) == "RUN_FINISHED"), None)
     if last is None or last.outcome not in (msgspec.UNSET, None):
@@ -221,12 +224,6 @@ def _trace(
 
     import msgspec
 
-    from agui.cli.answers import _end_of_input, ask_answers
-    from agui.cli.io import EndOfInput
-    from agui.cli.target import ThreadIds
-    from agui.client.interrupts import interrupts_of, resume_run
-    from agui.errors import ResumeError
-
     path = sanitize(urlsplit(url).path or "/")
     ids = ThreadIds(THREAD_ID) if ids is None else ids
     run_input = first_input(line, tools, ids)
@@ -258,7 +255,7 @@ def _trace(
         try:
             answers, _ = ask_answers(interrupts, console, mode)
         except EndOfInput:
-            _end_of_input(console, interrupts)
+            end_of_input(console, interrupts)
             return 0
         n += 1
         try:
@@ -284,7 +281,6 @@ def _trace(
 
 def run_trace(args: argparse.Namespace, console: Console) -> int:
     """``trace`` command entry (parsed ``args``); returns the exit code."""
-    from agui.cli.target import default_tools, endpoint, load_tools, make_transport, thread_ids
 
     tools = load_tools(args.tools) if args.tools else None
     mode = "approve" if args.approve else "decline" if args.decline else "ask"

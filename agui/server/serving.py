@@ -111,7 +111,8 @@ def server_config(
     return uvicorn.Config(
         app,
         http=protocol_class(header_timeout),
-        timeout_keep_alive=keepalive_timeout,
+        # uvicorn annotates an int but schedules it with loop.call_later: seconds as a float
+        timeout_keep_alive=keepalive_timeout,  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
         h11_max_incomplete_event_size=max_header_bytes,
         log_level=log_level,
         **options,
