@@ -352,6 +352,12 @@ class AbstractAgent:
         """Abort the current run: the response is closed and the run ends
         ``Done(cancelled)``; ``run_agent`` returns. No-op when nothing runs.
 
+        Works from anywhere: from another task (returns once the response is
+        closed), and from inside a subscriber callback (returns at once; no
+        frame after the current one is delivered and the response is closed as
+        the callback returns). From a signal handler, call the run's
+        :meth:`~agui.client.run.Run.cancel`.
+
         Deliberate difference: the reference synthesizes a RUN_ERROR (code
         ``abort``); the agent sent none, so none is reported (spec: a run
         stopped on purpose is cancelled, not failed)."""

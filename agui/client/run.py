@@ -161,6 +161,7 @@ class _RunCore:
     __slots__ = (
         "calls",
         "cancelled",
+        "closing",
         "carry",
         "consumer",
         "ended",
@@ -203,6 +204,7 @@ class _RunCore:
         self.cancelled: Done | None = None  # a run closed before it started
         self.errors: list[ErrorUpdate] = []
         self.final = False
+        self.closing = False  # finish() began: the stream is being closed
         self.started = False  # the generator began (the request is being sent)
         self.ended: asyncio.Event | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -340,8 +342,8 @@ class _RunCore:
         """After :meth:`stop_here`, from outside the run (another task, a loop
         callback): a consumer awaiting inside the run is cancelled once, so its
         ``async for`` ends; a run waiting at an update has its stream closed."""
-        if self.final or gen is None:
-            return
+        if self.final or self.closing or gen is None:
+            return  # (a run already closing its stream is not interrupted)
         consumer = self.consumer
         if _running(gen):
             if consumer is not None and consumer is not asyncio.current_task():
@@ -364,6 +366,7 @@ class _RunCore:
     async def finish(self) -> None:
         """The run's stream is over, however it ended: close the response, end
         the pipeline (``Done(cancelled)`` unless the run ended), free the slot."""
+        self.closing = True
         try:
             await self.close_stream()
         finally:
@@ -506,7 +509,7 @@ class Run:
             consumer = core.consumer
             if consumer is None or consumer is asyncio.current_task():
                 return  # called from inside the run: it ends as the callback returns
-            core.interrupt(gen)
+            core.interrupt(gen)  # (no-op when it is closing already)
             if core.ended is not None:
                 await core.ended.wait()
             return
