@@ -30,7 +30,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+)
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from agui.client.middleware import MiddlewareFn, compose
@@ -53,6 +60,12 @@ Subscriber = Callable[[Update], Any]
 """``callback(update)``, sync or async (see :meth:`Subscribers.add`)."""
 
 _CANCELLED = "cancelled by client"
+_EOF: Any = object()  # the end of a response, as a read returns it
+
+LOOK_AHEAD_SECONDS = 0.25
+"""How long a run reads on after a transport item that ended a run of the
+response (the response usually ends right there), before it hands out that
+run's ``Done`` anyway."""
 _LOGGED = frozenset({WarningUpdate, ErrorUpdate})
 
 
@@ -168,7 +181,9 @@ class _RunCore:
         "errors",
         "final",
         "inputs",
+        "ahead",
         "interrupted",
+        "item_done",
         "loop",
         "next",
         "pipeline",
@@ -199,6 +214,8 @@ class _RunCore:
         self.pipeline: Pipeline | None = None  # the current round's
         self.stream: AsyncIterator[Any] | None = None  # the current round's response
         self.read: Callable[[], Awaitable[Any]] | None = None
+        self.ahead: asyncio.Task[Any] | None = None  # a read begun by look_ahead
+        self.item_done = False  # the frame being handed out is its item's last
         self.calls: list[ToolCall] = []  # client tool calls still to run this round
         self.rounds = 0
         self.cancelled: Done | None = None  # a run closed before it started
@@ -261,17 +278,61 @@ class _RunCore:
         assert pipeline is not None and self.read is not None
         if pipeline.finished:
             return await self._end_round()
+        ahead, self.ahead = self.ahead, None
         try:
-            item = await self.read()
-        except StopAsyncIteration:
-            self.next = self._end_round
-            return (pipeline.close(),)
+            item = await (ahead if ahead is not None else _read_one(self.read))
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             self.next = self._end_round
             return (pipeline.fail_transport(_as_transport_error(exc)),)
+        if item is _EOF:
+            self.next = self._end_round
+            return (pipeline.close(),)
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
             return None
-        return pipeline.iter_feed(item)
+        return self._frames(pipeline, item)
+
+    def _frames(self, pipeline: Pipeline, item: Any) -> Iterator[list[Update]]:
+        """The updates of one transport item, one list per frame, each frame fed
+        only when the consumer asks for it; :attr:`item_done` tells whether the
+        list handed out is the item's last."""
+        head, frames = pipeline.frames(item)
+        last = len(frames) - 1
+        self.item_done = last < 0
+        if head:
+            yield head
+        feed = pipeline.feed_frame
+        for i, data in enumerate(frames):
+            self.item_done = i == last
+            yield feed(data)
+            if pipeline.finished:
+                return
+
+    async def look_ahead(self) -> None:
+        """A run of the response ended with the transport item just fed: read on
+        for up to :data:`LOOK_AHEAD_SECONDS`, so that a response which ends there
+        is closed before its ``Done`` is handed out (a consumer that leaves at the
+        ``Done`` without closing the run leaves nothing open). What was read is
+        the next step's."""
+        pipeline = self.pipeline
+        read = self.read
+        if (
+            read is None
+            or self.stream is None
+            or self.ahead is not None
+            or self.loop is None
+            or pipeline is None
+            or pipeline.finished
+            or pipeline.lifecycle.open
+        ):
+            return
+        task = self.loop.create_task(_read_one(read))
+        task.add_done_callback(_retrieve)
+        self.ahead = task
+        self.consumer = asyncio.current_task()
+        await asyncio.wait((task,), timeout=LOOK_AHEAD_SECONDS)
+        if task.done() and not task.cancelled() and task.exception() is None:
+            if task.result() is _EOF:
+                await self.close_stream()
 
     async def _end_round(self) -> Iterable[list[Update]] | None:
         """The response is over: close it; run the client tool calls it left, if any."""
@@ -356,7 +417,13 @@ class _RunCore:
             task.add_done_callback(self.tasks.discard)
 
     async def close_stream(self) -> None:
-        """Close the current round's response (idempotent)."""
+        """Close the current round's response (idempotent); a read ahead still
+        pending is cancelled first."""
+        ahead = self.ahead
+        if ahead is not None and not ahead.done():
+            self.ahead = None
+            ahead.cancel()
+            await asyncio.wait((ahead,))
         stream, self.stream = self.stream, None
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
@@ -588,8 +655,11 @@ async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[U
                 if core.stopping:
                     break
                 for update in updates:
-                    if type(update) is ErrorUpdate:
-                        errors.append(update)
+                    cls = type(update)
+                    if cls is ErrorUpdate:
+                        errors.append(update)  # type: ignore[arg-type]
+                    elif cls is Done and core.item_done:
+                        await core.look_ahead()
                     if debug and update.__class__ in _LOGGED:
                         _log_update(update)
                     if subscribers:
@@ -605,6 +675,20 @@ async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[U
         raise
     finally:
         await core.finish()
+
+
+async def _read_one(read: Callable[[], Awaitable[Any]]) -> Any:
+    """The next transport item, or :data:`_EOF` at the end of the response."""
+    try:
+        return await read()
+    except StopAsyncIteration:
+        return _EOF
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """Mark a read-ahead's outcome as seen (the run reports it, or was left)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _running(gen: AsyncGenerator[Update, None]) -> bool:

@@ -212,10 +212,10 @@ class Pipeline(WireStage):
     def iter_feed(self, item: Any) -> Iterator[list[Update]]:
         """:meth:`feed`, lazily: one list of updates per completed frame (news of
         the wire stage first). Stopping early leaves the later frames unapplied."""
-        head, frames = self._split_item(item)
+        head, frames = self.frames(item)
         if head:
             yield head
-        frame = self._frame
+        frame = self.feed_frame
         for data in frames:
             yield frame(data)
             if self._finished:
@@ -238,7 +238,7 @@ class Pipeline(WireStage):
         error = self._oversized(data)
         if error is not None:
             return out + self._fatal(error)
-        out += self._frame(data)
+        out += self.feed_frame(data)
         return out
 
     def feed_event(self, event: Any) -> list[Update]:
@@ -349,7 +349,7 @@ class Pipeline(WireStage):
 
     # -------------------------------------------------------------- internals
 
-    def _frame(self, data: bytes | str) -> list[Update]:
+    def feed_frame(self, data: bytes | str) -> list[Update]:
         """One frame's data (within the frame cap) -> its updates: the hot path,
         :meth:`_data` (for an event the typed decode takes as it is) + :meth:`_event`
         + :meth:`_deliver` inlined for the common case (a clean event, no chunk
@@ -488,7 +488,7 @@ _SPECIAL = {
 }
 
 
-# the classes _frame delivers on its shortest path: no chunk, no JSON Patch to
+# the classes feed_frame delivers on its shortest path: no chunk, no JSON Patch to
 # check, nothing for the pipeline itself to do after applying them
 _PLAIN = _EVENT_CLASSES - _CHUNK_CLASSES - _PATCH_EVENTS - frozenset(_SPECIAL)
 

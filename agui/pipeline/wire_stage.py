@@ -57,11 +57,11 @@ class WireStage:
             self._pending += self._fatal(exc)
             return []
 
-    def _split_item(self, item: Any) -> tuple[list[Update], Sequence[str]]:
+    def frames(self, item: Any) -> tuple[list[Update], Sequence[str]]:
         """The first half of :meth:`iter_feed`, for a consumer that feeds the
         frames itself (:class:`~agui.client.run.Run`): what is to be reported now (the
         wire stage's news, an oversized frame, the updates of an event struct)
-        and the frames' data, each to be fed with :meth:`_frame` in order."""
+        and the frames' data, each to be fed with :meth:`feed_frame` in order."""
         out = self._take_pending() if self._pending else []
         if self._finished:
             return out, ()
