@@ -16,7 +16,7 @@ import msgspec
 from agui import types as T
 from agui import updates as u
 from agui.cli import render
-from agui.pipeline import normalize
+from agui.pipeline import compact, normalize
 from agui.pipeline.apply import Conversation, conversation
 from agui.pipeline.normalize import Normalizer
 from agui.pipeline.verify import Verifier, verifier
@@ -25,6 +25,7 @@ EVENT_LAYERS = {
     "agui.pipeline.normalize": (normalize.HANDLERS, normalize.PASS_THROUGH),
     "agui.pipeline.verify.verifier": (verifier.HANDLERS, verifier.PASS_THROUGH),
     "agui.pipeline.apply.conversation": (conversation.HANDLERS, conversation.PASS_THROUGH),
+    "agui.pipeline.compact": (compact.HANDLERS, compact.PASS_THROUGH),
 }
 EVENT_CLASSES = frozenset(typing.get_args(T.Event))
 UPDATE_LAYERS = {"agui.cli.render": (render.HANDLERS, render.PASS_THROUGH)}
@@ -108,6 +109,7 @@ def test_a_new_event_type_is_passed_through_by_default_in_every_layer():
         "agui.pipeline.normalize: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
         "agui.pipeline.verify.verifier: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
         "agui.pipeline.apply.conversation: RAW (RawEvent) handled (HANDLERS)",
+        "agui.pipeline.compact: RAW (RawEvent) handled (HANDLERS)",
     ]
 
 
