@@ -64,7 +64,7 @@ _BARRIERS = frozenset(
     }
 )
 _RUN_BOUNDARIES = frozenset({T.RunStartedEvent, T.RunFinishedEvent, T.RunErrorEvent})
-_STATE: frozenset[type[Any]] = frozenset({T.StateSnapshotEvent, T.StateDeltaEvent})
+_STATE: frozenset[type[Any]] = frozenset((T.StateSnapshotEvent, T.StateDeltaEvent))
 
 
 class _Stream:
