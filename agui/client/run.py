@@ -44,6 +44,7 @@ from agui.client.middleware import MiddlewareFn, compose
 from agui.client.request import tool_result_event
 from agui.errors import EncodeError, ToolError, TransportError
 from agui.pipeline.core import Pipeline
+from agui.pipeline.lifecycle import RunLifecycle
 from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
 
 if TYPE_CHECKING:
@@ -606,7 +607,7 @@ class Run:
     def _cancel_unstarted(self) -> None:
         core = self._core
         if not core.final:
-            core.cancelled = Done("cancelled", reason=_CANCELLED)
+            core.cancelled = RunLifecycle.never_started(_CANCELLED)
         core.final = True
 
     async def __aenter__(self) -> Self:

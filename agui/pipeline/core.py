@@ -308,8 +308,7 @@ class Pipeline:
         life = self._life
         if not life.open and self._done is not None:
             return out
-        life.ended_by_client("cancelled")
-        out.append(self._end(Done("cancelled", reason=reason, run_id=life.run_id)))
+        out.append(self._end(life.ended_by_client("cancelled", reason)))
         return out
 
     def fail(self, error: Exception) -> list[Update]:
@@ -333,11 +332,9 @@ class Pipeline:
             return out
         life = self._life
         if life.open or self._done is None:
-            run_id = life.run_id if life.open else None
             self._finished = True
-            life.ended_by_client("failed")
             out.append(ErrorUpdate(error, fatal=True))
-            out.append(self._end(Done("failed", reason=str(error), run_id=run_id)))
+            out.append(self._end(life.ended_by_client("failed", str(error), name_ended_run=False)))
             return out
         self._finished = True
         out.append(ErrorUpdate(error, fatal=False))
@@ -539,10 +536,7 @@ class Pipeline:
         out.append(self._end(self._life.done_for_finish(_usage_of(ev), pending)))
 
     def _on_run_error(self, ev: Any, out: list[Update]) -> None:
-        life = self._life
-        out.append(
-            self._end(Done("failed", reason=ev.message, run_id=life.run_id, usage=_usage_of(ev)))
-        )
+        out.append(self._end(self._life.done_for_error(ev.message, _usage_of(ev))))
 
     def _violation(self, violation: ProtocolViolation, out: list[Update]) -> bool:
         """Report a violation; True when it ended the stream (strict mode)."""
@@ -554,17 +548,14 @@ class Pipeline:
 
     def _fatal(self, error: Exception) -> list[Update]:
         self._finished = True
-        life = self._life
-        life.ended_by_client("failed")
         return [
             ErrorUpdate(error, fatal=True),
-            self._end(Done("failed", reason=str(error), run_id=life.run_id)),
+            self._end(self._life.ended_by_client("failed", str(error))),
         ]
 
     def _end(self, done: Done) -> Done:
-        """Record ``done`` as this stream's and the thread's latest; returns it."""
+        """Record ``done`` (the lifecycle's, recorded there) as this stream's latest; returns it."""
         self._done = done
-        self._life.record(done)
         return done
 
 
