@@ -56,6 +56,8 @@ if TYPE_CHECKING:
 __all__ = ["Run", "RunHost", "RunSlot", "Subscriber", "Subscribers"]
 
 logger: logging.Logger = logging.getLogger(__name__)
+# the logger session subscribers' failures have always gone to (users configure it)
+_session_logger: logging.Logger = logging.getLogger("agui.client.session")
 
 Subscriber = Callable[[Update], Any]
 """``callback(update)``, sync or async (see :meth:`Subscribers.add`)."""
@@ -116,14 +118,14 @@ class Subscribers:
 
     async def notify(self, update: Update) -> None:
         """Call every callback with ``update``; one that raises is logged
-        (logger ``agui.client.run``) and skipped, as the reference client does."""
+        (logger ``agui.client.session``) and skipped, as the reference client does."""
         for callback in list(self._callbacks):
             try:
                 result = callback(update)
                 if asyncio.iscoroutine(result):
                     await result
             except Exception:  # as the reference client: logged, skipped
-                logger.exception("session subscriber %r failed on %r", callback, update)
+                _session_logger.exception("session subscriber %r failed on %r", callback, update)
 
 
 class RunSlot:

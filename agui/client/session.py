@@ -185,7 +185,7 @@ class Session:
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback(update)`` (sync, or async and awaited) for every
         update of every run, before the update is yielded. A callback that
-        raises is logged (logger ``agui.client.run``) and skipped, as the
+        raises is logged (logger ``agui.client.session``) and skipped, as the
         reference client does: the run and the other subscribers go on.
         Returns an unsubscribe function."""
         return self._subscribers.add(callback)
