@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -206,12 +207,10 @@ class AbstractAgent:
         """
         added = self._editor.add_messages(messages)
         for message in added:
-            notify_now(
-                self.subscribers, "on_new_message", lambda m=message: self._params(message=m)
-            )
+            notify_now(self.subscribers, "on_new_message", partial(self._params, message=message))
             for call in getattr(message, "tool_calls", None) or ():
                 notify_now(
-                    self.subscribers, "on_new_tool_call", lambda c=call: self._params(tool_call=c)
+                    self.subscribers, "on_new_tool_call", partial(self._params, tool_call=call)
                 )
         notify_now(self.subscribers, "on_messages_changed", self._params)
 
