@@ -51,7 +51,7 @@ SESSION_SURFACE = {
     "EventDecoder": "agui.wire",
     "decode_event_lenient": "agui.wire",
     "UnknownEventType": "agui.errors",
-    "Run": "agui.client.session",
+    "Run": "agui.client.run",
     "create_app": "agui.server",
     "BackgroundServer": "agui.server",
 }
@@ -65,7 +65,9 @@ SDK_EXPORTS = {
     " ReasoningSpan ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged TextDelta"
     " TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted ToolResult Update"
     " WarningUpdate",
-    "agui.client.session": "Run Session SyncRun SyncSession",
+    "agui.client.run": "Run",
+    "agui.client.session": "Session",
+    "agui.client.sync": "SyncRun SyncSession",
     "agui.agent": "AbstractAgent AgentStateMutation AgentSubscriber HttpAgent RunAgentResult"
     " SubscriberParams Subscription",
     "agui.transports": "HttpTransport ReplayTransport Transport load_events",

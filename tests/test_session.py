@@ -9,7 +9,8 @@ import pytest
 from msgspec import UNSET
 
 from agui.client.middleware import FilterToolCallsMiddleware, Middleware
-from agui.client.session import Session, SyncSession
+from agui.client.session import Session
+from agui.client.sync import SyncSession
 from agui.errors import ResumeError
 from agui.server import BackgroundServer, create_app
 from agui.transports import FastHttpTransport, HttpTransport, ReplayTransport

@@ -20,9 +20,9 @@ failure of the client: ``run_agent`` returns (``result.done.outcome ==
 from __future__ import annotations
 
 import copy
-import functools
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -210,14 +210,10 @@ class AbstractAgent:
         """
         added = self._editor.add_messages(messages)
         for message in added:
-            notify_now(
-                self.subscribers, "on_new_message", functools.partial(self._params, message=message)
-            )
+            notify_now(self.subscribers, "on_new_message", partial(self._params, message=message))
             for call in getattr(message, "tool_calls", None) or ():
                 notify_now(
-                    self.subscribers,
-                    "on_new_tool_call",
-                    functools.partial(self._params, tool_call=call),
+                    self.subscribers, "on_new_tool_call", partial(self._params, tool_call=call)
                 )
         notify_now(self.subscribers, "on_messages_changed", self._params)
 
@@ -351,6 +347,12 @@ class AbstractAgent:
     async def abort_run(self) -> None:
         """Abort the current run: the response is closed and the run ends
         ``Done(cancelled)``; ``run_agent`` returns. No-op when nothing runs.
+
+        Works from anywhere: from another task (returns once the response is
+        closed), and from inside a subscriber callback (returns at once; no
+        frame after the current one is delivered and the response is closed as
+        the callback returns). From a signal handler, call the run's
+        :meth:`~agui.client.run.Run.cancel`.
 
         Deliberate difference: the reference synthesizes a RUN_ERROR (code
         ``abort``); the agent sent none, so none is reported (spec: a run
