@@ -340,7 +340,7 @@ class Session:
                 ``messages`` does not fit its type (``path`` e.g. ``tools[0].name``).
         """
         _convert_overrides(overrides)
-        return build_run_input(
+        run_input: RunAgentInput = build_run_input(
             thread_id=self.thread_id,
             run_id=str(uuid.uuid4()),
             messages=self.conversation.input_messages(),
@@ -351,6 +351,7 @@ class Session:
             overrides=overrides,
             extra_tools=self.client_tools.definitions if self.client_tools else (),
         )
+        return run_input
 
     def run(self, **overrides: Any) -> Run:
         """Start a run with the conversation as it is (see :meth:`build_input`).
@@ -494,6 +495,11 @@ class Session:
             thread_id=run_input.thread_id,  # every run must answer the thread we sent
         )
         state.pipeline = pipeline
+        # the spec's pending-call rule: only calls to tools this run offered are the client's
+        tools = run_input.tools
+        self.conversation.offered_tools = frozenset(
+            t.name for t in (tools if isinstance(tools, list) else ())
+        )
         self._active_ref, self._active_state = run_ref, state
         return pipeline
 
