@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from agui.agent import (
 from agui.backends.fake import CALL_ARGUMENTS, CHUNK_FRAGMENTS, create_app
 from agui.client.interrupts import resolved
 from agui.client.middleware import FilterToolCallsMiddleware
-from agui.errors import ProtocolViolation, TransportError
+from agui.errors import ProtocolViolation, SubscriberError, SubscriberWarning, TransportError
 from agui.server import BackgroundServer
 from agui.transports import HttpTransport
 from agui.types import (
@@ -668,10 +670,79 @@ async def test_a_subscriber_that_raises_is_logged_and_skipped(url, caplog):
 
     agent.subscribe(AgentSubscriber(on_event=boom))
     agent.subscribe(AgentSubscriber(on_event=lambda p: seen.append(event_type(p.event))))
-    with caplog.at_level(logging.ERROR, logger="agui.agent"):
+    with caplog.at_level(logging.ERROR, logger="agui.agent"), pytest.warns(SubscriberWarning):
         out = await agent.run_agent()
     assert seen[0] == "RUN_STARTED" and out.done is not None and out.done.outcome == "success"
     assert "boom" in caplog.text
+
+
+async def test_a_callback_that_raises_on_every_event_is_reported_once_per_run(url):
+    agent = agent_for(url, "hello")
+
+    def typo(params: Any) -> None:
+        print(params.textMessageBuffer)  # the TypeScript spelling: AttributeError every delta
+
+    agent.subscribe(AgentSubscriber(on_text_message_content_event=typo))
+    with pytest.warns(SubscriberWarning) as caught:
+        out = await agent.run_agent(run_id="r-typo")
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert "on_text_message_content_event" in text and "run 'r-typo'" in text
+    assert "AttributeError" in text and "textMessageBuffer" in text
+    assert caught[0].filename == __file__  # points at the callback's line
+    assert out.done is not None and out.done.outcome == "success"  # the run went on
+    (failure,) = out.subscriber_errors
+    assert failure.callback == "on_text_message_content_event"
+    assert isinstance(failure.error, AttributeError)
+    assert failure.count >= 2  # raised on every delta, reported once
+    # the next run is a new run: reported again
+    agent.add_message(user("again", "u2"))
+    with pytest.warns(SubscriberWarning) as again:
+        await agent.run_agent(run_id="r-typo-2")
+    assert len(again) == 1 and "run 'r-typo-2'" in str(again[0].message)
+
+
+async def test_subscriber_errors_raise_makes_run_agent_raise_once_the_run_is_over(url):
+    agent = agent_for(url, "hello", subscriber_errors="raise")
+    finalized: list[bool] = []
+
+    def boom(params: Any) -> None:
+        raise ValueError("boom")
+
+    agent.subscribe(
+        AgentSubscriber(on_event=boom, on_run_finalized=lambda p: finalized.append(True))
+    )
+    with pytest.warns(SubscriberWarning), pytest.raises(SubscriberError, match="on_event") as info:
+        await agent.run_agent()
+    assert isinstance(info.value.__cause__, ValueError)
+    assert [f.callback for f in info.value.failures] == ["on_event"]
+    assert finalized == [True]
+    assert [m.content for m in agent.messages] == ["hello", "You said: hello"]  # the run went on
+
+
+def test_subscriber_errors_takes_warn_or_raise():
+    with pytest.raises(ValueError, match="subscriber_errors"):
+        HttpAgent("http://127.0.0.1:9/agent", subscriber_errors="ignore")
+
+
+def test_a_subscriber_error_is_shown_without_any_logging_set_up(server):
+    # a plain script: no logging configuration, default warning filters
+    script = (
+        "import asyncio\n"
+        "from agui.agent import AgentSubscriber, HttpAgent\n"
+        f"agent = HttpAgent({server.url + '/agent'!r},"
+        " initial_messages=[{'id': 'u1', 'role': 'user', 'content': 'hello'}])\n"
+        "agent.subscribe(AgentSubscriber(on_event=lambda p: p.textMessageBuffer))\n"
+        "out = asyncio.run(agent.run_agent(run_id='r1'))\n"
+        "print(out.done.outcome, len(out.subscriber_errors))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "success 1\n"
+    assert done.stderr.count("SubscriberWarning") == 1
+    assert "raised in on_event (run 'r1'): AttributeError" in done.stderr
 
 
 async def test_on_run_failed_then_the_error_is_raised(server):

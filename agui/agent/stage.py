@@ -40,6 +40,7 @@ from agui import updates as U
 from agui.agent.edit import ConversationEditor
 from agui.agent.subscriber import (
     AgentStateMutation,
+    SubscriberErrors,
     SubscriberParams,
     call_subscribers,
     callback_name,
@@ -78,10 +79,19 @@ class SubscriberStage:
         agent: passed to callbacks as ``params.agent``.
         subscribers: the live list of subscribers for this run, in order.
         editor: applies mutations to the session's conversation.
+        errors: where the run's callback exceptions are reported (default: a
+            fresh :class:`~agui.agent.subscriber.SubscriberErrors`).
     """
 
-    def __init__(self, agent: Any, subscribers: list[Any], editor: ConversationEditor) -> None:
+    def __init__(
+        self,
+        agent: Any,
+        subscribers: list[Any],
+        editor: ConversationEditor,
+        errors: SubscriberErrors | None = None,
+    ) -> None:
         self.agent: Any = agent
+        self.errors: SubscriberErrors = errors if errors is not None else SubscriberErrors()
         self.subscribers: list[Any] = subscribers
         self.editor: ConversationEditor = editor
         self.input: Any = None
@@ -115,7 +125,11 @@ class SubscriberStage:
     async def notify(self, name: str, **extras: Any) -> bool:
         """Call ``name`` on every subscriber (mutations applied); True on stop."""
         return await call_subscribers(
-            self.subscribers, name, lambda: self.params(**extras), self.apply_mutation
+            self.subscribers,
+            name,
+            lambda: self.params(**extras),
+            self.apply_mutation,
+            self.errors,
         )
 
     # ----------------------------------------------------------- updates

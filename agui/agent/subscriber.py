@@ -8,8 +8,13 @@ return an :class:`AgentStateMutation` (or None).
 
 Per event, subscribers are called in registration order, each seeing the
 messages and state as the previous one left them (fresh copies: mutating them
-changes nothing). A callback that raises is logged (logger ``agui.agent``) and
-skipped, as the reference client does. A mutation's ``messages`` / ``state``
+changes nothing). A callback that raises is skipped and the run goes on, as the
+reference client does; the error is reported once per callback and run as a
+:class:`agui.errors.SubscriberWarning` (a ``UserWarning``: Python prints it by
+default, pointing at the line that raised), logged (logger ``agui.agent``, with
+the traceback) and recorded on ``RunAgentResult.subscriber_errors``;
+``AbstractAgent(subscriber_errors="raise")`` makes ``run_agent`` raise
+:class:`agui.errors.SubscriberError` once the run is over. A mutation's ``messages`` / ``state``
 replace the agent's at once (a mutation whose messages do not decode or share
 an id is logged and refused, the run goes on); ``stop_propagation=True`` stops the remaining
 subscribers and skips the event's default effect on messages and state.
@@ -22,12 +27,13 @@ import copy
 import dataclasses
 import inspect
 import logging
+import warnings
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from msgspec import UNSET
 
-from agui.errors import DecodeError
+from agui.errors import DecodeError, SubscriberWarning
 
 if TYPE_CHECKING:
     from agui.types import Message, RunAgentInput
@@ -38,6 +44,8 @@ __all__ = [
     "AgentSubscriber",
     "Callback",
     "MaybeMutation",
+    "SubscriberErrors",
+    "SubscriberFailure",
     "SubscriberParams",
     "callback_name",
 ]
@@ -363,16 +371,75 @@ class AgentSubscriber:
         return None
 
 
+@dataclasses.dataclass
+class SubscriberFailure:
+    """One callback that raised during a run: the ``callback`` name, the
+    ``subscriber`` object, the first ``error`` it raised and ``count``, how many
+    times it raised in that run."""
+
+    callback: str
+    subscriber: Any
+    error: Exception
+    count: int = 1
+
+
+class SubscriberErrors:
+    """Where one run's callback exceptions go: each (subscriber, callback) pair is
+    reported once -- a :class:`~agui.errors.SubscriberWarning` and a log record --
+    and kept in :attr:`failures`; later raises of the same pair only count.
+
+    ``label``: what the warning names (e.g. ``run 'r1'``)."""
+
+    def __init__(self, label: str = "") -> None:
+        self.label = label
+        self.failures: list[SubscriberFailure] = []
+        self._seen: dict[tuple[int, str], SubscriberFailure] = {}
+
+    def report(self, subscriber: Any, callback: str, error: Exception) -> None:
+        """Record that ``subscriber.callback`` raised ``error`` (warns the first time)."""
+        key = (id(subscriber), callback)
+        known = self._seen.get(key)
+        if known is not None:
+            known.count += 1
+            return
+        failure = SubscriberFailure(callback, subscriber, error)
+        self._seen[key] = failure
+        self.failures.append(failure)
+        where = f" ({self.label})" if self.label else ""
+        text = (
+            f"subscriber {subscriber!r} raised in {callback}{where}: "
+            f"{type(error).__name__}: {error}; the run goes on "
+            "(reported once per callback and run; subscriber_errors='raise' makes it fatal)"
+        )
+        logger.error("%s", text, exc_info=error)
+        filename, lineno = _origin(error)
+        warnings.warn_explicit(text, SubscriberWarning, filename, lineno)
+
+
+def _origin(error: BaseException) -> tuple[str, int]:
+    """File and line where ``error`` was raised (the innermost traceback frame)."""
+    tb = error.__traceback__
+    if tb is None:
+        return __file__, 0
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename, tb.tb_lineno
+
+
 async def call_subscribers(
     subscribers: Iterable[Any],
     name: str,
     make_params: Callable[[], SubscriberParams],
     apply: Callable[[AgentStateMutation], None] | None,
+    errors: SubscriberErrors | None = None,
 ) -> bool:
     """Call ``name`` on each subscriber in order; apply each mutation with ``apply``
     (None: mutations are ignored) before the next subscriber runs; a mutation ``apply``
-    refuses (``ValueError`` or ``DecodeError``) is logged and dropped. Returns True when
-    one asked to stop propagation (the rest are not called)."""
+    refuses (``ValueError`` or ``DecodeError``) is logged and dropped. A callback that
+    raises is skipped and reported to ``errors`` (None: a fresh
+    :class:`SubscriberErrors`, so it warns). Returns True when one asked to stop
+    propagation (the rest are not called)."""
+    sink = errors if errors is not None else SubscriberErrors()
     for sub in list(subscribers):
         fn = getattr(sub, name, None)
         if fn is None:
@@ -381,8 +448,8 @@ async def call_subscribers(
             out = fn(make_params())
             if inspect.isawaitable(out):
                 out = await out
-        except Exception:  # as the reference client: logged, skipped
-            logger.exception("subscriber %r failed in %s", sub, name)
+        except Exception as exc:  # noqa: BLE001 - a user callback, as the reference: reported, skipped
+            sink.report(sub, name, exc)
             continue
         if isinstance(out, AgentStateMutation):
             if apply is not None:
@@ -407,8 +474,8 @@ def notify_now(
             continue
         try:
             out = fn(make_params())
-        except Exception:
-            logger.exception("subscriber %r failed in %s", sub, name)
+        except Exception as exc:  # noqa: BLE001 - a user callback: reported, skipped
+            SubscriberErrors().report(sub, name, exc)
             continue
         if inspect.iscoroutine(out):
             _run_soon(out, sub, name)
@@ -417,8 +484,8 @@ def notify_now(
 async def _guarded(coro: Any, sub: Any, name: str) -> None:
     try:
         await coro
-    except Exception:
-        logger.exception("subscriber %r failed in %s", sub, name)
+    except Exception as exc:  # noqa: BLE001 - a user callback: reported
+        SubscriberErrors().report(sub, name, exc)
 
 
 def _run_soon(coro: Any, sub: Any, name: str) -> None:
