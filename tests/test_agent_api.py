@@ -27,6 +27,7 @@ from agui.agent import (
 from agui.backends.fake import CALL_ARGUMENTS, CHUNK_FRAGMENTS, create_app
 from agui.client.interrupts import resolved
 from agui.client.middleware import FilterToolCallsMiddleware
+from agui.client.partial_json import partial_tool_call_args
 from agui.errors import ProtocolViolation, SubscriberError, SubscriberWarning, TransportError
 from agui.server import BackgroundServer
 from agui.transports import HttpTransport
@@ -516,13 +517,19 @@ async def test_tool_call_buffer_name_partial_and_parsed_args(url):
     await agent.run_agent()
     assert args[0][0] == "" and {name for _, name, _ in args} == {"find_files"}
     assert all(isinstance(partial, dict) for *_, partial in args)
-    assert args[-1][2] == {
-        "path": "C:\\temp\\new",
-        "note": 'she said "hi"',
-        "smile": "😀",
-        "limit": 3,
-    }
-    assert ends == [("find_files", args[-1][2])]
+    # as the reference: the partial arguments are those of the buffer before this delta
+    # (the reference hands the repaired JSON text, we the parsed object)
+    assert args[0][2] == {}
+    assert [partial for _, _, partial in args] == [
+        partial_tool_call_args(buffer) for buffer, _, _ in args
+    ]
+    assert args[-1][2] == {"path": "C:\\temp\\new", "note": 'she said "hi"', "smile": "😀"}
+    assert ends == [
+        (
+            "find_files",
+            {"path": "C:\\temp\\new", "note": 'she said "hi"', "smile": "😀", "limit": 3},
+        )
+    ]
     assert [c.function.arguments for c in calls] == [CALL_ARGUMENTS]
 
 
@@ -818,7 +825,7 @@ async def test_the_session_keeps_only_the_users_middleware_between_runs(url):
     assert agent.messages == agent.session.conversation.messages
 
 
-async def test_activity_callbacks_carry_the_activity_and_existing_message(url):
+async def test_activity_callbacks_carry_the_activity_message_as_it_was_and_a_new_one_is_new(url):
     async def inject(run_input: Any, next: Any):
         async for event in next(run_input):
             if event_type(event) == "RUN_FINISHED":
@@ -830,21 +837,36 @@ async def test_activity_callbacks_carry_the_activity_and_existing_message(url):
                     activity_type="board",
                     patch=[{"op": "replace", "path": "/n", "value": 2}],
                 )
+                yield agui.types.ActivitySnapshotEvent(
+                    message_id="act-1", activity_type="board", content={"n": 3}
+                )
             yield event
 
     agent = agent_for(url, "hello").use(inject)
     seen: list[Any] = []
+
+    def content(message: Any) -> Any:
+        return None if message is None else message.content
+
     agent.subscribe(
         AgentSubscriber(
             on_activity_snapshot_event=lambda p: seen.append(
-                ("snapshot", p.activity_message.content, p.existing_message)
+                ("snapshot", content(p.activity_message), content(p.existing_message))
             ),
-            on_activity_delta_event=lambda p: seen.append(("delta", p.activity_message.content)),
-        )
+            on_activity_delta_event=lambda p: seen.append(("delta", content(p.activity_message))),
+            on_new_message=lambda p: seen.append(("new", agui.tag_of(p.message))),
+        ),
     )
     await agent.run_agent()
-    assert seen == [("snapshot", {"n": 1}, None), ("delta", {"n": 1})]
-    assert agent.messages[-1].content == {"n": 2}
+    # as @ag-ui/client: activity_message is the activity message before the event (None when
+    # the snapshot creates it); a new activity message fires on_new_message, a replaced one not
+    assert [s for s in seen if s != ("new", "assistant")] == [
+        ("snapshot", None, None),
+        ("new", "activity"),
+        ("delta", {"n": 1}),
+        ("snapshot", {"n": 2}, {"n": 2}),
+    ]
+    assert agent.messages[-1].content == {"n": 3}
 
 
 # --- edits go through Session's editing (one engine) --------------------------------------
@@ -917,7 +939,7 @@ async def test_a_mutation_with_duplicate_message_ids_is_refused_and_the_run_goes
     assert "mutation from on_run_started_event refused" in caplog.text and "d1" in caplog.text
     assert out.done is not None and out.done.outcome == "success"
     assert [m.content for m in agent.messages] == ["hello", "You said: hello"]
-    assert agent.state is None
+    assert agent.state == {}  # no state yet: {} as the reference reads it
 
 
 async def test_set_state_called_from_a_callback_mid_run_lands_between_events(url):

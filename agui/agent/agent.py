@@ -34,6 +34,7 @@ from agui.agent.subscriber import (
     SubscriberFailure,
     SubscriberParams,
     call_subscribers,
+    check_subscriber,
     notify_now,
 )
 from agui.client.middleware import MiddlewareFn
@@ -190,10 +191,11 @@ class AbstractAgent:
 
     @property
     def state(self) -> Any:
-        """The agent state as of this read (copy-on-write: a later change
-        replaces it, so a value read here keeps showing the state of then;
-        treat it as read-only)."""
-        return self.session.state
+        """The agent state as of this read: ``{}`` before the agent has a state
+        (as the reference's ``agent.state``), else any JSON value (copy-on-write: a
+        later change replaces it, so a value read here keeps showing the state of
+        then; treat it as read-only)."""
+        return self._editor.state
 
     @property
     def pending_interrupts(self) -> list[Interrupt]:
@@ -208,8 +210,10 @@ class AbstractAgent:
     # ----------------------------------------------------------- edit
 
     def _params(self, **extras: Any) -> SubscriberParams:
-        conv = self._editor.conversation
-        return SubscriberParams(self, None, lambda: conv.messages, lambda: conv.state, **extras)
+        editor = self._editor
+        return SubscriberParams(
+            self, None, lambda: editor.conversation.messages, lambda: editor.state, **extras
+        )
 
     def add_message(self, message: Any) -> None:
         """Append one message; notifies ``on_new_message``, ``on_new_tool_call``
@@ -257,7 +261,14 @@ class AbstractAgent:
 
     def subscribe(self, subscriber: Any) -> Subscription:
         """Register a subscriber (an :class:`~agui.agent.AgentSubscriber` or any
-        object with ``on_*`` callbacks) for every later run."""
+        object with ``on_*`` callbacks) for every later run.
+
+        Raises:
+            TypeError: a subscriber written the TypeScript way (a dict, a plain
+                function, camelCase callbacks), naming the Python spelling; see
+                :func:`agui.agent.subscriber.check_subscriber`.
+        """
+        check_subscriber(subscriber)
         self.subscribers.append(subscriber)
         return Subscription(self, subscriber)
 
@@ -306,6 +317,7 @@ class AbstractAgent:
 
         Raises:
             RuntimeError: a run of this agent is already running.
+            TypeError: ``subscriber`` is written the TypeScript way (see :meth:`subscribe`).
             agui.errors.ResumeError: interrupts are pending and ``resume`` does
                 not answer every one (nothing is sent).
             agui.errors.TransportError, agui.errors.ProtocolViolation, ...: the
@@ -319,6 +331,8 @@ class AbstractAgent:
 
         if self._is_running:
             raise RuntimeError("this agent is already running (await abort_run() first)")
+        if subscriber is not None:
+            check_subscriber(subscriber)
         subscribers = [*self.subscribers, *([subscriber] if subscriber is not None else [])]
         overrides: dict[str, Any] = {"run_id": run_id or str(uuid.uuid4())}
         errors = SubscriberErrors(f"run {overrides['run_id']!r}")

@@ -27,6 +27,7 @@ import copy
 import dataclasses
 import inspect
 import logging
+import re
 import warnings
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -48,6 +49,7 @@ __all__ = [
     "SubscriberFailure",
     "SubscriberParams",
     "callback_name",
+    "check_subscriber",
 ]
 
 logger: logging.Logger = logging.getLogger("agui.agent")
@@ -78,15 +80,21 @@ class SubscriberParams:
     delta; TEXT_MESSAGE_END: the whole text); ``reasoning_message_buffer`` (the
     same for REASONING_MESSAGE_CONTENT / END); ``tool_call_buffer`` (TOOL_CALL_ARGS:
     the arguments text before this delta), ``tool_call_name`` (ARGS and END),
-    ``partial_tool_call_args`` (ARGS: best-effort object of the text including this
-    delta, :func:`agui.client.partial_json.partial_tool_call_args`), ``tool_call_args``
-    (END: the parsed arguments, ``{}`` when not a JSON object); ``result``
-    (RUN_FINISHED with a success outcome); ``error`` (``on_run_failed``);
+    ``partial_tool_call_args`` (ARGS: best-effort object of the arguments text
+    before this delta, as the reference, by
+    :func:`agui.client.partial_json.partial_tool_call_args`; the reference hands
+    the repaired JSON as text, we the parsed object, ``{}`` when empty), ``tool_call_args``
+    (END: the parsed arguments, ``{}`` when not a JSON object); ``outcome``
+    (RUN_FINISHED: ``"success"`` | ``"interrupt"`` | ``"cancelled"``, as the
+    reference flattens it); ``result`` and ``pending_tool_call_ids`` (RUN_FINISHED
+    with a success outcome: the calls left for the client, by the rule of
+    :attr:`agui.pipeline.apply.Conversation.pending_tool_call_ids`);
+    ``interrupts`` (RUN_FINISHED with an interrupt outcome); ``error`` (``on_run_failed``);
     ``message`` (``on_new_message``); ``tool_call`` (``on_new_tool_call``);
-    ``activity_message`` (ACTIVITY_SNAPSHOT: the activity message the event
-    describes; ACTIVITY_DELTA: the activity message it patches, as it is before)
-    and ``existing_message`` (ACTIVITY_SNAPSHOT: the message already holding that
-    id, of any role).
+    ``activity_message`` (ACTIVITY_SNAPSHOT and ACTIVITY_DELTA: the activity
+    message with the event's id as it is before the event, None when there is
+    none, as in the reference) and ``existing_message`` (ACTIVITY_SNAPSHOT: the
+    message already holding that id, of any role).
     """
 
     __slots__ = (
@@ -100,8 +108,11 @@ class SubscriberParams:
         "event",
         "existing_message",
         "input",
+        "interrupts",
         "message",
+        "outcome",
         "partial_tool_call_args",
+        "pending_tool_call_ids",
         "reasoning_message_buffer",
         "result",
         "text_message_buffer",
@@ -134,7 +145,10 @@ class SubscriberParams:
             "partial_tool_call_args", None
         )
         self.tool_call_args: dict[str, Any] | None = extras.pop("tool_call_args", None)
+        self.outcome: str | None = extras.pop("outcome", None)
         self.result: Any = extras.pop("result", None)
+        self.pending_tool_call_ids: list[str] | None = extras.pop("pending_tool_call_ids", None)
+        self.interrupts: list[Any] | None = extras.pop("interrupts", None)
         self.error: Exception | None = extras.pop("error", None)
         self.message: Message | None = extras.pop("message", None)
         self.tool_call: Any = extras.pop("tool_call", None)
@@ -209,6 +223,42 @@ def callback_name(event_type: str) -> str:
     """The typed callback of an event type: ``TEXT_MESSAGE_START`` ->
     ``on_text_message_start_event`` (``RAW`` -> ``on_raw_event``)."""
     return f"on_{event_type.lower()}_event"
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def check_subscriber(subscriber: Any) -> None:
+    """Refuse a subscriber written the TypeScript way, naming the Python spelling.
+
+    Raises:
+        TypeError: ``subscriber`` is a dict (``{"onEvent": fn}``), a plain function,
+            has a camelCase callback (``onTextMessageContentEvent``), or has none of
+            :data:`CALLBACKS`.
+    """
+    if isinstance(subscriber, dict):
+        keys = [_snake(str(k)) for k in subscriber]
+        spelled = ", ".join(f"{k}=..." for k in keys if k in CALLBACKS) or "on_event=fn"
+        raise TypeError(
+            "a subscriber is an object with on_* methods, not a dict: "
+            f"use AgentSubscriber({spelled})"
+        )
+    if inspect.isfunction(subscriber) or inspect.ismethod(subscriber):
+        raise TypeError(
+            "a plain function is not a subscriber: use AgentSubscriber(on_event=fn)"
+            " (or the callback it is meant for, e.g. on_text_message_content_event=fn)"
+        )
+    names = [n for n in dir(subscriber) if n.startswith("on") and not n.startswith("on_")]
+    camel = [(n, _snake(n)) for n in names if _snake(n) in CALLBACKS]
+    if camel:
+        spelled = ", ".join(f"{n} -> {p}" for n, p in camel)
+        raise TypeError(f"subscriber callbacks are spelled in snake_case in Python: {spelled}")
+    if not any(callable(getattr(subscriber, n, None)) for n in CALLBACKS):
+        raise TypeError(
+            f"{type(subscriber).__name__} has none of the subscriber callbacks"
+            " (on_event, on_text_message_content_event, ...; see agui.agent.CALLBACKS)"
+        )
 
 
 class AgentSubscriber:
@@ -450,6 +500,17 @@ async def call_subscribers(
                 out = await out
         except Exception as exc:  # noqa: BLE001 - a user callback, as the reference: reported, skipped
             sink.report(sub, name, exc)
+            continue
+        if isinstance(out, dict):  # the TypeScript shape of a mutation
+            keys = ", ".join(f"{_snake(str(k))}=..." for k in out)
+            sink.report(
+                sub,
+                name,
+                TypeError(
+                    f"{name} returned a dict; return AgentStateMutation({keys}) instead"
+                    " (the dict is ignored)"
+                ),
+            )
             continue
         if isinstance(out, AgentStateMutation):
             if apply is not None:

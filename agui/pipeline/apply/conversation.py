@@ -170,6 +170,12 @@ class Conversation(MessageEvents, SnapshotEvents):
         return self._state
 
     @property
+    def state_absent(self) -> bool:
+        """True while there is no state: none given, none received (a STATE_SNAPSHOT
+        of ``null`` is a state; a STATE_DELTA makes one from ``{}``)."""
+        return self._state_absent and self._state is None
+
+    @property
     def pending_interrupts(self) -> list[T.Interrupt]:
         """Interrupts of the latest RUN_FINISHED with an interrupt outcome (else [])."""
         return list(self._pending_interrupts)
@@ -425,14 +431,18 @@ class Conversation(MessageEvents, SnapshotEvents):
             return []
         result = ev.result
         life.finished("success", None if result is UNSET else result, **ids)
-        declared = (
-            getattr(outcome, "pending_tool_call_ids", UNSET) if outcome is not UNSET else UNSET
-        )
-        if declared is not UNSET and declared is not None:  # explicit, even []: it wins
-            self._pending_tool_call_ids = list(declared)
-        else:
-            self._pending_tool_call_ids = self._derived_pending()
+        self._pending_tool_call_ids = self.pending_after(outcome)
         return []
+
+    def pending_after(self, outcome: Any) -> list[str]:
+        """The tool calls a RUN_FINISHED with this success ``outcome`` (or
+        ``UNSET``/None) leaves for the client, as of now (the rule of
+        :attr:`pending_tool_call_ids`; a subscriber asks before the event is applied)."""
+        declared = UNSET if outcome is UNSET or outcome is None else outcome
+        declared = getattr(declared, "pending_tool_call_ids", UNSET)
+        if declared is not UNSET and declared is not None:  # explicit, even []: it wins
+            return list(declared)
+        return self._derived_pending()
 
     def _derived_pending(self) -> list[str]:
         """The calls this run started that are left for the client: no
