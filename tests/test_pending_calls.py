@@ -74,3 +74,36 @@ async def test_an_unanswered_call_to_a_tool_nobody_offered_is_not_pending():
     done = await session.send("servertool").wait()
     assert isinstance(done, Done) and done.pending_tool_call_ids == ()
     assert (await session.send("next").wait()).outcome == "success"
+
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
+
+
+@pytest.mark.oracle
+@pytest.mark.timeout(600)
+async def test_the_reference_client_reads_the_recorded_stream_as_we_do_but_for_pending_calls():
+    """Checked against ``../shared/oracle/run`` (@ag-ui/client 1.0.0): same messages, no
+    warning. Where we differ on purpose (tests/interop/test_ts_client.py shows its
+    run-finished ``pendingToolCallIds``): the reference reads the empty list as absent and
+    counts ``capture-run-call`` pending; we read it as none."""
+    import shutil
+    import subprocess
+
+    import msgspec
+
+    oracle = SHARED / "oracle" / "run"
+    if not oracle.is_file() or shutil.which("node") is None:
+        pytest.skip(f"the reference client is not available ({oracle}, node)")
+    lines = "".join(json.dumps(e) + "\n" for e in _recorded())
+    done = subprocess.run(
+        [str(oracle), "-"], input=lines, capture_output=True, text=True, timeout=580, check=False
+    )
+    if done.returncode != 0 and "npm" in done.stderr:
+        pytest.skip(f"the reference client could not be installed: {done.stderr[-300:]}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    theirs = json.loads(done.stdout)
+    assert (theirs["outcome"], theirs["warnings"], theirs["error"]) == ("completed", [], None)
+    session = Session(ReplayTransport(_recorded()), thread_id="capture-thread")
+    ours = await session.run(run_id="capture-run").wait()
+    assert msgspec.to_builtins(session.messages) == theirs["messages"]
+    assert isinstance(ours, Done) and ours.pending_tool_call_ids == ()

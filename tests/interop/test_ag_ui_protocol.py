@@ -250,3 +250,21 @@ async def test_protocol_package_tool_message_in_a_messages_snapshot_answers_its_
     tool_messages = [m for m in map(wire, session.messages) if m["role"] == "tool"]
     assert [m["content"] for m in tool_messages] == ["found x"]
     assert only_done(await session.send("hello").collect()).outcome == "success"
+
+
+def test_board_watch_accepts_the_next_line_after_a_server_side_tool(url):
+    import io
+
+    from agui.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["watch", "--url", url], stdin=io.StringIO("servertool\nhello\n"), stdout=out, stderr=err
+    )
+    lines = out.getvalue().splitlines()
+    assert (code, err.getvalue()) == (0, "")
+    assert [line for line in lines if line.startswith(("done", "error"))] == [
+        "done    success",
+        "done    success",
+    ]
+    assert not any("pending tool calls" in line for line in lines)
