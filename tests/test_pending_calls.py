@@ -11,6 +11,7 @@ server runs itself, its result only in the snapshot, ``pendingToolCallIds: []``)
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,7 @@ async def test_an_unanswered_call_to_a_tool_nobody_offered_is_not_pending():
     assert (await session.send("next").wait()).outcome == "success"
 
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
+SHARED = Path(os.environ.get("AGUI_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 
 
 @pytest.mark.oracle
