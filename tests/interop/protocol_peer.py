@@ -18,6 +18,8 @@ The scenario is the first word of the latest user message; a request carrying
   success with ``pendingToolCallIds: []``;
 - ``serverquiet`` a call to ``lookup`` with no result at all; success, no
   ``pendingToolCallIds``;
+- ``leftover``   a call to ``lookup`` that RUN_FINISHED names in ``pendingToolCallIds``
+  itself (the producer leaves a tool nobody offered to the client);
 - ``clienttool`` a call to each tool the client offered (``RunAgentInput.tools``, in
   order); success, no ``pendingToolCallIds``; on the next request, the tool messages'
   contents echoed;
@@ -310,6 +312,11 @@ async def events(run_input: RunAgentInput) -> AsyncIterator[BaseEvent | str]:
         elif word == "serverquiet":
             for event in _call(f"{run_input.run_id}-call", "lookup", "{}"):
                 yield event
+        elif word == "leftover":
+            call_id = f"{run_input.run_id}-call"
+            for event in _call(call_id, "lookup", "{}"):
+                yield event
+            outcome = RunFinishedSuccessOutcome(type="success", pending_tool_call_ids=[call_id])
         elif word == "clienttool":
             for i, name in enumerate(offered):
                 for event in _call(f"{run_input.run_id}-c{i}", name, "{}"):

@@ -268,3 +268,24 @@ def test_board_watch_accepts_the_next_line_after_a_server_side_tool(url):
         "done    success",
     ]
     assert not any("pending tool calls" in line for line in lines)
+
+
+def test_board_watch_refuses_a_line_while_the_agent_names_a_call_to_a_tool_it_did_not_offer(url):
+    import io
+
+    from agui.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["watch", "--url", url], stdin=io.StringIO("leftover\nhello\n"), stdout=out, stderr=err
+    )
+    lines = out.getvalue().splitlines()
+    assert (code, err.getvalue()) == (0, "")
+    # an explicit pendingToolCallIds wins, even for a tool nobody offered
+    assert [line for line in lines if line.startswith("done")] == [
+        "done    success (pending tool calls: run-1-call)"
+    ]
+    [error] = [line for line in lines if line.startswith("error")]
+    assert error.startswith(
+        "error   cannot send: the agent left 1 call to tools watch does not offer (lookup ("
+    )
