@@ -72,6 +72,8 @@ if TYPE_CHECKING:
     from agui.errors import ProtocolViolation as ProtocolViolation
     from agui.errors import ResumeError as ResumeError
     from agui.errors import RunError as RunError
+    from agui.errors import SubscriberError as SubscriberError
+    from agui.errors import SubscriberWarning as SubscriberWarning
     from agui.errors import ToolError as ToolError
     from agui.errors import TransportError as TransportError
     from agui.errors import UnknownEventType as UnknownEventType
@@ -378,7 +380,9 @@ __all__ = [
     "SubagentInfo",
     "SubagentRunId",
     "SubagentStartedEvent",
+    "SubscriberError",
     "SubscriberParams",
+    "SubscriberWarning",
     "Subscription",
     "SyncRun",
     "SyncSession",
@@ -459,7 +463,8 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
     _MODULES: dict[str, str] = {
         "agui.errors": (
             "AguiError DecodeError EncodeError FrameTooLarge GuardError ProtocolViolation"
-            " ResumeError RunError ToolError TransportError UnknownEventType"
+            " ResumeError RunError SubscriberError SubscriberWarning ToolError TransportError"
+            " UnknownEventType"
         ),
         "agui.updates": (
             "ActivityChanged Custom Done EncryptedValue ErrorUpdate EventReceived"

@@ -257,6 +257,11 @@ class _RunCore:
             max_frame_bytes=session.max_frame_bytes,
             thread_id=run_input.thread_id,  # every run must answer the thread we sent
         )
+        # the spec's pending-call rule: only calls to tools this run offered are the client's
+        tools = run_input.tools
+        session.conversation.offered_tools = frozenset(
+            t.name for t in (tools if isinstance(tools, list) else ())
+        )
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug(
                 "sending run %r on thread %r: %d message(s), %d tool(s)%s",

@@ -316,7 +316,7 @@ class Session:
                 ``messages`` does not fit its type (``path`` e.g. ``tools[0].name``).
         """
         _convert_overrides(overrides)
-        return build_run_input(
+        run_input: RunAgentInput = build_run_input(
             thread_id=self.thread_id,
             run_id=str(uuid.uuid4()),
             messages=self.conversation.input_messages(),
@@ -327,6 +327,7 @@ class Session:
             overrides=overrides,
             extra_tools=self.client_tools.definitions if self.client_tools else (),
         )
+        return run_input
 
     def run(self, **overrides: Any) -> Run:
         """Start a run with the conversation as it is (see :meth:`build_input`).
