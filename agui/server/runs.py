@@ -369,8 +369,14 @@ class _Attachment(Response):
                 live.attached -= 1
             for task in (pump, watcher):
                 task.cancel()
-            results = await asyncio.gather(pump, watcher, return_exceptions=True)
-            if isinstance(results[0], int):
+            results: list[int | BaseException | None]
+            try:
+                results = list(await asyncio.gather(pump, watcher, return_exceptions=True))
+            except asyncio.CancelledError:
+                if not shutdown:
+                    raise
+                results = []  # cancelled again while the server's loop is torn down
+            if results and isinstance(results[0], int):
                 sent = results[0]
             for result in results:
                 if isinstance(result, Exception) and not is_disconnect(result):
