@@ -26,6 +26,7 @@ class Calls:
 
     started: dict[str, int] = field(default_factory=dict)
     cancelled: dict[str, str | None] = field(default_factory=dict)
+    finished: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def starts(self, run_id: str) -> int:
@@ -34,23 +35,28 @@ class Calls:
 
 
 def streaming_agent(calls: Calls, *, pause: float = 0.01):
-    """An agent streaming ``n`` deltas (``n`` = the last user message, default 50),
-    ``pause`` s apart; it records its starts and the reason it was cancelled."""
+    """An agent streaming ``n`` deltas (the last user message ``"n"``, default 50),
+    ``pause`` s apart (none for ``"n fast"``); it records its starts, its
+    finishes and the reason it was cancelled."""
 
     async def agent(run_input, emit, cancel) -> None:
         rid, tid = run_input.run_id, run_input.thread_id
         with calls.lock:
             calls.started[rid] = calls.started.get(rid, 0) + 1
-        text = run_input.messages[-1].content if run_input.messages else "50"
-        n = int(text) if str(text).isdigit() else 50
+        text = str(run_input.messages[-1].content if run_input.messages else "50")
+        words = text.split()
+        n = int(words[0]) if words and words[0].isdigit() else 50
+        wait = 0.0 if "fast" in words else pause
         try:
             await emit(RunStartedEvent(thread_id=tid, run_id=rid))
             await emit(TextMessageStartEvent(message_id=f"{rid}-m", role="assistant"))
             for i in range(n):
                 await emit(TextMessageContentEvent(message_id=f"{rid}-m", delta=f"w{i} "))
-                await asyncio.sleep(pause)
+                await asyncio.sleep(wait)
             await emit(TextMessageEndEvent(message_id=f"{rid}-m"))
             await emit(RunFinishedEvent(thread_id=tid, run_id=rid))
+            with calls.lock:
+                calls.finished.add(rid)
         except asyncio.CancelledError:
             with calls.lock:
                 calls.cancelled[rid] = cancel.reason
@@ -59,12 +65,12 @@ def streaming_agent(calls: Calls, *, pause: float = 0.01):
     return agent
 
 
-def body(run_id: str, n: int = 50, thread_id: str = "t") -> dict:
+def body(run_id: str, n: int = 50, thread_id: str = "t", *, fast: bool = False) -> dict:
     """A RunAgentInput asking the streaming agent for ``n`` deltas."""
     return {
         "threadId": thread_id,
         "runId": run_id,
-        "messages": [{"id": "u1", "role": "user", "content": str(n)}],
+        "messages": [{"id": "u1", "role": "user", "content": f"{n} fast" if fast else str(n)}],
     }
 
 

@@ -6,6 +6,7 @@ real connections. Every contract test runs once per store."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 
 import httpx
@@ -275,3 +276,28 @@ async def test_the_memory_store_keeps_its_total_bytes_bounded():
         assert await store.create(run, 5.0)
         await store.append(run, [b"x" * 1000], end=True)
     assert store.total_bytes <= 10_000
+
+
+def test_a_client_that_stops_reading_never_holds_up_the_agent_the_log_is_the_buffer(server, calls):
+    import socket
+    from urllib.parse import urlsplit
+
+    port = urlsplit(server.url).port
+    payload = json.dumps(body("slow-reader", 20000, fast=True)).encode()
+    sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    try:
+        sock.sendall(
+            b"POST /agent HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload)
+        )
+        # nothing is read while the agent streams ~1.5 MB: far more than the socket buffers
+        wait_for(lambda: "slow-reader" in calls.finished, timeout=30)
+        data = bytearray()
+        while b"RUN_FINISHED" not in data[-300:]:
+            chunk = sock.recv(65536)
+            assert chunk
+            data += chunk
+    finally:
+        sock.close()
+    assert data.count(b"TEXT_MESSAGE_CONTENT") == 20000

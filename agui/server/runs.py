@@ -338,6 +338,7 @@ class _Attachment(Response):
         self.after = after
         self.encoder = encoder
         self.resumed = resumed
+        self.sent = 0  # events written to this request so far
         self.status_code = 200
         self.background = None
         self.init_headers({"content-type": encoder.content_type, **SSE_HEADERS})
@@ -351,7 +352,6 @@ class _Attachment(Response):
         pump = asyncio.create_task(self._pump(send, live is None))
         watcher = asyncio.create_task(_wait_disconnect(receive))
         shutdown = False
-        sent = 0
         try:
             await asyncio.wait({pump, watcher}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
@@ -369,24 +369,22 @@ class _Attachment(Response):
                 live.attached -= 1
             for task in (pump, watcher):
                 task.cancel()
-            results: list[int | BaseException | None]
+            results: list[BaseException | None]
             try:
                 results = list(await asyncio.gather(pump, watcher, return_exceptions=True))
             except asyncio.CancelledError:
                 if not shutdown:
                     raise
                 results = []  # cancelled again while the server's loop is torn down
-            if results and isinstance(results[0], int):
-                sent = results[0]
             for result in results:
                 if isinstance(result, Exception) and not is_disconnect(result):
                     logger.error("run stream failed", exc_info=result)
-            telemetry.detached(span, sent)
+            telemetry.detached(span, self.sent)
         if shutdown:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _pump(self, send: Any, remote: bool) -> int:
+    async def _pump(self, send: Any, remote: bool) -> None:
         hub, run, store, encoder = self.hub, self.run, self.hub.store, self.encoder
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
         tag = cursor_tag(run.run_id)
@@ -395,7 +393,6 @@ class _Attachment(Response):
         last_write = last_touch = time.monotonic()
         if remote:
             await store.touch(run, 4 * hub.tick)
-        sent = 0
         while True:
             piece = await store.read(run, after, READ_BATCH, block=hub.tick)
             now = time.monotonic()
@@ -404,7 +401,7 @@ class _Attachment(Response):
                 body = b"".join(frame(data, f"{tag}.{eid}") for eid, data in piece.entries)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
                 after = piece.entries[-1][0]
-                sent += len(piece.entries)
+                self.sent += len(piece.entries)
                 last_write = now
             if piece.ended:
                 break
@@ -426,7 +423,6 @@ class _Attachment(Response):
                         )
                     last_write = now
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-        return sent
 
 
 async def _wait_disconnect(receive: Any) -> None:
