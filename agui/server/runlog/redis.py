@@ -2,16 +2,17 @@
 
 One stream per run (``agui:run:{<hash>}:log``; the hash of ``threadId`` and
 ``runId`` in braces keeps a run's keys in one Redis Cluster slot). A flush of the
-worker is one ``MULTI``: an ``XADD`` per event (field ``d``: the event's JSON;
-``MAXLEN ~ max_run_events``), the end mark (field ``e``) when the run is over,
-an ``XTRIM MINID ~`` dropping entries older than ``retention`` and a
-``PEXPIRE`` of the run's keys to ``retention``. Readers catch up with ``XRANGE``
+worker is one ``MULTI`` holding one ``XADD``: the flush's events as the fields
+``0``, ``1``, ... of one stream entry (one command per flush, not per event: a
+process appends well over 100k events/s; ``MAXLEN ~ max_run_entries``), the end
+mark (field ``e``) in the last entry, an ``XTRIM MINID ~`` dropping entries
+older than ``retention`` and a ``PEXPIRE`` of the run's keys to ``retention``. Readers catch up with ``XRANGE``
 from their cursor and follow the live tail with ``XREAD BLOCK``. Beside the
 stream: ``:run`` (the run exists), ``:lease`` (``PX lease``, renewed by the
 worker), ``:att`` (a reader elsewhere is attached), ``:cancel``, ``:end``,
 ``:lost`` (``SET NX``: who ends a lost run) and ``:first`` (the first entry's
-id: ``Last-Event-ID: 0`` is refused once it was trimmed). Entry ids are Redis
-stream ids (``<ms>-<seq>``).
+id: ``Last-Event-ID: 0`` is refused once it was trimmed). An event's id is its
+stream entry's id and its place in the entry (``<ms>-<seq>:<n>``).
 
 Needs the ``redis`` extra (``pip install 'agui-sdk[redis]'``: redis-py's asyncio
 client) and Redis 6.2 or newer (exclusive ``XRANGE`` bounds, ``XTRIM MINID``).
@@ -31,14 +32,16 @@ from agui.server.runlog.store import LogSlice, RunInfo, RunRef, Signals
 
 __all__ = ["RedisRunStore"]
 
-_ENTRY_ID = re.compile(r"^[0-9]{1,20}-[0-9]{1,20}$")
+_EVENT_ID = re.compile(r"^([0-9]{1,20}-[0-9]{1,20}):([0-9]{1,9})$")
+_END = b"e"
 
 
 class RedisRunStore:
     """Run logs in Redis Streams (see the module doc).
 
-    ``RedisRunStore(client, *, retention=300.0, max_run_events=100_000,
-    prefix="agui:run:")``; :meth:`from_url` builds the client from
+    ``RedisRunStore(client, *, retention=300.0, max_run_entries=10_000,
+    prefix="agui:run:")`` (``max_run_entries``: flushes kept per run, each up to
+    the emitter's 256 KiB buffer); :meth:`from_url` builds the client from
     ``redis://HOST:PORT/DB``. Each reader following a live tail holds one pooled
     connection while it blocks (at most ``block`` seconds at a time).
     """
@@ -48,12 +51,12 @@ class RedisRunStore:
         client: aioredis.Redis,
         *,
         retention: float = 300.0,
-        max_run_events: int = 100_000,
+        max_run_entries: int = 10_000,
         prefix: str = "agui:run:",
     ) -> None:
         self.client = client
         self.retention: float = retention
-        self.max_run_events = max_run_events
+        self.max_run_entries = max_run_entries
         self.prefix = prefix
         self._retention_ms = max(int(retention * 1000), 1)
         self._first_known: set[RunRef] = set()
@@ -85,24 +88,26 @@ class RedisRunStore:
         return True
 
     async def append(self, run: RunRef, entries: Sequence[bytes], *, end: bool = False) -> None:
-        """One ``MULTI``: the ``XADD`` s, the end mark, trimming and expiry."""
+        """One ``MULTI``: one ``XADD`` of the batch (and the end mark), trimming, expiry."""
+        if not entries and not end:
+            return
         log = self._key(run, "log")
-        pipe = self.client.pipeline(transaction=True)
-        for data in entries:
-            pipe.xadd(log, {b"d": data}, maxlen=self.max_run_events, approximate=True)
+        fields: dict[bytes, bytes] = {str(i).encode(): data for i, data in enumerate(entries)}
         if end:
-            pipe.xadd(log, {b"e": b"1"})
+            fields[_END] = b"1"
+        pipe = self.client.pipeline(transaction=True)
+        pipe.xadd(log, fields, maxlen=self.max_run_entries, approximate=True)  # type: ignore[arg-type]
+        if end:
             pipe.set(self._key(run, "end"), b"1", px=self._retention_ms)
         minid = max(int(time.time() * 1000) - self._retention_ms, 0)
         pipe.xtrim(log, minid=minid, approximate=True)
         for key in self._keys(run):
             pipe.pexpire(key, self._retention_ms)
         results = await pipe.execute()
-        if run not in self._first_known and (entries or end):
+        if run not in self._first_known:
             self._first_known.add(run)
-            await self.client.set(
-                self._key(run, "first"), results[0], nx=True, px=self._retention_ms
-            )
+            first = bytes(results[0]) + b":0"
+            await self.client.set(self._key(run, "first"), first, nx=True, px=self._retention_ms)
         if end:
             self._first_known.discard(run)
 
@@ -127,32 +132,51 @@ class RedisRunStore:
     async def read(
         self, run: RunRef, after: str, limit: int, block: float | None = None
     ) -> LogSlice:
-        """``XRANGE`` after the cursor; ``XREAD BLOCK`` when there is nothing yet."""
+        """``XRANGE`` from the cursor's entry; ``XREAD BLOCK`` when there is nothing yet.
+        ``limit`` bounds the entries read (``limit // 64``, at least 1), so the
+        events are at most that many flushes."""
         log = self._key(run, "log")
-        low = "-" if after == "0" else "(" + after
-        found: Any = await self.client.xrange(log, min=low, max="+", count=limit)
+        count = max(limit // 64, 1)
+        if after == "0":
+            sid, skip = "-", -1
+        else:
+            match = _EVENT_ID.match(after)
+            if match is None:
+                return LogSlice([], True)
+            sid, skip = match[1], int(match[2])
+        found: Any = await self.client.xrange(log, min=sid, max="+", count=count)
+        if sid != "-" and found and bytes(found[0][0]).decode() == sid:
+            first_fields = found[0][1]
+            if skip + 1 >= _events_in(first_fields) and _END not in first_fields:
+                found = found[1:]  # nothing left of the cursor's own entry
         if not found and block:
             ms = max(int(block * 1000), 1)
-            streams: Any = await self.client.xread({log: after}, count=limit, block=ms)
+            start = "0-0" if sid == "-" else sid
+            streams: Any = await self.client.xread({log: start}, count=count, block=ms)
             found = streams[0][1] if streams else []
-        entries: list[tuple[str, bytes]] = []
+        out: list[tuple[str, bytes]] = []
         for entry_id, fields in found:
-            if b"e" in fields:
-                return LogSlice(entries, True)
-            entries.append((bytes(entry_id).decode(), bytes(fields.get(b"d", b""))))
-        return LogSlice(entries, False)
+            name = bytes(entry_id).decode()
+            first = skip + 1 if name == sid else 0
+            for i in range(first, _events_in(fields)):
+                out.append((f"{name}:{i}", bytes(fields[str(i).encode()])))
+            if _END in fields:
+                return LogSlice(out, True)
+        return LogSlice(out, False)
 
     async def holds(self, run: RunRef, after: str) -> bool:
-        """Whether entry ``after`` (``"0"``: the run's first) is still in the stream."""
+        """Whether event ``after`` (``"0"``: the run's first) is still in the stream."""
         log = self._key(run, "log")
         if after == "0":
             first: Any = await self.client.get(self._key(run, "first"))
             if first is None:
                 return bool(await self.client.exists(self._key(run, "run")))
             after = bytes(first).decode()
-        if not _ENTRY_ID.match(after):
+        match = _EVENT_ID.match(after)
+        if match is None:
             return False
-        return bool(await self.client.xrange(log, min=after, max=after, count=1))
+        found: Any = await self.client.xrange(log, min=match[1], max=match[1], count=1)
+        return bool(found) and int(match[2]) < max(_events_in(found[0][1]), 1)
 
     async def info(self, run: RunRef) -> RunInfo | None:
         """``EXISTS`` of ``:run``, ``:end`` and ``:lease``."""
@@ -168,8 +192,9 @@ class RedisRunStore:
         """The last event's JSON (``XREVRANGE``, skipping the end mark)."""
         found: Any = await self.client.xrevrange(self._key(run, "log"), count=2)
         for _, fields in found:
-            if b"d" in fields:
-                return bytes(fields[b"d"])
+            n = _events_in(fields)
+            if n:
+                return bytes(fields[str(n - 1).encode()])
         return None
 
     async def touch(self, run: RunRef, ttl: float) -> None:
@@ -195,3 +220,8 @@ class RedisRunStore:
     async def close(self) -> None:
         """Close the client's connections."""
         await self.client.aclose()
+
+
+def _events_in(fields: Any) -> int:
+    """How many events a stream entry holds (its fields ``0`` .. ``n-1``)."""
+    return len(fields) - (1 if _END in fields else 0)
