@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from starlette.background import BackgroundTask
-from starlette.responses import StreamingResponse
+from starlette.responses import AsyncContentStream, StreamingResponse
 
 from agui.server.cancel import CancelToken
 from agui.server.emitter import Emitter, Outbox
@@ -78,7 +78,7 @@ class AgentStreamResponse(StreamingResponse):
         emitter = Emitter(
             outbox, guard, token, self.encoder, version=stream_version(self.run_input)
         )
-        self.body_iterator = self._frames(outbox)
+        self.body_iterator: AsyncContentStream = self._frames(outbox)
         agent_task = asyncio.create_task(self._run_agent(emitter, token, outbox))
         sender = asyncio.create_task(self.stream_response(send))
         watcher = asyncio.create_task(_wait_disconnect(receive))
