@@ -161,6 +161,7 @@ def agent_routes(
     ``store``: ``"memory"``, ``"redis://HOST:PORT/DB"`` or a
     :class:`agui.server.runlog.RunStore`; see :func:`create_app`.
     """
+    owned = isinstance(store, str)
     if isinstance(store, str):
         store = store_from_url(store)
     hub = (
@@ -173,6 +174,7 @@ def agent_routes(
             detach_timeout=detach_timeout,
             lease=lease,
             keepalive=keepalive,
+            owns_store=owned,
         )
     )
     routes = [

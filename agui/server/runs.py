@@ -116,9 +116,10 @@ class RunHub:
     """The runs of one endpoint in this process, and the requests attached to them.
 
     ``RunHub(agent, store, *, guard=True, detach_timeout=10.0, lease=5.0,
-    keepalive=None, buffer_limit=262144)``. :meth:`respond` answers a decoded
-    POST; :meth:`cancel` is the DELETE; :meth:`shutdown` cancels every run this
-    process runs.
+    keepalive=None, buffer_limit=262144, owns_store=False)``. :meth:`respond`
+    answers a decoded POST; :meth:`cancel` is the DELETE; :meth:`shutdown` cancels
+    every run this process runs (and closes the store when ``owns_store``: it was
+    built from a URL for this hub).
     """
 
     def __init__(
@@ -131,6 +132,7 @@ class RunHub:
         lease: float = DEFAULT_LEASE,
         keepalive: float | None = None,
         buffer_limit: int = 262144,
+        owns_store: bool = False,
     ) -> None:
         if detach_timeout <= 0 or lease <= 0:
             raise ValueError("detach_timeout and lease must be positive")
@@ -141,6 +143,7 @@ class RunHub:
         self.lease = lease
         self.keepalive = keepalive
         self.buffer_limit = buffer_limit
+        self.owns_store = owns_store
         self.tick: float = min(0.25, lease / 4, detach_timeout / 4)
         self.live: dict[RunRef, _LiveRun] = {}
 
@@ -207,6 +210,9 @@ class RunHub:
             self._cancel_live(live, "server shutting down")
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        if self.owns_store:
+            with contextlib.suppress(Exception):
+                await self.store.close()
 
     # ------------------------------------------------------------ the worker
 
@@ -262,7 +268,7 @@ class RunHub:
         run = live.run
         while True:
             frames = await buffer.take_frames()
-            end = buffer.closed and not frames or buffer.closed
+            end = buffer.closed  # (no event can follow: the agent is done)
             try:
                 await self.store.append(run, frames or [], end=end)
             except Exception as exc:  # the log is unreachable: the run cannot go on
