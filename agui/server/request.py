@@ -13,7 +13,8 @@ value, ``$`` for the whole body), so a client can always read why:
   ``application/json`` (or ``application/*+json``); no Content-Type is read as
   JSON (non-browser clients often send none).
 * 413 ``body_too_large``, 408 ``body_timeout``: the body is over the byte cap,
-  or did not arrive in time.
+  or did not arrive in time (408 closes the connection; after a 413 the rest
+  of the body has the server's ``drain_timeout``).
 * 400 ``invalid_json``: empty, not JSON, nested too deeply; 422
   ``invalid_run_input``: JSON but not a valid RunAgentInput.
 
@@ -147,11 +148,13 @@ async def decode_request(
         async with asyncio.timeout(body_timeout):
             body = await _read_body(request, max_body_bytes)
     except TimeoutError:
-        return error_response(
+        refusal = error_response(
             408,
             "body_timeout",
             f"the request body did not arrive within {body_timeout} s (body_timeout)",
         )
+        refusal.headers["connection"] = "close"  # the rest of a slow body is not waited for
+        return refusal
     if body is None:
         return error_response(
             413,
