@@ -10,7 +10,8 @@ Subcommands::
     board-watch trace   [--url URL] [--agent fake|task-board] [--thread ID]
                         [--approve | --decline]
                         [--max-resumes N] [--tools FILE] [--timeout SECONDS] [LINE]
-    board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--check] [--max-bytes N]
+    board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--full] [--check]
+                        [--max-bytes N]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090]
     board-watch serve-task-board  [--host 127.0.0.1] [--port 8080]
     board-watch serve-llm         [--host 127.0.0.1] [--port 8070] [--base-url URL]
@@ -46,6 +47,15 @@ board-watch: a terminal client for AG-UI agents. Type a line, watch the run
 render, answer what it pauses on, see the board. Without --url, watch and
 trace start the awkward test backend (or --agent task-board) in-process on a
 free loopback port and talk to it over real HTTP."""
+
+
+def _add_full_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="never cut a text, error, call, result or state line (default: cut at 400 "
+        "columns, saying how much was cut)",
+    )
 
 
 def _add_view_flags(p: argparse.ArgumentParser) -> None:
@@ -246,12 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop the first run's stream after N updates (the session stays usable; "
         "later runs are not cut)",
     )
-    w.add_argument(
-        "--full",
-        action="store_true",
-        help="never cut a call, result or state line (default: cut at 400 columns, "
-        "saying how much was cut)",
-    )
+    _add_full_flag(w)
     w.add_argument("--state", metavar="FILE", help="JSON file with the initial agent state to send")
     w.add_argument(
         "--tool-result",
@@ -291,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse a fixture larger than N bytes (default 1 GiB)",
     )
     _add_view_flags(r)
+    _add_full_flag(r)
     _add_check_flag(r)
 
     for name, port, what in (
@@ -340,7 +346,7 @@ def _add_llm_parser(sub: Any) -> None:
 def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:
     parser = build_parser()
     out, err = SafeStream(console.stdout), SafeStream(console.stderr)
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # type: ignore[type-var]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             args = parser.parse_args(list(argv))
             if getattr(args, "url", None) is not None and args.agent is not None:
@@ -360,7 +366,8 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     """The subcommand's parser (so its usage errors name ``board-watch COMMAND``)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return action.choices[command]
+            found: argparse.ArgumentParser = action.choices[command]
+            return found
     return parser  # pragma: no cover
 
 
@@ -403,16 +410,16 @@ def main(
         # the same Ctrl-C while the cancelled run was being written up
         console.error("interrupted")
         return 130
-    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
-        exc = _unwrap(exc)
-        if isinstance(exc, CliError):
-            console.error(str(exc))
-            code = exc.exit_code
-        elif isinstance(exc, OSError) and exc.strerror:  # e.g. output on a full disk
-            console.error(f"input/output error: {exc.strerror}")
+    except Exception as caught:  # noqa: BLE001 - last resort: one line, never a traceback
+        error = _unwrap(caught)
+        if isinstance(error, CliError):
+            console.error(str(error))
+            code = error.exit_code
+        elif isinstance(error, OSError) and error.strerror:  # e.g. output on a full disk
+            console.error(f"input/output error: {error.strerror}")
             code = 1
         else:
-            console.error(f"unexpected {type(exc).__name__}: {exc}")
+            console.error(f"unexpected {type(error).__name__}: {error}")
             code = 1
     _finish(console)
     return code
