@@ -221,3 +221,31 @@ def test_an_unlisted_origin_gets_no_cors_grant_and_its_post_is_still_refused(cor
 def test_without_allowed_origins_there_is_no_cors_middleware_and_options_is_405():
     with BackgroundServer(create_app(agent)) as srv:
         assert preflight(srv, "https://app.example").status_code == 405
+
+
+# -- item 9's finding: a compressed request body is refused by name ------------------
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "zstd", "br", "gzip, gzip"])
+def test_a_compressed_request_body_is_refused_415_naming_its_encoding_never_inflated(
+    server, coding
+):
+    import gzip
+
+    bomb = gzip.compress(b"[" * 1_000_000)  # about 1 KB that would inflate to 1 MB
+    answer = httpx.post(
+        server.url + "/agent",
+        content=bomb,
+        headers={"content-type": "application/json", "content-encoding": coding},
+        timeout=10,
+    )
+    assert answer.status_code == 415
+    assert answer.json()["error"] == "unsupported_content_encoding"
+    assert coding in answer.json()["message"]
+
+
+def test_an_identity_content_encoding_is_read_as_usual(server):
+    answer = httpx.post(
+        server.url + "/agent", json=body(), headers={"content-encoding": "identity"}, timeout=10
+    )
+    assert answer.status_code == 200 and "RUN_FINISHED" in answer.text
