@@ -542,7 +542,7 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
                 raise
             raise ImportError(
                 f"agui.{name} needs the server extra (starlette, uvicorn): "
-                "pip install 'agui[server]'",
+                "pip install 'agui-sdk[server]'",
                 name=exc.name,
             ) from exc
         globals()[name] = value

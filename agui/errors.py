@@ -8,7 +8,12 @@ conversation keeps what was valid.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, TypeAlias
+
+TransportErrorKind: TypeAlias = Literal[
+    "http_status", "connect", "timeout", "reset", "protocol", "truncated", "transport_raised"
+]
+"""What failed in a :class:`TransportError` (every value is listed in its docstring)."""
 
 
 class AguiError(Exception):
@@ -111,14 +116,30 @@ class TransportError(AguiError):
     Attributes:
         status: HTTP status code when the server answered non-2xx, else None.
         body: response body text (truncated to 2 KiB) when there was one.
-        kind: one of ``http_status``, ``connect``, ``timeout``, ``reset``,
-            ``protocol`` (e.g. wrong content type), ``truncated``.
+        kind: what failed (a :data:`TransportErrorKind`), exactly one of
+
+            - ``http_status``: the server answered a non-2xx status (``status``, ``body``);
+            - ``connect``: no connection (refused, DNS, an invalid or non-http(s) URL);
+            - ``timeout``: connecting, or waiting for the next bytes, took too long;
+            - ``reset``: the connection was cut while the response was being read;
+            - ``protocol``: the server answered, but not in a form AG-UI reads (a 2xx
+              that is not an event stream, a malformed HTTP response or frame, too
+              many redirects);
+            - ``truncated``: the body ended inside a frame (a recording or a stream
+              cut mid-event);
+            - ``transport_raised``: the transport raised something that is not a
+              ``TransportError``; ``__cause__`` is that exception.
     """
 
     def __init__(
-        self, message: str, *, kind: str, status: int | None = None, body: str | None = None
+        self,
+        message: str,
+        *,
+        kind: TransportErrorKind,
+        status: int | None = None,
+        body: str | None = None,
     ) -> None:
-        self.kind = kind
+        self.kind: TransportErrorKind = kind
         self.status = status
         self.body = body
         super().__init__(message)

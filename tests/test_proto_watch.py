@@ -137,7 +137,7 @@ def test_protobuf_without_the_runtime_is_one_line_naming_the_extra(fake_server, 
             "HttpTransport(protobuf=True) needs the protobuf runtime: pip install 'agui-sdk[proto]'"
         )
 
-    monkeypatch.setattr(http, "_proto_module", missing)
+    monkeypatch.setattr(http, "proto_module", missing)
     text = transcript(
         fake_server, ["watch", "--url", fake_server.url + "/agent", "--protobuf"], "hello\n"
     )

@@ -11,8 +11,10 @@ import importlib
 import importlib.util
 import inspect
 import pkgutil
+import re
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -21,6 +23,8 @@ from typing import Any
 import pytest
 
 import agui
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DOCUMENTED_PACKAGES = [
     "agui.client.session",
@@ -286,8 +290,30 @@ def test_without_the_server_extra_agui_imports_and_server_names_say_which_extra(
     lines = out.splitlines()
     assert lines[0] == "False False True"
     assert lines[1] == (
-        "agui.create_app needs the server extra (starlette, uvicorn): pip install 'agui[server]'"
+        "agui.create_app needs the server extra (starlette, uvicorn): "
+        "pip install 'agui-sdk[server]'"
     )
+
+
+def test_every_install_hint_in_the_package_names_the_distribution_pip_knows() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = set(project["optional-dependencies"])
+    hints = [
+        (str(path.relative_to(ROOT)), hint)
+        for path in sorted((ROOT / "agui").rglob("*.py"))
+        for hint in re.findall(r"pip install '([^']*)'", path.read_text(encoding="utf-8"))
+    ]
+    assert hints, "no install hint found: the pattern no longer matches the messages"
+    wrong = [
+        (where, hint)
+        for where, hint in hints
+        if not (
+            (m := re.fullmatch(r"([\w.-]+)\[(\w+)\]", hint))
+            and m[1] == project["name"]
+            and m[2] in extras
+        )
+    ]
+    assert wrong == []
 
 
 def test_unknown_attribute_of_agui_is_an_attribute_error():

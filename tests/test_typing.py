@@ -46,6 +46,7 @@ GOOD = textwrap.dedent(
     )
     from agui.server import Emitter
     from agui.server import CancelToken
+    from agui.errors import TransportErrorKind
 
 
     async def agent(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> None:
@@ -65,16 +66,18 @@ GOOD = textwrap.dedent(
                 reveal_type(update.outcome)
         with BackgroundServer(create_app(agent)) as server:
             assert_type(server.url, str)
-        assert_type(TransportError("down", kind="connect").kind, str)
+        assert_type(TransportError("down", kind="connect").kind, TransportErrorKind)
     """
 )
 
 BAD = textwrap.dedent(
     """\
     from agui import HttpTransport, Session
+    from agui.errors import TransportError
 
     Session(HttpTransport("http://127.0.0.1:1/agent"), no_such_kwarg=1)
     from agui import NoSuchName
+    TransportError("down", kind="no_such_kind")
     """
 )
 
@@ -141,8 +144,9 @@ def test_a_users_imports_from_agui_are_typed_under_pyright_strict(tmp_path):
         (OUTCOME, f'Type of "update.outcome" is "Literal[{OUTCOMES}]"'),
     ]
     bad = [(f[1], f[3]) for f in found if f[0] == "bad.py" and f[2] == "error"]
-    assert (3, 'No parameter named "no_such_kwarg"') in bad
-    assert (4, '"NoSuchName" is unknown import symbol') in bad
+    assert (4, 'No parameter named "no_such_kwarg"') in bad
+    assert (5, '"NoSuchName" is unknown import symbol') in bad
+    assert [m for n, m in bad if n == 6 and '"kind"' in m and "no_such_kind" in m], bad
 
 
 @needs_mypy
@@ -159,9 +163,12 @@ def test_a_users_imports_from_agui_are_typed_under_mypy_strict(tmp_path):
     bad = _run([*args, "bad.py"], cwd=tmp_path)
     assert bad.returncode == 1
     assert (
-        'bad.py:3: error: Unexpected keyword argument "no_such_kwarg" for "Session"' in bad.stdout
+        'bad.py:4: error: Unexpected keyword argument "no_such_kwarg" for "Session"' in bad.stdout
     )
-    assert 'bad.py:4: error: Module "agui" has no attribute "NoSuchName"' in bad.stdout
+    assert 'bad.py:5: error: Module "agui" has no attribute "NoSuchName"' in bad.stdout
+    assert 'bad.py:6: error: Argument "kind" to "TransportError" has incompatible type' in (
+        bad.stdout
+    )
 
 
 # the README's complete client (examples/client_tools_script.py) and the agent it talks to, as

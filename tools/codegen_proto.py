@@ -338,8 +338,9 @@ def freeze_text(freeze: dict[str, int], path: Path = FREEZE) -> str:
     return "\n".join(header + body) + "\n"
 
 
-def compile_pb2(proto: str) -> str:
-    """Compile ``proto`` with grpc_tools.protoc; returns the ``agui_pb2.py`` text."""
+def compile_pb2(proto: str) -> dict[str, str]:
+    """Compile ``proto`` with grpc_tools.protoc; returns ``{"agui_pb2.py": ..., "agui_pb2.pyi":
+    ...}`` (the stub lets mypy and pyright check the code that builds messages)."""
     import grpc_tools
     from grpc_tools import protoc  # the pinned toolchain (dev extra)
 
@@ -352,12 +353,16 @@ def compile_pb2(proto: str) -> str:
                 f"-I{tmp}",
                 f"-I{include}",
                 f"--python_out={tmp}",
+                f"--pyi_out={tmp}",
                 str(Path(tmp) / PROTO_NAME),
             ]
         )
         if status != 0:
             raise RuntimeError(f"protoc failed on {PROTO_NAME} (status {status})")
-        return (Path(tmp) / "agui_pb2.py").read_text(encoding="utf-8")
+        return {
+            name: (Path(tmp) / name).read_text(encoding="utf-8")
+            for name in ("agui_pb2.py", "agui_pb2.pyi")
+        }
 
 
 def generate(
@@ -368,7 +373,7 @@ def generate(
     freeze = read_freeze(freeze_path)
     proto, added = proto_text(schema, freeze)
     return (
-        {PROTO_NAME: proto, "agui_pb2.py": compile_pb2(proto)},
+        {PROTO_NAME: proto, **compile_pb2(proto)},
         freeze_text(freeze, freeze_path),
         added,
     )

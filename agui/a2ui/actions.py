@@ -21,6 +21,7 @@ from typing import Any
 
 from agui.a2ui.bindings import resolve
 from agui.a2ui.surface import Surface
+from agui.jsonvalue import JSONValue, is_json_object
 
 __all__ = [
     "action_for",
@@ -62,7 +63,7 @@ def user_action(
             "surfaceId": str(surface_id),
             "sourceComponentId": str(source_component_id),
             "timestamp": _timestamp(timestamp),
-            "context": dict(context) if isinstance(context, dict) else {},
+            "context": dict(context) if is_json_object(context) else {},
         }
     }
 
@@ -83,7 +84,7 @@ def call_agent_function(
     """
     function: dict[str, Any] = {
         "call": str(call),
-        "args": dict(args) if isinstance(args, dict) else {},
+        "args": dict(args) if is_json_object(args) else {},
     }
     if isinstance(catalog_id, str):
         function["catalogId"] = catalog_id
@@ -99,7 +100,7 @@ def call_agent_function(
 def renderer_function_response(
     function_call_id: str,
     call: str,
-    value: Any = None,
+    value: JSONValue = None,
     error: tuple[str, str] | None = None,
     surface_id: str | None = None,
 ) -> dict[str, Any]:
@@ -138,28 +139,26 @@ def action_for(
     """
     comp = surface.components.get(component_id)
     action = comp.get("action") if comp else None
-    event = action.get("event") if isinstance(action, dict) else None
-    function = action.get("functionCall") if isinstance(action, dict) else None
+    event = action.get("event") if is_json_object(action) else None
+    function = action.get("functionCall") if is_json_object(action) else None
     if (
-        isinstance(function, dict)
+        is_json_object(function)
         and function.get("callableFrom") == "remoteOnly"
         and isinstance(function.get("call"), str)
     ):
         raw_args = function.get("args")
         args = (
             {k: resolve(v, surface, scope) for k, v in raw_args.items()}
-            if isinstance(raw_args, dict)
+            if is_json_object(raw_args)
             else {}
         )
         catalog = function.get("catalogId")
         catalog = catalog if isinstance(catalog, str) else surface.catalog_of(component_id)
         return call_agent_function(surface.surface_id, function["call"], args, catalog)
-    if not isinstance(event, dict) or not isinstance(event.get("name"), str):
+    if not is_json_object(event) or not isinstance(event.get("name"), str):
         return None
     raw = event.get("context")
-    context = (
-        {k: resolve(v, surface, scope) for k, v in raw.items()} if isinstance(raw, dict) else {}
-    )
+    context = {k: resolve(v, surface, scope) for k, v in raw.items()} if is_json_object(raw) else {}
     return user_action(event["name"], surface.surface_id, component_id, context, timestamp)
 
 

@@ -32,7 +32,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import re2  # type: ignore[import-untyped]  # google-re2 ships no stubs
+import re2
+
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 if TYPE_CHECKING:  # pragma: no cover
     from agui.a2ui.surface import Surface
@@ -54,7 +56,7 @@ MAX_TEXT = 1_000_000
 """Longest ``formatString`` result in characters; longer ones are cut there."""
 
 
-def to_text(value: Any) -> str:
+def to_text(value: JSONValue) -> str:
     """Display text of a resolved value (A2UI coercion; deterministic).
 
     None -> ``""``; True/False -> ``"true"``/``"false"``; a float with an
@@ -80,7 +82,7 @@ def to_text(value: Any) -> str:
         return "<number too large>"
 
 
-def to_bool(value: Any) -> bool:
+def to_bool(value: JSONValue) -> bool:
     """A2UI boolean coercion: ``"true"``/``"false"`` (any case), non-zero numbers true."""
     if isinstance(value, bool):
         return value
@@ -91,7 +93,7 @@ def to_bool(value: Any) -> bool:
     return bool(value)
 
 
-def _number(value: Any) -> float | None:
+def _number(value: JSONValue) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -119,11 +121,11 @@ class _Ctx:
         self.depth = depth
 
 
-def resolve(value: Any, surface: Surface, scope: str | None = None, _depth: int = 0) -> Any:
+def resolve(value: JSONValue, surface: Surface, scope: str | None = None, _depth: int = 0) -> Any:
     """The concrete JSON value of a bound property (see module docs). Never raises."""
     if _depth > _MAX_DEPTH:
         return None
-    if not isinstance(value, dict):
+    if not is_json_object(value):
         return value
     if "call" in value and isinstance(value["call"], str):
         return _call(value["call"], value.get("args"), _Ctx(surface, scope, _depth + 1))
@@ -145,18 +147,18 @@ _MISSING = object()
 
 # ---------------------------------------------------------------- functions
 def _args(args: Any, ctx: _Ctx) -> dict[str, Any]:
-    if not isinstance(args, dict):
+    if not is_json_object(args):
         return {}
     out: dict[str, Any] = {}
     for key, value in args.items():
-        if isinstance(value, list):  # e.g. and/or ``values``: a list of dynamic values
+        if is_json_array(value):  # e.g. and/or ``values``: a list of dynamic values
             out[key] = [resolve(v, ctx.surface, ctx.scope, ctx.depth) for v in value]
         else:
             out[key] = resolve(value, ctx.surface, ctx.scope, ctx.depth)
     return out
 
 
-def _fmt_number(value: Any, decimals: Any = None, grouping: Any = True) -> str:
+def _fmt_number(value: JSONValue, decimals: Any = None, grouping: Any = True) -> str:
     number = _number(value)
     if number is None:
         return to_text(value)
@@ -255,15 +257,15 @@ def _clean(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=128)
-def _compile(pattern: str) -> tuple[Any, str | None]:
+def _compile(pattern: str) -> tuple[re2._Regexp | None, str | None]:
     """RE2's compiled ``pattern``, or ``(None, reason)``: refusals are cached too,
     so a refused pattern repeated by a template costs one compile."""
     try:
         return re2.compile(pattern, options=_RE2_OPTIONS), None
     except re2.error as exc:
-        reason = exc.args[0] if exc.args else exc
+        reason: object = exc.args[0] if exc.args else exc
         if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", "replace")
+            return None, reason.decode("utf-8", "replace")
         return None, str(reason)
 
 
@@ -310,7 +312,7 @@ def _numeric_ok(a: dict[str, Any]) -> bool:
 
 def _values(a: dict[str, Any]) -> list[Any]:
     values = a.get("values")
-    return values if isinstance(values, list) else []
+    return values if is_json_array(values) else []
 
 
 FUNCTIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
@@ -334,7 +336,7 @@ FUNCTIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
 
 def _call(name: str, args: Any, ctx: _Ctx) -> Any:
     if name == "formatString":
-        text = args.get("value") if isinstance(args, dict) else None
+        text = args.get("value") if is_json_object(args) else None
         text = resolve(text, ctx.surface, ctx.scope, ctx.depth)
         return format_string(to_text(text), ctx.surface, ctx.scope, ctx.depth)
     fn = FUNCTIONS.get(name)

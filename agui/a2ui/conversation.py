@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 
 from agui.a2ui.surface import BASIC_CATALOG_ID, Surface, SurfaceStore
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 __all__ = [
     "ACTIVITY_TYPE",
@@ -46,13 +47,13 @@ LEGACY_TOOL = "send_a2ui_json_to_client"
 
 
 def _as_dict(message: Any) -> dict[str, Any] | None:
-    if isinstance(message, dict):
+    if is_json_object(message):
         return message
     try:
         data = msgspec.to_builtins(message)
     except Exception:  # noqa: BLE001 - unreadable struct
         return None
-    return data if isinstance(data, dict) else None
+    return data if is_json_object(data) else None
 
 
 def _parse_json(raw: str | bytes) -> tuple[Any, str | None]:
@@ -69,7 +70,7 @@ def _parse_json(raw: str | bytes) -> tuple[Any, str | None]:
         return None, getattr(exc, "msg", None) or str(exc)[:200]
 
 
-def _maybe_json(value: Any) -> Any:
+def _maybe_json(value: JSONValue) -> Any:
     if isinstance(value, (str, bytes)):
         parsed, error = _parse_json(value)
         return value if error else parsed
@@ -90,10 +91,10 @@ def operations_from_render_args(args: Any) -> list[Any]:
     Returns ``[]`` when neither shape applies (not an object, or no operation
     list and no string ``surfaceId``).
     """
-    if not isinstance(args, dict):
+    if not is_json_object(args):
         return []
     explicit = _maybe_json(args.get("a2ui_operations", args.get("operations")))
-    if isinstance(explicit, list):
+    if is_json_array(explicit):
         return list(explicit)
     if not isinstance(args.get("surfaceId"), str):
         return []
@@ -123,10 +124,10 @@ def operations_from_render_args(args: Any) -> list[Any]:
 
 def _apply_all(store: SurfaceStore, ops: Any, where: str) -> list[Surface]:
     ops = _maybe_json(ops)
-    if not isinstance(ops, list):
+    if not is_json_array(ops):
         store.problems.append(f"{where}: operations must be a list")
         return []
-    touched = []
+    touched: list[Surface] = []
     for op in ops:
         surface = store.apply(op)
         if surface is not None:
@@ -138,7 +139,7 @@ def _activity(store: SurfaceStore, msg: dict[str, Any]) -> None:
     mid = msg.get("id")
     content = _maybe_json(msg.get("content"))
     where = f"activity {mid!r}"
-    if not isinstance(content, dict):
+    if not is_json_object(content):
         store.problems.append(f"{where}: content is not an object")
         return
     ops = content.get("a2ui_operations", content.get("operations"))
@@ -160,11 +161,11 @@ def _activity(store: SurfaceStore, msg: dict[str, Any]) -> None:
 
 def _tool_calls(store: SurfaceStore, msg: dict[str, Any]) -> None:
     calls = msg.get("toolCalls")
-    if not isinstance(calls, list):
+    if not is_json_array(calls):
         return
     for call in calls:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or function.get("name") not in (RENDER_TOOL, LEGACY_TOOL):
+        function = call.get("function") if is_json_object(call) else None
+        if not is_json_object(function) or function.get("name") not in (RENDER_TOOL, LEGACY_TOOL):
             continue
         where = f"tool call {call.get('id')!r} ({function['name']})"
         raw = function.get("arguments")
@@ -173,9 +174,9 @@ def _tool_calls(store: SurfaceStore, msg: dict[str, Any]) -> None:
             store.problems.append(f"{where}: arguments are not JSON ({error})")
             continue
         if function["name"] == LEGACY_TOOL:
-            payload = args.get("a2ui_json") if isinstance(args, dict) else None
+            payload = args.get("a2ui_json") if is_json_object(args) else None
             payload = _maybe_json(payload)
-            _apply_all(store, payload if isinstance(payload, list) else [payload], where)
+            _apply_all(store, payload if is_json_array(payload) else [payload], where)
             continue
         ops = operations_from_render_args(args)
         if not ops:

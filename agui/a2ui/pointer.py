@@ -23,6 +23,15 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from agui.jsonvalue import (
+    JSONArray,
+    JSONObject,
+    JSONValue,
+    is_json_array,
+    is_json_container,
+    is_json_object,
+)
+
 __all__ = [
     "MAX_LIST_GAP",
     "MAX_PATH_DEPTH",
@@ -101,7 +110,7 @@ def _is_index(token: str) -> bool:
     return token.isascii() and token.isdigit()
 
 
-def get(doc: Any, path: str, default: Any = None) -> Any:
+def get(doc: JSONValue, path: str, default: Any = None) -> Any:
     """The value at absolute ``path`` in ``doc``, or ``default`` when absent.
 
     Never raises for a missing value; raises PointerError only for a
@@ -111,9 +120,9 @@ def get(doc: Any, path: str, default: Any = None) -> Any:
         raise PointerError(f"path must be a string, got {type(path).__name__}")
     node = doc
     for token in _read_tokens(path):
-        if isinstance(node, dict):
+        if is_json_object(node):
             node = node.get(token, _MISSING)
-        elif isinstance(node, list):
+        elif is_json_array(node):
             try:
                 i = _index(token, len(node), for_write=False)
             except PointerError:
@@ -126,11 +135,12 @@ def get(doc: Any, path: str, default: Any = None) -> Any:
     return node
 
 
-def _container_for(next_token: str) -> Any:
+def _container_for(next_token: str) -> JSONObject | JSONArray:
+    """A fresh empty list when ``next_token`` indexes (``-`` or a number), else a dict."""
     return [] if next_token == "-" or _is_index(next_token) else {}
 
 
-def put(doc: Any, path: str, value: Any) -> Any:
+def put(doc: JSONValue, path: str, value: JSONValue) -> Any:
     """Write ``value`` at ``path`` (upsert) and return the new document.
 
     The document is changed in place where possible; writing at the root
@@ -146,17 +156,17 @@ def put(doc: Any, path: str, value: Any) -> Any:
     if len(tokens) > MAX_PATH_DEPTH:
         raise PointerError(f"path has {len(tokens)} segments, more than {MAX_PATH_DEPTH}")
     _check_reachable(doc, tokens)
-    if not isinstance(doc, (dict, list)):
+    if not is_json_container(doc):
         doc = _container_for(tokens[0])
-    node = doc
+    node: JSONObject | JSONArray = doc
     for pos, token in enumerate(tokens):
         last = pos == len(tokens) - 1
-        if isinstance(node, dict):
+        if is_json_object(node):
             if last:
                 node[token] = value
                 return doc
             child = node.get(token)
-            if not isinstance(child, (dict, list)):
+            if not is_json_container(child):
                 child = _container_for(tokens[pos + 1])
                 node[token] = child
             node = child
@@ -168,30 +178,29 @@ def put(doc: Any, path: str, value: Any) -> Any:
                 node[i] = value
                 return doc
             child = node[i]
-            if not isinstance(child, (dict, list)):
+            if not is_json_container(child):
                 child = _container_for(tokens[pos + 1])
                 node[i] = child
             node = child
     return doc  # pragma: no cover - loop always returns
 
 
-def _check_reachable(doc: Any, tokens: list[str]) -> None:
+def _check_reachable(doc: JSONValue, tokens: list[str]) -> None:
     """Raise PointerError if writing along ``tokens`` would fail or over-pad a list.
 
     Walks the document as :func:`put` would (fresh empty containers where it
     would make them) without changing it, so a refused write leaves nothing
     half-made behind.
     """
-    node = doc if isinstance(doc, (dict, list)) else _container_for(tokens[0])
+    node: JSONObject | JSONArray = doc if is_json_container(doc) else _container_for(tokens[0])
     for pos, token in enumerate(tokens[:-1]):
-        node = _step(node, token)
-        if not isinstance(node, (dict, list)):
-            node = _container_for(tokens[pos + 1])
+        child = _step(node, token)
+        node = child if is_json_container(child) else _container_for(tokens[pos + 1])
     _step(node, tokens[-1])
 
 
-def _step(node: dict[str, Any] | list[Any], token: str) -> Any:
-    if isinstance(node, dict):
+def _step(node: JSONObject | JSONArray, token: str) -> JSONValue:
+    if is_json_object(node):
         return node.get(token)
     i = _index(token, len(node), for_write=True)
     if i > len(node) + MAX_LIST_GAP:
@@ -202,7 +211,7 @@ def _step(node: dict[str, Any] | list[Any], token: str) -> Any:
     return node[i] if i < len(node) else None
 
 
-def delete(doc: Any, path: str) -> Any:
+def delete(doc: JSONValue, path: str) -> Any:
     """Remove the value at ``path`` and return the new document.
 
     Deleting the root yields ``{}``. An object key is removed; an array slot
@@ -214,9 +223,9 @@ def delete(doc: Any, path: str) -> Any:
         return {}
     parent = get(doc, "/" + "/".join(t.replace("~", "~0").replace("/", "~1") for t in tokens[:-1]))
     last = tokens[-1]
-    if isinstance(parent, dict):
+    if is_json_object(parent):
         parent.pop(last, None)
-    elif isinstance(parent, list):
+    elif is_json_array(parent):
         try:
             i = _index(last, len(parent), for_write=False)
         except PointerError:

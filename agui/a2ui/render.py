@@ -60,6 +60,7 @@ from typing import Any
 from agui.a2ui import pointer
 from agui.a2ui.bindings import resolve, to_bool, to_text
 from agui.a2ui.surface import Surface
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 __all__ = [
     "CUT_MARKER",
@@ -77,6 +78,8 @@ __all__ = [
 
 INDENT = "  "
 MAX_DEPTH = 64
+
+_Stack = tuple[tuple[str, str | None], ...]  # the (component id, scope) pairs being drawn
 """Deepest nesting printed; deeper references show ``<too deep: id>``."""
 MAX_ITEMS = 1000
 """Most template items expanded per list; the rest are summarised in one line."""
@@ -135,7 +138,7 @@ class _Renderer:
     def text(self, comp: dict[str, Any], prop: str, scope: str | None) -> str:
         return self.show(self.value(comp, prop, scope))
 
-    def show(self, value: Any) -> str:
+    def show(self, value: JSONValue) -> str:
         """Display text of ``value``, charged to the character budget as it is made."""
         text = to_text(value)
         self.chars += len(text)
@@ -148,9 +151,7 @@ class _Renderer:
         return self.cut
 
     # -- tree -----------------------------------------------------------------
-    def node(
-        self, cid: Any, scope: str | None, stack: tuple[tuple[str, str | None], ...]
-    ) -> list[str]:
+    def node(self, cid: Any, scope: str | None, stack: _Stack) -> list[str]:
         if not isinstance(cid, str):
             return [f"<bad reference: {to_text(cid)}>"]
         key = (cid, scope)
@@ -179,22 +180,22 @@ class _Renderer:
         self.chars = max(self.chars, before + size)
         return lines
 
-    def children(self, comp: dict[str, Any], scope: str | None, stack: Any) -> list[list[str]]:
+    def children(self, comp: dict[str, Any], scope: str | None, stack: _Stack) -> list[list[str]]:
         spec = comp.get("children")
         if spec is None:
             return []
-        if isinstance(spec, list):
+        if is_json_array(spec):
             return [self.node(cid, scope, stack) for cid in spec]
-        if isinstance(spec, dict) and isinstance(spec.get("path"), str):
+        if is_json_object(spec) and isinstance(spec.get("path"), str):
             return self.template(spec.get("componentId"), spec["path"], scope, stack)
         return [[f"<bad children: {comp.get('id')}>"]]
 
-    def template(self, cid: Any, path: str, scope: str | None, stack: Any) -> list[list[str]]:
+    def template(self, cid: Any, path: str, scope: str | None, stack: _Stack) -> list[list[str]]:
         base = pointer.absolute(path, scope).rstrip("/")
         items = self.surface.get(base or "/")
-        if isinstance(items, list):
+        if is_json_array(items):
             keys: list[str] = [str(i) for i in range(len(items))]
-        elif isinstance(items, dict):  # v0.8 allows a map of items
+        elif is_json_object(items):  # v0.8 allows a map of items
             keys = [k.replace("~", "~0").replace("/", "~1") for k in items]
         else:
             return []
@@ -203,7 +204,7 @@ class _Renderer:
             out.append([f"<{len(keys) - MAX_ITEMS} more items>"])
         return out
 
-    def child(self, comp: dict[str, Any], prop: str, scope: str | None, stack: Any) -> list[str]:
+    def child(self, comp: dict[str, Any], prop: str, scope: str | None, stack: _Stack) -> list[str]:
         if prop not in comp:
             return []
         return self.node(comp[prop], scope, stack)
@@ -212,16 +213,16 @@ class _Renderer:
 Printer = Callable[[_Renderer, dict[str, Any], "str | None", Any], list[str]]
 
 
-def _text(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _text(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     text = r.text(c, "text", scope)
     if not text:
         return []
     lines = text.split("\n")
     variant = c.get("variant")
+    heading = isinstance(variant, str) and len(variant) == 2 and variant[0] == "h"
     if (
-        isinstance(variant, str)
-        and len(variant) == 2
-        and variant[0] == "h"
+        heading
+        and isinstance(variant, str)
         and variant[1] in "12345"
         and not lines[0].startswith("#")
     ):
@@ -229,7 +230,7 @@ def _text(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> lis
     return lines
 
 
-def _row(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _row(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     parts = r.children(c, scope, stack)
     if all(len(p) <= 1 for p in parts):
         pieces = [p[0] for p in parts if p]
@@ -240,11 +241,11 @@ def _row(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list
     return [line for p in parts for line in p]
 
 
-def _column(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _column(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     return [line for p in r.children(c, scope, stack) for line in p]
 
 
-def _list(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _list(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     parts = [p for p in r.children(c, scope, stack) if p]
     if c.get("direction") == "horizontal" and all(len(p) == 1 for p in parts):
         joined = " | ".join(p[0].strip() for p in parts)
@@ -256,19 +257,19 @@ def _list(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> lis
     return out
 
 
-def _card(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _card(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     return _indent(r.child(c, "child", scope, stack))
 
 
-def _tabs(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _tabs(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     tabs = c.get("tabs")
-    if not isinstance(tabs, list):
+    if not is_json_array(tabs):
         return [f"<bad tabs: {c.get('id')}>"]
     out: list[str] = []
     for tab in tabs:
         if r.over():
             break
-        if not isinstance(tab, dict):
+        if not is_json_object(tab):
             out.append("<bad tab>")
             continue
         out.append(f"[{r.show(resolve(tab.get('title'), r.surface, scope))}]")
@@ -276,15 +277,15 @@ def _tabs(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> lis
     return out
 
 
-def _modal(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _modal(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     return r.child(c, "trigger", scope, stack) + _indent(r.child(c, "content", scope, stack), "> ")
 
 
-def _divider(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _divider(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     return ["|" if c.get("axis") == "vertical" else DIVIDER]
 
 
-def _button(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _button(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     if "child" in c:
         label = _one_line(r.child(c, "child", scope, stack))
     else:  # the protocol doc's examples put a ``text`` (or ``label``) on buttons
@@ -293,7 +294,7 @@ def _button(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> l
     return [f"[* {label} *]" if c.get("variant") == "primary" else f"[ {label} ]"]
 
 
-def _checkbox(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _checkbox(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     mark = "[x]" if to_bool(r.value(c, "value", scope)) else "[ ]"
     label = r.text(c, "label", scope)
     return [f"{mark} {label}" if label else mark]
@@ -305,14 +306,14 @@ def _field(label: str, value: str) -> str:
     return f"{label} [{value}]" if label.rstrip().endswith(":") else f"{label}: [{value}]"
 
 
-def _textfield(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _textfield(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     value = r.text(c, "value", scope)
     if c.get("variant") == "obscured":
         value = "*" * len(value)
     return [_field(r.text(c, "label", scope), value)]
 
 
-def _datetime(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _datetime(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     label = r.text(c, "label", scope)
     if not label:
         date, time = c.get("enableDate") is True, c.get("enableTime") is True
@@ -320,9 +321,9 @@ def _datetime(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) ->
     return [_field(label, r.text(c, "value", scope))]
 
 
-def _choice(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _choice(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     selected = r.value(c, "value", scope)
-    if not isinstance(selected, list):
+    if not is_json_array(selected):
         selected = [] if selected in (None, "") else [selected]
     chosen = {to_text(v) for v in selected}
     multiple = c.get("variant") == "multipleSelection"
@@ -330,10 +331,10 @@ def _choice(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> l
     label = r.text(c, "label", scope)
     lines: list[str] = []
     options = c.get("options")
-    for option in options if isinstance(options, list) else []:
+    for option in options if is_json_array(options) else []:
         if r.over():
             break
-        if not isinstance(option, dict):
+        if not is_json_object(option):
             continue
         name = r.show(resolve(option.get("label"), r.surface, scope))
         mark = on if to_text(option.get("value")) in chosen else off
@@ -341,7 +342,7 @@ def _choice(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> l
     return [label, *_indent(lines)] if label else lines
 
 
-def _slider(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _slider(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     value = r.text(c, "value", scope)
     low = to_text(c.get("min", 0))
     high = to_text(c.get("max"))
@@ -350,26 +351,26 @@ def _slider(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> l
     return [f"{label}: {body}" if label else body]
 
 
-def _image(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _image(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     return [f"[image: {r.text(c, 'description', scope) or r.text(c, 'url', scope)}]"]
 
 
-def _icon(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _icon(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     name = r.value(c, "name", scope)
-    if isinstance(name, dict):
+    if is_json_object(name):
         return [":svg:" if "svgPath" in name else ":icon:"]
     return [f":{to_text(name)}:"]
 
 
-def _video(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _video(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     return [f"[video: {r.text(c, 'url', scope)}]"]
 
 
-def _audio(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _audio(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     return [f"[audio: {r.text(c, 'description', scope) or r.text(c, 'url', scope)}]"]
 
 
-def _generic(r: _Renderer, c: dict[str, Any], scope: str | None, stack: Any) -> list[str]:
+def _generic(r: _Renderer, c: dict[str, Any], scope: str | None, stack: _Stack) -> list[str]:
     head = f"<{to_text(c.get('component'))}: {c.get('id')}>"
     for prop in ("text", "label", "title"):
         if prop in c:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agui.a2ui import pointer, v08
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 __all__ = [
     "BASIC_CATALOG_ID",
@@ -67,12 +68,12 @@ MAX_JSON_DEPTH = 100
 """Deepest nesting of objects and arrays accepted in one operation."""
 
 
-def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+def too_deep(value: JSONValue, limit: int = MAX_JSON_DEPTH) -> bool:
     """True when ``value`` nests dicts/lists more than ``limit`` levels (iterative)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
-        if isinstance(node, dict):
+        if is_json_object(node):
             children: Any = node.values()
         elif isinstance(node, (list, tuple)):
             children = node
@@ -162,7 +163,7 @@ class Surface:
             self.rebuilds[cid] = self.rebuilds.get(cid, 0) + 1
         self.components[cid] = component
 
-    def write(self, path: str, value: Any) -> None:
+    def write(self, path: str, value: JSONValue) -> None:
         """Upsert ``value`` at ``path`` in the data model (records a problem on a bad path)."""
         try:
             self.data_model = pointer.put(self.data_model, path, value)
@@ -247,7 +248,7 @@ class SurfaceStore:
             return None
 
     def _apply(self, operation: Any) -> Surface | None:
-        if not isinstance(operation, dict):
+        if not is_json_object(operation):
             self.problems.append(f"operation is not an object: {type(operation).__name__}")
             return None
         kind, why = _kind_of(operation)
@@ -257,7 +258,7 @@ class SurfaceStore:
         if kind in V10_CALL_KINDS or kind in V10_RESPONSE_KINDS:
             return self._function_message(kind, operation)
         body = operation[kind]
-        sid = body.get("surfaceId") if isinstance(body, dict) else None
+        sid = body.get("surfaceId") if is_json_object(body) else None
         if not isinstance(sid, str):
             self.problems.append(f"{kind}: surfaceId missing or not a string")
             return None
@@ -294,13 +295,13 @@ class SurfaceStore:
             body["actionResponse"] = operation[kind]
         else:
             body = operation[kind]
-        if not isinstance(body, dict):
+        if not is_json_object(body):
             self.problems.append(f"{kind}: body must be an object")
             return None
         entry = {"kind": kind, "version": operation.get("version"), **body}
         call = entry.get("callFunction")
         if kind in V10_CALL_KINDS and not (
-            isinstance(call, dict) and isinstance(call.get("call"), str)
+            is_json_object(call) and isinstance(call.get("call"), str)
         ):
             self.problems.append(f"{kind}: callFunction needs a string call")
             return None
@@ -326,11 +327,11 @@ class SurfaceStore:
     def _updateComponents(self, surface: Surface, body: dict[str, Any], version: Any) -> None:
         surface.rendering = True
         components = body.get("components")
-        if not isinstance(components, list):
+        if not is_json_array(components):
             surface.problems.append("updateComponents: components must be a list")
             return
         for n, comp in enumerate(components):
-            if not isinstance(comp, dict) or not isinstance(comp.get("id"), str):
+            if not is_json_object(comp) or not isinstance(comp.get("id"), str):
                 surface.problems.append(f"updateComponents: component #{n} has no string id")
                 continue
             if isinstance(comp.get("component"), dict):  # v0.8 wrapper inside v0.9: accept
@@ -356,11 +357,11 @@ class SurfaceStore:
 
     def _surfaceUpdate(self, surface: Surface, body: dict[str, Any], version: Any) -> None:
         components = body.get("components")
-        if not isinstance(components, list):
+        if not is_json_array(components):
             surface.problems.append("surfaceUpdate: components must be a list")
             return
         for n, entry in enumerate(components):
-            if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            if not is_json_object(entry) or not isinstance(entry.get("id"), str):
                 surface.problems.append(f"surfaceUpdate: component #{n} has no string id")
                 continue
             flat, inits = v08.convert_component(entry, surface.problems)

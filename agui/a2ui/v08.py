@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
+
 __all__ = ["contents_to_json", "convert_bound", "convert_component"]
 
 _LITERAL_KEYS = ("literalString", "literalNumber", "literalBoolean", "literalArray")
@@ -40,14 +42,14 @@ _RENAMES: dict[str, dict[str, str]] = {
 _TYPE_RENAMES = {"MultipleChoice": "ChoicePicker"}
 
 
-def is_bound_value(value: Any) -> bool:
+def is_bound_value(value: JSONValue) -> bool:
     """True for a v0.8 BoundValue object (a literal* key and/or a lone ``path``)."""
-    return isinstance(value, dict) and (
+    return is_json_object(value) and (
         any(k in value for k in _LITERAL_KEYS) or (set(value) == {"path"})
     )
 
 
-def convert_bound(value: Any, inits: list[tuple[str, Any]]) -> Any:
+def convert_bound(value: JSONValue, inits: list[tuple[str, Any]]) -> Any:
     """A v0.8 BoundValue as a v0.9 dynamic value.
 
     Literal only -> the literal; path only -> ``{"path": p}``; both -> the
@@ -68,24 +70,24 @@ def convert_bound(value: Any, inits: list[tuple[str, Any]]) -> Any:
     return literal
 
 
-def _convert_children(value: Any) -> Any:
-    if isinstance(value, dict):
+def _convert_children(value: JSONValue) -> Any:
+    if is_json_object(value):
         if isinstance(value.get("explicitList"), list):
             return list(value["explicitList"])
         template = value.get("template")
-        if isinstance(template, dict):
+        if is_json_object(template):
             return {"componentId": template.get("componentId"), "path": template.get("dataBinding")}
     return value
 
 
 def _convert_action(action: Any, inits: list[tuple[str, Any]]) -> Any:
-    if not isinstance(action, dict) or "name" not in action:
+    if not is_json_object(action) or "name" not in action:
         return action
     context: dict[str, Any] = {}
     entries = action.get("context")
-    if isinstance(entries, list):
+    if is_json_array(entries):
         for entry in entries:
-            if isinstance(entry, dict) and isinstance(entry.get("key"), str):
+            if is_json_object(entry) and isinstance(entry.get("key"), str):
                 context[entry["key"]] = convert_bound(entry.get("value"), inits)
     event: dict[str, Any] = {"name": action["name"]}
     if context:
@@ -104,11 +106,11 @@ def convert_component(
     """
     cid = entry.get("id")
     wrapper = entry.get("component")
-    if not isinstance(wrapper, dict) or len(wrapper) != 1:
+    if not is_json_object(wrapper) or len(wrapper) != 1:
         problems.append(f"surfaceUpdate: component {cid!r} must wrap exactly one type")
         return None, []
     ((ctype, props),) = wrapper.items()
-    if not isinstance(props, dict):
+    if not is_json_object(props):
         problems.append(f"surfaceUpdate: component {cid!r} properties must be an object")
         return None, []
     inits: list[tuple[str, Any]] = []
@@ -121,10 +123,10 @@ def convert_component(
             value = _convert_children(value)
         elif key == "action":
             value = _convert_action(value, inits)
-        elif key in ("tabItems", "options") and isinstance(value, list):
+        elif key in ("tabItems", "options") and is_json_array(value):
             value = [
                 {k: convert_bound(v, inits) for k, v in item.items()}
-                if isinstance(item, dict)
+                if is_json_object(item)
                 else item
                 for item in value
             ]
@@ -146,7 +148,7 @@ def _entry_value(entry: dict[str, Any], problems: list[str], where: str) -> tupl
     if "valueMap" in entry:
         return True, contents_to_json(entry["valueMap"], problems, where)
     for key in ("valueArray", "valueList"):  # not in the schema; seen in the field
-        if key in entry and isinstance(entry[key], list):
+        if key in entry and is_json_array(entry[key]):
             return True, list(entry[key])
     problems.append(f"{where}: entry {entry.get('key')!r} has no value* property")
     return False, None
@@ -159,12 +161,12 @@ def contents_to_json(contents: Any, problems: list[str], where: str = "dataModel
     property are skipped with a line in ``problems``. A non-list input gives
     ``{}`` and a problem.
     """
-    if not isinstance(contents, list):
+    if not is_json_array(contents):
         problems.append(f"{where}: contents must be a list")
         return {}
     out: dict[str, Any] = {}
     for entry in contents:
-        if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
+        if not is_json_object(entry) or not isinstance(entry.get("key"), str):
             problems.append(f"{where}: skipped an entry without a string key")
             continue
         ok, value = _entry_value(entry, problems, where)

@@ -20,6 +20,7 @@ failure of the client: ``run_agent`` returns (``result.done.outcome ==
 from __future__ import annotations
 
 import copy
+import functools
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -29,10 +30,15 @@ import msgspec
 from agui.agent.edit import ConversationEditor
 from agui.agent.stage import SubscriberStage
 from agui.agent.subscriber import SubscriberParams, call_subscribers, notify_now
+from agui.client.capabilities import decode_capabilities
+from agui.client.interrupts import build_resume
 from agui.client.middleware import MiddlewareFn
+from agui.client.request import convert_list
 from agui.client.session import Session
 from agui.errors import RunError, TransportError
-from agui.types import Message
+from agui.log import enable_debug
+from agui.transports import HttpTransport
+from agui.types import AgentCapabilities, Context, Message, RunAgentInput, Tool
 from agui.updates import Done, ErrorUpdate
 
 if TYPE_CHECKING:
@@ -79,7 +85,7 @@ class _AgentTransport:
     def __init__(self, agent: AbstractAgent) -> None:
         self.agent = agent
 
-    def stream(self, run_input: Any) -> AsyncIterator[Any]:
+    def stream(self, run_input: RunAgentInput) -> AsyncIterator[Any]:
         return self.agent.run(run_input)
 
 
@@ -122,8 +128,6 @@ class AbstractAgent:
         self.description: str = description
         self.debug: bool = debug
         if debug:
-            from agui.log import enable_debug
-
             enable_debug()
         self.subscribers: list[Any] = []
         self.middleware: list[MiddlewareFn] = []
@@ -207,11 +211,13 @@ class AbstractAgent:
         added = self._editor.add_messages(messages)
         for message in added:
             notify_now(
-                self.subscribers, "on_new_message", lambda m=message: self._params(message=m)
+                self.subscribers, "on_new_message", functools.partial(self._params, message=message)
             )
             for call in getattr(message, "tool_calls", None) or ():
                 notify_now(
-                    self.subscribers, "on_new_tool_call", lambda c=call: self._params(tool_call=c)
+                    self.subscribers,
+                    "on_new_tool_call",
+                    functools.partial(self._params, tool_call=call),
                 )
         notify_now(self.subscribers, "on_messages_changed", self._params)
 
@@ -256,8 +262,6 @@ class AbstractAgent:
             agui.errors.DecodeError: the advertised capabilities do not decode.
             agui.errors.TransportError: retrieval failed (``HttpAgent``).
         """
-        from agui.client.capabilities import decode_capabilities
-        from agui.types import AgentCapabilities
 
         raw = await self.fetch_capabilities()
         if raw is None or isinstance(raw, AgentCapabilities):
@@ -291,8 +295,6 @@ class AbstractAgent:
                 run failed (as the ``ErrorUpdate`` reported it), unless an
                 ``on_run_failed`` subscriber returned ``stop_propagation=True``.
         """
-        from agui.client.request import convert_list
-        from agui.types import Context, Tool
 
         if self._is_running:
             raise RuntimeError("this agent is already running (await abort_run() first)")
@@ -306,8 +308,6 @@ class AbstractAgent:
         if forwarded_props is not None:
             overrides["forwarded_props"] = forwarded_props
         if resume is not None:
-            from agui.client.interrupts import build_resume
-
             overrides["resume"] = build_resume(self.session.pending_interrupts, resume)
         known = {m.id for m in self.session.messages}
         failure: Exception | None = None
@@ -413,7 +413,6 @@ class HttpAgent(AbstractAgent):
         client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
         max_tool_rounds: int = 8,
     ) -> None:
-        from agui.transports import HttpTransport
 
         self.transport: HttpTransport = HttpTransport(url, headers, timeout)
         self.capabilities_url: str | None = capabilities_url
@@ -469,7 +468,6 @@ class HttpAgent(AbstractAgent):
 
     def clone(self) -> HttpAgent:
         """As :meth:`AbstractAgent.clone`, with its own copy of the headers."""
-        from agui.transports import HttpTransport
 
         new = super().clone()
         assert isinstance(new, HttpAgent)

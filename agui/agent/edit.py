@@ -22,6 +22,7 @@ import msgspec
 
 from agui.client.request import convert_list
 from agui.pipeline.apply.patch import clone_json
+from agui.types import Message
 
 if TYPE_CHECKING:
     from agui.client.session import Session
@@ -50,7 +51,6 @@ class ConversationEditor:
 
     def set_messages(self, messages: Iterable[Any]) -> list[Message]:
         """Replace the messages (structs or wire dicts); returns them as structs."""
-        from agui.types import Message
 
         structs = convert_list(messages, Message, "messages")
         if self.session.is_streaming:
@@ -61,7 +61,6 @@ class ConversationEditor:
 
     def add_messages(self, messages: Iterable[Any]) -> list[Message]:
         """Append messages (structs or wire dicts); returns the new ones as structs."""
-        from agui.types import Message
 
         structs = convert_list(messages, Message, "messages")
         if self.session.is_streaming:

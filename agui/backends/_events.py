@@ -17,6 +17,8 @@ from typing import Any
 
 import msgspec
 
+from agui.jsonvalue import is_json_array, is_json_object
+
 JsonObj = dict[str, Any]
 
 __all__ = [
@@ -70,21 +72,21 @@ def input_as_json(run_input: Any) -> JsonObj:
     Absent optionals stay absent. Never raises on a struct; a non-object value
     yields ``{}``.
     """
-    if isinstance(run_input, dict):
+    if is_json_object(run_input):
         return run_input
     value = msgspec.to_builtins(run_input)
-    return value if isinstance(value, dict) else {}
+    return value if is_json_object(value) else {}
 
 
 def _message_text(message: JsonObj) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
-    if isinstance(content, list):  # content parts: join the text parts
+    if is_json_array(content):  # content parts: join the text parts
         return " ".join(
             part.get("text", "")
             for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
+            if is_json_object(part) and part.get("type") == "text"
         )
     return ""
 
@@ -96,7 +98,7 @@ def last_user_text(inp: JsonObj) -> str:
     parts joined with a space; other parts are ignored.
     """
     for message in reversed(inp.get("messages") or []):
-        if isinstance(message, dict) and message.get("role") == "user":
+        if is_json_object(message) and message.get("role") == "user":
             return _message_text(message)
     return ""
 

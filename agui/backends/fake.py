@@ -21,6 +21,9 @@ The scenario is the first word of the last user message (case-insensitive):
               the cancellation token and records that it noticed the client
               dropping the stream in ``app.state.run_log``.
 ``fail``      RUN_ERROR mid-run (a text message left open).
+``snapshot``  streams a short text, then a MESSAGES_SNAPSHOT (as LangGraph ends its runs)
+              that replaces that text and adds what was never streamed: a reasoning
+              message, a tool call, its result and an answer.
 anything else a well-behaved text turn echoing the user text.
 
 Everything is deterministic: ids are ``<runId>-msg-<n>``, ``<runId>-call-<n>``
@@ -40,7 +43,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agui.backends._events import (
     Ids,
@@ -54,6 +57,11 @@ from agui.backends._events import (
     tool_call,
     tool_result,
 )
+from agui.jsonvalue import is_json_array, is_json_object
+from agui.types import RunAgentInput
+
+if TYPE_CHECKING:
+    from agui.server import CancelToken, Emitter
 
 __all__ = [
     "CALL_ARGUMENTS",
@@ -158,7 +166,7 @@ class ScenarioContext:
     def resume(self) -> list[JsonObj]:
         """``RunAgentInput.resume`` entries ([] when absent)."""
         value = self.inp.get("resume")
-        return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+        return [e for e in value if is_json_object(e)] if is_json_array(value) else []
 
 
 Scenario = Callable[[ScenarioContext], AsyncIterator[JsonObj]]
@@ -307,13 +315,13 @@ def _approved(entry: JsonObj) -> bool:
     payload = entry.get("payload")
     if payload is False:
         return False
-    return not (isinstance(payload, dict) and payload.get("approved") is False)
+    return not (is_json_object(payload) and payload.get("approved") is False)
 
 
 def _tool_call_ids_by_name(inp: JsonObj) -> dict[str, str]:
     found: dict[str, str] = {}
     for message in inp.get("messages") or []:
-        if isinstance(message, dict) and message.get("role") == "assistant":
+        if is_json_object(message) and message.get("role") == "assistant":
             for call in message.get("toolCalls") or []:
                 name = (call.get("function") or {}).get("name")
                 if isinstance(name, str) and isinstance(call.get("id"), str):
@@ -327,7 +335,7 @@ async def _approve(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         intro = ctx.ids.message()
         for ev in text_message(intro, "Two actions need your approval."):
             yield ev
-        interrupts = []
+        interrupts: list[JsonObj] = []
         for name, (arguments, question, reason) in APPROVALS.items():
             call_id = ctx.ids.tool_call()
             for ev in tool_call(call_id, name, [json.dumps(arguments)], parent_message_id=intro):
@@ -374,7 +382,9 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     if not ctx.resume:
         titles = [t.strip() for t in _rest_of_text(ctx).split(",") if t.strip()]
         titles = titles or ["write report", "review PR"]
-        tasks = [{"id": i, "title": t, "done": False} for i, t in enumerate(titles, 1)]
+        tasks: list[dict[str, object]] = [
+            {"id": i, "title": t, "done": False} for i, t in enumerate(titles, 1)
+        ]
         call_id = ctx.ids.tool_call()
         yield {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": "add_tasks"}
         yield {
@@ -395,14 +405,14 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         yield run_finished(ctx.inp, outcome={"type": "interrupt", "interrupts": [interrupt]})
         return
     state = ctx.inp.get("state")
-    tasks = state.get("tasks") if isinstance(state, dict) else None
-    if not isinstance(tasks, list) or not tasks:
+    saved = state.get("tasks") if is_json_object(state) else None
+    if not is_json_array(saved) or not saved:
         yield run_error(
             "resumed without the first half's state (no tasks in RunAgentInput.state)",
             "missing_state",
         )
         return
-    titles = [str(t.get("title")) for t in tasks if isinstance(t, dict)]
+    titles = [str(t.get("title")) for t in saved if is_json_object(t)]
     if ctx.resume[0].get("status") != "resolved":
         for ev in text_message(ctx.ids.message(), f"Stopped; {len(titles)} tasks left open."):
             yield ev
@@ -413,15 +423,15 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield {
         "type": "TOOL_CALL_ARGS",
         "toolCallId": call_id,
-        "delta": json.dumps({"ids": [t.get("id") for t in tasks if isinstance(t, dict)]}),
+        "delta": json.dumps({"ids": [t.get("id") for t in saved if is_json_object(t)]}),
     }
-    patch = [{"op": "add", "path": f"/tasks/{i}/done", "value": True} for i in range(len(tasks))]
+    patch = [{"op": "add", "path": f"/tasks/{i}/done", "value": True} for i in range(len(saved))]
     patch.append({"op": "add", "path": "/phase", "value": "finished"})
     yield {"type": "STATE_DELTA", "delta": patch}
     yield {"type": "TOOL_CALL_END", "toolCallId": call_id}
     yield tool_result(ctx.ids.result(), call_id, f"finished {len(titles)} tasks")
     carried = sum(
-        1 for m in ctx.inp.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool"
+        1 for m in ctx.inp.get("messages") or [] if is_json_object(m) and m.get("role") == "tool"
     )
     text = (
         f"Finished {len(titles)} tasks carried over from the first half: {', '.join(titles)} "
@@ -473,6 +483,37 @@ async def _fail(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield run_error("the fake backend failed on purpose", "fake_failure")
 
 
+async def _snapshot(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
+    yield run_started(ctx.inp)
+    streamed = ctx.ids.message()
+    for ev in text_message(streamed, "Checking the board"):
+        yield ev
+    call_id = ctx.ids.tool_call()
+    sent = ctx.inp.get("messages")
+    yield {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [
+            *(sent if isinstance(sent, list) else []),
+            {"id": streamed, "role": "assistant", "content": "Checking the board: 1 task."},
+            {"id": ctx.ids.next("thought"), "role": "reasoning", "content": "Add a review."},
+            {
+                "id": ctx.ids.message(),
+                "role": "assistant",
+                "toolCalls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "add_task", "arguments": '{"title": "review"}'},
+                    }
+                ],
+            },
+            {"id": ctx.ids.result(), "role": "tool", "content": "added", "toolCallId": call_id},
+            {"id": ctx.ids.message(), "role": "assistant", "content": "Board updated."},
+        ],
+    }
+    yield run_finished(ctx.inp)
+
+
 async def _default(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield run_started(ctx.inp)
     said = ctx.text or "nothing"
@@ -491,6 +532,7 @@ SCENARIOS: dict[str, Scenario] = {
     "busy": _busy,
     "slow": _slow,
     "fail": _fail,
+    "snapshot": _snapshot,
     "default": _default,
 }
 
@@ -513,7 +555,7 @@ def fake_agent(log: RunLog | None = None) -> Callable[..., Any]:
     """
     run_log = log if log is not None else RunLog()
 
-    async def agent(run_input: Any, emit: Any, cancel: Any) -> None:
+    async def agent(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> None:
         inp = input_as_json(run_input)
         name = scenario_name(inp)
         ctx = ScenarioContext(inp, Ids(str(inp.get("runId", "run"))), cancel, run_log)
@@ -536,6 +578,7 @@ def create_app(*, guard: bool = True) -> Any:
     :class:`RunLog` (``app.state.run_log.cancelled_runs``: run ids whose agent
     noticed the client dropping the stream).
     """
+    # lazy: the server extra (starlette, uvicorn) is optional; raw's routes need it too
     from agui import server
     from agui.backends import raw
 

@@ -33,10 +33,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agui.backends._events import Ids, JsonObj, input_as_json, run_error, run_started
 from agui.backends.llm_messages import chat_messages, chat_tools, token_usage
+from agui.types import RunAgentInput
+
+if TYPE_CHECKING:
+    from agui.server import CancelToken, Emitter
 
 __all__ = ["LlmAgent", "LlmConfig", "LlmConfigError", "create_app", "llm_config"]
 
@@ -253,7 +257,7 @@ class LlmAgent:
             params["tools"] = tools
         return params
 
-    async def __call__(self, run_input: Any, emit: Any, cancel: Any) -> None:
+    async def __call__(self, run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> None:
         """Run one turn: RUN_STARTED, the streamed response, RUN_FINISHED (or RUN_ERROR)."""
         import openai
 
@@ -330,6 +334,7 @@ def create_app(
         LlmConfigError: see :func:`llm_config`.
         ImportError: the ``llm`` extra (``openai``) or the ``server`` extra is missing.
     """
+    # lazy: the server extra (starlette, uvicorn) is optional
     from agui import server
 
     agent = LlmAgent(

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agui.jsonvalue import is_json_array, is_json_object
+
 JsonObj = dict[str, Any]
 
 __all__ = ["chat_messages", "chat_tools", "token_usage"]
@@ -27,11 +29,11 @@ def _parts_text(content: Any) -> str:
     """Text of a message content (str, or content parts: text parts joined with a newline)."""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
+    if is_json_array(content):
         return "\n".join(
             part["text"]
             for part in content
-            if isinstance(part, dict)
+            if is_json_object(part)
             and part.get("type") == "text"
             and isinstance(part.get("text"), str)
         )
@@ -41,7 +43,7 @@ def _parts_text(content: Any) -> str:
 def _image_url(source: Any) -> str | None:
     """An image part's source as a URL: a ``url`` source as is, a ``data``
     source as a ``data:`` URL; a ``file`` handle has none."""
-    if not isinstance(source, dict) or not isinstance(source.get("value"), str):
+    if not is_json_object(source) or not isinstance(source.get("value"), str):
         return None
     if source.get("type") == "url":
         return str(source["value"])
@@ -53,11 +55,11 @@ def _image_url(source: Any) -> str | None:
 def _user_content(content: Any) -> Any:
     """A user message's content: a str as is; parts as chat parts (text; an image
     from a URL or inline data as ``image_url``; other parts left out)."""
-    if not isinstance(content, list):
+    if not is_json_array(content):
         return _parts_text(content)
     parts: list[JsonObj] = []
     for part in content:
-        if not isinstance(part, dict):
+        if not is_json_object(part):
             continue
         if part.get("type") == "text" and isinstance(part.get("text"), str):
             parts.append({"type": "text", "text": part["text"]})
@@ -67,10 +69,10 @@ def _user_content(content: Any) -> Any:
 
 
 def _tool_calls(calls: Any) -> list[JsonObj]:
-    out = []
-    for call in calls if isinstance(calls, list) else []:
-        fn = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(fn, dict):
+    out: list[JsonObj] = []
+    for call in calls if is_json_array(calls) else []:
+        fn = call.get("function") if is_json_object(call) else None
+        if not is_json_object(fn):
             continue
         out.append(
             {
@@ -94,8 +96,8 @@ def chat_messages(messages: Any) -> list[JsonObj]:
     developer, user, assistant and tool are left out.
     """
     out: list[JsonObj] = []
-    for message in messages if isinstance(messages, list) else []:
-        if not isinstance(message, dict):
+    for message in messages if is_json_array(messages) else []:
+        if not is_json_object(message):
             continue
         role = message.get("role")
         content = message.get("content")
@@ -126,16 +128,16 @@ def chat_messages(messages: Any) -> list[JsonObj]:
 def chat_tools(tools: Any) -> list[JsonObj]:
     """The AG-UI ``tools`` (wire JSON list of ``Tool``) as chat-completions
     function tools; a tool without ``parameters`` takes an empty object."""
-    out = []
-    for tool in tools if isinstance(tools, list) else []:
-        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+    out: list[JsonObj] = []
+    for tool in tools if is_json_array(tools) else []:
+        if not is_json_object(tool) or not isinstance(tool.get("name"), str):
             continue
         params = tool.get("parameters")
         fn: JsonObj = {
             "name": tool["name"],
             "description": str(tool.get("description", "")),
             "parameters": params
-            if isinstance(params, dict)
+            if is_json_object(params)
             else {"type": "object", "properties": {}},
         }
         out.append({"type": "function", "function": fn})
@@ -156,7 +158,7 @@ def token_usage(usage: Any, model: str | None = None) -> JsonObj | None:
     ``prompt_tokens_details.cached_tokens`` -> ``cachedInputTokens``; ``model``
     when known. None when ``usage`` is not an object. Counts that are not
     non-negative integers are left out."""
-    if not isinstance(usage, dict):
+    if not is_json_object(usage):
         return None
     out: JsonObj = {}
     if model:
@@ -169,9 +171,9 @@ def token_usage(usage: Any, model: str | None = None) -> JsonObj | None:
         ("totalTokens", usage.get("total_tokens")),
         (
             "reasoningTokens",
-            completion.get("reasoning_tokens") if isinstance(completion, dict) else None,
+            completion.get("reasoning_tokens") if is_json_object(completion) else None,
         ),
-        ("cachedInputTokens", prompt.get("cached_tokens") if isinstance(prompt, dict) else None),
+        ("cachedInputTokens", prompt.get("cached_tokens") if is_json_object(prompt) else None),
     ):
         if (n := _count(value)) is not None:
             out[key] = n

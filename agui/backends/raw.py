@@ -26,6 +26,7 @@ from typing import Any
 __all__ = ["MAX_FRAME_BYTES", "RAW_STREAMS", "RawStream", "frame", "routes", "stream_bytes"]
 
 #: The client's default SSE frame cap (10 MiB); ``oversized-frame`` goes past it.
+from agui.jsonvalue import is_json_object
 from agui.wire.sse import MAX_FRAME_BYTES
 
 Writes = Callable[[str, str], Iterable[bytes]]
@@ -168,7 +169,7 @@ def _split_utf8(t: str, r: str) -> Iterator[bytes]:
         [_started(t, r), {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}]
     )
     data = frame({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": SPLIT_UTF8_TEXT})
-    cuts = []
+    cuts: list[int] = []
     for char in ("ï", "→", "👋"):
         start = data.index(char.encode())
         cuts.append(start + 1)  # one byte into the sequence
@@ -489,7 +490,7 @@ async def _ids(request: Any) -> tuple[str, str]:
             body = json.loads(await request.body())
         except ValueError:
             body = None
-        if isinstance(body, dict):
+        if is_json_object(body):
             if isinstance(body.get("threadId"), str):
                 thread_id = body["threadId"]
             if isinstance(body.get("runId"), str):

@@ -35,7 +35,7 @@ import copy
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agui.backends._events import (
     Ids,
@@ -49,6 +49,11 @@ from agui.backends._events import (
     tool_call,
     tool_result,
 )
+from agui.jsonvalue import is_json_object
+from agui.types import RunAgentInput, Tool
+
+if TYPE_CHECKING:
+    from agui.server import CancelToken, Emitter
 
 __all__ = [
     "BASIC_CATALOG_ID",
@@ -122,16 +127,14 @@ def offered_tools() -> list[Any]:
     ``Session``'s ``tools``)."""
     import msgspec
 
-    from agui.types import Tool
-
     return [msgspec.convert(tool, Tool) for tool in TOOLS]
 
 
 def _tasks_from_state(state: Any) -> list[JsonObj] | None:
     """The task list of the client's state (deep copy), or None when absent/invalid."""
-    if not isinstance(state, dict) or not isinstance(state.get("tasks"), list):
+    if not is_json_object(state) or not isinstance(state.get("tasks"), list):
         return None
-    return [copy.deepcopy(t) for t in state["tasks"] if isinstance(t, dict)]
+    return [copy.deepcopy(t) for t in state["tasks"] if is_json_object(t)]
 
 
 def _summary(tasks: list[JsonObj]) -> str:
@@ -189,7 +192,7 @@ class _Board:
 
     def __init__(self, inp: JsonObj) -> None:
         state = inp.get("state")
-        self.base: JsonObj = dict(state) if isinstance(state, dict) else {}
+        self.base: JsonObj = dict(state) if is_json_object(state) else {}
         tasks = _tasks_from_state(state)
         self.client_has_tasks = tasks is not None
         self.tasks: list[JsonObj] = tasks or []
@@ -269,13 +272,13 @@ def _listing(tasks: list[JsonObj]) -> str:
     return "\n".join([f"Board ({_summary(tasks)}):", *lines])
 
 
-def board_events(run_input: Any) -> Iterator[JsonObj]:
+def board_events(run_input: RunAgentInput) -> Iterator[JsonObj]:
     """Every event of one task-board run, in order (``run_input``: a
     ``RunAgentInput`` struct or its wire JSON). Deterministic; no I/O."""
     inp = input_as_json(run_input)
     ids = Ids(str(inp.get("runId", "run")))
     yield run_started(inp)
-    offered = {t.get("name") for t in inp.get("tools") or [] if isinstance(t, dict)}
+    offered = {t.get("name") for t in inp.get("tools") or [] if is_json_object(t)}
     missing = [t["name"] for t in TOOLS if t["name"] not in offered]
     if missing:
         yield run_error(
@@ -331,7 +334,7 @@ def board_events(run_input: Any) -> Iterator[JsonObj]:
     yield run_finished(inp)
 
 
-async def task_board_agent(run_input: Any, emit: Any, cancel: Any) -> None:
+async def task_board_agent(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> None:
     """The ``/agent`` handler: emits :func:`board_events` in order."""
     for event in board_events(run_input):
         await emit(event)
@@ -339,6 +342,7 @@ async def task_board_agent(run_input: Any, emit: Any, cancel: Any) -> None:
 
 def create_app(*, guard: bool = True) -> Any:
     """The serve-task-board ASGI app (Starlette), endpoint ``POST /agent``."""
+    # lazy: the server extra (starlette, uvicorn) is optional
     from agui import server
 
     return server.create_app(task_board_agent, path="/agent", guard=guard)

@@ -15,12 +15,18 @@ escapes before ``main`` runs; every other exception goes to the previous hook.
 import os as _os
 import signal as _signal
 import sys as _sys
+from collections.abc import Callable as _Callable
+from types import FrameType as _FrameType
+from types import TracebackType as _TracebackType
+
+_ExceptHook = _Callable[[type[BaseException], BaseException, _TracebackType | None], object]
 
 #: SIGINTs received while start-up deferred them (see the module doc)
 deferred_interrupts: list[int] = []
 
 
-def _defer(signum, frame):
+def defer_sigint(signum: int, frame: _FrameType | None) -> None:
+    """The SIGINT handler while start-up defers Ctrl-C: records ``signum``."""
     deferred_interrupts.append(signum)
 
 
@@ -29,8 +35,13 @@ def _as_program() -> bool:
     return name in ("board-watch", "-m")
 
 
-def _interrupted_hook(kind, value, tb, _previous=_sys.excepthook):
-    if kind is not None and issubclass(kind, KeyboardInterrupt):
+def _interrupted_hook(
+    kind: type[BaseException],
+    value: BaseException,
+    tb: _TracebackType | None,
+    _previous: _ExceptHook = _sys.excepthook,
+) -> None:
+    if issubclass(kind, KeyboardInterrupt):
         try:
             _sys.stderr.write("board-watch: error: interrupted\n")
             _sys.stderr.flush()
@@ -44,6 +55,6 @@ if _as_program():
     _sys.excepthook = _interrupted_hook
     try:
         if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
-            _signal.signal(_signal.SIGINT, _defer)
+            _signal.signal(_signal.SIGINT, defer_sigint)
     except (ValueError, OSError):  # not the main thread
         pass

@@ -24,6 +24,10 @@ from agui import updates as u
 from agui.cli.io import CliError, Console, EndOfInput
 from agui.cli.render import Line, Renderer
 from agui.cli.sanitize import sanitize
+from agui.client.interrupts import cancelled, resolved
+from agui.jsonvalue import is_json_object
+from agui.pipeline.profiles import wants_resume_value
+from agui.wire.json import loads_json_text
 
 __all__ = [
     "answer_for",
@@ -32,6 +36,7 @@ __all__ = [
     "ask_tool_result",
     "calls_left",
     "cannot_send",
+    "end_of_input",
     "check_tool_results",
     "open_tool_calls",
     "parse_tool_result",
@@ -46,13 +51,13 @@ def wants_approval_flag(interrupt: Any) -> bool:
     """True when the interrupt's ``responseSchema`` declares a boolean
     ``approved`` property (then the answer payload is ``{"approved": ...}``)."""
     schema = getattr(interrupt, "response_schema", None)
-    if isinstance(interrupt, dict):
+    if is_json_object(interrupt):
         schema = interrupt.get("responseSchema")
-    if not isinstance(schema, dict):
+    if not is_json_object(schema):
         return False
     props = schema.get("properties")
     return (
-        isinstance(props, dict)
+        is_json_object(props)
         and isinstance(props.get("approved"), dict)
         and (props["approved"].get("type") == "boolean")
     )
@@ -61,8 +66,6 @@ def wants_approval_flag(interrupt: Any) -> bool:
 def answer_for(interrupt: Any, yes: bool) -> Any:
     """The resume answer for one interrupt (see module doc), built with the
     :mod:`agui.client.interrupts` helpers."""
-    from agui.client.interrupts import cancelled, resolved
-    from agui.pipeline.profiles import wants_resume_value
 
     if wants_approval_flag(interrupt) or wants_resume_value(interrupt):
         return resolved({"approved": yes})
@@ -70,7 +73,7 @@ def answer_for(interrupt: Any, yes: bool) -> Any:
 
 
 def _interrupt_id(interrupt: Any) -> str:
-    return str(interrupt.get("id") if isinstance(interrupt, dict) else interrupt.id)
+    return str(interrupt.get("id") if is_json_object(interrupt) else interrupt.id)
 
 
 def ask_answers(
@@ -102,7 +105,8 @@ def ask_answers(
     return answers, lines
 
 
-def _end_of_input(console: Console, interrupts: list[Any]) -> None:
+def end_of_input(console: Console, interrupts: list[Any]) -> None:
+    """Print the ``stop`` line for input that ended with ``interrupts`` unanswered."""
     n = len(interrupts)
     console.write(
         [
@@ -120,7 +124,6 @@ def parse_tool_result(text: str) -> tuple[str, str]:
     the canned result sent for every call to tool NAME, the JSON as given
     (stripped). Raises ``ValueError`` (the message says what is wrong) when
     there is no ``=``, NAME is empty, or the rest is not one JSON value."""
-    from agui.wire.json import loads_json_text
 
     name, sep, value = text.partition("=")
     name, value = name.strip(), value.strip()
@@ -177,7 +180,7 @@ def open_tool_calls(session: Any) -> list[Any]:
     (``session.tools``), in the order the run left them."""
     offered = {t.name for t in session.tools}
     conversation = session.conversation
-    calls = []
+    calls: list[Any] = []
     for call_id in conversation.unanswered_tool_call_ids():
         call = conversation.tool_call(call_id)
         if call is not None and call.function.name in offered:
@@ -238,7 +241,7 @@ def stop_at_end(console: Console, session: Any, interrupts: list[Any]) -> None:
     """The ``stop`` line at end of input: the ``interrupts`` left unanswered,
     or else the :func:`open_tool_calls` of ``session``."""
     if interrupts:
-        _end_of_input(console, interrupts)
+        end_of_input(console, interrupts)
     else:
         _end_of_input_calls(console, open_tool_calls(session))
 
@@ -249,7 +252,7 @@ def cannot_send(session: Any, exc: Exception) -> Line:
     offer, it names them and the way out (``--tools``), not the SDK call."""
     offered = {t.name for t in session.tools}
     conversation = session.conversation
-    stuck = []
+    stuck: list[str] = []
     for call_id in conversation.unanswered_tool_call_ids():
         call = conversation.tool_call(call_id)
         if call is not None and call.function.name not in offered:

@@ -24,8 +24,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agui.a2ui import render_surfaces, surfaces_from_messages
+from agui.cli.io import clean, isatty
 from agui.cli.render import Line, format_json
 from agui.cli.sanitize import sanitize
+from agui.jsonvalue import is_json_object
 
 if TYPE_CHECKING:
     from agui.cli.io import Console
@@ -60,7 +63,7 @@ class TaskRow:
         title. Returns None for anything else."""
         if isinstance(value, str):
             return cls(id="", title=value, done=False)
-        if not isinstance(value, dict):
+        if not is_json_object(value):
             return None
         ident = value.get("id", value.get("taskId", ""))
         title = value.get("title", value.get("text", value.get("name")))
@@ -89,7 +92,7 @@ class BoardState:
     @classmethod
     def from_state(cls, state: Any) -> BoardState:
         """Lenient read of any JSON state; never raises."""
-        if not isinstance(state, dict) or not isinstance(state.get("tasks"), list):
+        if not is_json_object(state) or not isinstance(state.get("tasks"), list):
             return cls(tasks=None, raw=state)
         rows = tuple(r for r in (TaskRow.from_json(t) for t in state["tasks"]) if r is not None)
         if len(rows) != len(state["tasks"]):
@@ -107,10 +110,6 @@ def surface_lines(messages: Iterable[Any]) -> dict[str, list[str]]:
 
 def _surfaces(messages: Iterable[Any]) -> tuple[dict[str, list[str]], dict[str, int]]:
     """(:func:`surface_lines`, ``{surfaceId: number of components}``)."""
-    try:
-        from agui.a2ui import render_surfaces, surfaces_from_messages
-    except ImportError:
-        return {}, {}
     try:
         surfaces = surfaces_from_messages(messages)
         # one output budget for every surface of the board, not one each
@@ -210,10 +209,9 @@ def write_panel(console: Console, panel: BoardPanel, max_width: int = 400) -> No
     """Print ``panel`` (state JSON cut at ``max_width`` columns, 0 = never):
     boxed (:func:`boxed_panel`) when the console's stdout is a terminal, else
     as its labelled :meth:`BoardPanel.lines`, exactly as a transcript has them."""
-    from agui.cli.io import _isatty
 
     lines = panel.lines(max_width)
-    if not _isatty(console.stdout):
+    if not isatty(console.stdout):
         console.write(lines)
         return
     import shutil
@@ -239,7 +237,6 @@ def boxed_panel(console: Console, lines: list[Line], width: int) -> str:
     from rich.text import Text
 
     width = max(width, 20)
-    from agui.cli.io import clean
 
     run = Text(clean(lines[1].body)) if len(lines) > 1 else None
     rows = [Text.from_ansi(console.format(line)) for line in lines[2:]]
@@ -248,8 +245,9 @@ def boxed_panel(console: Console, lines: list[Line], width: int) -> str:
         rows.append(run)
         run, edge = None, 0
     inner = max((row.cell_len for row in rows), default=0) + 4
+    buffer = StringIO()
     out = RichConsole(
-        file=StringIO(),
+        file=buffer,
         width=width,
         force_terminal=console.colour,
         color_system="standard" if console.colour else None,
@@ -271,4 +269,4 @@ def boxed_panel(console: Console, lines: list[Line], width: int) -> str:
             border_style="dim" if console.colour else "",
         )
     )
-    return str(out.file.getvalue())  # type: ignore[attr-defined]
+    return buffer.getvalue()

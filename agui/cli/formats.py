@@ -9,9 +9,24 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from agui import errors as e
 from agui.cli.sanitize import sanitize, sanitize_fragment
+from agui.cli.text import cut
+from agui.jsonvalue import is_json_array, is_json_object
 
-__all__ = ["format_arguments", "format_error", "format_json"]
+__all__ = [
+    "a2ui_render_summary",
+    "attr_of",
+    "cut_chars",
+    "done_text",
+    "format_arguments",
+    "format_error",
+    "format_json",
+    "join_fragments",
+    "names_path",
+    "patch_text",
+    "surface_summary",
+]
 
 
 def format_json(value: Any, max_chars: int = 0) -> str:
@@ -22,12 +37,11 @@ def format_json(value: Any, max_chars: int = 0) -> str:
         text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
     except (TypeError, ValueError):
         text = repr(value)
-    return _cut(sanitize(text), max_chars)
+    return cut_chars(sanitize(text), max_chars)
 
 
-def _cut(text: str, max_chars: int) -> str:
-    from agui.cli.text import cut
-
+def cut_chars(text: str, max_chars: int) -> str:
+    """``text`` cut to ``max_chars`` characters with a trailing ``…`` (0: never cut)."""
     return cut(text, max_chars)
 
 
@@ -40,7 +54,7 @@ def format_arguments(arguments: str, max_chars: int = 0) -> str:
     try:
         value = json.loads(arguments)
     except ValueError:
-        return _cut(sanitize(arguments), max_chars) + " (invalid JSON)"
+        return cut_chars(sanitize(arguments), max_chars) + " (invalid JSON)"
     return format_json(value, max_chars)
 
 
@@ -49,7 +63,6 @@ def format_error(error: BaseException) -> str:
     ``protocol violation: <message> (<code>)``, ``run error: ...``,
     ``transport error: ...``, ``decode error: ...`` or the exception text."""
     # Imported lazily by name so this module needs only agui.errors.
-    from agui import errors as e
 
     if isinstance(error, e.ProtocolViolation):
         return f"protocol violation: {sanitize(error.message)} ({sanitize(error.code)})"
@@ -64,14 +77,15 @@ def format_error(error: BaseException) -> str:
     return f"{name}: {sanitize(error)}" if str(error) else name
 
 
-def _fragments(parts: Iterable[str]) -> str:
+def join_fragments(parts: Iterable[str]) -> str:
+    """Each delta fragment sanitised and bracketed, joined (``--fragments``)."""
     return "".join(f"[{sanitize_fragment(p)}]" for p in parts)
 
 
-def _attr(obj: Any, *names: str) -> Any:
+def attr_of(obj: Any, *names: str) -> Any:
     """First present attribute / key of a generated struct or plain dict."""
     for name in names:
-        value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+        value = obj.get(name) if is_json_object(obj) else getattr(obj, name, None)
         if value is not None and type(value).__name__ != "UnsetType":
             return value
     return None
@@ -80,14 +94,14 @@ def _attr(obj: Any, *names: str) -> Any:
 _PATH_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 
 
-def _names(message: str, path: str) -> bool:
+def names_path(message: str, path: str) -> bool:
     """True when ``message`` already names JSON ``path`` (``$.a[0]``) as an
     RFC 6901 pointer (``/a/0``), as the lenient decoder's warnings do."""
     pointer = "".join("/" + (key or index) for key, index in _PATH_STEP.findall(path))
     return bool(pointer) and f"{pointer} " in f"{message} "
 
 
-def _render_a2ui_summary(arguments: str) -> str | None:
+def a2ui_render_summary(arguments: str) -> str | None:
     """``surface <id>: createSurface, ...`` for ``render_a2ui`` arguments that
     carry A2UI operations (``a2ui_operations`` / ``operations``), else None:
     the surface itself is drawn by the board panel, so the call line names
@@ -96,26 +110,26 @@ def _render_a2ui_summary(arguments: str) -> str | None:
         value = json.loads(arguments)
     except ValueError:
         return None
-    if not isinstance(value, dict):
+    if not is_json_object(value):
         return None
     ops = value.get("a2ui_operations", value.get("operations"))
-    if not isinstance(ops, list):
+    if not is_json_array(ops):
         return None
-    return "surface " + _surface_summary(str(value.get("surfaceId", "?")), {"a2ui_operations": ops})
+    return "surface " + surface_summary(str(value.get("surfaceId", "?")), {"a2ui_operations": ops})
 
 
-def _surface_summary(message_id: str, content: Any) -> str:
+def surface_summary(message_id: str, content: Any) -> str:
     """``<surfaceId>: createSurface, updateComponents`` for an ``a2ui-surface``
     activity's content (``a2ui_operations`` / ``operations`` or a ``status``)."""
-    if isinstance(content, dict):
+    if is_json_object(content):
         ops = content.get("a2ui_operations", content.get("operations"))
-        if isinstance(ops, list):
+        if is_json_array(ops):
             by_surface: dict[str, list[str]] = {}
             for op in ops:
-                if not isinstance(op, dict):
+                if not is_json_object(op):
                     continue
                 for kind, body in op.items():
-                    if kind == "version" or not isinstance(body, dict):
+                    if kind == "version" or not is_json_object(body):
                         continue
                     sid = str(body.get("surfaceId", "?"))
                     by_surface.setdefault(sid, []).append(kind)
@@ -143,7 +157,7 @@ _USAGE_FIELDS = (
 def _usage_text(usage: tuple[Any, ...]) -> str:
     """``TokenUsage`` entries as ``12 in, 3 out, 15 total [model]``; absent counts
     are left out (absent is not zero), entries joined with ``; ``."""
-    parts = []
+    parts: list[str] = []
     for entry in usage:
         counts = [
             f"{getattr(entry, attr)} {label}"
@@ -160,12 +174,12 @@ def _usage_text(usage: tuple[Any, ...]) -> str:
     return "; ".join(parts)
 
 
-def _patch_text(patch: list[Any], max_chars: int) -> str:
+def patch_text(patch: list[Any], max_chars: int) -> str:
     """``op path value; ...`` for the JSON Patch of a ``StateChanged``, cut to
     ``max_chars``."""
-    ops = []
+    ops: list[str] = []
     for op in patch:
-        if isinstance(op, dict):
+        if is_json_object(op):
             kind = op.get("op", "?")
             path = op.get("path", "")
             if kind in ("add", "replace", "test"):
@@ -176,14 +190,14 @@ def _patch_text(patch: list[Any], max_chars: int) -> str:
                 ops.append(f"{kind} {path}")
         else:
             ops.append(format_json(op))
-    return _cut(sanitize("; ".join(ops)), max_chars)
+    return cut_chars(sanitize("; ".join(ops)), max_chars)
 
 
-def _done_text(up: Any, error_texts: set[str], max_chars: int) -> str:
+def done_text(up: Any, error_texts: set[str], max_chars: int) -> str:
     """The body of a ``done`` line for a ``Done`` update: the outcome, its reason
     (or ``(see the error above)`` when ``error_texts`` holds it), pending tool
     calls, the result and the token usage."""
-    body = up.outcome
+    body: str = up.outcome
     if up.reason and up.reason in error_texts:
         body += " (see the error above)"
     elif up.reason:

@@ -38,7 +38,7 @@ from agui.cli.render import LABEL_WIDTH, Line
 from agui.cli.sanitize import sanitize
 from agui.cli.text import redact_credentials
 
-__all__ = ["COLOURS", "CliError", "Console", "EndOfInput", "SafeStream", "clean"]
+__all__ = ["COLOURS", "CliError", "Console", "EndOfInput", "SafeStream", "clean", "isatty"]
 
 COLOURS = {
     "run": "2", "text": "0", "think": "2;3", "call": "36", "args": "2;36", "end": "36",
@@ -125,11 +125,15 @@ def _lenient_input(stream: TextIO) -> None:
         pass
 
 
-def _isatty(stream: TextIO) -> bool:
+def isatty(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal; False for a stream without ``isatty`` or a closed one."""
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):
         return False
+
+
+_isatty = isatty  # the old name, still imported by agui.cli.live
 
 
 @dataclass
@@ -164,9 +168,9 @@ class Console:
         i = io.StringIO() if i is None else i
         o = _closed_output() if o is None else o
         e = _closed_output() if e is None else e
-        colour = _isatty(o) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+        colour = isatty(o) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
         _lenient_input(i)
-        return cls(i, o, e, interactive=_isatty(i), colour=colour)
+        return cls(i, o, e, interactive=isatty(i), colour=colour)
 
     def format(self, line: Line) -> str:
         """``line`` as text, with the label coloured when ``colour``."""
@@ -196,7 +200,7 @@ class Console:
     def prompt_stream(self) -> TextIO:
         """Where prompts go: stdout when it is a TTY, else stderr (a piped
         stdout records the run, not the questions)."""
-        return self.stdout if _isatty(self.stdout) else self.stderr
+        return self.stdout if isatty(self.stdout) else self.stderr
 
     def _prompt(self, text: str) -> None:
         try:
@@ -214,7 +218,7 @@ class Console:
         line. ``KeyboardInterrupt`` (Ctrl-C) is not caught: it propagates, so
         it can never be read as an answer."""
         prompt = clean(prompt)
-        if self.interactive and self._own_terminal() and _isatty(self.stdout):
+        if self.interactive and self._own_terminal() and isatty(self.stdout):
             line = self._input(prompt)
         else:
             if self.interactive and prompt:

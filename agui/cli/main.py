@@ -38,6 +38,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from agui import cli
 from agui.cli.io import CliError, Console, SafeStream
 
 __all__ = ["build_parser", "main"]
@@ -200,6 +201,7 @@ def _positive_int(text: str) -> int:
 
 
 def _tool_result(text: str) -> tuple[str, str]:
+    # lazy: start-up cost (answers pulls in the client); only --tool-result needs it
     from agui.cli.answers import tool_result_arg
 
     return tool_result_arg(text)
@@ -221,6 +223,7 @@ def _version() -> str:
 
         return version("agui-sdk")
     except Exception:  # noqa: BLE001 - not installed as a distribution
+        # lazy: only --version reads it
         from agui import __version__
 
         return str(__version__)
@@ -366,8 +369,8 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     """The subcommand's parser (so its usage errors name ``board-watch COMMAND``)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            found: argparse.ArgumentParser = action.choices[command]
-            return found
+            chosen: argparse.ArgumentParser = action.choices[command]
+            return chosen
     return parser  # pragma: no cover
 
 
@@ -410,8 +413,8 @@ def main(
         # the same Ctrl-C while the cancelled run was being written up
         console.error("interrupted")
         return 130
-    except Exception as caught:  # noqa: BLE001 - last resort: one line, never a traceback
-        error = _unwrap(caught)
+    except Exception as raised:  # noqa: BLE001 - last resort: one line, never a traceback
+        error = _unwrap(raised)
         if isinstance(error, CliError):
             console.error(str(error))
             code = error.exit_code
@@ -439,10 +442,8 @@ def _start_up() -> None:
     ``KeyboardInterrupt`` if one arrived meanwhile."""
     import signal
 
-    from agui import cli
-
     try:
-        deferred = signal.getsignal(signal.SIGINT) is cli._defer
+        deferred = signal.getsignal(signal.SIGINT) is cli.defer_sigint
     except ValueError:  # pragma: no cover - not the main thread
         deferred = False
     if not deferred:
@@ -464,6 +465,7 @@ def _main(argv: Sequence[str], console: Console) -> int:
     if isinstance(args, int):
         return args
     if args.command == "watch":
+        # lazy, each command's module: start-up cost (--help, --version) and the deferred Ctrl-C
         from agui.cli.watch import run_watch
 
         return run_watch(args, console)

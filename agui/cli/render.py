@@ -23,7 +23,7 @@ state     state snapshot or delta
 step      step started / finished
 agent     subagent started / finished / error
 surface   an A2UI surface activity changed
-event     other activity, CUSTOM, RAW, MESSAGES_SNAPSHOT, metadata
+event     other activity, CUSTOM, RAW, MESSAGES_SNAPSHOT (then what it brought), metadata
 pause     an interrupt the run is waiting on (one line each)
 answer    the answer given to an interrupt (written by the driver)
 warn      something repaired, stripped or dropped (WarningUpdate)
@@ -57,6 +57,14 @@ N more RAW events folded`` line at the end of the run (LangGraph forwards every
 LangChain callback as RAW). Both views with ``in_order`` / ``fragments`` show
 everything.
 
+A ``MESSAGES_SNAPSHOT`` prints one ``event  messages snapshot: N messages (a
+new, r replaced, d removed)`` line, then, in list order and in every view, the
+messages it added or replaced (:class:`agui.updates.MessagesSnapshot`) as the
+lines they would have had if streamed (``text``, ``call`` with its arguments,
+``result``, ``think``, activity); a replaced message's lines start with
+``(replaced)``, so a reader sees they were not streamed. A message the
+snapshot repeats unchanged prints nothing (see :data:`SNAPSHOT_MESSAGES`).
+
 Call tags number tool calls in the order they opened, across all runs of the
 renderer's life (a result in a resumed run keeps its call's tag).
 
@@ -72,26 +80,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import msgspec
 
+from agui import types as T
 from agui import updates as u
 from agui.a2ui import ACTIVITY_TYPE, RENDER_TOOL
 from agui.cli.formats import (
-    _attr,
-    _cut,
-    _done_text,
-    _fragments,
-    _names,
-    _patch_text,
-    _render_a2ui_summary,
-    _surface_summary,
+    a2ui_render_summary,
+    attr_of,
+    cut_chars,
+    done_text,
     format_arguments,
     format_error,
     format_json,
+    join_fragments,
+    names_path,
+    patch_text,
+    surface_summary,
 )
 from agui.cli.sanitize import sanitize, sanitize_block
+from agui.jsonvalue import is_json_object
 from agui.updates import join_deltas
 
 __all__ = [
@@ -99,6 +109,7 @@ __all__ = [
     "LABELS",
     "LABEL_WIDTH",
     "PASS_THROUGH",
+    "SNAPSHOT_MESSAGES",
     "Line",
     "RenderOptions",
     "Renderer",
@@ -175,6 +186,7 @@ class Renderer:
         self._open: dict[str, _Open] = {}
         self._tags: dict[str, str] = {}
         self._names: dict[str, str] = {}
+        self._results: dict[str, Any] = {}  # toolCallId -> the result content last shown
         self._pending: tuple[str, str] | None = None  # in-order: (kind, id) of the joined line
         self._pending_parts: list[str] = []
         self._error_texts: set[str] = set()  # the last error's texts (a Done repeating one is cut)
@@ -278,15 +290,15 @@ class Renderer:
         role = item.role if item is not None else "assistant"
         prefix = "" if role in ("assistant", "reasoning") else f"({sanitize(role)}) "
         if self.options.fragments:
-            return [Line(kind, prefix + _fragments(item.parts if item is not None else [text]))]
+            return [Line(kind, prefix + join_fragments(item.parts if item is not None else [text]))]
         return self._block(kind, prefix, text)  # the applier's join (TextEnded.text)
 
     def _block(self, label: str, prefix: str, text: str) -> list[Line]:
         """Text lines, each cut at ``max_chars`` columns like a call or result."""
         width = self.options.max_chars
         rows = sanitize_block(text)
-        lines = [Line(label, _cut(prefix + rows[0], width))]
-        lines.extend(Line("", _cut(row, width)) for row in rows[1:])
+        lines = [Line(label, cut_chars(prefix + rows[0], width))]
+        lines.extend(Line("", cut_chars(row, width)) for row in rows[1:])
         return lines
 
     def _on_TextEnded(self, up: u.TextEnded) -> list[Line]:
@@ -329,26 +341,29 @@ class Renderer:
         self._names.setdefault(up.tool_call_id, up.name)
         args = format_arguments(up.arguments, self.options.max_chars)
         if up.name == RENDER_TOOL:
-            args = _render_a2ui_summary(up.arguments) or args
+            args = a2ui_render_summary(up.arguments) or args
         name = sanitize(up.name)
         if self.options.in_order:
             return [Line("end", f"{tag} {name} {args}")]
         lines = [Line("call", f"{tag} {name} {args}")]
         if self.options.fragments:
             parts = item.parts if item is not None else [up.arguments]
-            lines.append(Line("args", f"{tag} {_fragments(parts)}"))
+            lines.append(Line("args", f"{tag} {join_fragments(parts)}"))
         return lines
 
     def _on_ToolResult(self, up: u.ToolResult) -> list[Line]:
-        tag = self.tag_of(up.tool_call_id)
-        name = self._names.get(up.tool_call_id)
-        head = f"{tag} {sanitize(name)}" if name else f"{tag} {sanitize(up.tool_call_id)}"
-        content = up.content
+        return self._result(up.tool_call_id, up.content)
+
+    def _result(self, call_id: str, content: Any, mark: str = "") -> list[Line]:
+        self._results[call_id] = content
+        tag = self.tag_of(call_id)
+        name = self._names.get(call_id)
+        head = f"{tag} {sanitize(name)}" if name else f"{tag} {sanitize(call_id)}"
         if isinstance(content, str):
-            body = _cut(sanitize(content), self.options.max_chars)
+            body = cut_chars(sanitize(content), self.options.max_chars)
         else:
-            body = format_json(content, self.options.max_chars)
-        return [Line("result", f"{head} → {body}")]
+            body = format_json(msgspec.to_builtins(content), self.options.max_chars)
+        return [Line("result", f"{mark}{head} → {body}")]
 
     # -- everything else -------------------------------------------------
 
@@ -371,11 +386,11 @@ class Renderer:
     def _on_StateChanged(self, up: u.StateChanged) -> list[Line]:
         if up.patch is None:
             return [Line("state", format_json(up.state, self.options.max_chars))]
-        return [Line("state", f"patch {_patch_text(up.patch, self.options.max_chars)}")]
+        return [Line("state", f"patch {patch_text(up.patch, self.options.max_chars)}")]
 
     def _on_ActivityChanged(self, up: u.ActivityChanged) -> list[Line]:
         if up.activity_type == ACTIVITY_TYPE:
-            return [Line("surface", _surface_summary(up.message_id, up.content))]
+            return [Line("surface", surface_summary(up.message_id, up.content))]
         body = format_json(up.content, self.options.max_chars)
         return [
             Line(
@@ -384,7 +399,80 @@ class Renderer:
         ]
 
     def _on_MessagesSnapshot(self, up: u.MessagesSnapshot) -> list[Line]:
-        return [Line("event", f"messages snapshot: {up.count} messages")]
+        n = up.count
+        summary = f"messages snapshot: {n} message{'' if n == 1 else 's'}"
+        added = len(up.changed) - len(up.replaced)
+        news = [f"{added} new"] if added else []
+        if up.replaced:
+            news.append(f"{len(up.replaced)} replaced")
+        if up.removed:
+            news.append(f"{len(up.removed)} removed")
+        if news:
+            summary += f" ({', '.join(news)})"
+        lines = [Line("event", summary)]
+        for message in up.changed:
+            mark = "(replaced) " if message.id in up.replaced else ""
+            draw = SNAPSHOT_MESSAGES.get(type(message))
+            if draw is None:  # a message class the schema gained since
+                body = format_json(msgspec.to_builtins(message), self.options.max_chars)
+                lines.append(Line("event", f"{mark}message {sanitize(message.id)}: {body}"))
+            else:
+                lines.extend(draw(self, message, mark))
+        return lines
+
+    # -- messages a snapshot brought (SNAPSHOT_MESSAGES) ---------------------
+
+    def _snap_text(self, message: Any, mark: str, role: str) -> list[Line]:
+        content = getattr(message, "content", None)
+        prefix = mark + ("" if role in ("assistant", "reasoning") else f"({sanitize(role)}) ")
+        label = "think" if role == "reasoning" else "text"
+        if isinstance(content, str):
+            return self._block(label, prefix, content) if content else []
+        if content is None or content is msgspec.UNSET:
+            return []
+        body = format_json(msgspec.to_builtins(content), self.options.max_chars)
+        return [Line(label, prefix + body)]
+
+    def _snap_user(self, message: Any, mark: str) -> list[Line]:
+        return self._snap_text(message, mark, "user")
+
+    def _snap_system(self, message: Any, mark: str) -> list[Line]:
+        return self._snap_text(message, mark, "system")
+
+    def _snap_developer(self, message: Any, mark: str) -> list[Line]:
+        return self._snap_text(message, mark, "developer")
+
+    def _snap_assistant(self, message: Any, mark: str) -> list[Line]:
+        lines = self._snap_text(message, mark, "assistant")
+        calls = message.tool_calls
+        for call in calls if calls is not msgspec.UNSET else ():
+            name, arguments = call.function.name, call.function.arguments
+            self._names[call.id] = name
+            args = format_arguments(arguments, self.options.max_chars)
+            if name == RENDER_TOOL:
+                args = a2ui_render_summary(arguments) or args
+            lines.append(Line("call", f"{mark}{self.tag_of(call.id)} {sanitize(name)} {args}"))
+        return lines
+
+    def _snap_tool(self, message: Any, mark: str) -> list[Line]:
+        call_id = message.tool_call_id
+        if not mark and self._results.get(call_id, _NOT_SHOWN) == message.content:
+            return []  # the streamed result, re-sent under another message id
+        lines = self._result(call_id, message.content, mark)
+        error = message.error
+        if isinstance(error, str) and error:
+            lines.append(Line("result", f"{mark}{self.tag_of(call_id)} error: {sanitize(error)}"))
+        return lines
+
+    def _snap_reasoning(self, message: Any, mark: str) -> list[Line]:
+        lines = self._snap_text(message, mark, "reasoning")
+        if not lines and message.encrypted_value is not msgspec.UNSET:
+            lines.append(Line("think", f"{mark}encrypted value on {sanitize(message.id)}"))
+        return lines
+
+    def _snap_activity(self, message: Any, mark: str) -> list[Line]:
+        up = u.ActivityChanged(message.id, message.activity_type, message.content)
+        return [Line(line.label, mark + line.body) for line in self._on_ActivityChanged(up)]
 
     def _on_MetadataChanged(self, up: u.MetadataChanged) -> list[Line]:
         body = format_json(up.metadata, self.options.max_chars)
@@ -411,7 +499,7 @@ class Renderer:
 
     def _on_EventReceived(self, up: u.EventReceived) -> list[Line]:
         body = msgspec.to_builtins(up.event)
-        kind = body.pop("type", None) if isinstance(body, dict) else None
+        kind = body.pop("type", None) if is_json_object(body) else None
         name = kind if isinstance(kind, str) else type(up.event).__name__
         return [Line("event", f"{sanitize(name)}: {format_json(body, self.options.max_chars)}")]
 
@@ -421,34 +509,34 @@ class Renderer:
     def describe_interrupt(self, interrupt: Any) -> str:
         """``<id> <reason>[ on (n) tool]: <message>`` for an ``Interrupt``
         struct or dict, sanitised."""
-        iid = sanitize(_attr(interrupt, "id") or "?")
-        reason = sanitize(_attr(interrupt, "reason") or "?")
-        call = _attr(interrupt, "tool_call_id", "toolCallId")
+        iid = sanitize(attr_of(interrupt, "id") or "?")
+        reason = sanitize(attr_of(interrupt, "reason") or "?")
+        call = attr_of(interrupt, "tool_call_id", "toolCallId")
         on = ""
         if call:
             name = self._names.get(call)
             # a call this renderer saw is named by its tag, any other by its id
             on = f" on {self.tag_of(call)} {sanitize(name)}" if name else f" on {sanitize(call)}"
-        message = _attr(interrupt, "message")
+        message = attr_of(interrupt, "message")
         msg = f": {sanitize(message)}" if message else ""
         return f"{iid} {reason}{on}{msg}"
 
     def _on_WarningUpdate(self, up: u.WarningUpdate) -> list[Line]:
         # " at $.path", unless the message already names the place (as a pointer)
-        at = f" at {sanitize(up.path)}" if up.path and not _names(up.message, up.path) else ""
+        at = f" at {sanitize(up.path)}" if up.path and not names_path(up.message, up.path) else ""
         return [Line("warn", f"{sanitize(up.message)} ({sanitize(up.code)}){at}")]
 
     def _on_ErrorUpdate(self, up: u.ErrorUpdate) -> list[Line]:
         # A fatal error ends the run: show what it cut off first.
         lines = self.flush() if up.fatal else []
-        lines.append(Line("error", _cut(format_error(up.error), self.options.max_chars)))
+        lines.append(Line("error", cut_chars(format_error(up.error), self.options.max_chars)))
         err = up.error
         self._error_texts = {str(err), str(getattr(err, "message", "") or "")} - {""}
         return lines
 
     def _on_Done(self, up: u.Done) -> list[Line]:
         lines = self.flush()
-        lines.append(Line("done", _done_text(up, self._error_texts, self.options.max_chars)))
+        lines.append(Line("done", done_text(up, self._error_texts, self.options.max_chars)))
         self._error_texts = set()
         return lines
 
@@ -465,14 +553,14 @@ class Renderer:
         if kind == "args":
             tag = item.tag if item is not None else "(?)"
             if self.options.fragments:
-                body = _fragments(parts)
+                body = join_fragments(parts)
             else:
-                body = _cut(sanitize(join_deltas(parts)), self.options.max_chars)
+                body = cut_chars(sanitize(join_deltas(parts)), self.options.max_chars)
             return [Line("args", f"{tag} {body}")]
         role = item.role if item is not None else "assistant"
         prefix = "" if role in ("assistant", "reasoning") else f"({sanitize(role)}) "
         if self.options.fragments:
-            return [Line(kind, prefix + _fragments(parts))]
+            return [Line(kind, prefix + join_fragments(parts))]
         return self._block(kind, prefix, join_deltas(parts))
 
     def _unfinished(self, key: str, item: _Open) -> list[Line]:
@@ -482,13 +570,43 @@ class Renderer:
             return [Line(label, f"{what} unfinished")]
         text = join_deltas(item.parts)
         if self.options.fragments:
-            body = _fragments(item.parts)
+            body = join_fragments(item.parts)
         else:
-            body = _cut(sanitize(text), self.options.max_chars)
+            body = cut_chars(sanitize(text), self.options.max_chars)
         if item.kind == "call":
             head = " ".join(x for x in (item.tag, sanitize(item.name), body) if x)
             return [Line("call", f"{head} (unfinished)")]
         return [Line(item.kind, f"{body} (unfinished)" if body else "(unfinished)")]
+
+    #: Update class -> the handler ``(renderer, update) -> lines`` (:data:`HANDLERS`)
+    HANDLERS: ClassVar[dict[type, Callable[[Renderer, Any], list[Line]]]] = {
+        u.RunStarted: _on_RunStarted,
+        u.StepChanged: _on_StepChanged,
+        u.SubagentChanged: _on_SubagentChanged,
+        u.TextStarted: _on_TextStarted,
+        u.TextDelta: _on_TextDelta,
+        u.TextEnded: _on_TextEnded,
+        u.ReasoningStarted: _on_ReasoningStarted,
+        u.ReasoningDelta: _on_ReasoningDelta,
+        u.ReasoningEnded: _on_ReasoningEnded,
+        u.ReasoningSpan: _on_ReasoningSpan,
+        u.EncryptedValue: _on_EncryptedValue,
+        u.ToolCallStarted: _on_ToolCallStarted,
+        u.ToolCallArgs: _on_ToolCallArgs,
+        u.ToolCallEnded: _on_ToolCallEnded,
+        u.ToolResult: _on_ToolResult,
+        u.MessagesSnapshot: _on_MessagesSnapshot,
+        u.ActivityChanged: _on_ActivityChanged,
+        u.MetadataChanged: _on_MetadataChanged,
+        u.StateChanged: _on_StateChanged,
+        u.Custom: _on_Custom,
+        u.Raw: _on_Raw,
+        u.EventReceived: _on_EventReceived,
+        u.Paused: _on_Paused,
+        u.WarningUpdate: _on_WarningUpdate,
+        u.ErrorUpdate: _on_ErrorUpdate,
+        u.Done: _on_Done,
+    }
 
 
 def render_all(updates: Iterable[Any], options: RenderOptions | None = None) -> list[str]:
@@ -502,37 +620,29 @@ def render_all(updates: Iterable[Any], options: RenderOptions | None = None) -> 
     return out
 
 
-_R = Renderer
-HANDLERS: dict[type, Callable[[Renderer, Any], list[Line]]] = {
-    u.RunStarted: _R._on_RunStarted,
-    u.StepChanged: _R._on_StepChanged,
-    u.SubagentChanged: _R._on_SubagentChanged,
-    u.TextStarted: _R._on_TextStarted,
-    u.TextDelta: _R._on_TextDelta,
-    u.TextEnded: _R._on_TextEnded,
-    u.ReasoningStarted: _R._on_ReasoningStarted,
-    u.ReasoningDelta: _R._on_ReasoningDelta,
-    u.ReasoningEnded: _R._on_ReasoningEnded,
-    u.ReasoningSpan: _R._on_ReasoningSpan,
-    u.EncryptedValue: _R._on_EncryptedValue,
-    u.ToolCallStarted: _R._on_ToolCallStarted,
-    u.ToolCallArgs: _R._on_ToolCallArgs,
-    u.ToolCallEnded: _R._on_ToolCallEnded,
-    u.ToolResult: _R._on_ToolResult,
-    u.MessagesSnapshot: _R._on_MessagesSnapshot,
-    u.ActivityChanged: _R._on_ActivityChanged,
-    u.MetadataChanged: _R._on_MetadataChanged,
-    u.StateChanged: _R._on_StateChanged,
-    u.Custom: _R._on_Custom,
-    u.Raw: _R._on_Raw,
-    u.EventReceived: _R._on_EventReceived,
-    u.Paused: _R._on_Paused,
-    u.WarningUpdate: _R._on_WarningUpdate,
-    u.ErrorUpdate: _R._on_ErrorUpdate,
-    u.Done: _R._on_Done,
-}
+HANDLERS = Renderer.HANDLERS
 """Update class -> the renderer's handler ``(renderer, update) -> lines``."""
-del _R
+
+_NOT_SHOWN = object()
+"""No result was shown for a call (``Renderer._results`` default)."""
+
+_D = Renderer
+SNAPSHOT_MESSAGES: dict[type, Callable[[Renderer, Any, str], list[Line]]] = {
+    T.UserMessage: _D._snap_user,
+    T.SystemMessage: _D._snap_system,
+    T.DeveloperMessage: _D._snap_developer,
+    T.AssistantMessage: _D._snap_assistant,
+    T.ToolMessage: _D._snap_tool,
+    T.ReasoningMessage: _D._snap_reasoning,
+    T.ActivityMessage: _D._snap_activity,
+}
+"""Message class -> how a message a MESSAGES_SNAPSHOT brought is drawn
+``(renderer, message, mark) -> lines``: the lines it would have had streamed
+(``text``, ``call``, ``result``, ``think``, activity), each body starting with
+``mark`` (``(replaced) `` for a message whose content the snapshot changed).
+A tool message repeating the result already shown for its call (a producer
+that re-sends the streamed result under a new message id) draws nothing."""
+del _D
 
 PASS_THROUGH: frozenset[type] = frozenset()
 """Update classes rendered on purpose as a bare ``event <ClassName>`` line (the

@@ -19,56 +19,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from typing import Any
 
 from agui.cli.io import CliError, Console
 from agui.cli.render import Renderer, RenderOptions
+from agui.cli.watch import CHECK_FAILED, ChatOptions, draw_panel, drive
+from agui.client.session import Session
+from agui.errors import DecodeError
+from agui.transports.recording import DEFAULT_MAX_BYTES, Recording
+from agui.transports.replay import ReplayTransport
 
-__all__ = ["recorded_ids", "run_replay"]
-
-
-def recorded_ids(frames: Any) -> tuple[str | None, str | None]:
-    """(threadId, runId) of the first RUN_STARTED in the loaded fixture
-    (``load_events`` output: list of JSON documents, or SSE bytes); Nones when
-    there is none or it cannot be read."""
-    for doc in _documents(frames):
-        try:
-            value = json.loads(doc)
-        except (ValueError, TypeError):
-            continue
-        if isinstance(value, dict) and value.get("type") == "RUN_STARTED":
-            thread, run = value.get("threadId"), value.get("runId")
-            return (
-                thread if isinstance(thread, str) else None,
-                run if isinstance(run, str) else None,
-            )
-    return None, None
-
-
-def _documents(frames: Any) -> list[Any]:
-    """Each event document of a loaded fixture; raw SSE is split into its
-    frames' data by a pipeline's SSE stage."""
-    if isinstance(frames, bytes | bytearray):
-        from agui.pipeline.core import Pipeline
-
-        pipeline = Pipeline(verify="off")
-        return pipeline.split(bytes(frames)) + pipeline.split_end()
-    return list(frames)
-
-
-def _has_event(frames: Any) -> bool:
-    """True when at least one element of the loaded fixture is a JSON object
-    with a string ``type`` (an event, valid or not); a tools file, a list of
-    numbers or plain text has none."""
-    for doc in _documents(frames):
-        try:
-            value = json.loads(doc)
-        except (ValueError, TypeError):
-            continue
-        if isinstance(value, dict) and isinstance(value.get("type"), str):
-            return True
-    return False
+__all__ = ["run_replay"]
 
 
 def open_recording(path: str, max_bytes: int) -> Any:
@@ -78,7 +39,6 @@ def open_recording(path: str, max_bytes: int) -> Any:
     a new form is sniffed here). Raises what :class:`Recording` raises (``OSError``,
     :class:`agui.errors.DecodeError`, ``ValueError`` for a non-regular or
     oversized file), which :func:`load_fixture` turns into one line."""
-    from agui.transports.recording import Recording
 
     return Recording(path, max_bytes=max_bytes)
 
@@ -88,9 +48,6 @@ def load_fixture(path: str, max_bytes: int | None = None) -> tuple[Any, str | No
     checked once and then streamed (memory does not grow with the file).
     Raises :class:`CliError` (missing, unreadable, not a regular file, over
     ``max_bytes``, not a fixture)."""
-    from agui.errors import DecodeError
-    from agui.transports.recording import DEFAULT_MAX_BYTES
-    from agui.transports.replay import ReplayTransport
 
     limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     try:
@@ -136,8 +93,6 @@ async def replay(
     Returns 0, or :data:`agui.cli.watch.CHECK_FAILED` with ``check`` when the
     run went wrong (``RunResult.failed``). ``source`` names the recording in a
     one-line error (a protobuf recording's bad frame ends the command)."""
-    from agui.cli.watch import CHECK_FAILED, ChatOptions, draw_panel, drive
-    from agui.client.session import Session
 
     kwargs: dict[str, Any] = {"verify": verify}
     if thread_id:

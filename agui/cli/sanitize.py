@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-import re2  # type: ignore[import-untyped]  # google-re2 ships no stubs
+import re2
 
 __all__ = ["MAX_MARKS", "sanitize", "sanitize_block", "sanitize_fragment"]
 
@@ -154,7 +154,7 @@ def sanitize_fragment(text: object) -> str:
     ``--fragments`` view so a split between the parts of a ZWJ emoji or a
     letter and its accent is visible."""
     s = sanitize(text)
-    out = []
+    out: list[str] = []
     for n, ch in enumerate(s):
         if unicodedata.category(ch) == "Cf" or (n == 0 and unicodedata.combining(ch)):
             out.append(f"\\u{ord(ch):04x}")

@@ -119,6 +119,7 @@ def _llm_app(args: argparse.Namespace) -> tuple[Any, str]:
         raise CliError(
             f"the llm extra is not installed ({exc}); pip install 'agui-sdk[llm]'"
         ) from None
+    # lazy: the llm extra (openai) is optional
     from agui.backends.llm import LlmConfigError, create_app, llm_config
 
     try:
@@ -135,6 +136,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
     serve-llm's (``/agent``) on ``args.host``:``args.port``. Returns 130 after Ctrl-C
     (0 if the server stopped by itself)."""
     try:
+        # lazy: the server extra (starlette, uvicorn) is optional
         from agui.server import server_config  # (uvicorn, with header/keep-alive timeouts)
 
         if args.command == "serve-llm":

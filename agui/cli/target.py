@@ -26,6 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from agui.cli.io import CliError
+from agui.client.session import Session
+from agui.jsonvalue import is_json_array, is_json_object
+from agui.transports import HttpTransport
+from agui.types import Tool
+from agui.wire.json import loads_json_text
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -94,7 +99,6 @@ def load_json_file(path: str, what: str) -> Any:
         raise CliError(f"{what} {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"{what} {path}: cannot read it ({exc})") from None
-    from agui.wire.json import loads_json_text
 
     try:
         return loads_json_text(text)
@@ -111,18 +115,16 @@ def load_tools(path: str) -> list[Any]:
     JSON Schema)."""
     import msgspec
 
-    from agui.types import Tool
-
     data = load_json_file(path, "tools file")
-    if not isinstance(data, list):
+    if not is_json_array(data):
         raise CliError(
             f"tools file {path}: expected a JSON list of tools, got {type(data).__name__}"
         )
-    tools = []
+    tools: list[Any] = []
     for n, entry in enumerate(data):
-        if isinstance(entry, dict) and "parameters" in entry:
+        if is_json_object(entry) and "parameters" in entry:
             params = entry["parameters"]
-            if not isinstance(params, dict):
+            if not is_json_object(params):
                 name = entry.get("name")
                 label = f"entry {n} ({name})" if isinstance(name, str) else f"entry {n}"
                 raise CliError(
@@ -186,6 +188,7 @@ def endpoint(url: str | None, agent: str = "fake") -> Iterator[Endpoint]:
         yield Endpoint(url)
         return
     try:
+        # lazy: the server extra (starlette, uvicorn) is optional (embedded backend)
         from agui.server import BackgroundServer
 
         if agent == "task-board":
@@ -214,8 +217,8 @@ def default_tools(agent: str) -> list[Any]:
         return []
     import msgspec
 
+    # lazy: the backends load only for the embedded agent or --tools defaults
     from agui.backends.task_board import TOOLS
-    from agui.types import Tool
 
     return [t if isinstance(t, Tool) else msgspec.convert(t, Tool) for t in TOOLS]
 
@@ -236,7 +239,6 @@ def make_transport(url: str, *, timeout: float | None = None, protobuf: bool = F
     (``timeout``: see :func:`http_timeout`). ``protobuf`` (``--protobuf``) asks
     for the protobuf binding (SSE is still accepted); without the ``proto``
     extra it raises :class:`CliError` naming the install line."""
-    from agui.transports import HttpTransport
 
     try:
         return HttpTransport(url, timeout=http_timeout(timeout), protobuf=protobuf)
@@ -260,8 +262,6 @@ def make_session(
     :func:`make_transport`; ``wrap``: applied to the transport, e.g.
     :class:`agui.cli.utf8.Utf8Watch`)."""
     import msgspec
-
-    from agui.client.session import Session
 
     kwargs: dict[str, Any] = {"thread_id": thread_id, "tools": tools, "verify": verify}
     if state is not msgspec.UNSET:

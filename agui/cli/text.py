@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-import re2  # type: ignore[import-untyped]  # google-re2 ships no stubs
+import re2
 
 __all__ = ["DEFAULT_WIDTH", "cut", "display_width", "redact_credentials"]
 
@@ -88,4 +88,4 @@ def redact_credentials(text: str) -> str:
         return text
     # RE2 takes UTF-8 only: a lone surrogate is shown as its escape first
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return str(_USERINFO.sub(r"\1***@", text))
+    return _USERINFO.sub(r"\1***@", text)

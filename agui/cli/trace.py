@@ -19,6 +19,8 @@ Ids: a fresh thread per process unless ``--thread`` pins one (see
     answer  run-1-approve-delete_file yes
     send    POST /agent run-2: resume 2 answers (2 messages)
     send      {"interruptId": "run-1-approve-delete_file", "status": "resolved", ...}
+    recv    {"type":"MESSAGES_SNAPSHOT","messages":[...]}
+    text    what the snapshot added (the lines watch prints for it)
     error   decode error: ...   (a frame that is not a valid event)
     end     the stream ended without RUN_FINISHED or RUN_ERROR (3 events)
 
@@ -34,9 +36,29 @@ import argparse
 import asyncio
 from typing import Any
 
-from agui.cli.io import CliError, Console
+from agui.cli.answers import ask_answers, end_of_input
+from agui.cli.io import CliError, Console, EndOfInput
 from agui.cli.render import Line, Renderer, format_error, format_json
 from agui.cli.sanitize import sanitize
+from agui.cli.target import (
+    ThreadIds,
+    default_tools,
+    describe_transport_error,
+    endpoint,
+    load_tools,
+    make_transport,
+    thread_ids,
+)
+from agui.cli.watch import is_fatal_kind
+from agui.client.interrupts import interrupts_of, resume_run
+from agui.client.request import PROTOCOL_VERSION
+from agui.errors import ResumeError, TransportError
+from agui.pipeline.apply import Conversation
+from agui.pipeline.core import Pipeline
+from agui.pipeline.profiles import LANGGRAPH_ON_INTERRUPT, legacy_interrupt_warning
+from agui.types import RunAgentInput, UserMessage, event_type
+from agui.updates import ErrorUpdate, MessagesSnapshot, WarningUpdate
+from agui.wire import encode_event
 
 __all__ = ["first_input", "run_trace", "trace"]
 
@@ -50,9 +72,6 @@ def first_input(line: str, tools: list[Any], ids: Any = None) -> Any:
     context, state ``{}``, ``protocolVersion``
     :data:`agui.client.request.PROTOCOL_VERSION` (``ids``: a
     :class:`agui.cli.target.ThreadIds`)."""
-    from agui.cli.target import ThreadIds
-    from agui.client.request import PROTOCOL_VERSION
-    from agui.types import RunAgentInput, UserMessage
 
     ids = ThreadIds(THREAD_ID) if ids is None else ids
     return RunAgentInput(
@@ -67,24 +86,26 @@ def first_input(line: str, tools: list[Any], ids: Any = None) -> Any:
     )
 
 
-async def _stream(transport: Any, run_input: Any, console: Console, url: str) -> list[Any]:
+async def _stream(
+    transport: Any, run_input: Any, console: Console, url: str, renderer: Renderer
+) -> list[Any]:
     """Print each frame as it arrives; return the decoded events.
 
     The frames are split and decoded by a :class:`agui.pipeline.core.Pipeline`'s
-    wire stage (nothing is applied here): each frame's data is printed before
-    its decode warnings or error."""
+    wire stage: each frame's data is printed before its decode warnings or
+    error. The decoded events are applied (verification off) to a conversation
+    holding the request's messages, only to tell what a MESSAGES_SNAPSHOT
+    brings: the messages it adds or replaces are printed under its ``recv``
+    line by ``renderer``, as ``watch`` prints them."""
     import itertools
-
-    from agui.errors import TransportError
-    from agui.pipeline.core import Pipeline
-    from agui.updates import ErrorUpdate, WarningUpdate
-    from agui.wire import encode_event
 
     # one pipeline per response: the retired THINKING_* translation is stateful;
     # ids it has to mint are numbered, so a trace is reproducible
     counter = itertools.count(1)
     pipeline = Pipeline(
-        verify="off", id_factory=lambda: f"{run_input.run_id}-minted-{next(counter)}"
+        Conversation(run_input.messages),
+        verify="off",
+        id_factory=lambda: f"{run_input.run_id}-minted-{next(counter)}",
     )
     events: list[Any] = []
     received = [0]  # frames seen (a timeout after the first ends only this response)
@@ -102,8 +123,13 @@ async def _stream(transport: Any, run_input: Any, console: Console, url: str) ->
         received[0] += len(frames)
         for data in frames:
             console.write([Line("recv", sanitize(data))])
-            events.extend(pipeline.decode(data))
+            decoded = list(pipeline.decode(data))
+            events.extend(decoded)
             report()
+            for event in decoded:
+                for update in pipeline.feed_event(event):
+                    if isinstance(update, MessagesSnapshot) and update.changed:
+                        console.write(renderer.feed(update)[1:])  # the recv line says the rest
 
     stream = transport.stream(run_input)
     try:
@@ -118,11 +144,7 @@ async def _stream(transport: Any, run_input: Any, console: Console, url: str) ->
         show(pipeline.split_end())
         report()
     except TransportError as exc:
-        from agui.cli.watch import _is_fatal_kind
-
-        if _is_fatal_kind(exc.kind, started=received[0] > 0):
-            from agui.cli.target import describe_transport_error
-
+        if is_fatal_kind(exc.kind, started=received[0] > 0):
             raise CliError(describe_transport_error(exc, url)) from None
         console.write([Line("error", format_error(exc))])
     finally:
@@ -141,7 +163,6 @@ def _n(events: list[Any]) -> str:
 def _ended(events: list[Any]) -> bool:
     """True when the last run-lifecycle event of the response is terminal
     (RUN_FINISHED / RUN_ERROR)."""
-    from agui.types import event_type
 
     for event in reversed(events):
         kind = event_type(event)
@@ -157,9 +178,6 @@ def _by_profile(events: list[Any], interrupts: list[Any]) -> list[Line]:
     when the run paused by that rule (its RUN_FINISHED has no outcome), as
     watch prints it; else none."""
     import msgspec
-
-    from agui.pipeline.profiles import LANGGRAPH_ON_INTERRUPT, legacy_interrupt_warning
-    from agui.types import event_type
 
     last = next((e for e in reversed(events) if event_type(e) == "RUN_FINISHED"), None)
     if last is None or last.outcome not in (msgspec.UNSET, None):
@@ -206,12 +224,6 @@ def _trace(
 
     import msgspec
 
-    from agui.cli.answers import _end_of_input, ask_answers
-    from agui.cli.io import EndOfInput
-    from agui.cli.target import ThreadIds
-    from agui.client.interrupts import interrupts_of, resume_run
-    from agui.errors import ResumeError
-
     path = sanitize(urlsplit(url).path or "/")
     ids = ThreadIds(THREAD_ID) if ids is None else ids
     run_input = first_input(line, tools, ids)
@@ -224,8 +236,8 @@ def _trace(
             )
         ]
     )
-    events = runner.run(_stream(transport, run_input, console, url))
     renderer = Renderer()
+    events = runner.run(_stream(transport, run_input, console, url, renderer))
     n = 1
     while interrupts := interrupts_of(events):
         console.write(_by_profile(events, interrupts))
@@ -243,7 +255,7 @@ def _trace(
         try:
             answers, _ = ask_answers(interrupts, console, mode)
         except EndOfInput:
-            _end_of_input(console, interrupts)
+            end_of_input(console, interrupts)
             return 0
         n += 1
         try:
@@ -263,13 +275,12 @@ def _trace(
                 ),
             ]
         )
-        events = runner.run(_stream(transport, run_input, console, url))
+        events = runner.run(_stream(transport, run_input, console, url, renderer))
     return 0
 
 
 def run_trace(args: argparse.Namespace, console: Console) -> int:
     """``trace`` command entry (parsed ``args``); returns the exit code."""
-    from agui.cli.target import default_tools, endpoint, load_tools, make_transport, thread_ids
 
     tools = load_tools(args.tools) if args.tools else None
     mode = "approve" if args.approve else "decline" if args.decline else "ask"

@@ -20,6 +20,8 @@ import codecs
 from collections.abc import AsyncIterator
 from typing import Any
 
+from agui.types import RunAgentInput
+
 __all__ = ["AGENT_BAD_BYTES", "Utf8Watch"]
 
 AGENT_BAD_BYTES = "the agent sent bytes that are not UTF-8; each was replaced with U+FFFD"
@@ -42,11 +44,11 @@ class Utf8Watch:
         self._pending -= 1
         return True
 
-    def stream(self, run_input: Any) -> AsyncIterator[Any]:
+    def stream(self, run_input: RunAgentInput) -> AsyncIterator[Any]:
         """The wrapped transport's stream, chunk for chunk."""
         return self._stream(run_input)
 
-    async def _stream(self, run_input: Any) -> AsyncIterator[Any]:
+    async def _stream(self, run_input: RunAgentInput) -> AsyncIterator[Any]:
         decoder = codecs.getincrementaldecoder("utf-8")("strict")
         flagged = False
         inner = self.transport.stream(run_input)

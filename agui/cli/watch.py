@@ -68,9 +68,23 @@ from agui.cli.answers import (
 )
 from agui.cli.board import panel_from_conversation, write_panel
 from agui.cli.io import CliError, Console, EndOfInput
+from agui.cli.live import live_view
 from agui.cli.render import Line, Renderer, RenderOptions
 from agui.cli.sanitize import sanitize
-from agui.cli.target import DEFAULT_READ_TIMEOUT, THREAD_ID, http_timeout, make_session
+from agui.cli.target import (
+    DEFAULT_READ_TIMEOUT,
+    THREAD_ID,
+    default_tools,
+    describe_transport_error,
+    endpoint,
+    http_timeout,
+    load_json_file,
+    load_tools,
+    make_session,
+    thread_ids,
+)
+from agui.cli.utf8 import AGENT_BAD_BYTES, Utf8Watch
+from agui.errors import ResumeError, TransportError, TransportErrorKind
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -82,6 +96,7 @@ __all__ = [
     "chat",
     "drive",
     "http_timeout",
+    "is_fatal_kind",
     "make_session",
     "run_interruptibly",
     "run_watch",
@@ -90,10 +105,12 @@ __all__ = [
 
 
 #: TransportError kinds that end the command (one line on stderr, exit 1).
-FATAL_TRANSPORT_KINDS = frozenset({"connect", "http_status", "timeout", "protocol"})
+FATAL_TRANSPORT_KINDS: frozenset[TransportErrorKind] = frozenset(
+    {"connect", "http_status", "timeout", "protocol"}
+)
 
 #: Of those, the kinds that end only the run once it has started (RUN_STARTED seen).
-RUN_LEVEL_KINDS = frozenset({"timeout"})
+RUN_LEVEL_KINDS: frozenset[TransportErrorKind] = frozenset({"timeout"})
 
 
 INTERRUPTED = "interrupted (Ctrl-C)"
@@ -171,16 +188,16 @@ CHECK_FAILED = 3
 def _fatal(update: Any, started: bool = False) -> BaseException | None:
     """The transport error that ends the command, if ``update`` carries one
     (``started``: the run is under way, so a timeout ends only the run)."""
-    from agui.errors import TransportError
-
     if isinstance(update, u.ErrorUpdate):
         err = update.error
-        if isinstance(err, TransportError) and _is_fatal_kind(err.kind, started):
+        if isinstance(err, TransportError) and is_fatal_kind(err.kind, started):
             return err
     return None
 
 
-def _is_fatal_kind(kind: Any, started: bool) -> bool:
+def is_fatal_kind(kind: TransportErrorKind, started: bool) -> bool:
+    """Whether a TransportError of ``kind`` ends the command (``started``: RUN_STARTED
+    was seen, so a kind in :data:`RUN_LEVEL_KINDS` ends only the run)."""
     if kind not in FATAL_TRANSPORT_KINDS:
         return False
     return not (started and kind in RUN_LEVEL_KINDS)
@@ -205,9 +222,6 @@ async def drive(
     ``done  cancelled: interrupted (Ctrl-C)`` printed, ``result.cancelled`` set
     (pass ``result`` to see it) and the cancellation re-raised.
     """
-    from agui.cli.live import live_view
-    from agui.errors import TransportError
-
     result = RunResult() if result is None else result
     live = live_view(console, renderer.options)  # on a terminal: open items drawn as they grow
     out: Any = console if live is None else live
@@ -236,7 +250,7 @@ async def drive(
     except TransportError as exc:
         if live is not None:
             live.close()
-        if _is_fatal_kind(getattr(exc, "kind", None), result.started):
+        if is_fatal_kind(exc.kind, result.started):
             raise CliError(_describe(exc, options.url)) from None
         console.write(renderer.flush())
         console.write([Line("error", f"transport error: {sanitize(exc)}")])
@@ -306,15 +320,12 @@ def run_interruptibly(
 
 
 def _describe(err: BaseException, url: str) -> str:
-    from agui.cli.target import describe_transport_error
 
     return describe_transport_error(err, url)
 
 
 def _bad_bytes(options: ChatOptions, console: Any) -> None:
     if options.utf8 is not None and options.utf8.take():
-        from agui.cli.utf8 import AGENT_BAD_BYTES
-
         console.write([Line("warn", AGENT_BAD_BYTES)])
 
 
@@ -382,8 +393,6 @@ def chat(session: Any, console: Console, options: ChatOptions) -> int:
 
 def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatOptions) -> int:
     from dataclasses import replace
-
-    from agui.errors import ResumeError
 
     renderer = Renderer(options.render)
     ids = RunIds(options.id_prefix)
@@ -492,8 +501,6 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
     """``watch`` command entry (parsed ``args``); returns the exit code."""
     import msgspec
 
-    from agui.cli.target import default_tools, endpoint, load_json_file, load_tools, thread_ids
-
     tools = load_tools(args.tools) if args.tools else None
     state = load_json_file(args.state, "state file") if args.state else msgspec.UNSET
     canned = dict(getattr(args, "tool_result", None) or ())
@@ -521,7 +528,6 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
         )
 
         def watched(transport: Any) -> Any:
-            from agui.cli.utf8 import Utf8Watch
 
             options.utf8 = Utf8Watch(transport)
             return options.utf8

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from agui.errors import DecodeError
+from agui.jsonvalue import is_json_object
 from agui.types import AgentCapabilities
 from agui.wire.json import loads_json_text
 from agui.wire.lenient import DROP, DecodeWarning, repair
@@ -50,7 +51,7 @@ def decode_capabilities(
         DecodeError: not JSON, not a JSON object, or a known member holding a value of the
             wrong kind (``"tools": {"supported": "yes"}``); ``path`` names the value.
     """
-    if isinstance(data, dict):
+    if is_json_object(data):
         obj: Any = data
     else:
         text = data.decode("utf-8", "replace") if isinstance(data, bytes | bytearray) else data
@@ -58,7 +59,7 @@ def decode_capabilities(
             obj = loads_json_text(text)
         except (ValueError, RecursionError) as exc:
             raise DecodeError(f"capabilities are not JSON: {exc}", value=text[:200]) from None
-    if not isinstance(obj, dict):
+    if not is_json_object(obj):
         raise DecodeError("capabilities must be a JSON object", value=obj)
     found: list[DecodeWarning] = []
     fixed = repair(obj, _SHAPE, [], found)

@@ -26,7 +26,13 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET
 
+from agui.client.request import PROTOCOL_VERSION
 from agui.errors import DecodeError, ResumeError
+from agui.pipeline.apply import Conversation
+from agui.pipeline.core import Pipeline
+from agui.pipeline.profiles import LegacyInterrupts
+from agui.types import Interrupt, ResumeEntry, RunAgentInput, event_type
+from agui.wire import encode_json
 
 __all__ = [
     "Answer",
@@ -88,8 +94,6 @@ def interrupts_of(events: Iterable[Any]) -> list[Any]:
     Raises:
         agui.errors.DecodeError: a wire-dict interrupt is malformed.
     """
-    from agui.pipeline.profiles import LegacyInterrupts
-    from agui.types import Interrupt, event_type
 
     pending: list[Any] = []
     legacy = LegacyInterrupts()
@@ -145,7 +149,6 @@ def is_expired(interrupt: Any, now: datetime | None = None) -> bool:
 
 
 def _answer(value: Any) -> Answer:
-    from agui.types import ResumeEntry
 
     if isinstance(value, Answer):
         return value
@@ -177,7 +180,6 @@ def build_resume(
             (``path`` e.g. ``interrupts[1].id``).
         TypeError: ``answers`` is not a mapping.
     """
-    from agui.types import Interrupt, ResumeEntry
 
     if not isinstance(answers, Mapping):
         raise TypeError(
@@ -196,7 +198,7 @@ def build_resume(
     unknown = [str(k) for k in answers if k not in ids]
     if unknown:
         raise ResumeError(f"answers reference unknown interrupt ids: {', '.join(unknown)}")
-    entries = []
+    entries: list[Any] = []
     for interrupt in pending:
         answer = _answer(answers[interrupt.id])
         if answer.status not in ("resolved", "cancelled"):
@@ -247,9 +249,6 @@ def resume_run(
         agui.errors.EncodeError: an event given as a dict holds a NaN or infinity.
         TypeError: ``answers`` is not a mapping.
     """
-    from agui.client.request import PROTOCOL_VERSION
-    from agui.pipeline.apply import Conversation
-    from agui.types import RunAgentInput
 
     prev = _as_struct(previous, RunAgentInput)
     events = list(events)
@@ -270,8 +269,6 @@ def resume_run(
 def _apply_all(conversation: Any, events: list[Any]) -> None:
     """Apply a run's events (structs or wire dicts) to a conversation through
     an unverifying pipeline (chunks are expanded, bad frames skipped)."""
-    from agui.pipeline.core import Pipeline
-    from agui.wire import encode_json
 
     pipeline = Pipeline(conversation, verify="off")
     for event in events:

@@ -20,6 +20,8 @@ from typing import Any
 
 from msgspec import UNSET
 
+from agui.types import event_type
+
 Next = Callable[[Any], AsyncIterator[Any]]
 """``next(run_input) -> AsyncIterator[Event]``: the rest of the chain."""
 
@@ -118,7 +120,6 @@ class FilterToolCallsMiddleware(Middleware):
 
     def on_event(self, event: Any) -> Any:
         """The event, or None when it belongs to a blocked tool call."""
-        from agui.types import event_type
 
         etype = event_type(event)
         if etype == "TOOL_CALL_START":

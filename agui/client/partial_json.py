@@ -20,6 +20,8 @@ from typing import Any
 
 import jiter
 
+from agui.jsonvalue import is_json_object
+
 __all__ = ["parse_partial_json", "partial_tool_call_args"]
 
 # a \uXXXX escape (preceded by an even number of backslashes) that is a high surrogate not
@@ -76,4 +78,4 @@ def partial_tool_call_args(text: str | bytes) -> dict[str, Any]:
     an array, a string) gives ``{}``. Never raises.
     """
     value = parse_partial_json(text)
-    return value if isinstance(value, dict) else {}
+    return value if is_json_object(value) else {}

@@ -18,6 +18,9 @@ import msgspec
 from msgspec import UNSET
 
 from agui.errors import DecodeError, EncodeError
+from agui.jsonvalue import is_json_array, is_json_object
+from agui.types import ResumeEntry, RunAgentInput
+from agui.wire import check_finite
 
 __all__ = ["INPUT_FIELDS", "PROTOCOL_VERSION", "convert_list", "private_copy"]
 
@@ -47,7 +50,7 @@ def convert_list(items: Iterable[Any], struct_type: Any, where: str) -> list[Any
     Raises:
         DecodeError: an item does not fit (``path`` ``where[i].field``).
     """
-    out = []
+    out: list[Any] = []
     for index, item in enumerate(items):
         if isinstance(item, msgspec.Struct):
             out.append(item)
@@ -69,11 +72,9 @@ def is_parts(value: Any) -> bool:
     """True when ``value`` is a non-empty list of content parts (dicts with a
     ``type``, or structs)."""
     return (
-        isinstance(value, list)
+        is_json_array(value)
         and bool(value)
-        and all(
-            isinstance(p, dict) and "type" in p or hasattr(p, "__struct_fields__") for p in value
-        )
+        and all(is_json_object(p) and "type" in p or hasattr(p, "__struct_fields__") for p in value)
     )
 
 
@@ -86,7 +87,6 @@ def private_copy(value: Any) -> Any:
     send one; the encoder escapes it) and a NaN or infinite float (which JSON
     would make ``null``; the encoder refuses it, and the run fails with an
     ``EncodeError`` instead of sending changed data)."""
-    from agui.wire import check_finite
 
     try:
         data = msgspec.json.encode(value)
@@ -121,7 +121,6 @@ def build_run_input(
         TypeError: an override that is not a RunAgentInput field.
         DecodeError: a ``resume`` entry given as a dict does not fit.
     """
-    from agui.types import ResumeEntry, RunAgentInput
 
     unknown = set(overrides) - INPUT_FIELDS
     if unknown:

@@ -44,6 +44,7 @@ from typing import Any
 import msgspec
 
 from agui.errors import EncodeError, ToolError
+from agui.jsonvalue import is_json_object
 from agui.types import Tool, ToolCall, ToolMessage
 from agui.wire.json import check_finite
 
@@ -213,7 +214,7 @@ class ClientTool:
         properties = parameters.get("properties") or {}
         for pname, text in _param_docs(fn).items():
             prop = properties.get(pname)
-            if isinstance(prop, dict) and "description" not in prop:
+            if is_json_object(prop) and "description" not in prop:
                 prop["description"] = text
         self.definition: Tool = Tool(
             name=self.name, description=self.description, parameters=parameters
@@ -240,7 +241,7 @@ class ClientTool:
             ValueError: not JSON, not a JSON object, or not matching the parameters (the
                 message is msgspec's, naming the path, e.g. ``... - at `$.limit```).
         """
-        if isinstance(arguments, dict):
+        if is_json_object(arguments):
             raw: Any = arguments
         else:
             if isinstance(arguments, bytes | bytearray):
@@ -252,7 +253,7 @@ class ClientTool:
                     raw = msgspec.json.decode(arguments)
                 except msgspec.DecodeError as exc:
                     raise ValueError(f"arguments are not JSON: {exc}") from None
-        if not isinstance(raw, dict):
+        if not is_json_object(raw):
             raise ValueError(f"arguments must be a JSON object, got {type(raw).__name__}")
         try:
             parsed = msgspec.convert(raw, self._args_type)

@@ -46,12 +46,15 @@ from typing import Any
 
 import msgspec
 
+from agui.client.session import Session
 from agui.conformance.table import TABLE, Entry, entry_for
 from agui.errors import DecodeError, ProtocolViolation, RunError
+from agui.jsonvalue import is_json_array, is_json_object
 from agui.pipeline.apply import Conversation
 from agui.pipeline.core import Pipeline
 from agui.rules import RULES
 from agui.updates import ErrorUpdate, WarningUpdate
+from agui.wire import decode_input
 
 EXPECT_KEYS = frozenset(
     {
@@ -157,7 +160,6 @@ def _conversation_from_input(inp: dict[str, Any], obs: Observation) -> tuple[Con
     messages: list[Any] = []
     if inp.get("messages"):
         body = {"threadId": thread_id, "runId": inp.get("runId") or "conformance-run", **inp}
-        from agui.wire import decode_input
 
         try:
             messages = list(decode_input(json.dumps(body).encode()).messages)
@@ -173,7 +175,6 @@ def build_request(
     conversation: :meth:`agui.client.session.Session.build_input` (protocolVersion,
     messages without activity messages, state, tools, context,
     forwardedProps), with tools/context/forwardedProps from the fixture input."""
-    from agui.client.session import Session
 
     session = Session(
         None,
@@ -186,7 +187,8 @@ def build_request(
     overrides: dict[str, Any] = {}
     if inp.get("runId"):
         overrides["run_id"] = inp["runId"]
-    return msgspec.to_builtins(session.build_input(**overrides))
+    wire: dict[str, Any] = msgspec.to_builtins(session.build_input(**overrides))
+    return wire
 
 
 # ------------------------------------------------------------------------- check
@@ -196,7 +198,7 @@ def check(fixture: dict[str, Any], obs: Observation, entry: Entry | None) -> lis
     """Compare an observation with the fixture's ``expect`` (plus our override)."""
     expect = dict(fixture.get("expect") or {})
     lane = (fixture.get("expectOverrides") or {}).get(LANE)
-    if isinstance(lane, dict):  # a corpus lane for this client, should one appear
+    if is_json_object(lane):  # a corpus lane for this client, should one appear
         expect.update({k: v for k, v in lane.items() if k != "intentional"})
     if entry is not None and entry.override:
         expect.update(entry.override)
@@ -343,11 +345,11 @@ def _event_path(events: list[Any], path: str) -> Any:
 
 def _get_path(value: Any, parts: list[str]) -> Any:
     for part in parts:
-        if isinstance(value, dict):
+        if is_json_object(value):
             if part not in value:
                 return _MISSING
             value = value[part]
-        elif isinstance(value, list):
+        elif is_json_array(value):
             try:
                 value = value[int(part)]
             except (ValueError, IndexError):
@@ -360,15 +362,15 @@ def _get_path(value: Any, parts: list[str]) -> Any:
 def _matches(want: Any, got: Any, *, exact: bool = False) -> bool:
     """Subset match: objects on the expected keys, arrays same length, scalars
     equal with bools never equal to numbers. ``exact`` compares objects whole."""
-    if isinstance(want, dict):
-        if not isinstance(got, dict):
+    if is_json_object(want):
+        if not is_json_object(got):
             return False
         if exact and set(want) != set(got):
             return False
         return all(k in got and _matches(v, got[k], exact=exact) for k, v in want.items())
-    if isinstance(want, list):
+    if is_json_array(want):
         return (
-            isinstance(got, list)
+            is_json_array(got)
             and len(want) == len(got)
             and all(_matches(w, g, exact=exact) for w, g in zip(want, got, strict=True))
         )
@@ -426,16 +428,16 @@ def _may_be_fixture(path: Path) -> bool:
         value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return True  # unreadable: reported as a failed fixture
-    return isinstance(value, dict) and "stream" in value
+    return is_json_object(value) and "stream" in value
 
 
 def run_paths(paths: Iterable[str | Path]) -> list[FixtureResult]:
     """Run every fixture under ``paths``; unreadable files are failed results."""
-    results = []
+    results: list[FixtureResult] = []
     for f in fixture_files(paths):
         try:
             fixture = json.loads(f.read_text(encoding="utf-8"))
-            if not isinstance(fixture, dict) or "stream" not in fixture:
+            if not is_json_object(fixture) or "stream" not in fixture:
                 raise ValueError("not a conformance fixture (no 'stream')")
         except (OSError, ValueError) as exc:
             results.append(FixtureResult(f.stem, str(f), [f"cannot read fixture: {exc}"]))

@@ -59,7 +59,7 @@ The rules above are one table keyed by event class, :data:`HANDLERS`, and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, Final, NamedTuple
 
 import msgspec
 
@@ -86,7 +86,7 @@ _ID_FIELD = ("messageId", "toolCallId", "messageId")
 
 # role literals the synthesized openers carry (the generated role fields are Literal[str])
 _ASSISTANT = "assistant"
-_REASONING_ROLE = "reasoning"
+_REASONING_ROLE: Final = "reasoning"
 
 
 class NormalizeResult(NamedTuple):
@@ -525,40 +525,47 @@ class Normalizer:
             )
         return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
+    #: the chunks, expanded (the hot path's table: consulted while no lane is open)
+    CHUNK_HANDLERS: ClassVar[
+        dict[type, Callable[[Normalizer, Any, int | None], NormalizeResult]]
+    ] = {
+        T.TextMessageChunkEvent: _text_chunk,
+        T.ToolCallChunkEvent: _tool_chunk,
+        T.ReasoningMessageChunkEvent: _reasoning_chunk,
+    }
+    #: Event class -> handler ``(normalizer, event, position)`` (:data:`HANDLERS`)
+    HANDLERS: ClassVar[dict[type, Callable[[Normalizer, Any, int | None], NormalizeResult]]] = {
+        # close their own lane (their subagentRunId; absent = the parent agent)
+        T.TextMessageStartEvent: _close_own,
+        T.TextMessageContentEvent: _close_own,
+        T.TextMessageEndEvent: _close_own,
+        T.ToolCallStartEvent: _close_own,
+        T.ToolCallArgsEvent: _close_own,
+        T.ToolCallEndEvent: _close_own,
+        T.ToolCallResultEvent: _close_own,
+        T.StateSnapshotEvent: _close_own,
+        T.StateDeltaEvent: _close_own,
+        T.CustomEvent: _close_own,
+        T.StepStartedEvent: _close_own,
+        T.StepFinishedEvent: _close_own,
+        T.ReasoningStartEvent: _close_own,
+        T.ReasoningMessageStartEvent: _close_own,
+        T.ReasoningMessageContentEvent: _close_own,
+        T.ReasoningMessageEndEvent: _close_own,
+        T.ReasoningEndEvent: _close_own,
+        # close every lane, in opening order
+        T.RunStartedEvent: _close_all,
+        T.RunFinishedEvent: _close_all,
+        T.RunErrorEvent: _close_all,
+        T.MessagesSnapshotEvent: _close_all,
+        # close the subagent's lane
+        T.SubagentFinishedEvent: _close_subagent,
+        T.SubagentErrorEvent: _close_subagent,
+        **CHUNK_HANDLERS,
+    }
 
-_N = Normalizer
-HANDLERS: dict[type, Callable[[Normalizer, Any, int | None], NormalizeResult]] = {
-    # close their own lane (their subagentRunId; absent = the parent agent)
-    T.TextMessageStartEvent: _N._close_own,
-    T.TextMessageContentEvent: _N._close_own,
-    T.TextMessageEndEvent: _N._close_own,
-    T.ToolCallStartEvent: _N._close_own,
-    T.ToolCallArgsEvent: _N._close_own,
-    T.ToolCallEndEvent: _N._close_own,
-    T.ToolCallResultEvent: _N._close_own,
-    T.StateSnapshotEvent: _N._close_own,
-    T.StateDeltaEvent: _N._close_own,
-    T.CustomEvent: _N._close_own,
-    T.StepStartedEvent: _N._close_own,
-    T.StepFinishedEvent: _N._close_own,
-    T.ReasoningStartEvent: _N._close_own,
-    T.ReasoningMessageStartEvent: _N._close_own,
-    T.ReasoningMessageContentEvent: _N._close_own,
-    T.ReasoningMessageEndEvent: _N._close_own,
-    T.ReasoningEndEvent: _N._close_own,
-    # close every lane, in opening order
-    T.RunStartedEvent: _N._close_all,
-    T.RunFinishedEvent: _N._close_all,
-    T.RunErrorEvent: _N._close_all,
-    T.MessagesSnapshotEvent: _N._close_all,
-    # close the subagent's lane
-    T.SubagentFinishedEvent: _N._close_subagent,
-    T.SubagentErrorEvent: _N._close_subagent,
-    # the chunks, expanded
-    T.TextMessageChunkEvent: _N._text_chunk,
-    T.ToolCallChunkEvent: _N._tool_chunk,
-    T.ReasoningMessageChunkEvent: _N._reasoning_chunk,
-}
+
+HANDLERS = Normalizer.HANDLERS
 """Event class -> the normalizer's handler ``(normalizer, event, position)``:
 every event class the normalizer acts on (closing lanes or expanding chunks)."""
 
@@ -575,9 +582,4 @@ PASS_THROUGH: frozenset[type] = frozenset(
 lane). A class in neither table (a type the schema gained since) passes through
 by rule; handling it specially is one entry in :data:`HANDLERS`."""
 
-_CHUNK_HANDLERS = {
-    cls: handler
-    for cls, handler in HANDLERS.items()
-    if handler in (_N._text_chunk, _N._tool_chunk, _N._reasoning_chunk)
-}
-del _N
+_CHUNK_HANDLERS = Normalizer.CHUNK_HANDLERS

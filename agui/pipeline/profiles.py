@@ -46,6 +46,7 @@ from typing import Any
 import msgspec
 
 from agui import types as T
+from agui.jsonvalue import is_json_object
 
 __all__ = [
     "LANGGRAPH_ON_INTERRUPT",
@@ -74,12 +75,12 @@ def langgraph_interrupt(event: Any) -> T.Interrupt | None:
     non-empty string ``rawEvent.id``). ``event``: a ``CustomEvent`` or its
     wire dict. Never raises: a value that is not JSON is kept as the string
     it is."""
-    if isinstance(event, dict):
+    if is_json_object(event):
         name, raw, value = event.get("name"), event.get("rawEvent"), event.get("value")
     else:
         name, raw = getattr(event, "name", None), getattr(event, "raw_event", UNSET)
         value = getattr(event, "value", None)
-    if name != "on_interrupt" or not isinstance(raw, dict):
+    if name != "on_interrupt" or not is_json_object(raw):
         return None
     interrupt_id = raw.get("id")
     if not isinstance(interrupt_id, str) or not interrupt_id:
@@ -90,7 +91,7 @@ def langgraph_interrupt(event: Any) -> T.Interrupt | None:
         except ValueError:
             pass
     fields: dict[str, Any] = {"id": interrupt_id, "reason": _DEFAULT_REASON}
-    if isinstance(value, dict):
+    if is_json_object(value):
         if isinstance(value.get("message"), str):
             fields["message"] = value["message"]
         if isinstance(value.get("reason"), str) and value["reason"]:
@@ -98,7 +99,7 @@ def langgraph_interrupt(event: Any) -> T.Interrupt | None:
     elif isinstance(value, str):
         fields["message"] = value
     schema = raw.get("response_schema")
-    if isinstance(schema, dict):
+    if is_json_object(schema):
         fields["response_schema"] = schema
     if value is not None:
         fields["metadata"] = {"langgraph": {"raw": value}}
@@ -148,7 +149,7 @@ def wants_resume_value(interrupt: Any) -> bool:
     ``compat_langgraph_resume_value``). Accepts an ``Interrupt`` or its wire dict."""
     metadata = (
         interrupt.get("metadata")
-        if isinstance(interrupt, dict)
+        if is_json_object(interrupt)
         else getattr(interrupt, "metadata", None)
     )
-    return isinstance(metadata, dict) and isinstance(metadata.get("langgraph"), dict)
+    return is_json_object(metadata) and isinstance(metadata.get("langgraph"), dict)

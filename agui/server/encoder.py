@@ -74,6 +74,7 @@ class ProtoEventEncoder(EventEncoder):
 
     def __init__(self, accept: str | None = None) -> None:
         super().__init__(accept)
+        # lazy: the proto extra (protobuf) is optional
         from agui.wire.proto import encode_proto_frame
 
         self._encode = encode_proto_frame
@@ -92,7 +93,7 @@ class ProtoEventEncoder(EventEncoder):
 
 
 def _ranges(accept: str) -> list[tuple[str, str, float]]:
-    out = []
+    out: list[tuple[str, str, float]] = []
     for item in accept.split(","):
         media, *params = (part.strip() for part in item.split(";"))
         kind, _, sub = media.lower().partition("/")

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from starlette.background import BackgroundTask
@@ -107,6 +107,7 @@ class AgentStreamResponse(StreamingResponse):
                 agent_task.cancel()
             for task in (sender, watcher):
                 task.cancel()
+            results: Sequence[object]
             try:
                 results = await asyncio.gather(agent_task, sender, watcher, return_exceptions=True)
             except asyncio.CancelledError:

@@ -230,7 +230,8 @@ def server_config(
             max_connections=max_connections,
             retry_after=retry_after,
         ),
-        timeout_keep_alive=keepalive_timeout,  # type: ignore[arg-type]  # a float works; typed int
+        # uvicorn annotates an int but schedules it with loop.call_later: seconds as a float
+        timeout_keep_alive=keepalive_timeout,  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
         h11_max_incomplete_event_size=max_header_bytes,
         log_level=log_level,
         **options,

@@ -15,6 +15,9 @@ from typing import Any
 
 import msgspec
 
+from agui.jsonvalue import is_json_array
+from agui.types import RunAgentInput
+
 UNSET: Any = msgspec.UNSET
 
 NEWEST_VERSION = "1.1"
@@ -32,7 +35,7 @@ also be a key inside open JSON, which :func:`strip_newer_fields` keeps)."""
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
 
 
-def stream_version(run_input: Any) -> str:
+def stream_version(run_input: RunAgentInput) -> str:
     """The protocol version to speak on the response to ``run_input``:
     ``"1.1"`` or ``"1.0"``.
 
@@ -80,5 +83,5 @@ def strip_newer_fields(value: Any) -> Any:
     if isinstance(value, list | tuple):
         items = [strip_newer_fields(item) for item in value]
         if any(new is not old for new, old in zip(items, value, strict=True)):
-            return items if isinstance(value, list) else tuple(items)
+            return items if is_json_array(value) else tuple(items)
     return value

@@ -31,6 +31,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """``FastHttpTransport`` is imported on first use (it needs ``httptools``)."""
     if name == "FastHttpTransport":
+        # lazy: the fast extra (httptools) is optional
         from agui.transports.fast_http import FastHttpTransport
 
         return FastHttpTransport

@@ -10,7 +10,7 @@ connection.
 
 Errors: connection-level failures are raised as
 :class:`agui.errors.TransportError` (``kind`` = ``http_status``, ``connect``,
-``timeout``, ``reset``, ``protocol`` or ``truncated``). A stream that simply
+``timeout``, ``reset``, ``protocol`` or ``truncated``: :data:`agui.errors.TransportErrorKind`). A stream that simply
 ends is not an error at this layer: the pipeline decides (a run left open is
 reported as truncated and fails).
 """
@@ -20,23 +20,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Protocol, runtime_checkable
 
+from agui.types import RunAgentInput
+from agui.wire import encode_input
+
 
 @runtime_checkable
 class Transport(Protocol):
     """``stream(run_input) -> AsyncIterator[bytes | str | Event]`` (see the module doc)."""
 
-    def stream(self, run_input: Any) -> AsyncIterator[bytes | str | Any]:
+    def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | str | Any]:
         """Send ``run_input``; iterate the response (SSE bytes, event JSON text
         or event structs)."""
         ...
 
 
-def encode_run_input(run_input: Any) -> bytes:
-    """RunAgentInput struct -> request body bytes (compact camelCase JSON)."""
-    try:
-        from agui.wire import encode_input
-    except ImportError:  # pragma: no cover - only before the wire codec exists
-        import msgspec
-
-        return msgspec.json.encode(run_input)
+def encode_run_input(run_input: RunAgentInput) -> bytes:
+    """RunAgentInput struct -> request body bytes (compact camelCase JSON; raises
+    :class:`agui.errors.EncodeError` for a NaN or infinite number)."""
     return encode_input(run_input)

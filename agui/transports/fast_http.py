@@ -24,20 +24,21 @@ import httpx
 from agui.errors import TransportError
 from agui.transports.base import encode_run_input
 from agui.transports.http import (
-    _BODY_LIMIT,
+    BODY_LIMIT,
     PROTOBUF_MEDIA_TYPE,
     SSE_MEDIA_TYPE,
-    _default_ssl_context,
-    _proto_events,
-    _proto_module,
-    _quote_start,
-    _SseSniffer,
-    _url_error,
+    SseSniffer,
     as_timeout,
     checked_headers,
+    default_ssl_context,
     media_type,
+    proto_events,
+    proto_module,
+    quote_start,
     request_headers,
+    url_error,
 )
+from agui.types import RunAgentInput
 
 
 def _import_httptools() -> Any:
@@ -109,7 +110,7 @@ class _Reply(asyncio.Protocol):
             # reads of 64 KiB (asyncio's default, 256 KiB, is allocated per read
             # and cut down: interleaved with a conversation's text it fragments
             # the heap, 1M events held ~50 MiB more)
-            transport.max_size = _READ_BYTES  # type: ignore[attr-defined]
+            transport.max_size = _READ_BYTES
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -216,7 +217,7 @@ class FastHttpTransport:
         self.url = url
         self.protobuf = protobuf
         if protobuf:
-            _proto_module()
+            proto_module()
         self.headers: dict[str, str] = checked_headers(headers)
         self.timeout: httpx.Timeout = as_timeout(timeout)
         self.verify = verify
@@ -225,11 +226,11 @@ class FastHttpTransport:
         """Headers sent with every request (user headers, then the forced two)."""
         return request_headers(self.headers, self.protobuf)
 
-    async def stream(self, run_input: Any) -> AsyncIterator[bytes | str]:
+    async def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | str]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
         protobuf answer (``protobuf=True``) one event's JSON text (str) per frame."""
         body: bytes | None = encode_run_input(run_input)
-        bad_url = _url_error(self.url)
+        bad_url = url_error(self.url)
         if bad_url is not None:
             raise bad_url
         url = httpx.URL(self.url)
@@ -262,7 +263,7 @@ class FastHttpTransport:
         port = url.port if url.port is not None else (443 if secure else 80)  # :0 is not :80
         context: Any = None
         if secure:
-            context = _default_ssl_context() if self.verify is True else self.verify
+            context = default_ssl_context() if self.verify is True else self.verify
             if context is False:
                 context = ssl.create_default_context()
                 context.check_hostname = False
@@ -328,7 +329,7 @@ class FastHttpTransport:
                 body=text,
             )
         if self.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
-            async for text in _proto_events(chunks, str(url)):
+            async for text in proto_events(chunks, str(url)):
                 yield text
             return
         if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
@@ -338,14 +339,14 @@ class FastHttpTransport:
                 if media_type(content_type) == PROTOBUF_MEDIA_TYPE
                 else f"not {SSE_MEDIA_TYPE}"
             )
-            detail = f"; body starts: {_quote_start(text)!r}" if text else "; empty body"
+            detail = f"; body starts: {quote_start(text)!r}" if text else "; empty body"
             raise TransportError(
                 f"{url} answered HTTP {status} with Content-Type {content_type!r} ({what}){detail}",
                 kind="protocol",
                 status=status,
                 body=text,
             )
-        sniff = None if content_type else _SseSniffer()
+        sniff = None if content_type else SseSniffer()
         async for chunk in chunks:
             if sniff is not None:
                 sniff.feed(chunk)
@@ -362,7 +363,7 @@ class FastHttpTransport:
             raise TransportError(
                 f"{url} answered HTTP {status} with no Content-Type and a body that is not an"
                 f" event stream ({what}; is this the agent's endpoint?);"
-                f" body starts: {_quote_start(text)!r}",
+                f" body starts: {quote_start(text)!r}",
                 kind="protocol",
                 status=status,
                 body=text,
@@ -439,11 +440,11 @@ async def _head_of(chunks: AsyncIterator[bytes]) -> str:
     try:
         async for chunk in chunks:
             raw += chunk
-            if len(raw) >= _BODY_LIMIT:
+            if len(raw) >= BODY_LIMIT:
                 break
     except TransportError:
         pass
-    return raw[:_BODY_LIMIT].decode("utf-8", errors="replace")
+    return raw[:BODY_LIMIT].decode("utf-8", errors="replace")
 
 
 def _redirect(

@@ -34,12 +34,14 @@ from typing import Any
 
 import httpx
 
-from agui.errors import TransportError
+from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.transports.base import encode_run_input
+from agui.transports.proto_recording import frame_texts, proto_error
+from agui.types import RunAgentInput
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 SSE_MEDIA_TYPE = "text/event-stream"
-_BODY_LIMIT = 2048
+BODY_LIMIT = 2048
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0, read=300.0)
 """connect 10 s; read 300 s between two chunks of the stream; write/pool 30 s."""
@@ -103,7 +105,7 @@ class HttpTransport:
         self.url = url
         self.protobuf = protobuf
         if protobuf:
-            _proto_module()  # fail at construction, not mid-run, without the proto extra
+            proto_module()  # fail at construction, not mid-run, without the proto extra
         self.headers: dict[str, str] = checked_headers(headers)
         self.timeout: httpx.Timeout = as_timeout(timeout)
         self._client = client
@@ -113,7 +115,7 @@ class HttpTransport:
         """Headers sent with every request (user headers, then the forced two)."""
         return request_headers(self.headers, self.protobuf)
 
-    async def stream(self, run_input: Any) -> AsyncIterator[bytes | str]:
+    async def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | str]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
         protobuf answer (``protobuf=True``) one event's JSON text (str) per frame.
 
@@ -121,12 +123,12 @@ class HttpTransport:
         it) closes the HTTP response and the connection.
         """
         body = encode_run_input(run_input)
-        bad_url = _url_error(self.url)
+        bad_url = url_error(self.url)
         if bad_url is not None:
             raise bad_url
         client = self._client
         if client is None:
-            verify = _default_ssl_context() if self.verify is True else self.verify
+            verify = default_ssl_context() if self.verify is True else self.verify
             # redirects are followed, as fetch() in the reference client does
             # (307/308 repeat the POST; httpx drops Authorization cross-origin)
             client = httpx.AsyncClient(
@@ -148,12 +150,12 @@ class HttpTransport:
                         raise await _status_error(response)
                     content_type = response.headers.get("content-type", "").strip()
                     if self.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
-                        async for text in _proto_events(response.aiter_bytes(), self.url):
+                        async for text in proto_events(response.aiter_bytes(), self.url):
                             yield text
                         return
                     if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
                         raise await _content_type_error(response, content_type)
-                    sniff = None if content_type else _SseSniffer()
+                    sniff = None if content_type else SseSniffer()
                     async for chunk in response.aiter_bytes():
                         if chunk:
                             if sniff is not None:
@@ -172,8 +174,10 @@ PROTOBUF_ACCEPT = f"{PROTOBUF_MEDIA_TYPE}, {SSE_MEDIA_TYPE};q=0.5"
 """The ``Accept`` of ``HttpTransport(protobuf=True)``: protobuf preferred, SSE admitted."""
 
 
-def _proto_module() -> Any:
+def proto_module() -> Any:
+    """:mod:`agui.wire.proto`, imported on first use; raises ImportError naming the extra."""
     try:
+        # lazy: the proto extra (protobuf) is optional
         from agui.wire import proto
     except ImportError as exc:  # the protobuf runtime is the proto extra
         raise ImportError(
@@ -182,13 +186,11 @@ def _proto_module() -> Any:
     return proto
 
 
-async def _proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator[str]:
+async def proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator[str]:
     """A protobuf-binding body's ``chunks`` as one event's JSON text per frame (see
     HttpTransport); its faults as :func:`agui.transports.proto_recording.proto_error`."""
-    from agui.errors import DecodeError, EncodeError, FrameTooLarge
-    from agui.transports.proto_recording import frame_texts, proto_error
 
-    reader = _proto_module().ProtoFrameReader()
+    reader = proto_module().ProtoFrameReader()
     try:
         async for chunk in chunks:
             for text in frame_texts(reader, chunk) if chunk else ():
@@ -199,7 +201,7 @@ async def _proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator
 
 
 @functools.cache
-def _default_ssl_context() -> ssl.SSLContext:
+def default_ssl_context() -> ssl.SSLContext:
     """One verifying SSL context for all transports (building one costs ~50 ms)."""
     return httpx.create_ssl_context()
 
@@ -218,14 +220,14 @@ async def _body_head(response: httpx.Response) -> str:
     try:
         async for chunk in response.aiter_bytes():
             raw += chunk
-            if len(raw) >= _BODY_LIMIT:
+            if len(raw) >= BODY_LIMIT:
                 break
     except httpx.HTTPError:
         pass
-    return raw[:_BODY_LIMIT].decode("utf-8", errors="replace")
+    return raw[:BODY_LIMIT].decode("utf-8", errors="replace")
 
 
-class _SseSniffer:
+class SseSniffer:
     """Watches a body sent without a ``Content-Type`` until it shows an SSE
     ``data`` field at the start of a line (the only field that carries
     events): ``saw_data``, and the first 2 KiB of the body, ``head``. Costs
@@ -234,15 +236,17 @@ class _SseSniffer:
     __slots__ = ("_tail", "head", "saw_data")
 
     def __init__(self) -> None:
-        self.head = b""
-        self.saw_data = False
+        self.head: bytes = b""
+        self.saw_data: bool = False
         self._tail = b"\n"  # the body starts at the start of a line
 
     def feed(self, chunk: bytes) -> None:
+        """Look at the next ``chunk`` of the body (its first :data:`BODY_LIMIT` bytes are kept
+        for the error text)."""
         if self.saw_data:
             return
-        if len(self.head) < _BODY_LIMIT:
-            self.head += chunk[: _BODY_LIMIT - len(self.head)]
+        if len(self.head) < BODY_LIMIT:
+            self.head += chunk[: BODY_LIMIT - len(self.head)]
         window = self._tail + chunk  # (a field name split across two chunks)
         if window.startswith(b"\n" + _BOM):  # a byte order mark before the first line
             window = b"\n" + window[1 + len(_BOM) :]
@@ -279,14 +283,14 @@ def _no_sse_error(response: httpx.Response, head: bytes) -> TransportError:
     return TransportError(
         f"{response.request.url} answered HTTP {response.status_code} with no Content-Type and "
         f"a body that is not an event stream ({what}; is this the agent's endpoint?);"
-        f" body starts: {_quote_start(text)!r}",
+        f" body starts: {quote_start(text)!r}",
         kind="protocol",
         status=response.status_code,
         body=text,
     )
 
 
-def _quote_start(text: str, limit: int = 200) -> str:
+def quote_start(text: str, limit: int = 200) -> str:
     """The first ``limit`` characters of a body, with ``...`` when it goes on."""
     return text[:limit] + ("..." if len(text) > limit else "")
 
@@ -300,7 +304,7 @@ async def _content_type_error(response: httpx.Response, content_type: str) -> Tr
         if media_type(content_type) == PROTOBUF_MEDIA_TYPE
         else f"not {SSE_MEDIA_TYPE}"
     )
-    detail = f"; body starts: {_quote_start(text)!r}" if text else "; empty body"
+    detail = f"; body starts: {quote_start(text)!r}" if text else "; empty body"
     return TransportError(
         f"{response.request.url} answered HTTP {response.status_code} with Content-Type "
         f"{content_type!r} ({what}){detail}",
@@ -324,7 +328,7 @@ async def _status_error(response: httpx.Response) -> TransportError:
     )
 
 
-def _url_error(url: str) -> TransportError | None:
+def url_error(url: str) -> TransportError | None:
     """``TransportError(kind="connect")`` for a URL httpx cannot parse
     (``http://[::1``: ``httpx.InvalidURL`` is no ``httpx.HTTPError``) or whose
     port is outside 0-65535 (the socket layer would raise ``OverflowError``

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
+from agui.wire.encode import encode_json
 from agui.wire.sse import MAX_FRAME_BYTES
 
 __all__ = ["frame_texts", "is_proto_recording", "proto_documents", "proto_error", "proto_items"]
@@ -40,6 +41,7 @@ def is_proto_recording(file: IO[bytes]) -> bool:
     finally:
         file.seek(start)
     try:
+        # lazy: the proto extra (protobuf) is optional
         from agui.wire.proto import looks_like_proto_stream
     except ImportError:  # the proto extra: without it the file is read as text (and refused)
         return False
@@ -55,6 +57,7 @@ def proto_documents(chunks: Iterable[bytes]) -> Iterator[str]:
             message says how many bytes are left over).
         FrameTooLarge: a frame declares more than 10 MiB.
     """
+    # lazy: the proto extra (protobuf) is optional
     from agui.wire.proto import ProtoFrameReader
 
     reader = ProtoFrameReader()
@@ -68,7 +71,7 @@ def frame_texts(reader: Any, chunk: bytes) -> Iterator[str]:
     :class:`agui.wire.proto.ProtoFrameReader`), one at a time, so the events before a bad
     frame come out before its error; an unknown envelope arm as the JSON the decoder drops
     with its unknown-event warning. Raises what ``reader.feed`` raises."""
-    from agui.wire.encode import encode_json
+    # lazy: the proto extra (protobuf) is optional
     from agui.wire.proto import UnknownEventArm, unknown_arm_json
 
     for item in reader.feed(chunk):

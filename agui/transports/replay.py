@@ -31,6 +31,8 @@ from os import PathLike
 from typing import Any
 
 from agui.transports.recording import CHUNK_BYTES, Recording
+from agui.types import RunAgentInput
+from agui.wire import encode_json
 
 Source = Iterable[Any] | str | PathLike[str] | bytes
 
@@ -99,7 +101,6 @@ def _json_text(value: Any) -> str:
     Raises:
         agui.errors.EncodeError: a NaN or infinite float in ``value``.
     """
-    from agui.wire import encode_json
 
     return encode_json(value).decode()
 
@@ -128,7 +129,7 @@ class ReplayTransport:
         self.delay = delay
         self.requests: list[Any] = []
 
-    async def stream(self, run_input: Any) -> AsyncIterator[bytes | Any]:
+    async def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | Any]:
         """Yield the next recorded response (SSE bytes and/or event structs)."""
         index = min(len(self.requests), len(self._sources) - 1)
         self.requests.append(run_input)

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from agui.jsonvalue import is_json_object
 from agui.types import EVENT_TYPES, Event, RunAgentInput
 from agui.wire.errors_map import FAILURES, convert, drop_error, failure, not_object
 from agui.wire.fallback import parse_plain
@@ -88,7 +89,7 @@ class Decoded(NamedTuple):
 
 
 def _new_decoded(fields: tuple[Any, tuple[DecodeWarning, ...]]) -> Decoded:
-    return _tuple_new(Decoded, fields)  # type: ignore[no-any-return]
+    return _tuple_new(Decoded, fields)
 
 
 class DecodedInput(NamedTuple):
@@ -256,7 +257,7 @@ def _decode_input_lenient(data: Data) -> DecodedInput:
     except NOT_TYPED:  # the lenient path decides
         pass
     obj = parse_plain(data)
-    if not isinstance(obj, dict):
+    if not is_json_object(obj):
         raise not_object(obj)
     warnings: list[DecodeWarning] = []
     fixed = repair(obj, INPUT_SHAPE, [], warnings)

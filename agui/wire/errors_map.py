@@ -29,6 +29,7 @@ from typing import Any
 import msgspec
 
 from agui.errors import DecodeError, UnknownEventType
+from agui.jsonvalue import is_json_array, is_json_object
 from agui.wire.lenient import UNKNOWN_EVENT_TYPE, DecodeWarning, format_path, printable
 from agui.wire.shapes import ListShape, StructShape, UnionShape, json_kind
 
@@ -171,8 +172,8 @@ def _parse_path(path: str) -> list[str | int]:
 
 def _lookup(obj: Any, segs: list[str | int]) -> tuple[bool, Any]:
     for seg in segs:
-        in_list = isinstance(seg, int) and isinstance(obj, list) and 0 <= seg < len(obj)
-        if not (in_list or (isinstance(seg, str) and isinstance(obj, dict) and seg in obj)):
+        in_list = isinstance(seg, int) and is_json_array(obj) and 0 <= seg < len(obj)
+        if not (in_list or (isinstance(seg, str) and is_json_object(obj) and seg in obj)):
             return False, None
         obj = obj[seg]
     return True, obj
@@ -183,7 +184,7 @@ def _original_segs(obj: Any, segs: list[str | int]) -> list[str | int]:
     path with each key as ``obj`` spells it."""
     out: list[str | int] = []
     for seg in segs:
-        if isinstance(seg, str) and isinstance(obj, dict) and seg not in obj:
+        if isinstance(seg, str) and is_json_object(obj) and seg not in obj:
             seg = next((k for k in obj if _without_surrogates(k) == seg), seg)
         out.append(seg)
         found, obj = _lookup(obj, [seg])
@@ -197,7 +198,7 @@ def _field_at(obj: Any, shape: Any, segs: list[str | int]) -> Any:
     field = None
     for seg in segs:
         while isinstance(shape, UnionShape):
-            if shape.tags and isinstance(obj, dict):
+            if shape.tags and shape.tag_field is not None and is_json_object(obj):
                 tag = obj.get(shape.tag_field)
                 shape = shape.tags.get(tag) if isinstance(tag, str) else None
             else:
@@ -239,7 +240,7 @@ def map_validation_error(
     if unknown:
         name = unknown["name"]
         if replaced:
-            name = _original_segs(_lookup(obj, segs)[1], [name])[0]  # type: ignore[assignment]
+            name = _original_segs(_lookup(obj, segs)[1], [name])[0]
         _, value = _lookup(obj, [*segs, name])
         return _error(
             f"unrecognised property `{name}`", path=format_path([*segs, name]), value=value

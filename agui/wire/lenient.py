@@ -61,6 +61,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agui.jsonvalue import is_json_array, is_json_object
 from agui.wire.shapes import (
     LEAF,
     OPEN,
@@ -179,11 +180,11 @@ def repair(value: Any, shape: Any, path: Path, warnings: list[DecodeWarning]) ->
     if shape is OPEN or shape is OPEN_NOT_NULL or shape is OPEN_OBJECT:
         return value
     if isinstance(shape, StructShape):
-        return _repair_struct(value, shape, path, warnings) if isinstance(value, dict) else value
+        return _repair_struct(value, shape, path, warnings) if is_json_object(value) else value
     if isinstance(shape, UnionShape):
         return _repair_union(value, shape, path, warnings)
     if isinstance(shape, ListShape):
-        if not isinstance(value, list):
+        if not is_json_array(value):
             return value
         out = None
         for i, item in enumerate(value):
@@ -197,7 +198,7 @@ def repair(value: Any, shape: Any, path: Path, warnings: list[DecodeWarning]) ->
                 out.append(item)
         return value if out is None else out
     if isinstance(shape, DictShape):
-        if not isinstance(value, dict):
+        if not is_json_object(value):
             return value
         changed = {}
         for key, item in value.items():
@@ -210,7 +211,9 @@ def repair(value: Any, shape: Any, path: Path, warnings: list[DecodeWarning]) ->
     return value
 
 
-def _repair_struct(value: dict, shape: StructShape, path: Path, warnings: list) -> Any:
+def _repair_struct(
+    value: dict[str, Any], shape: StructShape, path: Path, warnings: list[DecodeWarning]
+) -> Any:
     out = None
     fields = shape.fields
     for key, item in value.items():
@@ -293,7 +296,9 @@ def timestamp_ms(value: float) -> int | None:
     return ms if -_MAX_SAFE <= ms <= _MAX_SAFE else None
 
 
-def _repair_timestamp(value: float, path: Path, shape: StructShape, warnings: list) -> Any:
+def _repair_timestamp(
+    value: float, path: Path, shape: StructShape, warnings: list[DecodeWarning]
+) -> Any:
     ms = timestamp_ms(value)
     if ms is None:
         return value  # left for msgspec to reject
@@ -310,8 +315,8 @@ def _repair_timestamp(value: float, path: Path, shape: StructShape, warnings: li
     return ms
 
 
-def _repair_union(value: Any, shape: UnionShape, path: Path, warnings: list) -> Any:
-    if shape.tags and isinstance(value, dict):
+def _repair_union(value: Any, shape: UnionShape, path: Path, warnings: list[DecodeWarning]) -> Any:
+    if shape.tags and shape.tag_field is not None and is_json_object(value):
         tag = value.get(shape.tag_field)
         if not isinstance(tag, str):
             return value  # missing/odd tag (even an unhashable one): left for msgspec to reject
@@ -359,7 +364,7 @@ def _is_content_part_union(shape: UnionShape) -> bool:
     return all(tag in shape.tags for tag in _MEDIA_TAGS)
 
 
-def _upgrade_binary(part: dict) -> dict | None:
+def _upgrade_binary(part: dict[str, Any]) -> dict[str, Any] | None:
     """A 0.x ``{type: binary, mimeType, data?|url?, filename?, id?}`` part as a 1.0
     media part, or None when it cannot be upgraded (no data and no url: an
     id-only part names nothing we can fetch; or no usable mimeType).

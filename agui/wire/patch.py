@@ -51,8 +51,13 @@ def _op_members() -> tuple[dict[str, tuple[tuple[str, str], ...]], re.Pattern[st
     """op -> ((wire name, kind), ...) of its required members, and the pointer regex."""
     table: dict[str, tuple[tuple[str, str], ...]] = {}
     pattern = None
-    for member in mi.type_info(JsonPatchOperation).types:
-        members = []
+    union = mi.type_info(JsonPatchOperation)
+    if not isinstance(union, mi.UnionType):  # pragma: no cover - the generated union
+        raise TypeError("JsonPatchOperation is not a union")
+    for member in union.types:
+        if not isinstance(member, mi.StructType) or not isinstance(member.tag, str):
+            raise TypeError(f"JsonPatchOperation member {member!r} is not a tagged struct")
+        members: list[tuple[str, str]] = []
         for f in member.fields:
             if not f.required:
                 continue

@@ -64,7 +64,7 @@ def encode_proto_frame(event: Any) -> bytes:
             the enum lacks).
     """
     data = to_json_value(event) if isinstance(event, msgspec.Struct) else event
-    body = event_to_pb(data).SerializeToString(deterministic=True)
+    body: bytes = event_to_pb(data).SerializeToString(deterministic=True)
     return _HEADER.pack(len(body)) + body
 
 
@@ -86,8 +86,9 @@ def _varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
 
 def _walk(data: bytes) -> list[tuple[int, int, int, int]] | None:
     """Top-level ``(field, wire type, start, end)`` of well-formed protobuf, else None."""
-    out = []
-    pos, groups = 0, []
+    out: list[tuple[int, int, int, int]] = []
+    pos = 0
+    groups: list[int] = []
     while pos < len(data):
         tag, pos = _varint(data, pos, 5)
         field, wire = tag >> 3, tag & 7

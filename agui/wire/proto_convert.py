@@ -26,6 +26,7 @@ decoder and the rest of the pipeline judge the result exactly as they judge SSE 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -37,9 +38,11 @@ from google.protobuf import (
     message_factory,
     struct_pb2,
 )
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message as PbMessage
 
 from agui.errors import DecodeError
+from agui.jsonvalue import is_json_array, is_json_object
 
 __all__ = ["event_from_pb", "event_to_pb", "new_envelope"]
 
@@ -95,7 +98,7 @@ def _set_value(msg: Any, value: Any) -> None:
         msg.number_value = value
     elif isinstance(value, str):
         msg.string_value = value
-    elif isinstance(value, dict):
+    elif is_json_object(value):
         msg.struct_value.SetInParent()
         _set_struct(msg.struct_value, value)
     elif isinstance(value, list | tuple):
@@ -117,7 +120,7 @@ def _set_struct(msg: Any, value: dict[str, Any]) -> None:
 
 
 def _is_map(struct: Any) -> bool:
-    return struct.DESCRIPTOR.fields_by_name["fields"].message_type.GetOptions().map_entry
+    return bool(struct.DESCRIPTOR.fields_by_name["fields"].message_type.GetOptions().map_entry)
 
 
 def _from_value(msg: Any) -> Any:
@@ -146,12 +149,18 @@ def _from_struct(msg: Any) -> dict[str, Any]:
 
 
 def _obj(value: Any) -> dict[str, Any] | None:
-    return value if isinstance(value, dict) else None
+    return value if is_json_object(value) else None
+
+
+@functools.cache
+def _json_fields(descriptor: Descriptor) -> dict[str, FieldDescriptor]:
+    """A message type's fields by JSON (camelCase) name (computed once per type)."""
+    return {fd.camelcase_name: fd for fd in descriptor.fields}
 
 
 def _fill(msg: PbMessage, data: dict[str, Any]) -> None:
     """Set ``msg``'s fields from a dict keyed by JSON names; unknown keys are not encoded."""
-    fields = msg.DESCRIPTOR.fields_by_camelcase_name
+    fields = _json_fields(msg.DESCRIPTOR)
     for key, value in data.items():
         fd = fields.get(key)
         if fd is None or value is None and fd.message_type is None:
@@ -160,17 +169,17 @@ def _fill(msg: PbMessage, data: dict[str, Any]) -> None:
             full = fd.message_type.full_name
             if fd.is_repeated:
                 target = getattr(msg, fd.name)
-                for item in value if isinstance(value, list) else ():
-                    if isinstance(item, dict):
+                for item in value if is_json_array(value) else ():
+                    if is_json_object(item):
                         _fill(target.add(), item)
             elif full == _VALUE:
                 _set_value(getattr(msg, fd.name), value)
             elif full == _STRUCT:
-                if isinstance(value, dict):
+                if is_json_object(value):
                     target = getattr(msg, fd.name)
                     target.SetInParent()
                     _set_struct(target, value)
-            elif isinstance(value, dict):
+            elif is_json_object(value):
                 _fill(getattr(msg, fd.name), value)
         elif fd.is_repeated:
             getattr(msg, fd.name).extend(v for v in value if isinstance(v, str))
@@ -203,10 +212,10 @@ def _message_to_wire(message: Any) -> dict[str, Any]:
         msg["toolCalls"] = [
             dict(tc, metadata=_obj(tc.get("metadata")))
             for tc in msg["toolCalls"]
-            if isinstance(tc, dict)
+            if is_json_object(tc)
         ]
     content = msg.get("content")
-    if isinstance(content, list):
+    if is_json_array(content):
         msg["contentParts"] = [w for w in map(_part_to_wire, content) if w is not None]
         msg.pop("content")
     elif msg.get("role") == "activity":
@@ -225,18 +234,18 @@ def _input_to_wire(value: Any) -> dict[str, Any] | None:
         out[key] = [
             dict(item, metadata=_obj(item.get("metadata")))
             for item in rec.get(key) or ()
-            if isinstance(item, dict)
+            if is_json_object(item)
         ]
     return out
 
 
 def _ops_to_wire(ops: Any) -> list[dict[str, Any]]:
-    out = []
-    for op in ops if isinstance(ops, list) else ():
-        number = _OP_NUMBERS.get(op.get("op")) if isinstance(op, dict) else None
+    out: list[dict[str, Any]] = []
+    for op in ops if is_json_array(ops) else ():
+        number = _OP_NUMBERS.get(op.get("op")) if is_json_object(op) else None
         if number is None:
             raise DecodeError(
-                f"JSON Patch op {op.get('op') if isinstance(op, dict) else op!r} "
+                f"JSON Patch op {op.get('op') if is_json_object(op) else op!r} "
                 "has no protobuf form",
                 path="$.op",
             )
@@ -314,7 +323,7 @@ def _plan(descriptor: Any) -> tuple[tuple[str, str, int], ...]:
     order (worked out once per type: descriptor attributes are slow to read)."""
     plan = _PLANS.get(descriptor)
     if plan is None:
-        rows = []
+        rows: list[tuple[str, str, int]] = []
         for fd in descriptor.fields:
             full = fd.message_type.full_name if fd.message_type is not None else ""
             if fd.is_repeated:
@@ -365,7 +374,7 @@ def _source_from_wire(src: Any) -> dict[str, Any] | None:
 
 
 def _parts_from_wire(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for part in parts:
         kind = next((k for k in _PART_KINDS if k in part), None)
         if kind is None:

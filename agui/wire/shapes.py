@@ -25,6 +25,8 @@ from typing import Any
 import msgspec
 import msgspec.inspect as mi
 
+from agui.jsonvalue import is_json_array, is_json_object
+
 __all__ = [
     "LEAF",
     "OPEN",
@@ -235,9 +237,11 @@ def _struct(info: mi.StructType) -> StructShape:
         literal = tuple(f.type.values) if isinstance(f.type, mi.LiteralType) else None
         fshape = _convert(f.type)
         null_ok = fshape is OPEN or (isinstance(fshape, UnionShape) and fshape.null_ok)
-        closed_set = None
-        if literal and len(literal) > 1 and all(isinstance(v, str) for v in literal):
-            closed_set = frozenset(literal)
+        closed_set: frozenset[str] | None = None
+        if literal and len(literal) > 1:
+            strings = [v for v in literal if isinstance(v, str)]
+            if len(strings) == len(literal):
+                closed_set = frozenset(strings)
         shape.fields[f.encode_name] = FieldShape(
             attr=f.name,
             wire=f.encode_name,
@@ -252,8 +256,8 @@ def _struct(info: mi.StructType) -> StructShape:
 
 
 def _finish_null_plan(shape: StructShape) -> None:
-    null_attrs = []
-    nested = []
+    null_attrs: list[tuple[str, str]] = []
+    nested: list[tuple[str, str, Any]] = []
     for fs in shape.fields.values():
         if fs.any_optional:
             null_attrs.append((fs.attr, fs.wire))
@@ -282,9 +286,9 @@ def _may_hold_null(shape: Any, seen: set[int]) -> bool:
 
 def json_kind(value: Any) -> str:
     """The JSON kind of a plain value: object, array, str, int, float, bool, null."""
-    if isinstance(value, dict):
+    if is_json_object(value):
         return "object"
-    if isinstance(value, list):
+    if is_json_array(value):
         return "array"
     if isinstance(value, str):
         return "str"
@@ -313,7 +317,9 @@ def null_paths(obj: Any, shape: StructShape) -> list[list[str | int]]:
     return found
 
 
-def _walk_struct(obj: Any, shape: StructShape, path: list, found: list) -> None:
+def _walk_struct(
+    obj: Any, shape: StructShape, path: list[str | int], found: list[list[str | int]]
+) -> None:
     for attr, wire in shape.null_attrs:
         if getattr(obj, attr) is None:
             found.append([*path, wire])
@@ -323,7 +329,9 @@ def _walk_struct(obj: Any, shape: StructShape, path: list, found: list) -> None:
             _walk_value(value, sub, [*path, wire], found)
 
 
-def _walk_value(value: Any, shape: Any, path: list, found: list) -> None:
+def _walk_value(
+    value: Any, shape: Any, path: list[str | int], found: list[list[str | int]]
+) -> None:
     if isinstance(shape, StructShape):
         _walk_struct(value, shape, path, found)
     elif isinstance(shape, UnionShape):
@@ -331,12 +339,12 @@ def _walk_value(value: Any, shape: Any, path: list, found: list) -> None:
             member = _STRUCTS.get(type(value))
             if member is not None:
                 _walk_struct(value, member, path, found)
-        elif isinstance(value, list) and (sub := shape.kinds.get("array")) is not None:
+        elif is_json_array(value) and (sub := shape.kinds.get("array")) is not None:
             _walk_value(value, sub, path, found)
-    elif isinstance(shape, ListShape) and isinstance(value, list):
+    elif isinstance(shape, ListShape) and is_json_array(value):
         for i, item in enumerate(value):
             _walk_value(item, shape.item, [*path, i], found)
-    elif isinstance(shape, DictShape) and isinstance(value, dict):
+    elif isinstance(shape, DictShape) and is_json_object(value):
         for key, item in value.items():
             _walk_value(item, shape.value, [*path, key], found)
 
@@ -374,24 +382,24 @@ def null_check(shape: Any) -> NullCheck | None:
                 return in_list is not None and value.__class__ is list and in_list(value)
 
     elif isinstance(shape, ListShape):
-        item = null_check(shape.item)
-        if item is not None:
+        in_items = null_check(shape.item)
+        if in_items is not None:
 
             def check(value: Any) -> bool:
                 if value.__class__ is list:
                     for v in value:
-                        if item(v):
+                        if in_items(v):
                             return True
                 return False
 
     elif isinstance(shape, DictShape):
-        item = null_check(shape.value)
-        if item is not None:
+        in_values = null_check(shape.value)
+        if in_values is not None:
 
             def check(value: Any) -> bool:
                 if value.__class__ is dict:
                     for v in value.values():
-                        if item(v):
+                        if in_values(v):
                             return True
                 return False
 

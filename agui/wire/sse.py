@@ -84,7 +84,7 @@ class SseReader:
         """The per-frame cap in bytes."""
         return self._max
 
-    def feed(self, chunk: bytes) -> list[str]:
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[str]:
         """Add bytes; return the ``data`` payload of every frame they complete.
 
         A chunk of any size is scanned in slices of at most 1 MiB (an inflated
@@ -99,17 +99,15 @@ class SseReader:
         if self._error is not None:
             self._raised = True
             raise self._error
-        if not isinstance(chunk, bytes):
-            chunk = memoryview(chunk).cast("B")  # (TypeError when not bytes-like)
-            if len(chunk) <= _SLICE_BYTES:
-                chunk = bytes(chunk)
         out: list[str] = []
-        size = len(chunk)
+        # (memoryview(...).cast raises TypeError when chunk is not bytes-like)
+        data = chunk if isinstance(chunk, bytes) else memoryview(chunk).cast("B")
+        size = len(data)
         if size <= _SLICE_BYTES:
-            self._feed(chunk, out)
+            self._feed(data if isinstance(data, bytes) else bytes(data), out)
         else:
             for start in range(0, size, _SLICE_BYTES):
-                self._feed(bytes(chunk[start : start + _SLICE_BYTES]), out)
+                self._feed(bytes(data[start : start + _SLICE_BYTES]), out)
                 if self._error is not None:
                     break  # the reader is spent: the rest of the chunk is not looked at
         return self._settle(out)
@@ -117,9 +115,10 @@ class SseReader:
     def _feed(self, chunk: bytes, out: list[str]) -> None:
         """Scan one slice of the stream, appending completed payloads to ``out``."""
         if self._head is not None:
-            chunk = self._strip_bom(chunk)  # type: ignore[assignment]
-            if chunk is None:
+            stripped = self._strip_bom(self._head, chunk)
+            if stripped is None:
                 return
+            chunk = stripped
         if not chunk:
             return
         # Line endings -> LF. A CR at the end of a chunk already ends its line;
@@ -208,16 +207,16 @@ class SseReader:
             if self._last_lf:
                 block = block[:-1]
             self._emit(block, out)
-        error = self._error
+        pending = self._error
         self.__init__(self._max)  # type: ignore[misc]
-        if error is not None:
-            raise error
+        if pending is not None:
+            raise pending
         return out
 
     # -- internals -------------------------------------------------------
 
-    def _strip_bom(self, chunk: bytes) -> bytes | None:
-        head = self._head + chunk  # type: ignore[operator]
+    def _strip_bom(self, held: bytes, chunk: bytes) -> bytes | None:
+        head = held + chunk
         if len(head) < 3 and _BOM.startswith(head):
             self._head = head  # could still become a BOM: wait for more bytes
             return None
@@ -270,8 +269,8 @@ def encode_sse(data: bytes | bytearray | memoryview | str) -> bytes:
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
-    elif data.__class__ is not bytes:
-        if not isinstance(data, bytes | bytearray | memoryview):
+    elif not isinstance(data, bytes):
+        if not isinstance(data, bytearray | memoryview):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f"SSE data must be bytes or str, not {type(data).__name__}")
         data = bytes(data)  # a bytearray or memoryview
     if 10 not in data and 13 not in data:  # no LF, no CR (an int test is a memchr;

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from agui.errors import DecodeError, UnknownEventType
+from agui.jsonvalue import is_json_object
 from agui.types import EVENT_TYPES, Event, RunAgentInput
 from agui.wire.errors_map import convert, map_validation_error, not_object
 from agui.wire.fallback import parse_plain
@@ -98,7 +99,7 @@ def parse_event_object(data: Data) -> dict[str, Any]:
         DecodeError: not JSON, not an object, or no (string) ``type``.
     """
     obj = parse_plain(data)
-    if not isinstance(obj, dict):
+    if not is_json_object(obj):
         raise DecodeError(
             f"Invalid event: the frame is not a JSON object (received {json_kind(obj)})",
             value=obj,
@@ -137,7 +138,7 @@ def decode_strict(data: Data) -> Event:
     return event
 
 
-def _class_of(obj: dict) -> type:
+def _class_of(obj: dict[str, Any]) -> type:
     """The event class for ``obj["type"]``.
 
     Raises:
@@ -162,11 +163,11 @@ def decode_input_strict(data: Data) -> RunAgentInput:
         return _INPUT_DECODER.decode(data)
     except msgspec.ValidationError as exc:  # (a subclass of msgspec.DecodeError)
         obj = parse_plain(data)
-        if not isinstance(obj, dict):
+        if not is_json_object(obj):
             raise not_object(obj) from None
         raise map_validation_error(exc, obj, INPUT_SHAPE) from None
     except NOT_TYPED:
         obj = parse_plain(data)  # JSON after all only with a lone surrogate
-        if not isinstance(obj, dict):
+        if not is_json_object(obj):
             raise not_object(obj) from None
         return convert(obj, RunAgentInput, INPUT_SHAPE)  # type: ignore[no-any-return]
