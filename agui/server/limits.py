@@ -70,9 +70,9 @@ class RunSlots:
     def __init__(self, limit: int | None, retry_after: int = DEFAULT_RETRY_AFTER) -> None:
         if limit is not None and limit < 1:
             raise ValueError(f"max_runs must be at least 1, not {limit!r}")
-        self.limit = limit
-        self.retry_after = retry_after
-        self.active = 0
+        self.limit: int | None = limit
+        self.retry_after: int = retry_after
+        self.active: int = 0
 
     def hold(self, response: Response) -> Response:
         """``response`` holding one slot while it streams, or the 503 refusal."""
@@ -96,8 +96,8 @@ class _Held(Response):
     """An ASGI response that gives its run slot back when it ends."""
 
     def __init__(self, inner: Response, slots: RunSlots) -> None:  # no super(): only a wrapper
-        self.inner = inner
-        self.slots = slots
+        self.inner: Response = inner
+        self.slots: RunSlots = slots
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         try:

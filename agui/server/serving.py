@@ -65,6 +65,7 @@ class HeaderTimeoutProtocol(H11Protocol):
     _header_timer: asyncio.TimerHandle | None = None
     _drain_timer: asyncio.TimerHandle | None = None
     _draining: object = None  # the request cycle whose body is being drained
+    app: Any  # the served ASGI app, behind the connection cap when there is one
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -139,12 +140,10 @@ class _ConnectionCap:
     the server's ``connections`` are open."""
 
     def __init__(self, app: Any, connections: set[Any], limit: int, retry_after: int) -> None:
-        self.app, self.connections, self.limit, self.retry_after = (
-            app,
-            connections,
-            limit,
-            retry_after,
-        )
+        self.app: Any = app
+        self.connections: set[Any] = connections
+        self.limit: int = limit
+        self.retry_after: int = retry_after
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and len(self.connections) > self.limit:
