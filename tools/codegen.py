@@ -13,10 +13,10 @@ Every ``schema/<stem>.schema.json`` becomes ``generated/agui_generated/<module>.
 
 Pipeline per schema (all steps deterministic: same input bytes -> same output bytes):
 
-1. Pre-process a copy of the schema: drop ``description`` on properties (they would become
-   noisy ``Meta(description=...)`` annotations; descriptions of object definitions stay and
-   become class docstrings, those of unions and scalar aliases go so the aliases stay plain
-   ``A | B`` / ``str``) and drop the root ``title``/``description``/``$ref`` (they would become a
+1. Pre-process a copy of the schema: members keep their ``description`` (it becomes the
+   field's ``Meta(description=...)``, shown by ``help()`` and editors); descriptions of object
+   definitions become class docstrings, those of unions and scalar aliases go so the aliases
+   stay plain ``A | B`` / ``str``; drop the root ``title``/``description``/``$ref`` (they would become a
    meaningless root alias). Then lower "any JSON but null" (``not: {type: null}``, which the
    generator ignores) to a ``NonNullJson`` definition it does understand (:func:`lower_not_null`).
 2. Run datamodel-code-generator (pinned in pyproject.toml) with the options in
@@ -108,27 +108,6 @@ def schema_files(schema_dir: Path = SCHEMA_DIR) -> list[Path]:
     return sorted(schema_dir.glob("*.schema.json"))
 
 
-def _strip_property_descriptions(node: Any) -> Any:
-    """Copy of ``node`` where every ``properties`` member loses its ``description``."""
-    if isinstance(node, list):
-        return [_strip_property_descriptions(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "properties" and isinstance(value, dict):
-            props = {}
-            for name, sub in value.items():
-                sub = _strip_property_descriptions(sub)
-                if isinstance(sub, dict):
-                    sub = {k: v for k, v in sub.items() if k != "description"}
-                props[name] = sub
-            out[key] = props
-        else:
-            out[key] = _strip_property_descriptions(value)
-    return out
-
-
 #: Name of the definition that :func:`lower_not_null` adds: any JSON value but ``null``.
 NON_NULL_JSON = "NonNullJson"
 _NON_NULL_KINDS = ["object", "array", "string", "integer", "number", "boolean"]
@@ -214,7 +193,7 @@ def lower_not_null(schema: dict[str, Any]) -> dict[str, Any]:
 
 def prepare_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema as handed to the generator (see step 1 in the module docstring)."""
-    prepared = lower_not_null(_strip_property_descriptions(copy.deepcopy(schema)))
+    prepared = lower_not_null(copy.deepcopy(schema))
     for key in ("title", "description", "$ref"):
         prepared.pop(key, None)
     for body in (prepared.get("$defs") or prepared.get("definitions") or {}).values():
@@ -409,6 +388,23 @@ def write_files(files: dict[str, str], out_dir: Path = OUT_DIR) -> None:
             path.unlink()
     for name, content in files.items():
         (out_dir / name).write_bytes(content.encode("utf-8"))
+
+
+def regenerate(schema_dir: Path = SCHEMA_DIR, out_dir: Path = OUT_DIR) -> tuple[list[str], str]:
+    """Write everything ``--check`` checks: the package and the protobuf freeze record.
+
+    Returns (the generated files that changed, a note on the freeze record: "" when it is
+    unchanged). Raises RuntimeError as :func:`generate_all`.
+    """
+    files = generate_all(schema_dir)
+    stale = stale_files(files, out_dir)
+    write_files(files, out_dir)
+    note = ""
+    if _FREEZE_UPDATE:
+        freeze_path = Path(_FREEZE_UPDATE[0])
+        freeze_path.write_text(_FREEZE_UPDATE[1], encoding="utf-8")
+        note = f"{freeze_path.name} updated (new protobuf numbers)"
+    return stale, note
 
 
 def main(argv: list[str] | None = None) -> int:
