@@ -20,6 +20,7 @@ failure of the client: ``run_agent`` returns (``result.done.outcome ==
 from __future__ import annotations
 
 import copy
+import functools
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -184,7 +185,7 @@ class AbstractAgent:
 
     # ----------------------------------------------------------- edit
 
-    def _params(self, **extras: Any) -> SubscriberParams:
+    def _params(self, **extras: Any) -> SubscriberParams[Any]:
         conv = self._editor.conversation
         return SubscriberParams(self, None, lambda: conv.messages, lambda: conv.state, **extras)
 
@@ -207,11 +208,13 @@ class AbstractAgent:
         added = self._editor.add_messages(messages)
         for message in added:
             notify_now(
-                self.subscribers, "on_new_message", lambda m=message: self._params(message=m)
+                self.subscribers, "on_new_message", functools.partial(self._params, message=message)
             )
             for call in getattr(message, "tool_calls", None) or ():
                 notify_now(
-                    self.subscribers, "on_new_tool_call", lambda c=call: self._params(tool_call=c)
+                    self.subscribers,
+                    "on_new_tool_call",
+                    functools.partial(self._params, tool_call=call),
                 )
         notify_now(self.subscribers, "on_messages_changed", self._params)
 

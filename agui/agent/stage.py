@@ -96,7 +96,7 @@ class SubscriberStage:
 
     # ----------------------------------------------------------- params
 
-    def params(self, **extras: Any) -> SubscriberParams:
+    def params(self, **extras: Any) -> SubscriberParams[Any]:
         """A fresh :class:`SubscriberParams` for this run."""
         conv = self.editor.conversation
         return SubscriberParams(
