@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import SHARED, shared_path
 
+from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
+
 ROOT = Path(__file__).resolve().parents[1]
-UPSTREAM = ("upstream", "agui", "spec-1.1", "schema.json")
+UPSTREAM = ("upstream", "agui", f"spec-{IMPLEMENTED_PROTOCOL_VERSION}", "schema.json")
 
 
 def _tree(tmp_path: Path) -> Path:
