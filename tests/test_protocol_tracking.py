@@ -157,6 +157,8 @@ bad = [x for x in got if isinstance(x, (u.WarningUpdate, u.ErrorUpdate))]
 assert not bad, bad
 received = [x for x in got if isinstance(x, u.EventReceived)]
 assert [type(x.event) for x in received] == [g.ToolCallProgressEvent], got
+(started,) = [x for x in got if isinstance(x, u.ToolCallStarted)]
+assert started.from_event.index == 2, started  # the new field reaches the Session update
 seen = []
 sub = AgentSubscriber(on_tool_call_progress_event=lambda p: seen.append(p.event.progress))
 assert "on_tool_call_progress_event" in CALLBACKS

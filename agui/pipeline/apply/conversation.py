@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
+from msgspec.structs import force_setattr
 
 from agui import types as T
 from agui.errors import RunError
@@ -35,6 +36,7 @@ from agui.pipeline.apply.records import CallRecord, MessageRecord, opt, role_of,
 from agui.pipeline.apply.snapshots import SnapshotEvents
 from agui.pipeline.lifecycle import RunLifecycle
 from agui.updates import (
+    CARRIES_EVENT,
     Custom,
     ErrorUpdate,
     EventReceived,
@@ -293,7 +295,7 @@ class Conversation(MessageEvents, SnapshotEvents):
                 WarningUpdate("apply_unknown_event", f"cannot apply event {struct_tag(event)!r}")
             ]
         try:
-            return handler(self, event)
+            updates = handler(self, event)
         except Exception as exc:  # noqa: BLE001 - last line of defence: bad data never crashes a run
             return [
                 WarningUpdate(
@@ -301,6 +303,10 @@ class Conversation(MessageEvents, SnapshotEvents):
                     f"could not apply {struct_tag(event)}: {type(exc).__name__}: {exc}",
                 )
             ]
+        for update in updates:
+            if type(update) in CARRIES_EVENT:  # each update carries the event it reports
+                force_setattr(update, "from_event", event)
+        return updates
 
     # ------------------------------------------------------------- internals
 
