@@ -118,6 +118,29 @@ def test_an_accepted_rename_reserves_the_old_protobuf_number_and_leaves_the_tree
     check = _run([sys.executable, "tools/codegen.py", "--check"], tree)
     assert check.returncode == 0, check.stdout
 
+    # the handlers take their event's class: the type gate names each read of the old member
+    handlers = ["agui/pipeline/apply/conversation.py", "agui/pipeline/verify/items.py"]
+    gate = _run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--cache-dir",
+            str(tmp_path / "mypy-cache"),
+            *handlers,
+        ],
+        tree,
+        MYPYPATH=os.pathsep.join([str(tree), str(tree / "generated")]),
+    )
+    flagged = {
+        line.split(":")[0]
+        for line in gate.stdout.splitlines()
+        if 'has no attribute "step_name"' in line
+    }
+    assert flagged == set(handlers), gate.stdout[-3000:]
+
 
 CHILD = r"""
 import asyncio, io, json, sys
