@@ -1,4 +1,4 @@
-"""nox sessions: tests, regen, drift, sync, bench, lint, oracle, fuzz, interop.
+"""nox sessions: tests, regen, drift, sync, bench, lint, docs, release, oracle, fuzz, interop.
 
 Every session runs in the current environment (``venv_backend="none"``): set
 up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
@@ -6,6 +6,10 @@ up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
 """
 
 from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
 
 import nox
 
@@ -52,6 +56,54 @@ def lint(session: nox.Session) -> None:
     paths = ("agui", "tools", "tests", "examples", "noxfile.py")
     session.run("ruff", "format", "--check", *paths)
     session.run("ruff", "check", *paths)
+
+
+@nox.session(venv_backend="none")
+def docs(session: nox.Session) -> None:
+    """Build the documentation site (mkdocs.yml: guides under docs/, the API reference from the
+    docstrings) into site/ with ``--strict``: any warning (a broken link or anchor, a docstring
+    mkdocstrings cannot render) fails the build. Offline: nothing is fetched."""
+    session.env["NO_MKDOCS_2_WARNING"] = "1"
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs)
+
+
+# what a user does first with the installed wheel (run outside the checkout)
+SMOKE = (
+    "import importlib.metadata, agui, agui.types; "
+    "assert agui.Session.__name__ == 'Session'; "
+    "assert agui.__version__ == importlib.metadata.version('agui-sdk'); "
+    "assert 'site-packages' in agui.__file__, agui.__file__; "
+    "agui.types.RunAgentInput; print('import agui: ok', agui.__version__)"
+)
+
+
+@nox.session(venv_backend="none")
+def release(session: nox.Session) -> None:
+    """The release check: build the sdist and the wheel (``python -m build``: the wheel is
+    built from the sdist, in an isolated environment), ``twine check --strict`` both, install
+    the wheel into a fresh venv and run ``board-watch --version`` and an import smoke test
+    there, outside the checkout. ``-- --keep DIR`` leaves the dist files in DIR."""
+    keep = (
+        session.posargs[session.posargs.index("--keep") + 1]
+        if "--keep" in session.posargs
+        else None
+    )
+    root = Path(__file__).resolve().parent
+    with tempfile.TemporaryDirectory(prefix="agui-release-") as tmp:
+        dist = Path(keep).resolve() if keep else Path(tmp) / "dist"
+        session.run("python", "-m", "build", "--outdir", str(dist), str(root))
+        artifacts = sorted(dist.glob("agui_sdk-*"))
+        wheels = [a for a in artifacts if a.suffix == ".whl"]
+        if len(wheels) != 1 or len(artifacts) != 2:
+            session.error(f"expected one sdist and one wheel in {dist}, found {artifacts}")
+        session.run("twine", "check", "--strict", *map(str, artifacts))
+        venv = Path(tmp) / "venv"
+        session.run(sys.executable, "-m", "venv", str(venv))
+        bin_dir = venv / ("Scripts" if sys.platform == "win32" else "bin")
+        session.run(str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheels[0]))
+        session.chdir(tmp)
+        session.run(str(bin_dir / "board-watch"), "--version")
+        session.run(str(bin_dir / "python"), "-c", SMOKE)
 
 
 @nox.session(venv_backend="none")

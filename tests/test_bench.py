@@ -267,6 +267,40 @@ def test_bench_markdown_replaces_only_the_text_between_the_markers(tmp_path):
     assert other.read_text() == "just the table\n"
 
 
+def test_bench_markdown_refuses_a_page_with_prose_but_no_markers(tmp_path):
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(TOOLS))
+    page = tmp_path / "page.md"
+    page.write_text("# A page\n\nprose that must survive\n")
+    with pytest.raises(bench.MarkersMissing):
+        bench.write_markdown(page, "table\n")
+    assert page.read_text() == "# A page\n\nprose that must survive\n"
+    completed = subprocess.run(
+        [sys.executable, str(TOOLS / "bench.py"), "--only", "decode", "--markdown", str(page)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert completed.returncode == 2 and "markers" in completed.stderr
+    assert page.read_text() == "# A page\n\nprose that must survive\n"
+
+
+def test_bench_markdown_without_a_path_targets_the_performance_page():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(TOOLS))
+    page = bench.PERFORMANCE_PAGE
+    assert page == ROOT / "docs" / "performance.md"
+    text = page.read_text(encoding="utf-8")
+    assert text.count(bench.MARK_START) == 1 and text.count(bench.MARK_END) == 1
+    bench.check_markdown_target(page)
+
+
 def _benchgen():
     sys.path.insert(0, str(TOOLS))
     try:

@@ -26,7 +26,7 @@ Sections:
 
 Usage::
 
-    python tools/bench.py [--quick] [--json PATH] [--markdown PATH] [--only decode,sse]
+    python tools/bench.py [--quick] [--json PATH] [--markdown [PATH]] [--only decode,sse]
                           [--transports httpx,fast]
 """
 
@@ -508,7 +508,7 @@ _TARGET = re.compile(r"target ([^;]*?): (met|NOT met)")
 
 
 def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) -> str:
-    """The README performance table: the command that produced it, then one Markdown
+    """The performance page's table (docs/performance.md): the command that produced it, then one Markdown
     row per figure (the ``session`` headline rows first), each target met or not."""
 
     def fmt(value: float) -> str:
@@ -547,11 +547,31 @@ def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) 
 
 
 MARK_START, MARK_END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
+# the page the table lives on: ``--markdown`` without a PATH writes here
+PERFORMANCE_PAGE = ROOT / "docs" / "performance.md"
+
+
+class MarkersMissing(ValueError):
+    """A page that exists but lacks the bench-table markers: writing the table would
+    overwrite its prose, so it is refused."""
+
+
+def check_markdown_target(path: Path) -> None:
+    """Raise :class:`MarkersMissing` when ``path`` holds text but not both bench-table
+    markers (checked before a run, so a long run is not lost on a wrong PATH)."""
+    old = path.read_text() if path.exists() else ""
+    if old.strip() and not (MARK_START in old and MARK_END in old):
+        raise MarkersMissing(
+            f"{path} has text but not the {MARK_START} / {MARK_END} markers; not overwritten"
+        )
 
 
 def write_markdown(path: Path, table: str) -> None:
-    """Write ``table`` to ``path``; when the file holds the two bench-table markers, only
-    the text between them is replaced (so ``--markdown README.md`` updates the README)."""
+    """Write ``table`` to ``path``. When the file holds the two bench-table markers only the
+    text between them is replaced (``--markdown`` updates docs/performance.md that way); a
+    new or empty file gets the table alone. Raises :class:`MarkersMissing` for a non-empty
+    file without both markers (nothing is written)."""
+    check_markdown_target(path)
     old = path.read_text() if path.exists() else ""
     if MARK_START in old and MARK_END in old:
         head, _, rest = old.partition(MARK_START)
@@ -568,8 +588,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--markdown",
         metavar="PATH",
-        help="also write the README performance table "
-        "(between the bench-table markers when PATH has them, e.g. README.md)",
+        nargs="?",
+        const=str(PERFORMANCE_PAGE),
+        help="also write the performance table between the bench-table markers of PATH "
+        "(default: docs/performance.md; a new or empty file gets the table alone)",
     )
     parser.add_argument("--only", help="comma-separated section names")
     parser.add_argument("--repeats", type=int, help="timed runs per figure (median)")
@@ -588,6 +610,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(only or ()) - {name for name, _ in SECTIONS}
     if unknown:
         parser.error(f"unknown section(s): {', '.join(sorted(unknown))}")
+    if args.markdown:
+        try:
+            check_markdown_target(Path(args.markdown))
+        except MarkersMissing as exc:
+            parser.error(str(exc))
     started = time.perf_counter()
     rows = run(cfg, only)
     seconds = time.perf_counter() - started

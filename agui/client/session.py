@@ -63,8 +63,8 @@ class Session:
         transport: e.g. :class:`~agui.transports.HttpTransport` or
             :class:`~agui.transports.ReplayTransport`.
         thread_id: the thread (default: a new uuid4).
-        tools, context: ``Tool`` / ``Context`` structs or wire dicts offered
-            on every run.
+        tools: ``Tool`` structs or wire dicts offered on every run.
+        context: ``Context`` structs or wire dicts sent on every run.
         state: the initial agent state (any JSON; default: none, which is
             sent as ``{}``, as is ``None``).
         forwarded_props: ``forwardedProps`` sent on every run (default ``{}``,

@@ -193,8 +193,8 @@ class FastHttpTransport:
     :data:`~agui.transports.http.DEFAULT_TIMEOUT`. A ``gzip`` or ``deflate``
     body is inflated incrementally, in pieces of at most 1 MiB.
 
-    Args:
-        url, headers, timeout, verify, protobuf: as for ``HttpTransport``.
+    ``url``, ``headers``, ``timeout``, ``verify`` and ``protobuf`` are as for
+    ``HttpTransport``.
 
     Raises ``ValueError`` at construction for a header name or value that is
     not ASCII, a name that is not a token or a value with CR, LF or NUL (it would
