@@ -226,10 +226,13 @@ def test_a_new_event_type_and_field_are_additive_and_reach_every_layer_from_the_
     assert result["callback"] is True
 
 
-def test_sync_from_the_published_1_0_package_names_exactly_the_1_1_additions(tmp_path):
-    """``sync ag-ui-protocol==1.0.0``: pip fetches the package into a temporary folder,
-    pydantic derives its schema; what we carry beyond 1.0 (1.1's encryptedValueType) is
-    breaking to drop, so nothing is written. Skips when the package index is unreachable."""
+def _fetchable(source: str, tmp_path: Path) -> str | None:
+    """Why ``source`` cannot be fetched here (None when it can)."""
+    if source.startswith("@"):
+        if shutil.which("npm") is None or shutil.which("node") is None:
+            return "npm or node is not installed"
+        probe = _run(["npm", "view", source, "version"], tmp_path)
+        return None if probe.returncode == 0 else f"npm cannot reach {source}"
     probe = _run(
         [
             sys.executable,
@@ -240,15 +243,25 @@ def test_sync_from_the_published_1_0_package_names_exactly_the_1_1_additions(tmp
             "-q",
             "-d",
             str(tmp_path / "d"),
-            "ag-ui-protocol==1.0.0",
+            source,
         ],
         tmp_path,
     )
-    if probe.returncode != 0:
-        pytest.skip(f"cannot fetch ag-ui-protocol==1.0.0 with pip: {probe.stderr[-300:]}")
+    return None if probe.returncode == 0 else f"pip cannot fetch {source}"
+
+
+@pytest.mark.parametrize("source", ["ag-ui-protocol==1.0.0", "@ag-ui/core@1.0.0"])
+def test_sync_from_the_published_1_0_package_names_exactly_the_1_1_additions(tmp_path, source):
+    """``sync ag-ui-protocol==1.0.0`` (pip; pydantic derives the schema) and
+    ``sync @ag-ui/core@1.0.0`` (npm; zod derives it), each into a temporary folder: what we
+    carry beyond 1.0 (1.1's encryptedValueType) is breaking to drop, so nothing is written.
+    Skips when the registry is unreachable."""
+    reason = _fetchable(source, tmp_path)
+    if reason is not None:
+        pytest.skip(reason)
     tree = _tree(tmp_path)
     before = _files(tree)
-    proc = _run([sys.executable, "tools/sync.py", "ag-ui-protocol==1.0.0"], tree)
+    proc = _run([sys.executable, "tools/sync.py", source], tree)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     lines = [ln.split(" -- ")[0] for ln in proc.stdout.splitlines() if ln.startswith("breaking:")]
     assert lines == [

@@ -6,6 +6,7 @@ Usage::
     python tools/sync.py 1.1            # ../shared/upstream/agui/spec-1.1/schema.json
     python tools/sync.py PATH --no-regen   # rewrite schema/ only
     python tools/sync.py ag-ui-protocol==1.0.0   # a published release (pip, temporary folder)
+    python tools/sync.py @ag-ui/core@1.0.0       # the npm release (npm + zod)
     python tools/sync.py PATH --accept-breaking  # adopt breaking changes too
 
 Steps: (1) read upstream's schema and ours (``schema/agui.schema.json``); (2) rewrite ours from
@@ -36,7 +37,8 @@ everything ``regen --check`` checks, the protobuf freeze record included.
 
 The source may also be a published package: ``ag-ui-protocol==VERSION`` is installed with pip
 (no dependencies) into a temporary folder and pydantic derives its JSON Schema
-(:func:`derive_package_schema`); :func:`overlay_package` takes from it which event types and
+(:func:`derive_package_schema`), or ``@ag-ui/core@VERSION`` with npm and zod's ``toJSONSchema``
+(:func:`derive_npm_schema`); :func:`overlay_package` takes from it which event types and
 members exist and which are required, and keeps our shapes for the members both have.
 
 On today's upstream schema this is a no-op: ``schema/`` and ``generated/`` stay byte-identical.
@@ -161,18 +163,24 @@ def _from_pydantic(node: Any) -> Any:
 def overlay_package(derived: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
     """Our schema with what a package-derived schema decides: which event types exist (the
     ``Event`` union, its mapping, the ``EventType`` values), which members each definition has
-    and which are required. A member both have keeps our shape (pydantic inlines the aliases
-    and unions we name, and cannot say "closed"); a new member or definition takes the
-    package's. Pure."""
+    and which are required. A member both have keeps our shape (pydantic and zod inline the
+    aliases and unions we name, and cannot say "closed"); a new member or event type takes the
+    package's; the package's other exports are not definitions of ours. Pure."""
     derived = _from_pydantic(derived)
     out = copy.deepcopy(ours)
     d_defs, o_defs = _defs(derived), _defs(out)
+    d_union = d_defs.get("Event") if isinstance(d_defs.get("Event"), dict) else {}
+    d_events = {
+        _name(ref) for ref in (d_union.get("discriminator") or {}).get("mapping", {}).values()
+    }
     for name, body in d_defs.items():
         if name == "Event" or not isinstance(body, dict):
             continue
         mine = o_defs.get(name)
+        if mine is None and name not in d_events:
+            continue  # a package's other exports (aliases, helpers): inline in the members using them
         if mine is None:
-            if body.get("additionalProperties") is True and body.get("properties"):
+            if body.get("additionalProperties") in (True, {}) and body.get("properties"):
                 body["additionalProperties"] = False  # extra="allow" is leniency, not shape
             o_defs[name] = body
             continue
@@ -249,16 +257,68 @@ def derive_package_schema(spec: str, folder: Path) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
+#: ``@scope/name@VERSION``: an npm package (@ag-ui/core)
+_NPM_SPEC = re.compile(r"^@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*@[A-Za-z0-9.+-]+$")
+
+#: Run by node in the install folder: prints the JSON Schema zod 4 derives (``z.toJSONSchema``)
+#: for every zod schema ``@ag-ui/core/schemas`` exports, named without the ``Schema`` suffix.
+_DERIVE_NPM = r"""
+const schemas = require("@ag-ui/core/schemas");
+const z = require("zod");
+const defs = {};
+for (const [name, value] of Object.entries(schemas)) {
+  if (!name.endsWith("Schema") || !value || typeof value.safeParse !== "function") continue;
+  defs[name.slice(0, -6)] = z.toJSONSchema(value, { io: "input", unrepresentable: "any" });
+}
+process.stdout.write(JSON.stringify({ $defs: defs }));
+"""
+
+
+def derive_npm_schema(spec: str, folder: Path) -> dict[str, Any]:
+    """The JSON Schema of npm package ``spec`` (``@ag-ui/core@1.0.0``): installed with npm
+    (with zod 4) into ``folder``, derived by zod's ``toJSONSchema``; the ``Event`` union is
+    the definitions whose ``type`` is an event tag. Raises ValueError for another spec and
+    subprocess.CalledProcessError when npm or node fails."""
+    if not _NPM_SPEC.match(spec):
+        raise ValueError(f"not an npm package spec (@scope/name@VERSION): {spec!r}")
+    npm = ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(folder)]
+    subprocess.run([*npm, spec, "zod@^4"], check=True, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["node", "-e", _DERIVE_NPM],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    derived: dict[str, Any] = json.loads(proc.stdout)
+    defs = derived["$defs"]
+    mapping = {}
+    for name, body in defs.items():
+        tag = (body.get("properties") or {}).get("type", {}).get("const")
+        if name.endswith("Event") and isinstance(tag, str) and tag.isupper():
+            mapping[tag] = f"{_REF_PREFIX}{name}"
+    defs["Event"] = {
+        "oneOf": [{"$ref": ref} for ref in mapping.values()],
+        "discriminator": {"propertyName": "type", "mapping": mapping},
+    }
+    return derived
+
+
 @contextlib.contextmanager
 def upstream_source(spec: str) -> Iterator[Path]:
     """The schema file for ``spec``: a file, a folder or a version (:func:`resolve_upstream`),
-    or a published package (``ag-ui-protocol==VERSION``), derived into a temporary folder and
+    or a published package (``ag-ui-protocol==VERSION`` from PyPI, ``@ag-ui/core@VERSION`` from
+    npm), derived into a temporary folder and
     overlaid on our schema (:func:`overlay_package`) that lives as long as the context."""
-    if not _PIP_SPEC.match(spec):
+    if not (_PIP_SPEC.match(spec) or _NPM_SPEC.match(spec)):
         yield resolve_upstream(spec)
         return
     with tempfile.TemporaryDirectory(prefix="agui-sync-") as tmp:
-        derived = derive_package_schema(spec, Path(tmp))
+        if _NPM_SPEC.match(spec):
+            derived = derive_npm_schema(spec, Path(tmp))
+        else:
+            derived = derive_package_schema(spec, Path(tmp))
         ours = json.loads(OUR_SCHEMA.read_text(encoding="utf-8"))
         path = Path(tmp) / "schema.json"
         path.write_text(render(overlay_package(derived, ours)), encoding="utf-8")
