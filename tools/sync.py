@@ -169,7 +169,8 @@ def overlay_package(derived: dict[str, Any], ours: dict[str, Any]) -> dict[str, 
     derived = _from_pydantic(derived)
     out = copy.deepcopy(ours)
     d_defs, o_defs = _defs(derived), _defs(out)
-    d_union = d_defs.get("Event") if isinstance(d_defs.get("Event"), dict) else {}
+    found = d_defs.get("Event")
+    d_union: dict[str, Any] = found if isinstance(found, dict) else {}
     d_events = {
         _name(ref) for ref in (d_union.get("discriminator") or {}).get("mapping", {}).values()
     }
@@ -254,7 +255,8 @@ def derive_package_schema(spec: str, folder: Path) -> dict[str, Any]:
         env=env,
         timeout=120,
     )
-    return json.loads(proc.stdout)
+    derived: dict[str, Any] = json.loads(proc.stdout)
+    return derived
 
 
 #: ``@scope/name@VERSION``: an npm package (@ag-ui/core)
@@ -380,7 +382,9 @@ def _composed_refs(schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     return parts, other
 
 
-def _flat_object(body: dict[str, Any], defs: dict[str, Any]) -> tuple[dict, list[str], bool]:
+def _flat_object(
+    body: dict[str, Any], defs: dict[str, Any]
+) -> tuple[dict[str, Any], list[str], bool]:
     """(properties, required, closed) of ``body`` with ``allOf`` merged, own members first."""
     props: dict[str, Any] = {}
     required: list[str] = []
@@ -529,15 +533,17 @@ def _reuse_aliases(new: dict[str, Any], ours: dict[str, Any]) -> None:
                     uses[pname] = alias
     for body in new_defs.values():
         props = body.get("properties") if isinstance(body, dict) else None
-        for pname, sub in (props or {}).items():
-            alias = uses.get(pname)
+        if not isinstance(props, dict):
+            continue
+        for pname, sub in props.items():
+            wanted = uses.get(pname)
             if (
-                alias
+                wanted is not None
                 and isinstance(sub, dict)
                 and "$ref" not in sub
-                and _structure(sub) == _structure(new_defs[alias])
+                and _structure(sub) == _structure(new_defs[wanted])
             ):
-                props[pname] = {"$ref": f"{_REF_PREFIX}{alias}", **_annotations(sub)}
+                props[pname] = {"$ref": f"{_REF_PREFIX}{wanted}", **_annotations(sub)}
 
 
 def _structure(node: dict[str, Any]) -> dict[str, Any]:
@@ -579,11 +585,10 @@ def carry_presentation(new: Any, ours: Any, undescribed: list[str], where: str =
         if all(isinstance(x, str) for x in new) and isinstance(ours, list):
             return _merge_order(new, ours)
         our_list = ours if isinstance(ours, list) else []
-        out = []
-        for i, item in enumerate(new):
-            match = _counterpart(item, our_list, i)
-            out.append(carry_presentation(item, match, undescribed, where))
-        return out
+        return [
+            carry_presentation(item, _counterpart(item, our_list, i), undescribed, where)
+            for i, item in enumerate(new)
+        ]
     if not isinstance(new, dict):
         return new
     our = ours if isinstance(ours, dict) else None
@@ -611,7 +616,7 @@ def carry_presentation(new: Any, ours: Any, undescribed: list[str], where: str =
         else:
             out[key] = carry_presentation(value, our_value, undescribed, "")
     missing = [k for k in _PROSE if our is not None and k in our and k not in out]
-    if missing:  # ours describes what upstream leaves undescribed: our words, in our place
+    if missing and our is not None:  # ours describes what upstream leaves undescribed
         out = {k: out[k] if k in out else our[k] for k in _merge_order([*out, *missing], list(our))}
     return out
 
@@ -701,6 +706,7 @@ def classify(old: dict[str, Any], new: dict[str, Any]) -> list[Classified]:
                 break
     for c in changes:
         member = _member_of(c)
+        kind: Literal["additive", "breaking"]
         body = c.text.split(": ", 1)[1] if ": " in c.text else ""
         if (c.definition, member) in renamed:
             to = renamed[(c.definition, member)]
@@ -805,7 +811,7 @@ def render(schema: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit status (see the module docstring)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "upstream",
         help="upstream schema file, folder, version under ../shared (1.1), or a published "
