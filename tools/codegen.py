@@ -8,8 +8,9 @@ Usage::
 Every ``schema/<stem>.schema.json`` becomes ``generated/agui_generated/<module>.py`` where
 ``<module>`` is ``<stem>`` with ``-`` and ``.`` replaced by ``_`` (``agui.schema.json`` ->
 ``agui.py``, ``a2ui_v09.schema.json`` -> ``a2ui_v09.py``). The package also gets an
-``__init__.py`` (docstring only, so importing one module never imports the others) and
-``py.typed``.
+``__init__.py`` (docstring only, so importing one module never imports the others),
+``py.typed``, the protobuf binding (:mod:`codegen_proto`) and ``agui_callbacks.py``: the typed
+subscriber callbacks, one per member of the event union (:func:`callbacks_source`).
 
 Pipeline per schema (all steps deterministic: same input bytes -> same output bytes):
 

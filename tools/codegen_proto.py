@@ -8,12 +8,15 @@ Called by :mod:`tools.codegen` (``nox -s regen``; ``--check`` compares). Inputs:
   property lies on the wire is :data:`WIRE_FIELDS` for the fields whose wire form differs from
   their JSON form (an outcome split into a string and its lists, content split by kind, JSON
   values as ``google.protobuf.Value`` / objects as ``Struct``); any other property is derived
-  from its schema (string -> ``string``, integer -> ``int64``, boolean -> ``bool``, anything
-  else -> ``google.protobuf.Value``; ``optional`` unless required). The support messages the
+  from its schema (string -> ``string``, integer -> ``int64``, boolean -> ``bool``, number ->
+  ``double``, anything else -> ``google.protobuf.Value``; ``optional`` unless required). The support messages the
   events reference (Message, ToolCall, InputContent ...) are :data:`SUPPORT_MESSAGES`.
 * ``schema/agui.proto-freeze.txt``: the numbers. Nothing here assigns a number by hand: a
   field missing from the record takes the next free number of its message and is appended
-  to the record (``--check`` reports the record stale instead).
+  to the record (``--check`` reports the record stale instead). A field the record holds but
+  the schema no longer has (removed or renamed) keeps its number: the message declares it
+  ``reserved`` (number and name), as does the ``EventType`` enum for a removed tag, so a frame
+  from a peer on the other version is not misread as another field.
 
 The ``.proto`` is compiled with ``grpc_tools.protoc`` (pinned in the dev extra) into a
 ``_pb2`` module; same inputs -> same bytes.
