@@ -1,7 +1,8 @@
-"""nox sessions: tests, regen, drift, sync, bench, lint, docs, release, oracle, fuzz, interop.
+"""nox sessions: tests, regen, drift, sync, bench, lint, docs, release, oracle, fuzz, interop,
+interop_maf.
 
-Every session runs in the current environment (``venv_backend="none"``): set
-up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
+Every session but ``interop_maf`` runs in the current environment (``venv_backend="none"``):
+set up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
 ``nox -s regen -- --check``. Arguments after ``--`` go to the tool.
 """
 
@@ -122,5 +123,16 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def interop(session: nox.Session) -> None:
-    """Real AG-UI servers of other frameworks on loopback (the ``interop`` extra, part of ``dev``)."""
+    """Real AG-UI servers of other frameworks on loopback (the ``interop`` extra, part of
+    ``dev``), then :func:`interop_maf` for the one peer that cannot share that environment."""
     session.run("python", "-m", "pytest", "tests/interop", *session.posargs)
+    session.notify("interop_maf", session.posargs)
+
+
+@nox.session(venv_backend="venv", reuse_venv=True)
+def interop_maf(session: nox.Session) -> None:
+    """Microsoft Agent Framework's AG-UI server (tests/interop/test_agent_framework.py) in a
+    venv of its own with the ``interop-maf`` extra: agent-framework-ag-ui requires
+    ag-ui-protocol<0.2 and fastapi<0.142, which conflict with the ``interop`` pins."""
+    session.install("-e", ".[interop-maf]")
+    session.run("python", "-m", "pytest", "tests/interop/test_agent_framework.py", *session.posargs)

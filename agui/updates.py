@@ -199,9 +199,21 @@ class ToolResult(FromEvent, frozen=True, gc=False):
 
 
 class MessagesSnapshot(FromEvent, frozen=True, gc=False):
-    """MESSAGES_SNAPSHOT reconciled the message list; ``count`` messages now."""
+    """MESSAGES_SNAPSHOT reconciled the message list; ``count`` messages now.
+
+    What the snapshot brought, compared with the list before it:
+    ``changed`` holds the generated ``Message`` structs it added (an id the
+    conversation did not hold) or replaced (an id it held, whose role, content,
+    tool calls and their arguments, answered ``toolCallId``, error or activity
+    type differ), in list order; ``replaced`` names the ids among them that
+    were replaced; ``removed`` the ids the list no longer holds. A message the
+    snapshot repeats unchanged is in none of them (metadata is not compared).
+    """
 
     count: int
+    changed: tuple[Any, ...] = ()
+    replaced: frozenset[str] = frozenset()
+    removed: tuple[str, ...] = ()
     from_event: Event | None = None
 
 

@@ -462,9 +462,44 @@ def test_messages_snapshot_reconciles_by_id_keeping_activity_in_place():
             ],
         )
     )
-    assert ups == [MessagesSnapshot(5)]
+    # what it brought: asst-1 replaced, tool-canon added, tool-stream removed (list order)
+    [up] = ups
+    assert isinstance(up, MessagesSnapshot) and up.count == 5
+    assert [msgspec.to_builtins(m) for m in up.changed] == [
+        {"id": "asst-1", "role": "assistant", "content": "a, corrected"},
+        {"id": "tool-canon", "role": "tool", "content": "r", "toolCallId": "c"},
+    ]
+    assert (up.replaced, up.removed) == ({"asst-1"}, ("tool-stream",))
     assert [m["id"] for m in wire(conv)] == ["m1", "asst-1", "act-1", "asst-2", "tool-canon"]
     assert wire(conv)[1]["content"] == "a, corrected"
+
+
+def test_a_messages_snapshot_repeating_the_conversation_brings_nothing():
+    conv = Conversation([msg(id="m1", role="user", content="hi")])
+    conv.apply(ev("TEXT_MESSAGE_START", messageId="a1", role="assistant"))
+    conv.apply(ev("TEXT_MESSAGE_CONTENT", messageId="a1", delta="hel"))
+    conv.apply(ev("TEXT_MESSAGE_CONTENT", messageId="a1", delta="lo"))
+    conv.apply(ev("TEXT_MESSAGE_END", messageId="a1"))
+    conv.apply(ev("TOOL_CALL_START", toolCallId="c1", toolCallName="f", parentMessageId="a1"))
+    conv.apply(ev("TOOL_CALL_ARGS", toolCallId="c1", delta='{"a": 1}'))
+    conv.apply(ev("TOOL_CALL_END", toolCallId="c1"))
+    same = [
+        {"id": "m1", "role": "user", "content": "hi"},
+        {
+            "id": "a1",
+            "role": "assistant",
+            "content": "hello",
+            "toolCalls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+            ],
+            "metadata": {"not": "compared"},
+        },
+    ]
+    assert conv.apply(ev("MESSAGES_SNAPSHOT", messages=same)) == [MessagesSnapshot(2)]
+    # new arguments for the same call: the message is replaced
+    same[1]["toolCalls"][0]["function"]["arguments"] = '{"a": 2}'
+    [up] = conv.apply(ev("MESSAGES_SNAPSHOT", messages=same))
+    assert ([m.id for m in up.changed], up.replaced, up.removed) == (["a1"], {"a1"}, ())
 
 
 def test_messages_snapshot_with_activity_role_owns_activity_messages():

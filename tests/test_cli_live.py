@@ -444,3 +444,34 @@ def test_parallel_calls_grow_on_one_live_row_each_on_a_terminal():
         'call    (1) add_task {"title": "milk"}',
         'call    (2) add_task {"title": "bread"}',
     ]
+
+
+def test_what_a_messages_snapshot_brings_is_shown_on_a_terminal_as_in_a_piped_transcript():
+    from agui.backends.fake import create_app
+
+    with BackgroundServer(create_app()) as srv:
+        term = Terminal(["watch", "--url", srv.url + "/agent"])
+        try:
+            term.wait_for(lambda lines: any(line.startswith(">") for line in lines))
+            term.type(b"snapshot\r")
+            final = term.wait_for(
+                lambda lines: (
+                    any(x.startswith("done    ") for x in lines)
+                    and [x for x in lines if x][-1] == ">"
+                )
+            )
+            term.type(b"\x04")
+            assert term.proc.wait(timeout=WAIT) == 0
+        finally:
+            term.close()
+    at = final.index("event   messages snapshot: 6 messages (4 new, 1 replaced)")
+    assert final[at - 1 : at + 7] == [
+        "text    Checking the board",
+        "event   messages snapshot: 6 messages (4 new, 1 replaced)",
+        "text    (replaced) Checking the board: 1 task.",
+        "think   Add a review.",
+        'call    (1) add_task {"title": "review"}',
+        "result  (1) add_task → added",
+        "text    Board updated.",
+        "done    success",
+    ]

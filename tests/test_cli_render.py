@@ -627,3 +627,104 @@ def test_raw_events_after_the_first_of_a_run_are_folded_into_one_line():
     shown = [f'event   raw: {{"n": {n}}}' for n in range(1, 5)]
     assert render_all(ups, RenderOptions(in_order=True)) == shown
     assert render_all(ups, RenderOptions(fragments=True)) == shown
+
+
+# --- what a MESSAGES_SNAPSHOT brings ------------------------------------------------------
+
+
+def snapshot_brought() -> list:
+    """A streamed text and call, then a snapshot that replaces the text, adds a
+    reasoning message, a call, its result, the streamed call's result and an answer."""
+    fn = T.FunctionCall(name="add_task", arguments='{"t": "x"}')
+    call = T.ToolCall(id="c2", type="function", function=fn)
+    changed = (
+        T.AssistantMessage(id="m1", content="Hello again"),
+        T.ReasoningMessage(id="r1", content="Thinking it over."),
+        T.AssistantMessage(id="m2", content="", tool_calls=[call]),
+        T.ToolMessage(id="t1", content="streamed result", tool_call_id="c1"),
+        T.ToolMessage(id="t2", content="added x", tool_call_id="c2"),
+        T.AssistantMessage(id="m3", content="Done.\nBoard updated."),
+        T.UserMessage(id="u9", content="from another tab"),
+    )
+    return [
+        u.TextStarted(message_id="m1"),
+        u.TextDelta(message_id="m1", delta="Hello"),
+        u.TextEnded(message_id="m1", text="Hello"),
+        u.ToolCallStarted(tool_call_id="c1", name="find", parent_message_id="m1"),
+        u.ToolCallArgs(tool_call_id="c1", delta="{}"),
+        u.ToolCallEnded(tool_call_id="c1", name="find", arguments="{}"),
+        u.ToolResult(message_id="c1", tool_call_id="c1", content="streamed result"),
+        u.MessagesSnapshot(8, changed, frozenset({"m1"}), ("c1",)),
+    ]
+
+
+def test_messages_a_snapshot_adds_are_rendered_as_their_ordinary_lines_and_replaced_ones_labelled():
+    assert render_all(snapshot_brought()) == [
+        "text    Hello",
+        "call    (1) find {}",
+        "result  (1) find → streamed result",
+        "event   messages snapshot: 8 messages (6 new, 1 replaced, 1 removed)",
+        "text    (replaced) Hello again",
+        "think   Thinking it over.",
+        'call    (2) add_task {"t": "x"}',
+        # t1 re-sends the streamed result of c1 under a new id: not shown twice
+        "result  (2) add_task → added x",
+        "text    Done.",
+        "        Board updated.",
+        "text    (user) from another tab",
+    ]
+
+
+def test_the_in_order_view_renders_what_a_snapshot_brings_in_list_order_too():
+    lines = render_all(snapshot_brought(), IN_ORDER)
+    at = lines.index("event   messages snapshot: 8 messages (6 new, 1 replaced, 1 removed)")
+    assert lines[at + 1 :] == [
+        "text    (replaced) Hello again",
+        "think   Thinking it over.",
+        'call    (2) add_task {"t": "x"}',
+        "result  (2) add_task → added x",
+        "text    Done.",
+        "        Board updated.",
+        "text    (user) from another tab",
+    ]
+
+
+def test_a_snapshot_that_changes_a_streamed_result_shows_it_replaced():
+    ups = [
+        u.ToolCallStarted(tool_call_id="c1", name="find", parent_message_id="m1"),
+        u.ToolCallEnded(tool_call_id="c1", name="find", arguments="{}"),
+        u.ToolResult(message_id="t1", tool_call_id="c1", content="old"),
+        u.MessagesSnapshot(
+            2,
+            (T.ToolMessage(id="t1", content="new", tool_call_id="c1", error="it failed"),),
+            frozenset({"t1"}),
+        ),
+    ]
+    assert render_all(ups)[-3:] == [
+        "event   messages snapshot: 2 messages (1 replaced)",
+        "result  (replaced) (1) find → new",
+        "result  (replaced) (1) error: it failed",
+    ]
+
+
+def test_snapshot_messages_are_sanitised_and_activity_and_encrypted_reasoning_are_shown():
+    ups = [
+        u.MessagesSnapshot(
+            3,
+            (
+                T.AssistantMessage(id="m1", content="\x1b[31mred\x1b[0m"),
+                T.ReasoningMessage(id="r1", content="", encrypted_value="opaque"),
+                T.ActivityMessage(id="a1", activity_type="plan", content={"steps": 2}),
+            ),
+        )
+    ]
+    assert render_all(ups) == [
+        "event   messages snapshot: 3 messages (3 new)",
+        "text    \\x1b[31mred\\x1b[0m",
+        "think   encrypted value on r1",
+        'event   activity plan a1: {"steps": 2}',
+    ]
+
+
+def test_a_snapshot_that_brings_nothing_is_one_event_line():
+    assert render_all([u.MessagesSnapshot(1)]) == ["event   messages snapshot: 1 message"]

@@ -142,6 +142,16 @@ def test_default_turn_and_several_lines(fake_server, snapshot):
     assert watch(fake_server, "hello there\n\nsecond line\n") == snapshot
 
 
+@pytest.mark.parametrize("view", ["grouped", "in-order"])
+def test_messages_a_snapshot_brings_are_shown_and_a_replaced_one_is_labelled(
+    fake_server, snapshot, view
+):
+    text = watch(fake_server, "snapshot\n", *VIEWS[view])
+    after = text[text.index("event   messages snapshot: 6 messages (4 new, 1 replaced)") :]
+    assert after.index("(replaced) Checking the board: 1 task.") < after.index("Board updated.")
+    assert text == snapshot
+
+
 def test_no_verify_applies_illegal_events(fake_server, snapshot):
     assert watch(fake_server, "x\n", "--no-verify", path="/raw/content-without-start") == snapshot
 
@@ -190,6 +200,22 @@ def test_trace_decline_unattended(fake_server, snapshot):
     text = transcript(
         ["trace", "--url", fake_server.url + "/agent", "--decline", "approve"], "", fake_server.url
     )
+    assert text == snapshot
+
+
+def test_trace_shows_what_a_messages_snapshot_brings_under_its_frame(fake_server, snapshot):
+    text = transcript(
+        ["trace", "--url", fake_server.url + "/agent", "snapshot"], "", fake_server.url
+    )
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if '"type":"MESSAGES_SNAPSHOT"' in line)
+    assert lines[at + 1 : at + 6] == [
+        "text    (replaced) Checking the board: 1 task.",
+        "think   Add a review.",
+        'call    (1) add_task {"title": "review"}',
+        "result  (1) add_task → added",
+        "text    Board updated.",
+    ]
     assert text == snapshot
 
 

@@ -197,3 +197,8 @@ def test_normalizer_pass_through_events_close_no_lane():
         result = normalizer.feed(event)
         assert result.events == [event] and result.events[0] is event
         assert normalizer.open_streams == {None: ("text", "m1")}, _name(type(event))
+
+
+def test_every_message_class_has_a_drawing_for_what_a_snapshot_brings():
+    # the renderer draws a message a MESSAGES_SNAPSHOT brought by its generated class
+    assert set(render.SNAPSHOT_MESSAGES) == set(typing.get_args(T.Message))

@@ -21,6 +21,9 @@ The scenario is the first word of the last user message (case-insensitive):
               the cancellation token and records that it noticed the client
               dropping the stream in ``app.state.run_log``.
 ``fail``      RUN_ERROR mid-run (a text message left open).
+``snapshot``  streams a short text, then a MESSAGES_SNAPSHOT (as LangGraph ends its runs)
+              that replaces that text and adds what was never streamed: a reasoning
+              message, a tool call, its result and an answer.
 anything else a well-behaved text turn echoing the user text.
 
 Everything is deterministic: ids are ``<runId>-msg-<n>``, ``<runId>-call-<n>``
@@ -473,6 +476,37 @@ async def _fail(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield run_error("the fake backend failed on purpose", "fake_failure")
 
 
+async def _snapshot(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
+    yield run_started(ctx.inp)
+    streamed = ctx.ids.message()
+    for ev in text_message(streamed, "Checking the board"):
+        yield ev
+    call_id = ctx.ids.tool_call()
+    sent = ctx.inp.get("messages")
+    yield {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [
+            *(sent if isinstance(sent, list) else []),
+            {"id": streamed, "role": "assistant", "content": "Checking the board: 1 task."},
+            {"id": ctx.ids.next("thought"), "role": "reasoning", "content": "Add a review."},
+            {
+                "id": ctx.ids.message(),
+                "role": "assistant",
+                "toolCalls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "add_task", "arguments": '{"title": "review"}'},
+                    }
+                ],
+            },
+            {"id": ctx.ids.result(), "role": "tool", "content": "added", "toolCallId": call_id},
+            {"id": ctx.ids.message(), "role": "assistant", "content": "Board updated."},
+        ],
+    }
+    yield run_finished(ctx.inp)
+
+
 async def _default(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield run_started(ctx.inp)
     said = ctx.text or "nothing"
@@ -491,6 +525,7 @@ SCENARIOS: dict[str, Scenario] = {
     "busy": _busy,
     "slow": _slow,
     "fail": _fail,
+    "snapshot": _snapshot,
     "default": _default,
 }
 

@@ -23,7 +23,7 @@ state     state snapshot or delta
 step      step started / finished
 agent     subagent started / finished / error
 surface   an A2UI surface activity changed
-event     other activity, CUSTOM, RAW, MESSAGES_SNAPSHOT, metadata
+event     other activity, CUSTOM, RAW, MESSAGES_SNAPSHOT (then what it brought), metadata
 pause     an interrupt the run is waiting on (one line each)
 answer    the answer given to an interrupt (written by the driver)
 warn      something repaired, stripped or dropped (WarningUpdate)
@@ -57,6 +57,14 @@ N more RAW events folded`` line at the end of the run (LangGraph forwards every
 LangChain callback as RAW). Both views with ``in_order`` / ``fragments`` show
 everything.
 
+A ``MESSAGES_SNAPSHOT`` prints one ``event  messages snapshot: N messages (a
+new, r replaced, d removed)`` line, then, in list order and in every view, the
+messages it added or replaced (:class:`agui.updates.MessagesSnapshot`) as the
+lines they would have had if streamed (``text``, ``call`` with its arguments,
+``result``, ``think``, activity); a replaced message's lines start with
+``(replaced)``, so a reader sees they were not streamed. A message the
+snapshot repeats unchanged prints nothing (see :data:`SNAPSHOT_MESSAGES`).
+
 Call tags number tool calls in the order they opened, across all runs of the
 renderer's life (a result in a resumed run keeps its call's tag).
 
@@ -76,6 +84,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from agui import types as T
 from agui import updates as u
 from agui.a2ui import ACTIVITY_TYPE, RENDER_TOOL
 from agui.cli.formats import (
@@ -99,6 +108,7 @@ __all__ = [
     "LABELS",
     "LABEL_WIDTH",
     "PASS_THROUGH",
+    "SNAPSHOT_MESSAGES",
     "Line",
     "RenderOptions",
     "Renderer",
@@ -175,6 +185,7 @@ class Renderer:
         self._open: dict[str, _Open] = {}
         self._tags: dict[str, str] = {}
         self._names: dict[str, str] = {}
+        self._results: dict[str, Any] = {}  # toolCallId -> the result content last shown
         self._pending: tuple[str, str] | None = None  # in-order: (kind, id) of the joined line
         self._pending_parts: list[str] = []
         self._error_texts: set[str] = set()  # the last error's texts (a Done repeating one is cut)
@@ -339,15 +350,18 @@ class Renderer:
         return lines
 
     def _on_ToolResult(self, up: u.ToolResult) -> list[Line]:
-        tag = self.tag_of(up.tool_call_id)
-        name = self._names.get(up.tool_call_id)
-        head = f"{tag} {sanitize(name)}" if name else f"{tag} {sanitize(up.tool_call_id)}"
-        content = up.content
+        return self._result(up.tool_call_id, up.content)
+
+    def _result(self, call_id: str, content: Any, mark: str = "") -> list[Line]:
+        self._results[call_id] = content
+        tag = self.tag_of(call_id)
+        name = self._names.get(call_id)
+        head = f"{tag} {sanitize(name)}" if name else f"{tag} {sanitize(call_id)}"
         if isinstance(content, str):
             body = _cut(sanitize(content), self.options.max_chars)
         else:
-            body = format_json(content, self.options.max_chars)
-        return [Line("result", f"{head} → {body}")]
+            body = format_json(msgspec.to_builtins(content), self.options.max_chars)
+        return [Line("result", f"{mark}{head} → {body}")]
 
     # -- everything else -------------------------------------------------
 
@@ -383,7 +397,80 @@ class Renderer:
         ]
 
     def _on_MessagesSnapshot(self, up: u.MessagesSnapshot) -> list[Line]:
-        return [Line("event", f"messages snapshot: {up.count} messages")]
+        n = up.count
+        summary = f"messages snapshot: {n} message{'' if n == 1 else 's'}"
+        added = len(up.changed) - len(up.replaced)
+        news = [f"{added} new"] if added else []
+        if up.replaced:
+            news.append(f"{len(up.replaced)} replaced")
+        if up.removed:
+            news.append(f"{len(up.removed)} removed")
+        if news:
+            summary += f" ({', '.join(news)})"
+        lines = [Line("event", summary)]
+        for message in up.changed:
+            mark = "(replaced) " if message.id in up.replaced else ""
+            draw = SNAPSHOT_MESSAGES.get(type(message))
+            if draw is None:  # a message class the schema gained since
+                body = format_json(msgspec.to_builtins(message), self.options.max_chars)
+                lines.append(Line("event", f"{mark}message {sanitize(message.id)}: {body}"))
+            else:
+                lines.extend(draw(self, message, mark))
+        return lines
+
+    # -- messages a snapshot brought (SNAPSHOT_MESSAGES) ---------------------
+
+    def _snap_text(self, message: Any, mark: str, role: str) -> list[Line]:
+        content = getattr(message, "content", None)
+        prefix = mark + ("" if role in ("assistant", "reasoning") else f"({sanitize(role)}) ")
+        label = "think" if role == "reasoning" else "text"
+        if isinstance(content, str):
+            return self._block(label, prefix, content) if content else []
+        if content is None or content is msgspec.UNSET:
+            return []
+        body = format_json(msgspec.to_builtins(content), self.options.max_chars)
+        return [Line(label, prefix + body)]
+
+    def _snap_user(self, message: Any, mark: str) -> list[Line]:
+        return self._snap_text(message, mark, "user")
+
+    def _snap_system(self, message: Any, mark: str) -> list[Line]:
+        return self._snap_text(message, mark, "system")
+
+    def _snap_developer(self, message: Any, mark: str) -> list[Line]:
+        return self._snap_text(message, mark, "developer")
+
+    def _snap_assistant(self, message: Any, mark: str) -> list[Line]:
+        lines = self._snap_text(message, mark, "assistant")
+        calls = message.tool_calls
+        for call in calls if calls is not msgspec.UNSET else ():
+            name, arguments = call.function.name, call.function.arguments
+            self._names[call.id] = name
+            args = format_arguments(arguments, self.options.max_chars)
+            if name == RENDER_TOOL:
+                args = _render_a2ui_summary(arguments) or args
+            lines.append(Line("call", f"{mark}{self.tag_of(call.id)} {sanitize(name)} {args}"))
+        return lines
+
+    def _snap_tool(self, message: Any, mark: str) -> list[Line]:
+        call_id = message.tool_call_id
+        if not mark and self._results.get(call_id, _NOT_SHOWN) == message.content:
+            return []  # the streamed result, re-sent under another message id
+        lines = self._result(call_id, message.content, mark)
+        error = message.error
+        if isinstance(error, str) and error:
+            lines.append(Line("result", f"{mark}{self.tag_of(call_id)} error: {sanitize(error)}"))
+        return lines
+
+    def _snap_reasoning(self, message: Any, mark: str) -> list[Line]:
+        lines = self._snap_text(message, mark, "reasoning")
+        if not lines and message.encrypted_value is not msgspec.UNSET:
+            lines.append(Line("think", f"{mark}encrypted value on {sanitize(message.id)}"))
+        return lines
+
+    def _snap_activity(self, message: Any, mark: str) -> list[Line]:
+        up = u.ActivityChanged(message.id, message.activity_type, message.content)
+        return [Line(line.label, mark + line.body) for line in self._on_ActivityChanged(up)]
 
     def _on_MetadataChanged(self, up: u.MetadataChanged) -> list[Line]:
         body = format_json(up.metadata, self.options.max_chars)
@@ -529,6 +616,27 @@ HANDLERS: dict[type, Callable[[Renderer, Any], list[Line]]] = {
 }
 """Update class -> the renderer's handler ``(renderer, update) -> lines``."""
 del _R
+
+_NOT_SHOWN = object()
+"""No result was shown for a call (``Renderer._results`` default)."""
+
+_D = Renderer
+SNAPSHOT_MESSAGES: dict[type, Callable[[Renderer, Any, str], list[Line]]] = {
+    T.UserMessage: _D._snap_user,
+    T.SystemMessage: _D._snap_system,
+    T.DeveloperMessage: _D._snap_developer,
+    T.AssistantMessage: _D._snap_assistant,
+    T.ToolMessage: _D._snap_tool,
+    T.ReasoningMessage: _D._snap_reasoning,
+    T.ActivityMessage: _D._snap_activity,
+}
+"""Message class -> how a message a MESSAGES_SNAPSHOT brought is drawn
+``(renderer, message, mark) -> lines``: the lines it would have had streamed
+(``text``, ``call``, ``result``, ``think``, activity), each body starting with
+``mark`` (``(replaced) `` for a message whose content the snapshot changed).
+A tool message repeating the result already shown for its call (a producer
+that re-sends the streamed result under a new message id) draws nothing."""
+del _D
 
 PASS_THROUGH: frozenset[type] = frozenset()
 """Update classes rendered on purpose as a bare ``event <ClassName>`` line (the

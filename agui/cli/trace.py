@@ -19,6 +19,8 @@ Ids: a fresh thread per process unless ``--thread`` pins one (see
     answer  run-1-approve-delete_file yes
     send    POST /agent run-2: resume 2 answers (2 messages)
     send      {"interruptId": "run-1-approve-delete_file", "status": "resolved", ...}
+    recv    {"type":"MESSAGES_SNAPSHOT","messages":[...]}
+    text    what the snapshot added (the lines watch prints for it)
     error   decode error: ...   (a frame that is not a valid event)
     end     the stream ended without RUN_FINISHED or RUN_ERROR (3 events)
 
@@ -67,24 +69,32 @@ def first_input(line: str, tools: list[Any], ids: Any = None) -> Any:
     )
 
 
-async def _stream(transport: Any, run_input: Any, console: Console, url: str) -> list[Any]:
+async def _stream(
+    transport: Any, run_input: Any, console: Console, url: str, renderer: Renderer
+) -> list[Any]:
     """Print each frame as it arrives; return the decoded events.
 
     The frames are split and decoded by a :class:`agui.pipeline.core.Pipeline`'s
-    wire stage (nothing is applied here): each frame's data is printed before
-    its decode warnings or error."""
+    wire stage: each frame's data is printed before its decode warnings or
+    error. The decoded events are applied (verification off) to a conversation
+    holding the request's messages, only to tell what a MESSAGES_SNAPSHOT
+    brings: the messages it adds or replaces are printed under its ``recv``
+    line by ``renderer``, as ``watch`` prints them."""
     import itertools
 
     from agui.errors import TransportError
+    from agui.pipeline.apply import Conversation
     from agui.pipeline.core import Pipeline
-    from agui.updates import ErrorUpdate, WarningUpdate
+    from agui.updates import ErrorUpdate, MessagesSnapshot, WarningUpdate
     from agui.wire import encode_event
 
     # one pipeline per response: the retired THINKING_* translation is stateful;
     # ids it has to mint are numbered, so a trace is reproducible
     counter = itertools.count(1)
     pipeline = Pipeline(
-        verify="off", id_factory=lambda: f"{run_input.run_id}-minted-{next(counter)}"
+        Conversation(run_input.messages),
+        verify="off",
+        id_factory=lambda: f"{run_input.run_id}-minted-{next(counter)}",
     )
     events: list[Any] = []
     received = [0]  # frames seen (a timeout after the first ends only this response)
@@ -102,8 +112,13 @@ async def _stream(transport: Any, run_input: Any, console: Console, url: str) ->
         received[0] += len(frames)
         for data in frames:
             console.write([Line("recv", sanitize(data))])
-            events.extend(pipeline.decode(data))
+            decoded = list(pipeline.decode(data))
+            events.extend(decoded)
             report()
+            for event in decoded:
+                for update in pipeline.feed_event(event):
+                    if isinstance(update, MessagesSnapshot) and update.changed:
+                        console.write(renderer.feed(update)[1:])  # the recv line says the rest
 
     stream = transport.stream(run_input)
     try:
@@ -224,8 +239,8 @@ def _trace(
             )
         ]
     )
-    events = runner.run(_stream(transport, run_input, console, url))
     renderer = Renderer()
+    events = runner.run(_stream(transport, run_input, console, url, renderer))
     n = 1
     while interrupts := interrupts_of(events):
         console.write(_by_profile(events, interrupts))
@@ -263,7 +278,7 @@ def _trace(
                 ),
             ]
         )
-        events = runner.run(_stream(transport, run_input, console, url))
+        events = runner.run(_stream(transport, run_input, console, url, renderer))
     return 0
 
 

@@ -5,6 +5,7 @@ The model's behaviour is picked by the first word of the latest user message:
 - ``text``   streams text in three fragments;
 - ``args``   calls the server tool ``add_task`` with its JSON arguments split mid-token;
 - ``two``    two ``add_task`` calls in one model response;
+- ``interleave`` two ``add_task`` calls whose argument fragments alternate (0, 1, 0, 1 ...);
 - ``client`` calls ``confirm``, a tool the *client* offered (RunAgentInput.tools); the run
   ends with the call pending and, once the client sends the result, the model answers;
 - ``think``  a thinking part (with a signature) before the text;
@@ -75,6 +76,14 @@ async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator
     elif word == "two":
         yield {0: DeltaToolCall(name="add_task", json_args='{"title": "one"}', tool_call_id="c1")}
         yield {1: DeltaToolCall(name="add_task", json_args='{"title": "two"}', tool_call_id="c2")}
+    elif word == "interleave":
+        # two calls whose argument fragments alternate, as a model streaming parallel calls
+        yield {0: DeltaToolCall(name="add_task", json_args='{"ti', tool_call_id="c-one")}
+        yield {1: DeltaToolCall(name="add_task", json_args='{"title', tool_call_id="c-two")}
+        yield {0: DeltaToolCall(json_args='tle": "o')}
+        yield {1: DeltaToolCall(json_args='": "tw')}
+        yield {0: DeltaToolCall(json_args='ne"}')}
+        yield {1: DeltaToolCall(json_args='o"}')}
     elif word == "client":
         yield {
             0: DeltaToolCall(

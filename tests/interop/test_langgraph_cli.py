@@ -140,3 +140,47 @@ def test_trace_at_end_of_input_on_the_legacy_interrupt_sends_no_resume(url):
     assert (code, err) == (0, "")
     assert lines[-1] == "stop    end of input with 1 interrupt unanswered; no resume sent"
     assert len([line for line in lines if line.startswith("send ")]) == 1
+
+
+def readable(lines: list[str]) -> str:
+    """The transcript without LangGraph's RAW and state dumps (uuids of LangChain runs),
+    the interrupt id LangGraph mints masked."""
+    keep = [
+        line
+        for line in lines
+        if not line.startswith(("event   raw", "state   ", 'recv    {"type":"RAW"'))
+        and '"type":"STATE_SNAPSHOT"' not in line
+    ]
+    return re.sub(r"\b[0-9a-f]{32}\b", "<interrupt>", "\n".join(keep)) + "\n"
+
+
+def test_watch_shows_the_langgraph_answer_that_arrives_only_in_the_snapshot_after_approval(
+    url, snapshot
+):
+    code, lines, err = board_watch(["watch", "--url", url, "--thread", "snap-watch"], "ask\ny\n")
+    assert (code, err) == (0, "")
+    answer = lines.index('text    you said: {"approved": true}')
+    assert lines[answer - 1] == "event   messages snapshot: 2 messages (1 new)"
+    assert kinds(lines).index("answer") < answer < lines.index("done    success")
+    assert readable(lines) == snapshot
+
+
+def test_trace_shows_the_langgraph_answer_that_arrives_only_in_the_snapshot_after_approval(
+    url, snapshot
+):
+    code, lines, err = board_watch(["trace", "--url", url, "--thread", "snap-trace", "ask"], "y\n")
+    assert (code, err) == (0, "")
+    answer = lines.index('text    you said: {"approved": true}')
+    assert '"type":"MESSAGES_SNAPSHOT"' in lines[answer - 1]
+    assert kinds(lines).index("answer") < answer
+    assert readable(lines) == snapshot
+
+
+def test_watch_shows_the_arguments_langgraph_s_snapshot_corrects_as_replaced(url, snapshot):
+    # the adapter drops the first argument fragment (see test_langgraph.py); its closing
+    # snapshot carries the right arguments, and re-sends the result under a new id
+    code, lines, err = board_watch(["watch", "--url", url, "--thread", "snap-tool"], "tool\n")
+    assert (code, err) == (0, "")
+    assert 'call    (replaced) (1) add_task {"title": "write tests"}' in lines
+    assert len([line for line in lines if line.startswith("result ")]) == 1
+    assert readable(lines) == snapshot

@@ -21,7 +21,7 @@ require("pydantic_ai.ui.ag_ui")
 
 from agui.client.interrupts import cancelled, resolved
 from agui.errors import RunError
-from agui.updates import Done, ErrorUpdate, ToolCallArgs
+from agui.updates import Done, ErrorUpdate, ToolCallArgs, ToolCallEnded
 
 CONFIRM = {
     "name": "confirm",
@@ -105,6 +105,55 @@ async def test_pydantic_ai_two_calls_in_one_response_share_one_parent(url):
     ]
     # one whole-state snapshot after each tool: the last one wins
     assert session.state == {"tasks": ["one", "two"]}
+
+
+async def test_pydantic_ai_interleaved_call_arguments_arrive_after_the_first_call_ended(url):
+    # pydantic-ai's own streaming shape for parallel calls whose argument deltas alternate:
+    # the adapter ENDs the first call when the second one starts, then keeps sending the
+    # first call's fragments (TOOL_CALL_ARGS after its TOOL_CALL_END, which the protocol
+    # forbids); it runs the tools with the whole arguments it assembled itself
+    _, events = await raw_events(url, run_input("interleave"))
+    calls = [
+        (e["type"], e["toolCallId"], e.get("delta"))
+        for e in events
+        if e["type"].startswith("TOOL_CALL_") and e["type"] != "TOOL_CALL_RESULT"
+    ]
+    assert calls == [
+        ("TOOL_CALL_START", "c-one", None),
+        ("TOOL_CALL_ARGS", "c-one", '{"ti'),
+        ("TOOL_CALL_END", "c-one", None),
+        ("TOOL_CALL_START", "c-two", None),
+        ("TOOL_CALL_ARGS", "c-two", '{"title'),
+        ("TOOL_CALL_ARGS", "c-one", 'tle": "o'),
+        ("TOOL_CALL_ARGS", "c-two", '": "tw'),
+        ("TOOL_CALL_ARGS", "c-one", 'ne"}'),
+        ("TOOL_CALL_ARGS", "c-two", 'o"}'),
+        ("TOOL_CALL_END", "c-two", None),
+    ]
+    # tolerant (the default): each late fragment is a typed, non-fatal violation and is not
+    # applied; the run goes on, both results and the state arrive
+    session = session_for(url)
+    updates = await session.send("interleave").collect()
+    errors = [u for u in updates if isinstance(u, ErrorUpdate)]
+    assert [(e.error.code, e.fatal) for e in errors] == [("args_without_start", False)] * 2
+    assert "'c-one'" in str(errors[0].error)
+    assert [(u.tool_call_id, u.arguments) for u in updates if isinstance(u, ToolCallEnded)] == [
+        ("c-one", '{"ti'),  # what it had when it ended
+        ("c-two", '{"title": "two"}'),  # reassembled across the interleaving
+    ]
+    assert only_done([u for u in updates if not isinstance(u, ErrorUpdate)]).outcome == "success"
+    messages = conversation(session.messages)
+    assert [(m["toolCallId"], m["content"]) for m in messages if m["role"] == "tool"] == [
+        ("c-one", "added one"),
+        ("c-two", "added two"),
+    ]
+    assert messages[-1]["content"] == "done: add_task=added one, add_task=added two"
+    assert session.state == {"tasks": ["one", "two"]}
+    # strict: the run fails at the first late fragment, as the reference client's does
+    strict = session_for(url, verify="strict")
+    judged = outcomes(await strict.send("interleave").collect())
+    assert [type(u) for u in judged] == [ErrorUpdate, Done]
+    assert judged[0].error.code == "args_without_start" and judged[1].outcome == "failed"
 
 
 async def test_pydantic_ai_client_tool_round_trip_ends_pending_then_answers(url):

@@ -95,6 +95,7 @@ FAKE_CONVERSATIONS: dict[str, list[dict[str, Any]]] = {
     "busy": [{"user": "busy write, test"}, {"resume": {"ts-run-1-continue": True}}],
     "slow": [{"user": "slow", "abortOn": "TOOL_CALL_ARGS"}],
     "fail": [{"user": "fail"}],
+    "snapshot": [{"user": "snapshot"}],
     "default": [{"user": "hello there"}],
 }
 
@@ -455,3 +456,9 @@ async def test_reference_client_and_ours_agree_on_every_framework_peer(
         state_ids=peer != "langgraph",
         profile_outcomes=PROFILE_OUTCOMES.get((peer, n)),
     )
+
+
+def test_every_serve_fake_scenario_has_a_conversation_here():
+    from agui.backends.fake import SCENARIOS
+
+    assert set(FAKE_CONVERSATIONS) == set(SCENARIOS)

@@ -17,11 +17,28 @@ from agui.pipeline.apply.patch import (
     patched_copy,
     plain_ops,
 )
-from agui.pipeline.apply.records import MessageRecord
+from agui.pipeline.apply.records import MessageRecord, opt
 from agui.updates import ActivityChanged, MessagesSnapshot, StateChanged, Update, WarningUpdate
 
 UNSET = msgspec.UNSET
 _CLIENT_META_KEY = "@ag-ui/client"
+
+
+def _shown(rec: MessageRecord) -> tuple[Any, ...]:
+    """What a reader sees of a message, to tell whether a snapshot changed it: role,
+    content (absent as ""), tool calls (id, name, arguments), answered call, error
+    and activity type. Metadata and encrypted values are not compared."""
+    content = rec.get_text() if rec.is_text else rec.content
+    calls = tuple((c.id, c.name, c.arguments) for c in rec.calls or ())
+    return (
+        rec.role,
+        "" if content is UNSET or content is None else content,
+        calls,
+        opt(rec.tool_call_id),
+        opt(rec.error),
+        opt(rec.activity_type),
+    )
+
 
 __all__ = ["SnapshotEvents"]
 
@@ -97,12 +114,26 @@ class SnapshotEvents:
             if s.id not in placed:
                 new_list.append(s)
                 placed.add(s.id)
+        before = self._by_id
+        kept = {r.id for r in new_list}
+        removed = tuple(r.id for r in self._list if r.id not in kept)
         self._list = []
         self._by_id = {}
         self._calls = {}
         for rec in new_list:
             self._append(rec)
-        return [MessagesSnapshot(len(self._list))]
+        changed: list[Any] = []
+        replaced: set[str] = set()
+        for rec in new_list:
+            old = before.get(rec.id)
+            if old is rec:
+                continue  # kept as it was (an activity or reasoning record)
+            if old is not None:
+                if _shown(old) == _shown(rec):
+                    continue
+                replaced.add(rec.id)
+            changed.append(rec.build())
+        return [MessagesSnapshot(len(self._list), tuple(changed), frozenset(replaced), removed)]
 
     @staticmethod
     def _activity_ownership(ev: Any, snap: list[MessageRecord]) -> Any:
