@@ -336,7 +336,16 @@ def generate_module(schema_path: Path, workdir: Path) -> str:
     if proc.returncode != 0:
         raise RuntimeError(f"datamodel-codegen failed for {schema_path.name}:\n{proc.stderr}")
     text = postprocess(out.read_text(encoding="utf-8"), closed_definitions(schema))
+    text = _member_count_checks(text, schema)
     return add_event_type_enum(text, event_tags(schema))
+
+
+def _member_count_checks(text: str, schema: dict[str, Any]) -> str:
+    """Post-decode member-count checks (``minProperties``/``maxProperties``; :mod:`codegen_a2ui`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import codegen_a2ui
+
+    return codegen_a2ui.add_member_count_checks(text, schema)
 
 
 def check_generator_version() -> None:

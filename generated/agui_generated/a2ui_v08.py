@@ -72,6 +72,9 @@ class Children(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     explicit_list: list[str] | UnsetType = field(name='explicitList', default=UNSET)
     template: ChildTemplate | UnsetType = UNSET
 
+    def __post_init__(self) -> None:
+        _check_member_count(self, 'Children', 1, 1)
+
 
 class ActionContextEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
@@ -322,6 +325,9 @@ class ComponentWrapper(Struct, kw_only=True, gc=False):
     )
     slider: SliderProps | UnsetType = field(name='Slider', default=UNSET)
 
+    def __post_init__(self) -> None:
+        _check_member_count(self, 'ComponentWrapper', None, 1)
+
 
 class ComponentEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
@@ -412,6 +418,9 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         name='deleteSurface', default=UNSET
     )
 
+    def __post_init__(self) -> None:
+        _check_member_count(self, 'AgentMessage', 1, 1)
+
 
 class UserAction(Struct, kw_only=True, gc=False):
     """
@@ -432,3 +441,32 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     user_action: UserAction | UnsetType = field(name='userAction', default=UNSET)
     error: dict[str, Any] | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        _check_member_count(self, 'ClientMessage', 1, 1)
+
+
+def _check_member_count(
+    obj: Struct, name: str, minimum: int | None, maximum: int | None
+) -> None:
+    """Enforce the schema's ``minProperties``/``maxProperties`` on a decoded struct.
+
+    Counts the members present (not UNSET) by wire name; raises ValueError naming the rule,
+    which msgspec reports as a ValidationError with the path. Written by tools/codegen_a2ui.py.
+    """
+    present = [
+        wire
+        for attr, wire in zip(obj.__struct_fields__, obj.__struct_encode_fields__)
+        if getattr(obj, attr) is not UNSET
+    ]
+    if minimum is not None and len(present) < minimum:
+        allowed = ", ".join(obj.__struct_encode_fields__)
+        raise ValueError(
+            f"{name} needs at least {minimum} member(s) of {allowed}, "
+            f"got {len(present)} (minProperties)"
+        )
+    if maximum is not None and len(present) > maximum:
+        raise ValueError(
+            f"{name} allows at most {maximum} member(s), got {', '.join(present)} "
+            "(maxProperties)"
+        )

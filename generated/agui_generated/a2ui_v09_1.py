@@ -23,6 +23,9 @@ class DynamicRef(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         name='returnType', default=UNSET
     )
 
+    def __post_init__(self) -> None:
+        _check_member_count(self, 'DynamicRef', 1, None)
+
 
 DynamicString: TypeAlias = str | DynamicRef
 
@@ -89,14 +92,17 @@ class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     event: ActionEvent | UnsetType = UNSET
     function_call: FunctionCall | UnsetType = field(name='functionCall', default=UNSET)
 
+    def __post_init__(self) -> None:
+        _check_member_count(self, 'Action', 1, 1)
+
 
 class CheckRule(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
-    A client-side validation rule on an input (or a Button, which it disables when failing). The schema form is `{condition, message}`; the flat form `{call, args, message}` seen in the specification's own examples is accepted too.
+    A client-side validation rule on an input (or a Button, which it disables when failing). The schema form is `{condition, message}`; the flat form `{call, args, message}` seen in the specification's own examples is accepted too. `message` is required in both forms.
     """
 
+    message: str
     condition: DynamicBoolean | UnsetType = UNSET
-    message: str | UnsetType = UNSET
     call: str | UnsetType = UNSET
     args: dict[str, Any] | UnsetType = UNSET
     return_type: str | UnsetType = field(name='returnType', default=UNSET)
@@ -121,6 +127,9 @@ class IconSource(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     svg_path: str | UnsetType = field(name='svgPath', default=UNSET)
     path: str | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        _check_member_count(self, 'IconSource', 1, None)
 
 
 class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -483,6 +492,9 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         name='deleteSurface', default=UNSET
     )
 
+    def __post_init__(self) -> None:
+        _check_member_count(self, 'AgentMessage', 2, 2)
+
 
 class UserAction(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
@@ -515,3 +527,32 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     version: Literal['v0.9']
     action: UserAction | UnsetType = UNSET
     error: ClientError | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        _check_member_count(self, 'ClientMessage', 2, 2)
+
+
+def _check_member_count(
+    obj: Struct, name: str, minimum: int | None, maximum: int | None
+) -> None:
+    """Enforce the schema's ``minProperties``/``maxProperties`` on a decoded struct.
+
+    Counts the members present (not UNSET) by wire name; raises ValueError naming the rule,
+    which msgspec reports as a ValidationError with the path. Written by tools/codegen_a2ui.py.
+    """
+    present = [
+        wire
+        for attr, wire in zip(obj.__struct_fields__, obj.__struct_encode_fields__)
+        if getattr(obj, attr) is not UNSET
+    ]
+    if minimum is not None and len(present) < minimum:
+        allowed = ", ".join(obj.__struct_encode_fields__)
+        raise ValueError(
+            f"{name} needs at least {minimum} member(s) of {allowed}, "
+            f"got {len(present)} (minProperties)"
+        )
+    if maximum is not None and len(present) > maximum:
+        raise ValueError(
+            f"{name} allows at most {maximum} member(s), got {', '.join(present)} "
+            "(maxProperties)"
+        )
