@@ -73,7 +73,7 @@ class Children(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     template: ChildTemplate | UnsetType = UNSET
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'Children', 1, 1)
+        _check_members(self, 'Children', 1, 1)
 
 
 class ActionContextEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -326,7 +326,7 @@ class ComponentWrapper(Struct, kw_only=True, gc=False):
     slider: SliderProps | UnsetType = field(name='Slider', default=UNSET)
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'ComponentWrapper', None, 1)
+        _check_members(self, 'ComponentWrapper', None, 1)
 
 
 class ComponentEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -419,7 +419,7 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     )
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'AgentMessage', 1, 1)
+        _check_members(self, 'AgentMessage', 1, 1)
 
 
 class UserAction(Struct, kw_only=True, gc=False):
@@ -443,16 +443,23 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     error: dict[str, Any] | UnsetType = UNSET
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'ClientMessage', 1, 1)
+        _check_members(self, 'ClientMessage', 1, 1)
 
 
-def _check_member_count(
-    obj: Struct, name: str, minimum: int | None, maximum: int | None
+def _check_members(
+    obj: Struct,
+    name: str,
+    minimum: int | None,
+    maximum: int | None,
+    exactly_one: tuple[str, ...] = (),
+    dependent: tuple[tuple[str, tuple[str, ...]], ...] = (),
 ) -> None:
-    """Enforce the schema's ``minProperties``/``maxProperties`` on a decoded struct.
+    """Enforce the schema's member rules on a decoded struct (names are wire names).
 
-    Counts the members present (not UNSET) by wire name; raises ValueError naming the rule,
-    which msgspec reports as a ValidationError with the path. Written by tools/codegen_a2ui.py.
+    ``minimum``/``maximum``: minProperties/maxProperties; ``exactly_one``: a oneOf of
+    single-member ``required`` branches; ``dependent``: dependentRequired. Raises ValueError
+    naming the rule, which msgspec reports as a ValidationError with the path. Written by
+    tools/codegen_a2ui.py.
     """
     present = [
         wire
@@ -470,3 +477,16 @@ def _check_member_count(
             f"{name} allows at most {maximum} member(s), got {', '.join(present)} "
             "(maxProperties)"
         )
+    if exactly_one:
+        found = [wire for wire in exactly_one if wire in present]
+        if len(found) != 1:
+            raise ValueError(
+                f"{name} needs exactly one of {', '.join(exactly_one)}, "
+                f"got {', '.join(found) or 'none'} (oneOf)"
+            )
+    for wire, needs in dependent:
+        missing = [need for need in needs if wire in present and need not in present]
+        if missing:
+            raise ValueError(
+                f"{name}: {wire} needs {', '.join(missing)} (dependentRequired)"
+            )

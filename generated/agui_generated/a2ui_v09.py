@@ -24,7 +24,7 @@ class DynamicRef(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     )
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'DynamicRef', 1, None)
+        _check_members(self, 'DynamicRef', 1, None)
 
 
 DynamicString: TypeAlias = str | DynamicRef
@@ -93,7 +93,7 @@ class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     function_call: FunctionCall | UnsetType = field(name='functionCall', default=UNSET)
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'Action', 1, 1)
+        _check_members(self, 'Action', 1, 1)
 
 
 class CheckRule(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -129,7 +129,7 @@ class IconSource(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     path: str | UnsetType = UNSET
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'IconSource', 1, None)
+        _check_members(self, 'IconSource', 1, None)
 
 
 class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -493,7 +493,7 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     )
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'AgentMessage', 2, 2)
+        _check_members(self, 'AgentMessage', 2, 2)
 
 
 class UserAction(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -529,16 +529,23 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     error: ClientError | UnsetType = UNSET
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'ClientMessage', 2, 2)
+        _check_members(self, 'ClientMessage', 2, 2)
 
 
-def _check_member_count(
-    obj: Struct, name: str, minimum: int | None, maximum: int | None
+def _check_members(
+    obj: Struct,
+    name: str,
+    minimum: int | None,
+    maximum: int | None,
+    exactly_one: tuple[str, ...] = (),
+    dependent: tuple[tuple[str, tuple[str, ...]], ...] = (),
 ) -> None:
-    """Enforce the schema's ``minProperties``/``maxProperties`` on a decoded struct.
+    """Enforce the schema's member rules on a decoded struct (names are wire names).
 
-    Counts the members present (not UNSET) by wire name; raises ValueError naming the rule,
-    which msgspec reports as a ValidationError with the path. Written by tools/codegen_a2ui.py.
+    ``minimum``/``maximum``: minProperties/maxProperties; ``exactly_one``: a oneOf of
+    single-member ``required`` branches; ``dependent``: dependentRequired. Raises ValueError
+    naming the rule, which msgspec reports as a ValidationError with the path. Written by
+    tools/codegen_a2ui.py.
     """
     present = [
         wire
@@ -556,3 +563,16 @@ def _check_member_count(
             f"{name} allows at most {maximum} member(s), got {', '.join(present)} "
             "(maxProperties)"
         )
+    if exactly_one:
+        found = [wire for wire in exactly_one if wire in present]
+        if len(found) != 1:
+            raise ValueError(
+                f"{name} needs exactly one of {', '.join(exactly_one)}, "
+                f"got {', '.join(found) or 'none'} (oneOf)"
+            )
+    for wire, needs in dependent:
+        missing = [need for need in needs if wire in present and need not in present]
+        if missing:
+            raise ValueError(
+                f"{name}: {wire} needs {', '.join(missing)} (dependentRequired)"
+            )

@@ -24,7 +24,7 @@ class DynamicRef(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     )
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'DynamicRef', 1, None)
+        _check_members(self, 'DynamicRef', 1, None)
 
 
 DynamicString: TypeAlias = str | DynamicRef
@@ -56,6 +56,20 @@ class FunctionCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     callable_from: Literal['clientOnly', 'remoteOnly', 'clientOrRemote'] | UnsetType = (
         field(name='callableFrom', default=UNSET)
     )
+
+
+class RemoteFunctionCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+    """
+    A v0.10 `callFunction` message's call: a function the agent asks the renderer to run, so it names where it may run (`remoteOnly` or `clientOrRemote`) and what it returns.
+    """
+
+    call: str
+    return_type: Literal['string', 'number', 'boolean', 'array', 'object', 'any', 'void'] = field(
+        name='returnType'
+    )
+    callable_from: Literal['remoteOnly', 'clientOrRemote'] = field(name='callableFrom')
+    args: dict[str, Any] | UnsetType = UNSET
+    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
 
 
 class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -99,7 +113,7 @@ class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     function_call: FunctionCall | UnsetType = field(name='functionCall', default=UNSET)
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'Action', 1, 1)
+        _check_members(self, 'Action', 1, 1)
 
 
 class CheckRule(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -135,7 +149,7 @@ class IconSource(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     path: str | UnsetType = UNSET
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'IconSource', 1, None)
+        _check_members(self, 'IconSource', 1, None)
 
 
 class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -518,7 +532,7 @@ class UserAction(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
 class ClientError(Struct, kw_only=True, gc=False):
     """
-    A client-side error report. `VALIDATION_FAILED` (with `path`, a pointer into the offending message) is the standard code, fed back to the model for self-correction; other codes may add fields.
+    A client-side error report. `VALIDATION_FAILED` (with `path`, a pointer into the offending message) is the standard code, fed back to the model for self-correction; other codes may add fields. It concerns exactly one of a surface (`surfaceId`) or a function call (`functionCallId`).
     """
 
     code: str
@@ -526,6 +540,9 @@ class ClientError(Struct, kw_only=True, gc=False):
     surface_id: str | UnsetType = field(name='surfaceId', default=UNSET)
     path: str | UnsetType = UNSET
     function_call_id: str | UnsetType = field(name='functionCallId', default=UNSET)
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'ClientError', None, None, ('surfaceId', 'functionCallId'))
 
 
 class FunctionInvocation(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -560,6 +577,16 @@ class FunctionResult(Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
     error: FunctionError | UnsetType = UNSET
 
 
+class FunctionResponse(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+    """
+    A v0.10 `functionResponse`: the value a renderer function returned, with the call's id and name copied verbatim from the invocation.
+    """
+
+    function_call_id: str = field(name='functionCallId')
+    call: str
+    value: Any
+
+
 class ActionResponse(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     v0.10: the answer to an action sent with wantResponse.
@@ -571,7 +598,7 @@ class ActionResponse(Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
 
 class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
-    Any agent-to-client message: `version` plus exactly one operation key (v1.0 and v0.10 names). One object with optional keys (rather than a union) so a typed decoder can read any message in one pass.
+    Any agent-to-client message: `version` plus exactly one operation key (v1.0 and v0.10 names). One object with optional keys (rather than a union) so a typed decoder can read any message in one pass. A v0.10 `callFunction` comes with its `functionCallId` (dependentRequired).
     """
 
     version: Literal['v1.0', 'v0.10']
@@ -590,7 +617,9 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     call_renderer_function: FunctionInvocation | UnsetType = field(
         name='callRendererFunction', default=UNSET
     )
-    call_function: FunctionCall | UnsetType = field(name='callFunction', default=UNSET)
+    call_function: RemoteFunctionCall | UnsetType = field(
+        name='callFunction', default=UNSET
+    )
     function_call_id: str | UnsetType = field(name='functionCallId', default=UNSET)
     want_response: bool | UnsetType = field(name='wantResponse', default=UNSET)
     agent_function_response: FunctionResult | UnsetType = field(
@@ -602,7 +631,7 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     )
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'AgentMessage', 2, None)
+        _check_members(self, 'AgentMessage', 2, None, (), (('callFunction', ('functionCallId',)), ('functionCallId', ('callFunction',))))
 
 
 class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -619,21 +648,28 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     renderer_function_response: FunctionResult | UnsetType = field(
         name='rendererFunctionResponse', default=UNSET
     )
-    function_response: FunctionResult | UnsetType = field(
+    function_response: FunctionResponse | UnsetType = field(
         name='functionResponse', default=UNSET
     )
 
     def __post_init__(self) -> None:
-        _check_member_count(self, 'ClientMessage', 2, 2)
+        _check_members(self, 'ClientMessage', 2, 2)
 
 
-def _check_member_count(
-    obj: Struct, name: str, minimum: int | None, maximum: int | None
+def _check_members(
+    obj: Struct,
+    name: str,
+    minimum: int | None,
+    maximum: int | None,
+    exactly_one: tuple[str, ...] = (),
+    dependent: tuple[tuple[str, tuple[str, ...]], ...] = (),
 ) -> None:
-    """Enforce the schema's ``minProperties``/``maxProperties`` on a decoded struct.
+    """Enforce the schema's member rules on a decoded struct (names are wire names).
 
-    Counts the members present (not UNSET) by wire name; raises ValueError naming the rule,
-    which msgspec reports as a ValidationError with the path. Written by tools/codegen_a2ui.py.
+    ``minimum``/``maximum``: minProperties/maxProperties; ``exactly_one``: a oneOf of
+    single-member ``required`` branches; ``dependent``: dependentRequired. Raises ValueError
+    naming the rule, which msgspec reports as a ValidationError with the path. Written by
+    tools/codegen_a2ui.py.
     """
     present = [
         wire
@@ -651,3 +687,16 @@ def _check_member_count(
             f"{name} allows at most {maximum} member(s), got {', '.join(present)} "
             "(maxProperties)"
         )
+    if exactly_one:
+        found = [wire for wire in exactly_one if wire in present]
+        if len(found) != 1:
+            raise ValueError(
+                f"{name} needs exactly one of {', '.join(exactly_one)}, "
+                f"got {', '.join(found) or 'none'} (oneOf)"
+            )
+    for wire, needs in dependent:
+        missing = [need for need in needs if wire in present and need not in present]
+        if missing:
+            raise ValueError(
+                f"{name}: {wire} needs {', '.join(missing)} (dependentRequired)"
+            )
