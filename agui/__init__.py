@@ -58,10 +58,10 @@ if TYPE_CHECKING:
     from agui.client.middleware import compose as compose
     from agui.client.partial_json import parse_partial_json as parse_partial_json
     from agui.client.partial_json import partial_tool_call_args as partial_tool_call_args
-    from agui.client.session import Run as Run
+    from agui.client.run import Run as Run
     from agui.client.session import Session as Session
-    from agui.client.session import SyncRun as SyncRun
-    from agui.client.session import SyncSession as SyncSession
+    from agui.client.sync import SyncRun as SyncRun
+    from agui.client.sync import SyncSession as SyncSession
     from agui.client.tools import ClientTool as ClientTool
     from agui.client.tools import ClientTools as ClientTools
     from agui.errors import AguiError as AguiError
@@ -72,6 +72,8 @@ if TYPE_CHECKING:
     from agui.errors import ProtocolViolation as ProtocolViolation
     from agui.errors import ResumeError as ResumeError
     from agui.errors import RunError as RunError
+    from agui.errors import SubscriberError as SubscriberError
+    from agui.errors import SubscriberWarning as SubscriberWarning
     from agui.errors import ToolError as ToolError
     from agui.errors import TransportError as TransportError
     from agui.errors import UnknownEventType as UnknownEventType
@@ -378,7 +380,9 @@ __all__ = [
     "SubagentInfo",
     "SubagentRunId",
     "SubagentStartedEvent",
+    "SubscriberError",
     "SubscriberParams",
+    "SubscriberWarning",
     "Subscription",
     "SyncRun",
     "SyncSession",
@@ -459,7 +463,8 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
     _MODULES: dict[str, str] = {
         "agui.errors": (
             "AguiError DecodeError EncodeError FrameTooLarge GuardError ProtocolViolation"
-            " ResumeError RunError ToolError TransportError UnknownEventType"
+            " ResumeError RunError SubscriberError SubscriberWarning ToolError TransportError"
+            " UnknownEventType"
         ),
         "agui.updates": (
             "ActivityChanged Custom Done EncryptedValue ErrorUpdate EventReceived"
@@ -468,7 +473,9 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
             " TextDelta TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted"
             " ToolResult Update WarningUpdate"
         ),
-        "agui.client.session": "Run Session SyncRun SyncSession",
+        "agui.client.run": "Run",
+        "agui.client.session": "Session",
+        "agui.client.sync": "SyncRun SyncSession",
         "agui.agent": (
             "AbstractAgent AgentStateMutation AgentSubscriber HttpAgent RunAgentResult"
             " SubscriberParams Subscription"

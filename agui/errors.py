@@ -191,3 +191,24 @@ class ToolError(AguiError):
         self.tool_name = tool_name
         self.tool_call_id = tool_call_id
         super().__init__(message)
+
+
+class SubscriberWarning(UserWarning):
+    """An agent subscriber's callback raised; the run went on (as in the reference
+    client). A ``UserWarning``, so Python shows it without any logging set up;
+    ``warnings.filterwarnings("error", category=SubscriberWarning)`` or
+    ``AbstractAgent(subscriber_errors="raise")`` makes it fatal, ``"ignore"`` hides it."""
+
+
+class SubscriberError(AguiError):
+    """``subscriber_errors="raise"``: a subscriber callback raised during
+    ``run_agent``; raised once the run is over (``__cause__``: the first exception).
+
+    Attributes:
+        failures: the run's :class:`agui.agent.subscriber.SubscriberFailure` records.
+    """
+
+    def __init__(self, failures: list[Any]) -> None:
+        self.failures = failures
+        names = ", ".join(f"{f.callback} ({type(f.error).__name__}: {f.error})" for f in failures)
+        super().__init__(f"{len(failures)} subscriber callback(s) raised: {names}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,8 @@ from agui.agent import (
 from agui.backends.fake import CALL_ARGUMENTS, CHUNK_FRAGMENTS, create_app
 from agui.client.interrupts import resolved
 from agui.client.middleware import FilterToolCallsMiddleware
-from agui.errors import ProtocolViolation, TransportError
+from agui.client.partial_json import partial_tool_call_args
+from agui.errors import ProtocolViolation, SubscriberError, SubscriberWarning, TransportError
 from agui.server import BackgroundServer
 from agui.transports import HttpTransport
 from agui.types import (
@@ -514,13 +517,19 @@ async def test_tool_call_buffer_name_partial_and_parsed_args(url):
     await agent.run_agent()
     assert args[0][0] == "" and {name for _, name, _ in args} == {"find_files"}
     assert all(isinstance(partial, dict) for *_, partial in args)
-    assert args[-1][2] == {
-        "path": "C:\\temp\\new",
-        "note": 'she said "hi"',
-        "smile": "😀",
-        "limit": 3,
-    }
-    assert ends == [("find_files", args[-1][2])]
+    # as the reference: the partial arguments are those of the buffer before this delta
+    # (the reference hands the repaired JSON text, we the parsed object)
+    assert args[0][2] == {}
+    assert [partial for _, _, partial in args] == [
+        partial_tool_call_args(buffer) for buffer, _, _ in args
+    ]
+    assert args[-1][2] == {"path": "C:\\temp\\new", "note": 'she said "hi"', "smile": "😀"}
+    assert ends == [
+        (
+            "find_files",
+            {"path": "C:\\temp\\new", "note": 'she said "hi"', "smile": "😀", "limit": 3},
+        )
+    ]
     assert [c.function.arguments for c in calls] == [CALL_ARGUMENTS]
 
 
@@ -668,10 +677,79 @@ async def test_a_subscriber_that_raises_is_logged_and_skipped(url, caplog):
 
     agent.subscribe(AgentSubscriber(on_event=boom))
     agent.subscribe(AgentSubscriber(on_event=lambda p: seen.append(event_type(p.event))))
-    with caplog.at_level(logging.ERROR, logger="agui.agent"):
+    with caplog.at_level(logging.ERROR, logger="agui.agent"), pytest.warns(SubscriberWarning):
         out = await agent.run_agent()
     assert seen[0] == "RUN_STARTED" and out.done is not None and out.done.outcome == "success"
     assert "boom" in caplog.text
+
+
+async def test_a_callback_that_raises_on_every_event_is_reported_once_per_run(url):
+    agent = agent_for(url, "hello")
+
+    def typo(params: Any) -> None:
+        print(params.textMessageBuffer)  # the TypeScript spelling: AttributeError every delta
+
+    agent.subscribe(AgentSubscriber(on_text_message_content_event=typo))
+    with pytest.warns(SubscriberWarning) as caught:
+        out = await agent.run_agent(run_id="r-typo")
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert "on_text_message_content_event" in text and "run 'r-typo'" in text
+    assert "AttributeError" in text and "textMessageBuffer" in text
+    assert caught[0].filename == __file__  # points at the callback's line
+    assert out.done is not None and out.done.outcome == "success"  # the run went on
+    (failure,) = out.subscriber_errors
+    assert failure.callback == "on_text_message_content_event"
+    assert isinstance(failure.error, AttributeError)
+    assert failure.count >= 2  # raised on every delta, reported once
+    # the next run is a new run: reported again
+    agent.add_message(user("again", "u2"))
+    with pytest.warns(SubscriberWarning) as again:
+        await agent.run_agent(run_id="r-typo-2")
+    assert len(again) == 1 and "run 'r-typo-2'" in str(again[0].message)
+
+
+async def test_subscriber_errors_raise_makes_run_agent_raise_once_the_run_is_over(url):
+    agent = agent_for(url, "hello", subscriber_errors="raise")
+    finalized: list[bool] = []
+
+    def boom(params: Any) -> None:
+        raise ValueError("boom")
+
+    agent.subscribe(
+        AgentSubscriber(on_event=boom, on_run_finalized=lambda p: finalized.append(True))
+    )
+    with pytest.warns(SubscriberWarning), pytest.raises(SubscriberError, match="on_event") as info:
+        await agent.run_agent()
+    assert isinstance(info.value.__cause__, ValueError)
+    assert [f.callback for f in info.value.failures] == ["on_event"]
+    assert finalized == [True]
+    assert [m.content for m in agent.messages] == ["hello", "You said: hello"]  # the run went on
+
+
+def test_subscriber_errors_takes_warn_or_raise():
+    with pytest.raises(ValueError, match="subscriber_errors"):
+        HttpAgent("http://127.0.0.1:9/agent", subscriber_errors="ignore")
+
+
+def test_a_subscriber_error_is_shown_without_any_logging_set_up(server):
+    # a plain script: no logging configuration, default warning filters
+    script = (
+        "import asyncio\n"
+        "from agui.agent import AgentSubscriber, HttpAgent\n"
+        f"agent = HttpAgent({server.url + '/agent'!r},"
+        " initial_messages=[{'id': 'u1', 'role': 'user', 'content': 'hello'}])\n"
+        "agent.subscribe(AgentSubscriber(on_event=lambda p: p.textMessageBuffer))\n"
+        "out = asyncio.run(agent.run_agent(run_id='r1'))\n"
+        "print(out.done.outcome, len(out.subscriber_errors))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "success 1\n"
+    assert done.stderr.count("SubscriberWarning") == 1
+    assert "raised in on_event (run 'r1'): AttributeError" in done.stderr
 
 
 async def test_on_run_failed_then_the_error_is_raised(server):
@@ -747,7 +825,7 @@ async def test_the_session_keeps_only_the_users_middleware_between_runs(url):
     assert agent.messages == agent.session.conversation.messages
 
 
-async def test_activity_callbacks_carry_the_activity_and_existing_message(url):
+async def test_activity_callbacks_carry_the_activity_message_as_it_was_and_a_new_one_is_new(url):
     async def inject(run_input: Any, next: Any):
         async for event in next(run_input):
             if event_type(event) == "RUN_FINISHED":
@@ -759,21 +837,36 @@ async def test_activity_callbacks_carry_the_activity_and_existing_message(url):
                     activity_type="board",
                     patch=[{"op": "replace", "path": "/n", "value": 2}],
                 )
+                yield agui.types.ActivitySnapshotEvent(
+                    message_id="act-1", activity_type="board", content={"n": 3}
+                )
             yield event
 
     agent = agent_for(url, "hello").use(inject)
     seen: list[Any] = []
+
+    def content(message: Any) -> Any:
+        return None if message is None else message.content
+
     agent.subscribe(
         AgentSubscriber(
             on_activity_snapshot_event=lambda p: seen.append(
-                ("snapshot", p.activity_message.content, p.existing_message)
+                ("snapshot", content(p.activity_message), content(p.existing_message))
             ),
-            on_activity_delta_event=lambda p: seen.append(("delta", p.activity_message.content)),
-        )
+            on_activity_delta_event=lambda p: seen.append(("delta", content(p.activity_message))),
+            on_new_message=lambda p: seen.append(("new", agui.tag_of(p.message))),
+        ),
     )
     await agent.run_agent()
-    assert seen == [("snapshot", {"n": 1}, None), ("delta", {"n": 1})]
-    assert agent.messages[-1].content == {"n": 2}
+    # as @ag-ui/client: activity_message is the activity message before the event (None when
+    # the snapshot creates it); a new activity message fires on_new_message, a replaced one not
+    assert [s for s in seen if s != ("new", "assistant")] == [
+        ("snapshot", None, None),
+        ("new", "activity"),
+        ("delta", {"n": 1}),
+        ("snapshot", {"n": 2}, {"n": 2}),
+    ]
+    assert agent.messages[-1].content == {"n": 3}
 
 
 # --- edits go through Session's editing (one engine) --------------------------------------
@@ -846,7 +939,7 @@ async def test_a_mutation_with_duplicate_message_ids_is_refused_and_the_run_goes
     assert "mutation from on_run_started_event refused" in caplog.text and "d1" in caplog.text
     assert out.done is not None and out.done.outcome == "success"
     assert [m.content for m in agent.messages] == ["hello", "You said: hello"]
-    assert agent.state is None
+    assert agent.state == {}  # no state yet: {} as the reference reads it
 
 
 async def test_set_state_called_from_a_callback_mid_run_lands_between_events(url):

@@ -350,6 +350,98 @@ def test_producer_pending_tool_call_ids_win_over_the_derived_list():
     assert conv.result == {"ok": True}
 
 
+def test_empty_pending_tool_call_ids_means_no_call_is_pending():
+    conv = Conversation()
+    run(
+        conv,
+        ev("RUN_STARTED", threadId="t", runId="r"),
+        *call("c1", "lookup"),
+        ev(
+            "RUN_FINISHED",
+            threadId="t",
+            runId="r",
+            outcome={"type": "success", "pendingToolCallIds": []},
+        ),
+    )
+    assert conv.pending_tool_call_ids == []
+    assert conv.unanswered_tool_call_ids() == []
+
+
+def test_a_tool_message_in_a_messages_snapshot_answers_its_call():
+    conv = Conversation()
+    snapshot = [
+        {
+            "id": "a1",
+            "role": "assistant",
+            "toolCalls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"id": "t1", "role": "tool", "toolCallId": "c1", "content": "done"},
+    ]
+    run(
+        conv,
+        ev("RUN_STARTED", threadId="t", runId="r"),
+        *call("c1", "f", parent="a1"),
+        *call("c2", "f"),
+        ev("MESSAGES_SNAPSHOT", messages=[*snapshot]),
+        ev("RUN_FINISHED", threadId="t", runId="r"),
+    )
+    # c1 answered by the snapshot's tool message; c2 dropped by the snapshot: nothing left
+    assert conv.pending_tool_call_ids == []
+
+
+def test_calls_to_tools_nobody_offered_are_the_servers():
+    conv = Conversation()
+    conv.offered_tools = frozenset({"pick_colour"})
+    run(
+        conv,
+        ev("RUN_STARTED", threadId="t", runId="r"),
+        *call("c1", "lookup"),
+        *call("c2", "pick_colour"),
+        ev("RUN_FINISHED", threadId="t", runId="r"),
+    )
+    assert conv.pending_tool_call_ids == ["c2"]
+
+
+def test_run_started_input_names_the_offered_tools_when_no_session_did():
+    conv = Conversation()
+    tools = [{"name": "pick_colour", "description": "x", "parameters": {}}]
+    run(
+        conv,
+        ev(
+            "RUN_STARTED",
+            threadId="t",
+            runId="r",
+            input={
+                "threadId": "t",
+                "runId": "r",
+                "messages": [],
+                "tools": tools,
+                "context": [],
+                "state": {},
+                "forwardedProps": {},
+            },
+        ),
+        *call("c1", "lookup"),
+        *call("c2", "pick_colour"),
+        ev("RUN_FINISHED", threadId="t", runId="r"),
+    )
+    assert conv.offered_tools == frozenset({"pick_colour"})
+    assert conv.pending_tool_call_ids == ["c2"]
+
+
+def test_unknown_offered_tools_count_every_unanswered_call_as_the_reference_does():
+    conv = Conversation()  # no session told it what was offered: offered_tools is None
+    run(
+        conv,
+        ev("RUN_STARTED", threadId="t", runId="r"),
+        *call("c1", "lookup"),
+        ev("RUN_FINISHED", threadId="t", runId="r"),
+    )
+    assert conv.offered_tools is None and conv.pending_tool_call_ids == ["c1"]
+
+
 # --- state ------------------------------------------------------------------------------
 
 

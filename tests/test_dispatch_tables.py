@@ -15,8 +15,8 @@ import msgspec
 
 from agui import types as T
 from agui import updates as u
-from agui.cli import render
-from agui.pipeline import normalize
+from agui.cli import live, render
+from agui.pipeline import compact, normalize
 from agui.pipeline.apply import Conversation, conversation
 from agui.pipeline.normalize import Normalizer
 from agui.pipeline.verify import Verifier, verifier
@@ -25,9 +25,13 @@ EVENT_LAYERS = {
     "agui.pipeline.normalize": (normalize.HANDLERS, normalize.PASS_THROUGH),
     "agui.pipeline.verify.verifier": (verifier.HANDLERS, verifier.PASS_THROUGH),
     "agui.pipeline.apply.conversation": (conversation.HANDLERS, conversation.PASS_THROUGH),
+    "agui.pipeline.compact": (compact.HANDLERS, compact.PASS_THROUGH),
 }
 EVENT_CLASSES = frozenset(typing.get_args(T.Event))
-UPDATE_LAYERS = {"agui.cli.render": (render.HANDLERS, render.PASS_THROUGH)}
+UPDATE_LAYERS = {
+    "agui.cli.render": (render.HANDLERS, render.PASS_THROUGH),
+    "agui.cli.live": (live.OBSERVERS, live.PASS_THROUGH),
+}
 UPDATE_CLASSES = frozenset(typing.get_args(u.Update))
 
 
@@ -108,6 +112,7 @@ def test_a_new_event_type_is_passed_through_by_default_in_every_layer():
         "agui.pipeline.normalize: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
         "agui.pipeline.verify.verifier: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
         "agui.pipeline.apply.conversation: RAW (RawEvent) handled (HANDLERS)",
+        "agui.pipeline.compact: RAW (RawEvent) handled (HANDLERS)",
     ]
 
 
@@ -134,15 +139,16 @@ def test_a_class_both_handled_and_passed_through_is_named():
     ]
 
 
-def test_a_new_update_class_is_named_for_the_renderer():
+def test_a_new_update_class_is_named_for_the_renderer_and_the_live_view():
     class NewUpdate(msgspec.Struct, frozen=True):
         pass
 
     assert unclaimed(UPDATE_LAYERS, UPDATE_CLASSES | {NewUpdate}) == [
         (
-            "agui.cli.render: NewUpdate is neither handled (HANDLERS) nor passed through on "
+            f"{layer}: NewUpdate is neither handled (HANDLERS) nor passed through on "
             "purpose (PASS_THROUGH)"
         )
+        for layer in UPDATE_LAYERS
     ]
 
 

@@ -17,7 +17,8 @@ from agui.client.interrupts import (
     resolved,
     resume_run,
 )
-from agui.client.session import Session, SyncSession
+from agui.client.session import Session
+from agui.client.sync import SyncSession
 from agui.errors import ResumeError
 from agui.server import BackgroundServer, create_app
 from agui.transports import HttpTransport, ReplayTransport

@@ -51,7 +51,7 @@ SESSION_SURFACE = {
     "EventDecoder": "agui.wire",
     "decode_event_lenient": "agui.wire",
     "UnknownEventType": "agui.errors",
-    "Run": "agui.client.session",
+    "Run": "agui.client.run",
     "create_app": "agui.server",
     "BackgroundServer": "agui.server",
 }
@@ -59,13 +59,15 @@ SESSION_SURFACE = {
 # every name ``agui`` exports besides the protocol types (which are all of agui.types.__all__)
 SDK_EXPORTS = {
     "agui.errors": "AguiError DecodeError EncodeError FrameTooLarge GuardError ProtocolViolation"
-    " ResumeError RunError ToolError TransportError UnknownEventType",
+    " ResumeError RunError SubscriberError SubscriberWarning ToolError TransportError UnknownEventType",
     "agui.updates": "ActivityChanged Custom Done EncryptedValue ErrorUpdate EventReceived"
     " MessagesSnapshot MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded"
     " ReasoningSpan ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged TextDelta"
     " TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted ToolResult Update"
     " WarningUpdate",
-    "agui.client.session": "Run Session SyncRun SyncSession",
+    "agui.client.run": "Run",
+    "agui.client.session": "Session",
+    "agui.client.sync": "SyncRun SyncSession",
     "agui.agent": "AbstractAgent AgentStateMutation AgentSubscriber HttpAgent RunAgentResult"
     " SubscriberParams Subscription",
     "agui.transports": "HttpTransport ReplayTransport Transport load_events",
@@ -244,7 +246,7 @@ def test_every_update_error_and_protocol_type_is_exported():
         for name, obj in vars(agui.errors).items()
         if inspect.isclass(obj) and issubclass(obj, agui.errors.AguiError)
     }
-    assert len(updates) == 26 and len(errors) == 11
+    assert len(updates) == 26 and len(errors) == 12
     assert updates | errors | set(agui.types.__all__) <= set(agui.__all__)
     for module in (
         "agui.client.session",

@@ -10,7 +10,8 @@ import pytest
 
 from agui.client.interrupts import resolved
 from agui.client.middleware import Middleware
-from agui.client.session import Session, SyncSession
+from agui.client.session import Session
+from agui.client.sync import SyncSession
 from agui.errors import DecodeError, TransportError
 from agui.pipeline.core import Pipeline
 from agui.server import BackgroundServer, create_app

@@ -9,7 +9,8 @@ import pytest
 from msgspec import UNSET
 
 from agui.client.middleware import FilterToolCallsMiddleware, Middleware
-from agui.client.session import Session, SyncSession
+from agui.client.session import Session
+from agui.client.sync import SyncSession
 from agui.errors import ResumeError
 from agui.server import BackgroundServer, create_app
 from agui.transports import FastHttpTransport, HttpTransport, ReplayTransport
@@ -666,7 +667,8 @@ async def test_client_side_tool_results_go_back_with_the_next_run():
         RunFinishedEvent(thread_id="t", run_id="r1"),
     ]
     transport = ReplayTransport(frontend_call)
-    session = Session(transport, thread_id="t")
+    pick = {"name": "pick_colour", "description": "the user picks"}
+    session = Session(transport, thread_id="t", tools=[pick])
     done = await session.send("choose").wait()
     assert done.pending_tool_call_ids == ("c1",)
     mid = session.add_tool_result("c1", {"colour": "teal"})

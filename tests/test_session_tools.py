@@ -58,6 +58,9 @@ class ToolAgent:
         yield RunFinishedEvent(thread_id=tid, run_id=rid)
 
 
+PICK_COLOUR = {"name": "pick_colour", "description": "the user picks a colour (the caller's)"}
+
+
 def clock(tz: str) -> dict:
     """The time in a zone."""
     return {"tz": tz, "time": "12:00"}
@@ -122,9 +125,9 @@ async def test_client_tool_rounds_stop_at_max_tool_rounds_with_an_error_update()
     assert session.conversation.unanswered_tool_call_ids() == [f"{agent.requests[2].run_id}-c0"]
 
 
-async def test_tool_calls_nobody_registered_are_left_to_the_caller():
+async def test_calls_to_offered_tools_nobody_registered_are_left_to_the_caller():
     agent = ToolAgent([("clock", '{"tz": "UTC"}'), ("pick_colour", "{}")])
-    session = Session(agent, thread_id="t", client_tools=[clock])
+    session = Session(agent, thread_id="t", client_tools=[clock], tools=[PICK_COLOUR])
     updates = await session.send("go").collect()
     assert len(agent.requests) == 1
     assert isinstance(updates[-1], ToolResult)  # clock answered, pick_colour is ours
@@ -139,7 +142,7 @@ async def test_tool_calls_nobody_registered_are_left_to_the_caller():
 
 async def test_add_tool_result_for_an_unknown_call_id_is_refused_naming_the_pending_ids():
     agent = ToolAgent([("pick_colour", "{}")])
-    session = Session(agent, thread_id="t")
+    session = Session(agent, thread_id="t", tools=[PICK_COLOUR])
     await session.send("go").wait()
     rid = agent.requests[0].run_id
     with pytest.raises(ValueError, match=f"'nope'.*pending: {rid}-c0"):
@@ -149,7 +152,7 @@ async def test_add_tool_result_for_an_unknown_call_id_is_refused_naming_the_pend
 
 async def test_send_while_a_client_tool_call_is_unanswered_is_refused():
     agent = ToolAgent([("pick_colour", "{}")])
-    session = Session(agent, thread_id="t")
+    session = Session(agent, thread_id="t", tools=[PICK_COLOUR])
     await session.send("go").wait()
     before = len(session.messages)
     with pytest.raises(ResumeError, match="add_tool_result"):

@@ -20,22 +20,29 @@ failure of the client: ``run_agent`` returns (``result.done.outcome ==
 from __future__ import annotations
 
 import copy
-import functools
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from agui.agent.edit import ConversationEditor
 from agui.agent.stage import SubscriberStage
-from agui.agent.subscriber import SubscriberParams, call_subscribers, notify_now
+from agui.agent.subscriber import (
+    SubscriberErrors,
+    SubscriberFailure,
+    SubscriberParams,
+    call_subscribers,
+    check_subscriber,
+    notify_now,
+)
 from agui.client.capabilities import decode_capabilities
 from agui.client.interrupts import build_resume
 from agui.client.middleware import MiddlewareFn
 from agui.client.request import convert_list
 from agui.client.session import Session
-from agui.errors import RunError, TransportError
+from agui.errors import RunError, SubscriberError, TransportError
 from agui.log import enable_debug
 from agui.transports import HttpTransport
 from agui.types import AgentCapabilities, Context, Message, RunAgentInput, Tool
@@ -55,11 +62,15 @@ class RunAgentResult(msgspec.Struct, frozen=True):
     ``result``: RUN_FINISHED ``result`` of a success outcome (else None).
     ``new_messages``: messages whose ids were not held before the run, in order.
     ``done``: the run's final :class:`~agui.updates.Done` (outcome, reason, usage).
+    ``subscriber_errors``: the callbacks that raised during the run (one
+    :class:`~agui.agent.subscriber.SubscriberFailure` per subscriber and callback,
+    ``on_run_finalized`` included), in the order they first raised.
     """
 
     result: Any
     new_messages: list[Message]
     done: Done | None = None
+    subscriber_errors: list[SubscriberFailure] = []
 
 
 class Subscription:
@@ -103,12 +114,18 @@ class AbstractAgent:
     ``client_tools`` / ``max_tool_rounds`` (Python functions the SDK runs when
     the agent calls them, offered on every run, as
     :class:`~agui.client.session.Session` takes them: one ``run_agent`` answers the
-    calls and continues the conversation until no call to them is pending).
+    calls and continues the conversation until no call to them is pending),
+    ``subscriber_errors`` (``"warn"``, the default: a callback that raises is
+    skipped, the run goes on, and the error is reported once per callback and
+    run as a :class:`~agui.errors.SubscriberWarning` and on
+    ``RunAgentResult.subscriber_errors``; ``"raise"``: the same, then
+    ``run_agent`` raises :class:`~agui.errors.SubscriberError` -- for tests).
 
     Raises:
         agui.errors.DecodeError: an initial message does not fit ``Message``.
-        ValueError: ``verify`` is not one of the three modes, or
-            ``max_tool_rounds`` is negative.
+        ValueError: ``verify`` is not one of the three modes,
+            ``max_tool_rounds`` is negative, or ``subscriber_errors`` is not
+            ``"warn"`` or ``"raise"``.
     """
 
     def __init__(
@@ -123,7 +140,13 @@ class AbstractAgent:
         verify: str = "tolerant",
         client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
         max_tool_rounds: int = 8,
+        subscriber_errors: str = "warn",
     ) -> None:
+        if subscriber_errors not in ("warn", "raise"):
+            raise ValueError(
+                f"subscriber_errors must be 'warn' or 'raise', not {subscriber_errors!r}"
+            )
+        self.subscriber_errors: str = subscriber_errors
         self.agent_id: str | None = agent_id
         self.description: str = description
         self.debug: bool = debug
@@ -171,10 +194,11 @@ class AbstractAgent:
 
     @property
     def state(self) -> Any:
-        """The agent state as of this read (copy-on-write: a later change
-        replaces it, so a value read here keeps showing the state of then;
-        treat it as read-only)."""
-        return self.session.state
+        """The agent state as of this read: ``{}`` before the agent has a state
+        (as the reference's ``agent.state``), else any JSON value (copy-on-write: a
+        later change replaces it, so a value read here keeps showing the state of
+        then; treat it as read-only)."""
+        return self._editor.state
 
     @property
     def pending_interrupts(self) -> list[Interrupt]:
@@ -189,8 +213,10 @@ class AbstractAgent:
     # ----------------------------------------------------------- edit
 
     def _params(self, **extras: Any) -> SubscriberParams:
-        conv = self._editor.conversation
-        return SubscriberParams(self, None, lambda: conv.messages, lambda: conv.state, **extras)
+        editor = self._editor
+        return SubscriberParams(
+            self, None, lambda: editor.conversation.messages, lambda: editor.state, **extras
+        )
 
     def add_message(self, message: Any) -> None:
         """Append one message; notifies ``on_new_message``, ``on_new_tool_call``
@@ -210,14 +236,10 @@ class AbstractAgent:
         """
         added = self._editor.add_messages(messages)
         for message in added:
-            notify_now(
-                self.subscribers, "on_new_message", functools.partial(self._params, message=message)
-            )
+            notify_now(self.subscribers, "on_new_message", partial(self._params, message=message))
             for call in getattr(message, "tool_calls", None) or ():
                 notify_now(
-                    self.subscribers,
-                    "on_new_tool_call",
-                    functools.partial(self._params, tool_call=call),
+                    self.subscribers, "on_new_tool_call", partial(self._params, tool_call=call)
                 )
         notify_now(self.subscribers, "on_messages_changed", self._params)
 
@@ -242,7 +264,14 @@ class AbstractAgent:
 
     def subscribe(self, subscriber: Any) -> Subscription:
         """Register a subscriber (an :class:`~agui.agent.AgentSubscriber` or any
-        object with ``on_*`` callbacks) for every later run."""
+        object with ``on_*`` callbacks) for every later run.
+
+        Raises:
+            TypeError: a subscriber written the TypeScript way (a dict, a plain
+                function, camelCase callbacks), naming the Python spelling; see
+                :func:`agui.agent.subscriber.check_subscriber`.
+        """
+        check_subscriber(subscriber)
         self.subscribers.append(subscriber)
         return Subscription(self, subscriber)
 
@@ -289,18 +318,24 @@ class AbstractAgent:
 
         Raises:
             RuntimeError: a run of this agent is already running.
+            TypeError: ``subscriber`` is written the TypeScript way (see :meth:`subscribe`).
             agui.errors.ResumeError: interrupts are pending and ``resume`` does
                 not answer every one (nothing is sent).
             agui.errors.TransportError, agui.errors.ProtocolViolation, ...: the
                 run failed (as the ``ErrorUpdate`` reported it), unless an
                 ``on_run_failed`` subscriber returned ``stop_propagation=True``.
+            agui.errors.SubscriberError: ``subscriber_errors="raise"`` and a
+                callback raised (after the run and ``on_run_finalized``).
         """
 
         if self._is_running:
             raise RuntimeError("this agent is already running (await abort_run() first)")
+        if subscriber is not None:
+            check_subscriber(subscriber)
         subscribers = [*self.subscribers, *([subscriber] if subscriber is not None else [])]
-        stage = SubscriberStage(self, subscribers, self._editor)
         overrides: dict[str, Any] = {"run_id": run_id or str(uuid.uuid4())}
+        errors = SubscriberErrors(f"run {overrides['run_id']!r}")
+        stage = SubscriberStage(self, subscribers, self._editor, errors)
         if tools is not None:
             overrides["tools"] = convert_list(tools, Tool, "tools")
         if context is not None:
@@ -333,24 +368,33 @@ class AbstractAgent:
             if failure is not None:
                 failed = stage.params(error=failure)
                 stopped = await call_subscribers(
-                    subscribers, "on_run_failed", lambda: failed, stage.apply_mutation
+                    subscribers, "on_run_failed", lambda: failed, stage.apply_mutation, errors
                 )
                 await stage.flush()
                 if not stopped:
                     raise failure
             messages = self.session.messages
             new = [copy.deepcopy(m) for m in messages if m.id not in known]
-            return RunAgentResult(stage.result, new, done)
+            outcome = RunAgentResult(stage.result, new, done, errors.failures)
         finally:
             self.session.middleware = list(self.middleware)  # no stale stage for session.run()
             self._active = None
             self._is_running = False
             await stage.notify("on_run_finalized")
             await stage.flush()
+        if self.subscriber_errors == "raise" and errors.failures:
+            raise SubscriberError(list(errors.failures)) from errors.failures[0].error
+        return outcome
 
     async def abort_run(self) -> None:
         """Abort the current run: the response is closed and the run ends
         ``Done(cancelled)``; ``run_agent`` returns. No-op when nothing runs.
+
+        Works from anywhere: from another task (returns once the response is
+        closed), and from inside a subscriber callback (returns at once; no
+        frame after the current one is delivered and the response is closed as
+        the callback returns). From a signal handler, call the run's
+        :meth:`~agui.client.run.Run.cancel`.
 
         Deliberate difference: the reference synthesizes a RUN_ERROR (code
         ``abort``); the agent sent none, so none is reported (spec: a run
@@ -412,6 +456,7 @@ class HttpAgent(AbstractAgent):
         verify: str = "tolerant",
         client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
         max_tool_rounds: int = 8,
+        subscriber_errors: str = "warn",
     ) -> None:
 
         self.transport: HttpTransport = HttpTransport(url, headers, timeout)
@@ -426,6 +471,7 @@ class HttpAgent(AbstractAgent):
             verify=verify,
             client_tools=client_tools,
             max_tool_rounds=max_tool_rounds,
+            subscriber_errors=subscriber_errors,
         )
 
     @property

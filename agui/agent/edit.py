@@ -49,6 +49,14 @@ class ConversationEditor:
         """The session's conversation (read at each call)."""
         return self.session.conversation
 
+    @property
+    def state(self) -> Any:
+        """The state as the reference client reads it: ``{}`` while there is none
+        (:attr:`agui.pipeline.apply.Conversation.state_absent`), else the
+        conversation's state (a null snapshot reads ``None``). Treat it as read-only."""
+        conv = self.conversation
+        return {} if conv.state_absent else conv.state
+
     def set_messages(self, messages: Iterable[Any]) -> list[Message]:
         """Replace the messages (structs or wire dicts); returns them as structs."""
 

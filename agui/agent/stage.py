@@ -40,6 +40,7 @@ from agui import updates as U
 from agui.agent.edit import ConversationEditor
 from agui.agent.subscriber import (
     AgentStateMutation,
+    SubscriberErrors,
     SubscriberParams,
     call_subscribers,
     callback_name,
@@ -47,7 +48,7 @@ from agui.agent.subscriber import (
 from agui.client.partial_json import partial_tool_call_args
 from agui.errors import ProtocolViolation
 from agui.pipeline.normalize import Normalizer
-from agui.types import EVENT_TYPES, event_type
+from agui.types import EVENT_TYPES, event_type, tag_of
 
 if TYPE_CHECKING:
     from agui.client.middleware import Next
@@ -78,10 +79,19 @@ class SubscriberStage:
         agent: passed to callbacks as ``params.agent``.
         subscribers: the live list of subscribers for this run, in order.
         editor: applies mutations to the session's conversation.
+        errors: where the run's callback exceptions are reported (default: a
+            fresh :class:`~agui.agent.subscriber.SubscriberErrors`).
     """
 
-    def __init__(self, agent: Any, subscribers: list[Any], editor: ConversationEditor) -> None:
+    def __init__(
+        self,
+        agent: Any,
+        subscribers: list[Any],
+        editor: ConversationEditor,
+        errors: SubscriberErrors | None = None,
+    ) -> None:
         self.agent: Any = agent
+        self.errors: SubscriberErrors = errors if errors is not None else SubscriberErrors()
         self.subscribers: list[Any] = subscribers
         self.editor: ConversationEditor = editor
         self.input: Any = None
@@ -98,9 +108,13 @@ class SubscriberStage:
 
     def params(self, **extras: Any) -> SubscriberParams:
         """A fresh :class:`SubscriberParams` for this run."""
-        conv = self.editor.conversation
+        editor = self.editor
         return SubscriberParams(
-            self.agent, self.input, lambda: conv.messages, lambda: conv.state, **extras
+            self.agent,
+            self.input,
+            lambda: editor.conversation.messages,
+            lambda: editor.state,
+            **extras,
         )
 
     def apply_mutation(self, mutation: AgentStateMutation) -> None:
@@ -115,7 +129,11 @@ class SubscriberStage:
     async def notify(self, name: str, **extras: Any) -> bool:
         """Call ``name`` on every subscriber (mutations applied); True on stop."""
         return await call_subscribers(
-            self.subscribers, name, lambda: self.params(**extras), self.apply_mutation
+            self.subscribers,
+            name,
+            lambda: self.params(**extras),
+            self.apply_mutation,
+            self.errors,
         )
 
     # ----------------------------------------------------------- updates
@@ -188,12 +206,22 @@ class SubscriberStage:
     def _extras(self, etype: str, event: Any) -> tuple[dict[str, Any], Callable[[], Any] | None]:
         """The typed callback's extra params, and what to notify once it is applied."""
         conv = self.editor.conversation
-        if etype == "RUN_FINISHED":  # the result of a success outcome only (as the reference)
+        if etype == "RUN_FINISHED":  # flattened as the reference: outcome + its fields
             outcome = event.outcome
-            if outcome is msgspec.UNSET or getattr(outcome, "type", "success") == "success":
+            kind = "success" if outcome is msgspec.UNSET or outcome is None else tag_of(outcome)
+            if kind == "success":
                 self.result = None if event.result is msgspec.UNSET else event.result
-                return {"result": self.result}, None
-            return {}, None
+                return {
+                    "outcome": "success",
+                    "result": self.result,
+                    "pending_tool_call_ids": conv.pending_after(outcome),
+                }, None
+            if kind == "interrupt":
+                return {
+                    "outcome": kind,
+                    "interrupts": list(getattr(outcome, "interrupts", ())),
+                }, None
+            return {"outcome": kind}, None
         if etype == "TEXT_MESSAGE_CONTENT":
             return {"text_message_buffer": conv.text_of(event.message_id) or ""}, None
         if etype == "TEXT_MESSAGE_END":
@@ -216,7 +244,7 @@ class SubscriberStage:
             return {
                 "tool_call_buffer": before,
                 "tool_call_name": call[0],
-                "partial_tool_call_args": partial_tool_call_args(call[1]),
+                "partial_tool_call_args": partial_tool_call_args(before),
             }, None
         if etype == "TOOL_CALL_END":
             cid = event.tool_call_id
@@ -225,16 +253,15 @@ class SubscriberStage:
                 "tool_call_name": name,
                 "tool_call_args": _parsed_args(text),
             }, lambda: self._new_tool_call(cid)
-        if etype == "ACTIVITY_SNAPSHOT":
-            from agui.types import ActivityMessage
-
-            activity = ActivityMessage(
-                id=event.message_id,
-                activity_type=event.activity_type,
-                content=copy.deepcopy(event.content),
+        if etype == "ACTIVITY_SNAPSHOT":  # as the reference: the message as it is before
+            mid = event.message_id
+            existing = copy.deepcopy(conv.message(mid))
+            activity = existing if _is_activity(existing) else None
+            replace = event.replace is msgspec.UNSET or event.replace is None or event.replace
+            creates = existing is None or (activity is None and bool(replace))
+            return {"activity_message": activity, "existing_message": existing}, (
+                (lambda: self._new_message(mid)) if creates else None
             )
-            existing = copy.deepcopy(conv.message(event.message_id))
-            return {"activity_message": activity, "existing_message": existing}, None
         if etype == "ACTIVITY_DELTA":  # a copy: the applier may patch the content in place
             current = conv.message(event.message_id)
             return {

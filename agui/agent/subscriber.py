@@ -8,8 +8,13 @@ return an :class:`AgentStateMutation` (or None).
 
 Per event, subscribers are called in registration order, each seeing the
 messages and state as the previous one left them (fresh copies: mutating them
-changes nothing). A callback that raises is logged (logger ``agui.agent``) and
-skipped, as the reference client does. A mutation's ``messages`` / ``state``
+changes nothing). A callback that raises is skipped and the run goes on, as the
+reference client does; the error is reported once per callback and run as a
+:class:`agui.errors.SubscriberWarning` (a ``UserWarning``: Python prints it by
+default, pointing at the line that raised), logged (logger ``agui.agent``, with
+the traceback) and recorded on ``RunAgentResult.subscriber_errors``;
+``AbstractAgent(subscriber_errors="raise")`` makes ``run_agent`` raise
+:class:`agui.errors.SubscriberError` once the run is over. A mutation's ``messages`` / ``state``
 replace the agent's at once (a mutation whose messages do not decode or share
 an id is logged and refused, the run goes on); ``stop_propagation=True`` stops the remaining
 subscribers and skips the event's default effect on messages and state.
@@ -22,12 +27,14 @@ import copy
 import dataclasses
 import inspect
 import logging
+import re
+import warnings
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from msgspec import UNSET
 
-from agui.errors import DecodeError
+from agui.errors import DecodeError, SubscriberWarning
 
 if TYPE_CHECKING:
     from agui.types import Message, RunAgentInput
@@ -38,8 +45,11 @@ __all__ = [
     "AgentSubscriber",
     "Callback",
     "MaybeMutation",
+    "SubscriberErrors",
+    "SubscriberFailure",
     "SubscriberParams",
     "callback_name",
+    "check_subscriber",
 ]
 
 logger: logging.Logger = logging.getLogger("agui.agent")
@@ -70,15 +80,21 @@ class SubscriberParams:
     delta; TEXT_MESSAGE_END: the whole text); ``reasoning_message_buffer`` (the
     same for REASONING_MESSAGE_CONTENT / END); ``tool_call_buffer`` (TOOL_CALL_ARGS:
     the arguments text before this delta), ``tool_call_name`` (ARGS and END),
-    ``partial_tool_call_args`` (ARGS: best-effort object of the text including this
-    delta, :func:`agui.client.partial_json.partial_tool_call_args`), ``tool_call_args``
-    (END: the parsed arguments, ``{}`` when not a JSON object); ``result``
-    (RUN_FINISHED with a success outcome); ``error`` (``on_run_failed``);
+    ``partial_tool_call_args`` (ARGS: best-effort object of the arguments text
+    before this delta, as the reference, by
+    :func:`agui.client.partial_json.partial_tool_call_args`; the reference hands
+    the repaired JSON as text, we the parsed object, ``{}`` when empty), ``tool_call_args``
+    (END: the parsed arguments, ``{}`` when not a JSON object); ``outcome``
+    (RUN_FINISHED: ``"success"`` | ``"interrupt"`` | ``"cancelled"``, as the
+    reference flattens it); ``result`` and ``pending_tool_call_ids`` (RUN_FINISHED
+    with a success outcome: the calls left for the client, by the rule of
+    :attr:`agui.pipeline.apply.Conversation.pending_tool_call_ids`);
+    ``interrupts`` (RUN_FINISHED with an interrupt outcome); ``error`` (``on_run_failed``);
     ``message`` (``on_new_message``); ``tool_call`` (``on_new_tool_call``);
-    ``activity_message`` (ACTIVITY_SNAPSHOT: the activity message the event
-    describes; ACTIVITY_DELTA: the activity message it patches, as it is before)
-    and ``existing_message`` (ACTIVITY_SNAPSHOT: the message already holding that
-    id, of any role).
+    ``activity_message`` (ACTIVITY_SNAPSHOT and ACTIVITY_DELTA: the activity
+    message with the event's id as it is before the event, None when there is
+    none, as in the reference) and ``existing_message`` (ACTIVITY_SNAPSHOT: the
+    message already holding that id, of any role).
     """
 
     __slots__ = (
@@ -92,8 +108,11 @@ class SubscriberParams:
         "event",
         "existing_message",
         "input",
+        "interrupts",
         "message",
+        "outcome",
         "partial_tool_call_args",
+        "pending_tool_call_ids",
         "reasoning_message_buffer",
         "result",
         "text_message_buffer",
@@ -126,7 +145,10 @@ class SubscriberParams:
             "partial_tool_call_args", None
         )
         self.tool_call_args: dict[str, Any] | None = extras.pop("tool_call_args", None)
+        self.outcome: str | None = extras.pop("outcome", None)
         self.result: Any = extras.pop("result", None)
+        self.pending_tool_call_ids: list[str] | None = extras.pop("pending_tool_call_ids", None)
+        self.interrupts: list[Any] | None = extras.pop("interrupts", None)
         self.error: Exception | None = extras.pop("error", None)
         self.message: Message | None = extras.pop("message", None)
         self.tool_call: Any = extras.pop("tool_call", None)
@@ -201,6 +223,42 @@ def callback_name(event_type: str) -> str:
     """The typed callback of an event type: ``TEXT_MESSAGE_START`` ->
     ``on_text_message_start_event`` (``RAW`` -> ``on_raw_event``)."""
     return f"on_{event_type.lower()}_event"
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def check_subscriber(subscriber: Any) -> None:
+    """Refuse a subscriber written the TypeScript way, naming the Python spelling.
+
+    Raises:
+        TypeError: ``subscriber`` is a dict (``{"onEvent": fn}``), a plain function,
+            has a camelCase callback (``onTextMessageContentEvent``), or has none of
+            :data:`CALLBACKS`.
+    """
+    if isinstance(subscriber, dict):
+        keys = [_snake(str(k)) for k in subscriber]
+        spelled = ", ".join(f"{k}=..." for k in keys if k in CALLBACKS) or "on_event=fn"
+        raise TypeError(
+            "a subscriber is an object with on_* methods, not a dict: "
+            f"use AgentSubscriber({spelled})"
+        )
+    if inspect.isfunction(subscriber) or inspect.ismethod(subscriber):
+        raise TypeError(
+            "a plain function is not a subscriber: use AgentSubscriber(on_event=fn)"
+            " (or the callback it is meant for, e.g. on_text_message_content_event=fn)"
+        )
+    names = [n for n in dir(subscriber) if n.startswith("on") and not n.startswith("on_")]
+    camel = [(n, _snake(n)) for n in names if _snake(n) in CALLBACKS]
+    if camel:
+        spelled = ", ".join(f"{n} -> {p}" for n, p in camel)
+        raise TypeError(f"subscriber callbacks are spelled in snake_case in Python: {spelled}")
+    if not any(callable(getattr(subscriber, n, None)) for n in CALLBACKS):
+        raise TypeError(
+            f"{type(subscriber).__name__} has none of the subscriber callbacks"
+            " (on_event, on_text_message_content_event, ...; see agui.agent.CALLBACKS)"
+        )
 
 
 class AgentSubscriber:
@@ -363,16 +421,75 @@ class AgentSubscriber:
         return None
 
 
+@dataclasses.dataclass
+class SubscriberFailure:
+    """One callback that raised during a run: the ``callback`` name, the
+    ``subscriber`` object, the first ``error`` it raised and ``count``, how many
+    times it raised in that run."""
+
+    callback: str
+    subscriber: Any
+    error: Exception
+    count: int = 1
+
+
+class SubscriberErrors:
+    """Where one run's callback exceptions go: each (subscriber, callback) pair is
+    reported once -- a :class:`~agui.errors.SubscriberWarning` and a log record --
+    and kept in :attr:`failures`; later raises of the same pair only count.
+
+    ``label``: what the warning names (e.g. ``run 'r1'``)."""
+
+    def __init__(self, label: str = "") -> None:
+        self.label = label
+        self.failures: list[SubscriberFailure] = []
+        self._seen: dict[tuple[int, str], SubscriberFailure] = {}
+
+    def report(self, subscriber: Any, callback: str, error: Exception) -> None:
+        """Record that ``subscriber.callback`` raised ``error`` (warns the first time)."""
+        key = (id(subscriber), callback)
+        known = self._seen.get(key)
+        if known is not None:
+            known.count += 1
+            return
+        failure = SubscriberFailure(callback, subscriber, error)
+        self._seen[key] = failure
+        self.failures.append(failure)
+        where = f" ({self.label})" if self.label else ""
+        text = (
+            f"subscriber {subscriber!r} raised in {callback}{where}: "
+            f"{type(error).__name__}: {error}; the run goes on "
+            "(reported once per callback and run; subscriber_errors='raise' makes it fatal)"
+        )
+        logger.error("%s", text, exc_info=error)
+        filename, lineno = _origin(error)
+        warnings.warn_explicit(text, SubscriberWarning, filename, lineno)
+
+
+def _origin(error: BaseException) -> tuple[str, int]:
+    """File and line where ``error`` was raised (the innermost traceback frame)."""
+    tb = error.__traceback__
+    if tb is None:
+        return __file__, 0
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename, tb.tb_lineno
+
+
 async def call_subscribers(
     subscribers: Iterable[Any],
     name: str,
     make_params: Callable[[], SubscriberParams],
     apply: Callable[[AgentStateMutation], None] | None,
+    errors: SubscriberErrors | None = None,
 ) -> bool:
     """Call ``name`` on each subscriber in order; apply each mutation with ``apply``
     (None: mutations are ignored) before the next subscriber runs; a mutation ``apply``
-    refuses (``ValueError`` or ``DecodeError``) is logged and dropped. Returns True when
-    one asked to stop propagation (the rest are not called)."""
+    refuses (``ValueError`` or ``DecodeError``) is logged and dropped. A callback that
+    raises is skipped and reported to ``errors`` (None: a fresh
+    :class:`SubscriberErrors`, so it warns). Returns True when one asked to stop
+    propagation (the rest are not called)."""
+    sink = errors if errors is not None else SubscriberErrors()
     for sub in list(subscribers):
         fn = getattr(sub, name, None)
         if fn is None:
@@ -381,8 +498,19 @@ async def call_subscribers(
             out = fn(make_params())
             if inspect.isawaitable(out):
                 out = await out
-        except Exception:  # as the reference client: logged, skipped
-            logger.exception("subscriber %r failed in %s", sub, name)
+        except Exception as exc:  # noqa: BLE001 - a user callback, as the reference: reported, skipped
+            sink.report(sub, name, exc)
+            continue
+        if isinstance(out, dict):  # the TypeScript shape of a mutation
+            keys = ", ".join(f"{_snake(str(k))}=..." for k in out)
+            sink.report(
+                sub,
+                name,
+                TypeError(
+                    f"{name} returned a dict; return AgentStateMutation({keys}) instead"
+                    " (the dict is ignored)"
+                ),
+            )
             continue
         if isinstance(out, AgentStateMutation):
             if apply is not None:
@@ -407,8 +535,8 @@ def notify_now(
             continue
         try:
             out = fn(make_params())
-        except Exception:
-            logger.exception("subscriber %r failed in %s", sub, name)
+        except Exception as exc:  # noqa: BLE001 - a user callback: reported, skipped
+            SubscriberErrors().report(sub, name, exc)
             continue
         if inspect.iscoroutine(out):
             _run_soon(out, sub, name)
@@ -417,8 +545,8 @@ def notify_now(
 async def _guarded(coro: Any, sub: Any, name: str) -> None:
     try:
         await coro
-    except Exception:
-        logger.exception("subscriber %r failed in %s", sub, name)
+    except Exception as exc:  # noqa: BLE001 - a user callback: reported
+        SubscriberErrors().report(sub, name, exc)
 
 
 def _run_soon(coro: Any, sub: Any, name: str) -> None:

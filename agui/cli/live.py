@@ -27,7 +27,7 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from agui import updates as u
@@ -85,27 +85,33 @@ class LiveView:
         self._timer: asyncio.TimerHandle | None = None
 
     def observe(self, up: Any) -> None:
-        """Track what ``up`` opens, grows or closes."""
-        if isinstance(up, u.TextStarted | u.ReasoningStarted):
-            self._open["m:" + up.message_id] = [self._kind(up), "", ""]
-        elif isinstance(up, u.TextDelta | u.ReasoningDelta):
-            item = self._open.setdefault("m:" + up.message_id, [self._kind(up), "", ""])
-            item[2] = (item[2] + up.delta)[-_KEEP:]
-        elif isinstance(up, u.TextEnded | u.ReasoningEnded):
-            self._open.pop("m:" + up.message_id, None)
-        elif isinstance(up, u.ToolCallStarted):
-            self._open["c:" + up.tool_call_id] = ["call", up.name, ""]
-        elif isinstance(up, u.ToolCallArgs):
-            item = self._open.setdefault("c:" + up.tool_call_id, ["call", "", ""])
-            item[2] = (item[2] + up.delta)[-_KEEP:]
-        elif isinstance(up, u.ToolCallEnded):
-            self._open.pop("c:" + up.tool_call_id, None)
-        elif isinstance(up, u.Done):
-            self._open.clear()
+        """Track what ``up`` opens, grows or closes (see :data:`OBSERVERS`)."""
+        observer = OBSERVERS.get(type(up))
+        if observer is not None:
+            observer(self, up)
 
-    @staticmethod
-    def _kind(up: Any) -> str:
-        return "text" if isinstance(up, u.TextStarted | u.TextDelta) else "think"
+    def _open_message(self, up: Any) -> None:
+        self._open["m:" + up.message_id] = [_kind(up), "", ""]
+
+    def _grow_message(self, up: Any) -> None:
+        item = self._open.setdefault("m:" + up.message_id, [_kind(up), "", ""])
+        item[2] = (item[2] + up.delta)[-_KEEP:]
+
+    def _close_message(self, up: Any) -> None:
+        self._open.pop("m:" + up.message_id, None)
+
+    def _open_call(self, up: Any) -> None:
+        self._open["c:" + up.tool_call_id] = ["call", up.name, ""]
+
+    def _grow_call(self, up: Any) -> None:
+        item = self._open.setdefault("c:" + up.tool_call_id, ["call", "", ""])
+        item[2] = (item[2] + up.delta)[-_KEEP:]
+
+    def _close_call(self, up: Any) -> None:
+        self._open.pop("c:" + up.tool_call_id, None)
+
+    def _close_all(self, up: Any) -> None:
+        self._open.clear()
 
     def rows(self) -> list[Line]:
         """The live rows now (sanitised, cut to the terminal width)."""
@@ -185,3 +191,44 @@ def _fit_tail(body: str, room: int) -> int:
             break
         count += 1
     return count
+
+
+def _kind(up: Any) -> str:
+    return "text" if type(up) is u.TextStarted or type(up) is u.TextDelta else "think"
+
+
+OBSERVERS: dict[type[Any], Callable[[LiveView, Any], None]] = {
+    u.TextStarted: LiveView._open_message,
+    u.ReasoningStarted: LiveView._open_message,
+    u.TextDelta: LiveView._grow_message,
+    u.ReasoningDelta: LiveView._grow_message,
+    u.TextEnded: LiveView._close_message,
+    u.ReasoningEnded: LiveView._close_message,
+    u.ToolCallStarted: LiveView._open_call,
+    u.ToolCallArgs: LiveView._grow_call,
+    u.ToolCallEnded: LiveView._close_call,
+    u.Done: LiveView._close_all,
+}
+"""What each update class does to the live rows (open, grow or close one; Done closes all)."""
+
+PASS_THROUGH: frozenset[type[Any]] = frozenset(
+    (
+        u.ActivityChanged,
+        u.Custom,
+        u.EncryptedValue,
+        u.ErrorUpdate,
+        u.EventReceived,
+        u.MessagesSnapshot,
+        u.MetadataChanged,
+        u.Paused,
+        u.Raw,
+        u.ReasoningSpan,
+        u.RunStarted,
+        u.StateChanged,
+        u.StepChanged,
+        u.SubagentChanged,
+        u.ToolResult,
+        u.WarningUpdate,
+    )
+)
+"""Update classes that leave the live rows as they are."""

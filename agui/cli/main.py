@@ -11,10 +11,13 @@ Subcommands::
                         [--approve | --decline]
                         [--max-resumes N] [--tools FILE] [--timeout SECONDS] [LINE]
     board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--check] [--max-bytes N]
-    board-watch serve-fake        [--host 127.0.0.1] [--port 8090]
-    board-watch serve-task-board  [--host 127.0.0.1] [--port 8080]
+    board-watch serve-fake        [--host 127.0.0.1] [--port 8090] [STORE FLAGS]
+    board-watch serve-task-board  [--host 127.0.0.1] [--port 8080] [STORE FLAGS]
     board-watch serve-llm         [--host 127.0.0.1] [--port 8070] [--base-url URL]
-                                  [--model NAME] [--api-key KEY]
+                                  [--model NAME] [--api-key KEY] [STORE FLAGS]
+
+STORE FLAGS: ``[--store memory|none|redis://HOST:PORT/DB] [--detach-timeout S]
+[--lease S]`` (resumable runs; see :func:`agui.cli.serve.add_store_flags`).
 
 :func:`main` is generic over its streams: tests call
 ``main(argv, stdin=StringIO(...), stdout=..., stderr=...)`` and get the exit
@@ -221,6 +224,8 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse tree (every subcommand has ``--help``)."""
+    from agui.cli.serve import add_store_flags
+
     parser = argparse.ArgumentParser(
         prog="board-watch",
         description=DESCRIPTION,
@@ -311,12 +316,15 @@ def build_parser() -> argparse.ArgumentParser:
         )
         s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
         s.add_argument("--port", type=_port, default=port, help=f"TCP port (default {port})")
+        add_store_flags(s)
     _add_llm_parser(sub)
     return parser
 
 
 def _add_llm_parser(sub: Any) -> None:
     """``serve-llm``: the live-model agent (flags fall back to OPENAI_* variables)."""
+    from agui.cli.serve import add_store_flags
+
     s = sub.add_parser(
         "serve-llm",
         help="serve an agent backed by an OpenAI-compatible chat-completions API on /agent",
@@ -326,6 +334,7 @@ def _add_llm_parser(sub: Any) -> None:
     )
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     s.add_argument("--port", type=_port, default=8070, help="TCP port (default 8070)")
+    add_store_flags(s)
     s.add_argument(
         "--base-url",
         metavar="URL",

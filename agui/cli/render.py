@@ -449,7 +449,7 @@ class Renderer:
             self._names[call.id] = name
             args = format_arguments(arguments, self.options.max_chars)
             if name == RENDER_TOOL:
-                args = _render_a2ui_summary(arguments) or args
+                args = a2ui_render_summary(arguments) or args
             lines.append(Line("call", f"{mark}{self.tag_of(call.id)} {sanitize(name)} {args}"))
         return lines
 

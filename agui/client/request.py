@@ -11,8 +11,9 @@ only when resuming.
 from __future__ import annotations
 
 import copy
+import uuid
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec import UNSET
@@ -22,7 +23,16 @@ from agui.jsonvalue import is_json_array, is_json_object
 from agui.types import ResumeEntry, RunAgentInput
 from agui.wire import check_finite
 
-__all__ = ["INPUT_FIELDS", "PROTOCOL_VERSION", "convert_list", "private_copy"]
+if TYPE_CHECKING:
+    from agui.types import RunAgentInput, ToolCallResultEvent
+
+__all__ = [
+    "INPUT_FIELDS",
+    "PROTOCOL_VERSION",
+    "convert_list",
+    "private_copy",
+    "tool_result_event",
+]
 
 PROTOCOL_VERSION = "1.0"
 """The ``protocolVersion`` every request declares."""
@@ -111,7 +121,7 @@ def build_run_input(
     forwarded_props: Any,
     overrides: dict[str, Any],
     extra_tools: Iterable[Any] = (),
-) -> Any:
+) -> RunAgentInput:
     """The ``RunAgentInput`` struct from a thread's parts plus ``overrides``
     (any field by its snake_case name; ``state`` / ``forwarded_props`` of None
     or UNSET are sent as ``{}``; ``resume`` entries may be wire dicts), with
@@ -150,3 +160,25 @@ def build_run_input(
     if "resume" in overrides and overrides["resume"] is not UNSET:
         fields["resume"] = convert_list(overrides["resume"], ResumeEntry, "resume")
     return RunAgentInput(**fields)
+
+
+def tool_result_event(
+    tool_call_id: str, content: Any, message_id: str | None = None
+) -> ToolCallResultEvent:
+    """The ``TOOL_CALL_RESULT`` event that answers ``tool_call_id`` with a tool
+    message (``content``: str or content parts; any other JSON value is sent as
+    its JSON text; ``message_id`` None: a new uuid4), to apply to the
+    conversation so the next run sends it."""
+    from agui.types import ToolCallResultEvent
+
+    if not isinstance(content, str) and not is_parts(content):
+        content = msgspec.json.encode(content).decode()
+    return msgspec.convert(
+        {
+            "messageId": message_id or str(uuid.uuid4()),
+            "toolCallId": tool_call_id,
+            "content": content,
+            "role": "tool",
+        },
+        ToolCallResultEvent,
+    )

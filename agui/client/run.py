@@ -10,7 +10,11 @@ Cancellation: leaving a run early (``break`` then ``aclose()`` / ``async
 with``, or cancelling the task) closes the transport stream (the HTTP
 response); the run ends ``Done(cancelled)`` locally (:attr:`Run.done`) unless
 it had already ended (its ``Done`` stands), and nothing that arrives later is
-applied. A plain ``break`` without closing is finished when the :class:`Run`
+applied. :meth:`Run.aclose` works from anywhere: from another task, and from
+inside the run itself (a session subscriber, a middleware, an agent subscriber
+callback, a client tool), where it cannot wait: the run stops as the callback
+returns, before the next frame is delivered. :meth:`Run.cancel` is the same
+without awaiting, safe from a signal handler. A plain ``break`` without closing is finished when the :class:`Run`
 is garbage-collected or, at the latest, when the next run of the session
 starts. The session stays usable.
 
@@ -26,54 +30,427 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import TYPE_CHECKING, Any, Self
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+)
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from agui.client.middleware import compose
+from agui.client.middleware import MiddlewareFn, compose
+from agui.client.request import tool_result_event
 from agui.errors import EncodeError, ToolError, TransportError
 from agui.pipeline.core import Pipeline
+from agui.pipeline.lifecycle import RunLifecycle
 from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
 
 if TYPE_CHECKING:
-    from agui.client.session import Session
-    from agui.types import RunAgentInput
+    from agui.client.tools import ClientTools
+    from agui.pipeline.apply import Conversation
+    from agui.transports import Transport
+    from agui.types import RunAgentInput, ToolCall
 
-__all__ = ["Run"]
+__all__ = ["Run", "RunHost", "RunSlot", "Subscriber", "Subscribers"]
 
 logger: logging.Logger = logging.getLogger(__name__)
+# the logger session subscribers' failures have always gone to (users configure it)
+_session_logger: logging.Logger = logging.getLogger("agui.client.session")
+
+Subscriber = Callable[[Update], Any]
+"""``callback(update)``, sync or async (see :meth:`Subscribers.add`)."""
+
+_CANCELLED = "cancelled by client"
+_EOF: Any = object()  # the end of a response, as a read returns it
+
+LOOK_AHEAD_SECONDS = 0.25
+"""How long a run reads on after a transport item that ended a run of the
+response (the response usually ends right there), before it hands out that
+run's ``Done`` anyway."""
+_LOGGED = frozenset({WarningUpdate, ErrorUpdate})
 
 
-class _RunState:
-    """What a run's generator shares with its :class:`Run`; holds no reference
-    to the Run, so a Run dropped after ``break`` is freed at once and its stream
-    closed."""
+class RunHost(Protocol):
+    """What a run reads of the session that started it (a
+    :class:`~agui.client.session.Session` is one): where to send, what to
+    update, how to judge the response, and how to build a follow-up request."""
+
+    @property
+    def transport(self) -> Transport: ...
+    @property
+    def middleware(self) -> list[MiddlewareFn]: ...
+    @property
+    def conversation(self) -> Conversation: ...
+    @property
+    def verify(self) -> str: ...
+    @property
+    def max_frame_bytes(self) -> int: ...
+    @property
+    def client_tools(self) -> ClientTools | None: ...
+    @property
+    def max_tool_rounds(self) -> int: ...
+    def build_input(self, **overrides: Any) -> RunAgentInput: ...
+
+
+class Subscribers:
+    """The update callbacks of a session, called for every update of its runs."""
+
+    __slots__ = ("_callbacks",)
+
+    def __init__(self) -> None:
+        self._callbacks: list[Subscriber] = []
+
+    def add(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(update)`` (sync, or async and awaited) for every
+        update, before it is yielded; returns an unsubscribe function."""
+        self._callbacks.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return unsubscribe
+
+    def __bool__(self) -> bool:
+        return bool(self._callbacks)
+
+    async def notify(self, update: Update) -> None:
+        """Call every callback with ``update``; one that raises is logged
+        (logger ``agui.client.session``) and skipped, as the reference client does."""
+        for callback in list(self._callbacks):
+            try:
+                result = callback(update)
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:  # as the reference client: logged, skipped
+                _session_logger.exception("session subscriber %r failed on %r", callback, update)
+
+
+class RunSlot:
+    """Which run of a session is streaming: one at a time. A run takes the slot
+    when it starts sending (ending the previous run if it is still open) and
+    gives it back when its stream is over."""
+
+    __slots__ = ("_core", "_run")
+
+    def __init__(self) -> None:
+        self._run: weakref.ref[Run] | None = None
+        self._core: _RunCore | None = None
+
+    @property
+    def active(self) -> Run | None:
+        """The run being streamed, while something references it."""
+        return self._run() if self._run is not None else None
+
+    @property
+    def busy(self) -> bool:
+        """True while a run is streaming."""
+        core = self._core
+        return core is not None and not core.final
+
+    async def _take(self, core: _RunCore, run: weakref.ref[Run]) -> None:
+        previous = self._core
+        if previous is not None and previous is not core and not previous.final:
+            prior = self.active
+            if prior is not None and prior._core is previous:
+                await prior.aclose()
+            if previous.pipeline is not None:  # (a dropped Run closes its stream later)
+                previous.pipeline.cancel(_CANCELLED)
+        self._run, self._core = run, core
+
+    def _release(self, core: _RunCore) -> None:
+        if self._core is core:
+            self._run = self._core = None
+
+
+class _RunCore:
+    """A run's working parts, shared by the :class:`Run` and its update generator;
+    holds no reference to the Run, so a Run dropped after ``break`` is freed at
+    once and its stream closed.
+
+    :meth:`step` moves the run on by one transport read (or one client tool
+    call, or the start of a round) and returns the updates that produced, one
+    list per frame; None when the run is over."""
 
     __slots__ = (
+        "calls",
         "cancelled",
+        "closing",
         "carry",
         "consumer",
         "ended",
         "errors",
         "final",
         "inputs",
+        "ahead",
+        "interrupted",
+        "item_done",
+        "loop",
+        "next",
         "pipeline",
+        "read",
+        "rounds",
+        "run_ref",
+        "session",
+        "slot",
         "started",
-        "stop_requested",
+        "stopping",
+        "stream",
+        "tasks",
     )
 
-    def __init__(self) -> None:
-        self.pipeline: Pipeline | None = None  # set when the run (round) starts
-        self.inputs: list[Any] = []  # every RunAgentInput sent, one per round
-        self.carry: dict[str, Any] = {}  # overrides the follow-up rounds keep
+    def __init__(
+        self,
+        session: RunHost,
+        run_input: RunAgentInput,
+        slot: RunSlot,
+        carry: dict[str, Any],
+        run_ref: weakref.ref[Run],
+    ) -> None:
+        self.session = session
+        self.run_ref = run_ref
+        self.slot = slot
+        self.carry = carry  # the overrides the follow-up rounds keep
+        self.inputs: list[RunAgentInput] = [run_input]  # one per round
+        self.pipeline: Pipeline | None = None  # the current round's
+        self.stream: AsyncIterator[Any] | None = None  # the current round's response
+        self.read: Callable[[], Awaitable[Any]] | None = None
+        self.ahead: asyncio.Task[Any] | None = None  # a read begun by look_ahead
+        self.item_done = False  # the frame being handed out is its item's last
+        self.calls: list[ToolCall] = []  # client tool calls still to run this round
+        self.rounds = 0
         self.cancelled: Done | None = None  # a run closed before it started
         self.errors: list[ErrorUpdate] = []
         self.final = False
-        self.ended: asyncio.Event | None = None
+        self.closing = False  # finish() began: the stream is being closed
         self.started = False  # the generator began (the request is being sent)
+        self.ended: asyncio.Event | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         # the task that last awaited inside the generator (set before each await),
-        # for aclose() from another task; and whether aclose() cancelled it
+        # for a stop from another task; whether a stop was asked; whether it
+        # interrupted that task (cancelled it once)
         self.consumer: asyncio.Task[Any] | None = None
-        self.stop_requested = False
+        self.stopping = False
+        self.interrupted = False
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.next: Callable[[], Awaitable[Iterable[list[Update]] | None]] = self._start
+
+    # ------------------------------------------------------------- stepping
+
+    async def step(self) -> Iterable[list[Update]] | None:
+        """The next updates (one list per frame), or None once the run is over."""
+        if self.stopping:
+            return None
+        self.consumer = asyncio.current_task()
+        return await self.next()
+
+    async def _start(self) -> Iterable[list[Update]] | None:
+        """A round starts: take the session's slot, make its pipeline, send."""
+        session = self.session
+        run_input = self.inputs[-1]
+        await self.slot._take(self, self.run_ref)
+        pipeline = self.pipeline = Pipeline(
+            session.conversation,
+            verify=session.verify,  # type: ignore[arg-type]
+            max_frame_bytes=session.max_frame_bytes,
+            thread_id=run_input.thread_id,  # every run must answer the thread we sent
+        )
+        # the spec's pending-call rule: only calls to tools this run offered are the client's
+        tools = run_input.tools
+        session.conversation.offered_tools = frozenset(
+            t.name for t in (tools if isinstance(tools, list) else ())
+        )
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "sending run %r on thread %r: %d message(s), %d tool(s)%s",
+                run_input.run_id,
+                run_input.thread_id,
+                len(run_input.messages),
+                len(run_input.tools or ()),
+                f" (client tool round {self.rounds})" if self.rounds else "",
+            )
+        self.next = self._read
+        try:
+            self.stream = _open(session, run_input, pipeline)
+            self.read = self.stream.__aiter__().__anext__
+        except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
+            self.next = self._end_round
+            return (pipeline.fail_transport(_as_transport_error(exc)),)
+        return ()
+
+    async def _read(self) -> Iterable[list[Update]] | None:
+        """One transport read: its frames' updates, fed one frame at a time."""
+        pipeline = self.pipeline
+        assert pipeline is not None and self.read is not None
+        if pipeline.finished:
+            return await self._end_round()
+        ahead, self.ahead = self.ahead, None
+        try:
+            item = await (ahead if ahead is not None else _read_one(self.read))
+        except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
+            self.next = self._end_round
+            return (pipeline.fail_transport(_as_transport_error(exc)),)
+        if item is _EOF:
+            self.next = self._end_round
+            return (pipeline.close(),)
+        if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
+            return None
+        return self._frames(pipeline, item)
+
+    def _frames(self, pipeline: Pipeline, item: Any) -> Iterator[list[Update]]:
+        """The updates of one transport item, one list per frame, each frame fed
+        only when the consumer asks for it; :attr:`item_done` tells whether the
+        list handed out is the item's last."""
+        head, frames = pipeline.frames(item)
+        last = len(frames) - 1
+        self.item_done = last < 0
+        if head:
+            yield head
+        feed = pipeline.feed_frame
+        for i, data in enumerate(frames):
+            self.item_done = i == last
+            yield feed(data)
+            if pipeline.finished:
+                return
+
+    async def look_ahead(self) -> None:
+        """A run of the response ended with the transport item just fed: read on
+        for up to :data:`LOOK_AHEAD_SECONDS`, so that a response which ends there
+        is closed before its ``Done`` is handed out (a consumer that leaves at the
+        ``Done`` without closing the run leaves nothing open). What was read is
+        the next step's."""
+        pipeline = self.pipeline
+        read = self.read
+        if (
+            read is None
+            or self.stream is None
+            or self.ahead is not None
+            or self.loop is None
+            or pipeline is None
+            or pipeline.finished
+            or pipeline.lifecycle.open
+        ):
+            return
+        task = self.loop.create_task(_read_one(read))
+        task.add_done_callback(_retrieve)
+        self.ahead = task
+        self.consumer = asyncio.current_task()
+        await asyncio.wait((task,), timeout=LOOK_AHEAD_SECONDS)
+        if task.done() and not task.cancelled() and task.exception() is None:
+            if task.result() is _EOF:
+                await self.close_stream()
+
+    async def _end_round(self) -> Iterable[list[Update]] | None:
+        """The response is over: close it; run the client tool calls it left, if any."""
+        await self.close_stream()
+        session = self.session
+        calls = _calls_to_run(session, self.pipeline.done if self.pipeline else None)
+        if not calls:
+            self.final = True
+            return None
+        if self.rounds >= session.max_tool_rounds:
+            self.next = self._over
+            ids = ", ".join(c.id for c in calls)
+            error = ToolError(
+                f"{len(calls)} client tool call(s) left unanswered after {self.rounds} round(s)"
+                f" (max_tool_rounds={session.max_tool_rounds}): {ids}",
+                kind="max_tool_rounds",
+                tool_name=calls[0].function.name,
+                tool_call_id=calls[0].id,
+            )
+            return ([ErrorUpdate(error, fatal=False)],)
+        self.rounds += 1
+        self.calls = calls
+        self.next = self._call_tool
+        return ()
+
+    async def _over(self) -> Iterable[list[Update]] | None:
+        self.final = True
+        return None
+
+    async def _call_tool(self) -> Iterable[list[Update]] | None:
+        """Run the next client tool call; apply its result. After the last, the
+        follow-up round starts (unless calls to unregistered tools remain)."""
+        session = self.session
+        conversation = session.conversation
+        if not self.calls:
+            if conversation.unanswered_tool_call_ids():
+                self.final = True
+                return None  # calls to tools nobody registered: left to the caller
+            self.inputs.append(session.build_input(**self.carry))
+            self.next = self._start
+            return ()
+        call = self.calls.pop(0)
+        tools = session.client_tools
+        assert tools is not None
+        result = await tools.call(call.function.name, call.function.arguments, call.id)
+        logger.debug(
+            "ran client tool %r for call %r: %s",
+            call.function.name,
+            call.id,
+            "ok" if result.error is None else result.error.kind,
+        )
+        updates: list[Update] = []
+        if result.error is not None:
+            updates.append(ErrorUpdate(result.error, fatal=False))
+        updates += conversation.apply(tool_result_event(call.id, result.content))
+        return (updates,)
+
+    # ------------------------------------------------------------- stopping
+
+    def stop_here(self) -> None:
+        """Stop the run now (on the loop's thread, between two frames): nothing
+        more is applied; the run's ``Done`` becomes ``cancelled`` unless it ended."""
+        self.stopping = True
+        if self.pipeline is not None:
+            self.pipeline.cancel(_CANCELLED)
+
+    def interrupt(self, gen: AsyncGenerator[Update, None] | None) -> None:
+        """After :meth:`stop_here`, from outside the run (another task, a loop
+        callback): a consumer awaiting inside the run is cancelled once, so its
+        ``async for`` ends; a run waiting at an update has its stream closed."""
+        if self.final or self.closing or gen is None:
+            return  # (a run already closing its stream is not interrupted)
+        consumer = self.consumer
+        if _running(gen):
+            if consumer is not None and consumer is not asyncio.current_task():
+                if not self.interrupted:
+                    self.interrupted = True
+                    consumer.cancel()
+        elif self.stream is not None and self.loop is not None:
+            task = self.loop.create_task(self.close_stream())
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def close_stream(self) -> None:
+        """Close the current round's response (idempotent); a read ahead still
+        pending is cancelled first."""
+        ahead = self.ahead
+        if ahead is not None and not ahead.done():
+            self.ahead = None
+            ahead.cancel()
+            await asyncio.wait((ahead,))
+        stream, self.stream = self.stream, None
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            self.consumer = asyncio.current_task()
+            await aclose()
+
+    async def finish(self) -> None:
+        """The run's stream is over, however it ended: close the response, end
+        the pipeline (``Done(cancelled)`` unless the run ended), free the slot."""
+        self.closing = True
+        try:
+            await self.close_stream()
+        finally:
+            if self.pipeline is not None:
+                self.pipeline.cancel(_CANCELLED)  # no-op when the stream ended
+            self.final = True
+            self.slot._release(self)
+            if self.ended is not None:
+                self.ended.set()
 
 
 class Run:
@@ -84,10 +461,12 @@ class Run:
     ``async for u in run``, ``async with run: ...`` (closes on exit) or
     ``await run.collect()``.
 
-    Leaving early: ``async with`` / ``aclose()`` close the response at once
-    (also from another task); a bare ``break`` closes it as soon as the Run
-    is no longer referenced (CPython frees it right after the loop when it
-    was not bound to a name) or when the session's next run starts.
+    Leaving early: ``async with`` / :meth:`aclose` close the response at once
+    (from the iterating task, another task, or a callback inside the run);
+    :meth:`cancel` does it without awaiting (a signal handler); a bare
+    ``break`` closes it as soon as the Run is no longer referenced (CPython
+    frees it right after the loop when it was not bound to a name) or when the
+    session's next run starts.
 
     Client tools (``Session(client_tools=...)``): when a run ends
     ``Done(success)`` with pending calls to registered tools, the iteration
@@ -100,17 +479,32 @@ class Run:
     ``state`` and ``parent_run_id``. Calls to unregistered tools end the
     iteration, left to the caller.
 
+    Args:
+        session: the session whose conversation the run updates (its
+            transport, middleware, verify mode, frame cap and client tools).
+        run_input: the first ``RunAgentInput`` to send.
+        slot: the session's :class:`RunSlot` (one run streams at a time).
+        subscribers: the session's :class:`Subscribers`.
+        carry: the overrides follow-up rounds keep.
+
     Attributes:
         input: the first ``RunAgentInput`` sent (after the session's defaults
             and overrides; middleware may still change what goes on the wire);
             :attr:`inputs` has the follow-ups too.
     """
 
-    def __init__(self, session: Session, run_input: RunAgentInput) -> None:
-        self._session = session
+    def __init__(
+        self,
+        session: RunHost,
+        run_input: RunAgentInput,
+        *,
+        slot: RunSlot,
+        subscribers: Subscribers,
+        carry: dict[str, Any] | None = None,
+    ) -> None:
         self.input = run_input
-        self._state = _RunState()
-        self._state.inputs.append(run_input)
+        self._core = _RunCore(session, run_input, slot, dict(carry or {}), weakref.ref(self))
+        self._subscribers = subscribers
         self._gen: AsyncGenerator[Update, None] | None = None
         self._closed = False
 
@@ -119,29 +513,29 @@ class Run:
         """The last :class:`~agui.updates.Done` of this run's response: the final
         one once the run is over (``Done(cancelled)`` when it was left before it
         ended), None while running or before starting."""
-        pipeline = self._state.pipeline
-        return pipeline.done if pipeline is not None else self._state.cancelled
+        pipeline = self._core.pipeline
+        return pipeline.done if pipeline is not None else self._core.cancelled
 
     @property
     def inputs(self) -> list[RunAgentInput]:
         """Every ``RunAgentInput`` sent so far: :attr:`input`, then one per
         client-tool round."""
-        return list(self._state.inputs)
+        return list(self._core.inputs)
 
     @property
     def errors(self) -> list[ErrorUpdate]:
         """Every ``ErrorUpdate`` seen so far."""
-        return self._state.errors
+        return self._core.errors
 
     @property
     def started(self) -> bool:
         """True once iteration began (the request was sent or is being sent)."""
-        return self._state.started
+        return self._core.started
 
     @property
     def finished(self) -> bool:
         """True once the response stream is over (completed, failed or cancelled)."""
-        return self._state.final
+        return self._core.final
 
     def __aiter__(self) -> AsyncIterator[Update]:
         # the run's one update generator itself: ``async for`` pays no wrapper
@@ -157,8 +551,8 @@ class Run:
             if self._closed:
                 gen = _nothing()
             else:
-                self._state.ended = asyncio.Event()
-                gen = _execute(self._session, self.input, self._state, weakref.ref(self))
+                self._core.ended = asyncio.Event()
+                gen = _execute(self._core, self._subscribers)
             self._gen = gen
         return gen
 
@@ -166,31 +560,62 @@ class Run:
         """Stop the run: close the transport stream; ``done`` becomes
         ``Done(cancelled)`` unless the run had already ended. Idempotent.
 
-        May be called from another task than the one iterating (e.g. a stop
-        button): the pending read is interrupted, the iterating ``async for``
-        simply ends, and this call returns once the stream is closed.
+        From another task (a stop button): the pending read is interrupted,
+        the iterating ``async for`` simply ends, and this call returns once
+        the stream is closed. From inside the run (a subscriber, a middleware,
+        a client tool): nothing more is applied, and the run ends as the
+        callback returns, before the next frame is delivered.
         """
         self._closed = True
-        state = self._state
+        core = self._core
         gen = self._gen
-        if not state.started:  # never started: nothing was sent
-            if not state.final:
-                state.cancelled = Done("cancelled", reason="cancelled by client")
-            state.final = True
+        if not core.started:  # never started: nothing was sent
+            self._cancel_unstarted()
             if gen is not None:
                 await gen.aclose()
             return
         assert gen is not None
-        consumer = state.consumer
-        if gen.ag_running and consumer is not None and consumer is not asyncio.current_task():
-            # another task is awaiting inside the generator (a read, a subscriber)
-            if not state.stop_requested:
-                state.stop_requested = True
-                consumer.cancel()
-            if state.ended is not None:
-                await state.ended.wait()
+        if core.final:
+            if not _running(gen):
+                await gen.aclose()
+            return
+        core.stop_here()
+        if _running(gen):
+            consumer = core.consumer
+            if consumer is None or consumer is asyncio.current_task():
+                return  # called from inside the run: it ends as the callback returns
+            core.interrupt(gen)  # (no-op when it is closing already)
+            if core.ended is not None:
+                await core.ended.wait()
             return
         await gen.aclose()
+
+    def cancel(self) -> None:
+        """:meth:`aclose` without awaiting: safe from a signal handler
+        (``signal.signal`` or ``loop.add_signal_handler``), a plain callback or
+        another thread. The run ends ``Done(cancelled)`` before its next frame
+        is delivered and its stream is closed on the run's event loop."""
+        self._closed = True
+        core = self._core
+        if not core.started:
+            self._cancel_unstarted()
+            return
+        core.stopping = True  # (atomic: the iterating task stops at its next step)
+        loop = core.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._stop_on_loop)
+
+    def _stop_on_loop(self) -> None:
+        core = self._core
+        if not core.final:
+            core.stop_here()
+            core.interrupt(self._gen)
+
+    def _cancel_unstarted(self) -> None:
+        core = self._core
+        if not core.final:
+            core.cancelled = RunLifecycle.never_started(_CANCELLED)
+        core.final = True
 
     async def __aenter__(self) -> Self:
         return self
@@ -218,175 +643,68 @@ async def _nothing() -> AsyncGenerator[Update, None]:
     yield  # (an async generator)
 
 
-async def _execute(
-    session: Session, run_input: Any, state: _RunState, run_ref: weakref.ref[Run]
-) -> AsyncGenerator[Update, None]:
-    """The run's update stream (see the module doc), across client-tool rounds.
-    Each transport read is split into frames and each frame is fed to the
-    pipeline only once the updates before it were taken, so leaving after
-    update N leaves later frames unapplied. Holds its Run only weakly, so a
-    Run dropped mid-stream can be collected (and its stream closed)."""
-    state.started = True
-    errors = state.errors
-    subscribers = session._subscribers  # the live list: (un)subscribing mid-run works
-    notify = session._notify
-    tools = session.client_tools
+async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[Update, None]:
+    """The run's update stream (see the module doc), across client-tool rounds:
+    each step's updates, frame by frame, each frame fed only once the updates
+    before it were taken (so leaving after update N leaves later frames
+    unapplied), each update recorded, logged (debug runs), told to the
+    subscribers, then yielded."""
+    if core.final:
+        return
+    core.started = True
+    core.loop = asyncio.get_running_loop()
+    errors = core.errors
+    notify = subscribers.notify
     current_task = asyncio.current_task
     debug = logger.isEnabledFor(logging.DEBUG)  # once per iteration, not per update
-    rounds = 0
     try:
-        while True:
-            state.consumer = current_task()
-            pipeline = await session._begin(run_input, state, run_ref)
-            if debug:
-                logger.debug(
-                    "sending run %r on thread %r: %d message(s), %d tool(s)%s",
-                    run_input.run_id,
-                    run_input.thread_id,
-                    len(run_input.messages),
-                    len(run_input.tools or ()),
-                    f" (client tool round {rounds})" if rounds else "",
-                )
-            split = pipeline._split_item
-            frame = pipeline._frame
-            stream: Any = None
-            calls: list[Any] | None = None
-            try:
-                try:
-                    stream = _open(session, run_input, pipeline)
-                    read = stream.__aiter__().__anext__
-                    while True:
-                        state.consumer = current_task()
-                        try:
-                            item = await read()
-                        except StopAsyncIteration:
-                            tail = pipeline.close()
-                            for update in tail:
-                                if update.__class__ is ErrorUpdate:
-                                    errors.append(update)  # type: ignore[arg-type]
-                                    if debug:
-                                        _log_update(update)
-                                if subscribers:
-                                    state.consumer = current_task()
-                                    await notify(update)
-                                yield update
-                            break
-                        head, frames = split(item)
-                        if head:
-                            if debug:
-                                _log_all(head)
-                            for update in head:
-                                if update.__class__ is ErrorUpdate:
-                                    errors.append(update)  # type: ignore[arg-type]
-                                if subscribers:
-                                    state.consumer = current_task()
-                                    await notify(update)
-                                yield update
-                        for data in frames:  # the hot loop
-                            updates = frame(data)
-                            if debug:
-                                _log_all(updates)
-                            for update in updates:
-                                if update.__class__ is ErrorUpdate:
-                                    errors.append(update)  # type: ignore[arg-type]
-                                if subscribers:
-                                    state.consumer = current_task()
-                                    await notify(update)
-                                yield update
-                        if pipeline.finished:
-                            break
-                except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
-                    # EncodeError: the request could not be written (a NaN in the
-                    # state, say): nothing was sent, the run fails like a transport.
-                    # Anything else a (custom) transport or middleware raised is a
-                    # TransportError of kind transport_raised, its cause the exception.
-                    if not isinstance(exc, TransportError | EncodeError):
-                        exc = _raised(exc)
-                    for update in pipeline.fail_transport(exc):
-                        if type(update) is ErrorUpdate:
-                            errors.append(update)
-                            if debug:
-                                _log_update(update)
-                        state.consumer = current_task()
-                        await notify(update)
-                        yield update
-            except BaseException:
-                state.final = True
-                raise
-            else:
-                if tools is not None:
-                    calls = _calls_to_run(session, pipeline.done)
-                if not calls:
-                    state.final = True
-            finally:
-                try:
-                    aclose = getattr(stream, "aclose", None)
-                    if aclose is not None:
-                        state.consumer = current_task()
-                        await aclose()
-                finally:
-                    pipeline.cancel("cancelled by client")  # no-op when the stream ended
-            if not calls or tools is None:
-                break
-            if rounds >= session.max_tool_rounds:
-                ids = ", ".join(c.id for c in calls)
-                error = ToolError(
-                    f"{len(calls)} client tool call(s) left unanswered after {rounds} round(s)"
-                    f" (max_tool_rounds={session.max_tool_rounds}): {ids}",
-                    kind="max_tool_rounds",
-                    tool_name=calls[0].function.name,
-                    tool_call_id=calls[0].id,
-                )
-                update = ErrorUpdate(error, fatal=False)
-                errors.append(update)
-                if debug:
-                    _log_update(update)
-                state.consumer = current_task()
-                await notify(update)
-                yield update
-                break
-            rounds += 1
-            for call in calls:
-                state.consumer = current_task()
-                result = await tools.call(call.function.name, call.function.arguments, call.id)
-                if debug:
-                    logger.debug(
-                        "ran client tool %r for call %r: %s",
-                        call.function.name,
-                        call.id,
-                        "ok" if result.error is None else result.error.kind,
-                    )
-                if result.error is not None:
-                    update = ErrorUpdate(result.error, fatal=False)
-                    errors.append(update)
-                    if debug:
+        while (batches := await core.step()) is not None:
+            for updates in batches:
+                if core.stopping:
+                    break
+                for update in updates:
+                    cls = type(update)
+                    if cls is ErrorUpdate:
+                        errors.append(update)  # type: ignore[arg-type]
+                    elif cls is Done and core.item_done:
+                        await core.look_ahead()
+                    if debug and update.__class__ in _LOGGED:
                         _log_update(update)
-                    state.consumer = current_task()
-                    await notify(update)
+                    if subscribers:
+                        core.consumer = current_task()
+                        await notify(update)
                     yield update
-                for update in session._apply_tool_result(call.id, result.content, None)[1]:
-                    state.consumer = current_task()
-                    await notify(update)
-                    yield update
-            if session.conversation.unanswered_tool_call_ids():
-                break  # calls to tools nobody registered: left to the caller
-            run_input = session.build_input(**state.carry)
-            state.inputs.append(run_input)
     except asyncio.CancelledError:
-        # aclose() from another task interrupts the pending await by cancelling
+        # a stop from another task interrupts the pending await by cancelling
         # the iterating task once; absorb exactly that request: the loop ends
         task = current_task()
-        if state.stop_requested and task is not None and task.uncancel() == 0:
+        if core.interrupted and task is not None and task.uncancel() == 0:
             return
         raise
     finally:
-        state.final = True
-        session._end(state)
-        if state.ended is not None:
-            state.ended.set()
+        await core.finish()
 
 
-def _calls_to_run(session: Session, done: Done | None) -> list[Any] | None:
+async def _read_one(read: Callable[[], Awaitable[Any]]) -> Any:
+    """The next transport item, or :data:`_EOF` at the end of the response."""
+    try:
+        return await read()
+    except StopAsyncIteration:
+        return _EOF
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """Mark a read-ahead's outcome as seen (the run reports it, or was left)."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _running(gen: AsyncGenerator[Update, None]) -> bool:
+    """True while ``gen`` executes (an await inside it is pending)."""
+    return bool(getattr(gen, "ag_running", False))
+
+
+def _calls_to_run(session: RunHost, done: Done | None) -> list[ToolCall] | None:
     """The pending, unanswered ``ToolCall`` structs of a successful run that
     name a registered client tool (None when there are none)."""
     tools = session.client_tools
@@ -404,14 +722,8 @@ def _calls_to_run(session: Session, done: Done | None) -> list[Any] | None:
     return calls or None
 
 
-def _log_all(updates: list[Update]) -> None:
-    """Log each warning and error update (debug runs only)."""
-    for update in updates:
-        if type(update) is WarningUpdate or type(update) is ErrorUpdate:
-            _log_update(update)
-
-
 def _log_update(update: Any) -> None:
+    """Log a warning or error update (debug runs only)."""
     if type(update) is WarningUpdate:
         logger.debug(
             "warning %s: %r%s",
@@ -429,8 +741,13 @@ def _log_update(update: Any) -> None:
         )
 
 
-def _raised(exc: Exception) -> TransportError:
-    """A TransportError (``transport_raised``) for what a transport raised."""
+def _as_transport_error(exc: Exception) -> Exception:
+    """What a transport (or middleware) raised, as the run reports it: a
+    TransportError or EncodeError (the request could not be written: nothing
+    was sent) as it is; anything else a TransportError of kind
+    ``transport_raised`` whose ``__cause__`` is the exception."""
+    if isinstance(exc, TransportError | EncodeError):
+        return exc
     error = TransportError(
         f"the transport raised {type(exc).__name__}: {exc}", kind="transport_raised"
     )
@@ -438,7 +755,7 @@ def _raised(exc: Exception) -> TransportError:
     return error
 
 
-def _open(session: Session, run_input: Any, pipeline: Pipeline) -> AsyncIterator[Any]:
+def _open(session: RunHost, run_input: Any, pipeline: Pipeline) -> AsyncIterator[Any]:
     """The transport's response; with middleware, the chain over the
     pipeline's wire stage (event structs in, event structs out)."""
     transport = session.transport

@@ -22,25 +22,21 @@ at a time: starting a run ends the session's previous one if it is still open.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 from msgspec import UNSET
 
 from agui.client.interrupts import build_resume, is_expired
 from agui.client.middleware import MiddlewareFn
-from agui.client.request import build_run_input, convert_list, is_parts
-from agui.client.run import Run, _RunState
+from agui.client.request import build_run_input, convert_list, tool_result_event
+from agui.client.run import Run, RunSlot, Subscriber, Subscribers
 from agui.errors import ResumeError
 from agui.log import enable_debug
 from agui.pipeline.apply.patch import clone_json
-from agui.pipeline.core import Pipeline
-from agui.updates import Update
 from agui.wire.sse import MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
@@ -48,12 +44,9 @@ if TYPE_CHECKING:
     from agui.transports import Transport
     from agui.types import Interrupt, Message, RunAgentInput
 
-__all__ = ["Run", "Session", "SyncRun", "SyncSession"]
+__all__ = ["Run", "Session"]
 
 logger: logging.Logger = logging.getLogger(__name__)
-
-Subscriber = Callable[[Update], Any]
-"""``callback(update)``, sync or async (see :meth:`Session.subscribe`)."""
 
 
 class Session:
@@ -149,9 +142,8 @@ class Session:
             messages, state=None if state is UNSET else state
         )
         self._last_ref: weakref.ref[Run] | None = None
-        self._active_ref: weakref.ref[Run] | None = None  # the run being streamed
-        self._active_state: _RunState | None = None
-        self._subscribers: list[Subscriber] = []
+        self._slot = RunSlot()  # the run being streamed
+        self._subscribers = Subscribers()
 
     # ----------------------------------------------------------------- read
 
@@ -175,8 +167,12 @@ class Session:
     def is_streaming(self) -> bool:
         """True while a run of this session is streaming (its edits between
         runs, :meth:`set_messages` and the like, are refused then)."""
-        active = self._active_state
-        return active is not None and not active.final
+        return self._slot.busy
+
+    @property
+    def active_run(self) -> Run | None:
+        """The run being streamed (None between runs, or once it was dropped)."""
+        return self._slot.active
 
     @property
     def last_run(self) -> Run | None:
@@ -192,13 +188,7 @@ class Session:
         raises is logged (logger ``agui.client.session``) and skipped, as the
         reference client does: the run and the other subscribers go on.
         Returns an unsubscribe function."""
-        self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._subscribers:
-                self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self._subscribers.add(callback)
 
     # ------------------------------------------------------------- messages
 
@@ -226,22 +216,9 @@ class Session:
                 f"no tool call {tool_call_id!r} in the conversation (pending: {pending})"
             )
 
-        return self._apply_tool_result(tool_call_id, content, message_id)[0]
-
-    def _apply_tool_result(
-        self, tool_call_id: str, content: Any, message_id: str | None
-    ) -> tuple[str, list[Update]]:
-        """Apply a tool message for the call: (its id, the updates)."""
-        from agui.types import ToolCallResultEvent
-
-        if not isinstance(content, str) and not is_parts(content):
-            content = msgspec.json.encode(content).decode()
-        mid = message_id or str(uuid.uuid4())
-        event = msgspec.convert(
-            {"messageId": mid, "toolCallId": tool_call_id, "content": content, "role": "tool"},
-            ToolCallResultEvent,
-        )
-        return mid, self.conversation.apply(event)
+        event = tool_result_event(tool_call_id, content, message_id)
+        conv.apply(event)
+        return event.message_id
 
     def set_messages(self, messages: Iterable[Any]) -> None:
         """Replace the conversation's messages (structs or wire dicts), between runs.
@@ -312,8 +289,7 @@ class Session:
         )
 
     def _check_idle(self, what: str) -> None:
-        active = self._active_state
-        if active is not None and not active.final:
+        if self._slot.busy:
             raise RuntimeError(
                 f"{what}() while a run is streaming: finish it or close it"
                 " (await run.aclose(), or leave its async with) first"
@@ -340,7 +316,7 @@ class Session:
                 ``messages`` does not fit its type (``path`` e.g. ``tools[0].name``).
         """
         _convert_overrides(overrides)
-        return build_run_input(
+        run_input: RunAgentInput = build_run_input(
             thread_id=self.thread_id,
             run_id=str(uuid.uuid4()),
             messages=self.conversation.input_messages(),
@@ -351,6 +327,7 @@ class Session:
             overrides=overrides,
             extra_tools=self.client_tools.definitions if self.client_tools else (),
         )
+        return run_input
 
     def run(self, **overrides: Any) -> Run:
         """Start a run with the conversation as it is (see :meth:`build_input`).
@@ -383,7 +360,9 @@ class Session:
         _convert_overrides(overrides)  # a bad override adds no message
         return self._new_run(self._input_with_user(text, message_id, overrides), overrides)
 
-    def _input_with_user(self, text: Any, message_id: str | None, overrides: dict[str, Any]) -> Any:
+    def _input_with_user(
+        self, text: Any, message_id: str | None, overrides: dict[str, Any]
+    ) -> RunAgentInput:
         """Add the user message and build the input; when building fails (a
         state the request cannot carry, say) the message is taken back, so a
         failed ``send`` leaves no stray message."""
@@ -455,52 +434,12 @@ class Session:
                 )
 
     def _new_run(self, run_input: Any, overrides: Mapping[str, Any]) -> Run:
-        run = Run(self, run_input)
         # follow-up (client tool) rounds keep the overrides that configure the
         # thread, not those of this one request
-        run._state.carry = {k: v for k, v in overrides.items() if k not in _PER_REQUEST}
+        carry = {k: v for k, v in overrides.items() if k not in _PER_REQUEST}
+        run = Run(self, run_input, slot=self._slot, subscribers=self._subscribers, carry=carry)
         self._last_ref = weakref.ref(run)
         return run
-
-    # ------------------------------------------------------------ execution
-
-    async def _notify(self, update: Update) -> None:
-        for callback in list(self._subscribers):
-            try:
-                result = callback(update)
-                if asyncio.iscoroutine(result):
-                    await result
-            except Exception:  # as the reference client: logged, skipped
-                logger.exception("session subscriber %r failed on %r", callback, update)
-
-    def _active_run(self) -> Run | None:
-        """The run being streamed, while something references it."""
-        return self._active_ref() if self._active_ref is not None else None
-
-    async def _begin(self, run_input: Any, state: _RunState, run_ref: weakref.ref[Run]) -> Pipeline:
-        """A run starts streaming: end the previous one if it is still open (one
-        response applies to the conversation at a time); its pipeline."""
-        previous = self._active_state
-        if previous is not None and previous is not state and not previous.final:
-            run = self._active_run()
-            if run is not None and run._state is previous:
-                await run.aclose()
-            if previous.pipeline is not None:  # (a dropped Run closes its stream later)
-                previous.pipeline.cancel("cancelled by client")
-        pipeline = Pipeline(
-            self.conversation,
-            verify=self.verify,  # type: ignore[arg-type]
-            max_frame_bytes=self.max_frame_bytes,
-            thread_id=run_input.thread_id,  # every run must answer the thread we sent
-        )
-        state.pipeline = pipeline
-        self._active_ref, self._active_state = run_ref, state
-        return pipeline
-
-    def _end(self, state: _RunState) -> None:
-        """A run's stream is over."""
-        if self._active_state is state:
-            self._active_ref = self._active_state = None
 
 
 _PER_REQUEST = frozenset({"run_id", "resume", "messages", "state", "parent_run_id"})
@@ -515,7 +454,3 @@ def _convert_overrides(overrides: dict[str, Any]) -> None:
         value = overrides.get(name)
         if value is not None and value is not UNSET:
             overrides[name] = convert_list(value, kind, name)
-
-
-# the blocking facade lives in agui.client.sync; importable from here as before
-from agui.client.sync import SyncRun, SyncSession  # noqa: E402 - the import circle (see above)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Self
+from collections.abc import Coroutine, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from agui.client.run import Run
 from agui.client.session import Session
@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from agui.types import Interrupt, Message, RunAgentInput
 
 __all__ = ["SyncRun", "SyncSession"]
+
+_T = TypeVar("_T")
 
 
 class SyncRun:
@@ -80,7 +82,7 @@ class SyncSession:
         self._runner = asyncio.Runner()
         self._closed = False
 
-    def _call(self, coro: Any) -> Any:
+    def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
         """Run ``coro`` on the private loop.
 
         Raises:
@@ -176,7 +178,7 @@ class SyncSession:
         """Close any open run and the private event loop."""
         if self._closed:
             return
-        active = self.session._active_run()
+        active = self.session.active_run
         if active is not None:
             self._call(active.aclose())
         self._closed = True

@@ -21,8 +21,11 @@ gives each its ``description``): every parameter becomes a member of a msgspec s
 (its annotation the type, ``Any`` when there is none; its default the default), whose JSON
 Schema (``msgspec.json.schema_components``) is the tool's ``parameters`` and which validates
 and converts the arguments the agent sent (``msgspec.convert``: nested structs, TypedDicts,
-dataclasses, ``Literal``, ``Annotated[..., Meta(...)]`` constraints all apply). Unknown
-arguments are refused unless the function takes ``**kwargs``.
+dataclasses, ``Literal``, ``Annotated[..., Meta(...)]`` constraints all apply). A parameter
+annotated with a pydantic model (``Model`` or ``Model | None``; any class with
+``model_json_schema`` and ``model_validate``, so pydantic is not imported here) gets the
+model's own JSON Schema (its ``$defs`` merged into the tool's) and is validated by
+``Model.model_validate``. Unknown arguments are refused unless the function takes ``**kwargs``.
 
 A call never raises: bad arguments, an unknown tool, a function that raises or returns
 something that is not JSON give a result whose ``content`` is an ``error: ...`` text the agent
@@ -86,8 +89,9 @@ def _param_docs(fn: Callable[..., Any]) -> dict[str, str]:
             indent = width
         match = _ARG_LINE.match(line.strip())
         if width == indent and match:
-            current = match.group(1).lstrip("*")
-            docs[current] = match.group(2).strip()
+            name: str = match.group(1).lstrip("*")
+            current = name
+            docs[name] = match.group(2).strip()
         elif current is not None and width > indent:
             docs[current] = f"{docs[current]} {line.strip()}".strip()
     return {name: text for name, text in docs.items() if text}
@@ -107,6 +111,26 @@ def _inline_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
     if components:
         root["$defs"] = components
     return root
+
+
+def _is_model(annotation: Any) -> bool:
+    return (
+        isinstance(annotation, type)
+        and callable(getattr(annotation, "model_json_schema", None))
+        and callable(getattr(annotation, "model_validate", None))
+    )
+
+
+def _model_of(annotation: Any) -> tuple[Any, bool]:
+    """(the pydantic model, whether ``| None``) of a parameter annotation, else (None, False)."""
+    if _is_model(annotation):
+        return annotation, False
+    args = typing.get_args(annotation)
+    if args and type(None) in args and len(args) == 2:
+        (other,) = [a for a in args if a is not type(None)]
+        if _is_model(other):
+            return other, True
+    return None, False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -164,6 +188,7 @@ class ClientTool:
         "_args_type",
         "_extra_ok",
         "_is_async",
+        "_models",
         "_params",
         "definition",
         "description",
@@ -187,6 +212,7 @@ class ClientTool:
             raise TypeError(f"tool {self.name!r}: cannot resolve the type hints: {exc}") from exc
         fields: list[tuple[Any, ...]] = []
         self._params: list[str] = []
+        self._models: dict[str, tuple[Any, bool]] = {}
         self._extra_ok = False
         for param in signature.parameters.values():
             if param.kind is param.VAR_KEYWORD:
@@ -197,6 +223,10 @@ class ClientTool:
                     f"tool {self.name!r}: parameter {param.name!r} cannot be passed by name"
                 )
             annotation = hints.get(param.name, Any)
+            model, optional = _model_of(annotation)
+            if model is not None:  # validated by the model itself, after msgspec's pass
+                self._models[param.name] = (model, optional)
+                annotation = dict[str, Any] | None if optional else dict[str, Any]
             self._params.append(param.name)
             if param.default is param.empty:
                 fields.append((param.name, annotation))
@@ -212,6 +242,23 @@ class ClientTool:
                 f"tool {self.name!r}: no JSON Schema for its parameters: {exc}"
             ) from exc
         properties = parameters.get("properties") or {}
+        for pname, (model, optional) in self._models.items():
+            try:
+                schema = dict(model.model_json_schema())
+            except Exception as exc:
+                raise TypeError(
+                    f"tool {self.name!r}: no JSON Schema for parameter {pname!r}: {exc}"
+                ) from exc
+            defs = schema.pop("$defs", None)
+            if isinstance(defs, dict):
+                parameters.setdefault("$defs", {}).update(defs)
+            model_prop: dict[str, Any] = (
+                schema if not optional else {"anyOf": [schema, {"type": "null"}]}
+            )
+            old_prop = properties.get(pname)
+            if isinstance(old_prop, dict) and "default" in old_prop:
+                model_prop["default"] = old_prop["default"]
+            properties[pname] = model_prop
         for pname, text in _param_docs(fn).items():
             prop = properties.get(pname)
             if is_json_object(prop) and "description" not in prop:
@@ -260,6 +307,14 @@ class ClientTool:
         except msgspec.ValidationError as exc:
             raise ValueError(str(exc)) from None
         kwargs = {name: getattr(parsed, name) for name in self._params}
+        for pname, (model, _) in self._models.items():
+            value = kwargs[pname]
+            if value is None or isinstance(value, model):
+                continue  # an optional left out, or the default instance
+            try:
+                kwargs[pname] = model.model_validate(value)
+            except ValueError as exc:  # pydantic's ValidationError is a ValueError
+                raise ValueError(f"{exc} - at `$.{pname}`") from None
         if self._extra_ok:
             kwargs.update({k: v for k, v in raw.items() if k not in kwargs})
         return kwargs

@@ -39,7 +39,7 @@ started) the result is still well formed but not guaranteed to fail in the same 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from msgspec import UNSET
@@ -64,7 +64,7 @@ _BARRIERS = frozenset(
     }
 )
 _RUN_BOUNDARIES = frozenset({T.RunStartedEvent, T.RunFinishedEvent, T.RunErrorEvent})
-_STATE = frozenset({T.StateSnapshotEvent, T.StateDeltaEvent})
+_STATE: frozenset[type[Any]] = frozenset((T.StateSnapshotEvent, T.StateDeltaEvent))
 
 
 class _Stream:
@@ -186,53 +186,71 @@ class _Compactor:
             self.out.append(T.StateSnapshotEvent(snapshot=clone_json(self.state)))
         self.state_events = []
 
-    # -- dispatch ----------------------------------------------------------------------------
-
     def feed(self, ev: Any) -> None:
-        cls = type(ev)
-        if cls is T.TextMessageContentEvent:
-            self.delta(("text", ev.message_id), ev)
-        elif cls is T.ToolCallArgsEvent:
-            self.delta(("tool", ev.tool_call_id), ev)
-        elif cls is T.ReasoningMessageContentEvent:
-            self.delta(("reasoning", ev.message_id), ev)
-        elif cls in _STATE:
-            self.state_events.append(ev)
-        elif cls is T.TextMessageStartEvent:
-            self.start(("text", ev.message_id), ev)
-        elif cls is T.TextMessageEndEvent:
-            self.end(("text", ev.message_id), ev)
-        elif cls is T.ToolCallStartEvent:
-            # after a barrier (a MESSAGES_SNAPSHOT may have dropped the parent message),
-            # the call may create its parent: the parent's deltas so far go first, so they
-            # land where they did (or are skipped where they were) in the original
-            parent = ev.parent_message_id
-            stream = self.streams.get(("text", parent)) if isinstance(parent, str) else None
-            if stream is not None and stream.barrier:
-                self.emit_deltas(("text", parent), stream)
-            self.start(("tool", ev.tool_call_id), ev)
-        elif cls is T.ToolCallEndEvent:
-            self.end(("tool", ev.tool_call_id), ev)
-        elif cls is T.ReasoningMessageStartEvent:
-            self.start(("reasoning", ev.message_id), ev)
-        elif cls is T.ReasoningMessageEndEvent:
-            self.end(("reasoning", ev.message_id), ev)
-        elif cls in _HELD:
-            self.hold(ev)
-        elif cls in _RUN_BOUNDARIES:
-            self.flush_streams()
-            self.flush_state()
-            self.out.append(ev)
-        elif cls in _BARRIERS:
-            self.flush_streams()
-            self.out.append(ev)
+        handler = HANDLERS.get(type(ev))
+        if handler is None:
+            self.out.append(ev)  # (PASS_THROUGH, or a type the schema gained since)
         else:
-            self.out.append(ev)
+            handler(self, ev)
 
     def finish(self) -> list[Any]:
         self.flush_streams()
         self.flush_state()
         return self.out
+
+
+def _tool_start(c: _Compactor, ev: Any) -> None:
+    # after a barrier (a MESSAGES_SNAPSHOT may have dropped the parent message), the call
+    # may create its parent: the parent's deltas so far go first, so they land where they
+    # did (or are skipped where they were) in the original
+    parent = ev.parent_message_id
+    stream = c.streams.get(("text", parent)) if isinstance(parent, str) else None
+    if stream is not None and stream.barrier:
+        c.emit_deltas(("text", parent), stream)
+    c.start(("tool", ev.tool_call_id), ev)
+
+
+def _boundary(c: _Compactor, ev: Any) -> None:
+    c.flush_streams()
+    c.flush_state()
+    c.out.append(ev)
+
+
+def _barrier(c: _Compactor, ev: Any) -> None:
+    c.flush_streams()
+    c.out.append(ev)
+
+
+_Handler = Callable[[_Compactor, Any], None]
+
+HANDLERS: dict[type[Any], _Handler] = {
+    T.TextMessageContentEvent: lambda c, ev: c.delta(("text", ev.message_id), ev),
+    T.ToolCallArgsEvent: lambda c, ev: c.delta(("tool", ev.tool_call_id), ev),
+    T.ReasoningMessageContentEvent: lambda c, ev: c.delta(("reasoning", ev.message_id), ev),
+    T.TextMessageStartEvent: lambda c, ev: c.start(("text", ev.message_id), ev),
+    T.TextMessageEndEvent: lambda c, ev: c.end(("text", ev.message_id), ev),
+    T.ToolCallStartEvent: _tool_start,
+    T.ToolCallEndEvent: lambda c, ev: c.end(("tool", ev.tool_call_id), ev),
+    T.ReasoningMessageStartEvent: lambda c, ev: c.start(("reasoning", ev.message_id), ev),
+    T.ReasoningMessageEndEvent: lambda c, ev: c.end(("reasoning", ev.message_id), ev),
+    **dict.fromkeys(_STATE, lambda c, ev: c.state_events.append(ev)),
+    **dict.fromkeys(_HELD, _Compactor.hold),
+    **dict.fromkeys(_RUN_BOUNDARIES, _boundary),
+    **dict.fromkeys(_BARRIERS, _barrier),
+}
+"""What compaction does per event class (merge deltas, open/close a stream, hold, flush)."""
+
+PASS_THROUGH: frozenset[type[Any]] = frozenset(
+    {
+        T.ActivityDeltaEvent,
+        T.ActivitySnapshotEvent,
+        T.ReasoningEncryptedValueEvent,
+        T.ReasoningEndEvent,
+        T.ReasoningStartEvent,
+        T.ToolCallResultEvent,
+    }
+)
+"""Event classes passed through unchanged, in place, on purpose."""
 
 
 def compact_events(events: Iterable[T.Event]) -> list[T.Event]:

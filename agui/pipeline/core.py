@@ -42,7 +42,7 @@ events are not retained unless ``keep_events=True``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -56,7 +56,6 @@ from agui.pipeline.verify import Verifier
 from agui.pipeline.wire_stage import WireStage
 from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
 from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION, parse_version, version_warning
-from agui.wire import EventDecoder, SseReader
 from agui.wire.sse import MAX_FRAME_BYTES
 from agui.wire.strict import PATCH_EVENTS as _PATCH_EVENTS
 from agui.wire.strict import decode_typed as _decode_typed
@@ -73,7 +72,7 @@ _CHUNK_CLASSES = frozenset(
 _EVENT_CLASSES = frozenset(T.EVENT_TYPES.values())
 
 
-class Pipeline(WireStage):
+class Pipeline:
     """The one stream processor: bytes, JSON text or event structs in, Updates out.
 
     One pipeline serves one response stream (one or more runs); the
@@ -116,7 +115,6 @@ class Pipeline(WireStage):
         "_apply",
         "_chunked",
         "_conversation",
-        "_decode",
         "_done",
         "_events",
         "_finished",
@@ -126,9 +124,9 @@ class Pipeline(WireStage):
         "_norm",
         "_out_pos",
         "_pending",
-        "_reader",
         "_verifier",
         "_version",
+        "_wire",
     )
 
     def __init__(
@@ -149,9 +147,7 @@ class Pipeline(WireStage):
         self._life = self._conversation.lifecycle
         self._life.begin_stream()
         self._mode = verify
-        self._reader = SseReader(max_frame_bytes)
-        # one per stream: the THINKING_* translation is stateful
-        self._decode = EventDecoder(id_factory=id_factory).decode
+        self._wire = WireStage(max_frame_bytes, id_factory)  # one per stream (it is stateful)
         self._norm = Normalizer()
         self._verifier = Verifier(thread_id=thread_id) if verify != "off" else None
         self._events: list[Any] | None = [] if keep_events else None
@@ -212,10 +208,10 @@ class Pipeline(WireStage):
     def iter_feed(self, item: Any) -> Iterator[list[Update]]:
         """:meth:`feed`, lazily: one list of updates per completed frame (news of
         the wire stage first). Stopping early leaves the later frames unapplied."""
-        head, frames = self._split_item(item)
+        head, frames = self.frames(item)
         if head:
             yield head
-        frame = self._frame
+        frame = self.feed_frame
         for data in frames:
             yield frame(data)
             if self._finished:
@@ -235,10 +231,10 @@ class Pipeline(WireStage):
         out = self._take_pending() if self._pending else []
         if self._finished:
             return out
-        error = self._oversized(data)
+        error = self._wire.oversized(data)
         if error is not None:
             return out + self._fatal(error)
-        out += self._frame(data)
+        out += self.feed_frame(data)
         return out
 
     def feed_event(self, event: Any) -> list[Update]:
@@ -276,7 +272,7 @@ class Pipeline(WireStage):
         if self._finished:
             return out
         try:
-            frames = self._reader.close()
+            frames = self._wire.end()
         except FrameTooLarge as exc:
             return out + self._fatal(exc)
         for data in frames:
@@ -312,8 +308,7 @@ class Pipeline(WireStage):
         life = self._life
         if not life.open and self._done is not None:
             return out
-        life.ended_by_client("cancelled")
-        out.append(self._end(Done("cancelled", reason=reason, run_id=life.run_id)))
+        out.append(self._end(life.ended_by_client("cancelled", reason)))
         return out
 
     def fail(self, error: Exception) -> list[Update]:
@@ -337,19 +332,108 @@ class Pipeline(WireStage):
             return out
         life = self._life
         if life.open or self._done is None:
-            run_id = life.run_id if life.open else None
             self._finished = True
-            life.ended_by_client("failed")
             out.append(ErrorUpdate(error, fatal=True))
-            out.append(self._end(Done("failed", reason=str(error), run_id=run_id)))
+            out.append(self._end(life.ended_by_client("failed", str(error), name_ended_run=False)))
             return out
         self._finished = True
         out.append(ErrorUpdate(error, fatal=False))
         return out
 
+    # ------------------------------------------------------- the wire stage alone
+
+    def frames(self, item: Any) -> tuple[list[Update], Sequence[str]]:
+        """:meth:`iter_feed` in two halves, for a consumer that feeds the frames
+        itself (:class:`~agui.client.run.Run`): what is to be reported now (the
+        wire stage's news, an oversized frame, the updates of an event struct)
+        and the frames' data, each to be fed with :meth:`feed_frame` in order."""
+        out = self._take_pending() if self._pending else []
+        if self._finished:
+            return out, ()
+        if isinstance(item, bytes | bytearray | memoryview | str):
+            try:
+                return out, self._wire.frames(item)
+            except FrameTooLarge as exc:
+                out += self._fatal(exc)
+                return out, ()
+        out += self.feed_event(item)
+        return out, ()
+
+    def split(self, item: bytes | bytearray | memoryview | str) -> Sequence[str]:
+        """The SSE stage alone: each completed frame's data (one event's JSON
+        text) in ``item`` (``bytes``; a ``str`` is one frame already), for a
+        tracer that shows frames before decoding them with :meth:`decode`. An
+        oversized frame ends the stream (held, see :meth:`news`)."""
+        if self._finished:
+            return []
+        try:
+            return self._wire.frames(item)
+        except FrameTooLarge as exc:
+            self._pending += self._fatal(exc)
+            return []
+
+    def split_end(self) -> list[str]:
+        """End of stream for :meth:`split`: a last frame without its blank line."""
+        if self._finished:
+            return []
+        try:
+            return self._wire.end()
+        except FrameTooLarge as exc:
+            self._pending += self._fatal(exc)
+            return []
+
+    def news(self) -> list[Update]:
+        """Take what the wire stage (:meth:`split`, :meth:`decode`) held:
+        decode warnings and errors, in stream order (the next feed would
+        report them first)."""
+        return self._take_pending()
+
+    def decode(self, item: Any) -> Iterator[Any]:
+        """The wire stage alone: the event structs in one transport item (see
+        :meth:`feed`), for middleware that transforms events before they are fed
+        back with :meth:`feed_event`. Decode warnings and undecodable frames are
+        held and reported, under the verify policy, ahead of the next feed's
+        updates (or by :meth:`close`, or taken with :meth:`news`)."""
+        if not isinstance(item, bytes | bytearray | memoryview | str):
+            if not self._finished:
+                yield item
+            return
+        yield from self._decode_all(self.split(item))
+
+    def decode_end(self) -> Iterator[Any]:
+        """End of stream for the wire stage: the events of a last frame that had
+        no blank line (see :meth:`decode`). Call :meth:`close` after it."""
+        yield from self._decode_all(self.split_end())
+
+    def _decode_all(self, frames: Sequence[str]) -> Iterator[Any]:
+        for data in frames:
+            event = self._decode_held(data)
+            if self._finished:
+                return
+            if event is not None:
+                yield event
+
+    def _decode_held(self, data: str) -> Any:
+        """Decode one frame for :meth:`decode`; news goes to ``_pending``."""
+        try:
+            decoded = self._wire.decode(data)
+        except DecodeError as exc:
+            if self._mode == "strict":
+                self._pending += self._fatal(exc)
+            else:
+                self._pending.append(ErrorUpdate(exc, fatal=False))
+            return None
+        for w in decoded.warnings:
+            self._pending.append(WarningUpdate(w.code, w.message, w.path))
+        return decoded.event
+
+    def _take_pending(self) -> list[Update]:
+        out, self._pending = self._pending, []
+        return out
+
     # -------------------------------------------------------------- internals
 
-    def _frame(self, data: bytes | str) -> list[Update]:
+    def feed_frame(self, data: bytes | str) -> list[Update]:
         """One frame's data (within the frame cap) -> its updates: the hot path,
         :meth:`_data` (for an event the typed decode takes as it is) + :meth:`_event`
         + :meth:`_deliver` inlined for the common case (a clean event, no chunk
@@ -386,7 +470,7 @@ class Pipeline(WireStage):
 
     def _data(self, data: bytes | str, out: list[Update]) -> None:
         try:
-            decoded = self._decode(data)
+            decoded = self._wire.decode(data)
         except DecodeError as exc:
             if self._mode == "strict":
                 out.extend(self._fatal(exc))
@@ -452,10 +536,7 @@ class Pipeline(WireStage):
         out.append(self._end(self._life.done_for_finish(_usage_of(ev), pending)))
 
     def _on_run_error(self, ev: Any, out: list[Update]) -> None:
-        life = self._life
-        out.append(
-            self._end(Done("failed", reason=ev.message, run_id=life.run_id, usage=_usage_of(ev)))
-        )
+        out.append(self._end(self._life.done_for_error(ev.message, _usage_of(ev))))
 
     def _violation(self, violation: ProtocolViolation, out: list[Update]) -> bool:
         """Report a violation; True when it ended the stream (strict mode)."""
@@ -467,28 +548,25 @@ class Pipeline(WireStage):
 
     def _fatal(self, error: Exception) -> list[Update]:
         self._finished = True
-        life = self._life
-        life.ended_by_client("failed")
         return [
             ErrorUpdate(error, fatal=True),
-            self._end(Done("failed", reason=str(error), run_id=life.run_id)),
+            self._end(self._life.ended_by_client("failed", str(error))),
         ]
 
     def _end(self, done: Done) -> Done:
-        """Record ``done`` as this stream's and the thread's latest; returns it."""
+        """Record ``done`` (the lifecycle's, recorded there) as this stream's latest; returns it."""
         self._done = done
-        self._life.record(done)
         return done
 
 
-_SPECIAL = {
+_SPECIAL: dict[type[Any], Callable[[Pipeline, Any, list[Update]], None]] = {
     T.RunStartedEvent: Pipeline._on_run_started,
     T.RunFinishedEvent: Pipeline._on_run_finished,
     T.RunErrorEvent: Pipeline._on_run_error,
 }
 
 
-# the classes _frame delivers on its shortest path: no chunk, no JSON Patch to
+# the classes feed_frame delivers on its shortest path: no chunk, no JSON Patch to
 # check, nothing for the pipeline itself to do after applying them
 _PLAIN = _EVENT_CLASSES - _CHUNK_CLASSES - _PATCH_EVENTS - frozenset(_SPECIAL)
 

@@ -12,7 +12,7 @@ truncated stream, a cancel, a transport failure).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from agui.errors import RunError
 from agui.updates import Done, Outcome
@@ -132,34 +132,52 @@ class RunLifecycle:
         """A new response stream starts (its counts start at zero)."""
         self._stream_events = 0
 
-    def ended_by_client(self, outcome: Outcome) -> None:
+    def ended_by_client(
+        self, outcome: Literal["cancelled", "failed"], reason: str, *, name_ended_run: bool = True
+    ) -> Done:
         """The client ended the run itself (``failed``: a fatal error or a lost
-        stream; ``cancelled``: it stopped reading). No effect on a run that
-        already ended, except that ``failed`` always wins."""
+        stream; ``cancelled``: it stopped reading): its ``Done``, recorded. No
+        effect on the outcome of a run that already ended, except that ``failed``
+        always wins. ``name_ended_run``: the ``Done`` names the latest run even
+        when it had ended (else only an open one)."""
+        run_id = self._run_id if (self._open or name_ended_run) else None
         if self._open or outcome == "failed":
             self._outcome = outcome
         self._open = False
+        return self.record(Done(outcome, reason=reason, run_id=run_id))
 
     def done_for_finish(
         self, usage: tuple[Any, ...], pending_tool_call_ids: tuple[str, ...]
     ) -> Done:
-        """The ``Done`` of a RUN_FINISHED just applied: ``success`` (with the
-        result and the client tool calls left to run), ``interrupted``, or
+        """The ``Done`` of a RUN_FINISHED just applied, recorded: ``success`` (with
+        the result and the client tool calls left to run), ``interrupted``, or
         ``cancelled`` by the agent; ``usage`` as the event reported it."""
         run_id = self._run_id
         outcome = self._outcome or "success"
         if outcome == "success":
-            return Done(
+            done = Done(
                 "success",
                 result=self._result,
                 pending_tool_call_ids=pending_tool_call_ids,
                 run_id=run_id,
                 usage=usage,
             )
-        if outcome == "cancelled":
-            return Done("cancelled", reason="cancelled by the agent", run_id=run_id, usage=usage)
-        return Done(outcome, run_id=run_id, usage=usage)  # interrupted
+        elif outcome == "cancelled":
+            done = Done("cancelled", reason="cancelled by the agent", run_id=run_id, usage=usage)
+        else:
+            done = Done(outcome, run_id=run_id, usage=usage)  # interrupted
+        return self.record(done)
 
-    def record(self, done: Done) -> None:
-        """Record ``done`` as the thread's latest ``Done``."""
+    def done_for_error(self, message: str, usage: tuple[Any, ...]) -> Done:
+        """The ``Done(failed)`` of a RUN_ERROR just applied (``message`` its reason), recorded."""
+        return self.record(Done("failed", reason=message, run_id=self._run_id, usage=usage))
+
+    @staticmethod
+    def never_started(reason: str) -> Done:
+        """The ``Done(cancelled)`` of a run closed before anything was sent."""
+        return Done("cancelled", reason=reason)
+
+    def record(self, done: Done) -> Done:
+        """Record ``done`` as the thread's latest ``Done``; returns it."""
         self._done = done
+        return done

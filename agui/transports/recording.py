@@ -31,9 +31,9 @@ from typing import IO
 
 import msgspec
 
-from agui.errors import DecodeError
+from agui.errors import DecodeError, FrameTooLarge
 from agui.transports.proto_recording import is_proto_recording, proto_documents, proto_items
-from agui.wire.sse import MAX_FRAME_BYTES
+from agui.wire.sse import MAX_FRAME_BYTES, SseReader
 
 __all__ = ["CHUNK_BYTES", "DEFAULT_MAX_BYTES", "Recording"]
 
@@ -326,18 +326,19 @@ class Recording:
         return True
 
     def _check_sse(self) -> None:
-        from agui.pipeline.core import Pipeline
-
-        pipeline = Pipeline(verify="off")
-        for chunk in self._sse_chunks():
-            for doc in pipeline.split(chunk):
+        reader = SseReader()
+        try:
+            for chunk in self._sse_chunks():
+                for doc in reader.feed(chunk):
+                    self.count += 1
+                    if self._note(doc):
+                        return
+            for doc in reader.close():
                 self.count += 1
                 if self._note(doc):
                     return
-        for doc in pipeline.split_end():
-            self.count += 1
-            if self._note(doc):
-                return
+        except FrameTooLarge:  # the stream cannot be resynchronised: read no further
+            return
 
     def _check_proto(self) -> None:
         try:

@@ -12,7 +12,19 @@ The scenario is the first word of the latest user message; a request carrying
 - ``snapshot``  a MESSAGES_SNAPSHOT replacing the conversation, twice, with fresh ids;
 - ``interrupt`` RUN_FINISHED with an interrupt outcome (an approval), then, on resume,
   an answer quoting the resume payload;
-- ``error``     RUN_ERROR with a code.
+- ``error``     RUN_ERROR with a code;
+- ``servertool`` a call to ``lookup`` (a tool the server runs itself, not offered by the
+  client) whose result arrives only in a MESSAGES_SNAPSHOT, then an answer; RUN_FINISHED
+  success with ``pendingToolCallIds: []``;
+- ``serverquiet`` a call to ``lookup`` with no result at all; success, no
+  ``pendingToolCallIds``;
+- ``leftover``   a call to ``lookup`` that RUN_FINISHED names in ``pendingToolCallIds``
+  itself (the producer leaves a tool nobody offered to the client);
+- ``clienttool`` a call to each tool the client offered (``RunAgentInput.tools``, in
+  order); success, no ``pendingToolCallIds``; on the next request, the tool messages'
+  contents echoed;
+- ``answered``   a call to the first offered tool that the server answers itself in a
+  MESSAGES_SNAPSHOT; success, no ``pendingToolCallIds``.
 """
 
 from __future__ import annotations
@@ -61,6 +73,7 @@ from ag_ui.core import (
     ToolCallEndEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
+    ToolMessage,
 )
 from ag_ui.core.events import EventType
 from ag_ui.encoder import EventEncoder
@@ -219,6 +232,53 @@ def snapshots(run_input: RunAgentInput) -> list[BaseEvent]:
     ]
 
 
+def _call(call_id: str, name: str, args: str, parent: str | None = None) -> list[BaseEvent]:
+    return [
+        ToolCallStartEvent(
+            type=T.TOOL_CALL_START,
+            tool_call_id=call_id,
+            tool_call_name=name,
+            parent_message_id=parent,
+        ),
+        ToolCallArgsEvent(type=T.TOOL_CALL_ARGS, tool_call_id=call_id, delta=args),
+        ToolCallEndEvent(type=T.TOOL_CALL_END, tool_call_id=call_id),
+    ]
+
+
+def _say(message_id: str, text: str) -> list[BaseEvent]:
+    return [
+        TextMessageStartEvent(type=T.TEXT_MESSAGE_START, message_id=message_id, role="assistant"),
+        TextMessageContentEvent(type=T.TEXT_MESSAGE_CONTENT, message_id=message_id, delta=text),
+        TextMessageEndEvent(type=T.TEXT_MESSAGE_END, message_id=message_id),
+    ]
+
+
+def answered_in_snapshot(run_input: RunAgentInput, name: str) -> list[BaseEvent]:
+    """A call to ``name`` the server runs itself; its result only in a MESSAGES_SNAPSHOT."""
+    call_id = f"{run_input.run_id}-call"
+    asked = AssistantMessage(
+        id=f"{run_input.run_id}-a",
+        role="assistant",
+        content="Looking.",
+        tool_calls=[
+            ToolCall(
+                id=call_id, type="function", function=FunctionCall(name=name, arguments='{"q":"x"}')
+            )
+        ],
+    )
+    result = ToolMessage(
+        id=f"{run_input.run_id}-r", role="tool", tool_call_id=call_id, content="found x"
+    )
+    return [
+        *_say(asked.id, "Looking."),
+        *_call(call_id, name, '{"q":"x"}', parent=asked.id),
+        MessagesSnapshotEvent(
+            type=T.MESSAGES_SNAPSHOT, messages=[*run_input.messages, asked, result]
+        ),
+        *_say(f"{run_input.run_id}-b", "x is found."),
+    ]
+
+
 APPROVAL = Interrupt(
     id="int-1",
     reason="tool_call",
@@ -238,9 +298,33 @@ async def events(run_input: RunAgentInput) -> AsyncIterator[BaseEvent | str]:
         text = f"{answer.interrupt_id} {answer.status}: {json.dumps(answer.payload)}"
         yield TextMessageContentEvent(type=T.TEXT_MESSAGE_CONTENT, message_id="after", delta=text)
         yield TextMessageEndEvent(type=T.TEXT_MESSAGE_END, message_id="after")
+    elif run_input.messages and isinstance(run_input.messages[-1], ToolMessage):
+        results = [m.content for m in run_input.messages if isinstance(m, ToolMessage)]
+        for event in _say(f"{run_input.run_id}-echo", " | ".join(str(r) for r in results)):
+            yield event
     else:
         word = _word(run_input)
-        if word == "chunks":
+        offered = [t.name for t in run_input.tools]
+        if word == "servertool":
+            for event in answered_in_snapshot(run_input, "lookup"):
+                yield event
+            outcome = RunFinishedSuccessOutcome(type="success", pending_tool_call_ids=[])
+        elif word == "serverquiet":
+            for event in _call(f"{run_input.run_id}-call", "lookup", "{}"):
+                yield event
+        elif word == "leftover":
+            call_id = f"{run_input.run_id}-call"
+            for event in _call(call_id, "lookup", "{}"):
+                yield event
+            outcome = RunFinishedSuccessOutcome(type="success", pending_tool_call_ids=[call_id])
+        elif word == "clienttool":
+            for i, name in enumerate(offered):
+                for event in _call(f"{run_input.run_id}-c{i}", name, "{}"):
+                    yield event
+        elif word == "answered" and offered:
+            for event in answered_in_snapshot(run_input, offered[0]):
+                yield event
+        elif word == "chunks":
             for event in chunks():
                 yield event
         elif word == "all":

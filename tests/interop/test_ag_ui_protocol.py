@@ -14,6 +14,7 @@ from tests.interop.interop_helpers import (
     run_input,
     serve,
     session_for,
+    wire,
 )
 
 require("ag_ui.encoder")
@@ -207,3 +208,84 @@ async def test_protocol_package_run_error_keeps_its_code(url):
     assert isinstance(judged[0].error, RunError)
     assert (judged[0].error.message, judged[0].error.code) == ("backend exploded", "backend_down")
     assert judged[1].outcome == "failed"
+
+
+# --- the pending-call rule (which calls are the client's) ------------------------------
+
+PICK = {"name": "pick_colour", "description": "the user picks a colour", "parameters": {}}
+
+
+async def test_protocol_package_server_tool_with_explicit_empty_pending_ids_leaves_nothing_pending(
+    url,
+):
+    session = session_for(url)
+    done = only_done(await session.send("servertool").collect())
+    assert (done.outcome, done.pending_tool_call_ids) == ("success", ())
+    assert session.conversation.unanswered_tool_call_ids() == []
+    # the next send after a server-side tool is an ordinary run (no ResumeError)
+    assert only_done(await session.send("hello").collect()).outcome == "success"
+
+
+async def test_protocol_package_call_to_a_tool_nobody_offered_is_the_servers(url):
+    session = session_for(url, tools=[PICK])
+    done = only_done(await session.send("serverquiet").collect())
+    assert done.pending_tool_call_ids == ()  # lookup was never offered: the server's call
+    assert only_done(await session.send("hello").collect()).outcome == "success"
+
+
+async def test_protocol_package_call_to_an_offered_tool_is_pending_until_answered(url):
+    session = session_for(url, tools=[PICK])
+    done = only_done(await session.send("clienttool").collect())
+    (cid,) = done.pending_tool_call_ids
+    assert session.conversation.tool_call(cid).function.name == "pick_colour"
+    session.add_tool_result(cid, "teal")
+    assert only_done(await session.run().collect()).outcome == "success"
+    assert session.messages[-1].content == "teal"
+
+
+async def test_protocol_package_tool_message_in_a_messages_snapshot_answers_its_call(url):
+    session = session_for(url, tools=[PICK])
+    done = only_done(await session.send("answered").collect())
+    assert (done.outcome, done.pending_tool_call_ids) == ("success", ())
+    tool_messages = [m for m in map(wire, session.messages) if m["role"] == "tool"]
+    assert [m["content"] for m in tool_messages] == ["found x"]
+    assert only_done(await session.send("hello").collect()).outcome == "success"
+
+
+def test_board_watch_accepts_the_next_line_after_a_server_side_tool(url):
+    import io
+
+    from agui.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["watch", "--url", url], stdin=io.StringIO("servertool\nhello\n"), stdout=out, stderr=err
+    )
+    lines = out.getvalue().splitlines()
+    assert (code, err.getvalue()) == (0, "")
+    assert [line for line in lines if line.startswith(("done", "error"))] == [
+        "done    success",
+        "done    success",
+    ]
+    assert not any("pending tool calls" in line for line in lines)
+
+
+def test_board_watch_refuses_a_line_while_the_agent_names_a_call_to_a_tool_it_did_not_offer(url):
+    import io
+
+    from agui.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["watch", "--url", url], stdin=io.StringIO("leftover\nhello\n"), stdout=out, stderr=err
+    )
+    lines = out.getvalue().splitlines()
+    assert (code, err.getvalue()) == (0, "")
+    # an explicit pendingToolCallIds wins, even for a tool nobody offered
+    assert [line for line in lines if line.startswith("done")] == [
+        "done    success (pending tool calls: run-1-call)"
+    ]
+    [error] = [line for line in lines if line.startswith("error")]
+    assert error.startswith(
+        "error   cannot send: the agent left 1 call to tools watch does not offer (lookup ("
+    )

@@ -224,3 +224,13 @@ async def test_langgraph_interrupt_outcome_pauses_and_resume_entry_answers(outco
         {"role": "user", "id": "m1", "content": "ask"},
         {"role": "assistant", "id": "m2", "content": 'you said: {"ok": true}'},
     ]
+
+
+async def test_langgraph_server_tool_call_is_not_pending_for_a_client_offering_other_tools(url):
+    pick = {"name": "pick_colour", "description": "the user picks a colour", "parameters": {}}
+    session = session_for(url, tools=[pick])
+    done = only_done(await session.send("tool").collect())
+    # add_task is the graph's own tool (its tool node runs it): never the client's
+    assert (done.outcome, done.pending_tool_call_ids) == ("success", ())
+    assert session.conversation.unanswered_tool_call_ids() == []
+    assert only_done(await session.send("text again").collect()).outcome == "success"

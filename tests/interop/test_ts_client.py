@@ -96,6 +96,7 @@ FAKE_CONVERSATIONS: dict[str, list[dict[str, Any]]] = {
     "slow": [{"user": "slow", "abortOn": "TOOL_CALL_ARGS"}],
     "fail": [{"user": "fail"}],
     "snapshot": [{"user": "snapshot"}],
+    "long": [{"user": "long 40"}],
     "default": [{"user": "hello there"}],
 }
 
@@ -132,6 +133,7 @@ async def run_ours(
         runs.append(
             {
                 "outcome": done.outcome if isinstance(done, Done) else None,
+                "pending": done.pending_tool_call_ids if isinstance(done, Done) else (),
                 "problems": [u for u in updates if isinstance(u, (WarningUpdate, ErrorUpdate))],
             }
         )
@@ -462,3 +464,24 @@ def test_every_serve_fake_scenario_has_a_conversation_here():
     from agui.backends.fake import SCENARIOS
 
     assert set(FAKE_CONVERSATIONS) == set(SCENARIOS)
+
+
+@pytest.mark.parametrize("word", ["servertool", "serverquiet"])
+async def test_reference_client_counts_a_server_tool_call_as_pending_where_we_do_not(
+    reference, peer_urls, word
+):
+    """Where we differ from @ag-ui/client 1.0.0 on purpose: it reads an empty
+    ``pendingToolCallIds`` as absent and derives the pending calls from every call of the
+    run without a TOOL_CALL_RESULT, even a call to a tool the client never offered and one
+    a MESSAGES_SNAPSHOT answered. We follow the spec's rule: an explicit list (even empty)
+    wins; when absent, only calls to offered tools that no ``tool`` message answers."""
+    url = peer_urls("ag-ui-protocol")
+    pick = {"name": "pick_colour", "description": "the user picks", "parameters": {}}
+    theirs = run_reference(
+        reference, reference_job(url, [{"user": word}], tools=[pick], thread_id=f"ts-{word}")
+    )
+    (run,) = theirs["runs"]
+    assert run["warnings"] == [] and run["error"] is None, run
+    assert run["finished"]["pendingToolCallIds"] == ["ts-run-1-call"]
+    ours = await run_ours(url, [{"user": word}], tools=[pick], thread_id=f"ours-{word}")
+    assert ours["runs"][0]["pending"] == ()

@@ -46,7 +46,8 @@ for (const spec of job.runs) {
         onRunErrorEvent: ({ event }) => { runErrors.push({ message: event.message, code: event.code ?? null }); },
         onRunFinishedEvent: (params) => {
           finished = { outcome: params.outcome ?? null, result: params.result ?? null,
-                       interrupts: params.interrupts ?? null, event: params.event };
+                       interrupts: params.interrupts ?? null,
+                       pendingToolCallIds: params.pendingToolCallIds ?? null, event: params.event };
         },
       },
     );

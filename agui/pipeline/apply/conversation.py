@@ -78,7 +78,11 @@ class Conversation(MessageEvents, SnapshotEvents):
     Read side: :attr:`messages`, :attr:`state`, :attr:`pending_interrupts`,
     :attr:`pending_tool_call_ids`, :attr:`outcome`, :attr:`result`,
     :attr:`run_error`, :attr:`run_id`, :attr:`thread_id`, :meth:`message`,
-    :meth:`input_messages`, :meth:`input_state`. The state is copy-on-write:
+    :meth:`input_messages`, :meth:`input_state`. :attr:`offered_tools`: the
+    names of the tools the client offered in ``RunAgentInput.tools`` for the
+    current run (a frozenset; ``None`` while unknown), set by the session that
+    sends the run, or from a RUN_STARTED ``input``; it decides which calls are
+    the client's (:attr:`pending_tool_call_ids`). The state is copy-on-write:
     the conversation never mutates a state object it handed out; each change
     replaces it (a STATE_DELTA copies the containers on its path and shares
     the rest, see :func:`agui.pipeline.apply.patch.patched_copy`), so a
@@ -108,6 +112,7 @@ class Conversation(MessageEvents, SnapshotEvents):
         self._run_calls: dict[str, None] = {}
         self._answered: set[str] = set()
         self._lifecycle = RunLifecycle()
+        self.offered_tools: frozenset[str] | None = None
         for m in messages:
             if isinstance(m, dict):
                 m = msgspec.convert(m, T.Message)
@@ -165,15 +170,27 @@ class Conversation(MessageEvents, SnapshotEvents):
         return self._state
 
     @property
+    def state_absent(self) -> bool:
+        """True while there is no state: none given, none received (a STATE_SNAPSHOT
+        of ``null`` is a state; a STATE_DELTA makes one from ``{}``)."""
+        return self._state_absent and self._state is None
+
+    @property
     def pending_interrupts(self) -> list[T.Interrupt]:
         """Interrupts of the latest RUN_FINISHED with an interrupt outcome (else [])."""
         return list(self._pending_interrupts)
 
     @property
     def pending_tool_call_ids(self) -> list[str]:
-        """Tool calls left for the client by the latest successful run: the
-        producer's ``pendingToolCallIds`` when non-empty, else the calls started
-        in that run without a TOOL_CALL_RESULT, in start order."""
+        """Tool calls left for the client by the latest successful run, in start order.
+
+        The producer's ``pendingToolCallIds`` when it sends one (an empty list
+        means none). When it is absent: the calls started in that run with no
+        TOOL_CALL_RESULT and no ``tool`` message in the conversation (a
+        MESSAGES_SNAPSHOT may bring it), to a tool in :attr:`offered_tools`
+        -- a call to a tool nobody offered is the server's. While
+        :attr:`offered_tools` is unknown (``None``) every such call counts, as
+        in the reference client."""
         return list(self._pending_tool_call_ids)
 
     def message(self, message_id: str) -> T.Message | None:
@@ -377,6 +394,9 @@ class Conversation(MessageEvents, SnapshotEvents):
         self._legacy.start()
         inp = ev.input
         if inp is not UNSET and inp is not None:
+            tools = getattr(inp, "tools", UNSET)
+            if isinstance(tools, list):  # the input this run answers names the offered tools
+                self.offered_tools = frozenset(t.name for t in tools)
             msgs = getattr(inp, "messages", None) or ()
             for m in msgs:
                 if m.id not in self._by_id:
@@ -411,14 +431,38 @@ class Conversation(MessageEvents, SnapshotEvents):
             return []
         result = ev.result
         life.finished("success", None if result is UNSET else result, **ids)
-        declared = (
-            getattr(outcome, "pending_tool_call_ids", UNSET) if outcome is not UNSET else UNSET
-        )
-        if declared is not UNSET and declared:
-            self._pending_tool_call_ids = list(declared)
-        else:
-            self._pending_tool_call_ids = [c for c in self._run_calls if c not in self._answered]
+        self._pending_tool_call_ids = self.pending_after(outcome)
         return []
+
+    def pending_after(self, outcome: Any) -> list[str]:
+        """The tool calls a RUN_FINISHED with this success ``outcome`` (or
+        ``UNSET``/None) leaves for the client, as of now (the rule of
+        :attr:`pending_tool_call_ids`; a subscriber asks before the event is applied)."""
+        declared = UNSET if outcome is UNSET or outcome is None else outcome
+        declared = getattr(declared, "pending_tool_call_ids", UNSET)
+        if declared is not UNSET and declared is not None:  # explicit, even []: it wins
+            return list(declared)
+        return self._derived_pending()
+
+    def _derived_pending(self) -> list[str]:
+        """The calls this run started that are left for the client: no
+        TOOL_CALL_RESULT, no ``tool`` message in the conversation (one may
+        arrive in a MESSAGES_SNAPSHOT), and -- when the offered tools are
+        known -- to a tool the client offered. O(n messages) once per run."""
+        candidates = [c for c in self._run_calls if c not in self._answered]
+        if not candidates:
+            return []
+        answered = {r.tool_call_id for r in self._list if r.role == "tool"}
+        offered = self.offered_tools
+        pending: list[str] = []
+        for cid in candidates:
+            call = self._calls.get(cid)
+            if cid in answered or call is None:
+                continue
+            if offered is not None and call.name not in offered:
+                continue  # a tool nobody offered: the server runs it
+            pending.append(cid)
+        return pending
 
     def _run_error(self, ev: Any) -> list[Update]:
         err = RunError(ev.message, code=opt(ev.code))
