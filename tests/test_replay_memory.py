@@ -99,7 +99,7 @@ def test_a_long_messages_replay_grows_with_its_text_not_by_an_object_per_delta(t
 
 
 def test_the_grouped_renderer_keeps_a_long_message_in_blocks_with_the_same_text():
-    renderer = Renderer(RenderOptions())
+    renderer = Renderer(RenderOptions(max_chars=0))  # --full: the whole text, not cut
     renderer.feed(TextStarted("m", "assistant"))
     deltas = [f"w{i} " for i in range(2048)]
     deltas[511] += "\ud83d"  # a pair split across the first block's edge
