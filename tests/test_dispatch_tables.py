@@ -17,7 +17,7 @@ from agui import types as T
 from agui import updates as u
 from agui.cli import live, render
 from agui.pipeline import compact, normalize
-from agui.pipeline.apply import Conversation, conversation
+from agui.pipeline.apply import Conversation, conversation, messages, runs, snapshots
 from agui.pipeline.normalize import Normalizer
 from agui.pipeline.verify import Verifier, verifier
 
@@ -153,16 +153,22 @@ def test_a_new_update_class_is_named_for_the_renderer_and_the_live_view():
 
 
 def test_the_applier_dispatches_exactly_its_handlers_and_its_pass_through_set():
-    assert conversation._DISPATCH.keys() == conversation.HANDLERS.keys() | conversation.PASS_THROUGH
+    dispatch = Conversation()._dispatch
+    assert dispatch.keys() == conversation.HANDLERS.keys() | conversation.PASS_THROUGH
     for cls in conversation.PASS_THROUGH:
-        assert conversation._DISPATCH[cls] is Conversation._passed_through
+        assert dispatch[cls] is conversation._passed_through
+
+
+def test_each_event_class_has_one_applier_component():
+    tables = (messages.HANDLERS, snapshots.HANDLERS, runs.HANDLERS)
+    assert sum(len(t) for t in tables) == len(conversation.HANDLERS)
 
 
 def test_a_pass_through_event_crosses_every_layer_into_an_event_line():
     """The generic path a new event type takes by default, in no table: the
     normalizer and the verifier let it by, the applier keeps no record and
     delivers it as EventReceived, board-watch renders it as an ``event`` line."""
-    assert NewEvent not in conversation._DISPATCH
+    assert NewEvent not in Conversation()._dispatch
     event = NewEvent(value=7)
     normalizer = Normalizer()
     opened = normalizer.feed(T.TextMessageChunkEvent(message_id="m1", delta="hi")).events

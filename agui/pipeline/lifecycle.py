@@ -12,12 +12,34 @@ truncated stream, a cancel, a transport failure).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
+
+import msgspec
 
 from agui.errors import RunError
 from agui.updates import Done, Outcome
 
-__all__ = ["RunLifecycle"]
+__all__ = ["RunLifecycle", "finish_kind"]
+
+
+def finish_kind(event: Any) -> str:
+    """How a RUN_FINISHED (or SUBAGENT_FINISHED) event says its run ended: the
+    ``type`` of its ``outcome`` (``success`` | ``interrupt`` | ``cancelled``, or a
+    type the schema gained), ``success`` when the outcome is absent or null
+    (spec: RUN_FINISHED without an outcome is a success). The one reading of
+    the outcome's kind; ``event`` is a generated event struct."""
+    outcome: Any = getattr(event, "outcome", msgspec.UNSET)
+    if outcome is msgspec.UNSET or outcome is None:
+        return "success"
+    tag: Any
+    if isinstance(outcome, dict):
+        tag = cast("dict[str, Any]", outcome).get("type")
+    else:
+        cfg: Any = getattr(type(cast(object, outcome)), "__struct_config__", None)
+        tag = getattr(cfg, "tag", None) if cfg is not None else None
+        if tag is None:
+            tag = getattr(outcome, "type", None)
+    return tag if isinstance(tag, str) else "success"
 
 
 class RunLifecycle:
