@@ -15,6 +15,7 @@ import msgspec
 
 from agui import types as T
 from agui import updates as u
+from agui.agent import stage
 from agui.cli import live, render
 from agui.pipeline import compact, normalize
 from agui.pipeline.apply import Conversation, conversation, messages, runs, snapshots
@@ -26,11 +27,13 @@ EVENT_LAYERS = {
     "agui.pipeline.verify.verifier": (verifier.HANDLERS, verifier.PASS_THROUGH),
     "agui.pipeline.apply.conversation": (conversation.HANDLERS, conversation.PASS_THROUGH),
     "agui.pipeline.compact": (compact.HANDLERS, compact.PASS_THROUGH),
+    "agui.agent.stage": (stage.HANDLERS, stage.PASS_THROUGH),
 }
 EVENT_CLASSES = frozenset(typing.get_args(T.Event))
 UPDATE_LAYERS = {
     "agui.cli.render": (render.HANDLERS, render.PASS_THROUGH),
     "agui.cli.live": (live.OBSERVERS, live.PASS_THROUGH),
+    "agui.agent.stage": (stage.OBSERVERS, stage.PASSED_UPDATES),
 }
 UPDATE_CLASSES = frozenset(typing.get_args(u.Update))
 
@@ -113,6 +116,7 @@ def test_a_new_event_type_is_passed_through_by_default_in_every_layer():
         "agui.pipeline.verify.verifier: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
         "agui.pipeline.apply.conversation: RAW (RawEvent) handled (HANDLERS)",
         "agui.pipeline.compact: RAW (RawEvent) handled (HANDLERS)",
+        "agui.agent.stage: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
     ]
 
 
