@@ -17,7 +17,7 @@ from agui import types as T
 from agui import updates as u
 from agui.agent import stage
 from agui.cli import live, render
-from agui.pipeline import compact, normalize
+from agui.pipeline import compact, lifecycle, normalize
 from agui.pipeline.apply import Conversation, conversation, messages, runs, snapshots
 from agui.pipeline.normalize import Normalizer
 from agui.pipeline.verify import Verifier, verifier
@@ -28,6 +28,7 @@ EVENT_LAYERS = {
     "agui.pipeline.apply.conversation": (conversation.HANDLERS, conversation.PASS_THROUGH),
     "agui.pipeline.compact": (compact.HANDLERS, compact.PASS_THROUGH),
     "agui.agent.stage": (stage.HANDLERS, stage.PASS_THROUGH),
+    "agui.pipeline.lifecycle": (lifecycle.HANDLERS, lifecycle.PASS_THROUGH),
 }
 EVENT_CLASSES = frozenset(typing.get_args(T.Event))
 UPDATE_LAYERS = {
@@ -117,6 +118,7 @@ def test_a_new_event_type_is_passed_through_by_default_in_every_layer():
         "agui.pipeline.apply.conversation: RAW (RawEvent) handled (HANDLERS)",
         "agui.pipeline.compact: RAW (RawEvent) handled (HANDLERS)",
         "agui.agent.stage: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
+        "agui.pipeline.lifecycle: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
     ]
 
 
