@@ -932,7 +932,7 @@ def test_long_message_is_compacted_into_blocks_and_reassembles_exactly():
     parts = [f"{i}," for i in range(5000)] + ["\ud83d", "\ude00"]
     for p in parts:
         conv.apply(ev("TEXT_MESSAGE_CONTENT", messageId="m1", delta=p))
-    rec = conv._by_id["m1"]
+    rec = conv._store.by_id["m1"]
     assert len(rec.frags) < 512 + 10  # 9 blocks of 512 fragments + the newest ones
     assert conv.text_of("m1") == "".join(parts[:-2]) + "\U0001f600"
 

@@ -17,9 +17,10 @@ import msgspec
 
 from agui import types as T
 from agui import updates as u
+from agui.agent import stage
 from agui.cli import live, render
-from agui.pipeline import compact, normalize
-from agui.pipeline.apply import Conversation, conversation
+from agui.pipeline import compact, lifecycle, normalize
+from agui.pipeline.apply import Conversation, conversation, messages, runs, snapshots
 from agui.pipeline.normalize import Normalizer
 from agui.pipeline.verify import Verifier, verifier
 
@@ -28,11 +29,14 @@ EVENT_LAYERS = {
     "agui.pipeline.verify.verifier": (verifier.HANDLERS, verifier.PASS_THROUGH),
     "agui.pipeline.apply.conversation": (conversation.HANDLERS, conversation.PASS_THROUGH),
     "agui.pipeline.compact": (compact.HANDLERS, compact.PASS_THROUGH),
+    "agui.agent.stage": (stage.HANDLERS, stage.PASS_THROUGH),
+    "agui.pipeline.lifecycle": (lifecycle.HANDLERS, lifecycle.PASS_THROUGH),
 }
 EVENT_CLASSES = frozenset(typing.get_args(T.Event))
 UPDATE_LAYERS = {
     "agui.cli.render": (render.HANDLERS, render.PASS_THROUGH),
     "agui.cli.live": (live.OBSERVERS, live.PASS_THROUGH),
+    "agui.agent.stage": (stage.OBSERVERS, stage.PASSED_UPDATES),
 }
 UPDATE_CLASSES = frozenset(typing.get_args(u.Update))
 
@@ -117,6 +121,8 @@ def test_a_new_event_type_is_passed_through_by_default_in_every_layer():
         "agui.pipeline.verify.verifier: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
         "agui.pipeline.apply.conversation: RAW (RawEvent) handled (HANDLERS)",
         "agui.pipeline.compact: RAW (RawEvent) handled (HANDLERS)",
+        "agui.agent.stage: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
+        "agui.pipeline.lifecycle: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
     ]
 
 
@@ -157,16 +163,22 @@ def test_a_new_update_class_is_named_for_the_renderer_and_the_live_view():
 
 
 def test_the_applier_dispatches_exactly_its_handlers_and_its_pass_through_set():
-    assert conversation._DISPATCH.keys() == conversation.HANDLERS.keys() | conversation.PASS_THROUGH
+    dispatch = Conversation()._dispatch
+    assert dispatch.keys() == conversation.HANDLERS.keys() | conversation.PASS_THROUGH
     for cls in conversation.PASS_THROUGH:
-        assert conversation._DISPATCH[cls] is Conversation._passed_through
+        assert dispatch[cls] is conversation._passed_through
+
+
+def test_each_event_class_has_one_applier_component():
+    tables = (messages.HANDLERS, snapshots.HANDLERS, runs.HANDLERS)
+    assert sum(len(t) for t in tables) == len(conversation.HANDLERS)
 
 
 def test_a_pass_through_event_crosses_every_layer_into_an_event_line():
     """The generic path a new event type takes by default, in no table: the
     normalizer and the verifier let it by, the applier keeps no record and
     delivers it as EventReceived, board-watch renders it as an ``event`` line."""
-    assert NewEvent not in conversation._DISPATCH
+    assert NewEvent not in Conversation()._dispatch
     event = NewEvent(value=7)
     normalizer = Normalizer()
     opened = normalizer.feed(T.TextMessageChunkEvent(message_id="m1", delta="hi")).events

@@ -31,11 +31,12 @@ seen but is not applied.
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, cast
 
 import msgspec
 
+from agui import types as T
 from agui import updates as U
 from agui.agent.edit import ConversationEditor
 from agui.agent.subscriber import (
@@ -47,29 +48,22 @@ from agui.agent.subscriber import (
 )
 from agui.client.partial_json import partial_tool_call_args
 from agui.errors import ProtocolViolation
+from agui.jsonvalue import is_json_object
+from agui.pipeline.lifecycle import finish_kind
 from agui.pipeline.normalize import Normalizer
-from agui.types import EVENT_TYPES, event_type, tag_of
+from agui.types import EVENT_TYPES, event_type
 
 if TYPE_CHECKING:
     from agui.client.middleware import Next
 
-__all__ = ["SubscriberStage"]
+__all__ = ["HANDLERS", "OBSERVERS", "PASS_THROUGH", "PASSED_UPDATES", "SubscriberStage"]
 
 _EVENT_CLASSES = frozenset(EVENT_TYPES.values())
 
-_MESSAGE_UPDATES = (
-    U.TextStarted,
-    U.TextDelta,
-    U.ReasoningStarted,
-    U.ReasoningDelta,
-    U.EncryptedValue,
-    U.ToolCallStarted,
-    U.ToolCallArgs,
-    U.ToolResult,
-    U.MessagesSnapshot,
-    U.ActivityChanged,
-    U.MetadataChanged,
-)
+After: TypeAlias = Callable[[], Awaitable[None]]
+"""A notification due once the event in flight is applied."""
+Extras: TypeAlias = tuple[dict[str, Any], After | None]
+"""A typed callback's extra params, and what to notify once the event is applied."""
 
 
 class SubscriberStage:
@@ -102,7 +96,7 @@ class SubscriberStage:
         self._messages_dirty = False
         self._state_dirty = False
         self._rejected = False
-        self._after: Callable[[], Any] | None = None
+        self._after: After | None = None
 
     # ----------------------------------------------------------- params
 
@@ -140,13 +134,37 @@ class SubscriberStage:
 
     def saw(self, update: Any) -> None:
         """Told of every update the run yields (the effect of the event in flight)."""
-        cls = type(update)
-        if cls in _MESSAGE_UPDATES:
-            self._messages_dirty = True
-        elif cls is U.StateChanged:
-            self._state_dirty = True
-        elif cls is U.ErrorUpdate and isinstance(update.error, ProtocolViolation):
+        observe = OBSERVERS.get(type(cast(object, update)))
+        if observe is not None:
+            observe(self, update)
+
+    def _messages_changed(self, update: Any) -> None:
+        self._messages_dirty = True
+
+    def _state_changed(self, update: U.StateChanged) -> None:
+        self._state_dirty = True
+
+    def _error(self, update: U.ErrorUpdate) -> None:
+        if isinstance(update.error, ProtocolViolation):
             self._rejected = True  # the event in flight was not applied
+
+    SEEN: ClassVar[dict[type, Callable[[SubscriberStage, Any], None]]] = {
+        U.TextStarted: _messages_changed,
+        U.TextDelta: _messages_changed,
+        U.ReasoningStarted: _messages_changed,
+        U.ReasoningDelta: _messages_changed,
+        U.EncryptedValue: _messages_changed,
+        U.ToolCallStarted: _messages_changed,
+        U.ToolCallArgs: _messages_changed,
+        U.ToolResult: _messages_changed,
+        U.MessagesSnapshot: _messages_changed,
+        U.ActivityChanged: _messages_changed,
+        U.MetadataChanged: _messages_changed,
+        U.StateChanged: _state_changed,
+        U.ErrorUpdate: _error,
+    }
+    """Update class -> what it tells the stage (messages or state changed, the
+    event in flight rejected); every other update class tells it nothing."""
 
     async def flush(self) -> None:
         """The notifications due after the event in flight (see the module doc)."""
@@ -199,78 +217,105 @@ class SubscriberStage:
             return False  # not an event struct: the pipeline reports it
         if await self.notify("on_event", event=event):
             return True
-        extras, after = self._extras(etype, event)
+        extras_of = self.EXTRAS.get(type(cast(object, event)))
+        extras, after = extras_of(self, event) if extras_of is not None else ({}, None)
         self._after = after
         return await self.notify(callback_name(etype), event=event, **extras)
 
-    def _extras(self, etype: str, event: Any) -> tuple[dict[str, Any], Callable[[], Any] | None]:
-        """The typed callback's extra params, and what to notify once it is applied."""
-        conv = self.editor.conversation
-        if etype == "RUN_FINISHED":  # flattened as the reference: outcome + its fields
-            outcome = event.outcome
-            kind = "success" if outcome is msgspec.UNSET or outcome is None else tag_of(outcome)
-            if kind == "success":
-                self.result = None if event.result is msgspec.UNSET else event.result
-                return {
-                    "outcome": "success",
-                    "result": self.result,
-                    "pending_tool_call_ids": conv.pending_after(outcome),
-                }, None
-            if kind == "interrupt":
-                return {
-                    "outcome": kind,
-                    "interrupts": list(getattr(outcome, "interrupts", ())),
-                }, None
-            return {"outcome": kind}, None
-        if etype == "TEXT_MESSAGE_CONTENT":
-            return {"text_message_buffer": conv.text_of(event.message_id) or ""}, None
-        if etype == "TEXT_MESSAGE_END":
-            mid = event.message_id
-            return {"text_message_buffer": conv.text_of(mid) or ""}, lambda: self._new_message(mid)
-        if etype == "REASONING_MESSAGE_CONTENT":
-            return {"reasoning_message_buffer": conv.text_of(event.message_id) or ""}, None
-        if etype == "REASONING_MESSAGE_END":
-            mid = event.message_id
-            return {"reasoning_message_buffer": conv.text_of(mid) or ""}, (
-                lambda: self._new_message(mid)
-            )
-        if etype == "TOOL_CALL_START":
-            self._calls[event.tool_call_id] = [event.tool_call_name, ""]
-            return {}, None
-        if etype == "TOOL_CALL_ARGS":
-            call = self._calls.setdefault(event.tool_call_id, ["", ""])
-            before = call[1]
-            call[1] = before + event.delta
+    def _run_finished(self, event: T.RunFinishedEvent) -> Extras:
+        # flattened as the reference: outcome + its fields
+        kind = finish_kind(event)
+        outcome: Any = event.outcome
+        if kind == "success":
+            self.result = None if event.result is msgspec.UNSET else event.result
             return {
-                "tool_call_buffer": before,
-                "tool_call_name": call[0],
-                "partial_tool_call_args": partial_tool_call_args(before),
+                "outcome": "success",
+                "result": self.result,
+                "pending_tool_call_ids": self.editor.conversation.pending_after(outcome),
             }, None
-        if etype == "TOOL_CALL_END":
-            cid = event.tool_call_id
-            name, text = self._calls.pop(cid, ["", ""])
+        if kind == "interrupt":
             return {
-                "tool_call_name": name,
-                "tool_call_args": _parsed_args(text),
-            }, lambda: self._new_tool_call(cid)
-        if etype == "ACTIVITY_SNAPSHOT":  # as the reference: the message as it is before
-            mid = event.message_id
-            existing = copy.deepcopy(conv.message(mid))
-            activity = existing if _is_activity(existing) else None
-            replace = event.replace is msgspec.UNSET or event.replace is None or event.replace
-            creates = existing is None or (activity is None and bool(replace))
-            return {"activity_message": activity, "existing_message": existing}, (
-                (lambda: self._new_message(mid)) if creates else None
-            )
-        if etype == "ACTIVITY_DELTA":  # a copy: the applier may patch the content in place
-            current = conv.message(event.message_id)
-            return {
-                "activity_message": copy.deepcopy(current) if _is_activity(current) else None
+                "outcome": kind,
+                "interrupts": list(getattr(outcome, "interrupts", ())),
             }, None
-        if etype == "TOOL_CALL_RESULT":
-            mid = event.message_id
-            return {}, lambda: self._new_message(mid)
+        return {"outcome": kind}, None
+
+    def _text_content(self, event: T.TextMessageContentEvent) -> Extras:
+        return {
+            "text_message_buffer": self.editor.conversation.text_of(event.message_id) or ""
+        }, None
+
+    def _text_end(self, event: T.TextMessageEndEvent) -> Extras:
+        mid = event.message_id
+        text = self.editor.conversation.text_of(mid) or ""
+        return {"text_message_buffer": text}, lambda: self._new_message(mid)
+
+    def _reasoning_content(self, event: T.ReasoningMessageContentEvent) -> Extras:
+        text = self.editor.conversation.text_of(event.message_id) or ""
+        return {"reasoning_message_buffer": text}, None
+
+    def _reasoning_end(self, event: T.ReasoningMessageEndEvent) -> Extras:
+        mid = event.message_id
+        text = self.editor.conversation.text_of(mid) or ""
+        return {"reasoning_message_buffer": text}, lambda: self._new_message(mid)
+
+    def _tool_start(self, event: T.ToolCallStartEvent) -> Extras:
+        self._calls[event.tool_call_id] = [event.tool_call_name, ""]
         return {}, None
+
+    def _tool_args(self, event: T.ToolCallArgsEvent) -> Extras:
+        call = self._calls.setdefault(event.tool_call_id, ["", ""])
+        before = call[1]
+        call[1] = before + event.delta
+        return {
+            "tool_call_buffer": before,
+            "tool_call_name": call[0],
+            "partial_tool_call_args": partial_tool_call_args(before),
+        }, None
+
+    def _tool_end(self, event: T.ToolCallEndEvent) -> Extras:
+        cid = event.tool_call_id
+        name, text = self._calls.pop(cid, ["", ""])
+        return {
+            "tool_call_name": name,
+            "tool_call_args": _parsed_args(text),
+        }, lambda: self._new_tool_call(cid)
+
+    def _activity_snapshot(self, event: T.ActivitySnapshotEvent) -> Extras:
+        # as the reference: the message as it is before
+        mid = event.message_id
+        existing = copy.deepcopy(self.editor.conversation.message(mid))
+        activity = existing if isinstance(existing, T.ActivityMessage) else None
+        replace = event.replace is msgspec.UNSET or event.replace
+        creates = existing is None or (activity is None and bool(replace))
+        after: After | None = (lambda: self._new_message(mid)) if creates else None
+        return {"activity_message": activity, "existing_message": existing}, after
+
+    def _activity_delta(self, event: T.ActivityDeltaEvent) -> Extras:
+        # a copy: the applier may patch the content in place
+        current = self.editor.conversation.message(event.message_id)
+        activity = copy.deepcopy(current) if isinstance(current, T.ActivityMessage) else None
+        return {"activity_message": activity}, None
+
+    def _tool_result(self, event: T.ToolCallResultEvent) -> Extras:
+        mid = event.message_id
+        return {}, lambda: self._new_message(mid)
+
+    EXTRAS: ClassVar[dict[type, Callable[[SubscriberStage, Any], Extras]]] = {
+        T.RunFinishedEvent: _run_finished,
+        T.TextMessageContentEvent: _text_content,
+        T.TextMessageEndEvent: _text_end,
+        T.ReasoningMessageContentEvent: _reasoning_content,
+        T.ReasoningMessageEndEvent: _reasoning_end,
+        T.ToolCallStartEvent: _tool_start,
+        T.ToolCallArgsEvent: _tool_args,
+        T.ToolCallEndEvent: _tool_end,
+        T.ActivitySnapshotEvent: _activity_snapshot,
+        T.ActivityDeltaEvent: _activity_delta,
+        T.ToolCallResultEvent: _tool_result,
+    }
+    """Event class -> the typed callback's extra params (and the notification
+    due once the event is applied); every other class's callback gets none."""
 
     async def _new_message(self, message_id: str) -> None:
         message = self.editor.conversation.message(message_id)
@@ -285,16 +330,64 @@ class SubscriberStage:
                     return
 
 
-def _is_activity(message: Any) -> bool:
-    from agui.types import ActivityMessage
-
-    return isinstance(message, ActivityMessage)
-
-
 def _parsed_args(text: str) -> dict[str, Any]:
     """Complete arguments text as an object; ``{}`` when it is not a JSON object."""
     try:
-        value = msgspec.json.decode(text) if text else {}
+        value: object = msgspec.json.decode(text) if text else {}
     except msgspec.DecodeError:
         return partial_tool_call_args(text)
-    return value if isinstance(value, dict) else {}
+    return value if is_json_object(value) else {}
+
+
+HANDLERS = SubscriberStage.EXTRAS
+"""Event class -> the stage's extras for its typed callback (see
+:attr:`SubscriberStage.EXTRAS`)."""
+
+PASS_THROUGH: frozenset[type] = frozenset(
+    {
+        T.TextMessageStartEvent,
+        T.TextMessageChunkEvent,
+        T.ToolCallChunkEvent,
+        T.StateSnapshotEvent,
+        T.StateDeltaEvent,
+        T.MessagesSnapshotEvent,
+        T.RawEvent,
+        T.CustomEvent,
+        T.RunStartedEvent,
+        T.RunErrorEvent,
+        T.StepStartedEvent,
+        T.StepFinishedEvent,
+        T.ReasoningStartEvent,
+        T.ReasoningMessageStartEvent,
+        T.ReasoningMessageChunkEvent,
+        T.ReasoningEndEvent,
+        T.ReasoningEncryptedValueEvent,
+        T.SubagentStartedEvent,
+        T.SubagentFinishedEvent,
+        T.SubagentErrorEvent,
+    }
+)
+"""Event classes whose typed callback gets only ``event``, on purpose (a class
+the schema gains since is treated the same way, by default)."""
+
+OBSERVERS = SubscriberStage.SEEN
+"""Update class -> what it tells the stage (see :attr:`SubscriberStage.SEEN`)."""
+
+PASSED_UPDATES: frozenset[type] = frozenset(
+    {
+        U.RunStarted,
+        U.TextEnded,
+        U.ReasoningEnded,
+        U.ReasoningSpan,
+        U.ToolCallEnded,
+        U.StepChanged,
+        U.SubagentChanged,
+        U.Custom,
+        U.Raw,
+        U.EventReceived,
+        U.Paused,
+        U.WarningUpdate,
+        U.Done,
+    }
+)
+"""Update classes that tell the stage nothing, on purpose."""

@@ -85,6 +85,7 @@ from agui.cli.target import (
 )
 from agui.cli.utf8 import AGENT_BAD_BYTES, Utf8Watch
 from agui.errors import ResumeError, TransportError, TransportErrorKind
+from agui.pipeline.lifecycle import RunLifecycle
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -264,7 +265,7 @@ async def drive(
             await aclose()
         result.interrupts.clear()
         if result.done is None:
-            result.done = u.Done("cancelled", reason=INTERRUPTED, run_id=run_id)
+            result.done = RunLifecycle.left_by_user(INTERRUPTED, run_id)
             console.write(renderer.feed(result.done))
         result.cancelled = True
         raise

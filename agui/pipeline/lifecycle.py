@@ -12,12 +12,47 @@ truncated stream, a cancel, a transport failure).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, cast
 
+import msgspec
+
+from agui import types as T
 from agui.errors import RunError
 from agui.updates import Done, Outcome
 
-__all__ = ["RunLifecycle"]
+__all__ = ["HANDLERS", "PASS_THROUGH", "RunLifecycle", "finish_kind", "finish_outcome"]
+
+
+def finish_kind(event: Any) -> str:
+    """How a RUN_FINISHED (or SUBAGENT_FINISHED) event says its run ended: the
+    ``type`` of its ``outcome`` (``success`` | ``interrupt`` | ``cancelled``, or a
+    type the schema gained), ``success`` when the outcome is absent or null
+    (spec: RUN_FINISHED without an outcome is a success). The one reading of
+    the outcome's kind; ``event`` is a generated event struct."""
+    outcome: Any = getattr(event, "outcome", msgspec.UNSET)
+    if outcome is msgspec.UNSET or outcome is None:
+        return "success"
+    tag: Any
+    if isinstance(outcome, dict):
+        tag = cast("dict[str, Any]", outcome).get("type")
+    else:
+        cfg: Any = getattr(type(cast(object, outcome)), "__struct_config__", None)
+        tag = getattr(cfg, "tag", None) if cfg is not None else None
+        if tag is None:
+            tag = getattr(outcome, "type", None)
+    return tag if isinstance(tag, str) else "success"
+
+
+_FINISH_OUTCOMES: dict[str, Outcome] = {"interrupt": "interrupted", "cancelled": "cancelled"}
+
+
+def finish_outcome(event: Any) -> Outcome:
+    """The :data:`~agui.updates.Outcome` a RUN_FINISHED event states by itself
+    (:func:`finish_kind`: ``interrupt`` -> ``interrupted``, ``cancelled``; any
+    other kind is ``success``). The applier may still read a run as interrupted
+    by a profile rule (LangGraph's legacy CUSTOM interrupt)."""
+    return _FINISH_OUTCOMES.get(finish_kind(event), "success")
 
 
 class RunLifecycle:
@@ -53,6 +88,13 @@ class RunLifecycle:
         self._run_error: RunError | None = None
         self._done: Done | None = None
         self._stream_events = 0
+
+    def copy(self) -> RunLifecycle:
+        """An independent copy (the server's guard rolls a refused event back)."""
+        other = RunLifecycle.__new__(RunLifecycle)
+        for name in RunLifecycle.__slots__:
+            setattr(other, name, getattr(self, name))
+        return other
 
     # ------------------------------------------------------------------ read
 
@@ -126,6 +168,35 @@ class RunLifecycle:
         self._run_error = error
         self._stream_events += 1
 
+    def see(self, event: Any) -> bool:
+        """Record a lifecycle event accepted on a stream that nothing applies
+        (the verifier's and the server emitter's view: RUN_STARTED opens a run,
+        RUN_FINISHED ends it with :func:`finish_outcome`, RUN_ERROR fails it);
+        any other event changes nothing. Returns True when ``event`` was one."""
+        record = HANDLERS.get(type(cast(object, event)))
+        if record is None:
+            return False
+        record(self, event)
+        return True
+
+    def _see_started(self, event: T.RunStartedEvent) -> None:
+        self.started(event.run_id, event.thread_id)
+
+    def _see_finished(self, event: T.RunFinishedEvent) -> None:
+        result = None if event.result is msgspec.UNSET else event.result
+        self.finished(finish_outcome(event), result, run_id=event.run_id, thread_id=event.thread_id)
+
+    def _see_error(self, event: T.RunErrorEvent) -> None:
+        code = None if event.code is msgspec.UNSET else event.code
+        self.errored(RunError(event.message, code=code))
+
+    SEEN: ClassVar[dict[type, Callable[[RunLifecycle, Any], None]]] = {
+        T.RunStartedEvent: _see_started,
+        T.RunFinishedEvent: _see_finished,
+        T.RunErrorEvent: _see_error,
+    }
+    """Event class -> how :meth:`see` records it."""
+
     # --------------------------------------------------------- the pipeline
 
     def begin_stream(self) -> None:
@@ -177,7 +248,52 @@ class RunLifecycle:
         """The ``Done(cancelled)`` of a run closed before anything was sent."""
         return Done("cancelled", reason=reason)
 
+    @staticmethod
+    def left_by_user(reason: str, run_id: str | None) -> Done:
+        """The ``Done(cancelled)`` a client reports for a run its user stopped
+        (board-watch on Ctrl-C) when the run's stream reported none."""
+        return Done("cancelled", reason=reason, run_id=run_id)
+
     def record(self, done: Done) -> Done:
         """Record ``done`` as the thread's latest ``Done``; returns it."""
         self._done = done
         return done
+
+
+HANDLERS = RunLifecycle.SEEN
+"""Event class -> how :meth:`RunLifecycle.see` records it."""
+
+PASS_THROUGH: frozenset[type] = frozenset(
+    {
+        T.TextMessageStartEvent,
+        T.TextMessageContentEvent,
+        T.TextMessageEndEvent,
+        T.TextMessageChunkEvent,
+        T.ToolCallStartEvent,
+        T.ToolCallArgsEvent,
+        T.ToolCallEndEvent,
+        T.ToolCallChunkEvent,
+        T.ToolCallResultEvent,
+        T.StateSnapshotEvent,
+        T.StateDeltaEvent,
+        T.MessagesSnapshotEvent,
+        T.ActivitySnapshotEvent,
+        T.ActivityDeltaEvent,
+        T.RawEvent,
+        T.CustomEvent,
+        T.StepStartedEvent,
+        T.StepFinishedEvent,
+        T.ReasoningStartEvent,
+        T.ReasoningMessageStartEvent,
+        T.ReasoningMessageContentEvent,
+        T.ReasoningMessageEndEvent,
+        T.ReasoningMessageChunkEvent,
+        T.ReasoningEndEvent,
+        T.ReasoningEncryptedValueEvent,
+        T.SubagentStartedEvent,
+        T.SubagentFinishedEvent,
+        T.SubagentErrorEvent,
+    }
+)
+"""Event classes that are no part of the run lifecycle: :meth:`RunLifecycle.see`
+records nothing for them (nor for a class the schema gains since)."""

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from agui.errors import DecodeError, GuardError
+from agui.pipeline.lifecycle import RunLifecycle
 from agui.server.cancel import CancelToken
 from agui.server.encoder import EventEncoder
 from agui.server.guard import Guard
@@ -28,7 +29,7 @@ from agui.server.versions import (
     OLDEST_VERSION,
     strip_newer_fields,
 )
-from agui.types import RunErrorEvent, event_type
+from agui.types import RunErrorEvent
 from agui.wire import check_finite, decode_event, decode_event_lenient, encode_event
 from agui.wire.lenient import LEGACY_NULL
 
@@ -58,6 +59,11 @@ class Outbox:
         self._closed = False
         self._has_data: asyncio.Future[None] | None = None
         self._has_room: asyncio.Future[None] | None = None
+
+    @property
+    def full(self) -> bool:
+        """True while ``limit`` bytes or more are waiting."""
+        return self._size >= self.limit
 
     def put(self, frame: bytes) -> None:
         """Append one frame (the caller awaited :meth:`room`)."""
@@ -160,7 +166,7 @@ class Emitter:
         self._frame = (encoder or EventEncoder()).frame
         self._strip = version == OLDEST_VERSION
         self._count = 0
-        self._run_open = False  # tracked here when the guard is off
+        self._life = RunLifecycle()  # the stream's runs, tracked here when the guard is off
 
     @property
     def guarded(self) -> bool:
@@ -170,7 +176,7 @@ class Emitter:
     @property
     def run_open(self) -> bool:
         """True while a run is open on this stream (RUN_STARTED sent, not ended)."""
-        return self._guard.run_open if self._guard is not None else self._run_open
+        return self._guard.run_open if self._guard is not None else self._life.open
 
     @property
     def count(self) -> int:
@@ -192,7 +198,7 @@ class Emitter:
                 event, data = stripped, encode_event(stripped)
         frame = self._frame(data)  # everything that can fail did, before admission
         outbox = self._outbox
-        if outbox._size >= outbox.limit:
+        if outbox.full:
             await outbox.room()
         # from here on nothing awaits: admission and queueing are one step, so
         # concurrent emitters' events go out in the order they were admitted
@@ -200,20 +206,13 @@ class Emitter:
         if self._guard is not None:
             self._guard.admit(event)
         else:
-            self._track(event)
+            self._life.see(event)
         self._count += 1
         outbox.put(frame)
 
     def allows(self, event: Any) -> bool:
         """Would ``event`` be accepted now? Always True when the guard is off."""
         return True if self._guard is None else self._guard.allows(event)
-
-    def _track(self, event: Any) -> None:
-        etype = event_type(event)
-        if etype == "RUN_STARTED":
-            self._run_open = True
-        elif etype in ("RUN_FINISHED", "RUN_ERROR"):
-            self._run_open = False
 
     async def _fail(self, message: str, code: str) -> None:
         """Emit RUN_ERROR if a run is open (or nothing was sent) and it is legal."""

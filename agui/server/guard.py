@@ -25,6 +25,7 @@ from typing import Any
 
 from agui import types as T
 from agui.errors import GuardError, ProtocolViolation
+from agui.pipeline.lifecycle import RunLifecycle
 from agui.pipeline.normalize import Normalizer
 from agui.pipeline.verify import Verifier
 
@@ -154,7 +155,8 @@ def _save(obj: Any) -> Any:
     """The state of a slotted checker (the normalizer or the verifier), for
     :func:`_restore`: every slot's value, containers (dict, list, set) copied
     at every level, anything else shared. Their state is containers of ids and
-    of objects they never change once stored (a lane's pending item, a str), so
+    of objects they never change once stored (a lane's pending item, a str), and
+    the verifier's :class:`~agui.pipeline.lifecycle.RunLifecycle` (copied), so
     this is an exact snapshot. An object that also has a ``__dict__`` is
     deep-copied instead."""
     if hasattr(obj, "__dict__"):  # pragma: no cover - both checkers are slotted
@@ -179,6 +181,8 @@ def _copied(value: Any) -> Any:
         return value.copy()
     if cls is list:
         return [_copied(v) for v in value]
+    if cls is RunLifecycle:  # the verifier's record of its runs
+        return value.copy()
     return value
 
 

@@ -1,13 +1,21 @@
 """Streamed message events applied to a :class:`agui.pipeline.apply.Conversation`:
-text, reasoning and tool-call assembly, encrypted values and tool results."""
+text, reasoning and tool-call assembly, encrypted values and tool results.
+
+:class:`MessageAppliers` is the conversation's component for them (it changes the
+shared :class:`~agui.pipeline.apply.store.MessageStore` and records the tool calls
+of the current run); :data:`HANDLERS` maps each event class it applies to its method.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
+from agui import types as T
 from agui.pipeline.apply.records import CallRecord, MessageRecord, opt
+from agui.pipeline.apply.store import MessageStore, merge_metadata, subagent_tag
 from agui.updates import (
     EncryptedValue,
     ReasoningDelta,
@@ -27,45 +35,55 @@ from agui.updates import (
 
 UNSET = msgspec.UNSET
 
-__all__ = ["MessageEvents"]
+__all__ = ["HANDLERS", "MessageAppliers"]
 
 
-class MessageEvents:
-    """The message handlers of :class:`agui.pipeline.apply.Conversation` (a mixin: the
-    conversation owns the records they read and change). Each takes one
-    event and returns the updates; none raises on bad data."""
+class MessageAppliers:
+    """The message appliers of a :class:`agui.pipeline.apply.Conversation`: each
+    method takes one event and returns the updates; none raises on bad data.
 
-    # the conversation's records (set by Conversation.__init__); it also defines
-    # _append, _merge_metadata and _tagged, which these handlers call
-    _list: list[MessageRecord]
-    _by_id: dict[str, MessageRecord]
-    _calls: dict[str, CallRecord]
-    _run_calls: dict[str, None]
-    _answered: set[str]
+    ``MessageAppliers(store)``: the records they change live in ``store``
+    (shared with the conversation's other components). :attr:`run_calls` (the
+    tool calls started in the current run, in start order) and :attr:`answered`
+    (the calls of this run a TOOL_CALL_RESULT answered) are cleared by
+    :meth:`new_run`.
+    """
+
+    def __init__(self, store: MessageStore) -> None:
+        self.store = store
+        self.run_calls: dict[str, None] = {}
+        self.answered: set[str] = set()
+
+    def new_run(self) -> None:
+        """Forget the previous run's calls (at RUN_STARTED)."""
+        self.run_calls = {}
+        self.answered = set()
 
     # -- text ------------------------------------------------------------
 
-    def _text_start(self, ev: Any) -> list[Update]:
+    def text_start(self, ev: Any) -> list[Update]:
+        """TEXT_MESSAGE_START: a new text message (default role ``assistant``), or the existing one reopened."""
         mid = ev.message_id
-        rec = self._by_id.get(mid)
+        rec = self.store.by_id.get(mid)
         role = ev.role if ev.role is not UNSET and ev.role is not None else "assistant"
         if rec is None:
             rec = MessageRecord.text_message(mid, role)
             if ev.name is not UNSET and ev.name is not None:
                 rec.name = ev.name
-            rec.subagent_run_id = self._tagged(ev)
-            self._append(rec)
+            rec.subagent_run_id = subagent_tag(ev)
+            self.store.append(rec)
         elif rec.role == "activity":
             return [self._activity_guard("TEXT_MESSAGE_START", mid)]
         else:
             role = rec.role
-        out: list[Update] = [TextStarted(mid, role, opt(self._tagged(ev)))]
-        self._merge_metadata(rec, ev, mid, out)
+        out: list[Update] = [TextStarted(mid, role, opt(subagent_tag(ev)))]
+        merge_metadata(rec, ev, mid, out)
         return out
 
-    def _text_content(self, ev: Any) -> list[Update]:
+    def text_content(self, ev: Any) -> list[Update]:
+        """TEXT_MESSAGE_CONTENT: append the delta (O(1) amortised)."""
         mid = ev.message_id
-        rec = self._by_id.get(mid)
+        rec = self.store.by_id.get(mid)
         if rec is None:
             return [self._unknown("TEXT_MESSAGE_CONTENT", "message", mid)]
         if rec.role == "activity":
@@ -73,39 +91,42 @@ class MessageEvents:
         rec.append(ev.delta)
         out: list[Update] = [TextDelta(mid, ev.delta)]
         if ev.metadata is not UNSET:
-            self._merge_metadata(rec, ev, mid, out)
+            merge_metadata(rec, ev, mid, out)
         return out
 
-    def _text_end(self, ev: Any) -> list[Update]:
+    def text_end(self, ev: Any) -> list[Update]:
+        """TEXT_MESSAGE_END: the message is complete (its full text in the update)."""
         mid = ev.message_id
-        rec = self._by_id.get(mid)
+        rec = self.store.by_id.get(mid)
         if rec is None:
             return [self._unknown("TEXT_MESSAGE_END", "message", mid)]
         if rec.role == "activity":
             return [self._activity_guard("TEXT_MESSAGE_END", mid)]
         out: list[Update] = []
-        self._merge_metadata(rec, ev, mid, out)
+        merge_metadata(rec, ev, mid, out)
         out.append(TextEnded(mid, rec.get_text()))
         return out
 
     # -- reasoning ---------------------------------------------------------
 
-    def _reasoning_start(self, ev: Any) -> list[Update]:
+    def reasoning_start(self, ev: Any) -> list[Update]:
+        """REASONING_MESSAGE_START: a new reasoning message (or the existing one)."""
         mid = ev.message_id
-        rec = self._by_id.get(mid)
+        rec = self.store.by_id.get(mid)
         if rec is None:
             rec = MessageRecord.text_message(mid, "reasoning")
-            rec.subagent_run_id = self._tagged(ev)
-            self._append(rec)
+            rec.subagent_run_id = subagent_tag(ev)
+            self.store.append(rec)
         elif rec.role == "activity":
             return [self._activity_guard("REASONING_MESSAGE_START", mid)]
-        out: list[Update] = [ReasoningStarted(mid, opt(self._tagged(ev)))]
-        self._merge_metadata(rec, ev, mid, out)
+        out: list[Update] = [ReasoningStarted(mid, opt(subagent_tag(ev)))]
+        merge_metadata(rec, ev, mid, out)
         return out
 
-    def _reasoning_content(self, ev: Any) -> list[Update]:
+    def reasoning_content(self, ev: Any) -> list[Update]:
+        """REASONING_MESSAGE_CONTENT: append the delta (O(1) amortised)."""
         mid = ev.message_id
-        rec = self._by_id.get(mid)
+        rec = self.store.by_id.get(mid)
         if rec is None:
             return [self._unknown("REASONING_MESSAGE_CONTENT", "message", mid)]
         if rec.role == "activity":
@@ -113,38 +134,42 @@ class MessageEvents:
         rec.append(ev.delta)
         out: list[Update] = [ReasoningDelta(mid, ev.delta)]
         if ev.metadata is not UNSET:
-            self._merge_metadata(rec, ev, mid, out)
+            merge_metadata(rec, ev, mid, out)
         return out
 
-    def _reasoning_end(self, ev: Any) -> list[Update]:
+    def reasoning_end(self, ev: Any) -> list[Update]:
+        """REASONING_MESSAGE_END: the reasoning message is complete."""
         mid = ev.message_id
-        rec = self._by_id.get(mid)
+        rec = self.store.by_id.get(mid)
         if rec is None:
             return [self._unknown("REASONING_MESSAGE_END", "message", mid)]
         if rec.role == "activity":
             return [self._activity_guard("REASONING_MESSAGE_END", mid)]
         out: list[Update] = []
-        self._merge_metadata(rec, ev, mid, out)
+        merge_metadata(rec, ev, mid, out)
         out.append(ReasoningEnded(mid, rec.get_text()))
         return out
 
-    def _reasoning_span_start(self, ev: Any) -> list[Update]:
+    def reasoning_span_start(self, ev: Any) -> list[Update]:
+        """REASONING_START: a reasoning span opens."""
         return [ReasoningSpan(ev.message_id, True)]
 
-    def _reasoning_span_end(self, ev: Any) -> list[Update]:
+    def reasoning_span_end(self, ev: Any) -> list[Update]:
+        """REASONING_END: the reasoning span closes."""
         return [ReasoningSpan(ev.message_id, False)]
 
-    def _encrypted_value(self, ev: Any) -> list[Update]:
+    def encrypted_value(self, ev: Any) -> list[Update]:
+        """REASONING_ENCRYPTED_VALUE: attach the value to its tool call or message."""
         subtype = ev.subtype
         subtype = getattr(subtype, "value", subtype)
         eid = ev.entity_id
         target: Any = None
         if subtype == "tool-call":
-            call = self._calls.get(eid)
+            call = self.store.calls.get(eid)
             if call is not None and call.owner.role == "assistant":
                 target = call
         elif subtype == "message":
-            rec = self._by_id.get(eid)
+            rec = self.store.by_id.get(eid)
             if rec is not None and rec.role != "activity":
                 target = rec
         if target is None:
@@ -164,14 +189,15 @@ class MessageEvents:
 
     # -- tool calls ----------------------------------------------------------
 
-    def _tool_start(self, ev: Any) -> list[Update]:
+    def tool_start(self, ev: Any) -> list[Update]:
+        """TOOL_CALL_START: a new call in its parent assistant message (a replayed START is idempotent)."""
         cid = ev.tool_call_id
         name = ev.tool_call_name
         out: list[Update] = []
-        call = self._calls.get(cid)
+        call = self.store.calls.get(cid)
         if call is not None:
             # idempotent: a replayed START creates nothing and keeps the arguments
-            self._run_calls.setdefault(cid, None)
+            self.run_calls.setdefault(cid, None)
             if call.name != name:
                 out.append(
                     WarningUpdate(
@@ -182,12 +208,12 @@ class MessageEvents:
                 )
                 call.name = name
                 call.touch()
-            self._merge_metadata(call, ev, cid, out)
+            merge_metadata(call, ev, cid, out)
             return out
         parent_id = ev.parent_message_id
         owner: MessageRecord | None = None
         if parent_id is not UNSET and parent_id is not None:
-            rec = self._by_id.get(parent_id)
+            rec = self.store.by_id.get(parent_id)
             if rec is None:
                 owner = self._new_assistant(parent_id, ev)
             elif rec.role == "assistant":
@@ -201,7 +227,7 @@ class MessageEvents:
                     )
                 )
         if owner is None:
-            rec = self._by_id.get(cid)
+            rec = self.store.by_id.get(cid)
             if rec is not None and rec.role == "assistant":
                 owner = rec
             else:
@@ -211,45 +237,48 @@ class MessageEvents:
             owner.calls = []
         owner.calls.append(call)
         owner.built = None
-        self._calls[cid] = call
-        self._run_calls.setdefault(cid, None)
-        out.append(ToolCallStarted(cid, name, owner.id, opt(self._tagged(ev))))
-        self._merge_metadata(call, ev, cid, out)
+        self.store.calls[cid] = call
+        self.run_calls.setdefault(cid, None)
+        out.append(ToolCallStarted(cid, name, owner.id, opt(subagent_tag(ev))))
+        merge_metadata(call, ev, cid, out)
         return out
 
     def _new_assistant(self, mid: str, ev: Any) -> MessageRecord:
         rec = MessageRecord(mid, "assistant")
-        rec.subagent_run_id = self._tagged(ev)
-        self._append(rec)
+        rec.subagent_run_id = subagent_tag(ev)
+        self.store.append(rec)
         return rec
 
-    def _tool_args(self, ev: Any) -> list[Update]:
+    def tool_args(self, ev: Any) -> list[Update]:
+        """TOOL_CALL_ARGS: append the arguments delta (O(1) amortised)."""
         cid = ev.tool_call_id
-        call = self._calls.get(cid)
+        call = self.store.calls.get(cid)
         if call is None:
             return [self._unknown("TOOL_CALL_ARGS", "tool call", cid)]
         call.append(ev.delta)
         out: list[Update] = [ToolCallArgs(cid, ev.delta)]
         if ev.metadata is not UNSET:
-            self._merge_metadata(call, ev, cid, out)
+            merge_metadata(call, ev, cid, out)
         return out
 
-    def _tool_end(self, ev: Any) -> list[Update]:
+    def tool_end(self, ev: Any) -> list[Update]:
+        """TOOL_CALL_END: the call is complete (its arguments in the update)."""
         cid = ev.tool_call_id
-        call = self._calls.get(cid)
+        call = self.store.calls.get(cid)
         if call is None:
             return [self._unknown("TOOL_CALL_END", "tool call", cid)]
         out: list[Update] = []
-        self._merge_metadata(call, ev, cid, out)
+        merge_metadata(call, ev, cid, out)
         out.append(ToolCallEnded(cid, call.name, call.arguments))
         return out
 
-    def _tool_result(self, ev: Any) -> list[Update]:
+    def tool_result(self, ev: Any) -> list[Update]:
+        """TOOL_CALL_RESULT: a ``tool`` message placed after its calling message."""
         mid = ev.message_id
         cid = ev.tool_call_id
         content = ev.content
         out: list[Update] = []
-        rec = self._by_id.get(mid)
+        rec = self.store.by_id.get(mid)
         if rec is not None:
             if rec.role != "tool":
                 return [
@@ -266,8 +295,8 @@ class MessageEvents:
             )
         else:
             rec = MessageRecord(mid, "tool")
-            rec.subagent_run_id = self._tagged(ev)
-            self._insert_result(rec, cid)
+            rec.subagent_run_id = subagent_tag(ev)
+            self.store.insert_result(rec, cid)
         if isinstance(content, str):
             rec.frags = [content] if content else []
             rec.text = content
@@ -278,54 +307,15 @@ class MessageEvents:
             rec.content = content
         rec.tool_call_id = cid
         rec.built = None
-        self._answered.add(cid)
+        self.answered.add(cid)
         # the update carries plain JSON (a str, or the parts as wire dicts), not structs
         out.append(
             ToolResult(
                 mid, cid, content if isinstance(content, str) else msgspec.to_builtins(content)
             )
         )
-        self._merge_metadata(rec, ev, mid, out)
+        merge_metadata(rec, ev, mid, out)
         return out
-
-    def _insert_result(self, rec: MessageRecord, cid: str) -> None:
-        """Place a new tool result after its calling message and the tool
-        messages that already follow it (else at the end).
-
-        Cost: O(1) amortised per result. The calling message remembers the last
-        result placed after it and that result's index (``tail``/``tail_at``);
-        the index only ever moves right (records are inserted, not removed,
-        between snapshots), so the hint is checked and walked forward, and the
-        full search (from the end) runs only when the hint is gone (after a
-        MESSAGES_SNAPSHOT). Inserting shifts the pointers after it (a memmove).
-        """
-        call = self._calls.get(cid)
-        lst = self._list
-        if call is None or call.owner.id not in self._by_id:
-            self._append(rec)
-            return
-        owner = call.owner
-        n = len(lst)
-        i = _locate(lst, owner.tail, owner.tail_at) if owner.tail is not None else -1
-        if i < 0:
-            # search from the end: the calling message is nearly always among the
-            # last few, so this costs O(distance from the end)
-            i = n - 1
-            while i >= 0 and lst[i] is not owner:
-                i -= 1
-            if i < 0:
-                self._append(rec)
-                return
-        i += 1
-        while i < n and lst[i].role == "tool":
-            i += 1
-        if i == n:
-            lst.append(rec)
-        else:
-            lst.insert(i, rec)
-        self._by_id[rec.id] = rec
-        owner.tail = rec
-        owner.tail_at = i
 
     # -- diagnostics ------------------------------------------------------------------
 
@@ -343,13 +333,19 @@ class MessageEvents:
         )
 
 
-def _locate(lst: list[MessageRecord], target: MessageRecord, hint: int) -> int:
-    """Index of ``target`` in ``lst`` at or after ``hint`` (records only move
-    right while results are inserted), or -1 when it is not there."""
-    n = len(lst)
-    i = hint if hint >= 0 else n
-    while i < n:
-        if lst[i] is target:
-            return i
-        i += 1
-    return -1
+HANDLERS: dict[type, Callable[[MessageAppliers, Any], list[Update]]] = {
+    T.TextMessageStartEvent: MessageAppliers.text_start,
+    T.TextMessageContentEvent: MessageAppliers.text_content,
+    T.TextMessageEndEvent: MessageAppliers.text_end,
+    T.ReasoningMessageStartEvent: MessageAppliers.reasoning_start,
+    T.ReasoningMessageContentEvent: MessageAppliers.reasoning_content,
+    T.ReasoningMessageEndEvent: MessageAppliers.reasoning_end,
+    T.ReasoningStartEvent: MessageAppliers.reasoning_span_start,
+    T.ReasoningEndEvent: MessageAppliers.reasoning_span_end,
+    T.ReasoningEncryptedValueEvent: MessageAppliers.encrypted_value,
+    T.ToolCallStartEvent: MessageAppliers.tool_start,
+    T.ToolCallArgsEvent: MessageAppliers.tool_args,
+    T.ToolCallEndEvent: MessageAppliers.tool_end,
+    T.ToolCallResultEvent: MessageAppliers.tool_result,
+}
+"""Event class -> the :class:`MessageAppliers` method that applies it."""

@@ -1,13 +1,21 @@
 """State, MESSAGES_SNAPSHOT and activity events applied to a
 :class:`agui.pipeline.apply.Conversation`: JSON Patch on the state and on activity
-content, and the snapshot reconciliation of the message list."""
+content, and the snapshot reconciliation of the message list.
+
+:class:`Snapshots` is the conversation's component for them: it owns the agent
+state and changes the shared :class:`~agui.pipeline.apply.store.MessageStore`;
+:data:`HANDLERS` maps each event class it applies to its method.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
+from agui import types as T
+from agui.jsonvalue import is_json_array, is_json_object
 from agui.pipeline.apply.patch import (
     MAX_STATE_DEPTH,
     PatchFailed,
@@ -18,6 +26,7 @@ from agui.pipeline.apply.patch import (
     plain_ops,
 )
 from agui.pipeline.apply.records import MessageRecord, opt
+from agui.pipeline.apply.store import MessageStore, merge_metadata, subagent_tag
 from agui.updates import ActivityChanged, MessagesSnapshot, StateChanged, Update, WarningUpdate
 
 UNSET = msgspec.UNSET
@@ -40,26 +49,36 @@ def _shown(rec: MessageRecord) -> tuple[Any, ...]:
     )
 
 
-__all__ = ["SnapshotEvents"]
+__all__ = ["HANDLERS", "Snapshots"]
 
 
-class SnapshotEvents:
-    """The state, snapshot and activity handlers of
-    :class:`agui.pipeline.apply.Conversation` (a mixin: the conversation owns the state
-    and records they change). Each takes one event and returns the updates;
-    none raises on bad data."""
+class Snapshots:
+    """The agent state and the appliers of state, MESSAGES_SNAPSHOT and activity
+    events of a :class:`agui.pipeline.apply.Conversation`: each method takes one
+    event and returns the updates; none raises on bad data.
 
-    # the conversation's state and records (set by Conversation.__init__); it
-    # also defines _append, _merge_metadata and _tagged, which these handlers call
-    _state: Any
-    _state_absent: bool
-    _list: list[MessageRecord]
-    _by_id: dict[str, MessageRecord]
-    _calls: dict[str, Any]
+    ``Snapshots(store, state)``: ``store`` holds the message records (shared
+    with the conversation's other components); ``state`` is the initial state,
+    ``None`` for absent (see :attr:`state`, :attr:`state_absent`).
+    """
+
+    def __init__(self, store: MessageStore, state: Any = None) -> None:
+        self.store = store
+        self.state: Any = state
+        """The agent state: any JSON value (``None`` while absent or null)."""
+        self.state_absent = state is None
+        """True until a state is given or received (absent reads as ``{}`` for a
+        STATE_DELTA; a STATE_SNAPSHOT of ``null`` makes it False)."""
+
+    def replace_state(self, state: Any) -> None:
+        """Replace the state (``None``: absent), kept as given."""
+        self.state = state
+        self.state_absent = state is None
 
     # -- state ---------------------------------------------------------------
 
-    def _state_snapshot(self, ev: Any) -> list[Update]:
+    def state_snapshot(self, ev: Any) -> list[Update]:
+        """STATE_SNAPSHOT: replace the state (refused when nested too deep)."""
         if json_depth(ev.snapshot) > MAX_STATE_DEPTH:
             return [
                 WarningUpdate(
@@ -68,16 +87,17 @@ class SnapshotEvents:
                     "snapshot",
                 )
             ]
-        self._state = clone_json(ev.snapshot)
-        self._state_absent = False
-        return [StateChanged(self._state, None)]
+        self.state = clone_json(ev.snapshot)
+        self.state_absent = False
+        return [StateChanged(self.state, None)]
 
-    def _state_delta(self, ev: Any) -> list[Update]:
+    def state_delta(self, ev: Any) -> list[Update]:
+        """STATE_DELTA: JSON Patch the state, copy-on-write, all or nothing."""
         try:
             ops = plain_ops(ev.delta)
-            base = {} if self._state_absent and self._state is None else self._state
-            self._state = patched_copy(base, ops)  # copy-on-write: updates keep theirs
-            self._state_absent = False
+            base: Any = {} if self.state_absent and self.state is None else self.state
+            self.state = patched_copy(base, ops)  # copy-on-write: updates keep theirs
+            self.state_absent = False
         except PatchFailed as exc:
             return [
                 WarningUpdate(
@@ -86,18 +106,19 @@ class SnapshotEvents:
                     "delta",
                 )
             ]
-        return [StateChanged(self._state, ops)]
+        return [StateChanged(self.state, ops)]
 
     # -- messages snapshot ---------------------------------------------------
 
-    def _messages_snapshot(self, ev: Any) -> list[Update]:
+    def messages_snapshot(self, ev: Any) -> list[Update]:
+        """MESSAGES_SNAPSHOT: reconcile the message list with the snapshot."""
         snap = [MessageRecord.from_struct(m) for m in ev.messages]
         snap_ids = {r.id: r for r in snap}
         has_reasoning = any(r.role == "reasoning" for r in snap)
         owns_activity = self._activity_ownership(ev, snap)
         new_list: list[MessageRecord] = []
         placed: set[str] = set()
-        for rec in self._list:
+        for rec in self.store.records:
             s = snap_ids.get(rec.id)
             if s is not None:
                 if rec.id not in placed:
@@ -114,14 +135,10 @@ class SnapshotEvents:
             if s.id not in placed:
                 new_list.append(s)
                 placed.add(s.id)
-        before = self._by_id
+        before = self.store.by_id
         kept = {r.id for r in new_list}
-        removed = tuple(r.id for r in self._list if r.id not in kept)
-        self._list = []
-        self._by_id = {}
-        self._calls = {}
-        for rec in new_list:
-            self._append(rec)
+        removed = tuple(r.id for r in self.store.records if r.id not in kept)
+        self.store.reset(new_list)
         changed: list[Any] = []
         replaced: set[str] = set()
         for rec in new_list:
@@ -133,50 +150,46 @@ class SnapshotEvents:
                     continue
                 replaced.add(rec.id)
             changed.append(rec.build())
-        return [MessagesSnapshot(len(self._list), tuple(changed), frozenset(replaced), removed)]
+        return [
+            MessagesSnapshot(len(self.store.records), tuple(changed), frozenset(replaced), removed)
+        ]
 
     @staticmethod
-    def _activity_ownership(ev: Any, snap: list[MessageRecord]) -> Any:
+    def _activity_ownership(ev: Any, snap: list[MessageRecord]) -> Callable[[Any], bool]:
         """Which activity types the snapshot is authoritative for (1.0 client rule)."""
-        md = ev.metadata if ev.metadata is not UNSET else None
-        if isinstance(md, dict) and isinstance(md.get(_CLIENT_META_KEY), dict):
-            client_md = md[_CLIENT_META_KEY]
-            if "authoritativeActivityTypes" in client_md:
-                owned = client_md["authoritativeActivityTypes"]
-                if owned is None:
-                    return lambda _t: True
-                if isinstance(owned, list) and all(isinstance(t, str) for t in owned):
-                    owned_set = frozenset(owned)
-                    return lambda t: t in owned_set
-                return lambda _t: False
+        md: object = ev.metadata if ev.metadata is not UNSET else None
+        client_md = md.get(_CLIENT_META_KEY) if is_json_object(md) else None
+        if is_json_object(client_md) and "authoritativeActivityTypes" in client_md:
+            owned = client_md["authoritativeActivityTypes"]
+            if owned is None:
+                return lambda _t: True
+            if is_json_array(owned) and all(isinstance(t, str) for t in owned):
+                owned_set = frozenset(owned)
+                return lambda t: t in owned_set
+            return lambda _t: False
         any_activity = any(r.role == "activity" for r in snap)
         return lambda _t: any_activity
 
     # -- activity --------------------------------------------------------------
 
-    def _activity_snapshot(self, ev: Any) -> list[Update]:
+    def activity_snapshot(self, ev: Any) -> list[Update]:
+        """ACTIVITY_SNAPSHOT: create or replace an activity message."""
         mid = ev.message_id
         replace = ev.replace is UNSET or ev.replace is None or bool(ev.replace)
-        rec = self._by_id.get(mid)
+        rec = self.store.by_id.get(mid)
         out: list[Update] = []
         if rec is None:
             rec = self._new_activity(mid, ev)
-            self._append(rec)
+            self.store.append(rec)
         elif rec.role == "activity":
             if replace:
                 rec.content = clone_json(ev.content)
                 rec.activity_type = ev.activity_type
-                rec.subagent_run_id = self._tagged(ev)
+                rec.subagent_run_id = subagent_tag(ev)
                 rec.built = None
         elif replace:
             new = self._new_activity(mid, ev)
-            i = self._list.index(rec)
-            self._list[i] = new
-            self._by_id[mid] = new
-            if rec.calls:
-                for c in rec.calls:
-                    if self._calls.get(c.id) is c:
-                        del self._calls[c.id]
+            self.store.replace(rec, new)
             rec = new
         else:
             out.append(
@@ -187,7 +200,7 @@ class SnapshotEvents:
                 )
             )
             return out
-        self._merge_metadata(rec, ev, mid, out)
+        merge_metadata(rec, ev, mid, out)
         out.insert(0, ActivityChanged(mid, rec.activity_type, clone_json(rec.content)))
         return out
 
@@ -195,12 +208,13 @@ class SnapshotEvents:
         rec = MessageRecord(mid, "activity")
         rec.content = clone_json(ev.content)
         rec.activity_type = ev.activity_type
-        rec.subagent_run_id = self._tagged(ev)
+        rec.subagent_run_id = subagent_tag(ev)
         return rec
 
-    def _activity_delta(self, ev: Any) -> list[Update]:
+    def activity_delta(self, ev: Any) -> list[Update]:
+        """ACTIVITY_DELTA: JSON Patch an activity message's content."""
         mid = ev.message_id
-        rec = self._by_id.get(mid)
+        rec = self.store.by_id.get(mid)
         if rec is None:
             return [
                 WarningUpdate(
@@ -216,7 +230,7 @@ class SnapshotEvents:
                 )
             ]
         out: list[Update] = []
-        self._merge_metadata(rec, ev, mid, out)
+        merge_metadata(rec, ev, mid, out)
         try:
             ops = plain_ops(ev.patch)
             rec.content = apply_patch(rec.content, ops)
@@ -234,3 +248,13 @@ class SnapshotEvents:
         rec.built = None
         out.insert(0, ActivityChanged(mid, rec.activity_type, clone_json(rec.content)))
         return out
+
+
+HANDLERS: dict[type, Callable[[Snapshots, Any], list[Update]]] = {
+    T.StateSnapshotEvent: Snapshots.state_snapshot,
+    T.StateDeltaEvent: Snapshots.state_delta,
+    T.MessagesSnapshotEvent: Snapshots.messages_snapshot,
+    T.ActivitySnapshotEvent: Snapshots.activity_snapshot,
+    T.ActivityDeltaEvent: Snapshots.activity_delta,
+}
+"""Event class -> the :class:`Snapshots` method that applies it."""

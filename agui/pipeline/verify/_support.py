@@ -11,31 +11,34 @@ from agui import types as T
 from agui.errors import ProtocolViolation
 
 UNSET: Any = msgspec.UNSET
-_MISSING: Any = object()
+MISSING: Any = object()
 """An owner not recorded (distinct from None, the parent agent)."""
 
 
-def _v(
+def violation(
     code: str, message: str, event: Any, position: int | None, id: str | None = None
 ) -> ProtocolViolation:
+    """The :class:`~agui.errors.ProtocolViolation` of rule ``code`` for ``event``."""
     return ProtocolViolation(code, message, event=event, position=position, id=id)
 
 
-def _owner_label(owner: str | None) -> str:
+def owner_label(owner: str | None) -> str:
+    """An owner as a violation message names it (None: the parent agent)."""
     return "(the parent agent)" if owner is None else owner
 
 
-def _tag(event: Any) -> str | None:
+def subagent_of(event: Any) -> str | None:
     """The event's subagentRunId, None when absent (the parent agent)."""
     tag = event.subagent_run_id
     return None if tag is UNSET else tag
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """An enum member's value (else the value itself)."""
     return getattr(value, "value", value)
 
 
-def _type_name(event: Any) -> str:
+def type_name(event: Any) -> str:
     """The event's wire type (e.g. ``TEXT_MESSAGE_START``)."""
     try:
         return T.event_type(event)
@@ -46,7 +49,7 @@ def _type_name(event: Any) -> str:
 _ID_ATTRS = ("message_id", "tool_call_id", "step_name", "subagent_run_id", "run_id", "entity_id")
 
 
-def _event_id(event: Any) -> str | None:
+def event_id(event: Any) -> str | None:
     """The id an event is about, for violation reports (None when it has none)."""
     for attr in _ID_ATTRS:
         value = getattr(event, attr, UNSET)

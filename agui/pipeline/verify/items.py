@@ -10,13 +10,13 @@ from agui import rules as R
 from agui import types as T
 from agui.errors import ProtocolViolation
 from agui.pipeline.verify._support import (
-    _MISSING,
+    MISSING,
     UNSET,
-    _owner_label,
-    _plain,
-    _tag,
-    _type_name,
-    _v,
+    owner_label,
+    plain,
+    subagent_of,
+    type_name,
+    violation,
 )
 
 __all__ = ["ItemChecks"]
@@ -48,12 +48,12 @@ class ItemChecks:
         event: Any, tag: str | None, owner: Any, kind: str, entity_id: str, position: int | None
     ) -> ProtocolViolation | None:
         """Attribution rule: an explicit tag must equal the recorded owner (if any)."""
-        if tag is None or owner is _MISSING or owner == tag:
+        if tag is None or owner is MISSING or owner == tag:
             return None
-        return _v(
+        return violation(
             R.SUBAGENT_ATTRIBUTION_MISMATCH,
-            f"Cannot send '{_type_name(event)}': subagentRunId '{tag}' does not match "
-            f"the {kind} '{entity_id}' opener's subagent '{_owner_label(owner)}'.",
+            f"Cannot send '{type_name(event)}': subagentRunId '{tag}' does not match "
+            f"the {kind} '{entity_id}' opener's subagent '{owner_label(owner)}'.",
             event,
             position,
             entity_id,
@@ -64,7 +64,7 @@ class ItemChecks:
     def _text_start(self, event: Any, position: int | None) -> ProtocolViolation | None:
         message_id = event.message_id
         if message_id in self._text:
-            return _v(
+            return violation(
                 R.TEXT_MESSAGE_ALREADY_OPEN,
                 f"Cannot send 'TEXT_MESSAGE_START' event: A text message with ID "
                 f"'{message_id}' is already in progress. Complete it with "
@@ -73,20 +73,20 @@ class ItemChecks:
                 position,
                 message_id,
             )
-        tag = _tag(event)
-        owner = self._own_message.get(message_id, _MISSING)
+        tag = subagent_of(event)
+        owner = self._own_message.get(message_id, MISSING)
         err = self._mismatch(event, tag, owner, "message", message_id, position)
         if err is not None:
             return err
         self._text[message_id] = None
-        if owner is _MISSING:
+        if owner is MISSING:
             self._own_message[message_id] = tag
         return None
 
     def _text_content(self, event: Any, position: int | None) -> ProtocolViolation | None:
         message_id = event.message_id
         if message_id not in self._text:
-            return _v(
+            return violation(
                 R.CONTENT_WITHOUT_START,
                 f"Cannot send 'TEXT_MESSAGE_CONTENT' event: No active text message found "
                 f"with ID '{message_id}'. Start a text message with 'TEXT_MESSAGE_START' "
@@ -100,7 +100,7 @@ class ItemChecks:
         return self._mismatch(
             event,
             event.subagent_run_id,
-            self._own_message.get(message_id, _MISSING),
+            self._own_message.get(message_id, MISSING),
             "message",
             message_id,
             position,
@@ -109,7 +109,7 @@ class ItemChecks:
     def _text_end(self, event: Any, position: int | None) -> ProtocolViolation | None:
         message_id = event.message_id
         if message_id not in self._text:
-            return _v(
+            return violation(
                 R.TEXT_MESSAGE_END_WITHOUT_START,
                 f"Cannot send 'TEXT_MESSAGE_END' event: No active text message found "
                 f"with ID '{message_id}'. A 'TEXT_MESSAGE_START' event must be sent "
@@ -120,8 +120,8 @@ class ItemChecks:
             )
         err = self._mismatch(
             event,
-            _tag(event),
-            self._own_message.get(message_id, _MISSING),
+            subagent_of(event),
+            self._own_message.get(message_id, MISSING),
             "message",
             message_id,
             position,
@@ -135,7 +135,7 @@ class ItemChecks:
     def _tool_start(self, event: Any, position: int | None) -> ProtocolViolation | None:
         call_id = event.tool_call_id
         if call_id in self._tools:
-            return _v(
+            return violation(
                 R.TOOL_CALL_ALREADY_OPEN,
                 f"Cannot send 'TOOL_CALL_START' event: A tool call with ID '{call_id}' is "
                 f"already in progress. Complete it with 'TOOL_CALL_END' first.",
@@ -143,49 +143,49 @@ class ItemChecks:
                 position,
                 call_id,
             )
-        tag = _tag(event)
+        tag = subagent_of(event)
         parent_id = event.parent_message_id
-        inherited: Any = _MISSING
+        inherited: Any = MISSING
         if parent_id is not UNSET:
-            inherited = self._own_message.get(parent_id, _MISSING)
-            if inherited is not _MISSING and tag is not None and tag != inherited:
-                return _v(
+            inherited = self._own_message.get(parent_id, MISSING)
+            if inherited is not MISSING and tag is not None and tag != inherited:
+                return violation(
                     R.SUBAGENT_ATTRIBUTION_MISMATCH,
                     f"Cannot send 'TOOL_CALL_START' (tool call '{call_id}'): "
                     f"subagentRunId '{tag}' does not match its parent message "
-                    f"'{parent_id}' owner '{_owner_label(inherited)}'. A tool call "
+                    f"'{parent_id}' owner '{owner_label(inherited)}'. A tool call "
                     f"belongs to the message that carries it.",
                     event,
                     position,
                     call_id,
                 )
-        existing = self._own_tool.get(call_id, _MISSING)
-        if existing is not _MISSING:
+        existing = self._own_tool.get(call_id, MISSING)
+        if existing is not MISSING:
             err = self._mismatch(event, tag, existing, "tool call", call_id, position)
             if err is not None:
                 return err
-            if tag is None and inherited is not _MISSING and inherited != existing:
-                return _v(
+            if tag is None and inherited is not MISSING and inherited != existing:
+                return violation(
                     R.SUBAGENT_ATTRIBUTION_MISMATCH,
                     f"Cannot send 'TOOL_CALL_START': tool call '{call_id}' is owned by "
-                    f"'{_owner_label(existing)}' but its parent message '{parent_id}' is "
-                    f"owned by '{_owner_label(inherited)}'. A tool call belongs to the "
+                    f"'{owner_label(existing)}' but its parent message '{parent_id}' is "
+                    f"owned by '{owner_label(inherited)}'. A tool call belongs to the "
                     f"message that carries it.",
                     event,
                     position,
                     call_id,
                 )
         self._tools[call_id] = None
-        if existing is _MISSING:
+        if existing is MISSING:
             self._own_tool[call_id] = (
-                tag if tag is not None else (None if inherited is _MISSING else inherited)
+                tag if tag is not None else (None if inherited is MISSING else inherited)
             )
         return None
 
     def _tool_args(self, event: Any, position: int | None) -> ProtocolViolation | None:
         call_id = event.tool_call_id
         if call_id not in self._tools:
-            return _v(
+            return violation(
                 R.ARGS_WITHOUT_START,
                 f"Cannot send 'TOOL_CALL_ARGS' event: No active tool call found with ID "
                 f"'{call_id}'. Start a tool call with 'TOOL_CALL_START' first.",
@@ -198,7 +198,7 @@ class ItemChecks:
         return self._mismatch(
             event,
             event.subagent_run_id,
-            self._own_tool.get(call_id, _MISSING),
+            self._own_tool.get(call_id, MISSING),
             "tool call",
             call_id,
             position,
@@ -207,7 +207,7 @@ class ItemChecks:
     def _tool_end(self, event: Any, position: int | None) -> ProtocolViolation | None:
         call_id = event.tool_call_id
         if call_id not in self._tools:
-            return _v(
+            return violation(
                 R.TOOL_CALL_END_WITHOUT_START,
                 f"Cannot send 'TOOL_CALL_END' event: No active tool call found with ID "
                 f"'{call_id}'. A 'TOOL_CALL_START' event must be sent first.",
@@ -217,8 +217,8 @@ class ItemChecks:
             )
         err = self._mismatch(
             event,
-            _tag(event),
-            self._own_tool.get(call_id, _MISSING),
+            subagent_of(event),
+            self._own_tool.get(call_id, MISSING),
             "tool call",
             call_id,
             position,
@@ -230,7 +230,7 @@ class ItemChecks:
     def _tool_result(self, event: Any, position: int | None) -> ProtocolViolation | None:
         # Not checked against open or known calls (spec: a result may arrive after END,
         # in another run, or for an unknown call); it mints a message, whose owner we record.
-        self._own_message[event.message_id] = _tag(event)
+        self._own_message[event.message_id] = subagent_of(event)
         return None
 
     # --- steps ----------------------------------------------------------------------------------------------
@@ -239,11 +239,11 @@ class ItemChecks:
         self, event: T.StepStartedEvent, position: int | None
     ) -> ProtocolViolation | None:
         name = event.step_name
-        owner = _tag(event)
+        owner = subagent_of(event)
         names = self._steps.get(owner)
         if names is not None and name in names:
             where = "" if owner is None else f" in subagent '{owner}'"
-            return _v(
+            return violation(
                 R.STEP_ALREADY_ACTIVE,
                 f"Cannot send 'STEP_STARTED': Step \"{name}\" is already active{where}.",
                 event,
@@ -260,14 +260,14 @@ class ItemChecks:
         self, event: T.StepFinishedEvent, position: int | None
     ) -> ProtocolViolation | None:
         name = event.step_name
-        owner = _tag(event)
+        owner = subagent_of(event)
         names = self._steps.get(owner)
         if names is None or name not in names:
             for other, other_names in self._steps.items():
                 if other != owner and name in other_names:
                     mine = "the parent agent" if owner is None else f"subagent '{owner}'"
                     theirs = "the parent agent" if other is None else f"subagent '{other}'"
-                    return _v(
+                    return violation(
                         R.STEP_OWNER_MISMATCH,
                         f"Cannot send 'STEP_FINISHED' for step \"{name}\" attributed to "
                         f"{mine}: that step is open under {theirs}. A step must be "
@@ -276,7 +276,7 @@ class ItemChecks:
                         position,
                         name,
                     )
-            return _v(
+            return violation(
                 R.STEP_NOT_STARTED,
                 f"Cannot send 'STEP_FINISHED' for step \"{name}\" that was not started",
                 event,
@@ -298,7 +298,7 @@ class ItemChecks:
         open_ids = self._spans if is_span else self._reasoning
         if message_id in open_ids:
             if is_span:
-                return _v(
+                return violation(
                     R.REASONING_SPAN_ALREADY_OPEN,
                     f"Cannot send 'REASONING_START' event: A reasoning span with ID "
                     f"'{message_id}' is already in progress. Complete it with "
@@ -307,7 +307,7 @@ class ItemChecks:
                     position,
                     message_id,
                 )
-            return _v(
+            return violation(
                 R.REASONING_MESSAGE_ALREADY_OPEN,
                 f"Cannot send 'REASONING_MESSAGE_START' event: A reasoning message with "
                 f"ID '{message_id}' is already in progress. Complete it with "
@@ -316,13 +316,13 @@ class ItemChecks:
                 position,
                 message_id,
             )
-        tag = _tag(event)
-        owner = self._own_reasoning.get(message_id, _MISSING)
+        tag = subagent_of(event)
+        owner = self._own_reasoning.get(message_id, MISSING)
         err = self._mismatch(event, tag, owner, "reasoning message", message_id, position)
         if err is not None:
             return err
         open_ids[message_id] = None
-        if owner is _MISSING:
+        if owner is MISSING:
             self._own_reasoning[message_id] = tag
         return None
 
@@ -349,15 +349,15 @@ class ItemChecks:
                 )
             else:
                 msg = (
-                    f"Cannot send '{_type_name(event)}' event: No active reasoning message "
+                    f"Cannot send '{type_name(event)}' event: No active reasoning message "
                     f"found with ID '{message_id}'. Start a reasoning message with "
                     f"'REASONING_MESSAGE_START' first."
                 )
-            return _v(code, msg, event, position, message_id)
+            return violation(code, msg, event, position, message_id)
         err = self._mismatch(
             event,
-            _tag(event),
-            self._own_reasoning.get(message_id, _MISSING),
+            subagent_of(event),
+            self._own_reasoning.get(message_id, MISSING),
             "reasoning message",
             message_id,
             position,
@@ -385,20 +385,20 @@ class ItemChecks:
 
     def _encrypted_value(self, event: Any, position: int | None) -> ProtocolViolation | None:
         # Never sequence-checked (it may name any, or an unknown, entity): attribution only.
-        tag = _tag(event)
+        tag = subagent_of(event)
         if tag is None:
             return None
         entity_id = event.entity_id
-        subtype = _plain(event.subtype)
+        subtype = plain(event.subtype)
         if subtype == "tool-call":
-            owner, kind = self._own_tool.get(entity_id, _MISSING), "tool call"
+            owner, kind = self._own_tool.get(entity_id, MISSING), "tool call"
         elif subtype == "message":
-            owner = self._own_message.get(entity_id, _MISSING)
-            if owner is _MISSING:
-                owner = self._own_reasoning.get(entity_id, _MISSING)
+            owner = self._own_message.get(entity_id, MISSING)
+            if owner is MISSING:
+                owner = self._own_reasoning.get(entity_id, MISSING)
             kind = "message"
         else:
-            owner, kind = self._own_reasoning.get(entity_id, _MISSING), "reasoning message"
+            owner, kind = self._own_reasoning.get(entity_id, MISSING), "reasoning message"
         return self._mismatch(event, tag, owner, kind, entity_id, position)
 
     # --- activity ------------------------------------------------------------------------------------------------
@@ -406,7 +406,7 @@ class ItemChecks:
     def _activity_snapshot(self, event: Any, position: int | None) -> ProtocolViolation | None:
         message_id = event.message_id
         if message_id not in self._own_activity or event.replace is not False:
-            self._own_activity[message_id] = _tag(event)
+            self._own_activity[message_id] = subagent_of(event)
         return None
 
     def _activity_delta(self, event: Any, position: int | None) -> ProtocolViolation | None:
@@ -415,7 +415,7 @@ class ItemChecks:
         return self._mismatch(
             event,
             event.subagent_run_id,
-            self._own_activity.get(event.message_id, _MISSING),
+            self._own_activity.get(event.message_id, MISSING),
             "activity",
             event.message_id,
             position,
@@ -426,7 +426,7 @@ class ItemChecks:
     def _subagent_started(self, event: Any, position: int | None) -> ProtocolViolation | None:
         sub_id = event.subagent_run_id
         if sub_id in self._subagents:
-            return _v(
+            return violation(
                 R.SUBAGENT_ALREADY_ACTIVE,
                 f"Cannot send 'SUBAGENT_STARTED': subagent '{sub_id}' is already active. "
                 f"Finish it with 'SUBAGENT_FINISHED' first.",
@@ -435,7 +435,7 @@ class ItemChecks:
                 sub_id,
             )
         if sub_id in self._closed_subagents:
-            return _v(
+            return violation(
                 R.SUBAGENT_ID_REUSED,
                 f"Cannot send 'SUBAGENT_STARTED': subagent '{sub_id}' has already "
                 f"finished in this run. Subagent IDs are per-invocation and cannot be "
@@ -450,7 +450,7 @@ class ItemChecks:
             and parent not in self._subagents
             and parent not in self._closed_subagents
         ):
-            return _v(
+            return violation(
                 R.SUBAGENT_PARENT_NOT_STARTED,
                 f"Cannot send 'SUBAGENT_STARTED' (subagent '{sub_id}'): "
                 f"parentSubagentRunId '{parent}' has not been started in this run.",
@@ -464,9 +464,9 @@ class ItemChecks:
     def _subagent_terminal(self, event: Any, position: int | None) -> ProtocolViolation | None:
         sub_id = event.subagent_run_id
         if sub_id not in self._subagents:
-            return _v(
+            return violation(
                 R.SUBAGENT_NOT_ACTIVE,
-                f"Cannot send '{_type_name(event)}': no active subagent found with ID "
+                f"Cannot send '{type_name(event)}': no active subagent found with ID "
                 f"'{sub_id}'. A 'SUBAGENT_STARTED' event must be sent first.",
                 event,
                 position,

@@ -11,21 +11,16 @@ its class.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar, cast
 
 from agui import rules as R
 from agui import types as T
 from agui.errors import ProtocolViolation
-from agui.pipeline.verify._support import UNSET, _event_id, _type_name, _v
+from agui.pipeline.lifecycle import RunLifecycle
+from agui.pipeline.verify._support import UNSET, event_id, type_name, violation
 from agui.pipeline.verify.items import ItemChecks
 
-__all__ = ["HANDLERS", "PASS_THROUGH", "Verifier"]
-
-# run phases
-_INIT = 0  # nothing accepted yet
-_ACTIVE = 1  # RUN_STARTED accepted, no terminal yet
-_FINISHED = 2  # RUN_FINISHED accepted
-_ERRORED = 3  # RUN_ERROR accepted
+__all__ = ["BETWEEN_RUNS", "HANDLERS", "PASS_THROUGH", "Verifier"]
 
 
 class Verifier(ItemChecks):
@@ -86,15 +81,13 @@ class Verifier(ItemChecks):
         "_own_message",
         "_own_reasoning",
         "_own_tool",
-        "_phase",
+        "_life",
         "_reasoning",
-        "_run_id",
         "_spans",
         "_steps",
         "_stream_thread_id",
         "_subagents",
         "_text",
-        "_thread_id",
         "_tools",
     )
 
@@ -104,9 +97,7 @@ class Verifier(ItemChecks):
             when known; every RUN_STARTED / RUN_FINISHED must carry it.
             Default: the first RUN_STARTED's threadId becomes the stream's.
         """
-        self._phase = _INIT
-        self._run_id: str | None = None
-        self._thread_id: str | None = None
+        self._life = RunLifecycle()  # the runs accepted so far (the verifier's view)
         self._stream_thread_id = thread_id
         self._reset_run()
 
@@ -129,17 +120,17 @@ class Verifier(ItemChecks):
     @property
     def run_open(self) -> bool:
         """True between an accepted RUN_STARTED and its RUN_FINISHED / RUN_ERROR."""
-        return self._phase == _ACTIVE
+        return self._life.open
 
     @property
     def run_id(self) -> str | None:
         """runId of the current (or last) run, None before the first RUN_STARTED."""
-        return self._run_id
+        return self._life.run_id
 
     @property
     def thread_id(self) -> str | None:
         """threadId of the current (or last) run, None before the first RUN_STARTED."""
-        return self._thread_id
+        return self._life.thread_id
 
     # --- entry points -------------------------------------------------------------------
 
@@ -149,9 +140,9 @@ class Verifier(ItemChecks):
         Returns:
             None when legal (state advanced), else the violation (state unchanged).
         """
-        if self._phase != _ACTIVE:
+        if not self._life.open:
             return self._between_runs(event, position)
-        handler = HANDLERS.get(type(event))
+        handler = HANDLERS.get(type(cast(object, event)))
         if handler is None:
             return None
         return handler(self, event, position)
@@ -161,17 +152,18 @@ class Verifier(ItemChecks):
         held no run at all or its last run has no accepted RUN_FINISHED / RUN_ERROR
         (spec, draft ``basic/transports#truncation``: a truncated run MUST NOT be
         reported as a success; the 1.0 reference client does not check). Else None."""
-        if self._phase == _ACTIVE:
-            return _v(
+        life = self._life
+        if life.open:
+            return violation(
                 R.TRUNCATED_STREAM,
-                f"The stream ended without a terminal event: run '{self._run_id}' has "
+                f"The stream ended without a terminal event: run '{life.run_id}' has "
                 f"no 'RUN_FINISHED' or 'RUN_ERROR', so it has no outcome.",
                 None,
                 None,
-                self._run_id,
+                life.run_id,
             )
-        if self._phase == _INIT:
-            return _v(
+        if life.outcome is None:  # nothing accepted
+            return violation(
                 R.TRUNCATED_STREAM,
                 "The stream ended without a terminal event: it never emitted 'RUN_STARTED'.",
                 None,
@@ -182,17 +174,25 @@ class Verifier(ItemChecks):
     # --- lifecycle ---------------------------------------------------------------------------
 
     def _between_runs(self, event: Any, position: int | None) -> ProtocolViolation | None:
-        cls = type(event)
-        phase = self._phase
-        if cls is T.RunStartedEvent:
-            return self._start_run(event, position)
-        if phase != _ERRORED and cls is T.RunErrorEvent:
-            self._phase = _ERRORED
-            return None
-        entity_id = _event_id(event)
-        named = f"'{_type_name(event)}'" + ("" if entity_id is None else f" (id '{entity_id}')")
-        if phase == _ERRORED:
-            return _v(
+        opener = BETWEEN_RUNS.get(type(cast(object, event)))
+        if opener is not None:
+            return opener(self, event, position)
+        return self._refused_between_runs(event, position)
+
+    def _late_error(self, event: Any, position: int | None) -> ProtocolViolation | None:
+        """RUN_ERROR between runs: accepted first thing or after RUN_FINISHED,
+        refused after another RUN_ERROR."""
+        if self._life.outcome == "failed":
+            return self._refused_between_runs(event, position)
+        self._life.see(event)
+        return None
+
+    def _refused_between_runs(self, event: Any, position: int | None) -> ProtocolViolation:
+        outcome = self._life.outcome
+        entity_id = event_id(event)
+        named = f"'{type_name(event)}'" + ("" if entity_id is None else f" (id '{entity_id}')")
+        if outcome == "failed":
+            return violation(
                 R.EVENT_AFTER_RUN_ERROR,
                 f"Cannot send event type {named}: The run has already errored with "
                 f"'RUN_ERROR'. No further events can be sent.",
@@ -200,8 +200,8 @@ class Verifier(ItemChecks):
                 position,
                 entity_id,
             )
-        if phase == _FINISHED:
-            return _v(
+        if outcome is not None:  # finished
+            return violation(
                 R.EVENT_AFTER_RUN_FINISHED,
                 f"Cannot send event type {named}: The run has already finished with "
                 f"'RUN_FINISHED'. Start a new run with 'RUN_STARTED'.",
@@ -209,7 +209,7 @@ class Verifier(ItemChecks):
                 position,
                 entity_id,
             )
-        return _v(
+        return violation(
             R.FIRST_EVENT_NOT_RUN_STARTED,
             f"First event must be 'RUN_STARTED' (or 'RUN_ERROR'), got {named}.",
             event,
@@ -220,7 +220,7 @@ class Verifier(ItemChecks):
     def _start_run(self, event: Any, position: int | None) -> ProtocolViolation | None:
         expected = self._stream_thread_id
         if expected is not None and event.thread_id != expected:
-            return _v(
+            return violation(
                 R.RUN_STARTED_THREAD_MISMATCH,
                 f"Cannot send 'RUN_STARTED' for run '{event.run_id}' on thread "
                 f"'{event.thread_id}': every run of a stream carries the input's threadId "
@@ -230,9 +230,7 @@ class Verifier(ItemChecks):
                 event.thread_id,
             )
         self._reset_run()
-        self._phase = _ACTIVE
-        self._run_id = event.run_id
-        self._thread_id = event.thread_id
+        self._life.see(event)
         if expected is None:
             self._stream_thread_id = event.thread_id
         run_input = event.input
@@ -243,10 +241,10 @@ class Verifier(ItemChecks):
     def _nested_run(
         self, event: T.RunStartedEvent, position: int | None
     ) -> ProtocolViolation | None:
-        return _v(
+        return violation(
             R.RUN_ALREADY_ACTIVE,
             f"Cannot send 'RUN_STARTED' while a run is still active: run "
-            f"'{self._run_id}' must be finished with 'RUN_FINISHED' before run "
+            f"'{self._life.run_id}' must be finished with 'RUN_FINISHED' before run "
             f"'{event.run_id}' starts.",
             event,
             position,
@@ -254,28 +252,28 @@ class Verifier(ItemChecks):
         )
 
     def _run_error(self, event: T.RunErrorEvent, position: int | None) -> ProtocolViolation | None:
-        self._phase = _ERRORED
+        self._life.see(event)
         return None
 
     def _run_finished(
         self, event: T.RunFinishedEvent, position: int | None
     ) -> ProtocolViolation | None:
-        if event.run_id != self._run_id:
-            return _v(
+        if event.run_id != self._life.run_id:
+            return violation(
                 R.RUN_FINISHED_RUN_ID_MISMATCH,
                 f"Cannot send 'RUN_FINISHED' for run '{event.run_id}': RUN_STARTED and "
                 f"RUN_FINISHED must agree on their runId (the open run is "
-                f"'{self._run_id}').",
+                f"'{self._life.run_id}').",
                 event,
                 position,
                 event.run_id,
             )
-        if event.thread_id != self._thread_id:
-            return _v(
+        if event.thread_id != self._life.thread_id:
+            return violation(
                 R.RUN_FINISHED_THREAD_MISMATCH,
                 f"Cannot send 'RUN_FINISHED' for run '{event.run_id}' on thread "
                 f"'{event.thread_id}': both boundary events of a run carry the input's "
-                f"threadId '{self._thread_id}'.",
+                f"threadId '{self._life.thread_id}'.",
                 event,
                 position,
                 event.thread_id,
@@ -286,7 +284,7 @@ class Verifier(ItemChecks):
                 for owner, names in self._steps.items()
                 for name in names
             ]
-            return _v(
+            return violation(
                 R.RUN_FINISHED_OPEN_STEP,
                 f"Cannot send 'RUN_FINISHED' while steps are still active: {', '.join(parts)}",
                 event,
@@ -302,7 +300,7 @@ class Verifier(ItemChecks):
         ):
             if open_ids:
                 ids = list(open_ids)
-                return _v(
+                return violation(
                     code,
                     f"Cannot send 'RUN_FINISHED' while {label} are still active: {', '.join(ids)}",
                     event,
@@ -315,7 +313,7 @@ class Verifier(ItemChecks):
             seen: set[str] = set()
             for interrupt in interrupts:
                 if interrupt.id in seen:
-                    return _v(
+                    return violation(
                         R.DUPLICATE_INTERRUPT_ID,
                         f"Cannot send 'RUN_FINISHED': its interrupt outcome has two "
                         f"interrupts carrying the id '{interrupt.id}'; a resume entry "
@@ -325,7 +323,7 @@ class Verifier(ItemChecks):
                         interrupt.id,
                     )
                 seen.add(interrupt.id)
-        self._phase = _FINISHED
+        self._life.see(event)
         return None
 
     # --- attribution ------------------------------------------------------------------------------
@@ -360,37 +358,53 @@ class Verifier(ItemChecks):
         self._seed_owners(event.messages, authoritative=True)
         return None
 
+    CHECKS: ClassVar[
+        dict[type, Callable[[Verifier, Any, int | None], ProtocolViolation | None]]
+    ] = {
+        T.RunStartedEvent: _nested_run,
+        T.RunFinishedEvent: _run_finished,
+        T.RunErrorEvent: _run_error,
+        T.TextMessageStartEvent: ItemChecks._text_start,
+        T.TextMessageContentEvent: ItemChecks._text_content,
+        T.TextMessageEndEvent: ItemChecks._text_end,
+        T.ToolCallStartEvent: ItemChecks._tool_start,
+        T.ToolCallArgsEvent: ItemChecks._tool_args,
+        T.ToolCallEndEvent: ItemChecks._tool_end,
+        T.ToolCallResultEvent: ItemChecks._tool_result,
+        T.StepStartedEvent: ItemChecks._step_started,
+        T.StepFinishedEvent: ItemChecks._step_finished,
+        T.ReasoningStartEvent: ItemChecks._reasoning_start,
+        T.ReasoningMessageStartEvent: ItemChecks._reasoning_message_start,
+        T.ReasoningMessageContentEvent: ItemChecks._reasoning_content,
+        T.ReasoningMessageEndEvent: ItemChecks._reasoning_message_end,
+        T.ReasoningEndEvent: ItemChecks._reasoning_end,
+        T.ReasoningEncryptedValueEvent: ItemChecks._encrypted_value,
+        T.ActivitySnapshotEvent: ItemChecks._activity_snapshot,
+        T.ActivityDeltaEvent: ItemChecks._activity_delta,
+        T.MessagesSnapshotEvent: _messages_snapshot,
+        T.SubagentStartedEvent: ItemChecks._subagent_started,
+        T.SubagentFinishedEvent: ItemChecks._subagent_terminal,
+        T.SubagentErrorEvent: ItemChecks._subagent_terminal,
+    }
+    """Event class -> the check inside a run ``(verifier, event, position)``,
+    returning None (legal, state advanced) or the violation (state unchanged)."""
 
-_V = Verifier
-HANDLERS: dict[type, Callable[[Verifier, Any, int | None], ProtocolViolation | None]] = {
-    T.RunStartedEvent: _V._nested_run,
-    T.RunFinishedEvent: _V._run_finished,
-    T.RunErrorEvent: _V._run_error,
-    T.TextMessageStartEvent: _V._text_start,
-    T.TextMessageContentEvent: _V._text_content,
-    T.TextMessageEndEvent: _V._text_end,
-    T.ToolCallStartEvent: _V._tool_start,
-    T.ToolCallArgsEvent: _V._tool_args,
-    T.ToolCallEndEvent: _V._tool_end,
-    T.ToolCallResultEvent: _V._tool_result,
-    T.StepStartedEvent: _V._step_started,
-    T.StepFinishedEvent: _V._step_finished,
-    T.ReasoningStartEvent: _V._reasoning_start,
-    T.ReasoningMessageStartEvent: _V._reasoning_message_start,
-    T.ReasoningMessageContentEvent: _V._reasoning_content,
-    T.ReasoningMessageEndEvent: _V._reasoning_message_end,
-    T.ReasoningEndEvent: _V._reasoning_end,
-    T.ReasoningEncryptedValueEvent: _V._encrypted_value,
-    T.ActivitySnapshotEvent: _V._activity_snapshot,
-    T.ActivityDeltaEvent: _V._activity_delta,
-    T.MessagesSnapshotEvent: _V._messages_snapshot,
-    T.SubagentStartedEvent: _V._subagent_started,
-    T.SubagentFinishedEvent: _V._subagent_terminal,
-    T.SubagentErrorEvent: _V._subagent_terminal,
-}
+    OPENERS: ClassVar[
+        dict[type, Callable[[Verifier, Any, int | None], ProtocolViolation | None]]
+    ] = {
+        T.RunStartedEvent: _start_run,
+        T.RunErrorEvent: _late_error,
+    }
+    """Event class -> the check between runs (every other class is refused there)."""
+
+
+HANDLERS = Verifier.CHECKS
 """Event class -> the verifier's check inside a run ``(verifier, event, position)``,
 returning None (legal, state advanced) or the violation (state unchanged)."""
-del _V
+
+BETWEEN_RUNS = Verifier.OPENERS
+"""Event class -> the verifier's check between runs (RUN_STARTED, RUN_ERROR);
+any other event there is a lifecycle violation."""
 
 PASS_THROUGH: frozenset[type] = frozenset(
     {
