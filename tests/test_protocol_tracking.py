@@ -90,7 +90,7 @@ def test_a_breaking_rename_exits_3_naming_every_reader_and_writes_nothing(tmp_pa
     ]
     started = next(ln for ln in lines if "StepStartedEvent" in ln)
     for reader in (
-        "agui/pipeline/apply/conversation.py:Conversation._step_started",
+        "agui/pipeline/apply/runs.py:RunAppliers.step_started",
         "agui/pipeline/verify/items.py:ItemChecks._step_started",
         "agent callback on_step_started_event",
         "protobuf StepStartedEvent.step_name",
@@ -119,7 +119,7 @@ def test_an_accepted_rename_reserves_the_old_protobuf_number_and_leaves_the_tree
     assert check.returncode == 0, check.stdout
 
     # the handlers take their event's class: the type gate names each read of the old member
-    handlers = ["agui/pipeline/apply/conversation.py", "agui/pipeline/verify/items.py"]
+    handlers = ["agui/pipeline/apply/runs.py", "agui/pipeline/verify/items.py"]
     gate = _run(
         [
             sys.executable,

@@ -61,33 +61,33 @@ class RunAppliers:
 
     # -- steps, subagents, RAW, CUSTOM ----------------------------------------
 
-    def raw(self, ev: Any) -> list[Update]:
+    def raw(self, ev: T.RawEvent) -> list[Update]:
         """RAW: delivered as :class:`~agui.updates.Raw`."""
         return [Raw(ev.event, opt(ev.source))]
 
-    def custom(self, ev: Any) -> list[Update]:
+    def custom(self, ev: T.CustomEvent) -> list[Update]:
         """CUSTOM: delivered as :class:`~agui.updates.Custom` (and read for a
         legacy LangGraph interrupt)."""
         self._legacy.see(ev)
         return [Custom(ev.name, ev.value)]
 
-    def step_started(self, ev: Any) -> list[Update]:
+    def step_started(self, ev: T.StepStartedEvent) -> list[Update]:
         """STEP_STARTED: a :class:`~agui.updates.StepChanged` (started)."""
         return [StepChanged(ev.step_name, True, opt(subagent_tag(ev)))]
 
-    def step_finished(self, ev: Any) -> list[Update]:
+    def step_finished(self, ev: T.StepFinishedEvent) -> list[Update]:
         """STEP_FINISHED: a :class:`~agui.updates.StepChanged` (finished)."""
         return [StepChanged(ev.step_name, False, opt(subagent_tag(ev)))]
 
-    def subagent_started(self, ev: Any) -> list[Update]:
+    def subagent_started(self, ev: T.SubagentStartedEvent) -> list[Update]:
         """SUBAGENT_STARTED: a :class:`~agui.updates.SubagentChanged` (started, its name)."""
         return [SubagentChanged(ev.subagent_run_id, "started", ev.name)]
 
-    def subagent_error(self, ev: Any) -> list[Update]:
+    def subagent_error(self, ev: T.SubagentErrorEvent) -> list[Update]:
         """SUBAGENT_ERROR: a :class:`~agui.updates.SubagentChanged` (error, its message)."""
         return [SubagentChanged(ev.subagent_run_id, "error", ev.message)]
 
-    def subagent_finished(self, ev: Any) -> list[Update]:
+    def subagent_finished(self, ev: T.SubagentFinishedEvent) -> list[Update]:
         """SUBAGENT_FINISHED: a :class:`~agui.updates.SubagentChanged` (finished, its outcome)."""
         return [SubagentChanged(ev.subagent_run_id, "finished", finish_kind(ev))]
 
@@ -103,14 +103,14 @@ class RunAppliers:
 
     # -- run lifecycle -----------------------------------------------------------
 
-    def run_started(self, ev: Any) -> list[Update]:
+    def run_started(self, ev: T.RunStartedEvent) -> list[Update]:
         """RUN_STARTED: a new run opens; its ``input`` names the offered tools and
         adds the input messages not yet in the conversation."""
         self.lifecycle.started(ev.run_id, ev.thread_id)
         self.messages.new_run()
         self._legacy.start()
         inp = ev.input
-        if inp is not UNSET and inp is not None:
+        if isinstance(inp, T.RunAgentInput):
             tools = getattr(inp, "tools", UNSET)
             if isinstance(tools, list):  # the input this run answers names the offered tools
                 offered = cast("list[T.Tool]", tools)
@@ -121,7 +121,7 @@ class RunAppliers:
                     self.store.append(MessageRecord.from_struct(m))
         return [RunStarted(ev.run_id, ev.thread_id, opt(ev.parent_run_id))]
 
-    def run_finished(self, ev: Any) -> list[Update]:
+    def run_finished(self, ev: T.RunFinishedEvent) -> list[Update]:
         """RUN_FINISHED: the run's outcome, interrupts and pending tool calls."""
         life = self.lifecycle
         ids = {"run_id": ev.run_id, "thread_id": ev.thread_id}
@@ -153,7 +153,7 @@ class RunAppliers:
         self.pending_tool_call_ids = self.pending_after(outcome)
         return []
 
-    def run_error(self, ev: Any) -> list[Update]:
+    def run_error(self, ev: T.RunErrorEvent) -> list[Update]:
         """RUN_ERROR: the run failed (a fatal :class:`~agui.updates.ErrorUpdate`)."""
         err = RunError(ev.message, code=opt(ev.code))
         self.lifecycle.errored(err)
