@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections.abc import AsyncIterator, Iterator
+from typing import Protocol
 
 from agui.errors import TransportError
 
@@ -49,6 +50,17 @@ MAX_INFLATION_RATIO = 200
 
 RATIO_FLOOR_BYTES = 16 * 1024 * 1024
 """Inflated bytes (16 MiB) below which the ratio is not judged (small bodies compress well)."""
+
+
+class Decompressor(Protocol):
+    """What a ``zlib.decompressobj()`` offers (bounded ``decompress`` and its tail)."""
+
+    @property
+    def unconsumed_tail(self) -> bytes: ...
+    @property
+    def eof(self) -> bool: ...
+    def decompress(self, data: bytes, max_length: int = 0, /) -> bytes: ...
+
 
 _IDENTITY = frozenset({"", "identity"})
 _WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
@@ -82,7 +94,7 @@ class BodyInflater:
         self.inflated = 0  # bytes handed on
         self._raw_deflate = False
         if self.encoding in _IDENTITY:
-            self._inflate: zlib._Decompress | None = None
+            self._inflate: Decompressor | None = None
         elif self.encoding in _WBITS:
             self._inflate = zlib.decompressobj(_WBITS[self.encoding])
         else:
