@@ -360,7 +360,8 @@ def generate_module(schema_path: Path, workdir: Path) -> str:
     """Generated Python source for one schema file (raises RuntimeError on generator failure)."""
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     src = workdir / schema_path.name  # same file name: it appears in the generated header
-    src.write_text(json.dumps(prepare_schema(schema), indent=2, ensure_ascii=False), "utf-8")
+    prepared = prepare_schema(_without_member_keywords(schema))
+    src.write_text(json.dumps(prepared, indent=2, ensure_ascii=False), "utf-8")
     out = workdir / (module_name(schema_path) + ".py")
     exe = Path(sys.executable).with_name("datamodel-codegen")
     cmd = [
@@ -375,7 +376,25 @@ def generate_module(schema_path: Path, workdir: Path) -> str:
     if proc.returncode != 0:
         raise RuntimeError(f"datamodel-codegen failed for {schema_path.name}:\n{proc.stderr}")
     text = postprocess(out.read_text(encoding="utf-8"), closed_definitions(schema))
+    text = _member_count_checks(text, schema)
     return add_event_type_enum(text, event_tags(schema))
+
+
+def _member_count_checks(text: str, schema: dict[str, Any]) -> str:
+    """Post-decode member checks (minProperties, maxProperties, exactly-one-of,
+    dependentRequired; :mod:`codegen_a2ui`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import codegen_a2ui
+
+    return codegen_a2ui.add_member_count_checks(text, schema)
+
+
+def _without_member_keywords(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema minus the member rules the post-decode checks own (:mod:`codegen_a2ui`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import codegen_a2ui
+
+    return codegen_a2ui.without_member_keywords(schema)
 
 
 def check_generator_version() -> None:

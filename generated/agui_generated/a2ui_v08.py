@@ -98,6 +98,9 @@ class Children(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     ) = field(name='explicitList', default=UNSET)
     template: ChildTemplate | UnsetType = UNSET
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'Children', 1, 1)
+
 
 class ActionContextEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
@@ -427,6 +430,9 @@ class ComponentWrapper(Struct, kw_only=True, gc=False):
     )
     slider: SliderProps | UnsetType = field(name='Slider', default=UNSET)
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'ComponentWrapper', None, 1)
+
 
 class ComponentEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
@@ -540,6 +546,9 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         name='deleteSurface', default=UNSET
     )
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'AgentMessage', 1, 1)
+
 
 class UserAction(Struct, kw_only=True, gc=False):
     """
@@ -569,3 +578,52 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         Annotated[dict[str, Any], Meta(description='Free-form error report.')]
         | UnsetType
     ) = UNSET
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'ClientMessage', 1, 1)
+
+
+def _check_members(
+    obj: Struct,
+    name: str,
+    minimum: int | None,
+    maximum: int | None,
+    exactly_one: tuple[str, ...] = (),
+    dependent: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> None:
+    """Enforce the schema's member rules on a decoded struct (names are wire names).
+
+    ``minimum``/``maximum``: minProperties/maxProperties; ``exactly_one``: a oneOf of
+    single-member ``required`` branches; ``dependent``: dependentRequired. Raises ValueError
+    naming the rule, which msgspec reports as a ValidationError with the path. Written by
+    tools/codegen_a2ui.py.
+    """
+    present = [
+        wire
+        for attr, wire in zip(obj.__struct_fields__, obj.__struct_encode_fields__)
+        if getattr(obj, attr) is not UNSET
+    ]
+    if minimum is not None and len(present) < minimum:
+        allowed = ", ".join(obj.__struct_encode_fields__)
+        raise ValueError(
+            f"{name} needs at least {minimum} member(s) of {allowed}, "
+            f"got {len(present)} (minProperties)"
+        )
+    if maximum is not None and len(present) > maximum:
+        raise ValueError(
+            f"{name} allows at most {maximum} member(s), got {', '.join(present)} "
+            "(maxProperties)"
+        )
+    if exactly_one:
+        found = [wire for wire in exactly_one if wire in present]
+        if len(found) != 1:
+            raise ValueError(
+                f"{name} needs exactly one of {', '.join(exactly_one)}, "
+                f"got {', '.join(found) or 'none'} (oneOf)"
+            )
+    for wire, needs in dependent:
+        missing = [need for need in needs if wire in present and need not in present]
+        if missing:
+            raise ValueError(
+                f"{name}: {wire} needs {', '.join(missing)} (dependentRequired)"
+            )

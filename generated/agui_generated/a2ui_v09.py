@@ -46,6 +46,9 @@ class DynamicRef(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         | UnsetType
     ) = field(name='returnType', default=UNSET)
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'DynamicRef', 1, None)
+
 
 DynamicString: TypeAlias = str | DynamicRef
 
@@ -134,18 +137,19 @@ class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     event: ActionEvent | UnsetType = UNSET
     function_call: FunctionCall | UnsetType = field(name='functionCall', default=UNSET)
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'Action', 1, 1)
+
 
 class CheckRule(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
-    A client-side validation rule on an input (or a Button, which it disables when failing). The schema form is `{condition, message}`; the flat form `{call, args, message}` seen in the specification's own examples is accepted too.
+    A client-side validation rule on an input (or a Button, which it disables when failing). The schema form is `{condition, message}`; the flat form `{call, args, message}` seen in the specification's own examples is accepted too. `message` is required in both forms.
     """
 
+    message: Annotated[str, Meta(description='Shown when the check fails.')]
     condition: (
         Annotated[DynamicBoolean, Meta(description='True when the input is valid.')]
         | UnsetType
-    ) = UNSET
-    message: (
-        Annotated[str, Meta(description='Shown when the check fails.')] | UnsetType
     ) = UNSET
     call: Annotated[str, Meta(description='Flat form: function name.')] | UnsetType = (
         UNSET
@@ -197,6 +201,9 @@ class IconSource(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         Annotated[str, Meta(description='Pointer to an icon name in the data model.')]
         | UnsetType
     ) = UNSET
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'IconSource', 1, None)
 
 
 class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -966,6 +973,9 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         name='deleteSurface', default=UNSET
     )
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'AgentMessage', 2, 2)
+
 
 class UserAction(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
@@ -1015,3 +1025,52 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     ]
     action: UserAction | UnsetType = UNSET
     error: ClientError | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'ClientMessage', 2, 2)
+
+
+def _check_members(
+    obj: Struct,
+    name: str,
+    minimum: int | None,
+    maximum: int | None,
+    exactly_one: tuple[str, ...] = (),
+    dependent: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> None:
+    """Enforce the schema's member rules on a decoded struct (names are wire names).
+
+    ``minimum``/``maximum``: minProperties/maxProperties; ``exactly_one``: a oneOf of
+    single-member ``required`` branches; ``dependent``: dependentRequired. Raises ValueError
+    naming the rule, which msgspec reports as a ValidationError with the path. Written by
+    tools/codegen_a2ui.py.
+    """
+    present = [
+        wire
+        for attr, wire in zip(obj.__struct_fields__, obj.__struct_encode_fields__)
+        if getattr(obj, attr) is not UNSET
+    ]
+    if minimum is not None and len(present) < minimum:
+        allowed = ", ".join(obj.__struct_encode_fields__)
+        raise ValueError(
+            f"{name} needs at least {minimum} member(s) of {allowed}, "
+            f"got {len(present)} (minProperties)"
+        )
+    if maximum is not None and len(present) > maximum:
+        raise ValueError(
+            f"{name} allows at most {maximum} member(s), got {', '.join(present)} "
+            "(maxProperties)"
+        )
+    if exactly_one:
+        found = [wire for wire in exactly_one if wire in present]
+        if len(found) != 1:
+            raise ValueError(
+                f"{name} needs exactly one of {', '.join(exactly_one)}, "
+                f"got {', '.join(found) or 'none'} (oneOf)"
+            )
+    for wire, needs in dependent:
+        missing = [need for need in needs if wire in present and need not in present]
+        if missing:
+            raise ValueError(
+                f"{name}: {wire} needs {', '.join(missing)} (dependentRequired)"
+            )

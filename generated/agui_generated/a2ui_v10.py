@@ -46,6 +46,9 @@ class DynamicRef(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         | UnsetType
     ) = field(name='returnType', default=UNSET)
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'DynamicRef', 1, None)
+
 
 DynamicString: TypeAlias = str | DynamicRef
 
@@ -95,6 +98,33 @@ class FunctionCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         ]
         | UnsetType
     ) = field(name='callableFrom', default=UNSET)
+
+
+class RemoteFunctionCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+    """
+    A v0.10 `callFunction` message's call: a function the agent asks the renderer to run, so it names where it may run (`remoteOnly` or `clientOrRemote`) and what it returns.
+    """
+
+    call: Annotated[str, Meta(description='Function name from the catalog.')]
+    return_type: Annotated[Literal['string', 'number', 'boolean', 'array', 'object', 'any', 'void'], Meta(description='Expected result type (default boolean).')] = field(
+        name='returnType'
+    )
+    callable_from: Annotated[Literal['remoteOnly', 'clientOrRemote'], Meta(description='Where the function may run; a client-only function cannot be called by the agent.')] = field(
+        name='callableFrom'
+    )
+    args: (
+        Annotated[
+            dict[str, Any], Meta(description='Named arguments; values may be dynamic.')
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(description="Catalog defining the function (default: the surface's)."),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -160,18 +190,19 @@ class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     event: ActionEvent | UnsetType = UNSET
     function_call: FunctionCall | UnsetType = field(name='functionCall', default=UNSET)
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'Action', 1, 1)
+
 
 class CheckRule(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
-    A client-side validation rule on an input (or a Button, which it disables when failing). The schema form is `{condition, message}`; the flat form `{call, args, message}` seen in the specification's own examples is accepted too.
+    A client-side validation rule on an input (or a Button, which it disables when failing). The schema form is `{condition, message}`; the flat form `{call, args, message}` seen in the specification's own examples is accepted too. `message` is required in both forms.
     """
 
+    message: Annotated[str, Meta(description='Shown when the check fails.')]
     condition: (
         Annotated[DynamicBoolean, Meta(description='True when the input is valid.')]
         | UnsetType
-    ) = UNSET
-    message: (
-        Annotated[str, Meta(description='Shown when the check fails.')] | UnsetType
     ) = UNSET
     call: Annotated[str, Meta(description='Flat form: function name.')] | UnsetType = (
         UNSET
@@ -223,6 +254,9 @@ class IconSource(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         Annotated[str, Meta(description='Pointer to an icon name in the data model.')]
         | UnsetType
     ) = UNSET
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'IconSource', 1, None)
 
 
 class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -971,7 +1005,11 @@ class Slider(Struct, kw_only=True, tag_field='component', tag='Slider', forbid_u
     ) = field(name='catalogId', default=UNSET)
     steps: (
         Annotated[
-            float, Meta(description='Number of discrete steps between min and max.')
+            float,
+            Meta(
+                description='Number of discrete steps between min and max (at least 1).',
+                ge=1.0,
+            ),
         ]
         | UnsetType
     ) = UNSET
@@ -1203,7 +1241,7 @@ class UserAction(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
 class ClientError(Struct, kw_only=True, gc=False):
     """
-    A client-side error report. `VALIDATION_FAILED` (with `path`, a pointer into the offending message) is the standard code, fed back to the model for self-correction; other codes may add fields.
+    A client-side error report. `VALIDATION_FAILED` (with `path`, a pointer into the offending message) is the standard code, fed back to the model for self-correction; other codes may add fields. It concerns exactly one of a surface (`surfaceId`) or a function call (`functionCallId`).
     """
 
     code: Annotated[str, Meta(description='Error code, e.g. VALIDATION_FAILED.')]
@@ -1223,6 +1261,9 @@ class ClientError(Struct, kw_only=True, gc=False):
         ]
         | UnsetType
     ) = field(name='functionCallId', default=UNSET)
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'ClientError', None, None, ('surfaceId', 'functionCallId'))
 
 
 class FunctionInvocation(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -1275,6 +1316,20 @@ class FunctionResult(Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
     error: FunctionError | UnsetType = UNSET
 
 
+class FunctionResponse(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+    """
+    A v0.10 `functionResponse`: the value a renderer function returned, with the call's id and name copied verbatim from the invocation.
+    """
+
+    function_call_id: Annotated[str, Meta(description='The call this answers.')] = (
+        field(name='functionCallId')
+    )
+    call: Annotated[str, Meta(description='Name of the function that was called.')]
+    value: Annotated[
+        Any, Meta(description='The result; any JSON value, null included.')
+    ]
+
+
 class ActionResponse(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     v0.10: the answer to an action sent with wantResponse.
@@ -1288,7 +1343,7 @@ class ActionResponse(Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
 
 class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
-    Any agent-to-client message: `version` plus exactly one operation key (v1.0 and v0.10 names). One object with optional keys (rather than a union) so a typed decoder can read any message in one pass.
+    Any agent-to-client message: `version` plus exactly one operation key (v1.0 and v0.10 names). One object with optional keys (rather than a union) so a typed decoder can read any message in one pass. A v0.10 `callFunction` comes with its `functionCallId` (dependentRequired).
     """
 
     version: Annotated[
@@ -1312,7 +1367,9 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     call_renderer_function: FunctionInvocation | UnsetType = field(
         name='callRendererFunction', default=UNSET
     )
-    call_function: FunctionCall | UnsetType = field(name='callFunction', default=UNSET)
+    call_function: RemoteFunctionCall | UnsetType = field(
+        name='callFunction', default=UNSET
+    )
     function_call_id: (
         Annotated[
             str, Meta(description='v0.10 callFunction: id to copy into the response.')
@@ -1337,6 +1394,9 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         name='actionResponse', default=UNSET
     )
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'AgentMessage', 2, None, (), (('callFunction', ('functionCallId',)), ('functionCallId', ('callFunction',))))
+
 
 class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
@@ -1357,6 +1417,55 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     renderer_function_response: FunctionResult | UnsetType = field(
         name='rendererFunctionResponse', default=UNSET
     )
-    function_response: FunctionResult | UnsetType = field(
+    function_response: FunctionResponse | UnsetType = field(
         name='functionResponse', default=UNSET
     )
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'ClientMessage', 2, 2)
+
+
+def _check_members(
+    obj: Struct,
+    name: str,
+    minimum: int | None,
+    maximum: int | None,
+    exactly_one: tuple[str, ...] = (),
+    dependent: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> None:
+    """Enforce the schema's member rules on a decoded struct (names are wire names).
+
+    ``minimum``/``maximum``: minProperties/maxProperties; ``exactly_one``: a oneOf of
+    single-member ``required`` branches; ``dependent``: dependentRequired. Raises ValueError
+    naming the rule, which msgspec reports as a ValidationError with the path. Written by
+    tools/codegen_a2ui.py.
+    """
+    present = [
+        wire
+        for attr, wire in zip(obj.__struct_fields__, obj.__struct_encode_fields__)
+        if getattr(obj, attr) is not UNSET
+    ]
+    if minimum is not None and len(present) < minimum:
+        allowed = ", ".join(obj.__struct_encode_fields__)
+        raise ValueError(
+            f"{name} needs at least {minimum} member(s) of {allowed}, "
+            f"got {len(present)} (minProperties)"
+        )
+    if maximum is not None and len(present) > maximum:
+        raise ValueError(
+            f"{name} allows at most {maximum} member(s), got {', '.join(present)} "
+            "(maxProperties)"
+        )
+    if exactly_one:
+        found = [wire for wire in exactly_one if wire in present]
+        if len(found) != 1:
+            raise ValueError(
+                f"{name} needs exactly one of {', '.join(exactly_one)}, "
+                f"got {', '.join(found) or 'none'} (oneOf)"
+            )
+    for wire, needs in dependent:
+        missing = [need for need in needs if wire in present and need not in present]
+        if missing:
+            raise ValueError(
+                f"{name}: {wire} needs {', '.join(missing)} (dependentRequired)"
+            )
