@@ -9,7 +9,9 @@ and keep its event loop responsive on a flood of tiny frames.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
+import time
 import tracemalloc
 import zlib
 
@@ -83,7 +85,7 @@ async def small(request: Request) -> Response:
 
 def _flood_body() -> bytes:
     """~60 MiB of tiny comment frames (under the ratio bound), then a run, gzip'd."""
-    frames = b"".join(b":%x\n" % i for i in range(8 * MIB))
+    frames = b"".join(b":%x\n\n" % i for i in range(6 * MIB))
     return gzip.compress(frames + _run_sse(), compresslevel=6)
 
 
@@ -195,3 +197,32 @@ async def test_the_budget_per_response_is_refused_naming_the_bound(server, Http)
     with pytest.raises(TransportError) as caught:
         await _pieces(transport)
     assert caught.value.kind == "protocol" and "budget of 100 bytes" in str(caught.value)
+
+
+async def test_a_flood_of_tiny_frames_leaves_the_event_loop_responsive(server, Http):
+    """A timeout fires within ~100 ms of its deadline while a gzip'd flood of comment
+    frames is parsed (before: one read inflated whole and parsed with no await)."""
+    session = Session(Http(f"{server.url}/flood"), thread_id="t1")
+    lags: list[float] = []
+    stop = False
+
+    async def probe() -> None:
+        loop = asyncio.get_running_loop()
+        while not stop:
+            before = loop.time()
+            await asyncio.sleep(0.01)
+            lags.append(loop.time() - before - 0.01)
+
+    task = asyncio.create_task(probe())
+    started = time.monotonic()
+    try:
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.2):
+                async for _ in session.run():
+                    pass
+    finally:
+        stop = True
+        await task
+    late = time.monotonic() - started - 0.2
+    assert late < 0.15, f"the 0.2 s timeout fired {late:.2f} s late"
+    assert lags and max(lags) < 0.15, f"the loop stalled {max(lags):.2f} s"
