@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-import zlib
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -38,6 +37,7 @@ from agui.transports.http import (
     request_headers,
     url_error,
 )
+from agui.transports.inflate import MAX_INFLATED_BYTES, bounded_body
 from agui.types import RunAgentInput
 
 
@@ -57,7 +57,6 @@ __all__ = ["FastHttpTransport"]
 
 MAX_REDIRECTS = 20
 _HIGH_WATER = 1024 * 1024  # buffered body bytes past which reading pauses
-_PIECE = 1024 * 1024  # an inflated chunk is handed on in pieces of at most this
 _READ_BYTES = 64 * 1024
 
 
@@ -192,7 +191,8 @@ class FastHttpTransport:
     reusable ``client``. ``timeout``: seconds or an ``httpx.Timeout`` (its
     ``connect``, ``read`` and ``write`` are used); default
     :data:`~agui.transports.http.DEFAULT_TIMEOUT`. A ``gzip`` or ``deflate``
-    body is inflated incrementally, in pieces of at most 1 MiB.
+    body is inflated incrementally under the bounds of :mod:`agui.transports.inflate`
+    (``max_inflated_bytes`` per response); any other encoding is refused.
 
     ``url``, ``headers``, ``timeout``, ``verify`` and ``protobuf`` are as for
     ``HttpTransport``.
@@ -225,6 +225,9 @@ class FastHttpTransport:
     def request_headers(self) -> dict[str, str]:
         """Headers sent with every request (user headers, then the forced two)."""
         return request_headers(self.headers, self.protobuf)
+
+    max_inflated_bytes: int | None = MAX_INFLATED_BYTES
+    """Budget of inflated body bytes per response (None: no budget)."""
 
     async def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | str]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
@@ -286,7 +289,6 @@ class FastHttpTransport:
         lines = [
             f"{method} {target} HTTP/1.1",
             f"Host: {url.netloc.decode('ascii')}",
-            "Accept-Encoding: gzip, deflate",
             "Connection: close",
         ]
         lines += [f"{k}: {v}" for k, v in headers.items()]
@@ -317,7 +319,12 @@ class FastHttpTransport:
     async def _body(self, url: httpx.URL, reply: _Reply) -> AsyncIterator[bytes | str]:
         status = reply.status
         content_type = reply.headers.get("content-type", "").strip()
-        chunks = self._chunks(url, reply)
+        chunks = bounded_body(
+            self._chunks(url, reply),
+            reply.headers.get("content-encoding", ""),
+            str(url),
+            max_inflated_bytes=self.max_inflated_bytes,
+        )
         if not 200 <= status < 300:
             text = await _head_of(chunks)
             reason = reply.reason.decode("latin-1")
@@ -370,22 +377,12 @@ class FastHttpTransport:
             )
 
     async def _chunks(self, url: httpx.URL, reply: _Reply) -> AsyncIterator[bytes]:
-        """The body's chunks (inflated when encoded), until its end."""
-        encoding = reply.headers.get("content-encoding", "").strip().lower()
-        inflate: Any = None
-        if encoding in ("gzip", "x-gzip"):
-            inflate = zlib.decompressobj(zlib.MAX_WBITS | 16)
-        elif encoding == "deflate":
-            inflate = zlib.decompressobj()
+        """The body's chunks as they came off the wire, until its end."""
         read_timeout = self.timeout.read
         while True:
             if reply.chunks:
                 for chunk in reply.take():
-                    if inflate is None:
-                        yield chunk
-                    else:
-                        for piece in _inflated(inflate, chunk, url):
-                            yield piece
+                    yield chunk
                 continue
             _check(reply, url)
             if reply.complete:
@@ -414,24 +411,6 @@ class FastHttpTransport:
 def _check(reply: _Reply, url: httpx.URL) -> None:
     if reply.error is not None:
         raise TransportError(f"malformed HTTP response from {url}: {reply.error}", kind="protocol")
-
-
-def _inflated(inflate: Any, chunk: bytes, url: httpx.URL) -> list[bytes]:
-    """``chunk`` inflated, in pieces of at most 1 MiB (a small chunk may inflate
-    to a great deal)."""
-    out: list[bytes] = []
-    data = chunk
-    try:
-        while data:
-            piece = inflate.decompress(data, _PIECE)
-            if piece:
-                out.append(piece)
-            data = inflate.unconsumed_tail
-    except zlib.error as exc:
-        raise TransportError(
-            f"malformed HTTP response from {url}: {exc}", kind="protocol"
-        ) from None
-    return out
 
 
 async def _head_of(chunks: AsyncIterator[bytes]) -> str:

@@ -36,6 +36,7 @@ import httpx
 
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.transports.base import encode_run_input
+from agui.transports.inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES, bounded_body
 from agui.transports.proto_recording import frame_texts, proto_error
 from agui.types import RunAgentInput
 
@@ -115,6 +116,15 @@ class HttpTransport:
         """Headers sent with every request (user headers, then the forced two)."""
         return request_headers(self.headers, self.protobuf)
 
+    max_inflated_bytes: int | None = MAX_INFLATED_BYTES
+    """Budget of inflated body bytes per response (None: no budget; the ratio bound
+    of :mod:`agui.transports.inflate` still holds)."""
+
+    def _body(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """The response body, inflated by us in bounded slices (never by httpx, whose
+        decoders inflate each read whole): see :mod:`agui.transports.inflate`."""
+        return body_of(response, self.max_inflated_bytes)
+
     async def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | str]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
         protobuf answer (``protobuf=True``) one event's JSON text (str) per frame.
@@ -150,13 +160,13 @@ class HttpTransport:
                         raise await _status_error(response)
                     content_type = response.headers.get("content-type", "").strip()
                     if self.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
-                        async for text in proto_events(response.aiter_bytes(), self.url):
+                        async for text in proto_events(self._body(response), self.url):
                             yield text
                         return
                     if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
                         raise await _content_type_error(response, content_type)
                     sniff = None if content_type else SseSniffer()
-                    async for chunk in response.aiter_bytes():
+                    async for chunk in self._body(response):
                         if chunk:
                             if sniff is not None:
                                 sniff.feed(chunk)
@@ -213,16 +223,30 @@ def media_type(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
 
+def body_of(
+    response: httpx.Response, max_inflated_bytes: int | None = MAX_INFLATED_BYTES
+) -> AsyncIterator[bytes]:
+    """``response``'s body, read raw and inflated in bounded slices
+    (:func:`agui.transports.inflate.bounded_body`; an encoding not asked for is a
+    ``TransportError(kind="protocol")`` naming it)."""
+    return bounded_body(
+        response.aiter_raw(),
+        response.headers.get("content-encoding", ""),
+        str(response.request.url),
+        max_inflated_bytes=max_inflated_bytes,
+    )
+
+
 async def _body_head(response: httpx.Response) -> str:
     """The first 2 KiB of the body as text (invalid UTF-8 replaced); reads no
     further, since a body may be endless. Never raises."""
     raw = b""
     try:
-        async for chunk in response.aiter_bytes():
+        async for chunk in body_of(response):
             raw += chunk
             if len(raw) >= BODY_LIMIT:
                 break
-    except httpx.HTTPError:
+    except (httpx.HTTPError, TransportError):
         pass
     return raw[:BODY_LIMIT].decode("utf-8", errors="replace")
 
@@ -390,10 +414,13 @@ def as_timeout(timeout: float | httpx.Timeout | None) -> httpx.Timeout:
 
 def request_headers(headers: Mapping[str, str], protobuf: bool) -> dict[str, str]:
     """The headers of a run request: the user's ``headers`` without their own
-    ``Content-Type`` / ``Accept``, then JSON and the Accept of ``protobuf``."""
-    sent = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "accept")}
+    ``Content-Type`` / ``Accept`` / ``Accept-Encoding``, then JSON, the Accept of
+    ``protobuf`` and :data:`agui.transports.inflate.ACCEPT_ENCODING`."""
+    forced = ("content-type", "accept", "accept-encoding")
+    sent = {k: v for k, v in headers.items() if k.lower() not in forced}
     sent["Content-Type"] = "application/json"
     sent["Accept"] = PROTOBUF_ACCEPT if protobuf else SSE_MEDIA_TYPE
+    sent["Accept-Encoding"] = ACCEPT_ENCODING  # only what we inflate in bounded pieces
     return sent
 
 
