@@ -11,7 +11,7 @@ import asyncio
 import random
 
 import pytest
-from resume_helpers import Calls, streaming_agent
+from resume_helpers import Calls, streaming_agent, wait_for
 
 from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure
 from agui.client.session import Session
@@ -94,10 +94,13 @@ class CuttingProxy:
                 writer.close()
 
 
+CALLS = Calls()
+
+
 @pytest.fixture(scope="module")
 def server():
-    calls = Calls()
-    with BackgroundServer(create_app(streaming_agent(calls, pause=0.0005), store="memory")) as srv:
+    app = create_app(streaming_agent(CALLS, pause=0.0005), store="memory", detach_timeout=5.0)
+    with BackgroundServer(app) as srv:
         yield srv
 
 
@@ -221,3 +224,51 @@ def test_the_sse_reader_gives_each_frame_its_last_event_id():
     plain = SseReader()
     plain.feed(b"data: a\n\ndata: b\n\n")
     assert plain.ids == []
+
+
+def test_session_attach_joins_a_run_in_progress_and_replays_it_from_the_start(server):
+    import httpx
+    from resume_helpers import body
+
+    n = 300
+    with httpx.Client() as client:  # a client that started the run, then went away
+        with client.stream(
+            "POST", server.url + "/agent", json=body("r-attach", n, "t-attach")
+        ) as cut:
+            next(cut.iter_bytes())
+
+    async def go() -> list:
+        session = Session(HttpTransport(server.url + "/agent"), thread_id="t-attach")
+        return [u async for u in session.attach("r-attach")]
+
+    updates = asyncio.run(go())
+    assert isinstance(updates[-1], Done) and updates[-1].outcome == "success"
+    assert [u.delta for u in updates if isinstance(u, TextDelta)] == [f"w{k} " for k in range(n)]
+
+
+def test_attaching_to_a_run_the_server_does_not_hold_fails_with_410_and_starts_nothing(server):
+    async def go() -> list:
+        session = Session(HttpTransport(server.url + "/agent"), thread_id="t-none")
+        return [u async for u in session.attach("no-such-run")]
+
+    updates = asyncio.run(go())
+    errors = [u for u in updates if isinstance(u, ErrorUpdate)]
+    assert errors and getattr(errors[0].error, "status", None) == 410
+    assert isinstance(updates[-1], Done) and updates[-1].outcome == "failed"
+
+
+def test_a_deliberate_abort_of_a_resumable_run_sends_the_cancel_request_before_closing(server):
+    async def go() -> None:
+        session = Session(HttpTransport(server.url + "/agent"), thread_id="t-abort")
+        run = session.run(
+            run_id="r-abort", messages=[{"id": "u", "role": "user", "content": "100000"}]
+        )
+        async for update in run:
+            if isinstance(update, TextDelta):
+                await run.aclose()
+        assert run.done is not None and run.done.outcome == "cancelled"
+
+    asyncio.run(go())
+    # the detach timeout is 5 s: a bare disconnect would leave the agent running
+    wait_for(lambda: "r-abort" in CALLS.cancelled, timeout=1)
+    assert CALLS.cancelled.get("r-abort") == "cancel requested"

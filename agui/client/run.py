@@ -178,6 +178,7 @@ class _RunCore:
     list per frame; None when the run is over."""
 
     __slots__ = (
+        "abort",
         "calls",
         "cancelled",
         "closing",
@@ -248,6 +249,7 @@ class _RunCore:
         self.cursor = Cursor(cursor)
         self.policy: ReconnectPolicy | None = None
         self.held: Any = _NOTHING
+        self.abort = False  # stopped on purpose with a resumable run open: tell the server
 
     # ------------------------------------------------------------- stepping
 
@@ -493,8 +495,11 @@ class _RunCore:
         """Stop the run now (on the loop's thread, between two frames): nothing
         more is applied; the run's ``Done`` becomes ``cancelled`` unless it ended."""
         self.stopping = True
-        if self.pipeline is not None:
-            self.pipeline.cancel(_CANCELLED)
+        pipeline = self.pipeline
+        if pipeline is not None:
+            if self.policy is not None and self.cursor.last is not None:
+                self.abort = self.abort or pipeline.lifecycle.open
+            pipeline.cancel(_CANCELLED)
 
     def interrupt(self, gen: AsyncGenerator[Update, None] | None) -> None:
         """After :meth:`stop_here`, from outside the run (another task, a loop
@@ -532,15 +537,9 @@ class _RunCore:
         request (``DELETE <url>/runs/{threadId}/{runId}``) before the stream closes,
         so the server stops the agent at once instead of waiting for its detach
         timeout."""
-        pipeline = self.pipeline
-        if (
-            not self.stopping
-            or self.policy is None
-            or self.cursor.last is None
-            or pipeline is None
-            or not pipeline.lifecycle.open
-        ):
+        if not self.abort:
             return
+        self.abort = False
         transport = self.session.transport
         url = getattr(transport, "url", None)
         headers: object = getattr(transport, "headers", None)
@@ -599,6 +598,9 @@ class Run:
         slot: the session's :class:`RunSlot` (one run streams at a time).
         subscribers: the session's :class:`Subscribers`.
         carry: the overrides follow-up rounds keep.
+        cursor: join a run in progress on a resumable server from this cursor
+            (``Last-Event-ID``; ``"0"`` = its first event) instead of starting it
+            (:meth:`Session.attach`).
 
     Attributes:
         input: the first ``RunAgentInput`` sent (after the session's defaults
@@ -614,9 +616,12 @@ class Run:
         slot: RunSlot,
         subscribers: Subscribers,
         carry: dict[str, Any] | None = None,
+        cursor: str | None = None,
     ) -> None:
         self.input = run_input
-        self._core = _RunCore(session, run_input, slot, dict(carry or {}), weakref.ref(self))
+        self._core = _RunCore(
+            session, run_input, slot, dict(carry or {}), weakref.ref(self), cursor
+        )
         self._subscribers = subscribers
         self._gen: AsyncGenerator[Update, None] | None = None
         self._closed = False
