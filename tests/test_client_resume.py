@@ -215,12 +215,13 @@ def test_a_frame_whose_cursor_was_processed_is_a_repeat_and_the_budget_resets_on
     assert not cursor.repeat("6") and not cursor.repeat(None)
 
 
-def test_the_sse_reader_gives_each_frame_its_last_event_id():
+def test_the_sse_reader_gives_each_frame_the_id_of_its_own_block():
     reader = SseReader()
     assert reader.feed(b"data: a\n\nid: 1\ndata: b\n\nid: 2\ndata: c\n\ndata: d\n\n") == list(
         "abcd"
     )
-    assert reader.ids == [None, "1", "2", "2"]
+    assert reader.ids == [None, "1", "2", None]  # d carries no id of its own
+    assert reader.last_event_id == "2"
     plain = SseReader()
     plain.feed(b"data: a\n\ndata: b\n\n")
     assert plain.ids == []

@@ -51,7 +51,7 @@ class WireStage:
 
     @property
     def ids(self) -> Sequence[str | None]:
-        """Each frame's SSE last event ID (the ``id:`` cursor), parallel to what the
+        """Each frame's own SSE ``id:`` (the cursor; None without one), parallel to what the
         latest :meth:`frames` / :meth:`end` returned; empty when the stream has
         carried no ``id:`` line (or the item was one event's JSON text)."""
         return self._ids

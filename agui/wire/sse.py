@@ -11,8 +11,9 @@ uses (the spec's HTTP-SSE binding):
   LF; ``event:``, ``retry:``, comment lines (``:``) and unknown fields
   are ignored; a block without data lines yields nothing;
 * ``id:`` lines set the last event ID (a value holding NUL is ignored, as the
-  standard says); :attr:`SseReader.ids` gives each returned frame's last event
-  ID, for a client that resumes a cut stream with ``Last-Event-ID``;
+  standard says; :attr:`SseReader.last_event_id`); :attr:`SseReader.ids` gives
+  the ``id:`` of each returned frame's own block, for a client that resumes a
+  cut stream with ``Last-Event-ID``;
 * a UTF-8 byte-order mark at the start of the stream is skipped; payloads are
   decoded as UTF-8 once the frame is complete, so a character split across
   reads is never broken (invalid bytes become U+FFFD, as in the reference
@@ -94,8 +95,9 @@ class SseReader:
         self._raised = False
         self._last_id: str | None = None  # None: no id line seen on this stream
         self.ids: list[str | None] = []
-        """The last event ID at each frame the latest :meth:`feed` / :meth:`close`
-        returned (parallel to them); empty while the stream has carried no ``id:``."""
+        """The ``id:`` each frame the latest :meth:`feed` / :meth:`close` returned
+        carried in its own block (None for a frame without one; parallel to them);
+        empty while the stream has carried no ``id:``."""
 
     @property
     def last_event_id(self) -> str | None:
@@ -198,7 +200,7 @@ class SseReader:
                 fast = None
         if fast is not None:
             if self._last_id is not None:
-                self.ids += [self._last_id] * len(fast)
+                self.ids += [None] * len(fast)
             out += fast
         else:
             emit = self._emit
@@ -276,10 +278,11 @@ class SseReader:
             return
         if block[:6] == b"data: " and b"\n" not in block:  # the common case
             if self._last_id is not None:
-                self.ids.append(self._last_id)
+                self.ids.append(None)
             out.append(block[6:].decode("utf-8", "replace"))
             return
         data: list[bytes] = []
+        own: str | None = None
         for line in block.split(b"\n"):
             if line[:5] == b"data:":
                 data.append(line[6:] if line[5:6] == b" " else line[5:])
@@ -288,10 +291,11 @@ class SseReader:
             elif line[:3] == b"id:" or line == b"id":
                 value = line[4:] if line[3:4] == b" " else line[3:]
                 if b"\0" not in value:
-                    self._set_id(value.decode("utf-8", "replace"), len(out))
+                    own = value.decode("utf-8", "replace")
+                    self._set_id(own, len(out))
         if data:
             if self._last_id is not None:
-                self.ids.append(self._last_id)
+                self.ids.append(own)
             out.append(b"\n".join(data).decode("utf-8", "replace"))
 
     def _set_id(self, value: str, emitted: int) -> None:
