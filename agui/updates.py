@@ -283,6 +283,18 @@ class Paused(msgspec.Struct, frozen=True, gc=False):
     interrupts: tuple[Any, ...]
 
 
+class Reconnected(msgspec.Struct, frozen=True, gc=False):
+    """The response stream broke before its run ended and the client resumed it
+    (``Last-Event-ID``, the resumable-run contract): ``attempt`` = which attempt
+    since the last progress succeeded (1 = the first), ``gap_ms`` = milliseconds
+    from the break to the resumed response; ``cursor`` = the last event ID
+    processed before the break. The run goes on; nothing was lost or repeated."""
+
+    attempt: int
+    gap_ms: float
+    cursor: str
+
+
 class WarningUpdate(msgspec.Struct, frozen=True, gc=False):
     """Something was repaired, stripped or dropped (decode or apply), or a
     violation was tolerated. ``code`` is stable; ``path`` is a JSON path or
@@ -377,6 +389,7 @@ Update = (
     | Raw
     | EventReceived
     | Paused
+    | Reconnected
     | WarningUpdate
     | ErrorUpdate
     | Done

@@ -220,6 +220,7 @@ PASS_THROUGH: frozenset[type[Any]] = frozenset(
         u.EventReceived,
         u.MessagesSnapshot,
         u.MetadataChanged,
+        u.Reconnected,
         u.Paused,
         u.Raw,
         u.ReasoningSpan,

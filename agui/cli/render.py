@@ -503,6 +503,9 @@ class Renderer:
         name = kind if isinstance(kind, str) else type(up.event).__name__
         return [Line("event", f"{sanitize(name)}: {format_json(body, self.options.max_chars)}")]
 
+    def _on_Reconnected(self, up: u.Reconnected) -> list[Line]:
+        return [Line("net", f"reconnected after {round(up.gap_ms)} ms")]
+
     def _on_Paused(self, up: u.Paused) -> list[Line]:
         return [Line("pause", self.describe_interrupt(i)) for i in up.interrupts]
 
@@ -603,6 +606,7 @@ class Renderer:
         u.Raw: _on_Raw,
         u.EventReceived: _on_EventReceived,
         u.Paused: _on_Paused,
+        u.Reconnected: _on_Reconnected,
         u.WarningUpdate: _on_WarningUpdate,
         u.ErrorUpdate: _on_ErrorUpdate,
         u.Done: _on_Done,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import weakref
 from collections.abc import (
     AsyncGenerator,
@@ -41,11 +42,12 @@ from collections.abc import (
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from agui.client.middleware import MiddlewareFn, compose
+from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure, send_cancel
 from agui.client.request import tool_result_event
 from agui.errors import EncodeError, ToolError, TransportError
 from agui.pipeline.core import Pipeline
 from agui.pipeline.lifecycle import RunLifecycle
-from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
+from agui.updates import Done, ErrorUpdate, Reconnected, Update, WarningUpdate
 
 if TYPE_CHECKING:
     from agui.client.tools import ClientTools
@@ -64,6 +66,7 @@ Subscriber = Callable[[Update], Any]
 
 _CANCELLED = "cancelled by client"
 _EOF: Any = object()  # the end of a response, as a read returns it
+_NOTHING: Any = object()  # no item held (see _RunCore.held)
 
 LOOK_AHEAD_SECONDS = 0.25
 """How long a run reads on after a transport item that ended a run of the
@@ -175,14 +178,17 @@ class _RunCore:
     list per frame; None when the run is over."""
 
     __slots__ = (
+        "abort",
         "calls",
         "cancelled",
         "closing",
         "carry",
         "consumer",
+        "cursor",
         "ended",
         "errors",
         "final",
+        "held",
         "inputs",
         "ahead",
         "interrupted",
@@ -190,6 +196,7 @@ class _RunCore:
         "loop",
         "next",
         "pipeline",
+        "policy",
         "read",
         "rounds",
         "run_ref",
@@ -208,6 +215,7 @@ class _RunCore:
         slot: RunSlot,
         carry: dict[str, Any],
         run_ref: weakref.ref[Run],
+        cursor: str | None = None,
     ) -> None:
         self.session = session
         self.run_ref = run_ref
@@ -236,6 +244,12 @@ class _RunCore:
         self.interrupted = False
         self.tasks: set[asyncio.Task[Any]] = set()
         self.next: Callable[[], Awaitable[Iterable[list[Update]] | None]] = self._start
+        # resuming a cut response (agui.client.reconnect): the cursors processed, the
+        # transport's policy (None: never resume), the first item of a resumed response
+        self.cursor = Cursor(cursor)
+        self.policy: ReconnectPolicy | None = None
+        self.held: Any = _NOTHING
+        self.abort = False  # stopped on purpose with a resumable run open: tell the server
 
     # ------------------------------------------------------------- stepping
 
@@ -272,8 +286,12 @@ class _RunCore:
                 f" (client tool round {self.rounds})" if self.rounds else "",
             )
         self.next = self._read
+        policy = getattr(session.transport, "reconnect", None)
+        self.policy = policy if isinstance(policy, ReconnectPolicy) else None
+        if self.rounds:
+            self.cursor = Cursor()  # a follow-up round is a new run
         try:
-            self.stream = _open(session, run_input, pipeline)
+            self.stream = _open(session, run_input, pipeline, self.cursor.last)
             self.read = self.stream.__aiter__().__anext__
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             self.next = self._end_round
@@ -287,12 +305,18 @@ class _RunCore:
         if pipeline.finished:
             return await self._end_round()
         ahead, self.ahead = self.ahead, None
+        item, self.held = self.held, _NOTHING
         try:
-            item = await (ahead if ahead is not None else _read_one(self.read))
+            if item is _NOTHING:
+                item = await (ahead if ahead is not None else _read_one(self.read))
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
+            if self._may_resume(pipeline, exc):
+                return await self._resume(pipeline, exc)
             self.next = self._end_round
             return (pipeline.fail_transport(_as_transport_error(exc)),)
         if item is _EOF:
+            if self._may_resume(pipeline, None):
+                return await self._resume(pipeline, None)
             self.next = self._end_round
             return (pipeline.close(),)
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
@@ -309,11 +333,78 @@ class _RunCore:
         if head:
             yield head
         feed = pipeline.feed_frame
+        ids = pipeline.frame_ids
+        cursor = self.cursor
         for i, data in enumerate(frames):
             self.item_done = i == last
-            yield feed(data)
+            if ids:  # a resumable stream: a frame at or before the cursor is a repeat
+                frame_id = ids[i]
+                if cursor.repeat(frame_id):
+                    continue
+                updates = feed(data)
+                cursor.advance(frame_id)
+                yield updates
+            else:
+                yield feed(data)
             if pipeline.finished:
                 return
+
+    def _may_resume(self, pipeline: Pipeline, error: BaseException | None) -> bool:
+        """Whether a break (``error``; None = the response ended) is resumed: the
+        transport has a policy, the stream carried cursors, its run is still open,
+        nobody stopped the run, and the failure is one worth retrying."""
+        return (
+            self.policy is not None
+            and self.cursor.last is not None
+            and not self.stopping
+            and not pipeline.finished
+            and pipeline.lifecycle.open
+            and not self.session.middleware
+            and resumable_failure(error)
+        )
+
+    async def _resume(
+        self, pipeline: Pipeline, error: BaseException | None
+    ) -> Iterable[list[Update]] | None:
+        """Re-send the run's input with ``Last-Event-ID`` until a response starts
+        (backoff with jitter, within the policy's budget of attempts since the last
+        progress); then ``Reconnected``, the run reading on from the new response.
+        Out of attempts, or refused (an HTTP 4xx), the run fails as it would have."""
+        policy, cursor = self.policy, self.cursor
+        assert policy is not None and cursor.last is not None
+        broke = time.monotonic()
+        await self.close_stream()
+        last: BaseException | None = error
+        while True:
+            cursor.failures += 1
+            if cursor.failures > policy.attempts or (
+                last is not None and not resumable_failure(last)
+            ):
+                self.next = self._end_round
+                if last is None:
+                    return (pipeline.close(),)
+                return (pipeline.fail_transport(_as_transport_error(last)),)  # type: ignore[arg-type]
+            await asyncio.sleep(policy.delay(cursor.failures))
+            if self.stopping:
+                return None
+            logger.debug("resuming run from cursor %r (attempt %d)", cursor.last, cursor.failures)
+            try:
+                stream = _open(self.session, self.inputs[-1], pipeline, cursor.last)
+                self.stream = stream
+                read = stream.__aiter__().__anext__
+                item = await _read_one(read)
+            except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
+                await self.close_stream()
+                last = exc
+                continue
+            if item is _EOF:
+                await self.close_stream()
+                last = None
+                continue
+            self.read, self.held = read, item
+            pipeline.restart_wire()
+            gap_ms = (time.monotonic() - broke) * 1000.0
+            return ([Reconnected(cursor.failures, round(gap_ms, 1), cursor.last)],)
 
     async def look_ahead(self) -> None:
         """A run of the response ended with the transport item just fed: read on
@@ -404,8 +495,11 @@ class _RunCore:
         """Stop the run now (on the loop's thread, between two frames): nothing
         more is applied; the run's ``Done`` becomes ``cancelled`` unless it ended."""
         self.stopping = True
-        if self.pipeline is not None:
-            self.pipeline.cancel(_CANCELLED)
+        pipeline = self.pipeline
+        if pipeline is not None:
+            if self.policy is not None and self.cursor.last is not None:
+                self.abort = self.abort or pipeline.lifecycle.open
+            pipeline.cancel(_CANCELLED)
 
     def interrupt(self, gen: AsyncGenerator[Update, None] | None) -> None:
         """After :meth:`stop_here`, from outside the run (another task, a loop
@@ -438,11 +532,29 @@ class _RunCore:
             self.consumer = asyncio.current_task()
             await aclose()
 
+    async def _cancel_on_server(self) -> None:
+        """A deliberate abort of a resumable run still open: the contract's cancel
+        request (``DELETE <url>/runs/{threadId}/{runId}``) before the stream closes,
+        so the server stops the agent at once instead of waiting for its detach
+        timeout."""
+        if not self.abort:
+            return
+        self.abort = False
+        transport = self.session.transport
+        url = getattr(transport, "url", None)
+        headers: object = getattr(transport, "headers", None)
+        if isinstance(url, str) and isinstance(headers, dict):
+            sent: dict[str, str] = dict(headers)  # pyright: ignore[reportUnknownArgumentType]
+            run_input = self.inputs[-1]
+            self.consumer = asyncio.current_task()
+            await send_cancel(url, sent, run_input.thread_id, run_input.run_id)
+
     async def finish(self) -> None:
         """The run's stream is over, however it ended: close the response, end
         the pipeline (``Done(cancelled)`` unless the run ended), free the slot."""
         self.closing = True
         try:
+            await self._cancel_on_server()
             await self.close_stream()
         finally:
             if self.pipeline is not None:
@@ -486,6 +598,9 @@ class Run:
         slot: the session's :class:`RunSlot` (one run streams at a time).
         subscribers: the session's :class:`Subscribers`.
         carry: the overrides follow-up rounds keep.
+        cursor: join a run in progress on a resumable server from this cursor
+            (``Last-Event-ID``; ``"0"`` = its first event) instead of starting it
+            (:meth:`Session.attach`).
 
     Attributes:
         input: the first ``RunAgentInput`` sent (after the session's defaults
@@ -501,9 +616,12 @@ class Run:
         slot: RunSlot,
         subscribers: Subscribers,
         carry: dict[str, Any] | None = None,
+        cursor: str | None = None,
     ) -> None:
         self.input = run_input
-        self._core = _RunCore(session, run_input, slot, dict(carry or {}), weakref.ref(self))
+        self._core = _RunCore(
+            session, run_input, slot, dict(carry or {}), weakref.ref(self), cursor
+        )
         self._subscribers = subscribers
         self._gen: AsyncGenerator[Update, None] | None = None
         self._closed = False
@@ -755,10 +873,15 @@ def _as_transport_error(exc: Exception) -> Exception:
     return error
 
 
-def _open(session: RunHost, run_input: Any, pipeline: Pipeline) -> AsyncIterator[Any]:
-    """The transport's response; with middleware, the chain over the
-    pipeline's wire stage (event structs in, event structs out)."""
+def _open(
+    session: RunHost, run_input: Any, pipeline: Pipeline, last_event_id: str | None = None
+) -> AsyncIterator[Any]:
+    """The transport's response (from ``last_event_id`` when resuming or
+    attaching); with middleware, the chain over the pipeline's wire stage (event
+    structs in, event structs out)."""
     transport = session.transport
+    if last_event_id is not None:
+        return transport.stream(run_input, last_event_id=last_event_id)  # type: ignore[call-arg]
     if not session.middleware:
         return transport.stream(run_input)
 

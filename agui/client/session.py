@@ -340,6 +340,20 @@ class Session:
         self._check_resume(overrides.get("resume", UNSET))
         return self._new_run(self.build_input(**overrides), overrides)
 
+    def attach(self, run_id: str, *, cursor: str = "0", **overrides: Any) -> Run:
+        """Join run ``run_id`` of this session's thread in progress on a resumable
+        server (after a restart of the client, say): the run's input is re-sent
+        with ``Last-Event-ID: cursor`` (``"0"``: replay the run's log from its
+        first event; or a cursor the caller kept), the agent is not started again,
+        and the run's events update the conversation as a live run's do. A server
+        that does not hold the run answers ``410`` (``ErrorUpdate`` +
+        ``Done(failed)``); the transport must take ``last_event_id`` (HttpTransport
+        and FastHttpTransport do)."""
+        run_input = self.build_input(run_id=run_id, **overrides)
+        run = Run(self, run_input, slot=self._slot, subscribers=self._subscribers, cursor=cursor)
+        self._last_ref = weakref.ref(run)
+        return run
+
     def send(self, text: Any, *, message_id: str | None = None, **overrides: Any) -> Run:
         """Add a user message (``text``: str or content parts) and start a run.
 

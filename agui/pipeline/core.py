@@ -359,6 +359,18 @@ class Pipeline:
         out += self.feed_event(item)
         return out, ()
 
+    @property
+    def frame_ids(self) -> Sequence[str | None]:
+        """The SSE ``id:`` cursor of each frame the latest :meth:`frames` returned
+        (parallel to its frames); empty when the stream carries no ``id:`` lines."""
+        return self._wire.ids
+
+    def restart_wire(self) -> None:
+        """The stream continues on a new response (a resumed connection): the
+        wire stage drops the incomplete frame the cut response left; everything
+        applied stays (the run goes on)."""
+        self._wire.restart()
+
     def split(self, item: bytes | bytearray | memoryview | str) -> Sequence[str]:
         """The SSE stage alone: each completed frame's data (one event's JSON
         text) in ``item`` (``bytes``; a ``str`` is one frame already), for a

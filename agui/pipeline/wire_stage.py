@@ -35,18 +35,35 @@ class WireStage:
             translation), hence one stage per stream.
     """
 
-    __slots__ = ("_reader", "decode")
+    __slots__ = ("_ids", "_reader", "decode")
 
     def __init__(
         self, max_frame_bytes: int = MAX_FRAME_BYTES, id_factory: Callable[[], str] | None = None
     ) -> None:
         self._reader = SseReader(max_frame_bytes)
+        self._ids: Sequence[str | None] = ()
         self.decode: Callable[[bytes | str], Any] = EventDecoder(id_factory=id_factory).decode
 
     @property
     def max_frame_bytes(self) -> int:
         """The frame cap (bytes)."""
         return self._reader.max_frame_bytes
+
+    @property
+    def ids(self) -> Sequence[str | None]:
+        """Each frame's own SSE ``id:`` (the cursor; None without one), parallel to what the
+        latest :meth:`frames` / :meth:`end` returned; empty when the stream has
+        carried no ``id:`` line (or the item was one event's JSON text)."""
+        return self._ids
+
+    def restart(self) -> None:
+        """A new response continues this stream (a resumed connection): the
+        incomplete frame the cut one left is dropped; the last event ID is kept."""
+        last = self._reader.last_event_id
+        self._reader = SseReader(self._reader.max_frame_bytes)
+        if last is not None:
+            self._reader.feed(b"id: " + last.encode("utf-8") + b"\n\n")
+        self._ids = ()
 
     def frames(self, item: bytes | bytearray | memoryview | str) -> Sequence[str]:
         """The data of each frame ``item`` completes (a ``str`` is one frame already).
@@ -59,8 +76,12 @@ class WireStage:
             error = self.oversized(item)
             if error is not None:
                 raise error
+            self._ids = ()
             return (item,)
-        return self._reader.feed(item if type(item) is bytes else bytes(item))
+        reader = self._reader
+        out = reader.feed(item if type(item) is bytes else bytes(item))
+        self._ids = reader.ids
+        return out
 
     def end(self) -> list[str]:
         """End of stream: a last frame without its blank line, if any.
@@ -68,7 +89,9 @@ class WireStage:
         Raises:
             FrameTooLarge: that frame exceeds the cap.
         """
-        return self._reader.close()
+        out = self._reader.close()
+        self._ids = self._reader.ids
+        return out
 
     def oversized(self, text: bytes | str) -> FrameTooLarge | None:
         """The frame cap applied to one event's JSON text (``str`` or UTF-8 bytes)

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from agui.client.reconnect import DEFAULT_RECONNECT, ReconnectPolicy
 from agui.errors import TransportError
 from agui.transports.base import encode_run_input
 from agui.transports.http import (
@@ -35,6 +36,7 @@ from agui.transports.http import (
     proto_module,
     quote_start,
     request_headers,
+    resume_headers,
     url_error,
 )
 from agui.transports.inflate import MAX_INFLATED_BYTES, bounded_body
@@ -205,6 +207,11 @@ class FastHttpTransport:
     task) closes the connection.
     """
 
+    reconnect: ReconnectPolicy | None = DEFAULT_RECONNECT
+    """How a run resumes a cut stream of a resumable server (``Last-Event-ID``;
+    :mod:`agui.client.reconnect`); None: never. A stream without ``id:`` lines is
+    never resumed."""
+
     def __init__(
         self,
         url: str,
@@ -229,16 +236,19 @@ class FastHttpTransport:
     max_inflated_bytes: int | None = MAX_INFLATED_BYTES
     """Budget of inflated body bytes per response (None: no budget)."""
 
-    async def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | str]:
+    async def stream(
+        self, run_input: RunAgentInput, *, last_event_id: str | None = None
+    ) -> AsyncIterator[bytes | str]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
-        protobuf answer (``protobuf=True``) one event's JSON text (str) per frame."""
+        protobuf answer (``protobuf=True``) one event's JSON text (str) per frame.
+        ``last_event_id``: resume a run from that cursor (``Last-Event-ID``)."""
         body: bytes | None = encode_run_input(run_input)
         bad_url = url_error(self.url)
         if bad_url is not None:
             raise bad_url
         url = httpx.URL(self.url)
         method = "POST"
-        headers = self.request_headers()
+        headers = resume_headers(self.request_headers(), last_event_id)
         for _hop in range(MAX_REDIRECTS + 1):
             reply = await self._send(url, method, headers, body)
             try:

@@ -34,6 +34,7 @@ from typing import Any
 
 import httpx
 
+from agui.client.reconnect import DEFAULT_RECONNECT, ReconnectPolicy
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.transports.base import encode_run_input
 from agui.transports.inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES, bounded_body
@@ -93,6 +94,11 @@ class HttpTransport:
     = the 2xx code, ``.body`` = the first 2 KiB of the body).
     """
 
+    reconnect: ReconnectPolicy | None = DEFAULT_RECONNECT
+    """How a run resumes a cut stream of a resumable server (``Last-Event-ID``;
+    :mod:`agui.client.reconnect`); None: never. A stream without ``id:`` lines is
+    never resumed."""
+
     def __init__(
         self,
         url: str,
@@ -125,9 +131,13 @@ class HttpTransport:
         decoders inflate each read whole): see :mod:`agui.transports.inflate`."""
         return body_of(response, self.max_inflated_bytes)
 
-    async def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | str]:
+    async def stream(
+        self, run_input: RunAgentInput, *, last_event_id: str | None = None
+    ) -> AsyncIterator[bytes | str]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
         protobuf answer (``protobuf=True``) one event's JSON text (str) per frame.
+        ``last_event_id``: resume a run from that cursor (the ``Last-Event-ID``
+        header of the resumable-run contract; ``"0"`` = from its start).
 
         Closing the generator (``aclose()``, or cancelling the task iterating
         it) closes the HTTP response and the connection.
@@ -153,7 +163,7 @@ class HttpTransport:
                     "POST",
                     self.url,
                     content=body,
-                    headers=self.request_headers(),
+                    headers=resume_headers(self.request_headers(), last_event_id),
                     timeout=self.timeout,
                 ) as response:
                     if not response.is_success:
@@ -178,6 +188,16 @@ class HttpTransport:
         finally:
             if client is not self._client:
                 await client.aclose()
+
+
+def resume_headers(headers: dict[str, str], last_event_id: str | None) -> dict[str, str]:
+    """``headers`` plus ``Last-Event-ID`` when resuming (a cursor with CR, LF or NUL,
+    which no header may carry, raises ``ValueError``)."""
+    if last_event_id is None:
+        return headers
+    if any(c in last_event_id for c in "\r\n\0"):
+        raise ValueError(f"Last-Event-ID {last_event_id!r}: CR, LF or NUL in a cursor")
+    return {**headers, "Last-Event-ID": last_event_id}
 
 
 PROTOBUF_ACCEPT = f"{PROTOBUF_MEDIA_TYPE}, {SSE_MEDIA_TYPE};q=0.5"

@@ -8,8 +8,12 @@ uses (the spec's HTTP-SSE binding):
   pair split across two reads;
 * a blank line ends a frame; only ``data`` lines count: the ``data:`` prefix and
   at most one following space are removed, several data lines are joined with
-  LF; ``event:``, ``id:``, ``retry:``, comment lines (``:``) and unknown fields
+  LF; ``event:``, ``retry:``, comment lines (``:``) and unknown fields
   are ignored; a block without data lines yields nothing;
+* ``id:`` lines set the last event ID (a value holding NUL is ignored, as the
+  standard says; :attr:`SseReader.last_event_id`); :attr:`SseReader.ids` gives
+  the ``id:`` of each returned frame's own block, for a client that resumes a
+  cut stream with ``Last-Event-ID``;
 * a UTF-8 byte-order mark at the start of the stream is skipped; payloads are
   decoded as UTF-8 once the frame is complete, so a character split across
   reads is never broken (invalid bytes become U+FFFD, as in the reference
@@ -65,7 +69,18 @@ class SseReader:
     by the next ``feed``/``close`` call.
     """
 
-    __slots__ = ("_cr", "_error", "_head", "_last_lf", "_max", "_parts", "_raised", "_tail_len")
+    __slots__ = (
+        "_cr",
+        "_error",
+        "_head",
+        "_last_id",
+        "_last_lf",
+        "_max",
+        "_parts",
+        "_raised",
+        "_tail_len",
+        "ids",
+    )
 
     def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
         if max_frame_bytes < 1:
@@ -78,6 +93,16 @@ class SseReader:
         self._head: bytes | None = b""  # start-of-stream bytes held while checking for a BOM
         self._error: FrameTooLarge | None = None
         self._raised = False
+        self._last_id: str | None = None  # None: no id line seen on this stream
+        self.ids: list[str | None] = []
+        """The ``id:`` each frame the latest :meth:`feed` / :meth:`close` returned
+        carried in its own block (None for a frame without one; parallel to them);
+        empty while the stream has carried no ``id:``."""
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The stream's last event ID so far (None before any ``id:`` line)."""
+        return self._last_id
 
     @property
     def max_frame_bytes(self) -> int:
@@ -100,6 +125,8 @@ class SseReader:
             self._raised = True
             raise self._error
         out: list[str] = []
+        if self._last_id is not None:
+            self.ids = []
         # (memoryview(...).cast raises TypeError when chunk is not bytes-like)
         data = chunk if isinstance(chunk, bytes) else memoryview(chunk).cast("B")
         size = len(data)
@@ -172,6 +199,8 @@ class SseReader:
             if text.count("\n") != 2 * len(fast) - 2:
                 fast = None
         if fast is not None:
+            if self._last_id is not None:
+                self.ids += [None] * len(fast)
             out += fast
         else:
             emit = self._emit
@@ -200,6 +229,8 @@ class SseReader:
                 return []
             raise error
         out: list[str] = []
+        if self._last_id is not None:
+            self.ids = []
         if self._head:  # a stream shorter than a BOM: plain content
             self._parts.append(self._head)
         if self._parts:
@@ -207,8 +238,9 @@ class SseReader:
             if self._last_lf:
                 block = block[:-1]
             self._emit(block, out)
-        pending = self._error
+        pending, ids, last = self._error, self.ids, self._last_id
         self.__init__(self._max)  # type: ignore[misc]
+        self.ids, self._last_id = ids, last
         if pending is not None:
             raise pending
         return out
@@ -245,16 +277,33 @@ class SseReader:
             self._fail(len(block))
             return
         if block[:6] == b"data: " and b"\n" not in block:  # the common case
+            if self._last_id is not None:
+                self.ids.append(None)
             out.append(block[6:].decode("utf-8", "replace"))
             return
         data: list[bytes] = []
+        own: str | None = None
         for line in block.split(b"\n"):
             if line[:5] == b"data:":
                 data.append(line[6:] if line[5:6] == b" " else line[5:])
             elif line == b"data":  # a field name without a colon has an empty value
                 data.append(b"")
+            elif line[:3] == b"id:" or line == b"id":
+                value = line[4:] if line[3:4] == b" " else line[3:]
+                if b"\0" not in value:
+                    own = value.decode("utf-8", "replace")
+                    self._set_id(own, len(out))
         if data:
+            if self._last_id is not None:
+                self.ids.append(own)
             out.append(b"\n".join(data).decode("utf-8", "replace"))
+
+    def _set_id(self, value: str, emitted: int) -> None:
+        """An ``id:`` line: the last event ID becomes ``value``; the first one of a
+        stream starts :attr:`ids` (the ``emitted`` frames before it had none)."""
+        if self._last_id is None:
+            self.ids = [None] * emitted
+        self._last_id = value
 
 
 def encode_sse(data: bytes | bytearray | memoryview | str) -> bytes:
