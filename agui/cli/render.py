@@ -159,7 +159,7 @@ class _Open:
     """A text/reasoning message or tool call being assembled."""
 
     kind: str  # "text" | "think" | "call"
-    parts: list[str] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list[str])
     role: str = "assistant"
     name: str = ""
     tag: str = ""

@@ -202,7 +202,7 @@ class Emitter:
         elif etype in ("RUN_FINISHED", "RUN_ERROR"):
             self._run_open = False
 
-    async def _fail(self, message: str, code: str) -> None:
+    async def fail(self, message: str, code: str) -> None:
         """Emit RUN_ERROR if a run is open (or nothing was sent) and it is legal."""
         if not (self.run_open or self._count == 0):
             return

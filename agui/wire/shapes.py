@@ -101,7 +101,7 @@ class StructShape:
     tag_field: str | None
     tag: Any
     closed: bool
-    fields: dict[str, FieldShape] = field(default_factory=dict)
+    fields: dict[str, FieldShape] = field(default_factory=dict[str, FieldShape])
     # attributes (Python names) of optional NonNullJson slots, and of fields that
     # may hold such slots deeper down: the null check visits only these.
     null_attrs: tuple[tuple[str, str], ...] = ()  # (attr, wire)
