@@ -22,6 +22,8 @@ Sections:
   ``tools/bench_pipeline.py``; ``server``: see ``tools/bench_server.py``; ``floor``: see ``tools/bench_floor.py``.
 * ``session`` (the headline, printed first): see ``tools/bench_session.py``;
   ``concurrency`` and ``http-stacks``: see ``tools/bench_concurrency.py``.
+* ``resume`` — the run log's cost (log off / in memory / Redis), resume latency,
+  memory per retained run: see ``tools/bench_resume.py``.
 * ``proto`` — protobuf decode and encode events/s next to JSON on the same events: see ``tools/bench_proto.py``.
 
 Usage::
@@ -471,6 +473,7 @@ import bench_floor  # noqa: F401  (floor)
 import bench_pipeline  # noqa: F401  (pipeline, linear, reference, memory, encode)
 import bench_proto  # noqa: F401  (proto)
 import bench_replay  # noqa: F401  (replay)
+import bench_resume  # noqa: F401  (resume)
 import bench_server  # noqa: F401  (server)
 import bench_session  # noqa: F401  (session: registers itself first)
 

@@ -24,6 +24,9 @@ The scenario is the first word of the last user message (case-insensitive):
 ``snapshot``  streams a short text, then a MESSAGES_SNAPSHOT (as LangGraph ends its runs)
               that replaces that text and adds what was never streamed: a reasoning
               message, a tool call, its result and an answer.
+``long``      one text message of N deltas (``long N``; default 300, at most
+              100000), ``word-<i> `` each, 15 ms apart when served (about 4.5 s):
+              a stream long enough to cut and resume.
 anything else a well-behaved text turn echoing the user text.
 
 Everything is deterministic: ids are ``<runId>-msg-<n>``, ``<runId>-call-<n>``
@@ -518,6 +521,28 @@ async def _snapshot(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield run_finished(ctx.inp)
 
 
+LONG_DELTAS = 300
+"""Deltas of the ``long`` scenario when the request names no count."""
+
+LONG_PAUSE = 0.015
+"""Seconds between two deltas of the ``long`` scenario when served."""
+
+
+async def _long(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
+    rest = _rest_of_text(ctx).split()
+    count = int(rest[0]) if rest and rest[0].isdigit() else LONG_DELTAS
+    count = min(count, 100_000)
+    yield run_started(ctx.inp)
+    message_id = ctx.ids.message()
+    yield {"type": "TEXT_MESSAGE_START", "messageId": message_id, "role": "assistant"}
+    for i in range(count):
+        yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": f"word-{i} "}
+        if ctx.cancel is not None:  # paced only when served
+            await asyncio.sleep(LONG_PAUSE)
+    yield {"type": "TEXT_MESSAGE_END", "messageId": message_id}
+    yield run_finished(ctx.inp)
+
+
 async def _default(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield run_started(ctx.inp)
     said = ctx.text or "nothing"
@@ -537,6 +562,7 @@ SCENARIOS: dict[str, Scenario] = {
     "slow": _slow,
     "fail": _fail,
     "snapshot": _snapshot,
+    "long": _long,
     "default": _default,
 }
 
@@ -577,21 +603,22 @@ def fake_agent(
     return agent
 
 
-def create_app(*, guard: bool = True) -> Any:
+def create_app(*, guard: bool = True, **resumable: Any) -> Any:
     """The serve-fake ASGI app (``starlette.applications.Starlette``).
 
     Routes: ``POST /agent`` (the scenarios, through :mod:`agui.server` with its
     guard) and ``GET|POST /raw/{name}`` (:data:`agui.backends.raw.RAW_STREAMS`,
     no guard; ``GET /raw`` lists them). ``app.state.run_log`` is the
     :class:`RunLog` (``app.state.run_log.cancelled_runs``: run ids whose agent
-    noticed the client dropping the stream).
+    noticed the client dropping the stream). ``resumable``: ``store``,
+    ``detach_timeout``, ``lease`` as :func:`agui.server.create_app` takes them.
     """
     # lazy: the server extra (starlette, uvicorn) is optional; raw's routes need it too
     from agui import server
     from agui.backends import raw
 
     log = RunLog()
-    app = server.create_app(fake_agent(log), path="/agent", guard=guard)
+    app = server.create_app(fake_agent(log), path="/agent", guard=guard, **resumable)
     app.router.routes.extend(raw.routes())
     app.state.run_log = log
     return app

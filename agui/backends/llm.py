@@ -326,9 +326,12 @@ def create_app(
     client: Any = None,
     extra: dict[str, Any] | None = None,
     guard: bool = True,
+    **resumable: Any,
 ) -> Any:
     """The serve-llm ASGI app (Starlette), endpoint ``POST /agent``, serving an
-    :class:`LlmAgent` configured by :func:`llm_config`.
+    :class:`LlmAgent` configured by :func:`llm_config`. ``resumable``:
+    ``store``, ``detach_timeout``, ``lease`` as :func:`agui.server.create_app`
+    takes them.
 
     Raises:
         LlmConfigError: see :func:`llm_config`.
@@ -340,4 +343,4 @@ def create_app(
     agent = LlmAgent(
         llm_config(base_url=base_url, model=model, api_key=api_key), client=client, extra=extra
     )
-    return server.create_app(agent, path="/agent", guard=guard)
+    return server.create_app(agent, path="/agent", guard=guard, **resumable)

@@ -340,9 +340,11 @@ async def task_board_agent(run_input: RunAgentInput, emit: Emitter, cancel: Canc
         await emit(event)
 
 
-def create_app(*, guard: bool = True) -> Any:
-    """The serve-task-board ASGI app (Starlette), endpoint ``POST /agent``."""
+def create_app(*, guard: bool = True, **resumable: Any) -> Any:
+    """The serve-task-board ASGI app (Starlette), endpoint ``POST /agent``;
+    ``resumable``: ``store``, ``detach_timeout``, ``lease`` as
+    :func:`agui.server.create_app` takes them."""
     # lazy: the server extra (starlette, uvicorn) is optional
     from agui import server
 
-    return server.create_app(task_board_agent, path="/agent", guard=guard)
+    return server.create_app(task_board_agent, path="/agent", guard=guard, **resumable)

@@ -10,11 +10,15 @@ Subcommands::
     board-watch trace   [--url URL] [--agent fake|task-board] [--thread ID]
                         [--approve | --decline]
                         [--max-resumes N] [--tools FILE] [--timeout SECONDS] [LINE]
-    board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--check] [--max-bytes N]
-    board-watch serve-fake        [--host 127.0.0.1] [--port 8090]
-    board-watch serve-task-board  [--host 127.0.0.1] [--port 8080]
+    board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--full] [--check]
+                        [--max-bytes N]
+    board-watch serve-fake        [--host 127.0.0.1] [--port 8090] [STORE FLAGS]
+    board-watch serve-task-board  [--host 127.0.0.1] [--port 8080] [STORE FLAGS]
     board-watch serve-llm         [--host 127.0.0.1] [--port 8070] [--base-url URL]
-                                  [--model NAME] [--api-key KEY]
+                                  [--model NAME] [--api-key KEY] [STORE FLAGS]
+
+STORE FLAGS: ``[--store memory|none|redis://HOST:PORT/DB] [--detach-timeout S]
+[--lease S]`` (resumable runs; see :func:`agui.cli.serve.add_store_flags`).
 
 :func:`main` is generic over its streams: tests call
 ``main(argv, stdin=StringIO(...), stdout=..., stderr=...)`` and get the exit
@@ -47,6 +51,15 @@ board-watch: a terminal client for AG-UI agents. Type a line, watch the run
 render, answer what it pauses on, see the board. Without --url, watch and
 trace start the awkward test backend (or --agent task-board) in-process on a
 free loopback port and talk to it over real HTTP."""
+
+
+def _add_full_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="never cut a text, error, call, result or state line (default: cut at 400 "
+        "columns, saying how much was cut)",
+    )
 
 
 def _add_view_flags(p: argparse.ArgumentParser) -> None:
@@ -227,6 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The argparse tree and its subcommands' parsers by name (so a usage error found
     after parsing can name ``board-watch COMMAND``)."""
+    from agui.cli.serve import add_store_flags
+
     parser = argparse.ArgumentParser(
         prog="board-watch",
         description=DESCRIPTION,
@@ -255,12 +270,7 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
         help="drop the first run's stream after N updates (the session stays usable; "
         "later runs are not cut)",
     )
-    w.add_argument(
-        "--full",
-        action="store_true",
-        help="never cut a call, result or state line (default: cut at 400 columns, "
-        "saying how much was cut)",
-    )
+    _add_full_flag(w)
     w.add_argument("--state", metavar="FILE", help="JSON file with the initial agent state to send")
     w.add_argument(
         "--tool-result",
@@ -300,6 +310,7 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
         help="refuse a fixture larger than N bytes (default 1 GiB)",
     )
     _add_view_flags(r)
+    _add_full_flag(r)
     _add_check_flag(r)
 
     for name, port, what in (
@@ -317,6 +328,7 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
         )
         s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
         s.add_argument("--port", type=_port, default=port, help=f"TCP port (default {port})")
+        add_store_flags(s)
     _add_llm_arguments(
         sub.add_parser(
             "serve-llm",
@@ -331,8 +343,11 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
 
 def _add_llm_arguments(s: argparse.ArgumentParser) -> None:
     """``serve-llm``'s flags (the live-model agent; they fall back to OPENAI_* variables)."""
+    from agui.cli.serve import add_store_flags
+
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     s.add_argument("--port", type=_port, default=8070, help="TCP port (default 8070)")
+    add_store_flags(s)
     s.add_argument(
         "--base-url",
         metavar="URL",

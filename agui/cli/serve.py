@@ -26,10 +26,61 @@ from agui.cli.io import CliError, Console
 if TYPE_CHECKING:  # starlette comes with the server extra uvicorn needs
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["GRACEFUL_SHUTDOWN", "ExpectedLogFilter", "run_serve"]
+__all__ = ["GRACEFUL_SHUTDOWN", "ExpectedLogFilter", "add_store_flags", "run_serve"]
 
 GRACEFUL_SHUTDOWN = 2.0
 """Seconds uvicorn waits for open streams after the first Ctrl-C."""
+
+
+def add_store_flags(parser: argparse.ArgumentParser) -> None:
+    """``--store memory|none|redis://HOST:PORT/DB``, ``--detach-timeout S``, ``--lease S``:
+    where the runs' logs live (resumable runs; ``none``: a run dies with its request)."""
+    parser.add_argument(
+        "--store",
+        default="memory",
+        metavar="memory|none|redis://HOST:PORT/DB",
+        help="the run log that makes runs resumable: this process's memory (default), "
+        "Redis Streams shared by several servers (needs the redis extra), or none",
+    )
+    parser.add_argument(
+        "--detach-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds a run may have no client attached before it is cancelled (default 10)",
+    )
+    parser.add_argument(
+        "--lease",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds after which a server that stopped renewing its runs is taken for "
+        "lost and its runs end with worker_lost (default 5)",
+    )
+
+
+def _store_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``create_app`` keywords from the store flags; a bad one is a :class:`CliError`."""
+    store = getattr(args, "store", "none")
+    if store == "none":
+        return {"store": None}
+    try:
+        from agui.server.runlog import store_from_url
+
+        options: dict[str, Any] = {"store": store_from_url(store)}
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    except ImportError as exc:
+        raise CliError(
+            f"the redis extra is not installed ({exc}); pip install 'agui-sdk[redis]'"
+        ) from None
+    for flag, key in (("detach_timeout", "detach_timeout"), ("lease", "lease")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            if value <= 0:
+                raise CliError(f"--{flag.replace('_', '-')} must be positive, not {value:g}")
+            options[key] = value
+    return options
 
 
 class ExpectedLogFilter(logging.Filter):
@@ -114,7 +165,7 @@ def _server_class(console: Console, streams: StreamCounter) -> Any:
     return Server
 
 
-def _llm_app(args: argparse.Namespace) -> tuple[Any, str]:
+def _llm_app(args: argparse.Namespace, options: dict[str, Any]) -> tuple[Any, str]:
     """serve-llm's app factory and description; a bad configuration or a
     missing ``openai`` is one :class:`CliError` line."""
     try:
@@ -131,7 +182,9 @@ def _llm_app(args: argparse.Namespace) -> tuple[Any, str]:
     except LlmConfigError as exc:
         raise CliError(str(exc)) from None
     where = config.base_url or "OpenAI's API"
-    app = create_app(base_url=config.base_url, model=config.model, api_key=config.api_key)
+    app = create_app(
+        base_url=config.base_url, model=config.model, api_key=config.api_key, **options
+    )
     return (lambda: app), f"agent of model {config.model} at {where}"
 
 
@@ -143,15 +196,17 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         # lazy: the server extra (starlette, uvicorn) is optional
         from agui.server import server_config  # (uvicorn, with header/keep-alive timeouts)
 
+        options = _store_options(args)
         if args.command == "serve-llm":
-            create_app, what = _llm_app(args)
+            make_app, what = _llm_app(args, options)
         elif args.command == "serve-task-board":
-            from agui.backends.task_board import create_app
+            from agui.backends.task_board import create_app as task_board_app
 
-            what = "task-board agent"
+            make_app, what = (lambda: task_board_app(**options)), "task-board agent"
         else:
-            from agui.backends.fake import create_app
+            from agui.backends.fake import create_app as fake_app
 
+            make_app = lambda: fake_app(**options)  # noqa: E731
             what = "fake backend (scenarios on /agent, illegal streams on /raw/NAME)"
     except ImportError as exc:
         raise CliError(
@@ -169,7 +224,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
     console.say(f"serving the {what} on http://{host}:{port}/agent (Ctrl-C stops)")
-    streams = StreamCounter(create_app())
+    streams = StreamCounter(make_app())
     config = server_config(
         streams,
         log_level="warning",

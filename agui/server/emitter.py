@@ -83,6 +83,14 @@ class Outbox:
 
     async def take(self, timeout: float | None = None) -> bytes | None:
         """Everything waiting, as one write (see the class doc)."""
+        frames = await self.take_frames(timeout)
+        if frames is None:
+            return None
+        return frames[0] if len(frames) == 1 else b"".join(frames)
+
+    async def take_frames(self, timeout: float | None = None) -> list[bytes] | None:
+        """Everything waiting, frame by frame (``[]`` once closed and empty; None
+        after ``timeout`` seconds with nothing)."""
         if not self._frames and not self._closed:
             waiter = self._has_data = asyncio.get_running_loop().create_future()
             if timeout is None:
@@ -94,13 +102,18 @@ class Outbox:
                     return None
         frames = self._frames
         if not frames:
-            return b""
+            return []
         self._frames = []
         self._size = 0
         room = self._has_room
         if room is not None and not room.done():
             room.set_result(None)
-        return frames[0] if len(frames) == 1 else b"".join(frames)
+        return frames
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
 
 
 class Emitter:
@@ -212,7 +225,7 @@ class Emitter:
             logger.warning("could not report the agent failure: %s", exc)
 
 
-def _event_from_dict(obj: dict) -> tuple[Any, bytes]:
+def _event_from_dict(obj: dict[str, Any]) -> tuple[Any, bytes]:
     """The event a dict emitted by an agent stands for, and the JSON to send.
 
     Decoded strictly, except that a ``None`` in an optional slot means absent

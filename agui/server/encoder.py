@@ -56,6 +56,11 @@ class EventEncoder:
         (:func:`agui.wire.encode_sse`)."""
         return encode_sse(data)
 
+    def frame_with_id(self, data: bytes, cursor: str) -> bytes:
+        """One event's JSON -> one SSE frame led by ``id: <cursor>`` (a resumable
+        run's frame; ``cursor`` holds no CR, LF or NUL)."""
+        return b"id: " + cursor.encode() + b"\n" + encode_sse(data)
+
     def comment(self, text: str = "") -> bytes:
         """An SSE comment frame (``: text``), ignored by readers; a keep-alive."""
         return (": " + text.replace("\n", " ") + "\n\n").encode()
@@ -86,6 +91,10 @@ class ProtoEventEncoder(EventEncoder):
     def frame(self, data: bytes) -> bytes:
         """One event's JSON (as the emitter encoded it) -> one length-prefixed frame."""
         return self._encode(msgspec.json.decode(data))
+
+    def frame_with_id(self, data: bytes, cursor: str) -> bytes:
+        """The same frame as :meth:`frame`: the protobuf binding carries no cursor."""
+        return self.frame(data)
 
     def comment(self, text: str = "") -> bytes:
         """Nothing: the protobuf binding has no comment frame."""

@@ -15,8 +15,11 @@ Lifecycle of one request (POST, body = RunAgentInput JSON):
    ``Origin`` not allowed -> ``403``; a Content-Type that is not JSON ->
    ``415``; a body too large -> ``413`` or too slow -> ``408``; not JSON ->
    ``400``; JSON but not a valid RunAgentInput -> ``422`` (``path`` is the
-   JSON path of the offending value, e.g. ``$.messages[0].role``). The
-   connection stays usable for the next request.
+   JSON path of the offending value, e.g. ``$.messages[0].role``). After a
+   refusal the connection stays usable for the next request once the body
+   has ended (408 closes it; a body still coming has the server's
+   ``drain_timeout``). Past ``max_runs`` runs streaming: ``503``
+   ``too_many_runs`` with ``Retry-After``.
 2. ``200 text/event-stream``; the agent runs as its own task; events are sent
    in the order they were admitted, in the protocol version the request
    declared (``protocolVersion`` ``"1.0"`` or none: nothing newer than 1.0;
@@ -38,7 +41,9 @@ Lifecycle of one request (POST, body = RunAgentInput JSON):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -47,6 +52,7 @@ from starlette.routing import Route
 
 from agui.server.emitter import Emitter
 from agui.server.encoder import encoder_for
+from agui.server.limits import RunSlots, cors_middleware
 from agui.server.request import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
@@ -55,6 +61,14 @@ from agui.server.request import (
     normalize_origins,
 )
 from agui.server.response import Agent, AgentStreamResponse
+from agui.server.runlog import RunStore, store_from_url
+from agui.server.runs import (
+    DEFAULT_DETACH_TIMEOUT,
+    DEFAULT_LEASE,
+    RunHub,
+    cancel_endpoint,
+    capabilities_endpoint,
+)
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
@@ -62,7 +76,9 @@ __all__ = [
     "Agent",
     "AgentStreamResponse",
     "Emitter",
+    "RunHub",
     "agent_route",
+    "agent_routes",
     "create_app",
     "decode_request",
 ]
@@ -78,6 +94,8 @@ def agent_route(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     allowed_origins: Iterable[str] | None = None,
+    hub: RunHub | None = None,
+    max_runs: int | None = None,
 ) -> Route:
     """A starlette ``Route`` (POST ``path``) serving ``agent`` as AG-UI over SSE.
 
@@ -97,9 +115,22 @@ def agent_route(
         allowed_origins: web origins (``"https://app.example"``; ``"*"`` for
             any) whose pages may post; a request with any other ``Origin``
             header gets 403. Default: none (a request without ``Origin``, i.e.
-            not sent by a browser page, is always allowed).
+            not sent by a browser page, is always allowed). A browser page
+            also needs the CORS preflight answered: :func:`create_app` adds
+            :func:`agui.server.limits.cors_middleware` for these origins; an
+            app of your own mounting this route adds it itself.
+        hub: the :class:`agui.server.runs.RunHub` that makes the runs
+            resumable (see :func:`agent_routes`); None: each run lives and dies
+            with its request, as before run logs.
+        max_runs: runs streaming at once through this route (None, default:
+            no limit; with ``hub``, attached streams); past it a request gets 503
+            ``too_many_runs`` with ``Retry-After`` and the agent does not run.
+
+    Raises:
+        ValueError: ``max_runs`` below 1.
     """
     origins = normalize_origins(allowed_origins)
+    slots = RunSlots(max_runs)
 
     async def endpoint(request: Request) -> Response:
         refused = check_caller(request, origins)
@@ -110,44 +141,149 @@ def agent_route(
         )
         if isinstance(decoded, Response):
             return decoded
-        return AgentStreamResponse(
-            agent,
-            decoded,
-            guard=guard,
-            encoder=encoder_for(request.headers.get("accept")),
-            keepalive=keepalive,
+        encoder = encoder_for(request.headers.get("accept"))
+        if hub is not None:
+            # refused before the hub starts (or attaches to) a run
+            return slots.refusal() or slots.hold(await hub.respond(request, decoded, encoder))
+        return slots.hold(
+            AgentStreamResponse(
+                agent,
+                decoded,
+                guard=guard,
+                encoder=encoder,
+                keepalive=keepalive,
+            )
         )
 
     return Route(path, endpoint, methods=["POST"], name=name)
+
+
+def agent_routes(
+    agent: Agent,
+    path: str = "/agent",
+    *,
+    store: RunStore | str | None = None,
+    detach_timeout: float = DEFAULT_DETACH_TIMEOUT,
+    lease: float = DEFAULT_LEASE,
+    guard: bool = True,
+    keepalive: float | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+    allowed_origins: Iterable[str] | None = None,
+    max_runs: int | None = None,
+) -> tuple[list[Route], RunHub | None]:
+    """The routes of one endpoint and its :class:`RunHub` (None when ``store`` is None).
+
+    ``POST path`` (the agent, :func:`agent_route`), ``GET path/capabilities``
+    (``AgentCapabilities``: ``transport.resumable``, and under
+    ``custom.resumable`` the retention, detach timeout, lease and cancel URL) and,
+    with a store, ``DELETE path/runs/{threadId}/{runId}`` (cancel a run at once).
+    ``store``: ``"memory"``, ``"redis://HOST:PORT/DB"`` or a
+    :class:`agui.server.runlog.RunStore`; see :func:`create_app`.
+    """
+    owned = isinstance(store, str)
+    if isinstance(store, str):
+        store = store_from_url(store)
+    hub = (
+        None
+        if store is None
+        else RunHub(
+            agent,
+            store,
+            guard=guard,
+            detach_timeout=detach_timeout,
+            lease=lease,
+            keepalive=keepalive,
+            owns_store=owned,
+        )
+    )
+    routes = [
+        agent_route(
+            agent,
+            path,
+            guard=guard,
+            keepalive=keepalive,
+            max_body_bytes=max_body_bytes,
+            body_timeout=body_timeout,
+            allowed_origins=allowed_origins,
+            hub=hub,
+            max_runs=max_runs,
+        ),
+        Route(path + "/capabilities", capabilities_endpoint(hub, path), methods=["GET"]),
+    ]
+    if hub is not None:
+        routes.append(
+            Route(
+                path + "/runs/{rest:path}", cancel_endpoint(hub, path + "/runs"), methods=["DELETE"]
+            )
+        )
+    return routes, hub
 
 
 def create_app(
     agent: Agent,
     *,
     path: str = "/agent",
+    store: RunStore | str | None = None,
+    detach_timeout: float = DEFAULT_DETACH_TIMEOUT,
+    lease: float = DEFAULT_LEASE,
     guard: bool = True,
     debug: bool = False,
     keepalive: float | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     allowed_origins: Iterable[str] | None = None,
+    max_runs: int | None = None,
 ) -> Starlette:
     """A Starlette app with one AG-UI endpoint (POST ``path``) serving ``agent``.
 
-    ``guard``, ``keepalive``, ``max_body_bytes``, ``body_timeout`` and
-    ``allowed_origins``: see :func:`agent_route`; ``debug``: Starlette's.
+    ``store`` makes runs resumable (see :mod:`agui.server.runs` for the wire
+    contract) and is where their logs live: ``"memory"`` (the default store:
+    this process, bounded; :class:`agui.server.runlog.MemoryRunStore`),
+    ``"redis://HOST:PORT/DB"`` (Redis Streams, shared by processes; the ``redis``
+    extra) or a :class:`agui.server.runlog.RunStore`. None (the default): no log,
+    a run lives and dies with its request, a disconnect cancels the agent at
+    once, and a run id may be posted again.
+    ``detach_timeout``: seconds a run may have nobody attached before its agent is
+    cancelled (default 10); ``lease``: seconds after which a worker that stopped
+    renewing its runs is taken for lost (default 5).
+
+    ``guard``, ``keepalive``, ``max_body_bytes``, ``body_timeout``,
+    ``allowed_origins`` and ``max_runs``: see :func:`agent_route`; ``debug``:
+    Starlette's. With ``allowed_origins`` the app answers those origins' CORS
+    preflights (Starlette's ``CORSMiddleware``, see
+    :func:`agui.server.limits.cors_middleware`).
+    ``app.state.run_hub`` is the :class:`RunHub` (None without a store); at
+    shutdown the runs this process runs are cancelled.
 
     Serve it with :class:`agui.server.BackgroundServer` (tests, local tools) or
     any ASGI server (``uvicorn module:app --host 127.0.0.1``; see
     :func:`agui.server.server_config` for the connection timeouts).
+
+    Raises:
+        ValueError: a store URL that is neither ``memory`` nor Redis.
     """
-    route = agent_route(
+    routes, hub = agent_routes(
         agent,
         path,
+        store=store,
+        detach_timeout=detach_timeout,
+        lease=lease,
         guard=guard,
         keepalive=keepalive,
         max_body_bytes=max_body_bytes,
         body_timeout=body_timeout,
         allowed_origins=allowed_origins,
+        max_runs=max_runs,
     )
-    return Starlette(debug=debug, routes=[route])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        yield
+        if hub is not None:
+            await hub.shutdown()
+
+    middleware = cors_middleware(normalize_origins(allowed_origins))
+    app = Starlette(debug=debug, routes=list(routes), middleware=middleware, lifespan=lifespan)
+    app.state.run_hub = hub
+    return app

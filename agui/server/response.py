@@ -17,7 +17,7 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from starlette.background import BackgroundTask
-from starlette.responses import StreamingResponse
+from starlette.responses import AsyncContentStream, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from agui.server.cancel import CancelToken
@@ -75,11 +75,11 @@ class AgentStreamResponse(StreamingResponse):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         token = self.token
         outbox = Outbox()
-        guard = Guard(_thread_of(self.run_input)) if self.guard else None
+        guard = Guard(thread_of(self.run_input)) if self.guard else None
         emitter = Emitter(
             outbox, guard, token, self.encoder, version=stream_version(self.run_input)
         )
-        self.body_iterator = self._frames(outbox)
+        self.body_iterator: AsyncContentStream = self._frames(outbox)
         agent_task = asyncio.create_task(self._run_agent(emitter, token, outbox))
         sender = asyncio.create_task(self.stream_response(send))
         watcher = asyncio.create_task(_wait_disconnect(receive))
@@ -124,33 +124,7 @@ class AgentStreamResponse(StreamingResponse):
 
     async def _run_agent(self, emitter: Emitter, token: CancelToken, outbox: Outbox) -> None:
         try:
-            await self.agent(self.run_input, emitter, token)
-        except asyncio.CancelledError:
-            if token.cancelled:
-                raise  # we cancelled it: the client is gone
-            # the agent cancelled itself: a failure like any other
-            logger.warning("agent task was cancelled from inside the agent")
-            await emitter.fail("the agent was cancelled", "agent_cancelled")
-        except Exception as exc:  # the agent failed: report it in-stream, detail in the log
-            error_id = secrets.token_hex(4)
-            logger.error(
-                "agent raised %s (error %s, run %s)",
-                type(exc).__name__,
-                error_id,
-                getattr(self.run_input, "run_id", "?"),
-                exc_info=exc,
-            )
-            await emitter.fail(
-                f"the agent failed (error {error_id}); the server log has the details",
-                "agent_error",
-            )
-        else:
-            if emitter.guarded and emitter.run_open:
-                await emitter.fail(
-                    "the agent returned without finishing its run", "run_not_finished"
-                )
-            elif emitter.guarded and emitter.count == 0:
-                await emitter.fail("the agent returned without emitting a run", "run_not_started")
+            await run_agent(self.agent, self.run_input, emitter, token)
         finally:
             outbox.close()
 
@@ -168,7 +142,50 @@ class AgentStreamResponse(StreamingResponse):
                 return
 
 
-def _thread_of(run_input: RunAgentInput) -> str | None:
+async def run_agent(
+    agent: Agent, run_input: RunAgentInput, emitter: Emitter, token: CancelToken
+) -> None:
+    """Run ``agent`` to its end, reporting its failures in the stream.
+
+    An exception becomes a ``RUN_ERROR`` ``agent_error`` (a generic message with
+    an error id; the exception goes to the ``agui.server`` log); a cancel from
+    inside the agent ``agent_cancelled``; with the guard on, a return with the
+    run open ``run_not_finished`` and a return without any event
+    ``run_not_started``.
+
+    Raises:
+        asyncio.CancelledError: the token was tripped and the task cancelled.
+    """
+    try:
+        await agent(run_input, emitter, token)
+    except asyncio.CancelledError:
+        if token.cancelled:
+            raise  # we cancelled it: the client is gone
+        # the agent cancelled itself: a failure like any other
+        logger.warning("agent task was cancelled from inside the agent")
+        await emitter.fail("the agent was cancelled", "agent_cancelled")
+    except Exception as exc:  # the agent failed: report it in-stream, detail in the log
+        error_id = secrets.token_hex(4)
+        logger.error(
+            "agent raised %s (error %s, run %s)",
+            type(exc).__name__,
+            error_id,
+            getattr(run_input, "run_id", "?"),
+            exc_info=exc,
+        )
+        await emitter.fail(
+            f"the agent failed (error {error_id}); the server log has the details",
+            "agent_error",
+        )
+    else:
+        if emitter.guarded and emitter.run_open:
+            await emitter.fail("the agent returned without finishing its run", "run_not_finished")
+        elif emitter.guarded and emitter.count == 0:
+            await emitter.fail("the agent returned without emitting a run", "run_not_started")
+
+
+def thread_of(run_input: RunAgentInput) -> str | None:
+    """``run_input.thread_id`` when it is a str, else None."""
     thread_id = getattr(run_input, "thread_id", None)
     return thread_id if isinstance(thread_id, str) else None
 

@@ -96,6 +96,7 @@ FAKE_CONVERSATIONS: dict[str, list[dict[str, Any]]] = {
     "slow": [{"user": "slow", "abortOn": "TOOL_CALL_ARGS"}],
     "fail": [{"user": "fail"}],
     "snapshot": [{"user": "snapshot"}],
+    "long": [{"user": "long 40"}],
     "default": [{"user": "hello there"}],
 }
 
