@@ -287,6 +287,16 @@ def tag_of(value: msgspec.Struct) -> str:
     return tag
 
 
+def _tag_or_none(value: object) -> str | None:
+    """:func:`tag_of` for any value (untyped callers pass anything): None when untagged."""
+    if not isinstance(value, msgspec.Struct):
+        return None
+    try:
+        return tag_of(value)
+    except TypeError:
+        return None
+
+
 def event_type(ev: Event) -> str:
     """The EventType string of an event struct, e.g. ``"TEXT_MESSAGE_START"``.
 
@@ -294,7 +304,7 @@ def event_type(ev: Event) -> str:
     this reads it from the class. Raises ``TypeError`` for anything that is not one of the 31
     event structs.
     """
-    tag = tag_of(ev) if isinstance(ev, msgspec.Struct) else None
+    tag = _tag_or_none(ev)
     if tag is None or EVENT_TYPES.get(tag) is not type(ev):
         raise TypeError(f"not an AG-UI event: {type(ev).__name__}")
     return tag
@@ -306,7 +316,7 @@ def message_role(message: Message) -> str:
     ``role`` is the union tag of :data:`Message`, so it is read from the class. Raises
     ``TypeError`` for anything that is not one of the seven message structs.
     """
-    tag = tag_of(message) if isinstance(message, msgspec.Struct) else None
+    tag = _tag_or_none(message)
     if tag is None or MESSAGE_TYPES.get(tag) is not type(message):
         raise TypeError(f"not an AG-UI message: {type(message).__name__}")
     return tag

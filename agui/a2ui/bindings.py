@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import re2
 
@@ -256,8 +256,14 @@ def _clean(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+class _FullMatcher(Protocol):
+    """What a compiled RE2 pattern offers this module (re2's class is private)."""
+
+    def fullmatch(self, text: str) -> object | None: ...
+
+
 @functools.lru_cache(maxsize=128)
-def _compile(pattern: str) -> tuple[re2._Regexp | None, str | None]:
+def _compile(pattern: str) -> tuple[_FullMatcher | None, str | None]:
     """RE2's compiled ``pattern``, or ``(None, reason)``: refusals are cached too,
     so a refused pattern repeated by a template costs one compile."""
     try:

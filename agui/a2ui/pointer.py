@@ -55,7 +55,7 @@ class PointerError(ValueError):
     """A pointer that cannot be used on the given document (wrong segment or type)."""
 
 
-def parse(path: str) -> list[str]:
+def parse(path: object) -> list[str]:
     """Split an absolute pointer into unescaped tokens.
 
     ``""`` and ``"/"`` both mean the whole document (``[]``); a path without
@@ -77,7 +77,7 @@ def _read_tokens(path: str) -> tuple[str, ...]:
     return tuple(parse(path))
 
 
-def absolute(path: str, scope: str | None = None) -> str:
+def absolute(path: object, scope: str | None = None) -> str:
     """Resolve ``path`` to an absolute pointer.
 
     Absolute paths (leading ``/``) are returned unchanged. A relative path is
@@ -110,7 +110,7 @@ def _is_index(token: str) -> bool:
     return token.isascii() and token.isdigit()
 
 
-def get(doc: JSONValue, path: str, default: Any = None) -> Any:
+def get(doc: JSONValue, path: object, default: object = None) -> JSONValue:
     """The value at absolute ``path`` in ``doc``, or ``default`` when absent.
 
     Never raises for a missing value; raises PointerError only for a

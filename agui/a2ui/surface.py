@@ -39,8 +39,9 @@ refused; the surface keeps its state and gains a problem.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from agui.a2ui import pointer, v08
 from agui.jsonvalue import JSONValue, is_json_array, is_json_object
@@ -70,13 +71,16 @@ MAX_JSON_DEPTH = 100
 
 def too_deep(value: JSONValue, limit: int = MAX_JSON_DEPTH) -> bool:
     """True when ``value`` nests dicts/lists more than ``limit`` levels (iterative)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
+        children: Iterable[object]
         if is_json_object(node):
-            children: Any = node.values()
-        elif isinstance(node, (list, tuple)):
+            children = node.values()
+        elif is_json_array(node):
             children = node
+        elif isinstance(node, tuple):
+            children = cast("tuple[object, ...]", node)
         else:
             continue
         if depth >= limit:
@@ -131,12 +135,12 @@ class Surface:
     root: str | None = None
     rendering: bool = False
     created: bool = False
-    components: dict[str, dict[str, Any]] = field(default_factory=dict)
-    data_model: Any = field(default_factory=dict)
+    components: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    data_model: Any = field(default_factory=dict[str, Any])
     status: str | None = None
-    status_detail: dict[str, Any] = field(default_factory=dict)
-    rebuilds: dict[str, int] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
+    status_detail: dict[str, Any] = field(default_factory=dict[str, Any])
+    rebuilds: dict[str, int] = field(default_factory=dict[str, int])
+    problems: list[str] = field(default_factory=list[str])
 
     @property
     def root_id(self) -> str:

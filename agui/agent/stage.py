@@ -376,6 +376,7 @@ OBSERVERS = SubscriberStage.SEEN
 PASSED_UPDATES: frozenset[type] = frozenset(
     {
         U.RunStarted,
+        U.Reconnected,  # the agent API sees one uninterrupted run
         U.TextEnded,
         U.ReasoningEnded,
         U.ReasoningSpan,

@@ -36,6 +36,7 @@ from agui_generated.agui_callbacks import EVENT_CALLBACKS, EventCallbacks
 from msgspec import UNSET
 
 from agui.errors import DecodeError, SubscriberWarning
+from agui.jsonvalue import is_json_object
 
 if TYPE_CHECKING:
     from agui.types import Event, Message, RunAgentInput
@@ -210,7 +211,7 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
-def check_subscriber(subscriber: Any) -> None:
+def check_subscriber(subscriber: object) -> None:
     """Refuse a subscriber written the TypeScript way, naming the Python spelling.
 
     Raises:
@@ -218,7 +219,7 @@ def check_subscriber(subscriber: Any) -> None:
             has a camelCase callback (``onTextMessageContentEvent``), or has none of
             :data:`CALLBACKS`.
     """
-    if isinstance(subscriber, dict):
+    if is_json_object(subscriber):
         keys = [_snake(str(k)) for k in subscriber]
         spelled = ", ".join(f"{k}=..." for k in keys if k in CALLBACKS) or "on_event=fn"
         raise TypeError(
@@ -370,7 +371,7 @@ async def call_subscribers(
         except Exception as exc:  # noqa: BLE001 - a user callback, as the reference: reported, skipped
             sink.report(sub, name, exc)
             continue
-        if isinstance(out, dict):  # the TypeScript shape of a mutation
+        if is_json_object(out):  # the TypeScript shape of a mutation
             keys = ", ".join(f"{_snake(str(k))}=..." for k in out)
             sink.report(
                 sub,

@@ -65,7 +65,7 @@ class Ids:
         return self.next("result")
 
 
-def input_as_json(run_input: Any) -> JsonObj:
+def input_as_json(run_input: object) -> JsonObj:
     """The request (a generated ``RunAgentInput`` struct or an already-plain
     dict) as plain JSON in wire form: ``threadId``, ``runId``, ``messages`` ...
 

@@ -44,7 +44,7 @@ import asyncio
 import itertools
 import json
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -127,7 +127,7 @@ class RunLog:
     ``asyncio.to_thread`` from async tests).
     """
 
-    entries: list[JsonObj] = field(default_factory=list)
+    entries: list[JsonObj] = field(default_factory=list[JsonObj])
     _cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
 
     def record(self, event: str, **details: Any) -> None:
@@ -156,7 +156,7 @@ class ScenarioContext:
 
     inp: JsonObj
     ids: Ids
-    cancel: Any = None
+    cancel: CancelToken | None = None
     log: RunLog = field(default_factory=RunLog)
     slow_seconds: float = 30.0
 
@@ -323,12 +323,16 @@ def _approved(entry: JsonObj) -> bool:
 
 def _tool_call_ids_by_name(inp: JsonObj) -> dict[str, str]:
     found: dict[str, str] = {}
-    for message in inp.get("messages") or []:
+    for message in inp.get("messages") or ():
         if is_json_object(message) and message.get("role") == "assistant":
-            for call in message.get("toolCalls") or []:
-                name = (call.get("function") or {}).get("name")
-                if isinstance(name, str) and isinstance(call.get("id"), str):
-                    found[name] = call["id"]
+            for call in message.get("toolCalls") or ():
+                if not is_json_object(call):
+                    continue
+                function = call.get("function")
+                name = function.get("name") if is_json_object(function) else None
+                call_id = call.get("id")
+                if isinstance(name, str) and isinstance(call_id, str):
+                    found[name] = call_id
     return found
 
 
@@ -434,7 +438,7 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield {"type": "TOOL_CALL_END", "toolCallId": call_id}
     yield tool_result(ctx.ids.result(), call_id, f"finished {len(titles)} tasks")
     carried = sum(
-        1 for m in ctx.inp.get("messages") or [] if is_json_object(m) and m.get("role") == "tool"
+        1 for m in ctx.inp.get("messages") or () if is_json_object(m) and m.get("role") == "tool"
     )
     text = (
         f"Finished {len(titles)} tasks carried over from the first half: {', '.join(titles)} "
@@ -563,7 +567,9 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
-async def scenario_events(inp: Any, *, slow_seconds: float = 30.0) -> list[JsonObj]:
+async def scenario_events(
+    inp: RunAgentInput | JsonObj, *, slow_seconds: float = 30.0
+) -> list[JsonObj]:
     """All events one request produces, without a server (``inp``: a
     ``RunAgentInput`` struct or its wire JSON). For tests and ``capture``."""
     data = input_as_json(inp)
@@ -571,7 +577,9 @@ async def scenario_events(inp: Any, *, slow_seconds: float = 30.0) -> list[JsonO
     return [ev async for ev in SCENARIOS[scenario_name(data)](ctx)]
 
 
-def fake_agent(log: RunLog | None = None) -> Callable[..., Any]:
+def fake_agent(
+    log: RunLog | None = None,
+) -> Callable[[RunAgentInput, Emitter, CancelToken], Awaitable[None]]:
     """The ``/agent`` handler for :func:`agui.server.create_app`:
     ``async (run_input, emit, cancel) -> None``.
 
@@ -589,7 +597,7 @@ def fake_agent(log: RunLog | None = None) -> Callable[..., Any]:
             async for event in SCENARIOS[name](ctx):
                 await emit(event)
         finally:
-            if cancel is not None and cancel.cancelled:
+            if cancel.cancelled:
                 run_log.record("cancelled", runId=inp.get("runId"), scenario=name)
 
     return agent

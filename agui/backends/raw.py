@@ -21,13 +21,18 @@ import itertools
 import json
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["MAX_FRAME_BYTES", "RAW_STREAMS", "RawStream", "frame", "routes", "stream_bytes"]
 
 #: The client's default SSE frame cap (10 MiB); ``oversized-frame`` goes past it.
 from agui.jsonvalue import is_json_object
 from agui.wire.sse import MAX_FRAME_BYTES
+
+if TYPE_CHECKING:  # starlette is the server extra, imported where a request is served
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.types import Receive, Scope, Send
 
 Writes = Callable[[str, str], Iterable[bytes]]
 
@@ -482,7 +487,7 @@ def stream_bytes(name: str, thread_id: str = "raw-thread", run_id: str = "raw-ru
 # --- HTTP --------------------------------------------------------------------
 
 
-async def _ids(request: Any) -> tuple[str, str]:
+async def _ids(request: Request) -> tuple[str, str]:
     thread_id = request.query_params.get("threadId", "raw-thread")
     run_id = request.query_params.get("runId", "raw-run")
     if request.method == "POST":
@@ -507,12 +512,12 @@ async def _send(stream: RawStream, thread_id: str, run_id: str) -> AsyncIterator
         yield chunk
 
 
-async def raw_endpoint(request: Any) -> Any:
+async def raw_endpoint(request: Request) -> Response | _AbortingResponse:
     """``GET|POST /raw/{name}``: serve the named stream, or the one a
     :data:`RAW_ALIASES` name stands for (404 JSON for an unknown name)."""
     from starlette.responses import JSONResponse, StreamingResponse
 
-    name = request.path_params["name"]
+    name = str(request.path_params["name"])
     stream = RAW_STREAMS.get(RAW_ALIASES.get(name, name))
     if stream is None:
         return JSONResponse(
@@ -537,7 +542,7 @@ class _AbortingResponse:
     def __init__(self, stream: RawStream, thread_id: str, run_id: str) -> None:
         self.stream, self.thread_id, self.run_id = stream, thread_id, run_id
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send(
             {
                 "type": "http.response.start",
@@ -553,7 +558,7 @@ class _AbortingResponse:
         await asyncio.sleep(self.stream.pause)  # let the last write leave before the cut
 
 
-async def raw_index(request: Any) -> Any:
+async def raw_index(request: Request) -> Response:
     """``GET /raw``: ``{name: {"summary": ..., "expect": ...}}``."""
     from starlette.responses import JSONResponse
 

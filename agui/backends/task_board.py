@@ -278,7 +278,7 @@ def board_events(run_input: RunAgentInput) -> Iterator[JsonObj]:
     inp = input_as_json(run_input)
     ids = Ids(str(inp.get("runId", "run")))
     yield run_started(inp)
-    offered = {t.get("name") for t in inp.get("tools") or [] if is_json_object(t)}
+    offered = {t.get("name") for t in inp.get("tools") or () if is_json_object(t)}
     missing = [t["name"] for t in TOOLS if t["name"] not in offered]
     if missing:
         yield run_error(

@@ -86,7 +86,7 @@ class BoardState:
     """
 
     tasks: tuple[TaskRow, ...] | None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
     raw: Any = None
 
     @classmethod
@@ -128,9 +128,9 @@ class BoardPanel:
     thread_id: str | None
     message_count: int
     board: BoardState
-    surfaces: dict[str, list[str]] = field(default_factory=dict)
+    surfaces: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     pending_interrupts: int = 0
-    components: dict[str, int] = field(default_factory=dict)
+    components: dict[str, int] = field(default_factory=dict[str, int])
 
     def lines(self, max_width: int = 400) -> list[Line]:
         """The panel as labelled lines (all agent text sanitised; state JSON

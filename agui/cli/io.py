@@ -27,6 +27,7 @@ UTF-8 are replaced by U+FFFD with one ``warn`` line; the session goes on.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import sys
@@ -131,9 +132,6 @@ def isatty(stream: TextIO) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):
         return False
-
-
-_isatty = isatty  # the old name, still imported by agui.cli.live
 
 
 @dataclass
@@ -246,7 +244,7 @@ class Console:
         """``input(prompt)`` with :mod:`readline` loaded (editing, history);
         None at end of input."""
         try:
-            import readline  # noqa: F401 - imported for its side effect on input()
+            importlib.import_module("readline")  # loaded for its side effect on input()
         except ImportError:  # pragma: no cover - e.g. Windows without pyreadline
             pass
         try:

@@ -28,10 +28,10 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from agui import updates as u
-from agui.cli.io import Console, _isatty
+from agui.cli.io import Console, isatty
 from agui.cli.render import LABEL_WIDTH, Line, RenderOptions
 from agui.cli.sanitize import sanitize
 
@@ -51,7 +51,7 @@ def live_view(console: Console, options: RenderOptions) -> LiveView | None:
     else None (print as before)."""
     if options.in_order or options.fragments:
         return None
-    if os.environ.get("TERM") == "dumb" or not _isatty(console.stdout):
+    if os.environ.get("TERM") == "dumb" or not isatty(console.stdout):
         return None
     return LiveView(console)
 
@@ -72,7 +72,7 @@ class LiveView:
         console: Console,
         width: int | None = None,
         interval: float = FRAME_INTERVAL,
-        clock: Any = time.monotonic,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.console: Console = console
         self.frames: int = 0
@@ -84,34 +84,48 @@ class LiveView:
         self._last = -math.inf  # clock() of the last frame
         self._timer: asyncio.TimerHandle | None = None
 
-    def observe(self, up: Any) -> None:
+    def observe(self, up: u.Update) -> None:
         """Track what ``up`` opens, grows or closes (see :data:`OBSERVERS`)."""
         observer = OBSERVERS.get(type(up))
         if observer is not None:
             observer(self, up)
 
-    def _open_message(self, up: Any) -> None:
+    def _open_message(self, up: u.TextStarted | u.ReasoningStarted) -> None:
         self._open["m:" + up.message_id] = [_kind(up), "", ""]
 
-    def _grow_message(self, up: Any) -> None:
+    def _grow_message(self, up: u.TextDelta | u.ReasoningDelta) -> None:
         item = self._open.setdefault("m:" + up.message_id, [_kind(up), "", ""])
         item[2] = (item[2] + up.delta)[-_KEEP:]
 
-    def _close_message(self, up: Any) -> None:
+    def _close_message(self, up: u.TextEnded | u.ReasoningEnded) -> None:
         self._open.pop("m:" + up.message_id, None)
 
-    def _open_call(self, up: Any) -> None:
+    def _open_call(self, up: u.ToolCallStarted) -> None:
         self._open["c:" + up.tool_call_id] = ["call", up.name, ""]
 
-    def _grow_call(self, up: Any) -> None:
+    def _grow_call(self, up: u.ToolCallArgs) -> None:
         item = self._open.setdefault("c:" + up.tool_call_id, ["call", "", ""])
         item[2] = (item[2] + up.delta)[-_KEEP:]
 
-    def _close_call(self, up: Any) -> None:
+    def _close_call(self, up: u.ToolCallEnded) -> None:
         self._open.pop("c:" + up.tool_call_id, None)
 
-    def _close_all(self, up: Any) -> None:
+    def _close_all(self, up: u.Done) -> None:
         self._open.clear()
+
+    #: Update class -> what it does to the live rows (:data:`OBSERVERS`)
+    OBSERVERS: ClassVar[dict[type, Callable[[LiveView, Any], None]]] = {
+        u.TextStarted: _open_message,
+        u.ReasoningStarted: _open_message,
+        u.TextDelta: _grow_message,
+        u.ReasoningDelta: _grow_message,
+        u.TextEnded: _close_message,
+        u.ReasoningEnded: _close_message,
+        u.ToolCallStarted: _open_call,
+        u.ToolCallArgs: _grow_call,
+        u.ToolCallEnded: _close_call,
+        u.Done: _close_all,
+    }
 
     def rows(self) -> list[Line]:
         """The live rows now (sanitised, cut to the terminal width)."""
@@ -193,25 +207,14 @@ def _fit_tail(body: str, room: int) -> int:
     return count
 
 
-def _kind(up: Any) -> str:
+def _kind(up: u.Update) -> str:
     return "text" if type(up) is u.TextStarted or type(up) is u.TextDelta else "think"
 
 
-OBSERVERS: dict[type[Any], Callable[[LiveView, Any], None]] = {
-    u.TextStarted: LiveView._open_message,
-    u.ReasoningStarted: LiveView._open_message,
-    u.TextDelta: LiveView._grow_message,
-    u.ReasoningDelta: LiveView._grow_message,
-    u.TextEnded: LiveView._close_message,
-    u.ReasoningEnded: LiveView._close_message,
-    u.ToolCallStarted: LiveView._open_call,
-    u.ToolCallArgs: LiveView._grow_call,
-    u.ToolCallEnded: LiveView._close_call,
-    u.Done: LiveView._close_all,
-}
+OBSERVERS = LiveView.OBSERVERS
 """What each update class does to the live rows (open, grow or close one; Done closes all)."""
 
-PASS_THROUGH: frozenset[type[Any]] = frozenset(
+PASS_THROUGH: frozenset[type] = frozenset(
     (
         u.ActivityChanged,
         u.Custom,

@@ -39,7 +39,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO, cast
 
 from agui import cli
 from agui.cli.io import CliError, Console, SafeStream
@@ -234,6 +234,12 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse tree (every subcommand has ``--help``)."""
+    return _build_parsers()[0]
+
+
+def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The argparse tree and its subcommands' parsers by name (so a usage error found
+    after parsing can name ``board-watch COMMAND``)."""
     from agui.cli.serve import add_store_flags
 
     parser = argparse.ArgumentParser(
@@ -323,21 +329,22 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
         s.add_argument("--port", type=_port, default=port, help=f"TCP port (default {port})")
         add_store_flags(s)
-    _add_llm_parser(sub)
-    return parser
+    _add_llm_arguments(
+        sub.add_parser(
+            "serve-llm",
+            help="serve an agent backed by an OpenAI-compatible chat-completions API on /agent",
+            description="Serve an AG-UI agent on /agent that streams a model's answers "
+            "(text, reasoning, tool calls of the tools the client offers) from any "
+            "OpenAI-compatible chat-completions API (needs the llm extra). Ctrl-C stops.",
+        )
+    )
+    return parser, sub.choices
 
 
-def _add_llm_parser(sub: Any) -> None:
-    """``serve-llm``: the live-model agent (flags fall back to OPENAI_* variables)."""
+def _add_llm_arguments(s: argparse.ArgumentParser) -> None:
+    """``serve-llm``'s flags (the live-model agent; they fall back to OPENAI_* variables)."""
     from agui.cli.serve import add_store_flags
 
-    s = sub.add_parser(
-        "serve-llm",
-        help="serve an agent backed by an OpenAI-compatible chat-completions API on /agent",
-        description="Serve an AG-UI agent on /agent that streams a model's answers "
-        "(text, reasoning, tool calls of the tools the client offers) from any "
-        "OpenAI-compatible chat-completions API (needs the llm extra). Ctrl-C stops.",
-    )
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     s.add_argument("--port", type=_port, default=8070, help="TCP port (default 8070)")
     add_store_flags(s)
@@ -356,13 +363,13 @@ def _add_llm_parser(sub: Any) -> None:
 
 
 def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:
-    parser = build_parser()
+    parser, commands = _build_parsers()
     out, err = SafeStream(console.stdout), SafeStream(console.stderr)
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             args = parser.parse_args(list(argv))
             if getattr(args, "url", None) is not None and args.agent is not None:
-                _subparser(parser, args.command).error(
+                commands[args.command].error(
                     "argument --agent: not allowed with --url (--agent picks the embedded "
                     "backend; offer a remote agent tools with --tools)"
                 )
@@ -372,15 +379,6 @@ def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:
         except SystemExit as exc:
             code = exc.code
             return code if isinstance(code, int) else (0 if code is None else 2)
-
-
-def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
-    """The subcommand's parser (so its usage errors name ``board-watch COMMAND``)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            chosen: argparse.ArgumentParser = action.choices[command]
-            return chosen
-    return parser  # pragma: no cover
 
 
 def _silence_stdout(console: Console) -> None:
@@ -518,9 +516,18 @@ def _while_cancelling(exc: BaseException) -> bool:
 def _unwrap(exc: BaseException) -> BaseException:
     """The one real error inside (nested) single-member exception groups
     (e.g. a TaskGroup's), so the last-resort line names it."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
+    while (member := _only_member(exc)) is not None:
+        exc = member
     return exc
+
+
+def _only_member(exc: BaseException) -> BaseException | None:
+    """The one exception of a single-member exception group, else None."""
+    if isinstance(exc, BaseExceptionGroup):
+        members = cast("BaseExceptionGroup[BaseException]", exc).exceptions
+        if len(members) == 1:
+            return members[0]
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

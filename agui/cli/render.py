@@ -159,7 +159,7 @@ class _Open:
     """A text/reasoning message or tool call being assembled."""
 
     kind: str  # "text" | "think" | "call"
-    parts: list[str] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list[str])
     role: str = "assistant"
     name: str = ""
     tag: str = ""
@@ -195,7 +195,7 @@ class Renderer:
 
     # -- public ---------------------------------------------------------
 
-    def feed(self, update: Any) -> list[Line]:
+    def feed(self, update: u.Update) -> list[Line]:
         """Lines to print for one update (possibly none). Never raises."""
         try:
             return self._feed(update)
@@ -230,7 +230,7 @@ class Renderer:
 
     # -- dispatch -------------------------------------------------------
 
-    def _feed(self, up: Any) -> list[Line]:
+    def _feed(self, up: u.Update) -> list[Line]:
         joinable = self.options.in_order and isinstance(
             up, (u.TextDelta, u.ReasoningDelta, u.ToolCallArgs)
         )
@@ -410,6 +410,7 @@ class Renderer:
         if news:
             summary += f" ({', '.join(news)})"
         lines = [Line("event", summary)]
+        message: T.Message
         for message in up.changed:
             mark = "(replaced) " if message.id in up.replaced else ""
             draw = SNAPSHOT_MESSAGES.get(type(message))
@@ -422,7 +423,7 @@ class Renderer:
 
     # -- messages a snapshot brought (SNAPSHOT_MESSAGES) ---------------------
 
-    def _snap_text(self, message: Any, mark: str, role: str) -> list[Line]:
+    def _snap_text(self, message: T.Message, mark: str, role: str) -> list[Line]:
         content = getattr(message, "content", None)
         prefix = mark + ("" if role in ("assistant", "reasoning") else f"({sanitize(role)}) ")
         label = "think" if role == "reasoning" else "text"
@@ -433,16 +434,16 @@ class Renderer:
         body = format_json(msgspec.to_builtins(content), self.options.max_chars)
         return [Line(label, prefix + body)]
 
-    def _snap_user(self, message: Any, mark: str) -> list[Line]:
+    def _snap_user(self, message: T.UserMessage, mark: str) -> list[Line]:
         return self._snap_text(message, mark, "user")
 
-    def _snap_system(self, message: Any, mark: str) -> list[Line]:
+    def _snap_system(self, message: T.SystemMessage, mark: str) -> list[Line]:
         return self._snap_text(message, mark, "system")
 
-    def _snap_developer(self, message: Any, mark: str) -> list[Line]:
+    def _snap_developer(self, message: T.DeveloperMessage, mark: str) -> list[Line]:
         return self._snap_text(message, mark, "developer")
 
-    def _snap_assistant(self, message: Any, mark: str) -> list[Line]:
+    def _snap_assistant(self, message: T.AssistantMessage, mark: str) -> list[Line]:
         lines = self._snap_text(message, mark, "assistant")
         calls = message.tool_calls
         for call in calls if calls is not msgspec.UNSET else ():
@@ -454,7 +455,7 @@ class Renderer:
             lines.append(Line("call", f"{mark}{self.tag_of(call.id)} {sanitize(name)} {args}"))
         return lines
 
-    def _snap_tool(self, message: Any, mark: str) -> list[Line]:
+    def _snap_tool(self, message: T.ToolMessage, mark: str) -> list[Line]:
         call_id = message.tool_call_id
         if not mark and self._results.get(call_id, _NOT_SHOWN) == message.content:
             return []  # the streamed result, re-sent under another message id
@@ -464,13 +465,13 @@ class Renderer:
             lines.append(Line("result", f"{mark}{self.tag_of(call_id)} error: {sanitize(error)}"))
         return lines
 
-    def _snap_reasoning(self, message: Any, mark: str) -> list[Line]:
+    def _snap_reasoning(self, message: T.ReasoningMessage, mark: str) -> list[Line]:
         lines = self._snap_text(message, mark, "reasoning")
         if not lines and message.encrypted_value is not msgspec.UNSET:
             lines.append(Line("think", f"{mark}encrypted value on {sanitize(message.id)}"))
         return lines
 
-    def _snap_activity(self, message: Any, mark: str) -> list[Line]:
+    def _snap_activity(self, message: T.ActivityMessage, mark: str) -> list[Line]:
         up = u.ActivityChanged(message.id, message.activity_type, message.content)
         return [Line(line.label, mark + line.body) for line in self._on_ActivityChanged(up)]
 
@@ -612,6 +613,17 @@ class Renderer:
         u.Done: _on_Done,
     }
 
+    #: Message class -> how a snapshot's message is drawn (:data:`SNAPSHOT_MESSAGES`)
+    SNAPSHOT_MESSAGES: ClassVar[dict[type, Callable[[Renderer, Any, str], list[Line]]]] = {
+        T.UserMessage: _snap_user,
+        T.SystemMessage: _snap_system,
+        T.DeveloperMessage: _snap_developer,
+        T.AssistantMessage: _snap_assistant,
+        T.ToolMessage: _snap_tool,
+        T.ReasoningMessage: _snap_reasoning,
+        T.ActivityMessage: _snap_activity,
+    }
+
 
 def render_all(updates: Iterable[Any], options: RenderOptions | None = None) -> list[str]:
     """Render a whole sequence of updates to strings (flushing at the end):
@@ -630,23 +642,13 @@ HANDLERS = Renderer.HANDLERS
 _NOT_SHOWN = object()
 """No result was shown for a call (``Renderer._results`` default)."""
 
-_D = Renderer
-SNAPSHOT_MESSAGES: dict[type, Callable[[Renderer, Any, str], list[Line]]] = {
-    T.UserMessage: _D._snap_user,
-    T.SystemMessage: _D._snap_system,
-    T.DeveloperMessage: _D._snap_developer,
-    T.AssistantMessage: _D._snap_assistant,
-    T.ToolMessage: _D._snap_tool,
-    T.ReasoningMessage: _D._snap_reasoning,
-    T.ActivityMessage: _D._snap_activity,
-}
+SNAPSHOT_MESSAGES = Renderer.SNAPSHOT_MESSAGES
 """Message class -> how a message a MESSAGES_SNAPSHOT brought is drawn
 ``(renderer, message, mark) -> lines``: the lines it would have had streamed
 (``text``, ``call``, ``result``, ``think``, activity), each body starting with
 ``mark`` (``(replaced) `` for a message whose content the snapshot changed).
 A tool message repeating the result already shown for its call (a producer
 that re-sends the streamed result under a new message id) draws nothing."""
-del _D
 
 PASS_THROUGH: frozenset[type] = frozenset()
 """Update classes rendered on purpose as a bare ``event <ClassName>`` line (the

@@ -16,11 +16,15 @@ said so already).
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agui.cli.io import CliError, Console
+
+if TYPE_CHECKING:  # starlette comes with the server extra uvicorn needs
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["GRACEFUL_SHUTDOWN", "ExpectedLogFilter", "add_store_flags", "run_serve"]
 
@@ -101,22 +105,22 @@ class StreamCounter:
     message). Ordinary responses (a 405, a 404) are never counted, however long
     the server takes to finish their task."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self.open: int = 0
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve ``scope`` through the wrapped app, counting its stream."""
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return
         counted = False
 
-        async def counting_send(message: Any) -> None:
+        async def counting_send(message: Message) -> None:
             nonlocal counted
             kind = message.get("type")
             if kind == "http.response.start":
-                headers = dict(message.get("headers") or ())
+                headers: dict[bytes, bytes] = dict(message.get("headers") or ())
                 if headers.get(b"content-type", b"").startswith(b"text/event-stream"):
                     counted = True
                     self.open += 1
@@ -153,7 +157,7 @@ def _server_class(console: Console, streams: StreamCounter) -> Any:
                     console.say(text)
                 except (OSError, ValueError):
                     pass
-            captured = list(getattr(self, "_captured_signals", ()))
+            captured: list[int] = list(getattr(self, "_captured_signals", ()))
             super().handle_exit(sig, frame)
             if sig in captured:  # uvicorn re-raises each captured signal after shutting
                 self._captured_signals = captured  # down: once is enough (twice tracebacks)
@@ -165,7 +169,7 @@ def _llm_app(args: argparse.Namespace, options: dict[str, Any]) -> tuple[Any, st
     """serve-llm's app factory and description; a bad configuration or a
     missing ``openai`` is one :class:`CliError` line."""
     try:
-        import openai  # noqa: F401
+        importlib.import_module("openai")
     except ImportError as exc:
         raise CliError(
             f"the llm extra is not installed ({exc}); pip install 'agui-sdk[llm]'"

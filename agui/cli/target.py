@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,14 +138,16 @@ def load_tools(path: str) -> list[Any]:
     return tools
 
 
-def _json_kind(value: Any) -> str:
+_JSON_KINDS: dict[type, str] = {str: "string", int: "number", float: "number", list: "array"}
+
+
+def _json_kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "boolean"
-    return {str: "string", int: "number", float: "number", list: "array"}.get(
-        type(value), type(value).__name__
-    )
+    kind = type(value)
+    return _JSON_KINDS.get(kind, kind.__name__)
 
 
 def describe_transport_error(error: BaseException, url: str) -> str:
@@ -179,7 +181,7 @@ class Endpoint:
 
 
 @contextlib.contextmanager
-def endpoint(url: str | None, agent: str = "fake") -> Iterator[Endpoint]:
+def endpoint(url: str | None, agent: str = "fake") -> Generator[Endpoint]:
     """Yield the endpoint to talk to. With ``url`` None, serve ``agent``
     (``fake`` | ``task-board``) in-process on 127.0.0.1 and an ephemeral port
     for the duration of the block. Raises :class:`CliError` when the server

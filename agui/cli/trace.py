@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from agui.cli.answers import ask_answers, end_of_input
 from agui.cli.io import CliError, Console, EndOfInput
@@ -119,7 +120,7 @@ async def _stream(
             elif isinstance(update, ErrorUpdate):
                 console.write([Line("error", format_error(update.error))])
 
-    def show(frames: list[str]) -> None:
+    def show(frames: Sequence[str]) -> None:
         received[0] += len(frames)
         for data in frames:
             console.write([Line("recv", sanitize(data))])
@@ -135,7 +136,8 @@ async def _stream(
     try:
         async for chunk in stream:
             if isinstance(chunk, bytes | bytearray | memoryview | str):
-                show(pipeline.split(chunk))
+                body = cast("bytes | bytearray | memoryview | str", chunk)  # checked above
+                show(pipeline.split(body))
             else:  # a transport that yields event structs
                 show([encode_event(chunk).decode()])
             report()  # an oversized frame

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
+from agui.transports.base import Transport
 from agui.types import RunAgentInput
 
 __all__ = ["AGENT_BAD_BYTES", "Utf8Watch"]
@@ -33,7 +34,7 @@ class Utf8Watch:
     body, are checked; event JSON text from protobuf frames and event structs
     are passed on as they are)."""
 
-    def __init__(self, transport: Any) -> None:
+    def __init__(self, transport: Transport) -> None:
         self.transport = transport
         self._pending = 0
 
@@ -55,8 +56,9 @@ class Utf8Watch:
         try:
             async for chunk in inner:
                 if not flagged and isinstance(chunk, bytes | bytearray | memoryview):
+                    body = cast("bytes | bytearray | memoryview", chunk)  # checked above
                     try:
-                        decoder.decode(bytes(chunk))
+                        decoder.decode(bytes(body))
                     except UnicodeDecodeError:
                         flagged = True
                         self._pending += 1

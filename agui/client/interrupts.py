@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET
@@ -33,6 +33,17 @@ from agui.pipeline.core import Pipeline
 from agui.pipeline.profiles import LegacyInterrupts
 from agui.types import Interrupt, ResumeEntry, RunAgentInput, event_type
 from agui.wire import encode_json
+
+if TYPE_CHECKING:  # typing.TypeIs is 3.13+; type checkers ship typing_extensions' stubs
+    from typing_extensions import TypeIs
+
+_S = TypeVar("_S", bound=msgspec.Struct)
+
+
+def _is_mapping(value: object) -> TypeIs[Mapping[str, Any]]:
+    """True for a mapping (a wire dict: string keys, JSON values)."""
+    return isinstance(value, Mapping)
+
 
 __all__ = [
     "Answer",
@@ -67,7 +78,7 @@ def cancelled(*, metadata: dict[str, Any] | None = None) -> Answer:
     return Answer("cancelled", UNSET, metadata)
 
 
-def _as_struct(value: Any, struct_type: type, where: str = "$") -> Any:
+def _as_struct(value: object, struct_type: type[_S], where: str = "$") -> _S:
     """A struct as given, or a wire dict converted; DecodeError (with the
     JSON path) when it does not fit."""
     if isinstance(value, struct_type):
@@ -98,20 +109,20 @@ def interrupts_of(events: Iterable[Any]) -> list[Any]:
     pending: list[Any] = []
     legacy = LegacyInterrupts()
     for event in events:
-        kind = event.get("type") if isinstance(event, Mapping) else event_type(event)
+        kind = event.get("type") if _is_mapping(event) else event_type(event)
         if kind == "RUN_STARTED":
             legacy.start()
         elif kind == "CUSTOM":
-            legacy.see(dict(event) if isinstance(event, Mapping) else event)
+            legacy.see(dict(event) if _is_mapping(event) else event)
         if kind != "RUN_FINISHED":
             continue
-        outcome = event.get("outcome", UNSET) if isinstance(event, Mapping) else event.outcome
+        outcome = event.get("outcome", UNSET) if _is_mapping(event) else event.outcome
         by_rule = legacy.finish(outcome)
         if by_rule:
             pending = by_rule
             continue
-        if isinstance(event, Mapping):
-            if isinstance(outcome, Mapping) and outcome.get("type") == "interrupt":
+        if _is_mapping(event):
+            if _is_mapping(outcome) and outcome.get("type") == "interrupt":
                 pending = [
                     _as_struct(i, Interrupt, f"$.outcome.interrupts[{n}]")
                     for n, i in enumerate(outcome.get("interrupts") or ())
@@ -181,7 +192,7 @@ def build_resume(
         TypeError: ``answers`` is not a mapping.
     """
 
-    if not isinstance(answers, Mapping):
+    if not _is_mapping(answers):  # untyped callers
         raise TypeError(
             f"answers must be a mapping of interrupt id -> answer, not {type(answers).__name__}"
         )

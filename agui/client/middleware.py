@@ -15,8 +15,8 @@ the reference client's middleware of the same name does.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import Any, cast
 
 from msgspec import UNSET
 
@@ -65,7 +65,7 @@ class Middleware:
                 if out is None:
                     continue
                 if isinstance(out, list | tuple):
-                    for item in out:
+                    for item in cast("Sequence[Any]", out):  # events, as on_event returned them
                         yield item
                 else:
                     yield out

@@ -44,14 +44,14 @@ def _without_lone_surrogates(text: str) -> str:
     return _LONE_SURROGATE.sub(lambda m: m.group(1) + "\\ufffd", text)
 
 
-def parse_partial_json(text: str | bytes) -> Any:
+def parse_partial_json(text: object) -> Any:
     """The JSON value a prefix of a JSON text shows so far, or None when it shows nothing yet.
 
     ``'{"city": "Par'`` -> ``{"city": "Par"}``; ``'[1, 2'`` -> ``[1, 2]``; ``'{"n": 1'`` ->
     ``{"n": 1}``; ``'{"ok": tr'`` -> ``{}``; ``''``, ``'  '``, ``'tr'`` -> None. A complete text is
     parsed as it is (``'null'`` -> None as well). Text that is not the start of any JSON value
     (``'{"a" 1'``) -> None. ``bytes`` are read as UTF-8 (invalid sequences become U+FFFD).
-    Never raises.
+    Any other value than ``str``, ``bytes`` or ``bytearray`` -> None. Never raises.
     """
     if isinstance(text, bytes | bytearray):
         text = bytes(text).decode("utf-8", "replace")

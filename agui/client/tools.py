@@ -47,7 +47,7 @@ from typing import Any
 import msgspec
 
 from agui.errors import EncodeError, ToolError
-from agui.jsonvalue import is_json_object
+from agui.jsonvalue import JSONObject, is_json_object
 from agui.types import Tool, ToolCall, ToolMessage
 from agui.wire.json import check_finite
 
@@ -97,10 +97,19 @@ def _param_docs(fn: Callable[..., Any]) -> dict[str, str]:
     return {name: text for name, text in docs.items() if text}
 
 
-def _default_field(default: Any) -> Any:
-    if isinstance(default, list | dict | set | bytearray) and default:
-        return msgspec.field(default_factory=lambda: copy.deepcopy(default))
+def _default_field(default: object) -> object:
+    """A parameter's default as a struct field default: a non-empty mutable one
+    (list, dict, set, bytearray) becomes a factory of deep copies."""
+    if default and any(isinstance(default, kind) for kind in _MUTABLE_DEFAULTS):
+
+        def fresh() -> object:
+            return copy.deepcopy(default)
+
+        return msgspec.field(default_factory=fresh)
     return default
+
+
+_MUTABLE_DEFAULTS: frozenset[type] = frozenset({list, dict, set, bytearray})
 
 
 def _inline_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
@@ -241,7 +250,8 @@ class ClientTool:
             raise TypeError(
                 f"tool {self.name!r}: no JSON Schema for its parameters: {exc}"
             ) from exc
-        properties = parameters.get("properties") or {}
+        found = parameters.get("properties")
+        properties: JSONObject = found if is_json_object(found) else {}
         for pname, (model, optional) in self._models.items():
             try:
                 schema = dict(model.model_json_schema())
@@ -256,7 +266,7 @@ class ClientTool:
                 schema if not optional else {"anyOf": [schema, {"type": "null"}]}
             )
             old_prop = properties.get(pname)
-            if isinstance(old_prop, dict) and "default" in old_prop:
+            if is_json_object(old_prop) and "default" in old_prop:
                 model_prop["default"] = old_prop["default"]
             properties[pname] = model_prop
         for pname, text in _param_docs(fn).items():
@@ -435,7 +445,11 @@ def tool(
     """
     if fn is not None:
         return ClientTool(fn, name=name, description=description)
-    return lambda f: ClientTool(f, name=name, description=description)
+
+    def decorate(f: Callable[..., Any]) -> ClientTool:
+        return ClientTool(f, name=name, description=description)
+
+    return decorate
 
 
 class ClientTools:

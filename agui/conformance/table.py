@@ -35,7 +35,7 @@ class Entry:
 
     code: str | None = None
     path: str | None = None
-    override: dict[str, Any] = field(default_factory=dict)
+    override: dict[str, Any] = field(default_factory=dict[str, Any])
     why: str | None = None
 
 

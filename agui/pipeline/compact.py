@@ -45,6 +45,7 @@ from typing import Any
 from msgspec import UNSET
 
 from agui import types as T
+from agui.jsonvalue import is_json_object
 from agui.pipeline.apply.patch import PatchFailed, apply_patch, clone_json, plain_ops
 
 __all__ = ["compact_events"]
@@ -109,7 +110,7 @@ class _Compactor:
             stream.first = ev
         stream.deltas.append(ev.delta)
         md = ev.metadata
-        if md is not UNSET and isinstance(md, dict):
+        if md is not UNSET and is_json_object(md):
             if stream.metadata is None:
                 stream.metadata = {}
             stream.metadata.update(md)
@@ -186,7 +187,7 @@ class _Compactor:
             self.out.append(T.StateSnapshotEvent(snapshot=clone_json(self.state)))
         self.state_events = []
 
-    def feed(self, ev: Any) -> None:
+    def feed(self, ev: T.Event) -> None:
         handler = HANDLERS.get(type(ev))
         if handler is None:
             self.out.append(ev)  # (PASS_THROUGH, or a type the schema gained since)

@@ -107,7 +107,7 @@ class NormalizeResult(NamedTuple):
 
 
 # NamedTuple construction without the generated Python-level __new__ (hot path)
-_new_result = tuple.__new__
+_new_result = tuple[Any, ...].__new__
 
 
 class _Pending:
@@ -177,7 +177,7 @@ class Normalizer:
         until the next ``*_CHUNK``)."""
         return not self._lanes
 
-    def feed(self, event: Any, position: int | None = None) -> NormalizeResult:
+    def feed(self, event: T.Event, position: int | None = None) -> NormalizeResult:
         """Normalize one event.
 
         Args:

@@ -214,7 +214,7 @@ class Emitter:
         """Would ``event`` be accepted now? Always True when the guard is off."""
         return True if self._guard is None else self._guard.allows(event)
 
-    async def _fail(self, message: str, code: str) -> None:
+    async def fail(self, message: str, code: str) -> None:
         """Emit RUN_ERROR if a run is open (or nothing was sent) and it is legal."""
         if not (self.run_open or self._count == 0):
             return

@@ -42,7 +42,7 @@ Lifecycle of one request (POST, body = RunAgentInput JSON):
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -278,7 +278,7 @@ def create_app(
     )
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
+    async def lifespan(app: Any) -> AsyncGenerator[None]:
         yield
         if hub is not None:
             await hub.shutdown()

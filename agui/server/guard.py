@@ -67,7 +67,7 @@ class Guard:
         """Number of events admitted so far."""
         return self._position
 
-    def allows(self, event: Any) -> bool:
+    def allows(self, event: T.Event) -> bool:
         """Would ``event`` be admitted now? (no state change)"""
         saved = _save(self._normalizer), _save(self._verifier), self._position, self._chunked
         try:
@@ -80,7 +80,7 @@ class Guard:
             self._position, self._chunked = saved[2], saved[3]
         return True
 
-    def admit(self, event: Any) -> None:
+    def admit(self, event: T.Event) -> None:
         """Judge one event; raise :class:`GuardError` when it is illegal here.
 
         Raises:
@@ -99,7 +99,7 @@ class Guard:
             return
         self._admit_normalized(event, is_chunk)
 
-    def _admit_normalized(self, event: Any, is_chunk: bool) -> None:
+    def _admit_normalized(self, event: T.Event, is_chunk: bool) -> None:
         normalizer, verifier, position = self._normalizer, self._verifier, self._position
         lanes = _save(normalizer)  # a refused chunk leaves it untouched, a refused expansion not
         result = normalizer.feed(event, position)
@@ -151,7 +151,11 @@ def _slots_of(cls: type) -> tuple[str, ...]:
     return names
 
 
-def _save(obj: Any) -> Any:
+_Saved = tuple[dict[str, Any] | None, list[tuple[str, Any]]]
+"""A checker's saved state: its ``__dict__`` (None when slotted) and its slots' values."""
+
+
+def _save(obj: object) -> _Saved:
     """The state of a slotted checker (the normalizer or the verifier), for
     :func:`_restore`: every slot's value, containers (dict, list, set) copied
     at every level, anything else shared. Their state is containers of ids and
@@ -186,7 +190,7 @@ def _copied(value: Any) -> Any:
     return value
 
 
-def _restore(obj: Any, saved: Any) -> None:
+def _restore(obj: object, saved: _Saved) -> None:
     extra, slots = saved
     if extra is not None:  # pragma: no cover - see _save
         obj.__dict__.clear()

@@ -15,10 +15,10 @@ import contextlib
 import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any
 
 from starlette.background import BackgroundTask
 from starlette.responses import AsyncContentStream, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from agui.server.cancel import CancelToken
 from agui.server.emitter import Emitter, Outbox
@@ -26,10 +26,11 @@ from agui.server.encoder import SSE_CONTENT_TYPE, SSE_HEADERS, EventEncoder
 from agui.server.guard import Guard
 from agui.server.request import is_disconnect
 from agui.server.versions import stream_version
+from agui.types import RunAgentInput
 
 logger: logging.Logger = logging.getLogger("agui.server")
 
-Agent = Callable[[Any, Emitter, CancelToken], Awaitable[None]]
+Agent = Callable[[RunAgentInput, Emitter, CancelToken], Awaitable[None]]
 """``async def agent(run_input: RunAgentInput, emit: Emitter, cancel: CancelToken) -> None``."""
 
 
@@ -52,7 +53,7 @@ class AgentStreamResponse(StreamingResponse):
     def __init__(
         self,
         agent: Agent,
-        run_input: Any,
+        run_input: RunAgentInput,
         *,
         guard: bool = True,
         encoder: EventEncoder | None = None,
@@ -71,7 +72,7 @@ class AgentStreamResponse(StreamingResponse):
             {"content-type": self.encoder.content_type, **SSE_HEADERS, **(headers or {})}
         )
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         token = self.token
         outbox = Outbox()
         guard = Guard(thread_of(self.run_input)) if self.guard else None
@@ -141,7 +142,9 @@ class AgentStreamResponse(StreamingResponse):
                 return
 
 
-async def run_agent(agent: Agent, run_input: Any, emitter: Emitter, token: CancelToken) -> None:
+async def run_agent(
+    agent: Agent, run_input: RunAgentInput, emitter: Emitter, token: CancelToken
+) -> None:
     """Run ``agent`` to its end, reporting its failures in the stream.
 
     An exception becomes a ``RUN_ERROR`` ``agent_error`` (a generic message with
@@ -160,7 +163,7 @@ async def run_agent(agent: Agent, run_input: Any, emitter: Emitter, token: Cance
             raise  # we cancelled it: the client is gone
         # the agent cancelled itself: a failure like any other
         logger.warning("agent task was cancelled from inside the agent")
-        await emitter._fail("the agent was cancelled", "agent_cancelled")
+        await emitter.fail("the agent was cancelled", "agent_cancelled")
     except Exception as exc:  # the agent failed: report it in-stream, detail in the log
         error_id = secrets.token_hex(4)
         logger.error(
@@ -170,24 +173,24 @@ async def run_agent(agent: Agent, run_input: Any, emitter: Emitter, token: Cance
             getattr(run_input, "run_id", "?"),
             exc_info=exc,
         )
-        await emitter._fail(
+        await emitter.fail(
             f"the agent failed (error {error_id}); the server log has the details",
             "agent_error",
         )
     else:
         if emitter.guarded and emitter.run_open:
-            await emitter._fail("the agent returned without finishing its run", "run_not_finished")
+            await emitter.fail("the agent returned without finishing its run", "run_not_finished")
         elif emitter.guarded and emitter.count == 0:
-            await emitter._fail("the agent returned without emitting a run", "run_not_started")
+            await emitter.fail("the agent returned without emitting a run", "run_not_started")
 
 
-def thread_of(run_input: Any) -> str | None:
+def thread_of(run_input: RunAgentInput) -> str | None:
     """``run_input.thread_id`` when it is a str, else None."""
     thread_id = getattr(run_input, "thread_id", None)
     return thread_id if isinstance(thread_id, str) else None
 
 
-async def _wait_disconnect(receive: Any) -> None:
+async def _wait_disconnect(receive: Receive) -> None:
     while True:
         message = await receive()
         if message.get("type") == "http.disconnect":

@@ -37,6 +37,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from agui.jsonvalue import is_json_object
 from agui.server import telemetry
 from agui.server.cancel import CancelToken
 from agui.server.emitter import Emitter, Outbox
@@ -109,7 +110,7 @@ class _LiveRun:
     agent_task: asyncio.Task[None] | None = None
     owner_task: asyncio.Task[None] | None = None
     events: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 class RunHub:
@@ -194,11 +195,12 @@ class RunHub:
         False when the run is unknown."""
         live = self.live.get(run)
         if live is not None:
-            self._cancel_live(live, reason)
+            self.cancel_live(live, reason)
             return True
         return await self.store.request_cancel(run)
 
-    def _cancel_live(self, live: _LiveRun, reason: str) -> None:
+    def cancel_live(self, live: _LiveRun, reason: str) -> None:
+        """Trip ``live``'s token with ``reason`` and cancel its agent task."""
         live.token.cancel(reason)
         if live.agent_task is not None and not live.agent_task.done():
             live.agent_task.cancel()
@@ -207,7 +209,7 @@ class RunHub:
         """Cancel every run this process runs and wait until their logs end."""
         tasks = [live.owner_task for live in self.live.values() if live.owner_task]
         for live in list(self.live.values()):
-            self._cancel_live(live, "server shutting down")
+            self.cancel_live(live, "server shutting down")
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
         if self.owns_store:
@@ -239,7 +241,7 @@ class RunHub:
                 await asyncio.shield(agent_task)
             except asyncio.CancelledError:
                 if not agent_task.done():  # the owner itself is cancelled: loop teardown
-                    self._cancel_live(live, "server shutting down")
+                    self.cancel_live(live, "server shutting down")
                     with contextlib.suppress(BaseException):
                         await agent_task
                     raise
@@ -273,7 +275,7 @@ class RunHub:
                 await self.store.append(run, frames or [], end=end)
             except Exception as exc:  # the log is unreachable: the run cannot go on
                 logger.error("run log append failed (run %r)", run.run_id, exc_info=exc)
-                self._cancel_live(live, "run log failed")
+                self.cancel_live(live, "run log failed")
                 if end:
                     return
                 continue
@@ -294,7 +296,7 @@ class RunHub:
                 continue
             now = time.monotonic()
             if signals.cancel:
-                self._cancel_live(live, "cancel requested")
+                self.cancel_live(live, "cancel requested")
             elif live.attached > 0 or signals.attached:
                 last_seen = now
             elif now - last_seen >= self.detach_timeout:
@@ -303,7 +305,7 @@ class RunHub:
                     run.run_id,
                     self.detach_timeout,
                 )
-                self._cancel_live(live, "detached")
+                self.cancel_live(live, "detached")
 
     async def end_lost(self, run: RunRef) -> None:
         """End the log of a run whose worker is gone (``RUN_ERROR`` ``worker_lost``,
@@ -328,7 +330,7 @@ def _event_type(data: bytes) -> str | None:
         obj = msgspec.json.decode(data)
     except msgspec.DecodeError:
         return None
-    kind = obj.get("type") if isinstance(obj, dict) else None
+    kind = obj.get("type") if is_json_object(obj) else None
     return kind if isinstance(kind, str) else None
 
 
@@ -369,7 +371,7 @@ class _Attachment(Response):
                 current.uncancel()
             live = hub.live.get(run)
             if live is not None:
-                hub._cancel_live(live, "server shutting down")
+                hub.cancel_live(live, "server shutting down")
         finally:
             if live is not None:
                 live.attached -= 1

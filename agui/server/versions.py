@@ -11,11 +11,11 @@ a client (:func:`strip_newer_fields`).
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 import msgspec
 
-from agui.jsonvalue import is_json_array
 from agui.types import RunAgentInput
 
 UNSET: Any = msgspec.UNSET
@@ -81,7 +81,9 @@ def strip_newer_fields(value: Any) -> Any:
                 changes[name] = stripped
         return msgspec.structs.replace(value, **changes) if changes else value
     if isinstance(value, list | tuple):
-        items = [strip_newer_fields(item) for item in value]
-        if any(new is not old for new, old in zip(items, value, strict=True)):
-            return items if is_json_array(value) else tuple(items)
+        old_items = cast("Sequence[object]", value)  # the items are structs or open JSON
+        items = [strip_newer_fields(item) for item in old_items]
+        if any(new is not old for new, old in zip(items, old_items, strict=True)):
+            return items if isinstance(old_items, list) else tuple(items)
+        return old_items  # unchanged: the value itself
     return value

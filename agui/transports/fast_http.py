@@ -111,7 +111,8 @@ class _Reply(asyncio.Protocol):
             # reads of 64 KiB (asyncio's default, 256 KiB, is allocated per read
             # and cut down: interleaved with a conversation's text it fragments
             # the heap, 1M events held ~50 MiB more)
-            transport.max_size = _READ_BYTES
+            # typeshed leaves out the selector transport's max_size (read size)
+            transport.max_size = _READ_BYTES  # pyright: ignore[reportAttributeAccessIssue]
 
     def data_received(self, data: bytes) -> None:
         try:

@@ -32,6 +32,7 @@ from typing import IO
 import msgspec
 
 from agui.errors import DecodeError, FrameTooLarge
+from agui.jsonvalue import is_json_object
 from agui.transports.proto_recording import is_proto_recording, proto_documents, proto_items
 from agui.wire.sse import MAX_FRAME_BYTES, SseReader
 
@@ -315,7 +316,7 @@ class Recording:
             value = json.loads(doc)
         except (ValueError, RecursionError):
             return False
-        if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+        if not is_json_object(value) or not isinstance(value.get("type"), str):
             return False
         self.has_event = True
         if value.get("type") != "RUN_STARTED":

@@ -73,7 +73,7 @@ __all__ = [
 
 Data = bytes | bytearray | memoryview | str
 
-_tuple_new = tuple.__new__
+_tuple_new = tuple[Any, ...].__new__
 
 
 class Decoded(NamedTuple):

@@ -65,10 +65,10 @@ def encode_event(event: Event) -> bytes:
         EncodeError: a NaN or infinite float somewhere in the event.
     """
     try:
-        if event.__class__ in _RAW_EVENT_ONLY and event.raw_event is not None:
+        if event.__class__ in _RAW_EVENT_ONLY and not _is_null(event.raw_event):
             out = _ENCODER.encode(event)  # the common case: nothing to leave out
         else:
-            if not isinstance(event, msgspec.Struct):
+            if not _is_struct(event):
                 raise TypeError(f"not a protocol struct: {type(event).__name__}")
             shape = _shape(type(event))
             if shape.may_hold_null and has_legacy_null(event, shape):
@@ -120,7 +120,7 @@ def to_json_value(value: msgspec.Struct) -> Any:
     """A generated struct (or anything msgspec can encode) as plain JSON builtins:
     dicts with camelCase keys, tags included, absent optionals left out."""
     builtins = msgspec.to_builtins(value)
-    if isinstance(value, msgspec.Struct):
+    if _is_struct(value):
         shape = _shape(type(value))
         if shape.may_hold_null:
             found = null_paths(value, shape)
@@ -136,3 +136,13 @@ def _scrub(builtins: Any, paths: list[list[str | int]]) -> Any:
             parent = parent[seg]
         parent.pop(path[-1], None)
     return builtins
+
+
+def _is_struct(value: object) -> bool:
+    """True for a msgspec struct (a value typed as one may be anything from untyped code)."""
+    return isinstance(value, msgspec.Struct)
+
+
+def _is_null(value: object) -> bool:
+    """True for ``None`` (a slot typed non-null may hold it when built in Python)."""
+    return value is None

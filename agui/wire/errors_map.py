@@ -29,7 +29,7 @@ from typing import Any
 import msgspec
 
 from agui.errors import DecodeError, UnknownEventType
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.wire.lenient import UNKNOWN_EVENT_TYPE, DecodeWarning, format_path, printable
 from agui.wire.shapes import ListShape, StructShape, UnionShape, json_kind
 
@@ -170,12 +170,16 @@ def _parse_path(path: str) -> list[str | int]:
     return segs
 
 
-def _lookup(obj: Any, segs: list[str | int]) -> tuple[bool, Any]:
+def _lookup(obj: JSONValue, segs: list[str | int]) -> tuple[bool, JSONValue]:
     for seg in segs:
-        in_list = isinstance(seg, int) and is_json_array(obj) and 0 <= seg < len(obj)
-        if not (in_list or (isinstance(seg, str) and is_json_object(obj) and seg in obj)):
-            return False, None
-        obj = obj[seg]
+        if isinstance(seg, int):
+            if not (is_json_array(obj) and 0 <= seg < len(obj)):
+                return False, None
+            obj = obj[seg]
+        else:
+            if not (is_json_object(obj) and seg in obj):
+                return False, None
+            obj = obj[seg]
     return True, obj
 
 

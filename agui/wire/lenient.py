@@ -200,7 +200,7 @@ def repair(value: Any, shape: Any, path: Path, warnings: list[DecodeWarning]) ->
     if isinstance(shape, DictShape):
         if not is_json_object(value):
             return value
-        changed = {}
+        changed: dict[str, Any] = {}
         for key, item in value.items():
             fixed = repair(item, shape.value, [*path, key], warnings)
             if fixed is not item:
@@ -257,7 +257,7 @@ def _repair_struct(
                     )
                 )
                 fixed = DROP
-            elif key == "timestamp" and item.__class__ is float and fs.shape is LEAF:
+            elif key == "timestamp" and type(item) is float and fs.shape is LEAF:
                 fixed = _repair_timestamp(item, [*path, key], shape, warnings)
             else:
                 fixed = repair(item, fs.shape, [*path, key], warnings)

@@ -101,7 +101,7 @@ class StructShape:
     tag_field: str | None
     tag: Any
     closed: bool
-    fields: dict[str, FieldShape] = field(default_factory=dict)
+    fields: dict[str, FieldShape] = field(default_factory=dict[str, FieldShape])
     # attributes (Python names) of optional NonNullJson slots, and of fields that
     # may hold such slots deeper down: the null check visits only these.
     null_attrs: tuple[tuple[str, str], ...] = ()  # (attr, wire)
@@ -193,7 +193,7 @@ _NON_NULL_JSON_KINDS = frozenset({"object", "array", "str", "int", "float", "boo
 def _is_non_null_json(info: mi.UnionType) -> bool:
     """True for ``dict[str, Any] | list[Any] | str | int | float | bool`` with no
     constraints (codegen's ``NonNullJson``: any JSON value but ``null``)."""
-    kinds = set()
+    kinds: set[str] = set()
     for t in info.types:
         if isinstance(t, mi.DictType):
             if not (isinstance(t.key_type, mi.StrType) and isinstance(t.value_type, mi.AnyType)):
@@ -211,7 +211,7 @@ def _is_non_null_json(info: mi.UnionType) -> bool:
             kinds.add("bool")
         else:
             return False
-    return len(info.types) == len(_NON_NULL_JSON_KINDS) and kinds == _NON_NULL_JSON_KINDS
+    return len(info.types) == len(_NON_NULL_JSON_KINDS) and frozenset(kinds) == _NON_NULL_JSON_KINDS
 
 
 def _kinds_of(info: mi.Type) -> tuple[str, ...]:
@@ -378,33 +378,39 @@ def null_check(shape: Any) -> NullCheck | None:
         if by_cls or in_list is not None:
             lookup = by_cls.get
 
-            def check(value: Any) -> bool:
+            def in_union(value: Any) -> bool:
                 c = lookup(value.__class__)
                 if c is not None:
                     return c(value)
                 return in_list is not None and value.__class__ is list and in_list(value)
 
+            check = in_union
+
     elif isinstance(shape, ListShape):
         in_items = null_check(shape.item)
         if in_items is not None:
 
-            def check(value: Any) -> bool:
+            def in_list_value(value: Any) -> bool:
                 if value.__class__ is list:
                     for v in value:
                         if in_items(v):
                             return True
                 return False
 
+            check = in_list_value
+
     elif isinstance(shape, DictShape):
         in_values = null_check(shape.value)
         if in_values is not None:
 
-            def check(value: Any) -> bool:
+            def in_dict_value(value: Any) -> bool:
                 if value.__class__ is dict:
                     for v in value.values():
                         if in_values(v):
                             return True
                 return False
+
+            check = in_dict_value
 
     _CHECKS[key] = check
     return check

@@ -121,6 +121,7 @@ def decode_strict(data: Data) -> Event:
         UnknownEventType: an unknown or retired (0.x) type.
         DecodeError: anything else msgspec refuses, or a malformed patch op.
     """
+    event: Event
     try:
         event = _EVENT_DECODER.decode(data)
     except msgspec.ValidationError as exc:  # (a subclass of msgspec.DecodeError)

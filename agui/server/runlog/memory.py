@@ -31,7 +31,7 @@ _ENTRY_OVERHEAD = 64
 
 @dataclass(slots=True)
 class _Log:
-    entries: deque[tuple[int, bytes]] = field(default_factory=deque)
+    entries: deque[tuple[int, bytes]] = field(default_factory=deque[tuple[int, bytes]])
     next_id: int = 1
     size: int = 0
     ended: bool = False

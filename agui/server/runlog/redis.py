@@ -65,7 +65,9 @@ class RedisRunStore:
     def from_url(cls, url: str, **options: Any) -> RedisRunStore:
         """A store on the Redis at ``url`` (``redis://HOST:PORT/DB``); ``options``
         as :class:`RedisRunStore` takes them."""
-        return cls(aioredis.Redis.from_url(url, decode_responses=False), **options)
+        # redis-py leaves from_url's **kwargs unannotated
+        client = aioredis.Redis.from_url(url, decode_responses=False)  # pyright: ignore[reportUnknownMemberType]
+        return cls(client, **options)
 
     def _key(self, run: RunRef, part: str) -> str:
         digest = hashlib.blake2b(
