@@ -21,13 +21,14 @@ from typing import Any
 import msgspec
 
 from agui import types as T
+from agui.jsonvalue import is_json_object
 from agui.updates import edge_surrogate as _edge_surrogate
 from agui.updates import join_deltas as join_fragments
 
 UNSET = msgspec.UNSET
 
 # role -> generated class
-ROLE_CLASSES: dict[str, type] = {
+ROLE_CLASSES: dict[str, type[msgspec.Struct]] = {
     "developer": T.DeveloperMessage,
     "system": T.SystemMessage,
     "assistant": T.AssistantMessage,
@@ -36,8 +37,9 @@ ROLE_CLASSES: dict[str, type] = {
     "activity": T.ActivityMessage,
     "reasoning": T.ReasoningMessage,
 }
+_STRUCTS: tuple[type[msgspec.Struct], ...] = (*ROLE_CLASSES.values(), T.ToolCall)
 _FIELDS: dict[type, frozenset[str]] = {
-    cls: frozenset(cls.__struct_fields__) for cls in (*ROLE_CLASSES.values(), T.ToolCall)
+    cls: frozenset(f.name for f in msgspec.structs.fields(cls)) for cls in _STRUCTS
 }
 CLASS_ROLES: dict[type, str] = {cls: role for role, cls in ROLE_CLASSES.items()}
 
@@ -49,9 +51,9 @@ def opt(value: Any) -> Any:
 
 def struct_tag(value: Any) -> Any:
     """The tag of a tagged msgspec struct (or ``value["type"]`` of a dict)."""
-    if isinstance(value, dict):
+    if is_json_object(value):
         return value.get("type")
-    cfg = getattr(type(value), "__struct_config__", None)
+    cfg = getattr(value.__class__, "__struct_config__", None)
     tag = getattr(cfg, "tag", None) if cfg is not None else None
     if tag is None:
         tag = getattr(value, "type", None)
@@ -60,13 +62,13 @@ def struct_tag(value: Any) -> Any:
 
 def role_of(message: Any) -> str | None:
     """Role of a generated message struct (its union tag)."""
-    role = CLASS_ROLES.get(type(message))
+    role = CLASS_ROLES.get(message.__class__)
     if role is not None:
         return role
     role = getattr(message, "role", None)
     if isinstance(role, str):
         return role
-    cfg = getattr(type(message), "__struct_config__", None)
+    cfg = getattr(message.__class__, "__struct_config__", None)
     return getattr(cfg, "tag", None)
 
 
@@ -94,8 +96,9 @@ def _push(rec: CallRecord | MessageRecord, delta: str) -> None:
     compacting every ``_BLOCK`` fragments and noting a split surrogate half.
     O(1) amortised; the one fragment buffer both record kinds use."""
     frags = rec.frags
-    if frags.__class__ is tuple:  # joined (see _joined)
-        rec.frags = frags = list(frags)
+    if type(frags) is not list:  # joined (see _joined); None never reaches here
+        frags = list(frags or ())
+        rec.frags = frags
     frags.append(delta)
     if len(frags) - rec.mark >= _BLOCK:
         rec.mark = _compact(frags, rec.mark)
@@ -107,7 +110,7 @@ def _push(rec: CallRecord | MessageRecord, delta: str) -> None:
 def _join_cached(rec: CallRecord | MessageRecord) -> str:
     """Join ``rec.frags`` once (re-pairing split surrogates), keep the result
     as ``rec.text`` and collapse the fragments to it."""
-    text = join_fragments(rec.frags, rec.split_pairs)
+    text = join_fragments(rec.frags or (), rec.split_pairs)
     rec.frags = _joined(text)
     rec.mark = len(rec.frags)
     rec.text = text
@@ -160,7 +163,7 @@ class CallRecord:
         rec.frags = [args] if args else []
         rec.text = args or ""
         md = _get(call, "metadata")
-        rec.metadata = dict(md) if isinstance(md, dict) else None
+        rec.metadata = dict(md) if is_json_object(md) else None
         rec.encrypted_value = _get(call, "encrypted_value")
         rec.encrypted_value_type = _get(call, "encrypted_value_type")
         rec.built = call
@@ -176,7 +179,7 @@ class CallRecord:
         """Append a TOOL_CALL_ARGS ``delta`` (raw text, may split a JSON token
         or a surrogate pair); O(1) amortised, joined lazily by :attr:`arguments`."""
         frags = self.frags
-        if frags.__class__ is list and delta:  # the hot path: _push inlined
+        if type(frags) is list and delta:  # the hot path: _push inlined
             frags.append(delta)
             if len(frags) - self.mark >= _BLOCK:
                 self.mark = _compact(frags, self.mark)
@@ -292,7 +295,7 @@ class MessageRecord:
             rec.content = content
         rec.name = _get(message, "name")
         md = _get(message, "metadata")
-        rec.metadata = dict(md) if isinstance(md, dict) else None
+        rec.metadata = dict(md) if is_json_object(md) else None
         rec.subagent_run_id = _get(message, "subagent_run_id")
         rec.encrypted_value = _get(message, "encrypted_value")
         rec.encrypted_value_type = _get(message, "encrypted_value_type")
@@ -321,7 +324,7 @@ class MessageRecord:
     def append(self, delta: str) -> None:
         """Append a text fragment (non-text content is treated as "" and replaced)."""
         frags = self.frags
-        if frags.__class__ is list and delta:  # the hot path: _push inlined
+        if type(frags) is list and delta:  # the hot path: _push inlined
             frags.append(delta)
             if len(frags) - self.mark >= _BLOCK:
                 self.mark = _compact(frags, self.mark)
