@@ -38,7 +38,9 @@ def drift(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def sync(session: nox.Session) -> None:
-    """Adopt an upstream schema: ``-- PATH_OR_VERSION`` rewrites schema/, regenerates, reports."""
+    """Adopt an upstream schema: ``-- PATH_OR_VERSION`` (or ``-- ag-ui-protocol==VERSION`` / ``-- @ag-ui/core@VERSION``)
+    classifies every change, rewrites schema/, regenerates, reports; exits 3 on a breaking
+    change unless ``--accept-breaking``."""
     session.run("python", "tools/sync.py", *session.posargs)
 
 

@@ -16,6 +16,11 @@ whose traceback can refer back to the frame holding the update, so it stays
 tracked. Ids are the protocol's ids
 (``messageId``, ``toolCallId`` ...) as plain ``str``. ``subagent_run_id`` is the
 event's ``subagentRunId`` (None for the parent agent).
+
+Every update made from an event carries it as ``from_event`` (the generated event struct; None
+for an update built by hand), so a member the schema gains reaches the caller with no change
+here: ``update.from_event.index`` on a ``ToolCallStarted`` once TOOL_CALL_START has ``index``.
+``from_event`` takes no part in equality and hashing (:class:`FromEvent`).
 """
 
 from __future__ import annotations
@@ -25,26 +30,55 @@ from typing import Any, Literal
 
 import msgspec
 
+from agui.types import Event
+
 # --- run lifecycle -----------------------------------------------------------
 
 
-class RunStarted(msgspec.Struct, frozen=True, gc=False):
+class FromEvent(msgspec.Struct, frozen=True, gc=False, eq=False):
+    """Base of the updates made from one event: their ``from_event`` member is that event.
+
+    Equality and hashing compare every member but ``from_event``: two updates that report
+    the same change are equal whichever event carried it (its timestamp, say), and an update
+    holding a (mutable, unhashable) event struct stays hashable.
+    """
+
+    def _value(self) -> tuple[object, ...]:
+        return tuple(getattr(self, f) for f in self.__struct_fields__ if f != "from_event")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, FromEvent)
+        return self._value() == other._value()
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._value()))
+
+
+class RunStarted(FromEvent, frozen=True, gc=False):
     """RUN_STARTED was applied."""
 
     run_id: str
     thread_id: str
     parent_run_id: str | None = None
+    from_event: Event | None = None
 
 
-class StepChanged(msgspec.Struct, frozen=True, gc=False):
+class StepChanged(FromEvent, frozen=True, gc=False):
     """STEP_STARTED (``started=True``) or STEP_FINISHED (``started=False``)."""
 
     name: str
     started: bool
     subagent_run_id: str | None = None
+    from_event: Event | None = None
 
 
-class SubagentChanged(msgspec.Struct, frozen=True, gc=False):
+class SubagentChanged(FromEvent, frozen=True, gc=False):
     """SUBAGENT_STARTED / SUBAGENT_FINISHED / SUBAGENT_ERROR.
 
     ``status`` is ``started``, ``finished`` or ``error``; ``detail`` is the
@@ -54,69 +88,78 @@ class SubagentChanged(msgspec.Struct, frozen=True, gc=False):
     subagent_run_id: str
     status: Literal["started", "finished", "error"]
     detail: str | None = None
+    from_event: Event | None = None
 
 
 # --- messages ----------------------------------------------------------------
 
 
-class TextStarted(msgspec.Struct, frozen=True, gc=False):
+class TextStarted(FromEvent, frozen=True, gc=False):
     """A text message opened (TEXT_MESSAGE_START, or a reopened id)."""
 
     message_id: str
     role: str = "assistant"
     subagent_run_id: str | None = None
+    from_event: Event | None = None
 
 
-class TextDelta(msgspec.Struct, frozen=True, gc=False):
+class TextDelta(FromEvent, frozen=True, gc=False):
     """TEXT_MESSAGE_CONTENT: ``delta`` appended to message ``message_id``."""
 
     message_id: str
     delta: str
+    from_event: Event | None = None
 
 
-class TextEnded(msgspec.Struct, frozen=True, gc=False):
+class TextEnded(FromEvent, frozen=True, gc=False):
     """TEXT_MESSAGE_END. ``text`` is the message's whole content now."""
 
     message_id: str
     text: str
+    from_event: Event | None = None
 
 
-class ReasoningStarted(msgspec.Struct, frozen=True, gc=False):
+class ReasoningStarted(FromEvent, frozen=True, gc=False):
     """REASONING_MESSAGE_START (a reasoning message with role ``reasoning``)."""
 
     message_id: str
     subagent_run_id: str | None = None
+    from_event: Event | None = None
 
 
-class ReasoningDelta(msgspec.Struct, frozen=True, gc=False):
+class ReasoningDelta(FromEvent, frozen=True, gc=False):
     """REASONING_MESSAGE_CONTENT."""
 
     message_id: str
     delta: str
+    from_event: Event | None = None
 
 
-class ReasoningEnded(msgspec.Struct, frozen=True, gc=False):
+class ReasoningEnded(FromEvent, frozen=True, gc=False):
     """REASONING_MESSAGE_END. ``text`` is the whole reasoning content."""
 
     message_id: str
     text: str
+    from_event: Event | None = None
 
 
-class ReasoningSpan(msgspec.Struct, frozen=True, gc=False):
+class ReasoningSpan(FromEvent, frozen=True, gc=False):
     """REASONING_START (``started=True``) / REASONING_END (``started=False``)."""
 
     span_id: str
     started: bool
+    from_event: Event | None = None
 
 
-class EncryptedValue(msgspec.Struct, frozen=True, gc=False):
+class EncryptedValue(FromEvent, frozen=True, gc=False):
     """REASONING_ENCRYPTED_VALUE stored on a message or tool call."""
 
     subtype: str
     entity_id: str
+    from_event: Event | None = None
 
 
-class ToolCallStarted(msgspec.Struct, frozen=True, gc=False):
+class ToolCallStarted(FromEvent, frozen=True, gc=False):
     """TOOL_CALL_START. ``parent_message_id`` is the assistant message that
     carries the call (resolved by the applier, never None once applied)."""
 
@@ -124,34 +167,38 @@ class ToolCallStarted(msgspec.Struct, frozen=True, gc=False):
     name: str
     parent_message_id: str | None = None
     subagent_run_id: str | None = None
+    from_event: Event | None = None
 
 
-class ToolCallArgs(msgspec.Struct, frozen=True, gc=False):
+class ToolCallArgs(FromEvent, frozen=True, gc=False):
     """TOOL_CALL_ARGS: ``delta`` is a raw fragment of the JSON arguments text."""
 
     tool_call_id: str
     delta: str
+    from_event: Event | None = None
 
 
-class ToolCallEnded(msgspec.Struct, frozen=True, gc=False):
+class ToolCallEnded(FromEvent, frozen=True, gc=False):
     """TOOL_CALL_END. ``arguments`` is the reassembled arguments text (may be
     invalid JSON: the protocol never parses it)."""
 
     tool_call_id: str
     name: str
     arguments: str
+    from_event: Event | None = None
 
 
-class ToolResult(msgspec.Struct, frozen=True, gc=False):
+class ToolResult(FromEvent, frozen=True, gc=False):
     """TOOL_CALL_RESULT minted a tool message. ``content`` is a str or a list
     of content parts (plain JSON)."""
 
     message_id: str
     tool_call_id: str
     content: Any
+    from_event: Event | None = None
 
 
-class MessagesSnapshot(msgspec.Struct, frozen=True, gc=False):
+class MessagesSnapshot(FromEvent, frozen=True, gc=False):
     """MESSAGES_SNAPSHOT reconciled the message list; ``count`` messages now.
 
     What the snapshot brought, compared with the list before it:
@@ -167,27 +214,30 @@ class MessagesSnapshot(msgspec.Struct, frozen=True, gc=False):
     changed: tuple[Any, ...] = ()
     replaced: frozenset[str] = frozenset()
     removed: tuple[str, ...] = ()
+    from_event: Event | None = None
 
 
-class ActivityChanged(msgspec.Struct, frozen=True, gc=False):
+class ActivityChanged(FromEvent, frozen=True, gc=False):
     """ACTIVITY_SNAPSHOT / ACTIVITY_DELTA: the activity message's content now."""
 
     message_id: str
     activity_type: str
     content: Any
+    from_event: Event | None = None
 
 
-class MetadataChanged(msgspec.Struct, frozen=True, gc=False):
+class MetadataChanged(FromEvent, frozen=True, gc=False):
     """Event metadata was merged onto a message or tool call (last write wins)."""
 
     target_id: str
     metadata: dict[str, Any]
+    from_event: Event | None = None
 
 
 # --- state and passthrough ---------------------------------------------------
 
 
-class StateChanged(msgspec.Struct, frozen=True, gc=False):
+class StateChanged(FromEvent, frozen=True, gc=False):
     """STATE_SNAPSHOT (``patch`` None) or STATE_DELTA (``patch`` the applied
     JSON Patch ops as plain JSON). ``state`` is the whole state after it, as
     of this update (later changes replace the conversation's state instead of
@@ -195,20 +245,23 @@ class StateChanged(msgspec.Struct, frozen=True, gc=False):
 
     state: Any
     patch: list[Any] | None = None
+    from_event: Event | None = None
 
 
-class Custom(msgspec.Struct, frozen=True, gc=False):
+class Custom(FromEvent, frozen=True, gc=False):
     """CUSTOM event, passed through."""
 
     name: str
     value: Any
+    from_event: Event | None = None
 
 
-class Raw(msgspec.Struct, frozen=True, gc=False):
+class Raw(FromEvent, frozen=True, gc=False):
     """RAW event, passed through."""
 
     event: Any
     source: str | None = None
+    from_event: Event | None = None
 
 
 class EventReceived(msgspec.Struct, frozen=True, gc=False):
@@ -329,3 +382,8 @@ Update = (
     | Done
 )
 """Every value a run reports."""
+
+CARRIES_EVENT: frozenset[type] = frozenset(
+    cls for cls in Update.__args__ if "from_event" in cls.__struct_fields__
+)
+"""The update classes with a ``from_event`` member (set by the applier)."""

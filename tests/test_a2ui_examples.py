@@ -1,8 +1,9 @@
-"""The upstream A2UI example surfaces (v0.8 and v0.9) through our store, renderer and types.
+"""The upstream A2UI example surfaces (v0.8, v0.9, v0.9.1, v0.10) through our store, renderer and types.
 
 Reads ../shared/upstream/a2ui/examples at test time (skipped when absent). Each
-v0.9 example is ``{name, description, messages}``; each v0.8 example is a bare
-list of messages.
+v0.9 and later example is ``{name, description, messages}``; each v0.8 example is a bare
+list of messages. The v0.10 surfaces live apart (``v0_10/surfaces/``): their messages say
+``"version": "v0.10"``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from agui_generated import a2ui_v08, a2ui_v09
+from agui_generated import a2ui_v08, a2ui_v09, a2ui_v09_1, a2ui_v10
 from conftest import SHARED, shared_path
 
 from agui.a2ui import SurfaceStore, render_surface
@@ -52,6 +53,8 @@ def test_examples_are_present():
     shared_path(*EXAMPLES)
     assert len([f for f in FILES if f.startswith("v0_8/")]) >= 30
     assert len([f for f in FILES if f.startswith("v0_9/")]) >= 40
+    assert len([f for f in FILES if f.startswith("v0_9_1/")]) >= 40
+    assert len(V10_SURFACES) >= 40
 
 
 @pytest.mark.parametrize("rel", FILES or ["(none)"])
@@ -73,7 +76,7 @@ def test_every_example_message_decodes_with_the_generated_types(rel):
     if rel == "(none)":
         shared_path(*EXAMPLES)
         pytest.skip("no A2UI examples found")
-    module = a2ui_v08 if rel.startswith("v0_8/") else a2ui_v09
+    module = {"v0_8": a2ui_v08, "v0_9": a2ui_v09, "v0_9_1": a2ui_v09_1}[rel.split("/")[0]]
     decoder = msgspec.json.Decoder(module.AgentMessage)
     for message in messages_of(rel):
         decoded = decoder.decode(json.dumps(message))
@@ -150,12 +153,40 @@ def test_examples_folder_layout_is_what_we_expect():
 
 
 # -- v0.9.1 and v1.0 ------------------------------------------------------------------
-# Upstream ships no example streams of its own for v0.9.1 (its messages are v0.9's, word for
-# word, "version": "v0.9" included) nor, in ../shared, for v0_10 / v1.0. So every v0.9 example
-# is also run as v0.9.1 (decoded with the v0.9.1 types), as v1.0 with only the version changed
-# (also under v1.0's first name, v0.10), and as v1.0 in its inline form: the first
-# updateComponents and a first whole-model updateDataModel folded into createSurface.
+# Upstream's v0.9.1 examples (v0_9_1/catalogs, "version": "v0.9" like v0.9's) are in FILES
+# above; its v0.10 surfaces (v0_10/surfaces) render below. Besides, every v0.9 example is
+# also run as v1.0 with only the version changed (also under v1.0's first name, v0.10), and
+# as v1.0 in its inline form: the first updateComponents and a first whole-model
+# updateDataModel folded into createSurface.
 V09_FILES = [f for f in FILES if f.startswith("v0_9/")]
+V10_SURFACES = sorted(
+    p.relative_to(_ROOT).as_posix() for p in _ROOT.glob("v0_10/surfaces/*/*.json")
+)
+
+
+@pytest.mark.parametrize("rel", V10_SURFACES or ["(none)"])
+def test_every_v10_example_surface_renders_and_decodes_with_the_v10_types(rel):
+    if rel == "(none)":
+        shared_path(*EXAMPLES)
+        pytest.skip("no A2UI v0.10 example surfaces found")
+    messages = messages_of(rel)
+    assert {m["version"] for m in messages} == {"v0.10"}
+    surface, lines = render_stream(messages)
+    assert surface.version == "v1.0"
+    assert lines and any(line.strip() for line in lines)
+    assert [line for line in lines if PLACEHOLDER.search(line)] == []
+    decoder = msgspec.json.Decoder(a2ui_v10.AgentMessage)
+    for message in messages:
+        decoder.decode(json.dumps(message))
+
+
+def test_v10_modal_surface_exact_lines():
+    _, lines = render_stream(messages_of("v0_10/surfaces/basic/36_modal.json"))
+    assert lines == [
+        "## Modal Component Sample",
+        "[ Open Modal ]",
+        "> This is the content inside the modal.",
+    ]
 
 
 def as_v10(messages: list, version: str = "v1.0") -> list:
@@ -215,8 +246,6 @@ def test_every_v09_example_decodes_with_the_v091_and_v10_generated_types(rel):
     if rel == "(none)":
         shared_path(*EXAMPLES)
         pytest.skip("no A2UI examples found")
-    from agui_generated import a2ui_v09_1, a2ui_v10
-
     messages = messages_of(rel)
     for module, stream in (
         (a2ui_v09_1, messages),

@@ -4,8 +4,10 @@ The first two tests: no A2UI input makes the store, the renderer or the
 recovery raise. The campaign (tests marked ``fuzz``) adds hostile shapes --
 huge list indices, deep nesting, integers past the 4300-digit limit,
 catastrophic or unsupported regex patterns, shared subtrees that multiply
-out, long texts -- and checks on every input that nothing raises, that the
-rendered output stays within :data:`agui.a2ui.render.MAX_CHARS`, and that the
+out, long texts, boards of many small surfaces that each draw a lot -- and
+checks on every input that nothing raises, that the rendered output stays
+within :data:`agui.a2ui.render.MAX_CHARS` per surface and for all surfaces of
+a store together (:func:`agui.a2ui.render_surfaces`), and that the
 tracemalloc peak of handling one input stays under :data:`PEAK_LIMIT`.
 
 The default size takes a few seconds. ``AGUI_FUZZ_SCALE=N`` multiplies every
@@ -24,8 +26,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agui.a2ui import SurfaceStore, add_message, render_surface, surfaces_from_messages
-from agui.a2ui.render import CUT_MARKER, MAX_CHARS
+from agui.a2ui import (
+    SurfaceStore,
+    add_message,
+    render_surface,
+    render_surfaces,
+    surfaces_from_messages,
+)
+from agui.a2ui.render import CUT_MARKER, MAX_CHARS, NOT_DRAWN, PASS_CUT_MARKER
 
 SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
 """Multiplier for every example count (env ``AGUI_FUZZ_SCALE``, default 1)."""
@@ -371,6 +379,49 @@ def random_message(rng: random.Random) -> object:
     }
 
 
+def many_surfaces(rng: random.Random) -> list:
+    """A board of 20-120 small render_a2ui surfaces, each drawing up to ~200 k
+    characters from a few hundred bytes, some with hostile operations mixed in."""
+    messages: list = []
+    for n in range(rng.randint(20, 120)):
+        args = {
+            "surfaceId": f"s{n}",
+            "components": [
+                {
+                    "id": "root",
+                    "component": "List",
+                    "children": {"path": "/items", "componentId": "row"},
+                },
+                {
+                    "id": "row",
+                    "component": rng.choice(["Text", "Button", "Card"]),
+                    "text": {"path": "/v"},
+                },
+            ],
+            "data": {"v": "x" * rng.randint(0, 400), "items": list(range(rng.randint(0, 500)))},
+        }
+        if rng.random() < 0.1:  # a hostile operation among them (objects, as an activity)
+            content = {"a2ui_operations": [random_operation(rng)]}
+            messages.append(
+                {
+                    "role": "activity",
+                    "id": f"m{n}",
+                    "activityType": "a2ui-surface",
+                    "content": content,
+                }
+            )
+            continue
+        call = {"name": "render_a2ui", "arguments": json.dumps(args)}
+        messages.append(
+            {
+                "role": "assistant",
+                "id": f"a{n}",
+                "toolCalls": [{"id": f"t{n}", "type": "function", "function": call}],
+            }
+        )
+    return messages
+
+
 def check_operations(ops: list) -> None:
     """Apply ``ops`` to a fresh store and render: raises AssertionError if an invariant breaks."""
 
@@ -394,8 +445,18 @@ def check_messages(messages: list) -> None:
         assert surfaces_from_messages(messages).keys() == store.surfaces.keys()
         for surface in store.surfaces.values():
             _check_lines(render_surface(surface))
+        _check_board(store)
 
     _within_peak(work)
+
+
+def _check_board(store: SurfaceStore) -> None:
+    """One budget for all surfaces: every surface listed, the total bounded."""
+    drawn = render_surfaces(store.surfaces)
+    assert list(drawn) == list(store.surfaces)
+    markers = (CUT_MARKER, PASS_CUT_MARKER, NOT_DRAWN)
+    body = sum(len(line) + 1 for lines in drawn.values() for line in lines if line not in markers)
+    assert body <= MAX_CHARS, f"{body} characters for {len(drawn)} surfaces"
 
 
 def _check_lines(lines: list[str]) -> None:
@@ -437,6 +498,8 @@ def run_campaign(examples: int, seed: int = 0) -> int:
     for n in range(examples):
         ops = [random_operation(rng) for _ in range(rng.randint(1, 6))]
         messages = [random_message(rng) for _ in range(rng.randint(1, 3))]
+        if rng.random() < 0.03:
+            messages += many_surfaces(rng)
         try:
             check_operations(ops)
             check_messages(messages)

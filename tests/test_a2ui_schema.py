@@ -217,7 +217,7 @@ def test_generated_v10_types_decode_inline_create_surface_and_function_messages(
             {
                 "version": "v0.10",
                 "functionCallId": "f2",
-                "callFunction": {"call": "c", "callableFrom": "remoteOnly"},
+                "callFunction": {"call": "c", "returnType": "void", "callableFrom": "remoteOnly"},
             }
         )
     )

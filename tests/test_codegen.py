@@ -114,24 +114,59 @@ def test_new_schema_file_generates_its_own_module(tmp_path):
     assert "Model: TypeAlias" not in files["demo_v1.py"]
 
 
-def test_prepare_schema_drops_property_descriptions_only():
+def test_prepare_schema_keeps_member_descriptions_and_drops_union_ones():
     schema = {
         "title": "t",
         "$defs": {
             "A": {
                 "type": "object",
                 "description": "kept",
-                "properties": {"description": {"type": "string", "description": "gone"}},
+                "properties": {"description": {"type": "string", "description": "kept too"}},
             },
-            "U": {"description": "gone too", "oneOf": [{"$ref": "#/$defs/A"}]},
+            "U": {"description": "gone", "oneOf": [{"$ref": "#/$defs/A"}]},
         },
     }
     prepared = codegen.prepare_schema(schema)
     assert "title" not in prepared
     assert prepared["$defs"]["A"]["description"] == "kept"
-    assert prepared["$defs"]["A"]["properties"] == {"description": {"type": "string"}}
+    assert prepared["$defs"]["A"]["properties"] == {
+        "description": {"type": "string", "description": "kept too"}
+    }
     assert "description" not in prepared["$defs"]["U"]
-    assert schema["$defs"]["U"]["description"] == "gone too"  # input untouched
+    assert schema["$defs"]["U"]["description"] == "gone"  # input untouched
+
+
+def _described_members(schema: dict) -> set[tuple[str, str]]:
+    return {
+        (name, member)
+        for name, body in schema["$defs"].items()
+        for member, sub in (body.get("properties") or {}).items()
+        if isinstance(sub, dict) and sub.get("description")
+    }
+
+
+def test_every_member_description_of_the_schema_is_field_documentation():
+    """Each described member of schema/agui.schema.json carries its words as
+    ``Meta(description=...)`` on the generated field (visible in help() and editors)."""
+    import pydoc
+
+    import msgspec.inspect as mi
+
+    schema = json.loads((ROOT / "schema" / "agui.schema.json").read_text(encoding="utf-8"))
+    described = _described_members(schema)
+    assert described  # the schema describes members; the count is the schema's
+    missing = []
+    for name, member in sorted(described):
+        cls = getattr(t, name)
+        info = mi.type_info(cls)
+        field = next(f for f in info.fields if f.encode_name == member)
+        want = schema["$defs"][name]["properties"][member]["description"]
+        meta = field.type if isinstance(field.type, mi.Metadata) else None
+        got = (meta.extra_json_schema or {}).get("description") if meta else None
+        if got != want:
+            missing.append(f"{name}.{member}")
+    assert missing == []
+    assert "Absent means assistant." in pydoc.render_doc(t.TextMessageStartEvent)
 
 
 def test_not_null_is_lowered_to_the_non_null_json_definition():
@@ -218,9 +253,11 @@ def test_agui_types_reexports_every_generated_name():
     assert all(hasattr(t, name) for name in t.__all__)
 
 
-def test_event_union_has_31_tagged_members_in_protocol_order():
+def test_event_union_has_the_schemas_tagged_members_in_protocol_order():
     members = typing.get_args(t.Event)
-    assert len(members) == 31
+    schema = json.loads((ROOT / "schema" / "agui.schema.json").read_text(encoding="utf-8"))
+    mapping = schema["$defs"]["Event"]["discriminator"]["mapping"]
+    assert [m.__struct_config__.tag for m in members] == list(mapping)
     assert list(t.EVENT_TYPES) == [member.value for member in t.EventType]
     assert t.EVENT_TYPES["TEXT_MESSAGE_START"] is t.TextMessageStartEvent
     assert t.EVENT_TYPES["SUBAGENT_ERROR"] is t.SubagentErrorEvent

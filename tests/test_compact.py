@@ -19,9 +19,17 @@ from agui.pipeline.compact import compact_events
 from agui.pipeline.core import Pipeline
 from agui.types import event_type
 from agui.updates import ErrorUpdate, WarningUpdate
+from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.wire import decode_input
 
-STREAMS = SHARED / "upstream" / "agui" / "spec-1.1" / "conformance" / "streams"
+STREAMS = (
+    SHARED
+    / "upstream"
+    / "agui"
+    / f"spec-{IMPLEMENTED_PROTOCOL_VERSION}"
+    / "conformance"
+    / "streams"
+)
 
 
 def types_of(events):

@@ -9,7 +9,9 @@ renderer has no default: an Update class it neither handles nor passes is named.
 
 from __future__ import annotations
 
+import json
 import typing
+from pathlib import Path
 
 import msgspec
 
@@ -79,7 +81,9 @@ def claims(layers: dict[str, tuple[dict, frozenset]], cls: type) -> list[str]:
 
 def test_the_event_union_and_the_event_types_table_name_the_same_classes():
     assert frozenset(T.EVENT_TYPES.values()) == EVENT_CLASSES
-    assert len(EVENT_CLASSES) == 31
+    schema = Path(__file__).resolve().parents[1] / "schema" / "agui.schema.json"
+    mapping = json.loads(schema.read_text(encoding="utf-8"))["$defs"]["Event"]["discriminator"]
+    assert {cls.__struct_config__.tag for cls in EVENT_CLASSES} == set(mapping["mapping"])
 
 
 def test_every_event_class_is_handled_or_passed_through_by_every_layer():

@@ -23,7 +23,6 @@ SCHEMA = json.loads((ROOT / "schema" / "agui.schema.json").read_text(encoding="u
 
 def test_every_event_tag_has_a_member_named_like_it():
     tags = list(SCHEMA["$defs"]["Event"]["discriminator"]["mapping"])
-    assert len(tags) == 31
     assert [m.name for m in t.EventType] == tags
     assert [m.value for m in t.EventType] == tags
     assert list(t.EVENT_TYPES) == tags

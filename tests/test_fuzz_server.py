@@ -5,16 +5,24 @@ stream (``text/event-stream``) that ends.
 
 Bodies are seeded mutations of a valid RunAgentInput: bytes flipped or cut,
 members dropped or retyped, deep nesting, odd numbers, lone surrogates, not
-UTF-8. :func:`run_campaign` runs them (``tools/fuzz.py`` at scale).
+UTF-8. Some are sent compressed (gzip, deflate, zstd, a ``br``-labelled body,
+or a nested chain of them): always 415 ``unsupported_content_encoding``, never
+inflated. Some are trickled in chunks of 1-64 bytes, and a few slowly (a sleep
+between chunks) to an app with a 50 ms ``body_timeout``: 408 or served,
+never a 500 or a hang. :func:`run_campaign` runs them (``tools/fuzz.py`` at
+scale).
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import gzip
 import json
 import os
 import random
+import zlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -43,6 +51,63 @@ async def agent(run_input, emit, cancel: CancelToken) -> None:
 
 
 APP = create_app(agent)
+SLOW_APP = create_app(agent, body_timeout=0.05, max_body_bytes=64 * 1024)
+
+
+def _zstd(data: bytes) -> bytes:
+    import zstandard  # the dev extra has it (httpx's zstd support)
+
+    return zstandard.ZstdCompressor().compress(data)
+
+
+#: encoding name -> compressor (``br`` has no encoder installed: its body is
+#: random bytes so labelled, which the server must refuse all the same)
+CODINGS = {
+    "gzip": gzip.compress,
+    "deflate": zlib.compress,
+    "zstd": _zstd,
+    "br": lambda data: random.Random(len(data)).randbytes(max(1, len(data) // 3)),
+}
+
+
+class Request:
+    """One fuzz request: body, extra headers, how it is sent."""
+
+    def __init__(self, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.body = body
+        self.headers = headers or {}
+        self.chunk: tuple[int, int] | None = None  # trickled: (seed, pause in ms)
+        self.app = APP
+
+
+def random_request(rng: random.Random) -> Request:
+    """A :func:`random_body`, sometimes compressed (nested too) or trickled."""
+    request = Request(random_body(rng))
+    roll = rng.random()
+    if roll < 0.15:
+        chain = [rng.choice(list(CODINGS)) for _ in range(rng.choice([1, 1, 2, 3]))]
+        for name in chain:
+            request.body = CODINGS[name](request.body)
+        request.headers["content-encoding"] = ", ".join(chain)
+    elif roll < 0.30:
+        request.chunk = (rng.randrange(1 << 30), 0)
+    elif roll < 0.32:
+        request.chunk = (rng.randrange(1 << 30), 10)
+        request.app = SLOW_APP
+    return request
+
+
+async def _trickle(body: bytes, seed: int, pause_ms: int) -> AsyncIterator[bytes]:
+    rng = random.Random(seed)
+    at = 0
+    while at < len(body):
+        step = rng.randint(1, 64)
+        yield body[at : at + step]
+        at += step
+        if pause_ms:
+            await asyncio.sleep(pause_ms / 1000)
+
+
 _ODD = [None, True, 0, -1, 1e308, 10**30, "", "\ud800", [], {}, "x" * 50, [[[[]]]], {"a": {}}]
 
 
@@ -92,14 +157,20 @@ def random_body(rng: random.Random) -> bytes:
     return bytes(data)
 
 
-async def _post(client: httpx.AsyncClient, body: bytes) -> None:
-    resp = await client.post(
-        "/agent",
-        content=body,
-        headers={"content-type": "application/json", "accept": "text/event-stream"},
-    )
+async def _post(client: httpx.AsyncClient, body: bytes | Request) -> None:
+    request = body if isinstance(body, Request) else Request(body)
+    body = request.body
+    headers = {"content-type": "application/json", "accept": "text/event-stream"}
+    headers.update(request.headers)
+    content: bytes | AsyncIterator[bytes] = body
+    if request.chunk is not None:
+        content = _trickle(body, *request.chunk)
+    resp = await client.post("/agent", content=content, headers=headers)
     ctype = resp.headers.get("content-type", "")
     assert resp.status_code < 500, (resp.status_code, resp.text[:200], body[:200])
+    if "content-encoding" in request.headers:
+        assert resp.status_code == 415, (resp.status_code, request.headers)
+        assert resp.json()["error"] == "unsupported_content_encoding", resp.text[:200]
     if resp.status_code >= 400:
         assert ctype.startswith("application/json"), ctype
         assert "error" in resp.json(), resp.text[:200]
@@ -108,17 +179,26 @@ async def _post(client: httpx.AsyncClient, body: bytes) -> None:
         assert b"RUN_FINISHED" in resp.content or b"RUN_ERROR" in resp.content, resp.content[-200:]
 
 
-async def _run(bodies: list[bytes]) -> None:
-    transport = httpx.ASGITransport(app=APP)
-    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+async def _run(bodies: list[bytes] | list[Request]) -> None:
+    clients = {
+        id(app): httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
+        )
+        for app in (APP, SLOW_APP)
+    }
+    try:
         for body in bodies:
-            await _post(client, body)
+            app = body.app if isinstance(body, Request) else APP
+            await _post(clients[id(app)], body)
+    finally:
+        for client in clients.values():
+            await client.aclose()
 
 
 def run_campaign(examples: int, seed: int = 0) -> int:
     rng = random.Random(seed)
-    bodies = [random_body(rng) for _ in range(examples)]
-    asyncio.run(_run(bodies))
+    requests = [random_request(rng) for _ in range(examples)]
+    asyncio.run(_run(requests))
     return examples
 
 

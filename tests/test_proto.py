@@ -13,6 +13,7 @@ from agui_generated import agui_pb2 as pb
 from conftest import shared_path as shared
 
 from agui.errors import DecodeError, FrameTooLarge
+from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.wire import decode_event, decode_event_lenient, encode_event
 from agui.wire.proto import (
     ProtoFrameReader,
@@ -39,7 +40,11 @@ def frame(body: bytes) -> bytes:
 
 def valid_conformance_events() -> list[dict]:
     out = []
-    for path in sorted(shared("upstream/agui/spec-1.1/conformance/streams").glob("*.json")):
+    for path in sorted(
+        shared(f"upstream/agui/spec-{IMPLEMENTED_PROTOCOL_VERSION}/conformance/streams").glob(
+            "*.json"
+        )
+    ):
         for ev in json.loads(path.read_text(encoding="utf-8"))["stream"]:
             try:
                 decode_event(json.dumps(ev), strict=True)
@@ -54,7 +59,9 @@ def valid_conformance_events() -> list[dict]:
 
 @pytest.mark.upstream
 def test_every_slot_of_the_published_freeze_has_its_number_in_the_generated_binding():
-    published = codegen_proto.read_freeze(shared("upstream/agui/spec-1.1/proto-freeze.txt"))
+    published = codegen_proto.read_freeze(
+        shared(f"upstream/agui/spec-{IMPLEMENTED_PROTOCOL_VERSION}/proto-freeze.txt")
+    )
     for key, number in published.items():
         parts = key.split(".")
         if parts[0] in ("EventType", "JsonPatchOperationType"):

@@ -25,10 +25,12 @@ import pytest
 from conftest import SHARED, shared_path
 
 from agui.conformance import run_paths
+from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
-UPSTREAM = ("upstream", "agui", "spec-1.1", "schema.json")
-STREAMS = ("upstream", "agui", "spec-1.1", "conformance", "streams")
+SPEC = f"spec-{IMPLEMENTED_PROTOCOL_VERSION}"
+UPSTREAM = ("upstream", "agui", SPEC, "schema.json")
+STREAMS = ("upstream", "agui", SPEC, "conformance", "streams")
 
 
 def simulated_upstream(upstream: dict) -> dict:

@@ -201,3 +201,62 @@ def test_the_example_client_script_has_no_error_under_mypy_strict(tmp_path):
     done = _run([*args, *EXAMPLE_SCRIPTS], cwd=tmp_path)
     assert done.stdout.splitlines() == ["Success: no issues found in 2 source files"], done.stderr
     assert done.returncode == 0
+
+
+# a subscriber as a user writes it: the typed callback's params.event is its event's class
+SUBSCRIBER = textwrap.dedent(
+    """\
+    from typing import assert_type
+
+    from agui import AgentSubscriber, SubscriberParams
+    from agui.agent import MaybeMutation
+    from agui.types import TextMessageContentEvent
+
+
+    class Printer(AgentSubscriber):
+        def on_text_message_content_event(
+            self, params: SubscriberParams[TextMessageContentEvent]
+        ) -> MaybeMutation:
+            assert_type(params.event, TextMessageContentEvent)
+            print(params.event.delta)
+            return None
+
+
+    def untyped_override(sub: AgentSubscriber) -> None:
+        async def cb(params: SubscriberParams[TextMessageContentEvent]) -> None:
+            assert_type(params.event.delta, str)
+        AgentSubscriber(on_text_message_content_event=cb)
+    """
+)
+# the same callback reading a member its event does not have: a type error
+SUBSCRIBER_BAD = SUBSCRIBER.replace("print(params.event.delta)", "print(params.event.step_name)")
+
+
+@needs_mypy
+def test_typed_callbacks_give_params_event_its_class_under_mypy_strict(tmp_path):
+    """The callback declarations are generated from the event union: mypy knows that
+    ``params.event`` of ``on_text_message_content_event`` is a ``TextMessageContentEvent``
+    and flags an attribute it lacks (what a rename upstream becomes after regen)."""
+    (tmp_path / "good.py").write_text(SUBSCRIBER, encoding="utf-8")
+    (tmp_path / "bad.py").write_text(SUBSCRIBER_BAD, encoding="utf-8")
+    args = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache")]
+    good = _run([*args, "good.py"], cwd=tmp_path)
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = _run([*args, "bad.py"], cwd=tmp_path)
+    assert bad.returncode == 1
+    assert '"TextMessageContentEvent" has no attribute "step_name"' in bad.stdout, bad.stdout
+
+
+@needs_pyright
+def test_typed_callbacks_give_params_event_its_class_under_pyright_strict(tmp_path):
+    (tmp_path / "good.py").write_text(SUBSCRIBER, encoding="utf-8")
+    (tmp_path / "bad.py").write_text(SUBSCRIBER_BAD, encoding="utf-8")
+    (tmp_path / "pyrightconfig.json").write_text('{"typeCheckingMode": "strict"}')
+    done = _pyright("--outputjson", "good.py", "bad.py", cwd=tmp_path)
+    diagnostics = json.loads(done.stdout)["generalDiagnostics"]
+    errors = [(Path(d["file"]).name, d["message"]) for d in diagnostics if d["severity"] == "error"]
+    assert [e for e in errors if e[0] == "good.py"] == []
+    assert any(
+        name == "bad.py" and 'Cannot access attribute "step_name"' in message
+        for name, message in errors
+    ), errors

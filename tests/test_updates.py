@@ -21,6 +21,7 @@ def test_update_alias_names_every_update_class():
         if isinstance(obj, type)
         and issubclass(obj, msgspec.Struct)
         and obj.__module__ == u.__name__
+        and obj is not u.FromEvent  # the base of the updates made from an event
     }
     assert set(UPDATE_CLASSES) == defined
 
@@ -85,3 +86,36 @@ def test_event_received_carries_the_event_struct_as_is():
 
     event = T.RawEvent(event={"x": 1})
     assert u.EventReceived(event).event is event
+
+
+def test_every_update_made_from_an_event_carries_that_event():
+    """``from_event`` is the event each update reports (a member the schema gains reaches the
+    caller through it), and takes no part in equality or hashing."""
+    import asyncio
+
+    from agui.client.session import Session
+    from agui.transports import ReplayTransport
+
+    stream = [
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "timestamp": 7},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "hi"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        {"type": "STEP_STARTED", "stepName": "s"},
+        {"type": "STEP_FINISHED", "stepName": "s"},
+        {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"},
+    ]
+
+    async def run() -> list:
+        session = Session(ReplayTransport(stream), thread_id="t1")
+        return await session.run().collect()
+
+    got = asyncio.run(run())
+    carriers = [x for x in got if isinstance(x, u.FromEvent)]
+    assert len(carriers) >= len(stream) - 1  # every event but RUN_FINISHED reports one at least
+    for update in carriers:
+        assert update.from_event is not None, update
+    started = next(x for x in got if isinstance(x, u.TextStarted))
+    assert started.from_event.timestamp == 7
+    assert started == u.TextStarted("m1") and hash(started) == hash(u.TextStarted("m1"))
+    assert started != u.TextStarted("m2")

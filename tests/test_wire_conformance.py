@@ -16,12 +16,13 @@ import pytest
 
 from agui.errors import DecodeError
 from agui.types import event_type
+from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.wire import EventDecoder, encode_event, to_json_value
 from tests.conftest import shared_path
 
 pytestmark = pytest.mark.upstream
 
-STREAMS = ("upstream", "agui", "spec-1.1", "conformance", "streams")
+STREAMS = ("upstream", "agui", f"spec-{IMPLEMENTED_PROTOCOL_VERSION}", "conformance", "streams")
 
 # fixture -> keys of `expect` decided by the wire layer alone
 WIRE_FIXTURES: dict[str, tuple[str, ...]] = {

@@ -8,12 +8,15 @@ Called by :mod:`tools.codegen` (``nox -s regen``; ``--check`` compares). Inputs:
   property lies on the wire is :data:`WIRE_FIELDS` for the fields whose wire form differs from
   their JSON form (an outcome split into a string and its lists, content split by kind, JSON
   values as ``google.protobuf.Value`` / objects as ``Struct``); any other property is derived
-  from its schema (string -> ``string``, integer -> ``int64``, boolean -> ``bool``, anything
-  else -> ``google.protobuf.Value``; ``optional`` unless required). The support messages the
+  from its schema (string -> ``string``, integer -> ``int64``, boolean -> ``bool``, number ->
+  ``double``, anything else -> ``google.protobuf.Value``; ``optional`` unless required). The support messages the
   events reference (Message, ToolCall, InputContent ...) are :data:`SUPPORT_MESSAGES`.
 * ``schema/agui.proto-freeze.txt``: the numbers. Nothing here assigns a number by hand: a
   field missing from the record takes the next free number of its message and is appended
-  to the record (``--check`` reports the record stale instead).
+  to the record (``--check`` reports the record stale instead). A field the record holds but
+  the schema no longer has (removed or renamed) keeps its number: the message declares it
+  ``reserved`` (number and name), as does the ``EventType`` enum for a removed tag, so a frame
+  from a peer on the other version is not misread as another field.
 
 The ``.proto`` is compiled with ``grpc_tools.protoc`` (pinned in the dev extra) into a
 ``_pb2`` module; same inputs -> same bytes.
@@ -211,7 +214,7 @@ def _derive(prop: dict[str, Any], schema: dict[str, Any]) -> str:
     consts = prop.get("enum", [prop["const"]] if "const" in prop else [])
     if kind is None and consts and all(isinstance(c, str) for c in consts):
         kind = "string"
-    return {"string": "string", "integer": "int64", "boolean": "bool"}.get(
+    return {"string": "string", "integer": "int64", "boolean": "bool", "number": "double"}.get(
         kind if isinstance(kind, str) else "", VALUE
     )
 
@@ -279,13 +282,39 @@ def _message(
     lines += [text for _, text in sorted(body)]
     for group, arms in oneofs.items():
         lines += [f"  oneof {group} {{", *arms, "  }"]
+    lines += _reserved(name, fields, freeze)
     lines.append("}")
     return "\n".join(lines)
 
 
-def _enum(name: str, freeze: dict[str, int]) -> str:
+def _reserved(name: str, fields: list[tuple[str, str, str]], freeze: dict[str, int]) -> list[str]:
+    """``reserved`` lines for the numbers and names of ``name``'s fields that the record holds
+    but the schema no longer has (a removed or renamed member, a removed event type's arm):
+    a frame from a peer that still sends them is then not misread as another field."""
+    live = {
+        f"{name}.{label[6:]}.{field}" if label.startswith("oneof:") else f"{name}.{field}"
+        for field, _, label in fields
+    }
+    gone = sorted(
+        (n, k.rsplit(".", 1)[-1]) for k, n in freeze.items() if _owner(k) == name and k not in live
+    )
+    if not gone:
+        return []
+    numbers = ", ".join(str(n) for n, _ in gone)
+    names = ", ".join(f'"{f}"' for _, f in gone)
+    return [f"  reserved {numbers};", f"  reserved {names};"]
+
+
+def _enum(name: str, freeze: dict[str, int], live: set[str] | None = None) -> str:
+    """``enum name``: the record's values; those not in ``live`` (None: all are) reserved."""
     values = sorted((n, k.split(".", 1)[1]) for k, n in freeze.items() if k.startswith(name + "."))
-    return "\n".join([f"enum {name} {{", *(f"  {v} = {n};" for n, v in values), "}"])
+    kept = [(n, v) for n, v in values if live is None or v in live]
+    gone = [(n, v) for n, v in values if live is not None and v not in live]
+    lines = [f"enum {name} {{", *(f"  {v} = {n};" for n, v in kept)]
+    if gone:
+        lines.append(f"  reserved {', '.join(str(n) for n, _ in gone)};")
+        lines.append(f"  reserved {', '.join(repr(v).replace(chr(39), chr(34)) for _, v in gone)};")
+    return "\n".join([*lines, "}"])
 
 
 def proto_text(schema: dict[str, Any], freeze: dict[str, int]) -> tuple[str, list[str]]:
@@ -308,7 +337,7 @@ def proto_text(schema: dict[str, Any], freeze: dict[str, int]) -> tuple[str, lis
         "",
         'import "google/protobuf/struct.proto";',
         "",
-        _enum("EventType", freeze),
+        _enum("EventType", freeze, set(tags)),
         "",
         _enum("JsonPatchOperationType", freeze),
         "",

@@ -44,10 +44,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("AGUI_SHARED", ROOT.parent / "shared"))
 OUR_SCHEMA = ROOT / "schema" / "agui.schema.json"
-UPSTREAM_SCHEMA_PARTS = ("upstream", "agui", "spec-1.1", "schema.json")
+UPSTREAM_SCHEMA_PARTS = ("upstream", "agui", f"spec-{IMPLEMENTED_PROTOCOL_VERSION}", "schema.json")
 
 #: Differences we accept on purpose: exact difference text -> why. Keep every entry commented.
 ALLOWED: dict[str, str] = {

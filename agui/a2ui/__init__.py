@@ -5,6 +5,7 @@ Public API::
     surfaces_from_messages(messages) -> dict[str, Surface]
     SurfaceStore().apply(operation: dict) -> Surface | None
     render_surface(surface) -> list[str]
+    render_surfaces(surfaces) -> dict[str, list[str]]  (one output budget for all)
     user_action(name, surface_id, source_component_id, context, timestamp=None) -> dict
     action_for(surface, component_id, scope=None, timestamp=None) -> dict | None
     call_agent_function(surface_id, call, args, catalog_id=None) -> dict  (v1.0)
@@ -32,7 +33,7 @@ from agui.a2ui.conversation import (
     operations_from_render_args,
     surfaces_from_messages,
 )
-from agui.a2ui.render import render_surface
+from agui.a2ui.render import render_surface, render_surfaces
 from agui.a2ui.surface import BASIC_CATALOG_ID, Surface, SurfaceStore, is_basic_catalog
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "is_basic_catalog",
     "operations_from_render_args",
     "render_surface",
+    "render_surfaces",
     "renderer_function_response",
     "resolve",
     "surfaces_from_messages",

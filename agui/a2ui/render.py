@@ -40,7 +40,11 @@ component's properties defeat its printer.
 Output is bounded: the lines returned hold at most :data:`MAX_CHARS`
 characters in all (each line counts its length plus one for its line break).
 Past that the rest of the tree is not drawn and the last line is
-:data:`CUT_MARKER`; the budget is spent while drawing, so a shared subtree
+:data:`CUT_MARKER`. :func:`render_surfaces` draws many surfaces (a board)
+under one budget for them all: :data:`MAX_CHARS` characters and
+:data:`MAX_PASS_NODES` instances together, so a hundred small surfaces cost no
+more than one large one; the surface where it ran out ends with
+:data:`PASS_CUT_MARKER` and later ones are :data:`NOT_DRAWN`; the budget is spent while drawing, so a shared subtree
 referenced thousands of times costs no more memory or time than the budget. A status line
 (``[building]``, ``[retrying 2/3]``, ``[failed: ...]``) comes first when the
 surface carries an activity status. Output is deterministic and the function
@@ -50,7 +54,7 @@ never raises.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agui.a2ui import pointer
@@ -65,7 +69,11 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_ITEMS",
     "MAX_NODES",
+    "MAX_PASS_NODES",
+    "NOT_DRAWN",
+    "PASS_CUT_MARKER",
     "render_surface",
+    "render_surfaces",
 ]
 
 INDENT = "  "
@@ -82,6 +90,12 @@ MAX_CHARS = 1_000_000
 """Most characters :func:`render_surface` returns (line lengths plus one per line)."""
 CUT_MARKER = f"<output cut: more than {MAX_CHARS} characters>"
 """Last line of an output cut at :data:`MAX_CHARS`."""
+MAX_PASS_NODES = 100_000
+"""Most component instances :func:`render_surfaces` prints for all its surfaces."""
+PASS_CUT_MARKER = f"<output cut: more than {MAX_CHARS} characters in all surfaces>"
+"""Last line of the surface where :func:`render_surfaces` ran out of budget."""
+NOT_DRAWN = "<not drawn: the output budget of all surfaces is spent>"
+"""The one line of each surface :func:`render_surfaces` reached with no budget left."""
 DIVIDER = "-" * 20
 _HEADING = re.compile(r"^#{1,5} ")
 
@@ -110,9 +124,10 @@ def _status_line(surface: Surface) -> str:
 
 
 class _Renderer:
-    def __init__(self, surface: Surface) -> None:
+    def __init__(self, surface: Surface, max_chars: int = MAX_CHARS, max_nodes: int = MAX_NODES):
         self.surface = surface
-        self.budget = MAX_NODES
+        self.max_chars = max_chars
+        self.budget = max_nodes
         self.chars = 0  # characters drawn so far, each counted once (see node())
         self.cut = False
 
@@ -131,7 +146,7 @@ class _Renderer:
 
     def over(self) -> bool:
         """True (and the output marked cut) once the character budget is spent."""
-        if self.chars > MAX_CHARS:
+        if self.chars > self.max_chars:
             self.cut = True
         return self.cut
 
@@ -395,13 +410,13 @@ PRINTERS: dict[str, Printer] = {
 """Component type -> printer; types not listed print generically."""
 
 
-def _bounded(lines: list[str], cut: bool) -> list[str]:
-    """``lines`` cut to :data:`MAX_CHARS` in all, then :data:`CUT_MARKER` when anything was left out."""
+def _bounded(lines: list[str], cut: bool, max_chars: int) -> list[str]:
+    """``lines`` cut to ``max_chars`` in all, then :data:`CUT_MARKER` when anything was left out."""
     total = 0
     for n, line in enumerate(lines):
         total += len(line) + 1
-        if total > MAX_CHARS:
-            room = MAX_CHARS - (total - len(line) - 1) - 1
+        if total > max_chars:
+            room = max_chars - (total - len(line) - 1) - 1
             head = [line[:room]] if room > 0 else []
             return [*lines[:n], *head, CUT_MARKER]
     return [*lines, CUT_MARKER] if cut else lines
@@ -418,16 +433,46 @@ def render_surface(surface: Surface) -> list[str]:
     that cannot run, such as a ``regex`` pattern RE2 refuses, is noted once in
     ``surface.problems``).
     """
+    return _render(surface, MAX_CHARS, MAX_NODES)[0]
+
+
+def render_surfaces(surfaces: Mapping[str, Surface]) -> dict[str, list[str]]:
+    """``{surfaceId: lines}`` of :func:`render_surface` for each surface, in
+    order, under one budget for all: :data:`MAX_CHARS` characters (lines
+    plus line breaks) and :data:`MAX_PASS_NODES` component instances in all
+    (and :data:`MAX_NODES` per surface). The surface where the budget runs
+    out ends with :data:`PASS_CUT_MARKER`; each later one is the one line
+    :data:`NOT_DRAWN` (its id still listed). Never raises."""
+    out: dict[str, list[str]] = {}
+    chars, nodes = MAX_CHARS, MAX_PASS_NODES
+    for sid, surface in surfaces.items():
+        if chars <= 0 or nodes <= 0:
+            out[sid] = [NOT_DRAWN]
+            continue
+        lines, nodes_used = _render(surface, chars, min(nodes, MAX_NODES))
+        if lines and lines[-1] == CUT_MARKER and (chars < MAX_CHARS or nodes < MAX_NODES):
+            lines[-1] = PASS_CUT_MARKER
+            chars = 0  # what is left would only be a fragment of the next surface
+        else:
+            chars -= sum(len(line) + 1 for line in lines)
+        nodes -= nodes_used
+        out[sid] = lines
+    return out
+
+
+def _render(surface: Surface, max_chars: int, max_nodes: int) -> tuple[list[str], int]:
+    """(lines of ``surface`` within ``max_chars``, component instances drawn)."""
     try:
         lines: list[str] = []
         if surface.status is not None:
             lines.append(_status_line(surface))
             if not surface.components:
-                return lines
+                return lines, 0
         if surface.version == "v0.8" and surface.root is None:
-            return [*lines, "<waiting for beginRendering>"]
-        renderer = _Renderer(surface)
+            return [*lines, "<waiting for beginRendering>"], 0
+        renderer = _Renderer(surface, max_chars, max_nodes)
         lines.extend(renderer.node(surface.root_id, None, ()))
-        return _bounded(lines, renderer.cut) or ["<empty>"]
+        used = max_nodes - max(renderer.budget, 0)
+        return _bounded(lines, renderer.cut, max_chars) or ["<empty>"], used
     except Exception as exc:  # noqa: BLE001 # pragma: no cover - last defence
-        return [f"<render error: {type(exc).__name__}>"]
+        return [f"<render error: {type(exc).__name__}>"], 0

@@ -213,7 +213,7 @@ class AbstractAgent:
 
     # ----------------------------------------------------------- edit
 
-    def _params(self, **extras: Any) -> SubscriberParams:
+    def _params(self, **extras: Any) -> SubscriberParams[Any]:
         editor = self._editor
         return SubscriberParams(
             self, None, lambda: editor.conversation.messages, lambda: editor.state, **extras

@@ -106,7 +106,7 @@ class SubscriberStage:
 
     # ----------------------------------------------------------- params
 
-    def params(self, **extras: Any) -> SubscriberParams:
+    def params(self, **extras: Any) -> SubscriberParams[Any]:
         """A fresh :class:`SubscriberParams` for this run."""
         editor = self.editor
         return SubscriberParams(

@@ -30,14 +30,15 @@ import logging
 import re
 import warnings
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
+from agui_generated.agui_callbacks import EVENT_CALLBACKS, EventCallbacks
 from msgspec import UNSET
 
 from agui.errors import DecodeError, SubscriberWarning
 
 if TYPE_CHECKING:
-    from agui.types import Message, RunAgentInput
+    from agui.types import Event, Message, RunAgentInput
 
 __all__ = [
     "CALLBACKS",
@@ -53,6 +54,9 @@ __all__ = [
 ]
 
 logger: logging.Logger = logging.getLogger("agui.agent")
+
+EventT = TypeVar("EventT")
+"""The class of ``SubscriberParams.event`` (None for callbacks without an event)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,8 +74,12 @@ class AgentStateMutation:
     stop_propagation: bool = False
 
 
-class SubscriberParams:
+class SubscriberParams(Generic[EventT]):
     """The one argument of every callback (``AgentSubscriberParams`` + the per-callback extras).
+
+    Generic in the event's class: a typed event callback receives
+    ``SubscriberParams[TextMessageContentEvent]`` (the declarations are generated from the
+    event union), ``on_event`` any event, the others ``None``.
 
     Always: ``agent``, ``input`` (the ``RunAgentInput``; None outside a run, e.g.
     for :meth:`~agui.agent.AbstractAgent.add_message`), ``messages`` and ``state``
@@ -136,7 +144,7 @@ class SubscriberParams:
         self._read_state = read_state
         self._messages: list[Message] | None = None
         self._state: Any = UNSET
-        self.event: Any = extras.pop("event", None)
+        self.event: EventT = extras.pop("event", None)
         self.text_message_buffer: str | None = extras.pop("text_message_buffer", None)
         self.reasoning_message_buffer: str | None = extras.pop("reasoning_message_buffer", None)
         self.tool_call_buffer: str | None = extras.pop("tool_call_buffer", None)
@@ -175,39 +183,10 @@ class SubscriberParams:
 MaybeMutation: TypeAlias = AgentStateMutation | None | Awaitable[AgentStateMutation | None]
 """What a callback returns: a mutation, None, or an awaitable of either."""
 
-Callback: TypeAlias = Callable[[SubscriberParams], MaybeMutation]
+Callback: TypeAlias = Callable[[SubscriberParams[Any]], MaybeMutation]
 """``callback(params)``: sync or async; returns a mutation or None."""
 
-CALLBACKS: tuple[str, ...] = (
-    "on_event",
-    "on_run_started_event",
-    "on_run_finished_event",
-    "on_run_error_event",
-    "on_step_started_event",
-    "on_step_finished_event",
-    "on_text_message_start_event",
-    "on_text_message_content_event",
-    "on_text_message_end_event",
-    "on_tool_call_start_event",
-    "on_tool_call_args_event",
-    "on_tool_call_end_event",
-    "on_tool_call_result_event",
-    "on_state_snapshot_event",
-    "on_state_delta_event",
-    "on_messages_snapshot_event",
-    "on_activity_snapshot_event",
-    "on_activity_delta_event",
-    "on_reasoning_start_event",
-    "on_reasoning_message_start_event",
-    "on_reasoning_message_content_event",
-    "on_reasoning_message_end_event",
-    "on_reasoning_end_event",
-    "on_reasoning_encrypted_value_event",
-    "on_raw_event",
-    "on_custom_event",
-    "on_subagent_started_event",
-    "on_subagent_finished_event",
-    "on_subagent_error_event",
+_LIFECYCLE_CALLBACKS: tuple[str, ...] = (
     "on_run_initialized",
     "on_run_failed",
     "on_run_finalized",
@@ -216,13 +195,15 @@ CALLBACKS: tuple[str, ...] = (
     "on_new_message",
     "on_new_tool_call",
 )
+
+CALLBACKS: tuple[str, ...] = ("on_event", *EVENT_CALLBACKS.values(), *_LIFECYCLE_CALLBACKS)
 """Every callback name a subscriber may define."""
 
 
 def callback_name(event_type: str) -> str:
     """The typed callback of an event type: ``TEXT_MESSAGE_START`` ->
     ``on_text_message_start_event`` (``RAW`` -> ``on_raw_event``)."""
-    return f"on_{event_type.lower()}_event"
+    return EVENT_CALLBACKS.get(event_type) or f"on_{event_type.lower()}_event"
 
 
 def _snake(name: str) -> str:
@@ -261,7 +242,7 @@ def check_subscriber(subscriber: Any) -> None:
         )
 
 
-class AgentSubscriber:
+class AgentSubscriber(EventCallbacks):
     """Base class of a subscriber: every callback a no-op. Override the ones you need,
     or give them as keyword arguments (``AgentSubscriber(on_event=fn)``).
 
@@ -276,147 +257,35 @@ class AgentSubscriber:
         for name, fn in callbacks.items():
             setattr(self, name, fn)
 
-    def on_event(self, params: SubscriberParams) -> MaybeMutation:
+    def on_event(self, params: SubscriberParams[Event]) -> MaybeMutation:
+        """Every event, before its typed callback (default: nothing)."""
+        return None
+
+    def on_run_initialized(self, params: SubscriberParams[None]) -> MaybeMutation:
         """See :class:`SubscriberParams` (default: nothing)."""
         return None
 
-    def on_run_started_event(self, params: SubscriberParams) -> MaybeMutation:
+    def on_run_failed(self, params: SubscriberParams[None]) -> MaybeMutation:
         """See :class:`SubscriberParams` (default: nothing)."""
         return None
 
-    def on_run_finished_event(self, params: SubscriberParams) -> MaybeMutation:
+    def on_run_finalized(self, params: SubscriberParams[None]) -> MaybeMutation:
         """See :class:`SubscriberParams` (default: nothing)."""
         return None
 
-    def on_run_error_event(self, params: SubscriberParams) -> MaybeMutation:
+    def on_messages_changed(self, params: SubscriberParams[None]) -> MaybeMutation:
         """See :class:`SubscriberParams` (default: nothing)."""
         return None
 
-    def on_step_started_event(self, params: SubscriberParams) -> MaybeMutation:
+    def on_state_changed(self, params: SubscriberParams[None]) -> MaybeMutation:
         """See :class:`SubscriberParams` (default: nothing)."""
         return None
 
-    def on_step_finished_event(self, params: SubscriberParams) -> MaybeMutation:
+    def on_new_message(self, params: SubscriberParams[None]) -> MaybeMutation:
         """See :class:`SubscriberParams` (default: nothing)."""
         return None
 
-    def on_text_message_start_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_text_message_content_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_text_message_end_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_tool_call_start_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_tool_call_args_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_tool_call_end_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_tool_call_result_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_state_snapshot_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_state_delta_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_messages_snapshot_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_activity_snapshot_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_activity_delta_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_reasoning_start_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_reasoning_message_start_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_reasoning_message_content_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_reasoning_message_end_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_reasoning_end_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_reasoning_encrypted_value_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_raw_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_custom_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_subagent_started_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_subagent_finished_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_subagent_error_event(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_run_initialized(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_run_failed(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_run_finalized(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_messages_changed(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_state_changed(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_new_message(self, params: SubscriberParams) -> MaybeMutation:
-        """See :class:`SubscriberParams` (default: nothing)."""
-        return None
-
-    def on_new_tool_call(self, params: SubscriberParams) -> MaybeMutation:
+    def on_new_tool_call(self, params: SubscriberParams[None]) -> MaybeMutation:
         """See :class:`SubscriberParams` (default: nothing)."""
         return None
 
@@ -479,7 +348,7 @@ def _origin(error: BaseException) -> tuple[str, int]:
 async def call_subscribers(
     subscribers: Iterable[Any],
     name: str,
-    make_params: Callable[[], SubscriberParams],
+    make_params: Callable[[], SubscriberParams[Any]],
     apply: Callable[[AgentStateMutation], None] | None,
     errors: SubscriberErrors | None = None,
 ) -> bool:
@@ -524,7 +393,7 @@ async def call_subscribers(
 
 
 def notify_now(
-    subscribers: Iterable[Any], name: str, make_params: Callable[[], SubscriberParams]
+    subscribers: Iterable[Any], name: str, make_params: Callable[[], SubscriberParams[Any]]
 ) -> None:
     """Notification from synchronous code (``add_message`` ...): each callback is called
     now, in order; an async one's coroutine is scheduled on the running loop (or run to

@@ -9,7 +9,7 @@ state that does not fit is shown as JSON instead, never an error.
 message count, the board state, and every A2UI surface recovered from the
 conversation (activity messages of type ``a2ui-surface`` and ``render_a2ui``
 tool-call arguments, via :func:`agui.a2ui.surfaces_from_messages`) rendered as
-text with :func:`agui.a2ui.render_surface`.
+text with :func:`agui.a2ui.render_surfaces` (one output budget for all of them).
 
 :func:`write_panel` prints it: as labelled lines when stdout is not a
 terminal (pipes, files, snapshots: the transcript form), and on a terminal as
@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agui.a2ui import render_surface, surfaces_from_messages
+from agui.a2ui import render_surfaces, surfaces_from_messages
 from agui.cli.io import clean, isatty
 from agui.cli.render import Line, format_json
 from agui.cli.sanitize import sanitize
@@ -112,7 +112,8 @@ def _surfaces(messages: Iterable[Any]) -> tuple[dict[str, list[str]], dict[str, 
     """(:func:`surface_lines`, ``{surfaceId: number of components}``)."""
     try:
         surfaces = surfaces_from_messages(messages)
-        lines = {sid: [str(x) for x in render_surface(s)] for sid, s in surfaces.items()}
+        # one output budget for every surface of the board, not one each
+        lines = {sid: [str(x) for x in drawn] for sid, drawn in render_surfaces(surfaces).items()}
         counts = {sid: len(getattr(s, "components", None) or ()) for sid, s in surfaces.items()}
         return lines, counts
     except Exception as exc:  # noqa: BLE001 - A2UI bugs must not kill the client

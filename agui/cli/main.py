@@ -10,7 +10,8 @@ Subcommands::
     board-watch trace   [--url URL] [--agent fake|task-board] [--thread ID]
                         [--approve | --decline]
                         [--max-resumes N] [--tools FILE] [--timeout SECONDS] [LINE]
-    board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--check] [--max-bytes N]
+    board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--full] [--check]
+                        [--max-bytes N]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090] [STORE FLAGS]
     board-watch serve-task-board  [--host 127.0.0.1] [--port 8080] [STORE FLAGS]
     board-watch serve-llm         [--host 127.0.0.1] [--port 8070] [--base-url URL]
@@ -50,6 +51,15 @@ board-watch: a terminal client for AG-UI agents. Type a line, watch the run
 render, answer what it pauses on, see the board. Without --url, watch and
 trace start the awkward test backend (or --agent task-board) in-process on a
 free loopback port and talk to it over real HTTP."""
+
+
+def _add_full_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="never cut a text, error, call, result or state line (default: cut at 400 "
+        "columns, saying how much was cut)",
+    )
 
 
 def _add_view_flags(p: argparse.ArgumentParser) -> None:
@@ -254,12 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop the first run's stream after N updates (the session stays usable; "
         "later runs are not cut)",
     )
-    w.add_argument(
-        "--full",
-        action="store_true",
-        help="never cut a call, result or state line (default: cut at 400 columns, "
-        "saying how much was cut)",
-    )
+    _add_full_flag(w)
     w.add_argument("--state", metavar="FILE", help="JSON file with the initial agent state to send")
     w.add_argument(
         "--tool-result",
@@ -299,6 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse a fixture larger than N bytes (default 1 GiB)",
     )
     _add_view_flags(r)
+    _add_full_flag(r)
     _add_check_flag(r)
 
     for name, port, what in (

@@ -145,8 +145,8 @@ class RenderOptions:
     """How to render.
 
     ``in_order``: arrival-order view instead of grouped. ``fragments``: show
-    every delta bracketed. ``max_chars``: longest JSON/result body before it is
-    cut with ``…`` (characters; 0 = never cut).
+    every delta bracketed. ``max_chars``: longest text, error, call, result or
+    JSON body line before it is cut with ``…`` (columns; 0 = never cut).
     """
 
     in_order: bool = False
@@ -293,11 +293,12 @@ class Renderer:
             return [Line(kind, prefix + join_fragments(item.parts if item is not None else [text]))]
         return self._block(kind, prefix, text)  # the applier's join (TextEnded.text)
 
-    @staticmethod
-    def _block(label: str, prefix: str, text: str) -> list[Line]:
+    def _block(self, label: str, prefix: str, text: str) -> list[Line]:
+        """Text lines, each cut at ``max_chars`` columns like a call or result."""
+        width = self.options.max_chars
         rows = sanitize_block(text)
-        lines = [Line(label, prefix + rows[0])]
-        lines.extend(Line("", row) for row in rows[1:])
+        lines = [Line(label, cut_chars(prefix + rows[0], width))]
+        lines.extend(Line("", cut_chars(row, width)) for row in rows[1:])
         return lines
 
     def _on_TextEnded(self, up: u.TextEnded) -> list[Line]:
@@ -528,7 +529,7 @@ class Renderer:
     def _on_ErrorUpdate(self, up: u.ErrorUpdate) -> list[Line]:
         # A fatal error ends the run: show what it cut off first.
         lines = self.flush() if up.fatal else []
-        lines.append(Line("error", format_error(up.error)))
+        lines.append(Line("error", cut_chars(format_error(up.error), self.options.max_chars)))
         err = up.error
         self._error_texts = {str(err), str(getattr(err, "message", "") or "")} - {""}
         return lines
@@ -568,7 +569,10 @@ class Renderer:
             label = "end" if item.kind == "call" else item.kind
             return [Line(label, f"{what} unfinished")]
         text = join_deltas(item.parts)
-        body = join_fragments(item.parts) if self.options.fragments else sanitize(text)
+        if self.options.fragments:
+            body = join_fragments(item.parts)
+        else:
+            body = cut_chars(sanitize(text), self.options.max_chars)
         if item.kind == "call":
             head = " ".join(x for x in (item.tag, sanitize(item.name), body) if x)
             return [Line("call", f"{head} (unfinished)")]

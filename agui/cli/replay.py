@@ -113,6 +113,8 @@ def run_replay(args: argparse.Namespace, console: Console) -> int:
     """``replay`` command entry (parsed ``args``); returns the exit code."""
     transport, thread_id, run_id = load_fixture(args.file, getattr(args, "max_bytes", None))
     render = RenderOptions(in_order=args.in_order, fragments=args.fragments)
+    if getattr(args, "full", False):
+        render = RenderOptions(in_order=args.in_order, fragments=args.fragments, max_chars=0)
     verify = "off" if args.no_verify else "tolerant"
     check = getattr(args, "check", False)
     source = f"fixture {args.file}"

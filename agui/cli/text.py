@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import re2
+
 __all__ = ["DEFAULT_WIDTH", "cut", "display_width", "redact_credentials"]
 
 DEFAULT_WIDTH = 400
@@ -26,7 +28,11 @@ _TOKEN = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)|."
 
 _ZWJ = "\u200d"
 
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]+@")
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+# RE2 (linear time): with ``re``, "a.a.a....@" rescanned the rest of the text
+# from every word start, quadratic in its length.
+_USERINFO = re2.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]+@", options=_RE2_OPTIONS)
 
 
 def _width(ch: str) -> int:
@@ -76,7 +82,10 @@ def cut(text: str, max_width: int = DEFAULT_WIDTH) -> str:
 
 def redact_credentials(text: str) -> str:
     """``text`` with the userinfo of every URL (``http://user:secret@host``)
-    replaced by ``***`` (``http://***@host``)."""
-    if "@" not in text:
+    replaced by ``***`` (``http://***@host``), in time linear in its length
+    (RE2). A lone surrogate comes back as its ``\\udxxx`` escape."""
+    if "@" not in text or "://" not in text:
         return text
+    # RE2 takes UTF-8 only: a lone surrogate is shown as its escape first
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return _USERINFO.sub(r"\1***@", text)

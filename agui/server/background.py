@@ -17,8 +17,10 @@ from typing import Any, Self
 import uvicorn
 
 from agui.server.serving import (
+    DEFAULT_DRAIN_TIMEOUT,
     DEFAULT_HEADER_TIMEOUT,
     DEFAULT_KEEPALIVE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
     server_config,
 )
 
@@ -33,8 +35,9 @@ class BackgroundServer:
     a context manager (sync or async) or call :meth:`start` / :meth:`stop`.
     ``port=0`` picks a free ephemeral port. ``header_timeout``: seconds a
     connection may take to send its request headers, else it is closed;
-    ``keepalive_timeout``: seconds an idle connection is kept (see
-    :func:`agui.server.server_config`).
+    ``keepalive_timeout``: seconds an idle connection is kept;
+    ``drain_timeout`` and ``max_connections``: the rest of a refused body, the
+    cap on open connections (see :func:`agui.server.server_config`).
 
     Attributes:
         url: ``"http://127.0.0.1:<port>"`` (no trailing slash).
@@ -59,6 +62,8 @@ class BackgroundServer:
         start_timeout: float = 10.0,
         header_timeout: float = DEFAULT_HEADER_TIMEOUT,
         keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT,
+        drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+        max_connections: int | None = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self.app = app
         self.host = host
@@ -68,6 +73,10 @@ class BackgroundServer:
         self._start_timeout = start_timeout
         self._header_timeout = header_timeout
         self._keepalive_timeout = keepalive_timeout
+        self._limits: dict[str, Any] = {
+            "drain_timeout": drain_timeout,
+            "max_connections": max_connections,
+        }
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -96,6 +105,7 @@ class BackgroundServer:
             self.app,
             header_timeout=self._header_timeout,
             keepalive_timeout=self._keepalive_timeout,
+            **self._limits,
             log_level=self._log_level,
             access_log=False,
             lifespan="auto",

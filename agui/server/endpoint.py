@@ -15,8 +15,11 @@ Lifecycle of one request (POST, body = RunAgentInput JSON):
    ``Origin`` not allowed -> ``403``; a Content-Type that is not JSON ->
    ``415``; a body too large -> ``413`` or too slow -> ``408``; not JSON ->
    ``400``; JSON but not a valid RunAgentInput -> ``422`` (``path`` is the
-   JSON path of the offending value, e.g. ``$.messages[0].role``). The
-   connection stays usable for the next request.
+   JSON path of the offending value, e.g. ``$.messages[0].role``). After a
+   refusal the connection stays usable for the next request once the body
+   has ended (408 closes it; a body still coming has the server's
+   ``drain_timeout``). Past ``max_runs`` runs streaming: ``503``
+   ``too_many_runs`` with ``Retry-After``.
 2. ``200 text/event-stream``; the agent runs as its own task; events are sent
    in the order they were admitted, in the protocol version the request
    declared (``protocolVersion`` ``"1.0"`` or none: nothing newer than 1.0;
@@ -49,6 +52,7 @@ from starlette.routing import Route
 
 from agui.server.emitter import Emitter
 from agui.server.encoder import encoder_for
+from agui.server.limits import RunSlots, cors_middleware
 from agui.server.request import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
@@ -91,6 +95,7 @@ def agent_route(
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     allowed_origins: Iterable[str] | None = None,
     hub: RunHub | None = None,
+    max_runs: int | None = None,
 ) -> Route:
     """A starlette ``Route`` (POST ``path``) serving ``agent`` as AG-UI over SSE.
 
@@ -110,12 +115,22 @@ def agent_route(
         allowed_origins: web origins (``"https://app.example"``; ``"*"`` for
             any) whose pages may post; a request with any other ``Origin``
             header gets 403. Default: none (a request without ``Origin``, i.e.
-            not sent by a browser page, is always allowed).
+            not sent by a browser page, is always allowed). A browser page
+            also needs the CORS preflight answered: :func:`create_app` adds
+            :func:`agui.server.limits.cors_middleware` for these origins; an
+            app of your own mounting this route adds it itself.
         hub: the :class:`agui.server.runs.RunHub` that makes the runs
             resumable (see :func:`agent_routes`); None: each run lives and dies
             with its request, as before run logs.
+        max_runs: runs streaming at once through this route (None, default:
+            no limit; with ``hub``, attached streams); past it a request gets 503
+            ``too_many_runs`` with ``Retry-After`` and the agent does not run.
+
+    Raises:
+        ValueError: ``max_runs`` below 1.
     """
     origins = normalize_origins(allowed_origins)
+    slots = RunSlots(max_runs)
 
     async def endpoint(request: Request) -> Response:
         refused = check_caller(request, origins)
@@ -126,14 +141,18 @@ def agent_route(
         )
         if isinstance(decoded, Response):
             return decoded
+        encoder = encoder_for(request.headers.get("accept"))
         if hub is not None:
-            return await hub.respond(request, decoded, encoder_for(request.headers.get("accept")))
-        return AgentStreamResponse(
-            agent,
-            decoded,
-            guard=guard,
-            encoder=encoder_for(request.headers.get("accept")),
-            keepalive=keepalive,
+            # refused before the hub starts (or attaches to) a run
+            return slots.refusal() or slots.hold(await hub.respond(request, decoded, encoder))
+        return slots.hold(
+            AgentStreamResponse(
+                agent,
+                decoded,
+                guard=guard,
+                encoder=encoder,
+                keepalive=keepalive,
+            )
         )
 
     return Route(path, endpoint, methods=["POST"], name=name)
@@ -151,6 +170,7 @@ def agent_routes(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     allowed_origins: Iterable[str] | None = None,
+    max_runs: int | None = None,
 ) -> tuple[list[Route], RunHub | None]:
     """The routes of one endpoint and its :class:`RunHub` (None when ``store`` is None).
 
@@ -187,6 +207,7 @@ def agent_routes(
             body_timeout=body_timeout,
             allowed_origins=allowed_origins,
             hub=hub,
+            max_runs=max_runs,
         ),
         Route(path + "/capabilities", capabilities_endpoint(hub, path), methods=["GET"]),
     ]
@@ -212,6 +233,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     allowed_origins: Iterable[str] | None = None,
+    max_runs: int | None = None,
 ) -> Starlette:
     """A Starlette app with one AG-UI endpoint (POST ``path``) serving ``agent``.
 
@@ -226,8 +248,11 @@ def create_app(
     cancelled (default 10); ``lease``: seconds after which a worker that stopped
     renewing its runs is taken for lost (default 5).
 
-    ``guard``, ``keepalive``, ``max_body_bytes``, ``body_timeout`` and
-    ``allowed_origins``: see :func:`agent_route`; ``debug``: Starlette's.
+    ``guard``, ``keepalive``, ``max_body_bytes``, ``body_timeout``,
+    ``allowed_origins`` and ``max_runs``: see :func:`agent_route`; ``debug``:
+    Starlette's. With ``allowed_origins`` the app answers those origins' CORS
+    preflights (Starlette's ``CORSMiddleware``, see
+    :func:`agui.server.limits.cors_middleware`).
     ``app.state.run_hub`` is the :class:`RunHub` (None without a store); at
     shutdown the runs this process runs are cancelled.
 
@@ -249,6 +274,7 @@ def create_app(
         max_body_bytes=max_body_bytes,
         body_timeout=body_timeout,
         allowed_origins=allowed_origins,
+        max_runs=max_runs,
     )
 
     @contextlib.asynccontextmanager
@@ -257,6 +283,7 @@ def create_app(
         if hub is not None:
             await hub.shutdown()
 
-    app = Starlette(debug=debug, routes=list(routes), lifespan=lifespan)
+    middleware = cors_middleware(normalize_origins(allowed_origins))
+    app = Starlette(debug=debug, routes=list(routes), middleware=middleware, lifespan=lifespan)
     app.state.run_hub = hub
     return app

@@ -12,8 +12,13 @@ value, ``$`` for the whole body), so a client can always read why:
 * 415 ``unsupported_media_type``: a ``Content-Type`` other than
   ``application/json`` (or ``application/*+json``); no Content-Type is read as
   JSON (non-browser clients often send none).
+* 415 ``unsupported_content_encoding``: a ``Content-Encoding`` other than
+  ``identity`` (gzip, deflate, zstd, br ...): bodies are read as sent, never
+  inflated, so a compressed body is refused by name before it is read, not
+  misreported as "not JSON" (and no decompression bomb can be posted).
 * 413 ``body_too_large``, 408 ``body_timeout``: the body is over the byte cap,
-  or did not arrive in time.
+  or did not arrive in time (408 closes the connection; after a 413 the rest
+  of the body has the server's ``drain_timeout``).
 * 400 ``invalid_json``: empty, not JSON, nested too deeply; 422
   ``invalid_run_input``: JSON but not a valid RunAgentInput.
 
@@ -57,7 +62,7 @@ def normalize_origins(origins: Iterable[str] | None) -> frozenset[str]:
 
 def check_caller(request: Request, allowed_origins: frozenset[str]) -> JSONResponse | None:
     """403 for an ``Origin`` outside ``allowed_origins``, 415 for a body that is
-    not declared JSON; None when the request may be read."""
+    compressed or not declared JSON; None when the request may be read."""
     origin = request.headers.get("origin")
     if (
         origin is not None
@@ -69,6 +74,14 @@ def check_caller(request: Request, allowed_origins: frozenset[str]) -> JSONRespo
             "origin_not_allowed",
             f"requests from origin {origin[:200]!r} are not allowed "
             "(create_app(..., allowed_origins=[...]) lists the web origins that may post)",
+        )
+    coding = request.headers.get("content-encoding")
+    if coding is not None and coding.strip().lower() not in ("", "identity"):
+        return error_response(
+            415,
+            "unsupported_content_encoding",
+            f"Content-Encoding {coding[:200]!r} is not supported: "
+            "send the RunAgentInput uncompressed",
         )
     content_type = request.headers.get("content-type")
     if content_type is not None:
@@ -147,11 +160,13 @@ async def decode_request(
         async with asyncio.timeout(body_timeout):
             body = await _read_body(request, max_body_bytes)
     except TimeoutError:
-        return error_response(
+        refusal = error_response(
             408,
             "body_timeout",
             f"the request body did not arrive within {body_timeout} s (body_timeout)",
         )
+        refusal.headers["connection"] = "close"  # the rest of a slow body is not waited for
+        return refusal
     if body is None:
         return error_response(
             413,

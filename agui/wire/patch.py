@@ -61,8 +61,9 @@ def _op_members() -> tuple[dict[str, tuple[tuple[str, str], ...]], re.Pattern[st
         for f in member.fields:
             if not f.required:
                 continue
-            if isinstance(f.type, mi.StrType):
-                pattern = pattern or f.type.pattern
+            ftype = f.type.type if isinstance(f.type, mi.Metadata) else f.type
+            if isinstance(ftype, mi.StrType):
+                pattern = pattern or ftype.pattern
                 members.append((f.encode_name, _POINTER))
             else:
                 members.append((f.encode_name, _ANY))

@@ -153,6 +153,8 @@ def shape_of(tp: Any) -> Any:
 
 
 def _convert(info: mi.Type) -> Any:
+    if isinstance(info, mi.Metadata):  # a documented member: Meta(description=...)
+        return _convert(info.type)
     if isinstance(info, mi.StructType):
         return _struct(info)
     if isinstance(info, mi.AnyType):
@@ -234,7 +236,8 @@ def _struct(info: mi.StructType) -> StructShape:
     )
     _STRUCTS[info.cls] = shape  # before the fields: recursive types terminate
     for f in info.fields:
-        literal = tuple(f.type.values) if isinstance(f.type, mi.LiteralType) else None
+        ftype = f.type.type if isinstance(f.type, mi.Metadata) else f.type
+        literal = tuple(ftype.values) if isinstance(ftype, mi.LiteralType) else None
         fshape = _convert(f.type)
         null_ok = fshape is OPEN or (isinstance(fshape, UnionShape) and fshape.null_ok)
         closed_set: frozenset[str] | None = None

@@ -14,7 +14,15 @@ class BoundString(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     literal_string: str | UnsetType = field(name='literalString', default=UNSET)
-    path: str | UnsetType = UNSET
+    path: (
+        Annotated[
+            str,
+            Meta(
+                description='JSON Pointer into the data model (relative inside a template).'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class BoundNumber(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -23,7 +31,10 @@ class BoundNumber(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     literal_number: float | UnsetType = field(name='literalNumber', default=UNSET)
-    path: str | UnsetType = UNSET
+    path: (
+        Annotated[str, Meta(description='JSON Pointer into the data model.')]
+        | UnsetType
+    ) = UNSET
 
 
 class BoundBoolean(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -32,7 +43,10 @@ class BoundBoolean(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     literal_boolean: bool | UnsetType = field(name='literalBoolean', default=UNSET)
-    path: str | UnsetType = UNSET
+    path: (
+        Annotated[str, Meta(description='JSON Pointer into the data model.')]
+        | UnsetType
+    ) = UNSET
 
 
 class BoundStringList(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -41,7 +55,10 @@ class BoundStringList(Struct, kw_only=True, forbid_unknown_fields=True, gc=False
     """
 
     literal_array: list[str] | UnsetType = field(name='literalArray', default=UNSET)
-    path: str | UnsetType = UNSET
+    path: (
+        Annotated[str, Meta(description='JSON Pointer into the data model.')]
+        | UnsetType
+    ) = UNSET
 
 
 class BoundValue(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -52,7 +69,10 @@ class BoundValue(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     literal_string: str | UnsetType = field(name='literalString', default=UNSET)
     literal_number: float | UnsetType = field(name='literalNumber', default=UNSET)
     literal_boolean: bool | UnsetType = field(name='literalBoolean', default=UNSET)
-    path: str | UnsetType = UNSET
+    path: (
+        Annotated[str, Meta(description='JSON Pointer into the data model.')]
+        | UnsetType
+    ) = UNSET
 
 
 class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -60,8 +80,12 @@ class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Children generated from data: `componentId` once per item of the list (or map) at `dataBinding`.
     """
 
-    component_id: str = field(name='componentId')
-    data_binding: str = field(name='dataBinding')
+    component_id: Annotated[str, Meta(description='Template component id.')] = field(
+        name='componentId'
+    )
+    data_binding: Annotated[str, Meta(description='Pointer to the list in the data model.')] = field(
+        name='dataBinding'
+    )
 
 
 class Children(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -69,8 +93,13 @@ class Children(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Children of a container: exactly one of `explicitList` (component ids) or `template`.
     """
 
-    explicit_list: list[str] | UnsetType = field(name='explicitList', default=UNSET)
+    explicit_list: (
+        Annotated[list[str], Meta(description='Fixed child ids in order.')] | UnsetType
+    ) = field(name='explicitList', default=UNSET)
     template: ChildTemplate | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'Children', 1, 1)
 
 
 class ActionContextEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -78,7 +107,7 @@ class ActionContextEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
     One key of an action's context; the value is resolved when the action fires.
     """
 
-    key: str
+    key: Annotated[str, Meta(description='Context key.')]
     value: BoundValue
 
 
@@ -87,8 +116,14 @@ class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     A named action sent to the agent (as a userAction) when the user activates a component.
     """
 
-    name: str
-    context: list[ActionContextEntry] | UnsetType = UNSET
+    name: Annotated[str, Meta(description='Action name.')]
+    context: (
+        Annotated[
+            list[ActionContextEntry],
+            Meta(description='Values sent along, resolved against the data model.'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -97,7 +132,7 @@ class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     title: BoundString
-    child: str
+    child: Annotated[str, Meta(description='Content component id.')]
 
 
 class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -106,7 +141,7 @@ class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     label: BoundString
-    value: str
+    value: Annotated[str, Meta(description='Value stored when chosen.')]
 
 
 class TextProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -115,9 +150,13 @@ class TextProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     text: BoundString
-    usage_hint: Literal['h1', 'h2', 'h3', 'h4', 'h5', 'caption', 'body'] | UnsetType = (
-        field(name='usageHint', default=UNSET)
-    )
+    usage_hint: (
+        Annotated[
+            Literal['h1', 'h2', 'h3', 'h4', 'h5', 'caption', 'body'],
+            Meta(description='Style hint.'),
+        ]
+        | UnsetType
+    ) = field(name='usageHint', default=UNSET)
 
 
 class ImageProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -127,10 +166,20 @@ class ImageProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     url: BoundString
     alt_text: BoundString | UnsetType = field(name='altText', default=UNSET)
-    fit: Literal['contain', 'cover', 'fill', 'none', 'scale-down'] | UnsetType = UNSET
-    usage_hint: Literal['icon', 'avatar', 'smallFeature', 'mediumFeature', 'largeFeature', 'header'] | UnsetType = field(
-        name='usageHint', default=UNSET
-    )
+    fit: (
+        Annotated[
+            Literal['contain', 'cover', 'fill', 'none', 'scale-down'],
+            Meta(description='How the image fills its box.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    usage_hint: (
+        Annotated[
+            Literal['icon', 'avatar', 'smallFeature', 'mediumFeature', 'largeFeature', 'header'],
+            Meta(description='Size hint.'),
+        ]
+        | UnsetType
+    ) = field(name='usageHint', default=UNSET)
 
 
 class IconProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -138,7 +187,12 @@ class IconProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Icon properties; the name is one of the catalog's icon names (bound).
     """
 
-    name: BoundString
+    name: Annotated[
+        BoundString,
+        Meta(
+            description='Icon name, e.g. accountCircle, add, arrowBack, arrowForward, attachFile, calendarToday...'
+        ),
+    ]
 
 
 class VideoProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -164,10 +218,20 @@ class RowProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     children: Children
-    distribution: Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly'] | UnsetType = (
-        UNSET
-    )
-    alignment: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
+    distribution: (
+        Annotated[
+            Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly'],
+            Meta(description='Main-axis arrangement.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    alignment: (
+        Annotated[
+            Literal['start', 'center', 'end', 'stretch'],
+            Meta(description='Cross-axis alignment.'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class ColumnProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -176,10 +240,20 @@ class ColumnProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     children: Children
-    distribution: Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly'] | UnsetType = (
-        UNSET
-    )
-    alignment: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
+    distribution: (
+        Annotated[
+            Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly'],
+            Meta(description='Main-axis arrangement.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    alignment: (
+        Annotated[
+            Literal['start', 'center', 'end', 'stretch'],
+            Meta(description='Cross-axis alignment.'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class ListProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -188,8 +262,19 @@ class ListProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     children: Children
-    direction: Literal['vertical', 'horizontal'] | UnsetType = UNSET
-    alignment: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
+    direction: (
+        Annotated[
+            Literal['vertical', 'horizontal'], Meta(description='Layout direction.')
+        ]
+        | UnsetType
+    ) = UNSET
+    alignment: (
+        Annotated[
+            Literal['start', 'center', 'end', 'stretch'],
+            Meta(description='Cross-axis alignment.'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class CardProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -197,7 +282,7 @@ class CardProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Card properties.
     """
 
-    child: str
+    child: Annotated[str, Meta(description='The single child id.')]
 
 
 class TabsProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -205,7 +290,9 @@ class TabsProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Tabs properties.
     """
 
-    tab_items: list[TabItem] = field(name='tabItems')
+    tab_items: Annotated[list[TabItem], Meta(description='The tabs in order.')] = field(
+        name='tabItems'
+    )
 
 
 class DividerProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -213,7 +300,10 @@ class DividerProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Divider properties.
     """
 
-    axis: Literal['horizontal', 'vertical'] | UnsetType = UNSET
+    axis: (
+        Annotated[Literal['horizontal', 'vertical'], Meta(description='Orientation.')]
+        | UnsetType
+    ) = UNSET
 
 
 class ModalProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -221,8 +311,12 @@ class ModalProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Modal properties.
     """
 
-    entry_point_child: str = field(name='entryPointChild')
-    content_child: str = field(name='contentChild')
+    entry_point_child: Annotated[str, Meta(description='Component that opens the modal.')] = field(
+        name='entryPointChild'
+    )
+    content_child: Annotated[str, Meta(description='Component shown in the modal.')] = (
+        field(name='contentChild')
+    )
 
 
 class ButtonProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -230,9 +324,11 @@ class ButtonProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Button properties.
     """
 
-    child: str
+    child: Annotated[str, Meta(description='Label component id.')]
     action: Action
-    primary: bool | UnsetType = UNSET
+    primary: Annotated[bool, Meta(description='Main call to action.')] | UnsetType = (
+        UNSET
+    )
 
 
 class CheckBoxProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -251,10 +347,17 @@ class TextFieldProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
 
     label: BoundString
     text: BoundString | UnsetType = UNSET
-    text_field_type: Literal['date', 'longText', 'number', 'shortText', 'obscured'] | UnsetType = field(
-        name='textFieldType', default=UNSET
-    )
-    validation_regexp: str | UnsetType = field(name='validationRegexp', default=UNSET)
+    text_field_type: (
+        Annotated[
+            Literal['date', 'longText', 'number', 'shortText', 'obscured'],
+            Meta(description='Kind of input.'),
+        ]
+        | UnsetType
+    ) = field(name='textFieldType', default=UNSET)
+    validation_regexp: (
+        Annotated[str, Meta(description='Regular expression the text must match.')]
+        | UnsetType
+    ) = field(name='validationRegexp', default=UNSET)
 
 
 class DateTimeInputProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -274,11 +377,16 @@ class MultipleChoiceProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     selections: BoundStringList
     options: list[ChoiceOption]
-    max_allowed_selections: int | UnsetType = field(
-        name='maxAllowedSelections', default=UNSET
+    max_allowed_selections: (
+        Annotated[int, Meta(description='Most options that may be chosen.')] | UnsetType
+    ) = field(name='maxAllowedSelections', default=UNSET)
+    variant: (
+        Annotated[Literal['checkbox', 'chips'], Meta(description='Presentation hint.')]
+        | UnsetType
+    ) = UNSET
+    filterable: Annotated[bool, Meta(description='Show a filter box.')] | UnsetType = (
+        UNSET
     )
-    variant: Literal['checkbox', 'chips'] | UnsetType = UNSET
-    filterable: bool | UnsetType = UNSET
 
 
 class SliderProps(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -322,15 +430,21 @@ class ComponentWrapper(Struct, kw_only=True, gc=False):
     )
     slider: SliderProps | UnsetType = field(name='Slider', default=UNSET)
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'ComponentWrapper', None, 1)
+
 
 class ComponentEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     One component of a surfaceUpdate.
     """
 
-    id: str
+    id: Annotated[str, Meta(description='Component id, unique on the surface.')]
     component: ComponentWrapper
-    weight: float | UnsetType = UNSET
+    weight: (
+        Annotated[float, Meta(description='Flex-grow share inside a Row or Column.')]
+        | UnsetType
+    ) = UNSET
 
 
 class DataMapEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -361,10 +475,24 @@ class BeginRendering(Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
     Tells the client it may draw the surface, starting at `root`; until then components and data are buffered.
     """
 
-    surface_id: str = field(name='surfaceId')
-    root: str
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
-    styles: dict[str, Any] | UnsetType = UNSET
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
+    root: Annotated[str, Meta(description='Id of the root component.')]
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(description='Catalog to use (default: the v0.8 standard catalog).'),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
+    styles: (
+        Annotated[
+            dict[str, Any],
+            Meta(description='Catalog styles (standard catalog: font, primaryColor).'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class SurfaceUpdate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -372,7 +500,9 @@ class SurfaceUpdate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Adds or replaces components by id.
     """
 
-    surface_id: str = field(name='surfaceId')
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
     components: Annotated[list[ComponentEntry], Meta(min_length=1)]
 
 
@@ -381,9 +511,11 @@ class DataModelUpdate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False
     Replaces the data at `path` (absent or `/`: the whole model) with the map described by `contents`.
     """
 
-    surface_id: str = field(name='surfaceId')
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
     contents: list[DataEntry]
-    path: str | UnsetType = UNSET
+    path: Annotated[str, Meta(description='Where to write.')] | UnsetType = UNSET
 
 
 class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -391,7 +523,9 @@ class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Removes a surface.
     """
 
-    surface_id: str = field(name='surfaceId')
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
 
 
 class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -412,17 +546,26 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         name='deleteSurface', default=UNSET
     )
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'AgentMessage', 1, 1)
+
 
 class UserAction(Struct, kw_only=True, gc=False):
     """
     A user interaction reported to the agent (over AG-UI: `forwardedProps.a2uiAction.userAction`).
     """
 
-    name: str
-    surface_id: str = field(name='surfaceId')
-    source_component_id: str = field(name='sourceComponentId')
-    timestamp: str
-    context: dict[str, Any]
+    name: Annotated[str, Meta(description='Action name.')]
+    surface_id: Annotated[str, Meta(description='Surface it came from.')] = field(
+        name='surfaceId'
+    )
+    source_component_id: Annotated[str, Meta(description='Component that fired it.')] = field(
+        name='sourceComponentId'
+    )
+    timestamp: Annotated[str, Meta(description='ISO 8601 time.')]
+    context: Annotated[
+        dict[str, Any], Meta(description='The action context, resolved.')
+    ]
 
 
 class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -431,4 +574,56 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     user_action: UserAction | UnsetType = field(name='userAction', default=UNSET)
-    error: dict[str, Any] | UnsetType = UNSET
+    error: (
+        Annotated[dict[str, Any], Meta(description='Free-form error report.')]
+        | UnsetType
+    ) = UNSET
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'ClientMessage', 1, 1)
+
+
+def _check_members(
+    obj: Struct,
+    name: str,
+    minimum: int | None,
+    maximum: int | None,
+    exactly_one: tuple[str, ...] = (),
+    dependent: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> None:
+    """Enforce the schema's member rules on a decoded struct (names are wire names).
+
+    ``minimum``/``maximum``: minProperties/maxProperties; ``exactly_one``: a oneOf of
+    single-member ``required`` branches; ``dependent``: dependentRequired. Raises ValueError
+    naming the rule, which msgspec reports as a ValidationError with the path. Written by
+    tools/codegen_a2ui.py.
+    """
+    present = [
+        wire
+        for attr, wire in zip(obj.__struct_fields__, obj.__struct_encode_fields__)
+        if getattr(obj, attr) is not UNSET
+    ]
+    if minimum is not None and len(present) < minimum:
+        allowed = ", ".join(obj.__struct_encode_fields__)
+        raise ValueError(
+            f"{name} needs at least {minimum} member(s) of {allowed}, "
+            f"got {len(present)} (minProperties)"
+        )
+    if maximum is not None and len(present) > maximum:
+        raise ValueError(
+            f"{name} allows at most {maximum} member(s), got {', '.join(present)} "
+            "(maxProperties)"
+        )
+    if exactly_one:
+        found = [wire for wire in exactly_one if wire in present]
+        if len(found) != 1:
+            raise ValueError(
+                f"{name} needs exactly one of {', '.join(exactly_one)}, "
+                f"got {', '.join(found) or 'none'} (oneOf)"
+            )
+    for wire, needs in dependent:
+        missing = [need for need in needs if wire in present and need not in present]
+        if missing:
+            raise ValueError(
+                f"{name}: {wire} needs {', '.join(missing)} (dependentRequired)"
+            )

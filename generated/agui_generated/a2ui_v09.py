@@ -16,12 +16,38 @@ class DynamicRef(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     The non-literal form of a dynamic value: either a data binding `{path}` (a JSON Pointer into the surface's data model; without a leading slash it is relative to the current template item) or a function call `{call, args, returnType}` evaluated by the client. Kept as one object so typed decoders can tell it apart from a literal.
     """
 
-    path: str | UnsetType = UNSET
-    call: str | UnsetType = UNSET
-    args: dict[str, Any] | UnsetType = UNSET
-    return_type: Literal['string', 'number', 'boolean', 'array', 'object', 'any', 'void'] | UnsetType = field(
-        name='returnType', default=UNSET
-    )
+    path: (
+        Annotated[
+            str,
+            Meta(
+                description='JSON Pointer into the data model (absolute, or relative inside a template).'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    call: (
+        Annotated[str, Meta(description='Name of a catalog function to evaluate.')]
+        | UnsetType
+    ) = UNSET
+    args: (
+        Annotated[
+            dict[str, Any],
+            Meta(
+                description='Named arguments of the call; each may itself be a dynamic value.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    return_type: (
+        Annotated[
+            Literal['string', 'number', 'boolean', 'array', 'object', 'any', 'void'],
+            Meta(description='What the call is expected to return.'),
+        ]
+        | UnsetType
+    ) = field(name='returnType', default=UNSET)
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'DynamicRef', 1, None)
 
 
 DynamicString: TypeAlias = str | DynamicRef
@@ -44,11 +70,20 @@ class FunctionCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     A client-side function invocation (e.g. openUrl, formatString, required).
     """
 
-    call: str
-    args: dict[str, Any] | UnsetType = UNSET
-    return_type: Literal['string', 'number', 'boolean', 'array', 'object', 'any', 'void'] | UnsetType = field(
-        name='returnType', default=UNSET
-    )
+    call: Annotated[str, Meta(description='Function name from the catalog.')]
+    args: (
+        Annotated[
+            dict[str, Any], Meta(description='Named arguments; values may be dynamic.')
+        ]
+        | UnsetType
+    ) = UNSET
+    return_type: (
+        Annotated[
+            Literal['string', 'number', 'boolean', 'array', 'object', 'any', 'void'],
+            Meta(description='Expected result type (default boolean).'),
+        ]
+        | UnsetType
+    ) = field(name='returnType', default=UNSET)
 
 
 class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -57,7 +92,7 @@ class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     component_id: ComponentId = field(name='componentId')
-    path: str
+    path: Annotated[str, Meta(description='Pointer to the list in the data model.')]
 
 
 ChildList: TypeAlias = list[ComponentId] | ChildTemplate
@@ -68,8 +103,15 @@ class Accessibility(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Hints for assistive technologies.
     """
 
-    label: DynamicString | UnsetType = UNSET
-    description: DynamicString | UnsetType = UNSET
+    label: (
+        Annotated[
+            DynamicString, Meta(description="Short name of the element's purpose.")
+        ]
+        | UnsetType
+    ) = UNSET
+    description: (
+        Annotated[DynamicString, Meta(description='Longer explanation.')] | UnsetType
+    ) = UNSET
 
 
 class ActionEvent(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -77,8 +119,14 @@ class ActionEvent(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     A named event sent to the agent when the user acts; `context` values are resolved against the data model before sending.
     """
 
-    name: str
-    context: dict[str, DynamicValue] | UnsetType = UNSET
+    name: Annotated[str, Meta(description='Event name the agent receives.')]
+    context: (
+        Annotated[
+            dict[str, DynamicValue],
+            Meta(description='Key -> dynamic value, resolved at send time.'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -89,17 +137,30 @@ class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     event: ActionEvent | UnsetType = UNSET
     function_call: FunctionCall | UnsetType = field(name='functionCall', default=UNSET)
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'Action', 1, 1)
+
 
 class CheckRule(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
-    A client-side validation rule on an input (or a Button, which it disables when failing). The schema form is `{condition, message}`; the flat form `{call, args, message}` seen in the specification's own examples is accepted too.
+    A client-side validation rule on an input (or a Button, which it disables when failing). The schema form is `{condition, message}`; the flat form `{call, args, message}` seen in the specification's own examples is accepted too. `message` is required in both forms.
     """
 
-    condition: DynamicBoolean | UnsetType = UNSET
-    message: str | UnsetType = UNSET
-    call: str | UnsetType = UNSET
-    args: dict[str, Any] | UnsetType = UNSET
-    return_type: str | UnsetType = field(name='returnType', default=UNSET)
+    message: Annotated[str, Meta(description='Shown when the check fails.')]
+    condition: (
+        Annotated[DynamicBoolean, Meta(description='True when the input is valid.')]
+        | UnsetType
+    ) = UNSET
+    call: Annotated[str, Meta(description='Flat form: function name.')] | UnsetType = (
+        UNSET
+    )
+    args: (
+        Annotated[dict[str, Any], Meta(description='Flat form: function arguments.')]
+        | UnsetType
+    ) = UNSET
+    return_type: (
+        Annotated[str, Meta(description='Flat form: expected result type.')] | UnsetType
+    ) = field(name='returnType', default=UNSET)
 
 
 class Theme(Struct, kw_only=True, gc=False):
@@ -107,11 +168,25 @@ class Theme(Struct, kw_only=True, gc=False):
     Surface theme of the basic catalog (renderers may ignore it).
     """
 
-    primary_color: Annotated[str, Meta(pattern='^#[0-9a-fA-F]{6}$')] | UnsetType = (
-        field(name='primaryColor', default=UNSET)
-    )
-    icon_url: str | UnsetType = field(name='iconUrl', default=UNSET)
-    agent_display_name: str | UnsetType = field(name='agentDisplayName', default=UNSET)
+    primary_color: (
+        Annotated[
+            str,
+            Meta(description='Brand colour as #RRGGBB.', pattern='^#[0-9a-fA-F]{6}$'),
+        ]
+        | UnsetType
+    ) = field(name='primaryColor', default=UNSET)
+    icon_url: (
+        Annotated[
+            str, Meta(description='Image identifying the agent that drew the surface.')
+        ]
+        | UnsetType
+    ) = field(name='iconUrl', default=UNSET)
+    agent_display_name: (
+        Annotated[
+            str, Meta(description='Name shown next to the surface for attribution.')
+        ]
+        | UnsetType
+    ) = field(name='agentDisplayName', default=UNSET)
 
 
 class IconSource(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -119,8 +194,16 @@ class IconSource(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     A non-named icon: an SVG path (`svgPath`) or a data binding (`path`) yielding an icon name.
     """
 
-    svg_path: str | UnsetType = field(name='svgPath', default=UNSET)
-    path: str | UnsetType = UNSET
+    svg_path: Annotated[str, Meta(description='SVG path data.')] | UnsetType = field(
+        name='svgPath', default=UNSET
+    )
+    path: (
+        Annotated[str, Meta(description='Pointer to an icon name in the data model.')]
+        | UnsetType
+    ) = UNSET
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'IconSource', 1, None)
 
 
 class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -128,8 +211,8 @@ class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     One tab: its title and the component shown under it.
     """
 
-    title: DynamicString
-    child: ComponentId
+    title: Annotated[DynamicString, Meta(description='Tab title.')]
+    child: Annotated[ComponentId, Meta(description='Content of the tab.')]
 
 
 class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -137,8 +220,8 @@ class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     One option of a ChoicePicker.
     """
 
-    label: DynamicString
-    value: str
+    label: Annotated[DynamicString, Meta(description='Text shown for the option.')]
+    value: Annotated[str, Meta(description='Stable value stored when chosen.')]
 
 
 class Text(Struct, kw_only=True, tag_field='component', tag='Text', forbid_unknown_fields=True, gc=False):
@@ -146,13 +229,30 @@ class Text(Struct, kw_only=True, tag_field='component', tag='Text', forbid_unkno
     Displays text (simple Markdown allowed).
     """
 
-    id: ComponentId
-    text: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    text: Annotated[DynamicString, Meta(description='The text.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    variant: Literal['h1', 'h2', 'h3', 'h4', 'h5', 'caption', 'body'] | UnsetType = (
-        UNSET
-    )
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    variant: (
+        Annotated[
+            Literal['h1', 'h2', 'h3', 'h4', 'h5', 'caption', 'body'],
+            Meta(description='Style hint (default body).'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Image(Struct, kw_only=True, tag_field='component', tag='Image', forbid_unknown_fields=True, gc=False):
@@ -160,15 +260,40 @@ class Image(Struct, kw_only=True, tag_field='component', tag='Image', forbid_unk
     Displays an image from a URL.
     """
 
-    id: ComponentId
-    url: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    url: Annotated[DynamicString, Meta(description='Image URL.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    description: DynamicString | UnsetType = UNSET
-    fit: Literal['contain', 'cover', 'fill', 'none', 'scaleDown'] | UnsetType = UNSET
-    variant: Literal['icon', 'avatar', 'smallFeature', 'mediumFeature', 'largeFeature', 'header'] | UnsetType = (
-        UNSET
-    )
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    description: (
+        Annotated[DynamicString, Meta(description='Alternative text.')] | UnsetType
+    ) = UNSET
+    fit: (
+        Annotated[
+            Literal['contain', 'cover', 'fill', 'none', 'scaleDown'],
+            Meta(description='How the image fills its box.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    variant: (
+        Annotated[
+            Literal['icon', 'avatar', 'smallFeature', 'mediumFeature', 'largeFeature', 'header'],
+            Meta(description='Size and style hint.'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Icon(Struct, kw_only=True, tag_field='component', tag='Icon', forbid_unknown_fields=True, gc=False):
@@ -176,10 +301,26 @@ class Icon(Struct, kw_only=True, tag_field='component', tag='Icon', forbid_unkno
     Displays a named icon, an SVG path or an icon named by the data model.
     """
 
-    id: ComponentId
-    name: Literal['accountCircle', 'add', 'arrowBack', 'arrowForward', 'attachFile', 'calendarToday', 'call', 'camera', 'check', 'close', 'delete', 'download', 'edit', 'event', 'error', 'fastForward', 'favorite', 'favoriteOff', 'folder', 'help', 'home', 'info', 'locationOn', 'lock', 'lockOpen', 'mail', 'menu', 'moreVert', 'moreHoriz', 'notificationsOff', 'notifications', 'pause', 'payment', 'person', 'phone', 'photo', 'play', 'print', 'refresh', 'rewind', 'search', 'send', 'settings', 'share', 'shoppingCart', 'skipNext', 'skipPrevious', 'star', 'starHalf', 'starOff', 'stop', 'upload', 'visibility', 'visibilityOff', 'volumeDown', 'volumeMute', 'volumeOff', 'volumeUp', 'warning'] | IconSource
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    name: Annotated[
+        Literal['accountCircle', 'add', 'arrowBack', 'arrowForward', 'attachFile', 'calendarToday', 'call', 'camera', 'check', 'close', 'delete', 'download', 'edit', 'event', 'error', 'fastForward', 'favorite', 'favoriteOff', 'folder', 'help', 'home', 'info', 'locationOn', 'lock', 'lockOpen', 'mail', 'menu', 'moreVert', 'moreHoriz', 'notificationsOff', 'notifications', 'pause', 'payment', 'person', 'phone', 'photo', 'play', 'print', 'refresh', 'rewind', 'search', 'send', 'settings', 'share', 'shoppingCart', 'skipNext', 'skipPrevious', 'star', 'starHalf', 'starOff', 'stop', 'upload', 'visibility', 'visibilityOff', 'volumeDown', 'volumeMute', 'volumeOff', 'volumeUp', 'warning'] | IconSource,
+        Meta(description='A catalog icon name, or an IconSource.'),
+    ]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Video(Struct, kw_only=True, tag_field='component', tag='Video', forbid_unknown_fields=True, gc=False):
@@ -187,10 +328,23 @@ class Video(Struct, kw_only=True, tag_field='component', tag='Video', forbid_unk
     Plays a video from a URL.
     """
 
-    id: ComponentId
-    url: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    url: Annotated[DynamicString, Meta(description='Video URL.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class AudioPlayer(Struct, kw_only=True, tag_field='component', tag='AudioPlayer', forbid_unknown_fields=True, gc=False):
@@ -198,11 +352,26 @@ class AudioPlayer(Struct, kw_only=True, tag_field='component', tag='AudioPlayer'
     Plays audio from a URL.
     """
 
-    id: ComponentId
-    url: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    url: Annotated[DynamicString, Meta(description='Audio URL.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    description: DynamicString | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    description: (
+        Annotated[DynamicString, Meta(description='Title or summary.')] | UnsetType
+    ) = UNSET
 
 
 class Row(Struct, kw_only=True, tag_field='component', tag='Row', forbid_unknown_fields=True, gc=False):
@@ -210,14 +379,37 @@ class Row(Struct, kw_only=True, tag_field='component', tag='Row', forbid_unknown
     Lays children out horizontally.
     """
 
-    id: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
     children: ChildList
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    justify: Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly', 'stretch'] | UnsetType = (
-        UNSET
-    )
-    align: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    justify: (
+        Annotated[
+            Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly', 'stretch'],
+            Meta(description='Main-axis arrangement.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    align: (
+        Annotated[
+            Literal['start', 'center', 'end', 'stretch'],
+            Meta(description='Cross-axis alignment.'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Column(Struct, kw_only=True, tag_field='component', tag='Column', forbid_unknown_fields=True, gc=False):
@@ -225,14 +417,37 @@ class Column(Struct, kw_only=True, tag_field='component', tag='Column', forbid_u
     Lays children out vertically.
     """
 
-    id: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
     children: ChildList
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    justify: Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly', 'stretch'] | UnsetType = (
-        UNSET
-    )
-    align: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    justify: (
+        Annotated[
+            Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly', 'stretch'],
+            Meta(description='Main-axis arrangement.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    align: (
+        Annotated[
+            Literal['start', 'center', 'end', 'stretch'],
+            Meta(description='Cross-axis alignment.'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class List(Struct, kw_only=True, tag_field='component', tag='List', forbid_unknown_fields=True, gc=False):
@@ -240,12 +455,37 @@ class List(Struct, kw_only=True, tag_field='component', tag='List', forbid_unkno
     A scrollable list of children.
     """
 
-    id: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
     children: ChildList
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    direction: Literal['vertical', 'horizontal'] | UnsetType = UNSET
-    align: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    direction: (
+        Annotated[
+            Literal['vertical', 'horizontal'],
+            Meta(description='Layout direction (default vertical).'),
+        ]
+        | UnsetType
+    ) = UNSET
+    align: (
+        Annotated[
+            Literal['start', 'center', 'end', 'stretch'],
+            Meta(description='Cross-axis alignment.'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Card(Struct, kw_only=True, tag_field='component', tag='Card', forbid_unknown_fields=True, gc=False):
@@ -253,10 +493,26 @@ class Card(Struct, kw_only=True, tag_field='component', tag='Card', forbid_unkno
     A framed container around one child.
     """
 
-    id: ComponentId
-    child: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    child: Annotated[
+        ComponentId,
+        Meta(description='The single child (wrap several in a Row/Column).'),
+    ]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Tabs(Struct, kw_only=True, tag_field='component', tag='Tabs', forbid_unknown_fields=True, gc=False):
@@ -264,10 +520,23 @@ class Tabs(Struct, kw_only=True, tag_field='component', tag='Tabs', forbid_unkno
     Switchable panes, one per tab.
     """
 
-    id: ComponentId
-    tabs: Annotated[list[TabItem], Meta(min_length=1)]
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    tabs: Annotated[list[TabItem], Meta(description='The tabs in order.', min_length=1)]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Modal(Struct, kw_only=True, tag_field='component', tag='Modal', forbid_unknown_fields=True, gc=False):
@@ -275,11 +544,26 @@ class Modal(Struct, kw_only=True, tag_field='component', tag='Modal', forbid_unk
     Content shown over the surface when its trigger is used.
     """
 
-    id: ComponentId
-    trigger: ComponentId
-    content: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    trigger: Annotated[ComponentId, Meta(description='Component that opens the modal.')]
+    content: Annotated[
+        ComponentId, Meta(description='Component shown inside the modal.')
+    ]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Divider(Struct, kw_only=True, tag_field='component', tag='Divider', forbid_unknown_fields=True, gc=False):
@@ -287,10 +571,29 @@ class Divider(Struct, kw_only=True, tag_field='component', tag='Divider', forbid
     A separating line.
     """
 
-    id: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    axis: Literal['horizontal', 'vertical'] | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    axis: (
+        Annotated[
+            Literal['horizontal', 'vertical'],
+            Meta(description='Orientation (default horizontal).'),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Button(Struct, kw_only=True, tag_field='component', tag='Button', forbid_unknown_fields=True, gc=False):
@@ -298,14 +601,43 @@ class Button(Struct, kw_only=True, tag_field='component', tag='Button', forbid_u
     A clickable button whose label is its child.
     """
 
-    id: ComponentId
-    child: ComponentId
-    action: Action
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    child: Annotated[ComponentId, Meta(description='Label component (usually a Text).')]
+    action: Annotated[Action, Meta(description='What a click does.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    variant: Literal['default', 'primary', 'borderless'] | UnsetType = UNSET
-    checks: list[CheckRule] | UnsetType = UNSET
-    text: DynamicString | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    variant: (
+        Annotated[
+            Literal['default', 'primary', 'borderless'], Meta(description='Style hint.')
+        ]
+        | UnsetType
+    ) = UNSET
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
+    text: (
+        Annotated[
+            DynamicString,
+            Meta(
+                description='Tolerated: a plain label some examples use instead of a child (not in the upstream schema).'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class TextField(Struct, kw_only=True, tag_field='component', tag='TextField', forbid_unknown_fields=True, gc=False):
@@ -313,14 +645,42 @@ class TextField(Struct, kw_only=True, tag_field='component', tag='TextField', fo
     A text input bound to the data model.
     """
 
-    id: ComponentId
-    label: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    label: Annotated[DynamicString, Meta(description='Field label.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    value: DynamicString | UnsetType = UNSET
-    variant: Literal['longText', 'number', 'shortText', 'obscured'] | UnsetType = UNSET
-    validation_regexp: str | UnsetType = field(name='validationRegexp', default=UNSET)
-    checks: list[CheckRule] | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    value: (
+        Annotated[DynamicString, Meta(description='Current value (usually a binding).')]
+        | UnsetType
+    ) = UNSET
+    variant: (
+        Annotated[
+            Literal['longText', 'number', 'shortText', 'obscured'],
+            Meta(description='Kind of input (default shortText).'),
+        ]
+        | UnsetType
+    ) = UNSET
+    validation_regexp: (
+        Annotated[str, Meta(description='Regular expression the value must match.')]
+        | UnsetType
+    ) = field(name='validationRegexp', default=UNSET)
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
 
 
 class CheckBox(Struct, kw_only=True, tag_field='component', tag='CheckBox', forbid_unknown_fields=True, gc=False):
@@ -328,12 +688,28 @@ class CheckBox(Struct, kw_only=True, tag_field='component', tag='CheckBox', forb
     A boolean toggle with a label.
     """
 
-    id: ComponentId
-    label: DynamicString
-    value: DynamicBoolean
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    label: Annotated[DynamicString, Meta(description='Text next to the box.')]
+    value: Annotated[DynamicBoolean, Meta(description='Checked state.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    checks: list[CheckRule] | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
 
 
 class ChoicePicker(Struct, kw_only=True, tag_field='component', tag='ChoicePicker', forbid_unknown_fields=True, gc=False):
@@ -341,18 +717,45 @@ class ChoicePicker(Struct, kw_only=True, tag_field='component', tag='ChoicePicke
     Choose one or several options.
     """
 
-    id: ComponentId
-    options: list[ChoiceOption]
-    value: DynamicStringList
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    options: Annotated[list[ChoiceOption], Meta(description='Available options.')]
+    value: Annotated[DynamicStringList, Meta(description='Selected option values.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    label: DynamicString | UnsetType = UNSET
-    variant: Literal['multipleSelection', 'mutuallyExclusive'] | UnsetType = UNSET
-    display_style: Literal['checkbox', 'chips'] | UnsetType = field(
-        name='displayStyle', default=UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    label: (
+        Annotated[DynamicString, Meta(description='Label of the group.')] | UnsetType
+    ) = UNSET
+    variant: (
+        Annotated[
+            Literal['multipleSelection', 'mutuallyExclusive'],
+            Meta(description='Single or multiple choice (default mutuallyExclusive).'),
+        ]
+        | UnsetType
+    ) = UNSET
+    display_style: (
+        Annotated[Literal['checkbox', 'chips'], Meta(description='Presentation hint.')]
+        | UnsetType
+    ) = field(name='displayStyle', default=UNSET)
+    filterable: Annotated[bool, Meta(description='Show a filter box.')] | UnsetType = (
+        UNSET
     )
-    filterable: bool | UnsetType = UNSET
-    checks: list[CheckRule] | UnsetType = UNSET
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
 
 
 class Slider(Struct, kw_only=True, tag_field='component', tag='Slider', forbid_unknown_fields=True, gc=False):
@@ -360,14 +763,32 @@ class Slider(Struct, kw_only=True, tag_field='component', tag='Slider', forbid_u
     Pick a number in a range.
     """
 
-    id: ComponentId
-    max: float
-    value: DynamicNumber
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    max: Annotated[float, Meta(description='Upper bound.')]
+    value: Annotated[DynamicNumber, Meta(description='Current value.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    label: DynamicString | UnsetType = UNSET
-    min: float | UnsetType = UNSET
-    checks: list[CheckRule] | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    label: Annotated[DynamicString, Meta(description='Label.')] | UnsetType = UNSET
+    min: Annotated[float, Meta(description='Lower bound (default 0).')] | UnsetType = (
+        UNSET
+    )
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
 
 
 class DateTimeInput(Struct, kw_only=True, tag_field='component', tag='DateTimeInput', forbid_unknown_fields=True, gc=False):
@@ -375,16 +796,43 @@ class DateTimeInput(Struct, kw_only=True, tag_field='component', tag='DateTimeIn
     A date and/or time input holding an ISO 8601 string.
     """
 
-    id: ComponentId
-    value: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    value: Annotated[DynamicString, Meta(description='Current value, ISO 8601.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    enable_date: bool | UnsetType = field(name='enableDate', default=UNSET)
-    enable_time: bool | UnsetType = field(name='enableTime', default=UNSET)
-    min: DynamicString | UnsetType = UNSET
-    max: DynamicString | UnsetType = UNSET
-    label: DynamicString | UnsetType = UNSET
-    checks: list[CheckRule] | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    enable_date: (
+        Annotated[bool, Meta(description='Allow picking a date.')] | UnsetType
+    ) = field(name='enableDate', default=UNSET)
+    enable_time: (
+        Annotated[bool, Meta(description='Allow picking a time.')] | UnsetType
+    ) = field(name='enableTime', default=UNSET)
+    min: (
+        Annotated[DynamicString, Meta(description='Earliest allowed value.')]
+        | UnsetType
+    ) = UNSET
+    max: (
+        Annotated[DynamicString, Meta(description='Latest allowed value.')] | UnsetType
+    ) = UNSET
+    label: Annotated[DynamicString, Meta(description='Field label.')] | UnsetType = (
+        UNSET
+    )
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
 
 
 AnyComponent: TypeAlias = Text | Image | Icon | Video | AudioPlayer | Row | Column | List | Card | Tabs | Modal | Divider | Button | TextField | CheckBox | ChoicePicker | Slider | DateTimeInput
@@ -395,10 +843,22 @@ class CreateSurface(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Creates a surface. Sending it again for a surface that exists is an error in A2UI; clients fed cumulative AG-UI snapshots ignore the repeat.
     """
 
-    surface_id: str = field(name='surfaceId')
-    catalog_id: str = field(name='catalogId')
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
+    catalog_id: Annotated[str, Meta(description="Catalog the surface's components come from (fixed for its life).")] = field(
+        name='catalogId'
+    )
     theme: Theme | UnsetType = UNSET
-    send_data_model: bool | UnsetType = field(name='sendDataModel', default=UNSET)
+    send_data_model: (
+        Annotated[
+            bool,
+            Meta(
+                description="When true the client sends the surface's whole data model with each message to the agent."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='sendDataModel', default=UNSET)
 
 
 class UpdateComponents(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -406,8 +866,13 @@ class UpdateComponents(Struct, kw_only=True, forbid_unknown_fields=True, gc=Fals
     Adds or replaces components by id (a changed type rebuilds the component). Drawing starts once the component with id `root` exists.
     """
 
-    surface_id: str = field(name='surfaceId')
-    components: Annotated[list[AnyComponent], Meta(min_length=1)]
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
+    components: Annotated[
+        list[AnyComponent],
+        Meta(description='Flat components, any order.', min_length=1),
+    ]
 
 
 class UpdateDataModel(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -415,9 +880,17 @@ class UpdateDataModel(Struct, kw_only=True, forbid_unknown_fields=True, gc=False
     Writes `value` at `path` (JSON Pointer, default `/` = the whole model), creating missing containers; without `value` the key at `path` is removed.
     """
 
-    surface_id: str = field(name='surfaceId')
-    path: str | UnsetType = UNSET
-    value: Any | UnsetType = UNSET
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
+    path: (
+        Annotated[
+            str,
+            Meta(description='Where to write; `/` or absent means the whole model.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    value: Annotated[Any, Meta(description='Any JSON value.')] | UnsetType = UNSET
 
 
 class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -425,7 +898,9 @@ class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Removes a surface and everything on it.
     """
 
-    surface_id: str = field(name='surfaceId')
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
 
 
 class CreateSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -433,7 +908,10 @@ class CreateSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=
     Envelope carrying one createSurface operation.
     """
 
-    version: Literal['v0.9']
+    version: Annotated[
+        Literal['v0.9'],
+        Meta(description='Protocol version; required on every v0.9 message.'),
+    ]
     create_surface: CreateSurface = field(name='createSurface')
 
 
@@ -442,7 +920,10 @@ class UpdateComponentsMessage(Struct, kw_only=True, forbid_unknown_fields=True, 
     Envelope carrying one updateComponents operation.
     """
 
-    version: Literal['v0.9']
+    version: Annotated[
+        Literal['v0.9'],
+        Meta(description='Protocol version; required on every v0.9 message.'),
+    ]
     update_components: UpdateComponents = field(name='updateComponents')
 
 
@@ -451,7 +932,10 @@ class UpdateDataModelMessage(Struct, kw_only=True, forbid_unknown_fields=True, g
     Envelope carrying one updateDataModel operation.
     """
 
-    version: Literal['v0.9']
+    version: Annotated[
+        Literal['v0.9'],
+        Meta(description='Protocol version; required on every v0.9 message.'),
+    ]
     update_data_model: UpdateDataModel = field(name='updateDataModel')
 
 
@@ -460,7 +944,10 @@ class DeleteSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=
     Envelope carrying one deleteSurface operation.
     """
 
-    version: Literal['v0.9']
+    version: Annotated[
+        Literal['v0.9'],
+        Meta(description='Protocol version; required on every v0.9 message.'),
+    ]
     delete_surface: DeleteSurface = field(name='deleteSurface')
 
 
@@ -469,7 +956,10 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Any agent-to-client message: `version` plus exactly one of the four operation keys. One object with optional keys (rather than a union) so a typed decoder can read any message in one pass.
     """
 
-    version: Literal['v0.9']
+    version: Annotated[
+        Literal['v0.9'],
+        Meta(description='Protocol version; required on every v0.9 message.'),
+    ]
     create_surface: CreateSurface | UnsetType = field(
         name='createSurface', default=UNSET
     )
@@ -483,17 +973,27 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         name='deleteSurface', default=UNSET
     )
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'AgentMessage', 2, 2)
+
 
 class UserAction(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
     A user interaction reported to the agent. Over AG-UI it travels as `forwardedProps.a2uiAction.userAction` of a new run.
     """
 
-    name: str
-    surface_id: str = field(name='surfaceId')
-    source_component_id: str = field(name='sourceComponentId')
-    timestamp: str
-    context: dict[str, Any]
+    name: Annotated[str, Meta(description="The action's event name.")]
+    surface_id: Annotated[str, Meta(description='Surface the action came from.')] = (
+        field(name='surfaceId')
+    )
+    source_component_id: Annotated[str, Meta(description='Component that fired it.')] = field(
+        name='sourceComponentId'
+    )
+    timestamp: Annotated[str, Meta(description='When it happened, ISO 8601.')]
+    context: Annotated[
+        dict[str, Any],
+        Meta(description='The event context with every binding resolved.'),
+    ]
 
 
 class ClientError(Struct, kw_only=True, gc=False):
@@ -501,10 +1001,17 @@ class ClientError(Struct, kw_only=True, gc=False):
     A client-side error report. `VALIDATION_FAILED` (with `path`, a pointer into the offending message) is the standard code, fed back to the model for self-correction; other codes may add fields.
     """
 
-    code: str
-    surface_id: str = field(name='surfaceId')
-    message: str
-    path: str | UnsetType = UNSET
+    code: Annotated[str, Meta(description='Error code, e.g. VALIDATION_FAILED.')]
+    surface_id: Annotated[str, Meta(description='Surface concerned.')] = field(
+        name='surfaceId'
+    )
+    message: Annotated[str, Meta(description='One or two sentences on what failed.')]
+    path: (
+        Annotated[
+            str, Meta(description='Pointer to the failing field (VALIDATION_FAILED).')
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -512,6 +1019,58 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Any client-to-agent message: `version` plus exactly one of `action` or `error`.
     """
 
-    version: Literal['v0.9']
+    version: Annotated[
+        Literal['v0.9'],
+        Meta(description='Protocol version; required on every v0.9 message.'),
+    ]
     action: UserAction | UnsetType = UNSET
     error: ClientError | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'ClientMessage', 2, 2)
+
+
+def _check_members(
+    obj: Struct,
+    name: str,
+    minimum: int | None,
+    maximum: int | None,
+    exactly_one: tuple[str, ...] = (),
+    dependent: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> None:
+    """Enforce the schema's member rules on a decoded struct (names are wire names).
+
+    ``minimum``/``maximum``: minProperties/maxProperties; ``exactly_one``: a oneOf of
+    single-member ``required`` branches; ``dependent``: dependentRequired. Raises ValueError
+    naming the rule, which msgspec reports as a ValidationError with the path. Written by
+    tools/codegen_a2ui.py.
+    """
+    present = [
+        wire
+        for attr, wire in zip(obj.__struct_fields__, obj.__struct_encode_fields__)
+        if getattr(obj, attr) is not UNSET
+    ]
+    if minimum is not None and len(present) < minimum:
+        allowed = ", ".join(obj.__struct_encode_fields__)
+        raise ValueError(
+            f"{name} needs at least {minimum} member(s) of {allowed}, "
+            f"got {len(present)} (minProperties)"
+        )
+    if maximum is not None and len(present) > maximum:
+        raise ValueError(
+            f"{name} allows at most {maximum} member(s), got {', '.join(present)} "
+            "(maxProperties)"
+        )
+    if exactly_one:
+        found = [wire for wire in exactly_one if wire in present]
+        if len(found) != 1:
+            raise ValueError(
+                f"{name} needs exactly one of {', '.join(exactly_one)}, "
+                f"got {', '.join(found) or 'none'} (oneOf)"
+            )
+    for wire, needs in dependent:
+        missing = [need for need in needs if wire in present and need not in present]
+        if missing:
+            raise ValueError(
+                f"{name}: {wire} needs {', '.join(missing)} (dependentRequired)"
+            )

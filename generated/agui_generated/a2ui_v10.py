@@ -16,12 +16,38 @@ class DynamicRef(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     The non-literal form of a dynamic value: either a data binding `{path}` (a JSON Pointer into the surface's data model; without a leading slash it is relative to the current template item) or a function call `{call, args, returnType}` evaluated by the client. Kept as one object so typed decoders can tell it apart from a literal.
     """
 
-    path: str | UnsetType = UNSET
-    call: str | UnsetType = UNSET
-    args: dict[str, Any] | UnsetType = UNSET
-    return_type: Literal['string', 'number', 'boolean', 'array', 'object', 'any', 'void'] | UnsetType = field(
-        name='returnType', default=UNSET
-    )
+    path: (
+        Annotated[
+            str,
+            Meta(
+                description='JSON Pointer into the data model (absolute, or relative inside a template).'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    call: (
+        Annotated[str, Meta(description='Name of a catalog function to evaluate.')]
+        | UnsetType
+    ) = UNSET
+    args: (
+        Annotated[
+            dict[str, Any],
+            Meta(
+                description='Named arguments of the call; each may itself be a dynamic value.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    return_type: (
+        Annotated[
+            Literal['string', 'number', 'boolean', 'array', 'object', 'any', 'void'],
+            Meta(description='What the call is expected to return.'),
+        ]
+        | UnsetType
+    ) = field(name='returnType', default=UNSET)
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'DynamicRef', 1, None)
 
 
 DynamicString: TypeAlias = str | DynamicRef
@@ -44,15 +70,61 @@ class FunctionCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     A client-side function invocation (e.g. openUrl, formatString, required).
     """
 
-    call: str
-    args: dict[str, Any] | UnsetType = UNSET
-    return_type: Literal['string', 'number', 'boolean', 'array', 'object', 'any', 'void'] | UnsetType = field(
-        name='returnType', default=UNSET
+    call: Annotated[str, Meta(description='Function name from the catalog.')]
+    args: (
+        Annotated[
+            dict[str, Any], Meta(description='Named arguments; values may be dynamic.')
+        ]
+        | UnsetType
+    ) = UNSET
+    return_type: (
+        Annotated[
+            Literal['string', 'number', 'boolean', 'array', 'object', 'any', 'void'],
+            Meta(description='Expected result type (default boolean).'),
+        ]
+        | UnsetType
+    ) = field(name='returnType', default=UNSET)
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(description="Catalog defining the function (default: the surface's)."),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
+    callable_from: (
+        Annotated[
+            Literal['clientOnly', 'remoteOnly', 'clientOrRemote'],
+            Meta(description='Where the function may run (default clientOnly).'),
+        ]
+        | UnsetType
+    ) = field(name='callableFrom', default=UNSET)
+
+
+class RemoteFunctionCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+    """
+    A v0.10 `callFunction` message's call: a function the agent asks the renderer to run, so it names where it may run (`remoteOnly` or `clientOrRemote`) and what it returns.
+    """
+
+    call: Annotated[str, Meta(description='Function name from the catalog.')]
+    return_type: Annotated[Literal['string', 'number', 'boolean', 'array', 'object', 'any', 'void'], Meta(description='Expected result type (default boolean).')] = field(
+        name='returnType'
     )
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
-    callable_from: Literal['clientOnly', 'remoteOnly', 'clientOrRemote'] | UnsetType = (
-        field(name='callableFrom', default=UNSET)
+    callable_from: Annotated[Literal['remoteOnly', 'clientOrRemote'], Meta(description='Where the function may run; a client-only function cannot be called by the agent.')] = field(
+        name='callableFrom'
     )
+    args: (
+        Annotated[
+            dict[str, Any], Meta(description='Named arguments; values may be dynamic.')
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(description="Catalog defining the function (default: the surface's)."),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -61,7 +133,7 @@ class ChildTemplate(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     component_id: ComponentId = field(name='componentId')
-    path: str
+    path: Annotated[str, Meta(description='Pointer to the list in the data model.')]
 
 
 ChildList: TypeAlias = list[ComponentId] | ChildTemplate
@@ -72,8 +144,15 @@ class Accessibility(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Hints for assistive technologies.
     """
 
-    label: DynamicString | UnsetType = UNSET
-    description: DynamicString | UnsetType = UNSET
+    label: (
+        Annotated[
+            DynamicString, Meta(description="Short name of the element's purpose.")
+        ]
+        | UnsetType
+    ) = UNSET
+    description: (
+        Annotated[DynamicString, Meta(description='Longer explanation.')] | UnsetType
+    ) = UNSET
 
 
 class ActionEvent(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -81,10 +160,26 @@ class ActionEvent(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     A named event sent to the agent when the user acts; `context` values are resolved against the data model before sending.
     """
 
-    name: str
-    context: dict[str, DynamicValue] | UnsetType = UNSET
-    want_response: bool | UnsetType = field(name='wantResponse', default=UNSET)
-    response_path: str | UnsetType = field(name='responsePath', default=UNSET)
+    name: Annotated[str, Meta(description='Event name the agent receives.')]
+    context: (
+        Annotated[
+            dict[str, DynamicValue],
+            Meta(description='Key -> dynamic value, resolved at send time.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    want_response: (
+        Annotated[
+            bool, Meta(description='The client expects an answer to this action.')
+        ]
+        | UnsetType
+    ) = field(name='wantResponse', default=UNSET)
+    response_path: (
+        Annotated[
+            str, Meta(description='Where in the data model the answer is stored.')
+        ]
+        | UnsetType
+    ) = field(name='responsePath', default=UNSET)
 
 
 class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -95,17 +190,30 @@ class Action(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     event: ActionEvent | UnsetType = UNSET
     function_call: FunctionCall | UnsetType = field(name='functionCall', default=UNSET)
 
+    def __post_init__(self) -> None:
+        _check_members(self, 'Action', 1, 1)
+
 
 class CheckRule(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
-    A client-side validation rule on an input (or a Button, which it disables when failing). The schema form is `{condition, message}`; the flat form `{call, args, message}` seen in the specification's own examples is accepted too.
+    A client-side validation rule on an input (or a Button, which it disables when failing). The schema form is `{condition, message}`; the flat form `{call, args, message}` seen in the specification's own examples is accepted too. `message` is required in both forms.
     """
 
-    condition: DynamicBoolean | UnsetType = UNSET
-    message: str | UnsetType = UNSET
-    call: str | UnsetType = UNSET
-    args: dict[str, Any] | UnsetType = UNSET
-    return_type: str | UnsetType = field(name='returnType', default=UNSET)
+    message: Annotated[str, Meta(description='Shown when the check fails.')]
+    condition: (
+        Annotated[DynamicBoolean, Meta(description='True when the input is valid.')]
+        | UnsetType
+    ) = UNSET
+    call: Annotated[str, Meta(description='Flat form: function name.')] | UnsetType = (
+        UNSET
+    )
+    args: (
+        Annotated[dict[str, Any], Meta(description='Flat form: function arguments.')]
+        | UnsetType
+    ) = UNSET
+    return_type: (
+        Annotated[str, Meta(description='Flat form: expected result type.')] | UnsetType
+    ) = field(name='returnType', default=UNSET)
 
 
 class Theme(Struct, kw_only=True, gc=False):
@@ -113,11 +221,25 @@ class Theme(Struct, kw_only=True, gc=False):
     Surface theme of the basic catalog (renderers may ignore it).
     """
 
-    primary_color: Annotated[str, Meta(pattern='^#[0-9a-fA-F]{6}$')] | UnsetType = (
-        field(name='primaryColor', default=UNSET)
-    )
-    icon_url: str | UnsetType = field(name='iconUrl', default=UNSET)
-    agent_display_name: str | UnsetType = field(name='agentDisplayName', default=UNSET)
+    primary_color: (
+        Annotated[
+            str,
+            Meta(description='Brand colour as #RRGGBB.', pattern='^#[0-9a-fA-F]{6}$'),
+        ]
+        | UnsetType
+    ) = field(name='primaryColor', default=UNSET)
+    icon_url: (
+        Annotated[
+            str, Meta(description='Image identifying the agent that drew the surface.')
+        ]
+        | UnsetType
+    ) = field(name='iconUrl', default=UNSET)
+    agent_display_name: (
+        Annotated[
+            str, Meta(description='Name shown next to the surface for attribution.')
+        ]
+        | UnsetType
+    ) = field(name='agentDisplayName', default=UNSET)
 
 
 class IconSource(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -125,8 +247,16 @@ class IconSource(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     A non-named icon: an SVG path (`svgPath`) or a data binding (`path`) yielding an icon name.
     """
 
-    svg_path: str | UnsetType = field(name='svgPath', default=UNSET)
-    path: str | UnsetType = UNSET
+    svg_path: Annotated[str, Meta(description='SVG path data.')] | UnsetType = field(
+        name='svgPath', default=UNSET
+    )
+    path: (
+        Annotated[str, Meta(description='Pointer to an icon name in the data model.')]
+        | UnsetType
+    ) = UNSET
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'IconSource', 1, None)
 
 
 class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -134,8 +264,8 @@ class TabItem(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     One tab: its title and the component shown under it.
     """
 
-    title: DynamicString
-    child: ComponentId
+    title: Annotated[DynamicString, Meta(description='Tab title.')]
+    child: Annotated[ComponentId, Meta(description='Content of the tab.')]
 
 
 class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -143,8 +273,8 @@ class ChoiceOption(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     One option of a ChoicePicker.
     """
 
-    label: DynamicString
-    value: str
+    label: Annotated[DynamicString, Meta(description='Text shown for the option.')]
+    value: Annotated[str, Meta(description='Stable value stored when chosen.')]
 
 
 class Text(Struct, kw_only=True, tag_field='component', tag='Text', forbid_unknown_fields=True, gc=False):
@@ -152,14 +282,39 @@ class Text(Struct, kw_only=True, tag_field='component', tag='Text', forbid_unkno
     Displays text (simple Markdown allowed).
     """
 
-    id: ComponentId
-    text: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    text: Annotated[DynamicString, Meta(description='The text.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    variant: Literal['h1', 'h2', 'h3', 'h4', 'h5', 'caption', 'body'] | UnsetType = (
-        UNSET
-    )
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    variant: (
+        Annotated[
+            Literal['h1', 'h2', 'h3', 'h4', 'h5', 'caption', 'body'],
+            Meta(description='Style hint (default body).'),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class Image(Struct, kw_only=True, tag_field='component', tag='Image', forbid_unknown_fields=True, gc=False):
@@ -167,16 +322,49 @@ class Image(Struct, kw_only=True, tag_field='component', tag='Image', forbid_unk
     Displays an image from a URL.
     """
 
-    id: ComponentId
-    url: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    url: Annotated[DynamicString, Meta(description='Image URL.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    description: DynamicString | UnsetType = UNSET
-    fit: Literal['contain', 'cover', 'fill', 'none', 'scaleDown'] | UnsetType = UNSET
-    variant: Literal['icon', 'avatar', 'smallFeature', 'mediumFeature', 'largeFeature', 'header'] | UnsetType = (
-        UNSET
-    )
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    description: (
+        Annotated[DynamicString, Meta(description='Alternative text.')] | UnsetType
+    ) = UNSET
+    fit: (
+        Annotated[
+            Literal['contain', 'cover', 'fill', 'none', 'scaleDown'],
+            Meta(description='How the image fills its box.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    variant: (
+        Annotated[
+            Literal['icon', 'avatar', 'smallFeature', 'mediumFeature', 'largeFeature', 'header'],
+            Meta(description='Size and style hint.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class Icon(Struct, kw_only=True, tag_field='component', tag='Icon', forbid_unknown_fields=True, gc=False):
@@ -184,11 +372,35 @@ class Icon(Struct, kw_only=True, tag_field='component', tag='Icon', forbid_unkno
     Displays a named icon, an SVG path or an icon named by the data model.
     """
 
-    id: ComponentId
-    name: Literal['accountCircle', 'add', 'arrowBack', 'arrowForward', 'attachFile', 'calendarToday', 'call', 'camera', 'check', 'close', 'delete', 'download', 'edit', 'event', 'error', 'fastForward', 'favorite', 'favoriteOff', 'folder', 'help', 'home', 'info', 'locationOn', 'lock', 'lockOpen', 'mail', 'menu', 'moreVert', 'moreHoriz', 'notificationsOff', 'notifications', 'pause', 'payment', 'person', 'phone', 'photo', 'play', 'print', 'refresh', 'rewind', 'search', 'send', 'settings', 'share', 'shoppingCart', 'skipNext', 'skipPrevious', 'star', 'starHalf', 'starOff', 'stop', 'upload', 'visibility', 'visibilityOff', 'volumeDown', 'volumeMute', 'volumeOff', 'volumeUp', 'warning'] | IconSource
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    name: Annotated[
+        Literal['accountCircle', 'add', 'arrowBack', 'arrowForward', 'attachFile', 'calendarToday', 'call', 'camera', 'check', 'close', 'delete', 'download', 'edit', 'event', 'error', 'fastForward', 'favorite', 'favoriteOff', 'folder', 'help', 'home', 'info', 'locationOn', 'lock', 'lockOpen', 'mail', 'menu', 'moreVert', 'moreHoriz', 'notificationsOff', 'notifications', 'pause', 'payment', 'person', 'phone', 'photo', 'play', 'print', 'refresh', 'rewind', 'search', 'send', 'settings', 'share', 'shoppingCart', 'skipNext', 'skipPrevious', 'star', 'starHalf', 'starOff', 'stop', 'upload', 'visibility', 'visibilityOff', 'volumeDown', 'volumeMute', 'volumeOff', 'volumeUp', 'warning'] | IconSource,
+        Meta(description='A catalog icon name, or an IconSource.'),
+    ]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class Video(Struct, kw_only=True, tag_field='component', tag='Video', forbid_unknown_fields=True, gc=False):
@@ -196,12 +408,36 @@ class Video(Struct, kw_only=True, tag_field='component', tag='Video', forbid_unk
     Plays a video from a URL.
     """
 
-    id: ComponentId
-    url: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    url: Annotated[DynamicString, Meta(description='Video URL.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
-    poster_url: DynamicString | UnsetType = field(name='posterUrl', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
+    poster_url: (
+        Annotated[DynamicString, Meta(description='Image shown before playback.')]
+        | UnsetType
+    ) = field(name='posterUrl', default=UNSET)
 
 
 class AudioPlayer(Struct, kw_only=True, tag_field='component', tag='AudioPlayer', forbid_unknown_fields=True, gc=False):
@@ -209,12 +445,35 @@ class AudioPlayer(Struct, kw_only=True, tag_field='component', tag='AudioPlayer'
     Plays audio from a URL.
     """
 
-    id: ComponentId
-    url: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    url: Annotated[DynamicString, Meta(description='Audio URL.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    description: DynamicString | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    description: (
+        Annotated[DynamicString, Meta(description='Title or summary.')] | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class Row(Struct, kw_only=True, tag_field='component', tag='Row', forbid_unknown_fields=True, gc=False):
@@ -222,15 +481,46 @@ class Row(Struct, kw_only=True, tag_field='component', tag='Row', forbid_unknown
     Lays children out horizontally.
     """
 
-    id: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
     children: ChildList
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    justify: Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly', 'stretch'] | UnsetType = (
-        UNSET
-    )
-    align: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    justify: (
+        Annotated[
+            Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly', 'stretch'],
+            Meta(description='Main-axis arrangement.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    align: (
+        Annotated[
+            Literal['start', 'center', 'end', 'stretch'],
+            Meta(description='Cross-axis alignment.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class Column(Struct, kw_only=True, tag_field='component', tag='Column', forbid_unknown_fields=True, gc=False):
@@ -238,15 +528,46 @@ class Column(Struct, kw_only=True, tag_field='component', tag='Column', forbid_u
     Lays children out vertically.
     """
 
-    id: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
     children: ChildList
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    justify: Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly', 'stretch'] | UnsetType = (
-        UNSET
-    )
-    align: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    justify: (
+        Annotated[
+            Literal['start', 'center', 'end', 'spaceBetween', 'spaceAround', 'spaceEvenly', 'stretch'],
+            Meta(description='Main-axis arrangement.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    align: (
+        Annotated[
+            Literal['start', 'center', 'end', 'stretch'],
+            Meta(description='Cross-axis alignment.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class List(Struct, kw_only=True, tag_field='component', tag='List', forbid_unknown_fields=True, gc=False):
@@ -254,13 +575,46 @@ class List(Struct, kw_only=True, tag_field='component', tag='List', forbid_unkno
     A scrollable list of children.
     """
 
-    id: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
     children: ChildList
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    direction: Literal['vertical', 'horizontal'] | UnsetType = UNSET
-    align: Literal['start', 'center', 'end', 'stretch'] | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    direction: (
+        Annotated[
+            Literal['vertical', 'horizontal'],
+            Meta(description='Layout direction (default vertical).'),
+        ]
+        | UnsetType
+    ) = UNSET
+    align: (
+        Annotated[
+            Literal['start', 'center', 'end', 'stretch'],
+            Meta(description='Cross-axis alignment.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class Card(Struct, kw_only=True, tag_field='component', tag='Card', forbid_unknown_fields=True, gc=False):
@@ -268,11 +622,35 @@ class Card(Struct, kw_only=True, tag_field='component', tag='Card', forbid_unkno
     A framed container around one child.
     """
 
-    id: ComponentId
-    child: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    child: Annotated[
+        ComponentId,
+        Meta(description='The single child (wrap several in a Row/Column).'),
+    ]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class Tabs(Struct, kw_only=True, tag_field='component', tag='Tabs', forbid_unknown_fields=True, gc=False):
@@ -280,11 +658,32 @@ class Tabs(Struct, kw_only=True, tag_field='component', tag='Tabs', forbid_unkno
     Switchable panes, one per tab.
     """
 
-    id: ComponentId
-    tabs: Annotated[list[TabItem], Meta(min_length=1)]
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    tabs: Annotated[list[TabItem], Meta(description='The tabs in order.', min_length=1)]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class Modal(Struct, kw_only=True, tag_field='component', tag='Modal', forbid_unknown_fields=True, gc=False):
@@ -292,12 +691,35 @@ class Modal(Struct, kw_only=True, tag_field='component', tag='Modal', forbid_unk
     Content shown over the surface when its trigger is used.
     """
 
-    id: ComponentId
-    trigger: ComponentId
-    content: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    trigger: Annotated[ComponentId, Meta(description='Component that opens the modal.')]
+    content: Annotated[
+        ComponentId, Meta(description='Component shown inside the modal.')
+    ]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class Divider(Struct, kw_only=True, tag_field='component', tag='Divider', forbid_unknown_fields=True, gc=False):
@@ -305,11 +727,38 @@ class Divider(Struct, kw_only=True, tag_field='component', tag='Divider', forbid
     A separating line.
     """
 
-    id: ComponentId
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    axis: Literal['horizontal', 'vertical'] | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    axis: (
+        Annotated[
+            Literal['horizontal', 'vertical'],
+            Meta(description='Orientation (default horizontal).'),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class Button(Struct, kw_only=True, tag_field='component', tag='Button', forbid_unknown_fields=True, gc=False):
@@ -317,15 +766,52 @@ class Button(Struct, kw_only=True, tag_field='component', tag='Button', forbid_u
     A clickable button whose label is its child.
     """
 
-    id: ComponentId
-    child: ComponentId
-    action: Action
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    child: Annotated[ComponentId, Meta(description='Label component (usually a Text).')]
+    action: Annotated[Action, Meta(description='What a click does.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    variant: Literal['default', 'primary', 'borderless'] | UnsetType = UNSET
-    checks: list[CheckRule] | UnsetType = UNSET
-    text: DynamicString | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    variant: (
+        Annotated[
+            Literal['default', 'primary', 'borderless'], Meta(description='Style hint.')
+        ]
+        | UnsetType
+    ) = UNSET
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
+    text: (
+        Annotated[
+            DynamicString,
+            Meta(
+                description='Tolerated: a plain label some examples use instead of a child (not in the upstream schema).'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class TextField(Struct, kw_only=True, tag_field='component', tag='TextField', forbid_unknown_fields=True, gc=False):
@@ -333,16 +819,55 @@ class TextField(Struct, kw_only=True, tag_field='component', tag='TextField', fo
     A text input bound to the data model.
     """
 
-    id: ComponentId
-    label: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    label: Annotated[DynamicString, Meta(description='Field label.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    value: DynamicString | UnsetType = UNSET
-    variant: Literal['longText', 'number', 'shortText', 'obscured'] | UnsetType = UNSET
-    validation_regexp: str | UnsetType = field(name='validationRegexp', default=UNSET)
-    checks: list[CheckRule] | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
-    placeholder: DynamicString | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    value: (
+        Annotated[DynamicString, Meta(description='Current value (usually a binding).')]
+        | UnsetType
+    ) = UNSET
+    variant: (
+        Annotated[
+            Literal['longText', 'number', 'shortText', 'obscured'],
+            Meta(description='Kind of input (default shortText).'),
+        ]
+        | UnsetType
+    ) = UNSET
+    validation_regexp: (
+        Annotated[str, Meta(description='Regular expression the value must match.')]
+        | UnsetType
+    ) = field(name='validationRegexp', default=UNSET)
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
+    placeholder: (
+        Annotated[DynamicString, Meta(description='Hint shown while empty.')]
+        | UnsetType
+    ) = UNSET
 
 
 class CheckBox(Struct, kw_only=True, tag_field='component', tag='CheckBox', forbid_unknown_fields=True, gc=False):
@@ -350,13 +875,37 @@ class CheckBox(Struct, kw_only=True, tag_field='component', tag='CheckBox', forb
     A boolean toggle with a label.
     """
 
-    id: ComponentId
-    label: DynamicString
-    value: DynamicBoolean
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    label: Annotated[DynamicString, Meta(description='Text next to the box.')]
+    value: Annotated[DynamicBoolean, Meta(description='Checked state.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    checks: list[CheckRule] | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class ChoicePicker(Struct, kw_only=True, tag_field='component', tag='ChoicePicker', forbid_unknown_fields=True, gc=False):
@@ -364,19 +913,54 @@ class ChoicePicker(Struct, kw_only=True, tag_field='component', tag='ChoicePicke
     Choose one or several options.
     """
 
-    id: ComponentId
-    options: list[ChoiceOption]
-    value: DynamicStringList
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    options: Annotated[list[ChoiceOption], Meta(description='Available options.')]
+    value: Annotated[DynamicStringList, Meta(description='Selected option values.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    label: DynamicString | UnsetType = UNSET
-    variant: Literal['multipleSelection', 'mutuallyExclusive'] | UnsetType = UNSET
-    display_style: Literal['checkbox', 'chips'] | UnsetType = field(
-        name='displayStyle', default=UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    label: (
+        Annotated[DynamicString, Meta(description='Label of the group.')] | UnsetType
+    ) = UNSET
+    variant: (
+        Annotated[
+            Literal['multipleSelection', 'mutuallyExclusive'],
+            Meta(description='Single or multiple choice (default mutuallyExclusive).'),
+        ]
+        | UnsetType
+    ) = UNSET
+    display_style: (
+        Annotated[Literal['checkbox', 'chips'], Meta(description='Presentation hint.')]
+        | UnsetType
+    ) = field(name='displayStyle', default=UNSET)
+    filterable: Annotated[bool, Meta(description='Show a filter box.')] | UnsetType = (
+        UNSET
     )
-    filterable: bool | UnsetType = UNSET
-    checks: list[CheckRule] | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 class Slider(Struct, kw_only=True, tag_field='component', tag='Slider', forbid_unknown_fields=True, gc=False):
@@ -384,16 +968,51 @@ class Slider(Struct, kw_only=True, tag_field='component', tag='Slider', forbid_u
     Pick a number in a range.
     """
 
-    id: ComponentId
-    max: float
-    value: DynamicNumber
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    max: Annotated[float, Meta(description='Upper bound.')]
+    value: Annotated[DynamicNumber, Meta(description='Current value.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    label: DynamicString | UnsetType = UNSET
-    min: float | UnsetType = UNSET
-    checks: list[CheckRule] | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
-    steps: float | UnsetType = UNSET
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    label: Annotated[DynamicString, Meta(description='Label.')] | UnsetType = UNSET
+    min: Annotated[float, Meta(description='Lower bound (default 0).')] | UnsetType = (
+        UNSET
+    )
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
+    steps: (
+        Annotated[
+            float,
+            Meta(
+                description='Number of discrete steps between min and max (at least 1).',
+                ge=1.0,
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class DateTimeInput(Struct, kw_only=True, tag_field='component', tag='DateTimeInput', forbid_unknown_fields=True, gc=False):
@@ -401,17 +1020,52 @@ class DateTimeInput(Struct, kw_only=True, tag_field='component', tag='DateTimeIn
     A date and/or time input holding an ISO 8601 string.
     """
 
-    id: ComponentId
-    value: DynamicString
+    id: Annotated[
+        ComponentId,
+        Meta(
+            description="This component's id, unique on the surface; `root` is the tree's root."
+        ),
+    ]
+    value: Annotated[DynamicString, Meta(description='Current value, ISO 8601.')]
     accessibility: Accessibility | UnsetType = UNSET
-    weight: float | UnsetType = UNSET
-    enable_date: bool | UnsetType = field(name='enableDate', default=UNSET)
-    enable_time: bool | UnsetType = field(name='enableTime', default=UNSET)
-    min: DynamicString | UnsetType = UNSET
-    max: DynamicString | UnsetType = UNSET
-    label: DynamicString | UnsetType = UNSET
-    checks: list[CheckRule] | UnsetType = UNSET
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
+    weight: (
+        Annotated[
+            float,
+            Meta(
+                description='Flex-grow style share, only for direct children of a Row or Column.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    enable_date: (
+        Annotated[bool, Meta(description='Allow picking a date.')] | UnsetType
+    ) = field(name='enableDate', default=UNSET)
+    enable_time: (
+        Annotated[bool, Meta(description='Allow picking a time.')] | UnsetType
+    ) = field(name='enableTime', default=UNSET)
+    min: (
+        Annotated[DynamicString, Meta(description='Earliest allowed value.')]
+        | UnsetType
+    ) = UNSET
+    max: (
+        Annotated[DynamicString, Meta(description='Latest allowed value.')] | UnsetType
+    ) = UNSET
+    label: Annotated[DynamicString, Meta(description='Field label.')] | UnsetType = (
+        UNSET
+    )
+    checks: (
+        Annotated[list[CheckRule], Meta(description='Validation rules; see CheckRule.')]
+        | UnsetType
+    ) = UNSET
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Catalog defining this component (default: the surface's)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
 
 
 AnyComponent: TypeAlias = Text | Image | Icon | Video | AudioPlayer | Row | Column | List | Card | Tabs | Modal | Divider | Button | TextField | CheckBox | ChoicePicker | Slider | DateTimeInput
@@ -422,12 +1076,44 @@ class CreateSurface(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Creates a surface, optionally with its first components and data model. Sending it again for a surface that exists is an error in A2UI; clients fed cumulative AG-UI snapshots ignore the repeat.
     """
 
-    surface_id: str = field(name='surfaceId')
-    catalog_id: str | UnsetType = field(name='catalogId', default=UNSET)
-    theme: Theme | UnsetType = UNSET
-    send_data_model: bool | UnsetType = field(name='sendDataModel', default=UNSET)
-    components: Annotated[list[AnyComponent], Meta(min_length=1)] | UnsetType = UNSET
-    data_model: dict[str, Any] | UnsetType = field(name='dataModel', default=UNSET)
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
+    catalog_id: (
+        Annotated[
+            str,
+            Meta(
+                description="Default catalog of the surface's components and function calls (a component may name its own)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='catalogId', default=UNSET)
+    theme: (
+        Annotated[Theme, Meta(description='v0.10 only (v1.0 removed it); tolerated.')]
+        | UnsetType
+    ) = UNSET
+    send_data_model: (
+        Annotated[
+            bool,
+            Meta(
+                description="When true the client sends the surface's whole data model with each message to the agent."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='sendDataModel', default=UNSET)
+    components: (
+        Annotated[
+            list[AnyComponent],
+            Meta(
+                description='Components to upsert as by updateComponents.', min_length=1
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    data_model: (
+        Annotated[dict[str, Any], Meta(description='The initial data model.')]
+        | UnsetType
+    ) = field(name='dataModel', default=UNSET)
 
 
 class UpdateComponents(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -435,8 +1121,13 @@ class UpdateComponents(Struct, kw_only=True, forbid_unknown_fields=True, gc=Fals
     Adds or replaces components by id (a changed type rebuilds the component). Drawing starts once the component with id `root` exists.
     """
 
-    surface_id: str = field(name='surfaceId')
-    components: Annotated[list[AnyComponent], Meta(min_length=1)]
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
+    components: Annotated[
+        list[AnyComponent],
+        Meta(description='Flat components, any order.', min_length=1),
+    ]
 
 
 class UpdateDataModel(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -444,9 +1135,17 @@ class UpdateDataModel(Struct, kw_only=True, forbid_unknown_fields=True, gc=False
     Writes `value` at `path` (JSON Pointer, default `/` = the whole model), creating missing containers; `value: null` (or, leniently, no `value`) removes the key at `path`.
     """
 
-    surface_id: str = field(name='surfaceId')
-    path: str | UnsetType = UNSET
-    value: Any | UnsetType = UNSET
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
+    path: (
+        Annotated[
+            str,
+            Meta(description='Where to write; `/` or absent means the whole model.'),
+        ]
+        | UnsetType
+    ) = UNSET
+    value: Annotated[Any, Meta(description='Any JSON value.')] | UnsetType = UNSET
 
 
 class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -454,7 +1153,9 @@ class DeleteSurface(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Removes a surface and everything on it.
     """
 
-    surface_id: str = field(name='surfaceId')
+    surface_id: Annotated[str, Meta(description='Id of the surface the message is about.')] = field(
+        name='surfaceId'
+    )
 
 
 class CreateSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -462,7 +1163,12 @@ class CreateSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=
     Envelope carrying one createSurface operation.
     """
 
-    version: Literal['v1.0', 'v0.10']
+    version: Annotated[
+        Literal['v1.0', 'v0.10'],
+        Meta(
+            description="Protocol version: v1.0, or v0.10 from agents written against the candidate's first name."
+        ),
+    ]
     create_surface: CreateSurface = field(name='createSurface')
 
 
@@ -471,7 +1177,12 @@ class UpdateComponentsMessage(Struct, kw_only=True, forbid_unknown_fields=True, 
     Envelope carrying one updateComponents operation.
     """
 
-    version: Literal['v1.0', 'v0.10']
+    version: Annotated[
+        Literal['v1.0', 'v0.10'],
+        Meta(
+            description="Protocol version: v1.0, or v0.10 from agents written against the candidate's first name."
+        ),
+    ]
     update_components: UpdateComponents = field(name='updateComponents')
 
 
@@ -480,7 +1191,12 @@ class UpdateDataModelMessage(Struct, kw_only=True, forbid_unknown_fields=True, g
     Envelope carrying one updateDataModel operation.
     """
 
-    version: Literal['v1.0', 'v0.10']
+    version: Annotated[
+        Literal['v1.0', 'v0.10'],
+        Meta(
+            description="Protocol version: v1.0, or v0.10 from agents written against the candidate's first name."
+        ),
+    ]
     update_data_model: UpdateDataModel = field(name='updateDataModel')
 
 
@@ -489,7 +1205,12 @@ class DeleteSurfaceMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=
     Envelope carrying one deleteSurface operation.
     """
 
-    version: Literal['v1.0', 'v0.10']
+    version: Annotated[
+        Literal['v1.0', 'v0.10'],
+        Meta(
+            description="Protocol version: v1.0, or v0.10 from agents written against the candidate's first name."
+        ),
+    ]
     delete_surface: DeleteSurface = field(name='deleteSurface')
 
 
@@ -498,25 +1219,51 @@ class UserAction(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     A user interaction reported to the agent. Over AG-UI it travels as `forwardedProps.a2uiAction.userAction` of a new run.
     """
 
-    name: str
-    surface_id: str = field(name='surfaceId')
-    source_component_id: str = field(name='sourceComponentId')
-    timestamp: str
-    context: dict[str, Any]
-    want_response: bool | UnsetType = field(name='wantResponse', default=UNSET)
-    action_id: str | UnsetType = field(name='actionId', default=UNSET)
+    name: Annotated[str, Meta(description="The action's event name.")]
+    surface_id: Annotated[str, Meta(description='Surface the action came from.')] = (
+        field(name='surfaceId')
+    )
+    source_component_id: Annotated[str, Meta(description='Component that fired it.')] = field(
+        name='sourceComponentId'
+    )
+    timestamp: Annotated[str, Meta(description='When it happened, ISO 8601.')]
+    context: Annotated[
+        dict[str, Any],
+        Meta(description='The event context with every binding resolved.'),
+    ]
+    want_response: (
+        Annotated[bool, Meta(description='The client expects an answer.')] | UnsetType
+    ) = field(name='wantResponse', default=UNSET)
+    action_id: (
+        Annotated[str, Meta(description='Id the answer will carry.')] | UnsetType
+    ) = field(name='actionId', default=UNSET)
 
 
 class ClientError(Struct, kw_only=True, gc=False):
     """
-    A client-side error report. `VALIDATION_FAILED` (with `path`, a pointer into the offending message) is the standard code, fed back to the model for self-correction; other codes may add fields.
+    A client-side error report. `VALIDATION_FAILED` (with `path`, a pointer into the offending message) is the standard code, fed back to the model for self-correction; other codes may add fields. It concerns exactly one of a surface (`surfaceId`) or a function call (`functionCallId`).
     """
 
-    code: str
-    message: str
-    surface_id: str | UnsetType = field(name='surfaceId', default=UNSET)
-    path: str | UnsetType = UNSET
-    function_call_id: str | UnsetType = field(name='functionCallId', default=UNSET)
+    code: Annotated[str, Meta(description='Error code, e.g. VALIDATION_FAILED.')]
+    message: Annotated[str, Meta(description='One or two sentences on what failed.')]
+    surface_id: Annotated[str, Meta(description='Surface concerned.')] | UnsetType = (
+        field(name='surfaceId', default=UNSET)
+    )
+    path: (
+        Annotated[
+            str, Meta(description='Pointer to the failing field (VALIDATION_FAILED).')
+        ]
+        | UnsetType
+    ) = UNSET
+    function_call_id: (
+        Annotated[
+            str, Meta(description='Function call concerned (instead of a surface).')
+        ]
+        | UnsetType
+    ) = field(name='functionCallId', default=UNSET)
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'ClientError', None, None, ('surfaceId', 'functionCallId'))
 
 
 class FunctionInvocation(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -524,10 +1271,18 @@ class FunctionInvocation(Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
     An agent-to-renderer function call: run `callFunction` on the renderer, answer with the same `functionCallId` when `wantResponse`.
     """
 
-    function_call_id: str = field(name='functionCallId')
+    function_call_id: Annotated[str, Meta(description='Id to copy into the response.')] = field(
+        name='functionCallId'
+    )
     call_function: FunctionCall = field(name='callFunction')
-    surface_id: str | UnsetType = field(name='surfaceId', default=UNSET)
-    want_response: bool | UnsetType = field(name='wantResponse', default=UNSET)
+    surface_id: (
+        Annotated[str, Meta(description='Surface the call is about, if any.')]
+        | UnsetType
+    ) = field(name='surfaceId', default=UNSET)
+    want_response: (
+        Annotated[bool, Meta(description='The agent expects the result back.')]
+        | UnsetType
+    ) = field(name='wantResponse', default=UNSET)
 
 
 class FunctionError(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -535,8 +1290,8 @@ class FunctionError(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Why a function or action failed.
     """
 
-    code: str
-    message: str
+    code: Annotated[str, Meta(description='Error code.')]
+    message: Annotated[str, Meta(description='What went wrong.')]
 
 
 class FunctionResult(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -544,11 +1299,35 @@ class FunctionResult(Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
     The answer to a function call or action: `value` or `error`.
     """
 
-    surface_id: str | UnsetType = field(name='surfaceId', default=UNSET)
-    function_call_id: str | UnsetType = field(name='functionCallId', default=UNSET)
-    call: str | UnsetType = UNSET
-    value: Any | UnsetType = UNSET
+    surface_id: (
+        Annotated[str, Meta(description='Surface concerned, if any.')] | UnsetType
+    ) = field(name='surfaceId', default=UNSET)
+    function_call_id: (
+        Annotated[str, Meta(description='The call this answers (function responses).')]
+        | UnsetType
+    ) = field(name='functionCallId', default=UNSET)
+    call: (
+        Annotated[str, Meta(description='Name of the function that was called.')]
+        | UnsetType
+    ) = UNSET
+    value: (
+        Annotated[Any, Meta(description='The result; any JSON value.')] | UnsetType
+    ) = UNSET
     error: FunctionError | UnsetType = UNSET
+
+
+class FunctionResponse(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+    """
+    A v0.10 `functionResponse`: the value a renderer function returned, with the call's id and name copied verbatim from the invocation.
+    """
+
+    function_call_id: Annotated[str, Meta(description='The call this answers.')] = (
+        field(name='functionCallId')
+    )
+    call: Annotated[str, Meta(description='Name of the function that was called.')]
+    value: Annotated[
+        Any, Meta(description='The result; any JSON value, null included.')
+    ]
 
 
 class ActionResponse(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -556,16 +1335,23 @@ class ActionResponse(Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
     v0.10: the answer to an action sent with wantResponse.
     """
 
-    value: Any | UnsetType = UNSET
+    value: (
+        Annotated[Any, Meta(description='The result; any JSON value.')] | UnsetType
+    ) = UNSET
     error: FunctionError | UnsetType = UNSET
 
 
 class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
-    Any agent-to-client message: `version` plus exactly one operation key (v1.0 and v0.10 names). One object with optional keys (rather than a union) so a typed decoder can read any message in one pass.
+    Any agent-to-client message: `version` plus exactly one operation key (v1.0 and v0.10 names). One object with optional keys (rather than a union) so a typed decoder can read any message in one pass. A v0.10 `callFunction` comes with its `functionCallId` (dependentRequired).
     """
 
-    version: Literal['v1.0', 'v0.10']
+    version: Annotated[
+        Literal['v1.0', 'v0.10'],
+        Meta(
+            description="Protocol version: v1.0, or v0.10 from agents written against the candidate's first name."
+        ),
+    ]
     create_surface: CreateSurface | UnsetType = field(
         name='createSurface', default=UNSET
     )
@@ -581,16 +1367,35 @@ class AgentMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     call_renderer_function: FunctionInvocation | UnsetType = field(
         name='callRendererFunction', default=UNSET
     )
-    call_function: FunctionCall | UnsetType = field(name='callFunction', default=UNSET)
-    function_call_id: str | UnsetType = field(name='functionCallId', default=UNSET)
-    want_response: bool | UnsetType = field(name='wantResponse', default=UNSET)
+    call_function: RemoteFunctionCall | UnsetType = field(
+        name='callFunction', default=UNSET
+    )
+    function_call_id: (
+        Annotated[
+            str, Meta(description='v0.10 callFunction: id to copy into the response.')
+        ]
+        | UnsetType
+    ) = field(name='functionCallId', default=UNSET)
+    want_response: (
+        Annotated[
+            bool,
+            Meta(description='v0.10 callFunction: the agent expects the result back.'),
+        ]
+        | UnsetType
+    ) = field(name='wantResponse', default=UNSET)
     agent_function_response: FunctionResult | UnsetType = field(
         name='agentFunctionResponse', default=UNSET
     )
-    action_id: str | UnsetType = field(name='actionId', default=UNSET)
+    action_id: (
+        Annotated[str, Meta(description='v0.10 actionResponse: the action answered.')]
+        | UnsetType
+    ) = field(name='actionId', default=UNSET)
     action_response: ActionResponse | UnsetType = field(
         name='actionResponse', default=UNSET
     )
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'AgentMessage', 2, None, (), (('callFunction', ('functionCallId',)), ('functionCallId', ('callFunction',))))
 
 
 class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -598,7 +1403,12 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     Any renderer-to-agent message: `version` plus exactly one of `action`, `callAgentFunction`, `rendererFunctionResponse` (v0.10: `functionResponse`) or `error`.
     """
 
-    version: Literal['v1.0', 'v0.10']
+    version: Annotated[
+        Literal['v1.0', 'v0.10'],
+        Meta(
+            description="Protocol version: v1.0, or v0.10 from agents written against the candidate's first name."
+        ),
+    ]
     action: UserAction | UnsetType = UNSET
     error: ClientError | UnsetType = UNSET
     call_agent_function: FunctionInvocation | UnsetType = field(
@@ -607,6 +1417,55 @@ class ClientMessage(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     renderer_function_response: FunctionResult | UnsetType = field(
         name='rendererFunctionResponse', default=UNSET
     )
-    function_response: FunctionResult | UnsetType = field(
+    function_response: FunctionResponse | UnsetType = field(
         name='functionResponse', default=UNSET
     )
+
+    def __post_init__(self) -> None:
+        _check_members(self, 'ClientMessage', 2, 2)
+
+
+def _check_members(
+    obj: Struct,
+    name: str,
+    minimum: int | None,
+    maximum: int | None,
+    exactly_one: tuple[str, ...] = (),
+    dependent: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> None:
+    """Enforce the schema's member rules on a decoded struct (names are wire names).
+
+    ``minimum``/``maximum``: minProperties/maxProperties; ``exactly_one``: a oneOf of
+    single-member ``required`` branches; ``dependent``: dependentRequired. Raises ValueError
+    naming the rule, which msgspec reports as a ValidationError with the path. Written by
+    tools/codegen_a2ui.py.
+    """
+    present = [
+        wire
+        for attr, wire in zip(obj.__struct_fields__, obj.__struct_encode_fields__)
+        if getattr(obj, attr) is not UNSET
+    ]
+    if minimum is not None and len(present) < minimum:
+        allowed = ", ".join(obj.__struct_encode_fields__)
+        raise ValueError(
+            f"{name} needs at least {minimum} member(s) of {allowed}, "
+            f"got {len(present)} (minProperties)"
+        )
+    if maximum is not None and len(present) > maximum:
+        raise ValueError(
+            f"{name} allows at most {maximum} member(s), got {', '.join(present)} "
+            "(maxProperties)"
+        )
+    if exactly_one:
+        found = [wire for wire in exactly_one if wire in present]
+        if len(found) != 1:
+            raise ValueError(
+                f"{name} needs exactly one of {', '.join(exactly_one)}, "
+                f"got {', '.join(found) or 'none'} (oneOf)"
+            )
+    for wire, needs in dependent:
+        missing = [need for need in needs if wire in present and need not in present]
+        if missing:
+            raise ValueError(
+                f"{name}: {wire} needs {', '.join(missing)} (dependentRequired)"
+            )

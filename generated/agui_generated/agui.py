@@ -82,14 +82,31 @@ class TextMessageStartEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_ME
     """
 
     message_id: str = field(name='messageId')
-    role: TextMessageRole | UnsetType = UNSET
+    role: (
+        Annotated[TextMessageRole, Meta(description='Absent means assistant.')]
+        | UnsetType
+    ) = UNSET
     name: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class TextMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESSAGE_CONTENT', forbid_unknown_fields=True, gc=False):
@@ -100,11 +117,25 @@ class TextMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_
     message_id: str = field(name='messageId')
     delta: str
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class TextMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESSAGE_END', forbid_unknown_fields=True, gc=False):
@@ -114,11 +145,25 @@ class TextMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESS
 
     message_id: str = field(name='messageId')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class TextMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_MESSAGE_CHUNK', forbid_unknown_fields=True, gc=False):
@@ -131,11 +176,25 @@ class TextMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='TEXT_ME
     delta: str | UnsetType = UNSET
     name: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ToolCallStartEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_START', forbid_unknown_fields=True, gc=False):
@@ -147,11 +206,25 @@ class ToolCallStartEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_
     tool_call_name: str = field(name='toolCallName')
     parent_message_id: str | UnsetType = field(name='parentMessageId', default=UNSET)
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ToolCallArgsEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_ARGS', forbid_unknown_fields=True, gc=False):
@@ -162,11 +235,25 @@ class ToolCallArgsEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_A
     tool_call_id: str = field(name='toolCallId')
     delta: str
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ToolCallEndEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_END', forbid_unknown_fields=True, gc=False):
@@ -176,11 +263,25 @@ class ToolCallEndEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_EN
 
     tool_call_id: str = field(name='toolCallId')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ToolCallChunkEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_CHUNK', forbid_unknown_fields=True, gc=False):
@@ -193,11 +294,25 @@ class ToolCallChunkEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL_
     parent_message_id: str | UnsetType = field(name='parentMessageId', default=UNSET)
     delta: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class StateSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='STATE_SNAPSHOT', forbid_unknown_fields=True, gc=False):
@@ -207,11 +322,25 @@ class StateSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='STATE_SNAP
 
     snapshot: State
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ActivitySnapshotEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVITY_SNAPSHOT', forbid_unknown_fields=True, gc=False):
@@ -220,15 +349,38 @@ class ActivitySnapshotEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVIT
     """
 
     message_id: str = field(name='messageId')
-    activity_type: str = field(name='activityType')
-    content: dict[str, Any]
-    replace: bool | UnsetType = UNSET
-    timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
-    metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
+    activity_type: Annotated[str, Meta(description='Open vocabulary, e.g. `a2ui-surface`.')] = field(
+        name='activityType'
     )
+    content: Annotated[
+        dict[str, Any], Meta(description='Activity payload; open by key.')
+    ]
+    replace: (
+        Annotated[
+            bool, Meta(description='Absent means true: replace existing content.')
+        ]
+        | UnsetType
+    ) = UNSET
+    timestamp: Timestamp | UnsetType = UNSET
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
+    metadata: Metadata | UnsetType = UNSET
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class RawEvent(Struct, kw_only=True, tag_field='type', tag='RAW', forbid_unknown_fields=True, gc=False):
@@ -236,14 +388,30 @@ class RawEvent(Struct, kw_only=True, tag_field='type', tag='RAW', forbid_unknown
     Passes through an event from another system unchanged.
     """
 
-    event: Any
+    event: Annotated[
+        Any, Meta(description='The foreign event; any JSON value, null included.')
+    ]
     source: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class CustomEvent(Struct, kw_only=True, tag_field='type', tag='CUSTOM', forbid_unknown_fields=True, gc=False):
@@ -252,13 +420,27 @@ class CustomEvent(Struct, kw_only=True, tag_field='type', tag='CUSTOM', forbid_u
     """
 
     name: str
-    value: Any
+    value: Annotated[Any, Meta(description='Any JSON value, null included.')]
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class StepStartedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_STARTED', forbid_unknown_fields=True, gc=False):
@@ -268,11 +450,25 @@ class StepStartedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_STARTED
 
     step_name: str = field(name='stepName')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class StepFinishedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_FINISHED', forbid_unknown_fields=True, gc=False):
@@ -282,11 +478,25 @@ class StepFinishedEvent(Struct, kw_only=True, tag_field='type', tag='STEP_FINISH
 
     step_name: str = field(name='stepName')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ReasoningStartEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_START', forbid_unknown_fields=True, gc=False):
@@ -296,11 +506,25 @@ class ReasoningStartEvent(Struct, kw_only=True, tag_field='type', tag='REASONING
 
     message_id: str = field(name='messageId')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ReasoningMessageStartEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_START', forbid_unknown_fields=True, gc=False):
@@ -311,11 +535,25 @@ class ReasoningMessageStartEvent(Struct, kw_only=True, tag_field='type', tag='RE
     message_id: str = field(name='messageId')
     role: Literal['reasoning']
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ReasoningMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_CONTENT', forbid_unknown_fields=True, gc=False):
@@ -326,11 +564,25 @@ class ReasoningMessageContentEvent(Struct, kw_only=True, tag_field='type', tag='
     message_id: str = field(name='messageId')
     delta: str
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ReasoningMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_END', forbid_unknown_fields=True, gc=False):
@@ -340,11 +592,25 @@ class ReasoningMessageEndEvent(Struct, kw_only=True, tag_field='type', tag='REAS
 
     message_id: str = field(name='messageId')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ReasoningMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_MESSAGE_CHUNK', forbid_unknown_fields=True, gc=False):
@@ -355,11 +621,25 @@ class ReasoningMessageChunkEvent(Struct, kw_only=True, tag_field='type', tag='RE
     message_id: str | UnsetType = field(name='messageId', default=UNSET)
     delta: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ReasoningEndEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_END', forbid_unknown_fields=True, gc=False):
@@ -369,11 +649,25 @@ class ReasoningEndEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_E
 
     message_id: str = field(name='messageId')
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ReasoningEncryptedValueEvent(Struct, kw_only=True, tag_field='type', tag='REASONING_ENCRYPTED_VALUE', forbid_unknown_fields=True, gc=False):
@@ -383,16 +677,38 @@ class ReasoningEncryptedValueEvent(Struct, kw_only=True, tag_field='type', tag='
 
     subtype: ReasoningEncryptedValueSubtype
     entity_id: str = field(name='entityId')
-    encrypted_value: str = field(name='encryptedValue')
-    encrypted_value_type: str | UnsetType = field(
-        name='encryptedValueType', default=UNSET
+    encrypted_value: Annotated[str, Meta(description='Opaque.')] = field(
+        name='encryptedValue'
     )
+    encrypted_value_type: (
+        Annotated[
+            str,
+            Meta(
+                description="Opaque label for the encrypted value's format (protocol 1.1)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='encryptedValueType', default=UNSET)
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class SubagentStartedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT_STARTED', forbid_unknown_fields=True, gc=False):
@@ -400,7 +716,9 @@ class SubagentStartedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT
     Opens a subagent invocation inside a run.
     """
 
-    subagent_run_id: SubagentRunId = field(name='subagentRunId')
+    subagent_run_id: Annotated[SubagentRunId, Meta(description='Identity of this invocation.')] = field(
+        name='subagentRunId'
+    )
     name: str
     description: str | UnsetType = UNSET
     parent_subagent_run_id: SubagentRunId | UnsetType = field(
@@ -409,7 +727,15 @@ class SubagentStartedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT
     parent_tool_call_id: str | UnsetType = field(name='parentToolCallId', default=UNSET)
     parent_message_id: str | UnsetType = field(name='parentMessageId', default=UNSET)
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -422,7 +748,15 @@ class SubagentErrorEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGENT_E
     message: str
     code: str | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -431,9 +765,12 @@ class RunFinishedSuccessOutcome(Struct, kw_only=True, tag_field='type', tag='suc
     The run completed.
     """
 
-    pending_tool_call_ids: list[str] | UnsetType = field(
-        name='pendingToolCallIds', default=UNSET
-    )
+    pending_tool_call_ids: (
+        Annotated[
+            list[str], Meta(description='Tool calls the client is expected to execute.')
+        ]
+        | UnsetType
+    ) = field(name='pendingToolCallIds', default=UNSET)
 
 
 class RunFinishedCancelledOutcome(Struct, kw_only=True, tag_field='type', tag='cancelled', forbid_unknown_fields=True, gc=False):
@@ -465,13 +802,27 @@ class Interrupt(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     id: str
-    reason: str
+    reason: Annotated[
+        str,
+        Meta(
+            description='Open vocabulary: tool_call, input_required, confirmation, or framework:name.'
+        ),
+    ]
     message: str | UnsetType = UNSET
     tool_call_id: str | UnsetType = field(name='toolCallId', default=UNSET)
-    response_schema: dict[str, Any] | UnsetType = field(
-        name='responseSchema', default=UNSET
-    )
-    expires_at: str | UnsetType = field(name='expiresAt', default=UNSET)
+    response_schema: (
+        Annotated[
+            dict[str, Any],
+            Meta(
+                description='JSON Schema the answer should satisfy; carried, not interpreted.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='responseSchema', default=UNSET)
+    expires_at: (
+        Annotated[str, Meta(description='ISO-8601 by convention; not validated.')]
+        | UnsetType
+    ) = field(name='expiresAt', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -485,7 +836,12 @@ class ResumeEntry(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     interrupt_id: str = field(name='interruptId')
     status: Literal['resolved', 'cancelled']
-    payload: NonNullJson | UnsetType = UNSET
+    payload: (
+        Annotated[
+            NonNullJson, Meta(description='The answer; any JSON value except null.')
+        ]
+        | UnsetType
+    ) = UNSET
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -524,10 +880,18 @@ class DeveloperMessage(Struct, kw_only=True, tag_field='role', tag='developer', 
     id: str
     content: str
     name: str | UnsetType = UNSET
-    encrypted_value: str | UnsetType = field(name='encryptedValue', default=UNSET)
-    encrypted_value_type: str | UnsetType = field(
-        name='encryptedValueType', default=UNSET
+    encrypted_value: Annotated[str, Meta(description='Opaque.')] | UnsetType = field(
+        name='encryptedValue', default=UNSET
     )
+    encrypted_value_type: (
+        Annotated[
+            str,
+            Meta(
+                description="Opaque label for the encrypted value's format (protocol 1.1)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='encryptedValueType', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -542,10 +906,18 @@ class SystemMessage(Struct, kw_only=True, tag_field='role', tag='system', forbid
     id: str
     content: str
     name: str | UnsetType = UNSET
-    encrypted_value: str | UnsetType = field(name='encryptedValue', default=UNSET)
-    encrypted_value_type: str | UnsetType = field(
-        name='encryptedValueType', default=UNSET
+    encrypted_value: Annotated[str, Meta(description='Opaque.')] | UnsetType = field(
+        name='encryptedValue', default=UNSET
     )
+    encrypted_value_type: (
+        Annotated[
+            str,
+            Meta(
+                description="Opaque label for the encrypted value's format (protocol 1.1)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='encryptedValueType', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -573,10 +945,18 @@ class ReasoningMessage(Struct, kw_only=True, tag_field='role', tag='reasoning', 
 
     id: str
     content: str
-    encrypted_value: str | UnsetType = field(name='encryptedValue', default=UNSET)
-    encrypted_value_type: str | UnsetType = field(
-        name='encryptedValueType', default=UNSET
+    encrypted_value: Annotated[str, Meta(description='Opaque.')] | UnsetType = field(
+        name='encryptedValue', default=UNSET
     )
+    encrypted_value_type: (
+        Annotated[
+            str,
+            Meta(
+                description="Opaque label for the encrypted value's format (protocol 1.1)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='encryptedValueType', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -589,7 +969,9 @@ class FunctionCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """
 
     name: str
-    arguments: str
+    arguments: Annotated[
+        str, Meta(description='Raw argument text; may be incomplete or invalid JSON.')
+    ]
 
 
 class ToolCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -600,10 +982,18 @@ class ToolCall(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     id: str
     type: Literal['function']
     function: FunctionCall
-    encrypted_value: str | UnsetType = field(name='encryptedValue', default=UNSET)
-    encrypted_value_type: str | UnsetType = field(
-        name='encryptedValueType', default=UNSET
+    encrypted_value: Annotated[str, Meta(description='Opaque.')] | UnsetType = field(
+        name='encryptedValue', default=UNSET
     )
+    encrypted_value_type: (
+        Annotated[
+            str,
+            Meta(
+                description="Opaque label for the encrypted value's format (protocol 1.1)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='encryptedValueType', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -614,7 +1004,12 @@ class TextPart(Struct, kw_only=True, tag_field='type', tag='text', forbid_unknow
 
     text: str
     id: str | UnsetType = UNSET
-    metadata: NonNullJson | UnsetType = UNSET
+    metadata: (
+        Annotated[
+            NonNullJson, Meta(description='Annotations; any JSON value except null.')
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class DataSource(Struct, kw_only=True, tag_field='type', tag='data', forbid_unknown_fields=True, gc=False):
@@ -622,7 +1017,7 @@ class DataSource(Struct, kw_only=True, tag_field='type', tag='data', forbid_unkn
     Inline bytes.
     """
 
-    value: str
+    value: Annotated[str, Meta(description='Base64 bytes.')]
     mime_type: str = field(name='mimeType')
 
 
@@ -641,7 +1036,9 @@ class FileSource(Struct, kw_only=True, tag_field='type', tag='file', forbid_unkn
     """
 
     value: str
-    provider: str | UnsetType = UNSET
+    provider: Annotated[str, Meta(description='Lowercase vendor id.')] | UnsetType = (
+        UNSET
+    )
     mime_type: str | UnsetType = field(name='mimeType', default=UNSET)
 
 
@@ -664,7 +1061,13 @@ class Tool(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     name: str
     description: str
-    parameters: NonNullJson | UnsetType = UNSET
+    parameters: (
+        Annotated[
+            NonNullJson,
+            Meta(description='JSON Schema of the arguments; carried, not interpreted.'),
+        ]
+        | UnsetType
+    ) = UNSET
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -848,7 +1251,7 @@ class AddOperation(Struct, kw_only=True, tag_field='op', tag='add', gc=False):
     """
 
     path: JsonPointer
-    value: Any
+    value: Annotated[Any, Meta(description='Any JSON value, null included.')]
 
 
 class RemoveOperation(Struct, kw_only=True, tag_field='op', tag='remove', gc=False):
@@ -865,7 +1268,7 @@ class ReplaceOperation(Struct, kw_only=True, tag_field='op', tag='replace', gc=F
     """
 
     path: JsonPointer
-    value: Any
+    value: Annotated[Any, Meta(description='Any JSON value, null included.')]
 
 
 class MoveOperation(Struct, kw_only=True, tag_field='op', tag='move', gc=False):
@@ -892,7 +1295,7 @@ class TestOperation(Struct, kw_only=True, tag_field='op', tag='test', gc=False):
     """
 
     path: JsonPointer
-    value: Any
+    value: Annotated[Any, Meta(description='Any JSON value, null included.')]
 
 
 JsonPatchOperation: TypeAlias = AddOperation | RemoveOperation | ReplaceOperation | MoveOperation | CopyOperation | TestOperation
@@ -911,11 +1314,25 @@ class StateDeltaEvent(Struct, kw_only=True, tag_field='type', tag='STATE_DELTA',
 
     delta: OpenJsonPatch
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class ActivityDeltaEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVITY_DELTA', forbid_unknown_fields=True, gc=False):
@@ -927,11 +1344,25 @@ class ActivityDeltaEvent(Struct, kw_only=True, tag_field='type', tag='ACTIVITY_D
     activity_type: str = field(name='activityType')
     patch: OpenJsonPatch
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class RunErrorEvent(Struct, kw_only=True, tag_field='type', tag='RUN_ERROR', forbid_unknown_fields=True, gc=False):
@@ -940,10 +1371,18 @@ class RunErrorEvent(Struct, kw_only=True, tag_field='type', tag='RUN_ERROR', for
     """
 
     message: str
-    code: str | UnsetType = UNSET
+    code: Annotated[str, Meta(description='Open vocabulary.')] | UnsetType = UNSET
     usage: list[TokenUsage] | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -953,10 +1392,24 @@ class SubagentFinishedEvent(Struct, kw_only=True, tag_field='type', tag='SUBAGEN
     """
 
     subagent_run_id: SubagentRunId = field(name='subagentRunId')
-    result: NonNullJson | UnsetType = UNSET
-    outcome: SubagentFinishedOutcome | UnsetType = UNSET
+    result: (
+        Annotated[NonNullJson, Meta(description='Any JSON value except null.')]
+        | UnsetType
+    ) = UNSET
+    outcome: (
+        Annotated[SubagentFinishedOutcome, Meta(description='Absent means success.')]
+        | UnsetType
+    ) = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -980,10 +1433,18 @@ class AssistantMessage(Struct, kw_only=True, tag_field='role', tag='assistant', 
     content: str | UnsetType = UNSET
     tool_calls: list[ToolCall] | UnsetType = field(name='toolCalls', default=UNSET)
     name: str | UnsetType = UNSET
-    encrypted_value: str | UnsetType = field(name='encryptedValue', default=UNSET)
-    encrypted_value_type: str | UnsetType = field(
-        name='encryptedValueType', default=UNSET
+    encrypted_value: Annotated[str, Meta(description='Opaque.')] | UnsetType = field(
+        name='encryptedValue', default=UNSET
     )
+    encrypted_value_type: (
+        Annotated[
+            str,
+            Meta(
+                description="Opaque label for the encrypted value's format (protocol 1.1)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='encryptedValueType', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -997,7 +1458,12 @@ class ImagePart(Struct, kw_only=True, tag_field='type', tag='image', forbid_unkn
 
     source: PartSource
     id: str | UnsetType = UNSET
-    metadata: NonNullJson | UnsetType = UNSET
+    metadata: (
+        Annotated[
+            NonNullJson, Meta(description='Annotations; any JSON value except null.')
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class AudioPart(Struct, kw_only=True, tag_field='type', tag='audio', forbid_unknown_fields=True, gc=False):
@@ -1007,7 +1473,12 @@ class AudioPart(Struct, kw_only=True, tag_field='type', tag='audio', forbid_unkn
 
     source: PartSource
     id: str | UnsetType = UNSET
-    metadata: NonNullJson | UnsetType = UNSET
+    metadata: (
+        Annotated[
+            NonNullJson, Meta(description='Annotations; any JSON value except null.')
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class VideoPart(Struct, kw_only=True, tag_field='type', tag='video', forbid_unknown_fields=True, gc=False):
@@ -1017,7 +1488,12 @@ class VideoPart(Struct, kw_only=True, tag_field='type', tag='video', forbid_unkn
 
     source: PartSource
     id: str | UnsetType = UNSET
-    metadata: NonNullJson | UnsetType = UNSET
+    metadata: (
+        Annotated[
+            NonNullJson, Meta(description='Annotations; any JSON value except null.')
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class DocumentPart(Struct, kw_only=True, tag_field='type', tag='document', forbid_unknown_fields=True, gc=False):
@@ -1027,7 +1503,12 @@ class DocumentPart(Struct, kw_only=True, tag_field='type', tag='document', forbi
 
     source: PartSource
     id: str | UnsetType = UNSET
-    metadata: NonNullJson | UnsetType = UNSET
+    metadata: (
+        Annotated[
+            NonNullJson, Meta(description='Annotations; any JSON value except null.')
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 ContentPart: TypeAlias = TextPart | ImagePart | AudioPart | VideoPart | DocumentPart
@@ -1040,14 +1521,31 @@ class ToolCallResultEvent(Struct, kw_only=True, tag_field='type', tag='TOOL_CALL
 
     message_id: str = field(name='messageId')
     tool_call_id: str = field(name='toolCallId')
-    content: str | list[ContentPart]
+    content: Annotated[
+        str | list[ContentPart],
+        Meta(description='Plain text or a list of content parts.'),
+    ]
     role: Literal['tool'] | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
-    subagent_run_id: SubagentRunId | UnsetType = field(
-        name='subagentRunId', default=UNSET
-    )
+    subagent_run_id: (
+        Annotated[
+            SubagentRunId,
+            Meta(
+                description='Which subagent invocation produced the event; absent means the parent agent. Never null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='subagentRunId', default=UNSET)
 
 
 class RunFinishedEvent(Struct, kw_only=True, tag_field='type', tag='RUN_FINISHED', forbid_unknown_fields=True, gc=False):
@@ -1057,11 +1555,28 @@ class RunFinishedEvent(Struct, kw_only=True, tag_field='type', tag='RUN_FINISHED
 
     thread_id: str = field(name='threadId')
     run_id: str = field(name='runId')
-    result: NonNullJson | UnsetType = UNSET
-    outcome: RunFinishedOutcome | UnsetType = UNSET
+    result: (
+        Annotated[
+            NonNullJson,
+            Meta(description="The run's result; any JSON value except null."),
+        ]
+        | UnsetType
+    ) = UNSET
+    outcome: (
+        Annotated[RunFinishedOutcome, Meta(description='Absent means success.')]
+        | UnsetType
+    ) = UNSET
     usage: list[TokenUsage] | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -1071,12 +1586,23 @@ class UserMessage(Struct, kw_only=True, tag_field='role', tag='user', forbid_unk
     """
 
     id: str
-    content: str | list[ContentPart]
+    content: Annotated[
+        str | list[ContentPart],
+        Meta(description='Plain text or a list of content parts.'),
+    ]
     name: str | UnsetType = UNSET
-    encrypted_value: str | UnsetType = field(name='encryptedValue', default=UNSET)
-    encrypted_value_type: str | UnsetType = field(
-        name='encryptedValueType', default=UNSET
+    encrypted_value: Annotated[str, Meta(description='Opaque.')] | UnsetType = field(
+        name='encryptedValue', default=UNSET
     )
+    encrypted_value_type: (
+        Annotated[
+            str,
+            Meta(
+                description="Opaque label for the encrypted value's format (protocol 1.1)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='encryptedValueType', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -1089,13 +1615,24 @@ class ToolMessage(Struct, kw_only=True, tag_field='role', tag='tool', forbid_unk
     """
 
     id: str
-    content: str | list[ContentPart]
+    content: Annotated[
+        str | list[ContentPart],
+        Meta(description='Plain text or a list of content parts.'),
+    ]
     tool_call_id: str = field(name='toolCallId')
     error: str | UnsetType = UNSET
-    encrypted_value: str | UnsetType = field(name='encryptedValue', default=UNSET)
-    encrypted_value_type: str | UnsetType = field(
-        name='encryptedValueType', default=UNSET
+    encrypted_value: Annotated[str, Meta(description='Opaque.')] | UnsetType = field(
+        name='encryptedValue', default=UNSET
     )
+    encrypted_value_type: (
+        Annotated[
+            str,
+            Meta(
+                description="Opaque label for the encrypted value's format (protocol 1.1)."
+            ),
+        ]
+        | UnsetType
+    ) = field(name='encryptedValueType', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
     subagent_run_id: SubagentRunId | UnsetType = field(
         name='subagentRunId', default=UNSET
@@ -1113,15 +1650,38 @@ class RunAgentInput(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     thread_id: str = field(name='threadId')
     run_id: str = field(name='runId')
     messages: list[Message]
-    protocol_version: str | UnsetType = field(name='protocolVersion', default=UNSET)
+    protocol_version: (
+        Annotated[
+            str, Meta(description="The consumer's protocol version, MAJOR.MINOR.")
+        ]
+        | UnsetType
+    ) = field(name='protocolVersion', default=UNSET)
     parent_run_id: str | UnsetType = field(name='parentRunId', default=UNSET)
-    state: NonNullJson | UnsetType = UNSET
-    tools: list[Tool] | UnsetType = UNSET
-    context: list[Context] | UnsetType = UNSET
-    forwarded_props: NonNullJson | UnsetType = field(
-        name='forwardedProps', default=UNSET
+    state: Annotated[NonNullJson, Meta(description='Absent means {}.')] | UnsetType = (
+        UNSET
     )
-    resume: list[ResumeEntry] | UnsetType = UNSET
+    tools: Annotated[list[Tool], Meta(description='Absent means none.')] | UnsetType = (
+        UNSET
+    )
+    context: (
+        Annotated[list[Context], Meta(description='Absent means none.')] | UnsetType
+    ) = UNSET
+    forwarded_props: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='Application data passed through to the agent; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='forwardedProps', default=UNSET)
+    resume: (
+        Annotated[
+            list[ResumeEntry],
+            Meta(description="Answers to the previous run's interrupts."),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class MessagesSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='MESSAGES_SNAPSHOT', forbid_unknown_fields=True, gc=False):
@@ -1131,7 +1691,15 @@ class MessagesSnapshotEvent(Struct, kw_only=True, tag_field='type', tag='MESSAGE
 
     messages: list[Message]
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 
@@ -1142,11 +1710,24 @@ class RunStartedEvent(Struct, kw_only=True, tag_field='type', tag='RUN_STARTED',
 
     thread_id: str = field(name='threadId')
     run_id: str = field(name='runId')
-    protocol_version: str | UnsetType = field(name='protocolVersion', default=UNSET)
+    protocol_version: (
+        Annotated[
+            str, Meta(description="The producer's protocol version, MAJOR.MINOR.")
+        ]
+        | UnsetType
+    ) = field(name='protocolVersion', default=UNSET)
     parent_run_id: str | UnsetType = field(name='parentRunId', default=UNSET)
     input: RunAgentInput | UnsetType = UNSET
     timestamp: Timestamp | UnsetType = UNSET
-    raw_event: NonNullJson | UnsetType = field(name='rawEvent', default=UNSET)
+    raw_event: (
+        Annotated[
+            NonNullJson,
+            Meta(
+                description='The source event this one was translated from, when a bridge translated it; any JSON value except null.'
+            ),
+        ]
+        | UnsetType
+    ) = field(name='rawEvent', default=UNSET)
     metadata: Metadata | UnsetType = UNSET
 
 

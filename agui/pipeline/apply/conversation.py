@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
+from msgspec.structs import force_setattr
 
 from agui import types as T
 from agui.errors import RunError
@@ -35,6 +36,7 @@ from agui.pipeline.apply.records import CallRecord, MessageRecord, opt, role_of,
 from agui.pipeline.apply.snapshots import SnapshotEvents
 from agui.pipeline.lifecycle import RunLifecycle
 from agui.updates import (
+    CARRIES_EVENT,
     Custom,
     ErrorUpdate,
     EventReceived,
@@ -310,7 +312,7 @@ class Conversation(MessageEvents, SnapshotEvents):
                 WarningUpdate("apply_unknown_event", f"cannot apply event {struct_tag(event)!r}")
             ]
         try:
-            return handler(self, event)
+            updates = handler(self, event)
         except Exception as exc:  # noqa: BLE001 - last line of defence: bad data never crashes a run
             return [
                 WarningUpdate(
@@ -318,6 +320,10 @@ class Conversation(MessageEvents, SnapshotEvents):
                     f"could not apply {struct_tag(event)}: {type(exc).__name__}: {exc}",
                 )
             ]
+        for update in updates:
+            if type(update) in CARRIES_EVENT:  # each update carries the event it reports
+                force_setattr(update, "from_event", event)
+        return updates
 
     # ------------------------------------------------------------- internals
 
@@ -349,26 +355,26 @@ class Conversation(MessageEvents, SnapshotEvents):
 
     # -- passthrough -------------------------------------------------------------
 
-    def _raw(self, ev: Any) -> list[Update]:
+    def _raw(self, ev: T.RawEvent) -> list[Update]:
         return [Raw(ev.event, opt(ev.source))]
 
-    def _custom(self, ev: Any) -> list[Update]:
+    def _custom(self, ev: T.CustomEvent) -> list[Update]:
         self._legacy.see(ev)
         return [Custom(ev.name, ev.value)]
 
-    def _step_started(self, ev: Any) -> list[Update]:
+    def _step_started(self, ev: T.StepStartedEvent) -> list[Update]:
         return [StepChanged(ev.step_name, True, opt(self._tagged(ev)))]
 
-    def _step_finished(self, ev: Any) -> list[Update]:
+    def _step_finished(self, ev: T.StepFinishedEvent) -> list[Update]:
         return [StepChanged(ev.step_name, False, opt(self._tagged(ev)))]
 
-    def _subagent_started(self, ev: Any) -> list[Update]:
+    def _subagent_started(self, ev: T.SubagentStartedEvent) -> list[Update]:
         return [SubagentChanged(ev.subagent_run_id, "started", ev.name)]
 
-    def _subagent_error(self, ev: Any) -> list[Update]:
+    def _subagent_error(self, ev: T.SubagentErrorEvent) -> list[Update]:
         return [SubagentChanged(ev.subagent_run_id, "error", ev.message)]
 
-    def _subagent_finished(self, ev: Any) -> list[Update]:
+    def _subagent_finished(self, ev: T.SubagentFinishedEvent) -> list[Update]:
         outcome = getattr(ev, "outcome", UNSET)
         kind = "success" if outcome is UNSET or outcome is None else struct_tag(outcome)
         return [SubagentChanged(ev.subagent_run_id, "finished", kind)]
@@ -376,7 +382,9 @@ class Conversation(MessageEvents, SnapshotEvents):
     def _passed_through(self, ev: Any) -> list[Update]:
         return [EventReceived(ev)]
 
-    def _chunk_not_normalized(self, ev: Any) -> list[Update]:
+    def _chunk_not_normalized(
+        self, ev: T.ReasoningMessageChunkEvent | T.TextMessageChunkEvent | T.ToolCallChunkEvent
+    ) -> list[Update]:
         tag = struct_tag(ev)
         return [
             WarningUpdate(
@@ -387,7 +395,7 @@ class Conversation(MessageEvents, SnapshotEvents):
 
     # -- run lifecycle -------------------------------------------------------------
 
-    def _run_started(self, ev: Any) -> list[Update]:
+    def _run_started(self, ev: T.RunStartedEvent) -> list[Update]:
         self._lifecycle.started(ev.run_id, ev.thread_id)
         self._run_calls = {}
         self._answered = set()
@@ -403,7 +411,7 @@ class Conversation(MessageEvents, SnapshotEvents):
                     self._append(MessageRecord.from_struct(m))
         return [RunStarted(ev.run_id, ev.thread_id, opt(ev.parent_run_id))]
 
-    def _run_finished(self, ev: Any) -> list[Update]:
+    def _run_finished(self, ev: T.RunFinishedEvent) -> list[Update]:
         life = self._lifecycle
         ids = {"run_id": ev.run_id, "thread_id": ev.thread_id}
         outcome = ev.outcome
@@ -464,7 +472,7 @@ class Conversation(MessageEvents, SnapshotEvents):
             pending.append(cid)
         return pending
 
-    def _run_error(self, ev: Any) -> list[Update]:
+    def _run_error(self, ev: T.RunErrorEvent) -> list[Update]:
         err = RunError(ev.message, code=opt(ev.code))
         self._lifecycle.errored(err)
         return [ErrorUpdate(err, fatal=True)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from agui import rules as R
+from agui import types as T
 from agui.errors import ProtocolViolation
 from agui.pipeline.verify._support import (
     _MISSING,
@@ -234,7 +235,9 @@ class ItemChecks:
 
     # --- steps ----------------------------------------------------------------------------------------------
 
-    def _step_started(self, event: Any, position: int | None) -> ProtocolViolation | None:
+    def _step_started(
+        self, event: T.StepStartedEvent, position: int | None
+    ) -> ProtocolViolation | None:
         name = event.step_name
         owner = _tag(event)
         names = self._steps.get(owner)
@@ -253,7 +256,9 @@ class ItemChecks:
             names[name] = None
         return None
 
-    def _step_finished(self, event: Any, position: int | None) -> ProtocolViolation | None:
+    def _step_finished(
+        self, event: T.StepFinishedEvent, position: int | None
+    ) -> ProtocolViolation | None:
         name = event.step_name
         owner = _tag(event)
         names = self._steps.get(owner)

@@ -240,7 +240,9 @@ class Verifier(ItemChecks):
             self._seed_owners(getattr(run_input, "messages", None), authoritative=False)
         return None
 
-    def _nested_run(self, event: Any, position: int | None) -> ProtocolViolation | None:
+    def _nested_run(
+        self, event: T.RunStartedEvent, position: int | None
+    ) -> ProtocolViolation | None:
         return _v(
             R.RUN_ALREADY_ACTIVE,
             f"Cannot send 'RUN_STARTED' while a run is still active: run "
@@ -251,11 +253,13 @@ class Verifier(ItemChecks):
             event.run_id,
         )
 
-    def _run_error(self, event: Any, position: int | None) -> ProtocolViolation | None:
+    def _run_error(self, event: T.RunErrorEvent, position: int | None) -> ProtocolViolation | None:
         self._phase = _ERRORED
         return None
 
-    def _run_finished(self, event: Any, position: int | None) -> ProtocolViolation | None:
+    def _run_finished(
+        self, event: T.RunFinishedEvent, position: int | None
+    ) -> ProtocolViolation | None:
         if event.run_id != self._run_id:
             return _v(
                 R.RUN_FINISHED_RUN_ID_MISMATCH,
@@ -350,7 +354,9 @@ class Verifier(ItemChecks):
                     if authoritative or call.id not in own_tool:
                         own_tool[call.id] = owner
 
-    def _messages_snapshot(self, event: Any, position: int | None) -> ProtocolViolation | None:
+    def _messages_snapshot(
+        self, event: T.MessagesSnapshotEvent, position: int | None
+    ) -> ProtocolViolation | None:
         self._seed_owners(event.messages, authoritative=True)
         return None
 
