@@ -22,8 +22,8 @@ def test_the_replay_section_measures_each_recording_and_the_junk_file():
     rows = bench_replay.bench_replay(Config(quick=True))
     names = [row.name for row in rows]
     assert names == [
-        "peak RSS, realistic mix, JSON Lines, 20k events",
-        "peak RSS, realistic mix, JSON array, 20k events",
+        "peak RSS, basic mix, JSON Lines, 20k events",
+        "peak RSS, basic mix, JSON array, 20k events",
         "peak RSS, one message of text deltas, 20k events",
         "peak RSS, 67 MB junk file",
     ]

@@ -524,7 +524,9 @@ def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) 
     ordered = sorted(rows, key=lambda r: r.section != "session")  # stable: headline first
     lines = [
         (
-            f"Produced by `{command}` ({'quick' if cfg.quick else 'full'} run, median of {cfg.repeats}, "
+            f"Produced by `{command}` ({'quick' if cfg.quick else 'full'} run; in-process figures the"
+            f" median of {cfg.repeats}, child-process figures the median of the runs their note"
+            " names, peak RSS the max of those runs; "
             f"{seconds / 60:.1f} min; Python {platform.python_version()}, {os.cpu_count()} cores, "
             f"load average at the end {load}; {time.strftime('%Y-%m-%d')})."
         ),
@@ -623,7 +625,8 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - started
     print(format_table(rows))
     print(
-        f"\n({'quick' if cfg.quick else 'full'} run, median of {cfg.repeats}, "
+        f"\n({'quick' if cfg.quick else 'full'} run, in-process figures median of {cfg.repeats},"
+        " child-process figures as their notes say, "
         f"{seconds:.1f} s, Python {platform.python_version()})"
     )
     if args.markdown:

@@ -6,7 +6,7 @@ Registered into :mod:`bench` (``tools/bench.py``) on import:
   stdout to ``/dev/null``) over recordings written to a temporary directory,
   each measured as the peak RSS (``ru_maxrss``) of that child alone:
 
-  - a 1M-event recording (``--quick``: 20k) of the realistic mix of
+  - a 1M-event recording (``--quick``: 20k) of the basic mix of
     :mod:`benchgen` (JSON Lines: runs of text deltas, chunked text, fragmented
     tool-call arguments, state deltas, snapshots), target < 150 MB;
   - the same as a JSON array (the form split element by element), same target;
@@ -87,7 +87,7 @@ def replay_peak(path: Path) -> tuple[int, float, str, float]:
 
 
 def write_jsonl(path: Path, n: int, seed: int) -> int:
-    """The realistic mix of about ``n`` events as JSON Lines; returns the event count."""
+    """The basic mix of :mod:`benchgen` (about ``n`` events) as JSON Lines; returns the event count."""
     count = 0
     with path.open("wb") as fh:
         for line in jsonl_lines(iter_stream(n, seed)):
@@ -145,8 +145,8 @@ def bench_replay(cfg: Config) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="agui-bench-replay-") as tmp:
         base = Path(tmp)
         recordings = [
-            ("realistic mix, JSON Lines", base / "mix.jsonl", write_jsonl),
-            ("realistic mix, JSON array", base / "mix.json", write_array),
+            ("basic mix, JSON Lines", base / "mix.jsonl", write_jsonl),
+            ("basic mix, JSON array", base / "mix.json", write_array),
             (
                 "one message of text deltas",
                 base / "one.jsonl",
@@ -161,8 +161,8 @@ def bench_replay(cfg: Config) -> list[Row]:
             if code != 0:
                 raise RuntimeError(f"replay of {what} failed ({code}): {err.strip()[-300:]}")
             ok = peak < RECORDING_TARGET_MB
-            note = f"{count:,} events, {size / 1e6:.0f} MB file, {wall:.1f} s wall"
-            extra: dict[str, object] = {"events": count, "file_bytes": size}
+            note = f"one run; {count:,} events, {size / 1e6:.0f} MB file, {wall:.1f} s wall"
+            extra: dict[str, object] = {"events": count, "file_bytes": size, "runs": 1}
             if not cfg.quick:
                 note += f"; target < {RECORDING_TARGET_MB:.0f} MB: {_met(ok)}"
                 extra.update(target=RECORDING_TARGET_MB, met=ok)

@@ -44,13 +44,14 @@ from agui.client.request import convert_list
 from agui.client.session import Session
 from agui.errors import RunError, SubscriberError, TransportError
 from agui.log import enable_debug
-from agui.transports import HttpTransport
+from agui.transports import HttpTransport, default_transport
 from agui.types import AgentCapabilities, Context, Message, RunAgentInput, Tool
 from agui.updates import Done, ErrorUpdate
 
 if TYPE_CHECKING:
     from agui.client.run import Run
     from agui.client.tools import ClientTool, ClientTools
+    from agui.transports import FastHttpTransport
     from agui.types import AgentCapabilities, Interrupt, RunAgentInput
 
 __all__ = ["AbstractAgent", "HttpAgent", "RunAgentResult", "Subscription"]
@@ -429,7 +430,8 @@ class AbstractAgent:
 
 class HttpAgent(AbstractAgent):
     """An agent behind an HTTP endpoint (POST ``RunAgentInput``, SSE back), via
-    :class:`agui.transports.HttpTransport`.
+    :func:`agui.transports.default_transport`: ``FastHttpTransport`` when the
+    ``fast`` extra is installed (and no proxy is set), ``HttpTransport`` otherwise.
 
     Args: ``url``, ``headers`` (extra request headers), ``capabilities_url``
     (where :meth:`fetch_capabilities` GETs ``AgentCapabilities`` JSON, with the
@@ -459,7 +461,7 @@ class HttpAgent(AbstractAgent):
         subscriber_errors: str = "warn",
     ) -> None:
 
-        self.transport: HttpTransport = HttpTransport(url, headers, timeout)
+        self.transport: HttpTransport | FastHttpTransport = default_transport(url, headers, timeout)
         self.capabilities_url: str | None = capabilities_url
         super().__init__(
             agent_id=agent_id,
@@ -517,5 +519,5 @@ class HttpAgent(AbstractAgent):
 
         new = super().clone()
         assert isinstance(new, HttpAgent)
-        new.transport = HttpTransport(self.url, dict(self.headers), self.transport.timeout)
+        new.transport = default_transport(self.url, dict(self.headers), self.transport.timeout)
         return new

@@ -28,7 +28,7 @@ from typing import Any
 from agui.cli.io import CliError
 from agui.client.session import Session
 from agui.jsonvalue import is_json_array, is_json_object
-from agui.transports import HttpTransport
+from agui.transports import default_transport
 from agui.types import Tool
 from agui.wire.json import loads_json_text
 
@@ -237,13 +237,14 @@ def http_timeout(read: float | None) -> Any:
 
 
 def make_transport(url: str, *, timeout: float | None = None, protobuf: bool = False) -> Any:
-    """The :class:`agui.transports.HttpTransport` ``watch`` and ``trace`` use
-    (``timeout``: see :func:`http_timeout`). ``protobuf`` (``--protobuf``) asks
+    """The transport ``watch`` and ``trace`` use: :func:`agui.transports.default_transport`
+    (``FastHttpTransport`` with the ``fast`` extra, else ``HttpTransport``;
+    ``timeout``: see :func:`http_timeout`). ``protobuf`` (``--protobuf``) asks
     for the protobuf binding (SSE is still accepted); without the ``proto``
     extra it raises :class:`CliError` naming the install line."""
 
     try:
-        return HttpTransport(url, timeout=http_timeout(timeout), protobuf=protobuf)
+        return default_transport(url, timeout=http_timeout(timeout), protobuf=protobuf)
     except ImportError as exc:
         raise CliError(f"--protobuf: {exc}") from None
 

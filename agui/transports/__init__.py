@@ -4,10 +4,14 @@
 :class:`HttpTransport` speaks HTTP POST + SSE; :class:`FastHttpTransport`
 (the ``fast`` extra: ``httptools``) speaks the same with a third of the CPU
 per read; :class:`ReplayTransport` replays recorded events.
+:func:`default_transport` picks the HTTP transport a URL gets by default.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from agui.transports.base import Transport, encode_run_input
@@ -23,9 +27,47 @@ __all__ = [
     "HttpTransport",
     "ReplayTransport",
     "Transport",
+    "default_transport",
     "encode_run_input",
     "load_events",
 ]
+
+
+_PROXY_VARIABLES = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+)
+
+
+def default_transport(
+    url: str,
+    headers: Mapping[str, str] | None = None,
+    timeout: Any = None,
+    *,
+    protobuf: bool = False,
+) -> HttpTransport | FastHttpTransport:
+    """The HTTP transport a URL gets when none is given (``HttpAgent(url)``,
+    board-watch): :class:`FastHttpTransport` when the ``fast`` extra
+    (``httptools``) is installed and no proxy is set in the environment
+    (``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY``, which only httpx honours);
+    :class:`HttpTransport` otherwise. Both take the same arguments (``timeout``:
+    seconds or an ``httpx.Timeout``) and speak the same wire.
+
+    Raises:
+        ValueError: a header name or value that is not ASCII.
+        ImportError: ``protobuf=True`` without the ``proto`` extra.
+    """
+    if find_spec("httptools") is not None and not any(
+        os.environ.get(name) for name in _PROXY_VARIABLES
+    ):
+        from agui.transports.fast_http import FastHttpTransport
+
+        return FastHttpTransport(url, headers, timeout, protobuf=protobuf)
+    return HttpTransport(url, headers, timeout, protobuf=protobuf)
 
 
 def __getattr__(name: str) -> Any:

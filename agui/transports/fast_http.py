@@ -406,9 +406,11 @@ class FastHttpTransport:
                         f"connection to {url} was reset: {str(reply.lost) or type(reply.lost).__name__}",
                         kind="reset",
                     )
-                raise TransportError(
+                chunked = "chunked" in reply.headers.get("transfer-encoding", "").lower()
+                raise TransportError(  # worded as httpx words it, so both read the same
                     f"{url} closed the stream before it was complete: peer closed connection"
-                    " without sending complete message body",
+                    " without sending complete message body"
+                    + (" (incomplete chunked read)" if chunked else ""),
                     kind="truncated",
                 )
             try:

@@ -1,0 +1,56 @@
+"""The HTTP transport a URL gets by default: FastHttpTransport when the ``fast``
+extra is installed (and no proxy is configured), HttpTransport otherwise; the
+agent API and board-watch both take it, and it runs a real loopback response."""
+
+from __future__ import annotations
+
+import pytest
+
+from agui.agent import HttpAgent
+from agui.backends.fake import create_app
+from agui.cli.target import make_transport
+from agui.server import BackgroundServer
+from agui.transports import HttpTransport, default_transport
+
+pytest.importorskip("httptools", reason="the fast extra (httptools) is part of the dev extra")
+from agui.transports.fast_http import FastHttpTransport
+
+PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+@pytest.fixture
+def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PROXIES:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="module")
+def url():
+    with BackgroundServer(create_app()) as srv:
+        yield srv.url + "/agent"
+
+
+def test_the_default_transport_is_the_fast_one_when_httptools_is_installed(no_proxy):
+    transport = default_transport("http://127.0.0.1:1/agent", {"x-a": "1"}, 5.0)
+    assert type(transport) is FastHttpTransport
+    assert transport.headers["x-a"] == "1" and transport.timeout.read == 5.0
+
+
+def test_a_proxy_in_the_environment_keeps_httpx_which_honours_it(no_proxy, monkeypatch):
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    assert type(default_transport("https://example.invalid/agent")) is HttpTransport
+
+
+def test_http_agent_and_board_watch_use_the_default_transport(no_proxy):
+    agent = HttpAgent("http://127.0.0.1:1/agent", headers={"x-b": "2"})
+    assert type(agent.transport) is FastHttpTransport
+    clone = agent.clone()
+    assert type(clone.transport) is FastHttpTransport and clone.headers == {"x-b": "2"}
+    assert type(make_transport("http://127.0.0.1:1/agent", timeout=3.0)) is FastHttpTransport
+
+
+async def test_http_agent_on_the_default_transport_runs_a_real_response(no_proxy, url):
+    agent = HttpAgent(url, initial_messages=[{"id": "u1", "role": "user", "content": "hello"}])
+    assert type(agent.transport) is FastHttpTransport
+    result = await agent.run_agent()
+    assert result.new_messages and type(result.new_messages[-1]).__name__ == "AssistantMessage"
