@@ -153,17 +153,20 @@ class RunSlot:
         core = self._core
         return core is not None and not core.final
 
-    async def _take(self, core: _RunCore, run: weakref.ref[Run]) -> None:
+    async def take(self, core: _RunCore, run: weakref.ref[Run]) -> None:
+        """``core`` becomes the active run; the previous one, if still open, is
+        closed first (one response applies to the conversation at a time)."""
         previous = self._core
         if previous is not None and previous is not core and not previous.final:
             prior = self.active
-            if prior is not None and prior._core is previous:
+            if prior is not None and prior.runs_on(previous):
                 await prior.aclose()
             if previous.pipeline is not None:  # (a dropped Run closes its stream later)
                 previous.pipeline.cancel(_CANCELLED)
         self._run, self._core = run, core
 
-    def _release(self, core: _RunCore) -> None:
+    def release(self, core: _RunCore) -> None:
+        """``core``'s stream is over: the slot is free (unless another run took it)."""
         if self._core is core:
             self._run = self._core = None
 
@@ -264,7 +267,7 @@ class _RunCore:
         """A round starts: take the session's slot, make its pipeline, send."""
         session = self.session
         run_input = self.inputs[-1]
-        await self.slot._take(self, self.run_ref)
+        await self.slot.take(self, self.run_ref)
         pipeline = self.pipeline = Pipeline(
             session.conversation,
             verify=session.verify,  # type: ignore[arg-type]
@@ -560,7 +563,7 @@ class _RunCore:
             if self.pipeline is not None:
                 self.pipeline.cancel(_CANCELLED)  # no-op when the stream ended
             self.final = True
-            self.slot._release(self)
+            self.slot.release(self)
             if self.ended is not None:
                 self.ended.set()
 
@@ -625,6 +628,10 @@ class Run:
         self._subscribers = subscribers
         self._gen: AsyncGenerator[Update, None] | None = None
         self._closed = False
+
+    def runs_on(self, core: _RunCore) -> bool:
+        """True when ``core`` drives this run (its slot's check before closing it)."""
+        return self._core is core
 
     @property
     def done(self) -> Done | None:
@@ -832,7 +839,7 @@ def _calls_to_run(session: RunHost, done: Done | None) -> list[ToolCall] | None:
         return None
     conv = session.conversation
     unanswered = set(conv.unanswered_tool_call_ids())
-    calls = []
+    calls: list[ToolCall] = []
     for cid in done.pending_tool_call_ids:
         call = conv.tool_call(cid) if cid in unanswered else None
         if call is not None and call.function.name in tools:

@@ -42,13 +42,13 @@ class SyncRun:
 
     def __next__(self) -> Update:
         try:
-            return self._session._call(self.run.__anext__())
+            return self._session.call(self.run.__anext__())
         except StopAsyncIteration:
             raise StopIteration from None
 
     def close(self) -> None:
         """Stop the run and close the connection (idempotent)."""
-        self._session._call(self.run.aclose())
+        self._session.call(self.run.aclose())
 
     def __enter__(self) -> Self:
         return self
@@ -82,7 +82,7 @@ class SyncSession:
         self._runner = asyncio.Runner()
         self._closed = False
 
-    def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
+    def call(self, coro: Coroutine[Any, Any, _T]) -> _T:
         """Run ``coro`` on the private loop.
 
         Raises:
@@ -180,7 +180,7 @@ class SyncSession:
             return
         active = self.session.active_run
         if active is not None:
-            self._call(active.aclose())
+            self.call(active.aclose())
         self._closed = True
         self._runner.close()
 

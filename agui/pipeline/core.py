@@ -43,7 +43,7 @@ events are not retained unless ``keep_events=True``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 
@@ -150,7 +150,7 @@ class Pipeline:
         self._wire = WireStage(max_frame_bytes, id_factory)  # one per stream (it is stateful)
         self._norm = Normalizer()
         self._verifier = Verifier(thread_id=thread_id) if verify != "off" else None
-        self._events: list[Any] | None = [] if keep_events else None
+        self._events: list[object] | None = [] if keep_events else None
         self._pending: list[Update] = []  # wire-stage news (decode()), reported with the next feed
         self._done: Done | None = None
         self._finished = False
@@ -352,7 +352,7 @@ class Pipeline:
             return out, ()
         if isinstance(item, bytes | bytearray | memoryview | str):
             try:
-                return out, self._wire.frames(item)
+                return out, self._wire.frames(cast("bytes | str", item))
             except FrameTooLarge as exc:
                 out += self._fatal(exc)
                 return out, ()
@@ -410,7 +410,7 @@ class Pipeline:
             if not self._finished:
                 yield item
             return
-        yield from self._decode_all(self.split(item))
+        yield from self._decode_all(self.split(cast("bytes | str", item)))
 
     def decode_end(self) -> Iterator[Any]:
         """End of stream for the wire stage: the events of a last frame that had
@@ -532,22 +532,25 @@ class Pipeline:
         updates = self._apply(ev)
         if updates:
             out.extend(updates)
-        special = _SPECIAL.get(type(ev))
+        special = _SPECIAL.get(ev.__class__)
         if special is not None:
             special(self, ev, out)
 
-    def _on_run_started(self, ev: Any, out: list[Update]) -> None:
+    def on_run_started(self, ev: T.RunStartedEvent, out: list[Update]) -> None:
+        """RUN_STARTED: a warning when it declares a protocol version we do not serve."""
         version = ev.protocol_version
         if version is not UNSET:
             warning = version_warning(self._version, version)
             if warning is not None:
                 out.append(warning)
 
-    def _on_run_finished(self, ev: Any, out: list[Update]) -> None:
+    def on_run_finished(self, ev: T.RunFinishedEvent, out: list[Update]) -> None:
+        """RUN_FINISHED: the run's ``Done`` (from its lifecycle)."""
         pending = tuple(self._conversation.pending_tool_call_ids)
         out.append(self._end(self._life.done_for_finish(_usage_of(ev), pending)))
 
-    def _on_run_error(self, ev: Any, out: list[Update]) -> None:
+    def on_run_error(self, ev: T.RunErrorEvent, out: list[Update]) -> None:
+        """RUN_ERROR: the run's failed ``Done`` (from its lifecycle)."""
         out.append(self._end(self._life.done_for_error(ev.message, _usage_of(ev))))
 
     def _violation(self, violation: ProtocolViolation, out: list[Update]) -> bool:
@@ -572,9 +575,9 @@ class Pipeline:
 
 
 _SPECIAL: dict[type[Any], Callable[[Pipeline, Any, list[Update]], None]] = {
-    T.RunStartedEvent: Pipeline._on_run_started,
-    T.RunFinishedEvent: Pipeline._on_run_finished,
-    T.RunErrorEvent: Pipeline._on_run_error,
+    T.RunStartedEvent: Pipeline.on_run_started,
+    T.RunFinishedEvent: Pipeline.on_run_finished,
+    T.RunErrorEvent: Pipeline.on_run_error,
 }
 
 

@@ -29,7 +29,7 @@ from google.protobuf.message import DecodeError as PbDecodeError
 
 from agui.errors import DecodeError, FrameTooLarge
 from agui.wire.encode import encode_json, to_json_value
-from agui.wire.proto_convert import _ARM_NUMBERS, event_from_pb, event_to_pb, new_envelope
+from agui.wire.proto_convert import ARM_NUMBERS, event_from_pb, event_to_pb, new_envelope
 from agui.wire.sse import MAX_FRAME_BYTES
 
 __all__ = [
@@ -132,7 +132,7 @@ def decode_proto_event(body: bytes) -> dict[str, Any] | UnknownEventArm:
     fields = _walk(body)
     if fields is None:
         raise DecodeError("not a protobuf Event message")
-    known = {f for f, _, _, _ in fields if f in _ARM_NUMBERS}
+    known = {f for f, _, _, _ in fields if f in ARM_NUMBERS}
     if len(known) > 1:
         raise DecodeError("protobuf envelope carries more than one event")
     if not known:

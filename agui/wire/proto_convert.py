@@ -59,7 +59,7 @@ _TYPE_NUMBERS = {v.name: v.number for v in pb.EventType.DESCRIPTOR.values}
 _TYPE_NAMES = {v.number: v.name for v in pb.EventType.DESCRIPTOR.values}
 _ARM_OF_TYPE = {f.name.upper(): f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["event"].fields}
 _TYPE_OF_ARM = {arm: tag for tag, arm in _ARM_OF_TYPE.items()}
-_ARM_NUMBERS = frozenset(f.number for f in pb.Event.DESCRIPTOR.fields)
+ARM_NUMBERS = frozenset(f.number for f in pb.Event.DESCRIPTOR.fields)
 
 
 def _ordered_event_class() -> Any:
