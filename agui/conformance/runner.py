@@ -53,6 +53,7 @@ from agui.jsonvalue import is_json_array, is_json_object
 from agui.pipeline.apply import Conversation
 from agui.pipeline.core import Pipeline
 from agui.rules import RULES
+from agui.transports.replay import ReplayTransport
 from agui.updates import ErrorUpdate, WarningUpdate
 from agui.wire import decode_input
 
@@ -88,13 +89,13 @@ class Observation:
     """What the client did with one fixture's stream."""
 
     rejected: Exception | None = None
-    run_errors: list[RunError] = field(default_factory=list)
-    warnings: list[WarningUpdate] = field(default_factory=list)
-    events: list[Any] = field(default_factory=list)
-    messages: list[Any] = field(default_factory=list)
+    run_errors: list[RunError] = field(default_factory=list[RunError])
+    warnings: list[WarningUpdate] = field(default_factory=list[WarningUpdate])
+    events: list[Any] = field(default_factory=list[Any])
+    messages: list[Any] = field(default_factory=list[Any])
     state: Any = None
-    request: dict[str, Any] = field(default_factory=dict)
-    input_warnings: list[str] = field(default_factory=list)
+    request: dict[str, Any] = field(default_factory=dict[str, Any])
+    input_warnings: list[str] = field(default_factory=list[str])
 
 
 @dataclass
@@ -119,7 +120,7 @@ class FixtureResult:
 def observe(fixture: dict[str, Any]) -> Observation:
     """Feed one fixture's stream through our client and record what happened."""
     obs = Observation()
-    inp = fixture.get("input") or {}
+    inp: dict[str, Any] = fixture.get("input") or {}
     conversation, thread_id = _conversation_from_input(inp, obs)
     obs.request = build_request(conversation, inp, thread_id=thread_id)
     pipeline = Pipeline(conversation, verify="strict", keep_events=True)
@@ -177,7 +178,7 @@ def build_request(
     forwardedProps), with tools/context/forwardedProps from the fixture input."""
 
     session = Session(
-        None,
+        ReplayTransport([]),  # never streamed: the session only builds the request
         thread_id=thread_id,
         tools=inp.get("tools", ()),
         context=inp.get("context", ()),
@@ -197,7 +198,8 @@ def build_request(
 def check(fixture: dict[str, Any], obs: Observation, entry: Entry | None) -> list[str]:
     """Compare an observation with the fixture's ``expect`` (plus our override)."""
     expect = dict(fixture.get("expect") or {})
-    lane = (fixture.get("expectOverrides") or {}).get(LANE)
+    overrides: dict[str, Any] = fixture.get("expectOverrides") or {}
+    lane = overrides.get(LANE)
     if is_json_object(lane):  # a corpus lane for this client, should one appear
         expect.update({k: v for k, v in lane.items() if k != "intentional"})
     if entry is not None and entry.override:
@@ -231,7 +233,8 @@ def check(fixture: dict[str, Any], obs: Observation, entry: Entry | None) -> lis
     for t in expect.get("eventTypesAbsent") or ():
         if t in types:
             failures.append(f"eventTypesAbsent: {t} was delivered")
-    for path, want in (expect.get("eventPaths") or {}).items():
+    paths: dict[str, Any] = expect.get("eventPaths") or {}
+    for path, want in paths.items():
         got = _event_path(obs.events, path)
         if got is _MISSING:
             failures.append(f"eventPaths: {path} is absent")
