@@ -148,7 +148,7 @@ class ChatOptions:
     panel_width: int = 400
     utf8: Any = None
     id_prefix: str = ""
-    tool_results: dict[str, str] = field(default_factory=dict)
+    tool_results: dict[str, str] = field(default_factory=dict[str, str])
 
 
 @dataclass
@@ -161,7 +161,7 @@ class RunResult:
     each ``ErrorUpdate`` such as a decode error or a protocol violation, and a
     transport error that ended it)."""
 
-    interrupts: list[Any] = field(default_factory=list)
+    interrupts: list[Any] = field(default_factory=list[Any])
     done: u.Done | None = None
     dropped: bool = False
     count: int = 0
@@ -444,6 +444,7 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
                 console.write([resumes_capped(resumes, cap, result.interrupts, calls)])
                 failed = True
                 break
+            answers = {}
             try:
                 if result.interrupts:
                     answers, _ = ask_answers(result.interrupts, console, options.answer)
@@ -504,7 +505,7 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
 
     tools = load_tools(args.tools) if args.tools else None
     state = load_json_file(args.state, "state file") if args.state else msgspec.UNSET
-    canned = dict(getattr(args, "tool_result", None) or ())
+    canned: dict[str, str] = dict(getattr(args, "tool_result", None) or ())
     mode = "approve" if args.approve else "decline" if args.decline else "ask"
     full = getattr(args, "full", False)
     render = RenderOptions(in_order=args.in_order, fragments=args.fragments, max_chars=0)
