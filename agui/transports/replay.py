@@ -109,6 +109,11 @@ def _each(frames: list[Any] | Recording) -> Iterator[Any]:
     return frames.items() if isinstance(frames, Recording) else iter(frames)
 
 
+YIELD_EVERY = 64
+"""Items (events or SSE pieces) replayed per event-loop turn when ``delay`` is 0:
+a cancellation or another task waits at most this many items."""
+
+
 class ReplayTransport:
     """A transport that answers every run with a recorded stream.
 
@@ -133,9 +138,12 @@ class ReplayTransport:
         """Yield the next recorded response (SSE bytes and/or event structs)."""
         index = min(len(self.requests), len(self._sources) - 1)
         self.requests.append(run_input)
-        for item in _each(self._sources[index]):
-            if self.delay:
-                await asyncio.sleep(self.delay)
-            else:
+        delay = self.delay
+        for n, item in enumerate(_each(self._sources[index])):
+            if delay:
+                await asyncio.sleep(delay)
+            elif n % YIELD_EVERY == 0:
+                # one event-loop turn per batch of items, not per item (cancellation
+                # still lands within YIELD_EVERY items; SSE pieces are one item each)
                 await asyncio.sleep(0)
             yield item
