@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, cast
 
 from agui.transports.recording import CHUNK_BYTES, Recording
 from agui.types import RunAgentInput
@@ -76,11 +76,11 @@ def _frames(source: Any) -> list[Any] | Recording:
     if isinstance(source, Recording):
         return source
     if isinstance(source, str | PathLike):
-        return Recording(source)
+        return Recording(cast("str | PathLike[str]", source))
     if isinstance(source, bytes | bytearray | memoryview):  # a fixture's content
         # read lazily like a file (raw SSE in CHUNK_BYTES pieces): a large body
         # is never held a second time, nor as one item
-        return Recording(bytes(source), name="<bytes>")
+        return Recording(bytes(cast("bytes", source)), name="<bytes>")
     items: list[Any] = []
     for item in source:
         if isinstance(item, dict | list):

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, cast
 
 from agui_generated import agui_pb2 as pb
 from google.protobuf import (
@@ -68,15 +69,17 @@ def _ordered_event_class() -> Any:
     entries), but the runtime keeps the entries in order."""
     pool = descriptor_pool.DescriptorPool()
     struct_file = descriptor_pb2.FileDescriptorProto()
-    struct_pb2.DESCRIPTOR.CopyToProto(struct_file)
+    # types-protobuf leaves the descriptor API's arguments unknown (pyright strict)
+    struct_pb2.DESCRIPTOR.CopyToProto(struct_file)  # pyright: ignore[reportUnknownMemberType]
     for message in struct_file.message_type:
         for nested in message.nested_type:
             nested.options.ClearField("map_entry")
-    pool.Add(struct_file)
+    pool.Add(struct_file)  # pyright: ignore[reportUnknownMemberType]
     agui_file = descriptor_pb2.FileDescriptorProto()
-    pb.DESCRIPTOR.CopyToProto(agui_file)
-    pool.Add(agui_file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("ag_ui.Event"))
+    pb.DESCRIPTOR.CopyToProto(agui_file)  # pyright: ignore[reportUnknownMemberType]
+    pool.Add(agui_file)  # pyright: ignore[reportUnknownMemberType]
+    event = pool.FindMessageTypeByName("ag_ui.Event")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return message_factory.GetMessageClass(event)  # pyright: ignore[reportUnknownArgumentType]
 
 
 _ORDERED_EVENT = _ordered_event_class()
@@ -101,9 +104,10 @@ def _set_value(msg: Any, value: Any) -> None:
     elif is_json_object(value):
         msg.struct_value.SetInParent()
         _set_struct(msg.struct_value, value)
-    elif isinstance(value, list | tuple):
+    elif is_json_array(value) or isinstance(value, tuple):
         msg.list_value.SetInParent()
-        for item in value:
+        items: Iterable[object] = cast("Iterable[object]", value)
+        for item in items:
             _set_value(msg.list_value.values.add(), item)
     else:
         raise TypeError(f"{type(value).__name__} is not a JSON value")
@@ -182,7 +186,7 @@ def _fill(msg: PbMessage, data: dict[str, Any]) -> None:
             elif is_json_object(value):
                 _fill(getattr(msg, fd.name), value)
         elif fd.is_repeated:
-            getattr(msg, fd.name).extend(v for v in value if isinstance(v, str))
+            getattr(msg, fd.name).extend(v for v in value or () if isinstance(v, str))
         elif fd.enum_type is not None:
             setattr(msg, fd.name, value)
         else:
