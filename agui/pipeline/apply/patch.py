@@ -40,6 +40,8 @@ from typing import Any
 import jsonpatch
 import msgspec
 
+from agui.jsonvalue import is_json_array, is_json_object
+
 _IN_PLACE_LAST = frozenset({"add", "remove", "replace", "copy", "test"})
 
 
@@ -67,8 +69,8 @@ def clone_json(value: Any) -> Any:
 
 def plain_ops(patch: Any) -> list[Any]:
     """The patch as a fresh list of plain JSON op objects (structs converted)."""
-    ops = msgspec.to_builtins(patch)
-    if not isinstance(ops, list):
+    ops: object = msgspec.to_builtins(patch)
+    if not is_json_array(ops):
         raise PatchFailed(f"a JSON Patch must be an array, got {type(ops).__name__}")
     return ops
 
@@ -115,7 +117,7 @@ def _check_depth(ops: list[Any], limit: int) -> bool:
     ``limit`` before the patch, so other ops cannot pass it)."""
     deeper_copy = False
     for op in ops:
-        if not isinstance(op, dict):
+        if not is_json_object(op):
             continue
         kind = op.get("op")
         at = _tokens(op.get("path"))
@@ -220,6 +222,7 @@ def _one_op_copy(document: Any, op: Any) -> Any:
         or "~" in path
     ):
         return _MISS
+    value: Any = None  # (remove carries none)
     if kind != "remove":
         if "value" not in op:
             return _MISS
@@ -286,10 +289,12 @@ def _one_op_copy(document: Any, op: Any) -> Any:
 _ONE_OP_KINDS = frozenset({"add", "replace", "remove"})
 
 
+_CONTAINERS = frozenset({dict, list})
+
+
 def _shallow(value: Any) -> Any:
-    if type(value) is dict:
-        return value.copy()
-    if type(value) is list:
+    """A shallow copy of a plain dict or list; any other value as it is."""
+    if type(value) in _CONTAINERS:
         return value.copy()
     return value
 
@@ -308,7 +313,7 @@ def _copy_path(document: Any, path: Any) -> Any:
             if token not in node:
                 break
             child = node[token] = _shallow(node[token])
-        elif type(node) is list:
+        elif node.__class__ is list:
             if not token.isdigit() or int(token) >= len(node):
                 break
             index = int(token)
@@ -322,7 +327,7 @@ def _copy_path(document: Any, path: Any) -> Any:
 def _in_place_safe(ops: list[Any]) -> bool:
     last = len(ops) - 1
     for i, op in enumerate(ops):
-        if not isinstance(op, dict):
+        if not is_json_object(op):
             return False
         kind = op.get("op")
         if i < last:
@@ -345,7 +350,7 @@ def _parse(pointer: Any) -> list[str]:
         raise PatchFailed(f"invalid JSON Pointer {pointer!r}")
     tokens = pointer[1:].split("/")
     if "~" in pointer:
-        out = []
+        out: list[str] = []
         for tok in tokens:
             if re.search(r"~(?![01])", tok):
                 raise PatchFailed(f"invalid escape in JSON Pointer {pointer!r}")
@@ -370,14 +375,14 @@ def json_equal(a: Any, b: Any) -> bool:
     objects compare unordered, arrays in order."""
     if a.__class__ is bool or b.__class__ is bool:
         return a is b
-    if isinstance(a, dict):
+    if is_json_object(a):
         return (
-            isinstance(b, dict)
+            is_json_object(b)
             and a.keys() == b.keys()
             and all(json_equal(v, b[k]) for k, v in a.items())
         )
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(json_equal, a, b))
+    if is_json_array(a):
+        return is_json_array(b) and len(a) == len(b) and all(map(json_equal, a, b))
     if isinstance(a, (int, float)):
         return isinstance(b, (int, float)) and a == b
     return a.__class__ is b.__class__ and a == b
@@ -401,7 +406,7 @@ class _PathCopy:
     def apply(self, document: Any, ops: list[Any]) -> Any:
         root = document
         for op in ops:
-            if not isinstance(op, dict):
+            if not is_json_object(op):
                 raise PatchFailed(
                     f"a JSON Patch operation must be an object, got {type(op).__name__}"
                 )
