@@ -220,6 +220,7 @@ if TYPE_CHECKING:
     from agui.updates import ReasoningEnded as ReasoningEnded
     from agui.updates import ReasoningSpan as ReasoningSpan
     from agui.updates import ReasoningStarted as ReasoningStarted
+    from agui.updates import Reconnected as Reconnected
     from agui.updates import RunStarted as RunStarted
     from agui.updates import StateChanged as StateChanged
     from agui.updates import StepChanged as StepChanged
@@ -342,6 +343,7 @@ __all__ = [
     "ReasoningSpan",
     "ReasoningStartEvent",
     "ReasoningStarted",
+    "Reconnected",
     "RemoveOperation",
     "ReplaceOperation",
     "ReplayTransport",
@@ -468,7 +470,7 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
         ),
         "agui.updates": (
             "ActivityChanged Custom Done EncryptedValue ErrorUpdate EventReceived"
-            " MessagesSnapshot MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded"
+            " MessagesSnapshot MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded Reconnected"
             " ReasoningSpan ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged"
             " TextDelta TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted"
             " ToolResult Update WarningUpdate"

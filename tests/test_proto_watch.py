@@ -130,14 +130,17 @@ def test_trace_over_protobuf_shows_the_same_frames(fake_server, flags):
 
 
 def test_protobuf_without_the_runtime_is_one_line_naming_the_extra(fake_server, monkeypatch):
-    from agui.transports import http
+    from agui.transports import fast_http, http
 
     def missing():
         raise ImportError(
             "HttpTransport(protobuf=True) needs the protobuf runtime: pip install 'agui-sdk[proto]'"
         )
 
+    # both transports check the runtime (board-watch's default is FastHttpTransport when
+    # its extra is installed)
     monkeypatch.setattr(http, "proto_module", missing)
+    monkeypatch.setattr(fast_http, "proto_module", missing)
     text = transcript(
         fake_server, ["watch", "--url", fake_server.url + "/agent", "--protobuf"], "hello\n"
     )

@@ -83,7 +83,7 @@ class Cursor:
         if cursor is None or cursor == "":
             return
         self.last = cursor
-        self.failures = 0
+        self.failures: int = 0
         if cursor not in self._seen:
             self._seen.add(cursor)
             self._order.append(cursor)

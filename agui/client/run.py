@@ -153,19 +153,19 @@ class RunSlot:
         core = self._core
         return core is not None and not core.final
 
-    async def take(self, core: _RunCore, run: weakref.ref[Run]) -> None:
+    async def _take(self, core: _RunCore, run: weakref.ref[Run]) -> None:
         """``core`` becomes the active run; the previous one, if still open, is
         closed first (one response applies to the conversation at a time)."""
         previous = self._core
         if previous is not None and previous is not core and not previous.final:
             prior = self.active
-            if prior is not None and prior.runs_on(previous):
+            if prior is not None and prior._core is previous:  # pyright: ignore[reportPrivateUsage] - same module
                 await prior.aclose()
             if previous.pipeline is not None:  # (a dropped Run closes its stream later)
                 previous.pipeline.cancel(_CANCELLED)
         self._run, self._core = run, core
 
-    def release(self, core: _RunCore) -> None:
+    def _release(self, core: _RunCore) -> None:
         """``core``'s stream is over: the slot is free (unless another run took it)."""
         if self._core is core:
             self._run = self._core = None
@@ -267,7 +267,7 @@ class _RunCore:
         """A round starts: take the session's slot, make its pipeline, send."""
         session = self.session
         run_input = self.inputs[-1]
-        await self.slot.take(self, self.run_ref)
+        await self.slot._take(self, self.run_ref)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
         pipeline = self.pipeline = Pipeline(
             session.conversation,
             verify=session.verify,  # type: ignore[arg-type]
@@ -563,7 +563,7 @@ class _RunCore:
             if self.pipeline is not None:
                 self.pipeline.cancel(_CANCELLED)  # no-op when the stream ended
             self.final = True
-            self.slot.release(self)
+            self.slot._release(self)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
             if self.ended is not None:
                 self.ended.set()
 
@@ -628,10 +628,6 @@ class Run:
         self._subscribers = subscribers
         self._gen: AsyncGenerator[Update, None] | None = None
         self._closed = False
-
-    def runs_on(self, core: _RunCore) -> bool:
-        """True when ``core`` drives this run (its slot's check before closing it)."""
-        return self._core is core
 
     @property
     def done(self) -> Done | None:

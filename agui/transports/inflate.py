@@ -56,10 +56,18 @@ class Decompressor(Protocol):
     """What a ``zlib.decompressobj()`` offers (bounded ``decompress`` and its tail)."""
 
     @property
-    def unconsumed_tail(self) -> bytes: ...
+    def unconsumed_tail(self) -> bytes:
+        """Input not yet inflated because ``max_length`` was reached."""
+        ...
+
     @property
-    def eof(self) -> bool: ...
-    def decompress(self, data: bytes, max_length: int = 0, /) -> bytes: ...
+    def eof(self) -> bool:
+        """True once the end of the compressed stream was read."""
+        ...
+
+    def decompress(self, data: bytes, max_length: int = 0, /) -> bytes:
+        """Inflate ``data``, at most ``max_length`` bytes out (0: no bound)."""
+        ...
 
 
 _IDENTITY = frozenset({"", "identity"})
@@ -87,11 +95,11 @@ class BodyInflater:
     def __init__(
         self, encoding: str, url: str, *, max_inflated_bytes: int | None = MAX_INFLATED_BYTES
     ) -> None:
-        self.encoding = encoding.strip().lower()
-        self.url = url
-        self.max_inflated_bytes = max_inflated_bytes
-        self.raw = 0  # bytes on the wire
-        self.inflated = 0  # bytes handed on
+        self.encoding: str = encoding.strip().lower()
+        self.url: str = url
+        self.max_inflated_bytes: int | None = max_inflated_bytes
+        self.raw: int = 0  # bytes on the wire
+        self.inflated: int = 0  # bytes handed on
         self._raw_deflate = False
         if self.encoding in _IDENTITY:
             self._inflate: Decompressor | None = None

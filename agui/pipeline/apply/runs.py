@@ -53,7 +53,7 @@ class RunAppliers:
     def __init__(self, store: MessageStore, messages: MessageAppliers) -> None:
         self.store = store
         self.messages = messages
-        self.lifecycle = RunLifecycle()
+        self.lifecycle: RunLifecycle = RunLifecycle()
         self.pending_interrupts: list[T.Interrupt] = []
         self.pending_tool_call_ids: list[str] = []
         self.offered_tools: frozenset[str] | None = None

@@ -66,7 +66,7 @@ class Snapshots:
         self.store = store
         self.state: Any = state
         """The agent state: any JSON value (``None`` while absent or null)."""
-        self.state_absent = state is None
+        self.state_absent: bool = state is None
         """True until a state is given or received (absent reads as ``{}`` for a
         STATE_DELTA; a STATE_SNAPSHOT of ``null`` makes it False)."""
 
