@@ -70,7 +70,7 @@ class Cursor:
 
     def __init__(self, start: str | None = None) -> None:
         self.last: str | None = start
-        self.failures = 0
+        self.failures: int = 0
         self._seen: set[str] = set()
         self._order: deque[str] = deque()
 
@@ -83,7 +83,7 @@ class Cursor:
         if cursor is None or cursor == "":
             return
         self.last = cursor
-        self.failures: int = 0
+        self.failures = 0
         if cursor not in self._seen:
             self._seen.add(cursor)
             self._order.append(cursor)
