@@ -290,3 +290,49 @@ def test_a_broken_pipe_met_while_cancelling_counts_as_the_interrupt_not_as_head(
     assert _while_cancelling(broken_while(asyncio.CancelledError()))
     assert _while_cancelling(broken_while(KeyboardInterrupt()))
     assert not _while_cancelling(BrokenPipeError(32, "Broken pipe"))
+
+
+def test_a_broken_pipe_after_a_ctrl_c_cancelled_run_is_the_interrupt_until_the_next_line():
+    """The race in ``watch | tee``: the cancelled run's ``done`` line reaches the
+    pipe, then the reader dies of the same Ctrl-C and a later write breaks. Up to
+    the next input line that broken pipe is the interrupt (130), not ``| head``."""
+    import asyncio
+    import io
+
+    from agui.cli import main as cli_main
+    from agui.cli.io import Console
+    from agui.cli.render import Renderer
+    from agui.cli.watch import ChatOptions, run_interruptibly
+
+    async def stream():
+        signal.raise_signal(signal.SIGINT)  # Ctrl-C while the run streams
+        await asyncio.sleep(60)
+        yield None
+
+    console = Console(io.StringIO("next\n"), io.StringIO(), io.StringIO())
+    with asyncio.Runner() as runner:
+        result = run_interruptibly(runner, stream(), Renderer(), console, ChatOptions())
+    assert result.cancelled and console.interrupted
+    assert "cancelled: interrupted (Ctrl-C)" in console.stdout.getvalue()
+
+    def broken_after(console: Console) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def main_with(interrupted: bool) -> tuple[int, str]:
+        err = io.StringIO()
+
+        def body(argv, console: Console) -> int:
+            console.interrupted = interrupted
+            return broken_after(console)
+
+        original = cli_main._main
+        cli_main._main = body
+        try:
+            code = cli_main.main(["watch"], stdin=io.StringIO(), stdout=io.StringIO(), stderr=err)
+        finally:
+            cli_main._main = original
+        return code, err.getvalue()
+
+    assert main_with(True) == (130, "board-watch: error: interrupted\n")
+    assert main_with(False) == (141, "")
+    assert console.readline("> ") == "next" and not console.interrupted

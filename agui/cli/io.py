@@ -147,6 +147,9 @@ class Console:
     stderr: TextIO
     interactive: bool = False
     colour: bool = False
+    #: a Ctrl-C cancelled a run and no input line was read since: a broken
+    #: stdout now is the pipe's reader dying of the same Ctrl-C (exit 130)
+    interrupted: bool = False
 
     @classmethod
     def create(
@@ -231,6 +234,7 @@ class Console:
             if self.interactive and prompt:  # Ctrl-D: end the prompt's line
                 self._prompt("\n")
             return None
+        self.interrupted = False
         line = line.rstrip("\r\n")
         if _SURROGATES.search(line):
             line = _SURROGATES.sub("\ufffd", line)

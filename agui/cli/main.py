@@ -414,7 +414,7 @@ def main(
         code = 130
     except BrokenPipeError as exc:  # e.g. `board-watch ... | head`: the reader left, stop quietly
         _silence_stdout(console)
-        if not _while_cancelling(exc):
+        if not (console.interrupted or _while_cancelling(exc)):
             return 141
         # Ctrl-C with stdout piped (`replay big.jsonl | tail -2`): the reader died of
         # the same Ctrl-C while the cancelled run was being written up

@@ -307,17 +307,18 @@ def run_interruptibly(
     Ctrl-C (the pipe's reader got the same signal)."""
     result = RunResult()
     try:
-        return runner.run(drive(run, renderer, console, options, run_id, result))
+        runner.run(drive(run, renderer, console, options, run_id, result))
     except KeyboardInterrupt:
         if not result.cancelled:
             raise
-        return result
     except BrokenPipeError:
         # Ctrl-C with stdout piped (`watch | cat`): the reader died of the same
         # Ctrl-C, so writing the cancellation failed. It is an interrupt.
         if getattr(runner, "_interrupt_count", 0):
             raise KeyboardInterrupt from None
         raise
+    console.interrupted = result.cancelled
+    return result
 
 
 def _describe(err: BaseException, url: str) -> str:
