@@ -69,6 +69,8 @@ _EOF: Any = object()  # the end of a response, as a read returns it
 _NOTHING: Any = object()  # no item held (see _RunCore.held)
 
 LOOK_AHEAD_SECONDS = 0.25
+#: how long closing a response may go on after the closing task was cancelled
+CLOSE_GRACE_SECONDS = 2.0
 """How long a run reads on after a transport item that ended a run of the
 response (the response usually ends right there), before it hands out that
 run's ``Done`` anyway."""
@@ -191,6 +193,8 @@ class _RunCore:
         "ended",
         "errors",
         "final",
+        "gen",
+        "guard",
         "held",
         "inputs",
         "ahead",
@@ -238,6 +242,10 @@ class _RunCore:
         self.closing = False  # finish() began: the stream is being closed
         self.started = False  # the generator began (the request is being sent)
         self.ended: asyncio.Event | None = None
+        # the update generator (weakly: a run left with ``break`` is freed at once) and
+        # the task that closes it if the loop shuts down first (see _close_at_shutdown)
+        self.gen: weakref.ref[AsyncGenerator[Update, None]] | None = None
+        self.guard: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         # the task that last awaited inside the generator (set before each await),
         # for a stop from another task; whether a stop was asked; whether it
@@ -533,7 +541,7 @@ class _RunCore:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             self.consumer = asyncio.current_task()
-            await aclose()
+            await _close_fully(aclose)
 
     async def _cancel_on_server(self) -> None:
         """A deliberate abort of a resumable run still open: the contract's cancel
@@ -674,6 +682,7 @@ class Run:
             else:
                 self._core.ended = asyncio.Event()
                 gen = _execute(self._core, self._subscribers)
+                self._core.gen = weakref.ref(gen)
             self._gen = gen
         return gen
 
@@ -773,7 +782,9 @@ async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[U
     if core.final:
         return
     core.started = True
-    core.loop = asyncio.get_running_loop()
+    core.loop = loop = asyncio.get_running_loop()
+    if core.ended is not None:
+        core.guard = loop.create_task(_close_at_shutdown(core, core.ended))
     errors = core.errors
     notify = subscribers.notify
     current_task = asyncio.current_task
@@ -804,6 +815,35 @@ async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[U
         raise
     finally:
         await core.finish()
+
+
+async def _close_at_shutdown(core: _RunCore, ended: asyncio.Event) -> None:
+    """Waits for the run's end. Cancelled first (``asyncio.run`` cancels every
+    task before it closes the async generators it tracks, all at once): closes
+    the run's update generator, so the response is closed in order, innermost
+    generator first, before the loop closes them concurrently."""
+    try:
+        await ended.wait()
+    except asyncio.CancelledError:
+        gen = core.gen() if core.gen is not None else None
+        if gen is not None and not core.final and not _running(gen):
+            await gen.aclose()
+        raise
+
+
+async def _close_fully(aclose: Callable[[], Awaitable[object]]) -> None:
+    """Await ``aclose()`` to its end even when the awaiting task is cancelled
+    meanwhile (then re-raise, after at most :data:`CLOSE_GRACE_SECONDS`): a
+    response left half-closed (``asyncio.run`` cancels the task that closes a
+    run a user left with ``break``) prints finalizer noise at exit."""
+    closing = asyncio.ensure_future(aclose())
+    try:
+        await asyncio.shield(closing)
+    except asyncio.CancelledError:
+        await asyncio.wait((closing,), timeout=CLOSE_GRACE_SECONDS)
+        if closing.done() and not closing.cancelled():
+            closing.exception()  # (seen: the cancellation is what the caller gets)
+        raise
 
 
 async def _read_one(read: Callable[[], Awaitable[Any]]) -> Any:

@@ -30,6 +30,7 @@ import functools
 import re
 import ssl
 from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any
 
 import httpx
@@ -170,17 +171,21 @@ class HttpTransport:
                         raise await _status_error(response)
                     content_type = response.headers.get("content-type", "").strip()
                     if self.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
-                        async for text in proto_events(self._body(response), self.url):
-                            yield text
+                        async with aclosing(proto_events(self._body(response), self.url)) as texts:
+                            async for text in texts:
+                                yield text
                         return
                     if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
                         raise await _content_type_error(response, content_type)
                     sniff = None if content_type else SseSniffer()
-                    async for chunk in self._body(response):
-                        if chunk:
-                            if sniff is not None:
-                                sniff.feed(chunk)
-                            yield chunk
+                    # every inner generator is closed here, innermost first, on the task
+                    # closing this one (a bare `break` in a user's loop included)
+                    async with aclosing(self._body(response)) as chunks:
+                        async for chunk in chunks:
+                            if chunk:
+                                if sniff is not None:
+                                    sniff.feed(chunk)
+                                yield chunk
                     if sniff is not None and sniff.not_an_event_stream():
                         raise _no_sse_error(response, sniff.head)
             except httpx.HTTPError as exc:
@@ -228,6 +233,10 @@ async def proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator[
         reader.close()
     except (FrameTooLarge, EncodeError, DecodeError) as exc:
         raise proto_error(exc, url, "bad protobuf frame") from exc
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 @functools.cache

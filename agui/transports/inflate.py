@@ -176,12 +176,19 @@ async def bounded_body(
     after each piece. Raises TransportError as :class:`BodyInflater` does."""
     inflater = BodyInflater(encoding, url, max_inflated_bytes=max_inflated_bytes)
     since_yield = 0
-    async for chunk in raw:
-        for piece in inflater.feed(chunk):
-            yield piece
-            since_yield += len(piece)
-            if since_yield >= SLICE_BYTES:
-                # let timeouts and cancellation in between two slices of work
-                # (once per slice's worth, so small reads pay nothing)
-                since_yield = 0
-                await asyncio.sleep(0)
+    try:
+        async for chunk in raw:
+            for piece in inflater.feed(chunk):
+                yield piece
+                since_yield += len(piece)
+                if since_yield >= SLICE_BYTES:
+                    # let timeouts and cancellation in between two slices of work
+                    # (once per slice's worth, so small reads pay nothing)
+                    since_yield = 0
+                    await asyncio.sleep(0)
+    finally:
+        # close the raw reader here, on this task: left to the garbage collector, a
+        # generator is closed by a task of its own, racing the response's close
+        aclose = getattr(raw, "aclose", None)
+        if aclose is not None:
+            await aclose()
