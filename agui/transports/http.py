@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import re
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
@@ -127,7 +127,7 @@ class HttpTransport:
     """Budget of inflated body bytes per response (None: no budget; the ratio bound
     of :mod:`agui.transports.inflate` still holds)."""
 
-    def _body(self, response: httpx.Response) -> AsyncIterator[bytes]:
+    def _body(self, response: httpx.Response) -> AsyncGenerator[bytes, None]:
         """The response body, inflated by us in bounded slices (never by httpx, whose
         decoders inflate each read whole): see :mod:`agui.transports.inflate`."""
         return body_of(response, self.max_inflated_bytes)
@@ -221,7 +221,7 @@ def proto_module() -> Any:
     return proto
 
 
-async def proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator[str]:
+async def proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncGenerator[str, None]:
     """A protobuf-binding body's ``chunks`` as one event's JSON text per frame (see
     HttpTransport); its faults as :func:`agui.transports.proto_recording.proto_error`."""
 
@@ -254,7 +254,7 @@ def media_type(content_type: str) -> str:
 
 def body_of(
     response: httpx.Response, max_inflated_bytes: int | None = MAX_INFLATED_BYTES
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """``response``'s body, read raw and inflated in bounded slices
     (:func:`agui.transports.inflate.bounded_body`; an encoding not asked for is a
     ``TransportError(kind="protocol")`` naming it)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Protocol
 
 from agui.errors import TransportError
@@ -170,7 +170,7 @@ async def bounded_body(
     url: str,
     *,
     max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """The body ``raw`` (as read off the wire, ``Content-Encoding`` = ``encoding``)
     inflated, in pieces of at most :data:`SLICE_BYTES`, yielding to the event loop
     after each piece. Raises TransportError as :class:`BodyInflater` does."""
