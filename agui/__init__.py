@@ -279,7 +279,11 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
     def __getattr__(name: str) -> object:
         module = _EXPORTS.get(name)
         if module is None:
-            raise AttributeError(f"module 'agui' has no attribute {name!r}")
+            raise AttributeError(
+                f"module 'agui' has no attribute {name!r} (agui holds the names users import"
+                " first; the others are imported from their home module: agui.types,"
+                " agui.wire, agui.pipeline, agui.client, agui.server, ...)"
+            )
         try:
             value = getattr(_importlib.import_module(module), name)
         except ImportError as exc:

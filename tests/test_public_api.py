@@ -286,7 +286,8 @@ def _names_used_from_agui(path: Path) -> Iterator[tuple[int, str]]:
 
 def test_every_name_the_docs_examples_tests_and_tools_use_from_agui_exists():
     known = set(agui._EXPORTS) | _submodules() | {"__version__", "__all__", "__file__", "__path__"}
-    private = {"_EXPORTS", "not_a_name", "NoSuchName"}  # this test file and the typing probes
+    # the misses this file and the typing test make on purpose
+    private = {"_EXPORTS", "not_a_name", "Pipeline", "NoSuchName"}
     unknown = [
         f"{path.relative_to(ROOT)}:{line}: agui.{name}"
         for path in USER_FACING
@@ -403,6 +404,16 @@ def test_every_install_hint_in_the_package_names_the_distribution_pip_knows() ->
 def test_unknown_attribute_of_agui_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         agui.not_a_name  # noqa: B018
+
+
+def test_a_name_that_lives_in_its_home_module_says_where_to_import_names_from():
+    with pytest.raises(AttributeError, match=r"no attribute 'Pipeline' \(.*agui\.pipeline") as info:
+        agui.Pipeline  # noqa: B018
+    assert "Pipeline" not in agui.__all__
+    from agui.pipeline.core import Pipeline
+
+    assert Pipeline.__module__ == "agui.pipeline.core"
+    assert "agui.types" in str(info.value)
 
 
 def test_every_public_class_and_function_has_a_docstring():
