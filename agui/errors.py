@@ -10,6 +10,23 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
+__all__ = [
+    "AguiError",
+    "DecodeError",
+    "EncodeError",
+    "FrameTooLarge",
+    "GuardError",
+    "ProtocolViolation",
+    "ResumeError",
+    "RunError",
+    "SubscriberError",
+    "SubscriberWarning",
+    "ToolError",
+    "TransportError",
+    "TransportErrorKind",
+    "UnknownEventType",
+]
+
 TransportErrorKind: TypeAlias = Literal[
     "http_status", "connect", "timeout", "reset", "protocol", "truncated", "transport_raised"
 ]
