@@ -285,6 +285,42 @@ def test_watch_help_names_the_idle_timeout_flag() -> None:
     from agui.cli.main import main
 
     out = io.StringIO()
-    with pytest.raises(SystemExit):
-        main(["watch", "--help"], stdin=io.StringIO(), stdout=out, stderr=io.StringIO())
-    assert "--idle-timeout SECONDS" in out.getvalue()
+    code = main(["watch", "--help"], stdin=io.StringIO(), stdout=out, stderr=io.StringIO())
+    assert code == 0
+    help_text = " ".join(out.getvalue().split())
+    assert "--idle-timeout SECONDS" in help_text
+    assert "(default 300; 0: no limit)" in help_text
+
+
+def test_trace_idle_timeout_prints_one_error_line_and_ends_the_response() -> None:
+    from agui.cli.main import main
+
+    with serving(Script(head=_head(), repeat=[KEEP_ALIVE, 0.05])) as server:
+        out, err = io.StringIO(), io.StringIO()
+        code = main(
+            ["trace", "--url", server.url, "--thread", "t", "--idle-timeout", "0.3", "hi"],
+            stdin=io.StringIO(),
+            stdout=out,
+            stderr=err,
+        )
+    lines = out.getvalue().splitlines()
+    errors = [line for line in lines if line.startswith("error")]
+    assert len(errors) == 1, out.getvalue()
+    assert "no AG-UI event for 0.3 s" in errors[0]
+    assert lines[-1].startswith("end")
+    assert code == 0, err.getvalue()
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "soon"])
+def test_watch_refuses_an_idle_timeout_that_is_not_seconds(value: str) -> None:
+    from agui.cli.main import main
+
+    err = io.StringIO()
+    code = main(
+        ["watch", "--idle-timeout", value],
+        stdin=io.StringIO(),
+        stdout=io.StringIO(),
+        stderr=err,
+    )
+    assert code == 2
+    assert "--idle-timeout" in err.getvalue()
