@@ -109,6 +109,7 @@ class SseServer:
             )
             await writer.drain()
             gone = asyncio.ensure_future(reader.read(1))  # EOF: the client closed
+            gone.add_done_callback(_seen)
             loop = asyncio.get_running_loop()
             end = loop.time() + self.script.max_seconds
             if await self._play(self.script.head, writer, gone):
@@ -119,6 +120,8 @@ class SseServer:
             await self._play(self.script.tail, writer, gone)
         except (ConnectionError, OSError, asyncio.IncompleteReadError):
             self.closed.set()
+        except asyncio.CancelledError:
+            pass  # the server is stopping
         finally:
             with contextlib.suppress(Exception):
                 writer.close()
@@ -140,6 +143,12 @@ class SseServer:
             self.closed.set()
             return True
         return False
+
+
+def _seen(future: asyncio.Future[bytes]) -> None:
+    """Mark the outcome of the EOF watch as retrieved (a reset is an outcome too)."""
+    if not future.cancelled():
+        future.exception()
 
 
 @contextlib.contextmanager

@@ -23,6 +23,7 @@ from agui.transports import HttpTransport
 from agui.transports.fast_http import FastHttpTransport
 from agui.types import AssistantMessage
 from agui.updates import Done, ErrorUpdate
+from agui.wire.sse import SseReader
 
 KEEP_ALIVE = b": keep-alive\n\n"
 DEADLINE = 15.0  # generous: a run that has not ended by then hangs
@@ -59,12 +60,14 @@ def _head() -> list[bytes]:
 async def test_keep_alive_comments_after_run_started_end_the_run_as_idle_timeout(
     cls: Any,
 ) -> None:
+    # (1 s: the clock counts from the request, and the first request of a process on a
+    # loaded machine may take a few tenths of a second to bring the first events)
     with serving(Script(head=_head(), repeat=[KEEP_ALIVE, 0.05])) as server:
-        session = Session(_transport(cls, server.url), thread_id="t", idle_timeout=0.3)
+        session = Session(_transport(cls, server.url), thread_id="t", idle_timeout=1.0)
         updates = await _collect(session)
         (error,) = _idle_errors(updates)
         assert str(error) == (
-            "no AG-UI event for 0.3 s (idle_timeout; comments and keep-alives do not count)"
+            "no AG-UI event for 1 s (idle_timeout; comments and keep-alives do not count)"
         )
         done = updates[-1]
         assert isinstance(done, Done) and done.outcome == "failed"
@@ -135,7 +138,7 @@ async def test_keep_alive_comments_end_a_run_with_middleware_as_idle_timeout() -
         session = Session(
             HttpTransport(server.url, timeout=5.0),
             thread_id="t",
-            idle_timeout=0.3,
+            idle_timeout=1.0,
             middleware=[middleware],
         )
         updates = await _collect(session)
@@ -151,9 +154,10 @@ async def test_an_idle_timeout_is_not_resumed_by_a_reconnect() -> None:
     with serving(Script(head=head, repeat=[KEEP_ALIVE, 0.05])) as server:
         transport = HttpTransport(server.url, timeout=5.0)
         assert transport.reconnect is not None
-        session = Session(transport, thread_id="t", idle_timeout=0.3)
+        session = Session(transport, thread_id="t", idle_timeout=1.0)
         updates = await _collect(session)
         assert len(_idle_errors(updates)) == 1
+        assert any(type(u).__name__ == "RunStarted" for u in updates)  # a cursor was seen
         assert isinstance(updates[-1], Done) and updates[-1].outcome == "failed"
         assert len(server.requests) == 1
 
@@ -221,6 +225,18 @@ async def test_an_idle_clock_firing_leaves_no_cancellation_behind() -> None:
 
 
 # -- the SSE frame cap and comments (both transports feed the same SseReader) --------
+
+
+def test_the_sse_reader_drops_comment_frames_and_caps_an_unbroken_run_of_comment_lines() -> None:
+    reader = SseReader(max_frame_bytes=100)
+    for _ in range(1000):  # 14 KB of keep-alive frames against a 100-byte cap
+        assert reader.feed(KEEP_ALIVE) == []
+    assert reader.feed(b"data: x\n\n") == ["x"]
+    reader = SseReader(max_frame_bytes=100)
+    with pytest.raises(FrameTooLarge) as caught:
+        for _ in range(1000):
+            reader.feed(b": keep-alive\n")
+    assert caught.value.limit == 100
 
 
 @pytest.mark.parametrize("cls", TRANSPORTS)

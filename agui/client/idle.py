@@ -4,8 +4,9 @@ The transports' read timeout (``HttpTransport(timeout=...)``) fires after N
 seconds without a *byte*; a server that sends ``: keep-alive`` comments, blank
 lines, or one byte a second never trips it, and a run could be held open
 forever. The idle clock counts only what matters to the run: the time spent
-waiting for the transport since the last frame that carried an event (a
-``data:`` frame, a protobuf frame, an event struct). Comments, blank lines,
+waiting for the transport since the request was sent or the last frame that
+carried an event was read (a ``data:`` frame, a protobuf frame, an event
+struct), whichever is later; a follow-up round (client tools) starts afresh. Comments, blank lines,
 ``id:``/``event:``/``retry:`` lines and partial frames do not move it on; the
 time the consumer spends between reads (a slow subscriber, a client tool) is not
 counted, so it measures the server's silence, not the caller's.
