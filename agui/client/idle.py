@@ -69,9 +69,9 @@ class IdleClock:
     __slots__ = ("_fired", "_task", "_timer", "deadline", "left", "seconds")
 
     def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.left = seconds  # budget left (seconds of waiting since the last event)
-        self.deadline = 0.0  # loop time the pending wait runs out at
+        self.seconds: float = seconds
+        self.left: float = seconds  # budget left (seconds of waiting since the last event)
+        self.deadline: float = 0.0  # loop time the pending wait runs out at
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[object] | None = None  # the task waiting, while it waits
         self._fired = False
