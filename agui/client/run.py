@@ -41,6 +41,7 @@ from collections.abc import (
 )
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
+from agui.client.idle import IdleClock
 from agui.client.middleware import MiddlewareFn, compose
 from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure, send_cancel
 from agui.client.request import tool_result_event
@@ -92,6 +93,8 @@ class RunHost(Protocol):
     def verify(self) -> str: ...
     @property
     def max_frame_bytes(self) -> int: ...
+    @property
+    def idle_timeout(self) -> float | None: ...
     @property
     def client_tools(self) -> ClientTools | None: ...
     @property
@@ -196,6 +199,7 @@ class _RunCore:
         "gen",
         "guard",
         "held",
+        "idle",
         "inputs",
         "ahead",
         "interrupted",
@@ -261,6 +265,9 @@ class _RunCore:
         self.policy: ReconnectPolicy | None = None
         self.held: Any = _NOTHING
         self.abort = False  # stopped on purpose with a resumable run open: tell the server
+        # the event idle clock (agui.client.idle; None: off): reads wait under it
+        seconds = session.idle_timeout
+        self.idle: IdleClock | None = IdleClock(seconds) if seconds else None
 
     # ------------------------------------------------------------- stepping
 
@@ -301,6 +308,8 @@ class _RunCore:
         self.policy = policy if isinstance(policy, ReconnectPolicy) else None
         if self.rounds:
             self.cursor = Cursor()  # a follow-up round is a new run
+        if self.idle is not None:
+            self.idle.event()  # a new response: the full idle budget
         try:
             self.stream = _open(session, run_input, pipeline, self.cursor.last)
             self.read = self.stream.__aiter__().__anext__
@@ -319,7 +328,8 @@ class _RunCore:
         item, self.held = self.held, _NOTHING
         try:
             if item is _NOTHING:
-                item = await (ahead if ahead is not None else _read_one(self.read))
+                read = ahead if ahead is not None else _read_one(self.read)
+                item = await (read if self.idle is None else self.idle.wait(read))
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             if self._may_resume(pipeline, exc):
                 return await self._resume(pipeline, exc)
@@ -340,6 +350,10 @@ class _RunCore:
         list handed out is the item's last."""
         head, frames = pipeline.frames(item)
         last = len(frames) - 1
+        if self.idle is not None and (
+            frames or not isinstance(item, bytes | bytearray | memoryview)
+        ):
+            self.idle.event()  # (comments and blank lines make no frame)
         self.item_done = last < 0
         if head:
             yield head
@@ -564,6 +578,8 @@ class _RunCore:
         """The run's stream is over, however it ended: close the response, end
         the pipeline (``Done(cancelled)`` unless the run ended), free the slot."""
         self.closing = True
+        if self.idle is not None:
+            self.idle.close()
         try:
             await self._cancel_on_server()
             await self.close_stream()
