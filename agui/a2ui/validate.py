@@ -90,6 +90,15 @@ def _type_ok(value: object, name: str) -> bool:
     return name == "number" or (name == "integer" and float(value).is_integer())
 
 
+def _member(node: object, key: str) -> object:
+    """``node[key]`` when ``node`` is a JSON object holding it, else None."""
+    return cast("dict[str, object]", node).get(key) if isinstance(node, dict) else None
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
 def _literal_ok(value: object, kind: str) -> bool:
     if kind == "DynamicString":
         return isinstance(value, str)
@@ -146,14 +155,15 @@ class FunctionCatalog:
         body = {key: value for key, value in call.items() if key != "catalogId"}
         self._match(body, rule, path, depth)
         stated: object = call.get("returnType")
-        returns: object = ((rule.get("properties") or {}).get("returnType") or {}).get("const")
-        result = stated if isinstance(stated, str) else returns
+        returns = _member(_member(_member(rule, "properties"), "returnType"), "const")
+        result: object = stated if isinstance(stated, str) else returns
         if expect is not None and isinstance(result, str) and result not in (expect, "any"):
             raise A2uiValidationError(
                 f"{name} returns {result} where a {expect} is needed", "returnType", path
             )
 
     def _dynamic(self, value: object, kind: str, path: str, depth: int) -> None:
+        label = _type_name(value)
         if isinstance(value, dict):
             node = cast("dict[str, Any]", value)
             if "call" in node:
@@ -164,7 +174,7 @@ class FunctionCatalog:
         elif _literal_ok(value, kind):
             return
         raise A2uiValidationError(
-            f"{type(value).__name__} is not a {kind} (a literal, a binding or a call)",
+            f"{label} is not a {kind} (a literal, a binding or a call)",
             "type",
             path,
         )
@@ -186,8 +196,9 @@ class FunctionCatalog:
             names = [kinds] if isinstance(kinds, str) else cast("list[str]", kinds)
             if not any(_type_ok(value, name) for name in names):
                 raise A2uiValidationError(
-                    f"{type(value).__name__} is not {' or '.join(names)}", "type", path
+                    f"{_type_name(value)} is not {' or '.join(names)}", "type", path
                 )
+        self._combinators(value, schema, path, depth)
         if isinstance(value, dict):
             self._object(cast("dict[str, Any]", value), schema, path, depth)
         elif isinstance(value, list):
@@ -202,7 +213,6 @@ class FunctionCatalog:
             high: object = schema.get("maximum")
             if isinstance(high, int | float) and number > high:
                 raise A2uiValidationError(f"{number} is above {high}", "maximum", path)
-        self._combinators(value, schema, path, depth)
 
     def _combinators(self, value: object, schema: Mapping[str, Any], path: str, depth: int) -> None:
         for branch in cast("list[Any]", schema.get("allOf") or []):
