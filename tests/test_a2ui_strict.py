@@ -3,7 +3,8 @@
 Member counts (``minProperties``/``maxProperties``) are checked after decoding by a
 ``__post_init__`` that codegen writes from the schema (tools/codegen_a2ui.py); the rest is in
 the msgspec types. The specification's own test cases (../shared, skipped when absent) are
-the verdicts the types must agree with.
+the verdicts ``agui.a2ui.validate`` (these types plus the catalog's function rules) agrees with,
+every one of them.
 """
 
 from __future__ import annotations
@@ -263,3 +264,18 @@ def test_validate_agrees_with_the_specification_test_case(version, schema, catal
     else:
         assert text, f"{case['description']}: accepted"
         assert re.search(r"\(\w+\) at \$", text), text  # names the rule and where
+
+
+@pytest.mark.upstream
+def test_the_remote_call_cases_need_the_testing_catalog_as_the_basic_one_refuses_their_valid_ones():
+    if not CASES.exists():
+        pytest.skip(f"reference data not available: {CASES} (clone ../shared beside the repo)")
+    path = CASES / "v0_10" / "test" / "cases" / "call_function_message.json"
+    valid = [c for c in json.loads(path.read_text(encoding="utf-8"))["tests"] if c["valid"]]
+    rules = set()
+    for case in valid:
+        with pytest.raises(A2uiValidationError) as caught:
+            validate(case["data"], version="v0_10")
+        rules.add(caught.value.rule)
+    # openUrl carrying callableFrom (undeclared in the basic catalog) and pingServer (absent)
+    assert rules == {"unevaluatedProperties", "catalog"}
