@@ -172,3 +172,10 @@ def test_bad_input_is_an_a2ui_validation_error_and_nothing_else():
     for _ in range(MAX_CALL_DEPTH + 5):
         deep = {"call": "not", "args": {"value": deep}}
     assert refusal(checked_field(deep)).rule == "depth"
+
+
+def test_json_nested_too_deeply_is_refused_and_a_deep_data_model_value_is_not_walked():
+    assert refusal("[" * 100_000).rule == "json"
+    deep = "[" * 900 + "]" * 900
+    model = f'{{"version":"v0.9","updateDataModel":{{"surfaceId":"s","value":{deep}}}}}'
+    assert isinstance(validate(model), a2ui_v09.AgentMessage)

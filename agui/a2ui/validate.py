@@ -368,6 +368,8 @@ def _calls(
             member = getattr(value, name)
             if member is not UNSET:
                 _calls(member, ft, f"{path}.{wire}", out)
+    elif isinstance(_unwrap(t), mi.AnyType):
+        return  # free JSON (a data model value, call arguments): no typed call slot inside
     elif isinstance(value, list):
         item = _item_type(t, list)
         for index, element in enumerate(cast("list[object]", value)):
@@ -410,6 +412,8 @@ def validate(
         data: object = json.loads(raw)
     except (TypeError, ValueError) as exc:
         raise A2uiValidationError(f"not JSON: {exc}", "json", "$") from None
+    except RecursionError:
+        raise A2uiValidationError("JSON nests too deeply", "json", "$") from None
     if not isinstance(data, dict):
         raise A2uiValidationError("an A2UI message is a JSON object", "type", "$")
     body = cast("dict[str, Any]", data)
