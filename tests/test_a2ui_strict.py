@@ -279,3 +279,38 @@ def test_the_remote_call_cases_need_the_testing_catalog_as_the_basic_one_refuses
         rules.add(caught.value.rule)
     # openUrl carrying callableFrom (undeclared in the basic catalog) and pingServer (absent)
     assert rules == {"unevaluatedProperties", "catalog"}
+
+
+#: (version folder, example folder) -> the upstream catalog its surfaces are written for
+#: (under ``upstream/a2ui/<version>/catalogs``)
+EXAMPLE_SURFACES = {
+    ("v0_9", "catalogs/basic/examples"): "basic",
+    ("v0_9", "catalogs/minimal/examples"): "minimal",
+    ("v0_9_1", "catalogs/basic/examples"): "basic",
+    ("v0_9_1", "catalogs/minimal/examples"): "minimal",
+    ("v0_10", "surfaces/basic"): "basic",
+    ("v0_10", "surfaces/minimal"): "minimal",
+}
+
+
+@pytest.mark.upstream
+@pytest.mark.parametrize(("version", "folder"), list(EXAMPLE_SURFACES))
+def test_every_example_surface_message_validates_against_its_own_catalog(version, folder):
+    if not CASES.exists():
+        pytest.skip(f"reference data not available: {CASES} (clone ../shared beside the repo)")
+    kind = EXAMPLE_SURFACES[(version, folder)]
+    catalog_path = SHARED / "upstream" / "a2ui" / version / "catalogs" / kind / "catalog.json"
+    catalog = json.loads(catalog_path.read_text(encoding="utf-8")) if kind == "minimal" else None
+    messages = [
+        message
+        for path in sorted((CASES / version / folder).glob("*.json"))
+        for message in json.loads(path.read_text(encoding="utf-8"))["messages"]
+    ]
+    assert len(messages) >= 15
+    for message in messages:
+        validate(message, version=version, catalog=catalog)
+    if catalog is not None:  # the minimal catalog's own function is not the basic catalog's
+        calls = [m for m in messages if '"capitalize"' in json.dumps(m)]
+        assert calls
+        with pytest.raises(A2uiValidationError, match="'capitalize' is not a function"):
+            validate(calls[0], version=version)
