@@ -24,6 +24,11 @@ path (``... (maxProperties) - at `$.action```); constructing the struct in Pytho
 An open definition (``additionalProperties`` not false) can hold members the struct does not
 declare, and msgspec drops those when decoding; for it only ``maxProperties`` is checked (the
 declared members present are a lower bound of the members sent), never ``minProperties``.
+
+:func:`add_function_catalog` writes the schema's top-level ``functions`` (the basic catalog's
+functions as our schema states them: name -> JSON Schema of one call) into the module as
+``BASIC_CATALOG_FUNCTIONS``; ``agui.a2ui.validate`` checks every function call of a message
+against them, or against a catalog document given at run time.
 """
 
 from __future__ import annotations
