@@ -5,7 +5,11 @@ normalizer and verifier let it by, the applier delivers it as EventReceived. The
 tests name, per layer, whether a class is handled, passed through on purpose or
 passed through by default; every class of today's ``Event`` union is named in a
 table by every layer; a table entry for a class not in the union is a fault. The
-renderer has no default: an Update class it neither handles nor passes is named."""
+renderer has no default: an Update class it neither handles nor passes is named.
+Tables over part of a union (each with the default its docstring names) are checked
+against the union, and an ``ast`` scan of ``agui/`` names every ``isinstance``,
+``type(x) is``, event-type string compare or ``match`` on an Event/Update class
+outside a table (``GUARDS`` allows a few one-class guards, each with its reason)."""
 
 from __future__ import annotations
 
