@@ -54,7 +54,7 @@ import argparse
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from agui import updates as u
 from agui.cli.answers import (
@@ -187,7 +187,7 @@ class RunResult:
     def tally(self, update: Any) -> None:
         """Count ``update`` and keep what it tells about the run (see :data:`TALLIES`)."""
         self.count += 1
-        note = TALLIES.get(type(update))
+        note = TALLIES.get(type(cast(object, update)))
         if note is not None:
             note(self, update)
 
