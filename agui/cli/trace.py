@@ -189,7 +189,8 @@ NEWS_LINES: dict[type, Callable[[Any], Line]] = {
     WarningUpdate: _warning_line,
     ErrorUpdate: _error_line,
 }
-"""Update class -> the line trace prints for what the wire stage held (decode news)."""
+"""Update class -> the line trace prints for what the wire stage held (decode news);
+any other class prints no line."""
 
 
 def _n(events: list[Any]) -> str:

@@ -57,6 +57,7 @@ class RunItems:
     )
 
     def __init__(self) -> None:
+        # open ids, insertion-ordered (dict used as an ordered set)
         self._text: dict[str, None] = {}
         self._tools: dict[str, None] = {}
         self._spans: dict[str, None] = {}
@@ -77,7 +78,6 @@ class RunItems:
 
     def reset(self) -> None:
         """Forget every item and owner (a fresh run starts)."""
-        # open ids, insertion-ordered (dict used as an ordered set)
         self._text.clear()
         self._tools.clear()
         self._spans.clear()
