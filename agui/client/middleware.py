@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from msgspec import UNSET
 
-from agui.types import event_type
+from agui import types as T
 
 Next = Callable[[Any], AsyncIterator[Any]]
 """``next(run_input) -> AsyncIterator[Event]``: the rest of the chain."""
@@ -80,9 +80,6 @@ class Middleware:
                 await aclose()
 
 
-_CALL_EVENTS = ("TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT")
-
-
 class FilterToolCallsMiddleware(Middleware):
     """Drop tool calls by name before the client sees them.
 
@@ -120,26 +117,42 @@ class FilterToolCallsMiddleware(Middleware):
 
     def on_event(self, event: Any) -> Any:
         """The event, or None when it belongs to a blocked tool call."""
+        judge = TOOL_CALL_FILTERS.get(type(cast(object, event)))
+        return event if judge is None else judge(self, event)
 
-        etype = event_type(event)
-        if etype == "TOOL_CALL_START":
-            if self.blocks(event.tool_call_name):
-                self.blocked_ids.add(event.tool_call_id)
-                return None
-            return event
-        if etype in _CALL_EVENTS:
-            return None if event.tool_call_id in self.blocked_ids else event
-        if etype == "TOOL_CALL_CHUNK":
-            call_id = event.tool_call_id
-            name = event.tool_call_name
-            if name is not UNSET and name is not None:
-                self._chunk_blocked = self.blocks(name)
-                if self._chunk_blocked and call_id is not UNSET:
-                    self.blocked_ids.add(call_id)
-            elif call_id is not UNSET and call_id is not None:
-                self._chunk_blocked = call_id in self.blocked_ids
-            return None if self._chunk_blocked else event
+    def _on_start(self, event: Any) -> Any:
+        if self.blocks(event.tool_call_name):
+            self.blocked_ids.add(event.tool_call_id)
+            return None
         return event
+
+    def _on_call_event(self, event: Any) -> Any:
+        return None if event.tool_call_id in self.blocked_ids else event
+
+    def _on_chunk(self, event: Any) -> Any:
+        call_id = event.tool_call_id
+        name = event.tool_call_name
+        if name is not UNSET and name is not None:
+            self._chunk_blocked = self.blocks(name)
+            if self._chunk_blocked and call_id is not UNSET:
+                self.blocked_ids.add(call_id)
+        elif call_id is not UNSET and call_id is not None:
+            self._chunk_blocked = call_id in self.blocked_ids
+        return None if self._chunk_blocked else event
+
+    #: Event class -> how the filter judges it (:data:`TOOL_CALL_FILTERS`)
+    FILTERS: ClassVar[dict[type, Callable[[FilterToolCallsMiddleware, Any], Any]]] = {
+        T.ToolCallStartEvent: _on_start,
+        T.ToolCallArgsEvent: _on_call_event,
+        T.ToolCallEndEvent: _on_call_event,
+        T.ToolCallResultEvent: _on_call_event,
+        T.ToolCallChunkEvent: _on_chunk,
+    }
+
+
+TOOL_CALL_FILTERS = FilterToolCallsMiddleware.FILTERS
+"""Event class -> how :class:`FilterToolCallsMiddleware` judges it: the event, or None
+(dropped); any other class passes unchanged."""
 
 
 def compose(middleware: Iterable[MiddlewareFn], last: Next) -> Next:
