@@ -11,7 +11,7 @@ import asyncio
 import random
 
 import pytest
-from resume_helpers import Calls, streaming_agent, wait_for
+from resume_helpers import Calls, CuttingProxy, streaming_agent, wait_for
 
 from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure
 from agui.client.session import Session
@@ -24,74 +24,6 @@ from agui.wire.sse import SseReader
 pytestmark = pytest.mark.timeout(120)
 
 FAST = ReconnectPolicy(attempts=8, base_delay=0.001, max_delay=0.005)
-
-
-class CuttingProxy:
-    """Loopback TCP proxy to ``upstream``; each connection's response is cut after
-    a seeded random number of bytes in ``[low, high)`` (abort = reset, or close =
-    EOF). ``cuts`` counts the cuts made; ``cutting`` off passes bytes through."""
-
-    def __init__(self, upstream_port: int, seed: int, low: int, high: int) -> None:
-        self.upstream_port = upstream_port
-        self.rng = random.Random(seed)
-        self.low, self.high = low, high
-        self.cuts = 0
-        self.first_low = 600
-        self.cutting = True
-        self.server: asyncio.Server | None = None
-        self.port = 0
-
-    async def start(self) -> None:
-        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = self.server.sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        assert self.server is not None
-        self.server.close()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
-        head = await reader.read(65536)
-        up_writer.write(head)
-        # a run's first request is cut after its first frames (before them there is
-        # no cursor to resume from); a resume anywhere, its headers included
-        low = self.low if b"last-event-id" in head.lower() else max(self.low, self.first_low)
-        budget = self.rng.randrange(low, max(low + 1, self.high)) if self.cutting else None
-        reset = self.rng.random() < 0.5
-
-        async def upstream() -> None:
-            try:
-                while data := await reader.read(65536):
-                    up_writer.write(data)
-                    await up_writer.drain()
-            except (ConnectionError, OSError):
-                pass
-            finally:
-                up_writer.close()
-
-        pump = asyncio.create_task(upstream())
-        try:
-            while data := await up_reader.read(65536):
-                if budget is not None and len(data) >= budget:
-                    writer.write(data[:budget])
-                    await writer.drain()
-                    self.cuts += 1
-                    if reset:
-                        writer.transport.abort()
-                    else:
-                        writer.close()
-                    return
-                if budget is not None:
-                    budget -= len(data)
-                writer.write(data)
-                await writer.drain()
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            pump.cancel()
-            up_writer.close()
-            if not writer.is_closing():
-                writer.close()
 
 
 CALLS = Calls()

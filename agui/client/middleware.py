@@ -7,6 +7,12 @@ structs. The session composes ``middleware=[a, b]`` as ``a(b(transport))``:
 ``a`` sees the input first and the events last. Events a middleware yields
 go through the normalizer, verifier and conversation like any others.
 
+A cut response of a resumable server is resumed below the chain: the chain
+is not called again, every middleware sees one uninterrupted run (no event
+lost or repeated), and a middleware with an ``on_reconnected(update)`` method
+(a :class:`~agui.updates.Reconnected`) is told, outermost first, before the
+resumed response's first event.
+
 :class:`Middleware` is a convenience base class with per-input and per-event
 hooks; :class:`FilterToolCallsMiddleware` drops tool calls by tool name, as
 the reference client's middleware of the same name does.
@@ -16,11 +22,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from msgspec import UNSET
 
 from agui.types import event_type
+
+if TYPE_CHECKING:
+    from agui.updates import Reconnected
 
 Next = Callable[[Any], AsyncIterator[Any]]
 """``next(run_input) -> AsyncIterator[Event]``: the rest of the chain."""
@@ -32,12 +41,13 @@ MiddlewareFn = Callable[[Any, Next], AsyncIterator[Any]]
 class Middleware:
     """Base class: override :meth:`on_input`, :meth:`on_event` and/or :meth:`on_end`.
 
-    ``on_input(run_input) -> RunAgentInput`` (default: unchanged);
-    ``on_event(event) -> Event | list[Event] | tuple[Event, ...] | None`` (None drops it;
-    default: unchanged); ``on_end() -> Iterable[Event]`` events to append when
-    the stream ends normally (default: none). Each hook may be a plain
-    ``def`` or an ``async def`` (its result is awaited). Override
-    :meth:`__call__` for full control (e.g. retries).
+        ``on_input(run_input) -> RunAgentInput`` (default: unchanged);
+    ``on_reconnected(update)``: a cut response was resumed under the chain (default: nothing);
+        ``on_event(event) -> Event | list[Event] | tuple[Event, ...] | None`` (None drops it;
+        default: unchanged); ``on_end() -> Iterable[Event]`` events to append when
+        the stream ends normally (default: none). Each hook may be a plain
+        ``def`` or an ``async def`` (its result is awaited). Override
+        :meth:`__call__` for full control (e.g. retries).
     """
 
     def on_input(self, run_input: Any) -> Any:
@@ -51,6 +61,12 @@ class Middleware:
     def on_end(self) -> Iterable[Any]:
         """Events to yield after the last one (normal end of stream only)."""
         return ()
+
+    def on_reconnected(self, update: Reconnected) -> Any:
+        """The run's cut response was resumed (a resumable server, ``Last-Event-ID``)
+        below the chain, before the resumed response's first event: the chain
+        goes on as one uninterrupted run (default: nothing; may be ``async``)."""
+        return None
 
     async def __call__(self, run_input: Any, next: Next) -> AsyncIterator[Any]:
         run_input = self.on_input(run_input)

@@ -6,6 +6,13 @@ applied. With middleware, the pipeline's wire stage (:meth:`Pipeline.decode`)
 turns the transport's output into events, the middleware chain transforms
 them, and the pipeline takes them back (:meth:`Pipeline.feed_event`).
 
+Resuming a cut response of a resumable server (:mod:`agui.client.reconnect`):
+without middleware the run re-sends its input with ``Last-Event-ID`` and reads
+on; with middleware the resume happens below the chain (the chain stays, so
+every middleware sees one uninterrupted run, and one with an
+``on_reconnected(update)`` hook is told). Either way a ``Reconnected`` update
+is yielded and no event is lost or repeated.
+
 Cancellation: leaving a run early (``break`` then ``aclose()`` / ``async
 with``, or cancelling the task) closes the transport stream (the HTTP
 response); the run ends ``Done(cancelled)`` locally (:attr:`Run.done`) unless
@@ -28,6 +35,8 @@ kind ``transport_raised`` whose ``__cause__`` is the exception.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import itertools
 import logging
 import time
 import weakref
@@ -39,7 +48,8 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, Self, cast
 
 from agui.client.middleware import MiddlewareFn, compose
 from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure, send_cancel
@@ -47,6 +57,7 @@ from agui.client.request import tool_result_event
 from agui.errors import EncodeError, ToolError, TransportError
 from agui.pipeline.core import Pipeline
 from agui.pipeline.lifecycle import RunLifecycle
+from agui.types import RunErrorEvent, RunFinishedEvent
 from agui.updates import Done, ErrorUpdate, Reconnected, Update, WarningUpdate
 
 if TYPE_CHECKING:
@@ -198,6 +209,7 @@ class _RunCore:
         "item_done",
         "loop",
         "next",
+        "notice",
         "pipeline",
         "policy",
         "read",
@@ -253,6 +265,7 @@ class _RunCore:
         self.policy: ReconnectPolicy | None = None
         self.held: Any = _NOTHING
         self.abort = False  # stopped on purpose with a resumable run open: tell the server
+        self.notice: Reconnected | None = None  # a resume below the middleware, to report
 
     # ------------------------------------------------------------- stepping
 
@@ -294,7 +307,7 @@ class _RunCore:
         if self.rounds:
             self.cursor = Cursor()  # a follow-up round is a new run
         try:
-            self.stream = _open(session, run_input, pipeline, self.cursor.last)
+            self.stream = self._open(run_input, pipeline)
             self.read = self.stream.__aiter__().__anext__
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             self.next = self._end_round
@@ -316,15 +329,23 @@ class _RunCore:
             if self._may_resume(pipeline, exc):
                 return await self._resume(pipeline, exc)
             self.next = self._end_round
-            return (pipeline.fail_transport(_as_transport_error(exc)),)
+            return self._noticed((pipeline.fail_transport(_as_transport_error(exc)),))
         if item is _EOF:
             if self._may_resume(pipeline, None):
                 return await self._resume(pipeline, None)
             self.next = self._end_round
-            return (pipeline.close(),)
+            return self._noticed((pipeline.close(),))
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
             return None
-        return self._frames(pipeline, item)
+        return self._noticed(self._frames(pipeline, item))
+
+    def _noticed(self, batches: Iterable[list[Update]]) -> Iterable[list[Update]]:
+        """``batches``, after the ``Reconnected`` of a resume made below the
+        middleware chain since the last read (if any)."""
+        notice, self.notice = self.notice, None
+        if notice is None:
+            return batches
+        return itertools.chain(([notice],), batches)
 
     def _frames(self, pipeline: Pipeline, item: Any) -> Iterator[list[Update]]:
         """The updates of one transport item, one list per frame, each frame fed
@@ -367,47 +388,154 @@ class _RunCore:
         )
 
     async def _resume(
-        self, pipeline: Pipeline, error: BaseException | None
+        self, pipeline: Pipeline, error: Exception | None
     ) -> Iterable[list[Update]] | None:
         """Re-send the run's input with ``Last-Event-ID`` until a response starts
-        (backoff with jitter, within the policy's budget of attempts since the last
-        progress); then ``Reconnected``, the run reading on from the new response.
-        Out of attempts, or refused (an HTTP 4xx), the run fails as it would have."""
+        (:meth:`_reopen`); then ``Reconnected``, the run reading on from the new
+        response. Out of attempts, or refused (an HTTP 4xx), the run fails as it
+        would have."""
+        await self.close_stream()
+        reopened = await self._reopen(pipeline, error, self._transport_stream)
+        if reopened is None:
+            return None
+        if not isinstance(reopened, tuple):
+            self.next = self._end_round
+            if reopened is _EOF:
+                return (pipeline.close(),)
+            return (pipeline.fail_transport(_as_transport_error(reopened)),)
+        stream, read, item, notice = reopened
+        self.stream, self.read, self.held = stream, read, item
+        return ([notice],)
+
+    async def _reopen(
+        self,
+        pipeline: Pipeline,
+        error: Exception | None,
+        open_stream: Callable[[RunAgentInput, str], AsyncIterator[Any]],
+    ) -> _Reopened | Exception | None:
+        """The backoff loop of a resume (the policy's budget of attempts since the
+        last progress, a jittered delay before each): ``open_stream(input,
+        cursor)`` until a response yields its first item. Returns the new stream,
+        its read, that item and the ``Reconnected``; or what ended the run (the
+        last failure, or ``_EOF`` for a response that ended); None when the run
+        was stopped meanwhile."""
         policy, cursor = self.policy, self.cursor
         assert policy is not None and cursor.last is not None
         broke = time.monotonic()
-        await self.close_stream()
-        last: BaseException | None = error
+        last: Exception | None = error
         while True:
             cursor.failures += 1
             if cursor.failures > policy.attempts or (
                 last is not None and not resumable_failure(last)
             ):
-                self.next = self._end_round
-                if last is None:
-                    return (pipeline.close(),)
-                return (pipeline.fail_transport(_as_transport_error(last)),)  # type: ignore[arg-type]
+                return _EOF if last is None else last
             await asyncio.sleep(policy.delay(cursor.failures))
             if self.stopping:
                 return None
             logger.debug("resuming run from cursor %r (attempt %d)", cursor.last, cursor.failures)
+            stream: AsyncIterator[Any] | None = None
             try:
-                stream = _open(self.session, self.inputs[-1], pipeline, cursor.last)
-                self.stream = stream
+                stream = open_stream(self.inputs[-1], cursor.last)
                 read = stream.__aiter__().__anext__
                 item = await _read_one(read)
             except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
-                await self.close_stream()
+                await _aclose(stream)
                 last = exc
                 continue
             if item is _EOF:
-                await self.close_stream()
+                await _aclose(stream)
                 last = None
                 continue
-            self.read, self.held = read, item
             pipeline.restart_wire()
             gap_ms = (time.monotonic() - broke) * 1000.0
-            return ([Reconnected(cursor.failures, round(gap_ms, 1), cursor.last)],)
+            return stream, read, item, Reconnected(cursor.failures, round(gap_ms, 1), cursor.last)
+
+    def _transport_stream(self, run_input: RunAgentInput, cursor: str | None) -> AsyncIterator[Any]:
+        """The transport's response to ``run_input`` (from ``cursor`` when resuming
+        or attaching: ``Last-Event-ID``)."""
+        transport = self.session.transport
+        if cursor is not None:
+            return transport.stream(run_input, last_event_id=cursor)  # type: ignore[call-arg]
+        return transport.stream(run_input)
+
+    def _open(self, run_input: RunAgentInput, pipeline: Pipeline) -> AsyncIterator[Any]:
+        """The round's response: the transport's; with middleware, the chain over
+        :meth:`_chain_source` (event structs in, event structs out)."""
+        if not self.session.middleware:
+            return self._transport_stream(run_input, self.cursor.last)
+        return compose(self.session.middleware, partial(self._chain_source, pipeline))(run_input)
+
+    async def _chain_source(self, pipeline: Pipeline, run_input: Any) -> AsyncIterator[Any]:
+        """The end of the middleware chain: the transport's response as event
+        structs (the pipeline's wire stage). A cut response of a resumable run
+        is resumed here, below the chain, so every middleware sees one
+        uninterrupted run: frames at or before the cursor are dropped, and each
+        middleware with an ``on_reconnected(update)`` hook is told (outermost
+        first) before the resumed response's first event; the ``Reconnected``
+        update comes with the run's next updates."""
+        cursor = self.cursor
+        stream = self._transport_stream(run_input, cursor.last)
+        read = stream.__aiter__().__anext__
+        item: Any = _NOTHING
+        terminal = False
+        try:
+            while True:
+                error: Exception | None = None
+                try:
+                    while (item := await _read_one(read) if item is _NOTHING else item) is not _EOF:
+                        current, item = item, _NOTHING
+                        if not isinstance(current, bytes | bytearray | memoryview | str):
+                            terminal = _is_terminal(current)
+                            if pipeline.finished:
+                                return
+                            yield current  # an event struct (an agent's own run())
+                            continue
+                        frames = pipeline.split(cast("bytes | str", current))
+                        ids = list(pipeline.frame_ids)
+                        for i, data in enumerate(frames):
+                            frame_id = ids[i] if ids else None
+                            if cursor.repeat(frame_id):
+                                continue
+                            events = list(pipeline.decode(data))
+                            cursor.advance(frame_id)
+                            if pipeline.finished:  # an oversized frame: cannot resynchronise
+                                return
+                            for event in events:
+                                terminal = _is_terminal(event)
+                                yield event
+                        if pipeline.finished:
+                            return
+                except Exception as exc:  # noqa: BLE001 - judged: resumed or raised
+                    error = exc
+                if not (
+                    self.policy is not None
+                    and cursor.last is not None
+                    and not terminal
+                    and not self.stopping
+                    and not pipeline.finished
+                    and resumable_failure(error)
+                ):
+                    if error is not None:
+                        raise error
+                    break
+                await _aclose(stream)
+                reopened = await self._reopen(pipeline, error, self._transport_stream)
+                if not isinstance(reopened, tuple):
+                    if isinstance(reopened, Exception):
+                        raise reopened
+                    return
+                stream, read, item, notice = reopened
+                for mw in self.session.middleware:
+                    hook = getattr(mw, "on_reconnected", None)
+                    if hook is not None:
+                        told = hook(notice)
+                        if inspect.isawaitable(told):
+                            await told
+                self.notice = notice
+            for event in pipeline.decode_end():
+                yield event
+        finally:
+            await _aclose(stream)
 
     async def look_ahead(self) -> None:
         """A run of the response ended with the transport item just fed: read on
@@ -876,31 +1004,17 @@ def _as_transport_error(exc: Exception) -> Exception:
     return error
 
 
-def _open(
-    session: RunHost, run_input: Any, pipeline: Pipeline, last_event_id: str | None = None
-) -> AsyncIterator[Any]:
-    """The transport's response (from ``last_event_id`` when resuming or
-    attaching); with middleware, the chain over the pipeline's wire stage (event
-    structs in, event structs out)."""
-    transport = session.transport
-    if last_event_id is not None:
-        return transport.stream(run_input, last_event_id=last_event_id)  # type: ignore[call-arg]
-    if not session.middleware:
-        return transport.stream(run_input)
+_Reopened = tuple[AsyncIterator[Any], Callable[[], Awaitable[Any]], Any, Reconnected]
+"""A resumed response: its stream, its read, its first item, the ``Reconnected``."""
 
-    async def events(inp: Any) -> AsyncIterator[Any]:
-        stream = transport.stream(inp)
-        try:
-            async for item in stream:
-                for event in pipeline.decode(item):
-                    yield event
-                if pipeline.finished:  # an oversized frame: cannot resynchronise
-                    return
-            for event in pipeline.decode_end():
-                yield event
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
 
-    return compose(session.middleware, events)(run_input)
+def _is_terminal(event: Any) -> bool:
+    """True for a run's terminal event (RUN_FINISHED, RUN_ERROR)."""
+    return isinstance(event, RunFinishedEvent | RunErrorEvent)
+
+
+async def _aclose(stream: Any) -> None:
+    """Close a response stream (anything with ``aclose``; None: nothing)."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
