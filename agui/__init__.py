@@ -221,6 +221,7 @@ if TYPE_CHECKING:
     from agui.updates import ReasoningSpan as ReasoningSpan
     from agui.updates import ReasoningStarted as ReasoningStarted
     from agui.updates import Reconnected as Reconnected
+    from agui.updates import Reconnecting as Reconnecting
     from agui.updates import RunStarted as RunStarted
     from agui.updates import StateChanged as StateChanged
     from agui.updates import StepChanged as StepChanged
@@ -344,6 +345,7 @@ __all__ = [
     "ReasoningStartEvent",
     "ReasoningStarted",
     "Reconnected",
+    "Reconnecting",
     "RemoveOperation",
     "ReplaceOperation",
     "ReplayTransport",
@@ -470,7 +472,7 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
         ),
         "agui.updates": (
             "ActivityChanged Custom Done EncryptedValue ErrorUpdate EventReceived"
-            " MessagesSnapshot MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded Reconnected"
+            " MessagesSnapshot MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded Reconnected Reconnecting"
             " ReasoningSpan ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged"
             " TextDelta TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted"
             " ToolResult Update WarningUpdate"

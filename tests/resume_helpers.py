@@ -127,6 +127,7 @@ class CuttingProxy:
         self.rng = random.Random(seed)
         self.low, self.high = low, high
         self.cuts = 0
+        self.connections = 0  # connections accepted
         self.first_low = 600
         self.cutting = True
         self.max_cuts: int | None = None  # stop cutting after this many cuts (None: never)
@@ -142,6 +143,7 @@ class CuttingProxy:
         self.server.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
         head = await reader.read(65536)
         up_writer.write(head)

@@ -18,7 +18,7 @@ from agui.client.session import Session
 from agui.errors import TransportError
 from agui.server import BackgroundServer, create_app
 from agui.transports import FastHttpTransport, HttpTransport
-from agui.updates import Done, ErrorUpdate, Reconnected, TextDelta
+from agui.updates import Done, ErrorUpdate, Reconnected, Reconnecting, TextDelta
 from agui.wire.sse import SseReader
 
 pytestmark = pytest.mark.timeout(120)
@@ -121,6 +121,9 @@ def test_a_run_failing_at_the_same_point_gives_up_after_its_budget_of_attempts(s
     assert isinstance(updates[-1], Done) and updates[-1].outcome == "failed"
     assert cuts == 1 + FAST.attempts
     assert not [u for u in updates if isinstance(u, Reconnected)]
+    # every try was announced, then the budget was spent
+    tries = [u for u in updates if isinstance(u, Reconnecting)]
+    assert [u.attempt for u in tries] == list(range(1, FAST.attempts + 1))
 
 
 def test_a_refused_resume_4xx_is_never_retried():

@@ -61,7 +61,7 @@ SDK_EXPORTS = {
     "agui.errors": "AguiError DecodeError EncodeError FrameTooLarge GuardError ProtocolViolation"
     " ResumeError RunError SubscriberError SubscriberWarning ToolError TransportError UnknownEventType",
     "agui.updates": "ActivityChanged Custom Done EncryptedValue ErrorUpdate EventReceived"
-    " MessagesSnapshot MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded Reconnected"
+    " MessagesSnapshot MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded Reconnected Reconnecting"
     " ReasoningSpan ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged TextDelta"
     " TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted ToolResult Update"
     " WarningUpdate",
@@ -248,7 +248,7 @@ def test_every_update_error_and_protocol_type_is_exported():
         for name, obj in vars(agui.errors).items()
         if inspect.isclass(obj) and issubclass(obj, agui.errors.AguiError)
     }
-    assert len(updates) == 27 and len(errors) == 12  # Reconnected joined the updates
+    assert len(updates) == 28 and len(errors) == 12  # Reconnecting, Reconnected joined the updates
     assert updates | errors | set(agui.types.__all__) <= set(agui.__all__)
     for module in (
         "agui.client.session",

@@ -21,7 +21,7 @@ from agui.errors import TransportError
 from agui.server import BackgroundServer, create_app
 from agui.transports import HttpTransport
 from agui.types import TextMessageContentEvent, event_type
-from agui.updates import Done, Reconnected, TextDelta
+from agui.updates import Done, Reconnected, Reconnecting, TextDelta
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -200,3 +200,44 @@ def test_session_attach_with_middleware_replays_the_run_through_the_chain(server
     assert isinstance(done, Done) and done.outcome == "success"
     assert tally.calls == 1 and tally.deltas == [f"w{k} " for k in range(40)]
     assert [u.delta for u in updates if isinstance(u, TextDelta)] == [f"W{k} " for k in range(40)]
+
+
+def test_each_try_of_a_resume_is_announced_by_a_reconnecting_update_before_it_is_made(server):
+    async def go() -> tuple[list[object], list[tuple[int, int]]]:
+        proxy = CuttingProxy(_port(server), seed=5, low=1, high=3000)
+        proxy.max_cuts = 4
+        await proxy.start()
+        try:
+            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+            transport.reconnect = FAST
+            session = Session(transport, thread_id="t-announce")
+            announced: list[tuple[int, int]] = []  # (attempt, connections made by then)
+            updates = []
+            async for update in session.send(str(N), run_id="r-announce"):
+                if isinstance(update, Reconnecting):
+                    announced.append((update.attempt, proxy.connections))
+                updates.append(update)
+            return updates, announced
+        finally:
+            await proxy.stop()
+
+    updates, announced = asyncio.run(go())
+    done = updates[-1]
+    assert isinstance(done, Done) and done.outcome == "success"
+    assert [u.delta for u in updates if isinstance(u, TextDelta)] == WORDS
+    notes = [u for u in updates if isinstance(u, Reconnecting | Reconnected)]
+    # each Reconnected(attempt=k) follows the announcements of tries 1..k
+    expected: list[object] = []
+    for note in notes:
+        if isinstance(note, Reconnected):
+            tries = list(range(1, note.attempt + 1))
+            assert [n.attempt for n in expected if isinstance(n, Reconnecting)] == tries
+            assert all(isinstance(n, Reconnecting) and n.cursor == note.cursor for n in expected)
+            expected = []
+        else:
+            expected.append(note)
+    assert not expected  # the last try announced succeeded
+    assert len(announced) == 4  # one try per cut (a try cut in its headers is one more)
+    # each try was announced before its connection was made: 1 + (tries before it)
+    assert [c for _, c in announced] == list(range(1, len(announced) + 1))
+    assert CALLS.starts("r-announce") == 1

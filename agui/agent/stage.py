@@ -382,6 +382,7 @@ OBSERVERS = SubscriberStage.SEEN
 PASSED_UPDATES: frozenset[type] = frozenset(
     {
         U.RunStarted,
+        U.Reconnecting,  # the agent API sees one uninterrupted run
         U.Reconnected,  # told by the chain's on_reconnected hook, before the update
         U.TextEnded,
         U.ReasoningEnded,

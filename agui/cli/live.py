@@ -223,6 +223,7 @@ PASS_THROUGH: frozenset[type] = frozenset(
         u.EventReceived,
         u.MessagesSnapshot,
         u.MetadataChanged,
+        u.Reconnecting,
         u.Reconnected,
         u.Paused,
         u.Raw,

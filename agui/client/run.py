@@ -58,7 +58,7 @@ from agui.errors import EncodeError, ToolError, TransportError
 from agui.pipeline.core import Pipeline
 from agui.pipeline.lifecycle import RunLifecycle
 from agui.types import RunErrorEvent, RunFinishedEvent
-from agui.updates import Done, ErrorUpdate, Reconnected, Update, WarningUpdate
+from agui.updates import Done, ErrorUpdate, Reconnected, Reconnecting, Update, WarningUpdate
 
 if TYPE_CHECKING:
     from agui.client.tools import ClientTools
@@ -205,11 +205,14 @@ class _RunCore:
         "held",
         "inputs",
         "ahead",
+        "announced",
+        "broke",
+        "failure",
         "interrupted",
         "item_done",
         "loop",
         "next",
-        "notice",
+        "notices",
         "pipeline",
         "policy",
         "read",
@@ -265,7 +268,11 @@ class _RunCore:
         self.policy: ReconnectPolicy | None = None
         self.held: Any = _NOTHING
         self.abort = False  # stopped on purpose with a resumable run open: tell the server
-        self.notice: Reconnected | None = None  # a resume below the middleware, to report
+        # a resume below the middleware: its notices, to hand out with the next read
+        self.notices: list[Update] = []
+        self.announced = False  # resuming: the next try was announced (Reconnecting)
+        self.broke = 0.0  # when the response broke (monotonic seconds)
+        self.failure: Exception | None = None  # what broke it, or the last try's failure
 
     # ------------------------------------------------------------- stepping
 
@@ -340,12 +347,12 @@ class _RunCore:
         return self._noticed(self._frames(pipeline, item))
 
     def _noticed(self, batches: Iterable[list[Update]]) -> Iterable[list[Update]]:
-        """``batches``, after the ``Reconnected`` of a resume made below the
-        middleware chain since the last read (if any)."""
-        notice, self.notice = self.notice, None
-        if notice is None:
+        """``batches``, after the ``Reconnecting`` / ``Reconnected`` of a resume
+        made below the middleware chain since the last read (if any)."""
+        if not self.notices:
             return batches
-        return itertools.chain(([notice],), batches)
+        notices, self.notices = self.notices, []
+        return itertools.chain((notices,), batches)
 
     def _frames(self, pipeline: Pipeline, item: Any) -> Iterator[list[Update]]:
         """The updates of one transport item, one list per frame, each frame fed
@@ -390,65 +397,83 @@ class _RunCore:
     async def _resume(
         self, pipeline: Pipeline, error: Exception | None
     ) -> Iterable[list[Update]] | None:
-        """Re-send the run's input with ``Last-Event-ID`` until a response starts
-        (:meth:`_reopen`); then ``Reconnected``, the run reading on from the new
-        response. Out of attempts, or refused (an HTTP 4xx), the run fails as it
-        would have."""
+        """The response broke (``error``; None = it ended) with the run open:
+        resume it, one step per try (:meth:`_retry`), so each ``Reconnecting``
+        is handed out before its try is made."""
         await self.close_stream()
-        reopened = await self._reopen(pipeline, error, self._transport_stream)
-        if reopened is None:
-            return None
-        if not isinstance(reopened, tuple):
-            self.next = self._end_round
-            if reopened is _EOF:
-                return (pipeline.close(),)
-            return (pipeline.fail_transport(_as_transport_error(reopened)),)
-        stream, read, item, notice = reopened
-        self.stream, self.read, self.held = stream, read, item
-        return ([notice],)
+        self.broke = time.monotonic()
+        self.failure = error
+        self.next = self._retry
+        return await self._retry()
 
-    async def _reopen(
+    async def _retry(self) -> Iterable[list[Update]] | None:
+        """One step of a resume: announce the next try (``Reconnecting``), or,
+        once announced, make it (:meth:`_attempt`): ``Reconnected`` and the run
+        reads on from the new response. Out of tries, or refused (an HTTP 4xx),
+        the run fails as it would have."""
+        pipeline = self.pipeline
+        assert pipeline is not None
+        if not self.announced:  # the next try, to announce
+            notice = self._next_try()
+            if not isinstance(notice, Reconnecting):
+                self.next = self._end_round
+                if notice is _EOF:
+                    return (pipeline.close(),)
+                return (pipeline.fail_transport(_as_transport_error(notice)),)
+            self.announced = True
+            return ([notice],)
+        self.announced = False
+        reopened = await self._attempt(pipeline, self._transport_stream)
+        if reopened is None:
+            return None if self.stopping else ()
+        stream, read, item, resumed = reopened
+        self.stream, self.read, self.held = stream, read, item
+        self.next = self._read
+        return ([resumed],)
+
+    def _next_try(self) -> Reconnecting | Exception:
+        """Count the next try of a resume (the policy's budget since the last
+        progress): its ``Reconnecting``, or what ends the run (the last failure,
+        or ``_EOF`` for a response that ended)."""
+        policy, cursor, last = self.policy, self.cursor, self.failure
+        assert policy is not None and cursor.last is not None
+        cursor.failures += 1
+        if cursor.failures > policy.attempts or (last is not None and not resumable_failure(last)):
+            return _EOF if last is None else last
+        reason = "end of stream" if last is None else getattr(last, "kind", type(last).__name__)
+        return Reconnecting(cursor.failures, cursor.last, str(reason))
+
+    async def _attempt(
         self,
         pipeline: Pipeline,
-        error: Exception | None,
         open_stream: Callable[[RunAgentInput, str], AsyncIterator[Any]],
-    ) -> _Reopened | Exception | None:
-        """The backoff loop of a resume (the policy's budget of attempts since the
-        last progress, a jittered delay before each): ``open_stream(input,
-        cursor)`` until a response yields its first item. Returns the new stream,
-        its read, that item and the ``Reconnected``; or what ended the run (the
-        last failure, or ``_EOF`` for a response that ended); None when the run
-        was stopped meanwhile."""
+    ) -> _Reopened | None:
+        """The try :meth:`_next_try` counted: wait its jittered delay, then
+        ``open_stream(input, cursor)`` and read the first item. Returns the new
+        stream, its read, that item and the ``Reconnected``; None when the try
+        failed (kept as :attr:`failure`) or the run was stopped meanwhile."""
         policy, cursor = self.policy, self.cursor
         assert policy is not None and cursor.last is not None
-        broke = time.monotonic()
-        last: Exception | None = error
-        while True:
-            cursor.failures += 1
-            if cursor.failures > policy.attempts or (
-                last is not None and not resumable_failure(last)
-            ):
-                return _EOF if last is None else last
-            await asyncio.sleep(policy.delay(cursor.failures))
-            if self.stopping:
-                return None
-            logger.debug("resuming run from cursor %r (attempt %d)", cursor.last, cursor.failures)
-            stream: AsyncIterator[Any] | None = None
-            try:
-                stream = open_stream(self.inputs[-1], cursor.last)
-                read = stream.__aiter__().__anext__
-                item = await _read_one(read)
-            except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
-                await _aclose(stream)
-                last = exc
-                continue
-            if item is _EOF:
-                await _aclose(stream)
-                last = None
-                continue
-            pipeline.restart_wire()
-            gap_ms = (time.monotonic() - broke) * 1000.0
-            return stream, read, item, Reconnected(cursor.failures, round(gap_ms, 1), cursor.last)
+        await asyncio.sleep(policy.delay(cursor.failures))
+        if self.stopping:
+            return None
+        logger.debug("resuming run from cursor %r (attempt %d)", cursor.last, cursor.failures)
+        stream: AsyncIterator[Any] | None = None
+        try:
+            stream = open_stream(self.inputs[-1], cursor.last)
+            read = stream.__aiter__().__anext__
+            item = await _read_one(read)
+        except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
+            await _aclose(stream)
+            self.failure = exc
+            return None
+        if item is _EOF:
+            await _aclose(stream)
+            self.failure = None
+            return None
+        pipeline.restart_wire()
+        gap_ms = (time.monotonic() - self.broke) * 1000.0
+        return stream, read, item, Reconnected(cursor.failures, round(gap_ms, 1), cursor.last)
 
     def _transport_stream(self, run_input: RunAgentInput, cursor: str | None) -> AsyncIterator[Any]:
         """The transport's response to ``run_input`` (from ``cursor`` when resuming
@@ -519,11 +544,19 @@ class _RunCore:
                         raise error
                     break
                 await _aclose(stream)
-                reopened = await self._reopen(pipeline, error, self._transport_stream)
-                if not isinstance(reopened, tuple):
-                    if isinstance(reopened, Exception):
-                        raise reopened
-                    return
+                self.broke, self.failure = time.monotonic(), error
+                while True:
+                    trying = self._next_try()
+                    if not isinstance(trying, Reconnecting):
+                        if trying is _EOF:
+                            return
+                        raise trying
+                    self.notices.append(trying)
+                    reopened = await self._attempt(pipeline, self._transport_stream)
+                    if reopened is not None:
+                        break
+                    if self.stopping:
+                        return
                 stream, read, item, notice = reopened
                 for mw in self.session.middleware:
                     hook = getattr(mw, "on_reconnected", None)
@@ -531,7 +564,7 @@ class _RunCore:
                         told = hook(notice)
                         if inspect.isawaitable(told):
                             await told
-                self.notice = notice
+                self.notices.append(notice)
             for event in pipeline.decode_end():
                 yield event
         finally:
