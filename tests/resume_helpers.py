@@ -117,13 +117,18 @@ def wait_for(predicate, timeout: float = 5.0, step: float = 0.01) -> float:
 
 
 class CuttingProxy:
-    """Loopback TCP proxy to ``upstream``; each connection's response is cut after
-    a seeded random number of bytes in ``[low, high)`` (abort = reset, or close =
-    EOF). ``cuts`` counts the cuts made; ``cutting`` off (or ``max_cuts`` made)
-    passes bytes through."""
+    """Loopback TCP proxy to ``upstream_port``; each connection's response is cut
+    after a seeded random number of bytes in ``[low, high)`` (abort = reset, or
+    close = EOF). ``cuts`` counts the cuts made; ``cutting`` off (or ``max_cuts``
+    made) passes bytes through. Several upstream ports: each connection goes to
+    the next one in turn (so a reconnect always lands on another server), and
+    ``routed`` lists the port of each; ``forwarded`` counts response bytes sent on.
+    An upstream that refuses the connection closes the client's at once."""
 
-    def __init__(self, upstream_port: int, seed: int, low: int, high: int) -> None:
-        self.upstream_port = upstream_port
+    def __init__(self, upstream_port: int | list[int], seed: int, low: int, high: int) -> None:
+        self.upstreams = upstream_port if isinstance(upstream_port, list) else [upstream_port]
+        self.routed: list[int] = []
+        self.forwarded = 0
         self.rng = random.Random(seed)
         self.low, self.high = low, high
         self.cuts = 0
@@ -143,8 +148,14 @@ class CuttingProxy:
         self.server.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        port = self.upstreams[self.connections % len(self.upstreams)]
         self.connections += 1
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        self.routed.append(port)
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            writer.transport.abort()
+            return
         head = await reader.read(65536)
         up_writer.write(head)
         # a run's first request is cut after its first frames (before them there is
@@ -170,6 +181,7 @@ class CuttingProxy:
                 if budget is not None and len(data) >= budget:
                     writer.write(data[:budget])
                     await writer.drain()
+                    self.forwarded += budget
                     self.cuts += 1
                     if reset:
                         writer.transport.abort()
@@ -179,6 +191,7 @@ class CuttingProxy:
                 if budget is not None:
                     budget -= len(data)
                 writer.write(data)
+                self.forwarded += len(data)
                 await writer.drain()
         except (ConnectionError, OSError):
             pass
