@@ -200,3 +200,21 @@ class CuttingProxy:
             up_writer.close()
             if not writer.is_closing():
                 writer.close()
+
+
+def span_exporter():
+    """A fresh in-memory span exporter on the process's SDK tracer provider
+    (OpenTelemetry takes one provider per process: the first caller sets it, the
+    others add their exporter to it)."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return exporter

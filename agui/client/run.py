@@ -51,6 +51,7 @@ from collections.abc import (
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, Self, cast
 
+from agui.client import telemetry
 from agui.client.middleware import MiddlewareFn, compose
 from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure, send_cancel
 from agui.client.request import tool_result_event
@@ -220,6 +221,7 @@ class _RunCore:
         "run_ref",
         "session",
         "slot",
+        "span",
         "started",
         "stopping",
         "stream",
@@ -273,6 +275,7 @@ class _RunCore:
         self.announced = False  # resuming: the next try was announced (Reconnecting)
         self.broke = 0.0  # when the response broke (monotonic seconds)
         self.failure: Exception | None = None  # what broke it, or the last try's failure
+        self.span: Any = None  # the round's agui.client.run span (agui.client.telemetry)
 
     # ------------------------------------------------------------- stepping
 
@@ -313,6 +316,10 @@ class _RunCore:
         self.policy = policy if isinstance(policy, ReconnectPolicy) else None
         if self.rounds:
             self.cursor = Cursor()  # a follow-up round is a new run
+        self._end_span()
+        self.span = telemetry.run_started(
+            run_input.thread_id, run_input.run_id, attached=self.cursor.last is not None
+        )
         try:
             self.stream = self._open(run_input, pipeline)
             self.read = self.stream.__aiter__().__anext__
@@ -429,6 +436,7 @@ class _RunCore:
         stream, read, item, resumed = reopened
         self.stream, self.read, self.held = stream, read, item
         self.next = self._read
+        telemetry.reconnected(self.span, resumed)
         return ([resumed],)
 
     def _next_try(self) -> Reconnecting | Exception:
@@ -558,6 +566,7 @@ class _RunCore:
                     if self.stopping:
                         return
                 stream, read, item, notice = reopened
+                telemetry.reconnected(self.span, notice)
                 for mw in self.session.middleware:
                     hook = getattr(mw, "on_reconnected", None)
                     if hook is not None:
@@ -600,6 +609,7 @@ class _RunCore:
     async def _end_round(self) -> Iterable[list[Update]] | None:
         """The response is over: close it; run the client tool calls it left, if any."""
         await self.close_stream()
+        self._end_span()
         session = self.session
         calls = _calls_to_run(session, self.pipeline.done if self.pipeline else None)
         if not calls:
@@ -713,6 +723,12 @@ class _RunCore:
             self.consumer = asyncio.current_task()
             await send_cancel(url, sent, run_input.thread_id, run_input.run_id)
 
+    def _end_span(self) -> None:
+        """Close the current round's ``agui.client.run`` span (idempotent)."""
+        span, self.span = self.span, None
+        if span is not None:
+            telemetry.run_ended(span, self.pipeline.done if self.pipeline is not None else None)
+
     async def finish(self) -> None:
         """The run's stream is over, however it ended: close the response, end
         the pipeline (``Done(cancelled)`` unless the run ended), free the slot."""
@@ -723,6 +739,7 @@ class _RunCore:
         finally:
             if self.pipeline is not None:
                 self.pipeline.cancel(_CANCELLED)  # no-op when the stream ended
+            self._end_span()
             self.final = True
             self.slot._release(self)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
             if self.ended is not None:
