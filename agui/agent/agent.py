@@ -425,10 +425,11 @@ class AbstractAgent:
         """Join run ``run_id`` of this agent's thread in progress (the reference's
         ``connectAgent``; after a restart of the client, say): as
         :meth:`run_agent`, with the same subscriber callbacks in the same order,
-        but the agent is not started again: :meth:`connect` resumes the run
-        from ``cursor`` (``"0"``: its log from the first event, or a cursor the
-        caller kept, as ``Reconnected.cursor`` tells). A cut response is resumed
-        as any run's is (``on_run_reconnected``).
+        but the agent is not started again: :meth:`connect` asks for the run
+        from ``cursor`` (``"0"``, the default: its log from the first event, so
+        the run is applied whole; a cursor from the middle of the run skips its
+        ``RUN_STARTED``, which the run's verification then misses). A cut
+        response is resumed as any run's is (``on_run_reconnected``).
 
         Raises: as :meth:`run_agent`; a server that does not hold the run
         answers ``410``, raised as :class:`~agui.errors.TransportError`
