@@ -52,6 +52,9 @@ class Recorder(AgentSubscriber):
     def on_text_message_content_event(self, params):  # type: ignore[no-untyped-def]
         self.seen.append(params.event.delta)
 
+    def on_run_reconnecting(self, params):  # type: ignore[no-untyped-def]
+        self.seen.append(params.reconnecting)
+
     def on_run_reconnected(self, params):  # type: ignore[no-untyped-def]
         self.seen.append(params.reconnected)
 
@@ -84,6 +87,16 @@ def test_an_agent_run_cut_mid_stream_resumes_and_its_subscribers_see_each_event_
     assert result.done is not None and result.done.outcome == "success"  # type: ignore[attr-defined]
     reconnects = [x for x in rec.seen if isinstance(x, Reconnected)]
     assert len(reconnects) == 3 and all(r.attempt >= 1 and r.cursor for r in reconnects)
+    # each try was told before it was made: Reconnecting(1..k) then Reconnected(k)
+    notes = [x for x in rec.seen if isinstance(x, Reconnecting | Reconnected)]
+    tries: list[int] = []
+    for note in notes:
+        if isinstance(note, Reconnecting):
+            tries.append(note.attempt)
+        else:
+            assert tries == list(range(1, note.attempt + 1))
+            tries = []
+    assert not tries
     assert [x for x in rec.seen if isinstance(x, str)] == WORDS  # 0 lost, 0 repeated, in order
     assert result.new_messages[-1].content == "".join(WORDS)  # type: ignore[attr-defined]
     assert CALLS.starts("r-agent-cut") == 1  # resumed, never run twice
@@ -138,6 +151,7 @@ class Tally(Middleware):
         self.deltas: list[str] = []
         self.kinds: list[str] = []
         self.reconnects: list[Reconnected] = []
+        self.tries: list[Reconnecting] = []
 
     def on_input(self, run_input):  # type: ignore[no-untyped-def]
         self.calls += 1
@@ -152,6 +166,9 @@ class Tally(Middleware):
 
     async def on_reconnected(self, update: Reconnected) -> None:
         self.reconnects.append(update)
+
+    def on_reconnecting(self, update: Reconnecting) -> None:
+        self.tries.append(update)
 
 
 def test_a_session_with_middleware_resumes_through_the_same_middleware_chain(server):
@@ -180,7 +197,10 @@ def test_a_session_with_middleware_resumes_through_the_same_middleware_chain(ser
     reconnected = [u for u in updates if isinstance(u, Reconnected)]
     assert len(tally.reconnects) == len(reconnected) == 6
     assert tally.reconnects == reconnected
-    # what the middleware made of each event is what the session applied
+    assert tally.tries == [u for u in updates if isinstance(u, Reconnecting)]
+    assert (
+        len(tally.tries) == 6
+    )  # one try per cut    # what the middleware made of each event is what the session applied
     assert [u.delta for u in updates if isinstance(u, TextDelta)] == [w.upper() for w in WORDS]
     assert CALLS.starts("r-mw") == 1
 

@@ -40,7 +40,7 @@ from agui.jsonvalue import is_json_object
 
 if TYPE_CHECKING:
     from agui.types import Event, Message, RunAgentInput
-    from agui.updates import Reconnected
+    from agui.updates import Reconnected, Reconnecting
 
 __all__ = [
     "CALLBACKS",
@@ -106,7 +106,9 @@ class SubscriberParams(Generic[EventT]):
     none, as in the reference) and ``existing_message`` (ACTIVITY_SNAPSHOT: the
     message already holding that id, of any role); ``reconnected``
     (``on_run_reconnected``: the :class:`~agui.updates.Reconnected` of a cut
-    response resumed, with ``attempt``, ``gap_ms`` and ``cursor``).
+    response resumed, with ``attempt``, ``gap_ms`` and ``cursor``);
+    ``reconnecting`` (``on_run_reconnecting``: the
+    :class:`~agui.updates.Reconnecting` of a try about to be made).
     """
 
     __slots__ = (
@@ -127,6 +129,7 @@ class SubscriberParams(Generic[EventT]):
         "pending_tool_call_ids",
         "reasoning_message_buffer",
         "reconnected",
+        "reconnecting",
         "result",
         "text_message_buffer",
         "tool_call",
@@ -168,6 +171,7 @@ class SubscriberParams(Generic[EventT]):
         self.activity_message: Message | None = extras.pop("activity_message", None)
         self.existing_message: Message | None = extras.pop("existing_message", None)
         self.reconnected: Reconnected | None = extras.pop("reconnected", None)
+        self.reconnecting: Reconnecting | None = extras.pop("reconnecting", None)
         if extras:
             raise TypeError(f"unknown subscriber params: {', '.join(sorted(extras))}")
 
@@ -195,6 +199,7 @@ Callback: TypeAlias = Callable[[SubscriberParams[Any]], MaybeMutation]
 _LIFECYCLE_CALLBACKS: tuple[str, ...] = (
     "on_run_initialized",
     "on_run_failed",
+    "on_run_reconnecting",
     "on_run_reconnected",
     "on_run_finalized",
     "on_messages_changed",
@@ -274,6 +279,13 @@ class AgentSubscriber(EventCallbacks):
 
     def on_run_failed(self, params: SubscriberParams[None]) -> MaybeMutation:
         """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_run_reconnecting(self, params: SubscriberParams[None]) -> MaybeMutation:
+        """The run's response broke before its end and a try to resume it is about
+        to be made (a resumable server): ``params.reconnecting`` is the
+        :class:`~agui.updates.Reconnecting` (``attempt``, ``cursor``, ``reason``);
+        once per try (default: nothing). Not in the reference."""
         return None
 
     def on_run_reconnected(self, params: SubscriberParams[None]) -> MaybeMutation:

@@ -483,6 +483,16 @@ class _RunCore:
         gap_ms = (time.monotonic() - self.broke) * 1000.0
         return stream, read, item, Reconnected(cursor.failures, round(gap_ms, 1), cursor.last)
 
+    async def _tell(self, hook: str, update: Update) -> None:
+        """Call each middleware's ``hook(update)`` (``on_reconnecting`` /
+        ``on_reconnected``) that it has, outermost first; awaited when async."""
+        for mw in self.session.middleware:
+            fn = getattr(mw, hook, None)
+            if fn is not None:
+                told = fn(update)
+                if inspect.isawaitable(told):
+                    await told
+
     def _transport_stream(self, run_input: RunAgentInput, cursor: str | None) -> AsyncIterator[Any]:
         """The transport's response to ``run_input`` (from ``cursor`` when resuming
         or attaching: ``Last-Event-ID``)."""
@@ -503,9 +513,9 @@ class _RunCore:
         structs (the pipeline's wire stage). A cut response of a resumable run
         is resumed here, below the chain, so every middleware sees one
         uninterrupted run: frames at or before the cursor are dropped, and each
-        middleware with an ``on_reconnected(update)`` hook is told (outermost
-        first) before the resumed response's first event; the ``Reconnected``
-        update comes with the run's next updates."""
+        middleware with an ``on_reconnecting(update)`` / ``on_reconnected(update)``
+        hook is told (outermost first) before each try and before the resumed
+        response's first event; the updates come with the run's next ones."""
         cursor = self.cursor
         stream = self._transport_stream(run_input, cursor.last)
         read = stream.__aiter__().__anext__
@@ -560,6 +570,7 @@ class _RunCore:
                             return
                         raise trying
                     self.notices.append(trying)
+                    await self._tell("on_reconnecting", trying)
                     reopened = await self._attempt(pipeline, self._transport_stream)
                     if reopened is not None:
                         break
@@ -567,12 +578,7 @@ class _RunCore:
                         return
                 stream, read, item, notice = reopened
                 telemetry.reconnected(self.span, notice)
-                for mw in self.session.middleware:
-                    hook = getattr(mw, "on_reconnected", None)
-                    if hook is not None:
-                        told = hook(notice)
-                        if inspect.isawaitable(told):
-                            await told
+                await self._tell("on_reconnected", notice)
                 self.notices.append(notice)
             for event in pipeline.decode_end():
                 yield event
