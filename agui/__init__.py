@@ -83,6 +83,7 @@ _EXPORTS: dict[str, str] = {
     "EventReceived": "agui.updates",
     "Paused": "agui.updates",
     "Reconnected": "agui.updates",
+    "Reconnecting": "agui.updates",
     "WarningUpdate": "agui.updates",
     "ErrorUpdate": "agui.updates",
     "Done": "agui.updates",
@@ -179,6 +180,7 @@ if TYPE_CHECKING:
     from agui.updates import ReasoningSpan as ReasoningSpan
     from agui.updates import ReasoningStarted as ReasoningStarted
     from agui.updates import Reconnected as Reconnected
+    from agui.updates import Reconnecting as Reconnecting
     from agui.updates import RunStarted as RunStarted
     from agui.updates import StateChanged as StateChanged
     from agui.updates import StepChanged as StepChanged
@@ -228,6 +230,7 @@ __all__ = [
     "ReasoningSpan",
     "ReasoningStarted",
     "Reconnected",
+    "Reconnecting",
     "ReplayTransport",
     "ResumeError",
     "Run",

@@ -51,6 +51,7 @@ __all__ = [
     "ReasoningSpan",
     "ReasoningStarted",
     "Reconnected",
+    "Reconnecting",
     "RunStarted",
     "StateChanged",
     "StepChanged",
@@ -319,6 +320,21 @@ class Paused(msgspec.Struct, frozen=True, gc=False):
     interrupts: tuple[Any, ...]
 
 
+class Reconnecting(msgspec.Struct, frozen=True, gc=False):
+    """The response stream broke before its run ended and the client is about to
+    resume it (``Last-Event-ID``, the resumable-run contract): ``attempt`` = the
+    try about to be made since the last progress (1 = the first), ``cursor`` =
+    the last event ID processed, ``reason`` = what broke (``"end of stream"``, or
+    the transport error's kind: ``reset``, ``timeout`` ...). A
+    :class:`Reconnected` follows once a try succeeds; out of tries, the run fails
+    as it would have without resuming. (With middleware, told with the run's
+    next updates.)"""
+
+    attempt: int
+    cursor: str
+    reason: str
+
+
 class Reconnected(msgspec.Struct, frozen=True, gc=False):
     """The response stream broke before its run ended and the client resumed it
     (``Last-Event-ID``, the resumable-run contract): ``attempt`` = which attempt
@@ -425,6 +441,7 @@ Update = (
     | Raw
     | EventReceived
     | Paused
+    | Reconnecting
     | Reconnected
     | WarningUpdate
     | ErrorUpdate

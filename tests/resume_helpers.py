@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import threading
 import time
 from dataclasses import dataclass, field
@@ -113,3 +114,107 @@ def wait_for(predicate, timeout: float = 5.0, step: float = 0.01) -> float:
             raise AssertionError(f"not true within {timeout} s")
         time.sleep(step)
     return time.monotonic() - start
+
+
+class CuttingProxy:
+    """Loopback TCP proxy to ``upstream_port``; each connection's response is cut
+    after a seeded random number of bytes in ``[low, high)`` (abort = reset, or
+    close = EOF). ``cuts`` counts the cuts made; ``cutting`` off (or ``max_cuts``
+    made) passes bytes through. Several upstream ports: each connection goes to
+    the next one in turn (so a reconnect always lands on another server), and
+    ``routed`` lists the port of each; ``forwarded`` counts response bytes sent on.
+    An upstream that refuses the connection closes the client's at once."""
+
+    def __init__(self, upstream_port: int | list[int], seed: int, low: int, high: int) -> None:
+        self.upstreams = upstream_port if isinstance(upstream_port, list) else [upstream_port]
+        self.routed: list[int] = []
+        self.forwarded = 0
+        self.rng = random.Random(seed)
+        self.low, self.high = low, high
+        self.cuts = 0
+        self.connections = 0  # connections accepted
+        self.first_low = 600
+        self.cutting = True
+        self.max_cuts: int | None = None  # stop cutting after this many cuts (None: never)
+        self.server: asyncio.Server | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        assert self.server is not None
+        self.server.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        port = self.upstreams[self.connections % len(self.upstreams)]
+        self.connections += 1
+        self.routed.append(port)
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            writer.transport.abort()
+            return
+        head = await reader.read(65536)
+        up_writer.write(head)
+        # a run's first request is cut after its first frames (before them there is
+        # no cursor to resume from); a resume anywhere, its headers included
+        low = self.low if b"last-event-id" in head.lower() else max(self.low, self.first_low)
+        cutting = self.cutting and (self.max_cuts is None or self.cuts < self.max_cuts)
+        budget = self.rng.randrange(low, max(low + 1, self.high)) if cutting else None
+        reset = self.rng.random() < 0.5
+
+        async def upstream() -> None:
+            try:
+                while data := await reader.read(65536):
+                    up_writer.write(data)
+                    await up_writer.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                up_writer.close()
+
+        pump = asyncio.create_task(upstream())
+        try:
+            while data := await up_reader.read(65536):
+                if budget is not None and len(data) >= budget:
+                    writer.write(data[:budget])
+                    await writer.drain()
+                    self.forwarded += budget
+                    self.cuts += 1
+                    if reset:
+                        writer.transport.abort()
+                    else:
+                        writer.close()
+                    return
+                if budget is not None:
+                    budget -= len(data)
+                writer.write(data)
+                self.forwarded += len(data)
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            pump.cancel()
+            up_writer.close()
+            if not writer.is_closing():
+                writer.close()
+
+
+def span_exporter():
+    """A fresh in-memory span exporter on the process's SDK tracer provider
+    (OpenTelemetry takes one provider per process: the first caller sets it, the
+    others add their exporter to it)."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return exporter

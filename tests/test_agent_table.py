@@ -1,6 +1,6 @@
 """The TypeScript-to-Python name table of the docs ("The @ag-ui/client API in Python"):
 every row is exercised by a named test, and the rows the agent tests do not reach
-(``EventType``, ``verifyEvents``, ``compactEvents``, ``connectAgent``) are tested here."""
+(``EventType``, ``verifyEvents``, ``compactEvents``) are tested here."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from agui import types as T
-from agui.agent import HttpAgent
 from agui.errors import ProtocolViolation
 from agui.pipeline.compact import compact_events
 from agui.pipeline.verify import Verifier
@@ -25,7 +24,7 @@ ROW_TESTS = {
     "`isRunning`": "test_agent_api::test_is_running_is_true_only_while_a_run_runs",
     "abstract run(input)": "test_agent_api::test_custom_transport_subclass_runs_through_the_same_engine",
     "runAgent(": "test_agent_api::test_run_agent_returns_result_and_new_messages",
-    "connectAgent()": "test_agent_table::test_connect_agent_is_not_provided",
+    "connectAgent()": "test_resume_clients::test_connect_agent_joins_a_run_in_progress_with_the_agents_subscribers",
     "detachActiveRun()": "test_agent_api::test_detach_active_run_stops_processing_and_finalizes",
     "abortRun()": "test_agent_api::test_abort_run_ends_cancelled_not_a_synthetic_run_error",
     "subscribe(subscriber)": "test_agent_api::test_subscribe_returns_a_subscription_that_unsubscribes",
@@ -79,11 +78,6 @@ def test_the_table_has_rows_for_compact_events_event_type_and_verify_events():
     rows = " ".join(_table_rows())
     for name in ("compactEvents", "EventType", "verifyEvents"):
         assert f"`{name}" in rows
-
-
-def test_connect_agent_is_not_provided():
-    agent = HttpAgent("http://127.0.0.1:9/agent")
-    assert not hasattr(agent, "connect_agent") and not hasattr(agent, "connectAgent")
 
 
 def test_event_type_is_the_reference_enum_of_type_strings():

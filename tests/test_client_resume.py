@@ -11,87 +11,19 @@ import asyncio
 import random
 
 import pytest
-from resume_helpers import Calls, streaming_agent, wait_for
+from resume_helpers import Calls, CuttingProxy, streaming_agent, wait_for
 
 from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure
 from agui.client.session import Session
 from agui.errors import TransportError
 from agui.server import BackgroundServer, create_app
 from agui.transports import FastHttpTransport, HttpTransport
-from agui.updates import Done, ErrorUpdate, Reconnected, TextDelta
+from agui.updates import Done, ErrorUpdate, Reconnected, Reconnecting, TextDelta
 from agui.wire.sse import SseReader
 
 pytestmark = pytest.mark.timeout(120)
 
 FAST = ReconnectPolicy(attempts=8, base_delay=0.001, max_delay=0.005)
-
-
-class CuttingProxy:
-    """Loopback TCP proxy to ``upstream``; each connection's response is cut after
-    a seeded random number of bytes in ``[low, high)`` (abort = reset, or close =
-    EOF). ``cuts`` counts the cuts made; ``cutting`` off passes bytes through."""
-
-    def __init__(self, upstream_port: int, seed: int, low: int, high: int) -> None:
-        self.upstream_port = upstream_port
-        self.rng = random.Random(seed)
-        self.low, self.high = low, high
-        self.cuts = 0
-        self.first_low = 600
-        self.cutting = True
-        self.server: asyncio.Server | None = None
-        self.port = 0
-
-    async def start(self) -> None:
-        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = self.server.sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        assert self.server is not None
-        self.server.close()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
-        head = await reader.read(65536)
-        up_writer.write(head)
-        # a run's first request is cut after its first frames (before them there is
-        # no cursor to resume from); a resume anywhere, its headers included
-        low = self.low if b"last-event-id" in head.lower() else max(self.low, self.first_low)
-        budget = self.rng.randrange(low, max(low + 1, self.high)) if self.cutting else None
-        reset = self.rng.random() < 0.5
-
-        async def upstream() -> None:
-            try:
-                while data := await reader.read(65536):
-                    up_writer.write(data)
-                    await up_writer.drain()
-            except (ConnectionError, OSError):
-                pass
-            finally:
-                up_writer.close()
-
-        pump = asyncio.create_task(upstream())
-        try:
-            while data := await up_reader.read(65536):
-                if budget is not None and len(data) >= budget:
-                    writer.write(data[:budget])
-                    await writer.drain()
-                    self.cuts += 1
-                    if reset:
-                        writer.transport.abort()
-                    else:
-                        writer.close()
-                    return
-                if budget is not None:
-                    budget -= len(data)
-                writer.write(data)
-                await writer.drain()
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            pump.cancel()
-            up_writer.close()
-            if not writer.is_closing():
-                writer.close()
 
 
 CALLS = Calls()
@@ -189,6 +121,9 @@ def test_a_run_failing_at_the_same_point_gives_up_after_its_budget_of_attempts(s
     assert isinstance(updates[-1], Done) and updates[-1].outcome == "failed"
     assert cuts == 1 + FAST.attempts
     assert not [u for u in updates if isinstance(u, Reconnected)]
+    # every try was announced, then the budget was spent
+    tries = [u for u in updates if isinstance(u, Reconnecting)]
+    assert [u.attempt for u in tries] == list(range(1, FAST.attempts + 1))
 
 
 def test_a_refused_resume_4xx_is_never_retried():

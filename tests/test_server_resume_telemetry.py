@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from resume_helpers import Calls, body, cut_after, parse_frames, streaming_agent, wait_for
+from resume_helpers import (
+    Calls,
+    body,
+    cut_after,
+    parse_frames,
+    span_exporter,
+    streaming_agent,
+    wait_for,
+)
 
 pytest.importorskip("opentelemetry.sdk")
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agui.server import BackgroundServer, create_app
@@ -21,11 +26,7 @@ pytestmark = pytest.mark.timeout(60)
 
 @pytest.fixture(scope="module")
 def exporter() -> InMemorySpanExporter:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
-    return exporter
+    return span_exporter()
 
 
 def test_a_run_and_its_resume_are_spans_with_outcome_events_and_resumed(exporter):

@@ -10,7 +10,9 @@ Registered into :mod:`bench` (``tools/bench.py``) on import:
   80% of the log-off events/s; Redis streams at least 100k events/s per
   process. Also: Redis appends alone (batches as the endpoint flushes them),
   resume latency p50/p99 (a re-POST with ``Last-Event-ID`` over loopback HTTP
-  until its first frame, memory and Redis), and the memory a finished run keeps
+  until its first frame, memory and Redis), the client's resume gap p50/p99 (a
+  ``Session`` through a proxy that resets each run's first response:
+  ``Reconnected.gap_ms`` without backoff), and the memory a finished run keeps
   in the in-memory store (bytes per run and per event).
 
 Run alone: ``python tools/bench.py --only resume`` (``--quick`` for a small run).
@@ -232,6 +234,69 @@ def _resume_latency(store: Any, events: list[Any], samples: int) -> list[float]:
     return times
 
 
+def _client_gaps(store: Any, events: list[Any], samples: int, cut: int = 4096) -> list[float]:
+    """Milliseconds a ``Session`` takes to resume a cut run (``Reconnected.gap_ms``:
+    from the break to the resumed response's first item), over loopback HTTP
+    through a proxy that cuts each run's first response after ``cut`` bytes
+    (a reset), with a reconnect policy without backoff (the client's and the
+    server's resume work alone)."""
+    from agui.client.reconnect import ReconnectPolicy
+    from agui.client.session import Session
+    from agui.server import BackgroundServer
+    from agui.transports import HttpTransport
+    from agui.updates import Reconnected
+
+    async def handle(port: int, reader: Any, writer: Any) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+        head = await reader.read(65536)
+        up_writer.write(head)
+        budget = None if b"last-event-id" in head.lower() else cut
+        try:
+            while data := await up_reader.read(65536):
+                if budget is not None and len(data) >= budget:
+                    writer.write(data[:budget])
+                    await writer.drain()
+                    writer.transport.abort()
+                    return
+                if budget is not None:
+                    budget -= len(data)
+                writer.write(data)
+                await writer.drain()
+        except OSError:
+            pass
+        finally:
+            up_writer.close()
+            if not writer.is_closing():
+                writer.close()
+
+    async def go(port: int) -> list[float]:
+        handlers: set[asyncio.Task[None]] = set()
+
+        def accept(reader: Any, writer: Any) -> None:
+            handlers.add(asyncio.get_running_loop().create_task(handle(port, reader, writer)))
+
+        proxy = await asyncio.start_server(accept, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{proxy.sockets[0].getsockname()[1]}/agent"
+        transport = HttpTransport(url)
+        transport.reconnect = ReconnectPolicy(attempts=3, base_delay=0.0, max_delay=0.0)
+        gaps: list[float] = []
+        try:
+            for i in range(samples):
+                session = Session(transport, thread_id=THREAD, verify="off")
+                async for update in session.run(run_id=f"gap-{i}"):
+                    if isinstance(update, Reconnected):
+                        gaps.append(update.gap_ms)
+        finally:
+            proxy.close()
+            for task in handlers:  # connections the client keeps alive
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
+        return gaps
+
+    with BackgroundServer(_app(events, store)) as srv:
+        return asyncio.run(go(srv.port))
+
+
 def _http(port: int, body: bytes, extra: bytes, *, first_only: bool) -> bytes:
     request = (
         b"POST /agent HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -340,6 +405,22 @@ def bench_resume(cfg: Config) -> list[Row]:
                 )
             )
             rows.append(Row("resume", f"resume latency p99, {label}", p99, "ms", "", {}))
+            gaps = sorted(_client_gaps(store, typed[: min(n, 2000)], samples // 4 or 1))
+            if gaps:
+                gap50 = statistics.median(gaps)
+                gap99 = gaps[min(len(gaps) - 1, int(len(gaps) * 0.99))]
+                rows.append(
+                    Row(
+                        "resume",
+                        f"client resume gap p50, {label}",
+                        gap50,
+                        "ms",
+                        "Session: Reconnected.gap_ms after a reset 4 KiB into the response,"
+                        f" no backoff, loopback, {len(gaps)} samples",
+                        {"samples": len(gaps)},
+                    )
+                )
+                rows.append(Row("resume", f"client resume gap p99, {label}", gap99, "ms", "", {}))
     per_run = _retained_bytes(typed, 5 if cfg.quick else 20)
     rows.append(
         Row(

@@ -93,13 +93,31 @@ class Subscription:
 
 
 class _AgentTransport:
-    """The session's transport: the agent's own ``run(input)``."""
+    """The session's transport: the agent's own ``run(input)``, or its
+    ``connect(input, last_event_id=...)`` when a run is resumed or joined; the
+    reconnect policy, URL and headers of the agent's HTTP transport, if any."""
 
     def __init__(self, agent: AbstractAgent) -> None:
         self.agent = agent
 
-    def stream(self, run_input: RunAgentInput) -> AsyncIterator[Any]:
-        return self.agent.run(run_input)
+    def stream(
+        self, run_input: RunAgentInput, *, last_event_id: str | None = None
+    ) -> AsyncIterator[Any]:
+        if last_event_id is None:
+            return self.agent.run(run_input)
+        return self.agent.connect(run_input, last_event_id=last_event_id)
+
+    @property
+    def reconnect(self) -> Any:
+        return getattr(getattr(self.agent, "transport", None), "reconnect", None)
+
+    @property
+    def url(self) -> Any:
+        return getattr(getattr(self.agent, "transport", None), "url", None)
+
+    @property
+    def headers(self) -> Any:
+        return getattr(getattr(self.agent, "transport", None), "headers", None)
 
 
 class AbstractAgent:
@@ -174,6 +192,7 @@ class AbstractAgent:
         self._editor = ConversationEditor(self.session)
         self._active: Run | None = None
         self._is_running = False
+        self._connect_cursor: str | None = None  # set by connect_agent for its run_agent
 
     # ----------------------------------------------------------- transport
 
@@ -181,6 +200,15 @@ class AbstractAgent:
         """The transport part: the response to ``run_input`` as SSE bytes, JSON
         text or event structs. Subclasses must implement it."""
         raise NotImplementedError(f"{type(self).__name__} must implement run(input)")
+
+    def connect(self, run_input: RunAgentInput, *, last_event_id: str) -> AsyncIterator[Any]:
+        """The transport part of a resumed or joined run (the reference's
+        ``connect()``): the rest of run ``run_input.run_id`` after cursor
+        ``last_event_id`` (``"0"``: from its first event), as :meth:`run`
+        returns a response. Default: not supported (NotImplementedError, which
+        the run reports as a failed transport); ``HttpAgent`` re-POSTs with
+        ``Last-Event-ID``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement connect()")
 
     async def fetch_capabilities(self) -> Any:
         """The capabilities retrieval hook: the raw ``AgentCapabilities`` (JSON
@@ -375,8 +403,12 @@ class AbstractAgent:
             await stage.flush()
             self.session.middleware = [stage, *self.middleware]
             agent_idle, self.session.idle_timeout = self.session.idle_timeout, idle
+            cursor, self._connect_cursor = self._connect_cursor, None
             try:  # (a run takes its idle timeout as it is made)
-                run = self._active = self.session.run(**overrides)
+                if cursor is None:
+                    run = self._active = self.session.run(**overrides)
+                else:  # connect_agent: join the run from the cursor
+                    run = self._active = self.session.attach(cursor=cursor, **overrides)
             finally:
                 self.session.idle_timeout = agent_idle
             stage.input = run.input
@@ -408,6 +440,30 @@ class AbstractAgent:
         if self.subscriber_errors == "raise" and errors.failures:
             raise SubscriberError(list(errors.failures)) from errors.failures[0].error
         return outcome
+
+    async def connect_agent(
+        self, run_id: str, *, cursor: str = "0", subscriber: Any = None
+    ) -> RunAgentResult:
+        """Join run ``run_id`` of this agent's thread in progress (the reference's
+        ``connectAgent``; after a restart of the client, say): as
+        :meth:`run_agent`, with the same subscriber callbacks in the same order,
+        but the agent is not started again: :meth:`connect` asks for the run
+        from ``cursor`` (``"0"``, the default: its log from the first event, so
+        the run is applied whole; a cursor from the middle of the run skips its
+        ``RUN_STARTED``, which the run's verification then misses). A cut
+        response is resumed as any run's is (``on_run_reconnected``).
+
+        Raises: as :meth:`run_agent`; a server that does not hold the run
+        answers ``410``, raised as :class:`~agui.errors.TransportError`
+        (``status`` 410) after ``on_run_failed``.
+        """
+        if self._is_running:
+            raise RuntimeError("this agent is already running (await abort_run() first)")
+        self._connect_cursor = cursor
+        try:
+            return await self.run_agent(run_id=run_id, subscriber=subscriber)
+        finally:
+            self._connect_cursor = None
 
     async def abort_run(self) -> None:
         """Abort the current run: the response is closed and the run ends
@@ -513,6 +569,11 @@ class HttpAgent(AbstractAgent):
     def run(self, run_input: RunAgentInput) -> AsyncIterator[Any]:
         """POST ``run_input`` to :attr:`url`; the response's SSE bytes."""
         return self.transport.stream(run_input)
+
+    def connect(self, run_input: RunAgentInput, *, last_event_id: str) -> AsyncIterator[Any]:
+        """Re-POST ``run_input`` to :attr:`url` with ``Last-Event-ID:
+        last_event_id`` (the resumable-run contract); the response's SSE bytes."""
+        return self.transport.stream(run_input, last_event_id=last_event_id)
 
     async def fetch_capabilities(self) -> Any:
         """GET :attr:`capabilities_url` (None when not configured).

@@ -209,6 +209,18 @@ class SubscriberStage:
             if aclose is not None:
                 await aclose()
 
+    async def on_reconnecting(self, update: U.Reconnecting) -> None:
+        """The middleware hook of each try of a resume below the chain:
+        ``on_run_reconnecting`` (``params.reconnecting``), before the try."""
+        await self.notify("on_run_reconnecting", reconnecting=update)
+        await self.flush()
+
+    async def on_reconnected(self, update: U.Reconnected) -> None:
+        """The middleware hook of a resume below the chain: ``on_run_reconnected``
+        (``params.reconnected``), before the resumed response's first event."""
+        await self.notify("on_run_reconnected", reconnected=update)
+        await self.flush()
+
     async def _before(self, event: Any) -> bool:
         """``on_event`` then the typed callback; True when propagation was stopped."""
         try:
@@ -376,7 +388,8 @@ OBSERVERS = SubscriberStage.SEEN
 PASSED_UPDATES: frozenset[type] = frozenset(
     {
         U.RunStarted,
-        U.Reconnected,  # the agent API sees one uninterrupted run
+        U.Reconnecting,  # told by the chain's on_reconnecting hook, before the update
+        U.Reconnected,  # told by the chain's on_reconnected hook, before the update
         U.TextEnded,
         U.ReasoningEnded,
         U.ReasoningSpan,

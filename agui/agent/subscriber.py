@@ -40,6 +40,7 @@ from agui.jsonvalue import is_json_object
 
 if TYPE_CHECKING:
     from agui.types import Event, Message, RunAgentInput
+    from agui.updates import Reconnected, Reconnecting
 
 __all__ = [
     "CALLBACKS",
@@ -103,7 +104,11 @@ class SubscriberParams(Generic[EventT]):
     ``activity_message`` (ACTIVITY_SNAPSHOT and ACTIVITY_DELTA: the activity
     message with the event's id as it is before the event, None when there is
     none, as in the reference) and ``existing_message`` (ACTIVITY_SNAPSHOT: the
-    message already holding that id, of any role).
+    message already holding that id, of any role); ``reconnected``
+    (``on_run_reconnected``: the :class:`~agui.updates.Reconnected` of a cut
+    response resumed, with ``attempt``, ``gap_ms`` and ``cursor``);
+    ``reconnecting`` (``on_run_reconnecting``: the
+    :class:`~agui.updates.Reconnecting` of a try about to be made).
     """
 
     __slots__ = (
@@ -123,6 +128,8 @@ class SubscriberParams(Generic[EventT]):
         "partial_tool_call_args",
         "pending_tool_call_ids",
         "reasoning_message_buffer",
+        "reconnected",
+        "reconnecting",
         "result",
         "text_message_buffer",
         "tool_call",
@@ -163,6 +170,8 @@ class SubscriberParams(Generic[EventT]):
         self.tool_call: Any = extras.pop("tool_call", None)
         self.activity_message: Message | None = extras.pop("activity_message", None)
         self.existing_message: Message | None = extras.pop("existing_message", None)
+        self.reconnected: Reconnected | None = extras.pop("reconnected", None)
+        self.reconnecting: Reconnecting | None = extras.pop("reconnecting", None)
         if extras:
             raise TypeError(f"unknown subscriber params: {', '.join(sorted(extras))}")
 
@@ -190,6 +199,8 @@ Callback: TypeAlias = Callable[[SubscriberParams[Any]], MaybeMutation]
 _LIFECYCLE_CALLBACKS: tuple[str, ...] = (
     "on_run_initialized",
     "on_run_failed",
+    "on_run_reconnecting",
+    "on_run_reconnected",
     "on_run_finalized",
     "on_messages_changed",
     "on_state_changed",
@@ -268,6 +279,21 @@ class AgentSubscriber(EventCallbacks):
 
     def on_run_failed(self, params: SubscriberParams[None]) -> MaybeMutation:
         """See :class:`SubscriberParams` (default: nothing)."""
+        return None
+
+    def on_run_reconnecting(self, params: SubscriberParams[None]) -> MaybeMutation:
+        """The run's response broke before its end and a try to resume it is about
+        to be made (a resumable server): ``params.reconnecting`` is the
+        :class:`~agui.updates.Reconnecting` (``attempt``, ``cursor``, ``reason``);
+        once per try (default: nothing). Not in the reference."""
+        return None
+
+    def on_run_reconnected(self, params: SubscriberParams[None]) -> MaybeMutation:
+        """The run's cut response was resumed from its last cursor (a resumable
+        server): ``params.reconnected`` is the :class:`~agui.updates.Reconnected`
+        (``attempt``, ``gap_ms``, ``cursor``); called before the resumed
+        response's first event; the run goes on, nothing lost or repeated
+        (default: nothing). Not in the reference, which does not resume."""
         return None
 
     def on_run_finalized(self, params: SubscriberParams[None]) -> MaybeMutation:

@@ -6,6 +6,9 @@ at the bottom of the screen (``text    so far ...``, ``call    add_task
 closes, the live rows are erased and the grouped renderer's lines (the same
 lines a piped transcript has) are printed above the rows still open; when the
 run ends no live row is left, so the final screen is the transcript.
+While a cut stream is being resumed, a ``net  reconnecting (n)…`` status row
+(the try being made) stays at the bottom until ``reconnected after N ms`` is
+printed; piped output prints a line per try instead (:func:`settles`).
 
 Redraws are coalesced: a live row that only grew is redrawn at most every
 :data:`FRAME_INTERVAL` seconds (about 30 frames a second), always with the
@@ -35,10 +38,11 @@ from agui.cli.io import Console, isatty
 from agui.cli.render import LABEL_WIDTH, Line, RenderOptions
 from agui.cli.sanitize import sanitize
 
-__all__ = ["FRAME_INTERVAL", "LiveView", "live_view"]
+__all__ = ["FRAME_INTERVAL", "LiveView", "live_view", "settles"]
 
 _ERASE = "\x1b[{n}F\x1b[J"  # cursor up n rows to column 1, erase to the end of the screen
 _KEEP = 4096  # characters of an open item kept: a row shows its end, never more than this
+_NET = "net"  # the key of the reconnecting status row
 
 FRAME_INTERVAL = 1 / 30
 """Seconds between two redraws of live rows that only grew (settled lines are
@@ -85,7 +89,9 @@ class LiveView:
         self._timer: asyncio.TimerHandle | None = None
 
     def observe(self, up: u.Update) -> None:
-        """Track what ``up`` opens, grows or closes (see :data:`OBSERVERS`)."""
+        """Track what ``up`` opens, grows or closes (see :data:`OBSERVERS`);
+        a resume in progress (``Reconnecting``) is a ``net  reconnecting (n)…``
+        status row until ``Reconnected`` (or ``Done``) clears it."""
         observer = OBSERVERS.get(type(up))
         if observer is not None:
             observer(self, up)
@@ -110,6 +116,13 @@ class LiveView:
     def _close_call(self, up: u.ToolCallEnded) -> None:
         self._open.pop("c:" + up.tool_call_id, None)
 
+    def _reconnecting(self, up: u.Reconnecting) -> None:
+        self._open.pop(_NET, None)  # (re)opened last: the status row is the bottom one
+        self._open[_NET] = ["net", "", f"reconnecting ({up.attempt})\u2026"]
+
+    def _reconnected(self, up: u.Reconnected) -> None:
+        self._open.pop(_NET, None)
+
     def _close_all(self, up: u.Done) -> None:
         self._open.clear()
 
@@ -124,6 +137,8 @@ class LiveView:
         u.ToolCallStarted: _open_call,
         u.ToolCallArgs: _grow_call,
         u.ToolCallEnded: _close_call,
+        u.Reconnecting: _reconnecting,
+        u.Reconnected: _reconnected,
         u.Done: _close_all,
     }
 
@@ -216,6 +231,17 @@ ROW_KINDS: dict[type, str] = {
 """The kind of live row a message update opens or grows (``text`` or ``think``)."""
 
 
+LIVE_ONLY: frozenset[type] = frozenset({u.Reconnecting})
+"""Updates a live row alone shows, their rendered lines never printed
+(``Reconnecting``: the status of a resume in progress)."""
+
+
+def settles(up: u.Update) -> bool:
+    """Whether the live view prints ``up``'s rendered lines (False for
+    :data:`LIVE_ONLY`)."""
+    return type(up) not in LIVE_ONLY
+
+
 def _kind(up: u.Update) -> str:
     return ROW_KINDS[type(up)]
 
@@ -232,7 +258,6 @@ PASS_THROUGH: frozenset[type] = frozenset(
         u.EventReceived,
         u.MessagesSnapshot,
         u.MetadataChanged,
-        u.Reconnected,
         u.Paused,
         u.Raw,
         u.ReasoningSpan,

@@ -502,6 +502,9 @@ class Renderer:
         name = kind if isinstance(kind, str) else type(up.event).__name__
         return [Line("event", f"{sanitize(name)}: {format_json(body, self.options.max_chars)}")]
 
+    def _on_Reconnecting(self, up: u.Reconnecting) -> list[Line]:
+        return [Line("net", f"reconnecting ({up.attempt})\u2026")]
+
     def _on_Reconnected(self, up: u.Reconnected) -> list[Line]:
         return [Line("net", f"reconnected after {round(up.gap_ms)} ms")]
 
@@ -605,6 +608,7 @@ class Renderer:
         u.Raw: _on_Raw,
         u.EventReceived: _on_EventReceived,
         u.Paused: _on_Paused,
+        u.Reconnecting: _on_Reconnecting,
         u.Reconnected: _on_Reconnected,
         u.WarningUpdate: _on_WarningUpdate,
         u.ErrorUpdate: _on_ErrorUpdate,

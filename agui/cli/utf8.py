@@ -45,25 +45,56 @@ class Utf8Watch:
         self._pending -= 1
         return True
 
-    def stream(self, run_input: RunAgentInput) -> AsyncIterator[Any]:
-        """The wrapped transport's stream, chunk for chunk."""
-        return self._stream(run_input)
+    @property
+    def reconnect(self) -> Any:
+        """The wrapped transport's reconnect policy (resumable runs)."""
+        return getattr(self.transport, "reconnect", None)
 
-    async def _stream(self, run_input: RunAgentInput) -> AsyncIterator[Any]:
+    @property
+    def url(self) -> Any:
+        """The wrapped transport's URL (the cancel request of a resumable run)."""
+        return getattr(self.transport, "url", None)
+
+    @property
+    def headers(self) -> Any:
+        """The wrapped transport's request headers."""
+        return getattr(self.transport, "headers", None)
+
+    def stream(
+        self, run_input: RunAgentInput, *, last_event_id: str | None = None
+    ) -> AsyncIterator[Any]:
+        """The wrapped transport's stream, chunk for chunk (from ``last_event_id``
+        when a run is resumed or joined)."""
+        return self._stream(run_input, last_event_id)
+
+    async def _stream(
+        self, run_input: RunAgentInput, last_event_id: str | None
+    ) -> AsyncIterator[Any]:
         decoder = codecs.getincrementaldecoder("utf-8")("strict")
         flagged = False
-        inner = self.transport.stream(run_input)
+        cursors = False  # the response carries ``id:`` lines: a cut one is resumed
+        newline = True  # the bytes so far end a line
+        inner: AsyncIterator[Any]
+        if last_event_id is None:
+            inner = self.transport.stream(run_input)
+        else:
+            resume: Any = self.transport.stream  # HttpTransport, FastHttpTransport take it
+            inner = resume(run_input, last_event_id=last_event_id)
         try:
             async for chunk in inner:
-                if not flagged and isinstance(chunk, bytes | bytearray | memoryview):
-                    body = cast("bytes | bytearray | memoryview", chunk)  # checked above
-                    try:
-                        decoder.decode(bytes(body))
-                    except UnicodeDecodeError:
-                        flagged = True
-                        self._pending += 1
+                if isinstance(chunk, bytes | bytearray | memoryview):
+                    body = bytes(cast("bytes | bytearray | memoryview", chunk))  # checked above
+                    if not cursors and body:
+                        cursors = (newline and body.startswith(b"id:")) or b"\nid:" in body
+                        newline = body.endswith(b"\n")
+                    if not flagged:
+                        try:
+                            decoder.decode(body)
+                        except UnicodeDecodeError:
+                            flagged = True
+                            self._pending += 1
                 yield chunk
-            if not flagged:
+            if not flagged and not cursors:  # (a cut mid-sequence of a resumable run is no fault)
                 try:
                     decoder.decode(b"", final=True)
                 except UnicodeDecodeError:

@@ -71,12 +71,14 @@ from agui.cli.answers import (
 )
 from agui.cli.board import panel_from_conversation, write_panel
 from agui.cli.io import CliError, Console, EndOfInput
-from agui.cli.live import live_view
+from agui.cli.live import live_view, settles
+from agui.cli.rejoin import last_run
 from agui.cli.render import Line, Renderer, RenderOptions
 from agui.cli.sanitize import sanitize
 from agui.cli.target import (
     DEFAULT_READ_TIMEOUT,
     THREAD_ID,
+    ThreadIds,
     default_tools,
     describe_transport_error,
     endpoint,
@@ -139,6 +141,8 @@ class ChatOptions:
     agent bytes that are not UTF-8). ``id_prefix``: put before the ``run-N`` /
     ``user-N`` / ``tool-N`` ids (:func:`agui.cli.target.thread_ids`).
     ``tool_results``: tool name -> canned result text (``--tool-result``).
+    ``rejoin``: the thread is pinned (``--thread``): first join its last run
+    on a resumable server (:mod:`agui.cli.rejoin`).
     """
 
     render: RenderOptions = field(default_factory=RenderOptions)
@@ -152,6 +156,7 @@ class ChatOptions:
     utf8: Any = None
     id_prefix: str = ""
     tool_results: dict[str, str] = field(default_factory=dict[str, str])
+    rejoin: bool = False
 
 
 @dataclass
@@ -269,7 +274,10 @@ async def drive(
             result.tally(update)
             if live is not None:
                 live.observe(update)
-            out.write(_on_how_many(renderer.feed(update), update, result))
+            lines = renderer.feed(update)
+            if live is not None and not settles(update):
+                lines = []  # a live status row shows it
+            out.write(_on_how_many(lines, update, result))
             _bad_bytes(options, out)  # above the live rows, which it keeps
             if options.stop_after is not None and result.count >= options.stop_after:
                 if result.done is None:
@@ -430,6 +438,8 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
     reached = False  # a line has reached the agent: from now on the session survives it
     first = options
     later = replace(options, stop_after=None)  # --stop-after: the first run only
+    if options.rejoin and _rejoin(runner, session, renderer, console, options, ids):
+        first, reached = later, True
     while True:
         line = console.readline("> ")
         if line is None:
@@ -500,6 +510,35 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
     return CHECK_FAILED if options.check and failed else 0
 
 
+def _rejoin(
+    runner: asyncio.Runner,
+    session: Any,
+    renderer: Renderer,
+    console: Console,
+    options: ChatOptions,
+    ids: RunIds,
+) -> bool:
+    """Join the pinned thread's last run the server holds (a board-watch
+    started again: the run replayed from its log, then its live tail) and
+    number the next run after it; False when there is none."""
+    transport = session.transport
+    url, headers = getattr(transport, "url", None), getattr(transport, "headers", None)
+    if not isinstance(url, str):
+        return False
+    pinned = ThreadIds(session.thread_id, ids.prefix)
+    n = runner.run(last_run(url, dict(headers or {}), pinned))
+    if not n:
+        return False
+    ids.n = n
+    run_id = pinned.run_id(n)
+    console.write(
+        [Line("net", f"rejoining {sanitize(run_id)} of thread {sanitize(session.thread_id)}")]
+    )
+    result = _run(runner, session.attach(run_id), renderer, console, options, run_id, True)
+    draw_panel(session, console, options.panel_width)
+    return result.count > 0
+
+
 def _run(
     runner: asyncio.Runner,
     run: AsyncIterator[Any],
@@ -555,6 +594,7 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             panel_width=0 if full else render.max_chars,
             id_prefix=ids.prefix,
             tool_results=canned,
+            rejoin=getattr(args, "thread", None) is not None,
         )
 
         def watched(transport: Any) -> Any:

@@ -7,6 +7,13 @@ structs. The session composes ``middleware=[a, b]`` as ``a(b(transport))``:
 ``a`` sees the input first and the events last. Events a middleware yields
 go through the normalizer, verifier and conversation like any others.
 
+A cut response of a resumable server is resumed below the chain: the chain
+is not called again, every middleware sees one uninterrupted run (no event
+lost or repeated), and a middleware with an ``on_reconnecting(update)`` method
+(a :class:`~agui.updates.Reconnecting`) is told before each try, one with an
+``on_reconnected(update)`` method (a :class:`~agui.updates.Reconnected`) before
+the resumed response's first event; outermost first.
+
 :class:`Middleware` is a convenience base class with per-input and per-event
 hooks; :class:`FilterToolCallsMiddleware` drops tool calls by tool name, as
 the reference client's middleware of the same name does.
@@ -16,11 +23,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from msgspec import UNSET
 
 from agui import types as T
+
+if TYPE_CHECKING:
+    from agui.updates import Reconnected, Reconnecting
 
 Next = Callable[[Any], AsyncIterator[Any]]
 """``next(run_input) -> AsyncIterator[Event]``: the rest of the chain."""
@@ -32,12 +42,14 @@ MiddlewareFn = Callable[[Any, Next], AsyncIterator[Any]]
 class Middleware:
     """Base class: override :meth:`on_input`, :meth:`on_event` and/or :meth:`on_end`.
 
-    ``on_input(run_input) -> RunAgentInput`` (default: unchanged);
-    ``on_event(event) -> Event | list[Event] | tuple[Event, ...] | None`` (None drops it;
-    default: unchanged); ``on_end() -> Iterable[Event]`` events to append when
-    the stream ends normally (default: none). Each hook may be a plain
-    ``def`` or an ``async def`` (its result is awaited). Override
-    :meth:`__call__` for full control (e.g. retries).
+            ``on_input(run_input) -> RunAgentInput`` (default: unchanged);
+        ``on_reconnecting(update)`` / ``on_reconnected(update)``: a cut response is being / was
+    resumed under the chain (default: nothing);
+            ``on_event(event) -> Event | list[Event] | tuple[Event, ...] | None`` (None drops it;
+            default: unchanged); ``on_end() -> Iterable[Event]`` events to append when
+            the stream ends normally (default: none). Each hook may be a plain
+            ``def`` or an ``async def`` (its result is awaited). Override
+            :meth:`__call__` for full control (e.g. retries).
     """
 
     def on_input(self, run_input: Any) -> Any:
@@ -51,6 +63,17 @@ class Middleware:
     def on_end(self) -> Iterable[Any]:
         """Events to yield after the last one (normal end of stream only)."""
         return ()
+
+    def on_reconnecting(self, update: Reconnecting) -> Any:
+        """A cut response of the run is about to be resumed below the chain (one
+        call per try, before it is made; default: nothing; may be ``async``)."""
+        return None
+
+    def on_reconnected(self, update: Reconnected) -> Any:
+        """The run's cut response was resumed (a resumable server, ``Last-Event-ID``)
+        below the chain, before the resumed response's first event: the chain
+        goes on as one uninterrupted run (default: nothing; may be ``async``)."""
+        return None
 
     async def __call__(self, run_input: Any, next: Next) -> AsyncIterator[Any]:
         run_input = self.on_input(run_input)

@@ -6,6 +6,13 @@ applied. With middleware, the pipeline's wire stage (:meth:`Pipeline.decode`)
 turns the transport's output into events, the middleware chain transforms
 them, and the pipeline takes them back (:meth:`Pipeline.feed_event`).
 
+Resuming a cut response of a resumable server (:mod:`agui.client.reconnect`):
+without middleware the run re-sends its input with ``Last-Event-ID`` and reads
+on; with middleware the resume happens below the chain (the chain stays, so
+every middleware sees one uninterrupted run, and one with an
+``on_reconnected(update)`` hook is told). Either way a ``Reconnected`` update
+is yielded and no event is lost or repeated.
+
 Cancellation: leaving a run early (``break`` then ``aclose()`` / ``async
 with``, or cancelling the task) closes the transport stream (the HTTP
 response); the run ends ``Done(cancelled)`` locally (:attr:`Run.done`) unless
@@ -28,6 +35,8 @@ kind ``transport_raised`` whose ``__cause__`` is the exception.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import itertools
 import logging
 import time
 import weakref
@@ -39,8 +48,10 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, Self, cast
 
+from agui.client import telemetry
 from agui.client.idle import IdleClock
 from agui.client.middleware import MiddlewareFn, compose
 from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure, send_cancel
@@ -48,7 +59,8 @@ from agui.client.request import tool_result_event
 from agui.errors import EncodeError, ToolError, TransportError
 from agui.pipeline.core import Pipeline
 from agui.pipeline.lifecycle import RunLifecycle
-from agui.updates import Done, ErrorUpdate, Reconnected, Update, WarningUpdate
+from agui.types import RunErrorEvent, RunFinishedEvent
+from agui.updates import Done, ErrorUpdate, Reconnected, Reconnecting, Update, WarningUpdate
 
 if TYPE_CHECKING:
     from agui.client.tools import ClientTools
@@ -201,10 +213,14 @@ class _RunCore:
         "idle",
         "inputs",
         "ahead",
+        "announced",
+        "broke",
+        "failure",
         "interrupted",
         "item_done",
         "loop",
         "next",
+        "notices",
         "pipeline",
         "policy",
         "read",
@@ -212,6 +228,7 @@ class _RunCore:
         "run_ref",
         "session",
         "slot",
+        "span",
         "started",
         "stopping",
         "stream",
@@ -267,6 +284,12 @@ class _RunCore:
         # the event idle clock (agui.client.idle; None: off): reads wait under it
         seconds = session.idle_timeout
         self.idle: IdleClock | None = IdleClock(seconds) if seconds else None
+        # a resume below the middleware: its notices, to hand out with the next read
+        self.notices: list[Update] = []
+        self.announced = False  # resuming: the next try was announced (Reconnecting)
+        self.broke = 0.0  # when the response broke (monotonic seconds)
+        self.failure: Exception | None = None  # what broke it, or the last try's failure
+        self.span: Any = None  # the round's agui.client.run span (agui.client.telemetry)
 
     # ------------------------------------------------------------- stepping
 
@@ -309,8 +332,12 @@ class _RunCore:
             self.cursor = Cursor()  # a follow-up round is a new run
         if self.idle is not None:
             self.idle.event()  # a new response: the full idle budget
+        self._end_span()
+        self.span = telemetry.run_started(
+            run_input.thread_id, run_input.run_id, attached=self.cursor.last is not None
+        )
         try:
-            self.stream = _open(session, run_input, pipeline, self.cursor.last)
+            self.stream = self._open(run_input, pipeline)
             self.read = self.stream.__aiter__().__anext__
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             self.next = self._end_round
@@ -333,15 +360,23 @@ class _RunCore:
             if self._may_resume(pipeline, exc):
                 return await self._resume(pipeline, exc)
             self.next = self._end_round
-            return (pipeline.fail_transport(_as_transport_error(exc)),)
+            return self._noticed((pipeline.fail_transport(_as_transport_error(exc)),))
         if item is _EOF:
             if self._may_resume(pipeline, None):
                 return await self._resume(pipeline, None)
             self.next = self._end_round
-            return (pipeline.close(),)
+            return self._noticed((pipeline.close(),))
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
             return None
-        return self._frames(pipeline, item)
+        return self._noticed(self._frames(pipeline, item))
+
+    def _noticed(self, batches: Iterable[list[Update]]) -> Iterable[list[Update]]:
+        """``batches``, after the ``Reconnecting`` / ``Reconnected`` of a resume
+        made below the middleware chain since the last read (if any)."""
+        if not self.notices:
+            return batches
+        notices, self.notices = self.notices, []
+        return itertools.chain((notices,), batches)
 
     def _frames(self, pipeline: Pipeline, item: Any) -> Iterator[list[Update]]:
         """The updates of one transport item, one list per frame, each frame fed
@@ -388,47 +423,189 @@ class _RunCore:
         )
 
     async def _resume(
-        self, pipeline: Pipeline, error: BaseException | None
+        self, pipeline: Pipeline, error: Exception | None
     ) -> Iterable[list[Update]] | None:
-        """Re-send the run's input with ``Last-Event-ID`` until a response starts
-        (backoff with jitter, within the policy's budget of attempts since the last
-        progress); then ``Reconnected``, the run reading on from the new response.
-        Out of attempts, or refused (an HTTP 4xx), the run fails as it would have."""
+        """The response broke (``error``; None = it ended) with the run open:
+        resume it, one step per try (:meth:`_retry`), so each ``Reconnecting``
+        is handed out before its try is made."""
+        await self.close_stream()
+        self.broke = time.monotonic()
+        self.failure = error
+        self.next = self._retry
+        return await self._retry()
+
+    async def _retry(self) -> Iterable[list[Update]] | None:
+        """One step of a resume: announce the next try (``Reconnecting``), or,
+        once announced, make it (:meth:`_attempt`): ``Reconnected`` and the run
+        reads on from the new response. Out of tries, or refused (an HTTP 4xx),
+        the run fails as it would have."""
+        pipeline = self.pipeline
+        assert pipeline is not None
+        if not self.announced:  # the next try, to announce
+            notice = self._next_try()
+            if notice is _EOF:
+                self.next = self._end_round
+                return (pipeline.close(),)
+            if isinstance(notice, Exception):
+                self.next = self._end_round
+                return (pipeline.fail_transport(_as_transport_error(notice)),)
+            self.announced = True
+            return ([notice],)
+        self.announced = False
+        reopened = await self._attempt(pipeline, self._transport_stream)
+        if reopened is None:
+            return None if self.stopping else ()
+        stream, read, item, resumed = reopened
+        self.stream, self.read, self.held = stream, read, item
+        self.next = self._read
+        telemetry.reconnected(self.span, resumed)
+        return ([resumed],)
+
+    def _next_try(self) -> Reconnecting | Exception:
+        """Count the next try of a resume (the policy's budget since the last
+        progress): its ``Reconnecting``, or what ends the run (the last failure,
+        or ``_EOF`` for a response that ended)."""
+        policy, cursor, last = self.policy, self.cursor, self.failure
+        assert policy is not None and cursor.last is not None
+        cursor.failures += 1
+        if cursor.failures > policy.attempts or (last is not None and not resumable_failure(last)):
+            return _EOF if last is None else last
+        reason = "end of stream" if last is None else getattr(last, "kind", type(last).__name__)
+        return Reconnecting(cursor.failures, cursor.last, str(reason))
+
+    async def _attempt(
+        self,
+        pipeline: Pipeline,
+        open_stream: Callable[[RunAgentInput, str], AsyncIterator[Any]],
+    ) -> _Reopened | None:
+        """The try :meth:`_next_try` counted: wait its jittered delay, then
+        ``open_stream(input, cursor)`` and read the first item. Returns the new
+        stream, its read, that item and the ``Reconnected``; None when the try
+        failed (kept as :attr:`failure`) or the run was stopped meanwhile."""
         policy, cursor = self.policy, self.cursor
         assert policy is not None and cursor.last is not None
-        broke = time.monotonic()
-        await self.close_stream()
-        last: BaseException | None = error
-        while True:
-            cursor.failures += 1
-            if cursor.failures > policy.attempts or (
-                last is not None and not resumable_failure(last)
-            ):
-                self.next = self._end_round
-                if last is None:
-                    return (pipeline.close(),)
-                return (pipeline.fail_transport(_as_transport_error(last)),)  # type: ignore[arg-type]
-            await asyncio.sleep(policy.delay(cursor.failures))
-            if self.stopping:
-                return None
-            logger.debug("resuming run from cursor %r (attempt %d)", cursor.last, cursor.failures)
-            try:
-                stream = _open(self.session, self.inputs[-1], pipeline, cursor.last)
-                self.stream = stream
-                read = stream.__aiter__().__anext__
-                item = await _read_one(read)
-            except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
-                await self.close_stream()
-                last = exc
-                continue
-            if item is _EOF:
-                await self.close_stream()
-                last = None
-                continue
-            self.read, self.held = read, item
-            pipeline.restart_wire()
-            gap_ms = (time.monotonic() - broke) * 1000.0
-            return ([Reconnected(cursor.failures, round(gap_ms, 1), cursor.last)],)
+        await asyncio.sleep(policy.delay(cursor.failures))
+        if self.stopping:
+            return None
+        logger.debug("resuming run from cursor %r (attempt %d)", cursor.last, cursor.failures)
+        stream: AsyncIterator[Any] | None = None
+        try:
+            stream = open_stream(self.inputs[-1], cursor.last)
+            read = stream.__aiter__().__anext__
+            item = await _read_one(read)
+        except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
+            await _aclose(stream)
+            self.failure = exc
+            return None
+        if item is _EOF:
+            await _aclose(stream)
+            self.failure = None
+            return None
+        pipeline.restart_wire()
+        gap_ms = (time.monotonic() - self.broke) * 1000.0
+        return stream, read, item, Reconnected(cursor.failures, round(gap_ms, 1), cursor.last)
+
+    async def _tell(self, hook: str, update: Update) -> None:
+        """Call each middleware's ``hook(update)`` (``on_reconnecting`` /
+        ``on_reconnected``) that it has, outermost first; awaited when async."""
+        for mw in self.session.middleware:
+            fn = getattr(mw, hook, None)
+            if fn is not None:
+                told = fn(update)
+                if inspect.isawaitable(told):
+                    await told
+
+    def _transport_stream(self, run_input: RunAgentInput, cursor: str | None) -> AsyncIterator[Any]:
+        """The transport's response to ``run_input`` (from ``cursor`` when resuming
+        or attaching: ``Last-Event-ID``)."""
+        transport = self.session.transport
+        if cursor is not None:
+            return transport.stream(run_input, last_event_id=cursor)  # type: ignore[call-arg]
+        return transport.stream(run_input)
+
+    def _open(self, run_input: RunAgentInput, pipeline: Pipeline) -> AsyncIterator[Any]:
+        """The round's response: the transport's; with middleware, the chain over
+        :meth:`_chain_source` (event structs in, event structs out)."""
+        if not self.session.middleware:
+            return self._transport_stream(run_input, self.cursor.last)
+        return compose(self.session.middleware, partial(self._chain_source, pipeline))(run_input)
+
+    async def _chain_source(self, pipeline: Pipeline, run_input: Any) -> AsyncIterator[Any]:
+        """The end of the middleware chain: the transport's response as event
+        structs (the pipeline's wire stage). A cut response of a resumable run
+        is resumed here, below the chain, so every middleware sees one
+        uninterrupted run: frames at or before the cursor are dropped, and each
+        middleware with an ``on_reconnecting(update)`` / ``on_reconnected(update)``
+        hook is told (outermost first) before each try and before the resumed
+        response's first event; the updates come with the run's next ones."""
+        cursor = self.cursor
+        stream = self._transport_stream(run_input, cursor.last)
+        read = stream.__aiter__().__anext__
+        item: Any = _NOTHING
+        terminal = False
+        try:
+            while True:
+                error: Exception | None = None
+                try:
+                    while (item := await _read_one(read) if item is _NOTHING else item) is not _EOF:
+                        current, item = item, _NOTHING
+                        if not isinstance(current, bytes | bytearray | memoryview | str):
+                            terminal = _is_terminal(current)
+                            if pipeline.finished:
+                                return
+                            yield current  # an event struct (an agent's own run())
+                            continue
+                        frames = pipeline.split(cast("bytes | str", current))
+                        ids = list(pipeline.frame_ids)
+                        for i, data in enumerate(frames):
+                            frame_id = ids[i] if ids else None
+                            if cursor.repeat(frame_id):
+                                continue
+                            events = list(pipeline.decode(data))
+                            cursor.advance(frame_id)
+                            if pipeline.finished:  # an oversized frame: cannot resynchronise
+                                return
+                            for event in events:
+                                terminal = _is_terminal(event)
+                                yield event
+                        if pipeline.finished:
+                            return
+                except Exception as exc:  # noqa: BLE001 - judged: resumed or raised
+                    error = exc
+                if not (
+                    self.policy is not None
+                    and cursor.last is not None
+                    and not terminal
+                    and not self.stopping
+                    and not pipeline.finished
+                    and resumable_failure(error)
+                ):
+                    if error is not None:
+                        raise error
+                    break
+                await _aclose(stream)
+                self.broke, self.failure = time.monotonic(), error
+                while True:
+                    trying = self._next_try()
+                    if trying is _EOF:
+                        return
+                    if isinstance(trying, Exception):
+                        raise trying
+                    self.notices.append(trying)
+                    await self._tell("on_reconnecting", trying)
+                    reopened = await self._attempt(pipeline, self._transport_stream)
+                    if reopened is not None:
+                        break
+                    if self.stopping:
+                        return
+                stream, read, item, notice = reopened
+                telemetry.reconnected(self.span, notice)
+                await self._tell("on_reconnected", notice)
+                self.notices.append(notice)
+            for event in pipeline.decode_end():
+                yield event
+        finally:
+            await _aclose(stream)
 
     async def look_ahead(self) -> None:
         """A run of the response ended with the transport item just fed: read on
@@ -460,6 +637,7 @@ class _RunCore:
     async def _end_round(self) -> Iterable[list[Update]] | None:
         """The response is over: close it; run the client tool calls it left, if any."""
         await self.close_stream()
+        self._end_span()
         session = self.session
         calls = _calls_to_run(session, self.pipeline.done if self.pipeline else None)
         if not calls:
@@ -573,6 +751,12 @@ class _RunCore:
             self.consumer = asyncio.current_task()
             await send_cancel(url, sent, run_input.thread_id, run_input.run_id)
 
+    def _end_span(self) -> None:
+        """Close the current round's ``agui.client.run`` span (idempotent)."""
+        span, self.span = self.span, None
+        if span is not None:
+            telemetry.run_ended(span, self.pipeline.done if self.pipeline is not None else None)
+
     async def finish(self) -> None:
         """The run's stream is over, however it ended: close the response, end
         the pipeline (``Done(cancelled)`` unless the run ended), free the slot."""
@@ -585,6 +769,7 @@ class _RunCore:
         finally:
             if self.pipeline is not None:
                 self.pipeline.cancel(_CANCELLED)  # no-op when the stream ended
+            self._end_span()
             self.final = True
             self.slot._release(self)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
             if self.ended is not None:
@@ -957,31 +1142,21 @@ def _as_transport_error(exc: Exception) -> Exception:
     return error
 
 
-def _open(
-    session: RunHost, run_input: Any, pipeline: Pipeline, last_event_id: str | None = None
-) -> AsyncIterator[Any]:
-    """The transport's response (from ``last_event_id`` when resuming or
-    attaching); with middleware, the chain over the pipeline's wire stage (event
-    structs in, event structs out)."""
-    transport = session.transport
-    if last_event_id is not None:
-        return transport.stream(run_input, last_event_id=last_event_id)  # type: ignore[call-arg]
-    if not session.middleware:
-        return transport.stream(run_input)
+_Reopened = tuple[AsyncIterator[Any], Callable[[], Awaitable[Any]], Any, Reconnected]
+"""A resumed response: its stream, its read, its first item, the ``Reconnected``."""
 
-    async def events(inp: Any) -> AsyncIterator[Any]:
-        stream = transport.stream(inp)
-        try:
-            async for item in stream:
-                for event in pipeline.decode(item):
-                    yield event
-                if pipeline.finished:  # an oversized frame: cannot resynchronise
-                    return
-            for event in pipeline.decode_end():
-                yield event
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
 
-    return compose(session.middleware, events)(run_input)
+TERMINAL_EVENTS: frozenset[type] = frozenset({RunFinishedEvent, RunErrorEvent})
+"""A run's terminal events: after one, a cut response is not resumed."""
+
+
+def _is_terminal(event: object) -> bool:
+    """True for a run's terminal event (:data:`TERMINAL_EVENTS`)."""
+    return type(event) in TERMINAL_EVENTS
+
+
+async def _aclose(stream: Any) -> None:
+    """Close a response stream (anything with ``aclose``; None: nothing)."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
