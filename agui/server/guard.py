@@ -28,6 +28,7 @@ from agui.errors import GuardError, ProtocolViolation
 from agui.pipeline.lifecycle import RunLifecycle
 from agui.pipeline.normalize import Normalizer
 from agui.pipeline.verify import Verifier
+from agui.pipeline.verify.items import RunItems
 
 _CHUNK_CLASSES = frozenset(
     {T.TextMessageChunkEvent, T.ToolCallChunkEvent, T.ReasoningMessageChunkEvent}
@@ -151,6 +152,9 @@ def _slots_of(cls: type) -> tuple[str, ...]:
     return names
 
 
+_COMPONENTS: frozenset[type] = frozenset({RunItems})
+"""Checker parts saved and restored in place (see :class:`_Component`)."""
+
 _Saved = tuple[dict[str, Any] | None, list[tuple[str, Any]]]
 """A checker's saved state: its ``__dict__`` (None when slotted) and its slots' values."""
 
@@ -170,8 +174,24 @@ def _save(obj: object) -> _Saved:
             if hasattr(obj, name)
         ]
     return None, [
-        (name, _copied(getattr(obj, name))) for name in _slots_of(type(obj)) if hasattr(obj, name)
+        (name, _kept(getattr(obj, name))) for name in _slots_of(type(obj)) if hasattr(obj, name)
     ]
+
+
+class _Component:
+    """A saved component of a checker (the verifier's :class:`RunItems`): the same
+    object, its own state restored in place, since the checker's dispatch table
+    holds its bound methods."""
+
+    __slots__ = ("obj", "saved")
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+        self.saved = _save(obj)
+
+
+def _kept(value: Any) -> Any:
+    return _Component(value) if value.__class__ in _COMPONENTS else _copied(value)
 
 
 def _copied(value: Any) -> Any:
@@ -196,4 +216,7 @@ def _restore(obj: object, saved: _Saved) -> None:
         obj.__dict__.clear()
         obj.__dict__.update(extra)
     for name, value in slots:
-        setattr(obj, name, value)
+        if value.__class__ is _Component:
+            _restore(value.obj, value.saved)
+        else:
+            setattr(obj, name, value)
