@@ -20,14 +20,14 @@ import msgspec
 from agui.types import EVENT_TYPES, Event, RunAgentInput
 from agui.wire.fallback import dumps_escaping_surrogates
 from agui.wire.finite import check_finite_at
-from agui.wire.shapes import StructShape, has_legacy_null, null_paths, shape_of
+from agui.wire.shapes import StructShape, has_legacy_null, null_paths, struct_shape
 
 __all__ = ["encode_event", "encode_input", "encode_json", "to_json_value"]
 
 _ENCODER = msgspec.json.Encoder()
 
-_SHAPES: dict[type, StructShape] = {cls: shape_of(cls) for cls in EVENT_TYPES.values()}
-_SHAPES[RunAgentInput] = shape_of(RunAgentInput)
+_SHAPES: dict[type, StructShape] = {cls: struct_shape(cls) for cls in EVENT_TYPES.values()}
+_SHAPES[RunAgentInput] = struct_shape(RunAgentInput)
 
 #: events whose only optional open slot is rawEvent (the encoder's common case)
 _RAW_EVENT_ONLY = frozenset(
@@ -42,7 +42,7 @@ _RAW_EVENT_ONLY = frozenset(
 def _shape(cls: type) -> StructShape:
     shape = _SHAPES.get(cls)
     if shape is None:
-        shape = _SHAPES[cls] = shape_of(cls)
+        shape = _SHAPES[cls] = struct_shape(cls)
     return shape
 
 
