@@ -113,7 +113,7 @@ def _locate(lst: list[MessageRecord], target: MessageRecord, hint: int) -> int:
 
 
 def merge_metadata(
-    target: MessageRecord | CallRecord, event: Any, target_id: str, out: list[Update]
+    target: MessageRecord | CallRecord, event: object, target_id: str, out: list[Update]
 ) -> None:
     """Merge an event's ``metadata`` object (a copy) into ``target``'s and append
     a :class:`~agui.updates.MetadataChanged` to ``out``; nothing when the event
@@ -132,7 +132,7 @@ def merge_metadata(
     out.append(MetadataChanged(target_id, dict(target.metadata)))
 
 
-def subagent_tag(event: Any) -> Any:
+def subagent_tag(event: object) -> Any:
     """The event's ``subagentRunId``, ``UNSET`` when absent or null."""
     sub = getattr(event, "subagent_run_id", UNSET)
     return UNSET if sub is None else sub
