@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from agui.jsonvalue import JSONValue
 from agui.types import EVENT_TYPES, Event, RunAgentInput
 from agui.wire.fallback import dumps_escaping_surrogates
 from agui.wire.finite import check_finite_at
@@ -96,7 +97,7 @@ def encode_input(run_input: RunAgentInput) -> bytes:
     return encode_event(run_input)  # type: ignore[arg-type]
 
 
-def encode_json(value: Any) -> bytes:
+def encode_json(value: object) -> bytes:
     """Compact UTF-8 JSON of a plain value (an event given as a wire-form dict,
     a state, a list ...; structs and anything else msgspec encodes too), changing
     nothing silently: a str holding a lone UTF-16 surrogate is written with a
@@ -129,7 +130,7 @@ def to_json_value(value: msgspec.Struct) -> Any:
     return builtins
 
 
-def _scrub(builtins: Any, paths: list[list[str | int]]) -> Any:
+def _scrub(builtins: JSONValue, paths: list[list[str | int]]) -> Any:
     for path in paths:
         parent = builtins
         for seg in path[:-1]:

@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from agui.jsonvalue import JSONValue
 from agui.wire.errors_map import not_json
 from agui.wire.finite import check_finite_at
 
@@ -119,7 +120,7 @@ def json_text_to_utf8(text: str) -> bytes:
         return _LONE_SURROGATE.sub(_escape, text).encode("utf-8")
 
 
-def dumps_escaping_surrogates(builtins: Any) -> bytes:
+def dumps_escaping_surrogates(builtins: JSONValue) -> bytes:
     """Compact JSON of plain ``builtins`` whose strs may hold lone surrogates:
     those are written as ``\\uXXXX`` escapes (as ``json.dumps(ensure_ascii=True)``
     would), every other character as UTF-8. A surrogate code point can only

@@ -71,7 +71,7 @@ PATCH_EVENTS = frozenset(PATCH_FIELDS)
 _PATCH_ATTR: dict[type, str] = {cls: attr for cls, (attr, _wire) in PATCH_FIELDS.items()}
 
 
-def patch_ok(event: Any) -> bool:
+def patch_ok(event: Event) -> bool:
     """True when the JSON Patch ops of ``event`` (a class in ``PATCH_EVENTS``)
     may be delivered as msgspec decoded them."""
     return ops_ok(getattr(event, _PATCH_ATTR[event.__class__]))
