@@ -146,7 +146,7 @@ _MISSING = object()
 
 
 # ---------------------------------------------------------------- functions
-def _args(args: Any, ctx: _Ctx) -> dict[str, Any]:
+def _args(args: JSONValue, ctx: _Ctx) -> dict[str, Any]:
     if not is_json_object(args):
         return {}
     out: dict[str, Any] = {}
@@ -158,7 +158,7 @@ def _args(args: Any, ctx: _Ctx) -> dict[str, Any]:
     return out
 
 
-def _fmt_number(value: JSONValue, decimals: Any = None, grouping: Any = True) -> str:
+def _fmt_number(value: JSONValue, decimals: JSONValue = None, grouping: JSONValue = True) -> str:
     number = _number(value)
     if number is None:
         return to_text(value)
@@ -340,7 +340,7 @@ FUNCTIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
 """Basic-catalog functions evaluated locally: name -> f(resolved args) -> value."""
 
 
-def _call(name: str, args: Any, ctx: _Ctx) -> Any:
+def _call(name: str, args: JSONValue, ctx: _Ctx) -> Any:
     if name == "formatString":
         text = args.get("value") if is_json_object(args) else None
         text = resolve(text, ctx.surface, ctx.scope, ctx.depth)

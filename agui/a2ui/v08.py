@@ -80,7 +80,7 @@ def _convert_children(value: JSONValue) -> Any:
     return value
 
 
-def _convert_action(action: Any, inits: list[tuple[str, Any]]) -> Any:
+def _convert_action(action: JSONValue, inits: list[tuple[str, Any]]) -> Any:
     if not is_json_object(action) or "name" not in action:
         return action
     context: dict[str, Any] = {}
@@ -154,7 +154,9 @@ def _entry_value(entry: dict[str, Any], problems: list[str], where: str) -> tupl
     return False, None
 
 
-def contents_to_json(contents: Any, problems: list[str], where: str = "dataModelUpdate") -> Any:
+def contents_to_json(
+    contents: JSONValue, problems: list[str], where: str = "dataModelUpdate"
+) -> Any:
     """A v0.8 adjacency list (``[{key, value*}]``, nested through ``valueMap``) as a dict.
 
     Entries that are not objects with a string ``key`` and one ``value*``
