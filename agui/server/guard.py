@@ -25,6 +25,7 @@ from typing import Any
 
 from agui import types as T
 from agui.errors import GuardError, ProtocolViolation
+from agui.jsonvalue import JSONValue
 from agui.pipeline.lifecycle import RunLifecycle
 from agui.pipeline.normalize import Normalizer
 from agui.pipeline.verify import Verifier
@@ -174,7 +175,7 @@ def _save(obj: object) -> _Saved:
     ]
 
 
-def _copied(value: Any) -> Any:
+def _copied(value: JSONValue) -> Any:
     cls = value.__class__
     if cls is dict:
         for item in value.values():

@@ -12,7 +12,7 @@ returns at once.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from agui.server.runlog.store import RunRef
 
@@ -39,7 +39,17 @@ def run_started(run: RunRef) -> Any:
     )
 
 
-def run_ended(span: Any, outcome: str, events: int) -> None:
+class Span(Protocol):
+    """What this module needs of an OpenTelemetry span (``opentelemetry.trace.Span``)."""
+
+    def set_attribute(self, key: str, value: str | bool | int) -> None:
+        """Set one attribute."""
+
+    def end(self) -> None:
+        """End the span."""
+
+
+def run_ended(span: Span | None, outcome: str, events: int) -> None:
     """Close the ``agui.run`` span with its outcome and event count."""
     if span is None:
         return
@@ -64,7 +74,7 @@ def attached(run: RunRef, *, resumed: bool, cursor: str) -> Any:
     )
 
 
-def detached(span: Any, events_sent: int) -> None:
+def detached(span: Span | None, events_sent: int) -> None:
     """Close an ``agui.attach`` span with the events it sent."""
     if span is None:
         return

@@ -9,9 +9,10 @@ of the current run); :data:`HANDLERS` maps each event class it applies to its me
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
+from msgspec import UnsetType
 
 from agui import types as T
 from agui.pipeline.apply.records import CallRecord, MessageRecord, opt
@@ -65,11 +66,13 @@ class MessageAppliers:
         """TEXT_MESSAGE_START: a new text message (default role ``assistant``), or the existing one reopened."""
         mid = ev.message_id
         rec = self.store.by_id.get(mid)
-        role: str = ev.role if ev.role is not UNSET and ev.role is not None else "assistant"
+        given = cast("str | UnsetType | None", ev.role)  # (a struct built in Python may hold None)
+        role: str = given if given is not UNSET and given is not None else "assistant"
         if rec is None:
             rec = MessageRecord.text_message(mid, role)
-            if ev.name is not UNSET and ev.name is not None:
-                rec.name = ev.name
+            name = cast("str | UnsetType | None", ev.name)
+            if name is not UNSET and name is not None:
+                rec.name = name
             rec.subagent_run_id = subagent_tag(ev)
             self.store.append(rec)
         elif rec.role == "activity":
@@ -210,7 +213,7 @@ class MessageAppliers:
                 call.touch()
             merge_metadata(call, ev, cid, out)
             return out
-        parent_id = ev.parent_message_id
+        parent_id = cast("str | UnsetType | None", ev.parent_message_id)
         owner: MessageRecord | None = None
         if parent_id is not UNSET and parent_id is not None:
             rec = self.store.by_id.get(parent_id)

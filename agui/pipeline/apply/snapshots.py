@@ -10,9 +10,10 @@ state and changes the shared :class:`~agui.pipeline.apply.store.MessageStore`;
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
+from msgspec import UnsetType
 
 from agui import types as T
 from agui.jsonvalue import JSONValue, is_json_array, is_json_object
@@ -177,7 +178,8 @@ class Snapshots:
     def activity_snapshot(self, ev: T.ActivitySnapshotEvent) -> list[Update]:
         """ACTIVITY_SNAPSHOT: create or replace an activity message."""
         mid = ev.message_id
-        replace = ev.replace is UNSET or ev.replace is None or bool(ev.replace)
+        given = cast("bool | UnsetType | None", ev.replace)  # (a built struct may hold None)
+        replace = given is UNSET or given is None or bool(given)
         rec = self.store.by_id.get(mid)
         out: list[Update] = []
         if rec is None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -224,6 +224,6 @@ class RedisRunStore:
         await self.client.aclose()
 
 
-def _events_in(fields: Any) -> int:
+def _events_in(fields: Collection[object]) -> int:
     """How many events a stream entry holds (its fields ``0`` .. ``n-1``)."""
     return len(fields) - (1 if _END in fields else 0)
