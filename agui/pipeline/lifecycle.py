@@ -19,6 +19,7 @@ import msgspec
 
 from agui import types as T
 from agui.errors import RunError
+from agui.jsonvalue import JSONValue
 from agui.updates import Done, Outcome
 
 __all__ = ["HANDLERS", "PASS_THROUGH", "RunLifecycle", "finish_kind", "finish_outcome"]
@@ -150,7 +151,7 @@ class RunLifecycle:
         self._stream_events += 1
 
     def finished(
-        self, outcome: Outcome, result: Any = None, *, run_id: str, thread_id: str
+        self, outcome: Outcome, result: JSONValue = None, *, run_id: str, thread_id: str
     ) -> None:
         """RUN_FINISHED applied with ``outcome`` (``success`` | ``interrupted`` |
         ``cancelled``); a RUN_FINISHED with no RUN_STARTED before it names the run."""

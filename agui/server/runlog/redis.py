@@ -24,16 +24,24 @@ import hashlib
 import re
 import time
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import redis.asyncio as aioredis
 
 from agui.server.runlog.store import LogSlice, RunInfo, RunRef, Signals
 
-__all__ = ["RedisRunStore"]
+__all__ = ["RedisOptions", "RedisRunStore"]
 
 _EVENT_ID = re.compile(r"^([0-9]{1,20}-[0-9]{1,20}):([0-9]{1,9})$")
 _END = b"e"
+
+
+class RedisOptions(TypedDict, total=False):
+    """The keywords :meth:`RedisRunStore.from_url` passes on to :class:`RedisRunStore`."""
+
+    retention: float
+    max_run_entries: int
+    prefix: str
 
 
 class RedisRunStore:
@@ -62,7 +70,7 @@ class RedisRunStore:
         self._first_known: set[RunRef] = set()
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> RedisRunStore:
+    def from_url(cls, url: str, **options: Unpack[RedisOptions]) -> RedisRunStore:
         """A store on the Redis at ``url`` (``redis://HOST:PORT/DB``); ``options``
         as :class:`RedisRunStore` takes them."""
         # redis-py leaves from_url's **kwargs unannotated
