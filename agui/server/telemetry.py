@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from agui.server.runlog.store import RunRef
 
-__all__ = ["attached", "detached", "run_ended", "run_started"]
+__all__ = ["Span", "attached", "detached", "run_ended", "run_started"]
 
 _trace: Any
 try:

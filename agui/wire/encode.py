@@ -97,7 +97,7 @@ def encode_input(run_input: RunAgentInput) -> bytes:
     return encode_event(run_input)  # type: ignore[arg-type]
 
 
-def encode_json(value: object) -> bytes:
+def encode_json(value: JSONValue) -> bytes:
     """Compact UTF-8 JSON of a plain value (an event given as a wire-form dict,
     a state, a list ...; structs and anything else msgspec encodes too), changing
     nothing silently: a str holding a lone UTF-16 surrogate is written with a
