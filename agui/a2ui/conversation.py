@@ -70,7 +70,7 @@ def _parse_json(raw: str | bytes) -> tuple[Any, str | None]:
         return None, getattr(exc, "msg", None) or str(exc)[:200]
 
 
-def _maybe_json(value: JSONValue) -> Any:
+def _maybe_json(value: JSONValue) -> JSONValue:
     if isinstance(value, (str, bytes)):
         parsed, error = _parse_json(value)
         return value if error else parsed

@@ -132,7 +132,7 @@ class _Renderer:
         self.cut = False
 
     # -- values ---------------------------------------------------------------
-    def value(self, comp: dict[str, Any], prop: str, scope: str | None) -> Any:
+    def value(self, comp: dict[str, Any], prop: str, scope: str | None) -> JSONValue:
         return resolve(comp.get(prop), self.surface, scope)
 
     def text(self, comp: dict[str, Any], prop: str, scope: str | None) -> str:

@@ -120,7 +120,7 @@ class RunLifecycle:
         return self._outcome
 
     @property
-    def result(self) -> Any:
+    def result(self) -> JSONValue:
         """RUN_FINISHED ``result`` of the latest successful run (any JSON; None)."""
         return self._result
 

@@ -175,7 +175,7 @@ def _save(obj: object) -> _Saved:
     ]
 
 
-def _copied(value: JSONValue) -> Any:
+def _copied(value: JSONValue) -> JSONValue:
     cls = value.__class__
     if cls is dict:
         for item in value.values():

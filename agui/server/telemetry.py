@@ -12,6 +12,7 @@ returns at once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from agui.server.runlog.store import RunRef
@@ -25,20 +26,6 @@ except ImportError:  # pragma: no cover - the otel extra is not installed
     _trace = None
 
 
-def _tracer() -> Any:
-    return None if _trace is None else _trace.get_tracer("agui.server")
-
-
-def run_started(run: RunRef) -> Any:
-    """Open the ``agui.run`` span (None without opentelemetry)."""
-    tracer = _tracer()
-    if tracer is None:
-        return None
-    return tracer.start_span(
-        "agui.run", attributes={"agui.thread_id": run.thread_id, "agui.run_id": run.run_id}
-    )
-
-
 class Span(Protocol):
     """What this module needs of an OpenTelemetry span (``opentelemetry.trace.Span``)."""
 
@@ -47,6 +34,29 @@ class Span(Protocol):
 
     def end(self) -> None:
         """End the span."""
+
+
+class _Tracer(Protocol):
+    """What this module needs of an OpenTelemetry tracer."""
+
+    def start_span(self, name: str, *, attributes: Mapping[str, str | bool | int]) -> Span: ...
+
+
+def _tracer() -> _Tracer | None:
+    if _trace is None:
+        return None
+    tracer: _Tracer = _trace.get_tracer("agui.server")
+    return tracer
+
+
+def run_started(run: RunRef) -> Span | None:
+    """Open the ``agui.run`` span (None without opentelemetry)."""
+    tracer = _tracer()
+    if tracer is None:
+        return None
+    return tracer.start_span(
+        "agui.run", attributes={"agui.thread_id": run.thread_id, "agui.run_id": run.run_id}
+    )
 
 
 def run_ended(span: Span | None, outcome: str, events: int) -> None:
@@ -58,7 +68,7 @@ def run_ended(span: Span | None, outcome: str, events: int) -> None:
     span.end()
 
 
-def attached(run: RunRef, *, resumed: bool, cursor: str) -> Any:
+def attached(run: RunRef, *, resumed: bool, cursor: str) -> Span | None:
     """Open an ``agui.attach`` span (None without opentelemetry)."""
     tracer = _tracer()
     if tracer is None:

@@ -13,8 +13,6 @@ surrogate is written with a ``\\uXXXX`` escape (see :mod:`agui.wire.fallback`).
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from agui.jsonvalue import JSONValue
@@ -117,7 +115,7 @@ def encode_json(value: JSONValue) -> bytes:
     return out
 
 
-def to_json_value(value: msgspec.Struct) -> Any:
+def to_json_value(value: msgspec.Struct) -> JSONValue:
     """A generated struct (or anything msgspec can encode) as plain JSON builtins:
     dicts with camelCase keys, tags included, absent optionals left out."""
     builtins = msgspec.to_builtins(value)
@@ -130,7 +128,7 @@ def to_json_value(value: msgspec.Struct) -> Any:
     return builtins
 
 
-def _scrub(builtins: JSONValue, paths: list[list[str | int]]) -> Any:
+def _scrub(builtins: JSONValue, paths: list[list[str | int]]) -> JSONValue:
     for path in paths:
         parent = builtins
         for seg in path[:-1]:

@@ -97,7 +97,7 @@ def convert(obj: JSONValue, cls: object, shape: StructShape | None) -> Any:
     raise _error("a string holding a lone UTF-16 surrogate cannot be read here", value=obj)
 
 
-def _without_surrogates(value: JSONValue) -> Any:
+def _without_surrogates(value: JSONValue) -> JSONValue:
     cls = value.__class__
     if cls is str:
         return _LONE_SURROGATE.sub("\ufffd", value)

@@ -41,7 +41,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _NOT_JSON: Any = object()
 
 
-def parse_plain(data: Data) -> Any:
+def parse_plain(data: Data) -> JSONValue:
     """``data`` (one JSON document) as plain builtins: msgspec, then Python's json
     module for a document holding a lone surrogate.
 
@@ -61,7 +61,7 @@ def parse_plain(data: Data) -> Any:
         return obj
 
 
-def loads_json_text(text: str) -> Any:
+def loads_json_text(text: str) -> JSONValue:
     """``json.loads(text)``, refusing what Python's json module accepts and JSON
     (and msgspec) does not: the constants ``NaN``/``Infinity`` and a number too
     large for a float (``1e400``, which json would read as ``inf``). Unlike
@@ -86,7 +86,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _parse_with_lone_surrogates(data: Data) -> Any:
+def _parse_with_lone_surrogates(data: Data) -> JSONValue:
     """The document parsed by Python's json module, when it holds a surrogate;
     ``_NOT_JSON`` when it holds none (msgspec's error stands).
 

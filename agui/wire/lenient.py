@@ -169,7 +169,7 @@ class _Drop:
 DROP: Any = _Drop()
 
 
-def repair(value: JSONValue, shape: Shape, path: Path, warnings: list[DecodeWarning]) -> Any:
+def repair(value: JSONValue, shape: Shape, path: Path, warnings: list[DecodeWarning]) -> JSONValue:
     """Repair plain JSON ``value`` against ``shape``; return the (possibly new) value.
 
     Never mutates ``value``: a changed object or list is copied. Returns ``DROP``
@@ -318,7 +318,7 @@ def _repair_timestamp(
 
 def _repair_union(
     value: JSONValue, shape: UnionShape, path: Path, warnings: list[DecodeWarning]
-) -> Any:
+) -> JSONValue:
     if shape.tags and shape.tag_field is not None and is_json_object(value):
         tag = value.get(shape.tag_field)
         if not isinstance(tag, str):

@@ -372,7 +372,7 @@ def event_to_pb(event: dict[str, Any]) -> Any:
 EXACT_INTEGER_LIMIT = 2**53
 
 
-def _num(value: float) -> Any:
+def _num(value: float) -> int | float:
     """A ``number_value`` (a double) as JSON reads it: an ``int`` when integral and at most
     :data:`EXACT_INTEGER_LIMIT` in magnitude, so a JSON integer comes back as it was sent; any
     other double (a fraction, ``-0.0``, or an integer beyond 2^53, which the double may already

@@ -140,7 +140,7 @@ class Conversation:
         return self._runs.lifecycle.outcome
 
     @property
-    def result(self) -> Any:
+    def result(self) -> JSONValue:
         """RUN_FINISHED ``result`` of the latest successful run (any JSON)."""
         return self._runs.lifecycle.result
 
@@ -171,7 +171,7 @@ class Conversation:
         return [r.build() for r in self._store.records]
 
     @property
-    def state(self) -> Any:
+    def state(self) -> JSONValue:
         """The agent state: any JSON value (``None`` while absent, or after a
         null snapshot)."""
         return self._snapshots.state
@@ -215,7 +215,7 @@ class Conversation:
         messages are client-only and stripped (spec ``messages``)."""
         return [r.build() for r in self._store.records if r.role != "activity"]
 
-    def input_state(self) -> Any:
+    def input_state(self) -> JSONValue:
         """The state to send in ``RunAgentInput.state``: the current state, or
         ``{}`` while there is none (spec: absent state is ``{}``; a null state
         reads as absent), as the reference client sends. Live object: encode it

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import msgspec
+from msgspec import UnsetType
 
 from agui.pipeline.apply.patch import clone_json
 from agui.pipeline.apply.records import CallRecord, MessageRecord
@@ -132,7 +133,7 @@ def merge_metadata(
     out.append(MetadataChanged(target_id, dict(target.metadata)))
 
 
-def subagent_tag(event: object) -> Any:
+def subagent_tag(event: object) -> str | UnsetType:
     """The event's ``subagentRunId``, ``UNSET`` when absent or null."""
     sub = getattr(event, "subagent_run_id", UNSET)
     return UNSET if sub is None else sub
