@@ -95,11 +95,8 @@ def _located(document: JSONValue, ops: list[JSONValue], failed: PatchFailed) -> 
     for i, op in enumerate(ops):
         kind = op.get("op") if is_json_object(op) else None
         pointer = op.get("path") if is_json_object(op) else None
-        where: dict[str, Any] = {
-            "index": i,
-            "op": kind if isinstance(kind, str) else None,
-            "path": pointer if isinstance(pointer, str) else None,
-        }
+        op_name = kind if isinstance(kind, str) else None
+        op_path = pointer if isinstance(pointer, str) else None
         try:
             if is_json_object(op) and isinstance(kind, str):
                 missing = [m for m in _MEMBERS.get(kind, ()) if m not in op]
@@ -107,7 +104,7 @@ def _located(document: JSONValue, ops: list[JSONValue], failed: PatchFailed) -> 
                     raise PatchFailed(f"the operation has no {missing[0]!r} member")
             work = _PathCopy().apply(work, [op])
         except PatchFailed as exc:
-            return PatchFailed(exc.reason, **where)
+            return PatchFailed(exc.reason, index=i, op=op_name, path=op_path)
     return failed
 
 
