@@ -8,7 +8,13 @@ conversation keeps what was valid.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from agui.jsonvalue import JSONValue
+
+if TYPE_CHECKING:  # (annotations only: errors stays free of the layers above it)
+    from agui.agent.subscriber import SubscriberFailure
+    from agui.types import Event
 
 __all__ = [
     "AguiError",
@@ -55,7 +61,7 @@ class DecodeError(AguiError):
         reason: short human-readable explanation.
     """
 
-    def __init__(self, reason: str, *, path: str = "$", value: Any = None) -> None:
+    def __init__(self, reason: str, *, path: str = "$", value: JSONValue = None) -> None:
         self.reason = reason
         self.path = path
         self.value = value
@@ -73,7 +79,7 @@ class EncodeError(AguiError, ValueError):
         reason: short human-readable explanation.
     """
 
-    def __init__(self, reason: str, *, path: str = "$", value: Any = None) -> None:
+    def __init__(self, reason: str, *, path: str = "$", value: JSONValue = None) -> None:
         self.reason = reason
         self.path = path
         self.value = value
@@ -122,7 +128,7 @@ class ProtocolViolation(AguiError):
         code: str,
         message: str,
         *,
-        event: Any = None,
+        event: Event | None = None,
         position: int | None = None,
         id: str | None = None,
     ) -> None:
@@ -235,7 +241,7 @@ class SubscriberError(AguiError):
         failures: the run's :class:`agui.agent.subscriber.SubscriberFailure` records.
     """
 
-    def __init__(self, failures: list[Any]) -> None:
+    def __init__(self, failures: list[SubscriberFailure]) -> None:
         self.failures = failures
         names = ", ".join(f"{f.callback} ({type(f.error).__name__}: {f.error})" for f in failures)
         super().__init__(f"{len(failures)} subscriber callback(s) raised: {names}")

@@ -41,7 +41,6 @@ Example::
 from __future__ import annotations
 
 import typing
-from typing import Any
 
 import msgspec
 from agui_generated.agui import (
@@ -256,7 +255,7 @@ __all__ = [  # every public name, sorted (RUF022)
 ]
 
 
-def _tagged_members(union: Any) -> dict[str, type]:
+def _tagged_members(union: object) -> dict[str, type]:
     """Map tag -> struct class for a tagged-union alias (in declaration order)."""
     members: dict[str, type] = {}
     for cls in typing.get_args(union):

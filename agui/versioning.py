@@ -8,7 +8,6 @@ under its own processing model; we say so with a WarningUpdate.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from agui.updates import WarningUpdate
 
@@ -21,7 +20,7 @@ optional ``encryptedValueType``)."""
 _VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
 
 
-def parse_version(value: Any) -> tuple[int, int] | None:
+def parse_version(value: object) -> tuple[int, int] | None:
     """``"1.0"`` -> ``(1, 0)``; None for anything that is not ``MAJOR.MINOR``."""
     if not isinstance(value, str):
         return None

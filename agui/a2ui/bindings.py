@@ -121,7 +121,9 @@ class _Ctx:
         self.depth = depth
 
 
-def resolve(value: JSONValue, surface: Surface, scope: str | None = None, _depth: int = 0) -> Any:
+def resolve(
+    value: JSONValue, surface: Surface, scope: str | None = None, _depth: int = 0
+) -> JSONValue:
     """The concrete JSON value of a bound property (see module docs). Never raises."""
     if _depth > _MAX_DEPTH:
         return None
@@ -146,7 +148,7 @@ _MISSING = object()
 
 
 # ---------------------------------------------------------------- functions
-def _args(args: Any, ctx: _Ctx) -> dict[str, Any]:
+def _args(args: JSONValue, ctx: _Ctx) -> dict[str, Any]:
     if not is_json_object(args):
         return {}
     out: dict[str, Any] = {}
@@ -158,7 +160,7 @@ def _args(args: Any, ctx: _Ctx) -> dict[str, Any]:
     return out
 
 
-def _fmt_number(value: JSONValue, decimals: Any = None, grouping: Any = True) -> str:
+def _fmt_number(value: JSONValue, decimals: JSONValue = None, grouping: JSONValue = True) -> str:
     number = _number(value)
     if number is None:
         return to_text(value)
@@ -340,7 +342,7 @@ FUNCTIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
 """Basic-catalog functions evaluated locally: name -> f(resolved args) -> value."""
 
 
-def _call(name: str, args: Any, ctx: _Ctx) -> Any:
+def _call(name: str, args: JSONValue, ctx: _Ctx) -> JSONValue:
     if name == "formatString":
         text = args.get("value") if is_json_object(args) else None
         text = resolve(text, ctx.surface, ctx.scope, ctx.depth)
@@ -405,7 +407,7 @@ def _split_args(body: str) -> list[str]:
 _CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.DOTALL)
 
 
-def _expression(expr: str, surface: Surface, scope: str | None, depth: int) -> Any:
+def _expression(expr: str, surface: Surface, scope: str | None, depth: int) -> JSONValue:
     expr = expr.strip()
     if expr.startswith("${") and expr.endswith("}"):
         return _expression(expr[2:-1], surface, scope, depth + 1)

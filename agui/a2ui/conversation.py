@@ -46,7 +46,7 @@ RENDER_TOOL = "render_a2ui"
 LEGACY_TOOL = "send_a2ui_json_to_client"
 
 
-def _as_dict(message: Any) -> dict[str, Any] | None:
+def _as_dict(message: object) -> dict[str, Any] | None:
     if is_json_object(message):
         return message
     try:
@@ -70,14 +70,14 @@ def _parse_json(raw: str | bytes) -> tuple[Any, str | None]:
         return None, getattr(exc, "msg", None) or str(exc)[:200]
 
 
-def _maybe_json(value: JSONValue) -> Any:
+def _maybe_json(value: JSONValue) -> JSONValue:
     if isinstance(value, (str, bytes)):
         parsed, error = _parse_json(value)
         return value if error else parsed
     return value
 
 
-def operations_from_render_args(args: Any) -> list[Any]:
+def operations_from_render_args(args: JSONValue) -> list[Any]:
     """The A2UI operations a ``render_a2ui`` call's parsed arguments stand for.
 
     Two argument shapes are read:
@@ -122,7 +122,7 @@ def operations_from_render_args(args: Any) -> list[Any]:
     return ops
 
 
-def _apply_all(store: SurfaceStore, ops: Any, where: str) -> list[Surface]:
+def _apply_all(store: SurfaceStore, ops: JSONValue, where: str) -> list[Surface]:
     ops = _maybe_json(ops)
     if not is_json_array(ops):
         store.problems.append(f"{where}: operations must be a list")
@@ -185,7 +185,7 @@ def _tool_calls(store: SurfaceStore, msg: dict[str, Any]) -> None:
         _apply_all(store, ops, where)
 
 
-def add_message(store: SurfaceStore, message: Any) -> None:
+def add_message(store: SurfaceStore, message: object) -> None:
     """Feed one conversation message (struct or wire dict) to ``store``; never raises.
 
     A message that cannot be read is noted in ``store.problems`` and skipped;
@@ -197,7 +197,7 @@ def add_message(store: SurfaceStore, message: Any) -> None:
         store.problems.append(f"message skipped ({type(exc).__name__})")
 
 
-def _add_message(store: SurfaceStore, message: Any) -> None:
+def _add_message(store: SurfaceStore, message: object) -> None:
     msg = _as_dict(message)
     if msg is None:
         store.problems.append(f"message of type {type(message).__name__} is not readable")

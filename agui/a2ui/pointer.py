@@ -21,7 +21,6 @@ problem, never into a crash.
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from agui.jsonvalue import (
     JSONArray,
@@ -140,7 +139,7 @@ def _container_for(next_token: str) -> JSONObject | JSONArray:
     return [] if next_token == "-" or _is_index(next_token) else {}
 
 
-def put(doc: JSONValue, path: str, value: JSONValue) -> Any:
+def put(doc: JSONValue, path: str, value: JSONValue) -> JSONValue:
     """Write ``value`` at ``path`` (upsert) and return the new document.
 
     The document is changed in place where possible; writing at the root
@@ -211,7 +210,7 @@ def _step(node: JSONObject | JSONArray, token: str) -> JSONValue:
     return node[i] if i < len(node) else None
 
 
-def delete(doc: JSONValue, path: str) -> Any:
+def delete(doc: JSONValue, path: str) -> JSONValue:
     """Remove the value at ``path`` and return the new document.
 
     Deleting the root yields ``{}``. An object key is removed; an array slot

@@ -132,7 +132,7 @@ class _Renderer:
         self.cut = False
 
     # -- values ---------------------------------------------------------------
-    def value(self, comp: dict[str, Any], prop: str, scope: str | None) -> Any:
+    def value(self, comp: dict[str, Any], prop: str, scope: str | None) -> JSONValue:
         return resolve(comp.get(prop), self.surface, scope)
 
     def text(self, comp: dict[str, Any], prop: str, scope: str | None) -> str:
@@ -151,7 +151,7 @@ class _Renderer:
         return self.cut
 
     # -- tree -----------------------------------------------------------------
-    def node(self, cid: Any, scope: str | None, stack: _Stack) -> list[str]:
+    def node(self, cid: JSONValue, scope: str | None, stack: _Stack) -> list[str]:
         if not isinstance(cid, str):
             return [f"<bad reference: {to_text(cid)}>"]
         key = (cid, scope)
@@ -190,7 +190,9 @@ class _Renderer:
             return self.template(spec.get("componentId"), spec["path"], scope, stack)
         return [[f"<bad children: {comp.get('id')}>"]]
 
-    def template(self, cid: Any, path: str, scope: str | None, stack: _Stack) -> list[list[str]]:
+    def template(
+        self, cid: JSONValue, path: str, scope: str | None, stack: _Stack
+    ) -> list[list[str]]:
         base = pointer.absolute(path, scope).rstrip("/")
         items = self.surface.get(base or "/")
         if is_json_array(items):

@@ -152,7 +152,7 @@ class Surface:
         own = self.components.get(component_id, {}).get("catalogId")
         return own if isinstance(own, str) else self.catalog_id
 
-    def get(self, path: str, scope: str | None = None, default: Any = None) -> Any:
+    def get(self, path: str, scope: str | None = None, default: JSONValue = None) -> JSONValue:
         """Read the data model at ``path`` (absolute, or relative to ``scope``)."""
         try:
             return pointer.get(self.data_model, pointer.absolute(path, scope), default)
@@ -236,7 +236,7 @@ class SurfaceStore:
         return surface
 
     # -- operations -------------------------------------------------------------
-    def apply(self, operation: Any) -> Surface | None:
+    def apply(self, operation: JSONValue) -> Surface | None:
         """Apply one A2UI operation; return the surface it touched (None if skipped or deleted).
 
         Never raises: a non-object, a message with zero or several kinds, a body
@@ -251,7 +251,7 @@ class SurfaceStore:
             self.problems.append(f"operation skipped ({type(exc).__name__})")
             return None
 
-    def _apply(self, operation: Any) -> Surface | None:
+    def _apply(self, operation: JSONValue) -> Surface | None:
         if not is_json_object(operation):
             self.problems.append(f"operation is not an object: {type(operation).__name__}")
             return None
@@ -313,7 +313,7 @@ class SurfaceStore:
         sid = entry.get("surfaceId")
         return self.surfaces.get(sid) if isinstance(sid, str) else None
 
-    def _createSurface(self, surface: Surface, body: dict[str, Any], version: Any) -> None:
+    def _createSurface(self, surface: Surface, body: dict[str, Any], version: JSONValue) -> None:
         if surface.created:
             return  # repeated createSurface (cumulative AG-UI snapshots): ignored
         surface.created = surface.rendering = True
@@ -328,7 +328,7 @@ class SurfaceStore:
         if "dataModel" in body:
             surface.write("/", body["dataModel"])
 
-    def _updateComponents(self, surface: Surface, body: dict[str, Any], version: Any) -> None:
+    def _updateComponents(self, surface: Surface, body: dict[str, Any], version: JSONValue) -> None:
         surface.rendering = True
         components = body.get("components")
         if not is_json_array(components):
@@ -348,7 +348,7 @@ class SurfaceStore:
                 continue
             surface.upsert_component(dict(comp))
 
-    def _updateDataModel(self, surface: Surface, body: dict[str, Any], version: Any) -> None:
+    def _updateDataModel(self, surface: Surface, body: dict[str, Any], version: JSONValue) -> None:
         path = body.get("path", "/")
         if not isinstance(path, str):
             surface.problems.append("updateDataModel: path must be a string")
@@ -359,7 +359,7 @@ class SurfaceStore:
         else:
             surface.write(path, body["value"])
 
-    def _surfaceUpdate(self, surface: Surface, body: dict[str, Any], version: Any) -> None:
+    def _surfaceUpdate(self, surface: Surface, body: dict[str, Any], version: JSONValue) -> None:
         components = body.get("components")
         if not is_json_array(components):
             surface.problems.append("surfaceUpdate: components must be a list")
@@ -375,7 +375,7 @@ class SurfaceStore:
                 surface.write(path, literal)
             surface.upsert_component(flat)
 
-    def _dataModelUpdate(self, surface: Surface, body: dict[str, Any], version: Any) -> None:
+    def _dataModelUpdate(self, surface: Surface, body: dict[str, Any], version: JSONValue) -> None:
         path = body.get("path", "/")
         if not isinstance(path, str):
             surface.problems.append("dataModelUpdate: path must be a string")
@@ -383,7 +383,7 @@ class SurfaceStore:
         value = v08.contents_to_json(body.get("contents"), surface.problems)
         surface.write(path, value)
 
-    def _beginRendering(self, surface: Surface, body: dict[str, Any], version: Any) -> None:
+    def _beginRendering(self, surface: Surface, body: dict[str, Any], version: JSONValue) -> None:
         root = body.get("root")
         if not isinstance(root, str):
             surface.problems.append("beginRendering: root must be a string")

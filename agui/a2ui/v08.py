@@ -49,7 +49,7 @@ def is_bound_value(value: JSONValue) -> bool:
     )
 
 
-def convert_bound(value: JSONValue, inits: list[tuple[str, Any]]) -> Any:
+def convert_bound(value: JSONValue, inits: list[tuple[str, Any]]) -> JSONValue:
     """A v0.8 BoundValue as a v0.9 dynamic value.
 
     Literal only -> the literal; path only -> ``{"path": p}``; both -> the
@@ -70,7 +70,7 @@ def convert_bound(value: JSONValue, inits: list[tuple[str, Any]]) -> Any:
     return literal
 
 
-def _convert_children(value: JSONValue) -> Any:
+def _convert_children(value: JSONValue) -> JSONValue:
     if is_json_object(value):
         if isinstance(value.get("explicitList"), list):
             return list(value["explicitList"])
@@ -80,7 +80,7 @@ def _convert_children(value: JSONValue) -> Any:
     return value
 
 
-def _convert_action(action: Any, inits: list[tuple[str, Any]]) -> Any:
+def _convert_action(action: JSONValue, inits: list[tuple[str, Any]]) -> JSONValue:
     if not is_json_object(action) or "name" not in action:
         return action
     context: dict[str, Any] = {}
@@ -154,7 +154,9 @@ def _entry_value(entry: dict[str, Any], problems: list[str], where: str) -> tupl
     return False, None
 
 
-def contents_to_json(contents: Any, problems: list[str], where: str = "dataModelUpdate") -> Any:
+def contents_to_json(
+    contents: JSONValue, problems: list[str], where: str = "dataModelUpdate"
+) -> JSONValue:
     """A v0.8 adjacency list (``[{key, value*}]``, nested through ``valueMap``) as a dict.
 
     Entries that are not objects with a string ``key`` and one ``value*``

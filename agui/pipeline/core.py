@@ -196,7 +196,7 @@ class Pipeline:
 
     # ------------------------------------------------------------------ input
 
-    def feed(self, item: Any) -> list[Update]:
+    def feed(self, item: object) -> list[Update]:
         """Feed one item as a transport yields it: SSE ``bytes`` (any split),
         one event's JSON text (``str``; the frame cap applies to it too), or an
         event struct."""
@@ -205,7 +205,7 @@ class Pipeline:
             out += updates
         return out
 
-    def iter_feed(self, item: Any) -> Iterator[list[Update]]:
+    def iter_feed(self, item: object) -> Iterator[list[Update]]:
         """:meth:`feed`, lazily: one list of updates per completed frame (news of
         the wire stage first). Stopping early leaves the later frames unapplied."""
         head, frames = self.frames(item)
@@ -237,7 +237,7 @@ class Pipeline:
         out += self.feed_frame(data)
         return out
 
-    def feed_event(self, event: Any) -> list[Update]:
+    def feed_event(self, event: object) -> list[Update]:
         """Feed one decoded event (a generated struct; never mutated).
 
         Anything else (a wire-form dict, a coroutine a middleware forgot to
@@ -258,7 +258,7 @@ class Pipeline:
             else:
                 out.append(ErrorUpdate(exc, fatal=False))
             return out
-        self._event(event, out)
+        self._event(cast("T.Event", event), out)  # (its class is an event class)
         return out
 
     def close(self) -> list[Update]:
@@ -342,7 +342,7 @@ class Pipeline:
 
     # ------------------------------------------------------- the wire stage alone
 
-    def frames(self, item: Any) -> tuple[list[Update], Sequence[str]]:
+    def frames(self, item: object) -> tuple[list[Update], Sequence[str]]:
         """:meth:`iter_feed` in two halves, for a consumer that feeds the frames
         itself (:class:`~agui.client.run.Run`): what is to be reported now (the
         wire stage's news, an oversized frame, the updates of an event struct)
@@ -400,7 +400,7 @@ class Pipeline:
         report them first)."""
         return self._take_pending()
 
-    def decode(self, item: Any) -> Iterator[Any]:
+    def decode(self, item: object) -> Iterator[Any]:
         """The wire stage alone: the event structs in one transport item (see
         :meth:`feed`), for middleware that transforms events before they are fed
         back with :meth:`feed_event`. Decode warnings and undecodable frames are
@@ -497,7 +497,7 @@ class Pipeline:
         if event is not None:
             self._event(event, out)
 
-    def _event(self, event: Any, out: list[Update]) -> None:
+    def _event(self, event: T.Event, out: list[Update]) -> None:
         pos = self._in_pos
         self._in_pos = pos + 1
         if not self._chunked and type(event) not in _CHUNK_CLASSES:
@@ -518,7 +518,7 @@ class Pipeline:
         if type(event) not in _CHUNK_CLASSES and self._norm.idle:
             self._chunked = False
 
-    def _deliver(self, ev: Any, out: list[Update]) -> None:
+    def _deliver(self, ev: T.Event, out: list[Update]) -> None:
         verifier = self._verifier
         pos = self._out_pos
         self._out_pos = pos + 1
@@ -588,7 +588,7 @@ _PLAIN = _EVENT_CLASSES - _CHUNK_CLASSES - _PATCH_EVENTS - frozenset(_SPECIAL)
 __all__ = ["IMPLEMENTED_PROTOCOL_VERSION", "Pipeline", "VerifyMode"]
 
 
-def _usage_of(event: Any) -> tuple[Any, ...]:
+def _usage_of(event: T.RunFinishedEvent | T.RunErrorEvent) -> tuple[Any, ...]:
     """RUN_FINISHED / RUN_ERROR ``usage`` (TokenUsage structs) as a tuple; () when absent."""
     usage = event.usage
     return () if usage is msgspec.UNSET else tuple(usage)

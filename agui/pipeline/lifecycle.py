@@ -19,12 +19,13 @@ import msgspec
 
 from agui import types as T
 from agui.errors import RunError
+from agui.jsonvalue import JSONValue
 from agui.updates import Done, Outcome
 
 __all__ = ["HANDLERS", "PASS_THROUGH", "RunLifecycle", "finish_kind", "finish_outcome"]
 
 
-def finish_kind(event: Any) -> str:
+def finish_kind(event: T.RunFinishedEvent | T.SubagentFinishedEvent) -> str:
     """How a RUN_FINISHED (or SUBAGENT_FINISHED) event says its run ended: the
     ``type`` of its ``outcome`` (``success`` | ``interrupt`` | ``cancelled``, or a
     type the schema gained), ``success`` when the outcome is absent or null
@@ -47,7 +48,7 @@ def finish_kind(event: Any) -> str:
 _FINISH_OUTCOMES: dict[str, Outcome] = {"interrupt": "interrupted", "cancelled": "cancelled"}
 
 
-def finish_outcome(event: Any) -> Outcome:
+def finish_outcome(event: T.RunFinishedEvent) -> Outcome:
     """The :data:`~agui.updates.Outcome` a RUN_FINISHED event states by itself
     (:func:`finish_kind`: ``interrupt`` -> ``interrupted``, ``cancelled``; any
     other kind is ``success``). The applier may still read a run as interrupted
@@ -119,7 +120,7 @@ class RunLifecycle:
         return self._outcome
 
     @property
-    def result(self) -> Any:
+    def result(self) -> JSONValue:
         """RUN_FINISHED ``result`` of the latest successful run (any JSON; None)."""
         return self._result
 
@@ -150,7 +151,7 @@ class RunLifecycle:
         self._stream_events += 1
 
     def finished(
-        self, outcome: Outcome, result: Any = None, *, run_id: str, thread_id: str
+        self, outcome: Outcome, result: JSONValue = None, *, run_id: str, thread_id: str
     ) -> None:
         """RUN_FINISHED applied with ``outcome`` (``success`` | ``interrupted`` |
         ``cancelled``); a RUN_FINISHED with no RUN_STARTED before it names the run."""
@@ -168,12 +169,12 @@ class RunLifecycle:
         self._run_error = error
         self._stream_events += 1
 
-    def see(self, event: Any) -> bool:
+    def see(self, event: object) -> bool:
         """Record a lifecycle event accepted on a stream that nothing applies
         (the verifier's and the server emitter's view: RUN_STARTED opens a run,
         RUN_FINISHED ends it with :func:`finish_outcome`, RUN_ERROR fails it);
         any other event changes nothing. Returns True when ``event`` was one."""
-        record = HANDLERS.get(type(cast(object, event)))
+        record = HANDLERS.get(type(event))
         if record is None:
             return False
         record(self, event)

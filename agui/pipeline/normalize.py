@@ -59,9 +59,9 @@ The rules above are one table keyed by event class, :data:`HANDLERS`, and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Final, NamedTuple
+from typing import Any, ClassVar, Final, NamedTuple, Protocol, TypeAlias
 
-import msgspec
+from msgspec import UNSET, UnsetType
 
 from agui import rules as R
 from agui import types as T
@@ -69,7 +69,25 @@ from agui.errors import ProtocolViolation
 
 __all__ = ["HANDLERS", "PASS_THROUGH", "NormalizeResult", "Normalizer"]
 
-UNSET: Any = msgspec.UNSET
+_Tag: TypeAlias = str | UnsetType
+"""A ``subagentRunId`` as a struct holds it (UNSET = the parent agent)."""
+
+
+class _Tagged(Protocol):
+    """An event that closes its own lane: it carries a ``subagentRunId``."""
+
+    @property
+    def subagent_run_id(self) -> _Tag: ...
+
+
+class _Closing(Protocol):
+    """SUBAGENT_FINISHED / SUBAGENT_ERROR: the subagent whose lane they close."""
+
+    @property
+    def subagent_run_id(self) -> str: ...
+
+
+_Chunk: TypeAlias = T.TextMessageChunkEvent | T.ToolCallChunkEvent | T.ReasoningMessageChunkEvent
 
 _NO_VIOLATIONS: tuple[ProtocolViolation, ...] = ()
 _VIOLATION = object()
@@ -85,7 +103,7 @@ _ID_FIELD = ("messageId", "toolCallId", "messageId")
 
 
 # role literals the synthesized openers carry (the generated role fields are Literal[str])
-_ASSISTANT = "assistant"
+_ASSISTANT: Final = "assistant"
 _REASONING_ROLE: Final = "reasoning"
 
 
@@ -119,10 +137,10 @@ class _Pending:
         self,
         kind: int,
         id: str,
-        tag: Any,
-        role: Any = UNSET,
-        name: Any = UNSET,
-        parent_message_id: Any = UNSET,
+        tag: _Tag,
+        role: object = UNSET,
+        name: object = UNSET,
+        parent_message_id: object = UNSET,
     ) -> None:
         self.kind = kind
         self.id = id
@@ -132,7 +150,9 @@ class _Pending:
         self.parent_message_id = parent_message_id
 
 
-def _end_of(pending: _Pending) -> Any:
+def _end_of(
+    pending: _Pending,
+) -> T.TextMessageEndEvent | T.ToolCallEndEvent | T.ReasoningMessageEndEvent:
     """The synthetic END closing ``pending`` (carries the opener's subagentRunId only)."""
     kind = pending.kind
     if kind == _TEXT:
@@ -142,7 +162,7 @@ def _end_of(pending: _Pending) -> Any:
     return T.ReasoningMessageEndEvent(message_id=pending.id, subagent_run_id=pending.tag)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if value is UNSET:
         return "(absent)"
     return f"'{getattr(value, 'value', value)}'"
@@ -202,7 +222,7 @@ class Normalizer:
 
     # --- non-chunk events ---------------------------------------------------------
 
-    def _close_own(self, event: Any, position: int | None) -> NormalizeResult:
+    def _close_own(self, event: _Tagged, position: int | None) -> NormalizeResult:
         lanes = self._lanes
         if not lanes:
             return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
@@ -212,16 +232,16 @@ class Normalizer:
             return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
         return _new_result(NormalizeResult, ([_end_of(pending), event], _NO_VIOLATIONS))
 
-    def _close_all(self, event: Any, position: int | None) -> NormalizeResult:
+    def _close_all(self, event: T.Event, position: int | None) -> NormalizeResult:
         lanes = self._lanes
         if not lanes:
             return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
-        out = [_end_of(p) for p in lanes.values()]
+        out: list[T.Event] = [_end_of(p) for p in lanes.values()]
         lanes.clear()
         out.append(event)
         return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
-    def _close_subagent(self, event: Any, position: int | None) -> NormalizeResult:
+    def _close_subagent(self, event: _Closing, position: int | None) -> NormalizeResult:
         lanes = self._lanes
         if not lanes:
             return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
@@ -233,7 +253,7 @@ class Normalizer:
     # --- lane resolution ------------------------------------------------------------
 
     def _resolve_lane(
-        self, kind: int, entity_id: Any, tag: Any, chunk: Any, position: int | None
+        self, kind: int, entity_id: _Tag, tag: _Tag, chunk: _Chunk, position: int | None
     ) -> tuple[str | None, ProtocolViolation | None]:
         lanes = self._lanes
         if entity_id is not UNSET:
@@ -272,7 +292,13 @@ class Normalizer:
         return None, None
 
     def _missing(
-        self, code: str, kind: int, field: str, chunk: Any, position: int | None
+        self,
+        code: str,
+        kind: int,
+        field: str,
+        chunk: _Chunk,
+        position: int | None,
+        entity_id: str | None = None,
     ) -> NormalizeResult:
         return NormalizeResult(
             [],
@@ -283,7 +309,7 @@ class Normalizer:
                     f"open to continue in its lane, and a consumer must not invent one.",
                     event=chunk,
                     position=position,
-                    id=None if code == R.CHUNK_MISSING_ID else chunk.tool_call_id,
+                    id=entity_id,
                 ),
             ),
         )
@@ -294,9 +320,9 @@ class Normalizer:
         kind: int,
         entity_id: str,
         field: str,
-        incoming: Any,
-        established: Any,
-        chunk: Any,
+        incoming: object,
+        established: object,
+        chunk: _Chunk,
         position: int | None,
     ) -> NormalizeResult:
         return NormalizeResult(
@@ -317,7 +343,7 @@ class Normalizer:
     # --- chunk events ------------------------------------------------------------------
 
     def _lane_of(
-        self, kind: int, item_id: Any, tag: Any, chunk: Any, position: int | None
+        self, kind: int, item_id: _Tag, tag: _Tag, chunk: _Chunk, position: int | None
     ) -> tuple[Any, Any]:
         """The lane a ``kind`` chunk naming ``item_id`` (or UNSET) belongs to and
         that lane's open item: ``(lane, pending)``, pending None when nothing is
@@ -337,7 +363,7 @@ class Normalizer:
             pending = self._lanes.get(lane)
         return lane, pending
 
-    def _text_chunk(self, chunk: Any, position: int | None) -> NormalizeResult:
+    def _text_chunk(self, chunk: T.TextMessageChunkEvent, position: int | None) -> NormalizeResult:
         message_id = chunk.message_id
         tag = chunk.subagent_run_id
         lanes = self._lanes
@@ -408,7 +434,7 @@ class Normalizer:
             )
         return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
-    def _tool_chunk(self, chunk: Any, position: int | None) -> NormalizeResult:
+    def _tool_chunk(self, chunk: T.ToolCallChunkEvent, position: int | None) -> NormalizeResult:
         tool_call_id = chunk.tool_call_id
         tag = chunk.subagent_run_id
         lanes = self._lanes
@@ -451,7 +477,12 @@ class Normalizer:
             name = chunk.tool_call_name
             if name is UNSET:
                 return self._missing(
-                    R.CHUNK_MISSING_TOOL_CALL_NAME, _TOOL, "toolCallName", chunk, position
+                    R.CHUNK_MISSING_TOOL_CALL_NAME,
+                    _TOOL,
+                    "toolCallName",
+                    chunk,
+                    position,
+                    tool_call_id,
                 )
             out = [] if pending is None else [_end_of(lanes.pop(lane))]
             parent = chunk.parent_message_id
@@ -482,7 +513,9 @@ class Normalizer:
             )
         return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
-    def _reasoning_chunk(self, chunk: Any, position: int | None) -> NormalizeResult:
+    def _reasoning_chunk(
+        self, chunk: T.ReasoningMessageChunkEvent, position: int | None
+    ) -> NormalizeResult:
         message_id = chunk.message_id
         tag = chunk.subagent_run_id
         lanes = self._lanes

@@ -46,7 +46,7 @@ from typing import Any
 import msgspec
 
 from agui import types as T
-from agui.jsonvalue import is_json_object
+from agui.jsonvalue import JSONObject, is_json_object
 
 __all__ = [
     "LANGGRAPH_ON_INTERRUPT",
@@ -68,7 +68,7 @@ PROFILE_CODES: frozenset[str] = frozenset({LANGGRAPH_ON_INTERRUPT})
 _DEFAULT_REASON = "input_required"
 
 
-def langgraph_interrupt(event: Any) -> T.Interrupt | None:
+def langgraph_interrupt(event: T.CustomEvent | JSONObject) -> T.Interrupt | None:
     """The :class:`~agui.types.Interrupt` a ``CUSTOM`` event stands for under
     the ``compat_langgraph_on_interrupt`` rule, or None when it is not an
     ``ag-ui-langgraph`` legacy interrupt (name ``on_interrupt`` and a
@@ -119,14 +119,14 @@ class LegacyInterrupts:
         """A run started: forget what an earlier run left."""
         self.interrupts = []
 
-    def see(self, event: Any) -> None:
+    def see(self, event: T.CustomEvent | JSONObject) -> None:
         """Remember the interrupt a CUSTOM event stands for, if it is one
         (:func:`langgraph_interrupt`; an id seen already is kept once)."""
         legacy = langgraph_interrupt(event)
         if legacy is not None and all(i.id != legacy.id for i in self.interrupts):
             self.interrupts.append(legacy)
 
-    def finish(self, outcome: Any) -> list[T.Interrupt]:
+    def finish(self, outcome: object) -> list[T.Interrupt]:
         """The run finished with ``outcome`` (``UNSET`` / None when absent):
         the interrupts it ends on by the rule, [] when the rule does not apply
         (no legacy interrupt, or an explicit outcome, which wins). Forgets them."""
@@ -143,7 +143,7 @@ def legacy_interrupt_warning(interrupts: list[T.Interrupt]) -> str:
     )
 
 
-def wants_resume_value(interrupt: Any) -> bool:
+def wants_resume_value(interrupt: T.Interrupt | JSONObject) -> bool:
     """True for a LangGraph interrupt (``metadata`` holds a ``langgraph``
     object), which must be resumed with a payload (rule
     ``compat_langgraph_resume_value``). Accepts an ``Interrupt`` or its wire dict."""

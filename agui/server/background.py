@@ -15,6 +15,7 @@ import time
 from typing import Any, Self
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from agui.server.serving import (
     DEFAULT_DRAIN_TIMEOUT,
@@ -53,7 +54,7 @@ class BackgroundServer:
 
     def __init__(
         self,
-        app: Any,
+        app: ASGIApp,
         host: str = "127.0.0.1",
         port: int = 0,
         *,

@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
+from agui import types as T
 from agui.errors import DecodeError, GuardError
+from agui.jsonvalue import JSONObject
 from agui.pipeline.lifecycle import RunLifecycle
 from agui.server.cancel import CancelToken
 from agui.server.encoder import EventEncoder
@@ -183,19 +185,21 @@ class Emitter:
         """Events admitted to the stream so far."""
         return self._count
 
-    async def __call__(self, event: Any) -> None:
-        if event.__class__ is dict:
-            event, data = _event_from_dict(event)
+    async def __call__(self, event: T.Event | JSONObject) -> None:
+        struct: T.Event
+        if type(event) is dict:
+            struct, data = _event_from_dict(event)
         else:
-            data = encode_event(event)  # (raises TypeError for a non-struct)
+            struct = cast("T.Event", event)  # (anything else: encode_event raises TypeError)
+            data = encode_event(struct)
             if self._guard is not None:
                 # a struct is not validated when built (msgspec): check its fields
                 # as a client's strict decoder will (delta=5, timestamp=1.5, ...)
-                event = decode_event(data, strict=True)
+                struct = decode_event(data, strict=True)
         if self._strip and data.find(NEWER_WIRE_NAME) != -1:
-            stripped = strip_newer_fields(event)
-            if stripped is not event:
-                event, data = stripped, encode_event(stripped)
+            stripped = strip_newer_fields(struct)
+            if stripped is not struct:
+                struct, data = stripped, encode_event(stripped)
         frame = self._frame(data)  # everything that can fail did, before admission
         outbox = self._outbox
         if outbox.full:
@@ -204,13 +208,13 @@ class Emitter:
         # concurrent emitters' events go out in the order they were admitted
         self._token.raise_if_cancelled()
         if self._guard is not None:
-            self._guard.admit(event)
+            self._guard.admit(struct)
         else:
-            self._life.see(event)
+            self._life.see(struct)
         self._count += 1
         outbox.put(frame)
 
-    def allows(self, event: Any) -> bool:
+    def allows(self, event: T.Event) -> bool:
         """Would ``event`` be accepted now? Always True when the guard is off."""
         return True if self._guard is None else self._guard.allows(event)
 

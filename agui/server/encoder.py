@@ -10,10 +10,10 @@ prefers it to SSE; SSE otherwise, when there is no ``Accept``, and for a bare ``
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
+from agui.jsonvalue import JSONObject
+from agui.types import Event
 from agui.wire import encode_event, encode_sse
 
 SSE_CONTENT_TYPE = "text/event-stream"
@@ -43,7 +43,7 @@ class EventEncoder:
         """The response media type: always ``text/event-stream``."""
         return self.content_type
 
-    def encode(self, event: Any) -> bytes:
+    def encode(self, event: Event) -> bytes:
         """One event (a generated ``agui.types`` struct) -> one SSE frame (bytes).
 
         Uses :func:`agui.wire.encode_event` (compact JSON, camelCase,
@@ -84,7 +84,7 @@ class ProtoEventEncoder(EventEncoder):
 
         self._encode = encode_proto_frame
 
-    def encode(self, event: Any) -> bytes:
+    def encode(self, event: Event | JSONObject) -> bytes:
         """One event (a generated struct or a wire-form dict) -> one length-prefixed frame."""
         return self._encode(event)
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncGenerator, Iterable
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -278,7 +277,7 @@ def create_app(
     )
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Any) -> AsyncGenerator[None]:
+    async def lifespan(app: Starlette) -> AsyncGenerator[None]:
         yield
         if hub is not None:
             await hub.shutdown()

@@ -25,6 +25,7 @@ from typing import Any
 
 from agui import types as T
 from agui.errors import GuardError, ProtocolViolation
+from agui.jsonvalue import JSONValue
 from agui.pipeline.lifecycle import RunLifecycle
 from agui.pipeline.normalize import Normalizer
 from agui.pipeline.verify import Verifier
@@ -190,11 +191,11 @@ class _Component:
         self.saved = _save(obj)
 
 
-def _kept(value: Any) -> Any:
+def _kept(value: object) -> object:
     return _Component(value) if value.__class__ in _COMPONENTS else _copied(value)
 
 
-def _copied(value: Any) -> Any:
+def _copied(value: JSONValue) -> JSONValue:
     cls = value.__class__
     if cls is dict:
         for item in value.values():

@@ -17,12 +17,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, MutableMapping
-from typing import Any
+from collections.abc import Iterable
 
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from agui.server.request import error_response
 
@@ -53,9 +53,6 @@ def busy(error: str, message: str, retry_after: int, *, close: bool = False) -> 
     if close:
         response.headers["connection"] = "close"
     return response
-
-
-Scope = MutableMapping[str, Any]
 
 
 class RunSlots:
@@ -106,7 +103,7 @@ class _Held(Response):
         self.inner: Response = inner
         self.slots: RunSlots = slots
 
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await self.inner(scope, receive, send)
         finally:

@@ -36,6 +36,7 @@ from urllib.parse import unquote
 import msgspec
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from agui.jsonvalue import is_json_object
 from agui.server import telemetry
@@ -47,6 +48,7 @@ from agui.server.request import error_response, is_disconnect
 from agui.server.response import Agent, run_agent, thread_of
 from agui.server.runlog.store import RunLogFull, RunRef, RunStore
 from agui.server.versions import stream_version
+from agui.types import RunAgentInput
 
 __all__ = [
     "CANCEL_CODES",
@@ -150,7 +152,9 @@ class RunHub:
 
     # ------------------------------------------------------------ requests
 
-    async def respond(self, request: Request, run_input: Any, encoder: EventEncoder) -> Response:
+    async def respond(
+        self, request: Request, run_input: RunAgentInput, encoder: EventEncoder
+    ) -> Response:
         """The response to a decoded POST: a new run, a resume, or a refusal."""
         run = RunRef(run_input.thread_id, run_input.run_id)
         last_event_id = request.headers.get("last-event-id", "").strip()
@@ -218,7 +222,7 @@ class RunHub:
 
     # ------------------------------------------------------------ the worker
 
-    def _start(self, run: RunRef, run_input: Any) -> None:
+    def _start(self, run: RunRef, run_input: RunAgentInput) -> None:
         token = CancelToken()
         live = _LiveRun(run, token)
         self.live[run] = live
@@ -227,7 +231,9 @@ class RunHub:
         emitter = Emitter(buffer, guard, token, _EntryEncoder(), version=stream_version(run_input))
         live.owner_task = asyncio.create_task(self._own(live, run_input, emitter, buffer))
 
-    async def _own(self, live: _LiveRun, run_input: Any, emitter: Emitter, buffer: Outbox) -> None:
+    async def _own(
+        self, live: _LiveRun, run_input: RunAgentInput, emitter: Emitter, buffer: Outbox
+    ) -> None:
         run = live.run
         span = telemetry.run_started(run)
         flusher = asyncio.create_task(self._flush(live, buffer))
@@ -351,7 +357,7 @@ class _Attachment(Response):
         self.background = None
         self.init_headers({"content-type": encoder.content_type, **SSE_HEADERS})
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         hub, run = self.hub, self.run
         span = telemetry.attached(run, resumed=self.resumed, cursor=self.after)
         live = hub.live.get(run)
@@ -392,7 +398,7 @@ class _Attachment(Response):
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _pump(self, send: Any, remote: bool) -> None:
+    async def _pump(self, send: Send, remote: bool) -> None:
         hub, run, store, encoder = self.hub, self.run, self.hub.store, self.encoder
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
         tag = cursor_tag(run.run_id)
@@ -433,7 +439,7 @@ class _Attachment(Response):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-async def _wait_disconnect(receive: Any) -> None:
+async def _wait_disconnect(receive: Receive) -> None:
     while True:
         message = await receive()
         if message.get("type") == "http.disconnect":

@@ -20,6 +20,7 @@ from typing import Any
 
 import h11
 import uvicorn
+from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from agui.server.limits import DEFAULT_RETRY_AFTER, busy
@@ -139,13 +140,13 @@ class _ConnectionCap:
     """ASGI app in front of the served one: 503 while more than ``limit`` of
     the server's ``connections`` are open."""
 
-    def __init__(self, app: Any, connections: set[Any], limit: int, retry_after: int) -> None:
+    def __init__(self, app: ASGIApp, connections: set[Any], limit: int, retry_after: int) -> None:
         self.app: Any = app
         self.connections: set[Any] = connections
         self.limit: int = limit
         self.retry_after: int = retry_after
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and len(self.connections) > self.limit:
             refusal = busy(
                 "too_many_connections",
@@ -189,7 +190,7 @@ def protocol_class(
 
 
 def server_config(
-    app: Any,
+    app: ASGIApp,
     *,
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT,

@@ -12,11 +12,12 @@ returns at once.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from agui.server.runlog.store import RunRef
 
-__all__ = ["attached", "detached", "run_ended", "run_started"]
+__all__ = ["Span", "attached", "detached", "run_ended", "run_started"]
 
 _trace: Any
 try:
@@ -25,11 +26,30 @@ except ImportError:  # pragma: no cover - the otel extra is not installed
     _trace = None
 
 
-def _tracer() -> Any:
-    return None if _trace is None else _trace.get_tracer("agui.server")
+class Span(Protocol):
+    """What this module needs of an OpenTelemetry span (``opentelemetry.trace.Span``)."""
+
+    def set_attribute(self, key: str, value: str | bool | int) -> None:
+        """Set one attribute."""
+
+    def end(self) -> None:
+        """End the span."""
 
 
-def run_started(run: RunRef) -> Any:
+class _Tracer(Protocol):
+    """What this module needs of an OpenTelemetry tracer."""
+
+    def start_span(self, name: str, *, attributes: Mapping[str, str | bool | int]) -> Span: ...
+
+
+def _tracer() -> _Tracer | None:
+    if _trace is None:
+        return None
+    tracer: _Tracer = _trace.get_tracer("agui.server")
+    return tracer
+
+
+def run_started(run: RunRef) -> Span | None:
     """Open the ``agui.run`` span (None without opentelemetry)."""
     tracer = _tracer()
     if tracer is None:
@@ -39,7 +59,7 @@ def run_started(run: RunRef) -> Any:
     )
 
 
-def run_ended(span: Any, outcome: str, events: int) -> None:
+def run_ended(span: Span | None, outcome: str, events: int) -> None:
     """Close the ``agui.run`` span with its outcome and event count."""
     if span is None:
         return
@@ -48,7 +68,7 @@ def run_ended(span: Any, outcome: str, events: int) -> None:
     span.end()
 
 
-def attached(run: RunRef, *, resumed: bool, cursor: str) -> Any:
+def attached(run: RunRef, *, resumed: bool, cursor: str) -> Span | None:
     """Open an ``agui.attach`` span (None without opentelemetry)."""
     tracer = _tracer()
     if tracer is None:
@@ -64,7 +84,7 @@ def attached(run: RunRef, *, resumed: bool, cursor: str) -> Any:
     )
 
 
-def detached(span: Any, events_sent: int) -> None:
+def detached(span: Span | None, events_sent: int) -> None:
     """Close an ``agui.attach`` span with the events it sent."""
     if span is None:
         return

@@ -62,7 +62,7 @@ def stream_version(run_input: RunAgentInput) -> str:
     return NEWEST_VERSION if (major, minor) >= (1, 1) else OLDEST_VERSION
 
 
-def strip_newer_fields(value: Any) -> Any:
+def strip_newer_fields(value: object) -> Any:
     """``value`` (a generated struct) without the post-1.0 fields, at any depth
     of typed structs (events, messages, tool calls, RUN_STARTED's input); open
     JSON (state, ``value``, ``rawEvent``, metadata ...) is data and left as it

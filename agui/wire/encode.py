@@ -13,21 +13,20 @@ surrogate is written with a ``\\uXXXX`` escape (see :mod:`agui.wire.fallback`).
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
+from agui.jsonvalue import JSONValue
 from agui.types import EVENT_TYPES, Event, RunAgentInput
 from agui.wire.fallback import dumps_escaping_surrogates
 from agui.wire.finite import check_finite_at
-from agui.wire.shapes import StructShape, has_legacy_null, null_paths, shape_of
+from agui.wire.shapes import StructShape, has_legacy_null, null_paths, struct_shape
 
 __all__ = ["encode_event", "encode_input", "encode_json", "to_json_value"]
 
 _ENCODER = msgspec.json.Encoder()
 
-_SHAPES: dict[type, StructShape] = {cls: shape_of(cls) for cls in EVENT_TYPES.values()}
-_SHAPES[RunAgentInput] = shape_of(RunAgentInput)
+_SHAPES: dict[type, StructShape] = {cls: struct_shape(cls) for cls in EVENT_TYPES.values()}
+_SHAPES[RunAgentInput] = struct_shape(RunAgentInput)
 
 #: events whose only optional open slot is rawEvent (the encoder's common case)
 _RAW_EVENT_ONLY = frozenset(
@@ -42,7 +41,7 @@ _RAW_EVENT_ONLY = frozenset(
 def _shape(cls: type) -> StructShape:
     shape = _SHAPES.get(cls)
     if shape is None:
-        shape = _SHAPES[cls] = shape_of(cls)
+        shape = _SHAPES[cls] = struct_shape(cls)
     return shape
 
 
@@ -96,7 +95,7 @@ def encode_input(run_input: RunAgentInput) -> bytes:
     return encode_event(run_input)  # type: ignore[arg-type]
 
 
-def encode_json(value: Any) -> bytes:
+def encode_json(value: JSONValue) -> bytes:
     """Compact UTF-8 JSON of a plain value (an event given as a wire-form dict,
     a state, a list ...; structs and anything else msgspec encodes too), changing
     nothing silently: a str holding a lone UTF-16 surrogate is written with a
@@ -116,7 +115,7 @@ def encode_json(value: Any) -> bytes:
     return out
 
 
-def to_json_value(value: msgspec.Struct) -> Any:
+def to_json_value(value: msgspec.Struct) -> JSONValue:
     """A generated struct (or anything msgspec can encode) as plain JSON builtins:
     dicts with camelCase keys, tags included, absent optionals left out."""
     builtins = msgspec.to_builtins(value)
@@ -129,7 +128,7 @@ def to_json_value(value: msgspec.Struct) -> Any:
     return builtins
 
 
-def _scrub(builtins: Any, paths: list[list[str | int]]) -> Any:
+def _scrub(builtins: JSONValue, paths: list[list[str | int]]) -> JSONValue:
     for path in paths:
         parent = builtins
         for seg in path[:-1]:

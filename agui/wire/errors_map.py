@@ -31,7 +31,7 @@ import msgspec
 from agui.errors import DecodeError, UnknownEventType
 from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.wire.lenient import UNKNOWN_EVENT_TYPE, DecodeWarning, format_path, printable
-from agui.wire.shapes import ListShape, StructShape, UnionShape, json_kind
+from agui.wire.shapes import FieldShape, ListShape, Shape, StructShape, UnionShape, json_kind
 
 __all__ = [
     "FAILURES",
@@ -53,7 +53,7 @@ FAILURES = (msgspec.DecodeError, UnicodeError, RecursionError)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _error(reason: str, path: str = "$", value: Any = None) -> DecodeError:
+def _error(reason: str, path: str = "$", value: JSONValue = None) -> DecodeError:
     return DecodeError(printable(reason), path=printable(path), value=value)
 
 
@@ -71,7 +71,7 @@ def failure(exc: BaseException, data: Data) -> DecodeError:
     return not_json(data, exc)
 
 
-def convert(obj: Any, cls: Any, shape: StructShape | None) -> Any:
+def convert(obj: JSONValue, cls: object, shape: StructShape | None) -> Any:
     """``msgspec.convert(obj, type=cls)``, every failure a DecodeError (``shape``:
     ``cls``'s shape, for the messages; None when ``cls`` is a union).
 
@@ -97,7 +97,7 @@ def convert(obj: Any, cls: Any, shape: StructShape | None) -> Any:
     raise _error("a string holding a lone UTF-16 surrogate cannot be read here", value=obj)
 
 
-def _without_surrogates(value: Any) -> Any:
+def _without_surrogates(value: JSONValue) -> JSONValue:
     cls = value.__class__
     if cls is str:
         return _LONE_SURROGATE.sub("\ufffd", value)
@@ -130,7 +130,7 @@ def not_json(data: Data, exc: BaseException | str) -> DecodeError:
     return _error(f"not valid JSON ({reason})", value=preview)
 
 
-def not_object(obj: Any) -> DecodeError:
+def not_object(obj: JSONValue) -> DecodeError:
     """A request body that is JSON but not an object."""
     return DecodeError(
         f"the request body is not a JSON object (received {json_kind(obj)})", value=obj
@@ -183,7 +183,7 @@ def _lookup(obj: JSONValue, segs: list[str | int]) -> tuple[bool, JSONValue]:
     return True, obj
 
 
-def _original_segs(obj: Any, segs: list[str | int]) -> list[str | int]:
+def _original_segs(obj: JSONValue, segs: list[str | int]) -> list[str | int]:
     """``segs`` read on a copy of ``obj`` whose surrogates were replaced: the same
     path with each key as ``obj`` spells it."""
     out: list[str | int] = []
@@ -197,7 +197,7 @@ def _original_segs(obj: Any, segs: list[str | int]) -> list[str | int]:
     return out
 
 
-def _field_at(obj: Any, shape: Any, segs: list[str | int]) -> Any:
+def _field_at(obj: JSONValue, shape: Shape | None, segs: list[str | int]) -> FieldShape | None:
     """The FieldShape a path ends on (walking the value to pick union members)."""
     field = None
     for seg in segs:
@@ -223,7 +223,11 @@ def _field_at(obj: Any, shape: Any, segs: list[str | int]) -> Any:
 
 
 def map_validation_error(
-    exc: msgspec.ValidationError, obj: Any, shape: StructShape | None, *, replaced: bool = False
+    exc: msgspec.ValidationError,
+    obj: JSONValue,
+    shape: StructShape | None,
+    *,
+    replaced: bool = False,
 ) -> DecodeError:
     """The DecodeError for msgspec's ``exc`` on ``obj`` (the plain JSON value
     converted; None when not at hand) of ``shape``: reason, path and offending

@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from agui.jsonvalue import JSONValue
 from agui.wire.errors_map import not_json
 from agui.wire.finite import check_finite_at
 
@@ -40,7 +41,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _NOT_JSON: Any = object()
 
 
-def parse_plain(data: Data) -> Any:
+def parse_plain(data: Data) -> JSONValue:
     """``data`` (one JSON document) as plain builtins: msgspec, then Python's json
     module for a document holding a lone surrogate.
 
@@ -60,7 +61,7 @@ def parse_plain(data: Data) -> Any:
         return obj
 
 
-def loads_json_text(text: str) -> Any:
+def loads_json_text(text: str) -> JSONValue:
     """``json.loads(text)``, refusing what Python's json module accepts and JSON
     (and msgspec) does not: the constants ``NaN``/``Infinity`` and a number too
     large for a float (``1e400``, which json would read as ``inf``). Unlike
@@ -85,7 +86,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _parse_with_lone_surrogates(data: Data) -> Any:
+def _parse_with_lone_surrogates(data: Data) -> JSONValue:
     """The document parsed by Python's json module, when it holds a surrogate;
     ``_NOT_JSON`` when it holds none (msgspec's error stands).
 
@@ -119,7 +120,7 @@ def json_text_to_utf8(text: str) -> bytes:
         return _LONE_SURROGATE.sub(_escape, text).encode("utf-8")
 
 
-def dumps_escaping_surrogates(builtins: Any) -> bytes:
+def dumps_escaping_surrogates(builtins: JSONValue) -> bytes:
     """Compact JSON of plain ``builtins`` whose strs may hold lone surrogates:
     those are written as ``\\uXXXX`` escapes (as ``json.dumps(ensure_ascii=True)``
     would), every other character as UTF-8. A surrogate code point can only

@@ -8,17 +8,17 @@ one. :func:`check_finite` finds such a float in a value before it is encoded.
 from __future__ import annotations
 
 from math import isfinite
-from typing import Any
 
 import msgspec
 
 from agui.errors import EncodeError
+from agui.jsonvalue import JSONValue
 from agui.wire.lenient import format_path
 
 __all__ = ["check_finite"]
 
 
-def check_finite(value: Any) -> None:
+def check_finite(value: object) -> None:
     """Check that a JSON value (dicts, lists, tuples, str, int, float, bool,
     None, and whatever else msgspec encodes: structs, dict subclasses, sets,
     dataclasses, enums ..., looked at as they encode) holds no NaN or infinite
@@ -32,7 +32,7 @@ def check_finite(value: Any) -> None:
     check_finite_at(value, [])
 
 
-def check_finite_at(value: Any, path: list[str | int]) -> None:
+def check_finite_at(value: JSONValue, path: list[str | int]) -> None:
     """:func:`check_finite` for a ``value`` that sits at ``path`` (its segments).
 
     Raises:

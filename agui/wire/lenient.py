@@ -61,7 +61,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.wire.shapes import (
     LEAF,
     OPEN,
@@ -69,6 +69,7 @@ from agui.wire.shapes import (
     OPEN_OBJECT,
     DictShape,
     ListShape,
+    Shape,
     StructShape,
     UnionShape,
     json_kind,
@@ -168,7 +169,7 @@ class _Drop:
 DROP: Any = _Drop()
 
 
-def repair(value: Any, shape: Any, path: Path, warnings: list[DecodeWarning]) -> Any:
+def repair(value: JSONValue, shape: Shape, path: Path, warnings: list[DecodeWarning]) -> JSONValue:
     """Repair plain JSON ``value`` against ``shape``; return the (possibly new) value.
 
     Never mutates ``value``: a changed object or list is copied. Returns ``DROP``
@@ -315,7 +316,9 @@ def _repair_timestamp(
     return ms
 
 
-def _repair_union(value: Any, shape: UnionShape, path: Path, warnings: list[DecodeWarning]) -> Any:
+def _repair_union(
+    value: JSONValue, shape: UnionShape, path: Path, warnings: list[DecodeWarning]
+) -> JSONValue:
     if shape.tags and shape.tag_field is not None and is_json_object(value):
         tag = value.get(shape.tag_field)
         if not isinstance(tag, str):

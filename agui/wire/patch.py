@@ -31,6 +31,7 @@ from typing import Any
 import msgspec.inspect as mi
 
 from agui.errors import DecodeError
+from agui.jsonvalue import JSONValue
 from agui.types import ActivityDeltaEvent, JsonPatchOperation, StateDeltaEvent
 from agui.wire.lenient import UNKNOWN_UNION_MEMBER, DecodeWarning, format_path, format_pointer
 from agui.wire.shapes import json_kind
@@ -85,7 +86,7 @@ _SPLIT: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-def _pointer_ok(value: Any) -> bool:
+def _pointer_ok(value: JSONValue) -> bool:
     # '' or '/...'; '~' only as ~0/~1 (only then is the regex needed)
     return value.__class__ is str and (
         value == ""

@@ -28,6 +28,8 @@ import msgspec
 from google.protobuf.message import DecodeError as PbDecodeError
 
 from agui.errors import DecodeError, FrameTooLarge
+from agui.jsonvalue import JSONObject
+from agui.types import Event
 from agui.wire.encode import encode_json, to_json_value
 from agui.wire.proto_convert import ARM_NUMBERS, event_from_pb, event_to_pb, new_envelope
 from agui.wire.sse import MAX_FRAME_BYTES
@@ -55,7 +57,7 @@ class UnknownEventArm:
     """The envelope field numbers it carried."""
 
 
-def encode_proto_frame(event: Any) -> bytes:
+def encode_proto_frame(event: Event | JSONObject) -> bytes:
     """One frame (4-byte big-endian length + ``Event`` bytes) for an event struct or a
     wire-form dict.
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol, cast
 
 from agui_generated import agui_pb2 as pb
 from google.protobuf import (
@@ -43,7 +43,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message as PbMessage
 
 from agui.errors import DecodeError
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONObject, JSONValue, is_json_array, is_json_object
 
 __all__ = ["event_from_pb", "event_to_pb", "new_envelope"]
 
@@ -61,6 +61,21 @@ _TYPE_NAMES = {v.number: v.name for v in pb.EventType.DESCRIPTOR.values}
 _ARM_OF_TYPE = {f.name.upper(): f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["event"].fields}
 _TYPE_OF_ARM = {arm: tag for tag, arm in _ARM_OF_TYPE.items()}
 ARM_NUMBERS = frozenset(f.number for f in pb.Event.DESCRIPTOR.fields)
+
+
+class _FieldsEntry(Protocol):
+    """One member of an ordered ``google.protobuf.Struct`` (see the module doc)."""
+
+    key: str
+    value: struct_pb2.Value
+
+
+class _OrderedFields(Protocol):
+    """``Struct.fields`` of the ordered pool: repeated :class:`_FieldsEntry`, not a map."""
+
+    def add(self) -> _FieldsEntry: ...
+
+    def __iter__(self) -> Iterator[_FieldsEntry]: ...
 
 
 def _ordered_event_class() -> Any:
@@ -91,10 +106,10 @@ def new_envelope() -> Any:
     return _ORDERED_EVENT()
 
 
-def _set_value(msg: Any, value: Any) -> None:
+def _set_value(msg: struct_pb2.Value, value: object) -> None:
     """Write one JSON value into a ``google.protobuf.Value`` (objects in member order)."""
     if value is None:
-        msg.null_value = 0
+        msg.null_value = struct_pb2.NULL_VALUE
     elif isinstance(value, bool):
         msg.bool_value = value
     elif isinstance(value, int | float):
@@ -113,21 +128,22 @@ def _set_value(msg: Any, value: Any) -> None:
         raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
-def _set_struct(msg: Any, value: dict[str, Any]) -> None:
+def _set_struct(msg: struct_pb2.Struct, value: JSONObject) -> None:
     if _is_map(msg):
         msg.update(value)
         return
+    fields = cast("_OrderedFields", msg.fields)  # the ordered pool's: repeated entries
     for key, item in value.items():
-        entry = msg.fields.add()
+        entry = fields.add()
         entry.key = key
         _set_value(entry.value, item)
 
 
-def _is_map(struct: Any) -> bool:
+def _is_map(struct: PbMessage) -> bool:
     return bool(struct.DESCRIPTOR.fields_by_name["fields"].message_type.GetOptions().map_entry)
 
 
-def _from_value(msg: Any) -> Any:
+def _from_value(msg: struct_pb2.Value) -> JSONValue:
     """A ``google.protobuf.Value`` as JSON (no kind reads as null, as the reference reads it)."""
     kind = msg.WhichOneof("kind")
     if kind == "number_value":
@@ -143,16 +159,17 @@ def _from_value(msg: Any) -> Any:
     return None
 
 
-def _from_struct(msg: Any) -> dict[str, Any]:
+def _from_struct(msg: struct_pb2.Struct) -> JSONObject:
     if _is_map(msg):
         return {key: _from_value(msg.fields[key]) for key in msg.fields}
-    return {entry.key: _from_value(entry.value) for entry in msg.fields}
+    fields = cast("_OrderedFields", msg.fields)  # the ordered pool's: repeated entries
+    return {entry.key: _from_value(entry.value) for entry in fields}
 
 
 # ------------------------------------------------------------------ encode
 
 
-def _obj(value: Any) -> dict[str, Any] | None:
+def _obj(value: object) -> dict[str, Any] | None:
     return value if is_json_object(value) else None
 
 
@@ -193,7 +210,7 @@ def _fill(msg: PbMessage, data: dict[str, Any]) -> None:
             setattr(msg, fd.name, value)
 
 
-def _part_to_wire(part: Any) -> dict[str, Any] | None:
+def _part_to_wire(part: JSONValue) -> dict[str, Any] | None:
     rec = _obj(part)
     if rec is None or rec.get("type") not in _PART_KINDS:
         return None
@@ -209,7 +226,7 @@ def _part_to_wire(part: Any) -> dict[str, Any] | None:
     return {kind: body}
 
 
-def _message_to_wire(message: Any) -> dict[str, Any]:
+def _message_to_wire(message: JSONValue) -> dict[str, Any]:
     msg = dict(_obj(message) or {})
     msg["metadata"] = _obj(msg.get("metadata"))
     if isinstance(msg.get("toolCalls"), list):
@@ -228,7 +245,7 @@ def _message_to_wire(message: Any) -> dict[str, Any]:
     return msg
 
 
-def _input_to_wire(value: Any) -> dict[str, Any] | None:
+def _input_to_wire(value: JSONValue) -> dict[str, Any] | None:
     rec = _obj(value)
     if rec is None:
         return None
@@ -243,7 +260,7 @@ def _input_to_wire(value: Any) -> dict[str, Any] | None:
     return out
 
 
-def _ops_to_wire(ops: Any) -> list[dict[str, Any]]:
+def _ops_to_wire(ops: JSONValue) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for op in ops if is_json_array(ops) else ():
         number = _OP_NUMBERS.get(op.get("op")) if is_json_object(op) else None
@@ -355,7 +372,7 @@ def event_to_pb(event: dict[str, Any]) -> Any:
 EXACT_INTEGER_LIMIT = 2**53
 
 
-def _num(value: float) -> Any:
+def _num(value: float) -> int | float:
     """A ``number_value`` (a double) as JSON reads it: an ``int`` when integral and at most
     :data:`EXACT_INTEGER_LIMIT` in magnitude, so a JSON integer comes back as it was sent; any
     other double (a fraction, ``-0.0``, or an integer beyond 2^53, which the double may already
@@ -368,12 +385,13 @@ def _num(value: float) -> Any:
 
 
 _SCALAR, _LIST, _MESSAGES, _OPTIONAL, _MESSAGE, _ANY, _OBJECT = range(7)
-_PLANS: dict[Any, tuple[tuple[str, str, int], ...]] = {}
+_PLANS: dict[object, tuple[tuple[str, str, int], ...]] = {}
 
 
-def _plan(descriptor: Any) -> tuple[tuple[str, str, int], ...]:
+def _plan(msg: PbMessage) -> tuple[tuple[str, str, int], ...]:
     """``(field name, JSON name, kind)`` of each field of a message type, in declaration
     order (worked out once per type: descriptor attributes are slow to read)."""
+    descriptor = msg.DESCRIPTOR
     plan = _PLANS.get(descriptor)
     if plan is None:
         rows: list[tuple[str, str, int]] = []
@@ -398,7 +416,7 @@ def _plain(msg: PbMessage) -> dict[str, Any]:
     """``msg`` as a dict keyed by JSON names, as ts-proto materialises it: scalars without
     presence at their default, absent optionals and messages left out, lists always there."""
     out: dict[str, Any] = {}
-    for name, json_name, kind in _plan(msg.DESCRIPTOR):
+    for name, json_name, kind in _plan(msg):
         if kind == _SCALAR:
             out[json_name] = getattr(msg, name)
         elif kind == _LIST:
@@ -419,7 +437,7 @@ def _plain(msg: PbMessage) -> dict[str, Any]:
     return out
 
 
-def _source_from_wire(src: Any) -> dict[str, Any] | None:
+def _source_from_wire(src: JSONValue) -> dict[str, Any] | None:
     arms = [k for k in ("data", "url", "file") if k in (src or {})]
     if not arms:
         return None
@@ -475,7 +493,7 @@ def _ops_from_wire(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [dict(op, op=_OP_NAMES.get(op["op"], str(op["op"]))) for op in ops]
 
 
-def event_from_pb(envelope: Any) -> dict[str, Any]:
+def event_from_pb(envelope: PbMessage) -> dict[str, Any]:
     """An ``Event`` with one arm set as the wire-form dict an SSE frame would carry.
 
     Raises:

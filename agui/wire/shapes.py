@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeAlias
 
 import msgspec
 import msgspec.inspect as mi
 
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 __all__ = [
     "LEAF",
@@ -35,6 +35,7 @@ __all__ = [
     "DictShape",
     "FieldShape",
     "ListShape",
+    "Shape",
     "StructShape",
     "UnionShape",
     "has_legacy_null",
@@ -42,6 +43,7 @@ __all__ = [
     "null_check",
     "null_paths",
     "shape_of",
+    "struct_shape",
 ]
 
 
@@ -77,7 +79,7 @@ class FieldShape:
 
     attr: str
     wire: str
-    shape: Any
+    shape: Shape
     required: bool
     null_ok: bool
     literal: tuple[Any, ...] | None = None
@@ -105,7 +107,7 @@ class StructShape:
     # attributes (Python names) of optional NonNullJson slots, and of fields that
     # may hold such slots deeper down: the null check visits only these.
     null_attrs: tuple[tuple[str, str], ...] = ()  # (attr, wire)
-    nested_attrs: tuple[tuple[str, str, Any], ...] = ()
+    nested_attrs: tuple[tuple[str, str, Shape], ...] = ()
 
     @property
     def may_hold_null(self) -> bool:
@@ -121,7 +123,7 @@ class UnionShape:
 
     tag_field: str | None
     tags: dict[Any, StructShape]
-    kinds: dict[str, Any]  # json kind ("str", "array", "object", ...) -> shape
+    kinds: dict[str, Shape]  # json kind ("str", "array", "object", ...) -> shape
     null_ok: bool
 
 
@@ -129,7 +131,7 @@ class UnionShape:
 class ListShape:
     """A JSON array (``list[T]``) whose items all have the shape ``item``."""
 
-    item: Any
+    item: Shape
 
 
 @dataclass(eq=False)
@@ -137,13 +139,18 @@ class DictShape:
     """A JSON object with typed values (``dict[str, T]``): every value has the
     shape ``value`` (an open ``dict[str, Any]`` is ``OPEN_OBJECT`` instead)."""
 
-    value: Any
+    value: Shape
+
+
+Shape: TypeAlias = StructShape | UnionShape | ListShape | DictShape | _Marker
+"""What :func:`shape_of` returns: a struct, a union, a list, a dict of typed values, or a
+marker (``OPEN``, ``OPEN_NOT_NULL``, ``OPEN_OBJECT``, ``LEAF``)."""
 
 
 _STRUCTS: dict[type, StructShape] = {}
 
 
-def shape_of(tp: Any) -> Any:
+def shape_of(tp: object) -> Shape:
     """The shape of a generated type (a struct class, a union alias, ``list[...]``...)."""
     if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
         cached = _STRUCTS.get(tp)
@@ -152,7 +159,15 @@ def shape_of(tp: Any) -> Any:
     return _convert(mi.type_info(tp))
 
 
-def _convert(info: mi.Type) -> Any:
+def struct_shape(cls: type) -> StructShape:
+    """The shape of a generated struct class; raises ``TypeError`` for any other type."""
+    shape = shape_of(cls)
+    if not isinstance(shape, StructShape):
+        raise TypeError(f"{cls!r} is not a msgspec Struct class")
+    return shape
+
+
+def _convert(info: mi.Type) -> Shape:
     if isinstance(info, mi.Metadata):  # a documented member: Meta(description=...)
         return _convert(info.type)
     if isinstance(info, mi.StructType):
@@ -173,7 +188,7 @@ def _convert(info: mi.Type) -> Any:
         if len(members) == 1 and not null_ok:
             return _convert(members[0])
         tags: dict[Any, StructShape] = {}
-        kinds: dict[str, Any] = {}
+        kinds: dict[str, Shape] = {}
         tag_field = None
         for member in members:
             if isinstance(member, mi.StructType) and member.tag_field is not None:
@@ -260,7 +275,7 @@ def _struct(info: mi.StructType) -> StructShape:
 
 def _finish_null_plan(shape: StructShape) -> None:
     null_attrs: list[tuple[str, str]] = []
-    nested: list[tuple[str, str, Any]] = []
+    nested: list[tuple[str, str, Shape]] = []
     for fs in shape.fields.values():
         if fs.any_optional:
             null_attrs.append((fs.attr, fs.wire))
@@ -270,7 +285,7 @@ def _finish_null_plan(shape: StructShape) -> None:
     shape.nested_attrs = tuple(nested)
 
 
-def _may_hold_null(shape: Any, seen: set[int]) -> bool:
+def _may_hold_null(shape: Shape, seen: set[int]) -> bool:
     if id(shape) in seen:
         return False
     seen.add(id(shape))
@@ -287,7 +302,7 @@ def _may_hold_null(shape: Any, seen: set[int]) -> bool:
     return False
 
 
-def json_kind(value: Any) -> str:
+def json_kind(value: object) -> str:
     """The JSON kind of a plain value: object, array, str, int, float, bool, null."""
     if is_json_object(value):
         return "object"
@@ -306,7 +321,7 @@ def json_kind(value: Any) -> str:
     return type(value).__name__
 
 
-def null_paths(obj: Any, shape: StructShape) -> list[list[str | int]]:
+def null_paths(obj: object, shape: StructShape) -> list[list[str | int]]:
     """Paths (wire names / list indexes) of ``None`` held in optional
     ``NonNullJson`` slots.
 
@@ -321,7 +336,7 @@ def null_paths(obj: Any, shape: StructShape) -> list[list[str | int]]:
 
 
 def _walk_struct(
-    obj: Any, shape: StructShape, path: list[str | int], found: list[list[str | int]]
+    obj: object, shape: StructShape, path: list[str | int], found: list[list[str | int]]
 ) -> None:
     for attr, wire in shape.null_attrs:
         if getattr(obj, attr) is None:
@@ -333,7 +348,7 @@ def _walk_struct(
 
 
 def _walk_value(
-    value: Any, shape: Any, path: list[str | int], found: list[list[str | int]]
+    value: object, shape: Shape, path: list[str | int], found: list[list[str | int]]
 ) -> None:
     if isinstance(shape, StructShape):
         _walk_struct(value, shape, path, found)
@@ -353,11 +368,11 @@ def _walk_value(
 
 
 _UNSET = msgspec.UNSET
-NullCheck = Callable[[Any], bool]
+NullCheck = Callable[[object], bool]
 _CHECKS: dict[int, NullCheck | None] = {}
 
 
-def null_check(shape: Any) -> NullCheck | None:
+def null_check(shape: Shape) -> NullCheck | None:
     """A compiled test for values of ``shape``: ``check(value) -> bool`` (True
     when a ``None`` sits in an optional ``NonNullJson`` slot somewhere inside),
     or None when values of that shape cannot hold one. Built once per shape from
@@ -378,7 +393,7 @@ def null_check(shape: Any) -> NullCheck | None:
         if by_cls or in_list is not None:
             lookup = by_cls.get
 
-            def in_union(value: Any) -> bool:
+            def in_union(value: object) -> bool:
                 c = lookup(value.__class__)
                 if c is not None:
                     return c(value)
@@ -390,7 +405,7 @@ def null_check(shape: Any) -> NullCheck | None:
         in_items = null_check(shape.item)
         if in_items is not None:
 
-            def in_list_value(value: Any) -> bool:
+            def in_list_value(value: JSONValue) -> bool:
                 if value.__class__ is list:
                     for v in value:
                         if in_items(v):
@@ -403,7 +418,7 @@ def null_check(shape: Any) -> NullCheck | None:
         in_values = null_check(shape.value)
         if in_values is not None:
 
-            def in_dict_value(value: Any) -> bool:
+            def in_dict_value(value: JSONValue) -> bool:
                 if value.__class__ is dict:
                     for v in value.values():
                         if in_values(v):
@@ -425,21 +440,21 @@ def _struct_check(shape: StructShape) -> NullCheck | None:
         if len(attrs) == 1:
             attr = attrs[0]
 
-            def check_one(obj: Any) -> bool:
+            def check_one(obj: object) -> bool:
                 return getattr(obj, attr) is None
 
             _CHECKS[id(shape)] = check_one
             return check_one
         get_all = attrgetter(*attrs)
 
-        def check_all(obj: Any) -> bool:
+        def check_all(obj: object) -> bool:
             return None in get_all(obj)  # (identity first; JSON values never equal None)
 
         _CHECKS[id(shape)] = check_all
         return check_all
     nested: list[tuple[str, NullCheck]] = []
 
-    def check(obj: Any) -> bool:
+    def check(obj: object) -> bool:
         for attr in attrs:
             if getattr(obj, attr) is None:
                 return True
@@ -457,7 +472,7 @@ def _struct_check(shape: StructShape) -> NullCheck | None:
     return check
 
 
-def has_legacy_null(obj: Any, shape: StructShape) -> bool:
+def has_legacy_null(obj: object, shape: StructShape) -> bool:
     """True when :func:`null_paths` would find something (no paths built: fast)."""
     check = null_check(shape)
     return check is not None and check(obj)

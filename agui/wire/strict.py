@@ -25,7 +25,7 @@ from agui.wire.errors_map import convert, map_validation_error, not_object
 from agui.wire.fallback import parse_plain
 from agui.wire.lenient import RETIRED_EVENT_TYPES
 from agui.wire.patch import PATCH_FIELDS, check_ops, ops_ok
-from agui.wire.shapes import StructShape, json_kind, shape_of
+from agui.wire.shapes import StructShape, json_kind, struct_shape
 
 __all__ = [
     "INPUT_SHAPE",
@@ -56,8 +56,8 @@ _INPUT_DECODER = msgspec.json.Decoder(RunAgentInput)
 decode_input_typed: Callable[[Data], RunAgentInput] = _INPUT_DECODER.decode
 
 #: the shape of every event class (and of RunAgentInput)
-SHAPES: dict[type, StructShape] = {cls: shape_of(cls) for cls in EVENT_TYPES.values()}
-INPUT_SHAPE: StructShape = shape_of(RunAgentInput)
+SHAPES: dict[type, StructShape] = {cls: struct_shape(cls) for cls in EVENT_TYPES.values()}
+INPUT_SHAPE: StructShape = struct_shape(RunAgentInput)
 SHAPES[RunAgentInput] = INPUT_SHAPE
 
 # What the fast path checks after msgspec has decoded an event. msgspec validates
@@ -71,7 +71,7 @@ PATCH_EVENTS = frozenset(PATCH_FIELDS)
 _PATCH_ATTR: dict[type, str] = {cls: attr for cls, (attr, _wire) in PATCH_FIELDS.items()}
 
 
-def patch_ok(event: Any) -> bool:
+def patch_ok(event: Event) -> bool:
     """True when the JSON Patch ops of ``event`` (a class in ``PATCH_EVENTS``)
     may be delivered as msgspec decoded them."""
     return ops_ok(getattr(event, _PATCH_ATTR[event.__class__]))

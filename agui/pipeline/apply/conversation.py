@@ -23,7 +23,7 @@ conversation keeps what was valid.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -32,6 +32,7 @@ from msgspec.structs import force_setattr
 
 from agui import types as T
 from agui.errors import RunError
+from agui.jsonvalue import JSONObject, JSONValue
 from agui.pipeline.apply import messages as _messages_mod
 from agui.pipeline.apply import runs as _runs_mod
 from agui.pipeline.apply import snapshots as _snapshots_mod
@@ -95,7 +96,9 @@ class Conversation:
 
     """
 
-    def __init__(self, messages: Iterable[Any] = (), state: Any = None) -> None:
+    def __init__(
+        self, messages: Iterable[T.Message | JSONObject] = (), state: JSONValue = None
+    ) -> None:
         store = self._store = MessageStore()
         self._messages = MessageAppliers(store)
         self._snapshots = Snapshots(store, state)
@@ -137,7 +140,7 @@ class Conversation:
         return self._runs.lifecycle.outcome
 
     @property
-    def result(self) -> Any:
+    def result(self) -> JSONValue:
         """RUN_FINISHED ``result`` of the latest successful run (any JSON)."""
         return self._runs.lifecycle.result
 
@@ -168,7 +171,7 @@ class Conversation:
         return [r.build() for r in self._store.records]
 
     @property
-    def state(self) -> Any:
+    def state(self) -> JSONValue:
         """The agent state: any JSON value (``None`` while absent, or after a
         null snapshot)."""
         return self._snapshots.state
@@ -212,7 +215,7 @@ class Conversation:
         messages are client-only and stripped (spec ``messages``)."""
         return [r.build() for r in self._store.records if r.role != "activity"]
 
-    def input_state(self) -> Any:
+    def input_state(self) -> JSONValue:
         """The state to send in ``RunAgentInput.state``: the current state, or
         ``{}`` while there is none (spec: absent state is ``{}``; a null state
         reads as absent), as the reference client sends. Live object: encode it
@@ -220,7 +223,9 @@ class Conversation:
         state = self._snapshots.state
         return {} if state is None else state
 
-    def add_user_message(self, text: Any, message_id: str | None = None) -> str:
+    def add_user_message(
+        self, text: str | Sequence[T.ContentPart | JSONObject], message_id: str | None = None
+    ) -> str:
         """Append a user message (``text``: str or content-part list); returns its id
         (a new uuid4 when not given)."""
         mid = message_id or str(uuid.uuid4())
@@ -249,7 +254,7 @@ class Conversation:
 
     # ---------------------------------------------------------------- edit
 
-    def replace_messages(self, messages: Iterable[Any]) -> None:
+    def replace_messages(self, messages: Iterable[T.Message | JSONObject]) -> None:
         """Replace the whole message list (``Message`` structs or wire dicts).
         Pending tool calls whose call is no longer in the list are dropped.
 
@@ -264,7 +269,7 @@ class Conversation:
             c for c in runs.pending_tool_call_ids if c in self._store.calls
         ]
 
-    def add_messages(self, messages: Iterable[Any]) -> list[str]:
+    def add_messages(self, messages: Iterable[T.Message | JSONObject]) -> list[str]:
         """Append messages (structs or wire dicts) at the end; returns their ids.
 
         Raises:
@@ -277,13 +282,15 @@ class Conversation:
             self._store.append(rec)
         return [rec.id for rec in records]
 
-    def replace_state(self, state: Any) -> None:
+    def replace_state(self, state: JSONValue) -> None:
         """Replace the agent state (``None``: absent). Kept as given (the
         conversation never mutates it; do not mutate it afterwards)."""
         self._snapshots.replace_state(state)
 
     @staticmethod
-    def _records(messages: Iterable[Any], taken: Mapping[str, Any]) -> list[MessageRecord]:
+    def _records(
+        messages: Iterable[T.Message | JSONObject], taken: Mapping[str, object]
+    ) -> list[MessageRecord]:
         records: list[MessageRecord] = []
         seen: set[str] = set()
         for m in messages:
@@ -328,14 +335,14 @@ class Conversation:
                 force_setattr(update, "from_event", event)
         return updates
 
-    def pending_after(self, outcome: Any) -> list[str]:
+    def pending_after(self, outcome: object) -> list[str]:
         """The tool calls a RUN_FINISHED with this success ``outcome`` (or
         ``UNSET``/None) leaves for the client, as of now (the rule of
         :attr:`pending_tool_call_ids`; a subscriber asks before the event is applied)."""
         return self._runs.pending_after(outcome)
 
 
-def _passed_through(ev: Any) -> list[Update]:
+def _passed_through(ev: T.Event) -> list[Update]:
     return [EventReceived(ev)]
 
 

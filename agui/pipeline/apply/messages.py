@@ -9,9 +9,10 @@ of the current run); :data:`HANDLERS` maps each event class it applies to its me
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
+from msgspec import UnsetType
 
 from agui import types as T
 from agui.pipeline.apply.records import CallRecord, MessageRecord, opt
@@ -61,15 +62,17 @@ class MessageAppliers:
 
     # -- text ------------------------------------------------------------
 
-    def text_start(self, ev: Any) -> list[Update]:
+    def text_start(self, ev: T.TextMessageStartEvent) -> list[Update]:
         """TEXT_MESSAGE_START: a new text message (default role ``assistant``), or the existing one reopened."""
         mid = ev.message_id
         rec = self.store.by_id.get(mid)
-        role = ev.role if ev.role is not UNSET and ev.role is not None else "assistant"
+        given = cast("str | UnsetType | None", ev.role)  # (a struct built in Python may hold None)
+        role: str = given if given is not UNSET and given is not None else "assistant"
         if rec is None:
             rec = MessageRecord.text_message(mid, role)
-            if ev.name is not UNSET and ev.name is not None:
-                rec.name = ev.name
+            name = cast("str | UnsetType | None", ev.name)
+            if name is not UNSET and name is not None:
+                rec.name = name
             rec.subagent_run_id = subagent_tag(ev)
             self.store.append(rec)
         elif rec.role == "activity":
@@ -80,7 +83,7 @@ class MessageAppliers:
         merge_metadata(rec, ev, mid, out)
         return out
 
-    def text_content(self, ev: Any) -> list[Update]:
+    def text_content(self, ev: T.TextMessageContentEvent) -> list[Update]:
         """TEXT_MESSAGE_CONTENT: append the delta (O(1) amortised)."""
         mid = ev.message_id
         rec = self.store.by_id.get(mid)
@@ -94,7 +97,7 @@ class MessageAppliers:
             merge_metadata(rec, ev, mid, out)
         return out
 
-    def text_end(self, ev: Any) -> list[Update]:
+    def text_end(self, ev: T.TextMessageEndEvent) -> list[Update]:
         """TEXT_MESSAGE_END: the message is complete (its full text in the update)."""
         mid = ev.message_id
         rec = self.store.by_id.get(mid)
@@ -109,7 +112,7 @@ class MessageAppliers:
 
     # -- reasoning ---------------------------------------------------------
 
-    def reasoning_start(self, ev: Any) -> list[Update]:
+    def reasoning_start(self, ev: T.ReasoningMessageStartEvent) -> list[Update]:
         """REASONING_MESSAGE_START: a new reasoning message (or the existing one)."""
         mid = ev.message_id
         rec = self.store.by_id.get(mid)
@@ -123,7 +126,7 @@ class MessageAppliers:
         merge_metadata(rec, ev, mid, out)
         return out
 
-    def reasoning_content(self, ev: Any) -> list[Update]:
+    def reasoning_content(self, ev: T.ReasoningMessageContentEvent) -> list[Update]:
         """REASONING_MESSAGE_CONTENT: append the delta (O(1) amortised)."""
         mid = ev.message_id
         rec = self.store.by_id.get(mid)
@@ -137,7 +140,7 @@ class MessageAppliers:
             merge_metadata(rec, ev, mid, out)
         return out
 
-    def reasoning_end(self, ev: Any) -> list[Update]:
+    def reasoning_end(self, ev: T.ReasoningMessageEndEvent) -> list[Update]:
         """REASONING_MESSAGE_END: the reasoning message is complete."""
         mid = ev.message_id
         rec = self.store.by_id.get(mid)
@@ -150,15 +153,15 @@ class MessageAppliers:
         out.append(ReasoningEnded(mid, rec.get_text()))
         return out
 
-    def reasoning_span_start(self, ev: Any) -> list[Update]:
+    def reasoning_span_start(self, ev: T.ReasoningStartEvent) -> list[Update]:
         """REASONING_START: a reasoning span opens."""
         return [ReasoningSpan(ev.message_id, True)]
 
-    def reasoning_span_end(self, ev: Any) -> list[Update]:
+    def reasoning_span_end(self, ev: T.ReasoningEndEvent) -> list[Update]:
         """REASONING_END: the reasoning span closes."""
         return [ReasoningSpan(ev.message_id, False)]
 
-    def encrypted_value(self, ev: Any) -> list[Update]:
+    def encrypted_value(self, ev: T.ReasoningEncryptedValueEvent) -> list[Update]:
         """REASONING_ENCRYPTED_VALUE: attach the value to its tool call or message."""
         subtype = ev.subtype
         subtype = getattr(subtype, "value", subtype)
@@ -189,7 +192,7 @@ class MessageAppliers:
 
     # -- tool calls ----------------------------------------------------------
 
-    def tool_start(self, ev: Any) -> list[Update]:
+    def tool_start(self, ev: T.ToolCallStartEvent) -> list[Update]:
         """TOOL_CALL_START: a new call in its parent assistant message (a replayed START is idempotent)."""
         cid = ev.tool_call_id
         name = ev.tool_call_name
@@ -210,7 +213,7 @@ class MessageAppliers:
                 call.touch()
             merge_metadata(call, ev, cid, out)
             return out
-        parent_id = ev.parent_message_id
+        parent_id = cast("str | UnsetType | None", ev.parent_message_id)
         owner: MessageRecord | None = None
         if parent_id is not UNSET and parent_id is not None:
             rec = self.store.by_id.get(parent_id)
@@ -243,13 +246,13 @@ class MessageAppliers:
         merge_metadata(call, ev, cid, out)
         return out
 
-    def _new_assistant(self, mid: str, ev: Any) -> MessageRecord:
+    def _new_assistant(self, mid: str, ev: T.ToolCallStartEvent) -> MessageRecord:
         rec = MessageRecord(mid, "assistant")
         rec.subagent_run_id = subagent_tag(ev)
         self.store.append(rec)
         return rec
 
-    def tool_args(self, ev: Any) -> list[Update]:
+    def tool_args(self, ev: T.ToolCallArgsEvent) -> list[Update]:
         """TOOL_CALL_ARGS: append the arguments delta (O(1) amortised)."""
         cid = ev.tool_call_id
         call = self.store.calls.get(cid)
@@ -261,7 +264,7 @@ class MessageAppliers:
             merge_metadata(call, ev, cid, out)
         return out
 
-    def tool_end(self, ev: Any) -> list[Update]:
+    def tool_end(self, ev: T.ToolCallEndEvent) -> list[Update]:
         """TOOL_CALL_END: the call is complete (its arguments in the update)."""
         cid = ev.tool_call_id
         call = self.store.calls.get(cid)
@@ -272,7 +275,7 @@ class MessageAppliers:
         out.append(ToolCallEnded(cid, call.name, call.arguments))
         return out
 
-    def tool_result(self, ev: Any) -> list[Update]:
+    def tool_result(self, ev: T.ToolCallResultEvent) -> list[Update]:
         """TOOL_CALL_RESULT: a ``tool`` message placed after its calling message."""
         mid = ev.message_id
         cid = ev.tool_call_id

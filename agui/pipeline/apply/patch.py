@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
 
 import jsonpatch
 import msgspec
@@ -96,11 +95,8 @@ def _located(document: JSONValue, ops: list[JSONValue], failed: PatchFailed) -> 
     for i, op in enumerate(ops):
         kind = op.get("op") if is_json_object(op) else None
         pointer = op.get("path") if is_json_object(op) else None
-        where: dict[str, Any] = {
-            "index": i,
-            "op": kind if isinstance(kind, str) else None,
-            "path": pointer if isinstance(pointer, str) else None,
-        }
+        op_name = kind if isinstance(kind, str) else None
+        op_path = pointer if isinstance(pointer, str) else None
         try:
             if is_json_object(op) and isinstance(kind, str):
                 missing = [m for m in _MEMBERS.get(kind, ()) if m not in op]
@@ -108,11 +104,11 @@ def _located(document: JSONValue, ops: list[JSONValue], failed: PatchFailed) -> 
                     raise PatchFailed(f"the operation has no {missing[0]!r} member")
             work = _PathCopy().apply(work, [op])
         except PatchFailed as exc:
-            return PatchFailed(exc.reason, **where)
+            return PatchFailed(exc.reason, index=i, op=op_name, path=op_path)
     return failed
 
 
-def clone_json(value: Any) -> Any:
+def clone_json(value: JSONValue) -> JSONValue:
     """Deep copy of a plain JSON value (dict/list/str/number/bool/None).
 
     Uses a msgspec round trip (several times faster than ``copy.deepcopy``);
@@ -126,7 +122,7 @@ def clone_json(value: Any) -> Any:
         return copy.deepcopy(value)
 
 
-def plain_ops(patch: Any) -> list[Any]:
+def plain_ops(patch: object) -> list[JSONValue]:
     """The patch as a fresh list of plain JSON op objects (structs converted)."""
     ops: object = msgspec.to_builtins(patch)
     if not is_json_array(ops):
@@ -142,14 +138,14 @@ limit), so a state the client accepted can always be encoded into the next
 request. A patch that would go deeper fails as a whole (document unchanged)."""
 
 
-def json_depth(value: Any, limit: int = MAX_STATE_DEPTH) -> int:
+def json_depth(value: JSONValue, limit: int = MAX_STATE_DEPTH) -> int:
     """Container nesting depth of a plain JSON value (scalars 0, ``[]`` 1),
     counted iteratively; stops early and returns ``limit + 1`` once the depth
     passes ``limit``. O(size of the value)."""
     if not isinstance(value, (dict, list)):
         return 0
     deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    stack: list[tuple[JSONValue, int]] = [(value, 1)]
     pop, push = stack.pop, stack.append
     while stack:
         node, depth = pop()
@@ -164,11 +160,11 @@ def json_depth(value: Any, limit: int = MAX_STATE_DEPTH) -> int:
     return deepest
 
 
-def _tokens(pointer: Any) -> int:
+def _tokens(pointer: object) -> int:
     return pointer.count("/") if isinstance(pointer, str) else 0
 
 
-def _check_depth(ops: list[Any], limit: int) -> bool:
+def _check_depth(ops: list[JSONValue], limit: int) -> bool:
     """Raise PatchFailed when an add/replace value of ``ops`` would make the
     document deeper than ``limit`` (the path's depth plus the value's; O(size
     of the patch)). Returns True when a copy/move lands deeper than its source,
@@ -192,7 +188,9 @@ def _check_depth(ops: list[Any], limit: int) -> bool:
     return deeper_copy
 
 
-def apply_patch(document: Any, ops: list[Any], *, max_depth: int = MAX_STATE_DEPTH) -> Any:
+def apply_patch(
+    document: JSONValue, ops: list[JSONValue], *, max_depth: int = MAX_STATE_DEPTH
+) -> JSONValue:
     """Apply ``ops`` (plain JSON, from :func:`plain_ops`) to ``document``.
 
     Returns the new document: the same object mutated in place, or a new
@@ -229,7 +227,7 @@ def apply_patch(document: Any, ops: list[Any], *, max_depth: int = MAX_STATE_DEP
         raise _located(document, ops, failed) from None
 
 
-def patched_copy(document: Any, ops: list[Any]) -> Any:
+def patched_copy(document: JSONValue, ops: list[JSONValue]) -> JSONValue:
     """:func:`apply_patch` without mutating ``document`` (copy-on-write, see the
     module doc): a new document sharing its untouched subtrees with
     ``document``; ``document`` itself when ``ops`` change nothing (empty, or
@@ -266,7 +264,7 @@ _MISS = object()
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
-def _one_op_copy(document: Any, op: Any) -> Any:
+def _one_op_copy(document: JSONValue, op: JSONValue) -> JSONValue:
     """The common delta -- one ``add``/``replace``/``remove`` whose path (no
     ``~`` escape) leads through existing plain containers -- applied
     copy-on-write without jsonpatch, as jsonpatch would apply it; ``_MISS``
@@ -283,7 +281,7 @@ def _one_op_copy(document: Any, op: Any) -> Any:
         or "~" in path
     ):
         return _MISS
-    value: Any = None  # (remove carries none)
+    value: JSONValue = None  # (remove carries none)
     if kind != "remove":
         if "value" not in op:
             return _MISS
@@ -353,14 +351,14 @@ _ONE_OP_KINDS = frozenset({"add", "replace", "remove"})
 _CONTAINERS = frozenset({dict, list})
 
 
-def _shallow(value: Any) -> Any:
+def _shallow(value: JSONValue) -> JSONValue:
     """A shallow copy of a plain dict or list; any other value as it is."""
     if type(value) in _CONTAINERS:
         return value.copy()
     return value
 
 
-def _copy_path(document: Any, path: Any) -> Any:
+def _copy_path(document: JSONValue, path: JSONValue) -> JSONValue:
     """``document`` with its root and the containers down to the parent of
     ``path`` copied shallowly (a whole clone for a root or malformed path)."""
     if not isinstance(path, str) or not path.startswith("/"):
@@ -385,7 +383,7 @@ def _copy_path(document: Any, path: Any) -> Any:
     return root
 
 
-def _in_place_safe(ops: list[Any]) -> bool:
+def _in_place_safe(ops: list[JSONValue]) -> bool:
     last = len(ops) - 1
     for i, op in enumerate(ops):
         if not is_json_object(op):
@@ -402,7 +400,7 @@ def _in_place_safe(ops: list[Any]) -> bool:
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
-def _parse(pointer: Any) -> list[str]:
+def _parse(pointer: object) -> list[str]:
     if not isinstance(pointer, str):
         raise PatchFailed(f"a JSON Pointer must be a string, got {type(pointer).__name__}")
     if pointer == "":
@@ -420,7 +418,7 @@ def _parse(pointer: Any) -> list[str]:
     return tokens
 
 
-def _index(node: list[Any], tok: str, *, end_ok: bool) -> int:
+def _index(node: list[JSONValue], tok: str, *, end_ok: bool) -> int:
     if end_ok and tok == "-":
         return len(node)
     if _INDEX.fullmatch(tok) is None:
@@ -431,7 +429,7 @@ def _index(node: list[Any], tok: str, *, end_ok: bool) -> int:
     return i
 
 
-def json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: JSONValue, b: JSONValue) -> bool:
     """JSON equality (RFC 6902 ``test``): booleans are not numbers, 1 == 1.0,
     objects compare unordered, arrays in order."""
     if a.__class__ is bool or b.__class__ is bool:
@@ -455,16 +453,16 @@ class _PathCopy:
     copies made for this patch, so later ops mutate them directly)."""
 
     def __init__(self) -> None:
-        self.fresh: dict[int, Any] = {}  # id -> container (kept alive: ids stay unique)
+        self.fresh: dict[int, JSONValue] = {}  # id -> container (kept alive: ids stay unique)
 
-    def own(self, node: Any) -> Any:
+    def own(self, node: JSONValue) -> JSONValue:
         if id(node) in self.fresh:
             return node
         copy_ = dict(node) if node.__class__ is dict else list(node)
         self.fresh[id(copy_)] = copy_
         return copy_
 
-    def apply(self, document: Any, ops: list[Any]) -> Any:
+    def apply(self, document: JSONValue, ops: list[JSONValue]) -> JSONValue:
         root = document
         for op in ops:
             if not is_json_object(op):
@@ -506,7 +504,7 @@ class _PathCopy:
         return root
 
     @staticmethod
-    def get(root: Any, tokens: list[str]) -> Any:
+    def get(root: JSONValue, tokens: list[str]) -> JSONValue:
         node = root
         for tok in tokens:
             if node.__class__ is dict:
@@ -519,7 +517,7 @@ class _PathCopy:
                 raise PatchFailed(f"cannot apply token {tok!r} to a {type(node).__name__}")
         return node
 
-    def parent(self, root: Any, tokens: list[str]) -> tuple[Any, Any]:
+    def parent(self, root: JSONValue, tokens: list[str]) -> tuple[JSONValue, JSONValue]:
         """(new root, owned parent container of the last token)."""
         if root.__class__ is not dict and root.__class__ is not list:
             raise PatchFailed(f"cannot apply token {tokens[0]!r} to a {type(root).__name__}")
@@ -528,7 +526,7 @@ class _PathCopy:
             if node.__class__ is dict:
                 if tok not in node:
                     raise PatchFailed(f"member {tok!r} not found")
-                key: Any = tok
+                key: JSONValue = tok
             else:
                 key = _index(node, tok, end_ok=False)
             child = node[key]
@@ -539,7 +537,7 @@ class _PathCopy:
             node = child
         return root, node
 
-    def add(self, root: Any, tokens: list[str], value: Any) -> Any:
+    def add(self, root: JSONValue, tokens: list[str], value: JSONValue) -> JSONValue:
         if not tokens:
             return value
         root, node = self.parent(root, tokens)
@@ -554,7 +552,7 @@ class _PathCopy:
                 node.insert(i, value)
         return root
 
-    def remove(self, root: Any, tokens: list[str]) -> tuple[Any, Any]:
+    def remove(self, root: JSONValue, tokens: list[str]) -> tuple[JSONValue, JSONValue]:
         if not tokens:
             raise PatchFailed("cannot remove the whole document")
         root, node = self.parent(root, tokens)

@@ -16,9 +16,10 @@ for n messages plus the joins of the messages that changed since the last read.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
+from msgspec import UnsetType
 
 from agui import types as T
 from agui.jsonvalue import is_json_object
@@ -26,6 +27,7 @@ from agui.updates import edge_surrogate as _edge_surrogate
 from agui.updates import join_deltas as join_fragments
 
 UNSET = msgspec.UNSET
+_V = TypeVar("_V")
 
 # role -> generated class
 ROLE_CLASSES: dict[str, type[msgspec.Struct]] = {
@@ -44,12 +46,12 @@ _FIELDS: dict[type, frozenset[str]] = {
 CLASS_ROLES: dict[type, str] = {cls: role for role, cls in ROLE_CLASSES.items()}
 
 
-def opt(value: Any) -> Any:
+def opt(value: _V | UnsetType) -> _V | None:
     """``None`` for an absent (UNSET) value, else the value."""
     return None if value is UNSET else value
 
 
-def struct_tag(value: Any) -> Any:
+def struct_tag(value: object) -> Any:
     """The tag of a tagged msgspec struct (or ``value["type"]`` of a dict)."""
     if is_json_object(value):
         return value.get("type")
@@ -60,7 +62,7 @@ def struct_tag(value: Any) -> Any:
     return tag
 
 
-def role_of(message: Any) -> str | None:
+def role_of(message: object) -> str | None:
     """Role of a generated message struct (its union tag)."""
     role = CLASS_ROLES.get(message.__class__)
     if role is not None:
@@ -117,7 +119,7 @@ def _join_cached(rec: CallRecord | MessageRecord) -> str:
     return text
 
 
-def _get(obj: Any, name: str) -> Any:
+def _get(obj: object, name: str) -> Any:
     value = getattr(obj, name, UNSET)
     return UNSET if value is None and name != "content" else value
 
@@ -153,7 +155,7 @@ class CallRecord:
         self.built: Any = None
 
     @classmethod
-    def from_struct(cls, call: Any, owner: MessageRecord) -> CallRecord:
+    def from_struct(cls, call: T.ToolCall, owner: MessageRecord) -> CallRecord:
         """Record for a generated ``ToolCall`` struct inside ``owner``'s
         message (``function.arguments`` as one fragment; the struct is kept
         as the built cache)."""
@@ -283,7 +285,7 @@ class MessageRecord:
         return rec
 
     @classmethod
-    def from_struct(cls, message: Any) -> MessageRecord:
+    def from_struct(cls, message: T.Message) -> MessageRecord:
         """Record for a generated message struct (kept as the built cache)."""
         role = role_of(message) or "user"
         rec = cls(message.id, role)

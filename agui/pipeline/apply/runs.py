@@ -91,7 +91,9 @@ class RunAppliers:
         """SUBAGENT_FINISHED: a :class:`~agui.updates.SubagentChanged` (finished, its outcome)."""
         return [SubagentChanged(ev.subagent_run_id, "finished", finish_kind(ev))]
 
-    def chunk_not_normalized(self, ev: Any) -> list[Update]:
+    def chunk_not_normalized(
+        self, ev: T.TextMessageChunkEvent | T.ToolCallChunkEvent | T.ReasoningMessageChunkEvent
+    ) -> list[Update]:
         """A ``*_CHUNK`` event: refused with an ``apply_chunk_not_normalized`` warning."""
         tag = struct_tag(ev)
         return [
@@ -161,12 +163,11 @@ class RunAppliers:
 
     # -- pending tool calls ------------------------------------------------------
 
-    def pending_after(self, outcome: Any) -> list[str]:
+    def pending_after(self, outcome: object) -> list[str]:
         """The tool calls a RUN_FINISHED with this success ``outcome`` (or
         ``UNSET``/None) leaves for the client, as of now: the explicit
         ``pendingToolCallIds`` (even []) wins, else :meth:`derived_pending`."""
-        declared = UNSET if outcome is UNSET or outcome is None else outcome
-        declared = getattr(declared, "pending_tool_call_ids", UNSET)
+        declared = getattr(outcome, "pending_tool_call_ids", UNSET)  # (UNSET, None: none)
         if declared is not UNSET and declared is not None:  # explicit, even []: it wins
             return list(declared)
         return self.derived_pending()

@@ -10,12 +10,13 @@ state and changes the shared :class:`~agui.pipeline.apply.store.MessageStore`;
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
+from msgspec import UnsetType
 
 from agui import types as T
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.pipeline.apply.patch import (
     MAX_STATE_DEPTH,
     PatchFailed,
@@ -62,7 +63,7 @@ class Snapshots:
     ``None`` for absent (see :attr:`state`, :attr:`state_absent`).
     """
 
-    def __init__(self, store: MessageStore, state: Any = None) -> None:
+    def __init__(self, store: MessageStore, state: JSONValue = None) -> None:
         self.store = store
         self.state: Any = state
         """The agent state: any JSON value (``None`` while absent or null)."""
@@ -70,14 +71,14 @@ class Snapshots:
         """True until a state is given or received (absent reads as ``{}`` for a
         STATE_DELTA; a STATE_SNAPSHOT of ``null`` makes it False)."""
 
-    def replace_state(self, state: Any) -> None:
+    def replace_state(self, state: JSONValue) -> None:
         """Replace the state (``None``: absent), kept as given."""
         self.state = state
         self.state_absent = state is None
 
     # -- state ---------------------------------------------------------------
 
-    def state_snapshot(self, ev: Any) -> list[Update]:
+    def state_snapshot(self, ev: T.StateSnapshotEvent) -> list[Update]:
         """STATE_SNAPSHOT: replace the state (refused when nested too deep)."""
         if json_depth(ev.snapshot) > MAX_STATE_DEPTH:
             return [
@@ -91,7 +92,7 @@ class Snapshots:
         self.state_absent = False
         return [StateChanged(self.state, None)]
 
-    def state_delta(self, ev: Any) -> list[Update]:
+    def state_delta(self, ev: T.StateDeltaEvent) -> list[Update]:
         """STATE_DELTA: JSON Patch the state, copy-on-write, all or nothing."""
         try:
             ops = plain_ops(ev.delta)
@@ -110,7 +111,7 @@ class Snapshots:
 
     # -- messages snapshot ---------------------------------------------------
 
-    def messages_snapshot(self, ev: Any) -> list[Update]:
+    def messages_snapshot(self, ev: T.MessagesSnapshotEvent) -> list[Update]:
         """MESSAGES_SNAPSHOT: reconcile the message list with the snapshot."""
         snap = [MessageRecord.from_struct(m) for m in ev.messages]
         snap_ids = {r.id: r for r in snap}
@@ -155,7 +156,9 @@ class Snapshots:
         ]
 
     @staticmethod
-    def _activity_ownership(ev: Any, snap: list[MessageRecord]) -> Callable[[Any], bool]:
+    def _activity_ownership(
+        ev: T.MessagesSnapshotEvent, snap: list[MessageRecord]
+    ) -> Callable[[Any], bool]:
         """Which activity types the snapshot is authoritative for (1.0 client rule)."""
         md: object = ev.metadata if ev.metadata is not UNSET else None
         client_md = md.get(_CLIENT_META_KEY) if is_json_object(md) else None
@@ -172,10 +175,11 @@ class Snapshots:
 
     # -- activity --------------------------------------------------------------
 
-    def activity_snapshot(self, ev: Any) -> list[Update]:
+    def activity_snapshot(self, ev: T.ActivitySnapshotEvent) -> list[Update]:
         """ACTIVITY_SNAPSHOT: create or replace an activity message."""
         mid = ev.message_id
-        replace = ev.replace is UNSET or ev.replace is None or bool(ev.replace)
+        given = cast("bool | UnsetType | None", ev.replace)  # (a built struct may hold None)
+        replace = given is UNSET or given is None or bool(given)
         rec = self.store.by_id.get(mid)
         out: list[Update] = []
         if rec is None:
@@ -204,14 +208,14 @@ class Snapshots:
         out.insert(0, ActivityChanged(mid, rec.activity_type, clone_json(rec.content)))
         return out
 
-    def _new_activity(self, mid: str, ev: Any) -> MessageRecord:
+    def _new_activity(self, mid: str, ev: T.ActivitySnapshotEvent) -> MessageRecord:
         rec = MessageRecord(mid, "activity")
         rec.content = clone_json(ev.content)
         rec.activity_type = ev.activity_type
         rec.subagent_run_id = subagent_tag(ev)
         return rec
 
-    def activity_delta(self, ev: Any) -> list[Update]:
+    def activity_delta(self, ev: T.ActivityDeltaEvent) -> list[Update]:
         """ACTIVITY_DELTA: JSON Patch an activity message's content."""
         mid = ev.message_id
         rec = self.store.by_id.get(mid)

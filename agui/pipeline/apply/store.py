@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import msgspec
+from msgspec import UnsetType
 
 from agui.pipeline.apply.patch import clone_json
 from agui.pipeline.apply.records import CallRecord, MessageRecord
@@ -113,7 +114,7 @@ def _locate(lst: list[MessageRecord], target: MessageRecord, hint: int) -> int:
 
 
 def merge_metadata(
-    target: MessageRecord | CallRecord, event: Any, target_id: str, out: list[Update]
+    target: MessageRecord | CallRecord, event: object, target_id: str, out: list[Update]
 ) -> None:
     """Merge an event's ``metadata`` object (a copy) into ``target``'s and append
     a :class:`~agui.updates.MetadataChanged` to ``out``; nothing when the event
@@ -132,7 +133,7 @@ def merge_metadata(
     out.append(MetadataChanged(target_id, dict(target.metadata)))
 
 
-def subagent_tag(event: Any) -> Any:
+def subagent_tag(event: object) -> str | UnsetType:
     """The event's ``subagentRunId``, ``UNSET`` when absent or null."""
     sub = getattr(event, "subagent_run_id", UNSET)
     return UNSET if sub is None else sub

@@ -23,17 +23,25 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Collection, Sequence
+from typing import Any, TypedDict, Unpack
 
 import redis.asyncio as aioredis
 
 from agui.server.runlog.store import LogSlice, RunInfo, RunRef, Signals
 
-__all__ = ["RedisRunStore"]
+__all__ = ["RedisOptions", "RedisRunStore"]
 
 _EVENT_ID = re.compile(r"^([0-9]{1,20}-[0-9]{1,20}):([0-9]{1,9})$")
 _END = b"e"
+
+
+class RedisOptions(TypedDict, total=False):
+    """The keywords :meth:`RedisRunStore.from_url` passes on to :class:`RedisRunStore`."""
+
+    retention: float
+    max_run_entries: int
+    prefix: str
 
 
 class RedisRunStore:
@@ -62,7 +70,7 @@ class RedisRunStore:
         self._first_known: set[RunRef] = set()
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> RedisRunStore:
+    def from_url(cls, url: str, **options: Unpack[RedisOptions]) -> RedisRunStore:
         """A store on the Redis at ``url`` (``redis://HOST:PORT/DB``); ``options``
         as :class:`RedisRunStore` takes them."""
         # redis-py leaves from_url's **kwargs unannotated
@@ -224,6 +232,6 @@ class RedisRunStore:
         await self.client.aclose()
 
 
-def _events_in(fields: Any) -> int:
+def _events_in(fields: Collection[object]) -> int:
     """How many events a stream entry holds (its fields ``0`` .. ``n-1``)."""
     return len(fields) - (1 if _END in fields else 0)
