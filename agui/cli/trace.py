@@ -35,7 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from agui.cli.answers import ask_answers, end_of_input
 from agui.cli.io import CliError, Console, EndOfInput
@@ -61,12 +61,16 @@ from agui.types import RunAgentInput, UserMessage, event_type
 from agui.updates import ErrorUpdate, MessagesSnapshot, WarningUpdate
 from agui.wire import encode_event
 
+if TYPE_CHECKING:
+    from agui.transports import Transport
+    from agui.types import Tool
+
 __all__ = ["first_input", "run_trace", "trace"]
 
 THREAD_ID = "thread-1"
 
 
-def first_input(line: str, tools: list[Any], ids: Any = None) -> Any:
+def first_input(line: str, tools: list[Tool], ids: ThreadIds | None = None) -> RunAgentInput:
     """The first ``RunAgentInput``: thread ``ids.thread_id`` (default
     ``thread-1``), run ``ids.run_id(1)`` (``run-1``), one user message
     ``ids.message_id(1)`` (``user-1``) with ``line``, ``tools``, empty
@@ -88,7 +92,11 @@ def first_input(line: str, tools: list[Any], ids: Any = None) -> Any:
 
 
 async def _stream(
-    transport: Any, run_input: Any, console: Console, url: str, renderer: Renderer
+    transport: Transport,
+    run_input: RunAgentInput,
+    console: Console,
+    url: str,
+    renderer: Renderer,
 ) -> list[Any]:
     """Print each frame as it arrives; return the decoded events.
 
@@ -150,7 +158,9 @@ async def _stream(
             raise CliError(describe_transport_error(exc, url)) from None
         console.write([Line("error", format_error(exc))])
     finally:
-        await stream.aclose()
+        aclose = getattr(stream, "aclose", None)  # every transport's stream has one
+        if aclose is not None:
+            await aclose()
     if not _ended(events):
         console.write(
             [Line("end", f"the stream ended without RUN_FINISHED or RUN_ERROR ({_n(events)})")]
@@ -189,14 +199,14 @@ def _by_profile(events: list[Any], interrupts: list[Any]) -> list[Line]:
 
 
 def trace(
-    transport: Any,
+    transport: Transport,
     line: str,
-    tools: list[Any],
+    tools: list[Tool],
     console: Console,
     mode: str,
     url: str,
     max_resumes: int = 10,
-    ids: Any = None,
+    ids: ThreadIds | None = None,
 ) -> int:
     """Trace ``line`` and every resume round trip (``ids``: the
     :class:`agui.cli.target.ThreadIds` to send; default thread ``thread-1``,
@@ -213,14 +223,14 @@ def trace(
 
 def _trace(
     runner: asyncio.Runner,
-    transport: Any,
+    transport: Transport,
     line: str,
-    tools: list[Any],
+    tools: list[Tool],
     console: Console,
     mode: str,
     url: str,
     max_resumes: int = 10,
-    ids: Any = None,
+    ids: ThreadIds | None = None,
 ) -> int:
     from urllib.parse import urlsplit
 
@@ -264,16 +274,17 @@ def _trace(
             run_input = resume_run(run_input, events, answers, run_id=ids.run_id(n))
         except ResumeError as exc:
             raise CliError(f"cannot build the resume request: {exc}") from None
+        entries = [] if run_input.resume is msgspec.UNSET else run_input.resume
         console.write(
             [
                 Line(
                     "send",
-                    f"POST {path} {run_input.run_id}: resume {len(run_input.resume)} "
+                    f"POST {path} {run_input.run_id}: resume {len(entries)} "
                     f"answers ({len(run_input.messages)} messages)",
                 ),
                 *(
                     Line("send", "  " + format_json(msgspec.to_builtins(entry)))
-                    for entry in run_input.resume
+                    for entry in entries
                 ),
             ]
         )

@@ -28,6 +28,7 @@ from msgspec import UNSET
 
 from agui.client.request import PROTOCOL_VERSION
 from agui.errors import DecodeError, ResumeError
+from agui.jsonvalue import JSONObject, JSONValue
 from agui.pipeline.apply import Conversation
 from agui.pipeline.core import Pipeline
 from agui.pipeline.profiles import LegacyInterrupts
@@ -64,11 +65,11 @@ class Answer:
     (dict or None) go into the ResumeEntry as given."""
 
     status: Literal["resolved", "cancelled"]
-    payload: Any = UNSET
+    payload: JSONValue = UNSET
     metadata: dict[str, Any] | None = None
 
 
-def resolved(payload: Any = UNSET, *, metadata: dict[str, Any] | None = None) -> Answer:
+def resolved(payload: JSONValue = UNSET, *, metadata: dict[str, Any] | None = None) -> Answer:
     """A resolved answer carrying ``payload`` (any JSON; omitted when not given)."""
     return Answer("resolved", payload, metadata)
 
@@ -134,7 +135,7 @@ def interrupts_of(events: Iterable[Any]) -> list[Any]:
     return pending
 
 
-def expired_at(interrupt: Any) -> datetime | None:
+def expired_at(interrupt: Interrupt) -> datetime | None:
     """``expiresAt`` parsed as an aware datetime (naive = UTC), or None when
     absent or unparseable (an unparseable date never expires, like the
     reference client's ``Date.parse`` NaN)."""
@@ -148,7 +149,7 @@ def expired_at(interrupt: Any) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def is_expired(interrupt: Any, now: datetime | None = None) -> bool:
+def is_expired(interrupt: Interrupt, now: datetime | None = None) -> bool:
     """True when ``expiresAt`` is set and ``<= now`` (default: current UTC time)."""
     when = expired_at(interrupt)
     if when is None:
@@ -159,8 +160,7 @@ def is_expired(interrupt: Any, now: datetime | None = None) -> bool:
     return when <= now
 
 
-def _answer(value: Any) -> Answer:
-
+def _answer(value: Answer | ResumeEntry | JSONValue) -> Answer:
     if isinstance(value, Answer):
         return value
     if isinstance(value, ResumeEntry):
@@ -170,8 +170,11 @@ def _answer(value: Any) -> Answer:
 
 
 def build_resume(
-    interrupts: Iterable[Any], answers: Mapping[str, Any], *, now: datetime | None = None
-) -> list[Any]:
+    interrupts: Iterable[Interrupt | JSONObject],
+    answers: Mapping[str, Answer | ResumeEntry | JSONValue],
+    *,
+    now: datetime | None = None,
+) -> list[ResumeEntry]:
     """Answers by interrupt id -> the ``resume`` list, in interrupt order.
 
     Args:
@@ -209,7 +212,7 @@ def build_resume(
     unknown = [str(k) for k in answers if k not in ids]
     if unknown:
         raise ResumeError(f"answers reference unknown interrupt ids: {', '.join(unknown)}")
-    entries: list[Any] = []
+    entries: list[ResumeEntry] = []
     for interrupt in pending:
         answer = _answer(answers[interrupt.id])
         if answer.status not in ("resolved", "cancelled"):
@@ -231,13 +234,13 @@ def build_resume(
 
 
 def resume_run(
-    previous: Any,
+    previous: RunAgentInput | JSONObject,
     events: Iterable[Any],
-    answers: Mapping[str, Any],
+    answers: Mapping[str, Answer | ResumeEntry | JSONValue],
     *,
     run_id: str | None = None,
     now: datetime | None = None,
-) -> Any:
+) -> RunAgentInput:
     """Build the RunAgentInput that answers the interrupts a run paused on.
 
     Args:
@@ -277,7 +280,7 @@ def resume_run(
     )
 
 
-def _apply_all(conversation: Any, events: list[Any]) -> None:
+def _apply_all(conversation: Conversation, events: list[Any]) -> None:
     """Apply a run's events (structs or wire dicts) to a conversation through
     an unverifying pipeline (chunks are expanded, bad frames skipped)."""
 
