@@ -35,7 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from agui.cli.answers import ask_answers, end_of_input
 from agui.cli.io import CliError, Console, EndOfInput
@@ -57,13 +57,10 @@ from agui.errors import ResumeError, TransportError
 from agui.pipeline.apply import Conversation
 from agui.pipeline.core import Pipeline
 from agui.pipeline.profiles import LANGGRAPH_ON_INTERRUPT, legacy_interrupt_warning
-from agui.types import RunAgentInput, UserMessage, event_type
+from agui.transports import Transport
+from agui.types import RunAgentInput, Tool, UserMessage, event_type
 from agui.updates import ErrorUpdate, MessagesSnapshot, WarningUpdate
 from agui.wire import encode_event
-
-if TYPE_CHECKING:
-    from agui.transports import Transport
-    from agui.types import Tool
 
 __all__ = ["first_input", "run_trace", "trace"]
 

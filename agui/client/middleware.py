@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from msgspec import UNSET
 
-from agui.types import event_type
+from agui.types import RunAgentInput, event_type
 
-Next = Callable[[Any], AsyncIterator[Any]]
+if TYPE_CHECKING:
+    from agui.types import Event, ToolCallChunkEvent, ToolCallStartEvent
+
+Next = Callable[[RunAgentInput], AsyncIterator[Any]]
 """``next(run_input) -> AsyncIterator[Event]``: the rest of the chain."""
 
-MiddlewareFn = Callable[[Any, Next], AsyncIterator[Any]]
+MiddlewareFn = Callable[[RunAgentInput, Next], AsyncIterator[Any]]
 """``mw(run_input, next) -> AsyncIterator[Event]``."""
 
 
@@ -40,11 +43,11 @@ class Middleware:
     :meth:`__call__` for full control (e.g. retries).
     """
 
-    def on_input(self, run_input: Any) -> Any:
+    def on_input(self, run_input: RunAgentInput) -> Any:
         """Return the (possibly modified) input passed down the chain."""
         return run_input
 
-    def on_event(self, event: Any) -> Any:
+    def on_event(self, event: Event) -> Any:
         """Return the event, a replacement, several events (a list or tuple), or None."""
         return event
 
@@ -52,7 +55,7 @@ class Middleware:
         """Events to yield after the last one (normal end of stream only)."""
         return ()
 
-    async def __call__(self, run_input: Any, next: Next) -> AsyncIterator[Any]:
+    async def __call__(self, run_input: RunAgentInput, next: Next) -> AsyncIterator[Any]:
         run_input = self.on_input(run_input)
         if inspect.isawaitable(run_input):  # an ``async def on_input``
             run_input = await run_input
@@ -118,20 +121,23 @@ class FilterToolCallsMiddleware(Middleware):
             return tool_name not in self.allowed
         return tool_name in (self.disallowed or ())
 
-    def on_event(self, event: Any) -> Any:
+    def on_event(self, event: Event) -> Event | None:
         """The event, or None when it belongs to a blocked tool call."""
 
         etype = event_type(event)
         if etype == "TOOL_CALL_START":
-            if self.blocks(event.tool_call_name):
-                self.blocked_ids.add(event.tool_call_id)
+            start = cast("ToolCallStartEvent", event)  # by its tag
+            if self.blocks(start.tool_call_name):
+                self.blocked_ids.add(start.tool_call_id)
                 return None
             return event
         if etype in _CALL_EVENTS:
-            return None if event.tool_call_id in self.blocked_ids else event
+            owner: object = getattr(event, "tool_call_id", None)  # ARGS, END, RESULT have one
+            return None if owner in self.blocked_ids else event
         if etype == "TOOL_CALL_CHUNK":
-            call_id = event.tool_call_id
-            name = event.tool_call_name
+            chunk = cast("ToolCallChunkEvent", event)  # by its tag
+            call_id = chunk.tool_call_id
+            name = chunk.tool_call_name
             if name is not UNSET and name is not None:
                 self._chunk_blocked = self.blocks(name)
                 if self._chunk_blocked and call_id is not UNSET:
@@ -151,7 +157,7 @@ def compose(middleware: Iterable[MiddlewareFn], last: Next) -> Next:
 
 
 def _bind(mw: MiddlewareFn, nxt: Next) -> Next:
-    def call(run_input: Any) -> AsyncIterator[Any]:
+    def call(run_input: RunAgentInput) -> AsyncIterator[Any]:
         return mw(run_input, nxt)
 
     return call
