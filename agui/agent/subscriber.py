@@ -29,7 +29,7 @@ import inspect
 import logging
 import re
 import warnings
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 from agui_generated.agui_callbacks import EVENT_CALLBACKS, EventCallbacks
@@ -315,7 +315,7 @@ class SubscriberErrors:
         self.failures: list[SubscriberFailure] = []
         self._seen: dict[tuple[int, str], SubscriberFailure] = {}
 
-    def report(self, subscriber: Any, callback: str, error: Exception) -> None:
+    def report(self, subscriber: object, callback: str, error: Exception) -> None:
         """Record that ``subscriber.callback`` raised ``error`` (warns the first time)."""
         key = (id(subscriber), callback)
         known = self._seen.get(key)
@@ -412,14 +412,14 @@ def notify_now(
             _run_soon(out, sub, name)
 
 
-async def _guarded(coro: Any, sub: Any, name: str) -> None:
+async def _guarded(coro: Awaitable[object], sub: object, name: str) -> None:
     try:
         await coro
     except Exception as exc:  # noqa: BLE001 - a user callback: reported
         SubscriberErrors().report(sub, name, exc)
 
 
-def _run_soon(coro: Any, sub: Any, name: str) -> None:
+def _run_soon(coro: Coroutine[Any, Any, object], sub: object, name: str) -> None:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
