@@ -49,7 +49,7 @@ import msgspec
 from agui.client.session import Session
 from agui.conformance.table import TABLE, Entry, entry_for
 from agui.errors import DecodeError, ProtocolViolation, RunError
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.pipeline.apply import Conversation
 from agui.pipeline.core import Pipeline
 from agui.rules import RULES
@@ -142,7 +142,7 @@ def observe(fixture: dict[str, Any]) -> Observation:
     return obs
 
 
-def event_text(raw: Any) -> str:
+def event_text(raw: JSONValue) -> str:
     """One event's JSON text as a producer writes it: raw characters, except
     that a string holding a lone surrogate half is written with ``\\u`` escapes
     (as JavaScript's well-formed ``JSON.stringify`` does)."""
@@ -346,7 +346,7 @@ def _event_path(events: list[Any], path: str) -> Any:
     return _get_path(events[idx], rest.split(".") if rest else [])
 
 
-def _get_path(value: Any, parts: list[str]) -> Any:
+def _get_path(value: JSONValue, parts: list[str]) -> JSONValue:
     for part in parts:
         if is_json_object(value):
             if part not in value:
@@ -362,7 +362,7 @@ def _get_path(value: Any, parts: list[str]) -> Any:
     return value
 
 
-def _matches(want: Any, got: Any, *, exact: bool = False) -> bool:
+def _matches(want: JSONValue, got: JSONValue, *, exact: bool = False) -> bool:
     """Subset match: objects on the expected keys, arrays same length, scalars
     equal with bools never equal to numbers. ``exact`` compares objects whole."""
     if is_json_object(want):
