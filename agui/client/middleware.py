@@ -138,11 +138,11 @@ class FilterToolCallsMiddleware(Middleware):
             chunk = cast("ToolCallChunkEvent", event)  # by its tag
             call_id = chunk.tool_call_id
             name = chunk.tool_call_name
-            if name is not UNSET and name is not None:
+            if isinstance(name, str):  # neither UNSET nor a hand-built None
                 self._chunk_blocked = self.blocks(name)
                 if self._chunk_blocked and call_id is not UNSET:
                     self.blocked_ids.add(call_id)
-            elif call_id is not UNSET and call_id is not None:
+            elif isinstance(call_id, str):
                 self._chunk_blocked = call_id in self.blocked_ids
             return None if self._chunk_blocked else event
         return event

@@ -170,7 +170,7 @@ def build_run_input(
         if fields[name] is None or fields[name] is UNSET:
             fields[name] = {}
     if extra_tools:
-        offered = list(fields["tools"] or ()) if fields["tools"] is not UNSET else []
+        offered: list[Tool] = list(fields["tools"] or ()) if fields["tools"] is not UNSET else []
         names = {t.name for t in offered}
         fields["tools"] = [*offered, *(t for t in extra_tools if t.name not in names)]
     resume = overrides.get("resume", UNSET)
