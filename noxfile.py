@@ -26,8 +26,10 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def regen(session: nox.Session) -> None:
-    """Regenerate generated/ from schema/ (``-- --check``: fail when stale)."""
+    """Regenerate generated/ from schema/ and agui's typed exports from ``agui._EXPORTS``
+    (``-- --check``: fail when stale)."""
     session.run("python", "tools/codegen.py", *session.posargs)
+    session.run("python", "tools/exports.py", *session.posargs)
 
 
 @nox.session(venv_backend="none")

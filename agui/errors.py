@@ -10,8 +10,32 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
+__all__ = [
+    "AguiError",
+    "DecodeError",
+    "EncodeError",
+    "FrameTooLarge",
+    "GuardError",
+    "ProtocolViolation",
+    "ResumeError",
+    "RunError",
+    "SubscriberError",
+    "SubscriberWarning",
+    "ToolError",
+    "TransportError",
+    "TransportErrorKind",
+    "UnknownEventType",
+]
+
 TransportErrorKind: TypeAlias = Literal[
-    "http_status", "connect", "timeout", "reset", "protocol", "truncated", "transport_raised"
+    "http_status",
+    "connect",
+    "timeout",
+    "idle_timeout",
+    "reset",
+    "protocol",
+    "truncated",
+    "transport_raised",
 ]
 """What failed in a :class:`TransportError` (every value is listed in its docstring)."""
 
@@ -121,6 +145,9 @@ class TransportError(AguiError):
             - ``http_status``: the server answered a non-2xx status (``status``, ``body``);
             - ``connect``: no connection (refused, DNS, an invalid or non-http(s) URL);
             - ``timeout``: connecting, or waiting for the next bytes, took too long;
+            - ``idle_timeout``: bytes kept coming but no AG-UI event did for the run's
+              idle timeout (``Session(idle_timeout=...)``: SSE comments, blank lines
+              and keep-alives do not count); never resumed by a reconnect;
             - ``reset``: the connection was cut while the response was being read;
             - ``protocol``: the server answered, but not in a form AG-UI reads (a 2xx
               that is not an event stream, a malformed HTTP response or frame, too

@@ -32,6 +32,42 @@ import msgspec
 
 from agui.types import Event
 
+__all__ = [
+    "CARRIES_EVENT",
+    "ActivityChanged",
+    "Custom",
+    "Done",
+    "EncryptedValue",
+    "ErrorUpdate",
+    "EventReceived",
+    "FromEvent",
+    "MessagesSnapshot",
+    "MetadataChanged",
+    "Outcome",
+    "Paused",
+    "Raw",
+    "ReasoningDelta",
+    "ReasoningEnded",
+    "ReasoningSpan",
+    "ReasoningStarted",
+    "Reconnected",
+    "RunStarted",
+    "StateChanged",
+    "StepChanged",
+    "SubagentChanged",
+    "TextDelta",
+    "TextEnded",
+    "TextStarted",
+    "ToolCallArgs",
+    "ToolCallEnded",
+    "ToolCallStarted",
+    "ToolResult",
+    "Update",
+    "WarningUpdate",
+    "edge_surrogate",
+    "join_deltas",
+]
+
 # --- run lifecycle -----------------------------------------------------------
 
 

@@ -17,12 +17,9 @@ import sys
 
 import msgspec
 
-from agui import (
-    AssistantMessage,
-    CancelToken,
-    Emitter,
+from agui import AssistantMessage, CancelToken, Emitter, RunAgentInput, ToolMessage, UserMessage
+from agui.types import (
     Interrupt,
-    RunAgentInput,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
     RunStartedEvent,
@@ -33,8 +30,6 @@ from agui import (
     ToolCallArgsEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
-    ToolMessage,
-    UserMessage,
 )
 
 TAX_RATE_PERCENT = 20

@@ -3,12 +3,14 @@
 Member counts (``minProperties``/``maxProperties``) are checked after decoding by a
 ``__post_init__`` that codegen writes from the schema (tools/codegen_a2ui.py); the rest is in
 the msgspec types. The specification's own test cases (../shared, skipped when absent) are
-the verdicts the types must agree with.
+the verdicts ``agui.a2ui.validate`` (these types plus the catalog's function rules) agrees with,
+every one of them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from types import ModuleType
 from typing import Any
@@ -20,6 +22,8 @@ from conftest import ROOT, SHARED
 
 sys.path.insert(0, str(ROOT / "tools"))
 import codegen_a2ui
+
+from agui.a2ui.validate import A2uiValidationError, validate
 
 
 def refusal(module: ModuleType, type_name: str, data: Any) -> str:
@@ -205,41 +209,12 @@ CASES = SHARED / "upstream" / "a2ui" / "examples"
 MODULES = {"v0_9": a2ui_v09, "v0_9_1": a2ui_v09_1, "v0_10": a2ui_v10}
 ROOTS = {"server_to_client.json": "AgentMessage", "client_to_server.json": "ClientMessage"}
 
-_FUNCTIONS = (
-    "our schemas keep FunctionCall open (any `call`, any `args`, any `returnType`); the basic "
-    "catalog's per-function argument and return types are not stated in them yet"
-)
-_CATALOG = (
-    "needs the case's own catalog (callableFrom per function), which a message type cannot see"
-)
-#: (file, description) -> why our types still accept this invalid case. Strict xfail: a gap
-#: that closes fails the suite until it leaves this table.
-GAPS: dict[tuple[str, str], str] = {
-    (
-        "checkable_components.json",
-        "TextField with invalid function returnType in check",
-    ): _FUNCTIONS,
-    (
-        "call_function_message.json",
-        "CallFunctionMessage: Invalid args (nested object in a single value)",
-    ): _FUNCTIONS,
-    (
-        "call_function_message.json",
-        "CallFunctionMessage: Invalid args (array of nested objects)",
-    ): _FUNCTIONS,
-    (
-        "call_function_message.json",
-        "CallFunctionMessage: Invalid returnType (not a scalar)",
-    ): _FUNCTIONS,
-    (
-        "call_function_message.json",
-        "CallFunctionMessage: Invalid call to local-only function (required)",
-    ): _CATALOG,
-}
-
-
-#: function-catalog cases the types refuse already (args must be an object)
-REFUSED_BY_THE_TYPES = {"openUrl: Invalid args (string instead of object)"}
+#: (version, file) -> the catalog document its cases are written against, when it is not the
+#: basic catalog. The v0.10 remote-call cases call ``pingServer`` (only the testing catalog
+#: has it) and state ``callableFrom``, which the basic catalog's functions do not declare
+#: (its functions are client-only, so a basic-catalog call carrying it is refused, and the
+#: valid cases could not be valid); the testing catalog declares both.
+CASE_CATALOGS = {("v0_10", "call_function_message.json"): "testing_catalog.json"}
 
 
 def _cases() -> list[Any]:
@@ -247,27 +222,19 @@ def _cases() -> list[Any]:
     for version in MODULES:
         for path in sorted((CASES / version / "test" / "cases").glob("*.json")):
             spec = json.loads(path.read_text(encoding="utf-8"))
+            catalog_name = CASE_CATALOGS.get((version, path.name))
+            catalog = (
+                json.loads((CASES / version / "test" / catalog_name).read_text(encoding="utf-8"))
+                if catalog_name
+                else None
+            )
             for index, case in enumerate(spec["tests"]):
-                key = (path.name, case["description"])
-                gap = GAPS.get(key)
-                if (
-                    gap is None
-                    and path.name == "function_catalog_validation.json"
-                    and not case["valid"]
-                    and case["description"] not in REFUSED_BY_THE_TYPES
-                ):
-                    gap = _FUNCTIONS
-                marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
                 params.append(
                     pytest.param(
-                        version,
-                        spec["schema"],
-                        case,
-                        marks=marks,
-                        id=f"{version}/{path.stem}/{index}",
+                        version, spec["schema"], catalog, case, id=f"{version}/{path.stem}/{index}"
                     )
                 )
-    return params or [pytest.param(None, None, None, id="absent")]
+    return params or [pytest.param(None, None, None, None, id="absent")]
 
 
 PARAMS = _cases()
@@ -281,12 +248,69 @@ def test_the_specification_test_cases_are_present_for_every_version():
 
 
 @pytest.mark.upstream
-@pytest.mark.parametrize(("version", "schema", "case"), PARAMS)
-def test_the_generated_types_agree_with_the_specification_test_case(version, schema, case):
+@pytest.mark.parametrize(("version", "schema", "catalog", "case"), PARAMS)
+def test_validate_agrees_with_the_specification_test_case(version, schema, catalog, case):
     if version is None:
         pytest.skip(f"reference data not available: {CASES} (clone ../shared beside the repo)")
-    text = refusal(MODULES[version], ROOTS[schema], case["data"])
+    direction = "agent" if ROOTS[schema] == "AgentMessage" else "client"
+    try:
+        validate(case["data"], version=version, direction=direction, catalog=catalog)
+    except A2uiValidationError as exc:
+        text = str(exc)
+    else:
+        text = ""
     if case["valid"]:
         assert text == "", f"{case['description']}: refused: {text}"
     else:
         assert text, f"{case['description']}: accepted"
+        assert re.search(r"\(\w+\) at \$", text), text  # names the rule and where
+
+
+@pytest.mark.upstream
+def test_the_remote_call_cases_need_the_testing_catalog_as_the_basic_one_refuses_their_valid_ones():
+    if not CASES.exists():
+        pytest.skip(f"reference data not available: {CASES} (clone ../shared beside the repo)")
+    path = CASES / "v0_10" / "test" / "cases" / "call_function_message.json"
+    valid = [c for c in json.loads(path.read_text(encoding="utf-8"))["tests"] if c["valid"]]
+    rules = set()
+    for case in valid:
+        with pytest.raises(A2uiValidationError) as caught:
+            validate(case["data"], version="v0_10")
+        rules.add(caught.value.rule)
+    # openUrl carrying callableFrom (undeclared in the basic catalog) and pingServer (absent)
+    assert rules == {"unevaluatedProperties", "catalog"}
+
+
+#: (version folder, example folder) -> the upstream catalog its surfaces are written for
+#: (under ``upstream/a2ui/<version>/catalogs``)
+EXAMPLE_SURFACES = {
+    ("v0_9", "catalogs/basic/examples"): "basic",
+    ("v0_9", "catalogs/minimal/examples"): "minimal",
+    ("v0_9_1", "catalogs/basic/examples"): "basic",
+    ("v0_9_1", "catalogs/minimal/examples"): "minimal",
+    ("v0_10", "surfaces/basic"): "basic",
+    ("v0_10", "surfaces/minimal"): "minimal",
+}
+
+
+@pytest.mark.upstream
+@pytest.mark.parametrize(("version", "folder"), list(EXAMPLE_SURFACES))
+def test_every_example_surface_message_validates_against_its_own_catalog(version, folder):
+    if not CASES.exists():
+        pytest.skip(f"reference data not available: {CASES} (clone ../shared beside the repo)")
+    kind = EXAMPLE_SURFACES[(version, folder)]
+    catalog_path = SHARED / "upstream" / "a2ui" / version / "catalogs" / kind / "catalog.json"
+    catalog = json.loads(catalog_path.read_text(encoding="utf-8")) if kind == "minimal" else None
+    messages = [
+        message
+        for path in sorted((CASES / version / folder).glob("*.json"))
+        for message in json.loads(path.read_text(encoding="utf-8"))["messages"]
+    ]
+    assert len(messages) >= 15
+    for message in messages:
+        validate(message, version=version, catalog=catalog)
+    if catalog is not None:  # the minimal catalog's own function is not the basic catalog's
+        calls = [m for m in messages if '"capitalize"' in json.dumps(m)]
+        assert calls
+        with pytest.raises(A2uiValidationError, match="'capitalize' is not a function"):
+            validate(calls[0], version=version)

@@ -38,6 +38,7 @@ from agui.types import (
     StateSnapshotEvent,
     UserMessage,
     event_type,
+    tag_of,
 )
 
 REFERENCE = (
@@ -854,7 +855,7 @@ async def test_activity_callbacks_carry_the_activity_message_as_it_was_and_a_new
                 ("snapshot", content(p.activity_message), content(p.existing_message))
             ),
             on_activity_delta_event=lambda p: seen.append(("delta", content(p.activity_message))),
-            on_new_message=lambda p: seen.append(("new", agui.tag_of(p.message))),
+            on_new_message=lambda p: seen.append(("new", tag_of(p.message))),
         ),
     )
     await agent.run_agent()

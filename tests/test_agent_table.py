@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-import agui
 from agui import types as T
 from agui.agent import HttpAgent
+from agui.errors import ProtocolViolation
+from agui.pipeline.compact import compact_events
+from agui.pipeline.verify import Verifier
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "| Reference (`@ag-ui/client`) |"
@@ -85,18 +87,18 @@ def test_connect_agent_is_not_provided():
 
 
 def test_event_type_is_the_reference_enum_of_type_strings():
-    assert agui.EventType.TEXT_MESSAGE_START == "TEXT_MESSAGE_START"
-    assert {e.value for e in agui.EventType} >= set(agui.EVENT_TYPES)
+    assert T.EventType.TEXT_MESSAGE_START == "TEXT_MESSAGE_START"
+    assert {e.value for e in T.EventType} >= set(T.EVENT_TYPES)
     event = T.TextMessageStartEvent(message_id="m1")
-    assert agui.event_type(event) == agui.EventType.TEXT_MESSAGE_START
-    assert agui.EVENT_TYPES["TEXT_MESSAGE_START"] is T.TextMessageStartEvent
+    assert T.event_type(event) == T.EventType.TEXT_MESSAGE_START
+    assert T.EVENT_TYPES["TEXT_MESSAGE_START"] is T.TextMessageStartEvent
 
 
 def test_verifier_is_verify_events_returning_violations():
-    verifier = agui.Verifier()
+    verifier = Verifier()
     bad = verifier.check(T.TextMessageContentEvent(message_id="m", delta="x"), 0)
-    assert isinstance(bad, agui.ProtocolViolation) and bad.code == "first_event_not_run_started"
-    verifier = agui.Verifier()
+    assert isinstance(bad, ProtocolViolation) and bad.code == "first_event_not_run_started"
+    verifier = Verifier()
     assert verifier.check(T.RunStartedEvent(thread_id="t", run_id="r"), 0) is None
     assert verifier.check(T.TextMessageStartEvent(message_id="m"), 1) is None
     ended = verifier.finish()  # the stream ended with the run still open
@@ -114,8 +116,8 @@ def test_compact_events_is_compact_events():
         T.StateDeltaEvent(delta=[{"op": "replace", "path": "/n", "value": 1}]),
         T.RunFinishedEvent(thread_id="t", run_id="r"),
     ]
-    compact = agui.compact_events(events)
-    assert [agui.event_type(e) for e in compact] == [
+    compact = compact_events(events)
+    assert [T.event_type(e) for e in compact] == [
         "RUN_STARTED",
         "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",

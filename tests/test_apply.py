@@ -944,3 +944,48 @@ def test_input_state_is_an_empty_object_while_absent_or_null():
     assert conv.input_state() == {}
     conv.apply(ev("STATE_SNAPSHOT", snapshot=[0]))
     assert conv.input_state() == [0]
+
+
+def test_a_failed_state_patch_warning_names_the_operation_index_op_path_and_why():
+    conv = Conversation(state={"count": 0, "tasks": [{"done": False}]})
+    cases = [
+        (
+            [{"op": "add", "path": "/a", "value": 1}, {"op": "replace", "path": "/x", "value": 1}],
+            "delta[1] replace '/x': member 'x' not found",
+        ),
+        (
+            [{"op": "replace", "path": "/tasks/3/done", "value": True}],
+            "delta[0] replace '/tasks/3/done': array index 3 is out of bounds (length 1)",
+        ),
+        (
+            [{"op": "test", "path": "/count", "value": 2}, {"op": "remove", "path": "/count"}],
+            "delta[0] test '/count': test failed: the value there is not the one given",
+        ),
+        (
+            [{"op": "remove", "path": "/count"}, {"op": "add", "path": "/tasks/x", "value": 1}],
+            "delta[1] add '/tasks/x': 'x' is not a valid array index",
+        ),
+        ([{"op": "add", "path": "/v"}], "delta[0] add '/v': the operation has no 'value' member"),
+    ]
+    for delta, why in cases:
+        ups = conv.apply(ev("STATE_DELTA", delta=delta))
+        assert warnings(ups) == ["apply_state_patch_failed"]
+        assert ups[0].message == f"Failed to apply state patch (state unchanged): {why}"
+    assert conv.state == {"count": 0, "tasks": [{"done": False}]}
+
+
+def test_a_failed_activity_patch_warning_names_the_operation():
+    conv = Conversation()
+    conv.apply(ev("ACTIVITY_SNAPSHOT", messageId="a1", activityType="t", content={"v": [1]}))
+    ups = conv.apply(
+        ev(
+            "ACTIVITY_DELTA",
+            messageId="a1",
+            activityType="t",
+            patch=[{"op": "add", "path": "/w", "value": 1}, {"op": "remove", "path": "/v/5"}],
+        )
+    )
+    assert warnings(ups) == ["apply_activity_patch_failed"]
+    assert ups[0].message.endswith(
+        "(content unchanged): patch[1] remove '/v/5': array index 5 is out of bounds (length 1)"
+    )

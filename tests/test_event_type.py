@@ -11,7 +11,6 @@ from pathlib import Path
 import msgspec
 import pytest
 
-import agui
 import agui.types as t
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,9 +43,9 @@ def test_event_type_of_a_struct_equals_the_member():
     assert t.EVENT_TYPES[t.EventType.SUBAGENT_ERROR] is t.SubagentErrorEvent
 
 
-def test_event_type_is_reexported_from_agui():
-    assert agui.EventType is t.EventType
+def test_event_type_is_exported_from_agui_types_where_the_event_classes_live():
     assert "EventType" in t.__all__
+    assert t.EventType is importlib.import_module("agui_generated.agui").EventType
 
 
 def test_the_enum_replaces_the_literal_alias_in_the_generated_text(tmp_path):

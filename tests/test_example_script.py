@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from agui import BackgroundServer, HttpAgent, ResumeEntry, RunAgentInput, create_app, resolved
-from agui.types import AssistantMessage, ToolMessage
+from agui import BackgroundServer, HttpAgent, RunAgentInput, create_app, resolved
+from agui.types import AssistantMessage, ResumeEntry, ToolMessage
 
 pytestmark = pytest.mark.timeout(60)
 

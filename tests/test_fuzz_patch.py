@@ -21,7 +21,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agui import Pipeline
 from agui import types as T
 from agui.client.session import Session
 from agui.pipeline.apply import Conversation
@@ -32,6 +31,7 @@ from agui.pipeline.apply.patch import (
     json_depth,
     patched_copy,
 )
+from agui.pipeline.core import Pipeline
 from agui.transports.replay import ReplayTransport
 from agui.updates import StateChanged, WarningUpdate
 

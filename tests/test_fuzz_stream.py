@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from agui import Pipeline
 from agui import types as T
 from agui.client.session import Session
 from agui.errors import ResumeError
+from agui.pipeline.core import Pipeline
 from agui.updates import Done, StateChanged
 
 SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import struct
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from agui.wire.proto import (
     looks_like_proto_stream,
     unknown_arm_json,
 )
+from agui.wire.proto_convert import EXACT_INTEGER_LIMIT
 from agui.wire.sse import MAX_FRAME_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,6 +123,36 @@ def test_integral_numbers_in_json_values_come_back_as_ints():
     (back,) = iter_proto_frames(encode_proto_frame(ev))
     assert back == ev
     assert type(back["snapshot"]["n"]) is int
+
+
+EDGE_INTEGERS = [0, 1, -1, 2**31, -(2**31) - 1, 2**32 + 7, 10**15 + 3, 2**53 - 1, 2**53, -(2**53)]
+
+
+def test_a_json_integer_up_to_two_to_the_53_round_trips_through_protobuf_as_an_int():
+    ev = {"type": "STATE_SNAPSHOT", "snapshot": {"ints": EDGE_INTEGERS, "one": {"n": 2**53}}}
+    text = json.dumps(ev)
+    (back,) = iter_proto_frames(encode_proto_frame(json.loads(text)))
+    assert json.dumps(back) == text  # JSON -> protobuf -> JSON is the identity for ints
+    assert all(type(n) is int for n in back["snapshot"]["ints"])
+    custom = {"type": "CUSTOM", "name": "n", "value": -(2**53)}
+    (back_custom,) = iter_proto_frames(encode_proto_frame(custom))
+    assert back_custom == custom and type(back_custom["value"]) is int
+
+
+def test_a_number_beyond_two_to_the_53_or_a_fraction_comes_back_as_a_float():
+    """Where we differ from the TypeScript reference on purpose: it hands back a JS number,
+    which JSON.stringify prints as ``9007199254740994``; beyond 2^53 a double need not be the
+    integer that was sent, so we keep the float that says so. 2^53 + 1 is already 2^53 in the
+    double (as in every JSON peer that reads numbers as doubles) and comes back as that int."""
+    snapshot = {"big": 2**53 + 2, "rounded": 2**53 + 1, "half": 0.5, "neg_zero": -0.0}
+    ev = {"type": "STATE_SNAPSHOT", "snapshot": snapshot}
+    (back,) = iter_proto_frames(encode_proto_frame(ev))
+    got = back["snapshot"]
+    assert got["big"] == 2**53 + 2 and type(got["big"]) is float
+    assert got["rounded"] == 2**53 and type(got["rounded"]) is int
+    assert got["half"] == 0.5
+    assert type(got["neg_zero"]) is float and math.copysign(1.0, got["neg_zero"]) < 0
+    assert EXACT_INTEGER_LIMIT == 2**53
 
 
 def test_outcomes_and_content_forms_take_their_wire_shape_and_come_back():

@@ -110,3 +110,16 @@ def test_our_frames_and_the_reference_frames_decode_to_the_same_events_both_ways
         assert decode_event(json.dumps(mine), strict=True) == decode_event(
             json.dumps(ev), strict=True
         )
+
+
+def test_integers_up_to_two_to_the_53_read_the_same_in_the_reference_and_in_ours(reference):
+    ints = [0, -1, 2**31, 2**32 + 7, 2**53 - 1, 2**53, -(2**53)]
+    ev = {"type": "STATE_SNAPSHOT", "snapshot": {"ints": ints, "half": 0.5}}
+    ours = encode_proto_frame(ev)
+    answer = run_reference(reference, {"encode": [ev], "decode": [base64.b64encode(ours).decode()]})
+    (ts_decoded,) = answer["events"]
+    (mine,) = iter_proto_frames(ours)
+    # the reference prints integral JS numbers as JSON integers; we give the same ints back
+    assert json.dumps(ts_decoded["snapshot"]) == json.dumps(mine["snapshot"])
+    (from_ts,) = iter_proto_frames(base64.b64decode(answer["frames"][0]))
+    assert from_ts == ev and all(type(n) is int for n in from_ts["snapshot"]["ints"])

@@ -1,7 +1,8 @@
-"""The public surface: ``agui`` re-exports every public name with its real type (static
-imports for type checkers, resolved on first use at run time) and ``__all__`` is exactly what
-``from agui import *`` gives; every public class, function, method and property of the SDK's
-modules has a docstring (shapes, errors raised, the spec rule)."""
+"""The public surface: ``agui`` is a curated namespace of the names users import first, kept in
+one list (``agui._EXPORTS``) from which ``__all__``, the lazy ``__getattr__`` and the typed
+imports derive (``tools/exports.py`` writes the typed part); everything else is imported from its
+home module, each with its own ``__all__``; and every public class, function, method and
+property of the SDK's modules has a docstring (shapes, errors raised, the spec rule)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import re
 import subprocess
 import sys
 import tomllib
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -25,6 +27,7 @@ import pytest
 import agui
 
 ROOT = Path(__file__).resolve().parent.parent
+INIT = Path(agui.__file__)
 
 DOCUMENTED_PACKAGES = [
     "agui.client.session",
@@ -39,58 +42,49 @@ DOCUMENTED_PACKAGES = [
     "agui.pipeline.verify",
     "agui.wire",
     "agui.a2ui",
+    "agui.updates",
+    "agui.errors",
 ]
 
-# names added to the exports for the session/server surface (pinned so a
-# rename shows up here, not in a user's ImportError)
-SESSION_SURFACE = {
-    "resolved": "agui.client.interrupts",
-    "cancelled": "agui.client.interrupts",
-    "FilterToolCallsMiddleware": "agui.client.middleware",
-    "Middleware": "agui.client.middleware",
-    "EventDecoder": "agui.wire",
-    "decode_event_lenient": "agui.wire",
-    "UnknownEventType": "agui.errors",
-    "Run": "agui.client.run",
-    "create_app": "agui.server",
-    "BackgroundServer": "agui.server",
-}
+# where the names that are not in ``agui`` live: each of these modules declares ``__all__``
+HOMES = [
+    "agui.types",
+    "agui.updates",
+    "agui.errors",
+    "agui.log",
+    "agui.rules",
+    "agui.client.session",
+    "agui.client.run",
+    "agui.client.sync",
+    "agui.client.interrupts",
+    "agui.client.middleware",
+    "agui.client.tools",
+    "agui.client.partial_json",
+    "agui.client.capabilities",
+    "agui.client.request",
+    "agui.client.reconnect",
+    "agui.agent",
+    "agui.transports",
+    "agui.pipeline.core",
+    "agui.pipeline.normalize",
+    "agui.pipeline.verify",
+    "agui.pipeline.apply",
+    "agui.pipeline.lifecycle",
+    "agui.pipeline.compact",
+    "agui.pipeline.profiles",
+    "agui.wire",
+    "agui.server",
+    "agui.a2ui",
+]
 
-# every name ``agui`` exports besides the protocol types (which are all of agui.types.__all__)
-SDK_EXPORTS = {
-    "agui.errors": "AguiError DecodeError EncodeError FrameTooLarge GuardError ProtocolViolation"
-    " ResumeError RunError SubscriberError SubscriberWarning ToolError TransportError UnknownEventType",
-    "agui.updates": "ActivityChanged Custom Done EncryptedValue ErrorUpdate EventReceived"
-    " MessagesSnapshot MetadataChanged Outcome Paused Raw ReasoningDelta ReasoningEnded Reconnected"
-    " ReasoningSpan ReasoningStarted RunStarted StateChanged StepChanged SubagentChanged TextDelta"
-    " TextEnded TextStarted ToolCallArgs ToolCallEnded ToolCallStarted ToolResult Update"
-    " WarningUpdate",
-    "agui.client.run": "Run",
-    "agui.client.session": "Session",
-    "agui.client.sync": "SyncRun SyncSession",
-    "agui.agent": "AbstractAgent AgentStateMutation AgentSubscriber HttpAgent RunAgentResult"
-    " SubscriberParams Subscription",
-    "agui.transports": "HttpTransport ReplayTransport Transport load_events",
-    "agui.client.interrupts": "Answer build_resume cancelled expired_at interrupts_of is_expired resolved"
-    " resume_run",
-    "agui.client.middleware": "FilterToolCallsMiddleware Middleware MiddlewareFn Next compose",
-    "agui.pipeline.core": "Pipeline VerifyMode",
-    "agui.pipeline.normalize": "Normalizer",
-    "agui.pipeline.verify": "Verifier",
-    "agui.pipeline.apply": "Conversation",
-    "agui.wire": "DecodeWarning EventDecoder SseReader decode_event decode_event_lenient"
-    " decode_input encode_event encode_input encode_sse encode_sse_event",
-    "agui.server": "AgentStreamResponse BackgroundServer CancelToken Emitter EventEncoder Guard"
-    " SSE_CONTENT_TYPE agent_route create_app server_config",
-    "agui.pipeline.lifecycle": "RunLifecycle",
-    "agui.pipeline.compact": "compact_events",
-    "agui.client.tools": "ClientTool ClientTools",
-    "agui.client.partial_json": "parse_partial_json partial_tool_call_args",
-    "agui.client.capabilities": "decode_capabilities",
-    "agui.log": "enable_debug",
-}
-
-INIT = Path(agui.__file__)
+# the text whose ``from agui import X`` and ``agui.X`` must name a top-level name or a submodule
+USER_FACING = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+    *sorted((ROOT / "examples").rglob("*.py")),
+    *sorted((ROOT / "tests").rglob("*.py")),
+    *sorted((ROOT / "tools").rglob("*.py")),
+]
 
 
 def _static_imports() -> dict[str, str]:
@@ -117,6 +111,10 @@ def _static_imports() -> dict[str, str]:
 def _isort_key(name: str) -> tuple[int, str]:
     # ruff's RUF022 order: SCREAMING_CASE, then CamelCase, then the rest
     return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
+
+
+def _submodules() -> set[str]:
+    return {info.name for info in pkgutil.iter_modules(agui.__path__)}
 
 
 def _modules(name: str) -> Iterator[ModuleType]:
@@ -166,43 +164,151 @@ def _public_members(cls: type) -> Iterator[tuple[str, Any]]:
             yield name, member
 
 
-def test_every_export_resolves_and_has_a_docstring():
+def test_the_generated_imports_and_all_are_fresh_from_the_one_list():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "exports.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_static_imports_and_all_name_exactly_the_one_list():
+    assert _static_imports() == agui._EXPORTS
+    assert sorted(agui.__all__) == sorted(agui._EXPORTS)  # the server extra is installed here
+    assert agui.__all__ == sorted(set(agui.__all__), key=_isort_key)
+
+
+def test_exports_check_fails_on_a_stale_file_and_names_the_fix():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import exports
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    source = INIT.read_text(encoding="utf-8")
+    assert exports.render(source) == source
+    added = source.replace(
+        '    "Session": "agui.client.session",\n',
+        '    "Session": "agui.client.session",\n    "Pipeline": "agui.pipeline.core",\n',
+    )
+    fresh = exports.render(added)
+    assert "    from agui.pipeline.core import Pipeline as Pipeline\n" in fresh
+    assert '    "Pipeline",\n' in fresh and exports.render(fresh) == fresh
+    with pytest.raises(ValueError, match="twice"):
+        exports.read_exports(added.replace('"Pipeline": "agui.pipeline.core"', '"Session": "x"'))
+    with pytest.raises(ValueError, match="needs the lines"):
+        exports.render(source.replace(exports.END, ""))
+
+
+def test_every_export_is_its_home_modules_object_listed_in_its_all_and_documented():
     missing = []
-    for name, module in agui._SOURCE.items():
+    for name, module in agui._EXPORTS.items():
+        home = importlib.import_module(module)
         obj = getattr(agui, name)
-        assert obj is getattr(importlib.import_module(module), name), name
+        assert obj is getattr(home, name), name
+        assert name in home.__all__, f"{module}.__all__ lacks {name}"
         if (inspect.isclass(obj) or inspect.isfunction(obj)) and not _own_doc(obj):
             missing.append(name)
     assert missing == []
-    assert set(agui._SOURCE) <= set(dir(agui))
+    assert set(agui._EXPORTS) <= set(dir(agui))
 
 
-def test_session_and_server_surface_is_exported():
-    for name, module in SESSION_SURFACE.items():
-        assert agui._SOURCE.get(name) == module, name
-    from agui.client.interrupts import cancelled, resolved
-
-    assert (agui.resolved, agui.cancelled) == (resolved, cancelled)
-    assert agui.cancelled().status == "cancelled"
-    assert agui.resolved({"ok": True}).payload == {"ok": True}
+def test_the_top_level_is_a_curated_namespace_of_roughly_forty_to_seventy_names():
+    assert 40 <= len(agui._EXPORTS) <= 75
+    assert all(not name.startswith("_") for name in agui._EXPORTS)
 
 
-def test_the_export_list_is_pinned():
+def test_every_update_a_session_yields_and_every_error_is_top_level():
+    import agui.errors
+    import agui.updates
+
+    updates = {cls.__name__ for cls in typing.get_args(agui.updates.Update)}
+    errors = {
+        name
+        for name, obj in vars(agui.errors).items()
+        if inspect.isclass(obj)
+        and issubclass(obj, agui.errors.AguiError | agui.errors.SubscriberWarning)
+    }
+    assert len(updates) == 27 and len(errors) == 13
+    assert updates | errors | {"Update", "Outcome"} <= set(agui._EXPORTS)
+
+
+def test_the_messages_and_input_people_build_are_top_level():
     import agui.types
 
-    expected = {name: module for module, names in SDK_EXPORTS.items() for name in names.split()}
-    expected.update(dict.fromkeys(agui.types.__all__, "agui.types"))
-    assert agui._SOURCE == expected
+    messages = {cls.__name__ for cls in typing.get_args(agui.types.Message)}
+    people_build = {"RunAgentInput", "Message", "Tool", "Context"}
+    wanted = {name for name in messages if name != "ReasoningMessage" and name != "ActivityMessage"}
+    assert wanted | people_build <= set(agui._EXPORTS)
+    assert all(agui._EXPORTS[name] == "agui.types" for name in wanted | people_build)
 
 
-def test_static_imports_run_time_table_and_all_name_the_same_exports():
-    static = _static_imports()
-    assert static == agui._SOURCE
-    assert sorted(agui.__all__) == sorted(static)  # the server extra is installed here
+def test_every_home_module_declares_all_and_each_name_in_it_resolves():
+    for module_name in HOMES:
+        module = importlib.import_module(module_name)
+        names = module.__all__
+        assert names, module_name
+        assert [name for name in names if not hasattr(module, name)] == [], module_name
 
 
-def test_all_is_sorted_without_duplicates():
-    assert agui.__all__ == sorted(set(agui.__all__), key=_isort_key)
+def _names_used_from_agui(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, name) for each ``from agui import name`` and ``agui.name`` in a file: in Python code
+    (a .py file, or the fenced python blocks of a .md file) and in a .md file's inline code."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".md":
+        # a class or a call (``agui.Session``, ``agui.f(...)``), not a span or attribute name
+        for match in re.finditer(r"`agui\.([A-Z]\w*|\w+(?=\())", text):
+            yield text.count("\n", 0, match.start()) + 1, match.group(1)
+        sources = [
+            (text.count("\n", 0, m.start()) + 1, m.group(1))
+            for m in re.finditer(r"```python[^\n]*\n(.*?)```", text, re.S)
+        ]
+    else:
+        sources = [(1, text)]
+    for first_line, source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # a block with top-level await is shown, not parsed here
+            tree = ast.parse(re.sub(r"\bawait\b", "", source))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "agui" and node.level == 0:
+                for alias in node.names:
+                    yield first_line + node.lineno, alias.name
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "agui"
+            ):
+                yield first_line + node.lineno, node.attr
+
+
+def test_every_name_the_docs_examples_tests_and_tools_use_from_agui_exists():
+    known = set(agui._EXPORTS) | _submodules() | {"__version__", "__all__", "__file__", "__path__"}
+    # the misses this file and the typing test make on purpose
+    private = {"_EXPORTS", "not_a_name", "Pipeline", "NoSuchName"}
+    unknown = [
+        f"{path.relative_to(ROOT)}:{line}: agui.{name}"
+        for path in USER_FACING
+        for line, name in _names_used_from_agui(path)
+        if name not in known and name not in private
+    ]
+    assert unknown == []
+
+
+def test_the_quick_start_imports_only_top_level_names_and_agui_types():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(.*?)```", readme, re.S)
+    assert block is not None
+    imported = {
+        node.module: [alias.name for alias in node.names]
+        for node in ast.walk(ast.parse(block.group(1)))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("agui")
+    }
+    assert set(imported) == {"agui", "agui.types"}
+    assert set(imported["agui"]) <= set(agui._EXPORTS)
+    assert "Session" in imported["agui"] and "create_app" in imported["agui"]
 
 
 def _star_import(tmp_path: Path, source: str) -> dict[str, Any]:
@@ -220,7 +326,7 @@ def test_star_import_gives_exactly_all(tmp_path):
     namespace = _star_import(tmp_path, "from agui import *\n")
     assert sorted(namespace) == sorted(agui.__all__)
     for name, value in namespace.items():
-        assert value is getattr(importlib.import_module(agui._SOURCE[name]), name), name
+        assert value is getattr(importlib.import_module(agui._EXPORTS[name]), name), name
 
 
 def test_star_import_does_not_shadow_stdlib_names(tmp_path):
@@ -231,34 +337,6 @@ def test_star_import_does_not_shadow_stdlib_names(tmp_path):
     assert "importlib" not in namespace and "TYPE_CHECKING" not in namespace
 
 
-def test_every_update_error_and_protocol_type_is_exported():
-    import agui.errors
-    import agui.types
-    import agui.updates
-
-    updates = {
-        name
-        for name, obj in vars(agui.updates).items()
-        if inspect.isclass(obj)
-        and obj.__module__ == "agui.updates"
-        and obj is not agui.updates.FromEvent  # the base of the updates made from an event
-    }
-    errors = {
-        name
-        for name, obj in vars(agui.errors).items()
-        if inspect.isclass(obj) and issubclass(obj, agui.errors.AguiError)
-    }
-    assert len(updates) == 27 and len(errors) == 12  # Reconnected joined the updates
-    assert updates | errors | set(agui.types.__all__) <= set(agui.__all__)
-    for module in (
-        "agui.client.session",
-        "agui.client.interrupts",
-        "agui.client.middleware",
-        "agui.server",
-    ):
-        assert set(importlib.import_module(module).__all__) <= set(agui.__all__), module
-
-
 def _run(code: str) -> str:
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
@@ -267,15 +345,18 @@ def _run(code: str) -> str:
     return done.stdout.strip()
 
 
-def test_import_agui_loads_no_layer_until_a_name_is_used():
+def test_import_agui_loads_no_layer_httpx_asyncio_or_typing_until_a_name_is_used():
     out = _run(
-        "import sys, agui\n"
-        "heavy = ('httpx', 'msgspec', 'starlette', 'agui.client.session', 'agui.types')\n"
-        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import agui\n"
+        "heavy = ('httpx', 'msgspec', 'starlette', 'asyncio', 'typing', 'agui.types')\n"
+        "print(sorted(m for m in heavy if m in sys.modules and m not in before))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('agui.')))\n"
         "agui.Session\n"
         "print('agui.client.session' in sys.modules, 'starlette' in sys.modules)"
     )
-    assert out.splitlines() == ["[]", "True False"]
+    assert out.splitlines() == ["[]", "[]", "True False"]
 
 
 def test_without_the_server_extra_agui_imports_and_server_names_say_which_extra():
@@ -323,6 +404,16 @@ def test_every_install_hint_in_the_package_names_the_distribution_pip_knows() ->
 def test_unknown_attribute_of_agui_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         agui.not_a_name  # noqa: B018
+
+
+def test_a_name_that_lives_in_its_home_module_says_where_to_import_names_from():
+    with pytest.raises(AttributeError, match=r"no attribute 'Pipeline' \(.*agui\.pipeline") as info:
+        agui.Pipeline  # noqa: B018
+    assert "Pipeline" not in agui.__all__
+    from agui.pipeline.core import Pipeline
+
+    assert Pipeline.__module__ == "agui.pipeline.core"
+    assert "agui.types" in str(info.value)
 
 
 def test_every_public_class_and_function_has_a_docstring():

@@ -1,5 +1,6 @@
-"""A clean exit (issue 21 item 7): however a program leaves a run at its final ``Done``
-without closing it (or leaves early the documented way: ``async with`` / ``aclose()``), the
+"""A clean exit: however a program leaves a run without closing it (at its final ``Done``,
+or mid-run with a bare ``break``, the run unbound or kept in a global), or leaves early the
+documented way (``async with`` / ``aclose()``), the
 interpreter exits with nothing on stderr (no ``Task exception was never retrieved``, no
 ``no running event loop``). Each way runs in its own subprocess against a real server on
 loopback (``agui.backends.fake`` in a BackgroundServer)."""
@@ -101,6 +102,40 @@ async def main(url):
 async def main(url):
     agent = HttpAgent(url, initial_messages=[{"id": "u1", "role": "user", "content": "hello"}])
     assert (await agent.run_agent()).done.outcome == "success"
+""",
+    "break_mid_run_unbound": """
+async def main(url):
+    async for u in Session(HttpTransport(url)).send("slow"):
+        if isinstance(u, TextDelta):
+            break
+""",
+    "break_mid_run_run_kept_in_a_global": """
+RUN = None
+async def main(url):
+    global RUN
+    RUN = Session(HttpTransport(url)).send("slow")
+    async for u in RUN:
+        if isinstance(u, TextDelta):
+            break
+""",
+    "break_mid_run_default_transport_kept_in_a_global": """
+from agui.transports import default_transport
+RUN = None
+async def main(url):
+    global RUN
+    RUN = Session(default_transport(url)).send("slow")
+    async for u in RUN:
+        if isinstance(u, TextDelta):
+            break
+""",
+    "break_mid_run_with_middleware_kept_in_a_global": """
+RUN = None
+async def main(url):
+    global RUN
+    RUN = Session(HttpTransport(url), middleware=[passthrough]).send("slow")
+    async for u in RUN:
+        if isinstance(u, TextDelta):
+            break
 """,
     "sync_session_left_at_done": """
 def main_sync(url):

@@ -377,6 +377,7 @@ def generate_module(schema_path: Path, workdir: Path) -> str:
         raise RuntimeError(f"datamodel-codegen failed for {schema_path.name}:\n{proc.stderr}")
     text = postprocess(out.read_text(encoding="utf-8"), closed_definitions(schema))
     text = _member_count_checks(text, schema)
+    text = _function_catalog(text, schema)
     return add_event_type_enum(text, event_tags(schema))
 
 
@@ -387,6 +388,14 @@ def _member_count_checks(text: str, schema: dict[str, Any]) -> str:
     import codegen_a2ui
 
     return codegen_a2ui.add_member_count_checks(text, schema)
+
+
+def _function_catalog(text: str, schema: dict[str, Any]) -> str:
+    """The basic catalog's function rules as a constant (:mod:`codegen_a2ui`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import codegen_a2ui
+
+    return codegen_a2ui.add_function_catalog(text, schema)
 
 
 def _without_member_keywords(schema: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,11 @@ path (``... (maxProperties) - at `$.action```); constructing the struct in Pytho
 An open definition (``additionalProperties`` not false) can hold members the struct does not
 declare, and msgspec drops those when decoding; for it only ``maxProperties`` is checked (the
 declared members present are a lower bound of the members sent), never ``minProperties``.
+
+:func:`add_function_catalog` writes the schema's top-level ``functions`` (the basic catalog's
+functions as our schema states them: name -> JSON Schema of one call) into the module as
+``BASIC_CATALOG_FUNCTIONS``; ``agui.a2ui.validate`` checks every function call of a message
+against them, or against a catalog document given at run time.
 """
 
 from __future__ import annotations
@@ -214,3 +219,49 @@ def add_member_count_checks(text: str, schema: dict[str, Any]) -> str:
         body = block.rstrip("\n") + "\n" + hook + "\n\n"
         text = text[: match.start()] + body + text[match.end() :]
     return text.rstrip("\n") + "\n" + _CHECK_SOURCE
+
+
+#: Name of the generated constant holding the basic catalog's functions.
+FUNCTIONS_CONSTANT = "BASIC_CATALOG_FUNCTIONS"
+
+
+def catalog_functions(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema's top-level ``functions`` (name -> JSON Schema of one call), or ``{}``.
+
+    Raises ValueError when ``functions`` is not an object of objects, or when an entry's
+    ``call`` is not the constant of its own name (the rule a call is checked by is found by
+    name).
+    """
+    functions: object = schema.get("functions", {})
+    if not isinstance(functions, dict):
+        raise ValueError("`functions` must be an object of function schemas")
+    out: dict[str, Any] = {}
+    for name, body in cast("dict[str, object]", functions).items():
+        if not isinstance(body, dict):
+            raise ValueError(f"function {name!r} must be a JSON Schema object")
+        node = cast("dict[str, Any]", body)
+        call: object = (node.get("properties") or {}).get("call")
+        if not isinstance(call, dict) or cast("dict[str, Any]", call).get("const") != name:
+            raise ValueError(f"function {name!r} must state call: {{const: {name!r}}}")
+        out[name] = node
+    return out
+
+
+def add_function_catalog(text: str, schema: dict[str, Any]) -> str:
+    """``text`` plus :data:`FUNCTIONS_CONSTANT`, the schema's ``functions`` as a literal.
+
+    ``agui.a2ui.validate`` checks every function call of a message against these rules (or
+    against a catalog document given at run time). Unchanged when the schema states none.
+    """
+    import pprint
+
+    functions = catalog_functions(schema)
+    if not functions:
+        return text
+    literal = pprint.pformat(functions, indent=1, width=96, sort_dicts=False)
+    return (
+        text.rstrip("\n")
+        + "\n\n\n#: The basic catalog's functions as the schema states them (name -> JSON Schema"
+        + "\n#: of one call: call, args, returnType); written by tools/codegen_a2ui.py."
+        + f"\n{FUNCTIONS_CONSTANT}: dict[str, Any] = {literal}\n"
+    )

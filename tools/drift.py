@@ -1,7 +1,8 @@
 """Drift check (``nox -s drift``): is our schema still the protocol's shape?
 
 Compares ``schema/agui.schema.json`` (ours) with the published AG-UI schema
-``../shared/upstream/agui/spec-1.1/schema.json`` (upstream) *structurally* and reports every
+``../shared/upstream/agui/spec-X.Y/schema.json`` (upstream, X.Y the version we implement:
+``agui.versioning.IMPLEMENTED_PROTOCOL_VERSION``) *structurally* and reports every
 difference. Exit status: 0 when every difference is in :data:`ALLOWED` (each entry says why),
 1 when an unexplained difference exists (or an allow-list entry no longer matches anything, so the
 list cannot rot), 0 with a message when ``../shared`` is absent (set ``AGUI_SHARED`` to point

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python tools/sync.py ../shared/upstream/agui/spec-1.1/schema.json   # a schema file
-    python tools/sync.py 1.1            # ../shared/upstream/agui/spec-1.1/schema.json
+    python tools/sync.py ../shared/upstream/agui/spec-X.Y/schema.json   # a schema file
+    python tools/sync.py X.Y            # ../shared/upstream/agui/spec-X.Y/schema.json
     python tools/sync.py PATH --no-regen   # rewrite schema/ only
     python tools/sync.py ag-ui-protocol==1.0.0   # a published release (pip, temporary folder)
     python tools/sync.py @ag-ui/core@1.0.0       # the npm release (npm + zod)
@@ -89,7 +89,7 @@ _SCHEMA_MAPS = frozenset(
 
 def resolve_upstream(spec: str) -> Path:
     """Path of the upstream schema named by ``spec``: a file, a folder holding ``schema.json``,
-    or a version (``1.1`` / ``spec-1.1``) under ``../shared/upstream/agui/``.
+    or a version (``X.Y`` / ``spec-X.Y``) under ``../shared/upstream/agui/``.
 
     Raises FileNotFoundError naming what was tried.
     """

@@ -12,6 +12,8 @@ Public API::
     renderer_function_response(function_call_id, call, value) -> dict    (v1.0)
     client_data_model(surfaces) -> dict | None      (sendDataModel surfaces)
     is_basic_catalog(catalog_id) -> bool             (catalog-id aliases)
+    validate(message, catalog=None) -> AgentMessage  (schema + catalog functions; raises
+                                                      A2uiValidationError)
 
 A2UI v0.8, v0.9, v0.9.1 and v1.0 (also under its first name v0.10) feed one
 internal model, the version detected per operation; bad input is skipped and
@@ -35,10 +37,13 @@ from agui.a2ui.conversation import (
 )
 from agui.a2ui.render import render_surface, render_surfaces
 from agui.a2ui.surface import BASIC_CATALOG_ID, Surface, SurfaceStore, is_basic_catalog
+from agui.a2ui.validate import A2uiValidationError, FunctionCatalog, validate
 
 __all__ = [
     "ACTIVITY_TYPE",
+    "A2uiValidationError",
     "BASIC_CATALOG_ID",
+    "FunctionCatalog",
     "RENDER_TOOL",
     "Surface",
     "SurfaceStore",
@@ -56,4 +61,5 @@ __all__ = [
     "surfaces_from_messages",
     "to_text",
     "user_action",
+    "validate",
 ]

@@ -38,6 +38,7 @@ from agui.agent.subscriber import (
     notify_now,
 )
 from agui.client.capabilities import decode_capabilities
+from agui.client.idle import DEFAULT_IDLE_TIMEOUT, idle_seconds
 from agui.client.interrupts import build_resume
 from agui.client.middleware import MiddlewareFn
 from agui.client.request import convert_list
@@ -116,7 +117,11 @@ class AbstractAgent:
     the agent calls them, offered on every run, as
     :class:`~agui.client.session.Session` takes them: one ``run_agent`` answers the
     calls and continues the conversation until no call to them is pending),
-    ``subscriber_errors`` (``"warn"``, the default: a callback that raises is
+    ``idle_timeout`` (seconds without an AG-UI event before a run ends with
+    ``TransportError(kind="idle_timeout")``; default
+    :data:`~agui.client.idle.DEFAULT_IDLE_TIMEOUT`, 300 s; ``None`` or 0: off;
+    keep-alive comments do not count; ``run_agent(idle_timeout=...)`` overrides it
+    for one run), ``subscriber_errors`` (``"warn"``, the default: a callback that raises is
     skipped, the run goes on, and the error is reported once per callback and
     run as a :class:`~agui.errors.SubscriberWarning` and on
     ``RunAgentResult.subscriber_errors``; ``"raise"``: the same, then
@@ -125,8 +130,8 @@ class AbstractAgent:
     Raises:
         agui.errors.DecodeError: an initial message does not fit ``Message``.
         ValueError: ``verify`` is not one of the three modes,
-            ``max_tool_rounds`` is negative, or ``subscriber_errors`` is not
-            ``"warn"`` or ``"raise"``.
+            ``max_tool_rounds`` is negative, ``idle_timeout`` is negative, NaN or
+            infinite, or ``subscriber_errors`` is not ``"warn"`` or ``"raise"``.
     """
 
     def __init__(
@@ -141,6 +146,7 @@ class AbstractAgent:
         verify: str = "tolerant",
         client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
         max_tool_rounds: int = 8,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         subscriber_errors: str = "warn",
     ) -> None:
         if subscriber_errors not in ("warn", "raise"):
@@ -163,6 +169,7 @@ class AbstractAgent:
             verify=verify,
             client_tools=client_tools,
             max_tool_rounds=max_tool_rounds,
+            idle_timeout=idle_timeout,
         )
         self._editor = ConversationEditor(self.session)
         self._active: Run | None = None
@@ -187,6 +194,16 @@ class AbstractAgent:
     def thread_id(self) -> str:
         """The conversation thread id."""
         return self.session.thread_id
+
+    @property
+    def idle_timeout(self) -> float | None:
+        """Seconds a run may go without an AG-UI event (None: no limit); set it to
+        change later runs (0 or None: off; ValueError when negative, NaN or infinite)."""
+        return self.session.idle_timeout
+
+    @idle_timeout.setter
+    def idle_timeout(self, value: float | None) -> None:
+        self.session.idle_timeout = idle_seconds(value)
 
     @property
     def messages(self) -> list[Message]:
@@ -309,19 +326,23 @@ class AbstractAgent:
         forwarded_props: Any = None,
         resume: Mapping[str, Any] | None = None,
         subscriber: Any = None,
+        idle_timeout: float | None | msgspec.UnsetType = msgspec.UNSET,
     ) -> RunAgentResult:
         """Run the agent once (see the module doc for the notification order).
 
         ``tools`` / ``context``: ``Tool`` / ``Context`` structs or wire dicts for
         this run; ``resume``: answers to :attr:`pending_interrupts` by interrupt
         id (as :meth:`agui.client.session.Session.resume` takes them); ``subscriber``:
-        notified for this run only, after the agent's.
+        notified for this run only, after the agent's; ``idle_timeout``: this
+        run's event idle timeout in seconds (None or 0: off; default: the
+        agent's :attr:`idle_timeout`).
 
         Raises:
             RuntimeError: a run of this agent is already running.
             TypeError: ``subscriber`` is written the TypeScript way (see :meth:`subscribe`).
             agui.errors.ResumeError: interrupts are pending and ``resume`` does
                 not answer every one (nothing is sent).
+            ValueError: ``idle_timeout`` is negative, NaN or infinite.
             agui.errors.TransportError, agui.errors.ProtocolViolation, ...: the
                 run failed (as the ``ErrorUpdate`` reported it), unless an
                 ``on_run_failed`` subscriber returned ``stop_propagation=True``.
@@ -333,6 +354,7 @@ class AbstractAgent:
             raise RuntimeError("this agent is already running (await abort_run() first)")
         if subscriber is not None:
             check_subscriber(subscriber)
+        idle = self.idle_timeout if idle_timeout is msgspec.UNSET else idle_seconds(idle_timeout)
         subscribers = [*self.subscribers, *([subscriber] if subscriber is not None else [])]
         overrides: dict[str, Any] = {"run_id": run_id or str(uuid.uuid4())}
         errors = SubscriberErrors(f"run {overrides['run_id']!r}")
@@ -353,7 +375,11 @@ class AbstractAgent:
             await stage.notify("on_run_initialized")
             await stage.flush()
             self.session.middleware = [stage, *self.middleware]
-            run = self._active = self.session.run(**overrides)
+            agent_idle, self.session.idle_timeout = self.session.idle_timeout, idle
+            try:  # (a run takes its idle timeout as it is made)
+                run = self._active = self.session.run(**overrides)
+            finally:
+                self.session.idle_timeout = agent_idle
             stage.input = run.input
             async for update in run:
                 stage.saw(update)
@@ -458,6 +484,7 @@ class HttpAgent(AbstractAgent):
         verify: str = "tolerant",
         client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
         max_tool_rounds: int = 8,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         subscriber_errors: str = "warn",
     ) -> None:
 
@@ -473,6 +500,7 @@ class HttpAgent(AbstractAgent):
             verify=verify,
             client_tools=client_tools,
             max_tool_rounds=max_tool_rounds,
+            idle_timeout=idle_timeout,
             subscriber_errors=subscriber_errors,
         )
 

@@ -6,10 +6,12 @@ Subcommands::
                         [--fragments] [--in-order]
                         [--approve | --decline] [--max-resumes N] [--stop-after N]
                         [--no-verify] [--full] [--tools FILE] [--state FILE]
-                        [--tool-result NAME=JSON] [--timeout SECONDS] [--check]
+                        [--tool-result NAME=JSON] [--timeout SECONDS]
+                        [--idle-timeout SECONDS] [--check]
     board-watch trace   [--url URL] [--agent fake|task-board] [--thread ID]
                         [--approve | --decline]
-                        [--max-resumes N] [--tools FILE] [--timeout SECONDS] [LINE]
+                        [--max-resumes N] [--tools FILE] [--timeout SECONDS]
+                        [--idle-timeout SECONDS] [LINE]
     board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--full] [--check]
                         [--max-bytes N]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090] [STORE FLAGS]
@@ -123,6 +125,17 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _idle_seconds(text: str) -> float:
+    """argparse type for ``--idle-timeout``: seconds >= 0 (0: no limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be 0 (no limit) or a positive number of seconds")
+    return value
+
+
 def _add_target_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--url",
@@ -154,6 +167,15 @@ def _add_target_flags(p: argparse.ArgumentParser) -> None:
         help="longest silence tolerated from the agent, in seconds (default 60; the SDK's "
         "HttpTransport default is 300): before the run starts it ends the command (exit 1); "
         "mid-run it ends only that run ('error transport error: ... timed out')",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=_idle_seconds,
+        metavar="SECONDS",
+        help="longest time a run may go without an AG-UI event, in seconds (default 300; "
+        "0: no limit); unlike --timeout, SSE comments, keep-alives and a drip of bytes do "
+        "not reset it: it ends only that run ('error transport error: no AG-UI event "
+        "for N s ...')",
     )
     p.add_argument(
         "--tools",

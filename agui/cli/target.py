@@ -263,19 +263,23 @@ def make_session(
     state: JSONValue,
     verify: str,
     timeout: float | None = None,
+    idle_timeout: float | None = None,
     wrap: Callable[[Transport], Transport] | None = None,
     thread_id: str = THREAD_ID,
     protobuf: bool = False,
 ) -> Session:
     """A :class:`agui.client.session.Session` over HTTP to ``url`` on ``thread_id``
     (see :func:`thread_ids`; ``timeout``, ``protobuf``: see
-    :func:`make_transport`; ``wrap``: applied to the transport, e.g.
-    :class:`agui.cli.utf8.Utf8Watch`)."""
+    :func:`make_transport`; ``idle_timeout``: ``--idle-timeout`` seconds, 0 for no
+    limit, None for the SDK's default, see :class:`~agui.client.session.Session`;
+    ``wrap``: applied to the transport, e.g. :class:`agui.cli.utf8.Utf8Watch`)."""
     import msgspec
 
     kwargs: dict[str, Any] = {"thread_id": thread_id, "tools": tools, "verify": verify}
     if state is not msgspec.UNSET:
         kwargs["state"] = state
+    if idle_timeout is not None:
+        kwargs["idle_timeout"] = idle_timeout
     transport: Transport = make_transport(url, timeout=timeout, protobuf=protobuf)
     if wrap is not None:
         transport = wrap(transport)

@@ -26,7 +26,9 @@ Ids: a fresh thread per process unless ``--thread`` pins one (see
 
 A read timeout (``--timeout``, default 60 s) before the first frame ends the
 command (one line on stderr, exit 1); after it, it ends that response
-(``error  transport error: ... timed out`` + the ``end`` line). Answers are
+(``error  transport error: ... timed out`` + the ``end`` line). ``--idle-timeout``
+(default 300 s, 0: off) ends a response that sends no frame for that long,
+comments and keep-alives notwithstanding (an ``error`` line + the ``end`` line). Answers are
 read on the main thread between responses, so Ctrl-C exits 130 at once.
 """
 
@@ -51,6 +53,7 @@ from agui.cli.target import (
     thread_ids,
 )
 from agui.cli.watch import is_fatal_kind
+from agui.client.idle import DEFAULT_IDLE_TIMEOUT, IdleClock, idle_seconds
 from agui.client.interrupts import interrupts_of, resume_run
 from agui.client.request import PROTOCOL_VERSION
 from agui.errors import ResumeError, TransportError
@@ -94,8 +97,11 @@ async def _stream(
     console: Console,
     url: str,
     renderer: Renderer,
+    idle_timeout: float | None = None,
 ) -> list[Any]:
-    """Print each frame as it arrives; return the decoded events.
+    """Print each frame as it arrives; return the decoded events. ``idle_timeout``:
+    seconds without a frame (comments do not count) before the response is ended
+    with an ``idle_timeout`` error line (None: no limit).
 
     The frames are split and decoded by a :class:`agui.pipeline.core.Pipeline`'s
     wire stage: each frame's data is printed before its decode warnings or
@@ -125,8 +131,12 @@ async def _stream(
             elif isinstance(update, ErrorUpdate):
                 console.write([Line("error", format_error(update.error))])
 
+    clock = IdleClock(idle_timeout) if idle_timeout else None
+
     def show(frames: Sequence[str]) -> None:
         received[0] += len(frames)
+        if clock is not None and frames:
+            clock.event()
         for data in frames:
             console.write([Line("recv", sanitize(data))])
             decoded = list(pipeline.decode(data))
@@ -138,8 +148,13 @@ async def _stream(
                         console.write(renderer.feed(update)[1:])  # the recv line says the rest
 
     stream = transport.stream(run_input)
+    read = stream.__aiter__().__anext__
     try:
-        async for chunk in stream:
+        while True:
+            try:
+                chunk = await (read() if clock is None else clock.wait(read()))
+            except StopAsyncIteration:
+                break
             if isinstance(chunk, bytes | bytearray | memoryview | str):
                 body = cast("bytes | bytearray | memoryview | str", chunk)  # checked above
                 show(pipeline.split(body))
@@ -155,6 +170,8 @@ async def _stream(
             raise CliError(describe_transport_error(exc, url)) from None
         console.write([Line("error", format_error(exc))])
     finally:
+        if clock is not None:
+            clock.close()
         aclose = getattr(stream, "aclose", None)  # every transport's stream has one
         if aclose is not None:
             await aclose()
@@ -204,10 +221,13 @@ def trace(
     url: str,
     max_resumes: int = 10,
     ids: ThreadIds | None = None,
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
 ) -> int:
     """Trace ``line`` and every resume round trip (``ids``: the
     :class:`agui.cli.target.ThreadIds` to send; default thread ``thread-1``,
-    runs ``run-1`` ...). Returns the exit code: 0,
+    runs ``run-1`` ...; ``idle_timeout``: seconds a response may send no frame,
+    comments aside, before it is ended with an ``error`` line; None or 0: no
+    limit). Returns the exit code: 0,
     or 1 when ``max_resumes`` resumes in a row still ended paused (an
     ``error`` line says so). At end of input with interrupts unanswered a
     ``stop`` line says so and no resume is sent (exit 0).
@@ -215,7 +235,9 @@ def trace(
     Each response is streamed on one :class:`asyncio.Runner` loop; answers
     are read between responses on the calling thread (Ctrl-C: exit 130)."""
     with asyncio.Runner() as runner:
-        return _trace(runner, transport, line, tools, console, mode, url, max_resumes, ids)
+        return _trace(
+            runner, transport, line, tools, console, mode, url, max_resumes, ids, idle_timeout
+        )
 
 
 def _trace(
@@ -228,12 +250,14 @@ def _trace(
     url: str,
     max_resumes: int = 10,
     ids: ThreadIds | None = None,
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
 ) -> int:
     from urllib.parse import urlsplit
 
     import msgspec
 
     path = sanitize(urlsplit(url).path or "/")
+    idle = idle_seconds(idle_timeout)
     ids = ThreadIds(THREAD_ID) if ids is None else ids
     run_input = first_input(line, tools, ids)
     console.write(
@@ -246,7 +270,7 @@ def _trace(
         ]
     )
     renderer = Renderer()
-    events = runner.run(_stream(transport, run_input, console, url, renderer))
+    events = runner.run(_stream(transport, run_input, console, url, renderer, idle))
     n = 1
     while interrupts := interrupts_of(events):
         console.write(_by_profile(events, interrupts))
@@ -285,7 +309,7 @@ def _trace(
                 ),
             ]
         )
-        events = runner.run(_stream(transport, run_input, console, url, renderer))
+        events = runner.run(_stream(transport, run_input, console, url, renderer, idle))
     return 0
 
 
@@ -304,4 +328,15 @@ def run_trace(args: argparse.Namespace, console: Console) -> int:
             protobuf=getattr(args, "protobuf", False),
         )
         max_resumes = getattr(args, "max_resumes", None) or 10
-        return trace(transport, args.line, tools, console, mode, ep.url, max_resumes, ids)
+        idle = getattr(args, "idle_timeout", None)
+        return trace(
+            transport,
+            args.line,
+            tools,
+            console,
+            mode,
+            ep.url,
+            max_resumes,
+            ids,
+            DEFAULT_IDLE_TIMEOUT if idle is None else idle,
+        )

@@ -29,7 +29,10 @@ reached the agent, the session survives its server: such a failure ends that
 run with an ``error`` line, the conversation is kept and the next line
 retries. A read timeout once the run has started (the agent went silent for
 longer than ``--timeout``) ends that run only (``error  transport error: ...
-timed out`` + ``done  failed``), like a reset.
+timed out`` + ``done  failed``), like a reset; so does ``--idle-timeout``
+(default 300 s, 0: off): no AG-UI event for that long, keep-alive comments and
+a drip of bytes notwithstanding (``error  transport error: no AG-UI event for
+N s ...``).
 
 Bounded: at most ``--max-resumes`` (default :data:`DEFAULT_MAX_RESUMES`)
 automatic resumes in a row (interrupt answers and tool-result runs alike),
@@ -541,6 +544,7 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             state=state,
             verify="off" if args.no_verify else "tolerant",
             timeout=getattr(args, "timeout", None),
+            idle_timeout=getattr(args, "idle_timeout", None),
             wrap=watched,
             thread_id=ids.thread_id,
             protobuf=getattr(args, "protobuf", False),

@@ -6,5 +6,6 @@
 (:mod:`~agui.client.request`), interrupts and resume (:mod:`~agui.client.interrupts`),
 client-side tools (:mod:`~agui.client.tools`), middleware (:mod:`~agui.client.middleware`),
 capabilities (:mod:`~agui.client.capabilities`) and partial tool-call arguments
-(:mod:`~agui.client.partial_json`). Most names are also importable from :mod:`agui`.
+(:mod:`~agui.client.partial_json`). ``Session``, ``Run``, ``SyncSession`` and the interrupt
+answers ``resolved`` and ``cancelled`` are also importable from :mod:`agui`; the rest from here.
 """

@@ -41,6 +41,7 @@ from collections.abc import (
 )
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
+from agui.client.idle import IdleClock
 from agui.client.middleware import MiddlewareFn, compose
 from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure, send_cancel
 from agui.client.request import tool_result_event
@@ -69,6 +70,8 @@ _EOF: Any = object()  # the end of a response, as a read returns it
 _NOTHING: Any = object()  # no item held (see _RunCore.held)
 
 LOOK_AHEAD_SECONDS = 0.25
+#: how long closing a response may go on after the closing task was cancelled
+CLOSE_GRACE_SECONDS = 2.0
 """How long a run reads on after a transport item that ended a run of the
 response (the response usually ends right there), before it hands out that
 run's ``Done`` anyway."""
@@ -90,6 +93,8 @@ class RunHost(Protocol):
     def verify(self) -> str: ...
     @property
     def max_frame_bytes(self) -> int: ...
+    @property
+    def idle_timeout(self) -> float | None: ...
     @property
     def client_tools(self) -> ClientTools | None: ...
     @property
@@ -191,7 +196,10 @@ class _RunCore:
         "ended",
         "errors",
         "final",
+        "gen",
+        "guard",
         "held",
+        "idle",
         "inputs",
         "ahead",
         "interrupted",
@@ -238,6 +246,10 @@ class _RunCore:
         self.closing = False  # finish() began: the stream is being closed
         self.started = False  # the generator began (the request is being sent)
         self.ended: asyncio.Event | None = None
+        # the update generator (weakly: a run left with ``break`` is freed at once) and
+        # the task that closes it if the loop shuts down first (see _close_at_shutdown)
+        self.gen: weakref.ref[AsyncGenerator[Update, None]] | None = None
+        self.guard: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         # the task that last awaited inside the generator (set before each await),
         # for a stop from another task; whether a stop was asked; whether it
@@ -253,6 +265,9 @@ class _RunCore:
         self.policy: ReconnectPolicy | None = None
         self.held: Any = _NOTHING
         self.abort = False  # stopped on purpose with a resumable run open: tell the server
+        # the event idle clock (agui.client.idle; None: off): reads wait under it
+        seconds = session.idle_timeout
+        self.idle: IdleClock | None = IdleClock(seconds) if seconds else None
 
     # ------------------------------------------------------------- stepping
 
@@ -293,6 +308,8 @@ class _RunCore:
         self.policy = policy if isinstance(policy, ReconnectPolicy) else None
         if self.rounds:
             self.cursor = Cursor()  # a follow-up round is a new run
+        if self.idle is not None:
+            self.idle.event()  # a new response: the full idle budget
         try:
             self.stream = _open(session, run_input, pipeline, self.cursor.last)
             self.read = self.stream.__aiter__().__anext__
@@ -311,7 +328,8 @@ class _RunCore:
         item, self.held = self.held, _NOTHING
         try:
             if item is _NOTHING:
-                item = await (ahead if ahead is not None else _read_one(self.read))
+                read = ahead if ahead is not None else _read_one(self.read)
+                item = await (read if self.idle is None else self.idle.wait(read))
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             if self._may_resume(pipeline, exc):
                 return await self._resume(pipeline, exc)
@@ -332,6 +350,10 @@ class _RunCore:
         list handed out is the item's last."""
         head, frames = pipeline.frames(item)
         last = len(frames) - 1
+        if self.idle is not None and (
+            frames or not isinstance(item, bytes | bytearray | memoryview)
+        ):
+            self.idle.event()  # (comments and blank lines make no frame)
         self.item_done = last < 0
         if head:
             yield head
@@ -533,7 +555,7 @@ class _RunCore:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             self.consumer = asyncio.current_task()
-            await aclose()
+            await _close_fully(aclose)
 
     async def _cancel_on_server(self) -> None:
         """A deliberate abort of a resumable run still open: the contract's cancel
@@ -556,6 +578,8 @@ class _RunCore:
         """The run's stream is over, however it ended: close the response, end
         the pipeline (``Done(cancelled)`` unless the run ended), free the slot."""
         self.closing = True
+        if self.idle is not None:
+            self.idle.close()
         try:
             await self._cancel_on_server()
             await self.close_stream()
@@ -674,6 +698,7 @@ class Run:
             else:
                 self._core.ended = asyncio.Event()
                 gen = _execute(self._core, self._subscribers)
+                self._core.gen = weakref.ref(gen)
             self._gen = gen
         return gen
 
@@ -773,7 +798,9 @@ async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[U
     if core.final:
         return
     core.started = True
-    core.loop = asyncio.get_running_loop()
+    core.loop = loop = asyncio.get_running_loop()
+    if core.ended is not None:
+        core.guard = loop.create_task(_close_at_shutdown(core, core.ended))
     errors = core.errors
     notify = subscribers.notify
     current_task = asyncio.current_task
@@ -804,6 +831,35 @@ async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[U
         raise
     finally:
         await core.finish()
+
+
+async def _close_at_shutdown(core: _RunCore, ended: asyncio.Event) -> None:
+    """Waits for the run's end. Cancelled first (``asyncio.run`` cancels every
+    task before it closes the async generators it tracks, all at once): closes
+    the run's update generator, so the response is closed in order, innermost
+    generator first, before the loop closes them concurrently."""
+    try:
+        await ended.wait()
+    except asyncio.CancelledError:
+        gen = core.gen() if core.gen is not None else None
+        if gen is not None and not core.final and not _running(gen):
+            await gen.aclose()
+        raise
+
+
+async def _close_fully(aclose: Callable[[], Awaitable[object]]) -> None:
+    """Await ``aclose()`` to its end even when the awaiting task is cancelled
+    meanwhile (then re-raise, after at most :data:`CLOSE_GRACE_SECONDS`): a
+    response left half-closed (``asyncio.run`` cancels the task that closes a
+    run a user left with ``break``) prints finalizer noise at exit."""
+    closing = asyncio.ensure_future(aclose())
+    try:
+        await asyncio.shield(closing)
+    except asyncio.CancelledError:
+        await asyncio.wait((closing,), timeout=CLOSE_GRACE_SECONDS)
+        if closing.done() and not closing.cancelled():
+            closing.exception()  # (seen: the cancellation is what the caller gets)
+        raise
 
 
 async def _read_one(read: Callable[[], Awaitable[Any]]) -> Any:

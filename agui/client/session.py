@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from msgspec import UNSET
 
+from agui.client.idle import DEFAULT_IDLE_TIMEOUT, idle_seconds
 from agui.client.interrupts import build_resume, is_expired
 from agui.client.middleware import MiddlewareFn
 from agui.client.request import (
@@ -80,6 +81,12 @@ class Session:
         middleware: :mod:`agui.client.middleware` callables, outermost first.
         messages: initial messages (structs or wire dicts).
         max_frame_bytes: SSE frame cap (bytes).
+        idle_timeout: seconds a run may go without an AG-UI event before it
+            ends with ``TransportError(kind="idle_timeout")`` (default
+            :data:`~agui.client.idle.DEFAULT_IDLE_TIMEOUT`, 300 s; ``None`` or 0:
+            no limit). SSE comments, blank lines and keep-alives do not count,
+            unlike the transport's read timeout, which any byte resets; see
+            :mod:`agui.client.idle`. An idle run is not resumed by a reconnect.
         client_tools: Python functions (or :class:`~agui.client.tools.ClientTool`
             objects, or a :class:`~agui.client.tools.ClientTools`) the SDK
             runs itself when the agent calls them: their ``Tool`` definitions
@@ -97,12 +104,14 @@ class Session:
         agui.errors.DecodeError: a tool, context entry or message given as a
             dict does not fit its type (``path`` e.g. ``tools[0].description``).
         ValueError: ``verify`` is not one of the three modes, two tools
-            share a name, or ``max_tool_rounds`` is negative.
+            share a name, ``max_tool_rounds`` is negative, or ``idle_timeout``
+            is negative, NaN or infinite.
 
     Attributes: ``conversation`` (:class:`agui.pipeline.apply.Conversation`),
     ``thread_id``, ``tools``, ``context``, ``forwarded_props``, ``verify``,
     ``middleware``, ``client_tools`` (a ``ClientTools`` or None),
-    ``max_tool_rounds``, :attr:`last_run`.
+    ``max_tool_rounds``, ``idle_timeout`` (seconds or None; a change applies to
+    the next run), :attr:`last_run`.
     """
 
     def __init__(
@@ -118,6 +127,7 @@ class Session:
         middleware: Iterable[MiddlewareFn] = (),
         messages: Iterable[Message | JSONObject] = (),
         max_frame_bytes: int = MAX_FRAME_BYTES,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
         max_tool_rounds: int = 8,
         debug: bool = False,
@@ -138,6 +148,7 @@ class Session:
         self.verify = verify
         self.middleware: list[MiddlewareFn] = list(middleware)
         self.max_frame_bytes = max_frame_bytes
+        self.idle_timeout: float | None = idle_seconds(idle_timeout)
         if client_tools is not None and not isinstance(client_tools, ClientTools):
             client_tools = ClientTools(client_tools)
         self.client_tools: ClientTools | None = client_tools or None
@@ -296,6 +307,7 @@ class Session:
             middleware=self.middleware,
             messages=self.conversation.messages,
             max_frame_bytes=self.max_frame_bytes,
+            idle_timeout=self.idle_timeout,
             client_tools=self.client_tools,
             max_tool_rounds=self.max_tool_rounds,
         )

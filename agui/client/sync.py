@@ -43,6 +43,7 @@ class SessionOptions(TypedDict, total=False):
     max_frame_bytes: int
     client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None
     max_tool_rounds: int
+    idle_timeout: float | None
     debug: bool
 
 

@@ -115,7 +115,7 @@ TABLE: dict[str, Entry] = {
             "the draft corpus pins a client that implements 1.0, for which a producer "
             "declaring 1.1 is newer. Our client implements 1.1 (1.0 plus 1.1's optional "
             "encryptedValueType), so 1.1 is its own version and it stays quiet, as "
-            "spec-1.1's producer-declares-same-version-quiet requires; spec-1.1's "
+            "the 1.1 corpus's producer-declares-same-version-quiet requires; that corpus's "
             "producer-declares-newer-version-warns (producer 1.2) still warns."
         ),
     ),

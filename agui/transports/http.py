@@ -29,7 +29,8 @@ from __future__ import annotations
 import functools
 import re
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any
 
 import httpx
@@ -126,7 +127,7 @@ class HttpTransport:
     """Budget of inflated body bytes per response (None: no budget; the ratio bound
     of :mod:`agui.transports.inflate` still holds)."""
 
-    def _body(self, response: httpx.Response) -> AsyncIterator[bytes]:
+    def _body(self, response: httpx.Response) -> AsyncGenerator[bytes, None]:
         """The response body, inflated by us in bounded slices (never by httpx, whose
         decoders inflate each read whole): see :mod:`agui.transports.inflate`."""
         return body_of(response, self.max_inflated_bytes)
@@ -170,17 +171,21 @@ class HttpTransport:
                         raise await _status_error(response)
                     content_type = response.headers.get("content-type", "").strip()
                     if self.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
-                        async for text in proto_events(self._body(response), self.url):
-                            yield text
+                        async with aclosing(proto_events(self._body(response), self.url)) as texts:
+                            async for text in texts:
+                                yield text
                         return
                     if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
                         raise await _content_type_error(response, content_type)
                     sniff = None if content_type else SseSniffer()
-                    async for chunk in self._body(response):
-                        if chunk:
-                            if sniff is not None:
-                                sniff.feed(chunk)
-                            yield chunk
+                    # every inner generator is closed here, innermost first, on the task
+                    # closing this one (a bare `break` in a user's loop included)
+                    async with aclosing(self._body(response)) as chunks:
+                        async for chunk in chunks:
+                            if chunk:
+                                if sniff is not None:
+                                    sniff.feed(chunk)
+                                yield chunk
                     if sniff is not None and sniff.not_an_event_stream():
                         raise _no_sse_error(response, sniff.head)
             except httpx.HTTPError as exc:
@@ -216,7 +221,7 @@ def proto_module() -> Any:
     return proto
 
 
-async def proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator[str]:
+async def proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncGenerator[str, None]:
     """A protobuf-binding body's ``chunks`` as one event's JSON text per frame (see
     HttpTransport); its faults as :func:`agui.transports.proto_recording.proto_error`."""
 
@@ -228,6 +233,10 @@ async def proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator[
         reader.close()
     except (FrameTooLarge, EncodeError, DecodeError) as exc:
         raise proto_error(exc, url, "bad protobuf frame") from exc
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 @functools.cache
@@ -245,7 +254,7 @@ def media_type(content_type: str) -> str:
 
 def body_of(
     response: httpx.Response, max_inflated_bytes: int | None = MAX_INFLATED_BYTES
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """``response``'s body, read raw and inflated in bounded slices
     (:func:`agui.transports.inflate.bounded_body`; an encoding not asked for is a
     ``TransportError(kind="protocol")`` naming it)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from typing import Protocol
 
 from agui.errors import TransportError
@@ -170,18 +170,25 @@ async def bounded_body(
     url: str,
     *,
     max_inflated_bytes: int | None = MAX_INFLATED_BYTES,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """The body ``raw`` (as read off the wire, ``Content-Encoding`` = ``encoding``)
     inflated, in pieces of at most :data:`SLICE_BYTES`, yielding to the event loop
     after each piece. Raises TransportError as :class:`BodyInflater` does."""
     inflater = BodyInflater(encoding, url, max_inflated_bytes=max_inflated_bytes)
     since_yield = 0
-    async for chunk in raw:
-        for piece in inflater.feed(chunk):
-            yield piece
-            since_yield += len(piece)
-            if since_yield >= SLICE_BYTES:
-                # let timeouts and cancellation in between two slices of work
-                # (once per slice's worth, so small reads pay nothing)
-                since_yield = 0
-                await asyncio.sleep(0)
+    try:
+        async for chunk in raw:
+            for piece in inflater.feed(chunk):
+                yield piece
+                since_yield += len(piece)
+                if since_yield >= SLICE_BYTES:
+                    # let timeouts and cancellation in between two slices of work
+                    # (once per slice's worth, so small reads pay nothing)
+                    since_yield = 0
+                    await asyncio.sleep(0)
+    finally:
+        # close the raw reader here, on this task: left to the garbage collector, a
+        # generator is closed by a task of its own, racing the response's close
+        aclose = getattr(raw, "aclose", None)
+        if aclose is not None:
+            await aclose()

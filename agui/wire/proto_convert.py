@@ -312,8 +312,19 @@ def event_to_pb(event: dict[str, Any]) -> Any:
 # ------------------------------------------------------------------ decode
 
 
+#: Largest magnitude up to which every integer is exactly a double (``Number.MAX_SAFE_INTEGER``
+#: + 1): a ``google.protobuf.Value`` carries numbers as doubles, so only these survive exactly.
+EXACT_INTEGER_LIMIT = 2**53
+
+
 def _num(value: float) -> Any:
-    if math.isfinite(value) and value.is_integer() and abs(value) <= 2**53:
+    """A ``number_value`` (a double) as JSON reads it: an ``int`` when integral and at most
+    :data:`EXACT_INTEGER_LIMIT` in magnitude, so a JSON integer comes back as it was sent; any
+    other double (a fraction, ``-0.0``, or an integer beyond 2^53, which the double may already
+    have rounded) stays a ``float``."""
+    if value.is_integer() and abs(value) <= EXACT_INTEGER_LIMIT:
+        if value == 0 and math.copysign(1.0, value) < 0:
+            return value
         return int(value)
     return value
 

@@ -40,17 +40,76 @@ from typing import Any
 import jsonpatch
 import msgspec
 
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 _IN_PLACE_LAST = frozenset({"add", "remove", "replace", "copy", "test"})
 
 
 class PatchFailed(Exception):
-    """The patch could not be applied; ``reason`` says why (document untouched)."""
+    """The patch could not be applied; ``reason`` says why (document untouched).
 
-    def __init__(self, reason: str) -> None:
+    When one operation is to blame, ``index`` is its position in the patch
+    (0-based), ``op`` its ``op`` and ``path`` its JSON Pointer (``None`` when
+    the patch failed as a whole, e.g. it is not an array or would be too deep).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        index: int | None = None,
+        op: str | None = None,
+        path: str | None = None,
+    ) -> None:
         self.reason = reason
+        self.index = index
+        self.op = op
+        self.path = path
         super().__init__(reason)
+
+    def describe(self, field: str) -> str:
+        """One line for a warning about the event field ``field`` (``delta``,
+        ``patch``): ``delta[1] replace '/count': member 'count' not found``,
+        or the bare reason when no one operation is to blame."""
+        if self.index is None:
+            return self.reason
+        what = " ".join(x for x in (self.op, repr(self.path) if self.path else None) if x)
+        return f"{field}[{self.index}]{' ' + what if what else ''}: {self.reason}"
+
+
+_MEMBERS = {
+    "add": ("path", "value"),
+    "remove": ("path",),
+    "replace": ("path", "value"),
+    "move": ("from", "path"),
+    "copy": ("from", "path"),
+    "test": ("path", "value"),
+}
+
+
+def _located(document: JSONValue, ops: list[JSONValue], failed: PatchFailed) -> PatchFailed:
+    """``failed`` pinned to the first operation of ``ops`` that fails on
+    ``document``: the ops are replayed one at a time, copy-on-write (the
+    document is never mutated; run only once a patch has failed). ``failed``
+    itself when every op applies alone (the patch failed as a whole)."""
+    work = document
+    for i, op in enumerate(ops):
+        kind = op.get("op") if is_json_object(op) else None
+        pointer = op.get("path") if is_json_object(op) else None
+        where: dict[str, Any] = {
+            "index": i,
+            "op": kind if isinstance(kind, str) else None,
+            "path": pointer if isinstance(pointer, str) else None,
+        }
+        try:
+            if is_json_object(op) and isinstance(kind, str):
+                missing = [m for m in _MEMBERS.get(kind, ()) if m not in op]
+                if missing:
+                    raise PatchFailed(f"the operation has no {missing[0]!r} member")
+            work = _PathCopy().apply(work, [op])
+        except PatchFailed as exc:
+            return PatchFailed(exc.reason, **where)
+    return failed
 
 
 def clone_json(value: Any) -> Any:
@@ -163,10 +222,11 @@ def apply_patch(document: Any, ops: list[Any], *, max_depth: int = MAX_STATE_DEP
         if _in_place_safe(ops):
             return jsonpatch.apply_patch(document, ops, in_place=True)
         return _PathCopy().apply(document, ops)
-    except PatchFailed:
-        raise
+    except PatchFailed as exc:
+        raise _located(document, ops, exc) from None
     except Exception as exc:  # noqa: BLE001 - jsonpatch/jsonpointer raise unrelated classes
-        raise PatchFailed(f"{type(exc).__name__}: {exc}") from None
+        failed = PatchFailed(f"{type(exc).__name__}: {exc}")
+        raise _located(document, ops, failed) from None
 
 
 def patched_copy(document: Any, ops: list[Any]) -> Any:
@@ -195,10 +255,11 @@ def patched_copy(document: Any, ops: list[Any]) -> Any:
             return document
         work = _copy_path(document, last.get("path"))
         return jsonpatch.apply_patch(work, ops, in_place=True)
-    except PatchFailed:
-        raise
+    except PatchFailed as exc:
+        raise _located(document, ops, exc) from None
     except Exception as exc:  # noqa: BLE001 - jsonpatch/jsonpointer raise unrelated classes
-        raise PatchFailed(f"{type(exc).__name__}: {exc}") from None
+        failed = PatchFailed(f"{type(exc).__name__}: {exc}")
+        raise _located(document, ops, failed) from None
 
 
 _MISS = object()
@@ -413,7 +474,7 @@ class _PathCopy:
             kind = op.get("op")
             if kind == "test":
                 if not json_equal(self.get(root, _parse(op.get("path"))), op.get("value")):
-                    raise PatchFailed(f"test failed at {op.get('path')!r}")
+                    raise PatchFailed("test failed: the value there is not the one given")
             elif kind == "add":
                 root = self.add(root, _parse(op.get("path")), op.get("value"))
             elif kind == "remove":

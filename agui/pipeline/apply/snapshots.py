@@ -102,7 +102,7 @@ class Snapshots:
             return [
                 WarningUpdate(
                     "apply_state_patch_failed",
-                    f"Failed to apply state patch (state unchanged): {exc.reason}",
+                    f"Failed to apply state patch (state unchanged): {exc.describe('delta')}",
                     "delta",
                 )
             ]
@@ -239,7 +239,7 @@ class Snapshots:
                 WarningUpdate(
                     "apply_activity_patch_failed",
                     f"Failed to apply ACTIVITY_DELTA patch to {mid!r} (content unchanged): "
-                    f"{exc.reason}",
+                    f"{exc.describe('patch')}",
                     "patch",
                 )
             )
