@@ -5,10 +5,15 @@ normalizer and verifier let it by, the applier delivers it as EventReceived. The
 tests name, per layer, whether a class is handled, passed through on purpose or
 passed through by default; every class of today's ``Event`` union is named in a
 table by every layer; a table entry for a class not in the union is a fault. The
-renderer has no default: an Update class it neither handles nor passes is named."""
+renderer has no default: an Update class it neither handles nor passes is named.
+Tables over part of a union (each with the default its docstring names) are checked
+against the union, and an ``ast`` scan of ``agui/`` names every ``isinstance``,
+``type(x) is``, event-type string compare or ``match`` on an Event/Update class
+outside a table (``GUARDS`` allows a few one-class guards, each with its reason)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import typing
 from pathlib import Path
@@ -18,11 +23,14 @@ import msgspec
 from agui import types as T
 from agui import updates as u
 from agui.agent import stage
-from agui.cli import live, render
+from agui.cli import live, render, trace, watch
+from agui.client import interrupts, middleware, run
+from agui.conformance import runner
 from agui.pipeline import compact, lifecycle, normalize
 from agui.pipeline.apply import Conversation, conversation, messages, runs, snapshots
 from agui.pipeline.normalize import Normalizer
-from agui.pipeline.verify import Verifier, verifier
+from agui.pipeline.verify import Verifier, items, verifier
+from agui.wire import proto_convert
 
 EVENT_LAYERS = {
     "agui.pipeline.normalize": (normalize.HANDLERS, normalize.PASS_THROUGH),
@@ -220,3 +228,211 @@ def test_normalizer_pass_through_events_close_no_lane():
 def test_every_message_class_has_a_drawing_for_what_a_snapshot_brings():
     # the renderer draws a message a MESSAGES_SNAPSHOT brought by its generated class
     assert set(render.SNAPSHOT_MESSAGES) == set(typing.get_args(T.Message))
+
+
+# --- tables over part of a union --------------------------------------------------------
+
+PARTIAL_TABLES = {
+    "agui.pipeline.verify.items.CHECKS": items.CHECKS,
+    "agui.pipeline.verify.verifier.RUN_CHECKS": verifier.RUN_CHECKS,
+    "agui.pipeline.verify.verifier.BETWEEN_RUNS": verifier.BETWEEN_RUNS,
+    "agui.pipeline.compact.STATE_FOLDS": compact.STATE_FOLDS,
+    "agui.cli.trace.RUN_ENDS": trace.RUN_ENDS,
+    "agui.client.middleware.TOOL_CALL_FILTERS": middleware.TOOL_CALL_FILTERS,
+}
+"""Event-class tables that handle some classes, every other class taking the default their
+docstring names (a check passes, nothing is kept, the event passes unchanged)."""
+PARTIAL_UPDATE_TABLES = {
+    "agui.cli.live.ROW_KINDS": live.ROW_KINDS,
+    "agui.cli.render.JOINABLE": render.JOINABLE,
+    "agui.cli.watch.TALLIES": watch.TALLIES,
+    "agui.cli.trace.NEWS_LINES": trace.NEWS_LINES,
+    "agui.client.run.RUN_HOOKS": run.RUN_HOOKS,
+    "agui.client.run.LOGGERS": run.LOGGERS,
+    "agui.conformance.runner.OBSERVED": runner.OBSERVED,
+}
+"""The same over Update classes."""
+TYPE_TABLES = {
+    "agui.client.interrupts.PENDING_STEPS": interrupts.PENDING_STEPS,
+    "agui.wire.proto_convert.TO_PB": proto_convert.TO_PB,
+    "agui.wire.proto_convert.FROM_PB": proto_convert.FROM_PB,
+}
+"""Tables keyed by the event type string (their input is wire-form dicts)."""
+
+
+def test_every_partial_table_names_only_classes_and_types_of_the_unions():
+    assert {
+        name: sorted(map(_name, set(table) - EVENT_CLASSES))
+        for name, table in PARTIAL_TABLES.items()
+        if set(table) - EVENT_CLASSES
+    } == {}
+    assert {
+        name: sorted(map(_name, set(table) - UPDATE_CLASSES))
+        for name, table in PARTIAL_UPDATE_TABLES.items()
+        if set(table) - UPDATE_CLASSES
+    } == {}
+    assert {
+        name: sorted(set(table) - set(T.EVENT_TYPES))
+        for name, table in TYPE_TABLES.items()
+        if set(table) - set(T.EVENT_TYPES)
+    } == {}
+
+
+def test_the_verifier_dispatches_exactly_its_handlers_split_between_the_run_and_its_items():
+    assert not items.CHECKS.keys() & verifier.RUN_CHECKS.keys()
+    assert verifier.HANDLERS.keys() == items.CHECKS.keys() | verifier.RUN_CHECKS.keys()
+    assert Verifier()._dispatch.keys() == verifier.HANDLERS.keys()
+
+
+def test_compaction_folds_exactly_the_state_events_it_holds():
+    assert compact.STATE_FOLDS.keys() == compact._STATE
+    assert all(
+        compact.HANDLERS[cls] is compact.HANDLERS[T.StateDeltaEvent] for cls in compact._STATE
+    )
+
+
+# --- every switch is a table: an ast scan of agui/ --------------------------------------
+
+AGUI = Path(__file__).resolve().parents[1] / "agui"
+CLASS_NAMES = frozenset(cls.__name__ for cls in EVENT_CLASSES | UPDATE_CLASSES)
+EVENT_TAGS = frozenset(T.EVENT_TYPES)
+
+GUARDS: dict[tuple[str, str], str] = {
+    ("agui/cli/watch.py", "_fatal"): (
+        "one class, not a switch: only an ErrorUpdate carries the transport error that ends "
+        "the command"
+    ),
+    ("agui/cli/watch.py", "_on_how_many"): (
+        "one class, not a switch: only a Done says on how many interrupts a run paused"
+    ),
+    ("agui/cli/trace.py", "_stream.show"): (
+        "one class, not a switch: trace prints a MESSAGES_SNAPSHOT's drawing, every other "
+        "update is in the recv line"
+    ),
+    ("agui/cli/trace.py", "_by_profile"): (
+        "one class, not a switch: finds the response's last RUN_FINISHED"
+    ),
+    ("agui/transports/recording.py", "Recording._note"): (
+        "one type on a raw JSON document, not a switch: a recording takes the ids of a RUN_STARTED"
+    ),
+}
+"""``(file, function)`` -> why its class test is a guard on one class, not a switch."""
+
+
+def _mentions(node: ast.AST, names: dict[str, str]) -> str | None:
+    """The Event/Update class (or event type string) ``node`` names, if any."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id in names:
+            return names[sub.id]
+        if isinstance(sub, ast.Attribute) and sub.attr in CLASS_NAMES:
+            return sub.attr
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            if sub.value in EVENT_TAGS:
+                return repr(sub.value)
+    return None
+
+
+class _ClassTests(ast.NodeVisitor):
+    """Each ``isinstance``/``issubclass`` against, comparison with (``type(x) is``,
+    ``.type ==``) or ``match`` case on an Event/Update class or an event type string."""
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+        self.names = {name: name for name in CLASS_NAMES}
+        self.found: list[tuple[int, str, str]] = []  # (line, function, what)
+
+    def _note(self, node: ast.AST, what: str) -> None:
+        self.found.append((getattr(node, "lineno", 0), ".".join(self.stack), what))
+
+    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        self.stack.append(node.name)
+        self.generic_visit(node)
+        self.stack.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scope
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            if alias.name in CLASS_NAMES and alias.asname:
+                self.names[alias.asname] = alias.name
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass"):
+            named = _mentions(node.args[1], self.names) if len(node.args) == 2 else None
+            if named is not None:
+                self._note(node, f"{func.id}(..., {named})")
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        named = _mentions(node, self.names)
+        if named is not None:
+            self._note(node, f"a comparison with {named}")
+        self.generic_visit(node)
+
+    def visit_match_case(self, node: ast.match_case) -> None:
+        named = _mentions(node.pattern, self.names)
+        if named is not None:
+            self._note(node.pattern, f"a match case on {named}")
+        self.generic_visit(node)
+
+
+def class_tests(source: str) -> list[tuple[int, str, str]]:
+    """``(line, function, what)`` of each test of an Event/Update class in ``source``."""
+    scanner = _ClassTests()
+    scanner.visit(ast.parse(source))
+    return sorted(scanner.found)
+
+
+def switches_outside_tables(root: Path = AGUI) -> list[str]:
+    """``file:line: function: what`` of each class test in ``root`` not allowed as a guard."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        for line, function, what in class_tests(path.read_text(encoding="utf-8")):
+            if (rel, function) not in GUARDS:
+                out.append(f"{rel}:{line}: {function or '(module)'}: {what}")
+    return out
+
+
+def test_every_switch_on_an_event_or_update_class_in_agui_is_a_table():
+    assert switches_outside_tables() == []
+
+
+def test_every_allowed_guard_still_tests_one_class():
+    seen = {
+        (path.relative_to(AGUI.parent).as_posix(), function)
+        for path in AGUI.rglob("*.py")
+        for _, function, _ in class_tests(path.read_text(encoding="utf-8"))
+    }
+    assert sorted(set(GUARDS) - seen) == []
+
+
+def test_a_new_isinstance_switch_on_an_update_class_is_named_by_file_and_line(tmp_path):
+    root = tmp_path / "agui"
+    root.mkdir()
+    (root / "drive.py").write_text(
+        "from agui import types as T\n"
+        "from agui import updates as u\n"
+        "from agui.updates import Paused as P\n"
+        "\n"
+        "def feed(update, event):\n"
+        "    if isinstance(update, u.Done):\n"
+        "        return 1\n"
+        "    if type(event) is T.RunStartedEvent or isinstance(update, (u.Raw, P)):\n"
+        "        return 2\n"
+        "    if event.get('type') == 'RUN_FINISHED':\n"
+        "        return 3\n"
+        "    match update:\n"
+        "        case u.TextDelta():\n"
+        "            return 4\n"
+        "    return HANDLERS.get(type(update))\n",
+        encoding="utf-8",
+    )
+    assert switches_outside_tables(root) == [
+        "agui/drive.py:6: feed: isinstance(..., Done)",
+        "agui/drive.py:8: feed: a comparison with RunStartedEvent",
+        "agui/drive.py:8: feed: isinstance(..., Raw)",
+        "agui/drive.py:10: feed: a comparison with 'RUN_FINISHED'",
+        "agui/drive.py:13: feed: a match case on TextDelta",
+    ]

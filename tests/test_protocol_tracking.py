@@ -91,7 +91,7 @@ def test_a_breaking_rename_exits_3_naming_every_reader_and_writes_nothing(tmp_pa
     started = next(ln for ln in lines if "StepStartedEvent" in ln)
     for reader in (
         "agui/pipeline/apply/runs.py:RunAppliers.step_started",
-        "agui/pipeline/verify/items.py:ItemChecks._step_started",
+        "agui/pipeline/verify/items.py:RunItems._step_started",
         "agent callback on_step_started_event",
         "protobuf StepStartedEvent.step_name",
     ):

@@ -47,7 +47,7 @@ from agui.errors import RunError, SubscriberError, TransportError
 from agui.log import enable_debug
 from agui.transports import HttpTransport, default_transport
 from agui.types import AgentCapabilities, Context, Message, RunAgentInput, Tool
-from agui.updates import Done, ErrorUpdate
+from agui.updates import Done
 
 if TYPE_CHECKING:
     from agui.client.run import Run
@@ -368,7 +368,6 @@ class AbstractAgent:
         if resume is not None:
             overrides["resume"] = build_resume(self.session.pending_interrupts, resume)
         known = {m.id for m in self.session.messages}
-        failure: Exception | None = None
         self._is_running = True
         try:
             stage.input = self.session.build_input(**overrides)
@@ -383,15 +382,12 @@ class AbstractAgent:
             stage.input = run.input
             async for update in run:
                 stage.saw(update)
-                if (
-                    type(update) is ErrorUpdate
-                    and update.fatal
-                    and failure is None
-                    and not isinstance(update.error, RunError)
-                ):
-                    failure = update.error
             await stage.flush()
             done = run.done
+            failure: Exception | None = next(
+                (e.error for e in run.errors if e.fatal and not isinstance(e.error, RunError)),
+                None,
+            )
             if failure is not None:
                 failed = stage.params(error=failure)
                 stopped = await call_subscribers(

@@ -207,8 +207,17 @@ def _fit_tail(body: str, room: int) -> int:
     return count
 
 
+ROW_KINDS: dict[type, str] = {
+    u.TextStarted: "text",
+    u.TextDelta: "text",
+    u.ReasoningStarted: "think",
+    u.ReasoningDelta: "think",
+}
+"""The kind of live row a message update opens or grows (``text`` or ``think``)."""
+
+
 def _kind(up: u.Update) -> str:
-    return "text" if type(up) is u.TextStarted or type(up) is u.TextDelta else "think"
+    return ROW_KINDS[type(up)]
 
 
 OBSERVERS = LiveView.OBSERVERS

@@ -231,9 +231,7 @@ class Renderer:
     # -- dispatch -------------------------------------------------------
 
     def _feed(self, up: u.Update) -> list[Line]:
-        joinable = self.options.in_order and isinstance(
-            up, (u.TextDelta, u.ReasoningDelta, u.ToolCallArgs)
-        )
+        joinable = self.options.in_order and type(up) in JOINABLE
         lines: list[Line] = []
         if not joinable:
             lines.extend(self._flush_pending())
@@ -649,6 +647,9 @@ SNAPSHOT_MESSAGES = Renderer.SNAPSHOT_MESSAGES
 ``mark`` (``(replaced) `` for a message whose content the snapshot changed).
 A tool message repeating the result already shown for its call (a producer
 that re-sends the streamed result under a new message id) draws nothing."""
+
+JOINABLE: frozenset[type] = frozenset({u.TextDelta, u.ReasoningDelta, u.ToolCallArgs})
+"""Update classes whose fragments ``--in-order`` joins onto one pending line."""
 
 PASS_THROUGH: frozenset[type] = frozenset()
 """Update classes rendered on purpose as a bare ``event <ClassName>`` line (the

@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+from agui import types as T
 from agui.cli.answers import ask_answers, end_of_input
 from agui.cli.io import CliError, Console, EndOfInput
 from agui.cli.render import Line, Renderer, format_error, format_json
@@ -124,12 +125,9 @@ async def _stream(
 
     def report() -> None:
         for update in pipeline.news():
-            if isinstance(update, WarningUpdate):
-                console.write(
-                    [Line("warn", f"{sanitize(update.message)} ({sanitize(update.code)})")]
-                )
-            elif isinstance(update, ErrorUpdate):
-                console.write([Line("error", format_error(update.error))])
+            line = NEWS_LINES.get(type(update))
+            if line is not None:
+                console.write([line(update)])
 
     clock = IdleClock(idle_timeout) if idle_timeout else None
 
@@ -182,6 +180,22 @@ async def _stream(
     return events
 
 
+def _warning_line(update: WarningUpdate) -> Line:
+    return Line("warn", f"{sanitize(update.message)} ({sanitize(update.code)})")
+
+
+def _error_line(update: ErrorUpdate) -> Line:
+    return Line("error", format_error(update.error))
+
+
+NEWS_LINES: dict[type, Callable[[Any], Line]] = {
+    WarningUpdate: _warning_line,
+    ErrorUpdate: _error_line,
+}
+"""Update class -> the line trace prints for what the wire stage held (decode news);
+any other class prints no line."""
+
+
 def _n(events: list[Any]) -> str:
     return f"{len(events)} event" + ("" if len(events) == 1 else "s")
 
@@ -191,12 +205,18 @@ def _ended(events: list[Any]) -> bool:
     (RUN_FINISHED / RUN_ERROR)."""
 
     for event in reversed(events):
-        kind = event_type(event)
-        if kind in ("RUN_FINISHED", "RUN_ERROR"):
-            return True
-        if kind == "RUN_STARTED":
-            return False
+        ended = RUN_ENDS.get(type(cast(object, event)))
+        if ended is not None:
+            return ended
     return False
+
+
+RUN_ENDS: dict[type, bool] = {
+    T.RunFinishedEvent: True,
+    T.RunErrorEvent: True,
+    T.RunStartedEvent: False,
+}
+"""Run-lifecycle event class -> whether it ends the run (what :func:`_ended` looks for)."""
 
 
 def _by_profile(events: list[Any], interrupts: list[Any]) -> list[Line]:

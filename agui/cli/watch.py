@@ -52,9 +52,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from agui import updates as u
 from agui.cli.answers import (
@@ -184,6 +184,38 @@ class RunResult:
             return self.done.outcome == "failed"
         return not (self.dropped or self.cancelled)
 
+    def tally(self, update: Any) -> None:
+        """Count ``update`` and keep what it tells about the run (see :data:`TALLIES`)."""
+        self.count += 1
+        note = TALLIES.get(type(cast(object, update)))
+        if note is not None:
+            note(self, update)
+
+    def note_error(self, update: u.ErrorUpdate) -> None:
+        """An error line the run reported."""
+        self.errors += 1
+
+    def note_started(self, update: u.RunStarted) -> None:
+        """RUN_STARTED was applied."""
+        self.started = True
+
+    def note_paused(self, update: u.Paused) -> None:
+        """The interrupts the run paused on, in wire order."""
+        self.interrupts.extend(update.interrupts)
+
+    def note_done(self, update: u.Done) -> None:
+        """The run's final ``Done``."""
+        self.done = update
+
+
+TALLIES: dict[type, Callable[[RunResult, Any], None]] = {
+    u.ErrorUpdate: RunResult.note_error,
+    u.RunStarted: RunResult.note_started,
+    u.Paused: RunResult.note_paused,
+    u.Done: RunResult.note_done,
+}
+"""Update class -> what :meth:`RunResult.tally` keeps of it (any other class is only counted)."""
+
 
 #: exit code of ``watch --check`` / ``replay --check`` when a run went wrong
 CHECK_FAILED = 3
@@ -234,15 +266,7 @@ async def drive(
             err = _fatal(update, result.started)
             if err is not None:
                 raise CliError(_describe(err, options.url))
-            result.count += 1
-            if isinstance(update, u.ErrorUpdate):
-                result.errors += 1
-            if isinstance(update, u.RunStarted):
-                result.started = True
-            if isinstance(update, u.Paused):
-                result.interrupts.extend(update.interrupts)
-            if isinstance(update, u.Done):
-                result.done = update
+            result.tally(update)
             if live is not None:
                 live.observe(update)
             out.write(_on_how_many(renderer.feed(update), update, result))

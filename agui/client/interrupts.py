@@ -18,7 +18,7 @@ Answers given to :func:`build_resume` / :func:`resume_run` /
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -37,6 +37,8 @@ from agui.wire import encode_json
 
 if TYPE_CHECKING:  # typing.TypeIs is 3.13+; type checkers ship typing_extensions' stubs
     from typing_extensions import TypeIs
+
+    from agui.types import CustomEvent, RunFinishedEvent
 
 _S = TypeVar("_S", bound=msgspec.Struct)
 
@@ -107,32 +109,56 @@ def interrupts_of(events: Iterable[Any]) -> list[Any]:
         agui.errors.DecodeError: a wire-dict interrupt is malformed.
     """
 
-    pending: list[Any] = []
-    legacy = LegacyInterrupts()
+    pending = _Pending()
     for event in events:
         kind = event.get("type") if _is_mapping(event) else event_type(event)
-        if kind == "RUN_STARTED":
-            legacy.start()
-        elif kind == "CUSTOM":
-            legacy.see(dict(event) if _is_mapping(event) else event)
-        if kind != "RUN_FINISHED":
-            continue
+        step = PENDING_STEPS.get(kind) if isinstance(kind, str) else None
+        if step is not None:
+            step(pending, event)
+    return pending.interrupts
+
+
+class _Pending:
+    """The interrupts of the latest run so far, as :func:`interrupts_of` reads a stream."""
+
+    __slots__ = ("interrupts", "legacy")
+
+    def __init__(self) -> None:
+        self.interrupts: list[Any] = []
+        self.legacy = LegacyInterrupts()
+
+    def run_started(self, event: object) -> None:
+        self.legacy.start()
+
+    def custom(self, event: CustomEvent | JSONObject) -> None:
+        self.legacy.see(dict(event) if _is_mapping(event) else event)
+
+    def run_finished(self, event: RunFinishedEvent | JSONObject) -> None:
         outcome = event.get("outcome", UNSET) if _is_mapping(event) else event.outcome
-        by_rule = legacy.finish(outcome)
+        by_rule = self.legacy.finish(outcome)
         if by_rule:
-            pending = by_rule
-            continue
-        if _is_mapping(event):
+            self.interrupts = by_rule
+        elif _is_mapping(event):
             if _is_mapping(outcome) and outcome.get("type") == "interrupt":
-                pending = [
+                self.interrupts = [
                     _as_struct(i, Interrupt, f"$.outcome.interrupts[{n}]")
                     for n, i in enumerate(outcome.get("interrupts") or ())
                 ]
             else:
-                pending = []
-            continue
-        pending = list(getattr(outcome, "interrupts", None) or ()) if outcome is not UNSET else []
-    return pending
+                self.interrupts = []
+        else:
+            self.interrupts = (
+                list(getattr(outcome, "interrupts", None) or ()) if outcome is not UNSET else []
+            )
+
+
+PENDING_STEPS: dict[str, Callable[[_Pending, Any], None]] = {
+    "RUN_STARTED": _Pending.run_started,
+    "CUSTOM": _Pending.custom,
+    "RUN_FINISHED": _Pending.run_finished,
+}
+"""Event type (wire tag: the stream may hold wire dicts) -> what :func:`interrupts_of`
+does with it; other types leave the pending interrupts as they are."""
 
 
 def expired_at(interrupt: Interrupt) -> datetime | None:

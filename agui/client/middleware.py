@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from msgspec import UNSET
 
-from agui.types import RunAgentInput, event_type
+from agui import types as T
+from agui.types import RunAgentInput
 
 if TYPE_CHECKING:
-    from agui.types import Event, ToolCallChunkEvent, ToolCallStartEvent
+    from agui.types import Event
 
 Next = Callable[[RunAgentInput], AsyncIterator[Any]]
 """``next(run_input) -> AsyncIterator[Event]``: the rest of the chain."""
@@ -83,9 +84,6 @@ class Middleware:
                 await aclose()
 
 
-_CALL_EVENTS = ("TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT")
-
-
 class FilterToolCallsMiddleware(Middleware):
     """Drop tool calls by name before the client sees them.
 
@@ -123,29 +121,44 @@ class FilterToolCallsMiddleware(Middleware):
 
     def on_event(self, event: Event) -> Event | None:
         """The event, or None when it belongs to a blocked tool call."""
+        judge = TOOL_CALL_FILTERS.get(type(cast(object, event)))
+        return event if judge is None else judge(self, event)
 
-        etype = event_type(event)
-        if etype == "TOOL_CALL_START":
-            start = cast("ToolCallStartEvent", event)  # by its tag
-            if self.blocks(start.tool_call_name):
-                self.blocked_ids.add(start.tool_call_id)
-                return None
-            return event
-        if etype in _CALL_EVENTS:
-            owner: object = getattr(event, "tool_call_id", None)  # ARGS, END, RESULT have one
-            return None if owner in self.blocked_ids else event
-        if etype == "TOOL_CALL_CHUNK":
-            chunk = cast("ToolCallChunkEvent", event)  # by its tag
-            call_id = chunk.tool_call_id
-            name = chunk.tool_call_name
-            if isinstance(name, str):  # neither UNSET nor a hand-built None
-                self._chunk_blocked = self.blocks(name)
-                if self._chunk_blocked and call_id is not UNSET:
-                    self.blocked_ids.add(call_id)
-            elif isinstance(call_id, str):
-                self._chunk_blocked = call_id in self.blocked_ids
-            return None if self._chunk_blocked else event
+    def _on_start(self, event: T.ToolCallStartEvent) -> T.ToolCallStartEvent | None:
+        if self.blocks(event.tool_call_name):
+            self.blocked_ids.add(event.tool_call_id)
+            return None
         return event
+
+    def _on_call_event(
+        self, event: T.ToolCallArgsEvent | T.ToolCallEndEvent | T.ToolCallResultEvent
+    ) -> Event | None:
+        return None if event.tool_call_id in self.blocked_ids else event
+
+    def _on_chunk(self, event: T.ToolCallChunkEvent) -> T.ToolCallChunkEvent | None:
+        call_id = event.tool_call_id
+        name = event.tool_call_name
+        if isinstance(name, str):  # neither UNSET nor a hand-built None
+            self._chunk_blocked = self.blocks(name)
+            if self._chunk_blocked and call_id is not UNSET:
+                self.blocked_ids.add(call_id)
+        elif isinstance(call_id, str):
+            self._chunk_blocked = call_id in self.blocked_ids
+        return None if self._chunk_blocked else event
+
+    #: Event class -> how the filter judges it (:data:`TOOL_CALL_FILTERS`)
+    FILTERS: ClassVar[dict[type, Callable[[FilterToolCallsMiddleware, Any], Any]]] = {
+        T.ToolCallStartEvent: _on_start,
+        T.ToolCallArgsEvent: _on_call_event,
+        T.ToolCallEndEvent: _on_call_event,
+        T.ToolCallResultEvent: _on_call_event,
+        T.ToolCallChunkEvent: _on_chunk,
+    }
+
+
+TOOL_CALL_FILTERS = FilterToolCallsMiddleware.FILTERS
+"""Event class -> how :class:`FilterToolCallsMiddleware` judges it: the event, or None
+(dropped); any other class passes unchanged."""
 
 
 def compose(middleware: Iterable[MiddlewareFn], last: Next) -> Next:

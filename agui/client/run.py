@@ -75,7 +75,6 @@ CLOSE_GRACE_SECONDS = 2.0
 """How long a run reads on after a transport item that ended a run of the
 response (the response usually ends right there), before it hands out that
 run's ``Done`` anyway."""
-_LOGGED = frozenset({WarningUpdate, ErrorUpdate})
 
 
 class RunHost(Protocol):
@@ -789,6 +788,23 @@ async def _nothing() -> AsyncGenerator[Update, None]:
     yield  # (an async generator)
 
 
+async def _keep_error(core: _RunCore, update: ErrorUpdate) -> None:
+    core.errors.append(update)
+
+
+async def _after_done(core: _RunCore, update: Done) -> None:
+    if core.item_done:  # the response usually ends right there: read on a little
+        await core.look_ahead()
+
+
+RUN_HOOKS: dict[type, Callable[[_RunCore, Any], Awaitable[None]]] = {
+    ErrorUpdate: _keep_error,
+    Done: _after_done,
+}
+"""Update class -> what the run does with it before handing it out (keep an
+error; after an item's last ``Done``, read ahead for the end of the response)."""
+
+
 async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[Update, None]:
     """The run's update stream (see the module doc), across client-tool rounds:
     each step's updates, frame by frame, each frame fed only once the updates
@@ -801,7 +817,8 @@ async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[U
     core.loop = loop = asyncio.get_running_loop()
     if core.ended is not None:
         core.guard = loop.create_task(_close_at_shutdown(core, core.ended))
-    errors = core.errors
+    hooks = RUN_HOOKS
+    loggers = LOGGERS
     notify = subscribers.notify
     current_task = asyncio.current_task
     debug = logger.isEnabledFor(logging.DEBUG)  # once per iteration, not per update
@@ -812,12 +829,11 @@ async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[U
                     break
                 for update in updates:
                     cls = type(update)
-                    if cls is ErrorUpdate:
-                        errors.append(update)  # type: ignore[arg-type]
-                    elif cls is Done and core.item_done:
-                        await core.look_ahead()
-                    if debug and update.__class__ in _LOGGED:
-                        _log_update(update)
+                    hook = hooks.get(cls)
+                    if hook is not None:
+                        await hook(core, update)
+                    if debug and (log := loggers.get(cls)) is not None:
+                        log(update)
                     if subscribers:
                         core.consumer = current_task()
                         await notify(update)
@@ -899,23 +915,32 @@ def _calls_to_run(session: RunHost, done: Done | None) -> list[ToolCall] | None:
     return calls or None
 
 
-def _log_update(update: Any) -> None:
-    """Log a warning or error update (debug runs only)."""
-    if type(update) is WarningUpdate:
-        logger.debug(
-            "warning %s: %r%s",
-            update.code,
-            update.message,
-            f" at {update.path!r}" if update.path else "",
-        )
-    else:
-        error = update.error
-        logger.debug(
-            "%s error %s: %r",
-            "fatal" if update.fatal else "non-fatal",
-            type(error).__name__,
-            str(error),
-        )
+def _log_warning(update: WarningUpdate) -> None:
+    """Log a warning update (debug runs only)."""
+    logger.debug(
+        "warning %s: %r%s",
+        update.code,
+        update.message,
+        f" at {update.path!r}" if update.path else "",
+    )
+
+
+def _log_error(update: ErrorUpdate) -> None:
+    """Log an error update (debug runs only)."""
+    error = update.error
+    logger.debug(
+        "%s error %s: %r",
+        "fatal" if update.fatal else "non-fatal",
+        type(error).__name__,
+        str(error),
+    )
+
+
+LOGGERS: dict[type, Callable[[Any], None]] = {
+    WarningUpdate: _log_warning,
+    ErrorUpdate: _log_error,
+}
+"""Update class -> how a debug run logs it (other classes are not logged)."""
 
 
 def _as_transport_error(exc: Exception) -> Exception:

@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -54,7 +54,7 @@ from agui.pipeline.apply import Conversation
 from agui.pipeline.core import Pipeline
 from agui.rules import RULES
 from agui.transports.replay import ReplayTransport
-from agui.updates import ErrorUpdate, WarningUpdate
+from agui.updates import ErrorUpdate, Update, WarningUpdate
 from agui.wire import decode_input
 
 EXPECT_KEYS = frozenset(
@@ -97,6 +97,30 @@ class Observation:
     request: dict[str, Any] = field(default_factory=dict[str, Any])
     input_warnings: list[str] = field(default_factory=list[str])
 
+    def see(self, update: Update) -> None:
+        """Keep what ``update`` tells about the stream (see :data:`OBSERVED`)."""
+        keep = OBSERVED.get(type(cast(object, update)))
+        if keep is not None:
+            keep(self, update)
+
+    def see_warning(self, update: WarningUpdate) -> None:
+        """A warning the client reported."""
+        self.warnings.append(update)
+
+    def see_error(self, update: ErrorUpdate) -> None:
+        """A RUN_ERROR the agent sent, or the first fatal error (the stream was rejected)."""
+        if isinstance(update.error, RunError):
+            self.run_errors.append(update.error)
+        elif update.fatal and self.rejected is None:
+            self.rejected = update.error
+
+
+OBSERVED: dict[type, Callable[[Observation, Any], None]] = {
+    WarningUpdate: Observation.see_warning,
+    ErrorUpdate: Observation.see_error,
+}
+"""Update class -> what an :class:`Observation` keeps of it (other classes: nothing)."""
+
 
 @dataclass
 class FixtureResult:
@@ -128,14 +152,8 @@ def observe(fixture: dict[str, Any]) -> Observation:
     for raw in fixture.get("stream", []):
         updates.extend(pipeline.feed(event_text(raw)))
     updates.extend(pipeline.close())
-    for u in updates:
-        if isinstance(u, WarningUpdate):
-            obs.warnings.append(u)
-        elif isinstance(u, ErrorUpdate):
-            if isinstance(u.error, RunError):
-                obs.run_errors.append(u.error)
-            elif u.fatal and obs.rejected is None:
-                obs.rejected = u.error
+    for update in updates:
+        obs.see(update)
     obs.events = [msgspec.to_builtins(e) for e in pipeline.events]
     obs.messages = msgspec.to_builtins(conversation.messages)
     obs.state = conversation.state

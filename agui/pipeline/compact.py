@@ -169,23 +169,30 @@ class _Compactor:
             return
         pending = False  # self.state differs from what the output so far sets
         for ev in self.state_events:
-            if type(ev) is T.StateSnapshotEvent:
-                self.state = clone_json(ev.snapshot)
-                self.known = pending = True
-            elif not self.known:
-                self.out.append(ev)  # a delta against a state the input does not show
-            else:
-                try:
-                    self.state = apply_patch(self.state, plain_ops(ev.delta))
-                    pending = True
-                except PatchFailed:
-                    if pending:
-                        self.out.append(T.StateSnapshotEvent(snapshot=clone_json(self.state)))
-                        pending = False
-                    self.out.append(ev)  # fails again on the same state: same report
+            pending = STATE_FOLDS[type(ev)](self, ev, pending)
         if pending:
             self.out.append(T.StateSnapshotEvent(snapshot=clone_json(self.state)))
         self.state_events = []
+
+    def fold_snapshot(self, ev: Any, pending: bool) -> bool:
+        """A STATE_SNAPSHOT sets the state (nothing is output yet)."""
+        self.state = clone_json(ev.snapshot)
+        self.known = True
+        return True
+
+    def fold_delta(self, ev: Any, pending: bool) -> bool:
+        """A STATE_DELTA patches the known state; True while it differs from the output."""
+        if not self.known:
+            self.out.append(ev)  # a delta against a state the input does not show
+            return pending
+        try:
+            self.state = apply_patch(self.state, plain_ops(ev.delta))
+        except PatchFailed:
+            if pending:
+                self.out.append(T.StateSnapshotEvent(snapshot=clone_json(self.state)))
+            self.out.append(ev)  # fails again on the same state: same report
+            return False
+        return True
 
     def feed(self, ev: T.Event) -> None:
         handler = HANDLERS.get(type(ev))
@@ -223,6 +230,14 @@ def _barrier(c: _Compactor, ev: Any) -> None:
 
 
 _Handler = Callable[[_Compactor, Any], None]
+
+STATE_FOLDS: dict[type[Any], Callable[[_Compactor, Any, bool], bool]] = {
+    T.StateSnapshotEvent: _Compactor.fold_snapshot,
+    T.StateDeltaEvent: _Compactor.fold_delta,
+}
+"""How a held state event folds into the compacted state (the classes of ``_STATE``):
+``(compactor, event, pending) -> pending``, pending meaning the state differs from
+what the output so far sets."""
 
 HANDLERS: dict[type[Any], _Handler] = {
     T.TextMessageContentEvent: lambda c, ev: c.delta(("text", ev.message_id), ev),

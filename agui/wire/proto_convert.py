@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from agui_generated import agui_pb2 as pb
@@ -257,6 +257,62 @@ def _ops_to_wire(ops: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _outcome_to_pb(rest: dict[str, Any]) -> dict[str, Any]:
+    """The outcome member as the binding's string; its record (``{}`` when none)."""
+    rec = _obj(rest.pop("outcome", None)) or {}
+    rest["outcome"] = rec.get("type") if isinstance(rec.get("type"), str) else ""
+    return rec
+
+
+def _run_finished_to_pb(rest: dict[str, Any]) -> None:
+    rec = _outcome_to_pb(rest)
+    if rest["outcome"] == "success":
+        rest["pendingToolCallIds"] = rec.get("pendingToolCallIds") or []
+    elif rest["outcome"] == "interrupt":
+        rest["interrupts"] = rec.get("interrupts") or []
+
+
+def _subagent_finished_to_pb(rest: dict[str, Any]) -> None:
+    rec = _outcome_to_pb(rest)
+    if rest["outcome"] == "suspended":
+        rest["interruptIds"] = rec.get("interruptIds") or []
+
+
+def _messages_to_pb(rest: dict[str, Any]) -> None:
+    rest["messages"] = [_message_to_wire(m) for m in rest.get("messages") or ()]
+
+
+def _state_delta_to_pb(rest: dict[str, Any]) -> None:
+    rest["delta"] = _ops_to_wire(rest.get("delta"))
+
+
+def _activity_delta_to_pb(rest: dict[str, Any]) -> None:
+    rest["patch"] = _ops_to_wire(rest.get("patch"))
+
+
+def _tool_result_to_pb(rest: dict[str, Any]) -> None:
+    if isinstance(rest.get("content"), list):
+        rest["contentParts"] = [w for w in map(_part_to_wire, rest.pop("content")) if w is not None]
+
+
+def _run_started_to_pb(rest: dict[str, Any]) -> None:
+    if "input" in rest:
+        rest["input"] = _input_to_wire(rest["input"])
+
+
+TO_PB: dict[str, Callable[[dict[str, Any]], None]] = {
+    "MESSAGES_SNAPSHOT": _messages_to_pb,
+    "RUN_FINISHED": _run_finished_to_pb,
+    "SUBAGENT_FINISHED": _subagent_finished_to_pb,
+    "STATE_DELTA": _state_delta_to_pb,
+    "ACTIVITY_DELTA": _activity_delta_to_pb,
+    "TOOL_CALL_RESULT": _tool_result_to_pb,
+    "RUN_STARTED": _run_started_to_pb,
+}
+"""Event type -> how :func:`event_to_pb` reshapes its wire members (past the base event)
+for the binding; every other type's members map one to one."""
+
+
 def event_to_pb(event: dict[str, Any]) -> Any:
     """A wire-form event dict (as :func:`agui.wire.to_json_value` gives) as an ``Event``.
 
@@ -278,27 +334,9 @@ def event_to_pb(event: dict[str, Any]) -> Any:
         base["rawEvent"] = event["rawEvent"]
     else:
         base.pop("rawEvent")
-    if tag == "MESSAGES_SNAPSHOT":
-        rest["messages"] = [_message_to_wire(m) for m in rest.get("messages") or ()]
-    elif tag in ("RUN_FINISHED", "SUBAGENT_FINISHED"):
-        outcome = rest.pop("outcome", None)
-        rec = _obj(outcome) or {}
-        rest["outcome"] = rec.get("type") if isinstance(rec.get("type"), str) else ""
-        if tag == "RUN_FINISHED":
-            if rest["outcome"] == "success":
-                rest["pendingToolCallIds"] = rec.get("pendingToolCallIds") or []
-            elif rest["outcome"] == "interrupt":
-                rest["interrupts"] = rec.get("interrupts") or []
-        elif rest["outcome"] == "suspended":
-            rest["interruptIds"] = rec.get("interruptIds") or []
-    elif tag == "STATE_DELTA":
-        rest["delta"] = _ops_to_wire(rest.get("delta"))
-    elif tag == "ACTIVITY_DELTA":
-        rest["patch"] = _ops_to_wire(rest.get("patch"))
-    elif tag == "TOOL_CALL_RESULT" and isinstance(rest.get("content"), list):
-        rest["contentParts"] = [w for w in map(_part_to_wire, rest.pop("content")) if w is not None]
-    elif tag == "RUN_STARTED" and "input" in rest:
-        rest["input"] = _input_to_wire(rest["input"])
+    to_pb = TO_PB.get(tag)
+    if to_pb is not None:
+        to_pb(rest)
     out = new_envelope()
     body = getattr(out, arm)
     try:
@@ -466,34 +504,76 @@ def event_from_pb(envelope: Any) -> dict[str, Any]:
         if key in plain_base:
             event[key] = plain_base[key]
     event.update(rest)
-    if tag == "MESSAGES_SNAPSHOT":
-        event["messages"] = [_message_from_wire(m) for m in event["messages"]]
-    elif tag == "RUN_FINISHED" or tag == "SUBAGENT_FINISHED":
-        lists = ("pendingToolCallIds", "interrupts") if tag == "RUN_FINISHED" else ("interruptIds",)
-        payload = {k: event.pop(k) for k in lists if event.get(k)}
-        for k in lists:
-            event.pop(k, None)
-        outcome = event.pop("outcome")
-        if outcome:
-            if outcome == "interrupt":
-                payload.setdefault("interrupts", [])
-            event["outcome"] = {"type": outcome, **payload}
-        else:
-            event.update(payload)
-    elif tag == "STATE_DELTA":
-        event["delta"] = _ops_from_wire(event["delta"])
-    elif tag == "ACTIVITY_DELTA":
-        event["patch"] = _ops_from_wire(event["patch"])
-    elif tag == "TOOL_CALL_RESULT":
-        parts = event.pop("contentParts")
-        if "content" in event and parts:
-            raise DecodeError(
-                "tool result carries both string content and content parts", path="$.content"
-            )
-        if "content" not in event:
-            event["content"] = _parts_from_wire(parts)
-    elif tag == "RUN_STARTED" and "input" in event:
-        event["input"] = _input_from_wire(event["input"])
-    if tag in ("RUN_FINISHED", "RUN_ERROR") and not event.get("usage"):
-        event.pop("usage", None)
+    from_pb = FROM_PB.get(tag)
+    if from_pb is not None:
+        from_pb(event)
     return event
+
+
+def _outcome_from_pb(event: dict[str, Any], lists: tuple[str, ...]) -> None:
+    payload = {k: event.pop(k) for k in lists if event.get(k)}
+    for k in lists:
+        event.pop(k, None)
+    outcome = event.pop("outcome")
+    if outcome:
+        if outcome == "interrupt":
+            payload.setdefault("interrupts", [])
+        event["outcome"] = {"type": outcome, **payload}
+    else:
+        event.update(payload)
+
+
+def _no_empty_usage(event: dict[str, Any]) -> None:
+    if not event.get("usage"):
+        event.pop("usage", None)
+
+
+def _run_finished_from_pb(event: dict[str, Any]) -> None:
+    _outcome_from_pb(event, ("pendingToolCallIds", "interrupts"))
+    _no_empty_usage(event)
+
+
+def _subagent_finished_from_pb(event: dict[str, Any]) -> None:
+    _outcome_from_pb(event, ("interruptIds",))
+
+
+def _messages_from_pb(event: dict[str, Any]) -> None:
+    event["messages"] = [_message_from_wire(m) for m in event["messages"]]
+
+
+def _state_delta_from_pb(event: dict[str, Any]) -> None:
+    event["delta"] = _ops_from_wire(event["delta"])
+
+
+def _activity_delta_from_pb(event: dict[str, Any]) -> None:
+    event["patch"] = _ops_from_wire(event["patch"])
+
+
+def _tool_result_from_pb(event: dict[str, Any]) -> None:
+    parts = event.pop("contentParts")
+    if "content" in event and parts:
+        raise DecodeError(
+            "tool result carries both string content and content parts", path="$.content"
+        )
+    if "content" not in event:
+        event["content"] = _parts_from_wire(parts)
+
+
+def _run_started_from_pb(event: dict[str, Any]) -> None:
+    if "input" in event:
+        event["input"] = _input_from_wire(event["input"])
+
+
+FROM_PB: dict[str, Callable[[dict[str, Any]], None]] = {
+    "MESSAGES_SNAPSHOT": _messages_from_pb,
+    "RUN_FINISHED": _run_finished_from_pb,
+    "SUBAGENT_FINISHED": _subagent_finished_from_pb,
+    "STATE_DELTA": _state_delta_from_pb,
+    "ACTIVITY_DELTA": _activity_delta_from_pb,
+    "TOOL_CALL_RESULT": _tool_result_from_pb,
+    "RUN_STARTED": _run_started_from_pb,
+    "RUN_ERROR": _no_empty_usage,
+}
+"""Event type -> how :func:`event_from_pb` reshapes the binding's members (past the base
+event) into the wire form (raising DecodeError where they conflict); every other type's
+members map one to one."""

@@ -1,10 +1,16 @@
-"""The verifier's checks of the items inside a run: text messages, tool calls,
-steps, reasoning, activity and subagents (see :class:`agui.pipeline.verify.Verifier`
-for the rules); the run lifecycle lives in :mod:`agui.pipeline.verify.verifier`."""
+"""The verifier's component for the items inside a run: text messages, tool calls,
+steps, reasoning, activity and subagents, and who owns each entity (see
+:class:`agui.pipeline.verify.Verifier` for the rules); the run lifecycle lives in
+:mod:`agui.pipeline.verify.verifier`.
+
+:data:`CHECKS` maps each event class this component checks to its check;
+:class:`RunItems` holds the state they read and advance."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from functools import partial
+from typing import Any, ClassVar
 
 from agui import rules as R
 from agui import types as T
@@ -19,29 +25,134 @@ from agui.pipeline.verify._support import (
     violation,
 )
 
-__all__ = ["ItemChecks"]
+__all__ = ["CHECKS", "RunItems"]
+
+ItemCheck = Callable[[Any, int | None], ProtocolViolation | None]
+"""``check(event, position)``: None (legal, state advanced) or the violation (state unchanged)."""
 
 
-class ItemChecks:
-    """The per-item checks of :class:`agui.pipeline.verify.Verifier` (a mixin: the
-    verifier owns the state they read and advance). Each check takes the event
-    and its position and returns None (legal, state advanced) or the violation
-    (state unchanged)."""
+class RunItems:
+    """What is open inside one run and who owns each entity: the component of
+    :class:`agui.pipeline.verify.Verifier` that checks the items of a run.
 
-    __slots__ = ()
+    The verifier creates one, takes its checks once (:meth:`checks`: event class ->
+    ``check(event, position)``), calls :meth:`reset` when a run starts,
+    :meth:`seed_owners` for messages that arrive whole (RUN_STARTED.input,
+    MESSAGES_SNAPSHOT) and :meth:`open_at_finish` before it accepts a RUN_FINISHED.
+    Each check returns None (legal, state advanced) or the
+    :class:`~agui.errors.ProtocolViolation` (state unchanged)."""
 
-    # the verifier's per-run state (slots of Verifier, set by its _reset_run)
-    _text: dict[str, None]
-    _tools: dict[str, None]
-    _spans: dict[str, None]
-    _reasoning: dict[str, None]
-    _steps: dict[str | None, dict[str, None]]
-    _subagents: dict[str, None]
-    _closed_subagents: set[str]
-    _own_message: dict[str, str | None]
-    _own_tool: dict[str, str | None]
-    _own_reasoning: dict[str, str | None]
-    _own_activity: dict[str, str | None]
+    __slots__ = (
+        "_closed_subagents",
+        "_own_activity",
+        "_own_message",
+        "_own_reasoning",
+        "_own_tool",
+        "_reasoning",
+        "_spans",
+        "_steps",
+        "_subagents",
+        "_text",
+        "_tools",
+    )
+
+    def __init__(self) -> None:
+        # open ids, insertion-ordered (dict used as an ordered set)
+        self._text: dict[str, None] = {}
+        self._tools: dict[str, None] = {}
+        self._spans: dict[str, None] = {}
+        self._reasoning: dict[str, None] = {}
+        self._steps: dict[str | None, dict[str, None]] = {}
+        self._subagents: dict[str, None] = {}
+        self._closed_subagents: set[str] = set()
+        self._own_message: dict[str, str | None] = {}
+        self._own_tool: dict[str, str | None] = {}
+        self._own_activity: dict[str, str | None] = {}
+        self._own_reasoning: dict[str, str | None] = {}
+
+    # --- the component's API ----------------------------------------------------------
+
+    def checks(self) -> dict[type, ItemCheck]:
+        """Event class -> this component's ``check(event, position)`` for it (:data:`CHECKS`)."""
+        return {cls: partial(check, self) for cls, check in self.TABLE.items()}
+
+    def reset(self) -> None:
+        """Forget every item and owner (a fresh run starts)."""
+        self._text.clear()
+        self._tools.clear()
+        self._spans.clear()
+        self._reasoning.clear()
+        self._steps.clear()
+        self._subagents.clear()
+        self._closed_subagents.clear()
+        self._own_message.clear()
+        self._own_tool.clear()
+        self._own_activity.clear()
+        self._own_reasoning.clear()
+
+    def seed_owners(self, messages: Any, *, authoritative: bool) -> None:
+        """Record the owner (``subagentRunId``, None: the parent agent) of each message
+        of ``messages`` and of its tool calls; ``authoritative`` (MESSAGES_SNAPSHOT)
+        overwrites owners already recorded, else (RUN_STARTED.input) only fills gaps."""
+        if not messages:
+            return
+        for msg in messages:
+            msg_id = getattr(msg, "id", None)
+            if not isinstance(msg_id, str):
+                continue
+            tag = getattr(msg, "subagent_run_id", UNSET)
+            owner = None if tag is UNSET else tag
+            if isinstance(msg, T.ReasoningMessage):
+                bucket = self._own_reasoning
+            elif isinstance(msg, T.ActivityMessage):
+                bucket = self._own_activity
+            else:
+                bucket = self._own_message
+            if authoritative or msg_id not in bucket:
+                bucket[msg_id] = owner
+            tool_calls = getattr(msg, "tool_calls", UNSET)
+            if tool_calls is not UNSET and tool_calls:
+                own_tool = self._own_tool
+                for call in tool_calls:
+                    if authoritative or call.id not in own_tool:
+                        own_tool[call.id] = owner
+
+    def open_at_finish(self, event: Any, position: int | None) -> ProtocolViolation | None:
+        """The violation of a RUN_FINISHED while items are open (steps, text messages,
+        reasoning messages, reasoning spans, tool calls, subagents: checked in that
+        order), else None."""
+        if any(self._steps.values()):
+            parts = [
+                name if owner is None else f"{name} (subagent '{owner}')"
+                for owner, names in self._steps.items()
+                for name in names
+            ]
+            return violation(
+                R.RUN_FINISHED_OPEN_STEP,
+                f"Cannot send 'RUN_FINISHED' while steps are still active: {', '.join(parts)}",
+                event,
+                position,
+                parts[0],
+            )
+        for code, open_ids, label in (
+            (R.RUN_FINISHED_OPEN_TEXT_MESSAGE, self._text, "text messages"),
+            (R.RUN_FINISHED_OPEN_REASONING_MESSAGE, self._reasoning, "reasoning messages"),
+            (R.RUN_FINISHED_OPEN_REASONING_SPAN, self._spans, "reasoning spans"),
+            (R.RUN_FINISHED_OPEN_TOOL_CALL, self._tools, "tool calls"),
+            (R.RUN_FINISHED_OPEN_SUBAGENT, self._subagents, "subagents"),
+        ):
+            if open_ids:
+                ids = list(open_ids)
+                return violation(
+                    code,
+                    f"Cannot send 'RUN_FINISHED' while {label} are still active: {', '.join(ids)}",
+                    event,
+                    position,
+                    ids[0],
+                )
+        return None
+
+    # --- the checks ---------------------------------------------------------------------
 
     @staticmethod
     def _mismatch(
@@ -475,3 +586,37 @@ class ItemChecks:
         del self._subagents[sub_id]
         self._closed_subagents.add(sub_id)
         return None
+
+    def _messages_snapshot(self, event: Any, position: int | None) -> ProtocolViolation | None:
+        self.seed_owners(event.messages, authoritative=True)
+        return None
+
+    #: Event class -> the item check ``(items, event, position)`` (:data:`CHECKS`)
+    TABLE: ClassVar[dict[type, Callable[[RunItems, Any, int | None], ProtocolViolation | None]]] = {
+        T.TextMessageStartEvent: _text_start,
+        T.TextMessageContentEvent: _text_content,
+        T.TextMessageEndEvent: _text_end,
+        T.ToolCallStartEvent: _tool_start,
+        T.ToolCallArgsEvent: _tool_args,
+        T.ToolCallEndEvent: _tool_end,
+        T.ToolCallResultEvent: _tool_result,
+        T.StepStartedEvent: _step_started,
+        T.StepFinishedEvent: _step_finished,
+        T.ReasoningStartEvent: _reasoning_start,
+        T.ReasoningMessageStartEvent: _reasoning_message_start,
+        T.ReasoningMessageContentEvent: _reasoning_content,
+        T.ReasoningMessageEndEvent: _reasoning_message_end,
+        T.ReasoningEndEvent: _reasoning_end,
+        T.ReasoningEncryptedValueEvent: _encrypted_value,
+        T.ActivitySnapshotEvent: _activity_snapshot,
+        T.ActivityDeltaEvent: _activity_delta,
+        T.MessagesSnapshotEvent: _messages_snapshot,
+        T.SubagentStartedEvent: _subagent_started,
+        T.SubagentFinishedEvent: _subagent_terminal,
+        T.SubagentErrorEvent: _subagent_terminal,
+    }
+
+
+CHECKS = RunItems.TABLE
+"""Event class -> the item check ``(items, event, position)``, returning None (legal,
+state advanced) or the violation (state unchanged)."""

@@ -1,6 +1,6 @@
-"""The AG-UI ordering verifier (see :class:`Verifier`): the run lifecycle,
-subagent attribution seeding and the dispatch tables; the checks of the items
-inside a run are in :mod:`agui.pipeline.verify.items`.
+"""The AG-UI ordering verifier (see :class:`Verifier`): the run lifecycle and the
+dispatch tables; the items inside a run (and who owns them) are checked by its
+component :class:`agui.pipeline.verify.items.RunItems`.
 
 :data:`HANDLERS` maps each event class the verifier checks inside a run to its
 check; :data:`PASS_THROUGH` names the classes it accepts unchecked there on
@@ -11,6 +11,7 @@ its class.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any, ClassVar, cast
 
 from agui import rules as R
@@ -18,12 +19,13 @@ from agui import types as T
 from agui.errors import ProtocolViolation
 from agui.pipeline.lifecycle import RunLifecycle
 from agui.pipeline.verify._support import UNSET, event_id, type_name, violation
-from agui.pipeline.verify.items import ItemChecks
+from agui.pipeline.verify.items import CHECKS as ITEM_CHECKS
+from agui.pipeline.verify.items import ItemCheck, RunItems
 
-__all__ = ["BETWEEN_RUNS", "HANDLERS", "PASS_THROUGH", "Verifier"]
+__all__ = ["BETWEEN_RUNS", "HANDLERS", "PASS_THROUGH", "RUN_CHECKS", "Verifier"]
 
 
-class Verifier(ItemChecks):
+class Verifier:
     """Checks each event against the AG-UI ordering rules, incrementally.
 
     ``check(event, position)`` returns ``None`` when the event is legal here
@@ -75,21 +77,7 @@ class Verifier(ItemChecks):
       success (``finish()`` -> ``truncated_stream``).
     """
 
-    __slots__ = (
-        "_closed_subagents",
-        "_own_activity",
-        "_own_message",
-        "_own_reasoning",
-        "_own_tool",
-        "_life",
-        "_reasoning",
-        "_spans",
-        "_steps",
-        "_stream_thread_id",
-        "_subagents",
-        "_text",
-        "_tools",
-    )
+    __slots__ = ("_dispatch", "_items", "_life", "_stream_thread_id")
 
     def __init__(self, *, thread_id: str | None = None) -> None:
         """Args:
@@ -99,21 +87,11 @@ class Verifier(ItemChecks):
         """
         self._life = RunLifecycle()  # the runs accepted so far (the verifier's view)
         self._stream_thread_id = thread_id
-        self._reset_run()
-
-    def _reset_run(self) -> None:
-        # open ids, insertion-ordered (dict used as an ordered set)
-        self._text: dict[str, None] = {}
-        self._tools: dict[str, None] = {}
-        self._spans: dict[str, None] = {}
-        self._reasoning: dict[str, None] = {}
-        self._steps: dict[str | None, dict[str, None]] = {}
-        self._subagents: dict[str, None] = {}
-        self._closed_subagents: set[str] = set()
-        self._own_message: dict[str, str | None] = {}
-        self._own_tool: dict[str, str | None] = {}
-        self._own_activity: dict[str, str | None] = {}
-        self._own_reasoning: dict[str, str | None] = {}
+        self._items = RunItems()  # the items open in the current run, and their owners
+        # event class -> check(event, position) inside a run: the component's and the run's
+        self._dispatch: dict[type, ItemCheck] = self._items.checks()
+        for cls, check in RUN_CHECKS.items():
+            self._dispatch[cls] = partial(check, self)
 
     # --- public read side -----------------------------------------------------------
 
@@ -142,10 +120,10 @@ class Verifier(ItemChecks):
         """
         if not self._life.open:
             return self._between_runs(event, position)
-        handler = HANDLERS.get(type(cast(object, event)))
+        handler = self._dispatch.get(type(cast(object, event)))
         if handler is None:
             return None
-        return handler(self, event, position)
+        return handler(event, position)
 
     def finish(self) -> ProtocolViolation | None:
         """End of stream. Returns a ``truncated_stream`` violation when the stream
@@ -229,13 +207,13 @@ class Verifier(ItemChecks):
                 position,
                 event.thread_id,
             )
-        self._reset_run()
+        self._items.reset()
         self._life.see(event)
         if expected is None:
             self._stream_thread_id = event.thread_id
         run_input = event.input
         if run_input is not UNSET and run_input is not None:
-            self._seed_owners(getattr(run_input, "messages", None), authoritative=False)
+            self._items.seed_owners(getattr(run_input, "messages", None), authoritative=False)
         return None
 
     def _nested_run(
@@ -278,35 +256,9 @@ class Verifier(ItemChecks):
                 position,
                 event.thread_id,
             )
-        if any(self._steps.values()):
-            parts = [
-                name if owner is None else f"{name} (subagent '{owner}')"
-                for owner, names in self._steps.items()
-                for name in names
-            ]
-            return violation(
-                R.RUN_FINISHED_OPEN_STEP,
-                f"Cannot send 'RUN_FINISHED' while steps are still active: {', '.join(parts)}",
-                event,
-                position,
-                parts[0],
-            )
-        for code, open_ids, label in (
-            (R.RUN_FINISHED_OPEN_TEXT_MESSAGE, self._text, "text messages"),
-            (R.RUN_FINISHED_OPEN_REASONING_MESSAGE, self._reasoning, "reasoning messages"),
-            (R.RUN_FINISHED_OPEN_REASONING_SPAN, self._spans, "reasoning spans"),
-            (R.RUN_FINISHED_OPEN_TOOL_CALL, self._tools, "tool calls"),
-            (R.RUN_FINISHED_OPEN_SUBAGENT, self._subagents, "subagents"),
-        ):
-            if open_ids:
-                ids = list(open_ids)
-                return violation(
-                    code,
-                    f"Cannot send 'RUN_FINISHED' while {label} are still active: {', '.join(ids)}",
-                    event,
-                    position,
-                    ids[0],
-                )
+        still_open = self._items.open_at_finish(event, position)
+        if still_open is not None:
+            return still_open
         outcome = event.outcome
         interrupts = getattr(outcome, "interrupts", None) if outcome is not UNSET else None
         if interrupts:
@@ -326,68 +278,15 @@ class Verifier(ItemChecks):
         self._life.see(event)
         return None
 
-    # --- attribution ------------------------------------------------------------------------------
-
-    def _seed_owners(self, messages: Any, *, authoritative: bool) -> None:
-        if not messages:
-            return
-        for msg in messages:
-            msg_id = getattr(msg, "id", None)
-            if not isinstance(msg_id, str):
-                continue
-            tag = getattr(msg, "subagent_run_id", UNSET)
-            owner = None if tag is UNSET else tag
-            if isinstance(msg, T.ReasoningMessage):
-                bucket = self._own_reasoning
-            elif isinstance(msg, T.ActivityMessage):
-                bucket = self._own_activity
-            else:
-                bucket = self._own_message
-            if authoritative or msg_id not in bucket:
-                bucket[msg_id] = owner
-            tool_calls = getattr(msg, "tool_calls", UNSET)
-            if tool_calls is not UNSET and tool_calls:
-                own_tool = self._own_tool
-                for call in tool_calls:
-                    if authoritative or call.id not in own_tool:
-                        own_tool[call.id] = owner
-
-    def _messages_snapshot(
-        self, event: T.MessagesSnapshotEvent, position: int | None
-    ) -> ProtocolViolation | None:
-        self._seed_owners(event.messages, authoritative=True)
-        return None
-
     CHECKS: ClassVar[
         dict[type, Callable[[Verifier, Any, int | None], ProtocolViolation | None]]
     ] = {
         T.RunStartedEvent: _nested_run,
         T.RunFinishedEvent: _run_finished,
         T.RunErrorEvent: _run_error,
-        T.TextMessageStartEvent: ItemChecks._text_start,
-        T.TextMessageContentEvent: ItemChecks._text_content,
-        T.TextMessageEndEvent: ItemChecks._text_end,
-        T.ToolCallStartEvent: ItemChecks._tool_start,
-        T.ToolCallArgsEvent: ItemChecks._tool_args,
-        T.ToolCallEndEvent: ItemChecks._tool_end,
-        T.ToolCallResultEvent: ItemChecks._tool_result,
-        T.StepStartedEvent: ItemChecks._step_started,
-        T.StepFinishedEvent: ItemChecks._step_finished,
-        T.ReasoningStartEvent: ItemChecks._reasoning_start,
-        T.ReasoningMessageStartEvent: ItemChecks._reasoning_message_start,
-        T.ReasoningMessageContentEvent: ItemChecks._reasoning_content,
-        T.ReasoningMessageEndEvent: ItemChecks._reasoning_message_end,
-        T.ReasoningEndEvent: ItemChecks._reasoning_end,
-        T.ReasoningEncryptedValueEvent: ItemChecks._encrypted_value,
-        T.ActivitySnapshotEvent: ItemChecks._activity_snapshot,
-        T.ActivityDeltaEvent: ItemChecks._activity_delta,
-        T.MessagesSnapshotEvent: _messages_snapshot,
-        T.SubagentStartedEvent: ItemChecks._subagent_started,
-        T.SubagentFinishedEvent: ItemChecks._subagent_terminal,
-        T.SubagentErrorEvent: ItemChecks._subagent_terminal,
     }
-    """Event class -> the check inside a run ``(verifier, event, position)``,
-    returning None (legal, state advanced) or the violation (state unchanged)."""
+    """Event class -> the run's own check inside a run ``(verifier, event, position)``
+    (the items' checks are :data:`agui.pipeline.verify.items.CHECKS`)."""
 
     OPENERS: ClassVar[
         dict[type, Callable[[Verifier, Any, int | None], ProtocolViolation | None]]
@@ -398,9 +297,17 @@ class Verifier(ItemChecks):
     """Event class -> the check between runs (every other class is refused there)."""
 
 
-HANDLERS = Verifier.CHECKS
-"""Event class -> the verifier's check inside a run ``(verifier, event, position)``,
-returning None (legal, state advanced) or the violation (state unchanged)."""
+RUN_CHECKS = Verifier.CHECKS
+"""Event class -> the verifier's own check inside a run ``(verifier, event, position)``."""
+
+HANDLERS: dict[type, Callable[[Any, Any, int | None], ProtocolViolation | None]] = {
+    **ITEM_CHECKS,
+    **RUN_CHECKS,
+}
+"""Event class -> the check inside a run: the run's own ``(verifier, event, position)``
+(:data:`RUN_CHECKS`) or its items' ``(items, event, position)``
+(:data:`agui.pipeline.verify.items.CHECKS`), returning None (legal, state advanced)
+or the violation (state unchanged). A verifier dispatches exactly these classes."""
 
 BETWEEN_RUNS = Verifier.OPENERS
 """Event class -> the verifier's check between runs (RUN_STARTED, RUN_ERROR);
