@@ -811,3 +811,23 @@ async def test_verify_off_applies_a_run_on_another_thread():
     updates = await session.send("x").collect()
     assert _violation_codes(updates) == []
     assert updates[-1] == Done("success", run_id="r-other")
+
+
+def test_session_options_name_every_keyword_of_session_and_run_overrides_every_input_field():
+    import inspect
+
+    import msgspec
+
+    from agui.client.request import INPUT_FIELDS, RunOverrides
+    from agui.client.sync import SessionOptions
+    from agui.types import RunAgentInput
+
+    keywords = {
+        name
+        for name, p in inspect.signature(Session).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+    assert set(SessionOptions.__optional_keys__) == keywords
+    assert "client_tools" in keywords and "transport" not in keywords
+    fields = {f.name for f in msgspec.structs.fields(RunAgentInput)}
+    assert set(RunOverrides.__optional_keys__) == fields == INPUT_FIELDS

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from agui.client.request import convert_list
+from agui.jsonvalue import JSONValue
 from agui.pipeline.apply.patch import clone_json
 from agui.types import Message
 
@@ -77,7 +78,7 @@ class ConversationEditor:
             self.session.add_messages(structs)
         return structs
 
-    def set_state(self, state: Any) -> None:
+    def set_state(self, state: JSONValue) -> None:
         """Replace the state (any JSON; ``None``: absent, sent as ``{}``)."""
         if self.session.is_streaming:
             self.conversation.replace_state(clone_json(state))

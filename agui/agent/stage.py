@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, Unpack, cast
 
 import msgspec
 
@@ -54,7 +54,10 @@ from agui.pipeline.normalize import Normalizer
 from agui.types import EVENT_TYPES, event_type
 
 if TYPE_CHECKING:
+    from agui.agent.agent import AbstractAgent
+    from agui.agent.subscriber import SubscriberExtras
     from agui.client.middleware import Next
+    from agui.updates import Update
 
 __all__ = ["HANDLERS", "OBSERVERS", "PASS_THROUGH", "PASSED_UPDATES", "SubscriberStage"]
 
@@ -79,12 +82,12 @@ class SubscriberStage:
 
     def __init__(
         self,
-        agent: Any,
+        agent: AbstractAgent,
         subscribers: list[Any],
         editor: ConversationEditor,
         errors: SubscriberErrors | None = None,
     ) -> None:
-        self.agent: Any = agent
+        self.agent: AbstractAgent = agent
         self.errors: SubscriberErrors = errors if errors is not None else SubscriberErrors()
         self.subscribers: list[Any] = subscribers
         self.editor: ConversationEditor = editor
@@ -100,7 +103,7 @@ class SubscriberStage:
 
     # ----------------------------------------------------------- params
 
-    def params(self, **extras: Any) -> SubscriberParams[Any]:
+    def params(self, **extras: Unpack[SubscriberExtras]) -> SubscriberParams[Any]:
         """A fresh :class:`SubscriberParams` for this run."""
         editor = self.editor
         return SubscriberParams(
@@ -120,7 +123,7 @@ class SubscriberStage:
             self.editor.set_state(mutation.state)
             self._state_dirty = True
 
-    async def notify(self, name: str, **extras: Any) -> bool:
+    async def notify(self, name: str, **extras: Unpack[SubscriberExtras]) -> bool:
         """Call ``name`` on every subscriber (mutations applied); True on stop."""
         return await call_subscribers(
             self.subscribers,
@@ -132,13 +135,13 @@ class SubscriberStage:
 
     # ----------------------------------------------------------- updates
 
-    def saw(self, update: Any) -> None:
+    def saw(self, update: Update) -> None:
         """Told of every update the run yields (the effect of the event in flight)."""
         observe = OBSERVERS.get(type(cast(object, update)))
         if observe is not None:
             observe(self, update)
 
-    def _messages_changed(self, update: Any) -> None:
+    def _messages_changed(self, update: Update) -> None:
         self._messages_dirty = True
 
     def _state_changed(self, update: U.StateChanged) -> None:
@@ -181,7 +184,7 @@ class SubscriberStage:
 
     # ----------------------------------------------------------- middleware
 
-    async def __call__(self, run_input: Any, next: Next) -> AsyncIterator[Any]:
+    async def __call__(self, run_input: T.RunAgentInput, next: Next) -> AsyncIterator[Any]:
         self.input = run_input
         stream = next(run_input)
         try:
@@ -221,8 +224,9 @@ class SubscriberStage:
         await self.notify("on_run_reconnected", reconnected=update)
         await self.flush()
 
-    async def _before(self, event: Any) -> bool:
+    async def _before(self, item: object) -> bool:
         """``on_event`` then the typed callback; True when propagation was stopped."""
+        event = cast("T.Event", item)  # event_type tells: a TypeError for anything else
         try:
             etype = event_type(event)
         except TypeError:

@@ -29,8 +29,8 @@ import inspect
 import logging
 import re
 import warnings
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypedDict, TypeVar, Unpack, cast
 
 from agui_generated.agui_callbacks import EVENT_CALLBACKS, EventCallbacks
 from msgspec import UNSET
@@ -39,7 +39,9 @@ from agui.errors import DecodeError, SubscriberWarning
 from agui.jsonvalue import is_json_object
 
 if TYPE_CHECKING:
-    from agui.types import Event, Message, RunAgentInput
+    from agui.agent.agent import AbstractAgent
+    from agui.jsonvalue import JSONValue
+    from agui.types import Event, Interrupt, Message, RunAgentInput, ToolCall
     from agui.updates import Reconnected, Reconnecting
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "MaybeMutation",
     "SubscriberErrors",
     "SubscriberFailure",
+    "SubscriberExtras",
     "SubscriberParams",
     "callback_name",
     "check_subscriber",
@@ -74,6 +77,30 @@ class AgentStateMutation:
     messages: list[Any] | None = None
     state: Any = UNSET
     stop_propagation: bool = False
+
+
+class SubscriberExtras(TypedDict, total=False):
+    """The per-callback members of :class:`SubscriberParams`, by name (see there;
+    each absent one reads None)."""
+
+    event: Event | None
+    text_message_buffer: str | None
+    reasoning_message_buffer: str | None
+    tool_call_buffer: str | None
+    tool_call_name: str | None
+    partial_tool_call_args: dict[str, Any] | None
+    tool_call_args: dict[str, Any] | None
+    outcome: str | None
+    result: JSONValue
+    pending_tool_call_ids: list[str] | None
+    interrupts: list[Interrupt] | None
+    error: Exception | None
+    message: Message | None
+    tool_call: ToolCall | None
+    activity_message: Message | None
+    existing_message: Message | None
+    reconnecting: Reconnecting | None
+    reconnected: Reconnected | None
 
 
 class SubscriberParams(Generic[EventT]):
@@ -140,19 +167,19 @@ class SubscriberParams(Generic[EventT]):
 
     def __init__(
         self,
-        agent: Any,
+        agent: AbstractAgent,
         run_input: RunAgentInput | None,
         read_messages: Callable[[], list[Message]],
         read_state: Callable[[], Any],
-        **extras: Any,
+        **extras: Unpack[SubscriberExtras],
     ) -> None:
-        self.agent: Any = agent
+        self.agent: AbstractAgent = agent
         self.input: RunAgentInput | None = run_input
         self._read_messages = read_messages
         self._read_state = read_state
         self._messages: list[Message] | None = None
         self._state: Any = UNSET
-        self.event: EventT = extras.pop("event", None)
+        self.event: EventT = cast("EventT", extras.pop("event", None))  # the callback's class
         self.text_message_buffer: str | None = extras.pop("text_message_buffer", None)
         self.reasoning_message_buffer: str | None = extras.pop("reasoning_message_buffer", None)
         self.tool_call_buffer: str | None = extras.pop("tool_call_buffer", None)
@@ -164,10 +191,10 @@ class SubscriberParams(Generic[EventT]):
         self.outcome: str | None = extras.pop("outcome", None)
         self.result: Any = extras.pop("result", None)
         self.pending_tool_call_ids: list[str] | None = extras.pop("pending_tool_call_ids", None)
-        self.interrupts: list[Any] | None = extras.pop("interrupts", None)
+        self.interrupts: list[Interrupt] | None = extras.pop("interrupts", None)
         self.error: Exception | None = extras.pop("error", None)
         self.message: Message | None = extras.pop("message", None)
-        self.tool_call: Any = extras.pop("tool_call", None)
+        self.tool_call: ToolCall | None = extras.pop("tool_call", None)
         self.activity_message: Message | None = extras.pop("activity_message", None)
         self.existing_message: Message | None = extras.pop("existing_message", None)
         self.reconnected: Reconnected | None = extras.pop("reconnected", None)
@@ -341,7 +368,7 @@ class SubscriberErrors:
         self.failures: list[SubscriberFailure] = []
         self._seen: dict[tuple[int, str], SubscriberFailure] = {}
 
-    def report(self, subscriber: Any, callback: str, error: Exception) -> None:
+    def report(self, subscriber: object, callback: str, error: Exception) -> None:
         """Record that ``subscriber.callback`` raised ``error`` (warns the first time)."""
         key = (id(subscriber), callback)
         known = self._seen.get(key)
@@ -438,14 +465,14 @@ def notify_now(
             _run_soon(out, sub, name)
 
 
-async def _guarded(coro: Any, sub: Any, name: str) -> None:
+async def _guarded(coro: Awaitable[object], sub: object, name: str) -> None:
     try:
         await coro
     except Exception as exc:  # noqa: BLE001 - a user callback: reported
         SubscriberErrors().report(sub, name, exc)
 
 
-def _run_soon(coro: Any, sub: Any, name: str) -> None:
+def _run_soon(coro: Coroutine[Any, Any, object], sub: object, name: str) -> None:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:

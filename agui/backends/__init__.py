@@ -9,3 +9,22 @@
 Both build events as plain wire-form JSON (:mod:`agui.backends._events`) with
 deterministic ids and no timestamps, so transcripts are snapshot-stable.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from agui.server.runlog.store import RunStore
+
+__all__ = ["ResumableOptions"]
+
+
+class ResumableOptions(TypedDict, total=False):
+    """What makes a backend's runs resumable, as :func:`agui.server.create_app`
+    takes it: ``store`` (``"memory"``, a ``redis://`` URL or a ``RunStore``),
+    ``detach_timeout`` and ``lease`` (seconds)."""
+
+    store: RunStore | str | None
+    detach_timeout: float
+    lease: float

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 JsonObj = dict[str, Any]
 
@@ -109,7 +109,7 @@ def run_started(inp: JsonObj) -> JsonObj:
 
 
 def run_finished(
-    inp: JsonObj, *, result: Any = msgspec.UNSET, outcome: JsonObj | None = None
+    inp: JsonObj, *, result: JSONValue = msgspec.UNSET, outcome: JsonObj | None = None
 ) -> JsonObj:
     """RUN_FINISHED for the request; ``result`` (any JSON) and ``outcome``
     (``{"type": "interrupt", "interrupts": [...]}`` ...) only when given."""
@@ -154,7 +154,7 @@ def tool_call(
     yield {"type": "TOOL_CALL_END", "toolCallId": tool_call_id}
 
 
-def tool_result(message_id: str, tool_call_id: str, content: Any) -> JsonObj:
+def tool_result(message_id: str, tool_call_id: str, content: JSONValue) -> JsonObj:
     """TOOL_CALL_RESULT minting tool message ``message_id``; ``content`` str or parts."""
     return {
         "type": "TOOL_CALL_RESULT",

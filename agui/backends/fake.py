@@ -46,7 +46,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 from agui.backends._events import (
     Ids,
@@ -60,10 +60,13 @@ from agui.backends._events import (
     tool_call,
     tool_result,
 )
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.types import RunAgentInput
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from agui.backends import ResumableOptions
     from agui.server import CancelToken, Emitter
 
 __all__ = [
@@ -130,7 +133,7 @@ class RunLog:
     entries: list[JsonObj] = field(default_factory=list[JsonObj])
     _cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
 
-    def record(self, event: str, **details: Any) -> None:
+    def record(self, event: str, **details: JSONValue) -> None:
         """Append ``{"event": event, **details}`` and wake waiters."""
         with self._cond:
             self.entries.append({"event": event, **details})
@@ -603,7 +606,7 @@ def fake_agent(
     return agent
 
 
-def create_app(*, guard: bool = True, **resumable: Any) -> Any:
+def create_app(*, guard: bool = True, **resumable: Unpack[ResumableOptions]) -> Starlette:
     """The serve-fake ASGI app (``starlette.applications.Starlette``).
 
     Routes: ``POST /agent`` (the scenarios, through :mod:`agui.server` with its

@@ -33,13 +33,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Unpack
 
 from agui.backends._events import Ids, JsonObj, input_as_json, run_error, run_started
 from agui.backends.llm_messages import chat_messages, chat_tools, token_usage
+from agui.jsonvalue import JSONValue
 from agui.types import RunAgentInput
 
 if TYPE_CHECKING:
+    import openai
+    from starlette.applications import Starlette
+
+    from agui.backends import ResumableOptions
     from agui.server import CancelToken, Emitter
 
 __all__ = ["LlmAgent", "LlmConfig", "LlmConfigError", "create_app", "llm_config"]
@@ -71,7 +77,7 @@ def llm_config(
     base_url: str | None = None,
     model: str | None = None,
     api_key: str | None = None,
-    environ: Any = None,
+    environ: Mapping[str, str] | None = None,
 ) -> LlmConfig:
     """The configuration from the arguments, else ``OPENAI_BASE_URL``,
     ``OPENAI_MODEL``, ``OPENAI_API_KEY`` of ``environ`` (default ``os.environ``).
@@ -164,7 +170,7 @@ class _Turn:
         out.append({"type": "TEXT_MESSAGE_CONTENT", "messageId": self.text_id, "delta": delta})
         return out
 
-    def tool_delta(self, index: int, call_id: Any, name: Any, args: Any) -> list[JsonObj]:
+    def tool_delta(self, index: int, call_id: object, name: object, args: object) -> list[JsonObj]:
         out = self.close_reasoning() + self.close_text()
         call = self.calls.get(index)
         if call is None:
@@ -213,7 +219,7 @@ class _Turn:
         return out
 
 
-def _dump(value: Any) -> Any:
+def _dump(value: object) -> JSONValue:
     """A pydantic model from the openai client as plain JSON (None stays None)."""
     dump = getattr(value, "model_dump", None)
     return dump(mode="json") if callable(dump) else value
@@ -231,7 +237,11 @@ class LlmAgent:
     """
 
     def __init__(
-        self, config: LlmConfig, *, client: Any = None, extra: dict[str, Any] | None = None
+        self,
+        config: LlmConfig,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         self.config: LlmConfig = config
         self.extra: dict[str, Any] = dict(extra or {})
@@ -295,7 +305,7 @@ class LlmAgent:
         await emit(finished)
 
     @staticmethod
-    def _events(turn: _Turn, delta: Any) -> list[JsonObj]:
+    def _events(turn: _Turn, delta: object) -> list[JsonObj]:
         if delta is None:
             return []
         out: list[JsonObj] = []
@@ -323,11 +333,11 @@ def create_app(
     base_url: str | None = None,
     model: str | None = None,
     api_key: str | None = None,
-    client: Any = None,
+    client: openai.AsyncOpenAI | None = None,
     extra: dict[str, Any] | None = None,
     guard: bool = True,
-    **resumable: Any,
-) -> Any:
+    **resumable: Unpack[ResumableOptions],
+) -> Starlette:
     """The serve-llm ASGI app (Starlette), endpoint ``POST /agent``, serving an
     :class:`LlmAgent` configured by :func:`llm_config`. ``resumable``:
     ``store``, ``detach_timeout``, ``lease`` as :func:`agui.server.create_app`

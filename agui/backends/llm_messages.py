@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 
 JsonObj = dict[str, Any]
 
@@ -25,7 +25,7 @@ __all__ = ["chat_messages", "chat_tools", "token_usage"]
 _MAX_INT = 9007199254740991
 
 
-def _parts_text(content: Any) -> str:
+def _parts_text(content: JSONValue) -> str:
     """Text of a message content (str, or content parts: text parts joined with a newline)."""
     if isinstance(content, str):
         return content
@@ -40,7 +40,7 @@ def _parts_text(content: Any) -> str:
     return "" if content is None else json.dumps(content, ensure_ascii=False)
 
 
-def _image_url(source: Any) -> str | None:
+def _image_url(source: JSONValue) -> str | None:
     """An image part's source as a URL: a ``url`` source as is, a ``data``
     source as a ``data:`` URL; a ``file`` handle has none."""
     if not is_json_object(source) or not isinstance(source.get("value"), str):
@@ -52,7 +52,7 @@ def _image_url(source: Any) -> str | None:
     return None
 
 
-def _user_content(content: Any) -> Any:
+def _user_content(content: JSONValue) -> str | list[JsonObj]:
     """A user message's content: a str as is; parts as chat parts (text; an image
     from a URL or inline data as ``image_url``; other parts left out)."""
     if not is_json_array(content):
@@ -68,7 +68,7 @@ def _user_content(content: Any) -> Any:
     return parts
 
 
-def _tool_calls(calls: Any) -> list[JsonObj]:
+def _tool_calls(calls: JSONValue) -> list[JsonObj]:
     out: list[JsonObj] = []
     for call in calls if is_json_array(calls) else []:
         fn = call.get("function") if is_json_object(call) else None
@@ -87,7 +87,7 @@ def _tool_calls(calls: Any) -> list[JsonObj]:
     return out
 
 
-def chat_messages(messages: Any) -> list[JsonObj]:
+def chat_messages(messages: JSONValue) -> list[JsonObj]:
     """The AG-UI ``messages`` (wire JSON list) as chat-completions messages, in order.
 
     An assistant message keeps its ``tool_calls`` (and has ``content`` only when
@@ -125,7 +125,7 @@ def chat_messages(messages: Any) -> list[JsonObj]:
     return out
 
 
-def chat_tools(tools: Any) -> list[JsonObj]:
+def chat_tools(tools: JSONValue) -> list[JsonObj]:
     """The AG-UI ``tools`` (wire JSON list of ``Tool``) as chat-completions
     function tools; a tool without ``parameters`` takes an empty object."""
     out: list[JsonObj] = []
@@ -144,13 +144,13 @@ def chat_tools(tools: Any) -> list[JsonObj]:
     return out
 
 
-def _count(value: Any) -> int | None:
+def _count(value: JSONValue) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_INT:
         return value
     return None
 
 
-def token_usage(usage: Any, model: str | None = None) -> JsonObj | None:
+def token_usage(usage: JSONValue, model: str | None = None) -> JsonObj | None:
     """A chat-completions ``usage`` (dict) as an AG-UI ``TokenUsage`` (wire JSON):
     ``prompt_tokens`` -> ``inputTokens``, ``completion_tokens`` ->
     ``outputTokens``, ``total_tokens`` -> ``totalTokens``,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["MAX_FRAME_BYTES", "RAW_STREAMS", "RawStream", "frame", "routes", "stream_bytes"]
 
 #: The client's default SSE frame cap (10 MiB); ``oversized-frame`` goes past it.
-from agui.jsonvalue import is_json_object
+from agui.jsonvalue import JSONValue, is_json_object
 from agui.wire.sse import MAX_FRAME_BYTES
 
 if TYPE_CHECKING:  # starlette is the server extra, imported where a request is served
@@ -58,11 +58,11 @@ class RawStream:
     abort: bool = False
 
 
-def _json(obj: Any) -> str:
+def _json(obj: JSONValue) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def frame(obj: Any, eol: str = "\n") -> bytes:
+def frame(obj: JSONValue, eol: str = "\n") -> bytes:
     """One SSE frame ``data: <compact JSON><eol><eol>`` (UTF-8, non-ASCII kept)."""
     return f"data: {_json(obj)}{eol}{eol}".encode()
 

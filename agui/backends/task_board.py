@@ -34,8 +34,8 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Unpack
 
 from agui.backends._events import (
     Ids,
@@ -49,10 +49,13 @@ from agui.backends._events import (
     tool_call,
     tool_result,
 )
-from agui.jsonvalue import is_json_object
+from agui.jsonvalue import JSONValue, is_json_object
 from agui.types import RunAgentInput, Tool
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from agui.backends import ResumableOptions
     from agui.server import CancelToken, Emitter
 
 __all__ = [
@@ -122,7 +125,7 @@ _LIST = re.compile(r"^\s*list\b", re.IGNORECASE)
 HELP = "I understand: add X, Y · done N · list."
 
 
-def offered_tools() -> list[Any]:
+def offered_tools() -> list[Tool]:
     """:data:`TOOLS` as generated ``agui.types.Tool`` structs (to pass as a
     ``Session``'s ``tools``)."""
     import msgspec
@@ -130,7 +133,7 @@ def offered_tools() -> list[Any]:
     return [msgspec.convert(tool, Tool) for tool in TOOLS]
 
 
-def _tasks_from_state(state: Any) -> list[JsonObj] | None:
+def _tasks_from_state(state: JSONValue) -> list[JsonObj] | None:
     """The task list of the client's state (deep copy), or None when absent/invalid."""
     if not is_json_object(state) or not isinstance(state.get("tasks"), list):
         return None
@@ -216,7 +219,12 @@ class _Board:
 
 
 def _call_with_state(
-    ids: Ids, name: str, args: JsonObj, state_event_after: Any, result: Any, parent: str
+    ids: Ids,
+    name: str,
+    args: JsonObj,
+    state_event_after: Callable[[], JsonObj],
+    result: JSONValue,
+    parent: str,
 ) -> Iterator[JsonObj]:
     """START, ARGS, <state event>, END, RESULT (state published from inside the call)."""
     call_id = ids.tool_call()
@@ -340,7 +348,7 @@ async def task_board_agent(run_input: RunAgentInput, emit: Emitter, cancel: Canc
         await emit(event)
 
 
-def create_app(*, guard: bool = True, **resumable: Any) -> Any:
+def create_app(*, guard: bool = True, **resumable: Unpack[ResumableOptions]) -> Starlette:
     """The serve-task-board ASGI app (Starlette), endpoint ``POST /agent``;
     ``resumable``: ``store``, ``detach_timeout``, ``lease`` as
     :func:`agui.server.create_app` takes them."""

@@ -18,7 +18,7 @@ no result is made up.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agui import updates as u
 from agui.cli.io import CliError, Console, EndOfInput
@@ -28,6 +28,12 @@ from agui.client.interrupts import cancelled, resolved
 from agui.jsonvalue import is_json_object
 from agui.pipeline.profiles import wants_resume_value
 from agui.wire.json import loads_json_text
+
+if TYPE_CHECKING:
+    from agui.client.interrupts import Answer
+    from agui.client.session import Session
+    from agui.jsonvalue import JSONObject
+    from agui.types import Interrupt, ToolCall
 
 __all__ = [
     "answer_for",
@@ -47,7 +53,15 @@ __all__ = [
 ]
 
 
-def wants_approval_flag(interrupt: Any) -> bool:
+class IdSource(Protocol):
+    """Where the tool messages' ids come from (``next()``: the next id)."""
+
+    def next(self) -> str:
+        """The next id."""
+        ...
+
+
+def wants_approval_flag(interrupt: Interrupt | JSONObject) -> bool:
     """True when the interrupt's ``responseSchema`` declares a boolean
     ``approved`` property (then the answer payload is ``{"approved": ...}``)."""
     schema = getattr(interrupt, "response_schema", None)
@@ -63,7 +77,7 @@ def wants_approval_flag(interrupt: Any) -> bool:
     )
 
 
-def answer_for(interrupt: Any, yes: bool) -> Any:
+def answer_for(interrupt: Interrupt | JSONObject, yes: bool) -> Answer:
     """The resume answer for one interrupt (see module doc), built with the
     :mod:`agui.client.interrupts` helpers."""
 
@@ -72,7 +86,7 @@ def answer_for(interrupt: Any, yes: bool) -> Any:
     return resolved() if yes else cancelled()
 
 
-def _interrupt_id(interrupt: Any) -> str:
+def _interrupt_id(interrupt: Interrupt | JSONObject) -> str:
     return str(interrupt.get("id") if is_json_object(interrupt) else interrupt.id)
 
 
@@ -147,7 +161,7 @@ def tool_result_arg(text: str) -> tuple[str, str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def ask_tool_result(call: Any, label: str, console: Console, canned: dict[str, str]) -> str:
+def ask_tool_result(call: ToolCall, label: str, console: Console, canned: dict[str, str]) -> str:
     """The result of one client tool call (a ``ToolCall``): ``canned[name]``
     when the tool has one, else the next input line as typed (the question
     ``result for <label>:`` is shown on a TTY only). Raises
@@ -174,13 +188,13 @@ def _end_of_input_calls(console: Console, calls: list[Any]) -> None:
     )
 
 
-def open_tool_calls(session: Any) -> list[Any]:
+def open_tool_calls(session: Session) -> list[ToolCall]:
     """The ``ToolCall`` structs the latest successful run left for the client
     that no tool message answers yet and that name a tool the session offers
     (``session.tools``), in the order the run left them."""
     offered = {t.name for t in session.tools}
     conversation = session.conversation
-    calls: list[Any] = []
+    calls: list[ToolCall] = []
     for call_id in conversation.unanswered_tool_call_ids():
         call = conversation.tool_call(call_id)
         if call is not None and call.function.name in offered:
@@ -189,12 +203,12 @@ def open_tool_calls(session: Any) -> list[Any]:
 
 
 def answer_tool_calls(
-    session: Any,
-    calls: list[Any],
+    session: Session,
+    calls: list[ToolCall],
     console: Console,
     renderer: Renderer,
     canned: dict[str, str],
-    ids: Any,
+    ids: IdSource,
 ) -> None:
     """Answer each call (:func:`ask_tool_result`), add its tool message to
     ``session`` (id ``ids.next()``) and print its ``result`` line as
@@ -217,7 +231,7 @@ def check_tool_results(canned: dict[str, str], tools: list[Any]) -> None:
             raise CliError(f"--tool-result {name}: no tool {name} is offered (offered: {known})")
 
 
-def calls_left(session: Any, done: Any) -> list[Any]:
+def calls_left(session: Session, done: u.Done | None) -> list[ToolCall]:
     """:func:`open_tool_calls` after a run whose final ``Done`` is ``done``
     ([] unless it ended ``success``)."""
     if done is None or done.outcome != "success":
@@ -237,7 +251,7 @@ def resumes_capped(resumes: int, cap: int, interrupts: list[Any], calls: list[An
     )
 
 
-def stop_at_end(console: Console, session: Any, interrupts: list[Any]) -> None:
+def stop_at_end(console: Console, session: Session, interrupts: list[Any]) -> None:
     """The ``stop`` line at end of input: the ``interrupts`` left unanswered,
     or else the :func:`open_tool_calls` of ``session``."""
     if interrupts:
@@ -246,7 +260,7 @@ def stop_at_end(console: Console, session: Any, interrupts: list[Any]) -> None:
         _end_of_input_calls(console, open_tool_calls(session))
 
 
-def cannot_send(session: Any, exc: Exception) -> Line:
+def cannot_send(session: Session, exc: Exception) -> Line:
     """The ``error`` line for a line the session refused (``exc``, a
     ``ResumeError``): when the latest run left calls to tools watch did not
     offer, it names them and the way out (``--tools``), not the SDK call."""

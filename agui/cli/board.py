@@ -28,7 +28,7 @@ from agui.a2ui import render_surfaces, surfaces_from_messages
 from agui.cli.io import clean, isatty
 from agui.cli.render import Line, format_json
 from agui.cli.sanitize import sanitize
-from agui.jsonvalue import is_json_object
+from agui.jsonvalue import JSONValue, is_json_object
 
 if TYPE_CHECKING:
     from agui.cli.io import Console
@@ -56,7 +56,7 @@ class TaskRow:
     done: bool
 
     @classmethod
-    def from_json(cls, value: Any) -> TaskRow | None:
+    def from_json(cls, value: JSONValue) -> TaskRow | None:
         """Read one task from the agent's JSON: ``id`` (or ``taskId``),
         ``title`` (or ``text`` / ``name``), ``done`` (bool; or ``completed``
         bool, or ``status`` in done/completed/...). A bare string is a task
@@ -90,7 +90,7 @@ class BoardState:
     raw: Any = None
 
     @classmethod
-    def from_state(cls, state: Any) -> BoardState:
+    def from_state(cls, state: JSONValue) -> BoardState:
         """Lenient read of any JSON state; never raises."""
         if not is_json_object(state) or not isinstance(state.get("tasks"), list):
             return cls(tasks=None, raw=state)
@@ -186,11 +186,11 @@ class BoardPanel:
         return out
 
 
-def panel_from_conversation(conversation: Any) -> BoardPanel:
+def panel_from_conversation(conversation: object) -> BoardPanel:
     """Build the panel from an :class:`agui.pipeline.apply.Conversation` (or anything
     with ``messages``, ``state``, ``run_id`` and ``thread_id``). Never raises."""
     try:
-        messages = list(conversation.messages)
+        messages = list(getattr(conversation, "messages", ()))
     except Exception:  # noqa: BLE001 - any odd conversation object
         messages = []
     surfaces, components = _surfaces(messages)

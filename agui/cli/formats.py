@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agui import errors as e
 from agui.cli.sanitize import sanitize, sanitize_fragment
 from agui.cli.text import cut
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
+
+if TYPE_CHECKING:
+    from agui.updates import Done
 
 __all__ = [
     "a2ui_render_summary",
@@ -29,7 +32,7 @@ __all__ = [
 ]
 
 
-def format_json(value: Any, max_chars: int = 0) -> str:
+def format_json(value: object, max_chars: int = 0) -> str:
     """Compact, key-order-preserving, sanitised JSON text of ``value`` (plain
     JSON or anything ``json`` can't encode, which falls back to ``repr``),
     cut to ``max_chars`` characters with a trailing ``…`` when longer."""
@@ -82,7 +85,7 @@ def join_fragments(parts: Iterable[str]) -> str:
     return "".join(f"[{sanitize_fragment(p)}]" for p in parts)
 
 
-def attr_of(obj: Any, *names: str) -> Any:
+def attr_of(obj: object, *names: str) -> Any:
     """First present attribute / key of a generated struct or plain dict."""
     for name in names:
         value = obj.get(name) if is_json_object(obj) else getattr(obj, name, None)
@@ -118,7 +121,7 @@ def a2ui_render_summary(arguments: str) -> str | None:
     return "surface " + surface_summary(str(value.get("surfaceId", "?")), {"a2ui_operations": ops})
 
 
-def surface_summary(message_id: str, content: Any) -> str:
+def surface_summary(message_id: str, content: JSONValue) -> str:
     """``<surfaceId>: createSurface, updateComponents`` for an ``a2ui-surface``
     activity's content (``a2ui_operations`` / ``operations`` or a ``status``)."""
     if is_json_object(content):
@@ -193,7 +196,7 @@ def patch_text(patch: list[Any], max_chars: int) -> str:
     return cut_chars(sanitize("; ".join(ops)), max_chars)
 
 
-def done_text(up: Any, error_texts: set[str], max_chars: int) -> str:
+def done_text(up: Done, error_texts: set[str], max_chars: int) -> str:
     """The body of a ``done`` line for a ``Done`` update: the outcome, its reason
     (or ``(see the error above)`` when ``error_texts`` holds it), pending tool
     calls, the result and the token usage."""

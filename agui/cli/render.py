@@ -101,7 +101,7 @@ from agui.cli.formats import (
     surface_summary,
 )
 from agui.cli.sanitize import sanitize, sanitize_block
-from agui.jsonvalue import is_json_object
+from agui.jsonvalue import JSONObject, is_json_object
 from agui.updates import join_deltas
 
 __all__ = [
@@ -352,7 +352,7 @@ class Renderer:
     def _on_ToolResult(self, up: u.ToolResult) -> list[Line]:
         return self._result(up.tool_call_id, up.content)
 
-    def _result(self, call_id: str, content: Any, mark: str = "") -> list[Line]:
+    def _result(self, call_id: str, content: object, mark: str = "") -> list[Line]:
         self._results[call_id] = content
         tag = self.tag_of(call_id)
         name = self._names.get(call_id)
@@ -511,7 +511,7 @@ class Renderer:
     def _on_Paused(self, up: u.Paused) -> list[Line]:
         return [Line("pause", self.describe_interrupt(i)) for i in up.interrupts]
 
-    def describe_interrupt(self, interrupt: Any) -> str:
+    def describe_interrupt(self, interrupt: T.Interrupt | JSONObject) -> str:
         """``<id> <reason>[ on (n) tool]: <message>`` for an ``Interrupt``
         struct or dict, sanitised."""
         iid = sanitize(attr_of(interrupt, "id") or "?")

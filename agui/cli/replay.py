@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agui.cli.io import CliError, Console
 from agui.cli.render import Renderer, RenderOptions
@@ -28,6 +28,10 @@ from agui.client.session import Session
 from agui.errors import DecodeError
 from agui.transports.recording import DEFAULT_MAX_BYTES, Recording
 from agui.transports.replay import ReplayTransport
+
+if TYPE_CHECKING:
+    from agui.client.request import RunOverrides
+    from agui.transports import Transport
 
 __all__ = ["run_replay"]
 
@@ -80,7 +84,7 @@ def load_fixture(path: str, max_bytes: int | None = None) -> tuple[Any, str | No
 
 
 async def replay(
-    transport: Any,
+    transport: Transport,
     console: Console,
     render: RenderOptions,
     verify: str,
@@ -98,7 +102,7 @@ async def replay(
     if thread_id:
         kwargs["thread_id"] = thread_id
     session = Session(transport, **kwargs)
-    overrides = {"run_id": run_id} if run_id else {}
+    overrides: RunOverrides = {"run_id": run_id} if run_id else {}
     result = await drive(
         session.run(**overrides),
         Renderer(render),

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from agui.cli.io import CliError, Console
 
 if TYPE_CHECKING:  # starlette comes with the server extra uvicorn needs
+    from types import FrameType
+
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["GRACEFUL_SHUTDOWN", "ExpectedLogFilter", "add_store_flags", "run_serve"]
@@ -142,7 +144,7 @@ def _server_class(console: Console, streams: StreamCounter) -> Any:
     class Server(uvicorn.Server):
         """uvicorn's server, announcing the first Ctrl-C with one line."""
 
-        def handle_exit(self, sig: int, frame: Any) -> None:
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             if not self.should_exit:
                 n = streams.open
                 if n:

@@ -20,17 +20,22 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agui.cli.io import CliError
 from agui.client.session import Session
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.transports import default_transport
 from agui.types import Tool
 from agui.wire.json import loads_json_text
+
+if TYPE_CHECKING:
+    import httpx
+
+    from agui.transports import FastHttpTransport, HttpTransport, Transport
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -106,7 +111,7 @@ def load_json_file(path: str, what: str) -> Any:
         raise CliError(f"{what} {path}: not valid JSON ({exc})") from None
 
 
-def load_tools(path: str) -> list[Any]:
+def load_tools(path: str) -> list[Tool]:
     """The ``Tool`` structs listed in the JSON file at ``path`` (a list of
     ``{"name", "description", "parameters"}`` objects, wire names). Raises
     :class:`CliError` when the file is missing, not JSON, not a list, or an
@@ -120,7 +125,7 @@ def load_tools(path: str) -> list[Any]:
         raise CliError(
             f"tools file {path}: expected a JSON list of tools, got {type(data).__name__}"
         )
-    tools: list[Any] = []
+    tools: list[Tool] = []
     for n, entry in enumerate(data):
         if is_json_object(entry) and "parameters" in entry:
             params = entry["parameters"]
@@ -212,7 +217,7 @@ def endpoint(url: str | None, agent: str = "fake") -> Generator[Endpoint]:
         server.stop()
 
 
-def default_tools(agent: str) -> list[Any]:
+def default_tools(agent: str) -> list[Tool]:
     """Tools offered when ``--tools`` is absent on the embedded backend:
     task-board's own tool set for ``task-board``, none for ``fake``."""
     if agent != "task-board":
@@ -225,7 +230,7 @@ def default_tools(agent: str) -> list[Any]:
     return [t if isinstance(t, Tool) else msgspec.convert(t, Tool) for t in TOOLS]
 
 
-def http_timeout(read: float | None) -> Any:
+def http_timeout(read: float | None) -> httpx.Timeout:
     """The ``httpx.Timeout`` for ``--timeout`` seconds (None: the default,
     :data:`DEFAULT_READ_TIMEOUT`): ``read`` = the longest silence tolerated
     between two chunks of the stream (and for the response to start);
@@ -236,7 +241,9 @@ def http_timeout(read: float | None) -> Any:
     return httpx.Timeout(30.0, connect=min(10.0, read), read=read)
 
 
-def make_transport(url: str, *, timeout: float | None = None, protobuf: bool = False) -> Any:
+def make_transport(
+    url: str, *, timeout: float | None = None, protobuf: bool = False
+) -> HttpTransport | FastHttpTransport:
     """The transport ``watch`` and ``trace`` use: :func:`agui.transports.default_transport`
     (``FastHttpTransport`` with the ``fast`` extra, else ``HttpTransport``;
     ``timeout``: see :func:`http_timeout`). ``protobuf`` (``--protobuf``) asks
@@ -252,15 +259,15 @@ def make_transport(url: str, *, timeout: float | None = None, protobuf: bool = F
 def make_session(
     url: str,
     *,
-    tools: list[Any],
-    state: Any,
+    tools: list[Tool],
+    state: JSONValue,
     verify: str,
     timeout: float | None = None,
     idle_timeout: float | None = None,
-    wrap: Any = None,
+    wrap: Callable[[Transport], Transport] | None = None,
     thread_id: str = THREAD_ID,
     protobuf: bool = False,
-) -> Any:
+) -> Session:
     """A :class:`agui.client.session.Session` over HTTP to ``url`` on ``thread_id``
     (see :func:`thread_ids`; ``timeout``, ``protobuf``: see
     :func:`make_transport`; ``idle_timeout``: ``--idle-timeout`` seconds, 0 for no
@@ -273,7 +280,7 @@ def make_session(
         kwargs["state"] = state
     if idle_timeout is not None:
         kwargs["idle_timeout"] = idle_timeout
-    transport = make_transport(url, timeout=timeout, protobuf=protobuf)
+    transport: Transport = make_transport(url, timeout=timeout, protobuf=protobuf)
     if wrap is not None:
         transport = wrap(transport)
     return Session(transport, **kwargs)

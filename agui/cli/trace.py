@@ -61,7 +61,8 @@ from agui.errors import ResumeError, TransportError
 from agui.pipeline.apply import Conversation
 from agui.pipeline.core import Pipeline
 from agui.pipeline.profiles import LANGGRAPH_ON_INTERRUPT, legacy_interrupt_warning
-from agui.types import RunAgentInput, UserMessage, event_type
+from agui.transports import Transport
+from agui.types import RunAgentInput, Tool, UserMessage, event_type
 from agui.updates import ErrorUpdate, MessagesSnapshot, WarningUpdate
 from agui.wire import encode_event
 
@@ -70,7 +71,7 @@ __all__ = ["first_input", "run_trace", "trace"]
 THREAD_ID = "thread-1"
 
 
-def first_input(line: str, tools: list[Any], ids: Any = None) -> Any:
+def first_input(line: str, tools: list[Tool], ids: ThreadIds | None = None) -> RunAgentInput:
     """The first ``RunAgentInput``: thread ``ids.thread_id`` (default
     ``thread-1``), run ``ids.run_id(1)`` (``run-1``), one user message
     ``ids.message_id(1)`` (``user-1``) with ``line``, ``tools``, empty
@@ -92,8 +93,8 @@ def first_input(line: str, tools: list[Any], ids: Any = None) -> Any:
 
 
 async def _stream(
-    transport: Any,
-    run_input: Any,
+    transport: Transport,
+    run_input: RunAgentInput,
     console: Console,
     url: str,
     renderer: Renderer,
@@ -169,7 +170,9 @@ async def _stream(
     finally:
         if clock is not None:
             clock.close()
-        await stream.aclose()
+        aclose = getattr(stream, "aclose", None)  # every transport's stream has one
+        if aclose is not None:
+            await aclose()
     if not _ended(events):
         console.write(
             [Line("end", f"the stream ended without RUN_FINISHED or RUN_ERROR ({_n(events)})")]
@@ -230,14 +233,14 @@ def _by_profile(events: list[Any], interrupts: list[Any]) -> list[Line]:
 
 
 def trace(
-    transport: Any,
+    transport: Transport,
     line: str,
-    tools: list[Any],
+    tools: list[Tool],
     console: Console,
     mode: str,
     url: str,
     max_resumes: int = 10,
-    ids: Any = None,
+    ids: ThreadIds | None = None,
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
 ) -> int:
     """Trace ``line`` and every resume round trip (``ids``: the
@@ -259,14 +262,14 @@ def trace(
 
 def _trace(
     runner: asyncio.Runner,
-    transport: Any,
+    transport: Transport,
     line: str,
-    tools: list[Any],
+    tools: list[Tool],
     console: Console,
     mode: str,
     url: str,
     max_resumes: int = 10,
-    ids: Any = None,
+    ids: ThreadIds | None = None,
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
 ) -> int:
     from urllib.parse import urlsplit
@@ -312,16 +315,17 @@ def _trace(
             run_input = resume_run(run_input, events, answers, run_id=ids.run_id(n))
         except ResumeError as exc:
             raise CliError(f"cannot build the resume request: {exc}") from None
+        entries = [] if run_input.resume is msgspec.UNSET else run_input.resume
         console.write(
             [
                 Line(
                     "send",
-                    f"POST {path} {run_input.run_id}: resume {len(run_input.resume)} "
+                    f"POST {path} {run_input.run_id}: resume {len(entries)} "
                     f"answers ({len(run_input.messages)} messages)",
                 ),
                 *(
                     Line("send", "  " + format_json(msgspec.to_builtins(entry)))
-                    for entry in run_input.resume
+                    for entry in entries
                 ),
             ]
         )

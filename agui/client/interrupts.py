@@ -28,6 +28,7 @@ from msgspec import UNSET
 
 from agui.client.request import PROTOCOL_VERSION
 from agui.errors import DecodeError, ResumeError
+from agui.jsonvalue import JSONObject, JSONValue
 from agui.pipeline.apply import Conversation
 from agui.pipeline.core import Pipeline
 from agui.pipeline.profiles import LegacyInterrupts
@@ -36,6 +37,8 @@ from agui.wire import encode_json
 
 if TYPE_CHECKING:  # typing.TypeIs is 3.13+; type checkers ship typing_extensions' stubs
     from typing_extensions import TypeIs
+
+    from agui.types import CustomEvent, RunFinishedEvent
 
 _S = TypeVar("_S", bound=msgspec.Struct)
 
@@ -64,11 +67,11 @@ class Answer:
     (dict or None) go into the ResumeEntry as given."""
 
     status: Literal["resolved", "cancelled"]
-    payload: Any = UNSET
+    payload: JSONValue = UNSET
     metadata: dict[str, Any] | None = None
 
 
-def resolved(payload: Any = UNSET, *, metadata: dict[str, Any] | None = None) -> Answer:
+def resolved(payload: JSONValue = UNSET, *, metadata: dict[str, Any] | None = None) -> Answer:
     """A resolved answer carrying ``payload`` (any JSON; omitted when not given)."""
     return Answer("resolved", payload, metadata)
 
@@ -124,13 +127,13 @@ class _Pending:
         self.interrupts: list[Any] = []
         self.legacy = LegacyInterrupts()
 
-    def run_started(self, event: Any) -> None:
+    def run_started(self, event: object) -> None:
         self.legacy.start()
 
-    def custom(self, event: Any) -> None:
+    def custom(self, event: CustomEvent | JSONObject) -> None:
         self.legacy.see(dict(event) if _is_mapping(event) else event)
 
-    def run_finished(self, event: Any) -> None:
+    def run_finished(self, event: RunFinishedEvent | JSONObject) -> None:
         outcome = event.get("outcome", UNSET) if _is_mapping(event) else event.outcome
         by_rule = self.legacy.finish(outcome)
         if by_rule:
@@ -158,7 +161,7 @@ PENDING_STEPS: dict[str, Callable[[_Pending, Any], None]] = {
 does with it; other types leave the pending interrupts as they are."""
 
 
-def expired_at(interrupt: Any) -> datetime | None:
+def expired_at(interrupt: Interrupt) -> datetime | None:
     """``expiresAt`` parsed as an aware datetime (naive = UTC), or None when
     absent or unparseable (an unparseable date never expires, like the
     reference client's ``Date.parse`` NaN)."""
@@ -172,7 +175,7 @@ def expired_at(interrupt: Any) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def is_expired(interrupt: Any, now: datetime | None = None) -> bool:
+def is_expired(interrupt: Interrupt, now: datetime | None = None) -> bool:
     """True when ``expiresAt`` is set and ``<= now`` (default: current UTC time)."""
     when = expired_at(interrupt)
     if when is None:
@@ -183,8 +186,7 @@ def is_expired(interrupt: Any, now: datetime | None = None) -> bool:
     return when <= now
 
 
-def _answer(value: Any) -> Answer:
-
+def _answer(value: Answer | ResumeEntry | JSONValue) -> Answer:
     if isinstance(value, Answer):
         return value
     if isinstance(value, ResumeEntry):
@@ -194,8 +196,11 @@ def _answer(value: Any) -> Answer:
 
 
 def build_resume(
-    interrupts: Iterable[Any], answers: Mapping[str, Any], *, now: datetime | None = None
-) -> list[Any]:
+    interrupts: Iterable[Interrupt | JSONObject],
+    answers: Mapping[str, Answer | ResumeEntry | JSONValue],
+    *,
+    now: datetime | None = None,
+) -> list[ResumeEntry]:
     """Answers by interrupt id -> the ``resume`` list, in interrupt order.
 
     Args:
@@ -233,7 +238,7 @@ def build_resume(
     unknown = [str(k) for k in answers if k not in ids]
     if unknown:
         raise ResumeError(f"answers reference unknown interrupt ids: {', '.join(unknown)}")
-    entries: list[Any] = []
+    entries: list[ResumeEntry] = []
     for interrupt in pending:
         answer = _answer(answers[interrupt.id])
         if answer.status not in ("resolved", "cancelled"):
@@ -255,13 +260,13 @@ def build_resume(
 
 
 def resume_run(
-    previous: Any,
+    previous: RunAgentInput | JSONObject,
     events: Iterable[Any],
-    answers: Mapping[str, Any],
+    answers: Mapping[str, Answer | ResumeEntry | JSONValue],
     *,
     run_id: str | None = None,
     now: datetime | None = None,
-) -> Any:
+) -> RunAgentInput:
     """Build the RunAgentInput that answers the interrupts a run paused on.
 
     Args:
@@ -301,7 +306,7 @@ def resume_run(
     )
 
 
-def _apply_all(conversation: Any, events: list[Any]) -> None:
+def _apply_all(conversation: Conversation, events: list[Any]) -> None:
     """Apply a run's events (structs or wire dicts) to a conversation through
     an unverifying pipeline (chunks are expanded, bad frames skipped)."""
 

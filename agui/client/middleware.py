@@ -28,14 +28,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from msgspec import UNSET
 
 from agui import types as T
+from agui.types import RunAgentInput
 
 if TYPE_CHECKING:
+    from agui.types import Event
     from agui.updates import Reconnected, Reconnecting
 
-Next = Callable[[Any], AsyncIterator[Any]]
+Next = Callable[[RunAgentInput], AsyncIterator[Any]]
 """``next(run_input) -> AsyncIterator[Event]``: the rest of the chain."""
 
-MiddlewareFn = Callable[[Any, Next], AsyncIterator[Any]]
+MiddlewareFn = Callable[[RunAgentInput, Next], AsyncIterator[Any]]
 """``mw(run_input, next) -> AsyncIterator[Event]``."""
 
 
@@ -52,11 +54,11 @@ class Middleware:
             :meth:`__call__` for full control (e.g. retries).
     """
 
-    def on_input(self, run_input: Any) -> Any:
+    def on_input(self, run_input: RunAgentInput) -> Any:
         """Return the (possibly modified) input passed down the chain."""
         return run_input
 
-    def on_event(self, event: Any) -> Any:
+    def on_event(self, event: Event) -> Any:
         """Return the event, a replacement, several events (a list or tuple), or None."""
         return event
 
@@ -75,7 +77,7 @@ class Middleware:
         goes on as one uninterrupted run (default: nothing; may be ``async``)."""
         return None
 
-    async def __call__(self, run_input: Any, next: Next) -> AsyncIterator[Any]:
+    async def __call__(self, run_input: RunAgentInput, next: Next) -> AsyncIterator[Any]:
         run_input = self.on_input(run_input)
         if inspect.isawaitable(run_input):  # an ``async def on_input``
             run_input = await run_input
@@ -138,28 +140,30 @@ class FilterToolCallsMiddleware(Middleware):
             return tool_name not in self.allowed
         return tool_name in (self.disallowed or ())
 
-    def on_event(self, event: Any) -> Any:
+    def on_event(self, event: Event) -> Event | None:
         """The event, or None when it belongs to a blocked tool call."""
         judge = TOOL_CALL_FILTERS.get(type(cast(object, event)))
         return event if judge is None else judge(self, event)
 
-    def _on_start(self, event: Any) -> Any:
+    def _on_start(self, event: T.ToolCallStartEvent) -> T.ToolCallStartEvent | None:
         if self.blocks(event.tool_call_name):
             self.blocked_ids.add(event.tool_call_id)
             return None
         return event
 
-    def _on_call_event(self, event: Any) -> Any:
+    def _on_call_event(
+        self, event: T.ToolCallArgsEvent | T.ToolCallEndEvent | T.ToolCallResultEvent
+    ) -> Event | None:
         return None if event.tool_call_id in self.blocked_ids else event
 
-    def _on_chunk(self, event: Any) -> Any:
+    def _on_chunk(self, event: T.ToolCallChunkEvent) -> T.ToolCallChunkEvent | None:
         call_id = event.tool_call_id
         name = event.tool_call_name
-        if name is not UNSET and name is not None:
+        if isinstance(name, str):  # neither UNSET nor a hand-built None
             self._chunk_blocked = self.blocks(name)
             if self._chunk_blocked and call_id is not UNSET:
                 self.blocked_ids.add(call_id)
-        elif call_id is not UNSET and call_id is not None:
+        elif isinstance(call_id, str):
             self._chunk_blocked = call_id in self.blocked_ids
         return None if self._chunk_blocked else event
 
@@ -187,7 +191,7 @@ def compose(middleware: Iterable[MiddlewareFn], last: Next) -> Next:
 
 
 def _bind(mw: MiddlewareFn, nxt: Next) -> Next:
-    def call(run_input: Any) -> AsyncIterator[Any]:
+    def call(run_input: RunAgentInput) -> AsyncIterator[Any]:
         return mw(run_input, nxt)
 
     return call

@@ -12,23 +12,26 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast
 
 import msgspec
 from msgspec import UNSET
 
 from agui.errors import DecodeError, EncodeError
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONObject, JSONValue, is_json_array, is_json_object
 from agui.types import ResumeEntry, RunAgentInput
 from agui.wire import check_finite
 
 if TYPE_CHECKING:
-    from agui.types import RunAgentInput, ToolCallResultEvent
+    from agui.types import ContentPart, Context, Message, Tool, ToolCallResultEvent
 
 __all__ = [
     "INPUT_FIELDS",
     "PROTOCOL_VERSION",
+    "RunOverrides",
+    "ToolResultContent",
+    "UserContent",
     "convert_list",
     "private_copy",
     "tool_result_event",
@@ -37,25 +40,38 @@ __all__ = [
 PROTOCOL_VERSION = "1.0"
 """The ``protocolVersion`` every request declares."""
 
-INPUT_FIELDS = frozenset(
-    {
-        "thread_id",
-        "run_id",
-        "messages",
-        "protocol_version",
-        "parent_run_id",
-        "state",
-        "tools",
-        "context",
-        "forwarded_props",
-        "resume",
-    }
-)
+UserContent: TypeAlias = "str | Sequence[ContentPart | JSONObject]"
+"""A user message's content: text, or content parts (structs or wire dicts)."""
+
+ToolResultContent: TypeAlias = "str | Sequence[ContentPart | JSONObject] | JSONValue"
+"""A tool result: text, content parts, or any other JSON value (sent as its JSON text)."""
+
+
+class RunOverrides(TypedDict, total=False):
+    """The RunAgentInput fields one request may set, by their snake_case names
+    (``Session.run(**overrides)`` and the like). ``tools``, ``context``,
+    ``messages`` and ``resume`` may hold wire dicts; a ``state`` or
+    ``forwarded_props`` of None (or ``msgspec.UNSET``) is sent as ``{}``."""
+
+    thread_id: str
+    run_id: str
+    messages: Iterable[Message | JSONObject]
+    protocol_version: str
+    parent_run_id: str
+    state: JSONValue
+    tools: Iterable[Tool | JSONObject]
+    context: Iterable[Context | JSONObject]
+    forwarded_props: JSONValue
+    resume: Iterable[ResumeEntry | JSONObject]
+
+
+INPUT_FIELDS: frozenset[str] = RunOverrides.__optional_keys__
 """RunAgentInput fields by their snake_case names (what overrides may set)."""
 
 
-def convert_list(items: Iterable[Any], struct_type: Any, where: str) -> list[Any]:
-    """Structs pass; wire dicts are converted to ``struct_type``.
+def convert_list(items: Iterable[object], struct_type: object, where: str) -> list[Any]:
+    """Structs pass; wire dicts are converted to ``struct_type`` (a struct class
+    or a union of them, as ``msgspec.convert`` takes it).
 
     Raises:
         DecodeError: an item does not fit (``path`` ``where[i].field``).
@@ -78,7 +94,7 @@ def _validation_error(exc: msgspec.ValidationError, where: str) -> DecodeError:
     return DecodeError(reason, path=where + sub.rstrip("`"))
 
 
-def is_parts(value: Any) -> bool:
+def is_parts(value: object) -> bool:
     """True when ``value`` is a non-empty list of content parts (dicts with a
     ``type``, or structs)."""
     return (
@@ -88,7 +104,7 @@ def is_parts(value: Any) -> bool:
     )
 
 
-def private_copy(value: Any) -> Any:
+def private_copy(value: JSONValue) -> JSONValue:
     """A private copy of a JSON value (the conversation's state is live).
 
     Copied through JSON, which is what the request will carry anyway. Where
@@ -114,13 +130,13 @@ def build_run_input(
     *,
     thread_id: str,
     run_id: str,
-    messages: list[Any],
-    state: Any,
-    tools: list[Any],
-    context: list[Any],
-    forwarded_props: Any,
-    overrides: dict[str, Any],
-    extra_tools: Iterable[Any] = (),
+    messages: Sequence[Message],
+    state: JSONValue,
+    tools: Iterable[Tool],
+    context: Iterable[Context],
+    forwarded_props: JSONValue,
+    overrides: Mapping[str, object],
+    extra_tools: Iterable[Tool] = (),
 ) -> RunAgentInput:
     """The ``RunAgentInput`` struct from a thread's parts plus ``overrides``
     (any field by its snake_case name; ``state`` / ``forwarded_props`` of None
@@ -154,16 +170,18 @@ def build_run_input(
         if fields[name] is None or fields[name] is UNSET:
             fields[name] = {}
     if extra_tools:
-        offered = list(fields["tools"] or ()) if fields["tools"] is not UNSET else []
+        offered: list[Tool] = list(fields["tools"] or ()) if fields["tools"] is not UNSET else []
         names = {t.name for t in offered}
         fields["tools"] = [*offered, *(t for t in extra_tools if t.name not in names)]
-    if "resume" in overrides and overrides["resume"] is not UNSET:
-        fields["resume"] = convert_list(overrides["resume"], ResumeEntry, "resume")
+    resume = overrides.get("resume", UNSET)
+    if resume is not UNSET:
+        entries = cast("Iterable[object]", resume)  # not iterable: TypeError, as ever
+        fields["resume"] = convert_list(entries, ResumeEntry, "resume")
     return RunAgentInput(**fields)
 
 
 def tool_result_event(
-    tool_call_id: str, content: Any, message_id: str | None = None
+    tool_call_id: str, content: ToolResultContent, message_id: str | None = None
 ) -> ToolCallResultEvent:
     """The ``TOOL_CALL_RESULT`` event that answers ``tool_call_id`` with a tool
     message (``content``: str or content parts; any other JSON value is sent as

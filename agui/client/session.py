@@ -26,24 +26,37 @@ import logging
 import uuid
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from msgspec import UNSET
 
 from agui.client.idle import DEFAULT_IDLE_TIMEOUT, idle_seconds
 from agui.client.interrupts import build_resume, is_expired
 from agui.client.middleware import MiddlewareFn
-from agui.client.request import build_run_input, convert_list, tool_result_event
+from agui.client.request import (
+    RunOverrides,
+    ToolResultContent,
+    UserContent,
+    build_run_input,
+    convert_list,
+    tool_result_event,
+)
 from agui.client.run import Run, RunSlot, Subscriber, Subscribers
 from agui.errors import ResumeError
+from agui.jsonvalue import JSONObject, JSONValue, is_json_object
 from agui.log import enable_debug
 from agui.pipeline.apply.patch import clone_json
 from agui.wire.sse import MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from msgspec import UnsetType
+
+    from agui.client.interrupts import Answer
     from agui.client.tools import ClientTool, ClientTools
     from agui.transports import Transport
-    from agui.types import Interrupt, Message, RunAgentInput
+    from agui.types import Context, Interrupt, Message, ResumeEntry, RunAgentInput, Tool
 
 __all__ = ["Run", "Session"]
 
@@ -106,13 +119,13 @@ class Session:
         transport: Transport,
         *,
         thread_id: str | None = None,
-        tools: Iterable[Any] = (),
-        context: Iterable[Any] = (),
-        state: Any = UNSET,
-        forwarded_props: Any = UNSET,
+        tools: Iterable[Tool | JSONObject] = (),
+        context: Iterable[Context | JSONObject] = (),
+        state: JSONValue = UNSET,
+        forwarded_props: JSONValue = UNSET,
         verify: str = "tolerant",
         middleware: Iterable[MiddlewareFn] = (),
-        messages: Iterable[Any] = (),
+        messages: Iterable[Message | JSONObject] = (),
         max_frame_bytes: int = MAX_FRAME_BYTES,
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
@@ -148,9 +161,8 @@ class Session:
                 raise ValueError(f"tools and client_tools both name {', '.join(twice)}")
         if debug:
             enable_debug()
-        messages = convert_list(messages, Message, "messages")
         self.conversation: Conversation = Conversation(
-            messages, state=None if state is UNSET else state
+            convert_list(messages, Message, "messages"), state=None if state is UNSET else state
         )
         self._last_ref: weakref.ref[Run] | None = None
         self._slot = RunSlot()  # the run being streamed
@@ -203,12 +215,12 @@ class Session:
 
     # ------------------------------------------------------------- messages
 
-    def add_user_message(self, text: Any, message_id: str | None = None) -> str:
+    def add_user_message(self, text: UserContent, message_id: str | None = None) -> str:
         """Append a user message without starting a run; returns its id."""
         return self.conversation.add_user_message(text, message_id)
 
     def add_tool_result(
-        self, tool_call_id: str, content: Any, *, message_id: str | None = None
+        self, tool_call_id: str, content: ToolResultContent, *, message_id: str | None = None
     ) -> str:
         """Answer a client-side tool call (one of ``Done.pending_tool_call_ids``).
 
@@ -231,7 +243,7 @@ class Session:
         conv.apply(event)
         return event.message_id
 
-    def set_messages(self, messages: Iterable[Any]) -> None:
+    def set_messages(self, messages: Iterable[Message | JSONObject]) -> None:
         """Replace the conversation's messages (structs or wire dicts), between runs.
 
         Raises:
@@ -244,14 +256,14 @@ class Session:
         self._check_idle("set_messages")
         self.conversation.replace_messages(convert_list(messages, Message, "messages"))
 
-    def add_message(self, message: Any) -> str:
+    def add_message(self, message: Message | JSONObject) -> str:
         """Append one message (a struct or a wire dict), between runs; returns its id.
 
         Raises: as :meth:`add_messages`.
         """
         return self.add_messages([message])[0]
 
-    def add_messages(self, messages: Iterable[Any]) -> list[str]:
+    def add_messages(self, messages: Iterable[Message | JSONObject]) -> list[str]:
         """Append messages (structs or wire dicts) at the end, between runs;
         returns their ids. All or nothing.
 
@@ -265,7 +277,7 @@ class Session:
         self._check_idle("add_messages")
         return self.conversation.add_messages(convert_list(messages, Message, "messages"))
 
-    def set_state(self, state: Any) -> None:
+    def set_state(self, state: JSONValue) -> None:
         """Replace the agent state (any JSON; ``None``: absent, sent as ``{}``),
         between runs. A private copy is kept.
 
@@ -309,7 +321,7 @@ class Session:
 
     # ----------------------------------------------------------------- runs
 
-    def build_input(self, **overrides: Any) -> RunAgentInput:
+    def build_input(self, **overrides: object) -> RunAgentInput:
         """The RunAgentInput the next run would send (a fresh ``runId`` each call).
 
         ``overrides``: any RunAgentInput field by its snake_case name
@@ -327,7 +339,7 @@ class Session:
             agui.errors.DecodeError: a dict in ``tools``, ``context`` or
                 ``messages`` does not fit its type (``path`` e.g. ``tools[0].name``).
         """
-        _convert_overrides(overrides)
+        fields = _convert_overrides(overrides)
         run_input: RunAgentInput = build_run_input(
             thread_id=self.thread_id,
             run_id=str(uuid.uuid4()),
@@ -336,12 +348,12 @@ class Session:
             tools=self.tools,
             context=self.context,
             forwarded_props=self.forwarded_props,
-            overrides=overrides,
+            overrides=fields,
             extra_tools=self.client_tools.definitions if self.client_tools else (),
         )
         return run_input
 
-    def run(self, **overrides: Any) -> Run:
+    def run(self, **overrides: Unpack[RunOverrides]) -> Run:
         """Start a run with the conversation as it is (see :meth:`build_input`).
 
         Raises:
@@ -352,7 +364,7 @@ class Session:
         self._check_resume(overrides.get("resume", UNSET))
         return self._new_run(self.build_input(**overrides), overrides)
 
-    def attach(self, run_id: str, *, cursor: str = "0", **overrides: Any) -> Run:
+    def attach(self, run_id: str, *, cursor: str = "0", **overrides: object) -> Run:
         """Join run ``run_id`` of this session's thread in progress on a resumable
         server (after a restart of the client, say): the run's input is re-sent
         with ``Last-Event-ID: cursor`` (``"0"``: replay the run's log from its
@@ -366,7 +378,9 @@ class Session:
         self._last_ref = weakref.ref(run)
         return run
 
-    def send(self, text: Any, *, message_id: str | None = None, **overrides: Any) -> Run:
+    def send(
+        self, text: UserContent, *, message_id: str | None = None, **overrides: Unpack[RunOverrides]
+    ) -> Run:
         """Add a user message (``text``: str or content parts) and start a run.
 
         Raises:
@@ -383,11 +397,11 @@ class Session:
                 f"{', '.join(unanswered)} (answer each with session.add_tool_result(id, content),"
                 " then continue with session.run())"
             )
-        _convert_overrides(overrides)  # a bad override adds no message
-        return self._new_run(self._input_with_user(text, message_id, overrides), overrides)
+        fields = _convert_overrides(overrides)  # a bad override adds no message
+        return self._new_run(self._input_with_user(text, message_id, fields), fields)
 
     def _input_with_user(
-        self, text: Any, message_id: str | None, overrides: dict[str, Any]
+        self, text: UserContent, message_id: str | None, overrides: Mapping[str, object]
     ) -> RunAgentInput:
         """Add the user message and build the input; when building fails (a
         state the request cannot carry, say) the message is taken back, so a
@@ -402,11 +416,11 @@ class Session:
 
     def resume(
         self,
-        answers: Mapping[str, Any],
+        answers: Mapping[str, Answer | ResumeEntry | JSONValue],
         *,
-        text: Any = None,
-        now: Any = None,
-        **overrides: Any,
+        text: UserContent | None = None,
+        now: datetime | None = None,
+        **overrides: Unpack[RunOverrides],
     ) -> Run:
         """Answer every pending interrupt in ONE request and start that run.
 
@@ -426,12 +440,12 @@ class Session:
         resume = build_resume(self.conversation.pending_interrupts, answers, now=now)
         if "resume" in overrides:
             raise TypeError("resume() builds the resume itself: pass answers, not resume=")
-        fields = {"resume": resume, **overrides}
+        fields: dict[str, object] = {"resume": resume, **overrides}
         if text is not None:
             return self._new_run(self._input_with_user(text, None, fields), overrides)
         return self._new_run(self.build_input(**fields), overrides)
 
-    def _check_resume(self, resume: Any) -> None:
+    def _check_resume(self, resume: Iterable[ResumeEntry | JSONObject] | UnsetType | None) -> None:
         pending = self.conversation.pending_interrupts
         if not pending:
             return
@@ -442,8 +456,7 @@ class Session:
                 " (answer them with session.resume({...}))"
             )
         answered = {
-            (e.interrupt_id if hasattr(e, "interrupt_id") else e.get("interruptId")): e
-            for e in resume
+            (e.get("interruptId") if is_json_object(e) else e.interrupt_id): e for e in resume
         }
         missing = [i.id for i in pending if i.id not in answered]
         if missing:
@@ -452,14 +465,14 @@ class Session:
             )
         for interrupt in pending:
             entry = answered[interrupt.id]
-            status = entry.status if hasattr(entry, "status") else entry.get("status")
+            status = entry.get("status") if is_json_object(entry) else entry.status
             if status != "cancelled" and is_expired(interrupt):
                 raise ResumeError(
                     f"interrupt {interrupt.id} expired at {interrupt.expires_at} and can no longer"
                     " be answered; cancel it to continue the thread"
                 )
 
-    def _new_run(self, run_input: Any, overrides: Mapping[str, Any]) -> Run:
+    def _new_run(self, run_input: RunAgentInput, overrides: Mapping[str, object]) -> Run:
         # follow-up (client tool) rounds keep the overrides that configure the
         # thread, not those of this one request
         carry = {k: v for k, v in overrides.items() if k not in _PER_REQUEST}
@@ -471,12 +484,15 @@ class Session:
 _PER_REQUEST = frozenset({"run_id", "resume", "messages", "state", "parent_run_id"})
 
 
-def _convert_overrides(overrides: dict[str, Any]) -> None:
-    """Wire dicts in the ``tools`` / ``context`` / ``messages`` overrides
-    become structs, in place (DecodeError naming the path when one does not fit)."""
+def _convert_overrides(overrides: Mapping[str, object]) -> dict[str, object]:
+    """The overrides with wire dicts in ``tools`` / ``context`` / ``messages``
+    made structs (DecodeError naming the path when one does not fit)."""
     from agui.types import Context, Message, Tool
 
+    fields = dict(overrides)
     for name, kind in (("tools", Tool), ("context", Context), ("messages", Message)):
-        value = overrides.get(name)
+        value = fields.get(name)
         if value is not None and value is not UNSET:
-            overrides[name] = convert_list(value, kind, name)
+            items = cast("Iterable[object]", value)  # not iterable: TypeError, as ever
+            fields[name] = convert_list(items, kind, name)
+    return fields

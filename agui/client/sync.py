@@ -3,21 +3,48 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Self, TypedDict, TypeVar, Unpack
 
 from agui.client.run import Run
 from agui.client.session import Session
 from agui.updates import Done, Update
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from agui.client.interrupts import Answer
+    from agui.client.middleware import MiddlewareFn
+    from agui.client.request import RunOverrides, ToolResultContent, UserContent
+    from agui.client.tools import ClientTool, ClientTools
+    from agui.jsonvalue import JSONObject, JSONValue
     from agui.pipeline.apply import Conversation
     from agui.transports import Transport
-    from agui.types import Interrupt, Message, RunAgentInput
+    from agui.types import Context, Interrupt, Message, ResumeEntry, RunAgentInput, Tool
 
-__all__ = ["SyncRun", "SyncSession"]
+__all__ = ["SessionOptions", "SyncRun", "SyncSession"]
 
 _T = TypeVar("_T")
+
+
+class SessionOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`Session` (after ``transport``), as a
+    facade that forwards them (``SyncSession(transport, **options)``) takes them;
+    see :class:`Session` for each one's meaning and default."""
+
+    thread_id: str | None
+    tools: Iterable[Tool | JSONObject]
+    context: Iterable[Context | JSONObject]
+    state: JSONValue
+    forwarded_props: JSONValue
+    verify: str
+    middleware: Iterable[MiddlewareFn]
+    messages: Iterable[Message | JSONObject]
+    max_frame_bytes: int
+    client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None
+    max_tool_rounds: int
+    idle_timeout: float | None
+    debug: bool
 
 
 class SyncRun:
@@ -77,7 +104,7 @@ class SyncSession:
     SyncSession(...)``) releases that loop.
     """
 
-    def __init__(self, transport: Transport, **kwargs: Any) -> None:
+    def __init__(self, transport: Transport, **kwargs: Unpack[SessionOptions]) -> None:
         self.session: Session = Session(transport, **kwargs)
         self._runner = asyncio.Runner()
         self._closed = False
@@ -133,27 +160,29 @@ class SyncSession:
         self._closed = False
         return self
 
-    def add_user_message(self, text: Any, message_id: str | None = None) -> str:
+    def add_user_message(self, text: UserContent, message_id: str | None = None) -> str:
         """See :meth:`Session.add_user_message`."""
         return self.session.add_user_message(text, message_id)
 
-    def add_tool_result(self, tool_call_id: str, content: Any, **kwargs: Any) -> str:
+    def add_tool_result(
+        self, tool_call_id: str, content: ToolResultContent, *, message_id: str | None = None
+    ) -> str:
         """See :meth:`Session.add_tool_result`."""
-        return self.session.add_tool_result(tool_call_id, content, **kwargs)
+        return self.session.add_tool_result(tool_call_id, content, message_id=message_id)
 
-    def set_messages(self, messages: Iterable[Any]) -> None:
+    def set_messages(self, messages: Iterable[Message | JSONObject]) -> None:
         """See :meth:`Session.set_messages`."""
         self.session.set_messages(messages)
 
-    def add_message(self, message: Any) -> str:
+    def add_message(self, message: Message | JSONObject) -> str:
         """See :meth:`Session.add_message`."""
         return self.session.add_message(message)
 
-    def add_messages(self, messages: Iterable[Any]) -> list[str]:
+    def add_messages(self, messages: Iterable[Message | JSONObject]) -> list[str]:
         """See :meth:`Session.add_messages`."""
         return self.session.add_messages(messages)
 
-    def set_state(self, state: Any) -> None:
+    def set_state(self, state: JSONValue) -> None:
         """See :meth:`Session.set_state`."""
         self.session.set_state(state)
 
@@ -162,17 +191,26 @@ class SyncSession:
         (close it too)."""
         return SyncSession.wrap(self.session.fork(thread_id))
 
-    def send(self, text: Any, **overrides: Any) -> SyncRun:
+    def send(
+        self, text: UserContent, *, message_id: str | None = None, **overrides: Unpack[RunOverrides]
+    ) -> SyncRun:
         """See :meth:`Session.send`."""
-        return SyncRun(self, self.session.send(text, **overrides))
+        return SyncRun(self, self.session.send(text, message_id=message_id, **overrides))
 
-    def run(self, **overrides: Any) -> SyncRun:
+    def run(self, **overrides: Unpack[RunOverrides]) -> SyncRun:
         """See :meth:`Session.run`."""
         return SyncRun(self, self.session.run(**overrides))
 
-    def resume(self, answers: Mapping[str, Any], **kwargs: Any) -> SyncRun:
+    def resume(
+        self,
+        answers: Mapping[str, Answer | ResumeEntry | JSONValue],
+        *,
+        text: UserContent | None = None,
+        now: datetime | None = None,
+        **overrides: Unpack[RunOverrides],
+    ) -> SyncRun:
         """See :meth:`Session.resume`."""
-        return SyncRun(self, self.session.resume(answers, **kwargs))
+        return SyncRun(self, self.session.resume(answers, text=text, now=now, **overrides))
 
     def close(self) -> None:
         """Close any open run and the private event loop."""

@@ -41,8 +41,8 @@ import dataclasses
 import inspect
 import re
 import typing
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -122,7 +122,7 @@ def _inline_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
     return root
 
 
-def _is_model(annotation: Any) -> bool:
+def _is_model(annotation: object) -> bool:
     return (
         isinstance(annotation, type)
         and callable(getattr(annotation, "model_json_schema", None))
@@ -130,7 +130,7 @@ def _is_model(annotation: Any) -> bool:
     )
 
 
-def _model_of(annotation: Any) -> tuple[Any, bool]:
+def _model_of(annotation: object) -> tuple[Any, bool]:
     """(the pydantic model, whether ``| None``) of a parameter annotation, else (None, False)."""
     if _is_model(annotation):
         return annotation, False
@@ -281,7 +281,7 @@ class ClientTool:
     def __repr__(self) -> str:
         return f"ClientTool({self.name!r})"
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> Any:
         """Call the function itself (the decorator keeps the function usable)."""
         return self.fn(*args, **kwargs)
 
@@ -371,7 +371,9 @@ class ClientTool:
                 return self._raised(exc, tool_call_id)
         return self._encoded(value, tool_call_id)
 
-    def _invoke(self, arguments: Any, tool_call_id: str) -> tuple[Any, ToolResult | None]:
+    def _invoke(
+        self, arguments: str | bytes | dict[str, Any], tool_call_id: str
+    ) -> tuple[Any, ToolResult | None]:
         """Call the function: (its return value, possibly awaitable, None) or (None, failure)."""
         try:
             kwargs = self.parse_arguments(arguments)
@@ -391,7 +393,7 @@ class ClientTool:
             "raised", f"tool {self.name!r} failed: {type(exc).__name__}: {exc}", tool_call_id, exc
         )
 
-    def _encoded(self, value: Any, tool_call_id: str) -> ToolResult:
+    def _encoded(self, value: object, tool_call_id: str) -> ToolResult:
         if isinstance(value, str):
             return ToolResult(tool_call_id, self.name, value, None, value)
         try:
@@ -412,7 +414,10 @@ class ClientTool:
         return _failure(kind, message, self.name, tool_call_id, cause)
 
 
-async def _awaited(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+async def _awaited(value: Awaitable[_T]) -> _T:
     return await value
 
 

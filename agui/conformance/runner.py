@@ -49,12 +49,12 @@ import msgspec
 from agui.client.session import Session
 from agui.conformance.table import TABLE, Entry, entry_for
 from agui.errors import DecodeError, ProtocolViolation, RunError
-from agui.jsonvalue import is_json_array, is_json_object
+from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.pipeline.apply import Conversation
 from agui.pipeline.core import Pipeline
 from agui.rules import RULES
 from agui.transports.replay import ReplayTransport
-from agui.updates import ErrorUpdate, WarningUpdate
+from agui.updates import ErrorUpdate, Update, WarningUpdate
 from agui.wire import decode_input
 
 EXPECT_KEYS = frozenset(
@@ -97,7 +97,7 @@ class Observation:
     request: dict[str, Any] = field(default_factory=dict[str, Any])
     input_warnings: list[str] = field(default_factory=list[str])
 
-    def see(self, update: Any) -> None:
+    def see(self, update: Update) -> None:
         """Keep what ``update`` tells about the stream (see :data:`OBSERVED`)."""
         keep = OBSERVED.get(type(cast(object, update)))
         if keep is not None:
@@ -160,7 +160,7 @@ def observe(fixture: dict[str, Any]) -> Observation:
     return obs
 
 
-def event_text(raw: Any) -> str:
+def event_text(raw: JSONValue) -> str:
     """One event's JSON text as a producer writes it: raw characters, except
     that a string holding a lone surrogate half is written with ``\\u`` escapes
     (as JavaScript's well-formed ``JSON.stringify`` does)."""
@@ -364,7 +364,7 @@ def _event_path(events: list[Any], path: str) -> Any:
     return _get_path(events[idx], rest.split(".") if rest else [])
 
 
-def _get_path(value: Any, parts: list[str]) -> Any:
+def _get_path(value: JSONValue, parts: list[str]) -> JSONValue:
     for part in parts:
         if is_json_object(value):
             if part not in value:
@@ -380,7 +380,7 @@ def _get_path(value: Any, parts: list[str]) -> Any:
     return value
 
 
-def _matches(want: Any, got: Any, *, exact: bool = False) -> bool:
+def _matches(want: JSONValue, got: JSONValue, *, exact: bool = False) -> bool:
     """Subset match: objects on the expected keys, arrays same length, scalars
     equal with bools never equal to numbers. ``exact`` compares objects whole."""
     if is_json_object(want):

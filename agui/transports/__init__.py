@@ -19,6 +19,8 @@ from agui.transports.http import DEFAULT_TIMEOUT, HttpTransport
 from agui.transports.replay import ReplayTransport, load_events
 
 if TYPE_CHECKING:
+    import httpx
+
     from agui.transports.fast_http import FastHttpTransport as FastHttpTransport
 
 __all__ = [
@@ -46,7 +48,7 @@ _PROXY_VARIABLES = (
 def default_transport(
     url: str,
     headers: Mapping[str, str] | None = None,
-    timeout: Any = None,
+    timeout: float | httpx.Timeout | None = None,
     *,
     protobuf: bool = False,
 ) -> HttpTransport | FastHttpTransport:

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.wire.encode import encode_json
 from agui.wire.sse import MAX_FRAME_BYTES
+
+if TYPE_CHECKING:
+    from agui.wire.proto import ProtoFrameReader
 
 __all__ = ["frame_texts", "is_proto_recording", "proto_documents", "proto_error", "proto_items"]
 
@@ -66,7 +69,7 @@ def proto_documents(chunks: Iterable[bytes]) -> Iterator[str]:
     reader.close()
 
 
-def frame_texts(reader: Any, chunk: bytes) -> Iterator[str]:
+def frame_texts(reader: ProtoFrameReader, chunk: bytes) -> Iterator[str]:
     """The JSON text of each event ``chunk`` completes in ``reader`` (an
     :class:`agui.wire.proto.ProtoFrameReader`), one at a time, so the events before a bad
     frame come out before its error; an unknown envelope arm as the JSON the decoder drops

@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from os import PathLike
 from typing import Any, cast
 
+from agui.jsonvalue import JSONValue
 from agui.transports.recording import CHUNK_BYTES, Recording
 from agui.types import RunAgentInput
 from agui.wire import encode_json
@@ -69,14 +70,14 @@ def _loaded(recording: Recording) -> list[bytes] | bytes:
     return [doc.encode("utf-8") for doc in recording.documents()]
 
 
-def _frames(source: Any) -> list[Any] | Recording:
+def _frames(source: Source) -> list[Any] | Recording:
     """One source -> the items to yield: ``str`` (one event's JSON text),
     ``bytes`` (raw SSE) or event structs; a file path is a :class:`Recording`,
     read afresh on each replay."""
     if isinstance(source, Recording):
         return source
     if isinstance(source, str | PathLike):
-        return Recording(cast("str | PathLike[str]", source))
+        return Recording(source)
     if isinstance(source, bytes | bytearray | memoryview):  # a fixture's content
         # read lazily like a file (raw SSE in CHUNK_BYTES pieces): a large body
         # is never held a second time, nor as one item
@@ -94,7 +95,7 @@ def _frames(source: Any) -> list[Any] | Recording:
     return items
 
 
-def _json_text(value: Any) -> str:
+def _json_text(value: JSONValue) -> str:
     """A wire dict as JSON text (:func:`agui.wire.encode_json`: a lone surrogate
     escaped, a NaN or infinite number refused rather than written as null).
 
