@@ -12,7 +12,7 @@ from pathlib import Path
 
 AGUI = Path(__file__).resolve().parent.parent / "agui"
 
-CEILING = 208
+CEILING = 73
 """The most bare-``Any`` parameters ``agui/`` may have (the figure reached; only goes down)."""
 
 
