@@ -20,11 +20,13 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import tracemalloc
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.fuzz import Tally
 
 from agui.a2ui import (
     SurfaceStore,
@@ -422,24 +424,27 @@ def many_surfaces(rng: random.Random) -> list:
     return messages
 
 
-def check_operations(ops: list) -> None:
-    """Apply ``ops`` to a fresh store and render: raises AssertionError if an invariant breaks."""
+def check_operations(ops: list, store: SurfaceStore | None = None) -> SurfaceStore:
+    """Apply ``ops`` to ``store`` (a fresh one by default) and render: raises AssertionError if
+    an invariant breaks; returns the store."""
+    store = SurfaceStore() if store is None else store
 
     def work() -> None:
-        store = SurfaceStore()
         for op in ops:
             store.apply(op)
         for surface in store.surfaces.values():
             _check_lines(render_surface(surface))
 
     _within_peak(work)
+    return store
 
 
-def check_messages(messages: list) -> None:
-    """Recover surfaces from ``messages`` and render each: AssertionError on a broken invariant."""
+def check_messages(messages: list, store: SurfaceStore | None = None) -> SurfaceStore:
+    """Recover surfaces from ``messages`` into ``store`` (a fresh one by default) and render
+    each: AssertionError on a broken invariant; returns the store."""
+    store = SurfaceStore() if store is None else store
 
     def work() -> None:
-        store = SurfaceStore()
         for message in messages:
             add_message(store, message)
         assert surfaces_from_messages(messages).keys() == store.surfaces.keys()
@@ -448,6 +453,7 @@ def check_messages(messages: list) -> None:
         _check_board(store)
 
     _within_peak(work)
+    return store
 
 
 def _check_board(store: SurfaceStore) -> None:
@@ -488,29 +494,42 @@ def _within_peak(work) -> None:
     assert peak < PEAK_LIMIT, f"peak {peak} bytes"
 
 
-def run_campaign(examples: int, seed: int = 0) -> int:
-    """Run ``examples`` seeded random inputs of each kind (operations, messages); return the count.
+#: what the store's outermost handlers note when an exception reached them (a crash survived)
+LAST_DEFENCE = re.compile(r"^(?:operation|message) skipped \(\w+\)$")
+
+
+def _tally(tally: Tally, store: SurfaceStore) -> None:
+    """One input: accepted when it left a surface to draw, refused when every part was skipped."""
+    tally.count(bool(store.surfaces))
+    tally.crashes += sum(1 for problem in store.problems if LAST_DEFENCE.match(problem))
+
+
+def run_campaign(examples: int, seed: int = 0) -> Tally:
+    """Run ``examples`` seeded random inputs of each kind (operations, messages): a :class:`Tally`
+    of ``2 * examples`` inputs.
 
     Deterministic for a given ``seed``; raises AssertionError (with the seed
     and example number) on the first input that breaks an invariant.
     """
     rng = random.Random(seed)
+    tally = Tally()
     for n in range(examples):
         ops = [random_operation(rng) for _ in range(rng.randint(1, 6))]
         messages = [random_message(rng) for _ in range(rng.randint(1, 3))]
         if rng.random() < 0.03:
             messages += many_surfaces(rng)
         try:
-            check_operations(ops)
-            check_messages(messages)
+            _tally(tally, check_operations(ops))
+            _tally(tally, check_messages(messages))
         except AssertionError as exc:
             raise AssertionError(f"fuzz seed {seed}, example {n}: {exc}") from exc
-    return examples
+    return tally
 
 
 @pytest.mark.fuzz
 def test_fuzz_campaign_random_hostile_inputs_keep_every_bound():
-    assert run_campaign(40 * SCALE, seed=int(os.environ.get("AGUI_FUZZ_SEED", "17"))) == 40 * SCALE
+    tally = run_campaign(40 * SCALE, seed=int(os.environ.get("AGUI_FUZZ_SEED", "17")))
+    tally.assert_exercised(2 * 40 * SCALE)  # inputs drawn and inputs skipped, none crashed
 
 
 @pytest.mark.fuzz
