@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 import pytest
 from agui_generated import a2ui_v08, a2ui_v09, a2ui_v09_1, a2ui_v10
-from conftest import SHARED, shared_path
+from support import SHARED, shared_path
 
 from agui.a2ui import SurfaceStore, render_surface
 

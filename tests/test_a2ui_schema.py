@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from agui_generated import a2ui_v09
-from conftest import ROOT, shared_path
+from support import ROOT, shared_path
 
 V09 = json.loads((ROOT / "schema" / "a2ui_v09.schema.json").read_text(encoding="utf-8"))
 V08 = json.loads((ROOT / "schema" / "a2ui_v08.schema.json").read_text(encoding="utf-8"))

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import pytest
 from agui_generated import a2ui_v08, a2ui_v09, a2ui_v09_1, a2ui_v10
-from conftest import ROOT, SHARED
+from support import ROOT, SHARED
 
 sys.path.insert(0, str(ROOT / "tools"))
 import codegen_a2ui

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 # the PTY driver of the live-view tests (tests/ is on sys.path under pytest)
-from test_cli_live import WAIT, Terminal
+from support.screen import WAIT, ScreenTerminal
 
 from agui.cli.board import BoardPanel, BoardState, TaskRow, boxed_panel, write_panel
 from agui.cli.io import Console
@@ -55,7 +55,7 @@ def board_url():
 
 
 def test_the_board_panel_is_a_box_on_a_terminal(board_url):
-    term = Terminal(["watch", "--url", board_url, "--tools", TOOLS_FILE])
+    term = ScreenTerminal(["watch", "--url", board_url, "--tools", TOOLS_FILE])
     try:
         term.wait_for(lambda lines: any(line.startswith(">") for line in lines))
         term.type(b"add buy milk, call mum\r")

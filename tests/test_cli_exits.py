@@ -20,7 +20,7 @@ import sys
 import time
 
 import pytest
-from test_cli_interactive import DEADLINE, Terminal
+from support.pty_terminal import DEADLINE, Terminal
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or not hasattr(os, "fork"), reason="needs a POSIX pty"

@@ -5,22 +5,17 @@ the previous one on the emulated screen (pyte), so nothing here is timed."""
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import io
 import json
-import os
-import pty
-import select
-import struct
 import subprocess
 import sys
-import termios
 import threading
 from pathlib import Path
 
 import pyte
 import pytest
 from starlette.applications import Starlette
+from support.screen import WAIT, ScreenTerminal
 
 from agui.cli.io import Console
 from agui.cli.live import LiveView, live_view
@@ -30,8 +25,6 @@ from agui.updates import TextDelta, TextEnded, TextStarted, ToolCallArgs, ToolCa
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon"]
-COLS, ROWS = 100, 30
-WAIT = 60.0  # seconds before a missing screen is a failure (never reached when it works)
 
 
 class Paced:
@@ -50,74 +43,6 @@ class Paced:
             await emit({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": delta})
         await emit({"type": "TEXT_MESSAGE_END", "messageId": "m1"})
         await emit({"type": "RUN_FINISHED", "threadId": t, "runId": r})
-
-
-class Terminal:
-    """The CLI on a PTY of COLS x ROWS, its output fed to a pyte screen."""
-
-    def __init__(self, argv: list[str], cols: int = COLS, rows: int = ROWS) -> None:
-        master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        env = dict(os.environ, TERM="xterm", COLUMNS=str(cols), LINES=str(rows))
-        env.pop("NO_COLOR", None)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agui.cli", *argv],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            cwd=ROOT,
-            env=env,
-            close_fds=True,
-        )
-        os.close(slave)
-        self.master = master
-        self.screen = pyte.Screen(cols, rows)
-        self.stream = pyte.ByteStream(self.screen)
-        self.raw = bytearray()  # every byte the CLI wrote
-
-    def lines(self) -> list[str]:
-        return [row.rstrip() for row in self.screen.display]
-
-    def pump(self, timeout: float) -> bool:
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if not ready:
-            return False
-        try:
-            data = os.read(self.master, 65536)
-        except OSError:  # the child closed the terminal
-            return False
-        self.stream.feed(data)
-        self.raw += data
-        return bool(data)
-
-    def drain(self) -> None:
-        """Read until the CLI exits and its output is all read (fails after WAIT seconds)."""
-        import time
-
-        deadline = time.monotonic() + WAIT
-        while self.pump(0.5) or self.proc.poll() is None:
-            if time.monotonic() > deadline:
-                pytest.fail("the command never ended:\n" + "\n".join(self.lines()))
-
-    def wait_for(self, predicate) -> list[str]:
-        """Read until ``predicate(screen lines)`` holds (fails after WAIT seconds)."""
-        import time
-
-        deadline = time.monotonic() + WAIT
-        while not predicate(self.lines()):
-            if time.monotonic() > deadline or self.proc.poll() is not None and not self.pump(0):
-                pytest.fail("screen never showed it:\n" + "\n".join(self.lines()))
-            self.pump(0.5)
-        return self.lines()
-
-    def type(self, text: bytes) -> None:
-        os.write(self.master, text)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(timeout=30)
-        os.close(self.master)
 
 
 def unbox(lines: list[str]) -> list[str]:
@@ -149,7 +74,7 @@ def paced():
 
 def test_live_text_grows_word_by_word_on_a_terminal_and_settles_into_the_transcript(paced):
     agent, url = paced
-    term = Terminal(["watch", "--url", url])
+    term = ScreenTerminal(["watch", "--url", url])
     try:
         term.wait_for(lambda lines: any(line.startswith(">") for line in lines))
         term.type(b"go\r")
@@ -282,7 +207,7 @@ def test_a_burst_of_deltas_draws_far_fewer_frames_and_ends_on_the_same_screen(tm
     path = tmp_path / "burst.jsonl"
     deltas = write_burst(path)
     cols, rows = 200, 60
-    term = Terminal(["replay", str(path)], cols=cols, rows=rows)
+    term = ScreenTerminal(["replay", str(path)], cols=cols, rows=rows)
     try:
         term.drain()
         assert term.proc.wait(timeout=WAIT) == 0
@@ -413,7 +338,7 @@ class ParallelCalls:
 def test_parallel_calls_grow_on_one_live_row_each_on_a_terminal():
     agent = ParallelCalls()
     with BackgroundServer(Starlette(routes=[agent_route(agent, "/agent")])) as srv:
-        term = Terminal(["watch", "--url", srv.url + "/agent"])
+        term = ScreenTerminal(["watch", "--url", srv.url + "/agent"])
         try:
             term.wait_for(lambda lines: any(line.startswith(">") for line in lines))
             term.type(b"go\r")
@@ -450,7 +375,7 @@ def test_what_a_messages_snapshot_brings_is_shown_on_a_terminal_as_in_a_piped_tr
     from agui.backends.fake import create_app
 
     with BackgroundServer(create_app()) as srv:
-        term = Terminal(["watch", "--url", srv.url + "/agent"])
+        term = ScreenTerminal(["watch", "--url", srv.url + "/agent"])
         try:
             term.wait_for(lambda lines: any(line.startswith(">") for line in lines))
             term.type(b"snapshot\r")

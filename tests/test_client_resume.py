@@ -11,7 +11,7 @@ import asyncio
 import random
 
 import pytest
-from resume_helpers import Calls, streaming_agent, wait_for
+from support.resume_helpers import Calls, streaming_agent, wait_for
 
 from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure
 from agui.client.session import Session
@@ -229,7 +229,7 @@ def test_the_sse_reader_gives_each_frame_the_id_of_its_own_block():
 
 def test_session_attach_joins_a_run_in_progress_and_replays_it_from_the_start(server):
     import httpx
-    from resume_helpers import body
+    from support.resume_helpers import body
 
     n = 300
     with httpx.Client() as client:  # a client that started the run, then went away

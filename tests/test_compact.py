@@ -7,9 +7,9 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import SHARED
 
 from agui import types as T
 from agui.conformance.runner import event_text

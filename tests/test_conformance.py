@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support import FIXTURES, SHARED, shared_path
 
 from agui.conformance.__main__ import main
 from agui.conformance.runner import (
@@ -35,7 +36,6 @@ from agui.conformance.runner import (
     summary,
 )
 from agui.conformance.table import TABLE
-from tests.conftest import FIXTURES, SHARED, shared_path
 
 OWN = FIXTURES / "conformance"
 CORPORA = {

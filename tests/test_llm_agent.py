@@ -1,6 +1,6 @@
 """serve-llm's agent (agui.backends.llm) against a fake OpenAI-compatible provider on loopback.
 
-The provider (tests/llm_fake_provider.py) replays provider-shaped chunk streams
+The provider (tests/support/llm_fake_provider.py) replays provider-shaped chunk streams
 and records every request, so these tests assert both what the agent emitted
 and what it sent upstream (messages, tools, tool results).
 """
@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("uvicorn")
 
-from llm_fake_provider import FakeProvider
+from support.llm_fake_provider import FakeProvider
 
 from agui.backends.llm import LlmConfigError, create_app, llm_config
 from agui.backends.llm_messages import chat_messages, chat_tools, token_usage

@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("uvicorn")
 
-from llm_fake_provider import FakeProvider
-from test_cli_watch import run_cli, transcript
+from support.cli import run_cli, transcript
+from support.llm_fake_provider import FakeProvider
 
 from agui.backends.llm import create_app
 from agui.server import BackgroundServer
@@ -224,7 +224,7 @@ def test_a_malformed_tool_result_flag_is_a_usage_error(flag, reason):
 def test_on_a_terminal_each_tool_result_is_asked_and_ctrl_c_there_sends_nothing(
     llm_server, tmp_path
 ):
-    from test_cli_interactive import Terminal
+    from support.pty_terminal import Terminal
 
     pytest.importorskip("pty")
     term = Terminal("watch", "--url", llm_server.url + "/agent", "--tools", tools_file(tmp_path))

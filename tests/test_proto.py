@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from agui_generated import agui_pb2 as pb
-from conftest import shared_path as shared
+from support import shared_path as shared
+from support.conformance import valid_conformance_events
 
 from agui.errors import DecodeError, FrameTooLarge
 from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
@@ -36,22 +37,6 @@ TEXT = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "héllo 👋"
 
 def frame(body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + body
-
-
-def valid_conformance_events() -> list[dict]:
-    out = []
-    for path in sorted(
-        shared(f"upstream/agui/spec-{IMPLEMENTED_PROTOCOL_VERSION}/conformance/streams").glob(
-            "*.json"
-        )
-    ):
-        for ev in json.loads(path.read_text(encoding="utf-8"))["stream"]:
-            try:
-                decode_event(json.dumps(ev), strict=True)
-            except DecodeError:
-                continue
-            out.append(ev)
-    return out
 
 
 # ------------------------------------------------------------------ generated numbering

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_proto import valid_conformance_events
+from support.conformance import valid_conformance_events
 
 from agui.wire import decode_event
 from agui.wire.proto import encode_proto_frame, iter_proto_frames

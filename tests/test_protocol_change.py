@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, shared_path
+from support import SHARED, shared_path
 
 from agui.conformance import run_paths
 from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION

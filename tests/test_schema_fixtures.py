@@ -26,7 +26,7 @@ import re
 
 import msgspec
 import pytest
-from conftest import SHARED, shared_path
+from support import SHARED, shared_path
 
 from agui import types
 from agui.errors import DecodeError

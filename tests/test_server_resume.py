@@ -11,8 +11,8 @@ import logging
 
 import httpx
 import pytest
-from redis_server import redis_url  # noqa: F401 - a fixture
-from resume_helpers import Calls, body, cut_after, parse_frames, streaming_agent, wait_for
+from support.redis_server import redis_url  # noqa: F401 - a fixture
+from support.resume_helpers import Calls, body, cut_after, parse_frames, streaming_agent, wait_for
 
 from agui.client.session import Session
 from agui.server import BackgroundServer, create_app

@@ -16,8 +16,8 @@ import time
 
 import httpx
 import pytest
-from redis_server import redis_url  # noqa: F401 - a fixture
-from resume_helpers import cut_after, parse_frames
+from support.redis_server import redis_url  # noqa: F401 - a fixture
+from support.resume_helpers import cut_after, parse_frames
 
 pytest.importorskip("redis")
 pytestmark = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from resume_helpers import Calls, body, cut_after, parse_frames, streaming_agent, wait_for
+from support.resume_helpers import Calls, body, cut_after, parse_frames, streaming_agent, wait_for
 
 pytest.importorskip("opentelemetry.sdk")
 from opentelemetry import trace

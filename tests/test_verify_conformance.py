@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import SHARED, shared_path
+from support import SHARED, shared_path
 
 from agui import rules as R
 from agui import types as T

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import shared_path
 
 from agui.errors import DecodeError
 from agui.types import event_type
 from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.wire import EventDecoder, encode_event, to_json_value
-from tests.conftest import shared_path
 
 pytestmark = pytest.mark.upstream
 
