@@ -27,7 +27,7 @@ from agui.wire.proto import (
 )
 from agui.wire.sse import MAX_FRAME_BYTES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import codegen_proto
 

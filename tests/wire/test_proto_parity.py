@@ -21,7 +21,7 @@ from support.conformance import valid_conformance_events
 from agui.wire import decode_event
 from agui.wire.proto import encode_proto_frame, iter_proto_frames
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import bench  # noqa: F401  (bench_pipeline is imported through it)
 from bench_pipeline import oracle_cache

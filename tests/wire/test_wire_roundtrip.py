@@ -30,7 +30,7 @@ from agui.wire import (
 from agui.wire.patch import PATCH_FIELDS
 from agui.wire.sse import SseReader
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 _json_scalars = (
     st.none()

@@ -21,7 +21,7 @@ from agui.errors import FrameTooLarge
 from agui.wire.sse import SseReader
 
 SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fuzz"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fuzz"
 PIECES = [
     b"data:",
     b"data: ",
