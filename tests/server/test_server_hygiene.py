@@ -10,7 +10,7 @@ import socket
 import httpx
 import pytest
 
-from agui.server import BackgroundServer, Guard, create_app
+from agui.server import Guard, create_app
 from agui.server.versions import stream_version
 from agui.types import (
     AssistantMessage,
@@ -92,10 +92,9 @@ def frames(text: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(serve):
     app = create_app(agent, body_timeout=0.5, allowed_origins=["https://app.example/"])
-    with BackgroundServer(app, header_timeout=0.5) as srv:
-        yield srv
+    return serve(app, header_timeout=0.5)
 
 
 def _read_until_closed(sock: socket.socket) -> bytes:

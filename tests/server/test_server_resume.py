@@ -11,7 +11,6 @@ import logging
 
 import httpx
 import pytest
-from support.redis_server import redis_url  # noqa: F401 - a fixture
 from support.resume_helpers import Calls, body, cut_after, parse_frames, streaming_agent, wait_for
 
 from agui.client.session import Session
@@ -24,12 +23,11 @@ pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture(scope="module", params=["memory", "redis"])
-def served(request):
+def served(request, serve):
     calls = Calls()
     store = "memory" if request.param == "memory" else request.getfixturevalue("redis_url")
     app = create_app(streaming_agent(calls), store=store, detach_timeout=0.6)
-    with BackgroundServer(app) as srv:
-        yield srv, calls
+    return serve(app), calls
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ from agui.server import CancelToken, create_app
 from agui.types import RunFinishedEvent, RunStartedEvent
 
 SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fuzz"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fuzz"
 
 VALID = {
     "threadId": "t",

@@ -16,7 +16,6 @@ import time
 
 import httpx
 import pytest
-from support.redis_server import redis_url  # noqa: F401 - a fixture
 from support.resume_helpers import cut_after, parse_frames
 
 pytest.importorskip("redis")
@@ -37,7 +36,9 @@ def fake_body(run_id: str, text: str, thread_id: str = "tp") -> dict:
 
 
 @pytest.fixture
-def serve(redis_url):  # noqa: F811 - the fixture above
+def serve_fake(redis_url):
+    """``serve_fake(*flags) -> (process, url)``: a ``board-watch serve-fake`` process on the
+    module's redis-server, stopped (SIGINT) after the test."""
     procs: list[subprocess.Popen] = []
 
     def start(*extra: str) -> tuple[subprocess.Popen, str]:
@@ -70,9 +71,9 @@ def deltas(events: list[dict]) -> list[str]:
     return [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"]
 
 
-def test_a_resume_on_the_other_process_streams_the_run_from_the_shared_log(serve):
-    _, url_a = serve()
-    _, url_b = serve()
+def test_a_resume_on_the_other_process_streams_the_run_from_the_shared_log(serve_fake):
+    _, url_a = serve_fake()
+    _, url_b = serve_fake()
     head = cut_after(url_a, fake_body("cross", "long 150"), 2000)
     before = parse_frames(head.decode("utf-8", "replace"))
     rest = httpx.post(
@@ -92,9 +93,9 @@ def test_a_resume_on_the_other_process_streams_the_run_from_the_shared_log(serve
     assert httpx.post(url_a, json=fake_body("cross", "long 150"), timeout=10).status_code == 409
 
 
-def test_a_cancel_sent_to_the_other_process_stops_the_agent_promptly(serve):
-    _, url_a = serve()
-    _, url_b = serve()
+def test_a_cancel_sent_to_the_other_process_stops_the_agent_promptly(serve_fake):
+    _, url_a = serve_fake()
+    _, url_b = serve_fake()
     got: dict[str, str] = {}
 
     def follow() -> None:
@@ -113,9 +114,9 @@ def test_a_cancel_sent_to_the_other_process_stops_the_agent_promptly(serve):
     assert len(deltas(events)) < 5000
 
 
-def test_a_worker_killed_mid_run_leaves_worker_lost_within_the_lease_and_a_second(serve):
-    proc_a, url_a = serve()
-    _, url_b = serve()
+def test_a_worker_killed_mid_run_leaves_worker_lost_within_the_lease_and_a_second(serve_fake):
+    proc_a, url_a = serve_fake()
+    _, url_b = serve_fake()
     head = cut_after(url_a, fake_body("killed", "long 5000"), 1500)
     cursor = parse_frames(head.decode("utf-8", "replace"))[-1][0]
     got: dict[str, object] = {}
@@ -151,11 +152,11 @@ def test_a_worker_killed_mid_run_leaves_worker_lost_within_the_lease_and_a_secon
     assert sum(1 for e in replayed if e["type"] == "RUN_ERROR") == 1
 
 
-def test_the_reference_typescript_client_runs_against_a_resumable_server(serve):
+def test_the_reference_typescript_client_runs_against_a_resumable_server(serve_fake):
     import shutil
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
     import bench  # noqa: F401 - bench_pipeline is imported through it
     from bench_pipeline import oracle_cache
 
@@ -164,7 +165,7 @@ def test_the_reference_typescript_client_runs_against_a_resumable_server(serve):
         pytest.skip(
             f"node or @ag-ui/client (in {cache}) not available: run ../shared/oracle/run once"
         )
-    _, url = serve()
+    _, url = serve_fake()
     script = Path(__file__).with_name("ts_client_run.mjs")
     done = subprocess.run(
         ["node", str(script), str(cache), url, "long 40"],

@@ -69,10 +69,9 @@ def trickle_until_closed(sock: socket.socket, seconds: float) -> tuple[bytes, fl
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(serve):
     app = create_app(agent, body_timeout=0.5, max_body_bytes=1000, max_runs=2)
-    with BackgroundServer(app, header_timeout=5, drain_timeout=0.5, max_connections=6) as srv:
-        yield srv
+    return serve(app, header_timeout=5, drain_timeout=0.5, max_connections=6)
 
 
 # -- item 5: a refused request's connection does not outlive its deadlines ------------
@@ -165,10 +164,9 @@ def test_a_run_past_max_runs_gets_503_with_retry_after_and_the_slot_returns_when
 
 
 @pytest.fixture(scope="module")
-def cors_server():
+def cors_server(serve):
     app = create_app(agent, allowed_origins=["https://app.example/"])
-    with BackgroundServer(app) as srv:
-        yield srv
+    return serve(app)
 
 
 def preflight(server, origin: str) -> httpx.Response:
