@@ -29,7 +29,6 @@ from agui.client.interrupts import resolved
 from agui.client.middleware import FilterToolCallsMiddleware
 from agui.client.partial_json import partial_tool_call_args
 from agui.errors import ProtocolViolation, SubscriberError, SubscriberWarning, TransportError
-from agui.server import BackgroundServer
 from agui.transports import HttpTransport
 from agui.types import (
     CustomEvent,
@@ -58,11 +57,10 @@ async def _capabilities(request: Any) -> JSONResponse:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(serve):
     app = create_app()
     app.router.routes.append(Route("/capabilities", _capabilities, methods=["GET"]))
-    with BackgroundServer(app) as srv:
-        yield srv
+    return serve(app)
 
 
 @pytest.fixture

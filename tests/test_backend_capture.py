@@ -12,7 +12,6 @@ import pytest
 
 from agui.backends import fake
 from agui.client.session import Session
-from agui.server import BackgroundServer
 from agui.transports import HttpTransport, ReplayTransport
 from agui.updates import Done, ErrorUpdate
 
@@ -45,9 +44,8 @@ drift_tools = _tool("drift_tools")
 
 
 @pytest.fixture(scope="module")
-def server():
-    with BackgroundServer(fake.create_app()) as srv:
-        yield srv
+def server(serve):
+    return serve(fake.create_app())
 
 
 async def test_capture_records_exactly_the_events_the_server_sent(server):

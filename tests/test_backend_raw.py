@@ -11,7 +11,6 @@ from agui.backends import fake
 from agui.backends.raw import MAX_FRAME_BYTES, RAW_STREAMS, SPLIT_UTF8_TEXT, stream_bytes
 from agui.client.session import Session
 from agui.errors import DecodeError, FrameTooLarge, ProtocolViolation, TransportError
-from agui.server import BackgroundServer
 from agui.transports import HttpTransport
 from agui.types import message_role
 from agui.updates import (
@@ -25,9 +24,8 @@ from agui.updates import (
 
 
 @pytest.fixture(scope="module")
-def server():
-    with BackgroundServer(fake.create_app()) as srv:
-        yield srv
+def server(serve):
+    return serve(fake.create_app())
 
 
 async def _run(server, name: str, **kw):

@@ -277,7 +277,7 @@ def test_tools_entry_whose_parameters_is_not_an_object_is_rejected(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def web_server():
+def web_server(serve):
     from starlette.applications import Starlette
     from starlette.responses import Response
     from starlette.routing import Route
@@ -300,8 +300,7 @@ def web_server():
             Route("/missing", not_found, methods=["POST"]),
         ]
     )
-    with BackgroundServer(app) as srv:
-        yield srv
+    return serve(app)
 
 
 def test_watch_against_an_untyped_html_page_says_it_looks_like_html(web_server):

@@ -24,23 +24,17 @@ TOOLS_FILE = str(ROOT / "fixtures" / "task-board-tools.json")
 
 
 @pytest.fixture(scope="module")
-def fake_server():
+def fake_server(serve):
     from agui.backends.fake import create_app
-    from agui.server import BackgroundServer
 
-    app = create_app()
-    with BackgroundServer(app) as server:
-        server.app = app
-        yield server
+    return serve(create_app())
 
 
 @pytest.fixture(scope="module")
-def board_server():
+def board_server(serve):
     from agui.backends.task_board import create_app
-    from agui.server import BackgroundServer
 
-    with BackgroundServer(create_app()) as server:
-        yield server
+    return serve(create_app())
 
 
 def watch(server, stdin_text: str, *flags: str, path: str = "/agent") -> str:

@@ -98,10 +98,9 @@ CALLS = Calls()
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(serve):
     app = create_app(streaming_agent(CALLS, pause=0.0005), store="memory", detach_timeout=5.0)
-    with BackgroundServer(app) as srv:
-        yield srv
+    return serve(app)
 
 
 def _port(srv: BackgroundServer) -> int:

@@ -20,7 +20,7 @@ from agui.client.interrupts import (
 from agui.client.session import Session
 from agui.client.sync import SyncSession
 from agui.errors import ResumeError
-from agui.server import BackgroundServer, create_app
+from agui.server import create_app
 from agui.transports import HttpTransport, ReplayTransport
 from agui.types import (
     Interrupt,
@@ -137,11 +137,11 @@ async def agent(run_input: RunAgentInput, emit, cancel) -> None:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(serve):
     recorder = RecordBodies(create_app(agent))
-    with BackgroundServer(recorder) as srv:
-        srv.bodies = recorder.bodies
-        yield srv
+    srv = serve(recorder)
+    srv.bodies = recorder.bodies
+    return srv
 
 
 def new_session(server) -> Session:

@@ -20,7 +20,6 @@ from support.cli import run_cli, transcript
 from support.llm_fake_provider import FakeProvider
 
 from agui.backends.llm import create_app
-from agui.server import BackgroundServer
 
 TOOLS = [
     {
@@ -43,13 +42,12 @@ def tools_file(tmp_path) -> str:
 
 
 @pytest.fixture(scope="module")
-def llm_server():
+def llm_server(serve):
     fake = FakeProvider()
-    with BackgroundServer(fake.app) as provider:
-        app = create_app(base_url=provider.url + "/v1", model="fake-model")
-        with BackgroundServer(app) as server:
-            server.provider = fake
-            yield server
+    provider = serve(fake.app)
+    server = serve(create_app(base_url=provider.url + "/v1", model="fake-model"))
+    server.provider = fake
+    return server
 
 
 @pytest.mark.parametrize("view", ["grouped", "fragments"])

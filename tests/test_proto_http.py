@@ -41,9 +41,8 @@ def Http(request):
 
 
 @pytest.fixture(scope="module")
-def server():
-    with BackgroundServer(create_app(agent)) as srv:
-        yield srv
+def server(serve):
+    return serve(create_app(agent))
 
 
 def sse_events(text: str) -> list[dict]:

@@ -22,7 +22,6 @@ pytest.importorskip("google.protobuf")
 from agui.backends import fake
 from agui.cli.main import main
 from agui.errors import DecodeError, TransportError
-from agui.server import BackgroundServer
 from agui.transports.recording import Recording
 from agui.transports.replay import ReplayTransport, load_events
 from agui.wire.proto import encode_proto_frame, iter_proto_frames
@@ -50,9 +49,8 @@ capture = _capture_module()
 
 
 @pytest.fixture(scope="module")
-def server():
-    with BackgroundServer(fake.create_app()) as srv:
-        yield srv
+def server(serve):
+    return serve(fake.create_app())
 
 
 def replay(path: Path, *flags: str) -> str:

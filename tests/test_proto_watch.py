@@ -41,29 +41,26 @@ class ContentTypes:
         await self.app(scope, receive, sending)
 
 
-def serve(create_app):
-    from agui.server import BackgroundServer
-
+def serve_counting(serve, create_app):
+    """``create_app()`` served on loopback, the content type of each answer in ``.types``."""
     app = ContentTypes(create_app())
-    server = BackgroundServer(app)
+    server = serve(app)
     server.types = app.seen
     return server
 
 
 @pytest.fixture(scope="module")
-def fake_server():
+def fake_server(serve):
     from agui.backends.fake import create_app
 
-    with serve(create_app) as server:
-        yield server
+    return serve_counting(serve, create_app)
 
 
 @pytest.fixture(scope="module")
-def board_server():
+def board_server(serve):
     from agui.backends.task_board import create_app
 
-    with serve(create_app) as server:
-        yield server
+    return serve_counting(serve, create_app)
 
 
 def transcript(server, argv: list[str], stdin_text: str) -> str:

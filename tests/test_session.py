@@ -78,9 +78,8 @@ async def agent(run_input: RunAgentInput, emit, cancel) -> None:
 
 
 @pytest.fixture(scope="module")
-def server():
-    with BackgroundServer(create_app(agent)) as srv:
-        yield srv
+def server(serve):
+    return serve(create_app(agent))
 
 
 @pytest.fixture(params=["httpx", "httptools"])

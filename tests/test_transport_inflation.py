@@ -25,7 +25,6 @@ from starlette.routing import Route
 
 from agui.client.session import Session
 from agui.errors import TransportError
-from agui.server import BackgroundServer
 from agui.transports import FastHttpTransport, HttpTransport
 from agui.transports.inflate import ACCEPT_ENCODING, SLICE_BYTES
 from agui.types import RunFinishedEvent, RunStartedEvent
@@ -108,7 +107,7 @@ def make_app() -> Starlette:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(serve):
     # every body built before any test measures memory (the server shares the process)
     plain = _bomb_plain()
     for encoding in ("gzip", "deflate", "zstd", "br"):
@@ -116,8 +115,7 @@ def server():
         BODIES[f"small-{encoding}"] = _compress(encoding, _run_sse())
     del plain
     BODIES["flood"] = _flood_body()
-    with BackgroundServer(make_app()) as srv:
-        yield srv
+    return serve(make_app())
 
 
 @pytest.fixture(params=["httpx", "fast"])
