@@ -37,7 +37,7 @@ from agui.transports.replay import ReplayTransport
 from agui.updates import StateChanged, WarningUpdate
 
 SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fuzz"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fuzz"
 
 _KEYS = ["a", "b", "c", "0", "1", "-", "~", "/", "a/b", "~1"]
 _OPS = ["add", "remove", "replace", "move", "copy", "test"]

@@ -82,7 +82,7 @@ def _fixtures() -> list[Any]:
         folder = SHARED / "upstream" / "agui" / corpus / "conformance" / "streams"
         for path in sorted(folder.glob("*.json")) if folder.exists() else []:
             # fixtures whose events do not convert strictly exercise the wire layer
-            # (lenient repairs, malformed fields); tests/test_conformance.py runs
+            # (lenient repairs, malformed fields); tests/conformance/test_conformance.py runs
             # them through the whole pipeline
             if _converts_strictly(path):
                 params.append(pytest.param(corpus, path.name, id=f"{corpus}/{path.stem}"))
