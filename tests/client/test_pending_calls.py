@@ -22,7 +22,7 @@ from agui.updates import Done
 
 pytestmark = pytest.mark.timeout(30)
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "server-tool-run.json"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "server-tool-run.json"
 PICK = {"name": "pick_colour", "description": "the user picks a colour", "parameters": {}}
 
 
@@ -77,7 +77,7 @@ async def test_an_unanswered_call_to_a_tool_nobody_offered_is_not_pending():
     assert (await session.send("next").wait()).outcome == "success"
 
 
-SHARED = Path(os.environ.get("AGUI_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+SHARED = Path(os.environ.get("AGUI_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 
 
 @pytest.mark.oracle

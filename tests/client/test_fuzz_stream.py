@@ -35,7 +35,7 @@ from agui.errors import ResumeError
 from agui.updates import Done, StateChanged
 
 SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "fuzz"
 MODES = ("strict", "tolerant", "off")
 
