@@ -40,7 +40,7 @@ from agui.types import (
 )
 
 REFERENCE = (
-    Path(__file__).resolve().parents[1] / ".." / "shared" / "seeds" / "ag-ui-client-reference.md"
+    Path(__file__).resolve().parents[2] / ".." / "shared" / "seeds" / "ag-ui-client-reference.md"
 )
 if not REFERENCE.exists():
     REFERENCE = Path("/work/shared/seeds/ag-ui-client-reference.md")

@@ -14,7 +14,7 @@ import agui
 from agui import types as T
 from agui.agent import HttpAgent
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEADER = "| Reference (`@ag-ui/client`) |"
 
 #: a token of a row's first cell -> the test that exercises the row ("module::function")
@@ -69,7 +69,7 @@ def test_every_row_of_the_name_table_is_exercised_by_a_named_test():
         assert keys, f"no test named for the table row {row!r}: add it to ROW_TESTS"
         for key in keys:
             module, name = ROW_TESTS[key].split("::")
-            tests = importlib.import_module(f"tests.{module}")
+            tests = importlib.import_module(f"tests.agent.{module}")
             assert callable(getattr(tests, name, None)), f"{ROW_TESTS[key]} (row {row!r})"
 
 
