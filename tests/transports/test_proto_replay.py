@@ -26,7 +26,7 @@ from agui.transports.recording import Recording
 from agui.transports.replay import ReplayTransport, load_events
 from agui.wire.proto import encode_proto_frame, iter_proto_frames
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 OPEN = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
 TEXT = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"}
@@ -192,7 +192,7 @@ def test_load_events_and_bytes_sources_read_protobuf(tmp_path):
 
 
 def test_a_large_protobuf_recording_is_read_in_memory_independent_of_its_size(tmp_path):
-    from test_replay_streaming import peak_rss_mb
+    from support.memory import peak_rss_mb
 
     n = 200_000
     delta = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "word " * 60}

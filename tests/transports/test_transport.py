@@ -562,7 +562,7 @@ async def test_recorded_fixture_replays_like_the_live_fake_backend(scenario, Htt
     from agui.backends import fake
 
     name = {"chunks": "chunked"}.get(scenario, scenario)
-    path = Path(__file__).resolve().parents[1] / "fixtures" / f"{name}-run.json"
+    path = Path(__file__).resolve().parents[2] / "fixtures" / f"{name}-run.json"
     if not path.exists():
         pytest.skip(f"no recorded fixture {path.name}")
 

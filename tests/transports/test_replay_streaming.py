@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,10 +16,12 @@ pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").exists(), reason="peak memory is read from /proc"
 )
 
+from support.memory import peak_rss_mb
+
 from agui.errors import DecodeError
 from agui.transports.recording import Recording
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EVENTS = 1_000_000
 
 
@@ -33,28 +34,6 @@ def cli(*argv: str) -> subprocess.CompletedProcess[str]:
         cwd=ROOT,
         timeout=110,
     )
-
-
-def peak_rss_mb(code: str) -> tuple[str, float]:
-    """Run ``code`` in a fresh interpreter; (its stdout, its peak RSS in MB).
-    The peak is the kernel's VmHWM of the new process image (getrusage's
-    ru_maxrss would carry over the forking test process's own peak)."""
-    probe = textwrap.dedent(code) + (
-        "\nimport re, sys\n"
-        "status = open('/proc/self/status').read()\n"
-        "sys.stdout.write('\\nPEAK ' + re.search(r'VmHWM:\\s*(\\d+) kB', status).group(1))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=110,
-    )
-    assert done.returncode == 0, done.stderr
-    out, _, peak = done.stdout.rpartition("\nPEAK ")
-    return out, int(peak) / 1024
 
 
 def assert_one_line(done: subprocess.CompletedProcess[str], *needles: str) -> None:
