@@ -1,6 +1,6 @@
 """board-watch over the protobuf binding: ``watch`` / ``trace --protobuf`` against our server.
 
-The same serve-fake / task-board apps as tests/test_cli_watch.py, one server per module; each
+The same serve-fake / task-board apps as tests/cli/test_cli_watch.py, one server per module; each
 scenario runs with and without ``--protobuf`` and the transcripts must be identical, the
 protobuf one pinned by a snapshot. A wrapper around the app records the content type of every
 answer, so a test knows the binding it asked for is the one that was spoken.
@@ -19,7 +19,7 @@ pytest.importorskip("google.protobuf")
 from agui.cli.main import main
 from agui.wire.proto import PROTOBUF_MEDIA_TYPE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS_FILE = str(ROOT / "fixtures" / "task-board-tools.json")
 SSE = "text/event-stream"
 

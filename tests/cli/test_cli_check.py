@@ -20,7 +20,7 @@ from agui.cli.main import main
 from agui.cli.watch import CHECK_FAILED, RunResult
 from agui.updates import Done
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(argv: list[str], stdin_text: str = "") -> tuple[int, str, str]:

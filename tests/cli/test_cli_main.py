@@ -329,7 +329,7 @@ def test_serve_commands_start_a_server_in_the_foreground(command, line, expect):
         if command == "serve-task-board":
             from pathlib import Path
 
-            root = Path(__file__).resolve().parents[1]
+            root = Path(__file__).resolve().parents[2]
             tools = ["--tools", str(root / "fixtures" / "task-board-tools.json")]
         code, out, err = run_cli(["watch", "--url", url, *tools], line + "\n")
         assert (code, err) == (0, ""), err

@@ -4,9 +4,9 @@ Each test runs the whole client in-process (``main(argv, stdin=..., stdout=...,
 stderr=...)``) over real HTTP to one server per module. A transcript is the
 stdout text, then ``[stderr] ...`` lines and ``[exit N]``; the ephemeral port is
 replaced by ``PORT`` and
-uuids the SDK mints by ``<uuid>``. Review changes with ``pytest tests/test_cli_watch.py`` (a
+uuids the SDK mints by ``<uuid>``. Review changes with ``pytest tests/cli/test_cli_watch.py`` (a
 failing snapshot shows the diff) and accept them with ``pytest
-tests/test_cli_watch.py --snapshot-update``.
+tests/cli/test_cli_watch.py --snapshot-update``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ pytest.importorskip("uvicorn")
 
 from support.cli import transcript
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS_FILE = str(ROOT / "fixtures" / "task-board-tools.json")
 
 

@@ -23,7 +23,7 @@ from agui.cli.render import Line, RenderOptions
 from agui.server import BackgroundServer, agent_route
 from agui.updates import TextDelta, TextEnded, TextStarted, ToolCallArgs, ToolCallStarted
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon"]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CLI = f"{shlex.quote(sys.executable)} -m agui.cli"
 FIXTURE = shlex.quote(str(ROOT / "fixtures" / "call-run.json"))
 

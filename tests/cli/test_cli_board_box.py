@@ -18,7 +18,7 @@ from agui.cli.board import BoardPanel, BoardState, TaskRow, boxed_panel, write_p
 from agui.cli.io import Console
 from agui.server import BackgroundServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS_FILE = str(ROOT / "fixtures" / "task-board-tools.json")
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 
