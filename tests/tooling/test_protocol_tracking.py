@@ -18,7 +18,7 @@ from support import SHARED, shared_path
 
 from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ("upstream", "agui", f"spec-{IMPLEMENTED_PROTOCOL_VERSION}", "schema.json")
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from agui import rules as R
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_tool():

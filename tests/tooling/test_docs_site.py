@@ -1,7 +1,7 @@
 """The README is a front page and the docs site holds the manual: the README stays short,
 starts with the two commands, and links only to pages that exist; every page is in the site's
 nav, so none is built but unreachable. (``nox -s docs`` builds the site with ``--strict``; that
-each code block runs is tests/test_docs_examples.py.)"""
+each code block runs is tests/tooling/test_docs_examples.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 TWO_COMMANDS = [
     "```sh",

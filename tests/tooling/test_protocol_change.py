@@ -27,7 +27,7 @@ from support import SHARED, shared_path
 from agui.conformance import run_paths
 from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = f"spec-{IMPLEMENTED_PROTOCOL_VERSION}"
 UPSTREAM = ("upstream", "agui", SPEC, "schema.json")
 STREAMS = ("upstream", "agui", SPEC, "conformance", "streams")

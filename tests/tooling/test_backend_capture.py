@@ -15,7 +15,7 @@ from agui.client.session import Session
 from agui.transports import HttpTransport, ReplayTransport
 from agui.updates import Done, ErrorUpdate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 
 #: recorded fixture -> the user line it was captured with (capture's default ids)

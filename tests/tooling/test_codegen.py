@@ -19,7 +19,7 @@ import pytest
 
 import agui.types as t
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import codegen
 

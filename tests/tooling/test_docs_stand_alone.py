@@ -3,14 +3,14 @@ docs site or the README, sends the reader to a file outside the repository (the 
 reference notes, design or contract documents); a rule is stated where it applies, or named as
 the spec names it. ``../shared`` is named only by the tools that read it (and by the pages
 that say how to run them). That every code block of the pages runs is
-tests/test_docs_examples.py."""
+tests/tooling/test_docs_examples.py."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 OUTSIDE = re.compile(
     r"CONTRACT\.md|DESIGN\.md|notes/[\w-]+\.md|agui-rules|a2ui\.md|seeds/"

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("google.protobuf")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bench_proto_quick_reports_decode_and_encode_rows_next_to_json(tmp_path):

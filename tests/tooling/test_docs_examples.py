@@ -45,7 +45,7 @@ from typing import Any
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 MARKER = re.compile(r"^\s*<!--\s*docs:\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)```([\w-]*)\s*$")

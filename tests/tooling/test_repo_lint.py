@@ -14,7 +14,7 @@ import pytest
 
 from agui import updates as u
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_update_alias_is_a_runtime_union_usable_with_isinstance() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support import shared_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import drift
 

@@ -1,7 +1,7 @@
 """examples/client_tools_script.py, the README's complete client, run as a user runs it: against
 examples/shop_agent.py (an agui.server agent calling the script's two client tools, pausing on an
 interrupt and publishing state) served on loopback over real HTTP. Its typing (mypy --strict,
-pyright strict) is checked in tests/test_typing.py."""
+pyright strict) is checked in tests/tooling/test_typing.py."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from agui.types import AssistantMessage, ToolMessage
 
 pytestmark = pytest.mark.timeout(60)
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _load(name: str) -> ModuleType:
