@@ -1,4 +1,4 @@
-// Our bridge to the TypeScript reference client, for tests/test_server_resume_processes.py:
+// Our bridge to the TypeScript reference client, for tests/server/test_server_resume_processes.py:
 // one run of @ag-ui/client's HttpAgent against a live server.
 // Usage: node ts_client_run.mjs CACHE_DIR URL TEXT  ->  {"types": [...], "text": "...", "error": null}
 // CACHE_DIR holds node_modules/@ag-ui/client (the oracle's cache).

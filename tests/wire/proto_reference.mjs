@@ -1,4 +1,4 @@
-// Our bridge to the TypeScript reference protobuf binding, for tests/test_proto_parity.py.
+// Our bridge to the TypeScript reference protobuf binding, for tests/wire/test_proto_parity.py.
 // Usage: node proto_reference.mjs CACHE_DIR < request.json
 //   {"encode": [event, ...]}    -> {"frames": [base64 of one length-prefixed frame, ...]}
 //   {"decode": [base64, ...]}   -> {"events": [event | {"error": name, "message": text}, ...]}

@@ -407,7 +407,7 @@ def test_malformed_field_is_still_an_error_after_other_repairs():
 
 
 def test_closed_enum_value_is_fatal_in_strict_mode_and_names_the_field():
-    # lenient mode strips it (tests/test_wire_closed_sets.py); strict mode repairs nothing
+    # lenient mode strips it (tests/wire/test_wire_closed_sets.py); strict mode repairs nothing
     doc = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "narrator"}
     with pytest.raises(DecodeError) as info:
         decode_event(dumps(doc), strict=True)
