@@ -1,15 +1,20 @@
-"""Shared test helpers: where ../shared is, and skipping cleanly without it."""
+"""Fixtures of the whole tree: ../shared as a callable, and one loopback server factory."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-from pathlib import Path
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("AGUI_SHARED", ROOT.parent / "shared"))
-FIXTURES = ROOT / "fixtures"
+from support import shared_path
+from support.redis_server import redis_server
+from support.resume_helpers import LEASE
 
 # board-watch starts a fresh thread per process by default; the recorded transcripts
 # (syrupy snapshots, subprocess tests) pin theirs, as `--thread thread-1` would. Tests of
@@ -17,15 +22,65 @@ FIXTURES = ROOT / "fixtures"
 os.environ["BOARD_WATCH_THREAD"] = "thread-1"
 
 
-def shared_path(*parts: str) -> Path:
-    """Path inside ../shared (reference data); skips the test when it is absent."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"reference data not available: {path} (clone ../shared beside the repo)")
-    return path
-
-
 @pytest.fixture
 def shared():
     """The shared reference-data folder as a callable: ``shared("upstream", "agui")``."""
     return shared_path
+
+
+@pytest.fixture(scope="module")
+def serve() -> Iterator[Callable[..., Any]]:
+    """``serve(app, **options) -> BackgroundServer``: ``app`` on real loopback uvicorn.
+
+    Every server started through it runs until the end of the test module (so a module's
+    ``server`` fixture is ``serve(its app)``); ``options`` go to
+    :class:`agui.server.BackgroundServer` (``header_timeout``, ``max_connections``, ...).
+    The server's ``url`` is ``http://127.0.0.1:<port>``.
+    """
+    from agui.server import BackgroundServer
+
+    with contextlib.ExitStack() as stack:
+
+        def start(app: Any, **options: Any) -> BackgroundServer:
+            return stack.enter_context(BackgroundServer(app, **options))
+
+        yield start
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``redis://127.0.0.1:<port>/0`` of a fresh redis-server (module scope)."""
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture
+def serve_fake(redis_url):
+    """``serve_fake(*flags) -> (process, url)``: a ``board-watch serve-fake`` process on the
+    module's redis-server, stopped (SIGINT) after the test."""
+    procs: list[subprocess.Popen] = []
+
+    def start(*extra: str) -> tuple[subprocess.Popen, str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agui.cli", "serve-fake", "--port", "0"]
+            + ["--store", redis_url, "--lease", str(LEASE), *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        procs.append(proc)
+        banner = proc.stdout.readline() if proc.stdout else ""
+        match = re.search(r"http://127\.0\.0\.1:\d+/agent", banner)
+        assert match, banner + (proc.stderr.read() if proc.stderr else "")
+        return proc, match.group(0)
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    for proc in procs:
+        try:
+            proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate(timeout=5)

@@ -4,8 +4,8 @@
     python tools/fuzz.py --scale 0.01    # the same mix, 1% of the size
     python tools/fuzz.py --only patch,sse --seed 7
 
-Campaigns (each ``run_campaign(examples, seed)`` in ``tests/test_fuzz_*.py``
-and ``tests/test_a2ui_fuzz.py``): ``sse`` (SseReader vs a reference
+Campaigns (each ``run_campaign(examples, seed)`` in a ``test_fuzz_*.py`` module
+under ``tests/`` or in ``tests/a2ui/test_a2ui_fuzz.py``): ``sse`` (SseReader vs a reference
 splitter), ``patch`` (JSON Patch vs jsonpatch), ``server`` (request bodies vs
 create_app over ASGI), ``stream`` (mutated streams through Pipeline and
 Session in every verify mode), ``a2ui`` (A2UI store and renderer). Each input
@@ -17,7 +17,7 @@ seed: a call of several inputs bounds each of them from above, so the figures
 never understate.
 
 Any crash or hang is saved as ``fixtures/fuzz/seed-CAMPAIGN-SEED.json``, which
-``tests/test_fuzz_replay.py`` replays in the normal suite. Campaigns run in
+``tests/tooling/test_fuzz_replay.py`` replays in the normal suite. Campaigns run in
 parallel processes (``--jobs``, default: the CPU count). Exit status 1 when an
 input crashed or hung.
 
@@ -35,6 +35,7 @@ import signal
 import sys
 import time
 import tracemalloc
+import types
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -54,6 +55,17 @@ SAMPLE_EVERY = 50
 SAVE_AT_MOST = 20
 
 
+def load_campaign_module(module_name: str) -> types.ModuleType:
+    """The test module of a campaign, wherever it sits under tests/ (its folder and tests/
+    itself, where the ``support`` helpers are, go on ``sys.path``)."""
+    tests = ROOT / "tests"
+    (path,) = tests.rglob(f"{module_name}.py")
+    for folder in (tests, path.parent):
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
+    return importlib.import_module(module_name)
+
+
 class Hang(Exception):
     pass
 
@@ -64,9 +76,8 @@ def _alarm(_signum: int, _frame: object) -> None:
 
 def run_one(name: str, calls: int, seed: int, hang: float) -> dict:
     """Run ``calls`` calls of campaign ``name`` (seeds ``seed``, ``seed+1``...)."""
-    sys.path.insert(0, str(ROOT / "tests"))
     module_name, per_call, _ = CAMPAIGNS[name]
-    module = importlib.import_module(module_name)
+    module = load_campaign_module(module_name)
     campaign = module.run_campaign
     signal.signal(signal.SIGALRM, _alarm)
     stats = {

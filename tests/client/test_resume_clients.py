@@ -1,0 +1,263 @@
+"""Resumable runs in the other clients, over real loopback HTTP and real cuts of
+real connections (the seeded cutting proxy of :mod:`support.resume_helpers` in front of
+a resumable ``create_app`` on the in-memory log): ``HttpAgent`` runs resume with
+their subscribers (``on_run_reconnected``), ``HttpAgent.connect_agent`` joins a
+run in progress, and a ``Session`` with middleware resumes below the same
+middleware chain."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from support.resume_helpers import Calls, CuttingProxy, body, streaming_agent
+
+from agui.agent import AgentSubscriber, HttpAgent
+from agui.client.middleware import Middleware
+from agui.client.reconnect import ReconnectPolicy
+from agui.client.session import Session
+from agui.errors import TransportError
+from agui.server import BackgroundServer, create_app
+from agui.transports import HttpTransport
+from agui.types import TextMessageContentEvent, event_type
+from agui.updates import Done, Reconnected, Reconnecting, TextDelta
+
+pytestmark = pytest.mark.timeout(120)
+
+FAST = ReconnectPolicy(attempts=8, base_delay=0.001, max_delay=0.005)
+CALLS = Calls()
+N = 300
+WORDS = [f"w{k} " for k in range(N)]
+
+
+@pytest.fixture(scope="module")
+def server():
+    app = create_app(streaming_agent(CALLS, pause=0.0005), store="memory", detach_timeout=5.0)
+    with BackgroundServer(app) as srv:
+        yield srv
+
+
+def _port(srv: BackgroundServer) -> int:
+    return int(srv.url.rsplit(":", 1)[1].split("/")[0])
+
+
+class Recorder(AgentSubscriber):
+    """Records the deltas and reconnects a subscriber sees, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[object] = []
+
+    def on_text_message_content_event(self, params):  # type: ignore[no-untyped-def]
+        self.seen.append(params.event.delta)
+
+    def on_run_reconnecting(self, params):  # type: ignore[no-untyped-def]
+        self.seen.append(params.reconnecting)
+
+    def on_run_reconnected(self, params):  # type: ignore[no-untyped-def]
+        self.seen.append(params.reconnected)
+
+
+def _start_and_leave(srv: BackgroundServer, run_id: str, thread: str, n: int = N) -> None:
+    """A client that starts a run, reads its first bytes, then goes away."""
+    with httpx.Client() as client:
+        with client.stream("POST", srv.url + "/agent", json=body(run_id, n, thread)) as cut:
+            next(cut.iter_bytes())
+
+
+def test_an_agent_run_cut_mid_stream_resumes_and_its_subscribers_see_each_event_once(server):
+    async def go() -> tuple[Recorder, object, int]:
+        proxy = CuttingProxy(_port(server), seed=7, low=1500, high=4000)
+        proxy.max_cuts = 3
+        await proxy.start()
+        try:
+            agent = HttpAgent(f"http://127.0.0.1:{proxy.port}/agent", thread_id="t-agent-cut")
+            agent.transport.reconnect = FAST
+            rec = Recorder()
+            agent.subscribe(rec)
+            agent.add_message({"id": "u1", "role": "user", "content": str(N)})
+            result = await agent.run_agent(run_id="r-agent-cut")
+            return rec, result, proxy.cuts
+        finally:
+            await proxy.stop()
+
+    rec, result, cuts = asyncio.run(go())
+    assert cuts == 3
+    assert result.done is not None and result.done.outcome == "success"  # type: ignore[attr-defined]
+    reconnects = [x for x in rec.seen if isinstance(x, Reconnected)]
+    assert len(reconnects) == 3 and all(r.attempt >= 1 and r.cursor for r in reconnects)
+    # each try was told before it was made: Reconnecting(1..k) then Reconnected(k)
+    notes = [x for x in rec.seen if isinstance(x, Reconnecting | Reconnected)]
+    tries: list[int] = []
+    for note in notes:
+        if isinstance(note, Reconnecting):
+            tries.append(note.attempt)
+        else:
+            assert tries == list(range(1, note.attempt + 1))
+            tries = []
+    assert not tries
+    assert [x for x in rec.seen if isinstance(x, str)] == WORDS  # 0 lost, 0 repeated, in order
+    assert result.new_messages[-1].content == "".join(WORDS)  # type: ignore[attr-defined]
+    assert CALLS.starts("r-agent-cut") == 1  # resumed, never run twice
+
+
+def test_connect_agent_joins_a_run_in_progress_with_the_agents_subscribers(server):
+    _start_and_leave(server, "r-connect", "t-connect")
+
+    async def go() -> tuple[Recorder, list[str], object]:
+        agent = HttpAgent(server.url + "/agent", thread_id="t-connect")
+        rec = Recorder()
+        names: list[str] = []
+        agent.subscribe(rec)
+        agent.subscribe(
+            AgentSubscriber(
+                on_run_initialized=lambda p: names.append("initialized"),
+                on_run_started_event=lambda p: names.append("RUN_STARTED"),
+                on_run_finished_event=lambda p: names.append("RUN_FINISHED"),
+                on_run_finalized=lambda p: names.append("finalized"),
+            )
+        )
+        result = await agent.connect_agent("r-connect")
+        return rec, names, result
+
+    rec, names, result = asyncio.run(go())
+    assert result.done is not None and result.done.outcome == "success"  # type: ignore[attr-defined]
+    assert rec.seen == WORDS  # the log replayed from its first event
+    assert names == ["initialized", "RUN_STARTED", "RUN_FINISHED", "finalized"]
+    assert CALLS.starts("r-connect") == 1
+
+
+def test_connect_agent_to_a_run_the_server_does_not_hold_raises_410_and_starts_nothing(server):
+    async def go() -> list[object]:
+        agent = HttpAgent(server.url + "/agent", thread_id="t-gone")
+        failed: list[object] = []
+        agent.subscribe(AgentSubscriber(on_run_failed=lambda p: failed.append(p.error)))
+        with pytest.raises(TransportError) as info:
+            await agent.connect_agent("no-such-run")
+        assert info.value.status == 410
+        return failed
+
+    failed = asyncio.run(go())
+    assert len(failed) == 1 and getattr(failed[0], "status", None) == 410
+    assert CALLS.starts("no-such-run") == 0
+
+
+class Tally(Middleware):
+    """A middleware that records each call of the chain, each event and each reconnect."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.deltas: list[str] = []
+        self.kinds: list[str] = []
+        self.reconnects: list[Reconnected] = []
+        self.tries: list[Reconnecting] = []
+
+    def on_input(self, run_input):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return run_input
+
+    def on_event(self, event):  # type: ignore[no-untyped-def]
+        self.kinds.append(event_type(event))
+        if isinstance(event, TextMessageContentEvent):
+            self.deltas.append(event.delta)
+            return TextMessageContentEvent(message_id=event.message_id, delta=event.delta.upper())
+        return event
+
+    async def on_reconnected(self, update: Reconnected) -> None:
+        self.reconnects.append(update)
+
+    def on_reconnecting(self, update: Reconnecting) -> None:
+        self.tries.append(update)
+
+
+def test_a_session_with_middleware_resumes_through_the_same_middleware_chain(server):
+    async def go() -> tuple[Tally, list[object], int]:
+        proxy = CuttingProxy(_port(server), seed=11, low=1, high=3000)
+        proxy.max_cuts = 6
+        await proxy.start()
+        try:
+            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+            transport.reconnect = FAST
+            tally = Tally()
+            session = Session(transport, thread_id="t-mw", middleware=[tally])
+            updates = [u async for u in session.send(str(N), run_id="r-mw")]
+            return tally, updates, proxy.cuts
+        finally:
+            await proxy.stop()
+
+    tally, updates, cuts = asyncio.run(go())
+    done = updates[-1]
+    assert isinstance(done, Done) and done.outcome == "success"
+    assert cuts == 6
+    assert tally.calls == 1  # the chain was called once: the resumes happened below it
+    assert tally.deltas == WORDS  # the middleware saw each event once, in order
+    assert tally.kinds[0] == "RUN_STARTED" and tally.kinds[-1] == "RUN_FINISHED"
+    assert tally.kinds.count("RUN_STARTED") == 1
+    reconnected = [u for u in updates if isinstance(u, Reconnected)]
+    assert len(tally.reconnects) == len(reconnected) == 6
+    assert tally.reconnects == reconnected
+    assert tally.tries == [u for u in updates if isinstance(u, Reconnecting)]
+    assert (
+        len(tally.tries) == 6
+    )  # one try per cut    # what the middleware made of each event is what the session applied
+    assert [u.delta for u in updates if isinstance(u, TextDelta)] == [w.upper() for w in WORDS]
+    assert CALLS.starts("r-mw") == 1
+
+
+def test_session_attach_with_middleware_replays_the_run_through_the_chain(server):
+    _start_and_leave(server, "r-mw-attach", "t-mw-attach", n=40)
+
+    async def go() -> tuple[Tally, list[object]]:
+        tally = Tally()
+        session = Session(
+            HttpTransport(server.url + "/agent"), thread_id="t-mw-attach", middleware=[tally]
+        )
+        return tally, [u async for u in session.attach("r-mw-attach")]
+
+    tally, updates = asyncio.run(go())
+    done = updates[-1]
+    assert isinstance(done, Done) and done.outcome == "success"
+    assert tally.calls == 1 and tally.deltas == [f"w{k} " for k in range(40)]
+    assert [u.delta for u in updates if isinstance(u, TextDelta)] == [f"W{k} " for k in range(40)]
+
+
+def test_each_try_of_a_resume_is_announced_by_a_reconnecting_update_before_it_is_made(server):
+    async def go() -> tuple[list[object], list[tuple[int, int]]]:
+        proxy = CuttingProxy(_port(server), seed=5, low=1, high=3000)
+        proxy.max_cuts = 4
+        await proxy.start()
+        try:
+            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+            transport.reconnect = FAST
+            session = Session(transport, thread_id="t-announce")
+            announced: list[tuple[int, int]] = []  # (attempt, connections made by then)
+            updates = []
+            async for update in session.send(str(N), run_id="r-announce"):
+                if isinstance(update, Reconnecting):
+                    announced.append((update.attempt, proxy.connections))
+                updates.append(update)
+            return updates, announced
+        finally:
+            await proxy.stop()
+
+    updates, announced = asyncio.run(go())
+    done = updates[-1]
+    assert isinstance(done, Done) and done.outcome == "success"
+    assert [u.delta for u in updates if isinstance(u, TextDelta)] == WORDS
+    notes = [u for u in updates if isinstance(u, Reconnecting | Reconnected)]
+    # each Reconnected(attempt=k) follows the announcements of tries 1..k
+    expected: list[object] = []
+    for note in notes:
+        if isinstance(note, Reconnected):
+            tries = list(range(1, note.attempt + 1))
+            assert [n.attempt for n in expected if isinstance(n, Reconnecting)] == tries
+            assert all(isinstance(n, Reconnecting) and n.cursor == note.cursor for n in expected)
+            expected = []
+        else:
+            expected.append(note)
+    assert not expected  # the last try announced succeeded
+    assert len(announced) == 4  # one try per cut (a try cut in its headers is one more)
+    # each try was announced before its connection was made: 1 + (tries before it)
+    assert [c for _, c in announced] == list(range(1, len(announced) + 1))
+    assert CALLS.starts("r-announce") == 1

@@ -1,0 +1,366 @@
+"""The benchmark runs (``python tools/bench.py --quick``) and reports the expected shape.
+
+CI only proves the benchmark works at a small size: no figure is asserted
+against a time or a rate here (timed assertions do not belong in tests).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SECTIONS = (
+    "session",
+    "pipeline",
+    "linear",
+    "reference",
+    "memory",
+    "encode",
+    "reference-single",
+    "concurrency",
+    "http-stacks",
+)
+TOOLS = ROOT / "tools"
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
+    folder = tmp_path_factory.mktemp("bench")
+    out = folder / "bench.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "bench.py"),
+            "--quick",
+            "--json",
+            str(out),
+            "--markdown",
+            str(folder / "table.md"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(out.read_text())
+    payload["markdown"] = (folder / "table.md").read_text()
+    return done.stdout, payload
+
+
+def rows_of(payload: dict, section: str) -> list[dict]:
+    return [r for r in payload["rows"] if r["section"] == section]
+
+
+def test_bench_quick_prints_a_table_with_every_section(quick_run):
+    stdout, _ = quick_run
+    lines = stdout.splitlines()
+    assert lines[0].split()[:4] == ["section", "figure", "value", "unit"]
+    assert set(lines[1]) <= {"-", " "}
+    printed = {line.split()[0] for line in lines[2:] if line and not line.startswith("(")}
+    assert printed >= set(SECTIONS)
+    assert "quick run" in stdout
+
+
+def test_bench_json_rows_have_the_row_shape(quick_run):
+    _, payload = quick_run
+    assert payload["config"]["quick"] is True
+    assert payload["python"].count(".") == 2
+    for row in payload["rows"]:
+        assert set(row) == {"section", "name", "value", "unit", "note", "extra"}
+        assert isinstance(row["value"], float | int) and math.isfinite(row["value"])
+        assert row["value"] >= 0
+
+
+def test_bench_pipeline_rows_report_rates_and_the_scaling_ratio(quick_run):
+    _, payload = quick_run
+    rows = rows_of(payload, "pipeline")
+    assert [r["name"] for r in rows] == [
+        "Session: SSE bytes -> Updates, 2k events",
+        "Session: SSE bytes -> Updates, 20k events",
+        "scaling time(20k) / time(2k)",
+        "scaling time(20k) / time(2k), gc paused",
+        "Pipeline.feed_bytes alone (the layer, no Session), 20k events",
+    ]
+    small, large, ratio, paused, layer = rows
+    assert layer["unit"] == "events/s" and len(layer["extra"]["seconds"]) == 3
+    assert small["extra"]["events"] >= 2_000 and large["extra"]["events"] >= 20_000
+    assert all(r["unit"] == "events/s" and r["value"] > 0 for r in (small, large))
+    assert len(large["extra"]["seconds"]) == payload["config"]["repeats"]
+    assert ratio["unit"] == "x" and ratio["extra"]["target"] == 11.0
+    assert isinstance(ratio["extra"]["met"], bool)
+    assert paused["unit"] == "x" and paused["value"] > 0
+    assert [len(t) for t in paused["extra"]["seconds"].values()] == [3, 3]
+
+
+def test_bench_linear_rows_compare_one_message_at_two_sizes(quick_run):
+    _, payload = quick_run
+    rows = rows_of(payload, "linear")
+    assert [r["extra"].get("deltas") for r in rows[:2]] == [2_000, 20_000]
+    assert rows[2]["name"] == "time(20k) / time(2k)" and rows[2]["value"] > 0
+
+
+def test_bench_reference_rows_are_measured_or_skipped_with_a_reason(quick_run):
+    _, payload = quick_run
+    rows = rows_of(payload, "reference")
+    if rows[0]["extra"].get("skipped"):
+        assert len(rows) == 1 and rows[0]["unit"] == "skipped" and rows[0]["note"]
+        return
+    measured, ours_http, like_for_like, speedup = rows
+    extra = measured["extra"]
+    assert measured["name"] == "@ag-ui/client 1.0.0, 2k events"
+    assert ours_http["name"] == "agui Session over HTTP, 2k events"
+    assert ours_http["value"] > 0 and ours_http["unit"] == "events/s"
+    assert like_for_like["name"] == "speed-up over HTTP (wall / wall), 2k"
+    assert extra["events"] >= 2_000 and len(extra["ok"]) == len(extra["seconds"]) >= 1
+    if any(extra["ok"]):  # a completed run is timed; failed ones are named in the note
+        assert measured["value"] > 0 and speedup["value"] > 0 and speedup["unit"] == "x"
+        assert like_for_like["value"] > 0 and like_for_like["unit"] == "x"
+    else:
+        assert "FAILED" in measured["note"] and speedup["value"] == 0
+
+
+def test_bench_memory_reports_peak_rss_of_a_replay_that_keeps_no_events(quick_run):
+    _, payload = quick_run
+    peak, base = rows_of(payload, "memory")
+    assert peak["unit"] == base["unit"] == "MiB"
+    assert peak["value"] >= base["value"] > 0
+    assert peak["extra"]["kept_events"] == 0
+    assert (
+        peak["extra"]["runs"] >= 4
+    )  # the 20k stream holds several sequential runs, each with a Done
+
+
+def test_bench_encode_rows_cover_the_encoder_and_the_function(quick_run):
+    _, payload = quick_run
+    names = [r["name"] for r in rows_of(payload, "encode")]
+    assert names == [
+        "EventEncoder.encode, typed event -> SSE frame",
+        "encode_sse_event, typed event -> SSE frame",
+    ]
+
+
+def test_bench_floor_rows_put_the_session_path_beside_the_floor(quick_run):
+    _, payload = quick_run
+    rows = rows_of(payload, "floor")
+    names = [r["name"] for r in rows]
+    assert names[0].startswith("bytes.split") and names[3].startswith("skeleton")
+    assert names[-2:] == ["Pipeline.feed_bytes (the layer)", "Session.run() (the path users run)"]
+    assert all(r["unit"] == "events/s" and r["value"] > 0 for r in rows)
+    assert "% of the skeleton" in rows[-1]["note"]
+
+
+def test_bench_session_rows_come_first_with_rates_rss_and_the_skeleton_share(quick_run):
+    stdout, payload = quick_run
+    assert payload["rows"][0]["section"] == "session"
+    assert stdout.splitlines()[2].split()[0] == "session"
+    rows = rows_of(payload, "session")
+    names = [r["name"] for r in rows]
+    http = "Session + HttpTransport (loopback, server process)"
+    replay = "Session + ReplayTransport(bytes)"
+    for path in (http, replay):
+        assert f"{path}, 2k events" in names and f"{path}, 20k events" in names
+        assert f"{path}, scaling time(20k) / time(2k)" in names
+        assert f"{path}, peak RSS at 20k" in names
+        assert f"{path}, % of the skeleton at 20k" in names
+        assert f"{path}, realistic mix, 2k events" in names
+    for row in rows:
+        if row["name"].endswith(" events") and "realistic" not in row["name"]:
+            extra = row["extra"]
+            assert row["unit"] == "events/s (CPU)" and row["value"] > 0
+            assert extra["wall_rate"] > 0 and extra["skeleton_rate"] > 0 and extra["peak_mib"] > 0
+            assert extra["skeleton_pct"] == pytest.approx(
+                100 * row["value"] / extra["skeleton_rate"]
+            )
+            assert extra["runs"][0]["updates"] >= extra["events"]
+    scaling = next(r for r in rows if r["name"] == f"{http}, scaling time(20k) / time(2k)")
+    assert scaling["extra"]["target"] == 11.0 and isinstance(scaling["extra"]["met"], bool)
+    share = next(r for r in rows if r["name"] == f"{http}, % of the skeleton at 20k")
+    assert share["extra"]["target"] == 50.0 and "target >= 50%" in share["note"]
+
+
+def test_bench_concurrency_rows_cover_paced_and_unpaced_levels_per_client(quick_run):
+    _, payload = quick_run
+    rows = rows_of(payload, "concurrency")
+    names = [r["name"] for r in rows]
+    for mode in ("paced 100/s", "unpaced"):
+        for n in (1, 10):
+            assert f"Session + httpx, {mode}, {n} sessions" in names
+    for row in rows:
+        if row["unit"] == "skipped":
+            assert row["note"] and row["extra"]["skipped"] is True
+        elif row["unit"] == "events/s" and "ceiling" not in row["name"]:
+            extra = row["extra"]
+            assert row["value"] > 0 and extra["events"] > 0
+            assert 0 <= extra["p50_ms"] <= extra["p99_ms"]
+            assert extra["cpu_pct"] > 0 and extra["mib_per_session"] >= 0
+            assert "p99" in row["note"] and "MiB/session" in row["note"]
+            assert extra["errors"] == []
+    ten = next(r for r in rows if r["name"] == "Session + httpx, paced 100/s, 10 sessions")
+    assert (
+        ten["extra"]["mib_per_session"] > 0
+    )  # the child's own peak, not one inherited from the bench
+    ceilings = [r for r in rows if r["name"].startswith("saturation ceiling")]
+    assert "saturation ceiling, Session + httpx" in [r["name"] for r in ceilings]
+    assert all(r["value"] % 100 == 0 for r in ceilings)  # a whole number of 100/s streams
+    reference = [r for r in rows if r["name"].startswith("@ag-ui/client")]
+    if reference[0]["unit"] != "skipped":
+        assert "ceiling ratio Session + httpx / reference" in names
+
+
+def test_bench_http_stacks_compare_the_cost_per_read_side_by_side(quick_run):
+    _, payload = quick_run
+    rows = rows_of(payload, "http-stacks")
+    measured = {r["extra"]["stack"]: r for r in rows if r["unit"] == "µs"}
+    assert {"httpx", "asyncio-streams"} <= set(measured)
+    for row in measured.values():
+        assert row["value"] > 0 and row["extra"]["reads"] > 0
+    ratios = [r for r in rows if r["unit"] == "x"]
+    assert {r["extra"]["stack"] for r in ratios} == set(measured) - {"httpx"}
+
+
+def test_bench_reference_single_rows_are_labelled_single_run(quick_run):
+    _, payload = quick_run
+    rows = rows_of(payload, "reference-single")
+    if rows[0]["unit"] == "skipped":
+        assert rows[0]["note"]
+        return
+    assert [r["name"] for r in rows] == [
+        "@ag-ui/client 1.0.0, single run of 2k events",
+        "agui Session + HttpTransport, single run of 2k events",
+        "speed-up (wall / wall), single run of 2k events",
+    ]
+    multi = rows_of(payload, "reference")
+    if not multi[0]["extra"].get("skipped"):
+        assert "-run stream" in multi[0]["note"]
+
+
+def test_bench_markdown_table_starts_with_the_command_and_the_session_rows(quick_run):
+    _, payload = quick_run
+    lines = payload["markdown"].splitlines()
+    assert lines[0].startswith("Produced by `python tools/bench.py --quick --json ")
+    assert lines[2] == "| section | figure | value | target | note |"
+    assert lines[4].startswith("| session | Session + HttpTransport")
+    assert any("**not met**" in line or "**met**" in line for line in lines[4:])
+    assert lines[-1].startswith("Targets: ")
+
+
+def test_bench_markdown_replaces_only_the_text_between_the_markers(tmp_path):
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(TOOLS))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{bench.MARK_START}\nold table\n{bench.MARK_END}\noutro\n")
+    bench.write_markdown(readme, "new table\n")
+    assert readme.read_text() == f"intro\n{bench.MARK_START}\nnew table\n{bench.MARK_END}\noutro\n"
+    other = tmp_path / "table.md"
+    bench.write_markdown(other, "just the table\n")
+    assert other.read_text() == "just the table\n"
+
+
+def test_bench_markdown_refuses_a_page_with_prose_but_no_markers(tmp_path):
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(TOOLS))
+    page = tmp_path / "page.md"
+    page.write_text("# A page\n\nprose that must survive\n")
+    with pytest.raises(bench.MarkersMissing):
+        bench.write_markdown(page, "table\n")
+    assert page.read_text() == "# A page\n\nprose that must survive\n"
+    completed = subprocess.run(
+        [sys.executable, str(TOOLS / "bench.py"), "--only", "decode", "--markdown", str(page)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert completed.returncode == 2 and "markers" in completed.stderr
+    assert page.read_text() == "# A page\n\nprose that must survive\n"
+
+
+def test_bench_markdown_without_a_path_targets_the_performance_page():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(TOOLS))
+    page = bench.PERFORMANCE_PAGE
+    assert page == ROOT / "docs" / "performance.md"
+    text = page.read_text(encoding="utf-8")
+    assert text.count(bench.MARK_START) == 1 and text.count(bench.MARK_END) == 1
+    bench.check_markdown_target(page)
+
+
+def _benchgen():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import benchgen
+    finally:
+        sys.path.remove(str(TOOLS))
+    return benchgen
+
+
+def test_realistic_mix_is_deterministic_and_carries_the_heavy_event_kinds():
+    benchgen = _benchgen()
+    a = benchgen.generate_stream(6000, seed=7, mix="realistic")
+    assert a == benchgen.generate_stream(6000, seed=7, mix="realistic")
+    assert a != benchgen.generate_stream(6000, seed=8, mix="realistic")
+    kinds = {e["type"] for e in a}
+    assert kinds >= {
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+        "MESSAGES_SNAPSHOT",
+        "REASONING_MESSAGE_CONTENT",
+        "ACTIVITY_SNAPSHOT",
+        "ACTIVITY_DELTA",
+        "TOOL_CALL_RESULT",
+        "TEXT_MESSAGE_CONTENT",
+    }
+    snapshot = next(e for e in a if e["type"] == "STATE_SNAPSHOT")
+    assert len(json.dumps(snapshot["snapshot"])) >= 2000  # a state of a few KB
+    assert max(len(e["delta"]) for e in a if e["type"] == "STATE_DELTA") >= 3  # multi-op deltas
+    activity = next(e for e in a if e["type"] == "ACTIVITY_SNAPSHOT")
+    assert activity["activityType"] == "a2ui-surface"
+    assert "createSurface" in activity["content"]["a2ui_operations"][0]
+    with pytest.raises(KeyError):
+        benchgen.generate_stream(10, mix="nope")
+
+
+@pytest.mark.parametrize("mix", ["basic", "realistic"])
+def test_each_mix_verifies_cleanly_in_strict_mode(mix):
+    from agui.pipeline.core import Pipeline
+    from agui.updates import ErrorUpdate, WarningUpdate
+
+    benchgen = _benchgen()
+    data = benchgen.sse_bytes(benchgen.generate_stream(12_000, seed=3, mix=mix))
+    pipeline = Pipeline(verify="strict")
+    updates = [
+        u for i in range(0, len(data), 65536) for u in pipeline.feed_bytes(data[i : i + 65536])
+    ]
+    updates += pipeline.close()
+    assert [u for u in updates if isinstance(u, ErrorUpdate | WarningUpdate)] == []
+    assert sum(1 for e in updates if type(e).__name__ == "Done") >= 2  # several runs, all closed
+
+
+def test_concurrency_client_names_a_missing_transport_instead_of_running():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench_conc_client
+    finally:
+        sys.path.remove(str(TOOLS))
+    from agui.transports import HttpTransport
+
+    assert bench_conc_client.transport_class("httpx") is HttpTransport
+    assert bench_conc_client.transport_class("agui.transports:HttpTransport") is HttpTransport
+    with pytest.raises(AttributeError):
+        bench_conc_client.transport_class("agui.transports:NoSuchTransport")

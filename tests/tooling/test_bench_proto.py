@@ -1,0 +1,56 @@
+"""tools/bench_proto.py: the ``proto`` section of ``tools/bench.py --quick`` runs and reports
+protobuf decode and encode rows next to JSON ones (no figure is asserted against a rate)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("google.protobuf")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_proto_quick_reports_decode_and_encode_rows_next_to_json(tmp_path):
+    out = tmp_path / "bench.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "bench.py"),
+            "--quick",
+            "--only",
+            "proto",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {r["name"]: r for r in json.loads(out.read_text())["rows"]}
+    assert {r["section"] for r in rows.values()} == {"proto"}
+    assert list(rows) == [
+        "decode JSON: decode_event",
+        "decode protobuf: frames -> wire dicts",
+        "decode protobuf: frames -> typed events",
+        "ratio decode rate JSON / protobuf",
+        "encode JSON: encode_event",
+        "encode protobuf: encode_proto_frame",
+        "ratio encode rate JSON / protobuf",
+        "body bytes protobuf / SSE",
+    ]
+    for row in rows.values():
+        assert math.isfinite(row["value"]) and row["value"] > 0
+    for name in ("decode JSON: decode_event", "encode protobuf: encode_proto_frame"):
+        assert rows[name]["unit"] == "events/s" and rows[name]["note"].startswith("1500 events")
+    size = rows["body bytes protobuf / SSE"]
+    assert size["value"] == pytest.approx(size["extra"]["proto_bytes"] / size["extra"]["sse_bytes"])
+    assert "proto" in done.stdout.splitlines()[2]
