@@ -16,6 +16,12 @@ from support import shared_path
 from support.redis_server import redis_server
 from support.resume_helpers import LEASE
 
+# A runner started in the background (`cmd &` in a script) begins with SIGINT ignored, and an
+# ignored signal survives exec: every board-watch the tests start would ignore Ctrl-C. With a
+# handler here instead, the processes the tests start begin with Ctrl-C's default action.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 # board-watch starts a fresh thread per process by default; the recorded transcripts
 # (syrupy snapshots, subprocess tests) pin theirs, as `--thread thread-1` would. Tests of
 # the default remove it (monkeypatch.delenv).
