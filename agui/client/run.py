@@ -82,11 +82,11 @@ _EOF: Any = object()  # the end of a response, as a read returns it
 _NOTHING: Any = object()  # no item held (see _RunCore.held)
 
 LOOK_AHEAD_SECONDS = 0.25
-#: how long closing a response may go on after the closing task was cancelled
-CLOSE_GRACE_SECONDS = 2.0
 """How long a run reads on after a transport item that ended a run of the
 response (the response usually ends right there), before it hands out that
 run's ``Done`` anyway."""
+CLOSE_GRACE_SECONDS = 2.0
+"""How long closing a response may go on after the closing task was cancelled."""
 
 
 class RunHost(Protocol):
