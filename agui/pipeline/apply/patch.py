@@ -93,18 +93,17 @@ def _located(document: JSONValue, ops: list[JSONValue], failed: PatchFailed) -> 
     itself when every op applies alone (the patch failed as a whole)."""
     work = document
     for i, op in enumerate(ops):
-        kind = op.get("op") if is_json_object(op) else None
-        pointer = op.get("path") if is_json_object(op) else None
+        members: JSONValue = op if is_json_object(op) else {}
+        kind, pointer = members.get("op"), members.get("path")
         op_name = kind if isinstance(kind, str) else None
-        op_path = pointer if isinstance(pointer, str) else None
         try:
-            if is_json_object(op) and isinstance(kind, str):
-                missing = [m for m in _MEMBERS.get(kind, ()) if m not in op]
-                if missing:
-                    raise PatchFailed(f"the operation has no {missing[0]!r} member")
+            missing = [m for m in _MEMBERS.get(op_name or "", ()) if m not in members]
+            if missing:
+                raise PatchFailed(f"the operation has no {missing[0]!r} member")
             work = _PathCopy().apply(work, [op])
         except PatchFailed as exc:
-            return PatchFailed(exc.reason, index=i, op=op_name, path=op_path)
+            path = pointer if isinstance(pointer, str) else None
+            return PatchFailed(exc.reason, index=i, op=op_name, path=path)
     return failed
 
 
