@@ -115,25 +115,30 @@ def _thread_id(text: str) -> str:
     return text
 
 
-def _seconds(text: str) -> float:
+def _number_of_seconds(text: str, *, zero_ok: bool) -> float:
+    """``text`` as a finite number of seconds, > 0 (or >= 0 when ``zero_ok``: 0 is
+    no limit); an ``argparse.ArgumentTypeError`` otherwise."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    if not (value >= 0 if zero_ok else value > 0) or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            "must be 0 (no limit) or a positive number of seconds"
+            if zero_ok
+            else "must be a positive number of seconds"
+        )
     return value
+
+
+def _seconds(text: str) -> float:
+    """argparse type for ``--timeout``: seconds > 0."""
+    return _number_of_seconds(text, zero_ok=False)
 
 
 def _idle_seconds(text: str) -> float:
     """argparse type for ``--idle-timeout``: seconds >= 0 (0: no limit)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("must be 0 (no limit) or a positive number of seconds")
-    return value
+    return _number_of_seconds(text, zero_ok=True)
 
 
 def _add_target_flags(p: argparse.ArgumentParser) -> None:
