@@ -422,3 +422,28 @@ def test_concurrency_client_names_a_missing_transport_instead_of_running():
     assert bench_conc_client.transport_class("agui.transports:HttpTransport") is HttpTransport
     with pytest.raises(AttributeError):
         bench_conc_client.transport_class("agui.transports:NoSuchTransport")
+
+
+def test_a_paced_run_behind_a_late_server_is_not_counted_as_the_client_falling_behind():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench_concurrency
+    finally:
+        sys.path.remove(str(TOOLS))
+    # 10 streams of 300 events at 100/s: 3 s of streams; the last update came at 5 s
+    result = {
+        "events": 3000,
+        "wall": 5.0,
+        "cpu": 0.1,
+        "peak_kib": 2000,
+        "base_kib": 1000,
+        "lat_us": [100, 2000, 3000],
+        "errors": [],
+    }
+    on_time = {"late_us": [100, 1000, 2000]}
+    late = {"late_us": [100, 1000, 1_500_000]}  # the server wrote a frame 1.5 s late
+    row = bench_concurrency.run_row("c", "paced 100/s", 10, result, 1000.0, on_time)
+    assert row.extra["kept_up"] is False
+    row = bench_concurrency.run_row("c", "paced 100/s", 10, result, 1000.0, late)
+    assert row.extra["kept_up"] is True
+    assert row.extra["cpu_us_per_event"] == pytest.approx(1e6 * 0.1 / 3000)
