@@ -14,7 +14,7 @@ per figure (``tools/bench_conc_client.py``; the reference's is
   ``--runs-per-level`` times (default 3, ``--quick`` 2), the clients interleaved
   run by run in the same bench run. A level passes when its median p99 is
   <= 10 ms, the client kept up (median last update within 25% + 0.3 s of the
-  streams' own duration) and no run erred; a client's saturation ceiling is
+  streams' own duration plus the server's worst lateness) and no run erred; a client's saturation ceiling is
   the offered N x 100/s of the highest level with it and every level below it
   passing; the sweep goes on until every client has failed a level (the
   default transport is also taken to 100 sessions, the headline level) or the
