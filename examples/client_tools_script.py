@@ -11,7 +11,7 @@ import sys
 
 import msgspec
 
-from agui import Done, HttpTransport, Paused, Session, TextDelta, TextEnded, ToolResult, resolved
+from agui import Done, Paused, Session, TextDelta, TextEnded, ToolResult, resolved
 
 PRICES_CENTS = {"apple": 45, "pear": 60}
 BUDGET_CENTS = 500
@@ -49,7 +49,7 @@ class Order(msgspec.Struct):
 
 async def main(url: str, text: str = "buy 3 apples") -> Session:
     """Order, answering the agent's tool calls and its question; returns the session."""
-    session = Session(HttpTransport(url), client_tools=[add_tax, price_of])
+    session = Session(url, client_tools=[add_tax, price_of])
     run = session.send(text)
     while True:
         async for update in run:  # the tool calls are answered inside this loop

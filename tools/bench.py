@@ -29,7 +29,8 @@ Sections:
 Usage::
 
     python tools/bench.py [--quick] [--json PATH] [--markdown [PATH]] [--only decode,sse]
-                          [--transports httpx,fast]
+                          [--transports default,httpx] [--runs-per-level 3]
+                          [--max-sessions 300]
 """
 
 from __future__ import annotations
@@ -62,8 +63,13 @@ class Config:
     repeats: int = 7
     events: int = 40_000
     seed: int = 1234
-    transports: str = "httpx,fast"
-    """Transports the concurrency section runs (names or ``module:Class``, comma-separated)."""
+    transports: str = "default,httpx"
+    """Transports the concurrency section runs (names or ``module:Class``, comma-separated;
+    ``default``: what ``agui.transports.default_transport`` gives a URL)."""
+    runs_per_level: int = 3
+    """Runs of each paced concurrency level (the level's figures are their medians)."""
+    max_sessions: int = 300
+    """The last paced concurrency level (sessions; levels go up in steps of 10)."""
 
 
 @dataclass
@@ -603,14 +609,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--transports",
         help="transports of the concurrency section, comma-separated "
-        "(httpx, fast or module:Class; default: both)",
+        "(default, httpx, fast or module:Class; default: default,httpx)",
+    )
+    parser.add_argument(
+        "--runs-per-level",
+        type=int,
+        help="runs of each paced concurrency level, median taken (default 3, --quick 2)",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=int,
+        help="last paced concurrency level, in steps of 10 sessions (default 300)",
     )
     args = parser.parse_args(argv)
-    cfg = Config(quick=True, repeats=3, events=1500) if args.quick else Config()
+    cfg = Config(quick=True, repeats=3, events=1500, runs_per_level=2) if args.quick else Config()
     if args.repeats:
         cfg.repeats = args.repeats
     if args.transports:
         cfg.transports = args.transports
+    if args.runs_per_level is not None:
+        if args.runs_per_level < 1:
+            parser.error("--runs-per-level must be >= 1")
+        cfg.runs_per_level = args.runs_per_level
+    if args.max_sessions is not None:
+        if args.max_sessions < 10:
+            parser.error("--max-sessions must be >= 10")
+        cfg.max_sessions = args.max_sessions
     only = [s.strip() for s in args.only.split(",")] if args.only else None
     unknown = set(only or ()) - {name for name, _ in SECTIONS}
     if unknown:

@@ -3,7 +3,7 @@
 ``python tools/bench_conc_client.py session TRANSPORT URL N EVENTS RATE``: ``N``
 :class:`agui.client.session.Session` runs at once in this process, each over
 ``TRANSPORT`` (a name of :data:`TRANSPORTS` or ``module:Class``, built as
-``Class(url)``) against ``URL/paced?...`` of ``tools/bench_sse_server.py``
+``Class(url)``; ``default``: ``Session(url)``, the transport a URL gets by default) against ``URL/paced?...`` of ``tools/bench_sse_server.py``
 (``EVENTS`` text deltas at ``RATE`` events/s each, 0 = unpaced; the streams'
 starts spread over one interval). Each TextDelta reaching the ``async for``
 body is timed against the server's ``time.time_ns()`` it carries.
@@ -29,6 +29,9 @@ from array import array
 from typing import Any
 
 TRANSPORTS = {
+    # what a URL gets (Session(url), HttpAgent, board-watch): FastHttpTransport with the
+    # fast extra and no proxy, HttpTransport otherwise
+    "default": "agui.transports:default_transport",
     "httpx": "agui.transports:HttpTransport",
     "fast": "agui.transports:FastHttpTransport",  # httptools, the `fast` extra
 }
@@ -36,7 +39,8 @@ STACKS = ("httpx", "aiohttp", "httptools", "asyncio-streams")
 
 
 def transport_class(name: str) -> Any:
-    """The Transport class a name stands for (ImportError/AttributeError when absent)."""
+    """The Transport class (or factory, for ``default``) a name stands for, called with the
+    URL (ImportError/AttributeError when absent)."""
     module, _, attr = TRANSPORTS.get(name, name).partition(":")
     return getattr(importlib.import_module(module), attr)
 
@@ -71,7 +75,9 @@ async def _sessions(name: str, urls: list[str], lat: array, errors: list[str]) -
 
     async def one(url: str) -> int:
         n = 0
-        async for u in Session(cls(url), thread_id="thread-bench").run():
+        # "default": the URL itself, as a user writes it (Session picks the transport)
+        session = Session(url if name == "default" else cls(url), thread_id="thread-bench")
+        async for u in session.run():
             if type(u) is TextDelta:
                 lat.append(time.time_ns() - int(u.delta.partition(" ")[0]))
                 n += 1
@@ -191,7 +197,9 @@ def main(argv: list[str]) -> None:
     errors: list[str] = []
     reads = [0]
     if kind == "session":
-        transport_class(name)  # import before the figures start
+        factory = transport_class(name)  # import before the figures start
+        if name == "default":
+            factory("http://127.0.0.1:1/")  # the transport it picks imports lazily
         import agui.client.session  # noqa: F401
     elif name in ("httpx", "aiohttp", "httptools"):
         importlib.import_module(name)

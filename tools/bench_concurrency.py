@@ -8,19 +8,28 @@ user code (same machine, same clock). The client side runs in a fresh process
 per figure (``tools/bench_conc_client.py``; the reference's is
 ``tools/bench_concurrency_reference.mjs``):
 
-* ``concurrency`` — N sessions at once (1, 10, 100, 500, 1000; ``--quick``: 1
-  and 10), **paced** (each stream 100 events/s, one frame per write: a live
-  agent) and **unpaced** (as fast as the server writes; 20k events over the
-  streams, 100 to 2000 per stream); aggregate events/s
-  (wall), p50 / p99 latency, client CPU (process CPU time / wall; 100% = one
-  core) and memory per session (peak RSS growth / N), for each transport named
-  by ``--transports`` (default ``httpx,fast``: any ``Transport``
-  class, by name or ``module:Class``; a name that does not import is reported as
-  skipped) and for ``@ag-ui/client`` ``HttpAgent`` on Node in the same shape.
-  The saturation ceiling is the highest offered N x rate whose p99 stays <= 10 ms
-  while the client keeps up (its last update within 25% + 0.3 s of the streams'
-  own duration); target: ours >= 3x the
-  reference's. Paced streams last 5 s (3 s at 500 sessions, 2 s at 1000).
+* ``concurrency`` — N sessions at once, **paced** (each stream 100 events/s,
+  one frame per write: a live agent) at fine levels: 10, 20, 30, ... sessions
+  (``--max-sessions``, default 300; ``--quick``: 10 and 20), each level
+  ``--runs-per-level`` times (default 3, ``--quick`` 2), the clients interleaved
+  run by run in the same bench run. A level passes when its median p99 is
+  <= 10 ms, the client kept up (median last update within 25% + 0.3 s of the
+  streams' own duration plus the server's worst lateness) and no run erred; a client's saturation ceiling is
+  the offered N x 100/s of the highest level with it and every level below it
+  passing; the sweep goes on until every client has failed a level (the
+  default transport is also taken to 100 sessions, the headline level) or the
+  cap. Then **unpaced** (as fast as the server writes; 20k events over the
+  streams, 100 to 2000 per stream) at 1, 10, 100, 500, 1000 sessions, one run
+  each. Every row: aggregate events/s (wall), p50 / p99 latency, client CPU
+  (process CPU time / wall; 100% = one core), CPU µs per event and memory per
+  session (peak RSS growth / N). Clients: each transport named by
+  ``--transports`` (default ``default,httpx``: ``default`` is what
+  :func:`agui.transports.default_transport` gives a URL, ``FastHttpTransport``
+  with the ``fast`` extra; any ``Transport`` class, by name or
+  ``module:Class``; a name that does not import is reported as skipped) and
+  ``@ag-ui/client`` ``HttpAgent`` on Node in the same shape. Targets: the
+  default transport's median p99 at 100 sessions x 100 events/s <= 10 ms, and
+  its ceiling >= 3x the reference's. Paced streams last 3 s (1 s ``--quick``).
 * ``http-stacks`` — the per-read CPU cost of bare HTTP stacks (httpx,
   aiohttp's client, an asyncio protocol over ``httptools``, and asyncio streams
   with no HTTP parsing as the floor) on the paced one-frame-per-read streams,
@@ -37,6 +46,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -51,16 +61,24 @@ REFERENCE = Path(__file__).with_name("bench_concurrency_reference.mjs")
 RATE = 100.0  # events/s per paced stream
 P99_LIMIT_MS = 10.0
 CEILING_TARGET = 3.0  # x the reference's saturation ceiling
+STEP = 10  # sessions between two paced levels
+HEADLINE = 100  # sessions of the headline row (100 x 100 events/s)
+DEFAULT = "default"  # the transport name standing for agui.transports.default_transport
 REFERENCE_NAME = "@ag-ui/client 1.0.0 (Node)"
 
 
-def _levels(cfg: Config) -> tuple[int, ...]:
+def paced_levels(cfg: Config) -> range:
+    """The paced levels: 10, 20, ... up to ``cfg.max_sessions`` (``--quick``: 10 and 20)."""
+    return range(STEP, (2 * STEP if cfg.quick else cfg.max_sessions) + 1, STEP)
+
+
+def _unpaced_levels(cfg: Config) -> tuple[int, ...]:
     return (1, 10) if cfg.quick else (1, 10, 100, 500, 1000)
 
 
-def _seconds(cfg: Config, n: int) -> float:
-    """How long each paced stream lasts at level ``n``."""
-    return 1.0 if cfg.quick else (5.0 if n <= 100 else 3.0 if n <= 500 else 2.0)
+def _seconds(cfg: Config) -> float:
+    """How long each paced stream lasts."""
+    return 1.0 if cfg.quick else 3.0
 
 
 def run_client(kind: str, name: str, url: str, n: int, events: int, rate: float) -> dict[str, Any]:
@@ -120,7 +138,7 @@ def reference_cache(cfg: Config) -> tuple[Path | None, str]:
     return cache, why
 
 
-def _row(
+def run_row(
     client: str,
     mode: str,
     n: int,
@@ -128,20 +146,29 @@ def _row(
     offered: float | None,
     late: dict[str, Any],
 ) -> Row:
+    """One client run's row from its JSON ``result`` (``offered`` events/s, None: unpaced)
+    and the server's ``late`` figures over it; ``extra["kept_up"]``: the run ended within
+    25% + 0.3 s of the streams' own duration plus the server's worst lateness."""
     wall = result["wall"]
     rate = result["events"] / wall if wall else 0.0
     cpu = 100 * result["cpu"] / wall if wall else 0.0
     per = max(0, result["peak_kib"] - result["base_kib"]) / 1024 / n
     p50, p99 = result["lat_us"][0] / 1000, result["lat_us"][1] / 1000
-    note = f"p50 {p50:.2f} ms, p99 {p99:.2f} ms; client CPU {cpu:.0f}%; {per:.2f} MiB/session"
+    cpu_us = 1e6 * result["cpu"] / result["events"] if result["events"] else 0.0
+    note = (
+        f"p50 {p50:.2f} ms, p99 {p99:.2f} ms; client CPU {cpu:.0f}%, {cpu_us:.1f} µs/event;"
+        f" {per:.2f} MiB/session"
+    )
     if offered:
         note = f"offered {offered:,.0f}/s; " + note
     note += f"; server late p99 {late.get('late_us', [0, 0])[1] / 1000:.1f} ms"
     if result["errors"]:
         note += f"; ERRORS: {result['errors'][0]}"
     # keeping up: the last update came within 25% (+ 0.3 s of connection set-up) of the
-    # stream's own duration (events per stream / rate, plus the spread of the starts)
+    # stream's own duration (events per stream / rate, plus the spread of the starts), plus
+    # the server's own worst lateness: a client cannot be ahead of a late server
     expected = (result["events"] / n / RATE + 1 / RATE) if offered else 0.0
+    expected += late.get("late_us", [0, 0, 0])[-1] / 1e6 if offered else 0.0
     kept_up = offered is None or wall <= 1.25 * expected + 0.3
     extra = {
         "client": client,
@@ -150,6 +177,7 @@ def _row(
         "p50_ms": p50,
         "p99_ms": p99,
         "cpu_pct": cpu,
+        "cpu_us_per_event": cpu_us,
         "mib_per_session": per,
         "offered": offered,
         "kept_up": kept_up,
@@ -162,28 +190,183 @@ def _row(
     return Row("concurrency", f"{client}, {mode}, {n} sessions", rate, "events/s", note, extra)
 
 
-def _client_rows(
-    cfg: Config, server: SseServer, client: str, kind: str, name: str
-) -> tuple[list[Row], float]:
-    """Paced then unpaced rows of one client, and its saturation ceiling (events/s offered)."""
-    rows: list[Row] = []
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+def level_row(client: str, n: int, runs: list[Row]) -> Row:
+    """One paced level of one client from its runs' rows: medians (events/s, p50, p99,
+    CPU, CPU per event, wall / expected wall); ``passed``: median p99 <= 10 ms, the
+    median run kept up and no run erred."""
+    ex = [r.extra for r in runs]
+    p99s = [e["p99_ms"] for e in ex]
+    p99 = _median(p99s)
+    slack = _median([e["wall"] / (1.25 * e["expected_wall"] + 0.3) for e in ex])
+    errors = [err for e in ex for err in e["errors"]]
+    kept_up = slack <= 1.0
+    passed = kept_up and p99 <= P99_LIMIT_MS and not errors
+    cpu_us = _median([e["cpu_us_per_event"] for e in ex])
+    extra = {
+        **ex[len(ex) // 2],
+        "p50_ms": _median([e["p50_ms"] for e in ex]),
+        "p99_ms": p99,
+        "p99_runs_ms": p99s,
+        "cpu_pct": _median([e["cpu_pct"] for e in ex]),
+        "cpu_us_per_event": cpu_us,
+        "mib_per_session": max(e["mib_per_session"] for e in ex),
+        "kept_up": kept_up,
+        "passed": passed,
+        "runs": len(runs),
+        "errors": errors[:3],
+    }
+    late = max((e["server_late_us"] or [0, 0])[1] for e in ex) / 1000
+    extra["server_late_p99_ms"] = late
+    note = (
+        f"offered {n * RATE:,.0f}/s; median of {len(runs)}: p50 {extra['p50_ms']:.2f} ms, "
+        f"p99 {p99:.2f} ms (runs {', '.join(f'{v:.1f}' for v in p99s)}); "
+        f"client CPU {extra['cpu_pct']:.0f}%, {cpu_us:.1f} µs/event; "
+        f"{extra['mib_per_session']:.2f} MiB/session; "
+        f"{'kept up' if kept_up else 'fell behind'}; server late p99 {late:.1f} ms"
+    )
+    if errors:
+        note += f"; ERRORS: {errors[0]}"
+    value = _median([r.value for r in runs])
+    return Row(
+        "concurrency", f"{client}, paced {RATE:.0f}/s, {n} sessions", value, "events/s", note, extra
+    )
+
+
+def ceiling_of(rows: list[Row]) -> tuple[float, Row | None]:
+    """A client's saturation ceiling (events/s offered) from its paced level rows, lowest
+    level first: the highest level passing with every level below it; and the first level
+    that failed (None: none did, the ceiling is a lower bound)."""
     ceiling = 0.0
-    for n in _levels(cfg):
-        offered = n * RATE
-        events = int(RATE * _seconds(cfg, n))
-        server.stats()
-        result = run_client(kind, name, server.url, n, events, RATE)
-        row = _row(client, f"paced {RATE:.0f}/s", n, result, offered, server.stats())
-        rows.append(row)
-        if row.extra["kept_up"] and row.extra["p99_ms"] <= P99_LIMIT_MS and not result["errors"]:
-            ceiling = max(ceiling, offered)
+    for row in rows:
+        if not row.extra["passed"]:
+            return ceiling, row
+        ceiling = row.extra["sessions"] * RATE
+    return ceiling, None
+
+
+def paced_sweep(
+    cfg: Config, server: SseServer, clients: dict[str, tuple[str, str]]
+) -> dict[str, list[Row]]:
+    """The paced levels of every client (``clients``: label -> (kind, name)), each
+    level ``cfg.runs_per_level`` times with the clients interleaved run by run (the
+    order rotates each run, so a slow spell of the machine hits them alike). A client
+    leaves the sweep after its first failed level; the default transport stays until
+    it has run the headline level."""
+    levels: dict[str, list[Row]] = {c: [] for c in clients}
+    active = list(clients)
+    events = int(RATE * _seconds(cfg))
+    headline = min(HEADLINE, max(paced_levels(cfg)))
+    for n in paced_levels(cfg):
+        if not active:
+            break
+        runs: dict[str, list[Row]] = {c: [] for c in active}
+        for i in range(cfg.runs_per_level):
+            for client in active[i % len(active) :] + active[: i % len(active)]:
+                kind, name = clients[client]
+                server.stats()
+                result = run_client(kind, name, server.url, n, events, RATE)
+                runs[client].append(
+                    run_row(client, f"paced {RATE:.0f}/s", n, result, n * RATE, server.stats())
+                )
+        for client in active:
+            levels[client].append(level_row(client, n, runs[client]))
+        active = [
+            c
+            for c in active
+            if ceiling_of(levels[c])[1] is None
+            or (clients[c] == ("session", DEFAULT) and n < headline)
+        ]
+    return levels
+
+
+def _unpaced_rows(cfg: Config, server: SseServer, client: str, kind: str, name: str) -> list[Row]:
+    rows: list[Row] = []
     # one message per stream: the reference's cost grows with the message, so keep each short
     total, most = (4_000, 1_000) if cfg.quick else (20_000, 2_000)
-    for n in _levels(cfg):
+    for n in _unpaced_levels(cfg):
         server.stats()
         result = run_client(kind, name, server.url, n, max(100, min(most, total // n)), 0)
-        rows.append(_row(client, "unpaced", n, result, None, server.stats()))
-    return rows, ceiling
+        rows.append(run_row(client, "unpaced", n, result, None, server.stats()))
+    return rows
+
+
+def _ceiling_row(cfg: Config, client: str, levels: list[Row]) -> tuple[Row, float]:
+    ceiling, failed = ceiling_of(levels)
+    note = (
+        f"highest level (steps of {STEP} sessions x {RATE:.0f}/s) whose median p99 of "
+        f"{cfg.runs_per_level} runs is <= {P99_LIMIT_MS:.0f} ms while keeping up, every lower level too"
+    )
+    if failed is None:
+        top = levels[-1].extra["sessions"] if levels else 0
+        note += f"; no level failed up to the cap ({top} sessions): a lower bound"
+    else:
+        why = (
+            "fell behind" if not failed.extra["kept_up"] else f"p99 {failed.extra['p99_ms']:.1f} ms"
+        )
+        if failed.extra["errors"]:
+            why = "errors"
+        note += f"; failed at {failed.extra['sessions']} sessions ({why})"
+        if failed.extra["server_late_p99_ms"] > P99_LIMIT_MS:
+            note += (
+                f"; the server itself was late there (p99 {failed.extra['server_late_p99_ms']:.1f} ms):"
+                " a loaded machine, not a clean figure"
+            )
+    extra = {"client": client, "ceiling": True, "capped": failed is None}
+    return Row(
+        "concurrency", f"saturation ceiling, {client}", ceiling, "events/s", note, extra
+    ), ceiling
+
+
+def _headline_row(cfg: Config, client: str, levels: list[Row]) -> Row | None:
+    headline = min(HEADLINE, max(paced_levels(cfg)))
+    row = next((r for r in levels if r.extra["sessions"] == headline), None)
+    if row is None:
+        return None
+    from agui.transports import default_transport
+
+    p99 = row.extra["p99_ms"]
+    ok = p99 <= P99_LIMIT_MS and row.extra["kept_up"] and not row.extra["errors"]
+    cls = type(default_transport("http://127.0.0.1:1/")).__name__
+    note = (
+        f"target <= {P99_LIMIT_MS:.0f} ms: {_met(ok)}; {cls}; median of "
+        f"{row.extra['runs']} runs ({', '.join(f'{v:.1f}' for v in row.extra['p99_runs_ms'])} ms); "
+        f"{row.extra['cpu_us_per_event']:.1f} µs CPU/event; "
+        + ("kept up" if row.extra["kept_up"] else "fell behind")
+    )
+    extra: dict[str, Any] = {"client": client, "transport": cls, "sessions": headline}
+    if cfg.quick:
+        note = note.split("; ", 1)[1] + "; quick levels only"
+    else:
+        extra.update(target=P99_LIMIT_MS, met=ok)
+    name = f"{headline} sessions x {RATE:.0f} events/s p99, default transport"
+    return Row("concurrency", name, p99, "ms", note, extra)
+
+
+def _ratio_row(cfg: Config, client: str, ceiling: float, theirs: float, capped: bool) -> Row:
+    # a reference that passed no level is taken at the lowest one (a lower bound)
+    ratio = ceiling / (theirs or STEP * RATE)
+    is_default = client == f"Session + {DEFAULT}"
+    ok = ratio >= CEILING_TARGET
+    notes = [f"target >= {CEILING_TARGET:.0f}x: {_met(ok)}"] if is_default and not cfg.quick else []
+    if not theirs:
+        notes.append(
+            f"the reference passed no level: ratio to {STEP * RATE:,.0f} events/s, a lower bound"
+        )
+    if capped:
+        notes.append("our client reached the cap: a lower bound")
+    if cfg.quick:
+        notes.append("quick levels only")
+    extra: dict[str, Any] = {"client": client}
+    if is_default and not cfg.quick:
+        extra.update(target=CEILING_TARGET, met=ok)
+    name = (
+        "ceiling ratio default / reference" if is_default else f"ceiling ratio {client} / reference"
+    )
+    return Row("concurrency", name, ratio, "x", "; ".join(notes), extra)
 
 
 @section("concurrency")
@@ -191,57 +374,31 @@ def bench_concurrency(cfg: Config) -> list[Row]:
     """N sessions in one process against a server process, paced and unpaced (see the module doc)."""
     names, rows = available_transports(cfg.transports)
     cache, why = reference_cache(cfg)
-    ceilings: dict[str, float] = {}
+    clients = {f"Session + {name}": ("session", name) for name in names}
+    if cache is not None:
+        clients[REFERENCE_NAME] = ("reference", str(cache))
     with SseServer() as server:
-        for name in names:
-            client = f"Session + {name}"
-            more, ceilings[client] = _client_rows(cfg, server, client, "session", name)
-            rows += more
-        if cache is not None:
-            more, ceilings[REFERENCE_NAME] = _client_rows(
-                cfg, server, REFERENCE_NAME, "reference", str(cache)
-            )
-            rows += more
-        else:
-            rows.append(Row("concurrency", REFERENCE_NAME, 0.0, "skipped", why, {"skipped": True}))
-    for client, ceiling in ceilings.items():
-        rows.append(
-            Row(
-                "concurrency",
-                f"saturation ceiling, {client}",
-                ceiling,
-                "events/s",
-                f"highest offered N x {RATE:.0f}/s with p99 <= {P99_LIMIT_MS:.0f} ms, keeping up"
-                + (" (none passed)" if not ceiling else ""),
-                {"client": client, "ceiling": True},
-            )
-        )
-    theirs = ceilings.get(REFERENCE_NAME)
-    if theirs is not None:
-        for client, ceiling in ceilings.items():
-            if client == REFERENCE_NAME:
-                continue
-            # a reference that passed no level is taken at the lowest one (a lower bound)
-            ratio = ceiling / (theirs or RATE)
-            ok = ratio >= CEILING_TARGET
-            note = f"target >= 3x: {_met(ok)}"
-            if not theirs:
-                note += (
-                    f"; the reference passed no level: ratio to {RATE:.0f} events/s, a lower bound"
-                )
-            extra: dict[str, Any] = {"client": client}
-            if not cfg.quick:
-                extra.update(target=CEILING_TARGET, met=ok)
-            rows.append(
-                Row(
-                    "concurrency",
-                    f"ceiling ratio {client} / reference",
-                    ratio,
-                    "x",
-                    note if not cfg.quick else "quick levels only",
-                    extra,
-                )
-            )
+        levels = paced_sweep(cfg, server, clients)
+        for client, (kind, name) in clients.items():
+            rows += levels[client]
+            rows += _unpaced_rows(cfg, server, client, kind, name)
+    if cache is None:
+        rows.append(Row("concurrency", REFERENCE_NAME, 0.0, "skipped", why, {"skipped": True}))
+    ceilings: dict[str, tuple[float, bool]] = {}
+    for client in clients:
+        row, ceiling = _ceiling_row(cfg, client, levels[client])
+        ceilings[client] = ceiling, row.extra["capped"]
+        rows.append(row)
+    default = f"Session + {DEFAULT}"
+    if default in clients:
+        headline = _headline_row(cfg, default, levels[default])
+        if headline is not None:
+            rows.append(headline)
+    if REFERENCE_NAME in ceilings:
+        theirs = ceilings[REFERENCE_NAME][0]
+        for client, (ceiling, capped) in ceilings.items():
+            if client != REFERENCE_NAME:
+                rows.append(_ratio_row(cfg, client, ceiling, theirs, capped))
     return rows
 
 

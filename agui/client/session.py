@@ -2,7 +2,7 @@
 
 ::
 
-    session = Session(HttpTransport("http://127.0.0.1:8000/agent"), tools=[...])
+    session = Session("http://127.0.0.1:8000/agent", tools=[...])
     async with session.send("add a task: buy milk") as run:
         async for update in run:
             ...                      # typed agui.updates values, Done last
@@ -67,7 +67,11 @@ class Session:
     """A conversation with one agent over a :class:`agui.transports.Transport`.
 
     Args:
-        transport: e.g. :class:`~agui.transports.HttpTransport` or
+        transport: the agent's URL (a ``str``: the transport is
+            :func:`agui.transports.default_transport`'s, ``FastHttpTransport``
+            when the ``fast`` extra is installed and no proxy is set, else
+            ``HttpTransport``), or any transport, e.g.
+            :class:`~agui.transports.HttpTransport` or
             :class:`~agui.transports.ReplayTransport`.
         thread_id: the thread (default: a new uuid4).
         tools: ``Tool`` structs or wire dicts offered on every run.
@@ -116,7 +120,7 @@ class Session:
 
     def __init__(
         self,
-        transport: Transport,
+        transport: Transport | str,
         *,
         thread_id: str | None = None,
         tools: Iterable[Tool | JSONObject] = (),
@@ -140,7 +144,11 @@ class Session:
             raise ValueError(f"verify must be strict, tolerant or off, got {verify!r}")
         if max_tool_rounds < 0:
             raise ValueError(f"max_tool_rounds must be >= 0, got {max_tool_rounds}")
-        self.transport = transport
+        if isinstance(transport, str):
+            from agui.transports import default_transport
+
+            transport = default_transport(transport)
+        self.transport: Transport = transport
         self.thread_id: str = thread_id or str(uuid.uuid4())
         self.tools: list[Tool] = convert_list(tools, Tool, "tools")
         self.context: list[Context] = convert_list(context, Context, "context")

@@ -97,14 +97,14 @@ class SyncRun:
 class SyncSession:
     """Blocking facade over :class:`Session`, for scripts and REPLs.
 
-    Same constructor arguments as :class:`Session`. ``send`` / ``run`` /
+    Same constructor arguments as :class:`Session` (a URL ``str`` included). ``send`` / ``run`` /
     ``resume`` return a :class:`SyncRun` (a plain iterator of updates; use
     ``with`` or ``.close()`` to stop early). Runs on a private event loop, so
     do not call it from inside a running event loop. ``close()`` (or ``with
     SyncSession(...)``) releases that loop.
     """
 
-    def __init__(self, transport: Transport, **kwargs: Unpack[SessionOptions]) -> None:
+    def __init__(self, transport: Transport | str, **kwargs: Unpack[SessionOptions]) -> None:
         self.session: Session = Session(transport, **kwargs)
         self._runner = asyncio.Runner()
         self._closed = False

@@ -190,9 +190,13 @@ def test_bench_concurrency_rows_cover_paced_and_unpaced_levels_per_client(quick_
     _, payload = quick_run
     rows = rows_of(payload, "concurrency")
     names = [r["name"] for r in rows]
-    for mode in ("paced 100/s", "unpaced"):
-        for n in (1, 10):
-            assert f"Session + httpx, {mode}, {n} sessions" in names
+    # the default transport runs every quick paced level (it stays to the headline level)
+    for n in (10, 20):
+        assert f"Session + default, paced 100/s, {n} sessions" in names
+    assert "Session + httpx, paced 100/s, 10 sessions" in names
+    for n in (1, 10):
+        assert f"Session + default, unpaced, {n} sessions" in names
+        assert f"Session + httpx, unpaced, {n} sessions" in names
     for row in rows:
         if row["unit"] == "skipped":
             assert row["note"] and row["extra"]["skipped"] is True
@@ -201,18 +205,72 @@ def test_bench_concurrency_rows_cover_paced_and_unpaced_levels_per_client(quick_
             assert row["value"] > 0 and extra["events"] > 0
             assert 0 <= extra["p50_ms"] <= extra["p99_ms"]
             assert extra["cpu_pct"] > 0 and extra["mib_per_session"] >= 0
+            assert extra["cpu_us_per_event"] > 0
             assert "p99" in row["note"] and "MiB/session" in row["note"]
             assert extra["errors"] == []
-    ten = next(r for r in rows if r["name"] == "Session + httpx, paced 100/s, 10 sessions")
+    ten = next(r for r in rows if r["name"] == "Session + default, paced 100/s, 10 sessions")
+    assert ten["extra"]["runs"] == 2 and len(ten["extra"]["p99_runs_ms"]) == 2  # --quick: 2 runs
+    assert (
+        ten["extra"]["p99_ms"]
+        == sorted(ten["extra"]["p99_runs_ms"])[0] / 2 + sorted(ten["extra"]["p99_runs_ms"])[1] / 2
+    )  # the median of the runs
     assert (
         ten["extra"]["mib_per_session"] > 0
     )  # the child's own peak, not one inherited from the bench
     ceilings = [r for r in rows if r["name"].startswith("saturation ceiling")]
-    assert "saturation ceiling, Session + httpx" in [r["name"] for r in ceilings]
-    assert all(r["value"] % 100 == 0 for r in ceilings)  # a whole number of 100/s streams
+    assert "saturation ceiling, Session + default" in [r["name"] for r in ceilings]
+    assert all(r["value"] % 1000 == 0 for r in ceilings)  # a whole number of 10-session steps
+    headline = next(r for r in rows if r["name"].endswith("p99, default transport"))
+    assert headline["name"] == "20 sessions x 100 events/s p99, default transport"  # quick cap
+    assert headline["value"] == next(
+        r["extra"]["p99_ms"]
+        for r in rows
+        if r["name"] == "Session + default, paced 100/s, 20 sessions"
+    )
+    assert "target" not in headline["extra"]  # quick levels: no target judged
     reference = [r for r in rows if r["name"].startswith("@ag-ui/client")]
     if reference[0]["unit"] != "skipped":
+        assert "ceiling ratio default / reference" in names
         assert "ceiling ratio Session + httpx / reference" in names
+
+
+def test_a_paced_level_passes_on_its_median_and_the_ceiling_stops_at_the_first_failure():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench_concurrency
+        from bench import Row
+    finally:
+        sys.path.remove(str(TOOLS))
+
+    def run(n: int, p99: float, wall: float = 3.0) -> Row:
+        extra = {
+            "sessions": n,
+            "p50_ms": p99 / 10,
+            "p99_ms": p99,
+            "cpu_pct": 10.0,
+            "cpu_us_per_event": 15.0,
+            "mib_per_session": 0.1,
+            "wall": wall,
+            "expected_wall": 3.01,
+            "errors": [],
+            "server_late_us": [100, 1000, 2000],
+        }
+        return Row("concurrency", f"c, paced 100/s, {n} sessions", n * 100.0, "events/s", "", extra)
+
+    # one spike in three runs does not fail a level; two do
+    spike = bench_concurrency.level_row("c", 10, [run(10, 2.0), run(10, 40.0), run(10, 3.0)])
+    assert spike.extra["p99_ms"] == 3.0 and spike.extra["passed"] is True
+    two = bench_concurrency.level_row("c", 20, [run(20, 12.0), run(20, 40.0), run(20, 3.0)])
+    assert two.extra["p99_ms"] == 12.0 and two.extra["passed"] is False
+    # a client that kept up in one run of three fell behind
+    slow = bench_concurrency.level_row(
+        "c", 30, [run(30, 1.0, 9.0), run(30, 1.0, 9.0), run(30, 1.0)]
+    )
+    assert slow.extra["kept_up"] is False and slow.extra["passed"] is False
+    # the ceiling is the last level before the first failure, even if a higher one passes
+    ok30 = bench_concurrency.level_row("c", 30, [run(30, 1.0)] * 3)
+    assert bench_concurrency.ceiling_of([spike, two, ok30]) == (1000.0, two)
+    assert bench_concurrency.ceiling_of([spike]) == (1000.0, None)  # none failed: a lower bound
 
 
 def test_bench_http_stacks_compare_the_cost_per_read_side_by_side(quick_run):
@@ -364,3 +422,28 @@ def test_concurrency_client_names_a_missing_transport_instead_of_running():
     assert bench_conc_client.transport_class("agui.transports:HttpTransport") is HttpTransport
     with pytest.raises(AttributeError):
         bench_conc_client.transport_class("agui.transports:NoSuchTransport")
+
+
+def test_a_paced_run_behind_a_late_server_is_not_counted_as_the_client_falling_behind():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench_concurrency
+    finally:
+        sys.path.remove(str(TOOLS))
+    # 10 streams of 300 events at 100/s: 3 s of streams; the last update came at 5 s
+    result = {
+        "events": 3000,
+        "wall": 5.0,
+        "cpu": 0.1,
+        "peak_kib": 2000,
+        "base_kib": 1000,
+        "lat_us": [100, 2000, 3000],
+        "errors": [],
+    }
+    on_time = {"late_us": [100, 1000, 2000]}
+    late = {"late_us": [100, 1000, 1_500_000]}  # the server wrote a frame 1.5 s late
+    row = bench_concurrency.run_row("c", "paced 100/s", 10, result, 1000.0, on_time)
+    assert row.extra["kept_up"] is False
+    row = bench_concurrency.run_row("c", "paced 100/s", 10, result, 1000.0, late)
+    assert row.extra["kept_up"] is True
+    assert row.extra["cpu_us_per_event"] == pytest.approx(1e6 * 0.1 / 3000)

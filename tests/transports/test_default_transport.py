@@ -1,6 +1,7 @@
 """The HTTP transport a URL gets by default: FastHttpTransport when the ``fast``
-extra is installed (and no proxy is configured), HttpTransport otherwise; the
-agent API and board-watch both take it, and it runs a real loopback response."""
+extra is installed (and no proxy is configured), HttpTransport otherwise; a
+Session or SyncSession given a URL, the agent API and board-watch all take it,
+and it runs a real loopback response."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 from agui.agent import HttpAgent
 from agui.backends.fake import create_app
 from agui.cli.target import make_transport
+from agui.client.session import Session
+from agui.client.sync import SyncSession
 from agui.server import BackgroundServer
 from agui.transports import HttpTransport, default_transport
 
@@ -54,3 +57,18 @@ async def test_http_agent_on_the_default_transport_runs_a_real_response(no_proxy
     assert type(agent.transport) is FastHttpTransport
     result = await agent.run_agent()
     assert result.new_messages and type(result.new_messages[-1]).__name__ == "AssistantMessage"
+
+
+def test_a_session_given_a_url_takes_the_default_transport(no_proxy, monkeypatch):
+    assert type(Session("http://127.0.0.1:1/agent").transport) is FastHttpTransport
+    with SyncSession("http://127.0.0.1:1/agent") as sync:
+        assert type(sync.session.transport) is FastHttpTransport
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    assert type(Session("http://127.0.0.1:1/agent").transport) is HttpTransport
+
+
+async def test_a_session_given_a_url_runs_a_real_response(no_proxy, url):
+    session = Session(url)
+    done = await session.send("hello").wait()
+    assert done.outcome == "success"
+    assert type(session.messages[-1]).__name__ == "AssistantMessage"
