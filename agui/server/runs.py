@@ -410,19 +410,20 @@ class _Attachment(Response):
         while True:
             piece = await store.read(run, after, READ_BATCH, block=hub.tick)
             now = time.monotonic()
-            if piece.entries:
-                frame = encoder.frame_with_id
-                body = b"".join(frame(data, f"{tag}.{eid}") for eid, data in piece.entries)
+            batches = piece.batches
+            if batches:
+                frames = encoder.frames_with_ids
+                body = b"".join([frames(b.events, f"{tag}.{b.prefix}", b.start) for b in batches])
                 await send({"type": "http.response.body", "body": body, "more_body": True})
-                after = piece.entries[-1][0]
-                self.sent += len(piece.entries)
+                after = batches[-1].last_id
+                self.sent += piece.count
                 last_write = now
             if piece.ended:
                 break
             if remote and now - last_touch >= hub.tick:
                 await store.touch(run, 4 * hub.tick)
                 last_touch = now
-            if not piece.entries:
+            if not batches:
                 if run not in hub.live:
                     info = await store.info(run)
                     if info is None:
