@@ -67,18 +67,23 @@ class EventEncoder:
         """One frame per event's JSON, joined into one write: the i-th (from 0)
         led by ``id: <id_prefix><start + i>`` (as :meth:`frame_with_id`, without
         a call per event; ``id_prefix`` holds no CR, LF or NUL)."""
-        head = f"id: {id_prefix}"
-        parts: list[bytes] = []
-        add = parts.append
-        for i, data in enumerate(events, start):
-            if 10 in data or 13 in data:  # (not compact JSON: several data: lines)
-                add(f"{head}{i}\n".encode())
-                add(encode_sse(data))
-            else:
-                add(f"{head}{i}\ndata: ".encode())
-                add(data)
-                add(b"\n\n")
-        return b"".join(parts)
+        if not events:
+            return b""
+        joined = b"".join(events)
+        if 10 in joined or 13 in joined:  # (not compact JSON: several data: lines)
+            return b"".join(
+                [
+                    self.frame_with_id(data, f"{id_prefix}{start + i}")
+                    for i, data in enumerate(events)
+                ]
+            )
+        # compact JSON: the whole batch is one bytes %-format, ids and events interleaved
+        n = len(events)
+        args: list[int | bytes] = [0] * (2 * n)
+        args[::2] = range(start, start + n)
+        args[1::2] = events
+        head = ("id: " + id_prefix.replace("%", "%%")).encode()
+        return (head + b"%d\ndata: %b\n\n") * n % tuple(args)
 
     def comment(self, text: str = "") -> bytes:
         """An SSE comment frame (``: text``), ignored by readers; a keep-alive."""

@@ -91,13 +91,6 @@ def cursor_tag(run_id: str) -> str:
     return hashlib.blake2b(run_id.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
-class _EntryEncoder(EventEncoder):
-    """The log's encoding: an event's JSON as it is."""
-
-    def frame(self, data: bytes) -> bytes:
-        return bytes(data)
-
-
 def _run_error(message: str, code: str) -> bytes:
     return msgspec.json.encode({"type": "RUN_ERROR", "message": message, "code": code})
 
@@ -228,7 +221,7 @@ class RunHub:
         self.live[run] = live
         buffer = Outbox(self.buffer_limit)
         guard = Guard(thread_of(run_input)) if self.guard else None
-        emitter = Emitter(buffer, guard, token, _EntryEncoder(), version=stream_version(run_input))
+        emitter = Emitter(buffer, guard, token, version=stream_version(run_input), raw=True)
         live.owner_task = asyncio.create_task(self._own(live, run_input, emitter, buffer))
 
     async def _own(

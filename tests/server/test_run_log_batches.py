@@ -146,10 +146,13 @@ async def test_a_redis_reader_at_the_end_of_an_entry_reads_after_it_not_the_entr
 
 def test_frames_with_ids_are_each_events_frame_with_its_id_joined():
     encoder = EventEncoder()
-    events = [b'{"a":1}', b"line one\nline two", b'{"c":3}']
-    assert encoder.frames_with_ids(events, "tag.7-0:", 4) == b"".join(
-        encoder.frame_with_id(data, f"tag.7-0:{4 + i}") for i, data in enumerate(events)
-    )
+    compact = [b'{"a":1}', b'{"b":"%d %s"}', b'{"c":3}']
+    for events in (compact, [*compact, b"line one\r\nline two"]):
+        for prefix in ("tag.7-0:", "t%d."):
+            assert encoder.frames_with_ids(events, prefix, 4) == b"".join(
+                encoder.frame_with_id(data, f"{prefix}{4 + i}") for i, data in enumerate(events)
+            )
+    assert encoder.frames_with_ids([], "tag.", 1) == b""
 
 
 def test_a_log_slice_lists_its_batches_entries_with_their_ids():
@@ -157,3 +160,17 @@ def test_a_log_slice_lists_its_batches_entries_with_their_ids():
     assert piece.entries == [("3", b"a"), ("4", b"b"), ("9-0:0", b"c")]
     assert piece.count == 3
     assert piece.batches[-1].last_id == "9-0:0"
+
+
+async def test_a_raw_emitter_queues_each_events_json_unframed_for_the_log():
+    from agui.server.cancel import CancelToken
+    from agui.server.emitter import Emitter, Outbox
+    from agui.types import RunStartedEvent
+    from agui.wire import encode_event
+
+    event = RunStartedEvent(thread_id="t", run_id="r")
+    raw, framed = Outbox(), Outbox()
+    await Emitter(raw, None, CancelToken(), raw=True)(event)
+    await Emitter(framed, None, CancelToken(), EventEncoder())(event)
+    assert await raw.take_frames() == [encode_event(event)]
+    assert await framed.take_frames() == [b"data: " + encode_event(event) + b"\n\n"]

@@ -5,7 +5,7 @@ One stream per run (``agui:run:{<hash>}:log``; the hash of ``threadId`` and
 worker is one pipelined round trip holding one ``XADD``: the flush's events as
 one stream entry, their JSON joined by newlines in the field ``d`` with their
 count in ``n`` (one command and one value per flush, not per event: a process
-appends several 100k events/s; ``MAXLEN ~ max_run_entries``); the end mark
+appends well over 100k events/s; ``MAXLEN ~ max_run_entries``); the end mark
 (field ``e``) in the last entry, an ``XTRIM MINID ~`` dropping entries older
 than ``retention`` and a ``PEXPIRE`` of the run's keys to ``retention``. (An
 entry whose events are the fields ``0``, ``1``, ... is read as well: what a
