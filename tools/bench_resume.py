@@ -198,7 +198,7 @@ def redis_server() -> Iterator[str | None]:
 
 
 def _append_rate(url: str, wire: list[bytes], batch: int) -> float:
-    """events/s of Redis appends alone, ``batch`` events per MULTI."""
+    """events/s of Redis appends alone, ``batch`` events per append (one XADD)."""
     from agui.server.runlog import RunRef
     from agui.server.runlog.redis import RedisRunStore
 
@@ -380,7 +380,7 @@ def bench_resume(cfg: Config) -> list[Row]:
                 rows.append(
                     Row(
                         "resume",
-                        f"Redis appends alone, {batch} per MULTI",
+                        f"Redis appends alone, {batch} per XADD",
                         rate,
                         "events/s",
                         f"{n:,} events, one client",

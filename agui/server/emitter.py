@@ -129,9 +129,10 @@ class Emitter:
 
     ``event`` is a generated event struct (``agui.types``) or a plain dict in
     wire form (``{"type": "RUN_STARTED", "threadId": ...}``), decoded strictly.
-    ``Emitter(outbox, guard, token, encoder=None, *, version="1.1")``:
+    ``Emitter(outbox, guard, token, encoder=None, *, version="1.1", raw=False)``:
     ``version`` ``"1.0"`` leaves the fields newer than 1.0 out of every event
-    (see :mod:`agui.server.versions`).
+    (see :mod:`agui.server.versions`); ``raw`` puts each event's JSON in the
+    outbox as it is, unframed (for a run log; ``encoder`` is then unused).
 
     Raises:
         GuardError: the guard rejects the event (nothing is sent; the stream
@@ -161,11 +162,12 @@ class Emitter:
         encoder: EventEncoder | None = None,
         *,
         version: str = NEWEST_VERSION,
+        raw: bool = False,
     ) -> None:
         self._outbox = outbox
         self._guard = guard
         self._token = token
-        self._frame = (encoder or EventEncoder()).frame
+        self._frame = None if raw else (encoder or EventEncoder()).frame
         self._strip = version == OLDEST_VERSION
         self._count = 0
         self._life = RunLifecycle()  # the stream's runs, tracked here when the guard is off
@@ -200,7 +202,8 @@ class Emitter:
             stripped = strip_newer_fields(struct)
             if stripped is not struct:
                 struct, data = stripped, encode_event(stripped)
-        frame = self._frame(data)  # everything that can fail did, before admission
+        # everything that can fail did, before admission
+        frame = data if self._frame is None else self._frame(data)
         outbox = self._outbox
         if outbox.full:
             await outbox.room()

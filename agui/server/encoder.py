@@ -10,6 +10,8 @@ prefers it to SSE; SSE otherwise, when there is no ``Accept``, and for a bare ``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from agui.jsonvalue import JSONObject
@@ -61,6 +63,28 @@ class EventEncoder:
         run's frame; ``cursor`` holds no CR, LF or NUL)."""
         return b"id: " + cursor.encode() + b"\n" + encode_sse(data)
 
+    def frames_with_ids(self, events: Sequence[bytes], id_prefix: str, start: int) -> bytes:
+        """One frame per event's JSON, joined into one write: the i-th (from 0)
+        led by ``id: <id_prefix><start + i>`` (as :meth:`frame_with_id`, without
+        a call per event; ``id_prefix`` holds no CR, LF or NUL)."""
+        if not events:
+            return b""
+        joined = b"".join(events)
+        if 10 in joined or 13 in joined:  # (not compact JSON: several data: lines)
+            return b"".join(
+                [
+                    self.frame_with_id(data, f"{id_prefix}{start + i}")
+                    for i, data in enumerate(events)
+                ]
+            )
+        # compact JSON: the whole batch is one bytes %-format, ids and events interleaved
+        n = len(events)
+        args: list[int | bytes] = [0] * (2 * n)
+        args[::2] = range(start, start + n)
+        args[1::2] = events
+        head = ("id: " + id_prefix.replace("%", "%%")).encode()
+        return (head + b"%d\ndata: %b\n\n") * n % tuple(args)
+
     def comment(self, text: str = "") -> bytes:
         """An SSE comment frame (``: text``), ignored by readers; a keep-alive."""
         return (": " + text.replace("\n", " ") + "\n\n").encode()
@@ -95,6 +119,11 @@ class ProtoEventEncoder(EventEncoder):
     def frame_with_id(self, data: bytes, cursor: str) -> bytes:
         """The same frame as :meth:`frame`: the protobuf binding carries no cursor."""
         return self.frame(data)
+
+    def frames_with_ids(self, events: Sequence[bytes], id_prefix: str, start: int) -> bytes:
+        """The frames of :meth:`frame`, joined: the protobuf binding carries no cursor."""
+        frame = self.frame
+        return b"".join([frame(data) for data in events])
 
     def comment(self, text: str = "") -> bytes:
         """Nothing: the protobuf binding has no comment frame."""

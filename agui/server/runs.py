@@ -91,13 +91,6 @@ def cursor_tag(run_id: str) -> str:
     return hashlib.blake2b(run_id.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
-class _EntryEncoder(EventEncoder):
-    """The log's encoding: an event's JSON as it is."""
-
-    def frame(self, data: bytes) -> bytes:
-        return bytes(data)
-
-
 def _run_error(message: str, code: str) -> bytes:
     return msgspec.json.encode({"type": "RUN_ERROR", "message": message, "code": code})
 
@@ -228,7 +221,7 @@ class RunHub:
         self.live[run] = live
         buffer = Outbox(self.buffer_limit)
         guard = Guard(thread_of(run_input)) if self.guard else None
-        emitter = Emitter(buffer, guard, token, _EntryEncoder(), version=stream_version(run_input))
+        emitter = Emitter(buffer, guard, token, version=stream_version(run_input), raw=True)
         live.owner_task = asyncio.create_task(self._own(live, run_input, emitter, buffer))
 
     async def _own(
@@ -410,19 +403,20 @@ class _Attachment(Response):
         while True:
             piece = await store.read(run, after, READ_BATCH, block=hub.tick)
             now = time.monotonic()
-            if piece.entries:
-                frame = encoder.frame_with_id
-                body = b"".join(frame(data, f"{tag}.{eid}") for eid, data in piece.entries)
+            batches = piece.batches
+            if batches:
+                frames = encoder.frames_with_ids
+                body = b"".join([frames(b.events, f"{tag}.{b.prefix}", b.start) for b in batches])
                 await send({"type": "http.response.body", "body": body, "more_body": True})
-                after = piece.entries[-1][0]
-                self.sent += len(piece.entries)
+                after = batches[-1].last_id
+                self.sent += piece.count
                 last_write = now
             if piece.ended:
                 break
             if remote and now - last_touch >= hub.tick:
                 await store.touch(run, 4 * hub.tick)
                 last_touch = now
-            if not piece.entries:
+            if not batches:
                 if run not in hub.live:
                     info = await store.info(run)
                     if info is None:

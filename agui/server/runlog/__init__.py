@@ -9,9 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from agui.server.runlog.memory import MemoryRunStore
-from agui.server.runlog.store import LogSlice, RunInfo, RunLogFull, RunRef, RunStore, Signals
+from agui.server.runlog.store import (
+    LogBatch,
+    LogSlice,
+    RunInfo,
+    RunLogFull,
+    RunRef,
+    RunStore,
+    Signals,
+)
 
 __all__ = [
+    "LogBatch",
     "LogSlice",
     "MemoryRunStore",
     "RunInfo",

@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict, deque
+from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agui.server.runlog.store import LogSlice, RunInfo, RunLogFull, RunRef, Signals
+from agui.server.runlog.store import LogBatch, LogSlice, RunInfo, RunLogFull, RunRef, Signals
 
 __all__ = ["MemoryRunStore"]
 
@@ -28,10 +29,29 @@ logger: logging.Logger = logging.getLogger("agui.server.runlog")
 _ENTRY_OVERHEAD = 64
 """Bytes counted per entry beyond its JSON (the id and the bookkeeping)."""
 
+_COMPACT_AT = 64
+"""Dropped chunks a log keeps at the head of its list before it compacts it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    """One append: entries ``first`` .. ``first + len(events) - 1``; ``size`` the
+    bytes counted for them. Never changed: trimming replaces it."""
+
+    first: int
+    events: list[bytes]
+    size: int
+
+
+def _first_of(chunk: _Chunk) -> int:
+    return chunk.first
+
 
 @dataclass(slots=True)
 class _Log:
-    entries: deque[tuple[int, bytes]] = field(default_factory=deque[tuple[int, bytes]])
+    chunks: list[_Chunk] = field(default_factory=list[_Chunk])
+    head: int = 0  # chunks[:head] are trimmed away (compacted now and then)
+    count: int = 0  # entries held
     next_id: int = 1
     size: int = 0
     ended: bool = False
@@ -42,6 +62,11 @@ class _Log:
     lost_claimed: bool = False
     trimmed_warned: bool = False
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def first_id(self) -> int:
+        """The id of the first entry held (``next_id`` when none is)."""
+        return self.chunks[self.head].first if self.head < len(self.chunks) else self.next_id
 
 
 class MemoryRunStore:
@@ -96,17 +121,19 @@ class MemoryRunStore:
         log = self._logs.get(run)
         if log is None or log.ended:
             return
-        for data in entries:
-            log.entries.append((log.next_id, data))
-            log.next_id += 1
-            size = len(data) + _ENTRY_OVERHEAD
+        if entries:  # one chunk per append: nothing is done entry by entry
+            events = list(entries)
+            size = sum(map(len, events)) + _ENTRY_OVERHEAD * len(events)
+            log.chunks.append(_Chunk(log.next_id, events, size))
+            log.next_id += len(events)
+            log.count += len(events)
             log.size += size
             self._total += size
         if end:
             log.ended = True
         log.touched = time.monotonic()
         self._logs.move_to_end(run)
-        if len(log.entries) > self.max_run_events or log.size > self.max_run_bytes:
+        if log.count > self.max_run_events or log.size > self.max_run_bytes:
             self._trim(run, log, "its per-run bound")
         if self._total > self.max_total_bytes:
             while self._total > self.max_total_bytes and self._evict_finished():
@@ -151,19 +178,30 @@ class MemoryRunStore:
             except TimeoutError:
                 pass
             found = self._after(log, start, limit)
-        ended = log.ended and (not found or int(found[-1][0]) == log.next_id - 1)
+        ended = log.ended and (not found or found[-1].start + len(found[-1].events) == log.next_id)
         return LogSlice(found, ended)
 
-    def _after(self, log: _Log, start: int, limit: int) -> list[tuple[str, bytes]]:
-        entries = log.entries
-        if not entries:
+    def _after(self, log: _Log, start: int, limit: int) -> list[LogBatch]:
+        """At most ``limit`` entries from id ``start + 1`` (or the first held), as
+        batches that share the chunks' lists where a whole chunk is taken."""
+        want = start + 1
+        chunks = log.chunks
+        if want >= log.next_id or log.head >= len(chunks) or limit <= 0:
             return []
-        first = entries[0][0]
-        index = max(start + 1 - first, 0)
-        if index >= len(entries):
-            return []
-        stop = min(index + limit, len(entries))
-        return [(str(entries[i][0]), entries[i][1]) for i in range(index, stop)]
+        index = len(chunks) - 1  # a reader following the tail wants the last chunk
+        if chunks[index].first > want:
+            index = max(bisect_right(chunks, want, log.head, index, key=_first_of) - 1, log.head)
+        out: list[LogBatch] = []
+        while index < len(chunks) and limit > 0:
+            chunk = chunks[index]
+            skip = max(want - chunk.first, 0)
+            events = chunk.events
+            if skip or len(events) - skip > limit:
+                events = events[skip : skip + limit]
+            out.append(LogBatch("", chunk.first + skip, events))
+            limit -= len(events)
+            index += 1
+        return out
 
     async def holds(self, run: RunRef, after: str) -> bool:
         """Whether everything after entry ``after`` is still held."""
@@ -171,8 +209,7 @@ class MemoryRunStore:
         if log is None or not after.isdigit() or after != str(int(after)):
             return False
         n = int(after)
-        first = log.entries[0][0] if log.entries else log.next_id
-        return first - 1 <= n < log.next_id
+        return log.first_id - 1 <= n < log.next_id
 
     async def info(self, run: RunRef) -> RunInfo | None:
         """See :class:`RunStore`."""
@@ -185,7 +222,9 @@ class MemoryRunStore:
     async def last(self, run: RunRef) -> bytes | None:
         """The last event's JSON."""
         log = self._logs.get(run)
-        return log.entries[-1][1] if log is not None and log.entries else None
+        if log is None or not log.count:
+            return None
+        return log.chunks[-1].events[-1]
 
     async def touch(self, run: RunRef, ttl: float) -> None:
         """A reader is attached for ``ttl`` s."""
@@ -218,15 +257,37 @@ class MemoryRunStore:
 
     def _trim(self, run: RunRef, log: _Log, why: str) -> None:
         over_total = why.startswith("the store")
-        while log.entries and (
-            len(log.entries) > self.max_run_events
-            or log.size > self.max_run_bytes
-            or (over_total and self._total > self.max_total_bytes)
-        ):
-            _, data = log.entries.popleft()
-            size = len(data) + _ENTRY_OVERHEAD
-            log.size -= size
-            self._total -= size
+
+        def over(count: int, size: int) -> bool:  # (count, size: what the log would hold)
+            return (
+                count > self.max_run_events
+                or size > self.max_run_bytes
+                or (over_total and self._total - (log.size - size) > self.max_total_bytes)
+            )
+
+        chunks = log.chunks
+        while log.head < len(chunks) and over(log.count, log.size):
+            chunk = chunks[log.head]
+            drop, dropped = len(chunk.events), chunk.size
+            if not over(log.count - drop, log.size - dropped):
+                drop, dropped = 0, 0  # only part of it: its oldest entries
+                for data in chunk.events:
+                    drop += 1
+                    dropped += len(data) + _ENTRY_OVERHEAD
+                    if not over(log.count - drop, log.size - dropped):
+                        break
+            if drop == len(chunk.events):
+                log.head += 1
+            else:
+                chunks[log.head] = _Chunk(
+                    chunk.first + drop, chunk.events[drop:], chunk.size - dropped
+                )
+            log.count -= drop
+            log.size -= dropped
+            self._total -= dropped
+        if log.head >= _COMPACT_AT and log.head * 2 >= len(chunks):
+            del chunks[: log.head]
+            log.head = 0
         if not log.trimmed_warned:
             log.trimmed_warned = True
             logger.warning(
@@ -235,7 +296,7 @@ class MemoryRunStore:
                 run.run_id,
                 run.thread_id,
                 why,
-                log.entries[0][0] if log.entries else log.next_id,
+                log.first_id,
             )
 
     def _evict_finished(self) -> bool:

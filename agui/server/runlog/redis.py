@@ -2,11 +2,18 @@
 
 One stream per run (``agui:run:{<hash>}:log``; the hash of ``threadId`` and
 ``runId`` in braces keeps a run's keys in one Redis Cluster slot). A flush of the
-worker is one ``MULTI`` holding one ``XADD``: the flush's events as the fields
-``0``, ``1``, ... of one stream entry (one command per flush, not per event: a
-process appends well over 100k events/s; ``MAXLEN ~ max_run_entries``), the end
-mark (field ``e``) in the last entry, an ``XTRIM MINID ~`` dropping entries
-older than ``retention`` and a ``PEXPIRE`` of the run's keys to ``retention``. Readers catch up with ``XRANGE``
+worker is one pipelined round trip holding one ``XADD``: the flush's events as
+one stream entry, their JSON joined by newlines in the field ``d`` with their
+count in ``n`` (one command and one value per flush, not per event: a process
+appends well over 100k events/s; ``MAXLEN ~ max_run_entries``); the end mark
+(field ``e``) in the last entry, an ``XTRIM MINID ~`` dropping entries older
+than ``retention`` and a ``PEXPIRE`` of the run's keys to ``retention``. (An
+entry whose events are the fields ``0``, ``1``, ... is read as well: what a
+release before this layout wrote, and what a batch holding a raw newline is
+written as.) No ``MULTI``: the entry carries its own end mark, and the lease,
+held until the flush is done, keeps other processes from taking the run for
+lost in between. Readers catch up with ``XRANGE``
+Readers catch up with ``XRANGE``
 from their cursor and follow the live tail with ``XREAD BLOCK``. Beside the
 stream: ``:run`` (the run exists), ``:lease`` (``PX lease``, renewed by the
 worker), ``:att`` (a reader elsewhere is attached), ``:cancel``, ``:end``,
@@ -23,17 +30,23 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Collection, Sequence
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, Unpack
 
 import redis.asyncio as aioredis
 
-from agui.server.runlog.store import LogSlice, RunInfo, RunRef, Signals
+from agui.server.runlog.store import LogBatch, LogSlice, RunInfo, RunRef, Signals
 
 __all__ = ["RedisOptions", "RedisRunStore"]
 
 _EVENT_ID = re.compile(r"^([0-9]{1,20}-[0-9]{1,20}):([0-9]{1,9})$")
 _END = b"e"
+_COUNT = b"n"
+_DATA = b"d"
+_KNOWN_ENTRIES = 4096
+"""Entries whose event count a store remembers (the last one each reader read),
+so a reader at the end of an entry reads after it instead of reading it again."""
 
 
 class RedisOptions(TypedDict, total=False):
@@ -68,6 +81,7 @@ class RedisRunStore:
         self.prefix = prefix
         self._retention_ms = max(int(retention * 1000), 1)
         self._first_known: set[RunRef] = set()
+        self._counts: OrderedDict[tuple[RunRef, str], int] = OrderedDict()
 
     @classmethod
     def from_url(cls, url: str, **options: Unpack[RedisOptions]) -> RedisRunStore:
@@ -98,14 +112,14 @@ class RedisRunStore:
         return True
 
     async def append(self, run: RunRef, entries: Sequence[bytes], *, end: bool = False) -> None:
-        """One ``MULTI``: one ``XADD`` of the batch (and the end mark), trimming, expiry."""
+        """One round trip: one ``XADD`` of the batch (and the end mark), trimming, expiry."""
         if not entries and not end:
             return
         log = self._key(run, "log")
-        fields: dict[bytes, bytes] = {str(i).encode(): data for i, data in enumerate(entries)}
+        fields = _fields(entries)
         if end:
             fields[_END] = b"1"
-        pipe = self.client.pipeline(transaction=True)
+        pipe = self.client.pipeline(transaction=False)
         pipe.xadd(log, fields, maxlen=self.max_run_entries, approximate=True)  # type: ignore[arg-type]
         if end:
             pipe.set(self._key(run, "end"), b"1", px=self._retention_ms)
@@ -142,9 +156,10 @@ class RedisRunStore:
     async def read(
         self, run: RunRef, after: str, limit: int, block: float | None = None
     ) -> LogSlice:
-        """``XRANGE`` from the cursor's entry; ``XREAD BLOCK`` when there is nothing yet.
-        ``limit`` bounds the entries read (``limit // 64``, at least 1), so the
-        events are at most that many flushes."""
+        """``XRANGE`` from the cursor's entry; ``XREAD BLOCK`` when there is nothing yet
+        (at once, after the entry, when the cursor is the last event of an entry
+        this store read last). ``limit`` bounds the entries read (``limit // 64``,
+        at least 1), so the events are at most that many flushes."""
         log = self._key(run, "log")
         count = max(limit // 64, 1)
         if after == "0":
@@ -154,25 +169,42 @@ class RedisRunStore:
             if match is None:
                 return LogSlice([], True)
             sid, skip = match[1], int(match[2])
-        found: Any = await self.client.xrange(log, min=sid, max="+", count=count)
-        if sid != "-" and found and bytes(found[0][0]).decode() == sid:
-            first_fields = found[0][1]
-            if skip + 1 >= _events_in(first_fields) and _END not in first_fields:
-                found = found[1:]  # nothing left of the cursor's own entry
-        if not found and block:
-            ms = max(int(block * 1000), 1)
-            start = "0-0" if sid == "-" else sid
-            streams: Any = await self.client.xread({log: start}, count=count, block=ms)
+        ms = max(int(block * 1000), 1) if block else None
+        known = self._counts.pop((run, sid), None)
+        found: Any
+        if known is not None and skip + 1 >= known:  # the cursor's entry is done with
+            streams: Any = await self.client.xread({log: sid}, count=count, block=ms)
             found = streams[0][1] if streams else []
-        out: list[tuple[str, bytes]] = []
+        else:
+            # (one more than count: the first may be the cursor's own, used up)
+            found = await self.client.xrange(log, min=sid, max="+", count=count + 1)
+            if sid != "-" and found and bytes(found[0][0]).decode() == sid:
+                first_fields = found[0][1]
+                if skip + 1 >= _events_in(first_fields) and _END not in first_fields:
+                    found = found[1:]  # nothing left of the cursor's own entry
+            found = found[:count]
+            if not found and ms is not None:
+                start = "0-0" if sid == "-" else sid
+                streams = await self.client.xread({log: start}, count=count, block=ms)
+                found = streams[0][1] if streams else []
+        out: list[LogBatch] = []
         for entry_id, fields in found:
             name = bytes(entry_id).decode()
             first = skip + 1 if name == sid else 0
-            for i in range(first, _events_in(fields)):
-                out.append((f"{name}:{i}", bytes(fields[str(i).encode()])))
+            events = _events_of(fields)
+            if first < len(events):
+                out.append(LogBatch(f"{name}:", first, events[first:] if first else events))
             if _END in fields:
                 return LogSlice(out, True)
+        if out:
+            self._remember(run, out[-1])
         return LogSlice(out, False)
+
+    def _remember(self, run: RunRef, batch: LogBatch) -> None:
+        counts = self._counts
+        counts[(run, batch.prefix[:-1])] = batch.start + len(batch.events)
+        if len(counts) > _KNOWN_ENTRIES:
+            counts.popitem(last=False)
 
     async def holds(self, run: RunRef, after: str) -> bool:
         """Whether event ``after`` (``"0"``: the run's first) is still in the stream."""
@@ -202,9 +234,9 @@ class RedisRunStore:
         """The last event's JSON (``XREVRANGE``, skipping the end mark)."""
         found: Any = await self.client.xrevrange(self._key(run, "log"), count=2)
         for _, fields in found:
-            n = _events_in(fields)
-            if n:
-                return bytes(fields[str(n - 1).encode()])
+            events = _events_of(fields)
+            if events:
+                return events[-1]
         return None
 
     async def touch(self, run: RunRef, ttl: float) -> None:
@@ -232,6 +264,28 @@ class RedisRunStore:
         await self.client.aclose()
 
 
-def _events_in(fields: Collection[object]) -> int:
-    """How many events a stream entry holds (its fields ``0`` .. ``n-1``)."""
+def _fields(events: Sequence[bytes]) -> dict[bytes, bytes]:
+    """A stream entry's fields holding ``events``: joined by newlines in ``d``,
+    their count in ``n``; one field per event when one holds a newline."""
+    if not events:
+        return {}
+    data = b"\n".join(events)
+    if data.count(b"\n") == len(events) - 1:
+        return {_COUNT: str(len(events)).encode(), _DATA: data}
+    return {str(i).encode(): event for i, event in enumerate(events)}
+
+
+def _events_in(fields: Mapping[bytes, object]) -> int:
+    """How many events a stream entry holds."""
+    count = fields.get(_COUNT)
+    if isinstance(count, bytes):
+        return int(count)
     return len(fields) - (1 if _END in fields else 0)
+
+
+def _events_of(fields: Mapping[bytes, Any]) -> list[bytes]:
+    """A stream entry's events (either layout; see the module doc)."""
+    data = fields.get(_DATA)
+    if data is not None:
+        return bytes(data).split(b"\n")
+    return [bytes(fields[str(i).encode()]) for i in range(_events_in(fields))]

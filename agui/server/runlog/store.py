@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["LogSlice", "RunInfo", "RunLogFull", "RunRef", "RunStore", "Signals"]
+__all__ = ["LogBatch", "LogSlice", "RunInfo", "RunLogFull", "RunRef", "RunStore", "Signals"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,13 +29,47 @@ class RunRef:
 
 
 @dataclass(frozen=True, slots=True)
+class LogBatch:
+    """Consecutive entries of one log, as a store holds them: ``events`` (each
+    one event's JSON) with the entry ids ``prefix + str(start + i)``, i from 0.
+    One batch is usually one append of the worker (one flush), so a reader
+    handles a flush as one piece instead of entry by entry."""
+
+    prefix: str
+    start: int
+    events: Sequence[bytes]
+
+    def ids(self) -> list[str]:
+        """The entry ids of ``events``, in order."""
+        prefix, start = self.prefix, self.start
+        return [f"{prefix}{start + i}" for i in range(len(self.events))]
+
+    @property
+    def last_id(self) -> str:
+        """The id of the last of ``events`` (the batch holds at least one)."""
+        return f"{self.prefix}{self.start + len(self.events) - 1}"
+
+
+@dataclass(frozen=True, slots=True)
 class LogSlice:
-    """Entries read from a log: ``entries`` (``(entry id, event JSON)`` pairs, in
-    order) and ``ended`` (the end mark follows the last of them: the run is over
+    """Entries read from a log: ``batches`` (:class:`LogBatch`, in order, none
+    empty) and ``ended`` (the end mark follows the last of them: the run is over
     and nothing more will come)."""
 
-    entries: list[tuple[str, bytes]]
+    batches: list[LogBatch]
     ended: bool
+
+    @property
+    def entries(self) -> list[tuple[str, bytes]]:
+        """The entries one by one: ``(entry id, event JSON)`` pairs, in order."""
+        return [
+            pair for batch in self.batches for pair in zip(batch.ids(), batch.events, strict=True)
+        ]
+
+    @property
+    def count(self) -> int:
+        """How many entries the slice holds."""
+        return sum(len(batch.events) for batch in self.batches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +119,10 @@ class RunStore(Protocol):
     async def read(
         self, run: RunRef, after: str, limit: int, block: float | None = None
     ) -> LogSlice:
-        """At most ``limit`` entries after entry ``after`` (``"0"``: from the start).
-        ``block``: when there are none yet, wait up to that many seconds for some."""
+        """Entries after entry ``after`` (``"0"``: from the start), as batches: at
+        most ``limit`` of them (a store that reads whole appends, as Redis does,
+        reads a bounded number of appends instead). ``block``: when there are
+        none yet, wait up to that many seconds for some."""
         ...
 
     async def holds(self, run: RunRef, after: str) -> bool:
