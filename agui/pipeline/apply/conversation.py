@@ -180,7 +180,7 @@ class Conversation:
     def state_absent(self) -> bool:
         """True while there is no state: none given, none received (a STATE_SNAPSHOT
         of ``null`` is a state; a STATE_DELTA makes one from ``{}``)."""
-        return self._snapshots.state_absent and self._snapshots.state is None
+        return self._snapshots.state_absent and self._snapshots.state_is_none
 
     @property
     def pending_interrupts(self) -> list[T.Interrupt]:
