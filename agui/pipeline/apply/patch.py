@@ -4,27 +4,34 @@ Rule (spec ``events/state``, reducer ``defaultApplyEvents``): a patch is applied
 or not at all; a failing patch leaves the document untouched, is reported as a
 warning, and the run continues.
 
-Cost: the common producer shape -- a single ``add``/``remove``/``replace``/
-``copy``/``test`` op, optionally preceded by ``test`` ops -- is applied *in
-place* in O(depth of the path + size of the op's value): jsonpatch checks each
-of those ops completely before it mutates anything, so a failure cannot leave
-a partial result. Any other patch is applied by copying only
-the containers on the paths it touches, each at most once per patch (the rest
-is shared with the original, which is never mutated, so a failure simply
-drops the new structure): O(size of the patch + size of the containers it
-touches), never a copy of the whole document per op. Only a ``copy``/``move``
+Cost (:func:`apply_patch`, the activity content): the common producer shape -- a
+single ``add``/``remove``/``replace``/``copy``/``test`` op, optionally preceded by
+``test`` ops -- is applied *in place* in O(depth of the path + size of the op's
+value): jsonpatch checks each of those ops completely before it mutates anything,
+so a failure cannot leave a partial result. Any other patch is applied by
+copying only the containers on the paths it touches, each at most once per
+patch (:class:`PathCopy`; the rest is shared with the original, which is never
+mutated, so a failure simply drops the new structure). Only a ``copy``/``move``
 to a path deeper than its source makes the patch run on one full copy of the
 document, whose depth is then measured.
 
 Depth: no patch makes the document deeper than :data:`MAX_STATE_DEPTH`.
 
-Copy-on-write (:func:`patched_copy`, what the agent state uses): the same
-fast path, but the document itself is never mutated: the root and every
-container on the op's path are copied shallowly (path copying, O(depth x
-width of those containers)) and the op mutates the copies, so the new
-document shares every untouched subtree with the old one and an old
-reference (a ``StateChanged.state`` already handed out) keeps showing the
-state as it was. Other patches copy the containers on their paths, as above.
+Agent state (:class:`StateHistory`): copy-on-write without a copy per patch.
+The live state is patched in place on the containers its journalled
+:class:`PathCopy` owns (those it copied itself); any other container -- the
+initial state, a snapshot, an op's value, anything in a state already handed
+out -- is copied shallowly once, then owned. A failing patch is undone from
+the journal (key order included). So a run of deltas costs O(size of the
+patch + depth of its paths) each, plus one copy of each container they change
+per hand-out. Each ``StateChanged`` gets a :class:`StateVersion`: the live
+state when read while still the latest (the history then stops writing in
+place: the next patch copies what it changes), else replayed copy-on-write
+from the nearest known version before it. A version nobody reads keeps only
+its ops; the history makes its latest version known often enough that those
+stay bounded by the state's size (:data:`SETTLE_AFTER`).
+:func:`patched_copy` is the one-shot form: a new document, the original
+untouched, O(size of the patch + width of the containers on its paths).
 
 The ops are always re-built as fresh plain JSON first (O(size of the patch)),
 so the document never aliases a value inside a delivered event, and an event
@@ -41,6 +48,7 @@ import msgspec
 
 from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.updates import DeferredState
+from agui.wire.patch import OP_MEMBERS
 
 _IN_PLACE_LAST = frozenset({"add", "remove", "replace", "copy", "test"})
 
@@ -306,14 +314,10 @@ def json_equal(a: JSONValue, b: JSONValue) -> bool:
 
 
 _NEEDS: dict[str, tuple[str, ...]] = {
-    "add": ("path", "value"),
-    "remove": ("path",),
-    "replace": ("path", "value"),
-    "move": ("from", "path"),
-    "copy": ("from", "path"),
-    "test": ("path", "value"),
+    name: tuple(member for member, _kind in members) for name, members in OP_MEMBERS.items()
 }
-"""RFC 6902 section 4: the members each operation must carry (``value`` may be null)."""
+"""op -> the members it must carry (RFC 6902 section 4; ``value`` may be null), from
+the generated operation structs (:data:`agui.wire.patch.OP_MEMBERS`)."""
 
 # undo journal entries: (what, container, key, old value)
 _SET, _DEL, _INSERT, _POP, _RESTORE = range(5)
@@ -343,6 +347,8 @@ class PathCopy:
 
     def __init__(self, *, journal: bool = False) -> None:
         self.fresh: dict[int, JSONValue] = {}  # id -> container (kept alive: ids stay unique)
+        self.copied = 0
+        """Members of the containers copied since the writer was made or released."""
         self.journal = journal
         self._undo: list[tuple[int, JSONValue, JSONValue, JSONValue]] = []
         self._born: set[int] = set()
@@ -351,12 +357,14 @@ class PathCopy:
     def release(self) -> None:
         """Own nothing any more: what was written so far may now be shared."""
         self.fresh.clear()
+        self.copied = 0
 
     def own(self, node: JSONValue) -> JSONValue:
         """``node`` when this writer owns it, else a shallow copy it owns."""
         if id(node) in self.fresh:
             return node
         copy_ = dict(node) if node.__class__ is dict else list(node)
+        self.copied += len(copy_)
         self.fresh[id(copy_)] = copy_
         if self.journal:
             self._born.add(id(copy_))
@@ -619,6 +627,12 @@ class StateVersion(DeferredState):
         return value
 
 
+SETTLE_AFTER = 1024
+"""A :class:`StateHistory` makes its latest version known (stops writing in place)
+at least once per this many versions, or per as many as the members its last
+copies took, whichever is more: what versions nobody read keep stays bounded."""
+
+
 class StateHistory:
     """The live agent state and its versions: a STATE_DELTA is applied in place
     on containers the history owns (O(size of the patch + depth of its
@@ -636,11 +650,13 @@ class StateHistory:
         self.writer = PathCopy(journal=True)
         self.head = StateVersion(state)
         """The version whose state is :attr:`doc`."""
+        self._chain = 0  # versions since the last known one
 
     def current(self) -> JSONValue:
         """The state now, as a value that never changes afterwards (O(1): the
         next patch copies what it changes instead of writing in place)."""
         self.writer.release()
+        self._chain = 0
         if not self.head.known:
             self.head.settle(self.doc)
         return self.doc
@@ -674,4 +690,11 @@ class StateHistory:
             raise _located(doc, ops, PatchFailed(f"{type(exc).__name__}: {exc}")) from None
         self.doc = work
         self.head = StateVersion(prev=self.head, ops=ops, history=self)
+        self._chain += 1
+        if self._chain > max(SETTLE_AFTER, self.writer.copied):
+            # the versions not known hold on to their ops back to the last known
+            # one: make this one known, so that what they keep stays bounded by
+            # the state's size (its cost: the next patch copies what it changes,
+            # no more members than the patches since have, amortised, O(1) each)
+            self.current()
         return self.head
