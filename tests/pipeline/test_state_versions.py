@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from agui import types as T
 from agui.pipeline.apply import Conversation
-from agui.pipeline.apply.patch import PatchFailed, PathCopy, apply_patch, patched_copy
+from agui.pipeline.apply.patch import (
+    SETTLE_AFTER,
+    PatchFailed,
+    PathCopy,
+    apply_patch,
+    patched_copy,
+)
 from agui.pipeline.core import Pipeline
 from agui.updates import StateChanged, WarningUpdate
 
@@ -141,3 +147,19 @@ def test_a_journalled_writer_owns_what_it_copied_across_patches():
     third = writer.apply(second, [{"op": "add", "path": "/p", "value": 4}])
     assert third is not second and second == {"k": {"n": 1, "m": 2, "o": 3}}
     assert third["k"] is second["k"]  # untouched subtrees stay shared
+
+
+def test_versions_across_the_history_settling_its_latest_state_still_show_their_own_state():
+    # more deltas than SETTLE_AFTER, nobody reading: the history makes its latest
+    # version known now and then; every update still shows the state of its delta
+    conv = Conversation(state={"l": []})
+    changed = []
+    for i in range(3 * SETTLE_AFTER + 7):
+        changed += conv.apply(_delta({"op": "add", "path": "/l/-", "value": i}))
+        if i == SETTLE_AFTER + 3:
+            mid = conv.state
+    assert mid == {"l": list(range(SETTLE_AFTER + 4))}
+    for n in (0, SETTLE_AFTER - 1, SETTLE_AFTER, SETTLE_AFTER + 1, 2 * SETTLE_AFTER + 5, -1):
+        up = changed[n]
+        assert isinstance(up, StateChanged)
+        assert up.state == {"l": list(range(n % len(changed) + 1))}
