@@ -36,6 +36,7 @@ __all__ = [
     "CARRIES_EVENT",
     "ActivityChanged",
     "Custom",
+    "DeferredState",
     "Done",
     "EncryptedValue",
     "ErrorUpdate",
@@ -274,15 +275,57 @@ class MetadataChanged(FromEvent, frozen=True, gc=False):
 # --- state and passthrough ---------------------------------------------------
 
 
+class DeferredState:
+    """A state that :class:`StateChanged` works out on its first read of ``state``
+    (the applier hands one out so that a batch of updates costs what its
+    patches touch, not a copy of the state per update). ``resolve()`` returns
+    the state; its ``repr`` is the state's."""
+
+    __slots__ = ()
+
+    def resolve(self) -> Any:
+        """The state this stands for (a value nobody mutates afterwards)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return repr(self.resolve())
+
+
 class StateChanged(FromEvent, frozen=True, gc=False):
     """STATE_SNAPSHOT (``patch`` None) or STATE_DELTA (``patch`` the applied
     JSON Patch ops as plain JSON). ``state`` is the whole state after it, as
-    of this update (later changes replace the conversation's state instead of
-    mutating it); read-only: it shares subtrees with later states."""
+    of this update: a value that never changes afterwards (later changes
+    never mutate it); read-only: it shares subtrees with other states.
+
+    The applier builds it with a :class:`DeferredState`: the state is worked
+    out on the first read of ``state`` (O(width of the containers the patches
+    since the last worked-out state touch), the same value on every read), so
+    updates nobody reads cost nothing. ``msgspec.to_builtins`` and
+    ``msgspec.structs.asdict`` see the raw member: read ``state`` first."""
 
     state: Any
     patch: list[Any] | None = None
     from_event: Event | None = None
+
+
+_STATE_SLOT = StateChanged.__dict__["state"]
+
+
+def _read_state(update: StateChanged) -> Any:
+    """The whole state after this update (a :class:`DeferredState` is worked out
+    on the first read, then kept)."""
+    value = _STATE_SLOT.__get__(update, StateChanged)
+    if isinstance(value, DeferredState):
+        value = value.resolve()
+        _STATE_SLOT.__set__(update, value)  # worked out once (the member stays frozen)
+    return value
+
+
+setattr(  # noqa: B010 - the member descriptor is replaced on purpose (see the class doc)
+    StateChanged,
+    "state",
+    property(_read_state),
+)
 
 
 class Custom(FromEvent, frozen=True, gc=False):

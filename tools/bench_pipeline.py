@@ -11,7 +11,15 @@ Registered into :mod:`bench` (``tools/bench.py``) on import, in this order:
   layer figure). Targets: >= 300k events/s at 1M, ratio <= 11 (linear).
 * ``linear`` — one text message of 10k and of 100k deltas through the same
   pipeline; time(100k) / time(10k) should be ~10 (O(1) amortised per delta;
-  flagged above 11).
+  flagged above 11). Then 5k and 40k one-op STATE_DELTAs that add a key to the
+  state's root, and that append to a list in it, through the same Session:
+  time(40k) / time(5k), target <= 9 (linear: 8), next to the same ratio of bare
+  Python growing a dict or list by one member per step (CPython's containers
+  outgrowing the caches: CPU time grows faster than the instructions); and the
+  memory one ``Pipeline.feed_bytes`` batch of all 40k key-adding deltas keeps (its
+  updates held, none read), against the state's own size: target <= 30x the
+  state (the batch's events, ops and updates themselves take ~9x; one root copy
+  per update, as before, kept 319 MiB, 660x the state, at 5k already).
 * ``reference`` — the 10k and 100k streams through ``@ag-ui/client`` 1.0.0
   ``HttpAgent`` on Node (``tools/bench_reference.mjs``: the stream served as
   SSE on loopback by the same Node process) and our speed-up at each size:
@@ -53,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT, Config, Row, section
-from benchgen import iter_stream, jsonl_lines, single_message_stream, sse_bytes
+from benchgen import iter_stream, jsonl_lines, single_message_stream, sse_bytes, state_delta_stream
 
 READ_SIZE = 65536
 """Bytes per ``feed_bytes`` call: a typical HTTP read."""
@@ -366,7 +374,116 @@ def bench_linear(cfg: Config) -> list[Row]:
             {"target": SCALING_TARGET, "met": ok},
         )
     )
+    rows += _state_rows(cfg)
     return rows
+
+
+STATE_SCALING_TARGET = 9.0  # time(40k) / time(5k) STATE_DELTAs (linear: 8)
+STATE_BATCH_TARGET = 30.0  # memory one feed_bytes batch keeps, x the state's size
+
+
+def _state_rows(cfg: Config) -> list[Row]:
+    """STATE_DELTA cost as the state grows: 5k and 40k deltas (1k and 8k with
+    ``--quick``) adding root keys or appending to a list, and one batch's memory."""
+    small, large = (1_000, 8_000) if cfg.quick else (5_000, 40_000)
+    rows: list[Row] = []
+    for shape, what in (("keys", "adding a key to the root"), ("appends", "appending to a list")):
+        reads = {k: _reads(sse_bytes(state_delta_stream(k, shape))) for k in (small, large)}
+        for chunks in reads.values():
+            _check_clean(chunks)
+        fns = {k: (lambda chunks=chunks: replay(chunks)) for k, chunks in reads.items()}
+        timed = interleaved(fns, {small: cfg.repeats, large: cfg.repeats})
+        medians = {k: statistics.median(times) for k, times in timed.items()}
+        for k in (small, large):
+            rows.append(
+                Row(
+                    "linear",
+                    f"state, {_label(k)} STATE_DELTAs {what}",
+                    (k + 3) / medians[k],
+                    "events/s",
+                    f"Session over 64 KiB reads, median {medians[k]:.3f} s",
+                    {"deltas": k, "seconds": timed[k]},
+                )
+            )
+        ratio = medians[large] / medians[small]
+        ok = ratio <= STATE_SCALING_TARGET
+        floor = _bare_ratio(shape, small, large, cfg.repeats)
+        rows.append(
+            Row(
+                "linear",
+                f"state {shape}: time({_label(large)}) / time({_label(small)})",
+                ratio,
+                "x",
+                f"target <= 9 (linear: {large // small}): {_met(ok)}; the same growth done by "
+                f"bare Python (one dict insert or list append per delta): {floor:.1f}x",
+                {"target": STATE_SCALING_TARGET, "met": ok, "bare": floor},
+            )
+        )
+    rows.append(_state_batch_row(large))
+    return rows
+
+
+def _bare_ratio(shape: str, small: int, large: int, repeats: int) -> float:
+    """time(large) / time(small) of growing a plain dict (``keys``) or list by one
+    member per step: what CPython's containers alone cost as they outgrow the caches."""
+
+    def grow(n: int) -> Callable[[], Any]:
+        keys = [f"k{i}" for i in range(n)]
+
+        def run() -> Any:
+            if shape == "keys":
+                d: dict[str, int] = {}
+                for i, k in enumerate(keys):
+                    d[k] = i
+                return d
+            items: list[dict[str, int]] = []
+            for i in range(n):
+                items.append({"n": i})
+            return items
+
+        return run
+
+    timed = interleaved(
+        {small: grow(small), large: grow(large)}, dict.fromkeys((small, large), max(repeats, 7))
+    )
+    return statistics.median(timed[large]) / statistics.median(timed[small])
+
+
+def _state_batch_row(deltas: int) -> Row:
+    """tracemalloc: what one feed_bytes() of ``deltas`` key-adding STATE_DELTAs keeps
+    (the returned updates held, none read), over the size of the final state."""
+    import tracemalloc
+
+    from agui.pipeline.apply.patch import clone_json
+    from agui.pipeline.core import Pipeline
+
+    body = sse_bytes(state_delta_stream(deltas, "keys"))
+    pipeline = Pipeline(verify="tolerant")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        updates = pipeline.feed_bytes(body)
+        kept, peak = (m - base for m in tracemalloc.get_traced_memory())
+        state = pipeline.conversation.state
+        before = tracemalloc.get_traced_memory()[0]
+        copy_ = clone_json(state)
+        state_size = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    ratio = kept / max(1, state_size)
+    ok = ratio <= STATE_BATCH_TARGET
+    del copy_
+    return Row(
+        "linear",
+        f"state: memory one feed_bytes() batch of {_label(deltas)} STATE_DELTAs keeps",
+        kept / 2**20,
+        "MiB",
+        f"{len(updates):,} updates held, none read; peak {peak / 2**20:.1f} MiB; the state "
+        f"itself {state_size / 2**20:.1f} MiB: {ratio:.1f}x, target <= 30x (no copy of the "
+        f"state per update): {_met(ok)}",
+        {"bytes": kept, "peak": peak, "state_bytes": state_size, "target": 30, "met": ok},
+    )
 
 
 # -- reference -------------------------------------------------------------------------------

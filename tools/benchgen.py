@@ -374,6 +374,24 @@ def single_message_stream(deltas: int) -> list[dict[str, Any]]:
     ]
 
 
+def state_delta_stream(deltas: int, shape: str) -> list[dict[str, Any]]:
+    """One run of ``deltas`` one-op STATE_DELTA events (``deltas + 3`` events) on a
+    state that grows with each: ``shape`` ``keys`` adds one key to the state's root
+    object per delta, ``appends`` appends one item to a list in it -- the worst
+    case for a state that is copied per delta."""
+    run = {"threadId": "thread-bench", "runId": "run-state"}
+    if shape == "keys":
+        ops = ({"op": "add", "path": f"/k{i}", "value": i} for i in range(deltas))
+    else:
+        ops = ({"op": "add", "path": "/items/-", "value": {"n": i}} for i in range(deltas))
+    return [
+        {"type": "RUN_STARTED", **run},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"items": []}},
+        *({"type": "STATE_DELTA", "delta": [op]} for op in ops),
+        {"type": "RUN_FINISHED", **run},
+    ]
+
+
 def jsonl_lines(events: Iterable[dict[str, Any]]) -> Iterator[bytes]:
     """Compact UTF-8 JSON, one document per event (what a producer writes)."""
     encode = msgspec.json.encode

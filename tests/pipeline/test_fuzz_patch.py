@@ -175,6 +175,43 @@ def test_one_op_copy_on_write_patches_agree_with_the_reference_and_keep_the_orig
         assert json.dumps(doc, sort_keys=True) == json.dumps(before, sort_keys=True), (n, op)
 
 
+@settings(max_examples=60 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False))
+def test_copy_on_write_patch_sequences_give_jsonpatch_results_and_never_change_a_state_handed_out(
+    rng,
+):
+    # a sequence of random deltas through the conversation's copy-on-write state: each
+    # update's state, read at once or only later (in any order), is jsonpatch's result
+    # as of that delta, and a state read earlier never changes afterwards
+    doc = {k: random_value(rng) for k in rng.sample(_KEYS, rng.randint(0, 4))}
+    conv = Conversation()
+    conv.apply(T.StateSnapshotEvent(snapshot=copy.deepcopy(doc)))
+    want = doc
+    handed: list[tuple[object, str]] = []  # (a state read, its JSON when read)
+    versions: list[tuple[StateChanged, str]] = []
+    for _ in range(rng.randint(1, 12)):
+        ops = random_patch(rng, want)
+        ok, result = reference(want, ops)
+        ups = conv.apply(T.StateDeltaEvent(delta=copy.deepcopy(ops)))
+        if not ok:
+            assert [type(u) for u in ups] == [WarningUpdate], (ops, want)
+            continue
+        want = result
+        (up,) = ups
+        assert isinstance(up, StateChanged)
+        versions.append((up, json.dumps(want, sort_keys=True)))
+        if rng.random() < 0.4:
+            handed.append((up.state, json.dumps(up.state, sort_keys=True)))
+        if rng.random() < 0.2:
+            handed.append((conv.state, json.dumps(conv.state, sort_keys=True)))
+    assert json.dumps(conv.state, sort_keys=True) == json.dumps(want, sort_keys=True)
+    rng.shuffle(versions)
+    for up, expected in versions:
+        assert json.dumps(up.state, sort_keys=True) == expected
+    for state, when_read in handed:
+        assert json.dumps(state, sort_keys=True) == when_read
+
+
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("patch-*.json")), ids=lambda p: p.name)
 def test_saved_patch_fuzz_failures_replay(path):
     case = json.loads(path.read_text())

@@ -66,9 +66,9 @@ class Conversation:
     describing what changed; it never raises on bad data.
 
     Cost: O(1) amortised per TEXT/REASONING CONTENT and TOOL_CALL_ARGS delta
-    (fragment lists joined lazily); STATE_DELTA/ACTIVITY_DELTA in place for
-    single-op patches, O(state) for multi-op patches (see
-    :mod:`agui.pipeline.apply.patch`); O(distance from the end) for TOOL_CALL_RESULT
+    (fragment lists joined lazily); STATE_DELTA O(size of the patch + depth of
+    its paths), ACTIVITY_DELTA in place for single-op patches, O(content) for
+    multi-op ones (see :mod:`agui.pipeline.apply.patch`); O(distance from the end) for TOOL_CALL_RESULT
     placement; O(n messages) for MESSAGES_SNAPSHOT and reads of :attr:`messages`.
 
     Read side: :attr:`messages`, :attr:`state`, :attr:`pending_interrupts`,
@@ -79,9 +79,9 @@ class Conversation:
     current run (a frozenset; ``None`` while unknown), set by the session that
     sends the run, or from a RUN_STARTED ``input``; it decides which calls are
     the client's (:attr:`pending_tool_call_ids`). The state is copy-on-write:
-    the conversation never mutates a state object it handed out; each change
-    replaces it (a STATE_DELTA copies the containers on its path and shares
-    the rest, see :func:`agui.pipeline.apply.patch.patched_copy`), so a
+    the conversation never mutates a state object it handed out (a STATE_DELTA
+    writes in place only in containers nobody was given, and copies a shared
+    one first, see :class:`agui.pipeline.apply.patch.StateHistory`), so a
     ``StateChanged.state`` or an earlier read of :attr:`state` keeps showing
     the state as it was then. Treat them as read-only: they share subtrees
     with the current state (``ActivityChanged.content`` is a private copy).
@@ -180,7 +180,7 @@ class Conversation:
     def state_absent(self) -> bool:
         """True while there is no state: none given, none received (a STATE_SNAPSHOT
         of ``null`` is a state; a STATE_DELTA makes one from ``{}``)."""
-        return self._snapshots.state_absent and self._snapshots.state is None
+        return self._snapshots.state_absent and self._snapshots.state_is_none
 
     @property
     def pending_interrupts(self) -> list[T.Interrupt]:

@@ -4,27 +4,34 @@ Rule (spec ``events/state``, reducer ``defaultApplyEvents``): a patch is applied
 or not at all; a failing patch leaves the document untouched, is reported as a
 warning, and the run continues.
 
-Cost: the common producer shape -- a single ``add``/``remove``/``replace``/
-``copy``/``test`` op, optionally preceded by ``test`` ops -- is applied *in
-place* in O(depth of the path + size of the op's value): jsonpatch checks each
-of those ops completely before it mutates anything, so a failure cannot leave
-a partial result. Any other patch is applied by copying only
-the containers on the paths it touches, each at most once per patch (the rest
-is shared with the original, which is never mutated, so a failure simply
-drops the new structure): O(size of the patch + size of the containers it
-touches), never a copy of the whole document per op. Only a ``copy``/``move``
+Cost (:func:`apply_patch`, the activity content): the common producer shape -- a
+single ``add``/``remove``/``replace``/``copy``/``test`` op, optionally preceded by
+``test`` ops -- is applied *in place* in O(depth of the path + size of the op's
+value): jsonpatch checks each of those ops completely before it mutates anything,
+so a failure cannot leave a partial result. Any other patch is applied by
+copying only the containers on the paths it touches, each at most once per
+patch (:class:`PathCopy`; the rest is shared with the original, which is never
+mutated, so a failure simply drops the new structure). Only a ``copy``/``move``
 to a path deeper than its source makes the patch run on one full copy of the
 document, whose depth is then measured.
 
 Depth: no patch makes the document deeper than :data:`MAX_STATE_DEPTH`.
 
-Copy-on-write (:func:`patched_copy`, what the agent state uses): the same
-fast path, but the document itself is never mutated: the root and every
-container on the op's path are copied shallowly (path copying, O(depth x
-width of those containers)) and the op mutates the copies, so the new
-document shares every untouched subtree with the old one and an old
-reference (a ``StateChanged.state`` already handed out) keeps showing the
-state as it was. Other patches copy the containers on their paths, as above.
+Agent state (:class:`StateHistory`): copy-on-write without a copy per patch.
+The live state is patched in place on the containers its journalled
+:class:`PathCopy` owns (those it copied itself); any other container -- the
+initial state, a snapshot, an op's value, anything in a state already handed
+out -- is copied shallowly once, then owned. A failing patch is undone from
+the journal (key order included). So a run of deltas costs O(size of the
+patch + depth of its paths) each, plus one copy of each container they change
+per hand-out. Each ``StateChanged`` gets a :class:`StateVersion`: the live
+state when read while still the latest (the history then stops writing in
+place: the next patch copies what it changes), else replayed copy-on-write
+from the nearest known version before it. A version nobody reads keeps only
+its ops; the history makes its latest version known often enough that those
+stay bounded by the state's size (:data:`SETTLE_AFTER`).
+:func:`patched_copy` is the one-shot form: a new document, the original
+untouched, O(size of the patch + width of the containers on its paths).
 
 The ops are always re-built as fresh plain JSON first (O(size of the patch)),
 so the document never aliases a value inside a delivered event, and an event
@@ -40,6 +47,8 @@ import jsonpatch
 import msgspec
 
 from agui.jsonvalue import JSONValue, is_json_array, is_json_object
+from agui.updates import DeferredState
+from agui.wire.patch import OP_MEMBERS
 
 _IN_PLACE_LAST = frozenset({"add", "remove", "replace", "copy", "test"})
 
@@ -76,16 +85,6 @@ class PatchFailed(Exception):
         return f"{field}[{self.index}]{' ' + what if what else ''}: {self.reason}"
 
 
-_MEMBERS = {
-    "add": ("path", "value"),
-    "remove": ("path",),
-    "replace": ("path", "value"),
-    "move": ("from", "path"),
-    "copy": ("from", "path"),
-    "test": ("path", "value"),
-}
-
-
 def _located(document: JSONValue, ops: list[JSONValue], failed: PatchFailed) -> PatchFailed:
     """``failed`` pinned to the first operation of ``ops`` that fails on
     ``document``: the ops are replayed one at a time, copy-on-write (the
@@ -97,10 +96,7 @@ def _located(document: JSONValue, ops: list[JSONValue], failed: PatchFailed) -> 
         kind, pointer = members.get("op"), members.get("path")
         op_name = kind if isinstance(kind, str) else None
         try:
-            missing = [m for m in _MEMBERS.get(op_name or "", ()) if m not in members]
-            if missing:
-                raise PatchFailed(f"the operation has no {missing[0]!r} member")
-            work = _PathCopy().apply(work, [op])
+            work = PathCopy().apply(work, [op])
         except PatchFailed as exc:
             path = pointer if isinstance(pointer, str) else None
             return PatchFailed(exc.reason, index=i, op=op_name, path=path)
@@ -218,7 +214,7 @@ def apply_patch(
             return work
         if _in_place_safe(ops):
             return jsonpatch.apply_patch(document, ops, in_place=True)
-        return _PathCopy().apply(document, ops)
+        return PathCopy().apply(document, ops)
     except PatchFailed as exc:
         raise _located(document, ops, exc) from None
     except Exception as exc:  # noqa: BLE001 - jsonpatch/jsonpointer raise unrelated classes
@@ -230,156 +226,27 @@ def patched_copy(document: JSONValue, ops: list[JSONValue]) -> JSONValue:
     """:func:`apply_patch` without mutating ``document`` (copy-on-write, see the
     module doc): a new document sharing its untouched subtrees with
     ``document``; ``document`` itself when ``ops`` change nothing (empty, or
-    only ``test`` ops).
+    only ``test`` ops). O(size of the patch + width of the containers on its
+    paths).
 
     Raises:
         PatchFailed: as :func:`apply_patch` (``document`` untouched).
     """
     if not ops:
         return document
-    if len(ops) == 1:
-        done = _one_op_copy(document, ops[0])
-        if done is not _MISS:
-            return done
     try:
-        if _check_depth(ops, MAX_STATE_DEPTH):  # applied to a copy and measured
-            return apply_patch(document, ops)
-        if not _in_place_safe(ops):
-            return _PathCopy().apply(document, ops)  # never mutates the original
-        last = ops[-1]
-        if last.get("op") == "test":
-            jsonpatch.apply_patch(document, ops, in_place=True)  # reads only
-            return document
-        work = _copy_path(document, last.get("path"))
-        return jsonpatch.apply_patch(work, ops, in_place=True)
+        deeper = _check_depth(ops, MAX_STATE_DEPTH)
+        work = PathCopy().apply(document, ops)
+        if deeper and json_depth(work, MAX_STATE_DEPTH) > MAX_STATE_DEPTH:
+            raise PatchFailed(
+                f"the patch would make the document deeper than {MAX_STATE_DEPTH} levels"
+            )
+        return work
     except PatchFailed as exc:
         raise _located(document, ops, exc) from None
-    except Exception as exc:  # noqa: BLE001 - jsonpatch/jsonpointer raise unrelated classes
+    except Exception as exc:  # noqa: BLE001 - defensive: any other fault is a refusal
         failed = PatchFailed(f"{type(exc).__name__}: {exc}")
         raise _located(document, ops, failed) from None
-
-
-_MISS = object()
-_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
-
-
-def _one_op_copy(document: JSONValue, op: JSONValue) -> JSONValue:
-    """The common delta -- one ``add``/``replace``/``remove`` whose path (no
-    ``~`` escape) leads through existing plain containers -- applied
-    copy-on-write without jsonpatch, as jsonpatch would apply it; ``_MISS``
-    for anything else (or anything that would fail), which the general path
-    then applies or refuses with its reason."""
-    if op.__class__ is not dict:
-        return _MISS
-    kind = op.get("op")
-    path = op.get("path")
-    if (
-        kind not in _ONE_OP_KINDS
-        or path.__class__ is not str
-        or not path.startswith("/")
-        or "~" in path
-    ):
-        return _MISS
-    value: JSONValue = None  # (remove carries none)
-    if kind != "remove":
-        if "value" not in op:
-            return _MISS
-        value = op["value"]
-        if value.__class__ is dict or value.__class__ is list:
-            room = MAX_STATE_DEPTH - path.count("/")
-            if json_depth(value, room) > room:
-                return _MISS
-        elif path.count("/") > MAX_STATE_DEPTH:
-            return _MISS
-    tokens = path[1:].split("/")
-    last = tokens.pop()
-    root = node = _shallow(document)
-    for token in tokens:
-        if node.__class__ is dict:
-            if token not in node:
-                return _MISS
-            child = node[token]
-            if child.__class__ is not dict and child.__class__ is not list:
-                return _MISS
-            child = node[token] = _shallow(child)
-        elif node.__class__ is list:
-            if _ARRAY_INDEX.fullmatch(token) is None or int(token) >= len(node):
-                return _MISS
-            index = int(token)
-            child = node[index]
-            if child.__class__ is not dict and child.__class__ is not list:
-                return _MISS
-            child = node[index] = _shallow(child)
-        else:
-            return _MISS
-        node = child
-    if node.__class__ is dict:
-        if kind == "add":
-            node[last] = value
-        elif last not in node:
-            return _MISS
-        elif kind == "replace":
-            node[last] = value
-        else:
-            del node[last]
-        return root
-    if node.__class__ is not list:
-        return _MISS
-    if kind == "add" and last == "-":
-        node.append(value)
-        return root
-    if _ARRAY_INDEX.fullmatch(last) is None:
-        return _MISS
-    index = int(last)
-    if kind == "add":
-        if index > len(node):
-            return _MISS
-        node.insert(index, value)
-    elif index >= len(node):
-        return _MISS
-    elif kind == "replace":
-        node[index] = value
-    else:
-        del node[index]
-    return root
-
-
-_ONE_OP_KINDS = frozenset({"add", "replace", "remove"})
-
-
-_CONTAINERS = frozenset({dict, list})
-
-
-def _shallow(value: JSONValue) -> JSONValue:
-    """A shallow copy of a plain dict or list; any other value as it is."""
-    if type(value) in _CONTAINERS:
-        return value.copy()
-    return value
-
-
-def _copy_path(document: JSONValue, path: JSONValue) -> JSONValue:
-    """``document`` with its root and the containers down to the parent of
-    ``path`` copied shallowly (a whole clone for a root or malformed path)."""
-    if not isinstance(path, str) or not path.startswith("/"):
-        return clone_json(document)
-    tokens = path[1:].split("/")
-    root = node = _shallow(document)
-    for token in tokens[:-1]:
-        if "~" in token:
-            token = token.replace("~1", "/").replace("~0", "~")
-        if type(node) is dict:
-            if token not in node:
-                break
-            child = node[token] = _shallow(node[token])
-        elif node.__class__ is list:
-            if not token.isdigit() or int(token) >= len(node):
-                break
-            index = int(token)
-            child = node[index] = _shallow(node[index])
-        else:
-            break
-        node = child
-    return root
 
 
 def _in_place_safe(ops: list[JSONValue]) -> bool:
@@ -446,46 +313,125 @@ def json_equal(a: JSONValue, b: JSONValue) -> bool:
     return a.__class__ is b.__class__ and a == b
 
 
-class _PathCopy:
-    """One patch applied without touching the original document: every
-    container on a touched path is shallow-copied once (``fresh`` keeps the
-    copies made for this patch, so later ops mutate them directly)."""
+_NEEDS: dict[str, tuple[str, ...]] = {
+    name: tuple(member for member, _kind in members) for name, members in OP_MEMBERS.items()
+}
+"""op -> the members it must carry (RFC 6902 section 4; ``value`` may be null), from
+the generated operation structs (:data:`agui.wire.patch.OP_MEMBERS`)."""
 
-    def __init__(self) -> None:
+# undo journal entries: (what, container, key, old value)
+_SET, _DEL, _INSERT, _POP, _RESTORE = range(5)
+_NONE: tuple[str, ...] = ()
+
+
+class PathCopy:
+    """Applies JSON Patches copy-on-write: a container is mutated only once this
+    writer owns it (it made it, as a shallow copy of the one found on the op's
+    path); any other container -- the caller's document, an op's value, a state
+    already handed out -- is copied first and the copy put in its place. So a
+    patch costs O(size of the patch + width of the containers it copies), and
+    what it does not touch is shared with the original.
+
+    ``PathCopy()``: a writer for one patch (or one replay of several): the
+    document given to :meth:`apply` is never mutated; on a failure the new
+    structure is dropped.
+
+    ``PathCopy(journal=True)``: a long-lived writer of one document (the live
+    agent state). It keeps owning what it copied across patches, so a run of
+    patches on the same containers copies each of them once, not once per
+    patch; every mutation is journalled so that a failing patch is undone
+    (the document is left exactly as it was, key order included). Call
+    :meth:`release` before the document is handed out: from then on it is
+    shared, and the next patch copies what it changes.
+    """
+
+    def __init__(self, *, journal: bool = False) -> None:
         self.fresh: dict[int, JSONValue] = {}  # id -> container (kept alive: ids stay unique)
+        self.copied = 0
+        """Members of the containers copied since the writer was made or released."""
+        self.journal = journal
+        self._undo: list[tuple[int, JSONValue, JSONValue, JSONValue]] = []
+        self._born: set[int] = set()
+        self._last = False
+
+    def release(self) -> None:
+        """Own nothing any more: what was written so far may now be shared."""
+        self.fresh.clear()
+        self.copied = 0
 
     def own(self, node: JSONValue) -> JSONValue:
+        """``node`` when this writer owns it, else a shallow copy it owns."""
         if id(node) in self.fresh:
             return node
         copy_ = dict(node) if node.__class__ is dict else list(node)
+        self.copied += len(copy_)
         self.fresh[id(copy_)] = copy_
+        if self.journal:
+            self._born.add(id(copy_))
         return copy_
 
     def apply(self, document: JSONValue, ops: list[JSONValue]) -> JSONValue:
+        """``ops`` applied to ``document``; returns the new root (``document``
+        itself when only ``test`` ops ran, or when this writer owns it).
+
+        Raises:
+            PatchFailed: an op is malformed (not an object, a member of RFC 6902
+                section 4 missing, a bad pointer) or does not apply; a
+                journalled writer has then undone the ops before it.
+        """
+        if self.journal:
+            self._undo = []
+            self._born = set()
+        try:
+            return self._apply(document, ops)
+        except BaseException:
+            self.undo()
+            raise
+
+    def undo(self) -> None:
+        """Undo the last :meth:`apply` of a journalled writer (no-op otherwise)."""
+        undo, self._undo = self._undo, []
+        for what, node, key, old in reversed(undo):
+            if what == _SET:
+                node[key] = old
+            elif what == _DEL:
+                del node[key]
+            elif what == _INSERT:
+                node.insert(key, old)
+            elif what == _POP:
+                node.pop(key)
+            else:
+                node.clear()
+                node.update(old)
+        for born in self._born:
+            self.fresh.pop(born, None)
+        self._born = set()
+
+    def _apply(self, document: JSONValue, ops: list[JSONValue]) -> JSONValue:
         root = document
-        for op in ops:
+        last = len(ops) - 1
+        for i, op in enumerate(ops):
+            self._last = i == last
             if not is_json_object(op):
                 raise PatchFailed(
                     f"a JSON Patch operation must be an object, got {type(op).__name__}"
                 )
             kind = op.get("op")
+            for member in _NEEDS.get(kind, _NONE) if isinstance(kind, str) else _NONE:
+                if member not in op:
+                    raise PatchFailed(f"the operation has no {member!r} member")
             if kind == "test":
-                if not json_equal(self.get(root, _parse(op.get("path"))), op.get("value")):
+                if not json_equal(self.get(root, _parse(op["path"])), op["value"]):
                     raise PatchFailed("test failed: the value there is not the one given")
             elif kind == "add":
-                root = self.add(root, _parse(op.get("path")), op.get("value"))
+                root = self.add(root, _parse(op["path"]), op["value"])
             elif kind == "remove":
-                root = self.remove(root, _parse(op.get("path")))[0]
+                root, gone = self.remove(root, _parse(op["path"]))
+                self._disown(gone)
             elif kind == "replace":
-                tokens = _parse(op.get("path"))
-                self.get(root, tokens)  # must exist
-                if not tokens:
-                    root = op.get("value")
-                else:
-                    root = self.remove(root, tokens)[0]
-                    root = self.add(root, tokens, op.get("value"))
+                root = self.replace(root, _parse(op["path"]), op["value"])
             elif kind == "move":
-                src, dst = _parse(op.get("from")), _parse(op.get("path"))
+                src, dst = _parse(op["from"]), _parse(op["path"])
                 if src == dst:
                     self.get(root, src)
                     continue
@@ -496,14 +442,19 @@ class _PathCopy:
                 root, value = self.remove(root, src)
                 root = self.add(root, dst, value)
             elif kind == "copy":
-                value = clone_json(self.get(root, _parse(op.get("from"))))
-                root = self.add(root, _parse(op.get("path")), value)
+                value = clone_json(self.get(root, _parse(op["from"])))
+                root = self.add(root, _parse(op["path"]), value)
             else:
                 raise PatchFailed(f"unknown JSON Patch operation {kind!r}")
         return root
 
     @staticmethod
     def get(root: JSONValue, tokens: list[str]) -> JSONValue:
+        """The value at ``tokens`` (parsed pointer) under ``root``.
+
+        Raises:
+            PatchFailed: no value there.
+        """
         node = root
         for tok in tokens:
             if node.__class__ is dict:
@@ -531,27 +482,60 @@ class _PathCopy:
             child = node[key]
             if child.__class__ is not dict and child.__class__ is not list:
                 raise PatchFailed(f"cannot apply token to a {type(child).__name__}")
-            child = self.own(child)
-            node[key] = child
-            node = child
+            owned = self.own(child)
+            if owned is not child:
+                if self.journal:
+                    self._undo.append((_SET, node, key, child))
+                node[key] = owned
+            node = owned
         return root, node
 
     def add(self, root: JSONValue, tokens: list[str], value: JSONValue) -> JSONValue:
+        """RFC 6902 ``add`` of ``value`` at ``tokens``; returns the new root."""
         if not tokens:
             return value
         root, node = self.parent(root, tokens)
         tok = tokens[-1]
         if node.__class__ is dict:
+            if self.journal:
+                old = node.get(tok, _ABSENT)
+                self._undo.append(
+                    (_DEL, node, tok, None) if old is _ABSENT else (_SET, node, tok, old)
+                )
             node[tok] = value
         else:
             i = _index(node, tok, end_ok=True)
+            if self.journal:
+                self._undo.append((_POP, node, i, None))
             if i == len(node):
                 node.append(value)
             else:
                 node.insert(i, value)
         return root
 
+    def replace(self, root: JSONValue, tokens: list[str], value: JSONValue) -> JSONValue:
+        """RFC 6902 ``replace`` (the member keeps its place); returns the new root."""
+        if not tokens:
+            self._disown(root)
+            return value
+        root, node = self.parent(root, tokens)
+        tok = tokens[-1]
+        key: JSONValue
+        if node.__class__ is dict:
+            if tok not in node:
+                raise PatchFailed(f"member {tok!r} not found")
+            key = tok
+        else:
+            key = _index(node, tok, end_ok=False)
+        old = node[key]
+        if self.journal:
+            self._undo.append((_SET, node, key, old))
+        node[key] = value
+        self._disown(old)
+        return root
+
     def remove(self, root: JSONValue, tokens: list[str]) -> tuple[JSONValue, JSONValue]:
+        """RFC 6902 ``remove`` at ``tokens``; returns (new root, the removed value)."""
         if not tokens:
             raise PatchFailed("cannot remove the whole document")
         root, node = self.parent(root, tokens)
@@ -559,5 +543,158 @@ class _PathCopy:
         if node.__class__ is dict:
             if tok not in node:
                 raise PatchFailed(f"member {tok!r} not found")
+            if self.journal:
+                if self._last or id(node) in self._born or next(reversed(node)) == tok:
+                    self._undo.append((_SET, node, tok, node[tok]))
+                else:  # a later op may fail: put the member back in its place then
+                    self._undo.append((_RESTORE, node, None, list(node.items())))
             return root, node.pop(tok)
-        return root, node.pop(_index(node, tok, end_ok=False))
+        i = _index(node, tok, end_ok=False)
+        if self.journal:
+            self._undo.append((_INSERT, node, i, node[i]))
+        return root, node.pop(i)
+
+    def _disown(self, value: JSONValue) -> None:
+        """Forget the owned containers of a value taken out of the document
+        (a journalled writer would otherwise keep them alive); O(number of them)."""
+        if not self.journal or id(value) not in self.fresh:
+            return
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            if self.fresh.pop(id(node), None) is None:
+                continue
+            for child in node.values() if node.__class__ is dict else node:
+                if (child.__class__ is dict or child.__class__ is list) and id(child) in self.fresh:
+                    stack.append(child)
+
+
+_ABSENT = object()
+
+
+class StateVersion(DeferredState):
+    """The state after one update of a :class:`StateHistory`, worked out when
+    first read: either known, or the previous version's state patched by
+    ``ops``. Until then it keeps only the ops (which the update carries
+    anyway) and a link to the previous version -- no copy of the state."""
+
+    __slots__ = ("_history", "_ops", "_prev", "_value")
+
+    def __init__(
+        self,
+        value: JSONValue = None,
+        *,
+        prev: StateVersion | None = None,
+        ops: list[JSONValue] | None = None,
+        history: StateHistory | None = None,
+    ) -> None:
+        self._value: object = value if prev is None else _ABSENT
+        self._prev = prev
+        self._ops = ops
+        self._history = history
+
+    @property
+    def known(self) -> bool:
+        """True once the state is worked out (reading it costs nothing then)."""
+        return self._value is not _ABSENT
+
+    def settle(self, value: JSONValue) -> None:
+        """Record the worked-out state (drops the link to the previous version)."""
+        self._value = value
+        self._prev = self._ops = self._history = None
+
+    def resolve(self) -> JSONValue:
+        """The state as of this version. The latest version of its history is
+        the live state (O(1): the history stops writing in place); an older one
+        is replayed, copy-on-write, from the nearest known version before it:
+        O(size of the ops in between + width of the containers they touch)."""
+        if self._value is not _ABSENT:
+            return self._value
+        history = self._history
+        if history is not None and history.head is self:
+            return history.current()
+        pending: list[list[JSONValue]] = []
+        node: StateVersion = self
+        while node._value is _ABSENT:
+            pending.append(node._ops or [])
+            assert node._prev is not None  # a version not known has a previous one
+            node = node._prev
+        value: JSONValue = node._value
+        writer = PathCopy()
+        for ops in reversed(pending):
+            value = writer.apply(value, ops)  # applied before, so it applies again
+        self.settle(value)
+        return value
+
+
+SETTLE_AFTER = 1024
+"""A :class:`StateHistory` makes its latest version known (stops writing in place)
+at least once per this many versions, or per as many as the members its last
+copies took, whichever is more: what versions nobody read keep stays bounded."""
+
+
+class StateHistory:
+    """The live agent state and its versions: a STATE_DELTA is applied in place
+    on containers the history owns (O(size of the patch + depth of its
+    paths); a container shared with a state handed out is copied once first),
+    and each update gets a :class:`StateVersion` instead of a copy of the
+    state. A handed-out state (:meth:`current`, a version read) never changes
+    afterwards.
+
+    ``StateHistory(state)``: ``state`` is kept as given (never mutated).
+    """
+
+    def __init__(self, state: JSONValue = None) -> None:
+        self.doc: JSONValue = state
+        """The live document (do not hand it out: use :meth:`current`)."""
+        self.writer = PathCopy(journal=True)
+        self.head = StateVersion(state)
+        """The version whose state is :attr:`doc`."""
+        self._chain = 0  # versions since the last known one
+
+    def current(self) -> JSONValue:
+        """The state now, as a value that never changes afterwards (O(1): the
+        next patch copies what it changes instead of writing in place)."""
+        self.writer.release()
+        self._chain = 0
+        if not self.head.known:
+            self.head.settle(self.doc)
+        return self.doc
+
+    def reset(self, state: JSONValue) -> StateVersion:
+        """Replace the state (kept as given, never mutated); returns its version."""
+        self.current()  # the version before keeps the state of then
+        self.doc = state
+        self.head = StateVersion(state)
+        return self.head
+
+    def apply(self, ops: list[JSONValue], base: JSONValue = None) -> StateVersion:
+        """Apply the patch to the state (``base`` instead when the state is
+        ``None``, e.g. ``{}`` for an absent state); all or nothing.
+
+        Raises:
+            PatchFailed: as :func:`apply_patch` (the state unchanged).
+        """
+        doc = base if self.doc is None else self.doc
+        try:
+            deeper = _check_depth(ops, MAX_STATE_DEPTH)
+            work = self.writer.apply(doc, ops)
+            if deeper and json_depth(work, MAX_STATE_DEPTH) > MAX_STATE_DEPTH:
+                self.writer.undo()
+                raise PatchFailed(
+                    f"the patch would make the document deeper than {MAX_STATE_DEPTH} levels"
+                )
+        except PatchFailed as exc:
+            raise _located(doc, ops, exc) from None
+        except Exception as exc:  # noqa: BLE001 - defensive: any other fault is a refusal
+            raise _located(doc, ops, PatchFailed(f"{type(exc).__name__}: {exc}")) from None
+        self.doc = work
+        self.head = StateVersion(prev=self.head, ops=ops, history=self)
+        self._chain += 1
+        if self._chain > max(SETTLE_AFTER, self.writer.copied):
+            # the versions not known hold on to their ops back to the last known
+            # one: make this one known, so that what they keep stays bounded by
+            # the state's size (its cost: the next patch copies what it changes,
+            # no more members than the patches since have, amortised, O(1) each)
+            self.current()
+        return self.head

@@ -20,10 +20,10 @@ from agui.jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.pipeline.apply.patch import (
     MAX_STATE_DEPTH,
     PatchFailed,
+    StateHistory,
     apply_patch,
     clone_json,
     json_depth,
-    patched_copy,
     plain_ops,
 )
 from agui.pipeline.apply.records import MessageRecord, opt
@@ -65,15 +65,25 @@ class Snapshots:
 
     def __init__(self, store: MessageStore, state: JSONValue = None) -> None:
         self.store = store
-        self.state: Any = state
-        """The agent state: any JSON value (``None`` while absent or null)."""
+        self._history = StateHistory(state)
         self.state_absent: bool = state is None
         """True until a state is given or received (absent reads as ``{}`` for a
         STATE_DELTA; a STATE_SNAPSHOT of ``null`` makes it False)."""
 
+    @property
+    def state(self) -> Any:
+        """The agent state: any JSON value (``None`` while absent or null); a
+        value that never changes afterwards (copy-on-write, O(1) to read)."""
+        return self._history.current()
+
+    @property
+    def state_is_none(self) -> bool:
+        """True while the state is ``None`` (absent or null); reads nothing out."""
+        return self._history.doc is None
+
     def replace_state(self, state: JSONValue) -> None:
         """Replace the state (``None``: absent), kept as given."""
-        self.state = state
+        self._history.reset(state)
         self.state_absent = state is None
 
     # -- state ---------------------------------------------------------------
@@ -88,16 +98,21 @@ class Snapshots:
                     "snapshot",
                 )
             ]
-        self.state = clone_json(ev.snapshot)
+        version = self._history.reset(clone_json(ev.snapshot))
         self.state_absent = False
-        return [StateChanged(self.state, None)]
+        return [StateChanged(version.resolve(), None)]
 
     def state_delta(self, ev: T.StateDeltaEvent) -> list[Update]:
-        """STATE_DELTA: JSON Patch the state, copy-on-write, all or nothing."""
+        """STATE_DELTA: JSON Patch the state, all or nothing. The state is
+        patched in place where it owns what it changes (O(size of the patch +
+        depth of its paths)); the update gets a :class:`StateVersion
+        <agui.pipeline.apply.patch.StateVersion>`, worked out on its first read,
+        so a state handed out never changes and a batch of updates keeps no
+        copy of the state per update."""
         try:
             ops = plain_ops(ev.delta)
-            base: Any = {} if self.state_absent and self.state is None else self.state
-            self.state = patched_copy(base, ops)  # copy-on-write: updates keep theirs
+            base: JSONValue = {} if self.state_absent else None
+            version = self._history.apply(ops, base)
             self.state_absent = False
         except PatchFailed as exc:
             return [
@@ -107,7 +122,7 @@ class Snapshots:
                     "delta",
                 )
             ]
-        return [StateChanged(self.state, ops)]
+        return [StateChanged(version, ops)]
 
     # -- messages snapshot ---------------------------------------------------
 
