@@ -32,8 +32,10 @@ Lifecycle of one request (POST, body = RunAgentInput JSON):
    (``code="run_not_finished"``) instead of a truncated stream, and one that
    returns without emitting anything a ``RUN_ERROR``
    (``code="run_not_started"``) instead of an empty stream.
-4. The client disconnects -> token tripped, agent task cancelled, stream
-   dropped.
+4. The client disconnects -> with ``store=None``: token tripped, agent task
+   cancelled, stream dropped; with a run log (the default) the run goes on
+   until ``detach_timeout`` unless a client attaches again
+   (:mod:`agui.server.runs`).
 5. The server cancels the request (shutting down: uvicorn's
    ``timeout_graceful_shutdown`` ran out, or a forced exit) -> token tripped,
    agent task cancelled, the body ended; a normal end, no traceback logged.
