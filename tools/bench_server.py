@@ -156,14 +156,16 @@ def cpu_runs(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, list[
 
 
 def agui_app(events: list[Any], guard: bool) -> Any:
-    """Our endpoint; the agent emits the prebuilt typed ``events``."""
+    """Our endpoint without a run log (``store=None``: the streaming path, as the
+    official encoder has none, and one run id posted again and again; the log's
+    cost is ``bench_resume``'s); the agent emits the prebuilt typed ``events``."""
     from agui.server import create_app
 
     async def agent(run_input: Any, emit: Any, cancel: Any) -> None:
         for event in events:
             await emit(event)
 
-    return create_app(agent, guard=guard)
+    return create_app(agent, guard=guard, store=None)
 
 
 def official_app(events: list[Any]) -> Any:

@@ -699,9 +699,15 @@ class _RunCore:
         self.stopping = True
         pipeline = self.pipeline
         if pipeline is not None:
-            if self.policy is not None and self.cursor.last is not None:
-                self.abort = self.abort or pipeline.lifecycle.open
+            self._note_abort()
             pipeline.cancel(_CANCELLED)
+
+    def _note_abort(self) -> None:
+        """A deliberate stop with a resumable run still open is an abort to tell
+        the server about (:meth:`_cancel_on_server`)."""
+        pipeline = self.pipeline
+        if pipeline is not None and self.policy is not None and self.cursor.last is not None:
+            self.abort = self.abort or pipeline.lifecycle.open
 
     def interrupt(self, gen: AsyncGenerator[Update, None] | None) -> None:
         """After :meth:`stop_here`, from outside the run (another task, a loop
@@ -763,6 +769,8 @@ class _RunCore:
         self.closing = True
         if self.idle is not None:
             self.idle.close()
+        if self.stopping:  # (Run.cancel: the iterating task may see the stop first)
+            self._note_abort()
         try:
             await self._cancel_on_server()
             await self.close_stream()

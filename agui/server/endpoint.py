@@ -32,8 +32,10 @@ Lifecycle of one request (POST, body = RunAgentInput JSON):
    (``code="run_not_finished"``) instead of a truncated stream, and one that
    returns without emitting anything a ``RUN_ERROR``
    (``code="run_not_started"``) instead of an empty stream.
-4. The client disconnects -> token tripped, agent task cancelled, stream
-   dropped.
+4. The client disconnects -> with ``store=None``: token tripped, agent task
+   cancelled, stream dropped; with a run log (the default) the run goes on
+   until ``detach_timeout`` unless a client attaches again
+   (:mod:`agui.server.runs`).
 5. The server cancels the request (shutting down: uvicorn's
    ``timeout_graceful_shutdown`` ran out, or a forced exit) -> token tripped,
    agent task cancelled, the body ended; a normal end, no traceback logged.
@@ -161,7 +163,7 @@ def agent_routes(
     agent: Agent,
     path: str = "/agent",
     *,
-    store: RunStore | str | None = None,
+    store: RunStore | str | None = "memory",
     detach_timeout: float = DEFAULT_DETACH_TIMEOUT,
     lease: float = DEFAULT_LEASE,
     guard: bool = True,
@@ -171,7 +173,8 @@ def agent_routes(
     allowed_origins: Iterable[str] | None = None,
     max_runs: int | None = None,
 ) -> tuple[list[Route], RunHub | None]:
-    """The routes of one endpoint and its :class:`RunHub` (None when ``store`` is None).
+    """The routes of one endpoint and its :class:`RunHub` (None when ``store`` is None;
+    the caller shuts the hub down, as :func:`create_app`'s lifespan does).
 
     ``POST path`` (the agent, :func:`agent_route`), ``GET path/capabilities``
     (``AgentCapabilities``: ``transport.resumable``, and under
@@ -223,7 +226,7 @@ def create_app(
     agent: Agent,
     *,
     path: str = "/agent",
-    store: RunStore | str | None = None,
+    store: RunStore | str | None = "memory",
     detach_timeout: float = DEFAULT_DETACH_TIMEOUT,
     lease: float = DEFAULT_LEASE,
     guard: bool = True,
@@ -237,12 +240,16 @@ def create_app(
     """A Starlette app with one AG-UI endpoint (POST ``path``) serving ``agent``.
 
     ``store`` makes runs resumable (see :mod:`agui.server.runs` for the wire
-    contract) and is where their logs live: ``"memory"`` (the default store:
-    this process, bounded; :class:`agui.server.runlog.MemoryRunStore`),
+    contract) and is where their logs live: ``"memory"`` (the default: this
+    process, bounded per run and in total, a new
+    :class:`agui.server.runlog.MemoryRunStore` per app),
     ``"redis://HOST:PORT/DB"`` (Redis Streams, shared by processes; the ``redis``
-    extra) or a :class:`agui.server.runlog.RunStore`. None (the default): no log,
-    a run lives and dies with its request, a disconnect cancels the agent at
-    once, and a run id may be posted again.
+    extra) or a :class:`agui.server.runlog.RunStore`. With a store a run id runs
+    once: a re-POST without ``Last-Event-ID`` of a run the log holds is ``409``
+    ``run_exists``, so each new run needs a new ``runId``. None turns the log
+    off: not resumable (the capabilities say ``transport.resumable: false``), a
+    run lives and dies with its request, a disconnect cancels the agent at once,
+    and a run id may be posted again.
     ``detach_timeout``: seconds a run may have nobody attached before its agent is
     cancelled (default 10); ``lease``: seconds after which a worker that stopped
     renewing its runs is taken for lost (default 5).
@@ -252,7 +259,7 @@ def create_app(
     Starlette's. With ``allowed_origins`` the app answers those origins' CORS
     preflights (Starlette's ``CORSMiddleware``, see
     :func:`agui.server.limits.cors_middleware`).
-    ``app.state.run_hub`` is the :class:`RunHub` (None without a store); at
+    ``app.state.run_hub`` is the :class:`RunHub` (None with ``store=None``); at
     shutdown the runs this process runs are cancelled.
 
     Serve it with :class:`agui.server.BackgroundServer` (tests, local tools) or

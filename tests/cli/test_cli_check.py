@@ -34,7 +34,9 @@ def fake_url():
     from agui.backends.fake import create_app
     from agui.server import BackgroundServer
 
-    with BackgroundServer(create_app()) as server:
+    with (
+        BackgroundServer(create_app(store=None)) as server
+    ):  # store=None: every test's pinned transcript posts run-1 (BOARD_WATCH_THREAD) again
         yield server.url.removesuffix("/agent")
 
 

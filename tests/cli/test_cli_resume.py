@@ -160,7 +160,7 @@ def test_watch_with_thread_started_again_after_being_killed_mid_run_rejoins_the_
 
 def test_watch_with_thread_on_a_server_without_a_run_log_never_probes_it():
     calls = Calls()
-    with BackgroundServer(create_app(streaming_agent(calls, pause=0.0))) as srv:
+    with BackgroundServer(create_app(streaming_agent(calls, pause=0.0), store=None)) as srv:
         done = _watch(srv.url + "/agent", "--thread", "t-plain", stdin="3\n")
     assert done.returncode == 0, done.stderr
     assert not [line for line in done.stdout.splitlines() if "rejoining" in line]

@@ -48,7 +48,9 @@ async def moody_agent(run_input, emit, cancel):
 
 @pytest.fixture(scope="module")
 def moody():
-    with BackgroundServer(create_app(moody_agent)) as server:
+    with (
+        BackgroundServer(create_app(moody_agent, store=None)) as server
+    ):  # store=None: every test's pinned transcript posts run-1 (BOARD_WATCH_THREAD) again
         yield server.url + "/agent"
 
 

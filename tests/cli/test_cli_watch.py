@@ -27,14 +27,18 @@ TOOLS_FILE = str(ROOT / "fixtures" / "task-board-tools.json")
 def fake_server(serve):
     from agui.backends.fake import create_app
 
-    return serve(create_app())
+    return serve(
+        create_app(store=None)
+    )  # store=None: every test's pinned transcript posts run-1 (BOARD_WATCH_THREAD) again
 
 
 @pytest.fixture(scope="module")
 def board_server(serve):
     from agui.backends.task_board import create_app
 
-    return serve(create_app())
+    return serve(
+        create_app(store=None)
+    )  # store=None: every test's pinned transcript posts run-1 (BOARD_WATCH_THREAD) again
 
 
 def watch(server, stdin_text: str, *flags: str, path: str = "/agent") -> str:

@@ -45,7 +45,8 @@ def tools_file(tmp_path) -> str:
 def llm_server(serve):
     fake = FakeProvider()
     provider = serve(fake.app)
-    server = serve(create_app(base_url=provider.url + "/v1", model="fake-model"))
+    # store=None: every test's pinned transcript posts run-1 (BOARD_WATCH_THREAD) again
+    server = serve(create_app(base_url=provider.url + "/v1", model="fake-model", store=None))
     server.provider = fake
     return server
 

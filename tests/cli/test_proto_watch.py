@@ -43,7 +43,9 @@ class ContentTypes:
 
 def serve_counting(serve, create_app):
     """``create_app()`` served on loopback, the content type of each answer in ``.types``."""
-    app = ContentTypes(create_app())
+    app = ContentTypes(
+        create_app(store=None)
+    )  # store=None: every test's pinned transcript posts run-1 (BOARD_WATCH_THREAD) again
     server = serve(app)
     server.types = app.seen
     return server

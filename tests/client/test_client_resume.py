@@ -96,7 +96,7 @@ def test_a_stream_without_id_lines_is_never_resumed_it_ends_truncated_as_before(
         finally:
             await proxy.stop()
 
-    with BackgroundServer(create_app(streaming_agent(calls))) as srv:  # no store: no ids
+    with BackgroundServer(create_app(streaming_agent(calls), store=None)) as srv:  # no ids
         updates, cuts = asyncio.run(go(_port(srv)))
     assert cuts == 1
     assert not [u for u in updates if isinstance(u, Reconnected)]
@@ -207,3 +207,22 @@ def test_a_deliberate_abort_of_a_resumable_run_sends_the_cancel_request_before_c
     # the detach timeout is 5 s: a bare disconnect would leave the agent running
     wait_for(lambda: "r-abort" in CALLS.cancelled, timeout=1)
     assert CALLS.cancelled.get("r-abort") == "cancel requested"
+
+
+def test_a_run_cancelled_without_awaiting_sends_the_cancel_request_of_a_resumable_run(server):
+    # Run.cancel (a signal handler's stop) only flags the run: the iterating task may
+    # notice the flag before the loop callback runs; the cancel request still goes out
+    async def go() -> None:
+        session = Session(HttpTransport(server.url + "/agent"), thread_id="t-cancel")
+        run = session.run(
+            run_id="r-cancel", messages=[{"id": "u", "role": "user", "content": "100000"}]
+        )
+        async for update in run:
+            if isinstance(update, TextDelta):
+                run.cancel()
+        assert run.done is not None and run.done.outcome == "cancelled"
+
+    asyncio.run(go())
+    # the detach timeout is 5 s: a bare disconnect would leave the agent running
+    wait_for(lambda: "r-cancel" in CALLS.cancelled, timeout=1)
+    assert CALLS.cancelled.get("r-cancel") == "cancel requested"

@@ -82,14 +82,33 @@ def server(serve):
     return serve(create_app(agent))
 
 
-@pytest.fixture(params=["httpx", "httptools"])
-def session(server, request) -> Session:
-    """A session over each HTTP transport (HttpTransport, FastHttpTransport)."""
+@pytest.fixture(scope="module")
+def logless_server(serve):
+    """The agent without a run log (``store=None``): a run dies with its request, so a
+    dropped connection trips the agent's token at once ("client disconnected"). On
+    the default (resumable) app a dropped run lives until its detach timeout unless
+    the client sends the cancel request (tests/client/test_client_resume.py)."""
+    return serve(create_app(agent, store=None))
+
+
+def _session(url: str, kind: str) -> Session:
     LOG.inputs.clear()
     LOG.exits.clear()
     LOG.exited.clear()
-    transport = HttpTransport if request.param == "httpx" else FastHttpTransport
-    return Session(transport(server.url + "/agent"))
+    transport = HttpTransport if kind == "httpx" else FastHttpTransport
+    return Session(transport(url + "/agent"))
+
+
+@pytest.fixture(params=["httpx", "httptools"])
+def session(server, request) -> Session:
+    """A session over each HTTP transport (HttpTransport, FastHttpTransport)."""
+    return _session(server.url, request.param)
+
+
+@pytest.fixture(params=["httpx", "httptools"])
+def logless_session(logless_server, request) -> Session:
+    """:func:`session` against :func:`logless_server`."""
+    return _session(logless_server.url, request.param)
 
 
 async def wait_agent_exit() -> tuple[str, bool, str | None]:
@@ -295,8 +314,8 @@ async def test_several_runs_in_one_response_are_applied_in_order():
 # --- cancellation ----------------------------------------------------------------------
 
 
-async def test_break_and_aclose_cancel_the_run_and_trip_the_agent_token(session):
-    run = session.send("slow")
+async def test_break_and_aclose_cancel_the_run_and_trip_the_agent_token(logless_session):
+    run = logless_session.send("slow")
     async for update in run:
         if isinstance(update, TextDelta):
             break
@@ -306,9 +325,9 @@ async def test_break_and_aclose_cancel_the_run_and_trip_the_agent_token(session)
     assert tripped is True  # tripped by the time the agent's task exited
     assert reason == "client disconnected"
     assert run.done == Done("cancelled", reason="cancelled by client", run_id=run_id)
-    assert session.conversation.outcome == "cancelled"
+    assert logless_session.conversation.outcome == "cancelled"
 
-    after = await session.send("next").collect()  # the session stays usable
+    after = await logless_session.send("next").collect()  # the session stays usable
     assert after[-1].outcome == "success"
     assert TextEnded(f"{after[-1].run_id}-reply", "echo: next") in after
 
@@ -322,11 +341,11 @@ async def test_async_with_closes_the_run_on_exit(session):
     assert tripped and run.done.outcome == "cancelled"
 
 
-async def test_cancelling_the_consuming_task_closes_the_response(session):
+async def test_cancelling_the_consuming_task_closes_the_response(logless_session):
     seen = asyncio.Event()
 
-    run = session.send("slow")
-    assert session.last_run is run
+    run = logless_session.send("slow")
+    assert logless_session.last_run is run
 
     async def consume():
         async for update in run:
@@ -341,19 +360,19 @@ async def test_cancelling_the_consuming_task_closes_the_response(session):
     _, tripped, _ = await wait_agent_exit()
     assert tripped
     assert run.done.outcome == "cancelled"
-    assert (await session.send("again").wait()).outcome == "success"
+    assert (await logless_session.send("again").wait()).outcome == "success"
 
 
-async def test_a_bare_break_closes_the_response_once_the_run_is_dropped(session):
-    async for update in session.send("slow"):
+async def test_a_bare_break_closes_the_response_once_the_run_is_dropped(logless_session):
+    async for update in logless_session.send("slow"):
         if isinstance(update, TextDelta):
             break
     # the Run was never bound to a name: it is freed here and its stream closed
     run_id, tripped, _ = await wait_agent_exit()
     assert tripped is True
-    assert session.last_run is None
-    assert (await session.send("next").wait()).outcome == "success"
-    assert session.conversation.text_of(f"{run_id}-reply") == "thinking"
+    assert logless_session.last_run is None
+    assert (await logless_session.send("next").wait()).outcome == "success"
+    assert logless_session.conversation.text_of(f"{run_id}-reply") == "thinking"
 
 
 async def test_a_run_left_by_break_alone_is_closed_when_the_next_run_starts(session):
@@ -712,7 +731,8 @@ async def test_strict_mode_failure_stops_reading_and_closes_the_connection():
             state["tripped"] = cancel.cancelled
             exited.set()
 
-    with BackgroundServer(create_app(rogue, guard=False)) as srv:
+    # store=None: the connection's close is what stops the agent (see logless_server)
+    with BackgroundServer(create_app(rogue, guard=False, store=None)) as srv:
         session = Session(HttpTransport(srv.url + "/agent"), verify="strict")
         updates = await session.send("x").collect()
         error, done = updates[-2:]

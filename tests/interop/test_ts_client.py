@@ -100,6 +100,11 @@ FAKE_CONVERSATIONS: dict[str, list[dict[str, Any]]] = {
     "default": [{"user": "hello there"}],
 }
 
+NO_LOG = None
+"""The servers here run without a run log (``store=None``): the reference client and ours
+post the same conversation with the same run ids (``ts-run-1`` ...) to one server, on
+purpose, to compare what each makes of it; a run log would refuse the repeats (409)."""
+
 TASK_BOARD_CONVERSATION = [{"user": "add buy milk, call Ana"}, {"user": "done 1"}, {"user": "list"}]
 
 
@@ -232,7 +237,7 @@ def same_conversation(
 def fake_url():
     from agui.backends.fake import create_app
 
-    with serve(create_app()) as base:
+    with serve(create_app(store=None)) as base:  # see NO_LOG
         yield base + "/agent"
 
 
@@ -257,7 +262,7 @@ async def test_reference_client_accepts_serve_fake_scenario_as_we_do(reference, 
 async def test_reference_client_accepts_the_task_board_as_we_do(reference):
     from agui.backends.task_board import TOOLS, create_app
 
-    with serve(create_app()) as base:
+    with serve(create_app(store=None)) as base:  # see NO_LOG
         url = base + "/agent"
         theirs = run_reference(reference, reference_job(url, TASK_BOARD_CONVERSATION, tools=TOOLS))
         ours = await run_ours(url, TASK_BOARD_CONVERSATION, tools=TOOLS)
@@ -320,7 +325,7 @@ async def test_reference_client_accepts_an_agui_server_agent_as_we_do(reference)
     from agui.server import create_app
 
     steps = [{"user": "count"}]
-    with serve(create_app(_server_agent)) as base:
+    with serve(create_app(_server_agent, store=None)) as base:  # see NO_LOG
         url = base + "/agent"
         theirs = run_reference(reference, reference_job(url, steps))
         ours = await run_ours(url, steps)
@@ -352,7 +357,7 @@ async def _encrypted_value_type_agent(run_input: Any, emit: Any, cancel: Any) ->
 async def test_reference_client_gets_no_1_1_field_from_agui_server(reference):
     from agui.server import create_app
 
-    with serve(create_app(_encrypted_value_type_agent)) as base:
+    with serve(create_app(_encrypted_value_type_agent, store=None)) as base:  # see NO_LOG
         theirs = run_reference(reference, reference_job(base + "/agent", [{"user": "x"}]))
     [run] = theirs["runs"]
     assert theirs["messages"][1]["encryptedValue"] == "opaque"

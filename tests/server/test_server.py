@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 
 import httpx
 import pytest
+from support import fresh_run_id
+from support.resume_helpers import parse_frames
 
 from agui.errors import DecodeError, EncodeError, GuardError
 from agui.server import BackgroundServer, CancelToken, EventEncoder, create_app
@@ -24,21 +25,18 @@ from agui.types import (
 pytestmark = pytest.mark.timeout(30)
 
 
-def body(thread_id: str = "t1", run_id: str = "r1", text: str = "hi") -> dict:
+def body(thread_id: str = "t1", run_id: str | None = None, text: str = "hi") -> dict:
+    """A RunAgentInput for a new run (a fresh runId unless ``run_id`` is given)."""
     return {
         "threadId": thread_id,
-        "runId": run_id,
+        "runId": run_id or fresh_run_id(),
         "messages": [{"id": "u1", "role": "user", "content": text}],
     }
 
 
 def frames(text: str) -> list[dict]:
-    """Parse an SSE body into event dicts (test helper; LF framing only)."""
-    return [
-        json.loads(block[len("data: ") :])
-        for block in text.split("\n\n")
-        if block.startswith("data: ")
-    ]
+    """Parse an SSE body into event dicts (``id:`` lines, if any, dropped)."""
+    return [event for _, event in parse_frames(text)]
 
 
 class Log:
@@ -297,17 +295,20 @@ def test_agent_returning_with_its_run_open_without_guard_truncates(open_server):
     assert [e["type"] for e in events] == ["RUN_STARTED"]
 
 
-async def test_client_disconnect_trips_the_token_before_the_task_is_cancelled(server):
+async def test_client_disconnect_trips_the_token_before_the_task_is_cancelled():
+    # without a run log a run dies with its request (with one, the default, it is
+    # cancelled only after detach_timeout: tests/server/test_server_resume.py)
     LOG.exited.clear()
     LOG.tripped_at_exit = None
-    async with (
-        httpx.AsyncClient(timeout=10) as client,
-        client.stream("POST", server.url + "/agent", json=body(text="hang")) as resp,
-    ):
-        async for line in resp.aiter_lines():
-            if "waiting" in line:
-                break
-    assert await asyncio.to_thread(LOG.exited.wait, 10)
+    with BackgroundServer(create_app(agent, store=None)) as logless:
+        async with (
+            httpx.AsyncClient(timeout=10) as client,
+            client.stream("POST", logless.url + "/agent", json=body(text="hang")) as resp,
+        ):
+            async for line in resp.aiter_lines():
+                if "waiting" in line:
+                    break
+        assert await asyncio.to_thread(LOG.exited.wait, 10)
     assert LOG.tripped_at_exit is True
     assert LOG.reason == "client disconnected"
 

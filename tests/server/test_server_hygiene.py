@@ -9,6 +9,8 @@ import socket
 
 import httpx
 import pytest
+from support import fresh_run_id
+from support.resume_helpers import parse_frames
 
 from agui.server import Guard, create_app
 from agui.server.versions import stream_version
@@ -78,17 +80,19 @@ async def agent(run_input, emit, cancel) -> None:
     await emit(RunFinishedEvent(**ids))
 
 
-def body(run_id: str = "r1", text: str = "hi", **extra) -> dict:
+def body(run_id: str | None = None, text: str = "hi", **extra) -> dict:
+    """A RunAgentInput for a new run (a fresh runId unless ``run_id`` is given)."""
     return {
         "threadId": "t1",
-        "runId": run_id,
+        "runId": run_id or fresh_run_id(),
         "messages": [{"id": "u1", "role": "user", "content": text}],
         **extra,
     }
 
 
 def frames(text: str) -> list[dict]:
-    return [json.loads(b[len("data: ") :]) for b in text.split("\n\n") if b.startswith("data: ")]
+    """The events of an SSE body (``id:`` lines, if any, dropped)."""
+    return [event for _, event in parse_frames(text)]
 
 
 @pytest.fixture(scope="module")

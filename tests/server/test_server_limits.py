@@ -11,6 +11,7 @@ import time
 
 import httpx
 import pytest
+from support import fresh_run_id
 
 from agui.server import BackgroundServer, create_app
 from agui.types import RunFinishedEvent, RunStartedEvent
@@ -29,10 +30,11 @@ async def agent(run_input, emit, cancel) -> None:
     await emit(RunFinishedEvent(**ids))
 
 
-def body(run_id: str = "r1", text: str = "hi") -> dict:
+def body(run_id: str | None = None, text: str = "hi") -> dict:
+    """A RunAgentInput for a new run (a fresh runId unless ``run_id`` is given)."""
     return {
         "threadId": "t1",
-        "runId": run_id,
+        "runId": run_id or fresh_run_id(),
         "messages": [{"id": "u1", "role": "user", "content": text}],
     }
 

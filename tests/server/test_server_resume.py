@@ -16,6 +16,7 @@ from support.resume_helpers import Calls, body, cut_after, parse_frames, streami
 from agui.client.session import Session
 from agui.server import BackgroundServer, create_app
 from agui.server.runlog import MemoryRunStore, RunLogFull, RunRef
+from agui.server.runs import DEFAULT_DETACH_TIMEOUT
 from agui.transports import HttpTransport
 from agui.updates import ErrorUpdate
 
@@ -207,13 +208,49 @@ def test_the_capabilities_document_says_resumable_with_retention_and_detach_time
     assert decode_capabilities(doc).transport.resumable is True
 
 
-def test_without_a_store_the_capabilities_say_not_resumable_and_frames_carry_no_id():
+def test_the_default_app_is_resumable_in_memory_and_says_so_with_retention_and_detach_timeout():
+    calls = Calls()
+    app = create_app(streaming_agent(calls))  # no store argument: the in-memory log
+    assert isinstance(app.state.run_hub.store, MemoryRunStore)
+    with BackgroundServer(app) as srv:
+        doc = httpx.get(srv.url + "/agent/capabilities", timeout=10).json()
+        assert doc["transport"]["resumable"] is True
+        custom = doc["custom"]["resumable"]
+        assert custom["retentionSeconds"] == 300.0
+        assert custom["detachTimeoutSeconds"] == DEFAULT_DETACH_TIMEOUT == 10.0
+        text = httpx.post(srv.url + "/agent", json=body("default", 3), timeout=10).text
+        frames = parse_frames(text)
+        assert len(frames) == 7 and frames[-1][1]["type"] == "RUN_FINISHED"
+        cursors = [cursor for cursor, _ in frames]
+        assert all(cursors) and len(set(cursors)) == 7
+        assert text.count("id: ") == 7
+
+
+def test_the_default_app_refuses_a_repost_of_an_existing_run_with_409_and_runs_the_agent_once():
     calls = Calls()
     with BackgroundServer(create_app(streaming_agent(calls))) as srv:
+        first = httpx.post(srv.url + "/agent", json=body("once", 3), timeout=10)
+        assert first.status_code == 200 and "RUN_FINISHED" in first.text
+        again = httpx.post(srv.url + "/agent", json=body("once", 3), timeout=10)
+        assert again.status_code == 409
+        assert again.headers["content-type"] == "application/json"
+        assert "\n" not in again.text.strip()
+        assert again.json()["error"] == "run_exists"
+        assert calls.starts("once") == 1
+
+
+def test_store_none_turns_the_log_off_not_resumable_no_ids_and_a_run_id_may_run_again():
+    calls = Calls()
+    app = create_app(streaming_agent(calls), store=None)
+    assert app.state.run_hub is None
+    with BackgroundServer(app) as srv:
         doc = httpx.get(srv.url + "/agent/capabilities", timeout=10).json()
-        assert doc["transport"]["resumable"] is False
+        assert doc == {"transport": {"streaming": True, "resumable": False}}
         text = httpx.post(srv.url + "/agent", json=body("plain", 3), timeout=10).text
         assert "id:" not in text and len(parse_frames(text)) == 7
+        again = httpx.post(srv.url + "/agent", json=body("plain", 3), timeout=10)
+        assert again.status_code == 200 and len(parse_frames(again.text)) == 7
+        assert calls.starts("plain") == 2
 
 
 def test_protobuf_responses_of_a_resumable_run_keep_their_framing_without_cursor(server):

@@ -6,6 +6,7 @@ No test module imports another test module: what two of them share lives here.""
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -22,3 +23,10 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"reference data not available: {path} (clone ../shared beside the repo)")
     return path
+
+
+def fresh_run_id(prefix: str = "r") -> str:
+    """A runId no other request has used (``prefix-`` and 12 hex digits). The default
+    app keeps a run log and refuses a second run under a runId it holds (409
+    ``run_exists``), so a test posting a *new* run gives it a new id."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
