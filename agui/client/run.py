@@ -7,11 +7,15 @@ turns the transport's output into events, the middleware chain transforms
 them, and the pipeline takes them back (:meth:`Pipeline.feed_event`).
 
 Resuming a cut response of a resumable server (:mod:`agui.client.reconnect`):
-without middleware the run re-sends its input with ``Last-Event-ID`` and reads
-on; with middleware the resume happens below the chain (the chain stays, so
-every middleware sees one uninterrupted run, and one with an
-``on_reconnected(update)`` hook is told). Either way a ``Reconnected`` update
-is yielded and no event is lost or repeated.
+the run re-sends its input with ``Last-Event-ID`` and reads on. One driver makes
+every resume (:meth:`_RunCore._retry`, one step per try), so each try's
+``Reconnecting`` is handed out (and told to the subscribers) before its backoff
+sleep, and ``Reconnected`` before the resumed response's first update. With
+middleware the resume happens below the chain (the chain stays, so every
+middleware sees one uninterrupted run, and one with an ``on_reconnecting`` /
+``on_reconnected`` hook is told): the chain's source hands its lost response to
+that driver, and the chain read it was in stays suspended until the driver hands
+a new response back. No event is lost or repeated.
 
 Cancellation: leaving a run early (``break`` then ``aclose()`` / ``async
 with``, or cancelling the task) closes the transport stream (the HTTP
@@ -36,15 +40,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import itertools
 import logging
 import time
+import types
 import weakref
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
     Awaitable,
     Callable,
+    Generator,
     Iterable,
     Iterator,
 )
@@ -80,6 +85,7 @@ Subscriber = Callable[[Update], Any]
 _CANCELLED = "cancelled by client"
 _EOF: Any = object()  # the end of a response, as a read returns it
 _NOTHING: Any = object()  # no item held (see _RunCore.held)
+_DETACHED: Any = object()  # a chain read left suspended by a resume below the chain (_drive)
 
 LOOK_AHEAD_SECONDS = 0.25
 """How long a run reads on after a transport item that ended a run of the
@@ -202,13 +208,16 @@ class _RunCore:
         "cancelled",
         "closing",
         "carry",
+        "chain_read",
         "consumer",
         "cursor",
+        "detached",
         "ended",
         "errors",
         "final",
         "gen",
         "guard",
+        "handoff",
         "held",
         "idle",
         "inputs",
@@ -220,7 +229,6 @@ class _RunCore:
         "item_done",
         "loop",
         "next",
-        "notices",
         "pipeline",
         "policy",
         "read",
@@ -284,8 +292,11 @@ class _RunCore:
         # the event idle clock (agui.client.idle; None: off): reads wait under it
         seconds = session.idle_timeout
         self.idle: IdleClock | None = IdleClock(seconds) if seconds else None
-        # a resume below the middleware: its notices, to hand out with the next read
-        self.notices: list[Update] = []
+        # a resume below the middleware (see _drive): the chain's own read, the future
+        # its source awaits a new response on, the chain read suspended meanwhile
+        self.chain_read: Callable[[], Awaitable[Any]] | None = None
+        self.handoff: asyncio.Future[_Handed] | None = None
+        self.detached: Generator[Any, Any, Any] | None = None
         self.announced = False  # resuming: the next try was announced (Reconnecting)
         self.broke = 0.0  # when the response broke (monotonic seconds)
         self.failure: Exception | None = None  # what broke it, or the last try's failure
@@ -338,7 +349,10 @@ class _RunCore:
         )
         try:
             self.stream = self._open(run_input, pipeline)
-            self.read = self.stream.__aiter__().__anext__
+            read = self.stream.__aiter__().__anext__
+            if session.middleware:  # read the chain in this task, resumable below it
+                self.chain_read, read = read, self._read_chain
+            self.read = read
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             self.next = self._end_round
             return (pipeline.fail_transport(_as_transport_error(exc)),)
@@ -360,23 +374,18 @@ class _RunCore:
             if self._may_resume(pipeline, exc):
                 return await self._resume(pipeline, exc)
             self.next = self._end_round
-            return self._noticed((pipeline.fail_transport(_as_transport_error(exc)),))
+            return (pipeline.fail_transport(_as_transport_error(exc)),)
+        if item is _DETACHED:  # the chain's source lost its response: resume it (_retry)
+            self.next = self._retry
+            return await self._retry()
         if item is _EOF:
             if self._may_resume(pipeline, None):
                 return await self._resume(pipeline, None)
             self.next = self._end_round
-            return self._noticed((pipeline.close(),))
+            return (pipeline.close(),)
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
             return None
-        return self._noticed(self._frames(pipeline, item))
-
-    def _noticed(self, batches: Iterable[list[Update]]) -> Iterable[list[Update]]:
-        """``batches``, after the ``Reconnecting`` / ``Reconnected`` of a resume
-        made below the middleware chain since the last read (if any)."""
-        if not self.notices:
-            return batches
-        notices, self.notices = self.notices, []
-        return itertools.chain((notices,), batches)
+        return self._frames(pipeline, item)
 
     def _frames(self, pipeline: Pipeline, item: Any) -> Iterator[list[Update]]:
         """The updates of one transport item, one list per frame, each frame fed
@@ -435,31 +444,53 @@ class _RunCore:
         return await self._retry()
 
     async def _retry(self) -> Iterable[list[Update]] | None:
-        """One step of a resume: announce the next try (``Reconnecting``), or,
-        once announced, make it (:meth:`_attempt`): ``Reconnected`` and the run
-        reads on from the new response. Out of tries, or refused (an HTTP 4xx),
-        the run fails as it would have."""
+        """One step of a resume, the one driver of every resume (a plain run's, and
+        one below the middleware chain): announce the next try (``Reconnecting``,
+        told to each middleware's ``on_reconnecting`` hook first), or, once
+        announced, make it (:meth:`_attempt`): ``Reconnected`` (told to
+        ``on_reconnected``) and the run reads on from the new response. Out of
+        tries, or refused (an HTTP 4xx), the run fails as it would have."""
         pipeline = self.pipeline
         assert pipeline is not None
         if not self.announced:  # the next try, to announce
             notice = self._next_try()
-            if notice is _EOF:
-                self.next = self._end_round
-                return (pipeline.close(),)
-            if isinstance(notice, Exception):
-                self.next = self._end_round
-                return (pipeline.fail_transport(_as_transport_error(notice)),)
+            if notice is _EOF or isinstance(notice, Exception):
+                return self._give_up(pipeline, cast("Exception", notice))
             self.announced = True
+            await self._tell("on_reconnecting", notice)
             return ([notice],)
         self.announced = False
         reopened = await self._attempt(pipeline, self._transport_stream)
         if reopened is None:
             return None if self.stopping else ()
         stream, read, item, resumed = reopened
-        self.stream, self.read, self.held = stream, read, item
-        self.next = self._read
         telemetry.reconnected(self.span, resumed)
+        await self._tell("on_reconnected", resumed)
+        handoff = self.handoff
+        if handoff is not None:  # the chain's source reads on from the new response
+            handoff.set_result((stream, read, item))
+        else:
+            self.stream, self.read, self.held = stream, read, item
+        self.next = self._read
         return ([resumed],)
+
+    def _give_up(self, pipeline: Pipeline, verdict: Exception) -> Iterable[list[Update]]:
+        """A resume ends without a new response (``verdict``: the last try's
+        failure, or ``_EOF`` for a response that ended): the run fails as it would
+        have. Below the chain, the source is handed the verdict (it raises the
+        failure, or ends), so the chain sees its response end as it did."""
+        handoff = self.handoff
+        if handoff is not None:
+            if verdict is _EOF:
+                handoff.set_result(None)
+            else:
+                handoff.set_exception(verdict)
+            self.next = self._read
+            return ()
+        self.next = self._end_round
+        if verdict is _EOF:
+            return (pipeline.close(),)
+        return (pipeline.fail_transport(_as_transport_error(verdict)),)
 
     def _next_try(self) -> Reconnecting | Exception:
         """Count the next try of a resume (the policy's budget since the last
@@ -533,11 +564,10 @@ class _RunCore:
     async def _chain_source(self, pipeline: Pipeline, run_input: Any) -> AsyncIterator[Any]:
         """The end of the middleware chain: the transport's response as event
         structs (the pipeline's wire stage). A cut response of a resumable run
-        is resumed here, below the chain, so every middleware sees one
-        uninterrupted run: frames at or before the cursor are dropped, and each
-        middleware with an ``on_reconnecting(update)`` / ``on_reconnected(update)``
-        hook is told (outermost first) before each try and before the resumed
-        response's first event; the updates come with the run's next ones."""
+        is resumed below the chain, so every middleware sees one uninterrupted
+        run: the source hands the loss to the run's driver (:meth:`_hand_off`)
+        and reads on from the response it gets back; frames at or before the
+        cursor are dropped."""
         cursor = self.cursor
         stream = self._transport_stream(run_input, cursor.last)
         read = stream.__aiter__().__anext__
@@ -585,27 +615,60 @@ class _RunCore:
                     break
                 await _aclose(stream)
                 self.broke, self.failure = time.monotonic(), error
-                while True:
-                    trying = self._next_try()
-                    if trying is _EOF:
-                        return
-                    if isinstance(trying, Exception):
-                        raise trying
-                    self.notices.append(trying)
-                    await self._tell("on_reconnecting", trying)
-                    reopened = await self._attempt(pipeline, self._transport_stream)
-                    if reopened is not None:
-                        break
-                    if self.stopping:
-                        return
-                stream, read, item, notice = reopened
-                telemetry.reconnected(self.span, notice)
-                await self._tell("on_reconnected", notice)
-                self.notices.append(notice)
+                reopened = await self._hand_off()
+                if reopened is None:  # out of tries after the response ended
+                    return
+                stream, read, item = reopened
             for event in pipeline.decode_end():
                 yield event
         finally:
             await _aclose(stream)
+
+    async def _hand_off(self) -> _Handed:
+        """The chain's source lost its response with the run open: await the
+        outcome of the resume the run's driver makes meanwhile (:meth:`_retry`,
+        in the run's own steps: the chain read this await is in is left
+        suspended, see :func:`_drive`): the new response (its stream, its read,
+        its first item); None when the response had ended and no try succeeded;
+        the last try's failure is raised."""
+        assert self.loop is not None
+        handoff: asyncio.Future[_Handed] = self.loop.create_future()
+        self.handoff = handoff
+        try:
+            handed: _Handed = await handoff
+            return handed
+        finally:
+            self.handoff = None
+
+    def _read_chain(self) -> Awaitable[Any]:
+        """One read of the middleware chain, driven in the run's task by
+        :func:`_drive`: the read a resume below the chain left suspended (its
+        source has a new response, or the verdict, by now), else a new one."""
+        step, self.detached = self.detached, None
+        if step is None:
+            assert self.chain_read is not None
+            step = self.chain_read().__await__()
+        return _drive(self, step)
+
+    async def _let_go(self) -> None:
+        """The run closes while a chain read is suspended (stopped during a
+        resume below the chain): the source's wait is cancelled and the read
+        driven to its end, so the source closes and each middleware sees the
+        cancellation, as at any close."""
+        step, self.detached = self.detached, None
+        handoff = self.handoff
+        if step is None:
+            return
+        if handoff is not None:
+            handoff.cancel()
+        try:
+            await _drive(self, step)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # (the closing task itself is being cancelled)
+        except (Exception, StopAsyncIteration):  # noqa: BLE001 - the chain ends, however
+            pass
 
     async def look_ahead(self) -> None:
         """A run of the response ended with the transport item just fed: read on
@@ -722,7 +785,9 @@ class _RunCore:
 
     async def close_stream(self) -> None:
         """Close the current round's response (idempotent); a read ahead still
-        pending is cancelled first."""
+        pending is cancelled first, a chain read left suspended ended."""
+        if self.detached is not None:
+            await self._let_go()
         ahead = self.ahead
         if ahead is not None and not ahead.done():
             self.ahead = None
@@ -1144,6 +1209,37 @@ def _as_transport_error(exc: Exception) -> Exception:
 
 _Reopened = tuple[AsyncIterator[Any], Callable[[], Awaitable[Any]], Any, Reconnected]
 """A resumed response: its stream, its read, its first item, the ``Reconnected``."""
+_Handed = tuple[AsyncIterator[Any], Callable[[], Awaitable[Any]], Any] | None
+"""What the chain's source gets back from a resume: the new response's stream,
+read and first item (None: the response had ended and no try succeeded)."""
+
+
+@types.coroutine
+def _drive(core: _RunCore, step: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+    """Await one read of the middleware chain (``step``: its ``__await__``) in
+    the awaiting task, as ``await`` would, but let go of it when the chain's
+    source awaits :attr:`_RunCore.handoff` (a resume below the chain): the read
+    stays suspended in :attr:`_RunCore.detached`, this returns ``_DETACHED``, and
+    the run's driver hands out the resume's updates before the next read
+    continues it. Costs one generator step per suspension of the read."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            yielded = step.send(value) if error is None else step.throw(error)
+        except StopIteration as stop:
+            return stop.value
+        handoff = core.handoff
+        if handoff is not None and yielded is handoff:
+            core.detached = step
+            return _DETACHED
+        try:
+            value, error = (yield yielded), None
+        except GeneratorExit:
+            step.close()
+            raise
+        except BaseException as exc:  # noqa: BLE001 - (a cancellation) thrown into the read
+            value, error = None, exc
 
 
 TERMINAL_EVENTS: frozenset[type] = frozenset({RunFinishedEvent, RunErrorEvent})
