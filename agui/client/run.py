@@ -59,7 +59,13 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, cast
 from agui.client import telemetry
 from agui.client.idle import IdleClock
 from agui.client.middleware import MiddlewareFn, compose
-from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure, send_cancel
+from agui.client.reconnect import (
+    FROM_START,
+    Cursor,
+    ReconnectPolicy,
+    resumable_failure,
+    send_cancel,
+)
 from agui.client.request import tool_result_event
 from agui.errors import EncodeError, ToolError, TransportError
 from agui.pipeline.core import Pipeline
@@ -156,13 +162,18 @@ class Subscribers:
 class RunSlot:
     """Which run of a session is streaming: one at a time. A run takes the slot
     when it starts sending (ending the previous run if it is still open) and
-    gives it back when its stream is over."""
+    gives it back when its stream is over.
 
-    __slots__ = ("_core", "_run")
+    ``lost``: the session's latest run while its response was lost with the run
+    open (a resumable stream; out of tries, refused, or idle): attaching to that
+    run continues it (:meth:`Session.attach`); any run taking the slot clears it."""
+
+    __slots__ = ("_core", "_run", "lost")
 
     def __init__(self) -> None:
         self._run: weakref.ref[Run] | None = None
         self._core: _RunCore | None = None
+        self.lost: _RunCore | None = None
 
     @property
     def active(self) -> Run | None:
@@ -186,6 +197,7 @@ class RunSlot:
             if previous.pipeline is not None:  # (a dropped Run closes its stream later)
                 previous.pipeline.cancel(_CANCELLED)
         self._run, self._core = run, core
+        self.lost = None
 
     def _release(self, core: _RunCore) -> None:
         """``core``'s stream is over: the slot is free (unless another run took it)."""
@@ -315,13 +327,20 @@ class _RunCore:
         """A round starts: take the session's slot, make its pipeline, send."""
         session = self.session
         run_input = self.inputs[-1]
+        attaching = not self.rounds and self.cursor.last is not None
+        kept = self.slot.lost if attaching else None
         await self.slot._take(self, self.run_ref)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
-        pipeline = self.pipeline = Pipeline(
-            session.conversation,
-            verify=session.verify,  # type: ignore[arg-type]
-            max_frame_bytes=session.max_frame_bytes,
-            thread_id=run_input.thread_id,  # every run must answer the thread we sent
-        )
+        pipeline = self._continued(kept, run_input)
+        if pipeline is None:
+            pipeline = Pipeline(
+                session.conversation,
+                verify=session.verify,  # type: ignore[arg-type]
+                max_frame_bytes=session.max_frame_bytes,
+                thread_id=run_input.thread_id,  # every run must answer the thread we sent
+            )
+            if attaching and self.cursor.last != FROM_START:  # a cursor kept elsewhere
+                self.cursor = Cursor(FROM_START, until=self.cursor.last)
+        self.pipeline = pipeline
         # the spec's pending-call rule: only calls to tools this run offered are the client's
         tools = run_input.tools
         session.conversation.offered_tools = frozenset(
@@ -358,6 +377,25 @@ class _RunCore:
             return (pipeline.fail_transport(_as_transport_error(exc)),)
         return ()
 
+    def _continued(self, kept: _RunCore | None, run_input: RunAgentInput) -> Pipeline | None:
+        """Attaching to the run whose response this session lost (``kept``, the
+        slot's :attr:`RunSlot.lost`): that run's pipeline, reopened (its
+        verification state carried on), and its cursors (the next request asks
+        from the last one processed); None when ``kept`` is another run (or none)."""
+        if kept is None or kept is self or kept.pipeline is None:
+            return None
+        before = kept.inputs[-1]
+        if before.run_id != run_input.run_id or before.thread_id != run_input.thread_id:
+            return None
+        pipeline = kept.pipeline
+        done = pipeline.done
+        if not pipeline.reopen():
+            return None
+        kept.cancelled, kept.pipeline = done, None  # the lost Run keeps its Done(failed)
+        self.cursor = kept.cursor
+        self.cursor.failures = 0
+        return pipeline
+
     async def _read(self) -> Iterable[list[Update]] | None:
         """One transport read: its frames' updates, fed one frame at a time."""
         pipeline = self.pipeline
@@ -385,7 +423,35 @@ class _RunCore:
             return (pipeline.close(),)
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
             return None
-        return self._frames(pipeline, item)
+        batches = self._frames(pipeline, item)
+        return batches if self.cursor.until is None else self._unseen(batches)
+
+    def _unseen(self, batches: Iterator[list[Update]]) -> Iterator[list[Update]]:
+        """``batches`` while the run catches up (attached from a cursor the caller
+        kept, replayed from its start): the updates of frames at or before that
+        cursor are applied but not handed out, except a ``Done`` (every run's
+        iteration ends with one) and a fatal ``ErrorUpdate``. A ``Done`` before
+        the cursor was met comes after a ``WarningUpdate`` (``attach_cursor_unseen``)."""
+        cursor = self.cursor
+        for updates in batches:
+            if cursor.until is None:
+                yield updates
+                continue
+            shown: list[Update] = []
+            for update in updates:
+                if type(update) in HANDED_WHILE_CATCHING_UP:
+                    if not cursor.reached:
+                        shown.append(
+                            WarningUpdate(
+                                "attach_cursor_unseen",
+                                f"cursor {cursor.until!r} is not in the run's log: the run was"
+                                " applied whole, its updates before this one not handed out",
+                            )
+                        )
+                    shown.append(update)
+                elif getattr(update, "fatal", False) is True:
+                    shown.append(update)
+            yield shown
 
     def _frames(self, pipeline: Pipeline, item: Any) -> Iterator[list[Update]]:
         """The updates of one transport item, one list per frame, each frame fed
@@ -698,8 +764,11 @@ class _RunCore:
                 await self.close_stream()
 
     async def _end_round(self) -> Iterable[list[Update]] | None:
-        """The response is over: close it; run the client tool calls it left, if any."""
+        """The response is over: close it; run the client tool calls it left, if
+        any. A resumable run whose response was lost is kept for an attach."""
         await self.close_stream()
+        if self.pipeline is not None and self.pipeline.lost and self.cursor.last is not None:
+            self.slot.lost = self
         self._end_span()
         session = self.session
         calls = _calls_to_run(session, self.pipeline.done if self.pipeline else None)
@@ -874,9 +943,9 @@ class Run:
         slot: the session's :class:`RunSlot` (one run streams at a time).
         subscribers: the session's :class:`Subscribers`.
         carry: the overrides follow-up rounds keep.
-        cursor: join a run in progress on a resumable server from this cursor
-            (``Last-Event-ID``; ``"0"`` = its first event) instead of starting it
-            (:meth:`Session.attach`).
+        cursor: join a run in progress on a resumable server instead of starting
+            it, from this cursor (``"0"``: its first event), by the rule of
+            :meth:`Session.attach`.
 
     Attributes:
         input: the first ``RunAgentInput`` sent (after the session's defaults
@@ -909,6 +978,19 @@ class Run:
         ended), None while running or before starting."""
         pipeline = self._core.pipeline
         return pipeline.done if pipeline is not None else self._core.cancelled
+
+    @property
+    def cursor(self) -> str | None:
+        """The SSE cursor (``id:``) of the last frame this run processed (None
+        before one, or on a stream without cursors): keep it to attach to the
+        run later (:meth:`Session.attach`)."""
+        return self._core.cursor.last
+
+    @property
+    def catching_up(self) -> bool:
+        """True while an attach from a kept cursor replays the frames at or before
+        it: applied, their updates not handed out (:meth:`Session.attach`)."""
+        return self._core.cursor.until is not None
 
     @property
     def inputs(self) -> list[RunAgentInput]:
@@ -1241,6 +1323,9 @@ def _drive(core: _RunCore, step: Generator[Any, Any, Any]) -> Generator[Any, Any
         except BaseException as exc:  # noqa: BLE001 - (a cancellation) thrown into the read
             value, error = None, exc
 
+
+HANDED_WHILE_CATCHING_UP: frozenset[type] = frozenset({Done})
+"""Update classes handed out even while an attach catches up (fatal errors too)."""
 
 TERMINAL_EVENTS: frozenset[type] = frozenset({RunFinishedEvent, RunErrorEvent})
 """A run's terminal events: after one, a cut response is not resumed."""
