@@ -369,7 +369,7 @@ class _RunCore:
         try:
             self.stream = self._open(run_input, pipeline)
             read = self.stream.__aiter__().__anext__
-            if session.middleware:  # read the chain in this task, resumable below it
+            if session.middleware and self.policy is not None:  # resumable below the chain
                 self.chain_read, read = read, self._read_chain
             self.read = read
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
