@@ -67,12 +67,15 @@ class RunAgentResult(msgspec.Struct, frozen=True):
     ``subscriber_errors``: the callbacks that raised during the run (one
     :class:`~agui.agent.subscriber.SubscriberFailure` per subscriber and callback,
     ``on_run_finalized`` included), in the order they first raised.
+    ``cursor``: the SSE cursor of the last frame processed (None on a stream
+    without cursors), for a later :meth:`AbstractAgent.connect_agent`.
     """
 
     result: Any
     new_messages: list[Message]
     done: Done | None = None
     subscriber_errors: list[SubscriberFailure] = []
+    cursor: str | None = None
 
 
 class Subscription:
@@ -411,7 +414,7 @@ class AbstractAgent:
                     run = self._active = self.session.attach(cursor=cursor, **overrides)
             finally:
                 self.session.idle_timeout = agent_idle
-            stage.input = run.input
+            stage.input, stage.run = run.input, run
             async for update in run:
                 stage.saw(update)
             await stage.flush()
@@ -430,7 +433,7 @@ class AbstractAgent:
                     raise failure
             messages = self.session.messages
             new = [copy.deepcopy(m) for m in messages if m.id not in known]
-            outcome = RunAgentResult(stage.result, new, done, errors.failures)
+            outcome = RunAgentResult(stage.result, new, done, errors.failures, run.cursor)
         finally:
             self.session.middleware = list(self.middleware)  # no stale stage for session.run()
             self._active = None
@@ -447,11 +450,14 @@ class AbstractAgent:
         """Join run ``run_id`` of this agent's thread in progress (the reference's
         ``connectAgent``; after a restart of the client, say): as
         :meth:`run_agent`, with the same subscriber callbacks in the same order,
-        but the agent is not started again: :meth:`connect` asks for the run
-        from ``cursor`` (``"0"``, the default: its log from the first event, so
-        the run is applied whole; a cursor from the middle of the run skips its
-        ``RUN_STARTED``, which the run's verification then misses). A cut
-        response is resumed as any run's is (``on_run_reconnected``).
+        but the agent is not started again. ``cursor`` follows the rule of
+        :meth:`agui.client.session.Session.attach`: an agent whose last run was
+        this one and lost its stream continues it from where its state ends; any
+        other replays the run's log from the first event (``"0"``, the default:
+        every event told) and, for a cursor the caller kept
+        (:attr:`RunAgentResult.cursor`, :attr:`agui.client.run.Run.cursor`), applies the events at or before it
+        without calling the subscribers' event callbacks (the caller saw them).
+        A cut response is resumed as any run's is (``on_run_reconnected``).
 
         Raises: as :meth:`run_agent`; a server that does not hold the run
         answers ``410``, raised as :class:`~agui.errors.TransportError`

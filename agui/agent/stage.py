@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from agui.agent.agent import AbstractAgent
     from agui.agent.subscriber import SubscriberExtras
     from agui.client.middleware import Next
+    from agui.client.run import Run
     from agui.updates import Update
 
 __all__ = ["HANDLERS", "OBSERVERS", "PASS_THROUGH", "PASSED_UPDATES", "SubscriberStage"]
@@ -93,6 +94,9 @@ class SubscriberStage:
         self.editor: ConversationEditor = editor
         self.input: Any = None
         self.result: Any = None
+        # the run, once made: while it catches up (an attach from a kept cursor)
+        # its events are applied without callbacks
+        self.run: Run | None = None
         self._norm = Normalizer()
         self._pos = 0
         self._calls: dict[str, list[str]] = {}  # toolCallId -> [name, args text]
@@ -196,6 +200,14 @@ class SubscriberStage:
                 else:  # not an event struct: the pipeline reports it
                     events = [raw]
                 self._pos += 1
+                run = self.run
+                if run is not None and run.catching_up:  # seen by the caller already
+                    for event in events:
+                        extras_of = self.EXTRAS.get(type(cast(object, event)))
+                        if extras_of is not None:
+                            extras_of(self, event)  # the stage's own bookkeeping only
+                        yield event
+                    continue
                 for event in events:
                     stop = await self._before(event)
                     if stop:

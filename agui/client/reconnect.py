@@ -26,12 +26,22 @@ import msgspec
 
 from agui.errors import TransportError
 
-__all__ = ["DEFAULT_RECONNECT", "Cursor", "ReconnectPolicy", "resumable_failure", "send_cancel"]
+__all__ = [
+    "DEFAULT_RECONNECT",
+    "FROM_START",
+    "Cursor",
+    "ReconnectPolicy",
+    "resumable_failure",
+    "send_cancel",
+]
 
 logger: logging.Logger = logging.getLogger(__name__)
 
 _RESUMABLE_KINDS = frozenset({"reset", "timeout", "truncated", "connect"})
 _RECENT = 4096  # cursors remembered to drop a repeated frame (bounded memory)
+
+FROM_START = "0"
+"""The ``Last-Event-ID`` that asks for a run's log from its first event."""
 
 
 class ReconnectPolicy(msgspec.Struct, frozen=True):
@@ -64,13 +74,20 @@ DEFAULT_RECONNECT = ReconnectPolicy()
 class Cursor:
     """The cursors of one run's responses: the last one processed (sent as
     ``Last-Event-ID``) and the most recent ones (a frame carrying one of them is a
-    repeat, dropped). ``failures``: tries since the last progress."""
+    repeat, dropped). ``failures``: tries since the last progress.
 
-    __slots__ = ("_order", "_seen", "failures", "last")
+    ``until`` (attaching from a cursor the caller kept to a run replayed from its
+    start): the frames up to and including the one with that cursor are caught
+    up on (applied, their updates not handed out); it becomes None at the first
+    frame after it. :attr:`reached` tells whether that frame was seen."""
 
-    def __init__(self, start: str | None = None) -> None:
+    __slots__ = ("_order", "_seen", "failures", "last", "reached", "until")
+
+    def __init__(self, start: str | None = None, *, until: str | None = None) -> None:
         self.last: str | None = start
         self.failures: int = 0
+        self.until: str | None = until
+        self.reached = False
         self._seen: set[str] = set()
         self._order: deque[str] = deque()
 
@@ -82,6 +99,11 @@ class Cursor:
         """A frame with ``cursor`` was processed: it becomes the resume point."""
         if cursor is None or cursor == "":
             return
+        if self.until is not None:  # catching up: the frame after ``until`` ends it
+            if self.reached:
+                self.until = None
+            elif cursor == self.until:
+                self.reached = True
         self.last = cursor
         self.failures = 0
         if cursor not in self._seen:

@@ -7,11 +7,15 @@ turns the transport's output into events, the middleware chain transforms
 them, and the pipeline takes them back (:meth:`Pipeline.feed_event`).
 
 Resuming a cut response of a resumable server (:mod:`agui.client.reconnect`):
-without middleware the run re-sends its input with ``Last-Event-ID`` and reads
-on; with middleware the resume happens below the chain (the chain stays, so
-every middleware sees one uninterrupted run, and one with an
-``on_reconnected(update)`` hook is told). Either way a ``Reconnected`` update
-is yielded and no event is lost or repeated.
+the run re-sends its input with ``Last-Event-ID`` and reads on. One driver makes
+every resume (:meth:`_RunCore._retry`, one step per try), so each try's
+``Reconnecting`` is handed out (and told to the subscribers) before its backoff
+sleep, and ``Reconnected`` before the resumed response's first update. With
+middleware the resume happens below the chain (the chain stays, so every
+middleware sees one uninterrupted run, and one with an ``on_reconnecting`` /
+``on_reconnected`` hook is told): the chain's source hands its lost response to
+that driver, and the chain read it was in stays suspended until the driver hands
+a new response back. No event is lost or repeated.
 
 Cancellation: leaving a run early (``break`` then ``aclose()`` / ``async
 with``, or cancelling the task) closes the transport stream (the HTTP
@@ -36,15 +40,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import itertools
 import logging
 import time
+import types
 import weakref
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
     Awaitable,
     Callable,
+    Generator,
     Iterable,
     Iterator,
 )
@@ -54,7 +59,13 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, cast
 from agui.client import telemetry
 from agui.client.idle import IdleClock
 from agui.client.middleware import MiddlewareFn, compose
-from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure, send_cancel
+from agui.client.reconnect import (
+    FROM_START,
+    Cursor,
+    ReconnectPolicy,
+    resumable_failure,
+    send_cancel,
+)
 from agui.client.request import tool_result_event
 from agui.errors import EncodeError, ToolError, TransportError
 from agui.pipeline.core import Pipeline
@@ -80,6 +91,7 @@ Subscriber = Callable[[Update], Any]
 _CANCELLED = "cancelled by client"
 _EOF: Any = object()  # the end of a response, as a read returns it
 _NOTHING: Any = object()  # no item held (see _RunCore.held)
+_DETACHED: Any = object()  # a chain read left suspended by a resume below the chain (_drive)
 
 LOOK_AHEAD_SECONDS = 0.25
 """How long a run reads on after a transport item that ended a run of the
@@ -150,13 +162,18 @@ class Subscribers:
 class RunSlot:
     """Which run of a session is streaming: one at a time. A run takes the slot
     when it starts sending (ending the previous run if it is still open) and
-    gives it back when its stream is over."""
+    gives it back when its stream is over.
 
-    __slots__ = ("_core", "_run")
+    ``lost``: the session's latest run while its response was lost with the run
+    open (a resumable stream; out of tries, refused, or idle): attaching to that
+    run continues it (:meth:`Session.attach`); any run taking the slot clears it."""
+
+    __slots__ = ("_core", "_run", "lost")
 
     def __init__(self) -> None:
         self._run: weakref.ref[Run] | None = None
         self._core: _RunCore | None = None
+        self.lost: _RunCore | None = None
 
     @property
     def active(self) -> Run | None:
@@ -180,6 +197,7 @@ class RunSlot:
             if previous.pipeline is not None:  # (a dropped Run closes its stream later)
                 previous.pipeline.cancel(_CANCELLED)
         self._run, self._core = run, core
+        self.lost = None
 
     def _release(self, core: _RunCore) -> None:
         """``core``'s stream is over: the slot is free (unless another run took it)."""
@@ -202,13 +220,16 @@ class _RunCore:
         "cancelled",
         "closing",
         "carry",
+        "chain_read",
         "consumer",
         "cursor",
+        "detached",
         "ended",
         "errors",
         "final",
         "gen",
         "guard",
+        "handoff",
         "held",
         "idle",
         "inputs",
@@ -220,7 +241,6 @@ class _RunCore:
         "item_done",
         "loop",
         "next",
-        "notices",
         "pipeline",
         "policy",
         "read",
@@ -284,8 +304,11 @@ class _RunCore:
         # the event idle clock (agui.client.idle; None: off): reads wait under it
         seconds = session.idle_timeout
         self.idle: IdleClock | None = IdleClock(seconds) if seconds else None
-        # a resume below the middleware: its notices, to hand out with the next read
-        self.notices: list[Update] = []
+        # a resume below the middleware (see _drive): the chain's own read, the future
+        # its source awaits a new response on, the chain read suspended meanwhile
+        self.chain_read: Callable[[], Awaitable[Any]] | None = None
+        self.handoff: asyncio.Future[_Handed] | None = None
+        self.detached: Generator[Any, Any, Any] | None = None
         self.announced = False  # resuming: the next try was announced (Reconnecting)
         self.broke = 0.0  # when the response broke (monotonic seconds)
         self.failure: Exception | None = None  # what broke it, or the last try's failure
@@ -304,13 +327,20 @@ class _RunCore:
         """A round starts: take the session's slot, make its pipeline, send."""
         session = self.session
         run_input = self.inputs[-1]
+        attaching = not self.rounds and self.cursor.last is not None
+        kept = self.slot.lost if attaching else None
         await self.slot._take(self, self.run_ref)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
-        pipeline = self.pipeline = Pipeline(
-            session.conversation,
-            verify=session.verify,  # type: ignore[arg-type]
-            max_frame_bytes=session.max_frame_bytes,
-            thread_id=run_input.thread_id,  # every run must answer the thread we sent
-        )
+        pipeline = self._continued(kept, run_input)
+        if pipeline is None:
+            pipeline = Pipeline(
+                session.conversation,
+                verify=session.verify,  # type: ignore[arg-type]
+                max_frame_bytes=session.max_frame_bytes,
+                thread_id=run_input.thread_id,  # every run must answer the thread we sent
+            )
+            if attaching and self.cursor.last != FROM_START:  # a cursor kept elsewhere
+                self.cursor = Cursor(FROM_START, until=self.cursor.last)
+        self.pipeline = pipeline
         # the spec's pending-call rule: only calls to tools this run offered are the client's
         tools = run_input.tools
         session.conversation.offered_tools = frozenset(
@@ -338,11 +368,33 @@ class _RunCore:
         )
         try:
             self.stream = self._open(run_input, pipeline)
-            self.read = self.stream.__aiter__().__anext__
+            read = self.stream.__aiter__().__anext__
+            if session.middleware and self.policy is not None:  # resumable below the chain
+                self.chain_read, read = read, self._read_chain
+            self.read = read
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             self.next = self._end_round
             return (pipeline.fail_transport(_as_transport_error(exc)),)
         return ()
+
+    def _continued(self, kept: _RunCore | None, run_input: RunAgentInput) -> Pipeline | None:
+        """Attaching to the run whose response this session lost (``kept``, the
+        slot's :attr:`RunSlot.lost`): that run's pipeline, reopened (its
+        verification state carried on), and its cursors (the next request asks
+        from the last one processed); None when ``kept`` is another run (or none)."""
+        if kept is None or kept is self or kept.pipeline is None:
+            return None
+        before = kept.inputs[-1]
+        if before.run_id != run_input.run_id or before.thread_id != run_input.thread_id:
+            return None
+        pipeline = kept.pipeline
+        done = pipeline.done
+        if not pipeline.reopen():
+            return None
+        kept.cancelled, kept.pipeline = done, None  # the lost Run keeps its Done(failed)
+        self.cursor = kept.cursor
+        self.cursor.failures = 0
+        return pipeline
 
     async def _read(self) -> Iterable[list[Update]] | None:
         """One transport read: its frames' updates, fed one frame at a time."""
@@ -360,23 +412,46 @@ class _RunCore:
             if self._may_resume(pipeline, exc):
                 return await self._resume(pipeline, exc)
             self.next = self._end_round
-            return self._noticed((pipeline.fail_transport(_as_transport_error(exc)),))
+            return (pipeline.fail_transport(_as_transport_error(exc)),)
+        if item is _DETACHED:  # the chain's source lost its response: resume it (_retry)
+            self.next = self._retry
+            return await self._retry()
         if item is _EOF:
             if self._may_resume(pipeline, None):
                 return await self._resume(pipeline, None)
             self.next = self._end_round
-            return self._noticed((pipeline.close(),))
+            return (pipeline.close(),)
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
             return None
-        return self._noticed(self._frames(pipeline, item))
+        batches = self._frames(pipeline, item)
+        return batches if self.cursor.until is None else self._unseen(batches)
 
-    def _noticed(self, batches: Iterable[list[Update]]) -> Iterable[list[Update]]:
-        """``batches``, after the ``Reconnecting`` / ``Reconnected`` of a resume
-        made below the middleware chain since the last read (if any)."""
-        if not self.notices:
-            return batches
-        notices, self.notices = self.notices, []
-        return itertools.chain((notices,), batches)
+    def _unseen(self, batches: Iterator[list[Update]]) -> Iterator[list[Update]]:
+        """``batches`` while the run catches up (attached from a cursor the caller
+        kept, replayed from its start): the updates of frames at or before that
+        cursor are applied but not handed out, except a ``Done`` (every run's
+        iteration ends with one) and a fatal ``ErrorUpdate``. A ``Done`` before
+        the cursor was met comes after a ``WarningUpdate`` (``attach_cursor_unseen``)."""
+        cursor = self.cursor
+        for updates in batches:
+            if cursor.until is None:
+                yield updates
+                continue
+            shown: list[Update] = []
+            for update in updates:
+                if type(update) in HANDED_WHILE_CATCHING_UP:
+                    if not cursor.reached:
+                        shown.append(
+                            WarningUpdate(
+                                "attach_cursor_unseen",
+                                f"cursor {cursor.until!r} is not in the run's log: the run was"
+                                " applied whole, its updates before this one not handed out",
+                            )
+                        )
+                    shown.append(update)
+                elif getattr(update, "fatal", False) is True:
+                    shown.append(update)
+            yield shown
 
     def _frames(self, pipeline: Pipeline, item: Any) -> Iterator[list[Update]]:
         """The updates of one transport item, one list per frame, each frame fed
@@ -435,31 +510,53 @@ class _RunCore:
         return await self._retry()
 
     async def _retry(self) -> Iterable[list[Update]] | None:
-        """One step of a resume: announce the next try (``Reconnecting``), or,
-        once announced, make it (:meth:`_attempt`): ``Reconnected`` and the run
-        reads on from the new response. Out of tries, or refused (an HTTP 4xx),
-        the run fails as it would have."""
+        """One step of a resume, the one driver of every resume (a plain run's, and
+        one below the middleware chain): announce the next try (``Reconnecting``,
+        told to each middleware's ``on_reconnecting`` hook first), or, once
+        announced, make it (:meth:`_attempt`): ``Reconnected`` (told to
+        ``on_reconnected``) and the run reads on from the new response. Out of
+        tries, or refused (an HTTP 4xx), the run fails as it would have."""
         pipeline = self.pipeline
         assert pipeline is not None
         if not self.announced:  # the next try, to announce
             notice = self._next_try()
-            if notice is _EOF:
-                self.next = self._end_round
-                return (pipeline.close(),)
-            if isinstance(notice, Exception):
-                self.next = self._end_round
-                return (pipeline.fail_transport(_as_transport_error(notice)),)
+            if notice is _EOF or isinstance(notice, Exception):
+                return self._give_up(pipeline, cast("Exception", notice))
             self.announced = True
+            await self._tell("on_reconnecting", notice)
             return ([notice],)
         self.announced = False
         reopened = await self._attempt(pipeline, self._transport_stream)
         if reopened is None:
             return None if self.stopping else ()
         stream, read, item, resumed = reopened
-        self.stream, self.read, self.held = stream, read, item
-        self.next = self._read
         telemetry.reconnected(self.span, resumed)
+        await self._tell("on_reconnected", resumed)
+        handoff = self.handoff
+        if handoff is not None:  # the chain's source reads on from the new response
+            handoff.set_result((stream, read, item))
+        else:
+            self.stream, self.read, self.held = stream, read, item
+        self.next = self._read
         return ([resumed],)
+
+    def _give_up(self, pipeline: Pipeline, verdict: Exception) -> Iterable[list[Update]]:
+        """A resume ends without a new response (``verdict``: the last try's
+        failure, or ``_EOF`` for a response that ended): the run fails as it would
+        have. Below the chain, the source is handed the verdict (it raises the
+        failure, or ends), so the chain sees its response end as it did."""
+        handoff = self.handoff
+        if handoff is not None:
+            if verdict is _EOF:
+                handoff.set_result(None)
+            else:
+                handoff.set_exception(verdict)
+            self.next = self._read
+            return ()
+        self.next = self._end_round
+        if verdict is _EOF:
+            return (pipeline.close(),)
+        return (pipeline.fail_transport(_as_transport_error(verdict)),)
 
     def _next_try(self) -> Reconnecting | Exception:
         """Count the next try of a resume (the policy's budget since the last
@@ -533,11 +630,10 @@ class _RunCore:
     async def _chain_source(self, pipeline: Pipeline, run_input: Any) -> AsyncIterator[Any]:
         """The end of the middleware chain: the transport's response as event
         structs (the pipeline's wire stage). A cut response of a resumable run
-        is resumed here, below the chain, so every middleware sees one
-        uninterrupted run: frames at or before the cursor are dropped, and each
-        middleware with an ``on_reconnecting(update)`` / ``on_reconnected(update)``
-        hook is told (outermost first) before each try and before the resumed
-        response's first event; the updates come with the run's next ones."""
+        is resumed below the chain, so every middleware sees one uninterrupted
+        run: the source hands the loss to the run's driver (:meth:`_hand_off`)
+        and reads on from the response it gets back; frames at or before the
+        cursor are dropped."""
         cursor = self.cursor
         stream = self._transport_stream(run_input, cursor.last)
         read = stream.__aiter__().__anext__
@@ -585,27 +681,60 @@ class _RunCore:
                     break
                 await _aclose(stream)
                 self.broke, self.failure = time.monotonic(), error
-                while True:
-                    trying = self._next_try()
-                    if trying is _EOF:
-                        return
-                    if isinstance(trying, Exception):
-                        raise trying
-                    self.notices.append(trying)
-                    await self._tell("on_reconnecting", trying)
-                    reopened = await self._attempt(pipeline, self._transport_stream)
-                    if reopened is not None:
-                        break
-                    if self.stopping:
-                        return
-                stream, read, item, notice = reopened
-                telemetry.reconnected(self.span, notice)
-                await self._tell("on_reconnected", notice)
-                self.notices.append(notice)
+                reopened = await self._hand_off()
+                if reopened is None:  # out of tries after the response ended
+                    return
+                stream, read, item = reopened
             for event in pipeline.decode_end():
                 yield event
         finally:
             await _aclose(stream)
+
+    async def _hand_off(self) -> _Handed:
+        """The chain's source lost its response with the run open: await the
+        outcome of the resume the run's driver makes meanwhile (:meth:`_retry`,
+        in the run's own steps: the chain read this await is in is left
+        suspended, see :func:`_drive`): the new response (its stream, its read,
+        its first item); None when the response had ended and no try succeeded;
+        the last try's failure is raised."""
+        assert self.loop is not None
+        handoff: asyncio.Future[_Handed] = self.loop.create_future()
+        self.handoff = handoff
+        try:
+            handed: _Handed = await handoff
+            return handed
+        finally:
+            self.handoff = None
+
+    def _read_chain(self) -> Awaitable[Any]:
+        """One read of the middleware chain, driven in the run's task by
+        :func:`_drive`: the read a resume below the chain left suspended (its
+        source has a new response, or the verdict, by now), else a new one."""
+        step, self.detached = self.detached, None
+        if step is None:
+            assert self.chain_read is not None
+            step = self.chain_read().__await__()
+        return _drive(self, step)
+
+    async def _let_go(self) -> None:
+        """The run closes while a chain read is suspended (stopped during a
+        resume below the chain): the source's wait is cancelled and the read
+        driven to its end, so the source closes and each middleware sees the
+        cancellation, as at any close."""
+        step, self.detached = self.detached, None
+        handoff = self.handoff
+        if step is None:
+            return
+        if handoff is not None:
+            handoff.cancel()
+        try:
+            await _drive(self, step)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # (the closing task itself is being cancelled)
+        except (Exception, StopAsyncIteration):  # noqa: BLE001 - the chain ends, however
+            pass
 
     async def look_ahead(self) -> None:
         """A run of the response ended with the transport item just fed: read on
@@ -635,8 +764,11 @@ class _RunCore:
                 await self.close_stream()
 
     async def _end_round(self) -> Iterable[list[Update]] | None:
-        """The response is over: close it; run the client tool calls it left, if any."""
+        """The response is over: close it; run the client tool calls it left, if
+        any. A resumable run whose response was lost is kept for an attach."""
         await self.close_stream()
+        if self.pipeline is not None and self.pipeline.lost and self.cursor.last is not None:
+            self.slot.lost = self
         self._end_span()
         session = self.session
         calls = _calls_to_run(session, self.pipeline.done if self.pipeline else None)
@@ -728,7 +860,9 @@ class _RunCore:
 
     async def close_stream(self) -> None:
         """Close the current round's response (idempotent); a read ahead still
-        pending is cancelled first."""
+        pending is cancelled first, a chain read left suspended ended."""
+        if self.detached is not None:
+            await self._let_go()
         ahead = self.ahead
         if ahead is not None and not ahead.done():
             self.ahead = None
@@ -817,9 +951,9 @@ class Run:
         slot: the session's :class:`RunSlot` (one run streams at a time).
         subscribers: the session's :class:`Subscribers`.
         carry: the overrides follow-up rounds keep.
-        cursor: join a run in progress on a resumable server from this cursor
-            (``Last-Event-ID``; ``"0"`` = its first event) instead of starting it
-            (:meth:`Session.attach`).
+        cursor: join a run in progress on a resumable server instead of starting
+            it, from this cursor (``"0"``: its first event), by the rule of
+            :meth:`Session.attach`.
 
     Attributes:
         input: the first ``RunAgentInput`` sent (after the session's defaults
@@ -852,6 +986,19 @@ class Run:
         ended), None while running or before starting."""
         pipeline = self._core.pipeline
         return pipeline.done if pipeline is not None else self._core.cancelled
+
+    @property
+    def cursor(self) -> str | None:
+        """The SSE cursor (``id:``) of the last frame this run processed (None
+        before one, or on a stream without cursors): keep it to attach to the
+        run later (:meth:`Session.attach`)."""
+        return self._core.cursor.last
+
+    @property
+    def catching_up(self) -> bool:
+        """True while an attach from a kept cursor replays the frames at or before
+        it: applied, their updates not handed out (:meth:`Session.attach`)."""
+        return self._core.cursor.until is not None
 
     @property
     def inputs(self) -> list[RunAgentInput]:
@@ -1152,7 +1299,41 @@ def _as_transport_error(exc: Exception) -> Exception:
 
 _Reopened = tuple[AsyncIterator[Any], Callable[[], Awaitable[Any]], Any, Reconnected]
 """A resumed response: its stream, its read, its first item, the ``Reconnected``."""
+_Handed = tuple[AsyncIterator[Any], Callable[[], Awaitable[Any]], Any] | None
+"""What the chain's source gets back from a resume: the new response's stream,
+read and first item (None: the response had ended and no try succeeded)."""
 
+
+@types.coroutine
+def _drive(core: _RunCore, step: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+    """Await one read of the middleware chain (``step``: its ``__await__``) in
+    the awaiting task, as ``await`` would, but let go of it when the chain's
+    source awaits :attr:`_RunCore.handoff` (a resume below the chain): the read
+    stays suspended in :attr:`_RunCore.detached`, this returns ``_DETACHED``, and
+    the run's driver hands out the resume's updates before the next read
+    continues it. Costs one generator step per suspension of the read."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            yielded = step.send(value) if error is None else step.throw(error)
+        except StopIteration as stop:
+            return stop.value
+        handoff = core.handoff
+        if handoff is not None and yielded is handoff:
+            core.detached = step
+            return _DETACHED
+        try:
+            value, error = (yield yielded), None
+        except GeneratorExit:
+            step.close()
+            raise
+        except BaseException as exc:  # noqa: BLE001 - (a cancellation) thrown into the read
+            value, error = None, exc
+
+
+HANDED_WHILE_CATCHING_UP: frozenset[type] = frozenset({Done})
+"""Update classes handed out even while an attach catches up (fatal errors too)."""
 
 TERMINAL_EVENTS: frozenset[type] = frozenset({RunFinishedEvent, RunErrorEvent})
 """A run's terminal events: after one, a cut response is not resumed."""

@@ -374,13 +374,28 @@ class Session:
 
     def attach(self, run_id: str, *, cursor: str = "0", **overrides: object) -> Run:
         """Join run ``run_id`` of this session's thread in progress on a resumable
-        server (after a restart of the client, say): the run's input is re-sent
-        with ``Last-Event-ID: cursor`` (``"0"``: replay the run's log from its
-        first event; or a cursor the caller kept), the agent is not started again,
-        and the run's events update the conversation as a live run's do. A server
-        that does not hold the run answers ``410`` (``ErrorUpdate`` +
-        ``Done(failed)``); the transport must take ``last_event_id`` (HttpTransport
-        and FastHttpTransport do)."""
+        server: the run's input is re-sent with ``Last-Event-ID``, the agent is
+        not started again, and the run's events update the conversation as a
+        live run's do. Where the request asks from, one rule:
+
+        * this session holds the run's state: its latest run was ``run_id`` and
+          lost its stream with the run open (out of tries, refused, idle; its
+          ``Done(failed)`` kept the partial messages): the run continues from
+          the last cursor the session processed, its verification state (open
+          messages, tool calls, steps) carried on; ``cursor`` is not needed.
+        * otherwise (a new session after a restart of the client, or another run
+          since): the run's log is replayed from its first event, so the
+          conversation gets the run whole; with ``cursor`` other than ``"0"`` (a
+          :attr:`Run.cursor` the caller kept) the updates of the frames up to and
+          including that cursor are applied but not handed out (nor told to
+          the subscribers: the caller saw them), except a ``Done``; a cursor the
+          log never reaches comes out as ``WarningUpdate(attach_cursor_unseen)``
+          before the ``Done``. Middleware sees the whole replay. Give such a
+          session the thread's messages from before the run, not the run's own.
+
+        Either way no event is lost or applied twice. A server that does not hold
+        the run answers ``410`` (``ErrorUpdate`` + ``Done(failed)``); the transport
+        must take ``last_event_id`` (HttpTransport and FastHttpTransport do)."""
         run_input = self.build_input(run_id=run_id, **overrides)
         run = Run(self, run_input, slot=self._slot, subscribers=self._subscribers, cursor=cursor)
         self._last_ref = weakref.ref(run)

@@ -115,6 +115,7 @@ class Pipeline:
         "_apply",
         "_chunked",
         "_conversation",
+        "_cut",
         "_done",
         "_events",
         "_finished",
@@ -153,6 +154,9 @@ class Pipeline:
         self._events: list[object] | None = [] if keep_events else None
         self._pending: list[Update] = []  # wire-stage news (decode()), reported with the next feed
         self._done: Done | None = None
+        # the run's lifecycle and the stream's Done just before the client ended an
+        # open run on a lost stream (see reopen)
+        self._cut: tuple[RunLifecycle, Done | None] | None = None
         self._finished = False
         self._chunked = False
         self._in_pos = 0
@@ -182,6 +186,13 @@ class Pipeline:
         """True once the stream is over: closed, cancelled, or failed in strict mode
         (or on an oversized frame). Later input is ignored."""
         return self._finished
+
+    @property
+    def lost(self) -> bool:
+        """True when the stream was lost with its run open (:meth:`fail_transport`,
+        or a :meth:`close` that found the run truncated): :meth:`reopen` can
+        continue it."""
+        return self._cut is not None
 
     @property
     def events(self) -> list[Any]:
@@ -290,6 +301,8 @@ class Pipeline:
                 id=life.run_id,
             )
         if violation is not None:
+            if life.open:
+                self._cut = (life.copy(), self._done)
             out.extend(self._fatal(violation))
         self._finished = True
         return out
@@ -332,6 +345,8 @@ class Pipeline:
             return out
         life = self._life
         if life.open or self._done is None:
+            if life.open:
+                self._cut = (life.copy(), self._done)
             self._finished = True
             out.append(ErrorUpdate(error, fatal=True))
             out.append(self._end(life.ended_by_client("failed", str(error), name_ended_run=False)))
@@ -370,6 +385,24 @@ class Pipeline:
         wire stage drops the incomplete frame the cut response left; everything
         applied stays (the run goes on)."""
         self._wire.restart()
+
+    def reopen(self) -> bool:
+        """The stream goes on in a new response after it was :attr:`lost`: the run
+        is open again as it was just before the loss (the conversation's run
+        lifecycle put back; the verifier's and the normalizer's state, with the
+        open messages, tool calls and steps, carried on), and the wire stage
+        drops the lost response's incomplete frame. The ``Done(failed)`` of the
+        loss is no longer this stream's :attr:`done`. Returns False, changing
+        nothing, when the stream was not lost (or was reopened already)."""
+        cut, self._cut = self._cut, None
+        if cut is None:
+            return False
+        life, done = cut
+        self._life.restore(life)
+        self._done = done
+        self._finished = False
+        self._wire.restart()
+        return True
 
     def split(self, item: bytes | bytearray | memoryview | str) -> Sequence[str]:
         """The SSE stage alone: each completed frame's data (one event's JSON

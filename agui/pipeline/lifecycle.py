@@ -97,6 +97,12 @@ class RunLifecycle:
             setattr(other, name, getattr(self, name))
         return other
 
+    def restore(self, saved: RunLifecycle) -> None:
+        """Put back the state ``saved`` (a :meth:`copy`) holds: a stream the client
+        lost with its run open goes on (:meth:`~agui.pipeline.core.Pipeline.reopen`)."""
+        for name in RunLifecycle.__slots__:
+            setattr(self, name, getattr(saved, name))
+
     # ------------------------------------------------------------------ read
 
     @property

@@ -11,7 +11,7 @@ import asyncio
 
 import httpx
 import pytest
-from support.resume_helpers import Calls, CuttingProxy, body, streaming_agent
+from support.resume_helpers import Calls, CuttingProxy, body, streaming_agent, wait_for
 
 from agui.agent import AgentSubscriber, HttpAgent
 from agui.client.middleware import Middleware
@@ -261,3 +261,152 @@ def test_each_try_of_a_resume_is_announced_by_a_reconnecting_update_before_it_is
     # each try was announced before its connection was made: 1 + (tries before it)
     assert [c for _, c in announced] == list(range(1, len(announced) + 1))
     assert CALLS.starts("r-announce") == 1
+
+
+SLOW = ReconnectPolicy(attempts=3, base_delay=0.3, max_delay=0.3, jitter=0.0)
+"""A long backoff: a Reconnecting handed out only after the try would come after it."""
+
+
+def test_with_middleware_each_reconnecting_is_handed_out_before_its_backoff_and_try(server):
+    async def go() -> tuple[Tally, list[object], list[int]]:
+        proxy = CuttingProxy(_port(server), seed=5, low=1500, high=3000)
+        proxy.max_cuts = 2
+        await proxy.start()
+        try:
+            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+            transport.reconnect = SLOW
+            tally = Tally()
+            session = Session(transport, thread_id="t-mw-early", middleware=[tally])
+            told: list[int] = []  # connections made when a session subscriber saw Reconnecting
+            session.subscribe(
+                lambda u: told.append(proxy.connections) if isinstance(u, Reconnecting) else None
+            )
+            updates: list[object] = []
+            async for update in session.send(str(N), run_id="r-mw-early"):
+                if isinstance(update, Reconnecting):  # handed out before its try is made
+                    assert proxy.connections == update.attempt + len(tally.reconnects)
+                    assert len(tally.tries) == len(told)  # the hook was told first
+                updates.append(update)
+            return tally, updates, told
+        finally:
+            await proxy.stop()
+
+    tally, updates, told = asyncio.run(go())
+    done = updates[-1]
+    assert isinstance(done, Done) and done.outcome == "success"
+    notes = [u for u in updates if isinstance(u, Reconnecting | Reconnected)]
+    assert [type(u).__name__ for u in notes] == ["Reconnecting", "Reconnected"] * 2
+    assert told == [1, 2]  # each before the connection of its try
+    # the Reconnecting came before the reconnected events: right after the deltas read so far
+    first = updates.index(notes[0])
+    assert isinstance(updates[first + 1], Reconnected)
+    assert [u.delta for u in updates if isinstance(u, TextDelta)] == [w.upper() for w in WORDS]
+    assert tally.calls == 1 and tally.deltas == WORDS
+    assert CALLS.starts("r-mw-early") == 1
+
+
+def test_an_agents_on_run_reconnecting_is_called_before_its_backoff_and_try(server):
+    async def go() -> tuple[list[tuple[int, int]], Recorder, object]:
+        proxy = CuttingProxy(_port(server), seed=9, low=1500, high=3000)
+        proxy.max_cuts = 1
+        await proxy.start()
+        try:
+            agent = HttpAgent(f"http://127.0.0.1:{proxy.port}/agent", thread_id="t-agent-early")
+            agent.transport.reconnect = SLOW
+            rec = Recorder()
+            told: list[tuple[int, int]] = []  # (attempt, connections made by then)
+            agent.subscribe(rec)
+            agent.subscribe(
+                AgentSubscriber(
+                    on_run_reconnecting=lambda p: told.append(
+                        (p.reconnecting.attempt, proxy.connections)
+                    )
+                )
+            )
+            agent.add_message({"id": "u1", "role": "user", "content": str(N)})
+            result = await agent.run_agent(run_id="r-agent-early")
+            return told, rec, result
+        finally:
+            await proxy.stop()
+
+    told, rec, result = asyncio.run(go())
+    assert result.done is not None and result.done.outcome == "success"  # type: ignore[attr-defined]
+    assert told == [(1, 1)]  # told before the try's connection was made
+    assert [x for x in rec.seen if isinstance(x, str)] == WORDS
+
+
+class Closing(Middleware):
+    """A middleware that records how its stream ended: a failure raised through it,
+    or a close."""
+
+    def __init__(self) -> None:
+        self.raised: list[BaseException] = []
+        self.closed = False
+
+    async def __call__(self, run_input, next):  # type: ignore[no-untyped-def, override]
+        try:
+            async for event in next(run_input):
+                yield event
+        except BaseException as exc:
+            self.raised.append(exc)
+            raise
+        finally:
+            self.closed = True
+
+
+def test_a_run_stopped_during_a_resume_below_the_chain_ends_cancelled_and_closes_the_chain(
+    server,
+):
+    async def go() -> tuple[Closing, object, list[object]]:
+        proxy = CuttingProxy(_port(server), seed=5, low=1500, high=3000)
+        proxy.max_cuts = 1
+        await proxy.start()
+        try:
+            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+            transport.reconnect = SLOW
+            closing = Closing()
+            session = Session(transport, thread_id="t-mw-stop", middleware=[closing])
+            run = session.send("100000", run_id="r-mw-stop")
+            updates: list[object] = []
+            async for update in run:
+                updates.append(update)
+                if isinstance(update, Reconnecting):
+                    await run.aclose()  # during the backoff, before the try
+            connections = proxy.connections
+            return closing, run.done, [updates, connections]
+        finally:
+            await proxy.stop()
+
+    closing, done, (updates, connections) = asyncio.run(go())
+    assert isinstance(done, Done) and done.outcome == "cancelled"
+    assert isinstance(updates[-1], Reconnecting)  # nothing after the stop
+    assert connections == 2  # the run's POST and the abort's DELETE: the try was never made
+    wait_for(lambda: "r-mw-stop" in CALLS.cancelled, timeout=2)
+    assert CALLS.cancelled["r-mw-stop"] == "cancel requested"
+    assert closing.closed and [type(e) for e in closing.raised] == [asyncio.CancelledError]
+
+
+def test_a_resume_below_the_chain_out_of_tries_raises_the_failure_through_the_chain(server):
+    async def go() -> tuple[Closing, list[object], int]:
+        # the first response is cut after its first frames; every try inside its headers
+        proxy = CuttingProxy(_port(server), seed=3, low=1, high=2)
+        await proxy.start()
+        try:
+            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+            transport.reconnect = FAST
+            closing = Closing()
+            session = Session(transport, thread_id="t-mw-out", middleware=[closing])
+            updates = [u async for u in session.send(str(N), run_id="r-mw-out")]
+            return closing, updates, proxy.cuts
+        finally:
+            await proxy.stop()
+
+    closing, updates, cuts = asyncio.run(go())
+    assert cuts == 1 + FAST.attempts
+    tries = [u for u in updates if isinstance(u, Reconnecting)]
+    assert [u.attempt for u in tries] == list(range(1, FAST.attempts + 1))
+    assert not [u for u in updates if isinstance(u, Reconnected)]
+    done = updates[-1]
+    assert isinstance(done, Done) and done.outcome == "failed"
+    assert len(closing.raised) == 1 and isinstance(closing.raised[0], TransportError)
+    assert closing.closed
