@@ -117,7 +117,6 @@ class Pipeline:
         "_conversation",
         "_done",
         "_events",
-        "_finished",
         "_in_pos",
         "_life",
         "_mode",
@@ -127,6 +126,7 @@ class Pipeline:
         "_verifier",
         "_version",
         "_wire",
+        "finished",
     )
 
     def __init__(
@@ -153,7 +153,10 @@ class Pipeline:
         self._events: list[object] | None = [] if keep_events else None
         self._pending: list[Update] = []  # wire-stage news (decode()), reported with the next feed
         self._done: Done | None = None
-        self._finished = False
+        self.finished = False
+        """True once the stream is over: closed, cancelled, or failed in strict mode
+        (or on an oversized frame); later input is ignored. Read it (a plain
+        attribute, tested once per frame); only the pipeline changes it."""
         self._chunked = False
         self._in_pos = 0
         self._out_pos = 0
@@ -176,12 +179,6 @@ class Pipeline:
     def done(self) -> Done | None:
         """The last ``Done`` this stream produced (None before one)."""
         return self._done
-
-    @property
-    def finished(self) -> bool:
-        """True once the stream is over: closed, cancelled, or failed in strict mode
-        (or on an oversized frame). Later input is ignored."""
-        return self._finished
 
     @property
     def events(self) -> list[Any]:
@@ -214,7 +211,7 @@ class Pipeline:
         frame = self.feed_frame
         for data in frames:
             yield frame(data)
-            if self._finished:
+            if self.finished:
                 return
 
     def feed_bytes(self, chunk: bytes | bytearray | memoryview) -> list[Update]:
@@ -229,7 +226,7 @@ class Pipeline:
         """Feed one event as JSON text (one SSE frame's data); the frame cap
         applies to it as to an SSE frame (``FrameTooLarge``, fatal)."""
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
         error = self._wire.oversized(data)
         if error is not None:
@@ -246,7 +243,7 @@ class Pipeline:
         with :func:`agui.wire.decode_event` or feed its JSON to :meth:`feed_data`.
         """
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
         if type(event) not in _EVENT_CLASSES:
             exc = DecodeError(
@@ -269,7 +266,7 @@ class Pipeline:
         ``Done(failed)``. Idempotent: a second call returns [].
         """
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
         try:
             frames = self._wire.end()
@@ -277,7 +274,7 @@ class Pipeline:
             return out + self._fatal(exc)
         for data in frames:
             self._data(data, out)
-            if self._finished:
+            if self.finished:
                 return out
         life = self._life
         violation = self._verifier.finish() if self._verifier is not None else None
@@ -291,7 +288,7 @@ class Pipeline:
             )
         if violation is not None:
             out.extend(self._fatal(violation))
-        self._finished = True
+        self.finished = True
         return out
 
     def cancel(self, reason: str = "cancelled by client") -> list[Update]:
@@ -302,9 +299,9 @@ class Pipeline:
         its last run has already ended, whose ``Done`` stands as it was.
         """
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
-        self._finished = True
+        self.finished = True
         life = self._life
         if not life.open and self._done is not None:
             return out
@@ -315,7 +312,7 @@ class Pipeline:
         """End the stream as failed on a stream-level error (``ErrorUpdate(error,
         fatal=True)`` + ``Done(failed)``); [] when it is already finished."""
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
         return out + self._fatal(error)
 
@@ -328,15 +325,15 @@ class Pipeline:
         ended only the tail was lost: a non-fatal ErrorUpdate, the Done stands.
         """
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
         life = self._life
         if life.open or self._done is None:
-            self._finished = True
+            self.finished = True
             out.append(ErrorUpdate(error, fatal=True))
             out.append(self._end(life.ended_by_client("failed", str(error), name_ended_run=False)))
             return out
-        self._finished = True
+        self.finished = True
         out.append(ErrorUpdate(error, fatal=False))
         return out
 
@@ -348,7 +345,7 @@ class Pipeline:
         wire stage's news, an oversized frame, the updates of an event struct)
         and the frames' data, each to be fed with :meth:`feed_frame` in order."""
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out, ()
         if isinstance(item, bytes | bytearray | memoryview | str):
             try:
@@ -376,7 +373,7 @@ class Pipeline:
         text) in ``item`` (``bytes``; a ``str`` is one frame already), for a
         tracer that shows frames before decoding them with :meth:`decode`. An
         oversized frame ends the stream (held, see :meth:`news`)."""
-        if self._finished:
+        if self.finished:
             return []
         try:
             return self._wire.frames(item)
@@ -386,7 +383,7 @@ class Pipeline:
 
     def split_end(self) -> list[str]:
         """End of stream for :meth:`split`: a last frame without its blank line."""
-        if self._finished:
+        if self.finished:
             return []
         try:
             return self._wire.end()
@@ -407,7 +404,7 @@ class Pipeline:
         held and reported, under the verify policy, ahead of the next feed's
         updates (or by :meth:`close`, or taken with :meth:`news`)."""
         if not isinstance(item, bytes | bytearray | memoryview | str):
-            if not self._finished:
+            if not self.finished:
                 yield item
             return
         yield from self._decode_all(self.split(cast("bytes | str", item)))
@@ -420,7 +417,7 @@ class Pipeline:
     def _decode_all(self, frames: Sequence[str]) -> Iterator[Any]:
         for data in frames:
             event = self._decode_held(data)
-            if self._finished:
+            if self.finished:
                 return
             if event is not None:
                 yield event
@@ -451,7 +448,7 @@ class Pipeline:
         + :meth:`_deliver` inlined for the common case (a clean event, no chunk
         stream open, nothing kept). [] once the stream is finished. The list
         returned is the caller's."""
-        if self._finished:
+        if self.finished:
             return []
         out: list[Update]
         try:
@@ -513,7 +510,7 @@ class Pipeline:
                     return
         for ev in events:
             self._deliver(ev, out)
-            if self._finished:
+            if self.finished:
                 return
         if type(event) not in _CHUNK_CLASSES and self._norm.idle:
             self._chunked = False
@@ -562,7 +559,7 @@ class Pipeline:
         return False
 
     def _fatal(self, error: Exception) -> list[Update]:
-        self._finished = True
+        self.finished = True
         return [
             ErrorUpdate(error, fatal=True),
             self._end(self._life.ended_by_client("failed", str(error))),
