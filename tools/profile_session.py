@@ -115,15 +115,12 @@ def _session_run(transport: Any, batched: bool = False) -> int:
 
     session = Session(transport, thread_id="thread-bench")
 
-    def check(u: Any) -> None:
-        if type(u) is ErrorUpdate or (type(u) is Done and u.outcome != "success"):
-            raise RuntimeError(f"stream did not verify: {u!r}")
-
     async def run() -> int:
         count = 0
         async for u in session.run():
             count += 1
-            check(u)
+            if type(u) is ErrorUpdate or (type(u) is Done and u.outcome != "success"):
+                raise RuntimeError(f"stream did not verify: {u!r}")
         return count
 
     async def run_batches() -> int:
@@ -131,7 +128,8 @@ def _session_run(transport: Any, batched: bool = False) -> int:
         async for batch in session.run().batches():
             count += len(batch)
             for u in batch:
-                check(u)
+                if type(u) is ErrorUpdate or (type(u) is Done and u.outcome != "success"):
+                    raise RuntimeError(f"stream did not verify: {u!r}")
         return count
 
     return asyncio.run(run_batches() if batched else run())
