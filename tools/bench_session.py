@@ -12,7 +12,10 @@ on the :mod:`benchgen` ``basic`` stream of 10k / 100k / 1M events (``--quick``:
 * ``Session`` + ``ReplayTransport(bytes)`` of the same body (read from a file
   in the child, so the body is part of the peak RSS, as it is for a user);
 * the skeleton of ``tools/bench_floor.py`` on the same bytes in the same shape
-  of child: each Session row is also given as a percentage of it.
+  of child: each Session row is also given as a percentage of it;
+* at the largest size, both Session paths again iterated with the opt-in
+  ``run.batches()`` (one list of updates per transport read, no ``await`` per
+  update): rows labelled opt-in, not the default path.
 
 Events/s are CPU time of the child (process time of the run) with the wall rate
 in the note; the scaling ratio is time(1M) / time(100k); peak RSS is the child's
@@ -71,6 +74,20 @@ async def consume(transport):
     return n
 
 
+async def consume_batches(transport):
+    n = 0
+    async for batch in Session(transport, thread_id="thread-bench").run().batches():
+        n += len(batch)
+        for u in batch:
+            if type(u) is ErrorUpdate or (type(u) is Done and u.outcome != "success"):
+                result["bad"] = result["bad"] or repr(u)[:300]
+    return n
+
+
+batched = mode.endswith("-batches")  # the opt-in run.batches() iteration
+mode = mode.removesuffix("-batches")
+if batched:
+    consume = consume_batches
 if mode == "skeleton":
     from bench_floor import _skeleton
     with open(path, "rb") as fh:
@@ -96,7 +113,8 @@ print(json.dumps(result))
 
 
 def run_child(mode: str, path: Path, url: str = "") -> dict[str, Any]:
-    """One fresh child running ``mode`` (http, replay, skeleton) once on the SSE file ``path``:
+    """One fresh child running ``mode`` (http, replay, skeleton; http-batches,
+    replay-batches: the opt-in ``run.batches()``) once on the SSE file ``path``:
     {cpu, wall (s), updates, base_kib, peak_kib, bad (the first bad update, or None)}."""
     paths = [str(ROOT), str(ROOT / "generated"), str(ROOT / "tools")]
     child = [sys.executable, "-c", _CHILD, mode, str(path), url, *paths]
@@ -156,6 +174,7 @@ def bench_session(cfg: Config) -> list[Row]:
     files = {n: mix_file(n, cfg.seed, "basic") for n in sizes}
     rich = mix_file(sizes[-2], cfg.seed, "realistic")
     cases = [(mode, files[n]) for n in sizes for mode in ("http", "replay", "skeleton")]
+    cases += [(mode, files[sizes[-1]]) for mode in ("http-batches", "replay-batches")]
     cases += [(mode, rich) for mode in ("http", "replay", "skeleton")]
     with SseServer() as server:
         results = measure(cases, rounds, server.url)
@@ -242,6 +261,30 @@ def bench_session(cfg: Config) -> list[Row]:
                 + f"; the max of {big['median_of']} run(s); after imports"
                 + f" {results[mode, files[largest]][0]['base_kib'] / 1024:.0f} MiB",
                 target,
+            )
+        )
+    events = events_in(files[largest])
+    skel = _rates(results["skeleton", files[largest]], events)[0]
+    for mode in ("http", "replay"):
+        runs = results[f"{mode}-batches", files[largest]]
+        rate, wall_rate, _, peak = _rates(runs, events)
+        rows.append(
+            Row(
+                "session",
+                f"{PATHS[mode]}, opt-in run.batches(), {_label(largest)} events",
+                rate,
+                "events/s (CPU)",
+                f"opt-in, not the default path: one list per transport read, no await per"
+                f" update; basic mix, {events:,} events, median of {len(runs)} run(s); wall"
+                f" {wall_rate:,.0f} events/s; peak RSS {peak:.0f} MiB;"
+                f" {100 * rate / skel:.0f}% of the skeleton ({skel:,.0f} events/s)",
+                {
+                    "events": events,
+                    "mix": "basic",
+                    "opt_in": "batches",
+                    "skeleton_pct": 100 * rate / skel,
+                    "runs": runs,
+                },
             )
         )
     events = events_in(rich)

@@ -14,7 +14,9 @@ another process, so its CPU is not counted):
 * ``reads``: ``Session.run()`` over a transport yielding the 64 KiB reads;
 * ``replay``: ``Session.run()`` over ``ReplayTransport(body bytes)``;
 * ``http``: ``Session.run()`` over ``HttpTransport`` against a loopback server
-  process writing the pre-built body in 64 KiB writes.
+  process writing the pre-built body in 64 KiB writes;
+* ``batches``: ``replay`` iterated with the opt-in ``run.batches()`` (one list
+  per transport read).
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ class Server:
         self._dir.cleanup()
 
 
-def _session_run(transport: Any) -> int:
+def _session_run(transport: Any, batched: bool = False) -> int:
     from agui.client.session import Session
     from agui.updates import Done, ErrorUpdate
 
@@ -121,7 +123,16 @@ def _session_run(transport: Any) -> int:
                 raise RuntimeError(f"stream did not verify: {u!r}")
         return count
 
-    return asyncio.run(run())
+    async def run_batches() -> int:
+        count = 0
+        async for batch in session.run().batches():
+            count += len(batch)
+            for u in batch:
+                if type(u) is ErrorUpdate or (type(u) is Done and u.outcome != "success"):
+                    raise RuntimeError(f"stream did not verify: {u!r}")
+        return count
+
+    return asyncio.run(run_batches() if batched else run())
 
 
 def modes(body: bytes, server: Server | None) -> dict[str, Any]:
@@ -137,6 +148,7 @@ def modes(body: bytes, server: Server | None) -> dict[str, Any]:
         "pipeline": lambda: replay_pipeline(reads),
         "reads": lambda: _session_run(_Reads(reads)),
         "replay": lambda: _session_run(ReplayTransport(body)),
+        "batches": lambda: _session_run(ReplayTransport(body), batched=True),
     }
     if server is not None:
         out["http"] = lambda: _session_run(HttpTransport(server.url))

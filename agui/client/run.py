@@ -54,7 +54,7 @@ from collections.abc import (
     Iterator,
 )
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol, Self, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, cast, overload
 
 from agui.client import telemetry
 from agui.client.idle import IdleClock
@@ -128,10 +128,13 @@ class RunHost(Protocol):
 class Subscribers:
     """The update callbacks of a session, called for every update of its runs."""
 
-    __slots__ = ("_callbacks",)
+    __slots__ = ("_callbacks", "live")
 
     def __init__(self) -> None:
         self._callbacks: list[Subscriber] = []
+        self.live: list[Subscriber] = self._callbacks
+        """The callbacks themselves (read-only; change them with :meth:`add`): a
+        run loop tests this list, not the object, per update (no call)."""
 
     def add(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback(update)`` (sync, or async and awaited) for every
@@ -284,7 +287,7 @@ class _RunCore:
         self.ended: asyncio.Event | None = None
         # the update generator (weakly: a run left with ``break`` is freed at once) and
         # the task that closes it if the loop shuts down first (see _close_at_shutdown)
-        self.gen: weakref.ref[AsyncGenerator[Update, None]] | None = None
+        self.gen: weakref.ref[AsyncGenerator[object, None]] | None = None
         self.guard: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         # the task that last awaited inside the generator (set before each await),
@@ -841,7 +844,7 @@ class _RunCore:
         if pipeline is not None and self.policy is not None and self.cursor.last is not None:
             self.abort = self.abort or pipeline.lifecycle.open
 
-    def interrupt(self, gen: AsyncGenerator[Update, None] | None) -> None:
+    def interrupt(self, gen: AsyncGenerator[object, None] | None) -> None:
         """After :meth:`stop_here`, from outside the run (another task, a loop
         callback): a consumer awaiting inside the run is cancelled once, so its
         ``async for`` ends; a run waiting at an update has its stream closed."""
@@ -976,7 +979,8 @@ class Run:
             session, run_input, slot, dict(carry or {}), weakref.ref(self), cursor
         )
         self._subscribers = subscribers
-        self._gen: AsyncGenerator[Update, None] | None = None
+        self._gen: AsyncGenerator[Any, None] | None = None
+        self._batched = False  # the generator yields lists (batches())
         self._closed = False
 
     @property
@@ -1029,16 +1033,50 @@ class Run:
     async def __anext__(self) -> Update:
         return await self._updates().__anext__()
 
+    def batches(self) -> AsyncIterator[list[Update]]:
+        """Opt-in: the run's updates one list per step instead of one at a time,
+        ``async for batch in run.batches(): ...``, for a service that does not need
+        an ``await`` per update (a step is one transport read, often hundreds of
+        frames; a list is never empty).
+
+        The same updates in the same order as ``async for u in run`` (subscribers
+        are told each one, in order, before its list is handed out), but a list
+        is handed out only once every frame of its read was applied: leaving
+        after list N leaves the reads after it unapplied (update by update, a
+        frame is fed only when the update before it was taken). Every other
+        method (:meth:`aclose`, :attr:`done`, ``async with``) works as with the
+        update iterator.
+
+        Raises:
+            RuntimeError: the run was already iterated update by update (a run
+                has one stream: iterate it one way).
+        """
+        return self._stream(batched=True)
+
     def _updates(self) -> AsyncGenerator[Update, None]:
+        return self._stream(batched=False)
+
+    @overload
+    def _stream(self, *, batched: Literal[False]) -> AsyncGenerator[Update, None]: ...
+    @overload
+    def _stream(self, *, batched: Literal[True]) -> AsyncGenerator[list[Update], None]: ...
+    def _stream(self, *, batched: bool) -> AsyncGenerator[Any, None]:
         gen = self._gen
         if gen is None:
             if self._closed:
                 gen = _nothing()
             else:
-                self._core.ended = asyncio.Event()
-                gen = _execute(self._core, self._subscribers)
-                self._core.gen = weakref.ref(gen)
-            self._gen = gen
+                core = self._core
+                core.ended = asyncio.Event()
+                gen = (_execute_batches if batched else _execute)(core, self._subscribers)
+                core.gen = weakref.ref(gen)
+            self._gen, self._batched = gen, batched
+        elif self._batched != batched:
+            raise RuntimeError(
+                "this run is already iterated "
+                + ("with batches()" if self._batched else "update by update")
+                + "; a run's updates are iterated one way"
+            )
         return gen
 
     async def aclose(self) -> None:
@@ -1145,6 +1183,23 @@ RUN_HOOKS: dict[type, Callable[[_RunCore, Any], Awaitable[None]]] = {
 error; after an item's last ``Done``, read ahead for the end of the response)."""
 
 
+def _watched(debug: bool) -> frozenset[type]:
+    """The update classes the run loop stops at (:data:`RUN_HOOKS`, and
+    :data:`LOGGERS` in a debug run); every other update passes with one set test."""
+    return frozenset(RUN_HOOKS) | frozenset(LOGGERS) if debug else frozenset(RUN_HOOKS)
+
+
+async def _watch(core: _RunCore, update: Update, debug: bool) -> None:
+    """What the run does with a watched update before handing it out: its
+    :data:`RUN_HOOKS` hook, then its :data:`LOGGERS` line in a debug run."""
+    cls = type(update)
+    hook = RUN_HOOKS.get(cls)
+    if hook is not None:
+        await hook(core, update)
+    if debug and (log := LOGGERS.get(cls)) is not None:
+        log(update)
+
+
 async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[Update, None]:
     """The run's update stream (see the module doc), across client-tool rounds:
     each step's updates, frame by frame, each frame fed only once the updates
@@ -1153,40 +1208,86 @@ async def _execute(core: _RunCore, subscribers: Subscribers) -> AsyncGenerator[U
     subscribers, then yielded."""
     if core.final:
         return
-    core.started = True
-    core.loop = loop = asyncio.get_running_loop()
-    if core.ended is not None:
-        core.guard = loop.create_task(_close_at_shutdown(core, core.ended))
-    hooks = RUN_HOOKS
-    loggers = LOGGERS
+    _begin(core)
     notify = subscribers.notify
+    live = subscribers.live
     current_task = asyncio.current_task
     debug = logger.isEnabledFor(logging.DEBUG)  # once per iteration, not per update
+    watched = _watched(debug)
     try:
         while (batches := await core.step()) is not None:
             for updates in batches:
                 if core.stopping:
                     break
                 for update in updates:
-                    cls = type(update)
-                    hook = hooks.get(cls)
-                    if hook is not None:
-                        await hook(core, update)
-                    if debug and (log := loggers.get(cls)) is not None:
-                        log(update)
-                    if subscribers:
+                    if type(update) in watched:
+                        await _watch(core, update, debug)
+                    if live:
                         core.consumer = current_task()
                         await notify(update)
                     yield update
     except asyncio.CancelledError:
-        # a stop from another task interrupts the pending await by cancelling
-        # the iterating task once; absorb exactly that request: the loop ends
-        task = current_task()
-        if core.interrupted and task is not None and task.uncancel() == 0:
+        if _absorbed(core):
             return
         raise
     finally:
         await core.finish()
+
+
+async def _execute_batches(
+    core: _RunCore, subscribers: Subscribers
+) -> AsyncGenerator[list[Update], None]:
+    """:func:`_execute`, one list per step (a transport read, a client tool
+    call, a round's start) instead of one update at a time: every frame of the
+    step is fed, its updates recorded, logged and told to the subscribers in
+    order, then the list is yielded (never empty). Leaving after list N leaves
+    the frames of later steps unapplied."""
+    if core.final:
+        return
+    _begin(core)
+    notify = subscribers.notify
+    live = subscribers.live
+    current_task = asyncio.current_task
+    debug = logger.isEnabledFor(logging.DEBUG)
+    watched = _watched(debug)
+    try:
+        while (batches := await core.step()) is not None:
+            batch: list[Update] = []
+            for updates in batches:
+                if core.stopping:
+                    break
+                for update in updates:
+                    if type(update) in watched:
+                        await _watch(core, update, debug)
+                    if live:
+                        core.consumer = current_task()
+                        await notify(update)
+                batch += updates
+            if batch:
+                yield batch
+    except asyncio.CancelledError:
+        if _absorbed(core):
+            return
+        raise
+    finally:
+        await core.finish()
+
+
+def _begin(core: _RunCore) -> None:
+    """The run's generator starts: the request is being sent; the shutdown guard
+    (:func:`_close_at_shutdown`) watches it."""
+    core.started = True
+    core.loop = loop = asyncio.get_running_loop()
+    if core.ended is not None:
+        core.guard = loop.create_task(_close_at_shutdown(core, core.ended))
+
+
+def _absorbed(core: _RunCore) -> bool:
+    """A ``CancelledError`` in the run's generator: True when it is the one
+    request a stop from another task made (it interrupts the pending await by
+    cancelling the iterating task once; the loop then ends), False to re-raise."""
+    task = asyncio.current_task()
+    return core.interrupted and task is not None and task.uncancel() == 0
 
 
 async def _close_at_shutdown(core: _RunCore, ended: asyncio.Event) -> None:
@@ -1232,7 +1333,7 @@ def _retrieve(task: asyncio.Task[Any]) -> None:
         task.exception()
 
 
-def _running(gen: AsyncGenerator[Update, None]) -> bool:
+def _running(gen: AsyncGenerator[object, None]) -> bool:
     """True while ``gen`` executes (an await inside it is pending)."""
     return bool(getattr(gen, "ag_running", False))
 

@@ -118,7 +118,6 @@ class Pipeline:
         "_cut",
         "_done",
         "_events",
-        "_finished",
         "_in_pos",
         "_life",
         "_mode",
@@ -128,6 +127,7 @@ class Pipeline:
         "_verifier",
         "_version",
         "_wire",
+        "finished",
     )
 
     def __init__(
@@ -157,7 +157,10 @@ class Pipeline:
         # the run's lifecycle and the stream's Done just before the client ended an
         # open run on a lost stream (see reopen)
         self._cut: tuple[RunLifecycle, Done | None] | None = None
-        self._finished = False
+        self.finished = False
+        """True once the stream is over: closed, cancelled, or failed in strict mode
+        (or on an oversized frame); later input is ignored. Read it (a plain
+        attribute, tested once per frame); only the pipeline changes it."""
         self._chunked = False
         self._in_pos = 0
         self._out_pos = 0
@@ -180,12 +183,6 @@ class Pipeline:
     def done(self) -> Done | None:
         """The last ``Done`` this stream produced (None before one)."""
         return self._done
-
-    @property
-    def finished(self) -> bool:
-        """True once the stream is over: closed, cancelled, or failed in strict mode
-        (or on an oversized frame). Later input is ignored."""
-        return self._finished
 
     @property
     def lost(self) -> bool:
@@ -225,7 +222,7 @@ class Pipeline:
         frame = self.feed_frame
         for data in frames:
             yield frame(data)
-            if self._finished:
+            if self.finished:
                 return
 
     def feed_bytes(self, chunk: bytes | bytearray | memoryview) -> list[Update]:
@@ -240,7 +237,7 @@ class Pipeline:
         """Feed one event as JSON text (one SSE frame's data); the frame cap
         applies to it as to an SSE frame (``FrameTooLarge``, fatal)."""
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
         error = self._wire.oversized(data)
         if error is not None:
@@ -257,7 +254,7 @@ class Pipeline:
         with :func:`agui.wire.decode_event` or feed its JSON to :meth:`feed_data`.
         """
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
         if type(event) not in _EVENT_CLASSES:
             exc = DecodeError(
@@ -280,7 +277,7 @@ class Pipeline:
         ``Done(failed)``. Idempotent: a second call returns [].
         """
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
         try:
             frames = self._wire.end()
@@ -288,7 +285,7 @@ class Pipeline:
             return out + self._fatal(exc)
         for data in frames:
             self._data(data, out)
-            if self._finished:
+            if self.finished:
                 return out
         life = self._life
         violation = self._verifier.finish() if self._verifier is not None else None
@@ -304,7 +301,7 @@ class Pipeline:
             if life.open:
                 self._cut = (life.copy(), self._done)
             out.extend(self._fatal(violation))
-        self._finished = True
+        self.finished = True
         return out
 
     def cancel(self, reason: str = "cancelled by client") -> list[Update]:
@@ -315,9 +312,9 @@ class Pipeline:
         its last run has already ended, whose ``Done`` stands as it was.
         """
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
-        self._finished = True
+        self.finished = True
         life = self._life
         if not life.open and self._done is not None:
             return out
@@ -328,7 +325,7 @@ class Pipeline:
         """End the stream as failed on a stream-level error (``ErrorUpdate(error,
         fatal=True)`` + ``Done(failed)``); [] when it is already finished."""
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
         return out + self._fatal(error)
 
@@ -341,17 +338,17 @@ class Pipeline:
         ended only the tail was lost: a non-fatal ErrorUpdate, the Done stands.
         """
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out
         life = self._life
         if life.open or self._done is None:
             if life.open:
                 self._cut = (life.copy(), self._done)
-            self._finished = True
+            self.finished = True
             out.append(ErrorUpdate(error, fatal=True))
             out.append(self._end(life.ended_by_client("failed", str(error), name_ended_run=False)))
             return out
-        self._finished = True
+        self.finished = True
         out.append(ErrorUpdate(error, fatal=False))
         return out
 
@@ -363,7 +360,7 @@ class Pipeline:
         wire stage's news, an oversized frame, the updates of an event struct)
         and the frames' data, each to be fed with :meth:`feed_frame` in order."""
         out = self._take_pending() if self._pending else []
-        if self._finished:
+        if self.finished:
             return out, ()
         if isinstance(item, bytes | bytearray | memoryview | str):
             try:
@@ -400,7 +397,7 @@ class Pipeline:
         life, done = cut
         self._life.restore(life)
         self._done = done
-        self._finished = False
+        self.finished = False
         self._wire.restart()
         return True
 
@@ -409,7 +406,7 @@ class Pipeline:
         text) in ``item`` (``bytes``; a ``str`` is one frame already), for a
         tracer that shows frames before decoding them with :meth:`decode`. An
         oversized frame ends the stream (held, see :meth:`news`)."""
-        if self._finished:
+        if self.finished:
             return []
         try:
             return self._wire.frames(item)
@@ -419,7 +416,7 @@ class Pipeline:
 
     def split_end(self) -> list[str]:
         """End of stream for :meth:`split`: a last frame without its blank line."""
-        if self._finished:
+        if self.finished:
             return []
         try:
             return self._wire.end()
@@ -440,7 +437,7 @@ class Pipeline:
         held and reported, under the verify policy, ahead of the next feed's
         updates (or by :meth:`close`, or taken with :meth:`news`)."""
         if not isinstance(item, bytes | bytearray | memoryview | str):
-            if not self._finished:
+            if not self.finished:
                 yield item
             return
         yield from self._decode_all(self.split(cast("bytes | str", item)))
@@ -453,7 +450,7 @@ class Pipeline:
     def _decode_all(self, frames: Sequence[str]) -> Iterator[Any]:
         for data in frames:
             event = self._decode_held(data)
-            if self._finished:
+            if self.finished:
                 return
             if event is not None:
                 yield event
@@ -484,7 +481,7 @@ class Pipeline:
         + :meth:`_deliver` inlined for the common case (a clean event, no chunk
         stream open, nothing kept). [] once the stream is finished. The list
         returned is the caller's."""
-        if self._finished:
+        if self.finished:
             return []
         out: list[Update]
         try:
@@ -546,7 +543,7 @@ class Pipeline:
                     return
         for ev in events:
             self._deliver(ev, out)
-            if self._finished:
+            if self.finished:
                 return
         if type(event) not in _CHUNK_CLASSES and self._norm.idle:
             self._chunked = False
@@ -595,7 +592,7 @@ class Pipeline:
         return False
 
     def _fatal(self, error: Exception) -> list[Update]:
-        self._finished = True
+        self.finished = True
         return [
             ErrorUpdate(error, fatal=True),
             self._end(self._life.ended_by_client("failed", str(error))),

@@ -71,19 +71,21 @@ class RunLifecycle:
 
     __slots__ = (
         "_done",
-        "_open",
         "_outcome",
         "_result",
         "_run_error",
         "_run_id",
         "_stream_events",
         "_thread_id",
+        "open",
     )
 
     def __init__(self) -> None:
         self._run_id: str | None = None
         self._thread_id: str | None = None
-        self._open = False
+        self.open = False
+        """True between a RUN_STARTED and the run's end (read it: only the
+        lifecycle's own methods change it; a plain attribute, read once per event)."""
         self._outcome: Outcome | None = None
         self._result: Any = None
         self._run_error: RunError | None = None
@@ -116,11 +118,6 @@ class RunLifecycle:
         return self._thread_id
 
     @property
-    def open(self) -> bool:
-        """True between a RUN_STARTED and the run's end."""
-        return self._open
-
-    @property
     def outcome(self) -> Outcome | None:
         """How the latest run ended; None while it runs or before any run."""
         return self._outcome
@@ -150,7 +147,7 @@ class RunLifecycle:
     def started(self, run_id: str, thread_id: str) -> None:
         """RUN_STARTED applied: a new run is open; its outcome and result are unknown."""
         self._run_id, self._thread_id = run_id, thread_id
-        self._open = True
+        self.open = True
         self._outcome = None
         self._result = None
         self._run_error = None
@@ -163,14 +160,14 @@ class RunLifecycle:
         ``cancelled``); a RUN_FINISHED with no RUN_STARTED before it names the run."""
         if self._run_id is None:
             self._run_id, self._thread_id = run_id, thread_id
-        self._open = False
+        self.open = False
         self._outcome = outcome
         self._result = result
         self._stream_events += 1
 
     def errored(self, error: RunError) -> None:
         """RUN_ERROR applied: the run failed with ``error``."""
-        self._open = False
+        self.open = False
         self._outcome = "failed"
         self._run_error = error
         self._stream_events += 1
@@ -218,10 +215,10 @@ class RunLifecycle:
         effect on the outcome of a run that already ended, except that ``failed``
         always wins. ``name_ended_run``: the ``Done`` names the latest run even
         when it had ended (else only an open one)."""
-        run_id = self._run_id if (self._open or name_ended_run) else None
-        if self._open or outcome == "failed":
+        run_id = self._run_id if (self.open or name_ended_run) else None
+        if self.open or outcome == "failed":
             self._outcome = outcome
-        self._open = False
+        self.open = False
         return self.record(Done(outcome, reason=reason, run_id=run_id))
 
     def done_for_finish(

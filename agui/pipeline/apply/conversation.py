@@ -28,7 +28,6 @@ from functools import partial
 from typing import Any
 
 import msgspec
-from msgspec.structs import force_setattr
 
 from agui import types as T
 from agui.errors import RunError
@@ -40,9 +39,9 @@ from agui.pipeline.apply.messages import MessageAppliers
 from agui.pipeline.apply.records import MessageRecord, role_of, struct_tag
 from agui.pipeline.apply.runs import RunAppliers
 from agui.pipeline.apply.snapshots import Snapshots
-from agui.pipeline.apply.store import MessageStore
+from agui.pipeline.apply.store import MessageStore, stamped
 from agui.pipeline.lifecycle import RunLifecycle
-from agui.updates import CARRIES_EVENT, EventReceived, Update, WarningUpdate
+from agui.updates import EventReceived, Update, WarningUpdate
 
 __all__ = ["HANDLERS", "PASS_THROUGH", "Conversation", "role_of"]
 
@@ -314,7 +313,8 @@ class Conversation:
         Never raises on bad data: an event that cannot be applied yields a
         WarningUpdate (code ``apply_*``) and leaves the conversation as it was.
         """
-        handler = self._dispatch.get(type(event))
+        cls = type(event)
+        handler = self._dispatch.get(cls)
         if handler is None:
             if isinstance(struct_tag(event), str):  # an event type the schema gained: by rule
                 return [EventReceived(event)]
@@ -330,10 +330,9 @@ class Conversation:
                     f"could not apply {struct_tag(event)}: {type(exc).__name__}: {exc}",
                 )
             ]
-        for update in updates:
-            if type(update) in CARRIES_EVENT:  # each update carries the event it reports
-                force_setattr(update, "from_event", event)
-        return updates
+        if cls in _STAMPED:  # (their handlers stamp their updates themselves)
+            return updates
+        return stamped(updates, event)  # each update carries the event it reports
 
     def pending_after(self, outcome: object) -> list[str]:
         """The tool calls a RUN_FINISHED with this success ``outcome`` (or
@@ -354,6 +353,8 @@ HANDLERS: dict[type, Callable[..., list[Update]]] = {
 """Event class -> the component method that applies it ``(component, event) ->
 updates`` (the union of the three components' tables). The three ``*_CHUNK``
 classes are handled by refusing them with an ``apply_chunk_not_normalized`` warning."""
+
+_STAMPED = _messages_mod.STAMPED
 
 PASS_THROUGH: frozenset[type] = frozenset()
 """Event classes the applier keeps no record of, on purpose: each is delivered

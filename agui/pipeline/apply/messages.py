@@ -16,7 +16,7 @@ from msgspec import UnsetType
 
 from agui import types as T
 from agui.pipeline.apply.records import CallRecord, MessageRecord, opt
-from agui.pipeline.apply.store import MessageStore, merge_metadata, subagent_tag
+from agui.pipeline.apply.store import MessageStore, merge_metadata, stamped, subagent_tag
 from agui.updates import (
     EncryptedValue,
     ReasoningDelta,
@@ -92,9 +92,10 @@ class MessageAppliers:
         if rec.role == "activity":
             return [self._activity_guard("TEXT_MESSAGE_CONTENT", mid)]
         rec.append(ev.delta)
-        out: list[Update] = [TextDelta(mid, ev.delta)]
+        out: list[Update] = [TextDelta(mid, ev.delta, ev)]
         if ev.metadata is not UNSET:
             merge_metadata(rec, ev, mid, out)
+            return stamped(out, ev)
         return out
 
     def text_end(self, ev: T.TextMessageEndEvent) -> list[Update]:
@@ -135,9 +136,10 @@ class MessageAppliers:
         if rec.role == "activity":
             return [self._activity_guard("REASONING_MESSAGE_CONTENT", mid)]
         rec.append(ev.delta)
-        out: list[Update] = [ReasoningDelta(mid, ev.delta)]
+        out: list[Update] = [ReasoningDelta(mid, ev.delta, ev)]
         if ev.metadata is not UNSET:
             merge_metadata(rec, ev, mid, out)
+            return stamped(out, ev)
         return out
 
     def reasoning_end(self, ev: T.ReasoningMessageEndEvent) -> list[Update]:
@@ -259,9 +261,10 @@ class MessageAppliers:
         if call is None:
             return [self._unknown("TOOL_CALL_ARGS", "tool call", cid)]
         call.append(ev.delta)
-        out: list[Update] = [ToolCallArgs(cid, ev.delta)]
+        out: list[Update] = [ToolCallArgs(cid, ev.delta, ev)]
         if ev.metadata is not UNSET:
             merge_metadata(call, ev, cid, out)
+            return stamped(out, ev)
         return out
 
     def tool_end(self, ev: T.ToolCallEndEvent) -> list[Update]:
@@ -352,3 +355,10 @@ HANDLERS: dict[type, Callable[[MessageAppliers, Any], list[Update]]] = {
     T.ToolCallResultEvent: MessageAppliers.tool_result,
 }
 """Event class -> the :class:`MessageAppliers` method that applies it."""
+
+STAMPED: frozenset[type] = frozenset(
+    (T.TextMessageContentEvent, T.ReasoningMessageContentEvent, T.ToolCallArgsEvent)
+)
+"""The classes (the streamed deltas, most of a stream) whose method gives every update
+it returns its ``from_event`` itself (:func:`~agui.pipeline.apply.store.stamped`),
+so the conversation does not go over them again."""

@@ -3,7 +3,8 @@ by id, with the tool calls they carry: the one store the appliers share.
 
 :class:`MessageStore` owns the list and its indexes (every insertion, removal
 and replacement goes through it, so the indexes never drift); :func:`merge_metadata`
-and :func:`subagent_tag` are the two event readings every applier needs.
+and :func:`subagent_tag` are the two event readings every applier needs, and
+:func:`stamped` the one place updates are given the event they report.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from typing import Any
 
 import msgspec
 from msgspec import UnsetType
+from msgspec.structs import force_setattr
 
 from agui.pipeline.apply.patch import clone_json
 from agui.pipeline.apply.records import CallRecord, MessageRecord
-from agui.updates import MetadataChanged, Update
+from agui.updates import CARRIES_EVENT, MetadataChanged, Update
 
-__all__ = ["MessageStore", "merge_metadata", "subagent_tag"]
+__all__ = ["MessageStore", "merge_metadata", "stamped", "subagent_tag"]
 
 UNSET = msgspec.UNSET
 
@@ -137,3 +139,13 @@ def subagent_tag(event: object) -> str | UnsetType:
     """The event's ``subagentRunId``, ``UNSET`` when absent or null."""
     sub = getattr(event, "subagent_run_id", UNSET)
     return UNSET if sub is None else sub
+
+
+def stamped(updates: list[Update], event: object) -> list[Update]:
+    """``updates``, each update that reports an event (a class in
+    :data:`~agui.updates.CARRIES_EVENT`) given ``event`` as its ``from_event``
+    (set in place: the updates are new, frozen for their readers)."""
+    for update in updates:
+        if type(update) in CARRIES_EVENT:
+            force_setattr(update, "from_event", event)
+    return updates

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from agui import rules as R
 from agui import types as T
@@ -112,7 +112,7 @@ class Verifier:
 
     # --- entry points -------------------------------------------------------------------
 
-    def check(self, event: Any, position: int | None = None) -> ProtocolViolation | None:
+    def check(self, event: object, position: int | None = None) -> ProtocolViolation | None:
         """Check one event (a generated struct) at 0-based ``position``.
 
         Returns:
@@ -120,7 +120,7 @@ class Verifier:
         """
         if not self._life.open:
             return self._between_runs(event, position)
-        handler = self._dispatch.get(type(cast(object, event)))
+        handler = self._dispatch.get(type(event))
         if handler is None:
             return None
         return handler(event, position)
@@ -151,8 +151,8 @@ class Verifier:
 
     # --- lifecycle ---------------------------------------------------------------------------
 
-    def _between_runs(self, event: Any, position: int | None) -> ProtocolViolation | None:
-        opener = BETWEEN_RUNS.get(type(cast(object, event)))
+    def _between_runs(self, event: object, position: int | None) -> ProtocolViolation | None:
+        opener = BETWEEN_RUNS.get(type(event))
         if opener is not None:
             return opener(self, event, position)
         return self._refused_between_runs(event, position)
