@@ -301,7 +301,11 @@ class Recording:
         if head[:1] == b"{" and self._check_object():
             return
         self.kind = "jsonl"
-        self._note_all(self._line_documents())
+        for lines in self._line_blocks():
+            if self.thread_id is None and self.run_id is None:
+                self._note_all(line.decode("utf-8", "replace") for line in lines)
+            else:
+                self.count += len(lines)
 
     def _note_all(self, documents: Iterator[str]) -> None:
         for doc in documents:
@@ -434,26 +438,60 @@ class Recording:
                 return  # the first member of that name holds the events
 
     def _line_documents(self) -> Iterator[str]:
+        for lines in self._line_blocks():
+            for line in lines:
+                yield line.decode("utf-8", "replace")
+
+    def _line_blocks(self) -> Iterator[list[bytes]]:
+        """JSON Lines, a chunk at a time: each chunk's complete lines (a final
+        line without its newline at the end), split at LF, CR and CRLF, stripped,
+        blank ones left out; a BOM opening the file dropped.
+
+        Raises:
+            DecodeError: a line (its newline included) over the frame cap,
+                ``path`` naming it (``line N``, counted in LFs).
+        """
+        cap = MAX_FRAME_BYTES
         with self._open() as file:
+            rest = b""
+            number = 0  # lines (LF-ended) before this block
             first = True
-            number = 0
             while True:
-                line = file.readline(MAX_FRAME_BYTES + 1)
-                if not line:
+                chunk = file.read(CHUNK_BYTES)
+                data = rest + chunk if rest else chunk
+                if chunk:
+                    cut = data.rfind(b"\n") + 1
+                    block, rest = data[:cut], data[cut:]
+                    if len(rest) > cap:  # no newline within the cap
+                        raise self._long_line(number + block.count(b"\n") + 1)
+                else:
+                    block, rest = data, b""
+                if block:
+                    segments = block.split(b"\n")
+                    if segments[-1] == b"":
+                        segments.pop()  # the newline that ended the block
+                    if len(block) > cap:
+                        for i, segment in enumerate(segments):
+                            if len(segment) >= cap:  # (with its LF: over the cap)
+                                ended = i < len(segments) - 1 or block.endswith(b"\n")
+                                if len(segment) + ended > cap:
+                                    raise self._long_line(number + i + 1)
+                    if first:
+                        segments[0] = segments[0].lstrip(b"\xef\xbb\xbf")
+                    if b"\r" in block:
+                        segments = [part for segment in segments for part in segment.splitlines()]
+                    lines = [line for segment in segments if (line := segment.strip())]
+                    number += block.count(b"\n")
+                    if lines:
+                        yield lines
+                first = first and not block
+                if not chunk:
                     return
-                number += 1
-                if len(line) > MAX_FRAME_BYTES:
-                    raise DecodeError(
-                        f"{self.name}: line {number} is over {MAX_FRAME_BYTES} bytes",
-                        path=f"line {number}",
-                    )
-                if first:
-                    line = line.lstrip(b"\xef\xbb\xbf")
-                    first = False
-                for part in line.splitlines():
-                    part = part.strip()
-                    if part:
-                        yield part.decode("utf-8", "replace")
+
+    def _long_line(self, number: int) -> DecodeError:
+        return DecodeError(
+            f"{self.name}: line {number} is over {MAX_FRAME_BYTES} bytes", path=f"line {number}"
+        )
 
     def _sse_chunks(self) -> Iterator[bytes]:
         with self._open() as file:
@@ -477,6 +515,16 @@ class Recording:
             return
         except _Malformed as exc:  # the file changed since the check
             raise DecodeError(f"{self.name}: {exc}", path="$") from None
+
+    def sse_items(self) -> Iterator[str | bytes]:
+        """:meth:`items`, with JSON Lines framed as SSE a chunk at a time: one
+        ``data:`` frame per line, so each frame's data is the line's exact text
+        (what :meth:`items` yields for it) and a reader pays its per-read cost once
+        per chunk, as for a raw SSE recording."""
+        if self.kind != "jsonl":
+            return self.items()
+        # (lines hold no LF or CR and are not blank: each is exactly one frame)
+        return (b"data: " + b"\n\ndata: ".join(lines) + b"\n\n" for lines in self._line_blocks())
 
     def items(self) -> Iterator[str | bytes]:
         """What a replay yields: each event's JSON text, or raw SSE chunks (a
