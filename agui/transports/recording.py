@@ -51,6 +51,9 @@ _SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _NOT_WS = re.compile(r"[^ \t\r\n]")
 _DECODER = json.JSONDecoder()  # finds where a value ends; accepts 1e400, NaN, lone surrogates
+_RAW_ELEMENTS = msgspec.json.Decoder(list[msgspec.Raw])  # a batch of array elements, exact
+_BATCH_CHARS = 16 * 1024
+_BATCH_RETRY = 64
 
 
 class _Cut(Exception):
@@ -85,6 +88,7 @@ class _Text:
         self.buf = ""
         self.pos = 0
         self.eof = False
+        self._cooldown = 0  # elements to read one by one before batching again
 
     def more(self, size: int = CHUNK_BYTES) -> bool:
         """Read about ``size`` more bytes; False at end of file."""
@@ -139,6 +143,35 @@ class _Text:
                 raise _Cut
             raise _Malformed("not JSON")
 
+    def _batch(self) -> list[str] | None:
+        """The exact text of each array element from ``pos`` up to a comma within
+        :data:`_BATCH_CHARS` that msgspec confirms is between two elements (the
+        text before it, closed by ``]``, is a JSON array: a comma inside a string
+        or a nested value leaves it open), moving past that comma. Tried at the
+        last few ``},`` (an event object's end); None when none is confirmed (one
+        element, the last, or JSON only the standard library reads, such as NaN:
+        :meth:`value` reads it), and then for the next :data:`_BATCH_RETRY`
+        elements."""
+        if self._cooldown:
+            self._cooldown -= 1
+            return None
+        start = self.pos
+        end = start + _BATCH_CHARS
+        buf = self.buf
+        for _ in range(4):
+            cut = buf.rfind("},", start, end)
+            if cut < start:
+                break
+            try:
+                raws = _RAW_ELEMENTS.decode("[" + buf[start : cut + 1] + "]")
+            except (msgspec.DecodeError, RecursionError):
+                end = cut + 1  # (a nested object's end) try an earlier one
+                continue
+            self.pos = cut + 2
+            return [bytes(raw).decode("utf-8") for raw in raws]
+        self._cooldown = _BATCH_RETRY
+        return None
+
     def elements(self, closer: str) -> Iterator[str]:
         """The exact text of each element of the array or object body whose
         opener was just passed (values only for an array). Ends quietly at a
@@ -149,6 +182,12 @@ class _Text:
         while True:
             if self.peek() == "":
                 return  # cut after an opener or a comma
+            batch = self._batch() if closer == "]" else None
+            if batch is not None:
+                yield from batch  # and the comma after the last of them is passed
+                if self.peek() == closer:
+                    raise _Malformed("a trailing comma")
+                continue
             yield self.value()
             c = self.peek()
             if c == ",":

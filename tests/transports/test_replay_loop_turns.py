@@ -152,3 +152,28 @@ def test_a_session_over_a_batched_replay_gives_the_updates_of_its_sse_form():
     assert asyncio.run(updates(ReplayTransport(events))) == asyncio.run(
         updates(ReplayTransport(sse))
     )
+
+
+@pytest.mark.asyncio
+async def test_a_json_array_replays_as_its_exact_elements_whatever_they_hold(tmp_path):
+    # commas and "}," inside strings and nested values, pretty-printed elements,
+    # and a NaN only the standard library reads: each element's exact text, in order
+    texts = [
+        '{"type":"STATE_SNAPSHOT","snapshot":{"a":{"b":1},"c":"},{x},"}}',
+        *_events(YIELD_EVERY),
+        '{\n  "type": "TEXT_MESSAGE_CONTENT",\n  "messageId": "m",\n  "delta": "},"\n}',
+        '{"type":"STATE_SNAPSHOT","snapshot":{"n":NaN}}',
+        *_events(YIELD_EVERY * 2),
+    ]
+    path = tmp_path / "run.json"
+    path.write_text("[ " + " ,\n ".join(texts) + " ]")
+    assert await replayed_frames(ReplayTransport(str(path)), _input()) == texts
+
+
+def test_a_trailing_comma_after_a_batch_of_array_elements_is_refused(tmp_path):
+    from agui.errors import DecodeError
+
+    path = tmp_path / "run.json"
+    path.write_text("[" + ",".join(_events(YIELD_EVERY * 4)) + ",]")
+    with pytest.raises(DecodeError, match="trailing comma"):
+        ReplayTransport(str(path))
