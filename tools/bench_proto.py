@@ -1,6 +1,7 @@
 """Benchmark section ``proto``: the protobuf binding next to JSON on the same events.
 
-The events are :func:`bench.realistic_events` (the realistic mix of streamed runs), each
+The events are :func:`bench.realistic_events` (streamed runs of its own; not the
+``realistic`` mix of :mod:`benchgen`), each
 encoded once as its JSON text (``agui.wire.encode_event``, an SSE frame's data) and once as
 a protobuf frame (``agui.wire.proto.encode_proto_frame``). Rows, all events/s (CPU time,
 median of ``cfg.repeats``, contenders interleaved):
@@ -87,7 +88,7 @@ def bench_proto(cfg: Config) -> list[Row]:
         cfg.repeats,
     )
     sse_bytes = sum(len(line) + 8 for line in lines)  # "data: " + "\n\n" per frame
-    label = f"{n} events of the realistic mix"
+    label = f"{n:,} events of bench.realistic_events (not benchgen's realistic mix), median of {cfg.repeats}"
     return [
         Row("proto", "decode JSON: decode_event", n / t["json_decode"], "events/s", label),
         Row(

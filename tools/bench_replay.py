@@ -16,6 +16,13 @@ Registered into :mod:`bench` (``tools/bench.py``) on import:
     with no newline, under the size cap, so it is opened and read until the
     frame cap refuses it), target < 100 MB and exactly one line on stderr.
 
+* also in ``replay`` — what replay costs per event, in this process: ``Session``
+  over ``ReplayTransport`` of the same events (the basic mix, ``cfg.events``
+  events) as SSE bytes, a JSON Lines file, a JSON array file and a list of wire
+  dicts, transport built inside the timing (a file's check pass is what a user
+  pays), CPU time, the median of ``cfg.repeats`` interleaved runs; each format
+  also as a ratio to SSE, target <= 1.2x.
+
 Linux keeps ``ru_maxrss`` across fork + exec, so a child forked straight from
 this process (which may have held the generated stream) would start with our
 peak: a small launcher interpreter in between starts the measured child and
@@ -26,8 +33,10 @@ Run alone: ``python tools/bench.py --only replay`` (``--quick`` for a small run)
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,12 +47,22 @@ if __name__ == "__main__":  # run on its own: be the module bench.py imports, re
     sys.modules.setdefault("bench_replay", sys.modules[__name__])
 
 from bench import ROOT, Config, Row, section
-from benchgen import iter_stream, jsonl_lines
+from bench_pipeline import interleaved
+from benchgen import iter_stream, jsonl_lines, sse_bytes
 
 RECORDING_TARGET_MB = 150.0
 """Peak RSS of replaying a 1M-event recording, at most (MB = 10**6 bytes)."""
 JUNK_TARGET_MB = 100.0
 """Peak RSS of refusing a 1 GB junk file, at most."""
+COST_TARGET = 1.2
+"""Per-event CPU of replaying JSON Lines, a JSON array or an event list, at most this
+many times that of replaying the same events as SSE bytes."""
+FORMATS = {
+    "sse": "SSE bytes",
+    "jsonl": "JSON Lines file",
+    "array": "JSON array file",
+    "list": "list of wire dicts",
+}
 
 _LAUNCHER = r"""
 import resource, subprocess, sys
@@ -128,6 +147,76 @@ def write_one_message(path: Path, deltas: int) -> int:
     return deltas + 4
 
 
+async def _consume(transport: object) -> int:
+    from agui.client.session import Session
+    from agui.updates import Done, ErrorUpdate
+
+    n = 0
+    async for update in Session(transport, thread_id="thread-bench").run():  # type: ignore[arg-type]
+        n += 1
+        if type(update) is ErrorUpdate or (type(update) is Done and update.outcome != "success"):
+            raise RuntimeError(f"replay did not verify: {update!r}"[:300])
+    return n
+
+
+def replay_cost_rows(cfg: Config, base: Path) -> list[Row]:
+    """Per-event CPU of ``Session`` + ``ReplayTransport`` over the same events in each
+    of :data:`FORMATS` (files written under ``base``), and each format's ratio to SSE."""
+    from agui.transports import ReplayTransport
+
+    events = list(iter_stream(cfg.events, cfg.seed))
+    lines = list(jsonl_lines(events))
+    sse = sse_bytes(events)
+    (base / "cost.jsonl").write_bytes(b"".join(line + b"\n" for line in lines))
+    (base / "cost.json").write_bytes(b"[\n" + b",\n".join(lines) + b"\n]\n")
+    sources: dict[str, object] = {
+        "sse": sse,
+        "jsonl": str(base / "cost.jsonl"),
+        "array": str(base / "cost.json"),
+        "list": events,
+    }
+    fns = {
+        key: (lambda source=source: asyncio.run(_consume(ReplayTransport(source))))  # type: ignore[misc]
+        for key, source in sources.items()
+    }
+    times = interleaved(fns, dict.fromkeys(fns, cfg.repeats))
+    median = {key: statistics.median(ts) for key, ts in times.items()}
+    n = len(events)
+    rows: list[Row] = []
+    for key, what in FORMATS.items():
+        note = (
+            f"basic mix, {n:,} events, Session + ReplayTransport, transport built in the"
+            f" timing; CPU, median of {len(times[key])} interleaved runs"
+        )
+        rows.append(
+            Row(
+                "replay",
+                f"per-event cost, {what}",
+                median[key] / n * 1e6,
+                "us/event (CPU)",
+                note,
+                {"events": n, "seconds": times[key], "format": key, "median_of": len(times[key])},
+            )
+        )
+    for key, what in FORMATS.items():
+        if key == "sse":
+            continue
+        ratio = median[key] / median["sse"]
+        ok = ratio <= COST_TARGET
+        note = f"the rows above, same events, same runs; target <= {COST_TARGET}x: {_met(ok)}"
+        rows.append(
+            Row(
+                "replay",
+                f"per-event cost, {what} / SSE bytes",
+                ratio,
+                "x",
+                note,
+                {"target": COST_TARGET, "met": ok, "format": key},
+            )
+        )
+    return rows
+
+
 def _label(n: int) -> str:
     return f"{n / 1e6:.0f}M" if n >= 1_000_000 else f"{n // 1000}k"
 
@@ -138,7 +227,8 @@ def _met(ok: bool) -> str:
 
 @section("replay")
 def bench_replay(cfg: Config) -> list[Row]:
-    """Peak RSS of ``board-watch replay`` over recordings and over junk."""
+    """Peak RSS of ``board-watch replay`` over recordings and over junk; replay's
+    per-event cost by format."""
     n = 20_000 if cfg.quick else 1_000_000
     junk_bytes = 64 * 2**20 if cfg.quick else 1000**3
     rows: list[Row] = []
@@ -193,6 +283,8 @@ def bench_replay(cfg: Config) -> list[Row]:
                 "replay", f"peak RSS, {junk_bytes / 1e6:,.0f} MB junk file", peak, "MB", note, extra
             )
         )
+        junk.unlink()
+        rows += replay_cost_rows(cfg, base)
     return rows
 
 

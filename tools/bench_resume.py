@@ -2,7 +2,7 @@
 
 Registered into :mod:`bench` (``tools/bench.py``) on import:
 
-* ``resume`` — one run of a realistic mix (:mod:`benchgen`) emitted by an agent
+* ``resume`` — one run of the basic mix (:mod:`benchgen`) emitted by an agent
   through :func:`agui.server.create_app` (guard on), driven in-process through
   the ASGI interface (no socket), with the log off (``store=None``), in memory
   and on Redis (a ``redis-server`` started for the section: the system's or the

@@ -2,7 +2,7 @@
 
 Registered into :mod:`bench` (``tools/bench.py``) on import:
 
-* ``server`` — one run of a realistic mix (:mod:`benchgen`: text deltas,
+* ``server`` — one run of the basic mix (:mod:`benchgen`: text deltas,
   chunked text, fragmented tool-call arguments, state deltas, steps) emitted
   by an agent as prebuilt typed events through :func:`agui.server.create_app`,
   guard on and guard off, against the official Python encoder
@@ -11,7 +11,12 @@ Registered into :mod:`bench` (``tools/bench.py``) on import:
   documentation serves events. Each contender is one whole POST driven
   in-process through the ASGI interface (request body, response start, every
   body write), so only the server side is measured: no socket, no client.
-  Targets: guard on >= 100k events/s and >= 4x the official encoder.
+  The same over loopback HTTP (uvicorn in a thread, wall time), and the
+  server's own CPU: each contender served by uvicorn in a child process of its
+  own, the same POST sent over loopback by a raw socket client here, the child's
+  CPU time (``time.process_time`` of the whole child, asked for before and after
+  each POST) per POST, rounds interleaved. Targets: guard on >= 100k events/s
+  (loopback) and >= 4x the official encoder in server CPU (the child rows).
 
 Run alone: ``python tools/bench.py --only server`` (``--quick`` for a small run).
 """
@@ -21,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,14 +35,14 @@ from typing import Any
 import msgspec
 
 if __name__ == "__main__":  # run on its own: be the module bench.py imports, registered once
-    import sys
-
     sys.modules.setdefault("bench_server", sys.modules[__name__])
 
 from bench import Config, Row, section
 from bench_pipeline import interleaved
 from benchgen import iter_stream
 
+CPU_RATIO_TARGET = 4.0
+"""guarded agui / official encoder in server CPU (uvicorn child processes), at least."""
 GUARDED_TARGET = 100_000.0
 """events/s the guarded endpoint must stream (one run, in-process ASGI)."""
 RATIO_TARGET = 4.0
@@ -200,6 +207,128 @@ def _pydantic_events(events: list[dict[str, Any]]) -> list[Any]:
     return [adapter.validate_python(e) for e in events]
 
 
+_SERVER_CHILD = r"""
+import sys, time
+sys.path[:0] = sys.argv[4:]
+import msgspec
+from bench_server import agui_app, official_app, run_events, _pydantic_events
+from agui.server import BackgroundServer
+from agui.wire import decode_event
+kind, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+wire = run_events(n, seed)
+if kind == "official":
+    app = official_app(_pydantic_events(wire))
+else:
+    app = agui_app([decode_event(msgspec.json.encode(e)) for e in wire], guard=kind == "guard on")
+server = BackgroundServer(app).start()
+print(server.url, flush=True)
+for line in sys.stdin:  # each line asks for this process's CPU seconds so far
+    print(repr(time.process_time()), flush=True)
+server.stop()
+"""
+
+
+class ServerChild:
+    """One contender (``"guard on"``, ``"guard off"``, ``"official"``) served by uvicorn
+    in a child process of its own; :meth:`cpu` is that process's CPU seconds so far."""
+
+    def __init__(self, kind: str, n: int, seed: int) -> None:
+        from bench import ROOT
+
+        paths = [str(ROOT), str(ROOT / "generated"), str(ROOT / "tools")]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVER_CHILD, kind, str(n), str(seed), *paths],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http"):
+            self.close()
+            raise RuntimeError(f"{kind} server child did not start")
+
+    def cpu(self) -> float:
+        """The child's CPU seconds (user + system, all its threads) so far."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def server_cpu_runs(
+    children: dict[str, ServerChild], body: bytes, repeats: int
+) -> dict[str, list[float]]:
+    """Server CPU seconds of each child for one whole POST of ``body`` (read to its
+    end by a raw socket client here), ``repeats`` times each, round by round, after one
+    untimed POST each."""
+    for child in children.values():
+        http_post(child.url, body)
+    times: dict[str, list[float]] = {k: [] for k in children}
+    for _ in range(repeats):
+        for key, child in children.items():
+            before = child.cpu()
+            status, _ = http_post(child.url, body)
+            if status != 200:
+                raise RuntimeError(f"{key} (server child): status {status}")
+            times[key].append(child.cpu() - before)
+    return times
+
+
+def server_cpu_rows(cfg: Config, wire: list[dict[str, Any]], body: bytes) -> list[Row]:
+    """Events/s of server CPU for guard on and the official encoder, each in a uvicorn
+    child process, and their ratio (target >= 4x)."""
+    kinds = ("guard on", "guard off", "official")
+    children: dict[str, ServerChild] = {}
+    try:
+        for kind in kinds:
+            children[kind] = ServerChild(kind, len(wire), cfg.seed)
+        times = server_cpu_runs(children, body, cfg.repeats)
+    finally:
+        for child in children.values():
+            child.close()
+    how = "server CPU, uvicorn child process"
+    rate = {k: len(wire) / statistics.median(ts) for k, ts in times.items()}
+    rows = [
+        Row(
+            "server",
+            f"{_LABELS[key]}, {how}",
+            rate[key],
+            "events/s (server CPU)",
+            f"basic mix, {len(wire):,} events, one run per POST over loopback (raw socket client in the"
+            f" parent); the child's process time per POST, median of {len(times[key])}"
+            " interleaved POSTs",
+            {"events": len(wire), "seconds": times[key], "median_of": len(times[key])},
+        )
+        for key in kinds
+    ]
+    ratio = rate["guard on"] / rate["official"]
+    met = ratio >= CPU_RATIO_TARGET
+    note = f"{how}, whole POST, the rows above"
+    if not cfg.quick:
+        note += f"; target >= 4x: {'met' if met else 'NOT met'}"
+    rows.append(
+        Row(
+            "server",
+            f"ratio guard on / official encoder, {how}",
+            ratio,
+            "x",
+            note,
+            {"target": CPU_RATIO_TARGET, "met": met},
+        )
+    )
+    return rows
+
+
 @section("server")
 def bench_server(cfg: Config) -> list[Row]:
     """Events/s of one agent run through our endpoint and the official encoder."""
@@ -242,6 +371,8 @@ def bench_server(cfg: Config) -> list[Row]:
     finally:
         for srv in servers.values():
             srv.stop()
+    if not why:
+        rows += server_cpu_rows(cfg, wire, body)
     if why:
         rows.append(
             Row(
@@ -284,7 +415,7 @@ def _rows(
     judged = how == "loopback HTTP" and not cfg.quick
     rows = []
     for key, value in rate.items():
-        note = f"{how}: {len(wire):,} events, one run, {sizes[key] / 2**20:.1f} MiB, {unit_note}"
+        note = f"{how}: basic mix, {len(wire):,} events, one run, {sizes[key] / 2**20:.1f} MiB, {unit_note}"
         extra: dict[str, Any] = {"events": len(wire), "seconds": seconds[key]}
         if key == "guard on" and how == "loopback HTTP":
             met = value >= GUARDED_TARGET

@@ -59,7 +59,7 @@ The rules above are one table keyed by event class, :data:`HANDLERS`, and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Final, NamedTuple, Protocol, TypeAlias
+from typing import Any, ClassVar, Final, NamedTuple, Protocol, TypeAlias, cast
 
 from msgspec import UNSET, UnsetType
 
@@ -196,6 +196,17 @@ class Normalizer:
         """True when no chunk stream is open (every event passes unchanged
         until the next ``*_CHUNK``)."""
         return not self._lanes
+
+    def save(self) -> object:
+        """The normalizer's state, for :meth:`restore` (an undo, as the server's
+        guard makes when a later check refuses an event the normalizer took): a
+        copy of its lanes; the pending streams in them are never changed once
+        stored, so they are shared."""
+        return self._lanes.copy()
+
+    def restore(self, saved: object) -> None:
+        """Go back to the state :meth:`save` returned (each saved state once)."""
+        self._lanes = cast("dict[str | None, _Pending]", saved)
 
     def feed(self, event: T.Event, position: int | None = None) -> NormalizeResult:
         """Normalize one event.

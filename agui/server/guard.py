@@ -11,8 +11,8 @@ recover (e.g. close the open message first) and go on.
 
 Cost: an event that is not a chunk, while no chunk stream is open, is one
 verifier check. Otherwise the event goes through the normalizer too, and the
-undo is a copy of the normalizer's containers (a few entries: the open chunk
-lanes) plus, only when one event expands to several (a chunk opening an item,
+undo is a copy of the normalizer's lanes (:meth:`Normalizer.save`: a few
+entries, one per open chunk stream) plus, only when one event expands to several (a chunk opening an item,
 or a forced END), a copy of the verifier's containers (dicts and sets of ids;
 the objects in them are shared, never copied); nothing is deep-copied. Once
 every chunk stream is closed the guard is back on the one-check path.
@@ -71,13 +71,13 @@ class Guard:
 
     def allows(self, event: T.Event) -> bool:
         """Would ``event`` be admitted now? (no state change)"""
-        saved = _save(self._normalizer), _save(self._verifier), self._position, self._chunked
+        saved = self._normalizer.save(), _save(self._verifier), self._position, self._chunked
         try:
             self.admit(event)
         except GuardError:
             return False
         finally:
-            _restore(self._normalizer, saved[0])
+            self._normalizer.restore(saved[0])
             _restore(self._verifier, saved[1])
             self._position, self._chunked = saved[2], saved[3]
         return True
@@ -103,7 +103,7 @@ class Guard:
 
     def _admit_normalized(self, event: T.Event, is_chunk: bool) -> None:
         normalizer, verifier, position = self._normalizer, self._verifier, self._position
-        lanes = _save(normalizer)  # a refused chunk leaves it untouched, a refused expansion not
+        lanes = normalizer.save()  # a refused chunk leaves it untouched, a refused expansion not
         result = normalizer.feed(event, position)
         if result.violations:
             raise GuardError(_with_position(result.violations[0], position))
@@ -111,7 +111,7 @@ class Guard:
         if len(expanded) == 1:
             violation = verifier.check(expanded[0], position)
             if violation is not None:
-                _restore(normalizer, lanes)
+                normalizer.restore(lanes)
                 raise GuardError(violation)
         elif expanded:
             # several checks: a refusal after an accepted one must undo that one
@@ -119,13 +119,13 @@ class Guard:
             for out in expanded:
                 violation = verifier.check(out, position)
                 if violation is not None:
-                    _restore(normalizer, lanes)
+                    normalizer.restore(lanes)
                     _restore(verifier, state)
                     raise GuardError(violation)
         self._position = position + 1
         if is_chunk:
             self._chunked = True
-        elif not normalizer.open_streams:
+        elif normalizer.idle:
             self._chunked = False  # every lane is closed: back to the plain path
 
     def finish(self) -> ProtocolViolation | None:

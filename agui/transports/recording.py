@@ -51,6 +51,9 @@ _SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _NOT_WS = re.compile(r"[^ \t\r\n]")
 _DECODER = json.JSONDecoder()  # finds where a value ends; accepts 1e400, NaN, lone surrogates
+_RAW_ELEMENTS = msgspec.json.Decoder(list[msgspec.Raw])  # a batch of array elements, exact
+_BATCH_CHARS = 16 * 1024
+_BATCH_RETRY = 64
 
 
 class _Cut(Exception):
@@ -85,6 +88,7 @@ class _Text:
         self.buf = ""
         self.pos = 0
         self.eof = False
+        self._cooldown = 0  # elements to read one by one before batching again
 
     def more(self, size: int = CHUNK_BYTES) -> bool:
         """Read about ``size`` more bytes; False at end of file."""
@@ -139,6 +143,35 @@ class _Text:
                 raise _Cut
             raise _Malformed("not JSON")
 
+    def _batch(self) -> list[str] | None:
+        """The exact text of each array element from ``pos`` up to a comma within
+        :data:`_BATCH_CHARS` that msgspec confirms is between two elements (the
+        text before it, closed by ``]``, is a JSON array: a comma inside a string
+        or a nested value leaves it open), moving past that comma. Tried at the
+        last few ``},`` (an event object's end); None when none is confirmed (one
+        element, the last, or JSON only the standard library reads, such as NaN:
+        :meth:`value` reads it), and then for the next :data:`_BATCH_RETRY`
+        elements."""
+        if self._cooldown:
+            self._cooldown -= 1
+            return None
+        start = self.pos
+        end = start + _BATCH_CHARS
+        buf = self.buf
+        for _ in range(4):
+            cut = buf.rfind("},", start, end)
+            if cut < start:
+                break
+            try:
+                raws = _RAW_ELEMENTS.decode("[" + buf[start : cut + 1] + "]")
+            except (msgspec.DecodeError, RecursionError):
+                end = cut + 1  # (a nested object's end) try an earlier one
+                continue
+            self.pos = cut + 2
+            return [bytes(raw).decode("utf-8") for raw in raws]
+        self._cooldown = _BATCH_RETRY
+        return None
+
     def elements(self, closer: str) -> Iterator[str]:
         """The exact text of each element of the array or object body whose
         opener was just passed (values only for an array). Ends quietly at a
@@ -149,6 +182,12 @@ class _Text:
         while True:
             if self.peek() == "":
                 return  # cut after an opener or a comma
+            batch = self._batch() if closer == "]" else None
+            if batch is not None:
+                yield from batch  # and the comma after the last of them is passed
+                if self.peek() == closer:
+                    raise _Malformed("a trailing comma")
+                continue
             yield self.value()
             c = self.peek()
             if c == ",":
@@ -301,7 +340,11 @@ class Recording:
         if head[:1] == b"{" and self._check_object():
             return
         self.kind = "jsonl"
-        self._note_all(self._line_documents())
+        for lines in self._line_blocks():
+            if self.thread_id is None and self.run_id is None:
+                self._note_all(line.decode("utf-8", "replace") for line in lines)
+            else:
+                self.count += len(lines)
 
     def _note_all(self, documents: Iterator[str]) -> None:
         for doc in documents:
@@ -434,26 +477,60 @@ class Recording:
                 return  # the first member of that name holds the events
 
     def _line_documents(self) -> Iterator[str]:
+        for lines in self._line_blocks():
+            for line in lines:
+                yield line.decode("utf-8", "replace")
+
+    def _line_blocks(self) -> Iterator[list[bytes]]:
+        """JSON Lines, a chunk at a time: each chunk's complete lines (a final
+        line without its newline at the end), split at LF, CR and CRLF, stripped,
+        blank ones left out; a BOM opening the file dropped.
+
+        Raises:
+            DecodeError: a line (its newline included) over the frame cap,
+                ``path`` naming it (``line N``, counted in LFs).
+        """
+        cap = MAX_FRAME_BYTES
         with self._open() as file:
+            rest = b""
+            number = 0  # lines (LF-ended) before this block
             first = True
-            number = 0
             while True:
-                line = file.readline(MAX_FRAME_BYTES + 1)
-                if not line:
+                chunk = file.read(CHUNK_BYTES)
+                data = rest + chunk if rest else chunk
+                if chunk:
+                    cut = data.rfind(b"\n") + 1
+                    block, rest = data[:cut], data[cut:]
+                    if len(rest) > cap:  # no newline within the cap
+                        raise self._long_line(number + block.count(b"\n") + 1)
+                else:
+                    block, rest = data, b""
+                if block:
+                    segments = block.split(b"\n")
+                    if segments[-1] == b"":
+                        segments.pop()  # the newline that ended the block
+                    if len(block) > cap:
+                        for i, segment in enumerate(segments):
+                            if len(segment) >= cap:  # (with its LF: over the cap)
+                                ended = i < len(segments) - 1 or block.endswith(b"\n")
+                                if len(segment) + ended > cap:
+                                    raise self._long_line(number + i + 1)
+                    if first:
+                        segments[0] = segments[0].lstrip(b"\xef\xbb\xbf")
+                    if b"\r" in block:
+                        segments = [part for segment in segments for part in segment.splitlines()]
+                    lines = [line for segment in segments if (line := segment.strip())]
+                    number += block.count(b"\n")
+                    if lines:
+                        yield lines
+                first = first and not block
+                if not chunk:
                     return
-                number += 1
-                if len(line) > MAX_FRAME_BYTES:
-                    raise DecodeError(
-                        f"{self.name}: line {number} is over {MAX_FRAME_BYTES} bytes",
-                        path=f"line {number}",
-                    )
-                if first:
-                    line = line.lstrip(b"\xef\xbb\xbf")
-                    first = False
-                for part in line.splitlines():
-                    part = part.strip()
-                    if part:
-                        yield part.decode("utf-8", "replace")
+
+    def _long_line(self, number: int) -> DecodeError:
+        return DecodeError(
+            f"{self.name}: line {number} is over {MAX_FRAME_BYTES} bytes", path=f"line {number}"
+        )
 
     def _sse_chunks(self) -> Iterator[bytes]:
         with self._open() as file:
@@ -477,6 +554,16 @@ class Recording:
             return
         except _Malformed as exc:  # the file changed since the check
             raise DecodeError(f"{self.name}: {exc}", path="$") from None
+
+    def sse_items(self) -> Iterator[str | bytes]:
+        """:meth:`items`, with JSON Lines framed as SSE a chunk at a time: one
+        ``data:`` frame per line, so each frame's data is the line's exact text
+        (what :meth:`items` yields for it) and a reader pays its per-read cost once
+        per chunk, as for a raw SSE recording."""
+        if self.kind != "jsonl":
+            return self.items()
+        # (lines hold no LF or CR and are not blank: each is exactly one frame)
+        return (b"data: " + b"\n\ndata: ".join(lines) + b"\n\n" for lines in self._line_blocks())
 
     def items(self) -> Iterator[str | bytes]:
         """What a replay yields: each event's JSON text, or raw SSE chunks (a

@@ -3,8 +3,8 @@
 Sources (one per response; see :class:`ReplayTransport`):
 
 * a list of events: generated structs (yielded as they are) and/or wire
-  dicts / JSON text (yielded as one event's JSON text, which the pipeline
-  decodes exactly as it decodes an SSE frame's data);
+  dicts / JSON text (each one event's JSON text, which the pipeline decodes
+  exactly as an SSE frame's data: it is handed on as one);
 * a file path: a JSON array of events, JSON Lines (one event per line), an
   object with an ``"events"`` array (or a conformance fixture's ``"stream"``),
   raw SSE text (starts with ``data:``, ``event:``, ``id:`` or ``:``), or a
@@ -14,8 +14,13 @@ Sources (one per response; see :class:`ReplayTransport`):
   ``TransportError(kind="truncated")``);
 * ``bytes``: the content of such a file (e.g. a captured SSE response body).
 
-Recorded events are yielded as events (their JSON text), not re-framed as SSE;
-a raw SSE recording is yielded as bytes in pieces of at most
+Recorded JSON texts are handed on framed as SSE, a batch at a time (JSON
+Lines a file chunk at a time, other recordings and lists :data:`YIELD_EVERY`
+events at a time): one ``data:`` frame per event whose data is exactly the
+recorded text, so the pipeline pays its per-read cost once per batch, as for an
+SSE response. A text one frame cannot carry as it is (a line break in it, a
+lone surrogate, an empty text) is yielded on its own as JSON text, an event
+struct as it is. A raw SSE recording is yielded as bytes in pieces of at most
 :data:`CHUNK_BYTES`, as a network would deliver it. A file is read lazily, in
 bounded chunks, on each replay: memory does not grow with its size.
 
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from itertools import islice
 from os import PathLike
 from typing import Any, cast
 
@@ -111,8 +117,49 @@ def _each(frames: list[Any] | Recording) -> Iterator[Any]:
 
 
 YIELD_EVERY = 64
-"""Items (events or SSE pieces) replayed per event-loop turn when ``delay`` is 0:
-a cancellation or another task waits at most this many items."""
+"""Events replayed per event-loop turn when ``delay`` is 0 (a batch of JSON texts
+counts as its events, an SSE piece or an event struct as one): a cancellation or
+another task waits at most about this many events."""
+
+
+def _sse_batch(texts: list[str]) -> Iterator[str | bytes]:
+    """``texts`` (JSON texts) as one SSE body, one ``data:`` frame each, when the
+    reader gives back exactly these texts: none is empty or holds a line break,
+    and all are valid Unicode (UTF-8 can carry them). Otherwise each item of the
+    batch is yielded on its own, as it is."""
+    try:
+        body = "data: " + "\n\ndata: ".join(texts) + "\n\n"
+    except TypeError:  # not all str (an event struct among them)
+        yield from texts
+        return
+    if body.count("\n") == 2 * len(texts) and "\r" not in body and min(map(len, texts)) > 0:
+        try:
+            yield body.encode("utf-8")
+            return
+        except UnicodeEncodeError:  # a lone surrogate
+            pass
+    yield from texts
+
+
+def _batched(items: Iterator[Any]) -> Iterator[Any]:
+    """``items`` with each batch of :data:`YIELD_EVERY` recorded JSON texts framed
+    as one piece of SSE bytes (:func:`_sse_batch`), so a consumer pays its
+    per-read cost once per batch, as it does for an SSE response (the same
+    frames, decoded by the same code); a batch holding anything else (an event
+    struct, an SSE piece, a text with a line break) is yielded item by item. A
+    source that raises (a cut protobuf recording) first yields the items it gave."""
+    while True:
+        texts: list[Any] = []
+        try:
+            texts.extend(islice(items, YIELD_EVERY))
+        except Exception:
+            yield from _sse_batch(texts)
+            raise
+        if not texts:
+            return
+        yield from _sse_batch(texts)
+        if len(texts) < YIELD_EVERY:
+            return
 
 
 class ReplayTransport:
@@ -123,7 +170,8 @@ class ReplayTransport:
     source is a list of events (structs, wire dicts or JSON text), a fixture
     file path or :class:`Recording` (checked once, then read lazily in bounded
     chunks on each ``stream()`` call), or a fixture's content as ``bytes`` (see
-    the module doc). ``delay`` (seconds) sleeps between items, to exercise
+    the module doc). ``delay`` (seconds) sleeps between events, each yielded on
+    its own (JSON text, SSE piece or struct; no batching), to exercise
     cancellation.
 
     Attributes:
@@ -132,6 +180,9 @@ class ReplayTransport:
 
     def __init__(self, source: Source, *more: Source, delay: float = 0.0) -> None:
         self._sources: Sequence[list[Any] | Recording] = [_frames(s) for s in (source, *more)]
+        # a list source's batches (see _batched), framed on its first replay without
+        # a delay and kept for the next ones
+        self._framed: dict[int, list[Any]] = {}
         self.delay = delay
         self.requests: list[Any] = []
 
@@ -140,11 +191,29 @@ class ReplayTransport:
         index = min(len(self.requests), len(self._sources) - 1)
         self.requests.append(run_input)
         delay = self.delay
-        for n, item in enumerate(_each(self._sources[index])):
-            if delay:
+        source = self._sources[index]
+        if delay:
+            for item in _each(source):
                 await asyncio.sleep(delay)
-            elif n % YIELD_EVERY == 0:
-                # one event-loop turn per batch of items, not per item (cancellation
-                # still lands within YIELD_EVERY items; SSE pieces are one item each)
+                yield item
+            return
+        if isinstance(source, Recording):
+            # JSON Lines framed a chunk at a time, raw SSE in its pieces; the
+            # other recordings' texts batched
+            batches: Iterable[Any] = (
+                source.sse_items() if source.kind in ("jsonl", "sse") else _batched(source.items())
+            )
+        else:
+            framed = self._framed.get(index)
+            if framed is None:
+                framed = self._framed[index] = list(_batched(iter(source)))
+            batches = framed
+        since = YIELD_EVERY  # a turn before the first item
+        for item in batches:
+            if since >= YIELD_EVERY:
+                # one event-loop turn per batch of events, not per event
+                # (cancellation still lands within about YIELD_EVERY events)
+                since = 0
                 await asyncio.sleep(0)
+            since += YIELD_EVERY if item.__class__ is bytes else 1
             yield item

@@ -40,5 +40,16 @@ def test_bench_server_section_compares_guard_on_off_and_the_official_encoder(tmp
     assert rates and all(r["value"] > 0 and r["extra"]["events"] >= 2_000 for r in rates)
     (http_guarded,) = [r for r in rows if r["name"] == "agui create_app, guard on, loopback HTTP"]
     assert http_guarded["extra"]["target"] == 100_000.0
+    how = "server CPU, uvicorn child process"
+    cpu = {r["name"]: r for r in rows if r["name"].endswith(how)}
+    if f"ratio guard on / official encoder, {how}" in cpu:  # (ag-ui-protocol installed)
+        guarded = cpu[f"agui create_app, guard on, {how}"]
+        official = cpu[f"ag-ui-protocol EventEncoder in Starlette, {how}"]
+        assert guarded["unit"] == official["unit"] == "events/s (server CPU)"
+        assert len(guarded["extra"]["seconds"]) == guarded["extra"]["median_of"] == 3
+        ratio = cpu[f"ratio guard on / official encoder, {how}"]
+        assert ratio["extra"]["target"] == 4.0
+        assert abs(ratio["value"] - guarded["value"] / official["value"]) < 1e-9 * ratio["value"]
+        assert ratio["extra"]["met"] == (ratio["value"] >= 4.0)
     ratios = [r for r in rows if r["name"].startswith("ratio guard on / official encoder")]
     assert ratios and all(r["unit"] in ("x", "skipped") for r in ratios)
