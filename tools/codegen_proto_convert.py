@@ -256,7 +256,19 @@ def emit() -> str:
             f'    """``{cls.__name__}`` -> an envelope with arm ``{arm.name}``."""',
             "    out = h.new_envelope()",
             f"    b = out.{arm.name}",
-            f"    h.set_base(b.base_event, {number}, ev)",
+            "    base = b.base_event",
+            f"    base.type = {number}",
+            "    v = ev.timestamp",
+            "    if v is not UNSET:",
+            "        base.timestamp = v",
+            "    v = ev.raw_event",
+            "    if v is not UNSET:",
+            "        if v is None:",
+            "            raise h.Fallback",
+            "        h.set_value(base.raw_event, v)",
+            "    v = ev.metadata",
+            "    if v is not UNSET:",
+            "        h.set_object(base.metadata, v)",
         ]
         kwargs = []
         for i, f in enumerate(fields):

@@ -99,35 +99,36 @@ def decode_typed_event(body: bytes) -> Event | None:
         return None
     tag = body[0]
     pos = 1
-    if tag & 0x80:
+    if tag & 0x80:  # arms past field 15 take a two-byte tag
         second = body[1]
         if second & 0x80:
             return None
         tag = (tag & 0x7F) | (second << 7)
         pos = 2
     entry = TYPED_DECODERS.get(tag)
-    if entry is None:
+    if entry is None or pos >= size:
         return None
-    length = shift = 0
-    while True:
-        if pos >= size or shift > 28:
-            return None
-        byte = body[pos]
-        pos += 1
-        length |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            break
-        shift += 7
+    length = body[pos]
+    pos += 1
+    if length & 0x80:
+        length &= 0x7F
+        shift = 7
+        while True:
+            if pos >= size or shift > 28:
+                return None
+            byte = body[pos]
+            pos += 1
+            length |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                break
+            shift += 7
     if pos + length != size:  # one arm spanning the message, nothing else
         return None
     cls, convert, plain = entry
     try:
         arm = cls.FromString(body[pos:])
-    except (PbDecodeError, RuntimeError):
-        return None
-    try:
         event: Event = convert(arm, body.startswith(plain, pos))
-    except NOT_TYPED:
+    except (PbDecodeError, RuntimeError, *NOT_TYPED):
         return None
     return event
 

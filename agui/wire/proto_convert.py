@@ -45,7 +45,7 @@ from google.protobuf.message import Message as PbMessage
 
 from agui.errors import DecodeError, EncodeError
 from agui.jsonvalue import JSONObject, JSONValue, is_json_array, is_json_object
-from agui.types import EVENT_TYPES, Event
+from agui.types import EVENT_TYPES
 from agui.wire.encode import to_json_value
 from agui.wire.finite import check_finite_at
 from agui.wire.patch import ops_ok
@@ -65,7 +65,6 @@ __all__ = [
     "new_envelope",
     "ops_from_pb",
     "run_finished_outcome",
-    "set_base",
     "set_object",
     "set_value",
     "special_to_pb",
@@ -683,10 +682,7 @@ _FIELD_TYPES: dict[tuple[str, str], Any] = {
 }
 
 
-def _finite(value: float) -> float:
-    if value - value != 0:  # NaN or an infinity (JSON has neither: the JSON path refuses it)
-        raise Fallback
-    return value
+_EXACT = 2**53  # EXACT_INTEGER_LIMIT (see _num)
 
 
 def _typed_value(msg: struct_pb2.Value) -> JSONValue:
@@ -695,11 +691,18 @@ def _typed_value(msg: struct_pb2.Value) -> JSONValue:
     if kind == "string_value":
         return msg.string_value
     if kind == "number_value":
-        return _num(_finite(msg.number_value))
-    if kind == "bool_value":
-        return msg.bool_value
+        number = msg.number_value
+        if number.is_integer():
+            if -_EXACT <= number <= _EXACT and (number or math.copysign(1.0, number) > 0):
+                return int(number)
+            return number
+        if number - number != 0:  # NaN or an infinity: not JSON (the JSON path refuses it)
+            raise Fallback
+        return number
     if kind == "struct_value":
         return _typed_object(msg.struct_value)
+    if kind == "bool_value":
+        return msg.bool_value
     if kind == "list_value":
         return [_typed_value(item) for item in msg.list_value.values]
     return None
@@ -707,7 +710,8 @@ def _typed_value(msg: struct_pb2.Value) -> JSONValue:
 
 def _typed_object(msg: struct_pb2.Struct) -> JSONObject:
     fields = cast("_OrderedFields", msg.fields)  # the ordered pool's: repeated entries
-    return {entry.key: _typed_value(entry.value) for entry in fields}
+    value = _typed_value
+    return {entry.key: value(entry.value) for entry in fields}
 
 
 def field_json(msg: PbFields, name: str) -> Any:
@@ -862,23 +866,6 @@ def set_object(msg: struct_pb2.Struct, value: object) -> None:
         raise Fallback
     msg.SetInParent()
     _set_struct(msg, value)
-
-
-def set_base(base: PbFields, type_number: int, event: Event) -> None:
-    """Fill an arm's ``base_event`` from an event struct (type, timestamp, rawEvent,
-    metadata); raises :class:`Fallback` for a null in a slot the wire form leaves out."""
-    base.type = type_number
-    timestamp = event.timestamp
-    if timestamp is not UNSET:
-        base.timestamp = timestamp
-    raw = cast("object", event.raw_event)  # (a struct built in Python is unchecked: None)
-    if raw is not UNSET:
-        if raw is None:
-            raise Fallback
-        _set_value(base.raw_event, raw)
-    metadata = event.metadata
-    if metadata is not UNSET:
-        set_object(base.metadata, metadata)
 
 
 def _wire(value: object) -> Any:

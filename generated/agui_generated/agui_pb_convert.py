@@ -43,7 +43,19 @@ def e_text_message_start(ev: Any) -> Any:
     """``TextMessageStartEvent`` -> an envelope with arm ``text_message_start``."""
     out = h.new_envelope()
     b = out.text_message_start
-    h.set_base(b.base_event, 0, ev)
+    base = b.base_event
+    base.type = 0
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message_id = ev.message_id
     v = ev.role
     if v is not UNSET:
@@ -75,7 +87,19 @@ def e_text_message_content(ev: Any) -> Any:
     """``TextMessageContentEvent`` -> an envelope with arm ``text_message_content``."""
     out = h.new_envelope()
     b = out.text_message_content
-    h.set_base(b.base_event, 1, ev)
+    base = b.base_event
+    base.type = 1
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message_id = ev.message_id
     b.delta = ev.delta
     v = ev.subagent_run_id
@@ -101,7 +125,19 @@ def e_text_message_end(ev: Any) -> Any:
     """``TextMessageEndEvent`` -> an envelope with arm ``text_message_end``."""
     out = h.new_envelope()
     b = out.text_message_end
-    h.set_base(b.base_event, 2, ev)
+    base = b.base_event
+    base.type = 2
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message_id = ev.message_id
     v = ev.subagent_run_id
     if v is not UNSET:
@@ -139,7 +175,19 @@ def e_text_message_chunk(ev: Any) -> Any:
     """``TextMessageChunkEvent`` -> an envelope with arm ``text_message_chunk``."""
     out = h.new_envelope()
     b = out.text_message_chunk
-    h.set_base(b.base_event, 19, ev)
+    base = b.base_event
+    base.type = 19
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     v = ev.message_id
     if v is not UNSET:
         b.message_id = v
@@ -179,7 +227,19 @@ def e_tool_call_start(ev: Any) -> Any:
     """``ToolCallStartEvent`` -> an envelope with arm ``tool_call_start``."""
     out = h.new_envelope()
     b = out.tool_call_start
-    h.set_base(b.base_event, 3, ev)
+    base = b.base_event
+    base.type = 3
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.tool_call_id = ev.tool_call_id
     b.tool_call_name = ev.tool_call_name
     v = ev.parent_message_id
@@ -209,7 +269,19 @@ def e_tool_call_args(ev: Any) -> Any:
     """``ToolCallArgsEvent`` -> an envelope with arm ``tool_call_args``."""
     out = h.new_envelope()
     b = out.tool_call_args
-    h.set_base(b.base_event, 4, ev)
+    base = b.base_event
+    base.type = 4
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.tool_call_id = ev.tool_call_id
     b.delta = ev.delta
     v = ev.subagent_run_id
@@ -235,7 +307,19 @@ def e_tool_call_end(ev: Any) -> Any:
     """``ToolCallEndEvent`` -> an envelope with arm ``tool_call_end``."""
     out = h.new_envelope()
     b = out.tool_call_end
-    h.set_base(b.base_event, 5, ev)
+    base = b.base_event
+    base.type = 5
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.tool_call_id = ev.tool_call_id
     v = ev.subagent_run_id
     if v is not UNSET:
@@ -271,7 +355,19 @@ def e_tool_call_chunk(ev: Any) -> Any:
     """``ToolCallChunkEvent`` -> an envelope with arm ``tool_call_chunk``."""
     out = h.new_envelope()
     b = out.tool_call_chunk
-    h.set_base(b.base_event, 20, ev)
+    base = b.base_event
+    base.type = 20
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     v = ev.tool_call_id
     if v is not UNSET:
         b.tool_call_id = v
@@ -314,7 +410,19 @@ def e_tool_call_result(ev: Any) -> Any:
     """``ToolCallResultEvent`` -> an envelope with arm ``tool_call_result``."""
     out = h.new_envelope()
     b = out.tool_call_result
-    h.set_base(b.base_event, 21, ev)
+    base = b.base_event
+    base.type = 21
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message_id = ev.message_id
     b.tool_call_id = ev.tool_call_id
     v = ev.content
@@ -347,7 +455,19 @@ def e_state_snapshot(ev: Any) -> Any:
     """``StateSnapshotEvent`` -> an envelope with arm ``state_snapshot``."""
     out = h.new_envelope()
     b = out.state_snapshot
-    h.set_base(b.base_event, 6, ev)
+    base = b.base_event
+    base.type = 6
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     v = ev.snapshot
     if v is not UNSET:
         h.set_value(b.snapshot, v)
@@ -374,7 +494,19 @@ def e_state_delta(ev: Any) -> Any:
     """``StateDeltaEvent`` -> an envelope with arm ``state_delta``."""
     out = h.new_envelope()
     b = out.state_delta
-    h.set_base(b.base_event, 7, ev)
+    base = b.base_event
+    base.type = 7
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     v = ev.delta
     h.special_to_pb(b, "delta", v, "STATE_DELTA")
     v = ev.subagent_run_id
@@ -397,7 +529,19 @@ def e_messages_snapshot(ev: Any) -> Any:
     """``MessagesSnapshotEvent`` -> an envelope with arm ``messages_snapshot``."""
     out = h.new_envelope()
     b = out.messages_snapshot
-    h.set_base(b.base_event, 8, ev)
+    base = b.base_event
+    base.type = 8
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     v = ev.messages
     h.special_to_pb(b, "messages", v, "MESSAGES_SNAPSHOT")
     return out
@@ -427,7 +571,19 @@ def e_activity_snapshot(ev: Any) -> Any:
     """``ActivitySnapshotEvent`` -> an envelope with arm ``activity_snapshot``."""
     out = h.new_envelope()
     b = out.activity_snapshot
-    h.set_base(b.base_event, 22, ev)
+    base = b.base_event
+    base.type = 22
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message_id = ev.message_id
     b.activity_type = ev.activity_type
     v = ev.content
@@ -461,7 +617,19 @@ def e_activity_delta(ev: Any) -> Any:
     """``ActivityDeltaEvent`` -> an envelope with arm ``activity_delta``."""
     out = h.new_envelope()
     b = out.activity_delta
-    h.set_base(b.base_event, 23, ev)
+    base = b.base_event
+    base.type = 23
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message_id = ev.message_id
     b.activity_type = ev.activity_type
     v = ev.patch
@@ -494,7 +662,19 @@ def e_raw(ev: Any) -> Any:
     """``RawEvent`` -> an envelope with arm ``raw``."""
     out = h.new_envelope()
     b = out.raw
-    h.set_base(b.base_event, 9, ev)
+    base = b.base_event
+    base.type = 9
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     v = ev.event
     if v is not UNSET:
         h.set_value(b.event, v)
@@ -527,7 +707,19 @@ def e_custom(ev: Any) -> Any:
     """``CustomEvent`` -> an envelope with arm ``custom``."""
     out = h.new_envelope()
     b = out.custom
-    h.set_base(b.base_event, 10, ev)
+    base = b.base_event
+    base.type = 10
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.name = ev.name
     v = ev.value
     if v is not UNSET:
@@ -560,7 +752,19 @@ def e_run_started(ev: Any) -> Any:
     """``RunStartedEvent`` -> an envelope with arm ``run_started``."""
     out = h.new_envelope()
     b = out.run_started
-    h.set_base(b.base_event, 11, ev)
+    base = b.base_event
+    base.type = 11
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.thread_id = ev.thread_id
     b.run_id = ev.run_id
     v = ev.protocol_version
@@ -594,7 +798,19 @@ def e_run_finished(ev: Any) -> Any:
     """``RunFinishedEvent`` -> an envelope with arm ``run_finished``."""
     out = h.new_envelope()
     b = out.run_finished
-    h.set_base(b.base_event, 12, ev)
+    base = b.base_event
+    base.type = 12
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.thread_id = ev.thread_id
     b.run_id = ev.run_id
     v = ev.result
@@ -627,7 +843,19 @@ def e_run_error(ev: Any) -> Any:
     """``RunErrorEvent`` -> an envelope with arm ``run_error``."""
     out = h.new_envelope()
     b = out.run_error
-    h.set_base(b.base_event, 13, ev)
+    base = b.base_event
+    base.type = 13
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message = ev.message
     v = ev.code
     if v is not UNSET:
@@ -654,7 +882,19 @@ def e_step_started(ev: Any) -> Any:
     """``StepStartedEvent`` -> an envelope with arm ``step_started``."""
     out = h.new_envelope()
     b = out.step_started
-    h.set_base(b.base_event, 14, ev)
+    base = b.base_event
+    base.type = 14
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.step_name = ev.step_name
     v = ev.subagent_run_id
     if v is not UNSET:
@@ -679,7 +919,19 @@ def e_step_finished(ev: Any) -> Any:
     """``StepFinishedEvent`` -> an envelope with arm ``step_finished``."""
     out = h.new_envelope()
     b = out.step_finished
-    h.set_base(b.base_event, 15, ev)
+    base = b.base_event
+    base.type = 15
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.step_name = ev.step_name
     v = ev.subagent_run_id
     if v is not UNSET:
@@ -704,7 +956,19 @@ def e_reasoning_start(ev: Any) -> Any:
     """``ReasoningStartEvent`` -> an envelope with arm ``reasoning_start``."""
     out = h.new_envelope()
     b = out.reasoning_start
-    h.set_base(b.base_event, 24, ev)
+    base = b.base_event
+    base.type = 24
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message_id = ev.message_id
     v = ev.subagent_run_id
     if v is not UNSET:
@@ -732,7 +996,19 @@ def e_reasoning_message_start(ev: Any) -> Any:
     """``ReasoningMessageStartEvent`` -> an envelope with arm ``reasoning_message_start``."""
     out = h.new_envelope()
     b = out.reasoning_message_start
-    h.set_base(b.base_event, 25, ev)
+    base = b.base_event
+    base.type = 25
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message_id = ev.message_id
     b.role = ev.role
     v = ev.subagent_run_id
@@ -759,7 +1035,19 @@ def e_reasoning_message_content(ev: Any) -> Any:
     """``ReasoningMessageContentEvent`` -> an envelope with arm ``reasoning_message_content``."""
     out = h.new_envelope()
     b = out.reasoning_message_content
-    h.set_base(b.base_event, 26, ev)
+    base = b.base_event
+    base.type = 26
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message_id = ev.message_id
     b.delta = ev.delta
     v = ev.subagent_run_id
@@ -785,7 +1073,19 @@ def e_reasoning_message_end(ev: Any) -> Any:
     """``ReasoningMessageEndEvent`` -> an envelope with arm ``reasoning_message_end``."""
     out = h.new_envelope()
     b = out.reasoning_message_end
-    h.set_base(b.base_event, 27, ev)
+    base = b.base_event
+    base.type = 27
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message_id = ev.message_id
     v = ev.subagent_run_id
     if v is not UNSET:
@@ -815,7 +1115,19 @@ def e_reasoning_message_chunk(ev: Any) -> Any:
     """``ReasoningMessageChunkEvent`` -> an envelope with arm ``reasoning_message_chunk``."""
     out = h.new_envelope()
     b = out.reasoning_message_chunk
-    h.set_base(b.base_event, 28, ev)
+    base = b.base_event
+    base.type = 28
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     v = ev.message_id
     if v is not UNSET:
         b.message_id = v
@@ -845,7 +1157,19 @@ def e_reasoning_end(ev: Any) -> Any:
     """``ReasoningEndEvent`` -> an envelope with arm ``reasoning_end``."""
     out = h.new_envelope()
     b = out.reasoning_end
-    h.set_base(b.base_event, 29, ev)
+    base = b.base_event
+    base.type = 29
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.message_id = ev.message_id
     v = ev.subagent_run_id
     if v is not UNSET:
@@ -877,7 +1201,19 @@ def e_reasoning_encrypted_value(ev: Any) -> Any:
     """``ReasoningEncryptedValueEvent`` -> an envelope with arm ``reasoning_encrypted_value``."""
     out = h.new_envelope()
     b = out.reasoning_encrypted_value
-    h.set_base(b.base_event, 30, ev)
+    base = b.base_event
+    base.type = 30
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.subtype = ev.subtype
     b.entity_id = ev.entity_id
     b.encrypted_value = ev.encrypted_value
@@ -917,7 +1253,19 @@ def e_subagent_started(ev: Any) -> Any:
     """``SubagentStartedEvent`` -> an envelope with arm ``subagent_started``."""
     out = h.new_envelope()
     b = out.subagent_started
-    h.set_base(b.base_event, 16, ev)
+    base = b.base_event
+    base.type = 16
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.subagent_run_id = ev.subagent_run_id
     b.name = ev.name
     v = ev.description
@@ -953,7 +1301,19 @@ def e_subagent_finished(ev: Any) -> Any:
     """``SubagentFinishedEvent`` -> an envelope with arm ``subagent_finished``."""
     out = h.new_envelope()
     b = out.subagent_finished
-    h.set_base(b.base_event, 17, ev)
+    base = b.base_event
+    base.type = 17
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.subagent_run_id = ev.subagent_run_id
     v = ev.result
     if v is not UNSET:
@@ -983,7 +1343,19 @@ def e_subagent_error(ev: Any) -> Any:
     """``SubagentErrorEvent`` -> an envelope with arm ``subagent_error``."""
     out = h.new_envelope()
     b = out.subagent_error
-    h.set_base(b.base_event, 18, ev)
+    base = b.base_event
+    base.type = 18
+    v = ev.timestamp
+    if v is not UNSET:
+        base.timestamp = v
+    v = ev.raw_event
+    if v is not UNSET:
+        if v is None:
+            raise h.Fallback
+        h.set_value(base.raw_event, v)
+    v = ev.metadata
+    if v is not UNSET:
+        h.set_object(base.metadata, v)
     b.subagent_run_id = ev.subagent_run_id
     b.message = ev.message
     v = ev.code
