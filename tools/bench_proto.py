@@ -7,24 +7,39 @@ a protobuf frame (``agui.wire.proto.encode_proto_frame``). Rows, all events/s (C
 median of ``cfg.repeats``, contenders interleaved):
 
 * decode: ``agui.wire.decode_event`` over the JSON texts; ``ProtoFrameReader`` over the
-  frames' bytes in 64 KiB reads (frames -> wire dicts, what the binding costs); and frames
-  -> typed events the way ``HttpTransport(protobuf=True)`` + the pipeline do it (wire dict ->
-  JSON text -> ``decode_event``);
+  frames' bytes in 64 KiB reads (frames -> wire dicts, the general path); and frames ->
+  typed events the way ``HttpTransport(protobuf=True)`` + the pipeline do it
+  (``ProtoFrameReader(typed=True)``: each frame straight to its struct through the
+  generated per-type converters of ``agui_generated.agui_pb_convert``, a frame they leave
+  to the general path decoded from its JSON text);
 * encode: typed event -> JSON text, and typed event -> protobuf frame (the server's two
-  encoders);
-* the ratios of the rates (JSON / protobuf), and of the body sizes (protobuf / SSE).
+  encoders; ``encode_proto_frame`` takes the generated encoders);
+* the rate ratios protobuf / JSON both ways, target >= 50% (issue 25, item 4), and the body
+  sizes (protobuf / SSE);
+* ``Session`` + ``ReplayTransport`` over the same run (a ``benchgen`` realistic stream) as a
+  protobuf recording and as an SSE one: events/s of each and their ratio.
 
 Needs the ``proto`` extra. ``--quick`` (``cfg.quick``) runs the CI size of ``bench.py``.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import bench
 from bench import Config, Row, compare, realistic_events, section
+from benchgen import iter_stream, sse_bytes
 
 CHUNK = 64 * 1024
+RATE_TARGET = 0.5
+"""Protobuf's events/s over JSON's, decode and encode (issue 25, item 4)."""
+
+
+def _target(ratio: float) -> tuple[str, dict[str, Any]]:
+    ok = ratio >= RATE_TARGET
+    note = f"target >= {RATE_TARGET:.0%}: " + ("met" if ok else "NOT met")
+    return note, {"target": RATE_TARGET, "met": ok}
 
 
 def _inputs(cfg: Config) -> tuple[list[Any], list[bytes], bytes]:
@@ -63,10 +78,11 @@ def bench_proto(cfg: Config) -> list[Row]:
         reader.close()
 
     def proto_decode() -> None:
-        reader = ProtoFrameReader()
+        reader = ProtoFrameReader(typed=True)
         for chunk in chunks:
             for item in reader.feed(chunk):
-                decode_event(encode_json(item))
+                if item.__class__ is dict:  # the general path: its JSON text, decoded
+                    decode_event(encode_json(item))
         reader.close()
 
     def json_encode() -> None:
@@ -87,8 +103,12 @@ def bench_proto(cfg: Config) -> list[Row]:
         },
         cfg.repeats,
     )
-    sse_bytes = sum(len(line) + 8 for line in lines)  # "data: " + "\n\n" per frame
+    sse_size = sum(len(line) + 8 for line in lines)  # "data: " + "\n\n" per frame
     label = f"{n:,} events of bench.realistic_events (not benchgen's realistic mix), median of {cfg.repeats}"
+    decode_ratio = t["json_decode"] / t["proto_decode"]
+    encode_ratio = t["json_encode"] / t["proto_encode"]
+    decode_note, decode_extra = _target(decode_ratio)
+    encode_note, encode_extra = _target(encode_ratio)
     return [
         Row("proto", "decode JSON: decode_event", n / t["json_decode"], "events/s", label),
         Row(
@@ -103,14 +123,15 @@ def bench_proto(cfg: Config) -> list[Row]:
             "decode protobuf: frames -> typed events",
             n / t["proto_decode"],
             "events/s",
-            "as HttpTransport(protobuf=True) + the pipeline: dict -> JSON -> struct",
+            "as HttpTransport(protobuf=True): generated per-type converters, frame -> struct",
         ),
         Row(
             "proto",
-            "ratio decode rate JSON / protobuf",
-            t["proto_decode"] / t["json_decode"],
+            "ratio decode rate protobuf / JSON",
+            decode_ratio,
             "x",
-            "typed events both ways; > 1: JSON decodes faster",
+            "typed events both ways; " + decode_note,
+            decode_extra,
         ),
         Row("proto", "encode JSON: encode_event", n / t["json_encode"], "events/s", label),
         Row(
@@ -118,18 +139,55 @@ def bench_proto(cfg: Config) -> list[Row]:
         ),
         Row(
             "proto",
-            "ratio encode rate JSON / protobuf",
-            t["proto_encode"] / t["json_encode"],
+            "ratio encode rate protobuf / JSON",
+            encode_ratio,
             "x",
-            "> 1: JSON encodes faster",
+            "typed event -> frame; " + encode_note,
+            encode_extra,
         ),
         Row(
             "proto",
             "body bytes protobuf / SSE",
-            len(body) / sse_bytes,
+            len(body) / sse_size,
             "x",
-            f"{len(body):,} B protobuf, {sse_bytes:,} B SSE",
-            {"proto_bytes": len(body), "sse_bytes": sse_bytes},
+            f"{len(body):,} B protobuf, {sse_size:,} B SSE",
+            {"proto_bytes": len(body), "sse_bytes": sse_size},
+        ),
+        *_session_rows(cfg),
+    ]
+
+
+def _session_rows(cfg: Config) -> list[Row]:
+    """Session + ReplayTransport over one realistic stream, protobuf recording vs SSE."""
+    from agui.client.session import Session
+    from agui.transports import ReplayTransport
+    from agui.updates import Done, ErrorUpdate
+    from agui.wire.proto import encode_proto_frame
+
+    stream = list(iter_stream(cfg.events, cfg.seed, mix="realistic"))
+    sse = sse_bytes(stream)
+    proto = b"".join(map(encode_proto_frame, stream))
+    n = len(stream)
+
+    async def consume(data: bytes) -> None:
+        async for u in Session(ReplayTransport(data), thread_id="thread-bench").run():
+            if type(u) is ErrorUpdate or (type(u) is Done and u.outcome != "success"):
+                raise RuntimeError(f"the bench stream did not replay cleanly: {u!r}"[:300])
+
+    t = compare(
+        {"sse": lambda: asyncio.run(consume(sse)), "proto": lambda: asyncio.run(consume(proto))},
+        cfg.repeats,
+    )
+    label = f"{n} events, benchgen realistic mix, ReplayTransport(bytes)"
+    return [
+        Row("proto", "Session over an SSE recording", n / t["sse"], "events/s", label),
+        Row("proto", "Session over a protobuf recording", n / t["proto"], "events/s", label),
+        Row(
+            "proto",
+            "ratio Session rate protobuf / SSE",
+            t["sse"] / t["proto"],
+            "x",
+            "the same events; < 1: the SSE recording replays faster",
         ),
     ]
 

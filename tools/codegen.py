@@ -431,6 +431,7 @@ def generate_all(schema_dir: Path = SCHEMA_DIR) -> dict[str, str]:
             files[module_name(schema_path) + ".py"] = generate_module(schema_path, Path(tmp))
     if (schema_dir / "agui.schema.json").is_file():
         files.update(_proto_files(schema_dir / "agui.schema.json"))
+        files.update(_proto_convert_file(files))
         agui_schema = json.loads((schema_dir / "agui.schema.json").read_text(encoding="utf-8"))
         if event_tags(agui_schema):
             files[CALLBACKS_MODULE] = callbacks_source(agui_schema)
@@ -451,6 +452,14 @@ def _proto_files(schema_path: Path) -> dict[str, str]:
     files, freeze, added = codegen_proto.generate(schema_path, freeze_path)
     _FREEZE_UPDATE[:] = [str(freeze_path), freeze] if added else []
     return files
+
+
+def _proto_convert_file(files: dict[str, str]) -> dict[str, str]:
+    """The typed protobuf converters (``agui_pb_convert.py``; :mod:`codegen_proto_convert`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import codegen_proto_convert
+
+    return {codegen_proto_convert.MODULE: codegen_proto_convert.generate(files)}
 
 
 #: ``[path, text]`` of the freeze record when codegen appended a new slot (empty: unchanged).

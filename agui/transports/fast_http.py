@@ -40,7 +40,7 @@ from agui.transports.http import (
     url_error,
 )
 from agui.transports.inflate import MAX_INFLATED_BYTES, bounded_body
-from agui.types import RunAgentInput
+from agui.types import Event, RunAgentInput
 
 
 def _import_httptools() -> Any:
@@ -239,7 +239,7 @@ class FastHttpTransport:
 
     async def stream(
         self, run_input: RunAgentInput, *, last_event_id: str | None = None
-    ) -> AsyncIterator[bytes | str]:
+    ) -> AsyncIterator[bytes | str | Event]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
         protobuf answer (``protobuf=True``) one event's JSON text (str) per frame.
         ``last_event_id``: resume a run from that cursor (``Last-Event-ID``)."""
@@ -327,7 +327,7 @@ class FastHttpTransport:
             raise
         return reply
 
-    async def _body(self, url: httpx.URL, reply: _Reply) -> AsyncIterator[bytes | str]:
+    async def _body(self, url: httpx.URL, reply: _Reply) -> AsyncIterator[bytes | str | Event]:
         status = reply.status
         content_type = reply.headers.get("content-type", "").strip()
         chunks = bounded_body(
@@ -347,8 +347,8 @@ class FastHttpTransport:
                 body=text,
             )
         if self.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
-            async for text in proto_events(chunks, str(url)):
-                yield text
+            async for item in proto_events(chunks, str(url)):
+                yield item
             return
         if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
             text = await _head_of(chunks)

@@ -39,8 +39,8 @@ from agui.client.reconnect import DEFAULT_RECONNECT, ReconnectPolicy
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.transports.base import encode_run_input
 from agui.transports.inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES, bounded_body
-from agui.transports.proto_recording import frame_texts, proto_error
-from agui.types import RunAgentInput
+from agui.transports.proto_recording import frame_items, proto_error
+from agui.types import Event, RunAgentInput
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 SSE_MEDIA_TYPE = "text/event-stream"
@@ -73,8 +73,11 @@ class HttpTransport:
             application/vnd.ag-ui.event+proto, text/event-stream;q=0.5``; needs the
             ``proto`` extra, else ``ImportError`` here). The response is read by its exact
             ``Content-Type``: SSE is yielded as bytes as always; a protobuf body is decoded
-            frame by frame here and each event is yielded as its JSON text (``str``), which
-            the Pipeline decodes exactly as an SSE frame's data (same repairs and warnings);
+            frame by frame here and each event is yielded as its struct, read straight from
+            the frame by the generated converters (the struct the JSON path would give), or,
+            for a frame they leave to the general path (a value to repair or refuse, an
+            unknown member), as its JSON text (``str``), which the Pipeline decodes exactly
+            as an SSE frame's data (same repairs and warnings);
             an envelope naming only an unknown event arm becomes JSON the decoder drops with
             its unknown-event warning. A bad or oversized frame is
             ``TransportError(kind="protocol")``, a frame cut by the end of the body
@@ -134,9 +137,10 @@ class HttpTransport:
 
     async def stream(
         self, run_input: RunAgentInput, *, last_event_id: str | None = None
-    ) -> AsyncIterator[bytes | str]:
+    ) -> AsyncIterator[bytes | str | Event]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
-        protobuf answer (``protobuf=True``) one event's JSON text (str) per frame.
+        protobuf answer (``protobuf=True``) one event per frame (its struct, or its JSON
+        text).
         ``last_event_id``: resume a run from that cursor (the ``Last-Event-ID``
         header of the resumable-run contract; ``"0"`` = from its start).
 
@@ -221,14 +225,15 @@ def proto_module() -> Any:
     return proto
 
 
-async def proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncGenerator[str, None]:
-    """A protobuf-binding body's ``chunks`` as one event's JSON text per frame (see
-    HttpTransport); its faults as :func:`agui.transports.proto_recording.proto_error`."""
+async def proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncGenerator[str | Event, None]:
+    """A protobuf-binding body's ``chunks`` as one event per frame (see HttpTransport): its
+    struct when the generated converters read it straight from the frame, else its JSON
+    text; its faults as :func:`agui.transports.proto_recording.proto_error`."""
 
-    reader = proto_module().ProtoFrameReader()
+    reader = proto_module().ProtoFrameReader(typed=True)
     try:
         async for chunk in chunks:
-            for text in frame_texts(reader, chunk) if chunk else ():
+            for text in frame_items(reader, chunk) if chunk else ():
                 yield text
         reader.close()
     except (FrameTooLarge, EncodeError, DecodeError) as exc:

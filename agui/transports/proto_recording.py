@@ -16,13 +16,22 @@ from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING
 
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
+from agui.types import Event
 from agui.wire.encode import encode_json
 from agui.wire.sse import MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
     from agui.wire.proto import ProtoFrameReader
 
-__all__ = ["frame_texts", "is_proto_recording", "proto_documents", "proto_error", "proto_items"]
+__all__ = [
+    "frame_items",
+    "frame_texts",
+    "is_proto_recording",
+    "proto_documents",
+    "proto_error",
+    "proto_events",
+    "proto_items",
+]
 
 _HEADER = struct.Struct(">I")
 
@@ -69,19 +78,44 @@ def proto_documents(chunks: Iterable[bytes]) -> Iterator[str]:
     reader.close()
 
 
-def frame_texts(reader: ProtoFrameReader, chunk: bytes) -> Iterator[str]:
-    """The JSON text of each event ``chunk`` completes in ``reader`` (an
+def proto_events(chunks: Iterable[bytes]) -> Iterator[str | Event]:
+    """:func:`proto_documents` for a consumer that feeds a pipeline: each event the generated
+    converters read straight from its frame as its struct, any other frame's event as its
+    JSON text (which the pipeline then judges as SSE data). Raises as
+    :func:`proto_documents`."""
+    # lazy: the proto extra (protobuf) is optional
+    from agui.wire.proto import ProtoFrameReader
+
+    reader = ProtoFrameReader(typed=True)
+    for chunk in chunks:
+        yield from frame_items(reader, chunk)
+    reader.close()
+
+
+def frame_items(reader: ProtoFrameReader, chunk: bytes) -> Iterator[str | Event]:
+    """Each event ``chunk`` completes in ``reader`` (an
     :class:`agui.wire.proto.ProtoFrameReader`), one at a time, so the events before a bad
-    frame come out before its error; an unknown envelope arm as the JSON the decoder drops
+    frame come out before its error: an event struct as it is (a ``typed`` reader's), a
+    wire-form dict as its JSON text, an unknown envelope arm as the JSON the decoder drops
     with its unknown-event warning. Raises what ``reader.feed`` raises."""
     # lazy: the proto extra (protobuf) is optional
     from agui.wire.proto import UnknownEventArm, unknown_arm_json
 
     for item in reader.feed(chunk):
-        if isinstance(item, UnknownEventArm):
+        if isinstance(item, dict):
+            yield encode_json(item).decode("utf-8")
+        elif isinstance(item, UnknownEventArm):
             yield unknown_arm_json(item)
         else:
-            yield encode_json(item).decode("utf-8")
+            yield item
+
+
+def frame_texts(reader: ProtoFrameReader, chunk: bytes) -> Iterator[str]:
+    """:func:`frame_items` with every event as its JSON text (``reader`` not ``typed``)."""
+    for item in frame_items(reader, chunk):
+        if not isinstance(item, str):
+            raise TypeError("frame_texts needs a ProtoFrameReader without typed=True")
+        yield item
 
 
 def proto_error(
@@ -102,13 +136,13 @@ def proto_error(
     return TransportError(f"{where}: bad protobuf frame: {exc.reason}", kind="protocol")
 
 
-def proto_items(chunks: Iterable[bytes], name: str) -> Iterator[str]:
-    """:func:`proto_documents` for a replay of the recording ``name``: a frame cut by the end
+def proto_items(chunks: Iterable[bytes], name: str) -> Iterator[str | Event]:
+    """:func:`proto_events` for a replay of the recording ``name``: a frame cut by the end
     of the recording is ``TransportError(kind="truncated")`` (the binding's "stream ended
     mid-frame"), a bad or oversized frame ``kind="protocol"``, as
     :class:`agui.transports.HttpTransport` reports them for a live body; the events before
     it are yielded first. Messages start ``fixture <name>: ``."""
     try:
-        yield from proto_documents(chunks)
+        yield from proto_events(chunks)
     except (FrameTooLarge, EncodeError, DecodeError) as exc:
         raise proto_error(exc, f"fixture {name}", "the recording ended mid-frame") from exc

@@ -34,6 +34,7 @@ import msgspec
 from agui.errors import DecodeError, FrameTooLarge
 from agui.jsonvalue import is_json_object
 from agui.transports.proto_recording import is_proto_recording, proto_documents, proto_items
+from agui.types import Event
 from agui.wire.sse import MAX_FRAME_BYTES, SseReader
 
 __all__ = ["CHUNK_BYTES", "DEFAULT_MAX_BYTES", "Recording"]
@@ -555,7 +556,7 @@ class Recording:
         except _Malformed as exc:  # the file changed since the check
             raise DecodeError(f"{self.name}: {exc}", path="$") from None
 
-    def sse_items(self) -> Iterator[str | bytes]:
+    def sse_items(self) -> Iterator[str | bytes | Event]:
         """:meth:`items`, with JSON Lines framed as SSE a chunk at a time: one
         ``data:`` frame per line, so each frame's data is the line's exact text
         (what :meth:`items` yields for it) and a reader pays its per-read cost once
@@ -565,9 +566,10 @@ class Recording:
         # (lines hold no LF or CR and are not blank: each is exactly one frame)
         return (b"data: " + b"\n\ndata: ".join(lines) + b"\n\n" for lines in self._line_blocks())
 
-    def items(self) -> Iterator[str | bytes]:
-        """What a replay yields: each event's JSON text, or raw SSE chunks (a
-        protobuf recording's bad or cut frame: ``TransportError``, see the module doc)."""
+    def items(self) -> Iterator[str | bytes | Event]:
+        """What a replay yields: each event's JSON text, or raw SSE chunks (a protobuf
+        recording: each event's struct where the generated converters read it, else its JSON
+        text; a bad or cut frame: ``TransportError``, see the module doc)."""
         if self.kind == "sse":
             return self._sse_chunks()
         if self.kind == "proto":

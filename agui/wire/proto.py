@@ -22,16 +22,23 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import msgspec
+from agui_generated.agui_pb_convert import TYPED_DECODERS, TYPED_ENCODERS
 from google.protobuf.message import DecodeError as PbDecodeError
 
 from agui.errors import DecodeError, FrameTooLarge
 from agui.jsonvalue import JSONObject
 from agui.types import Event
 from agui.wire.encode import encode_json, to_json_value
-from agui.wire.proto_convert import ARM_NUMBERS, event_from_pb, event_to_pb, new_envelope
+from agui.wire.proto_convert import (
+    ARM_NUMBERS,
+    NOT_TYPED,
+    event_from_pb,
+    event_to_pb,
+    new_envelope,
+)
 from agui.wire.sse import MAX_FRAME_BYTES
 
 __all__ = [
@@ -39,6 +46,7 @@ __all__ = [
     "ProtoFrameReader",
     "UnknownEventArm",
     "decode_proto_event",
+    "decode_typed_event",
     "encode_proto_frame",
     "iter_proto_frames",
     "looks_like_proto_stream",
@@ -65,9 +73,64 @@ def encode_proto_frame(event: Event | JSONObject) -> bytes:
         DecodeError: the event has no protobuf form (a type without an arm, a patch op
             the enum lacks).
     """
+    encode = TYPED_ENCODERS.get(event.__class__)
+    if encode is not None:
+        try:
+            envelope = encode(event)
+        except NOT_TYPED:  # not plain JSON somewhere: the wire form's encoder judges it
+            envelope = None
+        if envelope is not None:
+            # the ordered pool has no map field: deterministic output is the default one
+            typed: bytes = envelope.SerializeToString()
+            return _HEADER.pack(len(typed)) + typed
     data = to_json_value(event) if isinstance(event, msgspec.Struct) else event
     body: bytes = event_to_pb(data).SerializeToString(deterministic=True)
     return _HEADER.pack(len(body)) + body
+
+
+def decode_typed_event(body: bytes) -> Event | None:
+    """One ``Event`` message's bytes straight to its event struct, through the generated
+    per-type converter (``agui_generated.agui_pb_convert``), or None when the frame needs the
+    general path (:func:`decode_proto_event`, then the JSON decoder): an envelope that is not
+    exactly one known arm, bytes that do not parse, or a value the struct's types refuse. A
+    struct returned is the one the general path gives for the same bytes."""
+    size = len(body)
+    if size < 2:
+        return None
+    tag = body[0]
+    pos = 1
+    if tag & 0x80:  # arms past field 15 take a two-byte tag
+        second = body[1]
+        if second & 0x80:
+            return None
+        tag = (tag & 0x7F) | (second << 7)
+        pos = 2
+    entry = TYPED_DECODERS.get(tag)
+    if entry is None or pos >= size:
+        return None
+    length = body[pos]
+    pos += 1
+    if length & 0x80:
+        length &= 0x7F
+        shift = 7
+        while True:
+            if pos >= size or shift > 28:
+                return None
+            byte = body[pos]
+            pos += 1
+            length |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                break
+            shift += 7
+    if pos + length != size:  # one arm spanning the message, nothing else
+        return None
+    cls, convert, plain = entry
+    try:
+        arm = cls.FromString(body[pos:])
+        event: Event = convert(arm, body.startswith(plain, pos))
+    except (PbDecodeError, RuntimeError, *NOT_TYPED):
+        return None
+    return event
 
 
 def _varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
@@ -169,17 +232,23 @@ class ProtoFrameReader:
     next ``feed`` / ``close`` call, and every later call raises it again.
     """
 
-    def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
+    def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES, *, typed: bool = False) -> None:
         self._buf = bytearray()
         self._max = max_frame_bytes
         self._error: DecodeError | None = None
+        self._typed = typed
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any] | UnknownEventArm]:
-        """The events completed by ``chunk`` (see the class doc for the errors)."""
+    def feed(
+        self, chunk: bytes | bytearray | memoryview
+    ) -> list[Event | dict[str, Any] | UnknownEventArm]:
+        """The events completed by ``chunk`` (see the class doc for the errors); with
+        ``typed=True`` each event the generated converters read is its struct
+        (:func:`decode_typed_event`), any other as its wire-form dict."""
         if self._error is not None:
             raise self._error
         self._buf += chunk
-        out: list[dict[str, Any] | UnknownEventArm] = []
+        out: list[Event | dict[str, Any] | UnknownEventArm] = []
+        typed = self._typed
         buf = self._buf
         pos = 0
         while len(buf) - pos >= 4:
@@ -191,6 +260,11 @@ class ProtoFrameReader:
                 break
             body = bytes(buf[pos + 4 : pos + 4 + size])
             pos += 4 + size
+            if typed:
+                event = decode_typed_event(body)
+                if event is not None:
+                    out.append(event)
+                    continue
             try:
                 out.append(decode_proto_event(body))
             except DecodeError as exc:
@@ -226,7 +300,7 @@ def iter_proto_frames(data: bytes) -> list[dict[str, Any] | UnknownEventArm]:
     reader = ProtoFrameReader()
     out = reader.feed(data)
     reader.close()
-    return out
+    return cast("list[dict[str, Any] | UnknownEventArm]", out)  # (not typed: no structs)
 
 
 def looks_like_proto_stream(data: bytes) -> bool:

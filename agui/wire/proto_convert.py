@@ -31,6 +31,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, cast
 
+import msgspec
 from agui_generated import agui_pb2 as pb
 from google.protobuf import (
     descriptor_pb2,
@@ -42,10 +43,36 @@ from google.protobuf import (
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message as PbMessage
 
-from agui.errors import DecodeError
+from agui.errors import DecodeError, EncodeError
 from agui.jsonvalue import JSONObject, JSONValue, is_json_array, is_json_object
+from agui.types import EVENT_TYPES
+from agui.wire.encode import to_json_value
+from agui.wire.finite import check_finite_at
+from agui.wire.patch import ops_ok
 
-__all__ = ["event_from_pb", "event_to_pb", "new_envelope"]
+__all__ = [
+    "NOT_TYPED",
+    "Fallback",
+    "PbFields",
+    "arm_class",
+    "base_fields",
+    "event_from_pb",
+    "event_to_pb",
+    "field_json",
+    "field_object",
+    "input_from_pb",
+    "messages_from_pb",
+    "new_envelope",
+    "ops_from_pb",
+    "run_finished_outcome",
+    "set_object",
+    "set_value",
+    "special_to_pb",
+    "subagent_finished_outcome",
+    "tool_result_content",
+    "tool_result_content_to_pb",
+    "usage_from_pb",
+]
 
 _STRUCT = "google.protobuf.Struct"
 _VALUE = "google.protobuf.Value"
@@ -104,6 +131,12 @@ def new_envelope() -> Any:
     """An empty ``ag_ui.Event`` whose objects keep their member order (see the module doc);
     :func:`event_to_pb` builds these, and decoding parses into one."""
     return _ORDERED_EVENT()
+
+
+def arm_class(name: str) -> Any:
+    """The message class of envelope arm ``name`` in the ordered pool (see the module doc)."""
+    arm: object = getattr(new_envelope(), name)
+    return type(arm)
 
 
 def _set_value(msg: struct_pb2.Value, value: object) -> None:
@@ -595,3 +628,267 @@ FROM_PB: dict[str, Callable[[dict[str, Any]], None]] = {
 """Event type -> how :func:`event_from_pb` reshapes the binding's members (past the base
 event) into the wire form (raising DecodeError where they conflict); every other type's
 members map one to one."""
+
+
+# ------------------------------------------------------------------ typed converters' runtime
+#
+# ``agui_generated.agui_pb_convert`` (written by tools/codegen_proto_convert.py) holds one
+# converter per event type each way: protobuf arm message -> event struct, straight from the
+# message's attributes into the struct's constructor, and event struct -> envelope. A typed
+# decode either returns the very struct the JSON path (wire dict -> JSON -> decode_event) gives
+# for the frame, or raises one of NOT_TYPED, and the caller takes the JSON path, which then
+# judges (and repairs, warns about or refuses) the frame as before. The helpers below are what
+# those converters call for the fields that are not a plain attribute.
+
+UNSET = msgspec.UNSET
+
+
+class PbFields(Protocol):
+    """A message of the ordered pool as the converters read and write it: fields by
+    attribute (their names are the generated binding's), presence by ``HasField``."""
+
+    def HasField(self, field_name: str) -> bool:
+        """Whether the field (a message, a ``optional`` scalar, a oneof arm) is present."""
+        ...
+
+    def SetInParent(self) -> None:
+        """Mark this (sub-)message present in its parent, even with no field set."""
+        ...
+
+    def __getattr__(self, name: str) -> Any: ...
+
+    def __setattr__(self, name: str, value: object) -> None: ...
+
+
+class Fallback(Exception):
+    """A typed converter's "take the JSON path": a value the struct's types refuse (a role
+    outside its enum, a null in a non-null slot, a non-finite number, a missing required
+    member ...), or a shape only the wire-dict path reads."""
+
+
+#: What a typed converter raises when the frame (or event) must take the general path.
+NOT_TYPED = (
+    Fallback,
+    DecodeError,
+    EncodeError,
+    TypeError,
+    ValueError,
+    OverflowError,
+    msgspec.ValidationError,
+)
+
+_FIELD_TYPES: dict[tuple[str, str], Any] = {
+    (tag, f.name): f.type for tag, cls in EVENT_TYPES.items() for f in msgspec.structs.fields(cls)
+}
+
+
+_EXACT = 2**53  # EXACT_INTEGER_LIMIT (see _num)
+
+
+def _typed_value(msg: struct_pb2.Value) -> JSONValue:
+    """:func:`_from_value` for a typed decode: a non-finite number raises :class:`Fallback`."""
+    kind = msg.WhichOneof("kind")
+    if kind == "string_value":
+        return msg.string_value
+    if kind == "number_value":
+        number = msg.number_value
+        if number.is_integer():
+            if -_EXACT <= number <= _EXACT and (number or math.copysign(1.0, number) > 0):
+                return int(number)
+            return number
+        if number - number != 0:  # NaN or an infinity: not JSON (the JSON path refuses it)
+            raise Fallback
+        return number
+    if kind == "struct_value":
+        return _typed_object(msg.struct_value)
+    if kind == "bool_value":
+        return msg.bool_value
+    if kind == "list_value":
+        return [_typed_value(item) for item in msg.list_value.values]
+    return None
+
+
+def _typed_object(msg: struct_pb2.Struct) -> JSONObject:
+    fields = cast("_OrderedFields", msg.fields)  # the ordered pool's: repeated entries
+    value = _typed_value
+    return {entry.key: value(entry.value) for entry in fields}
+
+
+def field_json(msg: PbFields, name: str) -> Any:
+    """A ``google.protobuf.Value`` field as JSON, ``UNSET`` when absent or of no kind (as the
+    wire-dict path leaves it out). Raises :class:`Fallback` on a non-finite number."""
+    if not msg.HasField(name):
+        return UNSET
+    value = getattr(msg, name)
+    if value.WhichOneof("kind") is None:
+        return UNSET
+    return _typed_value(value)
+
+
+def field_object(msg: PbFields, name: str) -> Any:
+    """A ``google.protobuf.Struct`` field as a dict (members in order), ``UNSET`` when absent."""
+    if not msg.HasField(name):
+        return UNSET
+    return _typed_object(getattr(msg, name))
+
+
+_LIMIT = 9007199254740991  # the Timestamp bounds (Number.MAX_SAFE_INTEGER)
+
+
+def base_fields(body: PbFields, type_number: int) -> tuple[Any, Any, Any]:
+    """``(timestamp, raw_event, metadata)`` of an arm's ``base_event`` (``UNSET`` when absent).
+
+    Raises:
+        Fallback: no ``base_event``, a type that disagrees with the arm, a timestamp out of
+            bounds or a null ``rawEvent`` (the JSON path judges those).
+    """
+    if not body.HasField("base_event"):
+        raise Fallback
+    base = body.base_event
+    if base.type != type_number:
+        raise Fallback
+    timestamp = base.timestamp if base.HasField("timestamp") else UNSET
+    if timestamp is not UNSET and not -_LIMIT <= timestamp <= _LIMIT:
+        raise Fallback
+    raw = field_json(base, "raw_event")
+    if raw is None:
+        raise Fallback
+    return timestamp, raw, field_object(base, "metadata")
+
+
+def _checked(value: JSONValue, tag: str, name: str) -> Any:
+    """``value`` (a wire-form JSON member) converted to its struct field's type."""
+    try:
+        check_finite_at(value, [])
+    except EncodeError:
+        raise Fallback from None
+    return msgspec.convert(value, _FIELD_TYPES[tag, name])
+
+
+def _outcome(body: PbFields, tag: str, lists: tuple[tuple[str, str], ...]) -> Any:
+    payload: dict[str, Any] = {}
+    for field, key in lists:
+        items = getattr(body, field)
+        if len(items):
+            payload[key] = [
+                item if isinstance(item, str) else _plain(cast("PbMessage", item)) for item in items
+            ]
+    outcome = body.outcome
+    if not outcome:
+        if payload:
+            raise Fallback  # lists without their outcome: the JSON path judges them
+        return UNSET
+    if outcome == "interrupt":
+        payload.setdefault("interrupts", [])
+    return _checked({"type": outcome, **payload}, tag, "outcome")
+
+
+def run_finished_outcome(body: PbFields) -> Any:
+    """RUN_FINISHED's ``outcome`` (the string plus its lists) as its struct, ``UNSET`` when
+    none; raises :class:`Fallback` (or ``msgspec.ValidationError``) where the JSON path must
+    judge it."""
+    return _outcome(
+        body,
+        "RUN_FINISHED",
+        (("pending_tool_call_ids", "pendingToolCallIds"), ("interrupts", "interrupts")),
+    )
+
+
+def subagent_finished_outcome(body: PbFields) -> Any:
+    """SUBAGENT_FINISHED's ``outcome`` as :func:`run_finished_outcome` reads RUN_FINISHED's."""
+    return _outcome(body, "SUBAGENT_FINISHED", (("interrupt_ids", "interruptIds"),))
+
+
+def usage_from_pb(body: PbFields, tag: str) -> Any:
+    """An event's ``usage`` (a list of TokenUsage), ``UNSET`` when empty (as the wire-dict
+    path drops an empty list)."""
+    usage = body.usage
+    if not len(usage):
+        return UNSET
+    return _checked([_plain(item) for item in usage], tag, "usage")
+
+
+def tool_result_content(body: PbFields) -> Any:
+    """TOOL_CALL_RESULT's ``content``: the string, else the content parts as their structs."""
+    parts = body.content_parts
+    content = body.content
+    if content or body.HasField("content"):
+        if len(parts):
+            raise Fallback  # both forms: the JSON path reports it
+        return content
+    return _checked(_parts_from_wire([_plain(p) for p in parts]), "TOOL_CALL_RESULT", "content")
+
+
+def ops_from_pb(ops: Iterable[PbFields]) -> list[dict[str, Any]]:
+    """A JSON Patch (repeated ``JsonPatchOperation``) as the wire-form op dicts; raises
+    :class:`Fallback` for an op number the enum lacks or ops the patch checks refuse."""
+    out: list[dict[str, Any]] = []
+    for op in ops:
+        name = _OP_NAMES.get(op.op)
+        if name is None:
+            raise Fallback
+        item: dict[str, Any] = {"op": name, "path": op.path}
+        if op.HasField("from"):
+            item["from"] = getattr(op, "from")
+        value = field_json(op, "value")
+        if value is not UNSET:
+            item["value"] = value
+        out.append(item)
+    if not ops_ok(out):
+        raise Fallback
+    return out
+
+
+def messages_from_pb(body: PbFields) -> Any:
+    """MESSAGES_SNAPSHOT's ``messages`` as their structs."""
+    wire = [_message_from_wire(_plain(m)) for m in body.messages]
+    return _checked(wire, "MESSAGES_SNAPSHOT", "messages")
+
+
+def input_from_pb(body: PbFields) -> Any:
+    """RUN_STARTED's ``input`` as a RunAgentInput struct, ``UNSET`` when absent."""
+    if not body.HasField("input"):
+        return UNSET
+    return _checked(_input_from_wire(_plain(body.input)), "RUN_STARTED", "input")
+
+
+def set_value(msg: struct_pb2.Value, value: object) -> None:
+    """Write a JSON value (from an event struct's field) into a ``google.protobuf.Value``;
+    raises ``TypeError`` for anything that is not plain JSON (the caller's general path
+    then encodes it from the event's wire form)."""
+    _set_value(msg, value)
+
+
+def set_object(msg: struct_pb2.Struct, value: object) -> None:
+    """Write a dict into a ``google.protobuf.Struct`` field (members in order); raises
+    :class:`Fallback` when it is not a dict."""
+    if not is_json_object(value):
+        raise Fallback
+    msg.SetInParent()
+    _set_struct(msg, value)
+
+
+def _wire(value: object) -> Any:
+    if isinstance(value, list | tuple):
+        items = cast("list[msgspec.Struct]", value)
+        return [to_json_value(item) for item in items]
+    return to_json_value(cast("msgspec.Struct", value))
+
+
+def special_to_pb(body: PbMessage, key: str, value: object, tag: str | None) -> None:
+    """Encode one member whose wire form is not its JSON form (``key`` its JSON name):
+    its wire-form JSON, reshaped as :data:`TO_PB` ``[tag]`` reshapes it, into ``body``."""
+    if value is UNSET:
+        return
+    rest: dict[str, Any] = {key: _wire(value)}
+    if tag is not None:
+        TO_PB[tag](rest)
+    _fill(body, rest)
+
+
+def tool_result_content_to_pb(body: PbMessage, value: object) -> None:
+    """TOOL_CALL_RESULT's ``content``: a string as it is, parts as :func:`special_to_pb`."""
+    if isinstance(value, str):
+        cast("PbFields", body).content = value
+    else:
+        special_to_pb(body, "content", value, "TOOL_CALL_RESULT")

@@ -19,13 +19,13 @@ import pytest
 
 pytest.importorskip("google.protobuf")
 
-from support.replay import replayed_frames
 
 from agui.backends import fake
 from agui.cli.main import main
 from agui.errors import DecodeError, TransportError
 from agui.transports.recording import Recording
 from agui.transports.replay import ReplayTransport, load_events
+from agui.wire import decode_event
 from agui.wire.proto import encode_proto_frame, iter_proto_frames
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,9 +135,9 @@ def test_a_cut_last_frame_ends_the_replay_as_truncated_after_the_complete_events
         "[exit 3]\n"
     )
     items = Recording(path).items()
-    assert [next(items), next(items)] == [
-        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
-        '{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}',
+    assert [next(items), next(items)] == [  # each frame read straight into its struct
+        decode_event('{"type":"RUN_STARTED","threadId":"t","runId":"r"}'),
+        decode_event('{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}'),
     ]
     with pytest.raises(TransportError) as caught:
         next(items)
@@ -180,10 +180,12 @@ def test_load_events_and_bytes_sources_read_protobuf(tmp_path):
         b'{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
     ]
 
-    # the texts come framed as SSE in batches: the same frames
-    assert asyncio.run(replayed_frames(ReplayTransport(body(START, END)))) == [
-        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
-        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
+    async def streamed() -> list:
+        return [item async for item in ReplayTransport(body(START, END)).stream(None)]
+
+    assert asyncio.run(streamed()) == [
+        decode_event('{"type":"RUN_STARTED","threadId":"t","runId":"r"}'),
+        decode_event('{"type":"RUN_FINISHED","threadId":"t","runId":"r"}'),
     ]
     cut = tmp_path / "cut.pb"
     cut.write_bytes(body(START, END)[:-1])

@@ -1,0 +1,164 @@
+"""The generated per-event-type protobuf converters (``agui_generated.agui_pb_convert``):
+frames straight to event structs and back, always agreeing with the wire-dict + JSON path."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+
+import msgspec
+import pytest
+from agui_generated import agui_pb2 as pb
+from agui_generated.agui_pb_convert import TYPED_DECODERS, TYPED_ENCODERS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.event_strategies import events_of
+
+from agui import types as T
+from agui.errors import DecodeError
+from agui.types import EVENT_TYPES
+from agui.wire import decode_event, encode_json, to_json_value
+from agui.wire.proto import (
+    ProtoFrameReader,
+    decode_proto_event,
+    decode_typed_event,
+    encode_proto_frame,
+)
+from agui.wire.proto_convert import event_to_pb
+
+ARMED = sorted(tag for tag in EVENT_TYPES if tag.lower() in pb.Event.DESCRIPTOR.fields_by_name)
+
+
+def wire_encoded(event: msgspec.Struct) -> bytes:
+    """The wire-dict encoder's bytes for an event (what encode_proto_frame wrote before)."""
+    return event_to_pb(to_json_value(event)).SerializeToString(deterministic=True)
+
+
+def json_path(body: bytes) -> object:
+    """The general path: envelope -> wire dict -> JSON -> decode_event."""
+    return decode_event(encode_json(decode_proto_event(body)))
+
+
+def test_every_event_type_with_an_arm_has_a_generated_converter_each_way():
+    assert {cls.__name__ for cls in TYPED_ENCODERS} == {EVENT_TYPES[t].__name__ for t in ARMED}
+    arms = {(f.number << 3) | 2 for f in pb.Event.DESCRIPTOR.fields}
+    assert set(TYPED_DECODERS) == arms
+
+
+@pytest.mark.parametrize("event_type", ARMED)
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_random_valid_events_go_to_protobuf_and_back_as_the_json_path_reads_them(event_type, data):
+    event = data.draw(events_of(EVENT_TYPES[event_type]))
+    try:
+        reference = wire_encoded(event)
+    except DecodeError as exc:  # no protobuf form (a patch op member the binding lacks)
+        with pytest.raises(DecodeError) as raised:
+            encode_proto_frame(event)
+        assert raised.value.reason == exc.reason
+        return
+    frame = encode_proto_frame(event)
+    body = frame[4:]
+    assert body == reference  # the generated encoder writes the same bytes
+    assert struct.unpack(">I", frame[:4]) == (len(body),)
+    expected = json_path(body)
+    typed = decode_typed_event(body)
+    assert typed is not None, event
+    assert typed == expected
+    assert type(typed) is type(event)
+
+
+def test_integers_up_to_two_to_the_53_come_back_as_ints_and_negative_zero_as_a_float():
+    ints = [0, -1, 2**31, 2**53 - 1, 2**53, -(2**53)]
+    snapshot = {"ints": ints, "neg_zero": -0.0, "half": 0.5, "big": 2**53 + 2}
+    body = encode_proto_frame(T.StateSnapshotEvent(snapshot=snapshot))[4:]
+    typed = decode_typed_event(body)
+    assert isinstance(typed, T.StateSnapshotEvent)
+    got = typed.snapshot
+    assert got["ints"] == ints and all(type(n) is int for n in got["ints"])
+    assert type(got["neg_zero"]) is float and math.copysign(1.0, got["neg_zero"]) < 0
+    assert type(got["big"]) is float and got["big"] == 2**53 + 2
+    assert typed == json_path(body)
+
+
+def test_state_keys_keep_their_order_through_the_typed_converters():
+    snapshot = {"zeta": 1, "alpha": {"y": 1, "b": 2, "a": 3}, "mid": [{"k2": 0, "k1": 1}]}
+    typed = decode_typed_event(encode_proto_frame(T.StateSnapshotEvent(snapshot=snapshot))[4:])
+    assert isinstance(typed, T.StateSnapshotEvent)
+    assert json.dumps(typed.snapshot) == json.dumps(snapshot)
+
+
+def test_a_value_the_struct_types_refuse_takes_the_json_path_with_its_warning_or_error():
+    bad_role = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "narrator"}
+    body = encode_proto_frame(bad_role)[4:]
+    assert decode_typed_event(body) is None
+    reader = ProtoFrameReader(typed=True)
+    (item,) = reader.feed(encode_proto_frame(bad_role))
+    assert item == bad_role  # the wire dict, for the JSON decoder to judge as over SSE
+
+
+def test_a_non_finite_number_in_a_json_value_takes_the_json_path():
+    envelope = event_to_pb({"type": "CUSTOM", "name": "n", "value": 1.0})
+    envelope.custom.value.number_value = math.inf
+    body = envelope.SerializeToString()
+    assert decode_typed_event(body) is None
+    assert decode_proto_event(body)["value"] == math.inf  # the JSON encoder then refuses it
+
+
+def test_a_base_event_type_that_disagrees_with_the_arm_takes_the_general_path_and_fails():
+    envelope = event_to_pb({"type": "TEXT_MESSAGE_END", "messageId": "m"})
+    envelope.text_message_end.base_event.type = pb.EventType.Value("RUN_STARTED")
+    body = envelope.SerializeToString()
+    assert decode_typed_event(body) is None
+    with pytest.raises(DecodeError, match="base_event declares RUN_STARTED"):
+        decode_proto_event(body)
+
+
+def test_two_arms_or_trailing_bytes_take_the_general_path():
+    one = encode_proto_frame({"type": "TEXT_MESSAGE_END", "messageId": "m"})[4:]
+    two = one + encode_proto_frame({"type": "STEP_STARTED", "stepName": "s"})[4:]
+    assert decode_typed_event(one) is not None
+    assert decode_typed_event(two) is None
+    with pytest.raises(DecodeError, match="more than one event"):
+        decode_proto_event(two)
+
+
+def test_a_timestamp_and_metadata_in_the_base_event_are_read_by_the_typed_converter():
+    event = T.ToolCallArgsEvent(
+        tool_call_id="c", delta="{", timestamp=1_700_000_000_000, metadata={"b": 1, "a": 2}
+    )
+    typed = decode_typed_event(encode_proto_frame(event)[4:])
+    assert typed == event
+    assert isinstance(typed, T.ToolCallArgsEvent) and list(typed.metadata) == ["b", "a"]
+
+
+def test_an_event_holding_a_value_that_is_not_plain_json_encodes_as_its_wire_form():
+    event = T.StateSnapshotEvent(snapshot={"s": {3}, "t": T.Context(description="d", value="v")})
+    body = encode_proto_frame(event)[4:]
+    assert body == wire_encoded(event)
+    typed = decode_typed_event(body)
+    assert isinstance(typed, T.StateSnapshotEvent)
+    assert typed.snapshot == {"s": [3], "t": {"description": "d", "value": "v"}}
+
+
+def test_a_null_raw_event_in_a_struct_is_left_out_as_the_wire_form_leaves_it():
+    event = T.StepStartedEvent(step_name="s", raw_event=None)  # type: ignore[arg-type]
+    body = encode_proto_frame(event)[4:]
+    assert body == wire_encoded(event)
+    assert decode_typed_event(body) == T.StepStartedEvent(step_name="s")
+
+
+def test_the_typed_reader_yields_structs_and_the_plain_reader_wire_dicts():
+    events = [
+        T.RunStartedEvent(thread_id="t", run_id="r"),
+        T.TextMessageContentEvent(message_id="m", delta="hi"),
+        T.RunFinishedEvent(thread_id="t", run_id="r"),
+    ]
+    body = b"".join(map(encode_proto_frame, events))
+    assert ProtoFrameReader(typed=True).feed(body) == events
+    assert ProtoFrameReader().feed(body) == [to_json_value(ev) for ev in events]
