@@ -178,7 +178,7 @@ def _session_rows(cfg: Config) -> list[Row]:
         {"sse": lambda: asyncio.run(consume(sse)), "proto": lambda: asyncio.run(consume(proto))},
         cfg.repeats,
     )
-    label = f"{n} events, benchgen realistic mix, ReplayTransport(bytes)"
+    label = f"{n:,} events, benchgen realistic mix, ReplayTransport(bytes)"
     return [
         Row("proto", "Session over an SSE recording", n / t["sse"], "events/s", label),
         Row("proto", "Session over a protobuf recording", n / t["proto"], "events/s", label),

@@ -87,7 +87,7 @@ class Cursor:
         self.last: str | None = start
         self.failures: int = 0
         self.until: str | None = until
-        self.reached = False
+        self.reached: bool = False
         self._seen: set[str] = set()
         self._order: deque[str] = deque()
 

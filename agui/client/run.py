@@ -267,23 +267,23 @@ class _RunCore:
         run_ref: weakref.ref[Run],
         cursor: str | None = None,
     ) -> None:
-        self.session = session
-        self.run_ref = run_ref
-        self.slot = slot
-        self.carry = carry  # the overrides the follow-up rounds keep
+        self.session: RunHost = session
+        self.run_ref: weakref.ref[Run] = run_ref
+        self.slot: RunSlot = slot
+        self.carry: dict[str, Any] = carry  # the overrides the follow-up rounds keep
         self.inputs: list[RunAgentInput] = [run_input]  # one per round
         self.pipeline: Pipeline | None = None  # the current round's
         self.stream: AsyncIterator[Any] | None = None  # the current round's response
         self.read: Callable[[], Awaitable[Any]] | None = None
         self.ahead: asyncio.Task[Any] | None = None  # a read begun by look_ahead
-        self.item_done = False  # the frame being handed out is its item's last
+        self.item_done: bool = False  # the frame being handed out is its item's last
         self.calls: list[ToolCall] = []  # client tool calls still to run this round
-        self.rounds = 0
+        self.rounds: int = 0
         self.cancelled: Done | None = None  # a run closed before it started
         self.errors: list[ErrorUpdate] = []
-        self.final = False
-        self.closing = False  # finish() began: the stream is being closed
-        self.started = False  # the generator began (the request is being sent)
+        self.final: bool = False
+        self.closing: bool = False  # finish() began: the stream is being closed
+        self.started: bool = False  # the generator began (the request is being sent)
         self.ended: asyncio.Event | None = None
         # the update generator (weakly: a run left with ``break`` is freed at once) and
         # the task that closes it if the loop shuts down first (see _close_at_shutdown)
@@ -294,16 +294,16 @@ class _RunCore:
         # for a stop from another task; whether a stop was asked; whether it
         # interrupted that task (cancelled it once)
         self.consumer: asyncio.Task[Any] | None = None
-        self.stopping = False
-        self.interrupted = False
+        self.stopping: bool = False
+        self.interrupted: bool = False
         self.tasks: set[asyncio.Task[Any]] = set()
         self.next: Callable[[], Awaitable[Iterable[list[Update]] | None]] = self._start
         # resuming a cut response (agui.client.reconnect): the cursors processed, the
         # transport's policy (None: never resume), the first item of a resumed response
-        self.cursor = Cursor(cursor)
+        self.cursor: Cursor = Cursor(cursor)
         self.policy: ReconnectPolicy | None = None
         self.held: Any = _NOTHING
-        self.abort = False  # stopped on purpose with a resumable run open: tell the server
+        self.abort: bool = False  # stopped on purpose with a resumable run open: tell the server
         # the event idle clock (agui.client.idle; None: off): reads wait under it
         seconds = session.idle_timeout
         self.idle: IdleClock | None = IdleClock(seconds) if seconds else None
@@ -312,8 +312,8 @@ class _RunCore:
         self.chain_read: Callable[[], Awaitable[Any]] | None = None
         self.handoff: asyncio.Future[_Handed] | None = None
         self.detached: Generator[Any, Any, Any] | None = None
-        self.announced = False  # resuming: the next try was announced (Reconnecting)
-        self.broke = 0.0  # when the response broke (monotonic seconds)
+        self.announced: bool = False  # resuming: the next try was announced (Reconnecting)
+        self.broke: float = 0.0  # when the response broke (monotonic seconds)
         self.failure: Exception | None = None  # what broke it, or the last try's failure
         self.span: Any = None  # the round's agui.client.run span (agui.client.telemetry)
 

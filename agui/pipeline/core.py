@@ -157,7 +157,7 @@ class Pipeline:
         # the run's lifecycle and the stream's Done just before the client ended an
         # open run on a lost stream (see reopen)
         self._cut: tuple[RunLifecycle, Done | None] | None = None
-        self.finished = False
+        self.finished: bool = False
         """True once the stream is over: closed, cancelled, or failed in strict mode
         (or on an oversized frame); later input is ignored. Read it (a plain
         attribute, tested once per frame); only the pipeline changes it."""

@@ -83,7 +83,7 @@ class RunLifecycle:
     def __init__(self) -> None:
         self._run_id: str | None = None
         self._thread_id: str | None = None
-        self.open = False
+        self.open: bool = False
         """True between a RUN_STARTED and the run's end (read it: only the
         lifecycle's own methods change it; a plain attribute, read once per event)."""
         self._outcome: Outcome | None = None

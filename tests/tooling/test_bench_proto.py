@@ -41,16 +41,32 @@ def test_bench_proto_quick_reports_decode_and_encode_rows_next_to_json(tmp_path)
         "decode JSON: decode_event",
         "decode protobuf: frames -> wire dicts",
         "decode protobuf: frames -> typed events",
-        "ratio decode rate JSON / protobuf",
+        "ratio decode rate protobuf / JSON",
         "encode JSON: encode_event",
         "encode protobuf: encode_proto_frame",
-        "ratio encode rate JSON / protobuf",
+        "ratio encode rate protobuf / JSON",
         "body bytes protobuf / SSE",
+        "Session over an SSE recording",
+        "Session over a protobuf recording",
+        "ratio Session rate protobuf / SSE",
     ]
     for row in rows.values():
         assert math.isfinite(row["value"]) and row["value"] > 0
     for name in ("decode JSON: decode_event", "encode protobuf: encode_proto_frame"):
-        assert rows[name]["unit"] == "events/s" and rows[name]["note"].startswith("1500 events")
+        assert rows[name]["unit"] == "events/s" and rows[name]["note"].startswith("1,500 events")
+    for way in ("decode", "encode"):
+        ratio = rows[f"ratio {way} rate protobuf / JSON"]
+        protobuf = "frames -> typed events" if way == "decode" else "encode_proto_frame"
+        json_rate = rows[f"{way} JSON: {way}_event"]["value"]
+        assert ratio["value"] == pytest.approx(
+            rows[f"{way} protobuf: {protobuf}"]["value"] / json_rate
+        )
+        assert ratio["extra"]["target"] == 0.5 and ratio["extra"]["met"] == (ratio["value"] >= 0.5)
+    session = rows["ratio Session rate protobuf / SSE"]
+    assert session["value"] == pytest.approx(
+        rows["Session over a protobuf recording"]["value"]
+        / rows["Session over an SSE recording"]["value"]
+    )
     size = rows["body bytes protobuf / SSE"]
     assert size["value"] == pytest.approx(size["extra"]["proto_bytes"] / size["extra"]["sse_bytes"])
     assert "proto" in done.stdout.splitlines()[2]

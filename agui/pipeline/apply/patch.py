@@ -347,7 +347,7 @@ class PathCopy:
 
     def __init__(self, *, journal: bool = False) -> None:
         self.fresh: dict[int, JSONValue] = {}  # id -> container (kept alive: ids stay unique)
-        self.copied = 0
+        self.copied: int = 0
         """Members of the containers copied since the writer was made or released."""
         self.journal = journal
         self._undo: list[tuple[int, JSONValue, JSONValue, JSONValue]] = []
@@ -647,8 +647,8 @@ class StateHistory:
     def __init__(self, state: JSONValue = None) -> None:
         self.doc: JSONValue = state
         """The live document (do not hand it out: use :meth:`current`)."""
-        self.writer = PathCopy(journal=True)
-        self.head = StateVersion(state)
+        self.writer: PathCopy = PathCopy(journal=True)
+        self.head: StateVersion = StateVersion(state)
         """The version whose state is :attr:`doc`."""
         self._chain = 0  # versions since the last known one
 
