@@ -415,6 +415,9 @@ class _RunCore:
             if self._may_resume(pipeline, exc):
                 return await self._resume(pipeline, exc)
             self.next = self._end_round
+            if self._complete(pipeline):
+                logger.debug("resumable response cut after its run's end: %s", exc)
+                return (pipeline.close(),)
             return (pipeline.fail_transport(_as_transport_error(exc)),)
         if item is _DETACHED:  # the chain's source lost its response: resume it (_retry)
             self.next = self._retry
@@ -485,6 +488,18 @@ class _RunCore:
                 yield feed(data)
             if pipeline.finished:
                 return
+
+    def _complete(self, pipeline: Pipeline) -> bool:
+        """Whether a break loses nothing: the stream carried cursors (a resumable
+        server's response ends at its run's terminal event) and that event was
+        applied. Such a cut ends the run as its end of stream would, with no error;
+        a stream without cursors may have had more runs after it (a non-fatal error)."""
+        return (
+            self.cursor.last is not None
+            and not pipeline.finished
+            and not pipeline.lifecycle.open
+            and pipeline.done is not None
+        )
 
     def _may_resume(self, pipeline: Pipeline, error: BaseException | None) -> bool:
         """Whether a break (``error``; None = the response ended) is resumed: the

@@ -8,6 +8,7 @@ reconnect itself, with a reset or a plain EOF); the run resumes with
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 
 import pytest
@@ -226,3 +227,76 @@ def test_a_run_cancelled_without_awaiting_sends_the_cancel_request_of_a_resumabl
     # the detach timeout is 5 s: a bare disconnect would leave the agent running
     wait_for(lambda: "r-cancel" in CALLS.cancelled, timeout=1)
     assert CALLS.cancelled.get("r-cancel") == "cancel requested"
+
+
+async def _cut_after_run_finished(writer: asyncio.StreamWriter, body: dict, ids: bool, reset: bool):
+    """Answer one AG-UI request with a complete run in chunked SSE (``id:`` lines
+    when ``ids``), then cut the connection before the terminating chunk."""
+    thread, run = body["threadId"], body["runId"]
+    events = [
+        {"type": "RUN_STARTED", "threadId": thread, "runId": run},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "done"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        {"type": "RUN_FINISHED", "threadId": thread, "runId": run},
+    ]
+    writer.write(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    for i, event in enumerate(events):
+        frame = (f"id: {run}:{i}\n" if ids else "") + f"data: {json.dumps(event)}\n\n"
+        data = frame.encode()
+        writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+    await writer.drain()
+    await asyncio.sleep(0.05)  # the client has read the last frame
+    if reset:
+        writer.transport.abort()
+    else:
+        writer.close()
+
+
+async def _raw_run(kind, ids: bool, reset: bool) -> tuple[list, int]:
+    requests = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal requests
+        requests += 1
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        body = json.loads(await reader.readexactly(length))
+        await _cut_after_run_finished(writer, body, ids, reset)
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        transport = kind(f"http://127.0.0.1:{port}/agent")
+        transport.reconnect = FAST
+        updates, _ = await _run(transport, "cut-at-end", 1)
+    finally:
+        server.close()
+    return updates, requests
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["eof", "reset"])
+@pytest.mark.parametrize("kind", [HttpTransport, FastHttpTransport])
+def test_a_resumable_response_cut_after_its_run_finished_ends_the_run_cleanly(kind, reset):
+    updates, requests = asyncio.run(_raw_run(kind, ids=True, reset=reset))
+    assert requests == 1  # nothing to resume: the run's terminal event was applied
+    assert [u for u in updates if isinstance(u, ErrorUpdate | Reconnecting)] == []
+    assert isinstance(updates[-1], Done) and updates[-1].outcome == "success"
+    assert [u.delta for u in updates if isinstance(u, TextDelta)] == ["done"]
+
+
+@pytest.mark.parametrize("kind", [HttpTransport, FastHttpTransport])
+def test_a_stream_without_cursors_cut_after_its_run_finished_reports_the_lost_tail(kind):
+    updates, requests = asyncio.run(_raw_run(kind, ids=False, reset=False))
+    assert requests == 1
+    errors = [u for u in updates if isinstance(u, ErrorUpdate)]
+    assert len(errors) == 1 and errors[0].fatal is False
+    assert isinstance(errors[0].error, TransportError)
+    dones = [u for u in updates if isinstance(u, Done)]
+    assert len(dones) == 1 and dones[0].outcome == "success"  # the Done stands
