@@ -56,3 +56,32 @@ def test_the_site_builds_offline_with_no_font_fetch():
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     assert config["theme"]["font"] is False
     assert config["strict"] is True
+
+
+def test_the_readme_documents_the_resume_contract_and_the_store_choice_with_the_real_defaults():
+    import inspect
+
+    from agui.server import create_app
+    from agui.server.runlog.memory import MemoryRunStore
+
+    section = README.split("## Resumable runs (the wire contract)", 1)[1].split("\n## ", 1)[0]
+    for term in (
+        "id: <cursor>",
+        "Last-Event-ID",
+        "410 cursor_unknown",
+        "409 run_exists",
+        "503 run_log_full",
+        "DELETE <path>/runs/{threadId}/{runId}",
+        '"worker_lost"',
+        "transport.resumable: true",
+        'store="memory"',
+        'store="redis://HOST:PORT/DB"',
+        "store=None",
+        "protobuf",
+    ):
+        assert term in section, term
+    defaults = inspect.signature(create_app).parameters
+    retention = inspect.signature(MemoryRunStore).parameters["retention"].default
+    assert f"detach timeout (default {defaults['detach_timeout'].default:g} s)" in section
+    assert f"lease (default {defaults['lease'].default:g} s)" in section
+    assert f"retention (default {retention:g} s)" in section
