@@ -438,8 +438,11 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
     reached = False  # a line has reached the agent: from now on the session survives it
     first = options
     later = replace(options, stop_after=None)  # --stop-after: the first run only
-    if options.rejoin and _rejoin(runner, session, renderer, console, options, ids):
-        first, reached = later, True
+    if options.rejoin:
+        if _rejoin(runner, session, renderer, console, options, ids):
+            first, reached = later, True
+    elif not ids.prefix:  # pinned by BOARD_WATCH_THREAD: never post a run id held already
+        ids.n = _held_runs(runner, session, ids)
     while True:
         line = console.readline("> ")
         if line is None:
@@ -521,22 +524,28 @@ def _rejoin(
     """Join the pinned thread's last run the server holds (a board-watch
     started again: the run replayed from its log, then its live tail) and
     number the next run after it; False when there is none."""
-    transport = session.transport
-    url, headers = getattr(transport, "url", None), getattr(transport, "headers", None)
-    if not isinstance(url, str):
-        return False
-    pinned = ThreadIds(session.thread_id, ids.prefix)
-    n = runner.run(last_run(url, dict(headers or {}), pinned))
+    n = _held_runs(runner, session, ids)
     if not n:
         return False
     ids.n = n
-    run_id = pinned.run_id(n)
+    run_id = ThreadIds(session.thread_id, ids.prefix).run_id(n)
     console.write(
         [Line("net", f"rejoining {sanitize(run_id)} of thread {sanitize(session.thread_id)}")]
     )
     result = _run(runner, session.attach(run_id), renderer, console, options, run_id, True)
     draw_panel(session, console, options.panel_width)
     return result.count > 0
+
+
+def _held_runs(runner: asyncio.Runner, session: Any, ids: RunIds) -> int:
+    """How many runs ``run-1`` ... of the pinned thread the (resumable) server
+    holds (:func:`agui.cli.rejoin.last_run`; 0 when none or not resumable)."""
+    transport = session.transport
+    url, headers = getattr(transport, "url", None), getattr(transport, "headers", None)
+    if not isinstance(url, str):
+        return 0
+    pinned = ThreadIds(session.thread_id, ids.prefix)
+    return runner.run(last_run(url, dict(headers or {}), pinned))
 
 
 def _run(

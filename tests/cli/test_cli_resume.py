@@ -165,3 +165,29 @@ def test_watch_with_thread_on_a_server_without_a_run_log_never_probes_it():
     assert done.returncode == 0, done.stderr
     assert not [line for line in done.stdout.splitlines() if "rejoining" in line]
     assert calls.started == {"run-1": 1}  # only the run the line asked for was started
+
+
+def test_watch_on_a_thread_pinned_by_the_environment_numbers_its_runs_after_those_held(
+    served, monkeypatch
+):
+    # BOARD_WATCH_THREAD pins run-1, run-2 ...: a board-watch started again against the same
+    # resumable server must not post run-1 a second time (409 run_exists), nor rejoin it
+    from agui.cli.main import main
+
+    srv, calls = served
+    monkeypatch.setenv("BOARD_WATCH_THREAD", "pinned-env")
+    outs = []
+    for _ in range(2):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(
+            ["watch", "--url", srv.url + "/agent", "--check"],
+            stdin=io.StringIO("3 fast\n3 fast\n"),
+            stdout=out,
+            stderr=err,
+        )
+        assert (code, err.getvalue()) == (0, "")
+        outs.append(out.getvalue())
+    assert "run     run-1 started" in outs[0] and "run     run-2 started" in outs[0]
+    assert "run     run-3 started" in outs[1] and "run     run-4 started" in outs[1]
+    assert "run-1" not in outs[1] and "rejoining" not in outs[1]
+    assert [calls.starts(f"run-{n}") for n in range(1, 5)] == [1, 1, 1, 1]
