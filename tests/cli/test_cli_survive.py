@@ -42,6 +42,11 @@ class Agent:
         while b"\r\n\r\n" not in data:
             data += conn.recv(65536)
         head, _, body = data.partition(b"\r\n\r\n")
+        if head.startswith(b"GET "):  # board-watch asking for capabilities: none here
+            conn.sendall(
+                b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            )
+            return
         size = next(
             int(line.split(b":")[1])
             for line in head.split(b"\r\n")

@@ -130,7 +130,10 @@ def test_watch_whose_worker_is_killed_mid_run_ends_with_worker_lost_and_never_ha
     try:
         watch = subprocess.Popen(
             [sys.executable, "-m", "agui.cli", "watch", "--url"]
-            + [f"http://127.0.0.1:{proxy.port}/agent"],  # (no --thread: no rejoin probe)
+            + [f"http://127.0.0.1:{proxy.port}/agent"],
+            # a fresh thread (no --thread, no BOARD_WATCH_THREAD): no probe for held runs,
+            # so the proxy's first connection is the run's and it lands on process A
+            env={k: v for k, v in os.environ.items() if k != "BOARD_WATCH_THREAD"},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
