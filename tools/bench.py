@@ -42,6 +42,7 @@ import platform
 import random
 import re
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -106,6 +107,18 @@ def _clock() -> float:
     # CPU time of this process: single-threaded work measured this way is far less
     # disturbed by other load on the machine than wall time is.
     return time.process_time()
+
+
+def stop_child(proc: subprocess.Popen[Any]) -> None:
+    """End a bench child that serves until its stdin closes: close stdin, wait up
+    to 10 s, then kill it."""
+    if proc.stdin is not None:
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def median_seconds(fn: Callable[[], Any], repeats: int) -> float:

@@ -37,7 +37,7 @@ import msgspec
 if __name__ == "__main__":  # run on its own: be the module bench.py imports, registered once
     sys.modules.setdefault("bench_server", sys.modules[__name__])
 
-from bench import Config, Row, section
+from bench import Config, Row, section, stop_child
 from bench_pipeline import interleaved
 from benchgen import iter_stream
 
@@ -256,13 +256,7 @@ class ServerChild:
         return float(self.proc.stdout.readline())
 
     def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_child(self.proc)
 
 
 def server_cpu_runs(

@@ -226,13 +226,10 @@ class SseServer:
             return json.loads(answer.read())
 
     def __exit__(self, *exc: object) -> None:
-        assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        from bench import stop_child  # the parent's helper (the child never needs it)
+
+        assert self.proc is not None
+        stop_child(self.proc)
 
 
 async def main() -> None:
