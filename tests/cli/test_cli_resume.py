@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.resume_helpers import Calls, CuttingProxy, streaming_agent, wait_for
+from support.resume_helpers import Calls, CuttingProxy, port_of, streaming_agent, wait_for
 
 from agui.cli.io import Console
 from agui.cli.live import LiveView, settles
@@ -37,10 +37,6 @@ def served():
     app = create_app(streaming_agent(calls, pause=0.01), store="memory", detach_timeout=15.0)
     with BackgroundServer(app) as srv:
         yield srv, calls
-
-
-def _port(srv: BackgroundServer) -> int:
-    return int(srv.url.rsplit(":", 1)[1].split("/")[0])
 
 
 class ProxyThread:
@@ -78,10 +74,10 @@ def _watch(url: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess
 def test_watch_resumes_a_cut_stream_with_a_reconnecting_line_per_try_and_loses_no_text(served):
     server, calls = served
     n = 120
-    proxy = CuttingProxy(_port(server), seed=3, low=1500, high=5000)
+    proxy = CuttingProxy(port_of(server), seed=3, low=1500, high=5000)
     proxy.max_cuts = 2
     with ProxyThread(proxy):
-        done = _watch(f"http://127.0.0.1:{proxy.port}/agent", "--thread", "t-cut", stdin=f"{n}\n")
+        done = _watch(proxy.url, "--thread", "t-cut", stdin=f"{n}\n")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert proxy.cuts == 2

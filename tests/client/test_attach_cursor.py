@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from support.resume_helpers import Calls, CuttingProxy, streaming_agent
+from support.resume_helpers import Calls, CuttingProxy, port_of, streaming_agent
 
 from agui.agent import AgentSubscriber, HttpAgent
 from agui.client.middleware import Middleware
@@ -37,10 +37,6 @@ def server(serve):
     return serve(app)
 
 
-def _port(srv: BackgroundServer) -> int:
-    return int(srv.url.rsplit(":", 1)[1].split("/")[0])
-
-
 def _deltas(updates: list[Update]) -> list[str]:
     return [u.delta for u in updates if isinstance(u, TextDelta)]
 
@@ -54,10 +50,10 @@ async def _lost_run(
 ) -> tuple[Session, list[Update], Run, CuttingProxy]:
     """A run whose stream is cut mid-run and every resume cut in its headers, until
     the session's tries are spent: it ends ``Done(failed)`` with its cursor kept."""
-    proxy = CuttingProxy(_port(srv), seed=4, low=1, high=2)
+    proxy = CuttingProxy(port_of(srv), seed=4, low=1, high=2)
     proxy.first_low = 2000
     await proxy.start()
-    transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+    transport = HttpTransport(proxy.url)
     transport.reconnect = TWO_TRIES
     session = session_of(transport)
     run = session.send(str(N), run_id=run_id)
@@ -220,11 +216,9 @@ def test_connect_agent_from_a_kept_cursor_calls_the_event_callbacks_only_after_i
 
 def test_an_agent_that_lost_a_runs_stream_continues_it_by_connect_agent(server):
     async def go() -> tuple[list[str], list[str], object]:
-        proxy = CuttingProxy(_port(server), seed=4, low=1, high=2)
-        proxy.first_low = 2000
-        await proxy.start()
-        try:
-            agent = HttpAgent(f"http://127.0.0.1:{proxy.port}/agent", thread_id="t-keep-agent")
+        async with CuttingProxy(port_of(server), seed=4, low=1, high=2) as proxy:
+            proxy.first_low = 2000
+            agent = HttpAgent(proxy.url, thread_id="t-keep-agent")
             agent.transport.reconnect = TWO_TRIES
             deltas: list[str] = []
             failed: list[object] = []
@@ -242,8 +236,6 @@ def test_an_agent_that_lost_a_runs_stream_continues_it_by_connect_agent(server):
             proxy.cutting = False
             result = await agent.connect_agent("r-keep-agent")
             return before, deltas, result
-        finally:
-            await proxy.stop()
 
     before, deltas, result = asyncio.run(go())
     assert result.done is not None and result.done.outcome == "success"  # type: ignore[attr-defined]

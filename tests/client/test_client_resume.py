@@ -12,7 +12,7 @@ import json
 import random
 
 import pytest
-from support.resume_helpers import Calls, CuttingProxy, streaming_agent, wait_for
+from support.resume_helpers import Calls, CuttingProxy, port_of, streaming_agent, wait_for
 
 from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure
 from agui.client.session import Session
@@ -36,10 +36,6 @@ def server(serve):
     return serve(app)
 
 
-def _port(srv: BackgroundServer) -> int:
-    return int(srv.url.rsplit(":", 1)[1].split("/")[0])
-
-
 async def _run(transport, thread: str, n: int) -> tuple[list, Session]:
     session = Session(transport, thread_id=thread)
     updates = [u async for u in session.send(f"{n}")]
@@ -57,13 +53,13 @@ def test_over_a_thousand_random_cuts_the_conversation_equals_the_uncut_runs(serv
     async def go() -> tuple[int, int]:
         uncut_updates, uncut = await _run(kind(server.url + "/agent"), f"u-{kind.__name__}", n)
         assert isinstance(uncut_updates[-1], Done) and uncut_updates[-1].outcome == "success"
-        proxy = CuttingProxy(_port(server), seed=22, low=1, high=2500)
+        proxy = CuttingProxy(port_of(server), seed=22, low=1, high=2500)
         await proxy.start()
         reconnects = 0
         try:
             i = 0
             while proxy.cuts < 500:
-                transport = kind(f"http://127.0.0.1:{proxy.port}/agent")
+                transport = kind(proxy.url)
                 transport.reconnect = FAST
                 updates, session = await _run(transport, f"c-{kind.__name__}-{i}", n)
                 i += 1
@@ -87,18 +83,14 @@ def test_a_stream_without_id_lines_is_never_resumed_it_ends_truncated_as_before(
     calls = Calls()
 
     async def go(port: int) -> list:
-        proxy = CuttingProxy(port, seed=1, low=600, high=601)
-        await proxy.start()
-        try:
-            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+        async with CuttingProxy(port, seed=1, low=600, high=601) as proxy:
+            transport = HttpTransport(proxy.url)
             transport.reconnect = FAST
             updates, _ = await _run(transport, "plain", 200)
             return [updates, proxy.cuts]
-        finally:
-            await proxy.stop()
 
     with BackgroundServer(create_app(streaming_agent(calls), store=None)) as srv:  # no ids
-        updates, cuts = asyncio.run(go(_port(srv)))
+        updates, cuts = asyncio.run(go(port_of(srv)))
     assert cuts == 1
     assert not [u for u in updates if isinstance(u, Reconnected)]
     assert isinstance(updates[-1], Done) and updates[-1].outcome == "failed"
@@ -108,14 +100,10 @@ def test_a_run_failing_at_the_same_point_gives_up_after_its_budget_of_attempts(s
     async def go_small() -> list:
         # the first response is cut after its first frames (progress); every resume
         # after 1 byte, inside its headers (no progress), until the budget is spent
-        proxy = CuttingProxy(_port(server), seed=3, low=1, high=2)
-        await proxy.start()
-        try:
-            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+        async with CuttingProxy(port_of(server), seed=3, low=1, high=2) as proxy:
+            transport = HttpTransport(proxy.url)
             transport.reconnect = FAST
             return [(await _run(transport, "stuck1", 300))[0], proxy.cuts]
-        finally:
-            await proxy.stop()
 
     updates, cuts = asyncio.run(go_small())
     assert isinstance(updates[-1], Done) and updates[-1].outcome == "failed"

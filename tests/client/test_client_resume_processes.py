@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.resume_helpers import LEASE, CuttingProxy
+from support.resume_helpers import LEASE, CuttingProxy, port_of
 
 from agui.client.reconnect import ReconnectPolicy
 from agui.client.session import Session
@@ -36,10 +36,6 @@ ROOT = Path(__file__).resolve().parents[2]
 FAST = ReconnectPolicy(attempts=8, base_delay=0.001, max_delay=0.01)
 
 
-def _port(url: str) -> int:
-    return int(url.rsplit(":", 1)[1].split("/")[0])
-
-
 @pytest.mark.parametrize("kind", [HttpTransport, FastHttpTransport])
 def test_every_reconnect_lands_on_the_other_process_and_the_run_completes_once_in_order(
     serve_fake,
@@ -50,16 +46,14 @@ def test_every_reconnect_lands_on_the_other_process_and_the_run_completes_once_i
     n = 300
 
     async def go() -> tuple[list[object], CuttingProxy]:
-        proxy = CuttingProxy([_port(url_a), _port(url_b)], seed=4, low=1, high=3000)
-        await proxy.start()
-        try:
-            transport = kind(f"http://127.0.0.1:{proxy.port}/agent")
+        async with CuttingProxy(
+            [port_of(url_a), port_of(url_b)], seed=4, low=1, high=3000
+        ) as proxy:
+            transport = kind(proxy.url)
             transport.reconnect = FAST
             session = Session(transport, thread_id=f"tx-{kind.__name__}")
             updates = [u async for u in session.send(f"long {n}", run_id="r-cross")]
             return updates, proxy
-        finally:
-            await proxy.stop()
 
     updates, proxy = asyncio.run(go())
     done = updates[-1]
@@ -87,12 +81,12 @@ def test_a_session_whose_worker_is_killed_mid_run_ends_with_worker_lost_and_neve
 
     async def go() -> tuple[list[object], float]:
         # the run starts on A (the proxy's first upstream); a reconnect goes to B
-        proxy = CuttingProxy([_port(url_a), _port(url_b)], seed=1, low=1, high=2)
+        proxy = CuttingProxy([port_of(url_a), port_of(url_b)], seed=1, low=1, high=2)
         proxy.cutting = False
         await proxy.start()
         killed = 0.0
         try:
-            transport = kind(f"http://127.0.0.1:{proxy.port}/agent")
+            transport = kind(proxy.url)
             transport.reconnect = FAST
             session = Session(transport, thread_id=f"tx-kill-{kind.__name__}")
             updates = []
@@ -112,7 +106,7 @@ def test_a_session_whose_worker_is_killed_mid_run_ends_with_worker_lost_and_neve
     done = updates[-1]
     assert isinstance(done, Done) and done.outcome == "failed"
     assert any(isinstance(u, Reconnected) for u in updates)  # B took the resume
-    assert routed[:2] == [_port(url_a), _port(url_b)]
+    assert routed[:2] == [port_of(url_a), port_of(url_b)]
     assert took < LEASE + 1.0 + 1.0  # the lease, its notice, and the reconnect
 
 
@@ -121,7 +115,7 @@ def test_watch_whose_worker_is_killed_mid_run_ends_with_worker_lost_and_never_ha
 ):
     proc_a, url_a = serve_fake()
     _, url_b = serve_fake()
-    proxy = CuttingProxy([_port(url_a), _port(url_b)], seed=1, low=1, high=2)
+    proxy = CuttingProxy([port_of(url_a), port_of(url_b)], seed=1, low=1, high=2)
     proxy.cutting = False
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
@@ -129,8 +123,7 @@ def test_watch_whose_worker_is_killed_mid_run_ends_with_worker_lost_and_never_ha
     asyncio.run_coroutine_threadsafe(proxy.start(), loop).result(10)
     try:
         watch = subprocess.Popen(
-            [sys.executable, "-m", "agui.cli", "watch", "--url"]
-            + [f"http://127.0.0.1:{proxy.port}/agent"],
+            [sys.executable, "-m", "agui.cli", "watch", "--url"] + [proxy.url],
             # a fresh thread (no --thread, no BOARD_WATCH_THREAD): no probe for held runs,
             # so the proxy's first connection is the run's and it lands on process A
             env={k: v for k, v in os.environ.items() if k != "BOARD_WATCH_THREAD"},
@@ -161,7 +154,7 @@ def test_watch_whose_worker_is_killed_mid_run_ends_with_worker_lost_and_never_ha
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
     lines = out.splitlines()
-    assert proxy.routed[:2] == [_port(url_a), _port(url_b)]  # ran on A, resumed on B
+    assert proxy.routed[:2] == [port_of(url_a), port_of(url_b)]  # ran on A, resumed on B
     assert watch.returncode == 0, err
     assert [line for line in lines if "worker_lost" in line], out
     assert [line for line in lines if line.startswith("done    failed")], out

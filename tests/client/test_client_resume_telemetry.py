@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from support.resume_helpers import Calls, CuttingProxy, span_exporter, streaming_agent
+from support.resume_helpers import Calls, CuttingProxy, port_of, span_exporter, streaming_agent
 
 pytest.importorskip("opentelemetry.sdk")
 
@@ -31,22 +31,14 @@ def server():
         yield srv
 
 
-def _port(srv: BackgroundServer) -> int:
-    return int(srv.url.rsplit(":", 1)[1].split("/")[0])
-
-
 def _cut_run(server, thread: str, middleware: list) -> list:
     async def go() -> list:
-        proxy = CuttingProxy(_port(server), seed=9, low=1500, high=4000)
-        proxy.max_cuts = 3
-        await proxy.start()
-        try:
-            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+        async with CuttingProxy(port_of(server), seed=9, low=1500, high=4000) as proxy:
+            proxy.max_cuts = 3
+            transport = HttpTransport(proxy.url)
             transport.reconnect = FAST
             session = Session(transport, thread_id=thread, middleware=middleware)
             return [u async for u in session.send("300", run_id=f"{thread}-r")]
-        finally:
-            await proxy.stop()
 
     return asyncio.run(go())
 

@@ -11,7 +11,7 @@ import asyncio
 
 import httpx
 import pytest
-from support.resume_helpers import Calls, CuttingProxy, body, streaming_agent, wait_for
+from support.resume_helpers import Calls, CuttingProxy, body, port_of, streaming_agent, wait_for
 
 from agui.agent import AgentSubscriber, HttpAgent
 from agui.client.middleware import Middleware
@@ -36,10 +36,6 @@ def server():
     app = create_app(streaming_agent(CALLS, pause=0.0005), store="memory", detach_timeout=5.0)
     with BackgroundServer(app) as srv:
         yield srv
-
-
-def _port(srv: BackgroundServer) -> int:
-    return int(srv.url.rsplit(":", 1)[1].split("/")[0])
 
 
 class Recorder(AgentSubscriber):
@@ -68,19 +64,15 @@ def _start_and_leave(srv: BackgroundServer, run_id: str, thread: str, n: int = N
 
 def test_an_agent_run_cut_mid_stream_resumes_and_its_subscribers_see_each_event_once(server):
     async def go() -> tuple[Recorder, object, int]:
-        proxy = CuttingProxy(_port(server), seed=7, low=1500, high=4000)
-        proxy.max_cuts = 3
-        await proxy.start()
-        try:
-            agent = HttpAgent(f"http://127.0.0.1:{proxy.port}/agent", thread_id="t-agent-cut")
+        async with CuttingProxy(port_of(server), seed=7, low=1500, high=4000) as proxy:
+            proxy.max_cuts = 3
+            agent = HttpAgent(proxy.url, thread_id="t-agent-cut")
             agent.transport.reconnect = FAST
             rec = Recorder()
             agent.subscribe(rec)
             agent.add_message({"id": "u1", "role": "user", "content": str(N)})
             result = await agent.run_agent(run_id="r-agent-cut")
             return rec, result, proxy.cuts
-        finally:
-            await proxy.stop()
 
     rec, result, cuts = asyncio.run(go())
     assert cuts == 3
@@ -173,18 +165,14 @@ class Tally(Middleware):
 
 def test_a_session_with_middleware_resumes_through_the_same_middleware_chain(server):
     async def go() -> tuple[Tally, list[object], int]:
-        proxy = CuttingProxy(_port(server), seed=11, low=1, high=3000)
-        proxy.max_cuts = 6
-        await proxy.start()
-        try:
-            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+        async with CuttingProxy(port_of(server), seed=11, low=1, high=3000) as proxy:
+            proxy.max_cuts = 6
+            transport = HttpTransport(proxy.url)
             transport.reconnect = FAST
             tally = Tally()
             session = Session(transport, thread_id="t-mw", middleware=[tally])
             updates = [u async for u in session.send(str(N), run_id="r-mw")]
             return tally, updates, proxy.cuts
-        finally:
-            await proxy.stop()
 
     tally, updates, cuts = asyncio.run(go())
     done = updates[-1]
@@ -224,11 +212,9 @@ def test_session_attach_with_middleware_replays_the_run_through_the_chain(server
 
 def test_each_try_of_a_resume_is_announced_by_a_reconnecting_update_before_it_is_made(server):
     async def go() -> tuple[list[object], list[tuple[int, int]]]:
-        proxy = CuttingProxy(_port(server), seed=5, low=1, high=3000)
-        proxy.max_cuts = 4
-        await proxy.start()
-        try:
-            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+        async with CuttingProxy(port_of(server), seed=5, low=1, high=3000) as proxy:
+            proxy.max_cuts = 4
+            transport = HttpTransport(proxy.url)
             transport.reconnect = FAST
             session = Session(transport, thread_id="t-announce")
             announced: list[tuple[int, int]] = []  # (attempt, connections made by then)
@@ -238,8 +224,6 @@ def test_each_try_of_a_resume_is_announced_by_a_reconnecting_update_before_it_is
                     announced.append((update.attempt, proxy.connections))
                 updates.append(update)
             return updates, announced
-        finally:
-            await proxy.stop()
 
     updates, announced = asyncio.run(go())
     done = updates[-1]
@@ -269,11 +253,9 @@ SLOW = ReconnectPolicy(attempts=3, base_delay=0.3, max_delay=0.3, jitter=0.0)
 
 def test_with_middleware_each_reconnecting_is_handed_out_before_its_backoff_and_try(server):
     async def go() -> tuple[Tally, list[object], list[int]]:
-        proxy = CuttingProxy(_port(server), seed=5, low=1500, high=3000)
-        proxy.max_cuts = 2
-        await proxy.start()
-        try:
-            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+        async with CuttingProxy(port_of(server), seed=5, low=1500, high=3000) as proxy:
+            proxy.max_cuts = 2
+            transport = HttpTransport(proxy.url)
             transport.reconnect = SLOW
             tally = Tally()
             session = Session(transport, thread_id="t-mw-early", middleware=[tally])
@@ -288,8 +270,6 @@ def test_with_middleware_each_reconnecting_is_handed_out_before_its_backoff_and_
                     assert len(tally.tries) == len(told)  # the hook was told first
                 updates.append(update)
             return tally, updates, told
-        finally:
-            await proxy.stop()
 
     tally, updates, told = asyncio.run(go())
     done = updates[-1]
@@ -307,11 +287,9 @@ def test_with_middleware_each_reconnecting_is_handed_out_before_its_backoff_and_
 
 def test_an_agents_on_run_reconnecting_is_called_before_its_backoff_and_try(server):
     async def go() -> tuple[list[tuple[int, int]], Recorder, object]:
-        proxy = CuttingProxy(_port(server), seed=9, low=1500, high=3000)
-        proxy.max_cuts = 1
-        await proxy.start()
-        try:
-            agent = HttpAgent(f"http://127.0.0.1:{proxy.port}/agent", thread_id="t-agent-early")
+        async with CuttingProxy(port_of(server), seed=9, low=1500, high=3000) as proxy:
+            proxy.max_cuts = 1
+            agent = HttpAgent(proxy.url, thread_id="t-agent-early")
             agent.transport.reconnect = SLOW
             rec = Recorder()
             told: list[tuple[int, int]] = []  # (attempt, connections made by then)
@@ -326,8 +304,6 @@ def test_an_agents_on_run_reconnecting_is_called_before_its_backoff_and_try(serv
             agent.add_message({"id": "u1", "role": "user", "content": str(N)})
             result = await agent.run_agent(run_id="r-agent-early")
             return told, rec, result
-        finally:
-            await proxy.stop()
 
     told, rec, result = asyncio.run(go())
     assert result.done is not None and result.done.outcome == "success"  # type: ignore[attr-defined]
@@ -358,11 +334,9 @@ def test_a_run_stopped_during_a_resume_below_the_chain_ends_cancelled_and_closes
     server,
 ):
     async def go() -> tuple[Closing, object, list[object]]:
-        proxy = CuttingProxy(_port(server), seed=5, low=1500, high=3000)
-        proxy.max_cuts = 1
-        await proxy.start()
-        try:
-            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+        async with CuttingProxy(port_of(server), seed=5, low=1500, high=3000) as proxy:
+            proxy.max_cuts = 1
+            transport = HttpTransport(proxy.url)
             transport.reconnect = SLOW
             closing = Closing()
             session = Session(transport, thread_id="t-mw-stop", middleware=[closing])
@@ -374,8 +348,6 @@ def test_a_run_stopped_during_a_resume_below_the_chain_ends_cancelled_and_closes
                     await run.aclose()  # during the backoff, before the try
             connections = proxy.connections
             return closing, run.done, [updates, connections]
-        finally:
-            await proxy.stop()
 
     closing, done, (updates, connections) = asyncio.run(go())
     assert isinstance(done, Done) and done.outcome == "cancelled"
@@ -389,17 +361,13 @@ def test_a_run_stopped_during_a_resume_below_the_chain_ends_cancelled_and_closes
 def test_a_resume_below_the_chain_out_of_tries_raises_the_failure_through_the_chain(server):
     async def go() -> tuple[Closing, list[object], int]:
         # the first response is cut after its first frames; every try inside its headers
-        proxy = CuttingProxy(_port(server), seed=3, low=1, high=2)
-        await proxy.start()
-        try:
-            transport = HttpTransport(f"http://127.0.0.1:{proxy.port}/agent")
+        async with CuttingProxy(port_of(server), seed=3, low=1, high=2) as proxy:
+            transport = HttpTransport(proxy.url)
             transport.reconnect = FAST
             closing = Closing()
             session = Session(transport, thread_id="t-mw-out", middleware=[closing])
             updates = [u async for u in session.send(str(N), run_id="r-mw-out")]
             return closing, updates, proxy.cuts
-        finally:
-            await proxy.stop()
 
     closing, updates, cuts = asyncio.run(go())
     assert cuts == 1 + FAST.attempts

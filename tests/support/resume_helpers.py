@@ -110,6 +110,12 @@ def cut_after(url: str, payload: dict, n_bytes: int, headers: dict | None = None
     return bytes(got[:n_bytes])
 
 
+def port_of(srv) -> int:
+    """The loopback port of a :class:`agui.server.BackgroundServer` (or of its URL)."""
+    url = srv if isinstance(srv, str) else srv.url
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
 def wait_for(predicate, timeout: float = 5.0, step: float = 0.01) -> float:
     """Poll ``predicate`` until true; returns the seconds waited. AssertionError on timeout."""
     start = time.monotonic()
@@ -150,6 +156,18 @@ class CuttingProxy:
     async def stop(self) -> None:
         assert self.server is not None
         self.server.close()
+
+    async def __aenter__(self) -> CuttingProxy:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def url(self) -> str:
+        """The agent endpoint through the proxy (``/agent`` of the upstream)."""
+        return f"http://127.0.0.1:{self.port}/agent"
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         port = self.upstreams[self.connections % len(self.upstreams)]
