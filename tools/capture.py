@@ -142,7 +142,12 @@ def _body(
         with http.stream("POST", url, json=body, headers={"Accept": accept}) as response:
             if response.status_code // 100 != 2:
                 response.read()
-                raise CaptureError(f"{url} answered {response.status_code}: {response.text[:500]}")
+                hint = ""
+                if response.status_code == 409 and "run_exists" in response.text:
+                    hint = " (the server holds this runId already: pass --run-id with a new one)"
+                raise CaptureError(
+                    f"{url} answered {response.status_code}: {response.text[:500]}{hint}"
+                )
             if content_type is not None:
                 content_type.append(response.headers.get("content-type", ""))
             yield from response.iter_bytes()

@@ -96,6 +96,19 @@ def test_capture_fails_cleanly_on_an_http_error(server, capsys):
     assert "answered 500" in capsys.readouterr().err
 
 
+def test_capture_against_a_resumable_server_holding_the_run_says_to_pick_another_run_id(
+    serve, capsys
+):
+    resumable = serve(fake.create_app())  # the default store: a runId runs once
+    url = resumable.url + "/agent"
+    assert capture.main([url, "chunks", "--run-id", "held-1"]) == 0
+    capsys.readouterr()
+    assert capture.main([url, "chunks", "--run-id", "held-1"]) == 1
+    err = capsys.readouterr().err
+    assert "answered 409" in err and "run_exists" in err and "pass --run-id" in err
+    assert capture.main([url, "chunks", "--run-id", "held-2"]) == 0
+
+
 def test_capture_refuses_a_frame_that_is_not_json(server):
     with pytest.raises(capture.CaptureError, match="not JSON"):
         capture.capture(server.url + "/raw/malformed-json", "x")
