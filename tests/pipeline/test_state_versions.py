@@ -4,6 +4,10 @@ and a state handed out never changes afterwards."""
 
 from __future__ import annotations
 
+import gc
+
+import msgspec
+
 from agui import types as T
 from agui.pipeline.apply import Conversation
 from agui.pipeline.apply.patch import (
@@ -163,3 +167,30 @@ def test_versions_across_the_history_settling_its_latest_state_still_show_their_
         up = changed[n]
         assert isinstance(up, StateChanged)
         assert up.state == {"l": list(range(n % len(changed) + 1))}
+
+
+def test_an_update_on_an_absent_state_read_after_later_deltas_shows_the_state_of_its_delta():
+    # the first delta patches {} (the absent state); its update read later is
+    # replayed from that {}, not from the absent None
+    conv = Conversation()
+    first = _state_of(conv.apply(_delta({"op": "add", "path": "/a", "value": 1})))
+    second = _state_of(conv.apply(_delta({"op": "add", "path": "/b", "value": 2})))
+    conv.apply(_delta({"op": "add", "path": "/c", "value": 3}))
+    assert first.state == {"a": 1}
+    assert second.state == {"a": 1, "b": 2}
+    assert conv.state == {"a": 1, "b": 2, "c": 3}
+
+
+def test_state_deltas_nobody_reads_leave_nothing_per_delta_for_the_cyclic_gc():
+    # an unread update's version is not tracked by the cyclic garbage collector and
+    # the history keeps no chain of them: a run of deltas adds no tracked objects
+    conv = Conversation(state={"l": []})
+    conv.apply(_delta({"op": "add", "path": "/l/-", "value": 0}))
+    gc.collect()
+    before = len(gc.get_objects())
+    for i in range(SETTLE_AFTER // 2):
+        (up,) = conv.apply(_delta({"op": "add", "path": f"/k{i}", "value": {"n": i}}))
+        assert not gc.is_tracked(msgspec.structs.astuple(up)[0])  # the raw version
+    gc.collect()
+    assert len(gc.get_objects()) - before < 20
+    assert conv.state["k5"] == {"n": 5}

@@ -40,6 +40,7 @@ is never mutated by later patches.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import re
 
@@ -572,64 +573,126 @@ class PathCopy:
 _ABSENT = object()
 
 
-class StateVersion(DeferredState):
+class _LoggedOp(msgspec.Struct, gc=False):
+    """One applied op as a segment's log keeps it (``value``/``src`` -- the
+    op's ``from`` -- :data:`_ABSENT` when it has none; ``next`` the patch's next
+    op): never tracked by the cyclic garbage collector, unlike the op's dict
+    once its value is a container, so a long log costs the collector nothing."""
+
+    op: object
+    path: object
+    value: object
+    src: object
+    next: _LoggedOp | None = None
+
+    @staticmethod
+    def of(ops: list[JSONValue]) -> _LoggedOp | None:
+        """The applied ``ops`` (their members the patch needs) as a chain."""
+        head = None
+        for op in reversed(ops):
+            assert is_json_object(op)  # the patch applied: every op is an object
+            get = op.get
+            head = _LoggedOp(
+                get("op"), get("path"), get("value", _ABSENT), get("from", _ABSENT), head
+            )
+        return head
+
+    def ops(self) -> list[JSONValue]:
+        """The chain as plain JSON op objects again."""
+        out: list[JSONValue] = []
+        node: _LoggedOp | None = self
+        while node is not None:
+            op: dict[str, JSONValue] = {"op": node.op, "path": node.path}
+            if node.value is not _ABSENT:
+                op["value"] = node.value
+            if node.src is not _ABSENT:
+                op["from"] = node.src
+            out.append(op)
+            node = node.next
+        return out
+
+
+class _Segment:
+    """The versions of a :class:`StateHistory` between two hand-outs of its live
+    state: ``base`` is the state before the first of them (a value nobody
+    mutates), ``log`` the ops of each, in order (as :class:`_LoggedOp` chains). The last one is the live state
+    while ``history`` is set; once the state is handed out, ``history`` is
+    ``None`` and ``final`` holds that state. ``marks``/``known`` are the indexes
+    (sorted) and states of the versions worked out so far, to replay from.
+
+    Versions point here, never the other way: a version nobody holds is freed at
+    once, and the log holds plain tuples the cyclic garbage collector stops
+    tracking, so a long segment costs it nothing."""
+
+    __slots__ = ("base", "final", "history", "known", "log", "marks")
+
+    def __init__(self, base: JSONValue, history: StateHistory | None) -> None:
+        self.base = base
+        self.log: list[_LoggedOp | None] = []
+        self.history = history
+        self.final: object = _ABSENT
+        self.marks: list[int] = []
+        self.known: list[JSONValue] = []
+
+    def state_at(self, index: int) -> JSONValue:
+        """The state after the ops of ``log[index]``: replayed copy-on-write from
+        the nearest worked-out version before it (or the base), O(size of the
+        ops in between + width of the containers they touch); recorded."""
+        at = bisect.bisect_right(self.marks, index)
+        if at and self.marks[at - 1] == index:
+            return self.known[at - 1]
+        start, value = (self.marks[at - 1] + 1, self.known[at - 1]) if at else (0, self.base)
+        writer = PathCopy()
+        for ops in self.log[start : index + 1]:
+            if ops is not None:  # applied before, so it applies again
+                value = writer.apply(value, ops.ops())
+        self.marks.insert(at, index)
+        self.known.insert(at, value)
+        return value
+
+
+class StateVersion(msgspec.Struct, DeferredState, gc=False):
     """The state after one update of a :class:`StateHistory`, worked out when
-    first read: either known, or the previous version's state patched by
-    ``ops``. Until then it keeps only the ops (which the update carries
-    anyway) and a link to the previous version -- no copy of the state."""
+    first read: either ``value``, or the state after ``segment.log[index]``.
+    Until then it keeps only its place in the segment (whose log holds the ops,
+    which the update carries anyway) -- no copy of the state. Not tracked by
+    the cyclic garbage collector (it is in no cycle)."""
 
-    __slots__ = ("_history", "_ops", "_prev", "_value")
-
-    def __init__(
-        self,
-        value: JSONValue = None,
-        *,
-        prev: StateVersion | None = None,
-        ops: list[JSONValue] | None = None,
-        history: StateHistory | None = None,
-    ) -> None:
-        self._value: object = value if prev is None else _ABSENT
-        self._prev = prev
-        self._ops = ops
-        self._history = history
+    value: object = _ABSENT
+    segment: _Segment | None = None
+    index: int = 0
 
     @property
     def known(self) -> bool:
         """True once the state is worked out (reading it costs nothing then)."""
-        return self._value is not _ABSENT
-
-    def settle(self, value: JSONValue) -> None:
-        """Record the worked-out state (drops the link to the previous version)."""
-        self._value = value
-        self._prev = self._ops = self._history = None
+        return self.value is not _ABSENT
 
     def resolve(self) -> JSONValue:
         """The state as of this version. The latest version of its history is
         the live state (O(1): the history stops writing in place); an older one
         is replayed, copy-on-write, from the nearest known version before it:
         O(size of the ops in between + width of the containers they touch)."""
-        if self._value is not _ABSENT:
-            return self._value
-        history = self._history
-        if history is not None and history.head is self:
-            return history.current()
-        pending: list[list[JSONValue]] = []
-        node: StateVersion = self
-        while node._value is _ABSENT:
-            pending.append(node._ops or [])
-            assert node._prev is not None  # a version not known has a previous one
-            node = node._prev
-        value: JSONValue = node._value
-        writer = PathCopy()
-        for ops in reversed(pending):
-            value = writer.apply(value, ops)  # applied before, so it applies again
-        self.settle(value)
+        value = self.value
+        if value is not _ABSENT:
+            return value
+        seg = self.segment
+        assert seg is not None  # a version not known has its place in a segment
+        if self.index == len(seg.log) - 1:
+            history = seg.history
+            value = history.current() if history is not None else seg.final
+        else:
+            value = seg.state_at(self.index)
+        self.value = value
+        self.segment = None
         return value
+
+    def __repr__(self) -> str:
+        return repr(self.resolve())
 
 
 SETTLE_AFTER = 1024
-"""A :class:`StateHistory` makes its latest version known (stops writing in place)
-at least once per this many versions, or per as many as the members its last
+"""A :class:`StateHistory` hands out its live state (stops writing in place) at
+least once per this many versions, or per as many as the members its last
 copies took, whichever is more: what versions nobody read keep stays bounded."""
 
 
@@ -648,25 +711,25 @@ class StateHistory:
         self.doc: JSONValue = state
         """The live document (do not hand it out: use :meth:`current`)."""
         self.writer: PathCopy = PathCopy(journal=True)
-        self.head: StateVersion = StateVersion(state)
-        """The version whose state is :attr:`doc`."""
-        self._chain = 0  # versions since the last known one
+        self._segment = _Segment(state, self)
 
     def current(self) -> JSONValue:
         """The state now, as a value that never changes afterwards (O(1): the
         next patch copies what it changes instead of writing in place)."""
         self.writer.release()
-        self._chain = 0
-        if not self.head.known:
-            self.head.settle(self.doc)
+        seg = self._segment
+        if seg.log:  # its last version is the live state: it is the state now
+            seg.final = self.doc
+            seg.history = None
+            self._segment = _Segment(self.doc, self)
         return self.doc
 
     def reset(self, state: JSONValue) -> StateVersion:
         """Replace the state (kept as given, never mutated); returns its version."""
-        self.current()  # the version before keeps the state of then
+        self.current()  # the versions before keep the state of then
         self.doc = state
-        self.head = StateVersion(state)
-        return self.head
+        self._segment.base = state
+        return StateVersion(state)
 
     def apply(self, ops: list[JSONValue], base: JSONValue = None) -> StateVersion:
         """Apply the patch to the state (``base`` instead when the state is
@@ -688,13 +751,19 @@ class StateHistory:
             raise _located(doc, ops, exc) from None
         except Exception as exc:  # noqa: BLE001 - defensive: any other fault is a refusal
             raise _located(doc, ops, PatchFailed(f"{type(exc).__name__}: {exc}")) from None
-        self.doc = work
-        self.head = StateVersion(prev=self.head, ops=ops, history=self)
-        self._chain += 1
-        if self._chain > max(SETTLE_AFTER, self.writer.copied):
-            # the versions not known hold on to their ops back to the last known
-            # one: make this one known, so that what they keep stays bounded by
-            # the state's size (its cost: the next patch copies what it changes,
-            # no more members than the patches since have, amortised, O(1) each)
+        seg = self._segment
+        if doc is not self.doc:  # patched ``base``: the versions from here replay from it
             self.current()
-        return self.head
+            seg = self._segment
+            seg.base = doc
+        self.doc = work
+        log = seg.log
+        log.append(_LoggedOp.of(ops))
+        version = StateVersion(_ABSENT, seg, len(log) - 1)
+        if len(log) > max(SETTLE_AFTER, self.writer.copied):
+            # the segment's log holds the ops back to its base: hand the state out,
+            # so that what it keeps stays bounded by the state's size (its cost:
+            # the next patch copies what it changes, no more members than the
+            # patches since have, amortised, O(1) each)
+            self.current()
+        return version
