@@ -194,3 +194,22 @@ def test_state_deltas_nobody_reads_leave_nothing_per_delta_for_the_cyclic_gc():
     gc.collect()
     assert len(gc.get_objects()) - before < 20
     assert conv.state["k5"] == {"n": 5}
+
+
+def test_updates_of_multi_op_deltas_read_afterwards_replay_every_op_of_each():
+    # versions read later are replayed from the log: move/copy keep their "from",
+    # test/remove/replace their paths and values, null values stay null
+    conv = Conversation(state={"a": {"x": 1}, "l": [1, 2]})
+    deltas = [
+        [{"op": "test", "path": "/a/x", "value": 1}, {"op": "copy", "from": "/a", "path": "/b"}],
+        [{"op": "move", "from": "/b/x", "path": "/c"}, {"op": "remove", "path": "/l/0"}],
+        [{"op": "replace", "path": "/c", "value": None}, {"op": "add", "path": "/l/-", "value": 3}],
+    ]
+    ups = [_state_of(conv.apply(_delta(*ops))) for ops in deltas]
+    expected = [
+        {"a": {"x": 1}, "l": [1, 2], "b": {"x": 1}},
+        {"a": {"x": 1}, "l": [2], "b": {}, "c": 1},
+        {"a": {"x": 1}, "l": [2, 3], "b": {}, "c": None},
+    ]
+    assert [u.state for u in reversed(ups)] == expected[::-1]
+    assert [u.patch for u in ups] == deltas

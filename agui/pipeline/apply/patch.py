@@ -27,9 +27,13 @@ patch + depth of its paths) each, plus one copy of each container they change
 per hand-out. Each ``StateChanged`` gets a :class:`StateVersion`: the live
 state when read while still the latest (the history then stops writing in
 place: the next patch copies what it changes), else replayed copy-on-write
-from the nearest known version before it. A version nobody reads keeps only
-its ops; the history makes its latest version known often enough that those
-stay bounded by the state's size (:data:`SETTLE_AFTER`).
+from the nearest known version before it. The versions between two hand-outs
+share one segment (the state handed out before them and the log of their
+ops), which a version points to, not the other way round: a version nobody
+holds is freed at once, and neither versions nor log entries are tracked by
+the cyclic garbage collector (a chain of tracked versions made it walk
+O(state) objects as the state grew). The history hands its state out often
+enough that the log stays bounded by the state's size (:data:`SETTLE_AFTER`).
 :func:`patched_copy` is the one-shot form: a new document, the original
 untouched, O(size of the patch + width of the containers on its paths).
 
@@ -587,13 +591,16 @@ class _LoggedOp(msgspec.Struct, gc=False):
 
     @staticmethod
     def of(ops: list[JSONValue]) -> _LoggedOp | None:
-        """The applied ``ops`` (their members the patch needs) as a chain."""
+        """The applied ``ops`` (objects: the patch applied) as a chain."""
+        if len(ops) == 1:  # the common shape: no loop
+            op = ops[0]
+            return _LoggedOp(
+                op["op"], op["path"], op.get("value", _ABSENT), op.get("from", _ABSENT)
+            )
         head = None
         for op in reversed(ops):
-            assert is_json_object(op)  # the patch applied: every op is an object
-            get = op.get
             head = _LoggedOp(
-                get("op"), get("path"), get("value", _ABSENT), get("from", _ABSENT), head
+                op["op"], op["path"], op.get("value", _ABSENT), op.get("from", _ABSENT), head
             )
         return head
 
