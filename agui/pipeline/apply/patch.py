@@ -622,14 +622,15 @@ class _LoggedOp(msgspec.Struct, gc=False):
 class _Segment:
     """The versions of a :class:`StateHistory` between two hand-outs of its live
     state: ``base`` is the state before the first of them (a value nobody
-    mutates), ``log`` the ops of each, in order (as :class:`_LoggedOp` chains). The last one is the live state
-    while ``history`` is set; once the state is handed out, ``history`` is
-    ``None`` and ``final`` holds that state. ``marks``/``known`` are the indexes
-    (sorted) and states of the versions worked out so far, to replay from.
+    mutates), ``log`` the ops of each, in order (:class:`_LoggedOp` chains,
+    ``None`` for an empty patch). The last one is the live state while
+    ``history`` is set; once the state is handed out, ``history`` is ``None``
+    and ``final`` holds that state. ``marks``/``known`` are the indexes (sorted)
+    and states of the versions worked out so far, to replay from.
 
     Versions point here, never the other way: a version nobody holds is freed at
-    once, and the log holds plain tuples the cyclic garbage collector stops
-    tracking, so a long segment costs it nothing."""
+    once, and neither it nor the log's entries are tracked by the cyclic
+    garbage collector, so a long segment costs the collector nothing."""
 
     __slots__ = ("base", "final", "history", "known", "log", "marks")
 
@@ -661,9 +662,9 @@ class _Segment:
 class StateVersion(msgspec.Struct, DeferredState, gc=False):
     """The state after one update of a :class:`StateHistory`, worked out when
     first read: either ``value``, or the state after ``segment.log[index]``.
-    Until then it keeps only its place in the segment (whose log holds the ops,
-    which the update carries anyway) -- no copy of the state. Not tracked by
-    the cyclic garbage collector (it is in no cycle)."""
+    Until then it keeps only its place in the segment (whose log holds the
+    members of its ops) -- no copy of the state. Not tracked by the cyclic
+    garbage collector (it is in no cycle)."""
 
     value: object = _ABSENT
     segment: _Segment | None = None
