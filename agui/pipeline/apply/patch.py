@@ -635,9 +635,9 @@ class _Segment:
     __slots__ = ("base", "final", "history", "known", "log", "marks")
 
     def __init__(self, base: JSONValue, history: StateHistory | None) -> None:
-        self.base = base
+        self.base: JSONValue = base
         self.log: list[_LoggedOp | None] = []
-        self.history = history
+        self.history: StateHistory | None = history
         self.final: object = _ABSENT
         self.marks: list[int] = []
         self.known: list[JSONValue] = []
