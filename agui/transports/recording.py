@@ -77,6 +77,42 @@ def _truncated(text: str) -> bool:
     return False
 
 
+def _cuts(buf: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """Where a batch of array elements from ``start`` may end within ``buf[:end]``:
+    (the end of its last element, the index just past the comma after it), latest
+    first; at most four, each to be confirmed by a parse. First where a ``{"type"``
+    follows ``}`` and a comma (one event ends, the next starts: rarely inside an
+    event), else at the last ``},``."""
+    found = 0
+    at = end
+    while found < 4:
+        at = buf.rfind('{"type"', start, at)
+        if at <= start:
+            break
+        comma = _before(buf, at)
+        if comma > start and buf[comma] == ",":
+            close = _before(buf, comma)
+            if close >= start and buf[close] == "}":
+                found += 1
+                yield close + 1, comma + 1
+    if found:
+        return
+    for _ in range(4):
+        cut = buf.rfind("},", start, end)
+        if cut < start:
+            return
+        yield cut + 1, cut + 2
+        end = cut + 1
+
+
+def _before(buf: str, at: int) -> int:
+    """The index of the last non-whitespace character before ``at`` (-1: none)."""
+    at -= 1
+    while at >= 0 and buf[at] in " \t\r\n":
+        at -= 1
+    return at
+
+
 class _Text:
     """A window onto a file's UTF-8 text, read in chunks as a scan needs it.
     ``pos`` is the scan position in ``buf``; text before it is dropped when
@@ -144,12 +180,13 @@ class _Text:
                 raise _Cut
             raise _Malformed("not JSON")
 
-    def _batch(self) -> list[str] | None:
-        """The exact text of each array element from ``pos`` up to a comma within
-        :data:`_BATCH_CHARS` that msgspec confirms is between two elements (the
-        text before it, closed by ``]``, is a JSON array: a comma inside a string
-        or a nested value leaves it open), moving past that comma. Tried at the
-        last few ``},`` (an event object's end); None when none is confirmed (one
+    def _batch(self) -> list[msgspec.Raw] | None:
+        """The exact text (UTF-8) of each array element from ``pos`` up to a comma
+        within :data:`_BATCH_CHARS` that msgspec confirms is between two elements
+        (the text before it, closed by ``]``, is a JSON array: a comma inside a
+        string or a nested value leaves it open), moving past that comma. Tried at
+        the last few ``}`` + ``,`` + ``{"type"`` (an event's end and the next one's
+        start), then at the last few ``},``; None when none is confirmed (one
         element, the last, or JSON only the standard library reads, such as NaN:
         :meth:`value` reads it), and then for the next :data:`_BATCH_RETRY`
         elements."""
@@ -157,19 +194,14 @@ class _Text:
             self._cooldown -= 1
             return None
         start = self.pos
-        end = start + _BATCH_CHARS
         buf = self.buf
-        for _ in range(4):
-            cut = buf.rfind("},", start, end)
-            if cut < start:
-                break
+        for end, after in _cuts(buf, start, start + _BATCH_CHARS):
             try:
-                raws = _RAW_ELEMENTS.decode("[" + buf[start : cut + 1] + "]")
+                raws = _RAW_ELEMENTS.decode("[" + buf[start:end] + "]")
             except (msgspec.DecodeError, RecursionError):
-                end = cut + 1  # (a nested object's end) try an earlier one
-                continue
-            self.pos = cut + 2
-            return [bytes(raw).decode("utf-8") for raw in raws]
+                continue  # (a nested object's end) try an earlier one
+            self.pos = after
+            return raws
         self._cooldown = _BATCH_RETRY
         return None
 
@@ -177,6 +209,16 @@ class _Text:
         """The exact text of each element of the array or object body whose
         opener was just passed (values only for an array). Ends quietly at a
         cut; raises _Cut when cut inside an element, _Malformed."""
+        for block in self.blocks(closer):
+            if isinstance(block, str):
+                yield block
+            else:
+                yield from [bytes(raw).decode("utf-8") for raw in block]
+
+    def blocks(self, closer: str) -> Iterator[str | list[msgspec.Raw]]:
+        """:meth:`elements` in the pieces the scan finds them: a batch of an
+        array's elements confirmed at once (:meth:`_batch`; each a ``msgspec.Raw``
+        of its exact UTF-8 text), or one element's text read on its own."""
         if self.peek() == closer:
             self.pos += 1
             return
@@ -185,7 +227,7 @@ class _Text:
                 return  # cut after an opener or a comma
             batch = self._batch() if closer == "]" else None
             if batch is not None:
-                yield from batch  # and the comma after the last of them is passed
+                yield batch  # and the comma after the last of them is passed
                 if self.peek() == closer:
                     raise _Malformed("a trailing comma")
                 continue
@@ -328,7 +370,7 @@ class Recording:
         if head[:1] == b"[":
             self.kind = "array"
             try:
-                self._note_all(self._array_documents())
+                self._note_blocks(self.array_blocks())
             except _Cut:
                 pass
             except (_Malformed, ValueError) as exc:
@@ -352,6 +394,17 @@ class Recording:
             self.count += 1
             if self.thread_id is None and self.run_id is None:
                 self._note(doc)
+
+    def _note_blocks(self, blocks: Iterator[str | list[msgspec.Raw]]) -> None:
+        """:meth:`_note_all` over :meth:`array_blocks`: a batch is counted whole
+        once the ids are taken."""
+        for block in blocks:
+            if isinstance(block, str):
+                self._note_all(iter((block,)))
+            elif self.thread_id is None and self.run_id is None:
+                self._note_all(bytes(raw).decode("utf-8") for raw in block)
+            else:
+                self.count += len(block)
 
     def _note(self, doc: str) -> bool:
         """Take the ids of a RUN_STARTED and whether ``doc`` is an event; True
@@ -451,11 +504,26 @@ class Recording:
         return text
 
     def _array_documents(self) -> Iterator[str]:
+        for block in self.array_blocks():
+            if isinstance(block, str):
+                yield block
+            else:
+                yield from [bytes(raw).decode("utf-8") for raw in block]
+
+    def array_blocks(self) -> Iterator[str | list[msgspec.Raw]]:
+        """A JSON array recording's elements (``kind == "array"``), read afresh in
+        the pieces the scan finds them: a batch confirmed at once (each element a
+        ``msgspec.Raw`` of its exact UTF-8 text) or one element's text (``str``).
+        A cut recording ends quietly (after its complete elements).
+
+        Raises:
+            _Malformed: not a JSON array (the check reports it as DecodeError).
+        """
         self._cut = False
         with self._open() as file:
             text = self._text_at(file)
             try:
-                yield from text.elements("]")
+                yield from text.blocks("]")
             except _Cut:
                 self._cut = True
                 return
@@ -551,6 +619,17 @@ class Recording:
                 yield from self._line_documents()
             elif self.kind == "proto":
                 yield from proto_documents(self._sse_chunks())
+        except _Cut:
+            return
+        except _Malformed as exc:  # the file changed since the check
+            raise DecodeError(f"{self.name}: {exc}", path="$") from None
+
+    def blocks(self) -> Iterator[str | list[msgspec.Raw]]:
+        """:meth:`documents` of a JSON array recording (``kind == "array"``) in the
+        pieces its scan finds them: a batch of elements confirmed at once (each a
+        ``msgspec.Raw`` of its exact UTF-8 text) or one element's text (``str``)."""
+        try:
+            yield from self.array_blocks()
         except _Cut:
             return
         except _Malformed as exc:  # the file changed since the check
