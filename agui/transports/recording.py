@@ -50,7 +50,8 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 
 _SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_NOT_WS = re.compile(r"[^ \t\r\n]")
+_NOT_WS = re.compile(rb"[^ \t\r\n]")
+_COMMA, _CLOSE = ord(","), ord("}")
 _DECODER = json.JSONDecoder()  # finds where a value ends; accepts 1e400, NaN, lone surrogates
 _RAW_ELEMENTS = msgspec.json.Decoder(list[msgspec.Raw])  # a batch of array elements, exact
 _BATCH_CHARS = 16 * 1024
@@ -77,7 +78,7 @@ def _truncated(text: str) -> bool:
     return False
 
 
-def _cuts(buf: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+def _cuts(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int]]:
     """Where a batch of array elements from ``start`` may end within ``buf[:end]``:
     (the end of its last element, the index just past the comma after it), latest
     first; at most four, each to be confirmed by a parse. First where a ``{"type"``
@@ -86,43 +87,44 @@ def _cuts(buf: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     found = 0
     at = end
     while found < 4:
-        at = buf.rfind('{"type"', start, at)
+        at = buf.rfind(b'{"type"', start, at)
         if at <= start:
             break
         comma = _before(buf, at)
-        if comma > start and buf[comma] == ",":
+        if comma > start and buf[comma] == _COMMA:
             close = _before(buf, comma)
-            if close >= start and buf[close] == "}":
+            if close >= start and buf[close] == _CLOSE:
                 found += 1
                 yield close + 1, comma + 1
     if found:
         return
     for _ in range(4):
-        cut = buf.rfind("},", start, end)
+        cut = buf.rfind(b"},", start, end)
         if cut < start:
             return
         yield cut + 1, cut + 2
         end = cut + 1
 
 
-def _before(buf: str, at: int) -> int:
-    """The index of the last non-whitespace character before ``at`` (-1: none)."""
+def _before(buf: bytes, at: int) -> int:
+    """The index of the last non-whitespace byte before ``at`` (-1: none)."""
     at -= 1
-    while at >= 0 and buf[at] in " \t\r\n":
+    while at >= 0 and buf[at] in b" \t\r\n":
         at -= 1
     return at
 
 
 class _Text:
-    """A window onto a file's UTF-8 text, read in chunks as a scan needs it.
-    ``pos`` is the scan position in ``buf``; text before it is dropped when
+    """A window onto a file's UTF-8 text, read in chunks as a scan needs it and
+    kept as bytes (each chunk checked to be UTF-8 as it is read). ``pos`` is the
+    scan position (a byte offset) in ``buf``; bytes before it are dropped when
     more is read. A value longer than ``cap`` characters is refused."""
 
     def __init__(self, file: IO[bytes], cap: int) -> None:
         self._file = file
         self._decoder = codecs.getincrementaldecoder("utf-8")()
         self._cap = cap
-        self.buf = ""
+        self.buf = b""
         self.pos = 0
         self.eof = False
         self._cooldown = 0  # elements to read one by one before batching again
@@ -132,25 +134,27 @@ class _Text:
         if self.eof:
             return False
         chunk = self._file.read(max(size, CHUNK_BYTES))
-        try:
-            text = self._decoder.decode(chunk, final=not chunk)
-        except UnicodeDecodeError as exc:
-            if chunk or exc.reason != "unexpected end of data":
-                raise _Malformed(f"not UTF-8 ({exc.reason})") from None
-            text = ""  # a character cut at the very end (a cut recording)
+        if not chunk or not chunk.isascii() or self._decoder.getstate()[0]:
+            try:
+                self._decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                if chunk or exc.reason != "unexpected end of data":
+                    raise _Malformed(f"not UTF-8 ({exc.reason})") from None
+                # a character cut at the very end (a cut recording): not read
         if not chunk:
             self.eof = True
-        self.buf = self.buf[self.pos :] + text
+        self.buf = self.buf[self.pos :] + chunk
         self.pos = 0
         return bool(chunk)
 
     def peek(self) -> str:
-        """The next non-whitespace character ('' at end of file); skips to it."""
+        """The next non-whitespace character ('' at end of file; the first byte's
+        code point when it is not ASCII); skips to it."""
         while True:
             found = _NOT_WS.search(self.buf, self.pos)
             if found is not None:
                 self.pos = found.start()
-                return self.buf[self.pos]
+                return chr(self.buf[self.pos])
             self.pos = len(self.buf)
             if not self.more():
                 return ""
@@ -158,25 +162,33 @@ class _Text:
     def value(self) -> str:
         """The exact text of the JSON value at ``pos`` (after :meth:`peek`);
         moves past it. Raises _Cut, _Malformed or DecodeError (too deep)."""
+        window = 4096
         while True:
             start = self.pos
+            piece = self.buf[start : start + window]
+            whole = start + window >= len(self.buf)  # the rest of the buffer
+            # (a character cut by the window's end, or by the end of the file, is left out)
+            text, _used = codecs.utf_8_decode(piece, "strict", False)
             try:
-                _, end = _DECODER.raw_decode(self.buf, start)
+                _, end = _DECODER.raw_decode(text, 0)
             except RecursionError:
                 raise DecodeError("nested too deeply to read", path="$") from None
             except ValueError:
                 end = -1
-            if end >= 0 and (end < len(self.buf) or self.eof):
-                self.pos = end
-                return self.buf[start:end]
+            if end >= 0 and (end < len(text) or (whole and self.eof)):
+                self.pos = start + len(text[:end].encode("utf-8"))
+                return text[:end]
+            if not whole:
+                window *= 4
+                continue
             # incomplete (or malformed) so far, or a number that may go on: read more
-            if len(self.buf) - start > self._cap:
+            if len(text) > self._cap:
                 raise _Malformed(f"one element is over {self._cap} bytes")
             if self.more(len(self.buf) - start):
                 continue
             if end >= 0:
                 continue  # the value ended at the end of the file
-            if _truncated(self.buf[self.pos :]):
+            if _truncated(text):
                 raise _Cut
             raise _Malformed("not JSON")
 
@@ -193,11 +205,13 @@ class _Text:
         if self._cooldown:
             self._cooldown -= 1
             return None
+        if len(self.buf) - self.pos < _BATCH_CHARS:
+            self.more()  # (a batch is not cut short by the end of a chunk)
         start = self.pos
         buf = self.buf
         for end, after in _cuts(buf, start, start + _BATCH_CHARS):
             try:
-                raws = _RAW_ELEMENTS.decode("[" + buf[start:end] + "]")
+                raws = _RAW_ELEMENTS.decode(b"[" + buf[start:end] + b"]")
             except (msgspec.DecodeError, RecursionError):
                 continue  # (a nested object's end) try an earlier one
             self.pos = after

@@ -51,6 +51,7 @@ __all__ = ["CHUNK_BYTES", "Recording", "ReplayTransport", "load_events"]
 
 _ENCODE = msgspec.json.Encoder().encode
 _RAW_TEXTS = msgspec.json.Decoder(list[msgspec.Raw])  # a batch of encoded values, each exact
+_JSON_TEXT = msgspec.Raw  # msgspec's exact JSON text of one value (not the RAW event)
 
 
 def _text(doc: bytes) -> str:
@@ -152,7 +153,7 @@ def _each(frames: list[Any] | Recording) -> Iterator[Any]:
     """The items of a source one by one: an encoded wire dict as its JSON text."""
     if isinstance(frames, Recording):
         return frames.items()
-    return (_as_text(item) if item.__class__ is msgspec.Raw else item for item in frames)
+    return (_as_text(item) if item.__class__ is _JSON_TEXT else item for item in frames)
 
 
 def _as_text(text: Any) -> str:
@@ -182,7 +183,7 @@ def _sse_batch(texts: list[Any]) -> Iterator[str | bytes]:
             return
         yield from map(_as_text, texts)
         return
-    texts = [_as_text(t) if t.__class__ is msgspec.Raw else t for t in texts]
+    texts = [_as_text(t) if t.__class__ is _JSON_TEXT else t for t in texts]
     try:
         body = "data: " + "\n\ndata: ".join(texts) + "\n\n"
     except TypeError:  # not all str (an event struct among them)
