@@ -168,7 +168,7 @@ class _Text:
             piece = self.buf[start : start + window]
             whole = start + window >= len(self.buf)  # the rest of the buffer
             # (a character cut by the window's end, or by the end of the file, is left out)
-            text, _used = codecs.utf_8_decode(piece, "strict", False)
+            text = codecs.utf_8_decode(piece, "strict", False)[0]
             try:
                 _, end = _DECODER.raw_decode(text, 0)
             except RecursionError:

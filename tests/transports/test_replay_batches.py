@@ -94,3 +94,44 @@ async def test_a_json_array_replays_as_its_exact_elements_whatever_their_layout(
     recording = Recording(str(path))
     assert recording.count == len(texts)
     assert list(recording.documents()) == texts
+
+
+def _big_array_body(n: int) -> bytes:
+    delta = '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"é%d"}'
+    return ",\n".join(delta % i for i in range(n)).encode()
+
+
+def test_bytes_not_utf8_in_a_json_array_are_refused_wherever_a_chunk_ends(tmp_path):
+    from agui.errors import DecodeError
+    from agui.transports.recording import CHUNK_BYTES
+
+    body = _big_array_body(6000)
+    assert len(body) > CHUNK_BYTES
+    late = b"[" + body + b',{"type":"X","d":"\xff"}]'
+    # a character's lead byte ending the first chunk, the next chunk starting with ASCII
+    split = b"[" + body[: CHUNK_BYTES - 2] + b"\xc3" + body[CHUNK_BYTES - 1 :] + b"]"
+    for name, data in (("late", late), ("split", split)):
+        path = tmp_path / f"{name}.json"
+        path.write_bytes(data)
+        with pytest.raises(DecodeError, match="not UTF-8"):
+            Recording(str(path))
+
+
+@pytest.mark.asyncio
+async def test_a_json_array_cut_inside_a_character_replays_its_complete_elements(tmp_path):
+    body = _big_array_body(3000)
+    path = tmp_path / "cut.json"
+    path.write_bytes(b"[" + body + b',{"type":"X","d":"\xc3')
+    texts = body.decode().split(",\n")
+    assert await replayed_frames(ReplayTransport(str(path)), _input()) == texts
+
+
+@pytest.mark.asyncio
+async def test_pretty_printed_elements_with_wide_characters_replay_exactly(tmp_path):
+    # (read one by one by the standard library's scan: offsets in bytes, text in characters)
+    pretty = '{\n "type": "TEXT_MESSAGE_CONTENT",\n "messageId": "m", "delta": "ü€😀 %d"\n}'
+    compact = '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"é%d"}'
+    texts = [(pretty if i % 7 == 0 else compact) % i for i in range(3000)]
+    path = tmp_path / "pretty.json"
+    path.write_text("[" + ",".join(texts) + "]", encoding="utf-8")
+    assert await replayed_frames(ReplayTransport(str(path)), _input()) == texts
