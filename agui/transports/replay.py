@@ -174,12 +174,12 @@ def _sse_batch(texts: list[Any]) -> Iterator[str | bytes]:
     them). Otherwise each item of the batch is yielded on its own, as it is (a
     ``Raw`` as ``str``)."""
     try:
-        raw = b"data: " + b"\n\ndata: ".join(texts) + b"\n\n"  # all Raw (valid UTF-8)
+        joined = b"".join(texts)  # all Raw (valid UTF-8)
     except TypeError:  # str among them (or an event struct)
         pass
     else:
-        if raw.count(b"\n") == 2 * len(texts) and b"\r" not in raw:
-            yield raw  # (a Raw is one JSON value: never empty)
+        if b"\n" not in joined and b"\r" not in joined:  # (a search, not a count)
+            yield b"data: " + b"\n\ndata: ".join(texts) + b"\n\n"  # (a Raw is never empty)
             return
         yield from map(_as_text, texts)
         return
