@@ -51,6 +51,7 @@ __all__ = ["CHUNK_BYTES", "Recording", "ReplayTransport", "load_events"]
 
 _ENCODE = msgspec.json.Encoder().encode
 _RAW_TEXTS = msgspec.json.Decoder(list[msgspec.Raw])  # a batch of encoded values, each exact
+_WIRE_FORMS = frozenset({dict, list})  # a listed item encoded as JSON text
 _JSON_TEXT = msgspec.Raw  # msgspec's exact JSON text of one value (not the RAW event)
 
 
@@ -96,9 +97,12 @@ def _frames(source: Source) -> list[Any] | Recording:
         # read lazily like a file (raw SSE in CHUNK_BYTES pieces): a large body
         # is never held a second time, nor as one item
         return Recording(bytes(cast("bytes", source)), name="<bytes>")
+    listed = list(source)
+    if set(map(type, listed)) <= _WIRE_FORMS:  # wire dicts alone (the usual list)
+        return _json_texts(listed)
     items: list[Any] = []
     values: list[JSONValue] = []  # a run of wire dicts, encoded in one call
-    for item in source:
+    for item in listed:
         if isinstance(item, dict | list):
             values.append(item)
             continue
