@@ -50,7 +50,8 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 
 _SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_NOT_WS = re.compile(r"[^ \t\r\n]")
+_NOT_WS = re.compile(rb"[^ \t\r\n]")
+_COMMA, _CLOSE = ord(","), ord("}")
 _DECODER = json.JSONDecoder()  # finds where a value ends; accepts 1e400, NaN, lone surrogates
 _RAW_ELEMENTS = msgspec.json.Decoder(list[msgspec.Raw])  # a batch of array elements, exact
 _BATCH_CHARS = 16 * 1024
@@ -77,16 +78,53 @@ def _truncated(text: str) -> bool:
     return False
 
 
+def _cuts(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """Where a batch of array elements from ``start`` may end within ``buf[:end]``:
+    (the end of its last element, the index just past the comma after it), latest
+    first; at most four, each to be confirmed by a parse. First where a ``{"type"``
+    follows ``}`` and a comma (one event ends, the next starts: rarely inside an
+    event), else at the last ``},``."""
+    found = 0
+    at = end
+    while found < 4:
+        at = buf.rfind(b'{"type"', start, at)
+        if at <= start:
+            break
+        comma = _before(buf, at)
+        if comma > start and buf[comma] == _COMMA:
+            close = _before(buf, comma)
+            if close >= start and buf[close] == _CLOSE:
+                found += 1
+                yield close + 1, comma + 1
+    if found:
+        return
+    for _ in range(4):
+        cut = buf.rfind(b"},", start, end)
+        if cut < start:
+            return
+        yield cut + 1, cut + 2
+        end = cut + 1
+
+
+def _before(buf: bytes, at: int) -> int:
+    """The index of the last non-whitespace byte before ``at`` (-1: none)."""
+    at -= 1
+    while at >= 0 and buf[at] in b" \t\r\n":
+        at -= 1
+    return at
+
+
 class _Text:
-    """A window onto a file's UTF-8 text, read in chunks as a scan needs it.
-    ``pos`` is the scan position in ``buf``; text before it is dropped when
+    """A window onto a file's UTF-8 text, read in chunks as a scan needs it and
+    kept as bytes (each chunk checked to be UTF-8 as it is read). ``pos`` is the
+    scan position (a byte offset) in ``buf``; bytes before it are dropped when
     more is read. A value longer than ``cap`` characters is refused."""
 
     def __init__(self, file: IO[bytes], cap: int) -> None:
         self._file = file
         self._decoder = codecs.getincrementaldecoder("utf-8")()
         self._cap = cap
-        self.buf = ""
+        self.buf = b""
         self.pos = 0
         self.eof = False
         self._cooldown = 0  # elements to read one by one before batching again
@@ -96,25 +134,27 @@ class _Text:
         if self.eof:
             return False
         chunk = self._file.read(max(size, CHUNK_BYTES))
-        try:
-            text = self._decoder.decode(chunk, final=not chunk)
-        except UnicodeDecodeError as exc:
-            if chunk or exc.reason != "unexpected end of data":
-                raise _Malformed(f"not UTF-8 ({exc.reason})") from None
-            text = ""  # a character cut at the very end (a cut recording)
+        if not chunk or not chunk.isascii() or self._decoder.getstate()[0]:
+            try:
+                self._decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                if chunk or exc.reason != "unexpected end of data":
+                    raise _Malformed(f"not UTF-8 ({exc.reason})") from None
+                # a character cut at the very end (a cut recording): not read
         if not chunk:
             self.eof = True
-        self.buf = self.buf[self.pos :] + text
+        self.buf = self.buf[self.pos :] + chunk
         self.pos = 0
         return bool(chunk)
 
     def peek(self) -> str:
-        """The next non-whitespace character ('' at end of file); skips to it."""
+        """The next non-whitespace character ('' at end of file; the first byte's
+        code point when it is not ASCII); skips to it."""
         while True:
             found = _NOT_WS.search(self.buf, self.pos)
             if found is not None:
                 self.pos = found.start()
-                return self.buf[self.pos]
+                return chr(self.buf[self.pos])
             self.pos = len(self.buf)
             if not self.more():
                 return ""
@@ -122,54 +162,60 @@ class _Text:
     def value(self) -> str:
         """The exact text of the JSON value at ``pos`` (after :meth:`peek`);
         moves past it. Raises _Cut, _Malformed or DecodeError (too deep)."""
+        window = 4096
         while True:
             start = self.pos
+            piece = self.buf[start : start + window]
+            whole = start + window >= len(self.buf)  # the rest of the buffer
+            # (a character cut by the window's end, or by the end of the file, is left out)
+            text = codecs.utf_8_decode(piece, "strict", False)[0]
             try:
-                _, end = _DECODER.raw_decode(self.buf, start)
+                _, end = _DECODER.raw_decode(text, 0)
             except RecursionError:
                 raise DecodeError("nested too deeply to read", path="$") from None
             except ValueError:
                 end = -1
-            if end >= 0 and (end < len(self.buf) or self.eof):
-                self.pos = end
-                return self.buf[start:end]
+            if end >= 0 and (end < len(text) or (whole and self.eof)):
+                self.pos = start + len(text[:end].encode("utf-8"))
+                return text[:end]
+            if not whole:
+                window *= 4
+                continue
             # incomplete (or malformed) so far, or a number that may go on: read more
-            if len(self.buf) - start > self._cap:
+            if len(text) > self._cap:
                 raise _Malformed(f"one element is over {self._cap} bytes")
             if self.more(len(self.buf) - start):
                 continue
             if end >= 0:
                 continue  # the value ended at the end of the file
-            if _truncated(self.buf[self.pos :]):
+            if _truncated(text):
                 raise _Cut
             raise _Malformed("not JSON")
 
-    def _batch(self) -> list[str] | None:
-        """The exact text of each array element from ``pos`` up to a comma within
-        :data:`_BATCH_CHARS` that msgspec confirms is between two elements (the
-        text before it, closed by ``]``, is a JSON array: a comma inside a string
-        or a nested value leaves it open), moving past that comma. Tried at the
-        last few ``},`` (an event object's end); None when none is confirmed (one
+    def _batch(self) -> list[msgspec.Raw] | None:
+        """The exact text (UTF-8) of each array element from ``pos`` up to a comma
+        within :data:`_BATCH_CHARS` that msgspec confirms is between two elements
+        (the text before it, closed by ``]``, is a JSON array: a comma inside a
+        string or a nested value leaves it open), moving past that comma. Tried at
+        the last few ``}`` + ``,`` + ``{"type"`` (an event's end and the next one's
+        start), then at the last few ``},``; None when none is confirmed (one
         element, the last, or JSON only the standard library reads, such as NaN:
         :meth:`value` reads it), and then for the next :data:`_BATCH_RETRY`
         elements."""
         if self._cooldown:
             self._cooldown -= 1
             return None
+        if len(self.buf) - self.pos < _BATCH_CHARS:
+            self.more()  # (a batch is not cut short by the end of a chunk)
         start = self.pos
-        end = start + _BATCH_CHARS
         buf = self.buf
-        for _ in range(4):
-            cut = buf.rfind("},", start, end)
-            if cut < start:
-                break
+        for end, after in _cuts(buf, start, start + _BATCH_CHARS):
             try:
-                raws = _RAW_ELEMENTS.decode("[" + buf[start : cut + 1] + "]")
+                raws = _RAW_ELEMENTS.decode(b"[" + buf[start:end] + b"]")
             except (msgspec.DecodeError, RecursionError):
-                end = cut + 1  # (a nested object's end) try an earlier one
-                continue
-            self.pos = cut + 2
-            return [bytes(raw).decode("utf-8") for raw in raws]
+                continue  # (a nested object's end) try an earlier one
+            self.pos = after
+            return raws
         self._cooldown = _BATCH_RETRY
         return None
 
@@ -177,6 +223,16 @@ class _Text:
         """The exact text of each element of the array or object body whose
         opener was just passed (values only for an array). Ends quietly at a
         cut; raises _Cut when cut inside an element, _Malformed."""
+        for block in self.blocks(closer):
+            if isinstance(block, str):
+                yield block
+            else:
+                yield from [bytes(raw).decode("utf-8") for raw in block]
+
+    def blocks(self, closer: str) -> Iterator[str | list[msgspec.Raw]]:
+        """:meth:`elements` in the pieces the scan finds them: a batch of an
+        array's elements confirmed at once (:meth:`_batch`; each a ``msgspec.Raw``
+        of its exact UTF-8 text), or one element's text read on its own."""
         if self.peek() == closer:
             self.pos += 1
             return
@@ -185,7 +241,7 @@ class _Text:
                 return  # cut after an opener or a comma
             batch = self._batch() if closer == "]" else None
             if batch is not None:
-                yield from batch  # and the comma after the last of them is passed
+                yield batch  # and the comma after the last of them is passed
                 if self.peek() == closer:
                     raise _Malformed("a trailing comma")
                 continue
@@ -328,7 +384,7 @@ class Recording:
         if head[:1] == b"[":
             self.kind = "array"
             try:
-                self._note_all(self._array_documents())
+                self._note_blocks(self.array_blocks())
             except _Cut:
                 pass
             except (_Malformed, ValueError) as exc:
@@ -352,6 +408,17 @@ class Recording:
             self.count += 1
             if self.thread_id is None and self.run_id is None:
                 self._note(doc)
+
+    def _note_blocks(self, blocks: Iterator[str | list[msgspec.Raw]]) -> None:
+        """:meth:`_note_all` over :meth:`array_blocks`: a batch is counted whole
+        once the ids are taken."""
+        for block in blocks:
+            if isinstance(block, str):
+                self._note_all(iter((block,)))
+            elif self.thread_id is None and self.run_id is None:
+                self._note_all(bytes(raw).decode("utf-8") for raw in block)
+            else:
+                self.count += len(block)
 
     def _note(self, doc: str) -> bool:
         """Take the ids of a RUN_STARTED and whether ``doc`` is an event; True
@@ -451,11 +518,26 @@ class Recording:
         return text
 
     def _array_documents(self) -> Iterator[str]:
+        for block in self.array_blocks():
+            if isinstance(block, str):
+                yield block
+            else:
+                yield from [bytes(raw).decode("utf-8") for raw in block]
+
+    def array_blocks(self) -> Iterator[str | list[msgspec.Raw]]:
+        """A JSON array recording's elements (``kind == "array"``), read afresh in
+        the pieces the scan finds them: a batch confirmed at once (each element a
+        ``msgspec.Raw`` of its exact UTF-8 text) or one element's text (``str``).
+        A cut recording ends quietly (after its complete elements).
+
+        Raises:
+            _Malformed: not a JSON array (the check reports it as DecodeError).
+        """
         self._cut = False
         with self._open() as file:
             text = self._text_at(file)
             try:
-                yield from text.elements("]")
+                yield from text.blocks("]")
             except _Cut:
                 self._cut = True
                 return
@@ -551,6 +633,17 @@ class Recording:
                 yield from self._line_documents()
             elif self.kind == "proto":
                 yield from proto_documents(self._sse_chunks())
+        except _Cut:
+            return
+        except _Malformed as exc:  # the file changed since the check
+            raise DecodeError(f"{self.name}: {exc}", path="$") from None
+
+    def blocks(self) -> Iterator[str | list[msgspec.Raw]]:
+        """:meth:`documents` of a JSON array recording (``kind == "array"``) in the
+        pieces its scan finds them: a batch of elements confirmed at once (each a
+        ``msgspec.Raw`` of its exact UTF-8 text) or one element's text (``str``)."""
+        try:
+            yield from self.array_blocks()
         except _Cut:
             return
         except _Malformed as exc:  # the file changed since the check

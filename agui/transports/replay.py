@@ -36,14 +36,23 @@ from itertools import islice
 from os import PathLike
 from typing import Any, cast
 
+import msgspec
+
+from agui.errors import EncodeError
 from agui.jsonvalue import JSONValue
 from agui.transports.recording import CHUNK_BYTES, Recording
 from agui.types import RunAgentInput
 from agui.wire import encode_json
+from agui.wire.finite import check_finite_at
 
 Source = Iterable[Any] | str | PathLike[str] | bytes
 
 __all__ = ["CHUNK_BYTES", "Recording", "ReplayTransport", "load_events"]
+
+_ENCODE = msgspec.json.Encoder().encode
+_RAW_TEXTS = msgspec.json.Decoder(list[msgspec.Raw])  # a batch of encoded values, each exact
+_WIRE_FORMS = frozenset({dict, list})  # a listed item encoded as JSON text
+_JSON_TEXT = msgspec.Raw  # msgspec's exact JSON text of one value (not the RAW event)
 
 
 def _text(doc: bytes) -> str:
@@ -88,17 +97,49 @@ def _frames(source: Source) -> list[Any] | Recording:
         # read lazily like a file (raw SSE in CHUNK_BYTES pieces): a large body
         # is never held a second time, nor as one item
         return Recording(bytes(cast("bytes", source)), name="<bytes>")
+    listed = list(source)
+    if set(map(type, listed)) <= _WIRE_FORMS:  # wire dicts alone (the usual list)
+        return _json_texts(listed)
     items: list[Any] = []
-    for item in source:
+    values: list[JSONValue] = []  # a run of wire dicts, encoded in one call
+    for item in listed:
         if isinstance(item, dict | list):
-            items.append(_json_text(item))
-        elif isinstance(item, str):
+            values.append(item)
+            continue
+        if values:
+            items += _json_texts(values)
+            values = []
+        if isinstance(item, str):
             items.append(item)
         elif isinstance(item, bytes | bytearray):
             items.append(_text(bytes(item)))
         else:
             items.append(item)  # an event struct
+    if values:
+        items += _json_texts(values)
     return items
+
+
+def _json_texts(values: list[JSONValue]) -> list[Any]:
+    """Wire dicts as their JSON texts, as :func:`agui.wire.encode_json` writes each
+    (a lone surrogate escaped, a NaN or infinite number refused rather than written
+    as null), encoded in one msgspec call: each a ``msgspec.Raw`` of its UTF-8 text
+    (a ``str`` where one holds a lone surrogate).
+
+    Raises:
+        agui.errors.EncodeError: a NaN or infinite float in a value (the first such
+            value's, with its own path).
+    """
+    try:
+        body = _ENCODE(values)
+    except UnicodeEncodeError:  # a lone surrogate somewhere: each on its own
+        return [_json_text(value) for value in values]
+    if body.find(b"null") != -1:
+        try:
+            check_finite_at(values, [])
+        except EncodeError:
+            return [_json_text(value) for value in values]  # raises the first one's error
+    return _RAW_TEXTS.decode(body)
 
 
 def _json_text(value: JSONValue) -> str:
@@ -113,7 +154,15 @@ def _json_text(value: JSONValue) -> str:
 
 
 def _each(frames: list[Any] | Recording) -> Iterator[Any]:
-    return frames.items() if isinstance(frames, Recording) else iter(frames)
+    """The items of a source one by one: an encoded wire dict as its JSON text."""
+    if isinstance(frames, Recording):
+        return frames.items()
+    return (_as_text(item) if item.__class__ is _JSON_TEXT else item for item in frames)
+
+
+def _as_text(text: Any) -> str:
+    """One event's JSON text (a ``msgspec.Raw`` or bytes of UTF-8, or ``str``) as ``str``."""
+    return text if text.__class__ is str else bytes(text).decode("utf-8")
 
 
 YIELD_EVERY = 64
@@ -122,11 +171,23 @@ counts as its events, an SSE piece or an event struct as one): a cancellation or
 another task waits at most about this many events."""
 
 
-def _sse_batch(texts: list[str]) -> Iterator[str | bytes]:
-    """``texts`` (JSON texts) as one SSE body, one ``data:`` frame each, when the
-    reader gives back exactly these texts: none is empty or holds a line break,
-    and all are valid Unicode (UTF-8 can carry them). Otherwise each item of the
-    batch is yielded on its own, as it is."""
+def _sse_batch(texts: list[Any]) -> Iterator[str | bytes]:
+    """``texts`` (JSON texts: ``str``, or ``msgspec.Raw`` of UTF-8) as one SSE body,
+    one ``data:`` frame each, when the reader gives back exactly these texts: none
+    is empty or holds a line break, and all are valid Unicode (UTF-8 can carry
+    them). Otherwise each item of the batch is yielded on its own, as it is (a
+    ``Raw`` as ``str``)."""
+    try:
+        joined = b"".join(texts)  # all Raw (valid UTF-8)
+    except TypeError:  # str among them (or an event struct)
+        pass
+    else:
+        if b"\n" not in joined and b"\r" not in joined:  # (a search, not a count)
+            yield b"data: " + b"\n\ndata: ".join(texts) + b"\n\n"  # (a Raw is never empty)
+            return
+        yield from map(_as_text, texts)
+        return
+    texts = [_as_text(t) if t.__class__ is _JSON_TEXT else t for t in texts]
     try:
         body = "data: " + "\n\ndata: ".join(texts) + "\n\n"
     except TypeError:  # not all str (an event struct among them)
@@ -139,6 +200,23 @@ def _sse_batch(texts: list[str]) -> Iterator[str | bytes]:
         except UnicodeEncodeError:  # a lone surrogate
             pass
     yield from texts
+
+
+def _pieces(blocks: Iterator[Any]) -> Iterator[Any]:
+    """:func:`_batched` over a JSON array recording's elements as
+    :meth:`Recording.blocks` gives them (a batch at a time, or one text), without
+    handling each element: the same SSE pieces of :data:`YIELD_EVERY` elements."""
+    pending: list[Any] = []
+    for block in blocks:
+        if isinstance(block, str):
+            pending.append(block)
+        else:
+            pending += block
+        while len(pending) >= YIELD_EVERY:
+            yield from _sse_batch(pending[:YIELD_EVERY])
+            del pending[:YIELD_EVERY]
+    if pending:
+        yield from _sse_batch(pending)
 
 
 def _batched(items: Iterator[Any]) -> Iterator[Any]:
@@ -200,9 +278,12 @@ class ReplayTransport:
         if isinstance(source, Recording):
             # JSON Lines framed a chunk at a time, raw SSE in its pieces; the
             # other recordings' texts batched
-            batches: Iterable[Any] = (
-                source.sse_items() if source.kind in ("jsonl", "sse") else _batched(source.items())
-            )
+            if source.kind == "array":
+                batches: Iterable[Any] = _pieces(source.blocks())
+            elif source.kind in ("jsonl", "sse"):
+                batches = source.sse_items()
+            else:
+                batches = _batched(source.items())
         else:
             framed = self._framed.get(index)
             if framed is None:
