@@ -162,3 +162,55 @@ def test_the_typed_reader_yields_structs_and_the_plain_reader_wire_dicts():
     body = b"".join(map(encode_proto_frame, events))
     assert ProtoFrameReader(typed=True).feed(body) == events
     assert ProtoFrameReader().feed(body) == [to_json_value(ev) for ev in events]
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=200),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.sampled_from(["", "a", "é", "k" * 130]) | st.text(max_size=3), inner),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=_JSON)
+def test_open_json_values_encode_and_decode_as_set_and_read_field_by_field(value):
+    event = T.CustomEvent(name="n", value=value, metadata={"m": value})
+    frame = encode_proto_frame(event)
+    assert frame[4:] == wire_encoded(event)
+    typed = decode_typed_event(frame[4:])
+    assert typed is not None
+    assert json.dumps(typed.value) == json.dumps(json_path(frame[4:]).value)
+    assert typed == json_path(frame[4:])
+
+
+def test_a_json_value_with_fields_the_value_type_lacks_reads_as_the_message_walk_reads_it():
+    envelope = event_to_pb({"type": "CUSTOM", "name": "n", "value": {"a": [1, "x"]}})
+    envelope.custom.value.struct_value.fields[0].value.MergeFromString(b"\x38\x01")  # field 7
+    envelope.custom.value.MergeFromString(b"\x40\x02")  # field 8, past the kind
+    body = envelope.SerializeToString()
+    typed = decode_typed_event(body)
+    assert isinstance(typed, T.CustomEvent)
+    assert typed.value == {"a": [1, "x"]} and typed == json_path(body)
+
+
+def test_a_null_value_of_any_enum_number_reads_as_null():
+    envelope = event_to_pb({"type": "CUSTOM", "name": "n", "value": [1]})
+    envelope.custom.value.Clear()
+    envelope.custom.value.MergeFromString(b"\x08\x05")
+    body = envelope.SerializeToString()
+    typed = decode_typed_event(body)
+    assert isinstance(typed, T.CustomEvent)
+    assert typed.value is None and typed == json_path(body)
+
+
+def test_a_json_value_nested_past_upbs_parse_depth_encodes_as_set_field_by_field():
+    deep: object = 1
+    for _ in range(120):
+        deep = [{"k": deep}]
+    event = T.StateSnapshotEvent(snapshot={"deep": deep})
+    assert encode_proto_frame(event)[4:] == wire_encoded(event)
