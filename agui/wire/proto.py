@@ -124,10 +124,18 @@ def decode_typed_event(body: bytes) -> Event | None:
             shift += 7
     if pos + length != size:  # one arm spanning the message, nothing else
         return None
-    cls, convert, plain = entry
+    cls, convert, plain, fast = entry
+    is_plain = body.startswith(plain, pos)
+    if is_plain and fast is not None:  # the arm's strings read straight from the bytes
+        try:
+            event: Event | None = fast(body, pos + len(plain), size)
+        except (IndexError, UnicodeDecodeError):
+            event = None
+        if event is not None:
+            return event
     try:
         arm = cls.FromString(body[pos:])
-        event: Event = convert(arm, body.startswith(plain, pos))
+        event = convert(arm, is_plain)
     except (PbDecodeError, RuntimeError, *NOT_TYPED):
         return None
     return event

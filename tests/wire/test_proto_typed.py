@@ -170,8 +170,10 @@ _JSON = st.recursive(
     | st.integers(-(2**60), 2**60)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=200),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.sampled_from(["", "a", "é", "k" * 130]) | st.text(max_size=3), inner),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(["", "a", "é", "k" * 130]) | st.text(max_size=3), inner)
+    ),
     max_leaves=20,
 )
 
@@ -214,3 +216,40 @@ def test_a_json_value_nested_past_upbs_parse_depth_encodes_as_set_field_by_field
         deep = [{"k": deep}]
     event = T.StateSnapshotEvent(snapshot={"deep": deep})
     assert encode_proto_frame(event)[4:] == wire_encoded(event)
+
+
+def _arm_bytes(*fields: bytes) -> bytes:
+    """A TEXT_MESSAGE_CONTENT envelope around a type-only base_event and ``fields``."""
+    arm = b"\x0a\x02\x08\x01" + b"".join(fields)
+    return b"\x12" + bytes([len(arm)]) + arm
+
+
+def test_string_arms_in_any_valid_layout_read_as_upb_reads_them():
+    long = "x" * 130
+    cases = [
+        _arm_bytes(b"\x1a\x01d", b"\x12\x01m"),  # members out of field-number order
+        _arm_bytes(b"\x12\x01m", b"\x12\x01n", b"\x1a\x01d"),  # a member twice: the last wins
+        _arm_bytes(b"\x12\x01m", b"\x1a\x01d", b"\x22\x00"),  # an optional present and empty
+        _arm_bytes(b"\x1a\x01d"),  # messageId left out: ""
+        _arm_bytes(b"\x12\x01m", b"\x1a\x01d", b"\x28\x01"),  # a field the arm lacks
+    ]
+    envelope = event_to_pb({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": long})
+    cases.append(envelope.SerializeToString())  # a length over one byte
+    for body in cases:
+        typed = decode_typed_event(body)
+        assert typed is not None and typed == json_path(body)
+    assert decode_typed_event(cases[1]).message_id == "n"
+    assert decode_typed_event(cases[2]).subagent_run_id == ""
+    assert decode_typed_event(cases[3]).message_id == ""
+    assert decode_typed_event(cases[5]).delta == long
+
+
+def test_a_string_arm_with_invalid_utf8_or_cut_short_is_not_read_and_fails_on_the_general_path():
+    for body in (
+        _arm_bytes(b"\x12\x01m", b"\x1a\x02\xc3\x28"),  # not UTF-8
+        _arm_bytes(b"\x12\x01m", b"\x1a\x05d"),  # a length past the end
+        _arm_bytes(b"\x12\x01m", b"\x1a"),  # a tag with no length
+    ):
+        assert decode_typed_event(body) is None
+        with pytest.raises(DecodeError):
+            decode_proto_event(body)
