@@ -16,9 +16,12 @@ child process (a fresh descriptor pool) and writes, for every event type with an
   and ends): the event read straight from the bytes when they are laid out as upb writes them
   (a type-only ``base_event``, each member once in field-number order, lengths under 128),
   else None, and the caller parses the arm with upb and calls ``d_<arm>``;
+* ``w_<arm>(event)`` for the same arms: the event's ``Event`` bytes written directly (what
+  upb writes), or None when the event carries a timestamp, rawEvent or metadata or a member
+  that is not a ``str``, and the caller takes ``e_<arm>``;
 * the tables ``TYPED_DECODERS`` (the arm's tag varint -> (arm class, decoder, the bytes a
   type-only ``base_event`` starts the arm with, fast reader or None)) and ``TYPED_ENCODERS``
-  (struct class -> encoder).
+  (struct class -> encoder), ``TYPED_WRITERS`` (struct class -> fast writer).
 
 A member whose wire form is not its JSON form (:data:`SPECIAL`) calls a hand-written helper of
 :mod:`agui.wire.proto_convert`; a member of a type this generator does not know is an error
@@ -250,6 +253,58 @@ def _fast_reader(mod: _Module, arm: Any, cls: Any, tag: str, fields: list[Any]) 
     return "\n".join(lines)
 
 
+def _fast_writer(arm: Any, cls: Any, fields: list[Any], plain: bytes) -> str | None:
+    """``w_<arm>(ev)`` for an arm whose members are all plain strings: the ``Event`` bytes
+    upb writes for the event (arm tag, length, a type-only ``base_event``, the members in
+    field-number order), or None when the event carries a timestamp, rawEvent or metadata or
+    a member that is not a ``str`` (the caller then builds the envelope with ``e_<arm>``); a
+    string that is not UTF-8-encodable raises ``UnicodeEncodeError``."""
+    import msgspec.inspect as mi
+
+    body = arm.message_type
+    rows = []
+    for f in fields:
+        fd = body.fields_by_name.get(_snake(f.encode_name))
+        if (
+            (cls.__name__, f.encode_name) in SPECIAL
+            or fd is None
+            or fd.type != fd.TYPE_STRING
+            or fd.label == fd.LABEL_REPEATED
+            or not isinstance(_unwrap(f.type), mi.StrType | mi.LiteralType)
+        ):
+            return None
+        rows.append((fd.number, f, fd))
+    rows.sort(key=lambda row: row[0])
+    lines = [
+        f"def w_{arm.name}(ev: Any) -> bytes | None:",
+        f'    """``{cls.__name__}`` -> its ``Event`` bytes, or None (see the module doc)."""',
+        "    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:",
+        "        return None",
+        f"    out = [{plain!r}]",
+    ]
+    for number, f, fd in rows:
+        tag = bytes([(number << 3) | 2])
+        lines.append(f"    v = ev.{f.name}")
+        pad = "    "
+        if not f.required:
+            lines.append("    if v is not UNSET:")
+            pad = "        "
+        lines += [f"{pad}if v.__class__ is not str:", f"{pad}    return None"]
+        if not fd.has_presence:  # proto3 leaves out an empty string without presence
+            lines.append(f"{pad}if v:")
+            pad += "    "
+        lines += [
+            f"{pad}data = v.encode()",
+            f"{pad}out.append({tag!r} + h.varint(len(data)) + data)",
+        ]
+    arm_tag = _varint((arm.number << 3) | 2)
+    lines += [
+        '    data = b"".join(out)',
+        f"    return {arm_tag!r} + h.varint(len(data)) + data",
+    ]
+    return "\n".join(lines)
+
+
 def _encode_field(field: Any, fd: Any) -> list[str]:
     t = _unwrap(field.type)
     kind = _kind(t)
@@ -282,6 +337,7 @@ def emit() -> str:
     mod = _Module()
     decoders: list[str] = []
     encoders: list[str] = []
+    writers: list[str] = []
     for info in union.types:
         assert isinstance(info, mi.StructType)
         cls = info.cls
@@ -347,6 +403,10 @@ def emit() -> str:
         reader = _fast_reader(mod, arm, cls, tag, fields)
         if reader is not None:
             mod.funcs.append(reader)
+        writer = _fast_writer(arm, cls, fields, plain)
+        if writer is not None:
+            mod.funcs.append(writer)
+            writers.append(f"    T.{cls.__name__}: w_{arm.name},")
         tag_varint = (arm.number << 3) | 2
         decoders.append(
             f'    {tag_varint}: (h.arm_class("{arm.name}"), d_{arm.name}, {plain!r}, '
@@ -382,6 +442,11 @@ def emit() -> str:
         "#: event struct class -> encoder (struct -> envelope)",
         "TYPED_ENCODERS: dict[type, Any] = {",
         *encoders,
+        "}",
+        "",
+        "#: event struct class -> fast writer (struct -> Event bytes or None), string-only arms",
+        "TYPED_WRITERS: dict[type, Any] = {",
+        *writers,
         "}",
     ]
     return "\n".join(head) + "\n\n" + "\n\n\n".join(mod.funcs) + "\n\n" + "\n".join(tail) + "\n"

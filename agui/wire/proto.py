@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import msgspec
-from agui_generated.agui_pb_convert import TYPED_DECODERS, TYPED_ENCODERS
+from agui_generated.agui_pb_convert import TYPED_DECODERS, TYPED_ENCODERS, TYPED_WRITERS
 from google.protobuf.message import DecodeError as PbDecodeError
 
 from agui.errors import DecodeError, FrameTooLarge
@@ -73,6 +73,14 @@ def encode_proto_frame(event: Event | JSONObject) -> bytes:
         DecodeError: the event has no protobuf form (a type without an arm, a patch op
             the enum lacks).
     """
+    write = TYPED_WRITERS.get(event.__class__)
+    if write is not None:  # a string-only arm written straight to bytes
+        try:
+            body: bytes | None = write(event)
+        except UnicodeEncodeError:
+            body = None
+        if body is not None:
+            return _HEADER.pack(len(body)) + body
     encode = TYPED_ENCODERS.get(event.__class__)
     if encode is not None:
         try:
@@ -84,8 +92,8 @@ def encode_proto_frame(event: Event | JSONObject) -> bytes:
             typed: bytes = envelope.SerializeToString()
             return _HEADER.pack(len(typed)) + typed
     data = to_json_value(event) if isinstance(event, msgspec.Struct) else event
-    body: bytes = event_to_pb(data).SerializeToString(deterministic=True)
-    return _HEADER.pack(len(body)) + body
+    wire: bytes = event_to_pb(data).SerializeToString(deterministic=True)
+    return _HEADER.pack(len(wire)) + wire
 
 
 def decode_typed_event(body: bytes) -> Event | None:

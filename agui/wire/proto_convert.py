@@ -74,6 +74,7 @@ __all__ = [
     "tool_result_content",
     "tool_result_content_to_pb",
     "usage_from_pb",
+    "varint",
 ]
 
 _STRUCT = "google.protobuf.Struct"
@@ -991,8 +992,8 @@ _FALSE = b"\x20\x00"
 _pack_double = _DOUBLE.pack
 
 
-def _length(size: int) -> bytes:
-    """``size`` as a varint (a length prefix)."""
+def varint(size: int) -> bytes:
+    """A non-negative int as a protobuf varint (a length prefix, a tag)."""
     if size < 0x80:
         return _LENGTHS[size]
     out = bytearray()
@@ -1008,7 +1009,7 @@ def _value_bytes(value: object) -> bytes:
     members in order), as upb writes them; ``TypeError`` for anything not plain JSON."""
     if isinstance(value, str):
         data = value.encode()
-        return b"\x1a" + _length(len(data)) + data
+        return b"\x1a" + varint(len(data)) + data
     if value is None:
         return _NULL
     if value is True:
@@ -1019,15 +1020,15 @@ def _value_bytes(value: object) -> bytes:
         return b"\x11" + _pack_double(float(value))
     if is_json_object(value):
         data = _object_bytes(value)
-        return b"\x2a" + _length(len(data)) + data
+        return b"\x2a" + varint(len(data)) + data
     if is_json_array(value) or isinstance(value, tuple):
         items: Iterable[object] = cast("Iterable[object]", value)
         parts: list[bytes] = []
         for item in items:
             data = _value_bytes(item)
-            parts.append(b"\x0a" + _length(len(data)) + data)
+            parts.append(b"\x0a" + varint(len(data)) + data)
         data = b"".join(parts)
-        return b"\x32" + _length(len(data)) + data
+        return b"\x32" + varint(len(data)) + data
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
@@ -1038,11 +1039,11 @@ def _object_bytes(value: dict[Any, Any]) -> bytes:
         if not isinstance(key, str):
             raise TypeError(f"{type(key).__name__} is not a JSON object key")
         data = _value_bytes(item)
-        entry = b"\x12" + _length(len(data)) + data
+        entry = b"\x12" + varint(len(data)) + data
         if key:  # proto3 leaves out an empty key
             name = key.encode()
-            entry = b"\x0a" + _length(len(name)) + name + entry
-        parts.append(b"\x0a" + _length(len(entry)) + entry)
+            entry = b"\x0a" + varint(len(name)) + name + entry
+        parts.append(b"\x0a" + varint(len(entry)) + entry)
     return b"".join(parts)
 
 

@@ -110,6 +110,39 @@ def f_text_message_start(d: bytes, p: int, n: int) -> Any:
     return T.TextMessageStartEvent(message_id=v0, role=v1, name=v2, subagent_run_id=v3)
 
 
+def w_text_message_start(ev: Any) -> bytes | None:
+    """``TextMessageStartEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x00']
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.role
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.name
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\n' + h.varint(len(data)) + data
+
+
 def d_text_message_content(b: Any, plain: bool) -> Any:
     """TEXT_MESSAGE_CONTENT: arm ``TextMessageContentEvent`` -> ``TextMessageContentEvent``."""
     if plain:
@@ -177,6 +210,33 @@ def f_text_message_content(d: bytes, p: int, n: int) -> Any:
     return T.TextMessageContentEvent(message_id=v0, delta=v1, subagent_run_id=v2)
 
 
+def w_text_message_content(ev: Any) -> bytes | None:
+    """``TextMessageContentEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x01']
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x12' + h.varint(len(data)) + data
+
+
 def d_text_message_end(b: Any, plain: bool) -> Any:
     """TEXT_MESSAGE_END: arm ``TextMessageEndEvent`` -> ``TextMessageEndEvent``."""
     if plain:
@@ -233,6 +293,27 @@ def f_text_message_end(d: bytes, p: int, n: int) -> Any:
     if p != n:
         return None
     return T.TextMessageEndEvent(message_id=v0, subagent_run_id=v1)
+
+
+def w_text_message_end(ev: Any) -> bytes | None:
+    """``TextMessageEndEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x02']
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x1a' + h.varint(len(data)) + data
 
 
 def d_text_message_chunk(b: Any, plain: bool) -> Any:
@@ -340,6 +421,45 @@ def f_text_message_chunk(d: bytes, p: int, n: int) -> Any:
     return T.TextMessageChunkEvent(message_id=v0, role=v1, delta=v2, name=v3, subagent_run_id=v4)
 
 
+def w_text_message_chunk(ev: Any) -> bytes | None:
+    """``TextMessageChunkEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x13']
+    v = ev.message_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.role
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.name
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'2' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x8a\x01' + h.varint(len(data)) + data
+
+
 def d_tool_call_start(b: Any, plain: bool) -> Any:
     """TOOL_CALL_START: arm ``ToolCallStartEvent`` -> ``ToolCallStartEvent``."""
     if plain:
@@ -420,6 +540,39 @@ def f_tool_call_start(d: bytes, p: int, n: int) -> Any:
     return T.ToolCallStartEvent(tool_call_id=v0, tool_call_name=v1, parent_message_id=v2, subagent_run_id=v3)
 
 
+def w_tool_call_start(ev: Any) -> bytes | None:
+    """``ToolCallStartEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x03']
+    v = ev.tool_call_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.tool_call_name
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.parent_message_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'"' + h.varint(len(data)) + data
+
+
 def d_tool_call_args(b: Any, plain: bool) -> Any:
     """TOOL_CALL_ARGS: arm ``ToolCallArgsEvent`` -> ``ToolCallArgsEvent``."""
     if plain:
@@ -487,6 +640,33 @@ def f_tool_call_args(d: bytes, p: int, n: int) -> Any:
     return T.ToolCallArgsEvent(tool_call_id=v0, delta=v1, subagent_run_id=v2)
 
 
+def w_tool_call_args(ev: Any) -> bytes | None:
+    """``ToolCallArgsEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x04']
+    v = ev.tool_call_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'*' + h.varint(len(data)) + data
+
+
 def d_tool_call_end(b: Any, plain: bool) -> Any:
     """TOOL_CALL_END: arm ``ToolCallEndEvent`` -> ``ToolCallEndEvent``."""
     if plain:
@@ -543,6 +723,27 @@ def f_tool_call_end(d: bytes, p: int, n: int) -> Any:
     if p != n:
         return None
     return T.ToolCallEndEvent(tool_call_id=v0, subagent_run_id=v1)
+
+
+def w_tool_call_end(ev: Any) -> bytes | None:
+    """``ToolCallEndEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x05']
+    v = ev.tool_call_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'2' + h.varint(len(data)) + data
 
 
 def d_tool_call_chunk(b: Any, plain: bool) -> Any:
@@ -644,6 +845,45 @@ def f_tool_call_chunk(d: bytes, p: int, n: int) -> Any:
     if p != n:
         return None
     return T.ToolCallChunkEvent(tool_call_id=v0, tool_call_name=v1, parent_message_id=v2, delta=v3, subagent_run_id=v4)
+
+
+def w_tool_call_chunk(ev: Any) -> bytes | None:
+    """``ToolCallChunkEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x14']
+    v = ev.tool_call_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.tool_call_name
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.parent_message_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'2' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x92\x01' + h.varint(len(data)) + data
 
 
 def d_tool_call_result(b: Any, plain: bool) -> Any:
@@ -1183,6 +1423,27 @@ def f_step_started(d: bytes, p: int, n: int) -> Any:
     return T.StepStartedEvent(step_name=v0, subagent_run_id=v1)
 
 
+def w_step_started(ev: Any) -> bytes | None:
+    """``StepStartedEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x0e']
+    v = ev.step_name
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'z' + h.varint(len(data)) + data
+
+
 def d_step_finished(b: Any, plain: bool) -> Any:
     """STEP_FINISHED: arm ``StepFinishedEvent`` -> ``StepFinishedEvent``."""
     if plain:
@@ -1241,6 +1502,27 @@ def f_step_finished(d: bytes, p: int, n: int) -> Any:
     return T.StepFinishedEvent(step_name=v0, subagent_run_id=v1)
 
 
+def w_step_finished(ev: Any) -> bytes | None:
+    """``StepFinishedEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x0f']
+    v = ev.step_name
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x82\x01' + h.varint(len(data)) + data
+
+
 def d_reasoning_start(b: Any, plain: bool) -> Any:
     """REASONING_START: arm ``ReasoningStartEvent`` -> ``ReasoningStartEvent``."""
     if plain:
@@ -1297,6 +1579,27 @@ def f_reasoning_start(d: bytes, p: int, n: int) -> Any:
     if p != n:
         return None
     return T.ReasoningStartEvent(message_id=v0, subagent_run_id=v1)
+
+
+def w_reasoning_start(ev: Any) -> bytes | None:
+    """``ReasoningStartEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x18']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xca\x01' + h.varint(len(data)) + data
 
 
 def d_reasoning_message_start(b: Any, plain: bool) -> Any:
@@ -1370,6 +1673,33 @@ def f_reasoning_message_start(d: bytes, p: int, n: int) -> Any:
     return T.ReasoningMessageStartEvent(message_id=v0, role=v1, subagent_run_id=v2)
 
 
+def w_reasoning_message_start(ev: Any) -> bytes | None:
+    """``ReasoningMessageStartEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x19']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.role
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xd2\x01' + h.varint(len(data)) + data
+
+
 def d_reasoning_message_content(b: Any, plain: bool) -> Any:
     """REASONING_MESSAGE_CONTENT: arm ``ReasoningMessageContentEvent`` -> ``ReasoningMessageContentEvent``."""
     if plain:
@@ -1437,6 +1767,33 @@ def f_reasoning_message_content(d: bytes, p: int, n: int) -> Any:
     return T.ReasoningMessageContentEvent(message_id=v0, delta=v1, subagent_run_id=v2)
 
 
+def w_reasoning_message_content(ev: Any) -> bytes | None:
+    """``ReasoningMessageContentEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x1a']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xda\x01' + h.varint(len(data)) + data
+
+
 def d_reasoning_message_end(b: Any, plain: bool) -> Any:
     """REASONING_MESSAGE_END: arm ``ReasoningMessageEndEvent`` -> ``ReasoningMessageEndEvent``."""
     if plain:
@@ -1493,6 +1850,27 @@ def f_reasoning_message_end(d: bytes, p: int, n: int) -> Any:
     if p != n:
         return None
     return T.ReasoningMessageEndEvent(message_id=v0, subagent_run_id=v1)
+
+
+def w_reasoning_message_end(ev: Any) -> bytes | None:
+    """``ReasoningMessageEndEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x1b']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xe2\x01' + h.varint(len(data)) + data
 
 
 def d_reasoning_message_chunk(b: Any, plain: bool) -> Any:
@@ -1570,6 +1948,33 @@ def f_reasoning_message_chunk(d: bytes, p: int, n: int) -> Any:
     return T.ReasoningMessageChunkEvent(message_id=v0, delta=v1, subagent_run_id=v2)
 
 
+def w_reasoning_message_chunk(ev: Any) -> bytes | None:
+    """``ReasoningMessageChunkEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x1c']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xea\x01' + h.varint(len(data)) + data
+
+
 def d_reasoning_end(b: Any, plain: bool) -> Any:
     """REASONING_END: arm ``ReasoningEndEvent`` -> ``ReasoningEndEvent``."""
     if plain:
@@ -1626,6 +2031,27 @@ def f_reasoning_end(d: bytes, p: int, n: int) -> Any:
     if p != n:
         return None
     return T.ReasoningEndEvent(message_id=v0, subagent_run_id=v1)
+
+
+def w_reasoning_end(ev: Any) -> bytes | None:
+    """``ReasoningEndEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x1d']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xf2\x01' + h.varint(len(data)) + data
 
 
 def d_reasoning_encrypted_value(b: Any, plain: bool) -> Any:
@@ -1719,6 +2145,45 @@ def f_reasoning_encrypted_value(d: bytes, p: int, n: int) -> Any:
     if v0 not in _LITERAL_8:
         return None
     return T.ReasoningEncryptedValueEvent(subtype=v0, entity_id=v1, encrypted_value=v2, encrypted_value_type=v3, subagent_run_id=v4)
+
+
+def w_reasoning_encrypted_value(ev: Any) -> bytes | None:
+    """``ReasoningEncryptedValueEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x1e']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subtype
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.entity_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.encrypted_value
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    v = ev.encrypted_value_type
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'2' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xfa\x01' + h.varint(len(data)) + data
 
 
 def d_subagent_started(b: Any, plain: bool) -> Any:
@@ -1825,6 +2290,51 @@ def f_subagent_started(d: bytes, p: int, n: int) -> Any:
     if p != n:
         return None
     return T.SubagentStartedEvent(subagent_run_id=v0, name=v1, description=v2, parent_subagent_run_id=v3, parent_tool_call_id=v4, parent_message_id=v5)
+
+
+def w_subagent_started(ev: Any) -> bytes | None:
+    """``SubagentStartedEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x10']
+    v = ev.subagent_run_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.name
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.description
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.parent_subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    v = ev.parent_tool_call_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'2' + h.varint(len(data)) + data)
+    v = ev.parent_message_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b':' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x9a\x01' + h.varint(len(data)) + data
 
 
 def d_subagent_finished(b: Any, plain: bool) -> Any:
@@ -1936,6 +2446,33 @@ def f_subagent_error(d: bytes, p: int, n: int) -> Any:
     return T.SubagentErrorEvent(subagent_run_id=v0, message=v1, code=v2)
 
 
+def w_subagent_error(ev: Any) -> bytes | None:
+    """``SubagentErrorEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x12']
+    v = ev.subagent_run_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.code
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xaa\x01' + h.varint(len(data)) + data
+
+
 #: tag varint of an envelope arm -> (arm class, decoder, a type-only base_event's bytes,
 #: the arm's fast reader or None)
 TYPED_DECODERS: dict[int, tuple[Any, Any, bytes, Any]] = {
@@ -2005,4 +2542,27 @@ TYPED_ENCODERS: dict[type, Any] = {
     T.SubagentStartedEvent: e_subagent_started,
     T.SubagentFinishedEvent: e_subagent_finished,
     T.SubagentErrorEvent: e_subagent_error,
+}
+
+#: event struct class -> fast writer (struct -> Event bytes or None), string-only arms
+TYPED_WRITERS: dict[type, Any] = {
+    T.TextMessageStartEvent: w_text_message_start,
+    T.TextMessageContentEvent: w_text_message_content,
+    T.TextMessageEndEvent: w_text_message_end,
+    T.TextMessageChunkEvent: w_text_message_chunk,
+    T.ToolCallStartEvent: w_tool_call_start,
+    T.ToolCallArgsEvent: w_tool_call_args,
+    T.ToolCallEndEvent: w_tool_call_end,
+    T.ToolCallChunkEvent: w_tool_call_chunk,
+    T.StepStartedEvent: w_step_started,
+    T.StepFinishedEvent: w_step_finished,
+    T.ReasoningStartEvent: w_reasoning_start,
+    T.ReasoningMessageStartEvent: w_reasoning_message_start,
+    T.ReasoningMessageContentEvent: w_reasoning_message_content,
+    T.ReasoningMessageEndEvent: w_reasoning_message_end,
+    T.ReasoningMessageChunkEvent: w_reasoning_message_chunk,
+    T.ReasoningEndEvent: w_reasoning_end,
+    T.ReasoningEncryptedValueEvent: w_reasoning_encrypted_value,
+    T.SubagentStartedEvent: w_subagent_started,
+    T.SubagentErrorEvent: w_subagent_error,
 }

@@ -253,3 +253,26 @@ def test_a_string_arm_with_invalid_utf8_or_cut_short_is_not_read_and_fails_on_th
         assert decode_typed_event(body) is None
         with pytest.raises(DecodeError):
             decode_proto_event(body)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        T.TextMessageContentEvent(message_id="", delta="x" * 300),
+        T.TextMessageContentEvent(message_id="m", delta="é", subagent_run_id=""),
+        T.TextMessageStartEvent(message_id="m", role="assistant"),
+        T.TextMessageChunkEvent(),
+        T.TextMessageContentEvent(message_id="m", delta="d", timestamp=5, metadata={"a": 1}),
+    ],
+)
+def test_string_arms_written_straight_to_bytes_are_what_upb_writes(event):
+    assert encode_proto_frame(event)[4:] == wire_encoded(event)
+
+
+def test_a_string_arm_member_that_is_not_a_str_or_not_encodable_is_judged_by_the_upb_encoder():
+    for event in (
+        T.TextMessageContentEvent(message_id="m", delta=7),  # type: ignore[arg-type]
+        T.TextMessageContentEvent(message_id="m", delta="\ud800"),
+    ):
+        with pytest.raises(DecodeError, match="cannot encode TEXT_MESSAGE_CONTENT as protobuf"):
+            encode_proto_frame(event)
