@@ -276,3 +276,22 @@ def test_a_string_arm_member_that_is_not_a_str_or_not_encodable_is_judged_by_the
     ):
         with pytest.raises(DecodeError, match="cannot encode TEXT_MESSAGE_CONTENT as protobuf"):
             encode_proto_frame(event)
+
+
+def test_the_typed_reader_fed_in_any_pieces_yields_the_same_structs_and_errors():
+    events = [
+        T.TextMessageContentEvent(message_id="m", delta="d" * 200),
+        T.StateSnapshotEvent(snapshot={"a": [1, {"b": "c"}]}),
+        T.StepStartedEvent(step_name="s"),
+    ]
+    body = b"".join(map(encode_proto_frame, events))
+    for step in (1, 3, 7, len(body)):
+        reader = ProtoFrameReader(typed=True)
+        got = [item for i in range(0, len(body), step) for item in reader.feed(body[i : i + step])]
+        reader.close()
+        assert got == events
+    reader = ProtoFrameReader(typed=True)
+    cut = body + b"\x00\x00\x00\x09\x12"
+    assert reader.feed(cut) == events
+    with pytest.raises(DecodeError, match="cut inside a frame"):
+        reader.close()
