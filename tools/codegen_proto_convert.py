@@ -16,7 +16,8 @@ child process (a fresh descriptor pool) and writes, for every event type with an
   and ends): the event read straight from the bytes when they are laid out as upb writes them
   (a type-only ``base_event``, each member once in field-number order, lengths under 128),
   else None, and the caller parses the arm with upb and calls ``d_<arm>``;
-* ``w_<arm>(event)`` for the same arms: the event's ``Event`` bytes written directly (what
+* ``w_<arm>(event)`` for the same arms and those whose other members are any-JSON values
+  (STATE_SNAPSHOT, CUSTOM, RAW): the event's ``Event`` bytes written directly (what
   upb writes), or None when the event carries a timestamp, rawEvent or metadata or a member
   that is not a ``str``, and the caller takes ``e_<arm>``;
 * the tables ``TYPED_DECODERS`` (the arm's tag varint -> (arm class, decoder, the bytes a
@@ -254,22 +255,25 @@ def _fast_reader(mod: _Module, arm: Any, cls: Any, tag: str, fields: list[Any]) 
 
 
 def _fast_writer(arm: Any, cls: Any, fields: list[Any], plain: bytes) -> str | None:
-    """``w_<arm>(ev)`` for an arm whose members are all plain strings: the ``Event`` bytes
+    """``w_<arm>(ev)`` for an arm whose members are all plain strings or any-JSON values
+    (``google.protobuf.Value``, written by :func:`agui.wire.proto_convert.value_bytes`): the
+    ``Event`` bytes
     upb writes for the event (arm tag, length, a type-only ``base_event``, the members in
     field-number order), or None when the event carries a timestamp, rawEvent or metadata or
     a member that is not a ``str`` (the caller then builds the envelope with ``e_<arm>``); a
-    string that is not UTF-8-encodable raises ``UnicodeEncodeError``."""
+    value that is not plain JSON raises as ``value_bytes`` does, and a string that is not
+    UTF-8-encodable ``UnicodeEncodeError`` (the caller then takes ``e_<arm>`` too)."""
     import msgspec.inspect as mi
 
     body = arm.message_type
     rows = []
     for f in fields:
         fd = body.fields_by_name.get(_snake(f.encode_name))
-        if (
-            (cls.__name__, f.encode_name) in SPECIAL
-            or fd is None
-            or fd.type != fd.TYPE_STRING
-            or fd.label == fd.LABEL_REPEATED
+        if (cls.__name__, f.encode_name) in SPECIAL or fd is None or fd.is_repeated:
+            return None
+        full = fd.message_type.full_name if fd.message_type is not None else ""
+        if full != _VALUE and (
+            fd.type != fd.TYPE_STRING
             or not isinstance(_unwrap(f.type), mi.StrType | mi.LiteralType)
         ):
             return None
@@ -285,6 +289,15 @@ def _fast_writer(arm: Any, cls: Any, fields: list[Any], plain: bytes) -> str | N
     for number, f, fd in rows:
         tag = bytes([(number << 3) | 2])
         lines.append(f"    v = ev.{f.name}")
+        if fd.message_type is not None:  # a google.protobuf.Value: any JSON, as set_value
+            lines.append("    if v is not UNSET:")
+            if _kind(_unwrap(f.type)) == "nonnull":
+                lines += ["        if v is None:", "            return None"]
+            lines += [
+                "        data = h.value_bytes(v)",
+                f"        out.append({tag!r} + h.varint(len(data)) + data)",
+            ]
+            continue
         pad = "    "
         if not f.required:
             lines.append("    if v is not UNSET:")

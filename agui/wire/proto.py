@@ -74,10 +74,10 @@ def encode_proto_frame(event: Event | JSONObject) -> bytes:
             the enum lacks).
     """
     write = TYPED_WRITERS.get(event.__class__)
-    if write is not None:  # a string-only arm written straight to bytes
+    if write is not None:  # an arm of strings and JSON values written straight to bytes
         try:
             body: bytes | None = write(event)
-        except UnicodeEncodeError:
+        except NOT_TYPED:  # not plain JSON or not encodable: the upb encoder judges it
             body = None
         if body is not None:
             return _HEADER.pack(len(body)) + body

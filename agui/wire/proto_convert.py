@@ -74,6 +74,7 @@ __all__ = [
     "tool_result_content",
     "tool_result_content_to_pb",
     "usage_from_pb",
+    "value_bytes",
     "varint",
 ]
 
@@ -1004,7 +1005,7 @@ def varint(size: int) -> bytes:
     return bytes(out)
 
 
-def _value_bytes(value: object) -> bytes:
+def value_bytes(value: object) -> bytes:
     """The canonical bytes of a ``google.protobuf.Value`` holding a JSON value (objects'
     members in order), as upb writes them; ``TypeError`` for anything not plain JSON."""
     if isinstance(value, str):
@@ -1025,7 +1026,7 @@ def _value_bytes(value: object) -> bytes:
         items: Iterable[object] = cast("Iterable[object]", value)
         parts: list[bytes] = []
         for item in items:
-            data = _value_bytes(item)
+            data = value_bytes(item)
             parts.append(b"\x0a" + varint(len(data)) + data)
         data = b"".join(parts)
         return b"\x32" + varint(len(data)) + data
@@ -1038,7 +1039,7 @@ def _object_bytes(value: dict[Any, Any]) -> bytes:
     for key, item in value.items():
         if not isinstance(key, str):
             raise TypeError(f"{type(key).__name__} is not a JSON object key")
-        data = _value_bytes(item)
+        data = value_bytes(item)
         entry = b"\x12" + varint(len(data)) + data
         if key:  # proto3 leaves out an empty key
             name = key.encode()
@@ -1052,7 +1053,7 @@ def set_value(msg: struct_pb2.Value, value: object) -> None:
     raises ``TypeError`` for anything that is not plain JSON (the caller's general path
     then encodes it from the event's wire form). ``msg`` is empty (a new envelope's)."""
     try:
-        msg.MergeFromString(_value_bytes(value))
+        msg.MergeFromString(value_bytes(value))
     except PbDecodeError:  # nested past upb's parse depth: set field by field instead
         msg.Clear()
         _set_value(msg, value)

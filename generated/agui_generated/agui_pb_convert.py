@@ -977,6 +977,25 @@ def e_state_snapshot(ev: Any) -> Any:
     return out
 
 
+def w_state_snapshot(ev: Any) -> bytes | None:
+    """``StateSnapshotEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x06']
+    v = ev.snapshot
+    if v is not UNSET:
+        data = h.value_bytes(v)
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b':' + h.varint(len(data)) + data
+
+
 def d_state_delta(b: Any, plain: bool) -> Any:
     """STATE_DELTA: arm ``StateDeltaEvent`` -> ``StateDeltaEvent``."""
     if plain:
@@ -1187,6 +1206,31 @@ def e_raw(ev: Any) -> Any:
     return out
 
 
+def w_raw(ev: Any) -> bytes | None:
+    """``RawEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\t']
+    v = ev.event
+    if v is not UNSET:
+        data = h.value_bytes(v)
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.source
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'R' + h.varint(len(data)) + data
+
+
 def d_custom(b: Any, plain: bool) -> Any:
     """CUSTOM: arm ``CustomEvent`` -> ``CustomEvent``."""
     if plain:
@@ -1228,6 +1272,31 @@ def e_custom(ev: Any) -> Any:
     if v is not UNSET:
         b.subagent_run_id = v
     return out
+
+
+def w_custom(ev: Any) -> bytes | None:
+    """``CustomEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\n']
+    v = ev.name
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.value
+    if v is not UNSET:
+        data = h.value_bytes(v)
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'Z' + h.varint(len(data)) + data
 
 
 def d_run_started(b: Any, plain: bool) -> Any:
@@ -2554,6 +2623,9 @@ TYPED_WRITERS: dict[type, Any] = {
     T.ToolCallArgsEvent: w_tool_call_args,
     T.ToolCallEndEvent: w_tool_call_end,
     T.ToolCallChunkEvent: w_tool_call_chunk,
+    T.StateSnapshotEvent: w_state_snapshot,
+    T.RawEvent: w_raw,
+    T.CustomEvent: w_custom,
     T.StepStartedEvent: w_step_started,
     T.StepFinishedEvent: w_step_finished,
     T.ReasoningStartEvent: w_reasoning_start,
