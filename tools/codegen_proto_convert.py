@@ -12,9 +12,17 @@ child process (a fresh descriptor pool) and writes, for every event type with an
   raises :class:`agui.wire.proto_convert.Fallback` (the caller then takes the JSON path);
 * ``e_<arm>(event)``: the event struct -> an ``ag_ui.Event`` envelope, each member written
   straight into its field;
+* ``f_<arm>(data, pos, end)`` for an arm whose members are all strings (the deltas, starts
+  and ends): the event read straight from the bytes when they are laid out as upb writes them
+  (a type-only ``base_event``, each member once in field-number order, lengths under 128),
+  else None, and the caller parses the arm with upb and calls ``d_<arm>``;
+* ``w_<arm>(event)`` for the same arms and those whose other members are any-JSON values
+  (STATE_SNAPSHOT, CUSTOM, RAW): the event's ``Event`` bytes written directly (what
+  upb writes), or None when the event carries a timestamp, rawEvent or metadata or a member
+  that is not a ``str``, and the caller takes ``e_<arm>``;
 * the tables ``TYPED_DECODERS`` (the arm's tag varint -> (arm class, decoder, the bytes a
-  type-only ``base_event`` starts the arm with)) and ``TYPED_ENCODERS`` (struct class ->
-  encoder).
+  type-only ``base_event`` starts the arm with, fast reader or None)) and ``TYPED_ENCODERS``
+  (struct class -> encoder), ``TYPED_WRITERS`` (struct class -> fast writer).
 
 A member whose wire form is not its JSON form (:data:`SPECIAL`) calls a hand-written helper of
 :mod:`agui.wire.proto_convert`; a member of a type this generator does not know is an error
@@ -193,6 +201,123 @@ def _decode_field(mod: _Module, i: int, field: Any, fd: Any) -> list[str]:
     return out
 
 
+def _fast_reader(mod: _Module, arm: Any, cls: Any, tag: str, fields: list[Any]) -> str | None:
+    """``f_<arm>(d, p, n)`` for an arm whose members are all plain strings: the event from
+    the bytes upb writes (``d[p:n]``, the arm past a type-only ``base_event``: each member
+    once, in field-number order, one-byte lengths), or None for any other bytes (the caller
+    then parses the arm with upb); an invalid UTF-8 string raises ``UnicodeDecodeError``."""
+    import msgspec.inspect as mi
+
+    body = arm.message_type
+    rows = []
+    for i, f in enumerate(fields):
+        fd = body.fields_by_name.get(_snake(f.encode_name))
+        t = _unwrap(f.type)
+        if (
+            (cls.__name__, f.encode_name) in SPECIAL
+            or fd is None
+            or fd.type != fd.TYPE_STRING
+            or fd.label == fd.LABEL_REPEATED
+            or not isinstance(t, mi.StrType | mi.LiteralType)
+        ):
+            return None
+        rows.append((fd.number, i, f, fd, t))
+    rows.sort(key=lambda row: row[0])
+    lines = [
+        f"def f_{arm.name}(d: bytes, p: int, n: int) -> Any:",
+        f'    """{tag} from the canonical bytes of its arm past a type-only base_event, or None."""',
+    ]
+    checks = []
+    for number, i, f, fd, t in rows:
+        v = f"v{i}"
+        lines += [
+            f"    {v} = {'UNSET' if fd.has_presence else repr('')}",
+            f"    if p < n and d[p] == {(number << 3) | 2}:",
+            "        k = d[p + 1]",
+            "        if k > 0x7F:",
+            "            return None",
+            "        p += 2 + k",
+            f"        {v} = d[p - k : p].decode()",
+        ]
+        if fd.has_presence and f.required:
+            checks += [f"    if {v} is UNSET:", "        return None"]
+        if isinstance(t, mi.LiteralType):
+            guard = f"{v} is not UNSET and " if fd.has_presence and not f.required else ""
+            checks += [f"    if {guard}{v} not in {mod.literal(t.values)}:", "        return None"]
+    kwargs = ", ".join(f"{f.name}=v{i}" for i, f in enumerate(fields))
+    lines += [
+        "    if p != n:",
+        "        return None",
+        *checks,
+        f"    return T.{cls.__name__}({kwargs})",
+    ]
+    return "\n".join(lines)
+
+
+def _fast_writer(arm: Any, cls: Any, fields: list[Any], plain: bytes) -> str | None:
+    """``w_<arm>(ev)`` for an arm whose members are all plain strings or any-JSON values
+    (``google.protobuf.Value``, written by :func:`agui.wire.proto_convert.value_bytes`): the
+    ``Event`` bytes
+    upb writes for the event (arm tag, length, a type-only ``base_event``, the members in
+    field-number order), or None when the event carries a timestamp, rawEvent or metadata or
+    a member that is not a ``str`` (the caller then builds the envelope with ``e_<arm>``); a
+    value that is not plain JSON raises as ``value_bytes`` does, and a string that is not
+    UTF-8-encodable ``UnicodeEncodeError`` (the caller then takes ``e_<arm>`` too)."""
+    import msgspec.inspect as mi
+
+    body = arm.message_type
+    rows = []
+    for f in fields:
+        fd = body.fields_by_name.get(_snake(f.encode_name))
+        if (cls.__name__, f.encode_name) in SPECIAL or fd is None or fd.is_repeated:
+            return None
+        full = fd.message_type.full_name if fd.message_type is not None else ""
+        if full != _VALUE and (
+            fd.type != fd.TYPE_STRING
+            or not isinstance(_unwrap(f.type), mi.StrType | mi.LiteralType)
+        ):
+            return None
+        rows.append((fd.number, f, fd))
+    rows.sort(key=lambda row: row[0])
+    lines = [
+        f"def w_{arm.name}(ev: Any) -> bytes | None:",
+        f'    """``{cls.__name__}`` -> its ``Event`` bytes, or None (see the module doc)."""',
+        "    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:",
+        "        return None",
+        f"    out = [{plain!r}]",
+    ]
+    for number, f, fd in rows:
+        tag = bytes([(number << 3) | 2])
+        lines.append(f"    v = ev.{f.name}")
+        if fd.message_type is not None:  # a google.protobuf.Value: any JSON, as set_value
+            lines.append("    if v is not UNSET:")
+            if _kind(_unwrap(f.type)) == "nonnull":
+                lines += ["        if v is None:", "            return None"]
+            lines += [
+                "        data = h.value_bytes(v)",
+                f"        out.append({tag!r} + h.varint(len(data)) + data)",
+            ]
+            continue
+        pad = "    "
+        if not f.required:
+            lines.append("    if v is not UNSET:")
+            pad = "        "
+        lines += [f"{pad}if v.__class__ is not str:", f"{pad}    return None"]
+        if not fd.has_presence:  # proto3 leaves out an empty string without presence
+            lines.append(f"{pad}if v:")
+            pad += "    "
+        lines += [
+            f"{pad}data = v.encode()",
+            f"{pad}out.append({tag!r} + h.varint(len(data)) + data)",
+        ]
+    arm_tag = _varint((arm.number << 3) | 2)
+    lines += [
+        '    data = b"".join(out)',
+        f"    return {arm_tag!r} + h.varint(len(data)) + data",
+    ]
+    return "\n".join(lines)
+
+
 def _encode_field(field: Any, fd: Any) -> list[str]:
     t = _unwrap(field.type)
     kind = _kind(t)
@@ -225,6 +350,7 @@ def emit() -> str:
     mod = _Module()
     decoders: list[str] = []
     encoders: list[str] = []
+    writers: list[str] = []
     for info in union.types:
         assert isinstance(info, mi.StructType)
         cls = info.cls
@@ -287,8 +413,19 @@ def emit() -> str:
         dec.append(f"    return T.{cls.__name__}({', '.join(kwargs)})")
         enc.append("    return out")
         mod.funcs += ["\n".join(dec), "\n".join(enc)]
+        reader = _fast_reader(mod, arm, cls, tag, fields)
+        if reader is not None:
+            mod.funcs.append(reader)
+        writer = _fast_writer(arm, cls, fields, plain)
+        if writer is not None:
+            mod.funcs.append(writer)
+            writers.append(f"    T.{cls.__name__}: w_{arm.name},")
         tag_varint = (arm.number << 3) | 2
-        decoders.append(f'    {tag_varint}: (h.arm_class("{arm.name}"), d_{arm.name}, {plain!r}),')
+        decoders.append(
+            f'    {tag_varint}: (h.arm_class("{arm.name}"), d_{arm.name}, {plain!r}, '
+            + (f"f_{arm.name}" if reader is not None else "None")
+            + "),"
+        )
         encoders.append(f"    T.{cls.__name__}: e_{arm.name},")
     head = [
         "# @generated by tools/codegen_proto_convert.py from agui.py and agui_pb2.py. DO NOT EDIT.",
@@ -309,14 +446,20 @@ def emit() -> str:
     ]
     tail = [
         "",
-        "#: tag varint of an envelope arm -> (arm class, decoder, a type-only base_event's bytes)",
-        "TYPED_DECODERS: dict[int, tuple[Any, Any, bytes]] = {",
+        "#: tag varint of an envelope arm -> (arm class, decoder, a type-only base_event's bytes,",
+        "#: the arm's fast reader or None)",
+        "TYPED_DECODERS: dict[int, tuple[Any, Any, bytes, Any]] = {",
         *decoders,
         "}",
         "",
         "#: event struct class -> encoder (struct -> envelope)",
         "TYPED_ENCODERS: dict[type, Any] = {",
         *encoders,
+        "}",
+        "",
+        "#: event struct class -> fast writer (struct -> Event bytes or None), string-only arms",
+        "TYPED_WRITERS: dict[type, Any] = {",
+        *writers,
         "}",
     ]
     return "\n".join(head) + "\n\n" + "\n\n\n".join(mod.funcs) + "\n\n" + "\n".join(tail) + "\n"

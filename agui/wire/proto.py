@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import msgspec
-from agui_generated.agui_pb_convert import TYPED_DECODERS, TYPED_ENCODERS
+from agui_generated.agui_pb_convert import TYPED_DECODERS, TYPED_ENCODERS, TYPED_WRITERS
 from google.protobuf.message import DecodeError as PbDecodeError
 
 from agui.errors import DecodeError, FrameTooLarge
@@ -73,6 +73,14 @@ def encode_proto_frame(event: Event | JSONObject) -> bytes:
         DecodeError: the event has no protobuf form (a type without an arm, a patch op
             the enum lacks).
     """
+    write = TYPED_WRITERS.get(event.__class__)
+    if write is not None:  # an arm of strings and JSON values written straight to bytes
+        try:
+            body: bytes | None = write(event)
+        except NOT_TYPED:  # not plain JSON or not encodable: the upb encoder judges it
+            body = None
+        if body is not None:
+            return _HEADER.pack(len(body)) + body
     encode = TYPED_ENCODERS.get(event.__class__)
     if encode is not None:
         try:
@@ -84,8 +92,8 @@ def encode_proto_frame(event: Event | JSONObject) -> bytes:
             typed: bytes = envelope.SerializeToString()
             return _HEADER.pack(len(typed)) + typed
     data = to_json_value(event) if isinstance(event, msgspec.Struct) else event
-    body: bytes = event_to_pb(data).SerializeToString(deterministic=True)
-    return _HEADER.pack(len(body)) + body
+    wire: bytes = event_to_pb(data).SerializeToString(deterministic=True)
+    return _HEADER.pack(len(wire)) + wire
 
 
 def decode_typed_event(body: bytes) -> Event | None:
@@ -94,40 +102,52 @@ def decode_typed_event(body: bytes) -> Event | None:
     general path (:func:`decode_proto_event`, then the JSON decoder): an envelope that is not
     exactly one known arm, bytes that do not parse, or a value the struct's types refuse. A
     struct returned is the one the general path gives for the same bytes."""
-    size = len(body)
-    if size < 2:
+    return _typed_at(body, 0, len(body))
+
+
+def _typed_at(data: bytes, start: int, end: int) -> Event | None:
+    """:func:`decode_typed_event` of the message ``data[start:end]`` (read in place)."""
+    if end - start < 2:
         return None
-    tag = body[0]
-    pos = 1
+    tag = data[start]
+    pos = start + 1
     if tag & 0x80:  # arms past field 15 take a two-byte tag
-        second = body[1]
+        second = data[pos]
         if second & 0x80:
             return None
         tag = (tag & 0x7F) | (second << 7)
-        pos = 2
+        pos += 1
     entry = TYPED_DECODERS.get(tag)
-    if entry is None or pos >= size:
+    if entry is None or pos >= end:
         return None
-    length = body[pos]
+    length = data[pos]
     pos += 1
     if length & 0x80:
         length &= 0x7F
         shift = 7
         while True:
-            if pos >= size or shift > 28:
+            if pos >= end or shift > 28:
                 return None
-            byte = body[pos]
+            byte = data[pos]
             pos += 1
             length |= (byte & 0x7F) << shift
             if not byte & 0x80:
                 break
             shift += 7
-    if pos + length != size:  # one arm spanning the message, nothing else
+    if pos + length != end:  # one arm spanning the message, nothing else
         return None
-    cls, convert, plain = entry
+    cls, convert, plain, fast = entry
+    is_plain = data.startswith(plain, pos, end)
+    if is_plain and fast is not None:  # the arm's strings read straight from the bytes
+        try:
+            event: Event | None = fast(data, pos + len(plain), end)
+        except (IndexError, UnicodeDecodeError):
+            event = None
+        if event is not None:
+            return event
     try:
-        arm = cls.FromString(body[pos:])
-        event: Event = convert(arm, body.startswith(plain, pos))
+        arm = cls.FromString(data[pos:end])
+        event = convert(arm, is_plain)
     except (PbDecodeError, RuntimeError, *NOT_TYPED):
         return None
     return event
@@ -250,21 +270,29 @@ class ProtoFrameReader:
         out: list[Event | dict[str, Any] | UnknownEventArm] = []
         typed = self._typed
         buf = self._buf
+        if len(buf) < 4:
+            return out
+        (first,) = _HEADER.unpack_from(buf, 0)
+        if first <= self._max and len(buf) - 4 < first:
+            return out  # no frame complete yet (nothing copied while a big one arrives)
+        data = bytes(buf)  # one copy; each frame is read from it in place or sliced once
+        have = len(data)
         pos = 0
-        while len(buf) - pos >= 4:
-            (size,) = _HEADER.unpack_from(buf, pos)
+        while have - pos >= 4:
+            (size,) = _HEADER.unpack_from(data, pos)
             if size > self._max:
                 self._error = FrameTooLarge(size, self._max)
                 break
-            if len(buf) - pos - 4 < size:
+            if have - pos - 4 < size:
                 break
-            body = bytes(buf[pos + 4 : pos + 4 + size])
-            pos += 4 + size
+            start = pos + 4
+            pos = start + size
             if typed:
-                event = decode_typed_event(body)
+                event = _typed_at(data, start, pos)
                 if event is not None:
                     out.append(event)
                     continue
+            body = data[start:pos]
             try:
                 out.append(decode_proto_event(body))
             except DecodeError as exc:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, cast
 
@@ -41,6 +42,7 @@ from google.protobuf import (
     struct_pb2,
 )
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import DecodeError as PbDecodeError
 from google.protobuf.message import Message as PbMessage
 
 from agui.errors import DecodeError, EncodeError
@@ -72,6 +74,8 @@ __all__ = [
     "tool_result_content",
     "tool_result_content_to_pb",
     "usage_from_pb",
+    "value_bytes",
+    "varint",
 ]
 
 _STRUCT = "google.protobuf.Struct"
@@ -685,20 +689,24 @@ _FIELD_TYPES: dict[tuple[str, str], Any] = {
 _EXACT = 2**53  # EXACT_INTEGER_LIMIT (see _num)
 
 
+def _typed_number(number: float) -> int | float:
+    """A ``number_value`` as :func:`_num` reads it; a non-finite one raises :class:`Fallback`."""
+    if number.is_integer():
+        if -_EXACT <= number <= _EXACT and (number or math.copysign(1.0, number) > 0):
+            return int(number)
+        return number
+    if number - number != 0:  # NaN or an infinity: not JSON (the JSON path refuses it)
+        raise Fallback
+    return number
+
+
 def _typed_value(msg: struct_pb2.Value) -> JSONValue:
     """:func:`_from_value` for a typed decode: a non-finite number raises :class:`Fallback`."""
     kind = msg.WhichOneof("kind")
     if kind == "string_value":
         return msg.string_value
     if kind == "number_value":
-        number = msg.number_value
-        if number.is_integer():
-            if -_EXACT <= number <= _EXACT and (number or math.copysign(1.0, number) > 0):
-                return int(number)
-            return number
-        if number - number != 0:  # NaN or an infinity: not JSON (the JSON path refuses it)
-            raise Fallback
-        return number
+        return _typed_number(msg.number_value)
     if kind == "struct_value":
         return _typed_object(msg.struct_value)
     if kind == "bool_value":
@@ -714,22 +722,148 @@ def _typed_object(msg: struct_pb2.Struct) -> JSONObject:
     return {entry.key: value(entry.value) for entry in fields}
 
 
+# Open JSON values, fast: upb serializes the (already parsed and validated) Value/Struct in C,
+# and the loops below read those bytes, which are canonical: one kind per Value, entries as
+# key (left out when "") then value. Anything else (unknown fields ...) raises _NotCanonical
+# and the message walkers above read it instead, so both give the same JSON for every input.
+# Encoding writes the canonical bytes of a JSON value here and upb parses them in C.
+
+_DOUBLE = struct.Struct("<d")
+_read_double = _DOUBLE.unpack_from
+
+
+class _NotCanonical(Exception):
+    """Bytes the fast readers do not take (the message walkers read them)."""
+
+
+def _long_varint(data: bytes, pos: int) -> tuple[int, int]:
+    """The varint at ``pos`` of ``data`` (any length up to 10 bytes) and the position past it."""
+    result = shift = 0
+    while shift < 70:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+    raise _NotCanonical
+
+
+def _read_value(data: bytes, pos: int, end: int) -> JSONValue:
+    """The JSON of the canonical ``Value`` bytes ``data[pos:end]`` (no kind: null)."""
+    if pos == end:
+        return None
+    tag = data[pos]
+    if tag == 0x11:  # number_value: a little-endian double
+        if pos + 9 != end:
+            raise _NotCanonical
+        return _typed_number(_read_double(data, pos + 1)[0])
+    if tag == 0x08 or tag == 0x20:  # null_value (any enum number), bool_value
+        flag, pos = _long_varint(data, pos + 1)
+        if pos != end:
+            raise _NotCanonical
+        return None if tag == 0x08 else flag != 0
+    size = data[pos + 1]
+    pos += 2
+    if size >= 0x80:
+        size, pos = _long_varint(data, pos - 1)
+    if pos + size != end:
+        raise _NotCanonical
+    if tag == 0x1A:  # string_value (UTF-8 checked by upb's parse)
+        return data[pos:end].decode()
+    if tag == 0x2A:  # struct_value
+        return _read_object(data, pos, end)
+    if tag == 0x32:  # list_value: repeated Value values = 1
+        items: list[JSONValue] = []
+        append = items.append
+        while pos < end:
+            if data[pos] != 0x0A:
+                raise _NotCanonical
+            size = data[pos + 1]
+            pos += 2
+            if size >= 0x80:
+                size, pos = _long_varint(data, pos - 1)
+            stop = pos + size
+            if stop > end:
+                raise _NotCanonical
+            if data[pos] == 0x1A and data[pos + 1] < 0x80 and pos + 2 + data[pos + 1] == stop:
+                append(data[pos + 2 : stop].decode())  # a short string, read here
+            else:
+                append(_read_value(data, pos, stop))
+            pos = stop
+        return items
+    raise _NotCanonical
+
+
+def _read_object(data: bytes, pos: int, end: int) -> JSONObject:
+    """The dict of the canonical ``Struct`` bytes ``data[pos:end]`` (entries in order)."""
+    out: JSONObject = {}
+    while pos < end:
+        if data[pos] != 0x0A:  # repeated FieldsEntry fields = 1
+            raise _NotCanonical
+        size = data[pos + 1]
+        pos += 2
+        if size >= 0x80:
+            size, pos = _long_varint(data, pos - 1)
+        stop = pos + size
+        if stop > end:
+            raise _NotCanonical
+        key = ""
+        if pos < stop and data[pos] == 0x0A:  # key = 1 (left out when "")
+            size = data[pos + 1]
+            pos += 2
+            if size >= 0x80:
+                size, pos = _long_varint(data, pos - 1)
+            key = data[pos : pos + size].decode()
+            pos += size
+        if pos < stop:  # value = 2 (left out when never set: a null)
+            if data[pos] != 0x12:
+                raise _NotCanonical
+            size = data[pos + 1]
+            pos += 2
+            if size >= 0x80:
+                size, pos = _long_varint(data, pos - 1)
+            if pos + size != stop:
+                raise _NotCanonical
+            if data[pos] == 0x1A and data[pos + 1] < 0x80 and pos + 2 + data[pos + 1] == stop:
+                out[key] = data[pos + 2 : stop].decode()  # a short string, read here
+            else:
+                out[key] = _read_value(data, pos, stop)
+        elif pos == stop:
+            out[key] = None
+        else:
+            raise _NotCanonical
+        pos = stop
+    if pos != end:
+        raise _NotCanonical
+    return out
+
+
 def field_json(msg: PbFields, name: str) -> Any:
     """A ``google.protobuf.Value`` field as JSON, ``UNSET`` when absent or of no kind (as the
     wire-dict path leaves it out). Raises :class:`Fallback` on a non-finite number."""
-    if not msg.HasField(name):
+    value = getattr(msg, name)  # absent: an empty Value, no bytes
+    data = value.SerializeToString()
+    if not data:
         return UNSET
-    value = getattr(msg, name)
-    if value.WhichOneof("kind") is None:
-        return UNSET
-    return _typed_value(value)
+    try:
+        return _read_value(data, 0, len(data))
+    except (_NotCanonical, IndexError):
+        if value.WhichOneof("kind") is None:
+            return UNSET
+        return _typed_value(value)
 
 
 def field_object(msg: PbFields, name: str) -> Any:
     """A ``google.protobuf.Struct`` field as a dict (members in order), ``UNSET`` when absent."""
     if not msg.HasField(name):
         return UNSET
-    return _typed_object(getattr(msg, name))
+    value = getattr(msg, name)
+    data = value.SerializeToString()
+    try:
+        return _read_object(data, 0, len(data))
+    except (_NotCanonical, IndexError):
+        return _typed_object(value)
 
 
 _LIMIT = 9007199254740991  # the Timestamp bounds (Number.MAX_SAFE_INTEGER)
@@ -852,11 +986,77 @@ def input_from_pb(body: PbFields) -> Any:
     return _checked(_input_from_wire(_plain(body.input)), "RUN_STARTED", "input")
 
 
+_LENGTHS = [bytes((n,)) for n in range(0x80)]  # a one-byte varint, by value
+_NULL = b"\x08\x00"
+_TRUE = b"\x20\x01"
+_FALSE = b"\x20\x00"
+_pack_double = _DOUBLE.pack
+
+
+def varint(size: int) -> bytes:
+    """A non-negative int as a protobuf varint (a length prefix, a tag)."""
+    if size < 0x80:
+        return _LENGTHS[size]
+    out = bytearray()
+    while size >= 0x80:
+        out.append(size & 0x7F | 0x80)
+        size >>= 7
+    out.append(size)
+    return bytes(out)
+
+
+def value_bytes(value: object) -> bytes:
+    """The canonical bytes of a ``google.protobuf.Value`` holding a JSON value (objects'
+    members in order), as upb writes them; ``TypeError`` for anything not plain JSON."""
+    if isinstance(value, str):
+        data = value.encode()
+        return b"\x1a" + varint(len(data)) + data
+    if value is None:
+        return _NULL
+    if value is True:
+        return _TRUE
+    if value is False:
+        return _FALSE
+    if isinstance(value, int | float):
+        return b"\x11" + _pack_double(float(value))
+    if is_json_object(value):
+        data = _object_bytes(value)
+        return b"\x2a" + varint(len(data)) + data
+    if is_json_array(value) or isinstance(value, tuple):
+        items: Iterable[object] = cast("Iterable[object]", value)
+        parts: list[bytes] = []
+        for item in items:
+            data = value_bytes(item)
+            parts.append(b"\x0a" + varint(len(data)) + data)
+        data = b"".join(parts)
+        return b"\x32" + varint(len(data)) + data
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _object_bytes(value: dict[Any, Any]) -> bytes:
+    """The canonical bytes of an ordered ``google.protobuf.Struct`` holding ``value``."""
+    parts: list[bytes] = []
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise TypeError(f"{type(key).__name__} is not a JSON object key")
+        data = value_bytes(item)
+        entry = b"\x12" + varint(len(data)) + data
+        if key:  # proto3 leaves out an empty key
+            name = key.encode()
+            entry = b"\x0a" + varint(len(name)) + name + entry
+        parts.append(b"\x0a" + varint(len(entry)) + entry)
+    return b"".join(parts)
+
+
 def set_value(msg: struct_pb2.Value, value: object) -> None:
     """Write a JSON value (from an event struct's field) into a ``google.protobuf.Value``;
     raises ``TypeError`` for anything that is not plain JSON (the caller's general path
-    then encodes it from the event's wire form)."""
-    _set_value(msg, value)
+    then encodes it from the event's wire form). ``msg`` is empty (a new envelope's)."""
+    try:
+        msg.MergeFromString(value_bytes(value))
+    except PbDecodeError:  # nested past upb's parse depth: set field by field instead
+        msg.Clear()
+        _set_value(msg, value)
 
 
 def set_object(msg: struct_pb2.Struct, value: object) -> None:
@@ -865,7 +1065,12 @@ def set_object(msg: struct_pb2.Struct, value: object) -> None:
     if not is_json_object(value):
         raise Fallback
     msg.SetInParent()
-    _set_struct(msg, value)
+    try:
+        msg.MergeFromString(_object_bytes(value))
+    except PbDecodeError:  # nested past upb's parse depth: set field by field instead
+        msg.Clear()
+        msg.SetInParent()
+        _set_struct(msg, value)
 
 
 def _wire(value: object) -> Any:

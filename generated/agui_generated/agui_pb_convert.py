@@ -13,9 +13,13 @@ from agui_generated import agui as T
 
 _LITERAL_0 = frozenset(['assistant', 'developer', 'system', 'user'])
 _LITERAL_1 = frozenset(['assistant', 'developer', 'system', 'user'])
-_LITERAL_2 = frozenset(['tool'])
-_LITERAL_3 = frozenset(['reasoning'])
-_LITERAL_4 = frozenset(['message', 'tool-call'])
+_LITERAL_2 = frozenset(['assistant', 'developer', 'system', 'user'])
+_LITERAL_3 = frozenset(['assistant', 'developer', 'system', 'user'])
+_LITERAL_4 = frozenset(['tool'])
+_LITERAL_5 = frozenset(['reasoning'])
+_LITERAL_6 = frozenset(['reasoning'])
+_LITERAL_7 = frozenset(['message', 'tool-call'])
+_LITERAL_8 = frozenset(['message', 'tool-call'])
 
 
 def d_text_message_start(b: Any, plain: bool) -> Any:
@@ -69,6 +73,76 @@ def e_text_message_start(ev: Any) -> Any:
     return out
 
 
+def f_text_message_start(d: bytes, p: int, n: int) -> Any:
+    """TEXT_MESSAGE_START from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = ''
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = UNSET
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v2 = UNSET
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    v3 = UNSET
+    if p < n and d[p] == 42:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v3 = d[p - k : p].decode()
+    if p != n:
+        return None
+    if v1 is not UNSET and v1 not in _LITERAL_1:
+        return None
+    return T.TextMessageStartEvent(message_id=v0, role=v1, name=v2, subagent_run_id=v3)
+
+
+def w_text_message_start(ev: Any) -> bytes | None:
+    """``TextMessageStartEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x00']
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.role
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.name
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\n' + h.varint(len(data)) + data
+
+
 def d_text_message_content(b: Any, plain: bool) -> Any:
     """TEXT_MESSAGE_CONTENT: arm ``TextMessageContentEvent`` -> ``TextMessageContentEvent``."""
     if plain:
@@ -108,6 +182,61 @@ def e_text_message_content(ev: Any) -> Any:
     return out
 
 
+def f_text_message_content(d: bytes, p: int, n: int) -> Any:
+    """TEXT_MESSAGE_CONTENT from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = ''
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = ''
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v2 = UNSET
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.TextMessageContentEvent(message_id=v0, delta=v1, subagent_run_id=v2)
+
+
+def w_text_message_content(ev: Any) -> bytes | None:
+    """``TextMessageContentEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x01']
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x12' + h.varint(len(data)) + data
+
+
 def d_text_message_end(b: Any, plain: bool) -> Any:
     """TEXT_MESSAGE_END: arm ``TextMessageEndEvent`` -> ``TextMessageEndEvent``."""
     if plain:
@@ -145,6 +274,48 @@ def e_text_message_end(ev: Any) -> Any:
     return out
 
 
+def f_text_message_end(d: bytes, p: int, n: int) -> Any:
+    """TEXT_MESSAGE_END from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = ''
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = UNSET
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.TextMessageEndEvent(message_id=v0, subagent_run_id=v1)
+
+
+def w_text_message_end(ev: Any) -> bytes | None:
+    """``TextMessageEndEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x02']
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x1a' + h.varint(len(data)) + data
+
+
 def d_text_message_chunk(b: Any, plain: bool) -> Any:
     """TEXT_MESSAGE_CHUNK: arm ``TextMessageChunkEvent`` -> ``TextMessageChunkEvent``."""
     if plain:
@@ -157,7 +328,7 @@ def d_text_message_chunk(b: Any, plain: bool) -> Any:
     v1 = b.role
     if not v1 and not b.HasField("role"):
         v1 = UNSET
-    if v1 is not UNSET and v1 not in _LITERAL_1:
+    if v1 is not UNSET and v1 not in _LITERAL_2:
         raise h.Fallback
     v2 = b.delta
     if not v2 and not b.HasField("delta"):
@@ -206,6 +377,89 @@ def e_text_message_chunk(ev: Any) -> Any:
     return out
 
 
+def f_text_message_chunk(d: bytes, p: int, n: int) -> Any:
+    """TEXT_MESSAGE_CHUNK from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = UNSET
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = UNSET
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v2 = UNSET
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    v3 = UNSET
+    if p < n and d[p] == 42:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v3 = d[p - k : p].decode()
+    v4 = UNSET
+    if p < n and d[p] == 50:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v4 = d[p - k : p].decode()
+    if p != n:
+        return None
+    if v1 is not UNSET and v1 not in _LITERAL_3:
+        return None
+    return T.TextMessageChunkEvent(message_id=v0, role=v1, delta=v2, name=v3, subagent_run_id=v4)
+
+
+def w_text_message_chunk(ev: Any) -> bytes | None:
+    """``TextMessageChunkEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x13']
+    v = ev.message_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.role
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.name
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'2' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x8a\x01' + h.varint(len(data)) + data
+
+
 def d_tool_call_start(b: Any, plain: bool) -> Any:
     """TOOL_CALL_START: arm ``ToolCallStartEvent`` -> ``ToolCallStartEvent``."""
     if plain:
@@ -251,6 +505,74 @@ def e_tool_call_start(ev: Any) -> Any:
     return out
 
 
+def f_tool_call_start(d: bytes, p: int, n: int) -> Any:
+    """TOOL_CALL_START from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = ''
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = ''
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v2 = UNSET
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    v3 = UNSET
+    if p < n and d[p] == 42:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v3 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.ToolCallStartEvent(tool_call_id=v0, tool_call_name=v1, parent_message_id=v2, subagent_run_id=v3)
+
+
+def w_tool_call_start(ev: Any) -> bytes | None:
+    """``ToolCallStartEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x03']
+    v = ev.tool_call_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.tool_call_name
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.parent_message_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'"' + h.varint(len(data)) + data
+
+
 def d_tool_call_args(b: Any, plain: bool) -> Any:
     """TOOL_CALL_ARGS: arm ``ToolCallArgsEvent`` -> ``ToolCallArgsEvent``."""
     if plain:
@@ -290,6 +612,61 @@ def e_tool_call_args(ev: Any) -> Any:
     return out
 
 
+def f_tool_call_args(d: bytes, p: int, n: int) -> Any:
+    """TOOL_CALL_ARGS from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = ''
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = ''
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v2 = UNSET
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.ToolCallArgsEvent(tool_call_id=v0, delta=v1, subagent_run_id=v2)
+
+
+def w_tool_call_args(ev: Any) -> bytes | None:
+    """``ToolCallArgsEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x04']
+    v = ev.tool_call_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'*' + h.varint(len(data)) + data
+
+
 def d_tool_call_end(b: Any, plain: bool) -> Any:
     """TOOL_CALL_END: arm ``ToolCallEndEvent`` -> ``ToolCallEndEvent``."""
     if plain:
@@ -325,6 +702,48 @@ def e_tool_call_end(ev: Any) -> Any:
     if v is not UNSET:
         b.subagent_run_id = v
     return out
+
+
+def f_tool_call_end(d: bytes, p: int, n: int) -> Any:
+    """TOOL_CALL_END from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = ''
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = UNSET
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.ToolCallEndEvent(tool_call_id=v0, subagent_run_id=v1)
+
+
+def w_tool_call_end(ev: Any) -> bytes | None:
+    """``ToolCallEndEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x05']
+    v = ev.tool_call_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'2' + h.varint(len(data)) + data
 
 
 def d_tool_call_chunk(b: Any, plain: bool) -> Any:
@@ -386,6 +805,87 @@ def e_tool_call_chunk(ev: Any) -> Any:
     return out
 
 
+def f_tool_call_chunk(d: bytes, p: int, n: int) -> Any:
+    """TOOL_CALL_CHUNK from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = UNSET
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = UNSET
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v2 = UNSET
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    v3 = UNSET
+    if p < n and d[p] == 42:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v3 = d[p - k : p].decode()
+    v4 = UNSET
+    if p < n and d[p] == 50:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v4 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.ToolCallChunkEvent(tool_call_id=v0, tool_call_name=v1, parent_message_id=v2, delta=v3, subagent_run_id=v4)
+
+
+def w_tool_call_chunk(ev: Any) -> bytes | None:
+    """``ToolCallChunkEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x14']
+    v = ev.tool_call_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.tool_call_name
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.parent_message_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'2' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x92\x01' + h.varint(len(data)) + data
+
+
 def d_tool_call_result(b: Any, plain: bool) -> Any:
     """TOOL_CALL_RESULT: arm ``ToolCallResultEvent`` -> ``ToolCallResultEvent``."""
     if plain:
@@ -398,7 +898,7 @@ def d_tool_call_result(b: Any, plain: bool) -> Any:
     v3 = b.role
     if not v3 and not b.HasField("role"):
         v3 = UNSET
-    if v3 is not UNSET and v3 not in _LITERAL_2:
+    if v3 is not UNSET and v3 not in _LITERAL_4:
         raise h.Fallback
     v4 = b.subagent_run_id
     if not v4 and not b.HasField("subagent_run_id"):
@@ -475,6 +975,25 @@ def e_state_snapshot(ev: Any) -> Any:
     if v is not UNSET:
         b.subagent_run_id = v
     return out
+
+
+def w_state_snapshot(ev: Any) -> bytes | None:
+    """``StateSnapshotEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x06']
+    v = ev.snapshot
+    if v is not UNSET:
+        data = h.value_bytes(v)
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b':' + h.varint(len(data)) + data
 
 
 def d_state_delta(b: Any, plain: bool) -> Any:
@@ -687,6 +1206,31 @@ def e_raw(ev: Any) -> Any:
     return out
 
 
+def w_raw(ev: Any) -> bytes | None:
+    """``RawEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\t']
+    v = ev.event
+    if v is not UNSET:
+        data = h.value_bytes(v)
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.source
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'R' + h.varint(len(data)) + data
+
+
 def d_custom(b: Any, plain: bool) -> Any:
     """CUSTOM: arm ``CustomEvent`` -> ``CustomEvent``."""
     if plain:
@@ -728,6 +1272,31 @@ def e_custom(ev: Any) -> Any:
     if v is not UNSET:
         b.subagent_run_id = v
     return out
+
+
+def w_custom(ev: Any) -> bytes | None:
+    """``CustomEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\n']
+    v = ev.name
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.value
+    if v is not UNSET:
+        data = h.value_bytes(v)
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'Z' + h.varint(len(data)) + data
 
 
 def d_run_started(b: Any, plain: bool) -> Any:
@@ -902,6 +1471,48 @@ def e_step_started(ev: Any) -> Any:
     return out
 
 
+def f_step_started(d: bytes, p: int, n: int) -> Any:
+    """STEP_STARTED from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = ''
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = UNSET
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.StepStartedEvent(step_name=v0, subagent_run_id=v1)
+
+
+def w_step_started(ev: Any) -> bytes | None:
+    """``StepStartedEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x0e']
+    v = ev.step_name
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'z' + h.varint(len(data)) + data
+
+
 def d_step_finished(b: Any, plain: bool) -> Any:
     """STEP_FINISHED: arm ``StepFinishedEvent`` -> ``StepFinishedEvent``."""
     if plain:
@@ -937,6 +1548,48 @@ def e_step_finished(ev: Any) -> Any:
     if v is not UNSET:
         b.subagent_run_id = v
     return out
+
+
+def f_step_finished(d: bytes, p: int, n: int) -> Any:
+    """STEP_FINISHED from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = ''
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = UNSET
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.StepFinishedEvent(step_name=v0, subagent_run_id=v1)
+
+
+def w_step_finished(ev: Any) -> bytes | None:
+    """``StepFinishedEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x0f']
+    v = ev.step_name
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x82\x01' + h.varint(len(data)) + data
 
 
 def d_reasoning_start(b: Any, plain: bool) -> Any:
@@ -976,6 +1629,48 @@ def e_reasoning_start(ev: Any) -> Any:
     return out
 
 
+def f_reasoning_start(d: bytes, p: int, n: int) -> Any:
+    """REASONING_START from the canonical bytes of its arm past a type-only base_event, or None."""
+    v1 = UNSET
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v0 = ''
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.ReasoningStartEvent(message_id=v0, subagent_run_id=v1)
+
+
+def w_reasoning_start(ev: Any) -> bytes | None:
+    """``ReasoningStartEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x18']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xca\x01' + h.varint(len(data)) + data
+
+
 def d_reasoning_message_start(b: Any, plain: bool) -> Any:
     """REASONING_MESSAGE_START: arm ``ReasoningMessageStartEvent`` -> ``ReasoningMessageStartEvent``."""
     if plain:
@@ -984,7 +1679,7 @@ def d_reasoning_message_start(b: Any, plain: bool) -> Any:
         ts, raw, meta = h.base_fields(b, 25)
     v0 = b.message_id
     v1 = b.role
-    if v1 not in _LITERAL_3:
+    if v1 not in _LITERAL_5:
         raise h.Fallback
     v2 = b.subagent_run_id
     if not v2 and not b.HasField("subagent_run_id"):
@@ -1015,6 +1710,63 @@ def e_reasoning_message_start(ev: Any) -> Any:
     if v is not UNSET:
         b.subagent_run_id = v
     return out
+
+
+def f_reasoning_message_start(d: bytes, p: int, n: int) -> Any:
+    """REASONING_MESSAGE_START from the canonical bytes of its arm past a type-only base_event, or None."""
+    v2 = UNSET
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    v0 = ''
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = ''
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    if p != n:
+        return None
+    if v1 not in _LITERAL_6:
+        return None
+    return T.ReasoningMessageStartEvent(message_id=v0, role=v1, subagent_run_id=v2)
+
+
+def w_reasoning_message_start(ev: Any) -> bytes | None:
+    """``ReasoningMessageStartEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x19']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.role
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xd2\x01' + h.varint(len(data)) + data
 
 
 def d_reasoning_message_content(b: Any, plain: bool) -> Any:
@@ -1056,6 +1808,61 @@ def e_reasoning_message_content(ev: Any) -> Any:
     return out
 
 
+def f_reasoning_message_content(d: bytes, p: int, n: int) -> Any:
+    """REASONING_MESSAGE_CONTENT from the canonical bytes of its arm past a type-only base_event, or None."""
+    v2 = UNSET
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    v0 = ''
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = ''
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.ReasoningMessageContentEvent(message_id=v0, delta=v1, subagent_run_id=v2)
+
+
+def w_reasoning_message_content(ev: Any) -> bytes | None:
+    """``ReasoningMessageContentEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x1a']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xda\x01' + h.varint(len(data)) + data
+
+
 def d_reasoning_message_end(b: Any, plain: bool) -> Any:
     """REASONING_MESSAGE_END: arm ``ReasoningMessageEndEvent`` -> ``ReasoningMessageEndEvent``."""
     if plain:
@@ -1091,6 +1898,48 @@ def e_reasoning_message_end(ev: Any) -> Any:
     if v is not UNSET:
         b.subagent_run_id = v
     return out
+
+
+def f_reasoning_message_end(d: bytes, p: int, n: int) -> Any:
+    """REASONING_MESSAGE_END from the canonical bytes of its arm past a type-only base_event, or None."""
+    v1 = UNSET
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v0 = ''
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.ReasoningMessageEndEvent(message_id=v0, subagent_run_id=v1)
+
+
+def w_reasoning_message_end(ev: Any) -> bytes | None:
+    """``ReasoningMessageEndEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x1b']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xe2\x01' + h.varint(len(data)) + data
 
 
 def d_reasoning_message_chunk(b: Any, plain: bool) -> Any:
@@ -1140,6 +1989,61 @@ def e_reasoning_message_chunk(ev: Any) -> Any:
     return out
 
 
+def f_reasoning_message_chunk(d: bytes, p: int, n: int) -> Any:
+    """REASONING_MESSAGE_CHUNK from the canonical bytes of its arm past a type-only base_event, or None."""
+    v2 = UNSET
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    v0 = UNSET
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = UNSET
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.ReasoningMessageChunkEvent(message_id=v0, delta=v1, subagent_run_id=v2)
+
+
+def w_reasoning_message_chunk(ev: Any) -> bytes | None:
+    """``ReasoningMessageChunkEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x1c']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.delta
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xea\x01' + h.varint(len(data)) + data
+
+
 def d_reasoning_end(b: Any, plain: bool) -> Any:
     """REASONING_END: arm ``ReasoningEndEvent`` -> ``ReasoningEndEvent``."""
     if plain:
@@ -1177,6 +2081,48 @@ def e_reasoning_end(ev: Any) -> Any:
     return out
 
 
+def f_reasoning_end(d: bytes, p: int, n: int) -> Any:
+    """REASONING_END from the canonical bytes of its arm past a type-only base_event, or None."""
+    v1 = UNSET
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v0 = ''
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.ReasoningEndEvent(message_id=v0, subagent_run_id=v1)
+
+
+def w_reasoning_end(ev: Any) -> bytes | None:
+    """``ReasoningEndEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x1d']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xf2\x01' + h.varint(len(data)) + data
+
+
 def d_reasoning_encrypted_value(b: Any, plain: bool) -> Any:
     """REASONING_ENCRYPTED_VALUE: arm ``ReasoningEncryptedValueEvent`` -> ``ReasoningEncryptedValueEvent``."""
     if plain:
@@ -1184,7 +2130,7 @@ def d_reasoning_encrypted_value(b: Any, plain: bool) -> Any:
     else:
         ts, raw, meta = h.base_fields(b, 30)
     v0 = b.subtype
-    if v0 not in _LITERAL_4:
+    if v0 not in _LITERAL_7:
         raise h.Fallback
     v1 = b.entity_id
     v2 = b.encrypted_value
@@ -1224,6 +2170,89 @@ def e_reasoning_encrypted_value(ev: Any) -> Any:
     if v is not UNSET:
         b.subagent_run_id = v
     return out
+
+
+def f_reasoning_encrypted_value(d: bytes, p: int, n: int) -> Any:
+    """REASONING_ENCRYPTED_VALUE from the canonical bytes of its arm past a type-only base_event, or None."""
+    v4 = UNSET
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v4 = d[p - k : p].decode()
+    v0 = ''
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = ''
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v2 = ''
+    if p < n and d[p] == 42:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    v3 = UNSET
+    if p < n and d[p] == 50:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v3 = d[p - k : p].decode()
+    if p != n:
+        return None
+    if v0 not in _LITERAL_8:
+        return None
+    return T.ReasoningEncryptedValueEvent(subtype=v0, entity_id=v1, encrypted_value=v2, encrypted_value_type=v3, subagent_run_id=v4)
+
+
+def w_reasoning_encrypted_value(ev: Any) -> bytes | None:
+    """``ReasoningEncryptedValueEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x1e']
+    v = ev.subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.subtype
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.entity_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.encrypted_value
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    v = ev.encrypted_value_type
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'2' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xfa\x01' + h.varint(len(data)) + data
 
 
 def d_subagent_started(b: Any, plain: bool) -> Any:
@@ -1281,6 +2310,100 @@ def e_subagent_started(ev: Any) -> Any:
     if v is not UNSET:
         b.parent_message_id = v
     return out
+
+
+def f_subagent_started(d: bytes, p: int, n: int) -> Any:
+    """SUBAGENT_STARTED from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = ''
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = ''
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v2 = UNSET
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    v3 = UNSET
+    if p < n and d[p] == 42:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v3 = d[p - k : p].decode()
+    v4 = UNSET
+    if p < n and d[p] == 50:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v4 = d[p - k : p].decode()
+    v5 = UNSET
+    if p < n and d[p] == 58:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v5 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.SubagentStartedEvent(subagent_run_id=v0, name=v1, description=v2, parent_subagent_run_id=v3, parent_tool_call_id=v4, parent_message_id=v5)
+
+
+def w_subagent_started(ev: Any) -> bytes | None:
+    """``SubagentStartedEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x10']
+    v = ev.subagent_run_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.name
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.description
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    v = ev.parent_subagent_run_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'*' + h.varint(len(data)) + data)
+    v = ev.parent_tool_call_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'2' + h.varint(len(data)) + data)
+    v = ev.parent_message_id
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b':' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\x9a\x01' + h.varint(len(data)) + data
 
 
 def d_subagent_finished(b: Any, plain: bool) -> Any:
@@ -1364,39 +2487,95 @@ def e_subagent_error(ev: Any) -> Any:
     return out
 
 
-#: tag varint of an envelope arm -> (arm class, decoder, a type-only base_event's bytes)
-TYPED_DECODERS: dict[int, tuple[Any, Any, bytes]] = {
-    10: (h.arm_class("text_message_start"), d_text_message_start, b'\n\x00'),
-    18: (h.arm_class("text_message_content"), d_text_message_content, b'\n\x02\x08\x01'),
-    26: (h.arm_class("text_message_end"), d_text_message_end, b'\n\x02\x08\x02'),
-    138: (h.arm_class("text_message_chunk"), d_text_message_chunk, b'\n\x02\x08\x13'),
-    34: (h.arm_class("tool_call_start"), d_tool_call_start, b'\n\x02\x08\x03'),
-    42: (h.arm_class("tool_call_args"), d_tool_call_args, b'\n\x02\x08\x04'),
-    50: (h.arm_class("tool_call_end"), d_tool_call_end, b'\n\x02\x08\x05'),
-    146: (h.arm_class("tool_call_chunk"), d_tool_call_chunk, b'\n\x02\x08\x14'),
-    178: (h.arm_class("tool_call_result"), d_tool_call_result, b'\n\x02\x08\x15'),
-    58: (h.arm_class("state_snapshot"), d_state_snapshot, b'\n\x02\x08\x06'),
-    66: (h.arm_class("state_delta"), d_state_delta, b'\n\x02\x08\x07'),
-    74: (h.arm_class("messages_snapshot"), d_messages_snapshot, b'\n\x02\x08\x08'),
-    186: (h.arm_class("activity_snapshot"), d_activity_snapshot, b'\n\x02\x08\x16'),
-    194: (h.arm_class("activity_delta"), d_activity_delta, b'\n\x02\x08\x17'),
-    82: (h.arm_class("raw"), d_raw, b'\n\x02\x08\t'),
-    90: (h.arm_class("custom"), d_custom, b'\n\x02\x08\n'),
-    98: (h.arm_class("run_started"), d_run_started, b'\n\x02\x08\x0b'),
-    106: (h.arm_class("run_finished"), d_run_finished, b'\n\x02\x08\x0c'),
-    114: (h.arm_class("run_error"), d_run_error, b'\n\x02\x08\r'),
-    122: (h.arm_class("step_started"), d_step_started, b'\n\x02\x08\x0e'),
-    130: (h.arm_class("step_finished"), d_step_finished, b'\n\x02\x08\x0f'),
-    202: (h.arm_class("reasoning_start"), d_reasoning_start, b'\n\x02\x08\x18'),
-    210: (h.arm_class("reasoning_message_start"), d_reasoning_message_start, b'\n\x02\x08\x19'),
-    218: (h.arm_class("reasoning_message_content"), d_reasoning_message_content, b'\n\x02\x08\x1a'),
-    226: (h.arm_class("reasoning_message_end"), d_reasoning_message_end, b'\n\x02\x08\x1b'),
-    234: (h.arm_class("reasoning_message_chunk"), d_reasoning_message_chunk, b'\n\x02\x08\x1c'),
-    242: (h.arm_class("reasoning_end"), d_reasoning_end, b'\n\x02\x08\x1d'),
-    250: (h.arm_class("reasoning_encrypted_value"), d_reasoning_encrypted_value, b'\n\x02\x08\x1e'),
-    154: (h.arm_class("subagent_started"), d_subagent_started, b'\n\x02\x08\x10'),
-    162: (h.arm_class("subagent_finished"), d_subagent_finished, b'\n\x02\x08\x11'),
-    170: (h.arm_class("subagent_error"), d_subagent_error, b'\n\x02\x08\x12'),
+def f_subagent_error(d: bytes, p: int, n: int) -> Any:
+    """SUBAGENT_ERROR from the canonical bytes of its arm past a type-only base_event, or None."""
+    v0 = ''
+    if p < n and d[p] == 18:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v0 = d[p - k : p].decode()
+    v1 = ''
+    if p < n and d[p] == 26:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v1 = d[p - k : p].decode()
+    v2 = UNSET
+    if p < n and d[p] == 34:
+        k = d[p + 1]
+        if k > 0x7F:
+            return None
+        p += 2 + k
+        v2 = d[p - k : p].decode()
+    if p != n:
+        return None
+    return T.SubagentErrorEvent(subagent_run_id=v0, message=v1, code=v2)
+
+
+def w_subagent_error(ev: Any) -> bytes | None:
+    """``SubagentErrorEvent`` -> its ``Event`` bytes, or None (see the module doc)."""
+    if ev.timestamp is not UNSET or ev.raw_event is not UNSET or ev.metadata is not UNSET:
+        return None
+    out = [b'\n\x02\x08\x12']
+    v = ev.subagent_run_id
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x12' + h.varint(len(data)) + data)
+    v = ev.message
+    if v.__class__ is not str:
+        return None
+    if v:
+        data = v.encode()
+        out.append(b'\x1a' + h.varint(len(data)) + data)
+    v = ev.code
+    if v is not UNSET:
+        if v.__class__ is not str:
+            return None
+        data = v.encode()
+        out.append(b'"' + h.varint(len(data)) + data)
+    data = b"".join(out)
+    return b'\xaa\x01' + h.varint(len(data)) + data
+
+
+#: tag varint of an envelope arm -> (arm class, decoder, a type-only base_event's bytes,
+#: the arm's fast reader or None)
+TYPED_DECODERS: dict[int, tuple[Any, Any, bytes, Any]] = {
+    10: (h.arm_class("text_message_start"), d_text_message_start, b'\n\x00', f_text_message_start),
+    18: (h.arm_class("text_message_content"), d_text_message_content, b'\n\x02\x08\x01', f_text_message_content),
+    26: (h.arm_class("text_message_end"), d_text_message_end, b'\n\x02\x08\x02', f_text_message_end),
+    138: (h.arm_class("text_message_chunk"), d_text_message_chunk, b'\n\x02\x08\x13', f_text_message_chunk),
+    34: (h.arm_class("tool_call_start"), d_tool_call_start, b'\n\x02\x08\x03', f_tool_call_start),
+    42: (h.arm_class("tool_call_args"), d_tool_call_args, b'\n\x02\x08\x04', f_tool_call_args),
+    50: (h.arm_class("tool_call_end"), d_tool_call_end, b'\n\x02\x08\x05', f_tool_call_end),
+    146: (h.arm_class("tool_call_chunk"), d_tool_call_chunk, b'\n\x02\x08\x14', f_tool_call_chunk),
+    178: (h.arm_class("tool_call_result"), d_tool_call_result, b'\n\x02\x08\x15', None),
+    58: (h.arm_class("state_snapshot"), d_state_snapshot, b'\n\x02\x08\x06', None),
+    66: (h.arm_class("state_delta"), d_state_delta, b'\n\x02\x08\x07', None),
+    74: (h.arm_class("messages_snapshot"), d_messages_snapshot, b'\n\x02\x08\x08', None),
+    186: (h.arm_class("activity_snapshot"), d_activity_snapshot, b'\n\x02\x08\x16', None),
+    194: (h.arm_class("activity_delta"), d_activity_delta, b'\n\x02\x08\x17', None),
+    82: (h.arm_class("raw"), d_raw, b'\n\x02\x08\t', None),
+    90: (h.arm_class("custom"), d_custom, b'\n\x02\x08\n', None),
+    98: (h.arm_class("run_started"), d_run_started, b'\n\x02\x08\x0b', None),
+    106: (h.arm_class("run_finished"), d_run_finished, b'\n\x02\x08\x0c', None),
+    114: (h.arm_class("run_error"), d_run_error, b'\n\x02\x08\r', None),
+    122: (h.arm_class("step_started"), d_step_started, b'\n\x02\x08\x0e', f_step_started),
+    130: (h.arm_class("step_finished"), d_step_finished, b'\n\x02\x08\x0f', f_step_finished),
+    202: (h.arm_class("reasoning_start"), d_reasoning_start, b'\n\x02\x08\x18', f_reasoning_start),
+    210: (h.arm_class("reasoning_message_start"), d_reasoning_message_start, b'\n\x02\x08\x19', f_reasoning_message_start),
+    218: (h.arm_class("reasoning_message_content"), d_reasoning_message_content, b'\n\x02\x08\x1a', f_reasoning_message_content),
+    226: (h.arm_class("reasoning_message_end"), d_reasoning_message_end, b'\n\x02\x08\x1b', f_reasoning_message_end),
+    234: (h.arm_class("reasoning_message_chunk"), d_reasoning_message_chunk, b'\n\x02\x08\x1c', f_reasoning_message_chunk),
+    242: (h.arm_class("reasoning_end"), d_reasoning_end, b'\n\x02\x08\x1d', f_reasoning_end),
+    250: (h.arm_class("reasoning_encrypted_value"), d_reasoning_encrypted_value, b'\n\x02\x08\x1e', f_reasoning_encrypted_value),
+    154: (h.arm_class("subagent_started"), d_subagent_started, b'\n\x02\x08\x10', f_subagent_started),
+    162: (h.arm_class("subagent_finished"), d_subagent_finished, b'\n\x02\x08\x11', None),
+    170: (h.arm_class("subagent_error"), d_subagent_error, b'\n\x02\x08\x12', f_subagent_error),
 }
 
 #: event struct class -> encoder (struct -> envelope)
@@ -1432,4 +2611,30 @@ TYPED_ENCODERS: dict[type, Any] = {
     T.SubagentStartedEvent: e_subagent_started,
     T.SubagentFinishedEvent: e_subagent_finished,
     T.SubagentErrorEvent: e_subagent_error,
+}
+
+#: event struct class -> fast writer (struct -> Event bytes or None), string-only arms
+TYPED_WRITERS: dict[type, Any] = {
+    T.TextMessageStartEvent: w_text_message_start,
+    T.TextMessageContentEvent: w_text_message_content,
+    T.TextMessageEndEvent: w_text_message_end,
+    T.TextMessageChunkEvent: w_text_message_chunk,
+    T.ToolCallStartEvent: w_tool_call_start,
+    T.ToolCallArgsEvent: w_tool_call_args,
+    T.ToolCallEndEvent: w_tool_call_end,
+    T.ToolCallChunkEvent: w_tool_call_chunk,
+    T.StateSnapshotEvent: w_state_snapshot,
+    T.RawEvent: w_raw,
+    T.CustomEvent: w_custom,
+    T.StepStartedEvent: w_step_started,
+    T.StepFinishedEvent: w_step_finished,
+    T.ReasoningStartEvent: w_reasoning_start,
+    T.ReasoningMessageStartEvent: w_reasoning_message_start,
+    T.ReasoningMessageContentEvent: w_reasoning_message_content,
+    T.ReasoningMessageEndEvent: w_reasoning_message_end,
+    T.ReasoningMessageChunkEvent: w_reasoning_message_chunk,
+    T.ReasoningEndEvent: w_reasoning_end,
+    T.ReasoningEncryptedValueEvent: w_reasoning_encrypted_value,
+    T.SubagentStartedEvent: w_subagent_started,
+    T.SubagentErrorEvent: w_subagent_error,
 }

@@ -162,3 +162,139 @@ def test_the_typed_reader_yields_structs_and_the_plain_reader_wire_dicts():
     body = b"".join(map(encode_proto_frame, events))
     assert ProtoFrameReader(typed=True).feed(body) == events
     assert ProtoFrameReader().feed(body) == [to_json_value(ev) for ev in events]
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=200),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(["", "a", "é", "k" * 130]) | st.text(max_size=3), inner)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=_JSON)
+def test_open_json_values_encode_and_decode_as_set_and_read_field_by_field(value):
+    for event in (
+        T.CustomEvent(name="n", value=value, metadata={"m": value}),  # through upb's envelope
+        T.StateSnapshotEvent(snapshot=value),  # written straight to bytes
+    ):
+        frame = encode_proto_frame(event)
+        assert frame[4:] == wire_encoded(event)
+        typed = decode_typed_event(frame[4:])
+        assert typed is not None
+        assert encode_json(typed) == encode_json(json_path(frame[4:]))
+        assert typed == json_path(frame[4:])
+
+
+def test_a_json_value_with_fields_the_value_type_lacks_reads_as_the_message_walk_reads_it():
+    envelope = event_to_pb({"type": "CUSTOM", "name": "n", "value": {"a": [1, "x"]}})
+    envelope.custom.value.struct_value.fields[0].value.MergeFromString(b"\x38\x01")  # field 7
+    envelope.custom.value.MergeFromString(b"\x40\x02")  # field 8, past the kind
+    body = envelope.SerializeToString()
+    typed = decode_typed_event(body)
+    assert isinstance(typed, T.CustomEvent)
+    assert typed.value == {"a": [1, "x"]} and typed == json_path(body)
+
+
+def test_a_null_value_of_any_enum_number_reads_as_null():
+    envelope = event_to_pb({"type": "CUSTOM", "name": "n", "value": [1]})
+    envelope.custom.value.Clear()
+    envelope.custom.value.MergeFromString(b"\x08\x05")
+    body = envelope.SerializeToString()
+    typed = decode_typed_event(body)
+    assert isinstance(typed, T.CustomEvent)
+    assert typed.value is None and typed == json_path(body)
+
+
+def test_a_json_value_nested_past_upbs_parse_depth_encodes_as_set_field_by_field():
+    deep: object = 1
+    for _ in range(120):
+        deep = [{"k": deep}]
+    event = T.StateSnapshotEvent(snapshot={"deep": deep})
+    assert encode_proto_frame(event)[4:] == wire_encoded(event)
+
+
+def _arm_bytes(*fields: bytes) -> bytes:
+    """A TEXT_MESSAGE_CONTENT envelope around a type-only base_event and ``fields``."""
+    arm = b"\x0a\x02\x08\x01" + b"".join(fields)
+    return b"\x12" + bytes([len(arm)]) + arm
+
+
+def test_string_arms_in_any_valid_layout_read_as_upb_reads_them():
+    long = "x" * 130
+    cases = [
+        _arm_bytes(b"\x1a\x01d", b"\x12\x01m"),  # members out of field-number order
+        _arm_bytes(b"\x12\x01m", b"\x12\x01n", b"\x1a\x01d"),  # a member twice: the last wins
+        _arm_bytes(b"\x12\x01m", b"\x1a\x01d", b"\x22\x00"),  # an optional present and empty
+        _arm_bytes(b"\x1a\x01d"),  # messageId left out: ""
+        _arm_bytes(b"\x12\x01m", b"\x1a\x01d", b"\x28\x01"),  # a field the arm lacks
+    ]
+    envelope = event_to_pb({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": long})
+    cases.append(envelope.SerializeToString())  # a length over one byte
+    for body in cases:
+        typed = decode_typed_event(body)
+        assert typed is not None and typed == json_path(body)
+    assert decode_typed_event(cases[1]).message_id == "n"
+    assert decode_typed_event(cases[2]).subagent_run_id == ""
+    assert decode_typed_event(cases[3]).message_id == ""
+    assert decode_typed_event(cases[5]).delta == long
+
+
+def test_a_string_arm_with_invalid_utf8_or_cut_short_is_not_read_and_fails_on_the_general_path():
+    for body in (
+        _arm_bytes(b"\x12\x01m", b"\x1a\x02\xc3\x28"),  # not UTF-8
+        _arm_bytes(b"\x12\x01m", b"\x1a\x05d"),  # a length past the end
+        _arm_bytes(b"\x12\x01m", b"\x1a"),  # a tag with no length
+    ):
+        assert decode_typed_event(body) is None
+        with pytest.raises(DecodeError):
+            decode_proto_event(body)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        T.TextMessageContentEvent(message_id="", delta="x" * 300),
+        T.TextMessageContentEvent(message_id="m", delta="é", subagent_run_id=""),
+        T.TextMessageStartEvent(message_id="m", role="assistant"),
+        T.TextMessageChunkEvent(),
+        T.TextMessageContentEvent(message_id="m", delta="d", timestamp=5, metadata={"a": 1}),
+    ],
+)
+def test_string_arms_written_straight_to_bytes_are_what_upb_writes(event):
+    assert encode_proto_frame(event)[4:] == wire_encoded(event)
+
+
+def test_a_string_arm_member_that_is_not_a_str_or_not_encodable_is_judged_by_the_upb_encoder():
+    for event in (
+        T.TextMessageContentEvent(message_id="m", delta=7),  # type: ignore[arg-type]
+        T.TextMessageContentEvent(message_id="m", delta="\ud800"),
+    ):
+        with pytest.raises(DecodeError, match="cannot encode TEXT_MESSAGE_CONTENT as protobuf"):
+            encode_proto_frame(event)
+
+
+def test_the_typed_reader_fed_in_any_pieces_yields_the_same_structs_and_errors():
+    events = [
+        T.TextMessageContentEvent(message_id="m", delta="d" * 200),
+        T.StateSnapshotEvent(snapshot={"a": [1, {"b": "c"}]}),
+        T.StepStartedEvent(step_name="s"),
+    ]
+    body = b"".join(map(encode_proto_frame, events))
+    for step in (1, 3, 7, len(body)):
+        reader = ProtoFrameReader(typed=True)
+        got = [item for i in range(0, len(body), step) for item in reader.feed(body[i : i + step])]
+        reader.close()
+        assert got == events
+    reader = ProtoFrameReader(typed=True)
+    cut = body + b"\x00\x00\x00\x09\x12"
+    assert reader.feed(cut) == events
+    with pytest.raises(DecodeError, match="cut inside a frame"):
+        reader.close()
