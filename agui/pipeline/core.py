@@ -503,7 +503,8 @@ class Pipeline:
         self._out_pos = pos + 1
         verifier = self._verifier
         if verifier is not None:
-            violation = verifier.check(event, pos)
+            check = verifier.checks.get(cls)
+            violation = check(event, pos) if check is not None else verifier.check(event, pos)
             if violation is not None:
                 out = []
                 self._violation(violation, out)
@@ -553,7 +554,8 @@ class Pipeline:
         pos = self._out_pos
         self._out_pos = pos + 1
         if verifier is not None:
-            violation = verifier.check(ev, pos)
+            check = verifier.checks.get(ev.__class__)
+            violation = check(ev, pos) if check is not None else verifier.check(ev, pos)
             if violation is not None:
                 self._violation(violation, out)
                 return
