@@ -475,7 +475,7 @@ class _RunCore:
         item's last)."""
         return _Lazy(partial(self._split, pipeline, item))
 
-    def _split(self, pipeline: Pipeline, item: Any) -> Iterator[list[Update]]:
+    def _split(self, pipeline: Pipeline, item: object) -> Iterator[list[Update]]:
         """:meth:`_frames` once iterated."""
         head, frames = pipeline.frames(item)
         if self.idle is not None and (
