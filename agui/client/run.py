@@ -52,8 +52,11 @@ from collections.abc import (
     Generator,
     Iterable,
     Iterator,
+    Sequence,
 )
 from functools import partial
+from itertools import chain
+from operator import length_hint
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, cast, overload
 
 from agui.client import telemetry
@@ -240,12 +243,12 @@ class _RunCore:
         "broke",
         "failure",
         "interrupted",
-        "item_done",
         "loop",
         "next",
         "pipeline",
         "policy",
         "read",
+        "rest",
         "rounds",
         "run_ref",
         "session",
@@ -275,7 +278,7 @@ class _RunCore:
         self.stream: AsyncIterator[Any] | None = None  # the current round's response
         self.read: Callable[[], Awaitable[Any]] | None = None
         self.ahead: asyncio.Task[Any] | None = None  # a read begun by look_ahead
-        self.item_done: bool = False  # the frame being handed out is its item's last
+        self.rest: Iterator[Any] = _NO_FRAMES  # the current item's frames not yet fed
         self.calls: list[ToolCall] = []  # client tool calls still to run this round
         self.rounds: int = 0
         self.cancelled: Done | None = None  # a run closed before it started
@@ -404,6 +407,7 @@ class _RunCore:
         assert pipeline is not None and self.read is not None
         if pipeline.finished:
             return await self._end_round()
+        self.rest = _NO_FRAMES  # (the previous item's frames are not kept over the read)
         ahead, self.ahead = self.ahead, None
         item, self.held = self.held, _NOTHING
         try:
@@ -431,7 +435,7 @@ class _RunCore:
         batches = self._frames(pipeline, item)
         return batches if self.cursor.until is None else self._unseen(batches)
 
-    def _unseen(self, batches: Iterator[list[Update]]) -> Iterator[list[Update]]:
+    def _unseen(self, batches: Iterable[list[Update]]) -> Iterator[list[Update]]:
         """``batches`` while the run catches up (attached from a cursor the caller
         kept, replayed from its start): the updates of frames at or before that
         cursor are applied but not handed out, except a ``Done`` (every run's
@@ -458,33 +462,46 @@ class _RunCore:
                     shown.append(update)
             yield shown
 
-    def _frames(self, pipeline: Pipeline, item: Any) -> Iterator[list[Update]]:
-        """The updates of one transport item, one list per frame, each frame fed
-        only when the consumer asks for it; :attr:`item_done` tells whether the
-        list handed out is the item's last."""
+    @property
+    def item_done(self) -> bool:
+        """Whether the list handed out is its transport item's last (no frame of
+        the item is left to feed)."""
+        return length_hint(self.rest) == 0
+
+    def _frames(self, pipeline: Pipeline, item: Any) -> Iterable[list[Update]]:
+        """The updates of one transport item, one list per frame: the item is
+        split once iterated, and each frame fed only when the consumer asks for
+        its list (:attr:`item_done` tells whether the list handed out is the
+        item's last)."""
+        return _Lazy(partial(self._split, pipeline, item))
+
+    def _split(self, pipeline: Pipeline, item: object) -> Iterator[list[Update]]:
+        """:meth:`_frames` once iterated."""
         head, frames = pipeline.frames(item)
-        last = len(frames) - 1
         if self.idle is not None and (
             frames or not isinstance(item, bytes | bytearray | memoryview)
         ):
             self.idle.event()  # (comments and blank lines make no frame)
-        self.item_done = last < 0
-        if head:
-            yield head
-        feed = pipeline.feed_frame
+        rest = self.rest = iter(frames)
         ids = pipeline.frame_ids
+        # (a frame after the stream finished is fed to no effect: [])
+        fed = self._resumable(pipeline, rest, ids) if ids else map(pipeline.feed_frame, rest)
+        return chain((head,), fed) if head else fed
+
+    def _resumable(
+        self, pipeline: Pipeline, rest: Iterator[str], ids: Sequence[str | None]
+    ) -> Iterator[list[Update]]:
+        """:meth:`_frames` of a resumable stream: a frame at or before the cursor
+        is a repeat, skipped; the cursor advances past each frame fed."""
+        feed = pipeline.feed_frame
         cursor = self.cursor
-        for i, data in enumerate(frames):
-            self.item_done = i == last
-            if ids:  # a resumable stream: a frame at or before the cursor is a repeat
-                frame_id = ids[i]
-                if cursor.repeat(frame_id):
-                    continue
-                updates = feed(data)
-                cursor.advance(frame_id)
-                yield updates
-            else:
-                yield feed(data)
+        for i, data in enumerate(rest):
+            frame_id = ids[i]
+            if cursor.repeat(frame_id):
+                continue
+            updates = feed(data)
+            cursor.advance(frame_id)
+            yield updates
             if pipeline.finished:
                 return
 
@@ -1172,6 +1189,21 @@ class Run:
 
     def __repr__(self) -> str:
         return f"Run(run_id={self.input.run_id!r}, done={self.done!r})"
+
+
+_NO_FRAMES: Iterator[Any] = iter(())
+
+
+class _Lazy:
+    """An iterable whose iterator ``make()`` builds once iterated (nothing runs before)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Iterator[list[Update]]]) -> None:
+        self.make = make
+
+    def __iter__(self) -> Iterator[list[Update]]:
+        return self.make()
 
 
 async def _nothing() -> AsyncGenerator[Update, None]:

@@ -124,6 +124,7 @@ class Pipeline:
         "_norm",
         "_out_pos",
         "_pending",
+        "_steps",
         "_verifier",
         "_version",
         "_wire",
@@ -145,6 +146,9 @@ class Pipeline:
             raise ValueError(f"verify must be one of {_MODES}, got {verify!r}")
         self._conversation = conversation if conversation is not None else Conversation()
         self._apply = self._conversation.apply
+        # the deltas' steps, unless a subclass applies events its own way
+        own = type(self._conversation).apply is Conversation.apply
+        self._steps = self._conversation.steps if own else {}
         self._life = self._conversation.lifecycle
         self._life.begin_stream()
         self._mode = verify
@@ -503,12 +507,19 @@ class Pipeline:
         self._out_pos = pos + 1
         verifier = self._verifier
         if verifier is not None:
-            violation = verifier.check(event, pos)
+            check = verifier.checks.get(cls)
+            violation = check(event, pos) if check is not None else verifier.check(event, pos)
             if violation is not None:
                 out = []
                 self._violation(violation, out)
                 return out
-        return self._apply(event)
+        step = self._steps.get(cls)
+        if step is None:
+            return self._apply(event)
+        try:
+            return step(event)
+        except Exception as exc:  # noqa: BLE001 - as Conversation.apply: never crashes a run
+            return self._conversation.failed(event, exc)
 
     def _data(self, data: bytes | str, out: list[Update]) -> None:
         try:
@@ -553,7 +564,8 @@ class Pipeline:
         pos = self._out_pos
         self._out_pos = pos + 1
         if verifier is not None:
-            violation = verifier.check(ev, pos)
+            check = verifier.checks.get(ev.__class__)
+            violation = check(ev, pos) if check is not None else verifier.check(ev, pos)
             if violation is not None:
                 self._violation(violation, out)
                 return

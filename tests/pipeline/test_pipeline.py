@@ -503,3 +503,33 @@ def test_token_usage_of_run_finished_and_run_error_reaches_done():
     )
     assert dones[1].usage == (TokenUsage(input_tokens=7),)
     assert dones[2].usage == ()
+
+
+def test_a_delta_whose_apply_raises_is_an_apply_failed_warning_and_the_run_goes_on():
+    conv = Conversation()
+    pipeline = Pipeline(conv)
+    pipeline.feed_bytes(sse(START, *text("m1")[:1]))
+    # a broken fragment buffer: the delta's append raises
+    conv._store.by_id["m1"].frags = 5  # type: ignore[assignment]
+    out = pipeline.feed_bytes(
+        sse({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "x"})
+    )
+    assert [(type(u), getattr(u, "code", None)) for u in out] == [(WarningUpdate, "apply_failed")]
+    assert "TEXT_MESSAGE_CONTENT" in out[0].message
+    out = pipeline.feed_bytes(sse(*text("m2", "y")[:2]))
+    assert [type(u) for u in out][-1] is TextDelta
+    assert not pipeline.finished
+
+
+def test_a_conversation_subclass_that_overrides_apply_sees_every_delta():
+    seen: list[str] = []
+
+    class Watching(Conversation):
+        def apply(self, event: T.Event) -> list[Any]:
+            seen.append(type(event).__name__)
+            return super().apply(event)
+
+    pipeline = Pipeline(Watching())
+    pipeline.feed_bytes(sse(START, *text("m1", "a", "b"), FINISH))
+    assert seen.count("TextMessageContentEvent") == 2
+    assert pipeline.conversation.message("m1").content == "ab"

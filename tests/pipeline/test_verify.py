@@ -838,3 +838,27 @@ def test_verify_rules_re_exports_the_codes_of_agui_rules():
     assert R.RULES is agui.rules.RULES
     assert R.__all__ == agui.rules.__all__
     assert all(getattr(R, name) is getattr(agui.rules, name) for name in agui.rules.__all__)
+
+
+def test_checks_is_the_table_of_the_current_state_and_agrees_with_check():
+    v = Verifier()
+    content = ev("TEXT_MESSAGE_CONTENT", messageId="m1", delta="x")
+
+    def via_table(event: Any) -> ProtocolViolation | None:
+        check = v.checks.get(type(event))
+        return check(event, 0) if check is not None else v.check(event, 0)
+
+    assert type(content) not in v.checks  # between runs: only the openers
+    refused = via_table(content)
+    assert refused is not None and refused.code == R.FIRST_EVENT_NOT_RUN_STARTED
+    assert via_table(rs()) is None
+    assert via_table(tms("m1")) is None
+    assert via_table(content) is None  # in a run: the item checks
+    assert via_table(ev("TEXT_MESSAGE_CONTENT", messageId="m2", delta="x")).code == (
+        R.CONTENT_WITHOUT_START
+    )
+    assert via_table(ev("TEXT_MESSAGE_END", messageId="m1")) is None
+    assert via_table(rf()) is None
+    late = via_table(content)  # after RUN_FINISHED: between runs again
+    assert late is not None and late.code == R.EVENT_AFTER_RUN_FINISHED
+    assert v.check(content, 0).code == R.EVENT_AFTER_RUN_FINISHED

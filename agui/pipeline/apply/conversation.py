@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import partial
 from typing import Any
 
 import msgspec
@@ -103,11 +102,18 @@ class Conversation:
         self._snapshots = Snapshots(store, state)
         self._runs = RunAppliers(store, self._messages)
         self._dispatch: dict[type, Callable[[Any], list[Update]]] = {
-            **{cls: partial(fn, self._messages) for cls, fn in _messages_mod.HANDLERS.items()},
-            **{cls: partial(fn, self._snapshots) for cls, fn in _snapshots_mod.HANDLERS.items()},
-            **{cls: partial(fn, self._runs) for cls, fn in _runs_mod.HANDLERS.items()},
+            **{cls: fn.__get__(self._messages) for cls, fn in _messages_mod.HANDLERS.items()},
+            **{cls: fn.__get__(self._snapshots) for cls, fn in _snapshots_mod.HANDLERS.items()},
+            **{cls: fn.__get__(self._runs) for cls, fn in _runs_mod.HANDLERS.items()},
             **dict.fromkeys(PASS_THROUGH, _passed_through),
         }
+        self.steps: dict[type, Callable[[Any], list[Update]]] = {
+            cls: self._dispatch[cls] for cls in _STAMPED
+        }
+        """The streamed deltas' whole apply by event class (their methods stamp
+        their own updates): a hot caller's shortcut to :meth:`apply`, which must
+        hand what a step raises to :meth:`failed` and call :meth:`apply` for a
+        class without an entry here."""
         for m in messages:
             if isinstance(m, dict):
                 m = msgspec.convert(m, T.Message)
@@ -324,15 +330,21 @@ class Conversation:
         try:
             updates = handler(event)
         except Exception as exc:  # noqa: BLE001 - last line of defence: bad data never crashes a run
-            return [
-                WarningUpdate(
-                    "apply_failed",
-                    f"could not apply {struct_tag(event)}: {type(exc).__name__}: {exc}",
-                )
-            ]
+            return self.failed(event, exc)
         if cls in _STAMPED:  # (their handlers stamp their updates themselves)
             return updates
         return stamped(updates, event)  # each update carries the event it reports
+
+    @staticmethod
+    def failed(event: object, exc: Exception) -> list[Update]:
+        """What an event whose apply raised ``exc`` yields: one ``apply_failed``
+        WarningUpdate (the conversation keeps what was valid)."""
+        return [
+            WarningUpdate(
+                "apply_failed",
+                f"could not apply {struct_tag(event)}: {type(exc).__name__}: {exc}",
+            )
+        ]
 
     def pending_after(self, outcome: object) -> list[str]:
         """The tool calls a RUN_FINISHED with this success ``outcome`` (or

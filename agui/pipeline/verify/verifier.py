@@ -77,7 +77,7 @@ class Verifier:
       success (``finish()`` -> ``truncated_stream``).
     """
 
-    __slots__ = ("_dispatch", "_items", "_life", "_stream_thread_id")
+    __slots__ = ("_between", "_dispatch", "_items", "_life", "_stream_thread_id", "checks")
 
     def __init__(self, *, thread_id: str | None = None) -> None:
         """Args:
@@ -92,6 +92,14 @@ class Verifier:
         self._dispatch: dict[type, ItemCheck] = self._items.checks()
         for cls, check in RUN_CHECKS.items():
             self._dispatch[cls] = partial(check, self)
+        # event class -> check(event, position) between runs: the openers
+        self._between: dict[type, ItemCheck] = {
+            cls: partial(opener, self) for cls, opener in BETWEEN_RUNS.items()
+        }
+        self.checks: dict[type, ItemCheck] = self._between
+        """The checks of the verifier's current state, ``check(event, position)``
+        by event class: a hot caller's shortcut to :meth:`check`, which it must
+        call for a class without an entry here (as :meth:`check` does the rest)."""
 
     # --- public read side -----------------------------------------------------------
 
@@ -118,12 +126,12 @@ class Verifier:
         Returns:
             None when legal (state advanced), else the violation (state unchanged).
         """
-        if not self._life.open:
-            return self._between_runs(event, position)
-        handler = self._dispatch.get(type(event))
-        if handler is None:
-            return None
-        return handler(event, position)
+        handler = self.checks.get(type(event))
+        if handler is not None:
+            return handler(event, position)
+        if self._life.open:
+            return None  # a class checked nowhere is accepted in a run, by rule
+        return self._refused_between_runs(event, position)
 
     def finish(self) -> ProtocolViolation | None:
         """End of stream. Returns a ``truncated_stream`` violation when the stream
@@ -151,18 +159,18 @@ class Verifier:
 
     # --- lifecycle ---------------------------------------------------------------------------
 
-    def _between_runs(self, event: object, position: int | None) -> ProtocolViolation | None:
-        opener = BETWEEN_RUNS.get(type(event))
-        if opener is not None:
-            return opener(self, event, position)
-        return self._refused_between_runs(event, position)
+    def _see(self, event: Any) -> None:
+        """Record an accepted lifecycle event; :attr:`checks` follows the run's state."""
+        life = self._life
+        life.see(event)
+        self.checks = self._dispatch if life.open else self._between
 
     def _late_error(self, event: Any, position: int | None) -> ProtocolViolation | None:
         """RUN_ERROR between runs: accepted first thing or after RUN_FINISHED,
         refused after another RUN_ERROR."""
         if self._life.outcome == "failed":
             return self._refused_between_runs(event, position)
-        self._life.see(event)
+        self._see(event)
         return None
 
     def _refused_between_runs(self, event: Any, position: int | None) -> ProtocolViolation:
@@ -208,7 +216,7 @@ class Verifier:
                 event.thread_id,
             )
         self._items.reset()
-        self._life.see(event)
+        self._see(event)
         if expected is None:
             self._stream_thread_id = event.thread_id
         run_input = event.input
@@ -230,7 +238,7 @@ class Verifier:
         )
 
     def _run_error(self, event: T.RunErrorEvent, position: int | None) -> ProtocolViolation | None:
-        self._life.see(event)
+        self._see(event)
         return None
 
     def _run_finished(
@@ -275,7 +283,7 @@ class Verifier:
                         interrupt.id,
                     )
                 seen.add(interrupt.id)
-        self._life.see(event)
+        self._see(event)
         return None
 
     CHECKS: ClassVar[
