@@ -160,9 +160,9 @@ def _each(frames: list[Any] | Recording) -> Iterator[Any]:
     return (_as_text(item) if item.__class__ is _JSON_TEXT else item for item in frames)
 
 
-def _as_text(text: Any) -> str:
+def _as_text(text: str | bytes | msgspec.Raw) -> str:
     """One event's JSON text (a ``msgspec.Raw`` or bytes of UTF-8, or ``str``) as ``str``."""
-    return text if text.__class__ is str else bytes(text).decode("utf-8")
+    return text if isinstance(text, str) else bytes(text).decode("utf-8")
 
 
 YIELD_EVERY = 64
