@@ -38,6 +38,7 @@ from agui.wire.proto_convert import (
     event_from_pb,
     event_to_pb,
     new_envelope,
+    read_varint,
 )
 from agui.wire.sse import MAX_FRAME_BYTES
 
@@ -153,35 +154,19 @@ def _typed_at(data: bytes, start: int, end: int) -> Event | None:
     return event
 
 
-def _varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
-    result = shift = 0
-    for i in range(max_bytes):
-        if pos >= len(data):
-            return -1, pos
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return (
-                result if i < max_bytes - 1 or byte <= (0x0F if max_bytes == 5 else 1) else -1
-            ), pos
-    return -1, pos
-
-
 def _walk(data: bytes) -> list[tuple[int, int, int, int]] | None:
     """Top-level ``(field, wire type, start, end)`` of well-formed protobuf, else None."""
     out: list[tuple[int, int, int, int]] = []
     pos = 0
     groups: list[int] = []
     while pos < len(data):
-        tag, pos = _varint(data, pos, 5)
+        tag, pos = read_varint(data, pos, 5)
         field, wire = tag >> 3, tag & 7
         if tag < 0 or field == 0:
             return None
         start = pos
         if wire == 0:
-            value, pos = _varint(data, pos, 10)
+            value, pos = read_varint(data, pos, 10)
             if value < 0:
                 return None
         elif wire == 1:
@@ -189,7 +174,7 @@ def _walk(data: bytes) -> list[tuple[int, int, int, int]] | None:
         elif wire == 5:
             pos += 4
         elif wire == 2:
-            length, pos = _varint(data, pos, 5)
+            length, pos = read_varint(data, pos, 5)
             if length < 0:
                 return None
             start, pos = pos, pos + length

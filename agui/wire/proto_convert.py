@@ -736,17 +736,31 @@ class _NotCanonical(Exception):
     """Bytes the fast readers do not take (the message walkers read them)."""
 
 
-def _long_varint(data: bytes, pos: int) -> tuple[int, int]:
-    """The varint at ``pos`` of ``data`` (any length up to 10 bytes) and the position past it."""
+def read_varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
+    """The varint at ``pos`` of ``data`` and the position past it; the value is -1 when the
+    data ends first or the varint is longer than ``max_bytes`` (10: a 64-bit value, its last
+    byte at most 1; 5: a 32-bit value, its last byte at most 0x0F)."""
     result = shift = 0
-    while shift < 70:
+    for i in range(max_bytes):
+        if pos >= len(data):
+            return -1, pos
         byte = data[pos]
         pos += 1
         result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
         shift += 7
-    raise _NotCanonical
+        if not byte & 0x80:
+            return (
+                result if i < max_bytes - 1 or byte <= (0x0F if max_bytes == 5 else 1) else -1
+            ), pos
+    return -1, pos
+
+
+def _long_size(data: bytes, pos: int) -> tuple[int, int]:
+    """A length of more than one byte at ``pos``; raises :class:`_NotCanonical` when bad."""
+    size, pos = read_varint(data, pos, 10)
+    if size < 0:
+        raise _NotCanonical
+    return size, pos
 
 
 def _read_value(data: bytes, pos: int, end: int) -> JSONValue:
@@ -759,14 +773,14 @@ def _read_value(data: bytes, pos: int, end: int) -> JSONValue:
             raise _NotCanonical
         return _typed_number(_read_double(data, pos + 1)[0])
     if tag == 0x08 or tag == 0x20:  # null_value (any enum number), bool_value
-        flag, pos = _long_varint(data, pos + 1)
-        if pos != end:
+        flag, pos = read_varint(data, pos + 1, 10)
+        if flag < 0 or pos != end:
             raise _NotCanonical
         return None if tag == 0x08 else flag != 0
     size = data[pos + 1]
     pos += 2
     if size >= 0x80:
-        size, pos = _long_varint(data, pos - 1)
+        size, pos = _long_size(data, pos - 1)
     if pos + size != end:
         raise _NotCanonical
     if tag == 0x1A:  # string_value (UTF-8 checked by upb's parse)
@@ -782,7 +796,7 @@ def _read_value(data: bytes, pos: int, end: int) -> JSONValue:
             size = data[pos + 1]
             pos += 2
             if size >= 0x80:
-                size, pos = _long_varint(data, pos - 1)
+                size, pos = _long_size(data, pos - 1)
             stop = pos + size
             if stop > end:
                 raise _NotCanonical
@@ -804,7 +818,7 @@ def _read_object(data: bytes, pos: int, end: int) -> JSONObject:
         size = data[pos + 1]
         pos += 2
         if size >= 0x80:
-            size, pos = _long_varint(data, pos - 1)
+            size, pos = _long_size(data, pos - 1)
         stop = pos + size
         if stop > end:
             raise _NotCanonical
@@ -813,7 +827,7 @@ def _read_object(data: bytes, pos: int, end: int) -> JSONObject:
             size = data[pos + 1]
             pos += 2
             if size >= 0x80:
-                size, pos = _long_varint(data, pos - 1)
+                size, pos = _long_size(data, pos - 1)
             key = data[pos : pos + size].decode()
             pos += size
         if pos < stop:  # value = 2 (left out when never set: a null)
@@ -822,7 +836,7 @@ def _read_object(data: bytes, pos: int, end: int) -> JSONObject:
             size = data[pos + 1]
             pos += 2
             if size >= 0x80:
-                size, pos = _long_varint(data, pos - 1)
+                size, pos = _long_size(data, pos - 1)
             if pos + size != stop:
                 raise _NotCanonical
             if data[pos] == 0x1A and data[pos + 1] < 0x80 and pos + 2 + data[pos + 1] == stop:

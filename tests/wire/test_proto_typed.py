@@ -25,7 +25,7 @@ from agui.wire.proto import (
     decode_typed_event,
     encode_proto_frame,
 )
-from agui.wire.proto_convert import event_to_pb
+from agui.wire.proto_convert import event_to_pb, read_varint
 
 ARMED = sorted(tag for tag in EVENT_TYPES if tag.lower() in pb.Event.DESCRIPTOR.fields_by_name)
 
@@ -219,6 +219,37 @@ def test_a_json_value_nested_past_upbs_parse_depth_encodes_as_set_field_by_field
         deep = [{"k": deep}]
     event = T.StateSnapshotEvent(snapshot={"deep": deep})
     assert encode_proto_frame(event)[4:] == wire_encoded(event)
+
+
+@pytest.mark.parametrize(
+    ("data", "width", "expected"),
+    [
+        (b"\x00", 10, (0, 1)),
+        (b"\x96\x01\xff", 10, (150, 2)),  # stops at the first byte under 0x80
+        (b"\xff" * 9 + b"\x01", 10, (2**64 - 1, 10)),
+        (b"\xff" * 9 + b"\x02", 10, (-1, 10)),  # past 64 bits
+        (b"\x80" * 10 + b"\x00", 10, (-1, 10)),  # longer than ten bytes
+        (b"\xff" * 4 + b"\x0f", 5, (2**32 - 1, 5)),
+        (b"\xff" * 4 + b"\x10", 5, (-1, 5)),  # past 32 bits
+        (b"\x96", 10, (-1, 1)),  # the data ends inside the varint
+        (b"", 5, (-1, 0)),
+    ],
+)
+def test_the_varint_reader_reads_up_to_its_width_and_refuses_a_cut_or_overlong_varint(
+    data, width, expected
+):
+    assert read_varint(data, 0, width) == expected
+
+
+@pytest.mark.parametrize("size", [127, 128, 300, 16_383, 16_384, 70_000])
+def test_json_values_whose_lengths_take_several_bytes_read_as_upb_reads_them(size):
+    text = "é" * (size // 2) + "x" * (size % 2)
+    value = {"k" * size: text, "list": [text, {"n": text}] * 3, "short": "s"}
+    for event in (T.CustomEvent(name="n", value=value), T.StateSnapshotEvent(snapshot=value)):
+        frame = encode_proto_frame(event)
+        typed = decode_typed_event(frame[4:])
+        assert typed is not None
+        assert typed == event == json_path(frame[4:])
 
 
 def _arm_bytes(*fields: bytes) -> bytes:
