@@ -508,10 +508,16 @@ def run(cfg: Config, only: Iterable[str] | None = None) -> list[Row]:
     return rows
 
 
-def format_table(rows: list[Row]) -> str:
-    def fmt(value: float) -> str:
-        return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
+def fmt_value(value: float) -> str:
+    """A figure as the tables print it: two decimals under 10 (a ratio of 1.21 against a
+    1.2x target must not read as 1.2), one under 100, none above."""
+    if abs(value) < 10:
+        return f"{value:,.2f}"
+    return f"{value:,.1f}" if abs(value) < 100 else f"{value:,.0f}"
 
+
+def format_table(rows: list[Row]) -> str:
+    fmt = fmt_value
     header = ("section", "figure", "value", "unit", "note")
     table = [header] + [(r.section, r.name, fmt(r.value), r.unit, r.note) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
@@ -533,8 +539,7 @@ def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) 
     """The performance page's table (docs/performance.md): the command that produced it, then one Markdown
     row per figure (the ``session`` headline rows first), each target met or not."""
 
-    def fmt(value: float) -> str:
-        return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
+    fmt = fmt_value
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")

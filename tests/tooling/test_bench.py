@@ -317,6 +317,21 @@ def test_bench_markdown_table_starts_with_the_command_and_the_session_rows(quick
     assert lines[-1].startswith("Targets: ")
 
 
+def test_bench_figures_under_ten_show_two_decimals_so_a_ratio_past_its_target_reads_so():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(TOOLS))
+    assert bench.fmt_value(1.206) == "1.21"  # against "<= 1.2x": not met, and it shows
+    assert bench.fmt_value(0.127) == "0.13"
+    assert bench.fmt_value(33.9) == "33.9"
+    assert bench.fmt_value(449_755.2) == "449,755"
+    row = bench.Row("replay", "ratio", 1.206, "x", "target <= 1.2x: NOT met", {})
+    table = bench.format_markdown([row], "cmd", 1.0, bench.Config(quick=True))
+    assert "| replay | ratio | 1.21 x | <= 1.2x: **not met** |" in table
+
+
 def test_bench_markdown_replaces_only_the_text_between_the_markers(tmp_path):
     sys.path.insert(0, str(TOOLS))
     try:
