@@ -517,9 +517,8 @@ def fmt_value(value: float) -> str:
 
 
 def format_table(rows: list[Row]) -> str:
-    fmt = fmt_value
     header = ("section", "figure", "value", "unit", "note")
-    table = [header] + [(r.section, r.name, fmt(r.value), r.unit, r.note) for r in rows]
+    table = [header] + [(r.section, r.name, fmt_value(r.value), r.unit, r.note) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = []
     for i, row in enumerate(table):
@@ -538,8 +537,6 @@ _TARGET = re.compile(r"target ([^;]*?): (met|NOT met)")
 def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) -> str:
     """The performance page's table (docs/performance.md): the command that produced it, then one Markdown
     row per figure (the ``session`` headline rows first), each target met or not."""
-
-    fmt = fmt_value
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
@@ -569,7 +566,7 @@ def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) 
             target = f"{found.group(1)}: **{'met' if ok else 'not met'}**"
             note = (note[: found.start()] + note[found.end() :]).strip(" ;")
         lines.append(
-            f"| {r.section} | {cell(r.name)} | {fmt(r.value)} {cell(r.unit)} | {target} | {cell(note)} |"
+            f"| {r.section} | {cell(r.name)} | {fmt_value(r.value)} {cell(r.unit)} | {target} | {cell(note)} |"
         )
     lines += ["", f"Targets: {met} met, {missed} not met."]
     return "\n".join(lines) + "\n"

@@ -14,11 +14,12 @@ from agui_generated.agui_pb_convert import TYPED_DECODERS, TYPED_ENCODERS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.event_strategies import events_of
+from support.proto import json_path
 
 from agui import types as T
 from agui.errors import DecodeError
 from agui.types import EVENT_TYPES
-from agui.wire import decode_event, encode_json, to_json_value
+from agui.wire import encode_json, to_json_value
 from agui.wire.proto import (
     ProtoFrameReader,
     decode_proto_event,
@@ -33,11 +34,6 @@ ARMED = sorted(tag for tag in EVENT_TYPES if tag.lower() in pb.Event.DESCRIPTOR.
 def wire_encoded(event: msgspec.Struct) -> bytes:
     """The wire-dict encoder's bytes for an event (what encode_proto_frame wrote before)."""
     return event_to_pb(to_json_value(event)).SerializeToString(deterministic=True)
-
-
-def json_path(body: bytes) -> object:
-    """The general path: envelope -> wire dict -> JSON -> decode_event."""
-    return decode_event(encode_json(decode_proto_event(body)))
 
 
 def test_every_event_type_with_an_arm_has_a_generated_converter_each_way():
