@@ -8,12 +8,12 @@ conversation keeps what was valid.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, TypeAlias
+import dataclasses
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from agui._jsonvalue import JSONValue
 
-if TYPE_CHECKING:  # (annotations only: errors stays free of the layers above it)
-    from agui.agent._subscriber import SubscriberFailure
+if TYPE_CHECKING:  # (annotations only)
     from agui.types import Event
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "ResumeError",
     "RunError",
     "SubscriberError",
+    "SubscriberFailure",
     "SubscriberWarning",
     "ToolError",
     "TransportError",
@@ -233,12 +234,24 @@ class SubscriberWarning(UserWarning):
     ``AbstractAgent(subscriber_errors="raise")`` makes it fatal, ``"ignore"`` hides it."""
 
 
+@dataclasses.dataclass
+class SubscriberFailure:
+    """One callback that raised during a run: the ``callback`` name, the
+    ``subscriber`` object, the first ``error`` it raised and ``count``, how many
+    times it raised in that run."""
+
+    callback: str
+    subscriber: Any
+    error: Exception
+    count: int = 1
+
+
 class SubscriberError(AguiError):
     """``subscriber_errors="raise"``: a subscriber callback raised during
     ``run_agent``; raised once the run is over (``__cause__``: the first exception).
 
     Attributes:
-        failures: the run's :class:`agui.agent._subscriber.SubscriberFailure` records.
+        failures: the run's :class:`SubscriberFailure` records.
     """
 
     def __init__(self, failures: list[SubscriberFailure]) -> None:

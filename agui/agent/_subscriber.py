@@ -36,7 +36,7 @@ from agui_generated.agui_callbacks import EVENT_CALLBACKS, EventCallbacks
 from msgspec import UNSET
 
 from agui._jsonvalue import is_json_object
-from agui.errors import DecodeError, SubscriberWarning
+from agui.errors import DecodeError, SubscriberFailure, SubscriberWarning
 
 if TYPE_CHECKING:
     from agui._jsonvalue import JSONValue
@@ -342,18 +342,6 @@ class AgentSubscriber(EventCallbacks):
     def on_new_tool_call(self, params: SubscriberParams[None]) -> MaybeMutation:
         """See :class:`SubscriberParams` (default: nothing)."""
         return None
-
-
-@dataclasses.dataclass
-class SubscriberFailure:
-    """One callback that raised during a run: the ``callback`` name, the
-    ``subscriber`` object, the first ``error`` it raised and ``count``, how many
-    times it raised in that run."""
-
-    callback: str
-    subscriber: Any
-    error: Exception
-    count: int = 1
 
 
 class SubscriberErrors:
