@@ -13,6 +13,7 @@ refused with :class:`RunLogFull`). Each bound hit is logged once per run on the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from bisect import bisect_right
@@ -173,10 +174,11 @@ class MemoryRunStore:
         found = self._after(log, start, limit)
         if not found and not log.ended and block:
             changed = log.changed
-            try:
-                await asyncio.wait_for(changed.wait(), block)
-            except TimeoutError:
-                pass
+            # (not asyncio.wait_for: on Python 3.11 it returns a wait that completed in the
+            # loop turn the reader was cancelled in, and the cancel of a client gone is lost)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(block):
+                    await changed.wait()
             found = self._after(log, start, limit)
         ended = log.ended and (not found or found[-1].start + len(found[-1].events) == log.next_id)
         return LogSlice(found, ended)

@@ -1,0 +1,105 @@
+"""An attachment ends when its client goes away (issue 33, finding 2): on Python 3.11
+``asyncio.wait_for`` returns the result of a wait that completed in the same loop
+turn as the task's cancellation, swallowing the cancel; the memory store's read
+waited with it, so an attachment to a chatty run kept encoding for a client that
+was gone. Both stores, real loopback HTTP, real closed connections."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from support.resume_helpers import Calls, body, streaming_agent, wait_for
+
+from agui.server import create_app
+from agui.server.runlog import MemoryRunStore, RunRef
+
+pytestmark = pytest.mark.timeout(90)
+
+
+async def test_a_reader_cancelled_in_the_turn_its_wait_is_woken_is_cancelled():
+    store = MemoryRunStore()
+    run = RunRef("t", "r")
+    assert await store.create(run, 5.0)
+    for i in range(20):  # every try: the wake-up and the cancel land in one loop turn
+        reader = asyncio.create_task(store.read(run, str(i), 10, block=5))
+        await asyncio.sleep(0.005)  # the reader is blocked in its wait
+        await store.append(run, [b"{}"])
+        reader.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reader
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store(request):
+    return "memory" if request.param == "memory" else request.getfixturevalue("redis_url")
+
+
+async def _attach_and_hang_up(port: int, payload: bytes, headers: bytes, read: int) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(
+            b"POST /agent HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + headers
+            + b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload)
+        )
+        got = 0
+        while got < read:
+            chunk = await reader.read(65536)
+            assert chunk
+            got += len(chunk)
+    finally:
+        writer.transport.abort()
+
+
+def test_every_attachment_to_a_chatty_run_ends_when_its_client_hangs_up(serve, store):
+    calls = Calls()
+    app = create_app(streaming_agent(calls), store=store, detach_timeout=60)
+    srv = serve(app)
+    hub = app.state.run_hub
+    port = urlsplit(srv.url).port
+    assert port is not None
+    run_id = f"chatty-{store[:5]}"
+    run = RunRef("t", run_id)
+    payload = json.dumps(body(run_id, 10_000_000, fast=True)).encode()
+    # the run's own request, then 200 attachments from its start at once, each cut
+    # after 4 KiB while the agent streams as fast as it can
+    asyncio.run(_attach_and_hang_up(port, payload, b"", 2048))
+    live = hub.live[run]
+    token = _token_of(hub, run)
+    crowd_size = 200 if store == "memory" else 40  # (the Redis pool holds 100 connections)
+
+    async def crowd() -> None:
+        await asyncio.gather(
+            *[
+                _attach_and_hang_up(
+                    port, payload, b"Last-Event-ID: " + _tail(hub, run, token) + b"\r\n", 4096
+                )
+                for _ in range(crowd_size)
+            ]
+        )
+
+    asyncio.run(crowd())
+    wait_for(lambda: live.attached == 0, timeout=10)
+    assert not live.owner_task.done()  # the run itself goes on (detach timeout 60 s)
+    httpx.delete(f"{srv.url}/agent/runs/t/{run_id}", timeout=10)
+    wait_for(lambda: live.owner_task.done(), timeout=10)
+
+
+def _token_of(hub, run: RunRef) -> bytes:
+    """The token part of ``run``'s cursors."""
+    from agui.server.runs import cursor_tag
+
+    return cursor_tag(run.run_id).encode()
+
+
+def _tail(hub, run: RunRef, token: bytes) -> bytes:
+    """A cursor near the live tail of ``run`` (a reader at the tail waits for appends)."""
+    store = hub.store
+    if isinstance(store, MemoryRunStore):
+        return token + b".%d" % (store._logs[run].next_id - 1)
+    return b"0"
+
