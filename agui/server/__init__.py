@@ -15,11 +15,14 @@ Install with the ``server`` extra (starlette + uvicorn)::
 
 Names: :func:`create_app`, :func:`agent_route`, :class:`BackgroundServer`,
 :func:`server_config` (uvicorn settings with connection timeouts),
-:class:`EventEncoder`, :class:`Emitter`, :class:`CancelToken`, :class:`Guard`.
+:class:`EventEncoder`, :class:`Emitter`, :class:`CancelToken`, :class:`Guard`;
+who may read a run: :class:`Access`, :class:`AccessDenied`, :data:`Authorize`
+(:mod:`agui.server.access`).
 """
 
 from __future__ import annotations
 
+from agui.server.access import Access, AccessDenied, Authorize
 from agui.server.background import BackgroundServer
 from agui.server.cancel import CancelToken
 from agui.server.encoder import SSE_CONTENT_TYPE, EventEncoder
@@ -29,7 +32,10 @@ from agui.server.serving import server_config
 
 __all__ = [
     "SSE_CONTENT_TYPE",
+    "Access",
+    "AccessDenied",
     "AgentStreamResponse",
+    "Authorize",
     "BackgroundServer",
     "CancelToken",
     "Emitter",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from urllib.parse import urlsplit
 
 import httpx
@@ -38,7 +39,7 @@ def store(request):
     return "memory" if request.param == "memory" else request.getfixturevalue("redis_url")
 
 
-async def _attach_and_hang_up(port: int, payload: bytes, headers: bytes, read: int) -> None:
+async def _attach_and_hang_up(port: int, payload: bytes, headers: bytes, read: int) -> bytes:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         writer.write(
@@ -46,11 +47,12 @@ async def _attach_and_hang_up(port: int, payload: bytes, headers: bytes, read: i
             + headers
             + b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload)
         )
-        got = 0
-        while got < read:
+        got = b""
+        while len(got) < read:
             chunk = await reader.read(65536)
             assert chunk
-            got += len(chunk)
+            got += chunk
+        return got
     finally:
         writer.transport.abort()
 
@@ -67,9 +69,9 @@ def test_every_attachment_to_a_chatty_run_ends_when_its_client_hangs_up(serve, s
     payload = json.dumps(body(run_id, 10_000_000, fast=True)).encode()
     # the run's own request, then 200 attachments from its start at once, each cut
     # after 4 KiB while the agent streams as fast as it can
-    asyncio.run(_attach_and_hang_up(port, payload, b"", 2048))
+    head = asyncio.run(_attach_and_hang_up(port, payload, b"", 2048))
     live = hub.live[run]
-    token = _token_of(hub, run)
+    token = re.search(rb"(?i)agui-run-token: ([A-Za-z0-9_-]+)", head)[1]
     crowd_size = 200 if store == "memory" else 40  # (the Redis pool holds 100 connections)
 
     async def crowd() -> None:
@@ -85,15 +87,11 @@ def test_every_attachment_to_a_chatty_run_ends_when_its_client_hangs_up(serve, s
     asyncio.run(crowd())
     wait_for(lambda: live.attached == 0, timeout=10)
     assert not live.owner_task.done()  # the run itself goes on (detach timeout 60 s)
-    httpx.delete(f"{srv.url}/agent/runs/t/{run_id}", timeout=10)
+    cancelled = httpx.delete(
+        f"{srv.url}/agent/runs/t/{run_id}", headers={"AGUI-Run-Token": token.decode()}, timeout=10
+    )
+    assert cancelled.status_code == 204
     wait_for(lambda: live.owner_task.done(), timeout=10)
-
-
-def _token_of(hub, run: RunRef) -> bytes:
-    """The token part of ``run``'s cursors."""
-    from agui.server.runs import cursor_tag
-
-    return cursor_tag(run.run_id).encode()
 
 
 def _tail(hub, run: RunRef, token: bytes) -> bytes:
@@ -101,5 +99,5 @@ def _tail(hub, run: RunRef, token: bytes) -> bytes:
     store = hub.store
     if isinstance(store, MemoryRunStore):
         return token + b".%d" % (store._logs[run].next_id - 1)
-    return b"0"
+    return token + b".0"
 
