@@ -14,6 +14,7 @@ pytest.importorskip("opentelemetry.sdk")
 
 from agui.client.middleware import Middleware
 from agui.client.reconnect import ReconnectPolicy
+from agui.client.reconnect import start_cursor
 from agui.client.session import Session
 from agui.server import BackgroundServer, create_app
 from agui.transports import HttpTransport
@@ -68,9 +69,10 @@ def test_a_joined_run_and_a_run_left_early_say_so_on_their_spans(server):
 
     async def go() -> None:
         session = Session(HttpTransport(server.url + "/agent"), thread_id="t-span-join")
-        async for _ in session.send("50", run_id="r-join"):
+        joined = session.send("50", run_id="r-join")
+        async for _ in joined:
             pass
-        async for _ in session.attach("r-join"):
+        async for _ in session.attach("r-join", cursor=start_cursor(joined.cursor)):
             pass
         run = session.send("100000", run_id="r-left")
         async for _ in run:
