@@ -234,3 +234,17 @@ def test_a_cut_run_is_resumed_by_its_owner_with_the_cursor_it_kept(open_server):
     assert rest.status_code == 200
     assert parse_frames(rest.text)[-1][1]["type"] == "RUN_FINISHED"
     assert calls.starts("kept") == 1
+
+
+@pytest.mark.parametrize("backend", ["fake", "task_board"])
+def test_the_backends_take_the_authorize_hook(serve, backend):
+    import importlib
+
+    module = importlib.import_module(f"agui.backends.{backend}")
+    url = serve(module.create_app(authorize=bearer)).url + "/agent"
+    payload = {"threadId": "t", "runId": "r", "messages": []}
+    assert httpx.post(url, json=payload, timeout=10).status_code == 401
+    ok = httpx.post(url, json=payload, headers=ALICE, timeout=10)
+    assert ok.status_code == 200 and "RUN_STARTED" in ok.text
+    again = httpx.post(url, json=payload, headers={**BOB, "Last-Event-ID": "0"}, timeout=10)
+    assert again.status_code == 410
