@@ -34,7 +34,7 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import msgspec
@@ -74,13 +74,14 @@ def kept_proofs(url: str, thread_id: str) -> dict[str, str]:
     (not a small JSON object of strings)."""
     try:
         raw = state_path(url, thread_id).read_bytes()[: _MAX_STATE_BYTES + 1]
-        data = json.loads(raw) if len(raw) <= _MAX_STATE_BYTES else None
+        data: object = json.loads(raw) if len(raw) <= _MAX_STATE_BYTES else None
     except (OSError, ValueError):
         return {}
-    runs = data.get("runs") if isinstance(data, dict) else None
+    runs = cast("dict[str, object]", data).get("runs") if isinstance(data, dict) else None
     if not isinstance(runs, dict):
         return {}
-    return {k: v for k, v in runs.items() if isinstance(k, str) and isinstance(v, str)}
+    pairs = cast("dict[object, object]", runs).items()
+    return {k: v for k, v in pairs if isinstance(k, str) and isinstance(v, str)}
 
 
 def keep_proof(url: str, thread_id: str, run_id: str, cursor: str) -> None:

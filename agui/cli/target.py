@@ -308,9 +308,7 @@ def make_session(
         kwargs["state"] = state
     if idle_timeout is not None:
         kwargs["idle_timeout"] = idle_timeout
-    transport: Transport = make_transport(
-        url, timeout=timeout, protobuf=protobuf, headers=headers
-    )
+    transport: Transport = make_transport(url, timeout=timeout, protobuf=protobuf, headers=headers)
     if wrap is not None:
         transport = wrap(transport)
     return Session(transport, **kwargs)

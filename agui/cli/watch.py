@@ -57,7 +57,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from agui import updates as u
-from agui.client.reconnect import FROM_START, start_cursor
 from agui.cli.answers import (
     answer_for,
     answer_tool_calls,
@@ -91,6 +90,7 @@ from agui.cli.target import (
     thread_ids,
 )
 from agui.cli.utf8 import AGENT_BAD_BYTES, Utf8Watch
+from agui.client.reconnect import FROM_START, start_cursor
 from agui.errors import ResumeError, TransportError, TransportErrorKind
 from agui.pipeline.lifecycle import RunLifecycle
 

@@ -137,10 +137,14 @@ async def authorize_access(
         return exc.response()
     except Exception as exc:
         logger.error("the authorize hook raised %s", type(exc).__name__, exc_info=exc)
-        return error_response(500, "authorize_failed", "the server could not authorize this request")
+        return error_response(
+            500, "authorize_failed", "the server could not authorize this request"
+        )
     if not isinstance(principal, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         logger.error("the authorize hook returned %s, not a str", type(principal).__name__)
-        return error_response(500, "authorize_failed", "the server could not authorize this request")
+        return error_response(
+            500, "authorize_failed", "the server could not authorize this request"
+        )
     return principal
 
 

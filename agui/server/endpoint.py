@@ -51,7 +51,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agui.server.access import Access, Authorize, authorize_access
+from agui.server.access import Access, Action, Authorize, authorize_access
 from agui.server.emitter import Emitter
 from agui.server.encoder import encoder_for
 from agui.server.limits import RunSlots, cors_middleware
@@ -155,7 +155,7 @@ def agent_route(
         )
         if isinstance(decoded, Response):
             return decoded
-        action = "attach" if request.headers.get("last-event-id", "").strip() else "start"
+        action: Action = "attach" if request.headers.get("last-event-id", "").strip() else "start"
         principal = await authorize_access(
             authorize, request, Access(action, decoded.thread_id, decoded.run_id)
         )

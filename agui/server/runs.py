@@ -52,8 +52,8 @@ from agui.server.access import (
     RUN_TOKEN_HEADER,
     Access,
     Authorize,
-    authorize_access,
     RunKeys,
+    authorize_access,
     configured_secret,
     parse_cursor,
 )
@@ -220,7 +220,9 @@ class RunHub:
         after = await self._entry_of(last_event_id, run, principal, keys)
         if after is None:
             return _cursor_unknown()
-        return _Attachment(self, run, after, encoder, keys.token(run), resumed=after != START_CURSOR)
+        return _Attachment(
+            self, run, after, encoder, keys.token(run), resumed=after != START_CURSOR
+        )
 
     async def _entry_of(
         self, header: str, run: RunRef, principal: str | None, keys: RunKeys
@@ -536,9 +538,7 @@ async def _wait_disconnect(receive: Receive) -> None:
             return
 
 
-def cancel_endpoint(
-    hub: RunHub, prefix: str, allowed_origins: frozenset[str] = frozenset()
-) -> Any:
+def cancel_endpoint(hub: RunHub, prefix: str, allowed_origins: frozenset[str] = frozenset()) -> Any:
     """The ``DELETE <prefix>/{threadId}/{runId}`` endpoint (ids percent-encoded,
     read from the raw path so an id may hold ``/`` as ``%2F``): the ``Origin``
     checked as for a POST, the ``authorize`` hook asked (action ``cancel``), then

@@ -14,9 +14,8 @@ from support.resume_helpers import Calls, CuttingProxy, port_of, streaming_agent
 
 from agui.agent import AgentSubscriber, HttpAgent
 from agui.client.middleware import Middleware
-from agui.client.reconnect import ReconnectPolicy
+from agui.client.reconnect import ReconnectPolicy, run_token
 from agui.client.run import Run
-from agui.client.reconnect import run_token
 from agui.client.session import Session
 from agui.errors import TransportError
 from agui.server import BackgroundServer, create_app

@@ -91,7 +91,11 @@ CALLER = {"Authorization": f"Bearer {SECRET}", "X-Api-Key": SECRET}
 
 async def test_a_redirect_to_another_origin_drops_every_header_the_caller_set(redirector, Http):
     SEEN.clear()
-    updates = await Session(Http(redirector.url + "/cross", headers=CALLER), thread_id="t1").send("hi").collect()
+    updates = (
+        await Session(Http(redirector.url + "/cross", headers=CALLER), thread_id="t1")
+        .send("hi")
+        .collect()
+    )
     assert isinstance(updates[-1], Done) and updates[-1].outcome == "success"
     (seen,) = SEEN
     assert "authorization" not in seen and "x-api-key" not in seen
@@ -100,7 +104,11 @@ async def test_a_redirect_to_another_origin_drops_every_header_the_caller_set(re
 
 async def test_a_same_origin_redirect_keeps_the_callers_headers(redirector, Http):
     SEEN.clear()
-    updates = await Session(Http(redirector.url + "/same", headers=CALLER), thread_id="t1").send("hi").collect()
+    updates = (
+        await Session(Http(redirector.url + "/same", headers=CALLER), thread_id="t1")
+        .send("hi")
+        .collect()
+    )
     assert isinstance(updates[-1], Done) and updates[-1].outcome == "success"
     (seen,) = SEEN
     assert seen["authorization"] == f"Bearer {SECRET}" and seen["x-api-key"] == SECRET

@@ -13,8 +13,7 @@ from support.resume_helpers import Calls, CuttingProxy, port_of, span_exporter, 
 pytest.importorskip("opentelemetry.sdk")
 
 from agui.client.middleware import Middleware
-from agui.client.reconnect import ReconnectPolicy
-from agui.client.reconnect import start_cursor
+from agui.client.reconnect import ReconnectPolicy, start_cursor
 from agui.client.session import Session
 from agui.server import BackgroundServer, create_app
 from agui.transports import HttpTransport

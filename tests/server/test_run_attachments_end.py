@@ -100,4 +100,3 @@ def _tail(hub, run: RunRef, token: bytes) -> bytes:
     if isinstance(store, MemoryRunStore):
         return token + b".%d" % (store._logs[run].next_id - 1)
     return token + b".0"
-

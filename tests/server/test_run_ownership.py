@@ -29,7 +29,9 @@ async def bearer(request, access: Access) -> str:
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     principal = PRINCIPALS.get(token) if scheme.lower() == "bearer" else None
     if principal is None:
-        raise AccessDenied(401, "a bearer token is required", headers={"WWW-Authenticate": "Bearer"})
+        raise AccessDenied(
+            401, "a bearer token is required", headers={"WWW-Authenticate": "Bearer"}
+        )
     return principal
 
 
@@ -52,7 +54,9 @@ def hooked(serve, store):
 @pytest.fixture(scope="module")
 def open_server(serve, store):
     calls = Calls()
-    return serve(create_app(streaming_agent(calls), store=store, detach_timeout=30)).url + "/agent", calls
+    return serve(
+        create_app(streaming_agent(calls), store=store, detach_timeout=30)
+    ).url + "/agent", calls
 
 
 def answer(response: httpx.Response) -> tuple[int, str, bytes]:

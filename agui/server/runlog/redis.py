@@ -52,6 +52,8 @@ def _event_id(cursor: str) -> tuple[str, int] | None:
     if match is None or int(match[2]) > _UINT64 or int(match[3]) > _UINT64:
         return None
     return match[1], int(match[4])
+
+
 _END = b"e"
 _COUNT = b"n"
 _DATA = b"d"
@@ -118,7 +120,9 @@ class RedisRunStore:
     async def create(self, run: RunRef, lease: float, *, principal: str | None = None) -> bool:
         """``SET :run NX`` (its value: the principal) and the first lease."""
         owner = b"1" if principal is None else b"p" + principal.encode("utf-8", "surrogatepass")
-        created = await self.client.set(self._key(run, "run"), owner, nx=True, px=self._retention_ms)
+        created = await self.client.set(
+            self._key(run, "run"), owner, nx=True, px=self._retention_ms
+        )
         if not created:
             return False
         await self.client.set(self._key(run, "lease"), b"1", px=max(int(lease * 1000), 1))
