@@ -29,7 +29,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 os.environ["BOARD_WATCH_THREAD"] = "thread-1"
 # board-watch keeps the proofs of its runs under the user's cache directory: the tests'
 # board-watch processes keep theirs in a directory of this test session instead.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="agui-tests-cache-")
+os.environ["BOARD_WATCH_STATE_DIR"] = tempfile.mkdtemp(prefix="board-watch-state-")
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def serve_fake(redis_url):
 
     def start(*extra: str) -> tuple[subprocess.Popen, str]:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agui.cli", "serve-fake", "--port", "0"]
+            [sys.executable, "-m", "agui._cli", "serve-fake", "--port", "0"]
             + ["--store", redis_url, "--lease", str(LEASE), *extra],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

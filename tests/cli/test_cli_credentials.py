@@ -18,7 +18,7 @@ import httpx
 import pytest
 from support.resume_helpers import Calls, body, streaming_agent, wait_for
 
-from agui.cli.rejoin import kept_proofs, state_path
+from agui._cli.rejoin import kept_proofs, state_path
 from agui.server import Access, AccessDenied, BackgroundServer, create_app
 
 pytestmark = pytest.mark.timeout(120)
@@ -37,7 +37,7 @@ async def bearer(request, access: Access) -> str:
 
 def _watch(url: str, *args: str, stdin: str = "", env: dict | None = None):
     return subprocess.run(
-        [sys.executable, "-m", "agui.cli", "watch", "--full", "--url", url, *args],
+        [sys.executable, "-m", "agui._cli", "watch", "--full", "--url", url, *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -92,7 +92,7 @@ def test_a_malformed_header_flag_is_refused_without_echoing_its_value(guarded):
 def test_trace_carries_the_header_too(guarded):
     url, calls = guarded
     done = subprocess.run(
-        [sys.executable, "-m", "agui.cli", "trace", "--url", url, "4"]
+        [sys.executable, "-m", "agui._cli", "trace", "--url", url, "4"]
         + ["--header", f"Authorization: Bearer {TOKEN}"],
         capture_output=True,
         text=True,

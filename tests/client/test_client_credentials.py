@@ -18,9 +18,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 from support.resume_helpers import Calls, span_exporter, streaming_agent
 
-from agui.client.session import Session
+from agui._log import enable_debug
+from agui.client._session import Session
 from agui.errors import CursorError, TransportError
-from agui.log import enable_debug
 from agui.server import Access, AccessDenied, BackgroundServer, create_app
 from agui.transports import FastHttpTransport, HttpTransport
 from agui.updates import Done, ErrorUpdate, TextDelta
@@ -132,7 +132,7 @@ def test_a_cursor_that_is_not_printable_ascii_is_refused_before_any_request(Http
     transport = Http("http://127.0.0.1:9/agent")
     for cursor in ("tök.1", "a\x7fb", "x" * 2000, ""):
         with pytest.raises(CursorError):
-            from agui.transports.http import resume_headers
+            from agui.transports._http import resume_headers
 
             resume_headers(transport.request_headers(), cursor)
 

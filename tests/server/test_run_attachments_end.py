@@ -16,7 +16,7 @@ import pytest
 from support.resume_helpers import Calls, body, streaming_agent, wait_for
 
 from agui.server import create_app
-from agui.server.runlog import MemoryRunStore, RunRef
+from agui.server._runlog import MemoryRunStore, RunRef
 
 pytestmark = pytest.mark.timeout(90)
 

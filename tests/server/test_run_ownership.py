@@ -244,7 +244,7 @@ def test_a_cut_run_is_resumed_by_its_owner_with_the_cursor_it_kept(open_server):
 def test_the_backends_take_the_authorize_hook(serve, backend):
     import importlib
 
-    module = importlib.import_module(f"agui.backends.{backend}")
+    module = importlib.import_module(f"agui.testing._agents.{backend}")
     url = serve(module.create_app(authorize=bearer)).url + "/agent"
     payload = {"threadId": "t", "runId": "r", "messages": []}
     assert httpx.post(url, json=payload, timeout=10).status_code == 401

@@ -20,7 +20,7 @@ import pytest
 from support.resume_helpers import Calls, body, parse_frames, streaming_agent, wait_for
 
 from agui.server import create_app
-from agui.server.runlog import MemoryRunStore
+from agui.server._runlog import MemoryRunStore
 
 pytestmark = pytest.mark.timeout(120)
 
