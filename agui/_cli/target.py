@@ -33,6 +33,8 @@ from agui.types import Tool
 from agui.wire._json import loads_json_text
 
 if TYPE_CHECKING:
+    import argparse
+
     import httpx
 
     from agui.transports import FastHttpTransport, HttpTransport, Transport
@@ -66,7 +68,7 @@ TOKEN_ENV = "BOARD_WATCH_TOKEN"
 (unless a ``--header`` sets ``Authorization``), so it is not in shell history."""
 
 
-def request_headers_of(args: Any) -> dict[str, str]:
+def request_headers_of(args: argparse.Namespace) -> dict[str, str]:
     """The request headers of ``watch`` / ``trace``: each ``--header 'Name: value'``
     (parsed pairs in ``args.header``), and ``Authorization: Bearer`` from
     :data:`TOKEN_ENV` when no ``--header`` names ``Authorization``. Their values

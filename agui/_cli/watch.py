@@ -581,7 +581,7 @@ def _run(
         return RunResult(errors=1)
 
 
-def _keep_proof(run: Any, run_id: str | None, options: ChatOptions) -> bool:
+def _keep_proof(run: object, run_id: str | None, options: ChatOptions) -> bool:
     """Keep the proof (``<token>.0``) of a run on a pinned thread as soon as its
     stream carried a cursor (:func:`agui._cli.rejoin.keep_proof`: a board-watch
     killed mid-run can rejoin it); True once kept."""
