@@ -94,6 +94,7 @@ _EXPORTS: dict[str, str] = {
     "Outcome": "agui.updates",
     # errors (every AguiError, and the warning a failing subscriber gives)
     "AguiError": "agui.errors",
+    "CursorError": "agui.errors",
     "DecodeError": "agui.errors",
     "UnknownEventType": "agui.errors",
     "FrameTooLarge": "agui.errors",
@@ -144,6 +145,7 @@ if TYPE_CHECKING:
     from agui.client._session import Session as Session
     from agui.client._sync import SyncSession as SyncSession
     from agui.errors import AguiError as AguiError
+    from agui.errors import CursorError as CursorError
     from agui.errors import DecodeError as DecodeError
     from agui.errors import EncodeError as EncodeError
     from agui.errors import FrameTooLarge as FrameTooLarge
@@ -214,6 +216,7 @@ __all__ = [
     "BackgroundServer",
     "CancelToken",
     "Context",
+    "CursorError",
     "Custom",
     "DecodeError",
     "DeveloperMessage",

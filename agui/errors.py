@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # (annotations only)
 
 __all__ = [
     "AguiError",
+    "CursorError",
     "DecodeError",
     "EncodeError",
     "FrameTooLarge",
@@ -177,6 +178,22 @@ class TransportError(AguiError):
         self.status = status
         self.body = body
         super().__init__(message)
+
+
+class CursorError(TransportError):
+    """The server sent a cursor (SSE ``id:``) that cannot be sent back as
+    ``Last-Event-ID``: not printable ASCII, or longer than
+    :data:`agui.transports._reconnect.MAX_CURSOR_CHARS` characters. A
+    ``TransportError`` of kind ``protocol`` that is never retried; ``cursor`` is
+    the offending value's first 64 characters (escaped)."""
+
+    def __init__(self, cursor: str) -> None:
+        self.cursor: str = ascii(cursor[:64])
+        super().__init__(
+            f"the server sent a cursor that cannot be sent back ({self.cursor}): "
+            "not printable ASCII or too long; the run cannot be resumed",
+            kind="protocol",
+        )
 
 
 class RunError(AguiError):

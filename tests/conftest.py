@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,6 +27,9 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 # (syrupy snapshots, subprocess tests) pin theirs, as `--thread thread-1` would. Tests of
 # the default remove it (monkeypatch.delenv).
 os.environ["BOARD_WATCH_THREAD"] = "thread-1"
+# board-watch keeps the proofs of its runs under the user's cache directory: the tests'
+# board-watch processes keep theirs in a directory of this test session instead.
+os.environ["BOARD_WATCH_STATE_DIR"] = tempfile.mkdtemp(prefix="board-watch-state-")
 
 
 @pytest.fixture

@@ -141,6 +141,23 @@ def _idle_seconds(text: str) -> float:
     return _number_of_seconds(text, zero_ok=True)
 
 
+def _header(text: str) -> tuple[str, str]:
+    """argparse type for ``--header 'Name: value'``; the error never repeats the
+    value (it may be a credential)."""
+    # lazy: httpx loads only when a header is given
+    from agui.transports._http import checked_headers
+
+    name, colon, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    try:
+        checked_headers({name: value} if colon and name else {"": ""})
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "expected 'Name: value' (an HTTP header: a token name, an ASCII value on one line)"
+        ) from None
+    return name, value
+
+
 def _add_target_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--url",
@@ -187,6 +204,16 @@ def _add_target_flags(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="JSON list of tools to offer the agent (e.g. fixtures/task-board-tools.json); "
         "AG-UI has no tool discovery, so an agent needing a tool fails without it",
+    )
+    p.add_argument(
+        "--header",
+        type=_header,
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="a request header sent with every request (repeatable), e.g. "
+        "--header 'Authorization: Bearer T'; its value is never printed; the environment "
+        "variable BOARD_WATCH_TOKEN sends 'Authorization: Bearer <token>' without putting "
+        "the token in shell history",
     )
     p.add_argument(
         "--protobuf",

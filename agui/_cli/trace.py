@@ -51,6 +51,7 @@ from agui._cli.target import (
     endpoint,
     load_tools,
     make_transport,
+    request_headers_of,
     thread_ids,
 )
 from agui._cli.watch import is_fatal_kind
@@ -346,6 +347,7 @@ def run_trace(args: argparse.Namespace, console: Console) -> int:
             ep.url,
             timeout=getattr(args, "timeout", None),
             protobuf=getattr(args, "protobuf", False),
+            headers=request_headers_of(args),
         )
         max_resumes = getattr(args, "max_resumes", None) or 10
         idle = getattr(args, "idle_timeout", None)

@@ -72,7 +72,7 @@ from agui._cli.answers import (
 from agui._cli.board import panel_from_conversation, write_panel
 from agui._cli.io import CliError, Console, EndOfInput
 from agui._cli.live import live_view, settles
-from agui._cli.rejoin import last_run
+from agui._cli.rejoin import keep_proof, kept_proofs, last_run
 from agui._cli.render import Line, Renderer, RenderOptions
 from agui._cli.sanitize import sanitize
 from agui._cli.target import (
@@ -86,11 +86,13 @@ from agui._cli.target import (
     load_json_file,
     load_tools,
     make_session,
+    request_headers_of,
     thread_ids,
 )
 from agui._cli.utf8 import AGENT_BAD_BYTES, Utf8Watch
 from agui.errors import ResumeError, TransportError, TransportErrorKind
 from agui.pipeline._lifecycle import RunLifecycle
+from agui.transports._reconnect import FROM_START, start_cursor
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -142,7 +144,9 @@ class ChatOptions:
     ``user-N`` / ``tool-N`` ids (:func:`agui._cli.target.thread_ids`).
     ``tool_results``: tool name -> canned result text (``--tool-result``).
     ``rejoin``: the thread is pinned (``--thread``): first join its last run
-    on a resumable server (:mod:`agui._cli.rejoin`).
+    on a resumable server (:mod:`agui._cli.rejoin`). ``pinned``: the pinned
+    thread (``--thread`` or ``BOARD_WATCH_THREAD``), whose runs' proofs watch
+    keeps (:func:`agui._cli.rejoin.keep_proof`); None for a fresh thread.
     """
 
     render: RenderOptions = field(default_factory=RenderOptions)
@@ -157,6 +161,7 @@ class ChatOptions:
     id_prefix: str = ""
     tool_results: dict[str, str] = field(default_factory=dict[str, str])
     rejoin: bool = False
+    pinned: str | None = None
 
 
 @dataclass
@@ -266,8 +271,11 @@ async def drive(
     result = RunResult() if result is None else result
     live = live_view(console, renderer.options)  # on a terminal: open items drawn as they grow
     out: Any = console if live is None else live
+    proven = run_id is None or options.pinned is None  # (the run's proof is kept once)
     try:
         async for update in run:
+            if not proven:
+                proven = _keep_proof(run, run_id, options)
             err = _fatal(update, result.started)
             if err is not None:
                 raise CliError(_describe(err, options.url))
@@ -442,7 +450,7 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
         if _rejoin(runner, session, renderer, console, options, ids):
             first, reached = later, True
     elif not ids.prefix:  # pinned by BOARD_WATCH_THREAD: never post a run id held already
-        ids.n = _held_runs(runner, session, ids)
+        ids.n = _held_runs(runner, session, ids, options)
     while True:
         line = console.readline("> ")
         if line is None:
@@ -524,7 +532,7 @@ def _rejoin(
     """Join the pinned thread's last run the server holds (a board-watch
     started again: the run replayed from its log, then its live tail) and
     number the next run after it; False when there is none."""
-    n = _held_runs(runner, session, ids)
+    n = _held_runs(runner, session, ids, options)
     if not n:
         return False
     ids.n = n
@@ -532,20 +540,24 @@ def _rejoin(
     console.write(
         [Line("net", f"rejoining {sanitize(run_id)} of thread {sanitize(session.thread_id)}")]
     )
-    result = _run(runner, session.attach(run_id), renderer, console, options, run_id, True)
+    proof = kept_proofs(options.url, session.thread_id).get(run_id, FROM_START)
+    attach = session.attach(run_id, cursor=proof)
+    result = _run(runner, attach, renderer, console, options, run_id, True)
     draw_panel(session, console, options.panel_width)
     return result.count > 0
 
 
-def _held_runs(runner: asyncio.Runner, session: Any, ids: RunIds) -> int:
+def _held_runs(runner: asyncio.Runner, session: Any, ids: RunIds, options: ChatOptions) -> int:
     """How many runs ``run-1`` ... of the pinned thread the (resumable) server
-    holds (:func:`agui._cli.rejoin.last_run`; 0 when none or not resumable)."""
+    holds for this user (:func:`agui._cli.rejoin.last_run`, with the proofs
+    kept; 0 when none or not resumable)."""
     transport = session.transport
     url, headers = getattr(transport, "url", None), getattr(transport, "headers", None)
     if not isinstance(url, str):
         return 0
     pinned = ThreadIds(session.thread_id, ids.prefix)
-    return runner.run(last_run(url, dict(headers or {}), pinned))
+    proofs = kept_proofs(options.url, session.thread_id)
+    return runner.run(last_run(url, dict(headers or {}), pinned, proofs=proofs))
 
 
 def _run(
@@ -567,6 +579,20 @@ def _run(
         console.write(renderer.flush())
         console.write([Line("error", f"{exc}; the next line retries")])
         return RunResult(errors=1)
+
+
+def _keep_proof(run: object, run_id: str | None, options: ChatOptions) -> bool:
+    """Keep the proof (``<token>.0``) of a run on a pinned thread as soon as its
+    stream carried a cursor (:func:`agui._cli.rejoin.keep_proof`: a board-watch
+    killed mid-run can rejoin it); True once kept."""
+    cursor = getattr(run, "cursor", None)
+    if options.pinned is None or run_id is None or not isinstance(cursor, str):
+        return False
+    proof = start_cursor(cursor)
+    if proof == FROM_START:
+        return False
+    keep_proof(options.url, options.pinned, run_id, proof)
+    return True
 
 
 def draw_panel(session: Any, console: Console, max_width: int = 400) -> None:
@@ -604,6 +630,7 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             id_prefix=ids.prefix,
             tool_results=canned,
             rejoin=getattr(args, "thread", None) is not None,
+            pinned=None if ids.prefix else ids.thread_id,
         )
 
         def watched(transport: Any) -> Any:
@@ -621,5 +648,6 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             wrap=watched,
             thread_id=ids.thread_id,
             protobuf=getattr(args, "protobuf", False),
+            headers=request_headers_of(args),
         )
         return chat(session, console, options)

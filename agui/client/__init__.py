@@ -5,7 +5,8 @@ and its response as updates; :class:`SyncSession` is the blocking facade. Around
 interrupts and resume (:func:`resolved`, :func:`cancelled`, :func:`interrupts_of`,
 :func:`resume_run`), client-side tools (:class:`ClientTools`, :func:`tool`), middleware
 (:class:`Middleware`, :class:`FilterToolCallsMiddleware`), reconnecting
-(:class:`ReconnectPolicy`), capabilities (:func:`decode_capabilities`) and partial tool-call
+(:class:`ReconnectPolicy`; :func:`start_cursor`, the cursor that proves a run to rejoin it
+from its start), capabilities (:func:`decode_capabilities`) and partial tool-call
 arguments (:func:`parse_partial_json`).
 """
 
@@ -35,7 +36,7 @@ from agui.client._run import LOOK_AHEAD_SECONDS, Run
 from agui.client._session import Session
 from agui.client._sync import SessionOptions, SyncRun, SyncSession
 from agui.client._tools import ClientTool, ClientTools, tool
-from agui.transports._reconnect import ReconnectPolicy
+from agui.transports._reconnect import ReconnectPolicy, start_cursor
 
 __all__ = [
     "LOOK_AHEAD_SECONDS",
@@ -67,5 +68,6 @@ __all__ = [
     "partial_tool_call_args",
     "resolved",
     "resume_run",
+    "start_cursor",
     "tool",
 ]

@@ -67,11 +67,12 @@ from agui.errors import EncodeError, ToolError, TransportError
 from agui.pipeline._lifecycle import RunLifecycle
 from agui.pipeline._pipeline import Pipeline
 from agui.transports._reconnect import (
-    FROM_START,
     Cursor,
     ReconnectPolicy,
+    is_start,
     resumable_failure,
     send_cancel,
+    start_cursor,
 )
 from agui.types import RunErrorEvent, RunFinishedEvent
 from agui.updates import Done, ErrorUpdate, Reconnected, Reconnecting, Update, WarningUpdate
@@ -343,8 +344,11 @@ class _RunCore:
                 max_frame_bytes=session.max_frame_bytes,
                 thread_id=run_input.thread_id,  # every run must answer the thread we sent
             )
-            if attaching and self.cursor.last != FROM_START:  # a cursor kept elsewhere
-                self.cursor = Cursor(FROM_START, until=self.cursor.last)
+            kept_cursor = self.cursor.last
+            if attaching and kept_cursor is not None and not is_start(kept_cursor):
+                # a cursor kept elsewhere: the run from its start (proven by the
+                # cursor's token), its updates handed out after that cursor
+                self.cursor = Cursor(start_cursor(kept_cursor), until=kept_cursor)
         self.pipeline = pipeline
         # the spec's pending-call rule: only calls to tools this run offered are the client's
         tools = run_input.tools
@@ -923,7 +927,9 @@ class _RunCore:
             sent: dict[str, str] = dict(headers)  # pyright: ignore[reportUnknownArgumentType]
             run_input = self.inputs[-1]
             self.consumer = asyncio.current_task()
-            await send_cancel(url, sent, run_input.thread_id, run_input.run_id)
+            await send_cancel(
+                url, sent, run_input.thread_id, run_input.run_id, cursor=self.cursor.last
+            )
 
     def _end_span(self) -> None:
         """Close the current round's ``agui.client._run`` span (idempotent)."""

@@ -15,13 +15,16 @@ Install with the ``server`` extra (starlette + uvicorn)::
 
 Names: :func:`create_app`, :func:`agent_route`, :class:`BackgroundServer`,
 :func:`server_config` (uvicorn settings with connection timeouts),
-:class:`EventEncoder`, :class:`Emitter`, :class:`CancelToken`, :class:`Guard`.
+:class:`EventEncoder`, :class:`Emitter`, :class:`CancelToken`, :class:`Guard`;
+who may read a run: :class:`Access`, :class:`AccessDenied`, :data:`Authorize`
+(:mod:`agui.server._access`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agui.server._access import Access, AccessDenied, Authorize
 from agui.server._background import BackgroundServer
 from agui.server._cancel import CancelToken
 from agui.server._encoder import SSE_CONTENT_TYPE, EventEncoder
@@ -35,7 +38,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SSE_CONTENT_TYPE",
+    "Access",
+    "AccessDenied",
     "AgentStreamResponse",
+    "Authorize",
     "BackgroundServer",
     "CancelToken",
     "Emitter",

@@ -3,20 +3,29 @@ run log (:mod:`agui.server._runlog`), and each request attaches to the log.
 
 The wire contract (SSE binding):
 
-* every frame of a run carries ``id: <cursor>``: opaque, unique within the
-  thread, ordered within the run;
+* every frame of a run carries ``id: <cursor>``, ``<token>.<entry>``: unique
+  within the thread, ordered within the run; ``<token>`` (22 characters of
+  base64url) is a keyed MAC of the run's ids under the server secret
+  (:mod:`agui.server._access`), also sent as the ``AGUI-Run-Token`` header of
+  every ``200`` of the run: a cursor cannot be forged from the ids;
 * a re-POST of the same ``RunAgentInput`` (same ``threadId`` and ``runId``) with
   ``Last-Event-ID: <cursor>`` streams every event after the cursor, then the
   live tail to the run's end, with the same content type and ``id:`` lines;
-  ``Last-Event-ID: 0`` streams the run from its first event. The agent is never
-  started twice;
-* a cursor the server does not hold (unknown run, trimmed, expired, of another
-  run) is ``410`` with a one-line JSON reason (``cursor_unknown``); a re-POST
-  without ``Last-Event-ID`` of a run that exists is ``409`` (``run_exists``);
+  ``Last-Event-ID: <token>.0`` streams the run from its first event (plain
+  ``Last-Event-ID: 0`` does too for the run's principal when the application
+  has an ``authorize`` hook). The agent is never started twice;
+* who may: with an ``authorize`` hook, the principal that started the run; without
+  one, whoever proves the run (its token). Anyone else, and any cursor the server
+  does not hold (unknown run, trimmed, expired, of another run, malformed,
+  forged, longer than 512 characters, not ASCII), gets the same ``410`` with a
+  one-line JSON reason (``cursor_unknown``); a re-POST without
+  ``Last-Event-ID`` of a run that exists is ``409`` (``run_exists``);
 * a run nobody is attached to is cancelled after ``detach_timeout`` seconds
   (its log then ends with ``RUN_ERROR`` ``run_detached``); ``DELETE
-  <path>/runs/{threadId}/{runId}`` (each id percent-encoded) cancels it at once
-  (``RUN_ERROR`` ``run_cancelled``; ``204``, or ``404`` ``unknown_run``);
+  <path>/runs/{threadId}/{runId}`` (each id percent-encoded; with the
+  ``AGUI-Run-Token`` header, or as the run's principal) cancels it at once
+  (``RUN_ERROR`` ``run_cancelled``; ``204``, or ``404`` ``unknown_run`` for
+  a run that is unknown or not the caller's);
 * a run whose worker died (its lease lapsed) is ended by whichever process
   notices, with ``RUN_ERROR`` ``worker_lost``;
 * the protobuf binding has no cursor: its frames are as without a log.
@@ -26,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -40,11 +48,21 @@ from starlette.types import Receive, Scope, Send
 
 from agui._jsonvalue import is_json_object
 from agui.server import _telemetry as telemetry
+from agui.server._access import (
+    RUN_TOKEN_HEADER,
+    Access,
+    Authorize,
+    RunKeys,
+    authorize_access,
+    configured_secret,
+    parse_cursor,
+)
 from agui.server._cancel import CancelToken
 from agui.server._emitter import Emitter, Outbox
 from agui.server._encoder import SSE_HEADERS, EventEncoder
 from agui.server._guard import Guard
-from agui.server._request import error_response, is_disconnect
+from agui.server._limits import RunSlots, busy
+from agui.server._request import check_origin, error_response, is_disconnect
 from agui.server._response import Agent, run_agent, thread_of
 from agui.server._runlog.store import RunLogFull, RunRef, RunStore
 from agui.server._versions import stream_version
@@ -56,7 +74,6 @@ __all__ = [
     "DEFAULT_LEASE",
     "START_CURSOR",
     "RunHub",
-    "cursor_tag",
 ]
 
 logger: logging.Logger = logging.getLogger("agui.server")
@@ -80,15 +97,13 @@ CANCEL_CODES: dict[str, str] = {
 """The ``RUN_ERROR`` code that closes a run's log when its agent was cancelled,
 by the cancel token's reason."""
 
+RETRY_AFTER = 1
+"""``Retry-After`` seconds of a 503 ``run_log_full``."""
+
 READ_BATCH = 512
 """Entries read from the log per write to one client (bounds its memory)."""
 
 _TERMINAL = frozenset({"RUN_FINISHED", "RUN_ERROR"})
-
-
-def cursor_tag(run_id: str) -> str:
-    """The run part of a cursor: 12 hex digits of a hash of ``run_id``."""
-    return hashlib.blake2b(run_id.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
 def _run_error(message: str, code: str) -> bytes:
@@ -105,6 +120,7 @@ class _LiveRun:
     agent_task: asyncio.Task[None] | None = None
     owner_task: asyncio.Task[None] | None = None
     events: int = 0
+    slots: RunSlots | None = None  # the slot its agent holds (given back when it ends)
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
@@ -112,10 +128,13 @@ class RunHub:
     """The runs of one endpoint in this process, and the requests attached to them.
 
     ``RunHub(agent, store, *, guard=True, detach_timeout=10.0, lease=5.0,
-    keepalive=None, buffer_limit=262144, owns_store=False)``. :meth:`respond`
-    answers a decoded POST; :meth:`cancel` is the DELETE; :meth:`shutdown` cancels
-    every run this process runs (and closes the store when ``owns_store``: it was
-    built from a URL for this hub).
+    keepalive=None, buffer_limit=262144, owns_store=False, authorize=None,
+    secret=None)``. :meth:`respond` answers a decoded POST; :meth:`cancel_request`
+    the DELETE; :meth:`shutdown` cancels every run this process runs (and closes
+    the store when ``owns_store``: it was built from a URL for this hub).
+    ``authorize``: the application's hook (:mod:`agui.server._access`; the routes
+    call it, the hub checks its principal); ``secret``: the key of the run
+    tokens (else ``AGUI_RUN_SECRET``, else the store's).
     """
 
     def __init__(
@@ -129,9 +148,14 @@ class RunHub:
         keepalive: float | None = None,
         buffer_limit: int = 262144,
         owns_store: bool = False,
+        authorize: Authorize | None = None,
+        secret: bytes | str | None = None,
     ) -> None:
         if detach_timeout <= 0 or lease <= 0:
             raise ValueError("detach_timeout and lease must be positive")
+        self.authorize: Authorize | None = authorize
+        configured = configured_secret(secret)
+        self._keys: RunKeys | None = None if configured is None else RunKeys(configured)
         self.agent = agent
         self.store = store
         self.guard = guard
@@ -145,46 +169,98 @@ class RunHub:
 
     # ------------------------------------------------------------ requests
 
+    async def keys(self) -> RunKeys:
+        """The run tokens' keys: the configured secret's, else the store's."""
+        if self._keys is None:
+            self._keys = RunKeys(await self.store.secret())
+        return self._keys
+
     async def respond(
-        self, request: Request, run_input: RunAgentInput, encoder: EventEncoder
+        self,
+        request: Request,
+        run_input: RunAgentInput,
+        encoder: EventEncoder,
+        *,
+        principal: str | None = None,
+        slots: RunSlots | None = None,
     ) -> Response:
-        """The response to a decoded POST: a new run, a resume, or a refusal."""
+        """The response to a decoded POST of ``principal`` (what the ``authorize``
+        hook returned; None without one): a new run (holding one of ``slots`` while
+        its agent runs), an attachment, or a refusal."""
         run = RunRef(run_input.thread_id, run_input.run_id)
+        keys = await self.keys()
         last_event_id = request.headers.get("last-event-id", "").strip()
         if not last_event_id:
+            if slots is not None:
+                refused = slots.take()
+                if refused is not None:
+                    return refused
             try:
-                created = await self.store.create(run, self.lease)
+                created = await self.store.create(run, self.lease, principal=principal)
             except RunLogFull as exc:
-                return error_response(503, "run_log_full", str(exc))
-            if not created:
-                return error_response(
+                created = None
+                refusal: Response = busy("run_log_full", str(exc), RETRY_AFTER)
+            except BaseException:
+                if slots is not None:
+                    slots.release()
+                raise
+            else:
+                refusal = error_response(
                     409,
                     "run_exists",
                     "this threadId/runId is a run already; resume it with Last-Event-ID",
                     "$.runId",
                 )
-            self._start(run, run_input)
-            return _Attachment(self, run, START_CURSOR, encoder, resumed=False)
-        after = self._entry_of(last_event_id, run)
-        if after is None or not await self.store.holds(run, after):
-            info = None if after is None else await self.store.info(run)
-            what = "run" if info is None else "cursor"
-            return error_response(
-                410,
-                "cursor_unknown",
-                f"the server does not hold this {what} (unknown, trimmed or expired)",
-                "Last-Event-ID",
-            )
-        return _Attachment(self, run, after, encoder, resumed=True)
+            if not created:
+                if slots is not None:
+                    slots.release()
+                return refusal
+            self._start(run, run_input, slots)
+            return _Attachment(self, run, START_CURSOR, encoder, keys.token(run), resumed=False)
+        after = await self._entry_of(last_event_id, run, principal, keys)
+        if after is None:
+            return _cursor_unknown()
+        return _Attachment(
+            self, run, after, encoder, keys.token(run), resumed=after != START_CURSOR
+        )
 
-    @staticmethod
-    def _entry_of(cursor: str, run: RunRef) -> str | None:
-        if cursor == START_CURSOR:
-            return START_CURSOR
-        tag, dot, entry = cursor.partition(".")
-        if not dot or tag != cursor_tag(run.run_id) or not entry:
+    async def _entry_of(
+        self, header: str, run: RunRef, principal: str | None, keys: RunKeys
+    ) -> str | None:
+        """The log entry a ``Last-Event-ID`` attaches after, or None when the caller
+        may not attach there: a malformed cursor or one of another run (refused
+        before the store is asked, whatever it holds), a replay from the start
+        with no proof of the run and no ``authorize`` hook, a run the store does
+        not hold or that another principal started, an entry no longer held."""
+        cursor = parse_cursor(header)
+        if cursor is None:
+            return None
+        token, entry = cursor
+        if token is None:
+            if self.authorize is None:  # "0" alone proves nothing
+                return None
+        elif not keys.valid(run, token):
+            return None
+        info = await self.store.info(run)
+        if info is None or info.principal != principal:
+            return None
+        if not await self.store.holds(run, entry):
             return None
         return entry
+
+    async def cancel_request(self, run: RunRef, principal: str | None, token: str | None) -> bool:
+        """The ``DELETE`` of ``principal`` carrying ``token`` (the ``AGUI-Run-Token``
+        header, or None): cancel the run when the caller may (its principal with an
+        ``authorize`` hook; the run's token without one). False, exactly as for an
+        unknown run, otherwise."""
+        keys = await self.keys()
+        proven = token is not None and token.isascii() and keys.valid(run, token)
+        info = await self.store.info(run)
+        if info is None or info.principal != principal:
+            return False
+        if self.authorize is None and not proven:
+            return False
+        return await self.cancel(run)
 
     async def cancel(self, run: RunRef, reason: str = "cancel requested") -> bool:
         """Cancel ``run``'s agent: at once when it runs here, else through the
@@ -215,9 +291,9 @@ class RunHub:
 
     # ------------------------------------------------------------ the worker
 
-    def _start(self, run: RunRef, run_input: RunAgentInput) -> None:
+    def _start(self, run: RunRef, run_input: RunAgentInput, slots: RunSlots | None) -> None:
         token = CancelToken()
-        live = _LiveRun(run, token)
+        live = _LiveRun(run, token, slots=slots)
         self.live[run] = live
         buffer = Outbox(self.buffer_limit)
         guard = Guard(thread_of(run_input)) if self.guard else None
@@ -261,6 +337,8 @@ class RunHub:
             with contextlib.suppress(BaseException):
                 await supervisor
             self.live.pop(run, None)
+            if live.slots is not None:
+                live.slots.release()
             live.events = emitter.count
             telemetry.run_ended(span, outcome, emitter.count)
 
@@ -324,6 +402,16 @@ class RunHub:
         await self.store.append(run, entries, end=True)
 
 
+def _cursor_unknown() -> Response:
+    """The one answer to every cursor a caller may not attach after."""
+    return error_response(
+        410,
+        "cursor_unknown",
+        "the server does not hold this cursor (unknown run, trimmed or expired)",
+        "Last-Event-ID",
+    )
+
+
 def _event_type(data: bytes) -> str | None:
     try:
         obj = msgspec.json.decode(data)
@@ -338,17 +426,27 @@ class _Attachment(Response):
     frames (``id:`` lines on SSE), then the live tail, until the end mark."""
 
     def __init__(
-        self, hub: RunHub, run: RunRef, after: str, encoder: EventEncoder, *, resumed: bool
+        self,
+        hub: RunHub,
+        run: RunRef,
+        after: str,
+        encoder: EventEncoder,
+        token: str,
+        *,
+        resumed: bool,
     ) -> None:
         self.hub = hub
         self.run = run
         self.after = after
         self.encoder = encoder
+        self.token = token
         self.resumed = resumed
         self.sent = 0  # events written to this request so far
         self.status_code = 200
         self.background = None
-        self.init_headers({"content-type": encoder.content_type, **SSE_HEADERS})
+        self.init_headers(
+            {"content-type": encoder.content_type, **SSE_HEADERS, RUN_TOKEN_HEADER: token}
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         hub, run = self.hub, self.run
@@ -394,7 +492,7 @@ class _Attachment(Response):
     async def _pump(self, send: Send, remote: bool) -> None:
         hub, run, store, encoder = self.hub, self.run, self.hub.store, self.encoder
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-        tag = cursor_tag(run.run_id)
+        tag = self.token
         after = self.after
         keepalive = hub.keepalive
         last_write = last_touch = time.monotonic()
@@ -440,11 +538,16 @@ async def _wait_disconnect(receive: Receive) -> None:
             return
 
 
-def cancel_endpoint(hub: RunHub, prefix: str) -> Any:
+def cancel_endpoint(hub: RunHub, prefix: str, allowed_origins: frozenset[str] = frozenset()) -> Any:
     """The ``DELETE <prefix>/{threadId}/{runId}`` endpoint (ids percent-encoded,
-    read from the raw path so an id may hold ``/`` as ``%2F``)."""
+    read from the raw path so an id may hold ``/`` as ``%2F``): the ``Origin``
+    checked as for a POST, the ``authorize`` hook asked (action ``cancel``), then
+    :meth:`RunHub.cancel_request`."""
 
     async def endpoint(request: Request) -> Response:
+        refused = check_origin(request, allowed_origins)
+        if refused is not None:
+            return refused
         raw = request.scope.get("raw_path") or request.url.path.encode()
         rest = raw.decode("latin-1").split("?", 1)[0]
         marker = prefix.rstrip("/") + "/"
@@ -453,7 +556,12 @@ def cancel_endpoint(hub: RunHub, prefix: str) -> Any:
         if len(parts) != 2 or not all(parts):
             return error_response(404, "unknown_run", "expected /runs/{threadId}/{runId}")
         run = RunRef(unquote(parts[0]), unquote(parts[1]))
-        if await hub.cancel(run):
+        principal = await authorize_access(
+            hub.authorize, request, Access("cancel", run.thread_id, run.run_id)
+        )
+        if isinstance(principal, Response):
+            return principal
+        if await hub.cancel_request(run, principal, request.headers.get(RUN_TOKEN_HEADER)):
             return Response(status_code=204)
         return error_response(404, "unknown_run", "no such run")
 
@@ -466,7 +574,12 @@ def capabilities_document(hub: RunHub | None, path: str) -> dict[str, Any]:
     if hub is not None:
         doc["custom"] = {
             "resumable": {
-                "cursor": "SSE id: line; resume with Last-Event-ID (0 = from the start)",
+                "cursor": (
+                    "SSE id: line <token>.<entry>; resume with Last-Event-ID "
+                    "(<token>.0 = from the start)"
+                ),
+                "runTokenHeader": RUN_TOKEN_HEADER,
+                "access": "principal" if hub.authorize is not None else "run-token",
                 "retentionSeconds": hub.store.retention,
                 "detachTimeoutSeconds": hub.detach_timeout,
                 "leaseSeconds": hub.lease,

@@ -31,6 +31,8 @@ from agui.transports._http import (
     checked_headers,
     default_ssl_context,
     media_type,
+    origin_of,
+    private_headers,
     proto_events,
     proto_module,
     quote_start,
@@ -255,7 +257,9 @@ class FastHttpTransport:
             try:
                 status = reply.status
                 if 300 <= status < 400 and "location" in reply.headers:
-                    url, method, body, headers = _redirect(url, reply, method, body, headers)
+                    url, method, body, headers = _redirect(
+                        url, reply, method, body, headers, private_headers(self.headers)
+                    )
                     continue
                 async for item in self._body(url, reply):
                     yield item
@@ -440,11 +444,17 @@ async def _head_of(chunks: AsyncIterator[bytes]) -> str:
 
 
 def _redirect(
-    url: httpx.URL, reply: _Reply, method: str, body: bytes | None, headers: dict[str, str]
+    url: httpx.URL,
+    reply: _Reply,
+    method: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    private: frozenset[str] = frozenset({"authorization", "last-event-id"}),
 ) -> tuple[httpx.URL, str, bytes | None, dict[str, str]]:
     """The next hop, as httpx follows it: 307/308 repeat the request, the
-    others become a GET without a body; ``Authorization`` is dropped across
-    origins; a target whose port is outside 0-65535 is refused."""
+    others become a GET without a body; the ``private`` headers (the caller's,
+    ``Authorization``, ``Last-Event-ID``) are dropped across origins; a target
+    whose port is outside 0-65535 is refused."""
     location = reply.headers["location"]
     try:
         target = url.join(location)
@@ -461,6 +471,6 @@ def _redirect(
     if reply.status not in (307, 308) and method != "GET":
         method, body = "GET", None
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
-    if (target.scheme, target.host, target.port) != (url.scheme, url.host, url.port):
-        headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+    if origin_of(target) != origin_of(url):
+        headers = {k: v for k, v in headers.items() if k.lower() not in private}
     return target, method, body, headers

@@ -39,7 +39,7 @@ from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.transports._base import encode_run_input
 from agui.transports._inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES, bounded_body
 from agui.transports._proto_recording import frame_items, proto_error
-from agui.transports._reconnect import DEFAULT_RECONNECT, ReconnectPolicy
+from agui.transports._reconnect import DEFAULT_RECONNECT, ReconnectPolicy, checked_cursor
 from agui.types import Event, RunAgentInput
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
@@ -61,11 +61,13 @@ class HttpTransport:
             ``httpx.Timeout``; default :data:`DEFAULT_TIMEOUT`. ``read`` is the
             longest silence tolerated between two chunks of the stream.
         client: an ``httpx.AsyncClient`` to reuse (you close it; its own
-            ``follow_redirects`` setting applies). By default each run opens
+            ``follow_redirects`` setting and hooks apply). By default each run opens
             and closes its own client, so a transport can be used from several
             event loops (e.g. :class:`agui.client._session.SyncSession`); that client
             follows redirects as ``fetch`` in the reference client does (a
-            307/308 repeats the POST, e.g. Starlette's ``/agent/`` -> ``/agent``).
+            307/308 repeats the POST, e.g. Starlette's ``/agent/`` -> ``/agent``),
+            keeping ``headers`` on the same origin and dropping them (with
+            ``Authorization`` and ``Last-Event-ID``) on a hop to another origin.
         verify: TLS verification as httpx takes it (``True`` = the system
             CA bundle, via one SSL context shared by every transport; an
             ``ssl.SSLContext``; or ``False``).
@@ -155,12 +157,15 @@ class HttpTransport:
         if client is None:
             verify = default_ssl_context() if self.verify is True else self.verify
             # redirects are followed, as fetch() in the reference client does
-            # (307/308 repeat the POST; httpx drops Authorization cross-origin)
+            # (307/308 repeat the POST); to another origin without the caller's headers
             client = httpx.AsyncClient(
                 timeout=self.timeout,
                 verify=verify,
                 follow_redirects=True,
-                event_hooks={"response": [_check_redirect]},
+                event_hooks={
+                    "request": [_strip_cross_origin(self.url, private_headers(self.headers))],
+                    "response": [_check_redirect],
+                },
             )
         try:
             try:
@@ -200,13 +205,39 @@ class HttpTransport:
 
 
 def resume_headers(headers: dict[str, str], last_event_id: str | None) -> dict[str, str]:
-    """``headers`` plus ``Last-Event-ID`` when resuming (a cursor with CR, LF or NUL,
-    which no header may carry, raises ``ValueError``)."""
+    """``headers`` plus ``Last-Event-ID`` when resuming; a cursor that is not
+    printable ASCII (or is too long) raises :class:`agui.errors.CursorError`."""
     if last_event_id is None:
         return headers
-    if any(c in last_event_id for c in "\r\n\0"):
-        raise ValueError(f"Last-Event-ID {last_event_id!r}: CR, LF or NUL in a cursor")
-    return {**headers, "Last-Event-ID": last_event_id}
+    return {**headers, "Last-Event-ID": checked_cursor(last_event_id)}
+
+
+def origin_of(url: httpx.URL) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of ``url``, the default port as None."""
+    port = url.port
+    if port == {"http": 80, "https": 443}.get(url.scheme):
+        port = None
+    return url.scheme, url.host, port
+
+
+def private_headers(headers: Mapping[str, str]) -> frozenset[str]:
+    """The lower-cased names of the headers a redirect to another origin drops:
+    every header the caller set, ``Authorization`` and ``Last-Event-ID``."""
+    forced = {"content-type", "accept", "accept-encoding"}
+    return frozenset({k.lower() for k in headers} - forced | {"authorization", "last-event-id"})
+
+
+def _strip_cross_origin(url: str, private: frozenset[str]) -> Any:
+    """A request hook dropping the ``private`` headers from any request (a
+    redirect's hop) to an origin other than ``url``'s."""
+    origin = origin_of(httpx.URL(url))
+
+    async def hook(request: httpx.Request) -> None:
+        if origin_of(request.url) != origin:
+            for name in private:
+                request.headers.pop(name, None)
+
+    return hook
 
 
 PROTOBUF_ACCEPT = f"{PROTOBUF_MEDIA_TYPE}, {SSE_MEDIA_TYPE};q=0.5"

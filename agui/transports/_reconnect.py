@@ -24,15 +24,21 @@ from urllib.parse import quote
 import httpx
 import msgspec
 
-from agui.errors import TransportError
+from agui.errors import CursorError, TransportError
 
 __all__ = [
     "DEFAULT_RECONNECT",
     "FROM_START",
+    "MAX_CURSOR_CHARS",
+    "RUN_TOKEN_HEADER",
     "Cursor",
     "ReconnectPolicy",
+    "checked_cursor",
+    "is_start",
     "resumable_failure",
+    "run_token",
     "send_cancel",
+    "start_cursor",
 ]
 
 logger: logging.Logger = logging.getLogger("agui.client.reconnect")
@@ -41,7 +47,49 @@ _RESUMABLE_KINDS = frozenset({"reset", "timeout", "truncated", "connect"})
 _RECENT = 4096  # cursors remembered to drop a repeated frame (bounded memory)
 
 FROM_START = "0"
-"""The ``Last-Event-ID`` that asks for a run's log from its first event."""
+"""The ``Last-Event-ID`` that asks for a run's log from its first event (with no
+proof of the run: a server with an ``authorize`` hook grants it to the run's
+principal; :func:`start_cursor` gives the form that proves the run)."""
+
+MAX_CURSOR_CHARS = 1024
+"""Longest cursor a client sends back as ``Last-Event-ID``."""
+
+RUN_TOKEN_HEADER = "AGUI-Run-Token"
+"""The header proving a run on its cancel request (the token of its cursors)."""
+
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def checked_cursor(cursor: str) -> str:
+    """``cursor`` when it can be sent as ``Last-Event-ID`` (1 to
+    :data:`MAX_CURSOR_CHARS` printable ASCII characters); else
+    :class:`agui.errors.CursorError` (never retried)."""
+    if not 0 < len(cursor) <= MAX_CURSOR_CHARS or not cursor.isascii() or not cursor.isprintable():
+        raise CursorError(cursor)
+    return cursor
+
+
+def run_token(cursor: str | None) -> str | None:
+    """The run token of a cursor of this SDK's servers (``<token>.<entry>``: the
+    part before the first ``.``), None for another form."""
+    if cursor is None:
+        return None
+    token, dot, entry = cursor.partition(".")
+    if not dot or not entry or len(token) != 22 or not _TOKEN_CHARS.issuperset(token):
+        return None
+    return token
+
+
+def is_start(cursor: str) -> bool:
+    """Whether ``cursor`` asks for a run from its first event (``0`` or ``<token>.0``)."""
+    return cursor == FROM_START or (cursor.endswith(".0") and run_token(cursor) is not None)
+
+
+def start_cursor(kept: str | None) -> str:
+    """The ``Last-Event-ID`` replaying a run from its first event: ``<token>.0``
+    when ``kept`` (a cursor of the run) gives its token, else ``0``."""
+    token = run_token(kept)
+    return FROM_START if token is None else f"{token}.0"
 
 
 class ReconnectPolicy(msgspec.Struct, frozen=True):
@@ -121,7 +169,7 @@ def resumable_failure(error: BaseException | None) -> bool:
     run_exists``) nor a 2xx that is not an event stream."""
     if error is None:
         return True
-    if not isinstance(error, TransportError):
+    if not isinstance(error, TransportError) or isinstance(error, CursorError):
         return False
     status = getattr(error, "status", None)
     if error.kind == "http_status":
@@ -138,13 +186,23 @@ def cancel_url(url: str, thread_id: str, run_id: str) -> str:
 
 
 async def send_cancel(
-    url: str, headers: dict[str, str], thread_id: str, run_id: str, timeout: float = 2.0
+    url: str,
+    headers: dict[str, str],
+    thread_id: str,
+    run_id: str,
+    timeout: float = 2.0,
+    *,
+    cursor: str | None = None,
 ) -> int | None:
-    """Send the deliberate-abort ``DELETE`` for a run; returns the status (204,
-    404 ...) or None when it could not be sent (logged at debug, never raised:
-    the run is closing either way)."""
+    """Send the deliberate-abort ``DELETE`` for a run (with the run's token from
+    ``cursor``, one of its cursors, as ``AGUI-Run-Token``); returns the status
+    (204, 404 ...) or None when it could not be sent (logged at debug, never
+    raised: the run is closing either way)."""
     target = cancel_url(url, thread_id, run_id)
     sent = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "accept")}
+    token = run_token(cursor)
+    if token is not None:
+        sent[RUN_TOKEN_HEADER] = token
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:
             response = await client.delete(target, headers=sent)

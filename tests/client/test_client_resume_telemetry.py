@@ -16,7 +16,7 @@ from agui.client._middleware import Middleware
 from agui.client._session import Session
 from agui.server import BackgroundServer, create_app
 from agui.transports import HttpTransport
-from agui.transports._reconnect import ReconnectPolicy
+from agui.transports._reconnect import ReconnectPolicy, start_cursor
 from agui.updates import Done, Reconnected
 
 pytestmark = pytest.mark.timeout(60)
@@ -68,9 +68,10 @@ def test_a_joined_run_and_a_run_left_early_say_so_on_their_spans(server):
 
     async def go() -> None:
         session = Session(HttpTransport(server.url + "/agent"), thread_id="t-span-join")
-        async for _ in session.send("50", run_id="r-join"):
+        joined = session.send("50", run_id="r-join")
+        async for _ in joined:
             pass
-        async for _ in session.attach("r-join"):
+        async for _ in session.attach("r-join", cursor=start_cursor(joined.cursor)):
             pass
         run = session.send("100000", run_id="r-left")
         async for _ in run:

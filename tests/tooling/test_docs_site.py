@@ -66,7 +66,10 @@ def test_the_readme_documents_the_resume_contract_and_the_store_choice_with_the_
 
     section = README.split("## Resumable runs (the wire contract)", 1)[1].split("\n## ", 1)[0]
     for term in (
-        "id: <cursor>",
+        "id: <token>.<entry>",
+        "AGUI-Run-Token",
+        "authorize",
+        "who may read, resume and cancel a run",
         "Last-Event-ID",
         "410 cursor_unknown",
         "409 run_exists",

@@ -13,7 +13,9 @@ refused with :class:`RunLogFull`). Each bound hit is logged once per run on the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import time
 from bisect import bisect_right
 from collections import OrderedDict
@@ -43,6 +45,13 @@ class _Chunk:
     size: int
 
 
+def _entry_number(entry: str) -> int | None:
+    """An entry id as its number; None for anything but 1 to 20 ASCII digits."""
+    if 0 < len(entry) <= 20 and entry.isascii() and entry.isdigit():
+        return int(entry)
+    return None
+
+
 def _first_of(chunk: _Chunk) -> int:
     return chunk.first
 
@@ -60,6 +69,7 @@ class _Log:
     attached_until: float = 0.0
     cancel: bool = False
     lost_claimed: bool = False
+    principal: str | None = None
     trimmed_warned: bool = False
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -94,6 +104,7 @@ class MemoryRunStore:
         self.max_runs = max_runs
         self._logs: OrderedDict[RunRef, _Log] = OrderedDict()
         self._total = 0
+        self._secret = os.urandom(32)
 
     @property
     def total_bytes(self) -> int:
@@ -105,7 +116,7 @@ class MemoryRunStore:
 
     # ------------------------------------------------------------ the worker
 
-    async def create(self, run: RunRef, lease: float) -> bool:
+    async def create(self, run: RunRef, lease: float, *, principal: str | None = None) -> bool:
         """Claim ``run`` (see :class:`RunStore`). Raises :class:`RunLogFull`."""
         now = time.monotonic()
         self._expire(now)
@@ -113,7 +124,7 @@ class MemoryRunStore:
             return False
         if len(self._logs) >= self.max_runs and not self._evict_finished():
             raise RunLogFull(f"the in-memory run log holds {len(self._logs)} runs (max_runs)")
-        self._logs[run] = _Log(touched=now, lease_until=now + lease)
+        self._logs[run] = _Log(touched=now, lease_until=now + lease, principal=principal)
         return True
 
     async def append(self, run: RunRef, entries: Sequence[bytes], *, end: bool = False) -> None:
@@ -169,14 +180,15 @@ class MemoryRunStore:
         log = self._logs.get(run)
         if log is None:
             return LogSlice([], True)
-        start = int(after) if after.isdigit() else 0
+        start = _entry_number(after) or 0
         found = self._after(log, start, limit)
         if not found and not log.ended and block:
             changed = log.changed
-            try:
-                await asyncio.wait_for(changed.wait(), block)
-            except TimeoutError:
-                pass
+            # (not asyncio.wait_for: on Python 3.11 it returns a wait that completed in the
+            # loop turn the reader was cancelled in, and the cancel of a client gone is lost)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(block):
+                    await changed.wait()
             found = self._after(log, start, limit)
         ended = log.ended and (not found or found[-1].start + len(found[-1].events) == log.next_id)
         return LogSlice(found, ended)
@@ -206,9 +218,9 @@ class MemoryRunStore:
     async def holds(self, run: RunRef, after: str) -> bool:
         """Whether everything after entry ``after`` is still held."""
         log = self._logs.get(run)
-        if log is None or not after.isdigit() or after != str(int(after)):
+        n = _entry_number(after)
+        if log is None or n is None or after != str(n):
             return False
-        n = int(after)
         return log.first_id - 1 <= n < log.next_id
 
     async def info(self, run: RunRef) -> RunInfo | None:
@@ -217,7 +229,9 @@ class MemoryRunStore:
         log = self._logs.get(run)
         if log is None:
             return None
-        return RunInfo(ended=log.ended, leased=log.lease_until > time.monotonic())
+        return RunInfo(
+            ended=log.ended, leased=log.lease_until > time.monotonic(), principal=log.principal
+        )
 
     async def last(self, run: RunRef) -> bytes | None:
         """The last event's JSON."""
@@ -252,6 +266,10 @@ class MemoryRunStore:
         """Forget every run."""
         self._logs.clear()
         self._total = 0
+
+    async def secret(self) -> bytes:
+        """This store's random token key (made with the store: one process)."""
+        return self._secret
 
     # ------------------------------------------------------------ bounds
 

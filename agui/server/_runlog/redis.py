@@ -28,6 +28,7 @@ client) and Redis 6.2 or newer (exclusive ``XRANGE`` bounds, ``XTRIM MINID``).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 from collections import OrderedDict
@@ -40,7 +41,19 @@ from agui.server._runlog.store import LogBatch, LogSlice, RunInfo, RunRef, Signa
 
 __all__ = ["RedisOptions", "RedisRunStore"]
 
-_EVENT_ID = re.compile(r"^([0-9]{1,20}-[0-9]{1,20}):([0-9]{1,9})$")
+_EVENT_ID = re.compile(r"^(([0-9]{1,20})-([0-9]{1,20})):([0-9]{1,9})$")
+_UINT64 = 2**64 - 1
+
+
+def _event_id(cursor: str) -> tuple[str, int] | None:
+    """An event id as its stream entry id and its place in the entry; None unless
+    it is ``<ms>-<seq>:<n>`` with ``ms`` and ``seq`` within Redis's 64-bit range."""
+    match = _EVENT_ID.match(cursor) if cursor.isascii() else None
+    if match is None or int(match[2]) > _UINT64 or int(match[3]) > _UINT64:
+        return None
+    return match[1], int(match[4])
+
+
 _END = b"e"
 _COUNT = b"n"
 _DATA = b"d"
@@ -82,6 +95,7 @@ class RedisRunStore:
         self._retention_ms = max(int(retention * 1000), 1)
         self._first_known: set[RunRef] = set()
         self._counts: OrderedDict[tuple[RunRef, str], int] = OrderedDict()
+        self._secret: bytes | None = None
 
     @classmethod
     def from_url(cls, url: str, **options: Unpack[RedisOptions]) -> RedisRunStore:
@@ -103,9 +117,12 @@ class RedisRunStore:
 
     # ------------------------------------------------------------ the worker
 
-    async def create(self, run: RunRef, lease: float) -> bool:
-        """``SET :run NX`` and the first lease."""
-        created = await self.client.set(self._key(run, "run"), b"1", nx=True, px=self._retention_ms)
+    async def create(self, run: RunRef, lease: float, *, principal: str | None = None) -> bool:
+        """``SET :run NX`` (its value: the principal) and the first lease."""
+        owner = b"1" if principal is None else b"p" + principal.encode("utf-8", "surrogatepass")
+        created = await self.client.set(
+            self._key(run, "run"), owner, nx=True, px=self._retention_ms
+        )
         if not created:
             return False
         await self.client.set(self._key(run, "lease"), b"1", px=max(int(lease * 1000), 1))
@@ -165,10 +182,10 @@ class RedisRunStore:
         if after == "0":
             sid, skip = "-", -1
         else:
-            match = _EVENT_ID.match(after)
-            if match is None:
+            event = _event_id(after)
+            if event is None:
                 return LogSlice([], True)
-            sid, skip = match[1], int(match[2])
+            sid, skip = event
         ms = max(int(block * 1000), 1) if block else None
         known = self._counts.pop((run, sid), None)
         found: Any
@@ -214,21 +231,24 @@ class RedisRunStore:
             if first is None:
                 return bool(await self.client.exists(self._key(run, "run")))
             after = bytes(first).decode()
-        match = _EVENT_ID.match(after)
-        if match is None:
+        event = _event_id(after)
+        if event is None:
             return False
-        found: Any = await self.client.xrange(log, min=match[1], max=match[1], count=1)
-        return bool(found) and int(match[2]) < max(_events_in(found[0][1]), 1)
+        found: Any = await self.client.xrange(log, min=event[0], max=event[0], count=1)
+        return bool(found) and event[1] < max(_events_in(found[0][1]), 1)
 
     async def info(self, run: RunRef) -> RunInfo | None:
-        """``EXISTS`` of ``:run``, ``:end`` and ``:lease``."""
+        """``GET :run`` (the principal), ``EXISTS`` of ``:end`` and ``:lease``."""
         pipe = self.client.pipeline(transaction=False)
-        for part in ("run", "end", "lease"):
+        pipe.get(self._key(run, "run"))
+        for part in ("end", "lease"):
             pipe.exists(self._key(run, part))
-        exists, ended, leased = await pipe.execute()
-        if not exists:
+        owner, ended, leased = await pipe.execute()
+        if owner is None:
             return None
-        return RunInfo(ended=bool(ended), leased=bool(leased))
+        owner = bytes(owner)
+        principal = owner[1:].decode("utf-8", "surrogatepass") if owner[:1] == b"p" else None
+        return RunInfo(ended=bool(ended), leased=bool(leased), principal=principal)
 
     async def last(self, run: RunRef) -> bytes | None:
         """The last event's JSON (``XREVRANGE``, skipping the end mark)."""
@@ -262,6 +282,16 @@ class RedisRunStore:
     async def close(self) -> None:
         """Close the client's connections."""
         await self.client.aclose()
+
+    async def secret(self) -> bytes:
+        """The store's token key: ``SET <prefix>secret NX`` of 32 random bytes (the
+        first process sets it, every other reads it), kept for good."""
+        if self._secret is None:
+            key = f"{self.prefix}secret"
+            await self.client.set(key, os.urandom(32), nx=True)
+            value: Any = await self.client.get(key)
+            self._secret = bytes(value)
+        return self._secret
 
 
 def _fields(events: Sequence[bytes]) -> dict[bytes, bytes]:

@@ -6,8 +6,9 @@ within the run) and the bytes of one event's JSON, closed by an end mark once
 the run is over. Beside the log a store keeps four small facts per run: the
 lease of its worker (renewed while the agent runs; a run whose lease lapsed
 before its end mark was lost with its worker), whether a reader elsewhere is
-attached, whether a cancel was requested, and whether a process already
-claimed ending a lost run. The toolkit (:mod:`agui.server._runs`) talks to this
+attached, whether a cancel was requested, whether a process already
+claimed ending a lost run, and who started it (its principal). A store also keeps
+one random secret for the whole store (:meth:`RunStore.secret`). The toolkit (:mod:`agui.server._runs`) talks to this
 interface only; it never knows which store it has.
 """
 
@@ -74,11 +75,13 @@ class LogSlice:
 
 @dataclass(frozen=True, slots=True)
 class RunInfo:
-    """What a store knows of a run: ``ended`` (its end mark is in the log) and
-    ``leased`` (its worker's lease is current)."""
+    """What a store knows of a run: ``ended`` (its end mark is in the log),
+    ``leased`` (its worker's lease is current) and ``principal`` (who started
+    it, as the application's ``authorize`` hook named them; None without one)."""
 
     ended: bool
     leased: bool
+    principal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +107,9 @@ class RunStore(Protocol):
     retention: float
     """Seconds a run's log is kept after its last append."""
 
-    async def create(self, run: RunRef, lease: float) -> bool:
-        """Claim a new run with a lease of ``lease`` s; False when the run exists.
+    async def create(self, run: RunRef, lease: float, *, principal: str | None = None) -> bool:
+        """Claim a new run with a lease of ``lease`` s, started by ``principal``
+        (kept with the run: :attr:`RunInfo.principal`); False when the run exists.
 
         Raises:
             RunLogFull: no room for another run.
@@ -161,4 +165,10 @@ class RunStore(Protocol):
 
     async def close(self) -> None:
         """Release connections (the store is unusable afterwards)."""
+        ...
+
+    async def secret(self) -> bytes:
+        """The store's key for run tokens: random, generated once and kept in the
+        store, so every process sharing the store agrees (used when the server
+        is given no secret of its own)."""
         ...
