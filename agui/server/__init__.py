@@ -20,6 +20,16 @@ Names: :func:`create_app`, :func:`agent_route`, :class:`BackgroundServer`,
 
 from __future__ import annotations
 
+try:  # the server extra: say which one to install rather than a bare ModuleNotFoundError
+    import starlette as _starlette  # noqa: F401
+    import uvicorn as _uvicorn  # noqa: F401
+except ModuleNotFoundError as _missing:
+    raise ModuleNotFoundError(
+        f"agui.server needs the server extra ({_missing.name} is not installed): "
+        "pip install 'agui-sdk[server]'",
+        name=_missing.name,
+    ) from None
+
 from agui.server.background import BackgroundServer
 from agui.server.cancel import CancelToken
 from agui.server.encoder import SSE_CONTENT_TYPE, EventEncoder
