@@ -100,6 +100,7 @@ _EXPORTS: dict[str, str] = {
     "ProtocolViolation": "agui.errors",
     "TransportError": "agui.errors",
     "RunError": "agui.errors",
+    "RunFailedError": "agui.errors",
     "ResumeError": "agui.errors",
     "GuardError": "agui.errors",
     "ToolError": "agui.errors",
@@ -289,6 +290,7 @@ if TYPE_CHECKING:
     from agui.errors import ProtocolViolation as ProtocolViolation
     from agui.errors import ResumeError as ResumeError
     from agui.errors import RunError as RunError
+    from agui.errors import RunFailedError as RunFailedError
     from agui.errors import SubscriberError as SubscriberError
     from agui.errors import SubscriberWarning as SubscriberWarning
     from agui.errors import ToolError as ToolError
@@ -384,6 +386,7 @@ __all__ = [
     "RunAgentInput",
     "RunAgentResult",
     "RunError",
+    "RunFailedError",
     "RunStarted",
     "Session",
     "StateChanged",
