@@ -52,6 +52,7 @@ OTHER_PROGRAMS = {
     "printf",
     "echo",
     "pyright",
+    "uvicorn",  # serving an app (docs/server.md: deployment)
 }
 
 
