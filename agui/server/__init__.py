@@ -20,22 +20,22 @@ Names: :func:`create_app`, :func:`agent_route`, :class:`BackgroundServer`,
 
 from __future__ import annotations
 
-try:  # the server extra: say which one to install rather than a bare ModuleNotFoundError
-    import starlette as _starlette  # noqa: F401
-    import uvicorn as _uvicorn  # noqa: F401
-except ModuleNotFoundError as _missing:
+try:
+    from agui.server.background import BackgroundServer
+    from agui.server.cancel import CancelToken
+    from agui.server.encoder import SSE_CONTENT_TYPE, EventEncoder
+    from agui.server.endpoint import AgentStreamResponse, Emitter, agent_route, create_app
+    from agui.server.guard import Guard
+    from agui.server.serving import server_config
+except ModuleNotFoundError as _missing:  # the server extra: name it, not a bare import error
+    _library = (_missing.name or "").partition(".")[0]
+    if _library not in ("starlette", "uvicorn"):
+        raise
     raise ModuleNotFoundError(
-        f"agui.server needs the server extra ({_missing.name} is not installed): "
+        f"agui.server needs the server extra ({_library} is not installed): "
         "pip install 'agui-sdk[server]'",
         name=_missing.name,
     ) from None
-
-from agui.server.background import BackgroundServer
-from agui.server.cancel import CancelToken
-from agui.server.encoder import SSE_CONTENT_TYPE, EventEncoder
-from agui.server.endpoint import AgentStreamResponse, Emitter, agent_route, create_app
-from agui.server.guard import Guard
-from agui.server.serving import server_config
 
 __all__ = [
     "SSE_CONTENT_TYPE",
