@@ -87,7 +87,7 @@ SMOKE = (
 NO_EXTRA = (
     "import importlib.util\n"
     "assert importlib.util.find_spec('rich') is None, 'rich is installed without the cli extra'\n"
-    "for module, extra in (('agui.server', 'server'), ('agui.cli', 'cli')):\n"
+    "for module, extra in (('agui.server', 'server'), ('agui._cli', 'cli')):\n"
     "    try:\n"
     "        __import__(module)\n"
     "    except ImportError as exc:\n"

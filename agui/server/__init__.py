@@ -20,13 +20,16 @@ Names: :func:`create_app`, :func:`agent_route`, :class:`BackgroundServer`,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 try:
-    from agui.server.background import BackgroundServer
-    from agui.server.cancel import CancelToken
-    from agui.server.encoder import SSE_CONTENT_TYPE, EventEncoder
-    from agui.server.endpoint import AgentStreamResponse, Emitter, agent_route, create_app
-    from agui.server.guard import Guard
-    from agui.server.serving import server_config
+    from agui.server._background import BackgroundServer
+    from agui.server._cancel import CancelToken
+    from agui.server._encoder import SSE_CONTENT_TYPE, EventEncoder
+    from agui.server._endpoint import AgentStreamResponse, Emitter, agent_route, create_app
+    from agui.server._guard import Guard
+    from agui.server._runlog import MemoryRunStore, RunStore, store_from_url
+    from agui.server._serving import server_config
 except ModuleNotFoundError as _missing:  # the server extra: name it, not a bare import error
     _library = (_missing.name or "").partition(".")[0]
     if _library not in ("starlette", "uvicorn"):
@@ -37,6 +40,9 @@ except ModuleNotFoundError as _missing:  # the server extra: name it, not a bare
         name=_missing.name,
     ) from None
 
+if TYPE_CHECKING:
+    from agui.server._runlog.redis import RedisRunStore as RedisRunStore
+
 __all__ = [
     "SSE_CONTENT_TYPE",
     "AgentStreamResponse",
@@ -45,7 +51,19 @@ __all__ = [
     "Emitter",
     "EventEncoder",
     "Guard",
+    "MemoryRunStore",
+    "RedisRunStore",
+    "RunStore",
     "agent_route",
     "create_app",
     "server_config",
+    "store_from_url",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RedisRunStore":  # the ``redis`` extra: imported on first use
+        from agui.server._runlog.redis import RedisRunStore
+
+        return RedisRunStore
+    raise AttributeError(f"module 'agui.server' has no attribute {name!r}")

@@ -3,7 +3,7 @@ answers, ``/help`` is answered locally (never sent to the agent), a streaming to
 live row with a streaming sign (``--fragments`` too, the README's command), Ctrl-C at the idle
 prompt leaves quietly with 130, and a tool result made of content parts reads as its text.
 
-Terminal tests run ``python -m agui.cli`` on a pseudo-terminal (stdlib ``pty``; pyte for the
+Terminal tests run ``python -m agui._cli`` on a pseudo-terminal (stdlib ``pty``; pyte for the
 screen); every wait is bounded by a deadline and nothing is timed."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pytest
 from support.pty_terminal import Terminal
 from support.screen import ScreenTerminal
 
-from agui.backends.fake import SCENARIOS
-from agui.cli.live import STREAMING
-from agui.cli.main import main
-from agui.cli.render import Line, Renderer, RenderOptions
+from agui.testing._agents.fake import SCENARIOS
+from agui._cli.live import STREAMING
+from agui._cli.main import main
+from agui._cli.render import Line, Renderer, RenderOptions
 from agui.updates import ToolCallEnded, ToolCallStarted, ToolResult
 
 needs_pty = pytest.mark.skipif(

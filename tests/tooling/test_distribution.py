@@ -35,7 +35,7 @@ def test_the_installed_metadata_is_agui_sdk_at_the_package_version():
 
 
 def test_the_version_command_reads_the_agui_sdk_metadata():
-    from agui.cli.main import _version
+    from agui._cli.main import _version
 
     assert _version() == importlib.metadata.version("agui-sdk")
 
@@ -97,7 +97,7 @@ def test_importing_agui_server_without_the_server_extra_names_the_extra():
 def test_importing_board_watch_without_the_cli_extra_names_the_extra():
     done = _without(
         ("rich",),
-        "try:\n    import agui.cli.main\nexcept ImportError as exc:\n    print(exc)",
+        "try:\n    import agui._cli.main\nexcept ImportError as exc:\n    print(exc)",
     )
     assert done.stdout.strip() == (
         "board-watch needs the cli extra (rich is not installed): pip install 'agui-sdk[cli]'"
@@ -105,7 +105,7 @@ def test_importing_board_watch_without_the_cli_extra_names_the_extra():
 
 
 def test_the_board_watch_program_without_the_cli_extra_says_so_in_one_line_and_exits_1():
-    done = _without(("re2",), "import agui.cli", argv0="board-watch")
+    done = _without(("re2",), "import agui._cli", argv0="board-watch")
     assert done.returncode == 1
     assert done.stderr == (
         "board-watch: error: board-watch needs the cli extra (re2 is not installed): "
@@ -116,7 +116,7 @@ def test_the_board_watch_program_without_the_cli_extra_says_so_in_one_line_and_e
 def test_the_a2ui_regex_check_without_re2_fails_closed_naming_the_extra():
     done = _without(
         ("re2",),
-        "from agui.a2ui.bindings import PatternError, regex_matches\n"
+        "from agui.a2ui._bindings import PatternError, regex_matches\n"
         "try:\n    regex_matches('a+', 'aaa')\nexcept PatternError as exc:\n    print(exc)",
     )
     assert done.stdout.strip() == (

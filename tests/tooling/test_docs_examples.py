@@ -172,7 +172,7 @@ def check_command(words: list[str]) -> None:
     """Raise AssertionError naming what is wrong with one documented command."""
     program, args = words[0], words[1:]
     if program == "board-watch":
-        from agui.cli.main import build_parser
+        from agui._cli.main import build_parser
 
         parser = build_parser()
         parser.exit_on_error = False
