@@ -2,7 +2,7 @@
 interop_maf.
 
 Every session but ``interop_maf`` runs in the current environment (``venv_backend="none"``):
-set up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
+set up once with the README's test command (``pip install -e '.[dev]'``), then run e.g.
 ``nox -s regen -- --check``. Arguments after ``--`` go to the tool.
 """
 
@@ -83,13 +83,30 @@ SMOKE = (
     "agui.types.RunAgentInput; print('import agui: ok', agui.__version__)"
 )
 
+# without an extra, importing its part names the extra to install
+NO_EXTRA = (
+    "import importlib.util\n"
+    "assert importlib.util.find_spec('rich') is None, 'rich is installed without the cli extra'\n"
+    "for module, extra in (('agui.server', 'server'), ('agui._cli', 'cli')):\n"
+    "    try:\n"
+    "        __import__(module)\n"
+    "    except ImportError as exc:\n"
+    "        assert f\"pip install 'agui-sdk[{extra}]'\" in str(exc), exc\n"
+    "    else:\n"
+    "        raise AssertionError(f'{module} imported without its extra')\n"
+    "print('extras named: ok')"
+)
+
 
 @nox.session(venv_backend="none")
 def release(session: nox.Session) -> None:
     """The release check: build the sdist and the wheel (``python -m build``: the wheel is
-    built from the sdist, in an isolated environment), ``twine check --strict`` both, install
-    the wheel into a fresh venv and run ``board-watch --version`` and an import smoke test
-    there, outside the checkout. ``-- --keep DIR`` leaves the dist files in DIR."""
+    built from the sdist, in an isolated environment), ``twine check --strict`` both, check the
+    licence in them and the changelog entry of their version (tools/release_check.py), install
+    the wheel into a fresh venv and run an import smoke test there, outside the checkout (the
+    core install alone; the server and CLI parts name their extras), then with the ``cli``
+    extra ``board-watch --version``. ``-- --keep DIR`` leaves the dist files in DIR;
+    ``-- --final`` (when publishing) requires a dated changelog section for the version."""
     keep = (
         session.posargs[session.posargs.index("--keep") + 1]
         if "--keep" in session.posargs
@@ -104,13 +121,19 @@ def release(session: nox.Session) -> None:
         if len(wheels) != 1 or len(artifacts) != 2:
             session.error(f"expected one sdist and one wheel in {dist}, found {artifacts}")
         session.run("twine", "check", "--strict", *map(str, artifacts))
+        final = ["--final"] if "--final" in session.posargs else []
+        session.run(
+            "python", str(root / "tools" / "release_check.py"), *final, *map(str, artifacts)
+        )
         venv = Path(tmp) / "venv"
         session.run(sys.executable, "-m", "venv", str(venv))
         bin_dir = venv / ("Scripts" if sys.platform == "win32" else "bin")
         session.run(str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheels[0]))
         session.chdir(tmp)
+        session.run(str(bin_dir / "python"), "-c", SMOKE)  # the core install alone
+        session.run(str(bin_dir / "python"), "-c", NO_EXTRA)
+        session.run(str(bin_dir / "python"), "-m", "pip", "install", "-q", f"{wheels[0]}[cli]")
         session.run(str(bin_dir / "board-watch"), "--version")
-        session.run(str(bin_dir / "python"), "-c", SMOKE)
 
 
 @nox.session(venv_backend="none")

@@ -26,6 +26,7 @@ __all__ = [
     "ProtocolViolation",
     "ResumeError",
     "RunError",
+    "RunFailedError",
     "SubscriberError",
     "SubscriberFailure",
     "SubscriberWarning",
@@ -203,6 +204,21 @@ class RunError(AguiError):
         self.message = message
         self.code = code
         super().__init__(f"{message}" + (f" ({code})" if code else ""))
+
+
+class RunFailedError(AguiError):
+    """A run ended ``failed``: :meth:`agui.updates.Done.raise_for_outcome` raises it.
+
+    Attributes:
+        reason: why, as the run's ``Done`` said it (the agent's RUN_ERROR message, the HTTP
+            status or connection failure, the protocol violation).
+        run_id: the run, when known.
+    """
+
+    def __init__(self, reason: str, *, run_id: str | None = None) -> None:
+        self.reason = reason
+        self.run_id = run_id
+        super().__init__(f"run {run_id} failed: {reason}" if run_id else f"run failed: {reason}")
 
 
 class ResumeError(AguiError):

@@ -434,6 +434,15 @@ class Done(msgspec.Struct, frozen=True, gc=False):
     run_id: str | None = None
     usage: tuple[TokenUsage, ...] = ()
 
+    def raise_for_outcome(self) -> Done:
+        """Raise :class:`~agui.errors.RunFailedError` (with the ``reason``) when the run
+        failed; return this ``Done`` otherwise (``success``, ``interrupted``, ``cancelled``)."""
+        if self.outcome == "failed":
+            from agui.errors import RunFailedError
+
+            raise RunFailedError(self.reason or "no reason given", run_id=self.run_id)
+        return self
+
 
 # --- joining deltas ------------------------------------------------------------
 

@@ -51,6 +51,24 @@ def _interrupted_hook(
     _previous(kind, value, tb)
 
 
+def _missing_extra() -> str | None:
+    """The first library of the ``cli`` extra that is not installed, or None."""
+    from importlib.util import find_spec
+
+    return next((name for name in ("rich", "re2") if find_spec(name) is None), None)
+
+
+_MISSING = _missing_extra()
+if _MISSING is not None:
+    _HINT = (
+        f"board-watch needs the cli extra ({_MISSING} is not installed): "
+        "pip install 'agui-sdk[cli]'"
+    )
+    if _as_program():  # the console script: one line, no traceback
+        _sys.stderr.write(f"board-watch: error: {_HINT}\n")
+        raise SystemExit(1)
+    raise ModuleNotFoundError(_HINT, name=_MISSING)
+
 if _as_program():
     _sys.excepthook = _interrupted_hook
     try:

@@ -60,6 +60,11 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
+class QuietInterrupt(KeyboardInterrupt):
+    """Ctrl-C at the idle ``> `` prompt: board-watch leaves with exit 130 and no error line
+    (nothing was running, so there is nothing to report)."""
+
+
 class EndOfInput(Exception):
     """Input ended while a question was waiting for an answer (no answer is
     made up for it)."""
@@ -191,6 +196,14 @@ class Console:
         if text:
             self.stdout.write(text)
             self.stdout.flush()
+
+    def tell(self, lines: Iterable[str], *, asked: bool = False) -> None:
+        """Words for the person at the terminal (a greeting, the ``/help`` list): written
+        cleaned to :attr:`prompt_stream` (never into a piped transcript) when stdin is a TTY,
+        or always when ``asked`` (an answer to a command that was typed)."""
+        if not (self.interactive or asked):
+            return
+        self._prompt("".join(clean(line) + "\n" for line in lines))
 
     def say(self, text: str) -> None:
         """Print one plain line (cleaned) to stdout and flush."""

@@ -28,7 +28,8 @@ code back. Exit codes: 0 done, 1 a failure reported on stderr as one line
 (connection refused, HTTP error, bad fixture/tools/state file), 2 bad usage,
 3 with ``--check`` when a run went wrong (an error line, a failed or broken-off
 run), 130 interrupted by Ctrl-C (at a prompt or question, or while starting;
-in ``watch`` the first Ctrl-C during a run only cancels that run), 141 stdout
+in ``watch`` the first Ctrl-C during a run only cancels that run, and one at the idle
+``> `` prompt leaves without an error line), 141 stdout
 closed early (``| head``). Never a traceback: a closed stdin reads as end of
 input, a closed stdout/stderr discards output, and everything printed is
 sanitised (see :mod:`agui._cli.io`).
@@ -44,7 +45,7 @@ from collections.abc import Sequence
 from typing import TextIO, cast
 
 from agui import _cli as cli
-from agui._cli.io import CliError, Console, SafeStream
+from agui._cli.io import CliError, Console, QuietInterrupt, SafeStream
 
 __all__ = ["build_parser", "main"]
 
@@ -312,7 +313,8 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
         "each as a user message, render the run, ask [y/N] for each interrupt (answer read "
         "from stdin) and resume in one request, then draw the board panel. Ctrl-C during a "
         "run cancels that run ('done cancelled') and returns to the prompt; Ctrl-C at the "
-        "prompt or a [y/N] question exits (130) without answering.",
+        "prompt or a [y/N] question exits (130) without answering. At the prompt, /help "
+        "lists the local commands (never sent to the agent).",
     )
     _add_target_flags(w)
     _add_view_flags(w)
@@ -336,6 +338,7 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
         "from stdin, sent as typed)",
     )
     _add_check_flag(w)
+    w.set_defaults(usage=w.format_usage().strip())  # for the /help of the prompt
 
     t = sub.add_parser(
         "trace",
@@ -459,12 +462,13 @@ def main(
     try:
         _start_up()
         code = _main(sys.argv[1:] if argv is None else argv, console)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         if console.interactive:  # end the line the ^C was echoed on
             with contextlib.suppress(OSError, ValueError):
                 console.prompt_stream.write("\n")
                 console.prompt_stream.flush()
-        console.error("interrupted")
+        if not isinstance(interrupt, QuietInterrupt):  # at the idle prompt: nothing to report
+            console.error("interrupted")
         code = 130
     except BrokenPipeError as exc:  # e.g. `board-watch ... | head`: the reader left, stop quietly
         _silence_stdout(console)

@@ -94,6 +94,7 @@ from agui._cli.formats import (
     format_arguments,
     format_error,
     format_json,
+    format_parts,
     join_fragments,
     names_path,
     patch_text,
@@ -360,7 +361,9 @@ class Renderer:
         if isinstance(content, str):
             body = cut_chars(sanitize(content), self.options.max_chars)
         else:
-            body = format_json(msgspec.to_builtins(content), self.options.max_chars)
+            plain = msgspec.to_builtins(content)
+            parts = format_parts(plain, self.options.max_chars)  # content parts: their text
+            body = parts if parts is not None else format_json(plain, self.options.max_chars)
         return [Line("result", f"{mark}{head} → {body}")]
 
     # -- everything else -------------------------------------------------

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agui._cli.io import CliError
-from agui._jsonvalue import JSONValue, is_json_array, is_json_object
+from agui._cli.text import redact_credentials
 from agui.client._session import Session
+from agui._jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.transports import default_transport
 from agui.types import Tool
 from agui.wire._fallback import loads_json_text
@@ -48,6 +49,7 @@ __all__ = [
     "ThreadIds",
     "describe_transport_error",
     "endpoint",
+    "greeting",
     "http_timeout",
     "load_json_file",
     "load_tools",
@@ -239,6 +241,21 @@ def endpoint(url: str | None, agent: str = "fake") -> Generator[Endpoint]:
         yield Endpoint(server.url + "/agent", app)
     finally:
         server.stop()
+
+
+def greeting(agent: str, url: str | None) -> str:
+    """The line board-watch greets a person with: on the embedded backend, the words its
+    agent answers (the fake backend's scenarios, task-board's commands); with ``--url``, the
+    agent's address (credentials hidden). Both end with ``/help`` and how to quit."""
+    tail = "/help lists the commands; Ctrl-D quits"
+    if url:
+        return f"talking to {redact_credentials(url)}: type a message; {tail}"
+    if agent == "task-board":
+        return f"task-board agent: type add X, Y | done N | list; {tail}"
+    from agui.testing._agents.fake import SCENARIOS  # the embedded backend: loaded already
+
+    words = ", ".join(name for name in SCENARIOS if name != "default")
+    return f"test agent: type one of {words} (anything else is echoed); {tail}"
 
 
 def default_tools(agent: str) -> list[Tool]:

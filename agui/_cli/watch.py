@@ -41,9 +41,15 @@ open, then is sent); at end of input with interrupts or tool calls pending
 nothing is made up: a ``stop`` line says so and no request is sent.
 ``--stop-after N`` applies to the first run only.
 
+The prompt: on a terminal, board-watch first greets with one line (the words the
+embedded agent answers, ``/help``, Ctrl-D to quit). A line starting with ``/`` is a
+local command (:data:`LOCAL_COMMANDS`: ``/help``, ``/quit``), never sent to the
+agent; ``//text`` sends ``/text``.
+
 Ctrl-C: input is read on the main thread between runs (never inside the event
 loop), so Ctrl-C at the ``> `` prompt or a ``[y/N]`` question exits 130 at once
-and is never taken for an answer. During a run, the first Ctrl-C cancels that
+and is never taken for an answer (at the idle ``> `` prompt without an error
+line: nothing was running). During a run, the first Ctrl-C cancels that
 run (stream closed, ``done  cancelled: interrupted (Ctrl-C)``) and the prompt
 comes back; a second one while it closes exits 130.
 """
@@ -70,7 +76,7 @@ from agui._cli.answers import (
     wants_approval_flag,
 )
 from agui._cli.board import panel_from_conversation, write_panel
-from agui._cli.io import CliError, Console, EndOfInput
+from agui._cli.io import CliError, Console, EndOfInput, QuietInterrupt
 from agui._cli.live import live_view, settles
 from agui._cli.rejoin import keep_proof, kept_proofs, last_run
 from agui._cli.render import Line, Renderer, RenderOptions
@@ -82,6 +88,7 @@ from agui._cli.target import (
     default_tools,
     describe_transport_error,
     endpoint,
+    greeting,
     http_timeout,
     load_json_file,
     load_tools,
@@ -147,6 +154,8 @@ class ChatOptions:
     on a resumable server (:mod:`agui._cli.rejoin`). ``pinned``: the pinned
     thread (``--thread`` or ``BOARD_WATCH_THREAD``), whose runs' proofs watch
     keeps (:func:`agui._cli.rejoin.keep_proof`); None for a fresh thread.
+    ``greeting``: the line a person at a terminal is greeted with
+    (:func:`agui._cli.target.greeting`); ``usage``: the ``watch`` usage line ``/help`` shows.
     """
 
     render: RenderOptions = field(default_factory=RenderOptions)
@@ -162,6 +171,8 @@ class ChatOptions:
     tool_results: dict[str, str] = field(default_factory=dict[str, str])
     rejoin: bool = False
     pinned: str | None = None
+    greeting: str = ""
+    usage: str = ""
 
 
 @dataclass
@@ -420,6 +431,45 @@ class RunIds:
         return f"{self.prefix}{self.kind}-{self.n}"
 
 
+#: the commands of the ``> `` prompt: handled here, never sent to the agent
+LOCAL_COMMANDS = {
+    "/help": "this list",
+    "/quit": "leave board-watch (so do Ctrl-D, and Ctrl-C at this prompt)",
+}
+
+
+def help_lines(options: ChatOptions) -> list[str]:
+    """What ``/help`` shows: the prompt's commands, the keys, the greeting and the flags
+    board-watch was started with (the ``watch`` usage)."""
+    lines = ["commands (not sent to the agent):"]
+    lines += [f"  {name:<7} {what}" for name, what in LOCAL_COMMANDS.items()]
+    lines += [
+        "  //text  send a line that starts with /, as /text",
+        "keys: Ctrl-C during a run cancels the run; at a [y/N] question it leaves unanswered",
+    ]
+    if options.greeting:
+        lines.append(options.greeting)
+    if options.usage:
+        lines += ["flags (start board-watch again to change them):", options.usage]
+    return lines
+
+
+def local_command(text: str, console: Console, options: ChatOptions) -> bool | None:
+    """Handle a line that is a prompt command (see :data:`LOCAL_COMMANDS`): True when it
+    was one (handled), None for ``/quit``, False for a line to send. ``//x`` is sent as
+    ``/x``; an unknown ``/word`` is named, not sent."""
+    if not text.startswith("/") or text.startswith("//"):
+        return False
+    command = text.split(maxsplit=1)[0].lower()
+    if command == "/quit":
+        return None
+    if command == "/help":
+        console.tell(help_lines(options), asked=True)
+    else:
+        console.write([Line("warn", f"unknown command {sanitize(command)}: /help lists them")])
+    return True
+
+
 def chat(session: Any, console: Console, options: ChatOptions) -> int:
     """The read-send-render-answer loop over ``console`` until end of input.
     Returns 0, or :data:`CHECK_FAILED` with ``options.check`` when a run went
@@ -451,13 +501,24 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
             first, reached = later, True
     elif not ids.prefix:  # pinned by BOARD_WATCH_THREAD: never post a run id held already
         ids.n = _held_runs(runner, session, ids, options)
+    if options.greeting:
+        console.tell([options.greeting])
     while True:
-        line = console.readline("> ")
+        try:
+            line = console.readline("> ")
+        except KeyboardInterrupt:  # at the idle prompt: leave quietly (exit 130)
+            raise QuietInterrupt from None
         if line is None:
             break
         text = line.strip()
         if not text:
             continue
+        handled = local_command(text, console, options)
+        if handled is None:  # /quit
+            break
+        if handled:
+            continue
+        text = text.removeprefix("/") if text.startswith("//") else text
         run_id = ids.next()
         message_id = f"{ids.prefix}user-{ids.n}"
         pending = list(session.pending_interrupts)
@@ -631,6 +692,8 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             tool_results=canned,
             rejoin=getattr(args, "thread", None) is not None,
             pinned=None if ids.prefix else ids.thread_id,
+            greeting=greeting(args.agent, args.url),
+            usage=getattr(args, "usage", ""),
         )
 
         def watched(transport: Any) -> Any:

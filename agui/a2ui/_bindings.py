@@ -20,6 +20,8 @@ The ``regex`` validation function runs the agent's pattern on RE2
 backtrack exponentially. A pattern RE2 cannot run (back-references,
 look-around, a repetition over 1000...) makes the check fail and is noted once
 in ``Surface.problems``; Python's backtracking ``re`` is never tried instead.
+RE2 comes with the ``a2ui`` extra (and ``cli``); without it every ``regex``
+check fails closed, noted the same way with the extra to install.
 """
 
 from __future__ import annotations
@@ -31,8 +33,6 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
-
-import re2
 
 from agui._jsonvalue import JSONValue, is_json_array, is_json_object
 
@@ -246,8 +246,8 @@ def _length_ok(a: dict[str, Any]) -> bool:
     return (lo is None or size >= lo) and (hi is None or size <= hi)
 
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # RE2 would print every refused pattern on stderr
+#: the note of a ``regex`` check without RE2 installed (it fails closed)
+NO_RE2 = "the regex check needs google-re2: pip install 'agui-sdk[a2ui]'"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -269,7 +269,13 @@ def _compile(pattern: str) -> tuple[_FullMatcher | None, str | None]:
     """RE2's compiled ``pattern``, or ``(None, reason)``: refusals are cached too,
     so a refused pattern repeated by a template costs one compile."""
     try:
-        return re2.compile(pattern, options=_RE2_OPTIONS), None
+        import re2  # the a2ui extra: imported on the first regex check
+    except ModuleNotFoundError:
+        return None, NO_RE2
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern on stderr
+    try:
+        return re2.compile(pattern, options=options), None
     except re2.error as exc:
         reason: object = exc.args[0] if exc.args else exc
         if isinstance(reason, bytes):

@@ -5,7 +5,7 @@
   ``mixed``, ``approve``, ``busy``, ``slow``, ``fail``) plus the hand-framed illegal
   ``/raw/<name>`` streams;
 - :func:`task_board_app`: a small deterministic agent with state, tools and an A2UI v0.9
-  board surface.
+  board surface; a client offers it :func:`task_board_tools` (AG-UI has no tool discovery).
 
 Both are Starlette apps (the ``server`` extra); they are imported on first use, so
 ``import agui.testing`` needs no extra.
@@ -19,13 +19,15 @@ if TYPE_CHECKING:
     from agui.testing._agents import ResumableOptions as ResumableOptions
     from agui.testing._agents.fake import create_app as fake_agent_app
     from agui.testing._agents.task_board import create_app as task_board_app
+    from agui.testing._agents.task_board import offered_tools as task_board_tools
 
-__all__ = ["ResumableOptions", "fake_agent_app", "task_board_app"]
+__all__ = ["ResumableOptions", "fake_agent_app", "task_board_app", "task_board_tools"]
 
 _LAZY = {
     "ResumableOptions": ("agui.testing._agents", "ResumableOptions"),
     "fake_agent_app": ("agui.testing._agents.fake", "create_app"),
     "task_board_app": ("agui.testing._agents.task_board", "create_app"),
+    "task_board_tools": ("agui.testing._agents.task_board", "offered_tools"),
 }
 
 

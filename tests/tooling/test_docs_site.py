@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 TWO_COMMANDS = [
     "```sh",
-    "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[dev]'"
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[cli]'"
     " && board-watch watch --fragments",
     "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[dev]' && python -m pytest",
     "```",
@@ -36,6 +36,25 @@ def test_the_readme_is_at_most_250_lines_and_starts_with_the_two_commands():
     assert len(lines) <= 250
     assert lines[0] == "# agui"
     assert lines[2:6] == TWO_COMMANDS
+
+
+def test_the_first_command_installs_what_board_watch_needs_and_the_second_what_ci_runs():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    first, second = TWO_COMMANDS[1], TWO_COMMANDS[2]
+    assert "'.[cli]'" in first and "'.[dev]'" in second
+    # the first pulls no development tool: only the cli extra and the extras it names
+    assert not {"dev", "test", "interop"} & {
+        name
+        for dep in extras["cli"]
+        if dep.startswith("agui-sdk[")
+        for name in dep[len("agui-sdk[") : -1].split(",")
+    }
+    assert all(dep.startswith(("agui-sdk[", "rich")) for dep in extras["cli"])
+    assert any(dep.startswith("agui-sdk[cli") for dep in extras["dev"])
 
 
 def test_every_link_of_the_readme_to_the_docs_names_a_page_that_exists():
