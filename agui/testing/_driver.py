@@ -1,0 +1,360 @@
+"""The async core of :mod:`agui.testing`: drive one AG-UI endpoint and record its runs.
+
+A :class:`Driver` targets an ASGI app in process (``httpx.ASGITransport``: no port,
+no thread; httpx hands the response over once the app has written all of it) or a
+URL. Each run is read to its end by a :class:`~agui.client.session.Session` in
+``strict`` mode, so the first protocol violation ends it, and recorded as a
+:class:`CheckedRun`: its updates, the requests sent, the conversation afterwards
+and every problem (violations, undecodable frames, transport failures).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from agui.errors import DecodeError, EncodeError, ProtocolViolation, RunError, TransportError
+from agui.updates import Done, ErrorUpdate, Reconnected, Update, WarningUpdate
+
+if TYPE_CHECKING:
+    from agui.client.run import Run
+    from agui.client.session import Session
+    from agui.types import Interrupt, Message, RunAgentInput, ToolCall
+
+__all__ = ["CheckedRun", "CuttingTransport", "Driver", "RawAnswer", "describe_problem"]
+
+IN_PROCESS_BASE = "http://agui.test"
+"""The base URL of an in-process app (never resolved: httpx hands the request to the app)."""
+
+MAX_SHOWN = 300
+"""Characters of an offending event shown in a failure message."""
+
+
+@dataclass
+class CheckedRun:
+    """One run as the client saw it (with its client-tool rounds and reconnects).
+
+    ``updates``: every update, ``Done`` last; ``inputs``: each RunAgentInput sent;
+    ``messages`` / ``state``: the conversation after the run; ``interrupts``: what the
+    run paused on; ``pending_tool_calls``: calls the client must answer.
+    """
+
+    updates: list[Update]
+    inputs: list[RunAgentInput]
+    messages: list[Message]
+    state: Any
+    interrupts: list[Interrupt]
+    pending_tool_calls: list[ToolCall]
+
+    @property
+    def done(self) -> Done | None:
+        """The run's ``Done`` (None when none was yielded)."""
+        last = self.updates[-1] if self.updates else None
+        return last if isinstance(last, Done) else None
+
+    @property
+    def outcome(self) -> str | None:
+        """``success`` | ``interrupted`` | ``cancelled`` | ``failed`` (None without a Done)."""
+        done = self.done
+        return done.outcome if done is not None else None
+
+    @property
+    def errors(self) -> list[ErrorUpdate]:
+        """Every error update (a producer's RUN_ERROR included)."""
+        return [u for u in self.updates if isinstance(u, ErrorUpdate)]
+
+    @property
+    def warnings(self) -> list[WarningUpdate]:
+        """Every warning (something repaired, stripped or dropped)."""
+        return [u for u in self.updates if isinstance(u, WarningUpdate)]
+
+    @property
+    def problems(self) -> list[Exception]:
+        """What makes the run non-conforming: protocol violations, frames that do not
+        decode, transport failures (a non-2xx answer, a cut, a body that is no event
+        stream). A producer's RUN_ERROR is the protocol working, not a problem."""
+        return [u.error for u in self.errors if not isinstance(u.error, RunError)]
+
+    @property
+    def violations(self) -> list[ProtocolViolation]:
+        """The protocol violations (each with its rule ``code``, event and position)."""
+        return [e for e in self.problems if isinstance(e, ProtocolViolation)]
+
+    @property
+    def run_errors(self) -> list[RunError]:
+        """The producer's RUN_ERROR reports."""
+        return [u.error for u in self.errors if isinstance(u.error, RunError)]
+
+    @property
+    def reconnected(self) -> bool:
+        """True when a cut response was resumed (``Last-Event-ID``)."""
+        return any(isinstance(u, Reconnected) for u in self.updates)
+
+    @property
+    def text(self) -> str:
+        """The assistant text this run streamed (every text message, joined by a newline)."""
+        from agui.updates import TextEnded
+
+        return "\n".join(u.text for u in self.updates if isinstance(u, TextEnded))
+
+    @property
+    def transcript(self) -> str:
+        """The run in board-watch's text form, ids as placeholders
+        (:func:`agui.testing._transcript.render_transcript`)."""
+        from agui.testing._transcript import render_transcript
+
+        return render_transcript(self.updates, seen=self.inputs)
+
+
+@dataclass
+class RawAnswer:
+    """An endpoint's answer to a hand-made request: status, content type, body text
+    (at most 64 KiB read) and the ``data:`` payloads of an SSE body, parsed."""
+
+    status: int
+    content_type: str
+    text: str
+    events: list[Any] = field(default_factory=list[Any])
+
+    @property
+    def refused(self) -> bool:
+        """True for a 4xx answer (the request was refused before any stream)."""
+        return 400 <= self.status < 500
+
+
+def describe_problem(error: Exception) -> str:
+    """One line naming the rule (or error kind), the offending event and its position."""
+    from agui.cli.sanitize import sanitize
+
+    if isinstance(error, ProtocolViolation):
+        where = f" at event #{error.position}" if error.position is not None else ""
+        shown = ""
+        if error.event is not None:
+            from agui.wire.encode import encode_event
+
+            try:
+                text = encode_event(error.event).decode("utf-8", "replace")
+            except (EncodeError, TypeError, ValueError):
+                text = repr(error.event)
+            cut = text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "…"
+            shown = f": {cut}"
+        return sanitize(f"[{error.code}] {error.message}{where}{shown}")
+    if isinstance(error, TransportError):
+        return sanitize(f"[transport_{error.kind}] {error}")
+    if isinstance(error, DecodeError):
+        return sanitize(f"[decode_error] {error}")
+    return sanitize(f"[{type(error).__name__}] {error}")
+
+
+def rule_of(error: Exception) -> str:
+    """The stable code of a problem: the violation's rule, ``transport_<kind>``,
+    ``decode_error``, else the class name."""
+    if isinstance(error, ProtocolViolation):
+        return error.code
+    if isinstance(error, TransportError):
+        return f"transport_{error.kind}"
+    if isinstance(error, DecodeError):
+        return "decode_error"
+    return type(error).__name__
+
+
+class CuttingTransport:
+    """Wraps an :class:`~agui.transports.HttpTransport`: its first response is cut
+    after ``after`` complete SSE frames (a ``TransportError`` of kind ``reset``, as a
+    dropped connection), later ones (the resume, with ``Last-Event-ID``) pass whole.
+    The run's reconnect policy is the wrapped transport's."""
+
+    def __init__(self, inner: Any, after: int) -> None:
+        self.inner = inner
+        self.after = after
+        self.cuts = 0
+        self.url: str = inner.url
+        self.headers: dict[str, str] = inner.headers
+        self.reconnect: Any = inner.reconnect
+
+    async def stream(
+        self, run_input: RunAgentInput, *, last_event_id: str | None = None
+    ) -> AsyncIterator[Any]:
+        """The wrapped response; the first one cut after ``after`` frames."""
+        source = self.inner.stream(run_input, last_event_id=last_event_id)
+        if self.cuts:
+            async for item in source:
+                yield item
+            return
+        buffer, frames = b"", 0
+        try:
+            async for item in source:
+                if not isinstance(item, bytes):
+                    yield item
+                    continue
+                buffer += item
+                while frames < self.after:
+                    end = _frame_end(buffer)
+                    if end < 0:
+                        break
+                    frames += 1
+                    yield buffer[:end]
+                    buffer = buffer[end:]
+                if frames >= self.after:
+                    self.cuts += 1
+                    raise TransportError(f"cut after {self.after} frames (test)", kind="reset")
+            if buffer:
+                yield buffer
+        finally:
+            await source.aclose()
+
+
+def _frame_end(buffer: bytes) -> int:
+    """The end (exclusive) of the first complete SSE frame in ``buffer``, or -1."""
+    ends = [(i, n) for i, n in ((buffer.find(b"\n\n"), 2), (buffer.find(b"\r\n\r\n"), 4)) if i >= 0]
+    if not ends:
+        return -1
+    index, width = min(ends)
+    return index + width
+
+
+class Driver:
+    """Drives one endpoint: ``target`` an ASGI app (in process) or a URL.
+
+    ``path``: the endpoint's path within an app (default ``/agent``; ignored for a
+    URL). ``headers``: sent with every request (auth). ``timeout``: seconds of
+    silence tolerated from the endpoint.
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        path: str = "/agent",
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.headers: dict[str, str] = dict(headers or {})
+        self.timeout = httpx.Timeout(timeout, connect=min(timeout, 30.0))
+        if isinstance(target, str):
+            self.url = target
+            self.http = httpx.AsyncClient(timeout=self.timeout)
+            self.in_process = False
+        else:
+            self.url = IN_PROCESS_BASE + path
+            self.http = httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=target), timeout=self.timeout
+            )
+            self.in_process = True
+
+    def transport(self) -> Any:
+        """An :class:`~agui.transports.HttpTransport` to the endpoint (this driver's
+        HTTP client and headers)."""
+        from agui.transports import HttpTransport
+
+        return HttpTransport(self.url, self.headers, self.timeout, client=self.http)
+
+    def session(self, *, cut_after: int | None = None, **options: Any) -> Session:
+        """A strict :class:`Session` to the endpoint (``options``: the Session's);
+        ``cut_after``: its first response is cut after that many frames."""
+        from agui.client.session import Session
+
+        transport = self.transport()
+        if cut_after is not None:
+            transport = CuttingTransport(transport, cut_after)
+        options.setdefault("verify", "strict")
+        return Session(transport, **options)
+
+    async def record(
+        self,
+        session: Session,
+        start: Callable[[], Run],
+        *,
+        stop_after: int | None = None,
+    ) -> CheckedRun:
+        """Start a run (``start()``) and read it to its end; ``stop_after``: leave
+        (close the stream: a cancel) after that many updates."""
+        run = start()
+        updates: list[Update] = []
+        try:
+            async for update in run:
+                updates.append(update)
+                if stop_after is not None and len(updates) >= stop_after:
+                    break
+        finally:
+            await run.aclose()
+        if not updates or not isinstance(updates[-1], Done):
+            done = run.done
+            if done is not None:
+                updates.append(done)
+        conversation = session.conversation
+        pending = [
+            call
+            for call_id in conversation.unanswered_tool_call_ids()
+            if (call := conversation.tool_call(call_id)) is not None
+        ]
+        return CheckedRun(
+            updates=updates,
+            inputs=list(run.inputs),
+            messages=list(session.messages),
+            state=session.state,
+            interrupts=list(session.pending_interrupts),
+            pending_tool_calls=pending,
+        )
+
+    async def capabilities(self) -> dict[str, Any] | None:
+        """``GET <url>/capabilities`` as JSON, or None when the endpoint has none."""
+        try:
+            response = await self.http.get(self.url.rstrip("/") + "/capabilities", headers=self.headers)
+        except httpx.HTTPError:
+            return None
+        if response.status_code != 200:
+            return None
+        try:
+            doc = response.json()
+        except ValueError:
+            return None
+        return doc if isinstance(doc, dict) else None
+
+    async def post(
+        self,
+        body: bytes,
+        *,
+        content_type: str | None = "application/json",
+        headers: Mapping[str, str] | None = None,
+        limit: int = 65536,
+    ) -> RawAnswer:
+        """POST ``body`` as is (a malformed request) and read the answer (at most
+        ``limit`` bytes); raises ``httpx.HTTPError`` when the connection fails."""
+        sent = {**self.headers, "accept": "text/event-stream", **(headers or {})}
+        if content_type is not None:
+            sent["content-type"] = content_type
+        async with self.http.stream("POST", self.url, content=body, headers=sent) as response:
+            data = b""
+            async for chunk in response.aiter_raw():
+                data += chunk
+                if len(data) >= limit:
+                    break
+            text = data[:limit].decode("utf-8", "replace")
+            kind = response.headers.get("content-type", "")
+            return RawAnswer(response.status_code, kind, text, _sse_payloads(text))
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self.http.aclose()
+
+
+def _sse_payloads(text: str) -> list[Any]:
+    """The JSON ``data:`` payloads of an SSE body (a payload that is not JSON is kept
+    as its text)."""
+    out: list[Any] = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        data = "\n".join(
+            line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")
+        )
+        if not data:
+            continue
+        try:
+            out.append(json.loads(data))
+        except ValueError:
+            out.append(data)
+    return out
