@@ -58,7 +58,9 @@ class _Loop:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="agui-testing", daemon=True)
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="agui-testing", daemon=True
+        )
         self.thread.start()
 
     def call(self, coro: Coroutine[Any, Any, _T]) -> _T:
@@ -194,7 +196,9 @@ class AgentClient:
         for call_id in pending:
             call = conversation.tool_call(call_id)
             name = call.function.name if call is not None else ""
-            value = given.get(call_id, given.get(name, DEFAULT_TOOL_RESULT if default is UNSET else default))
+            value = given.get(
+                call_id, given.get(name, DEFAULT_TOOL_RESULT if default is UNSET else default)
+            )
             session.add_tool_result(call_id, value if isinstance(value, str) else _json_text(value))
         return self._record(session, session.run)
 

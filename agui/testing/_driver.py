@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from agui.errors import DecodeError, EncodeError, ProtocolViolation, RunError, TransportError
+from agui.errors import (
+    DecodeError,
+    EncodeError,
+    FrameTooLarge,
+    ProtocolViolation,
+    RunError,
+    TransportError,
+)
 from agui.updates import Done, ErrorUpdate, Reconnected, Update, WarningUpdate
 
 if TYPE_CHECKING:
@@ -25,7 +32,15 @@ if TYPE_CHECKING:
     from agui.client.session import Session
     from agui.types import Interrupt, Message, RunAgentInput, ToolCall
 
-__all__ = ["CheckedRun", "CuttingTransport", "Driver", "RawAnswer", "describe_problem"]
+__all__ = [
+    "CheckedRun",
+    "CuttingTransport",
+    "Driver",
+    "RawAnswer",
+    "describe_problem",
+    "event_text",
+    "rule_of",
+]
 
 IN_PROCESS_BASE = "http://agui.test"
 """The base URL of an in-process app (never resolved: httpx hands the request to the app)."""
@@ -132,22 +147,30 @@ def describe_problem(error: Exception) -> str:
 
     if isinstance(error, ProtocolViolation):
         where = f" at event #{error.position}" if error.position is not None else ""
-        shown = ""
-        if error.event is not None:
-            from agui.wire.encode import encode_event
-
-            try:
-                text = encode_event(error.event).decode("utf-8", "replace")
-            except (EncodeError, TypeError, ValueError):
-                text = repr(error.event)
-            cut = text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "…"
-            shown = f": {cut}"
+        event = event_text(error)
+        shown = f": {event}" if event is not None else ""
         return sanitize(f"[{error.code}] {error.message}{where}{shown}")
     if isinstance(error, TransportError):
         return sanitize(f"[transport_{error.kind}] {error}")
     if isinstance(error, DecodeError):
         return sanitize(f"[decode_error] {error}")
     return sanitize(f"[{type(error).__name__}] {error}")
+
+
+def event_text(violation: ProtocolViolation) -> str | None:
+    """The offending event of ``violation`` as wire JSON (sanitised, cut at
+    :data:`MAX_SHOWN` characters), or None when the violation names no event."""
+    from agui.cli.sanitize import sanitize
+
+    if violation.event is None:
+        return None
+    from agui.wire.encode import encode_event
+
+    try:
+        text = encode_event(violation.event).decode("utf-8", "replace")
+    except (EncodeError, TypeError, ValueError):
+        text = repr(violation.event)
+    return sanitize(text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "…")
 
 
 def rule_of(error: Exception) -> str:
@@ -157,6 +180,8 @@ def rule_of(error: Exception) -> str:
         return error.code
     if isinstance(error, TransportError):
         return f"transport_{error.kind}"
+    if isinstance(error, FrameTooLarge):
+        return "frame_too_large"
     if isinstance(error, DecodeError):
         return "decode_error"
     return type(error).__name__
@@ -304,7 +329,9 @@ class Driver:
     async def capabilities(self) -> dict[str, Any] | None:
         """``GET <url>/capabilities`` as JSON, or None when the endpoint has none."""
         try:
-            response = await self.http.get(self.url.rstrip("/") + "/capabilities", headers=self.headers)
+            response = await self.http.get(
+                self.url.rstrip("/") + "/capabilities", headers=self.headers
+            )
         except httpx.HTTPError:
             return None
         if response.status_code != 200:

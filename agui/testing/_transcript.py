@@ -98,9 +98,7 @@ class Placeholders:
         if not self._names:
             return text
         ids = sorted(self._names, key=len, reverse=True)
-        pattern = re.compile(
-            r"(?<![\w-])(?:" + "|".join(re.escape(i) for i in ids) + r")(?![\w-])"
-        )
+        pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(i) for i in ids) + r")(?![\w-])")
         return pattern.sub(lambda m: self._names[m.group(0)], text)
 
 
