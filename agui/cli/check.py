@@ -15,7 +15,7 @@ import asyncio
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agui.cli.io import CliError, Console
 from agui.cli.render import Line
@@ -132,7 +132,7 @@ def run_check(args: argparse.Namespace, console: Console) -> int:
         from agui.cli.target import load_tools
         from agui.wire.encode import to_json_value
 
-        tools = [dict(to_json_value(t)) for t in load_tools(args.tools)]  # type: ignore[arg-type]
+        tools = [cast("dict[str, Any]", to_json_value(t)) for t in load_tools(args.tools)]
     results = asyncio.run(
         run_checks(
             args.endpoint,

@@ -49,7 +49,20 @@ _EXPORTS: dict[str, str] = {
     "run_checks": "agui.testing._check",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "CHECKS",
+    "AgentClient",
+    "Check",
+    "CheckResult",
+    "CheckedRun",
+    "ConformanceError",
+    "Placeholders",
+    "RawAnswer",
+    "TranscriptExtension",
+    "assert_conforms",
+    "render_transcript",
+    "run_checks",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 import httpx
 
+from agui.jsonvalue import is_json_object
+
 from agui.testing._driver import (
     CheckedRun,
     Driver,
@@ -280,7 +282,7 @@ async def _state_round_trip(ctx: _Context) -> CheckResult:
         return _fail(
             c, "run_not_successful", f"runs ended {_outcome(first)} then {_outcome(second)}"
         )
-    kept = isinstance(second.state, dict) and second.state.get("aguiCheck") == nonce
+    kept = is_json_object(second.state) and second.state.get("aguiCheck") == nonce
     return _pass(
         c,
         "state sent and sent back; every state event applied"
@@ -360,9 +362,8 @@ async def _resume_after_cut(ctx: _Context) -> CheckResult:
     from agui.client.reconnect import ReconnectPolicy
 
     c = "resume_after_cut"
-    caps = ctx.capabilities or {}
-    transport = caps.get("transport") if isinstance(caps.get("transport"), dict) else {}
-    if not (isinstance(transport, dict) and transport.get("resumable") is True):
+    transport = (ctx.capabilities or {}).get("transport")
+    if not (is_json_object(transport) and transport.get("resumable") is True):
         return _na(c, "the capabilities do not say transport.resumable")
     session = ctx.session(c, cut_after=2)
     session.transport.reconnect = ReconnectPolicy(attempts=3, base_delay=0.05, max_delay=0.2)
@@ -387,7 +388,7 @@ def _http_verdict(
         return _fail(check, "server_error_on_bad_input", f"{what}: HTTP {answer.status}")
     if 200 <= answer.status < 300:
         first = answer.events[0] if answer.events else None
-        kind = first.get("type") if isinstance(first, dict) else None
+        kind = first.get("type") if is_json_object(first) else None
         if kind == "RUN_ERROR":
             return None  # refused in-stream: allowed, the run never started
         return _fail(

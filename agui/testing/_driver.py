@@ -25,6 +25,7 @@ from agui.errors import (
     RunError,
     TransportError,
 )
+from agui.jsonvalue import is_json_object
 from agui.updates import Done, ErrorUpdate, Reconnected, Update, WarningUpdate
 
 if TYPE_CHECKING:
@@ -340,7 +341,7 @@ class Driver:
             doc = response.json()
         except ValueError:
             return None
-        return doc if isinstance(doc, dict) else None
+        return doc if is_json_object(doc) else None
 
     async def post(
         self,

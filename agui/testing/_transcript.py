@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -79,16 +79,16 @@ class Placeholders:
                 self.add("msg", getattr(value, "id", None))
             for name in value.__struct_fields__:
                 item = getattr(value, name, None)
-                kind = _KIND_OF_FIELD.get(name)
-                if kind is not None:
-                    self.add(kind, item)
+                field_kind = _KIND_OF_FIELD.get(name)
+                if field_kind is not None:
+                    self.add(field_kind, item)
                 elif name in _LISTS_OF_IDS and isinstance(item, list | tuple):
-                    for one in item:  # pyright: ignore[reportUnknownVariableType]
+                    for one in cast("Iterable[object]", item):
                         self.add(_LISTS_OF_IDS[name], one)
                 elif isinstance(item, msgspec.Struct | list | tuple):
-                    self.collect(item, depth + 1)
+                    self.collect(cast("object", item), depth + 1)
         elif isinstance(value, list | tuple):
-            for item in value:  # pyright: ignore[reportUnknownVariableType]
+            for item in cast("Iterable[object]", value):
                 self.collect(item, depth + 1)
 
     def apply(self, text: str) -> str:
