@@ -25,7 +25,6 @@ from typing import Any, Literal
 import httpx
 
 from agui.jsonvalue import is_json_object
-
 from agui.testing._driver import (
     CheckedRun,
     Driver,
@@ -40,6 +39,7 @@ __all__ = [
     "CHECK_RULES",
     "DEFAULT_PROMPTS",
     "DEFAULT_TOOL",
+    "STATE_WARNINGS",
     "Check",
     "CheckResult",
     "run_checks",
@@ -69,7 +69,14 @@ DEFAULT_PROMPTS: dict[str, str] = {
 """The user message each scenario check sends (``tool_not_offered`` sends
 ``client_tool``'s; ``unknown_version`` sends ``plain_text``'s)."""
 
+STATE_WARNINGS = frozenset({"apply_state_patch_failed", "apply_state_too_deep"})
+"""Warnings that mean a state event was not applied (``state_round_trip`` fails on them)."""
+
 CHECK_RULES: dict[str, str] = {
+    "apply_state_patch_failed": "Every STATE_DELTA is a JSON Patch (RFC 6902) that applies to "
+    "the state it follows (spec, state management: deltas are applied to the current state).",
+    "apply_state_too_deep": "A state event nests deeper than the client reads (a bound of "
+    "ours, agui.pipeline.apply).",
     "run_not_successful": "A plain user message must be answered by a run that ends "
     "RUN_FINISHED (spec, lifecycle: a run ends with RUN_FINISHED, or RUN_ERROR when it fails).",
     "answered_call_requested_again": "Once the client sent a tool message for a call, the "
@@ -272,10 +279,13 @@ async def _state_round_trip(ctx: _Context) -> CheckResult:
     failed = _from_run(c, first, "the run sent a state")
     if failed:
         return failed
+    dropped = _state_dropped(c, first)
+    if dropped:
+        return dropped
     if first.outcome == "interrupted":
         return _na(c, "the run paused; the state was not sent back")
     second = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = _from_run(c, second, "the run sent the state back")
+    failed = _from_run(c, second, "the run sent the state back") or _state_dropped(c, second)
     if failed:
         return failed
     if first.outcome != "success" or second.outcome != "success":
@@ -288,6 +298,15 @@ async def _state_round_trip(ctx: _Context) -> CheckResult:
         "state sent and sent back; every state event applied"
         + ("; the server kept the client's key" if kept else "; the server replaced the state"),
     )
+
+
+def _state_dropped(check: str, run: CheckedRun) -> CheckResult | None:
+    """A failure when a state event of ``run`` could not be applied (the client keeps
+    the state it had and warns, as the reference client does)."""
+    for warning in run.warnings:
+        if warning.code in STATE_WARNINGS:
+            return _fail(check, warning.code, f"a state event did not apply: {warning.message}")
+    return None
 
 
 async def _interrupt(ctx: _Context) -> CheckResult:
@@ -494,7 +513,7 @@ _BATTERY: tuple[tuple[Check, _Runner], ...] = (
         Check(
             "state_round_trip",
             "a state sent, then sent back as the client holds it; every state event applies",
-            ("run_not_successful",),
+            ("apply_state_patch_failed", "apply_state_too_deep", "run_not_successful"),
         ),
         _state_round_trip,
     ),
