@@ -223,7 +223,7 @@ async def _client_tool(ctx: _Context) -> CheckResult:
     failed = _from_run(c, second, "the run after the tool results")
     if failed:
         return failed
-    again = {call.id for call in calls} & {call.id for call in second.pending_tool_calls}
+    again = {call.id for call in calls} & _pending_ids(second)
     if again:
         return _fail(
             c,
@@ -245,10 +245,7 @@ async def _tool_not_offered(ctx: _Context) -> CheckResult:
     failed = _from_run(c, run, "the run offered no tools")
     if failed:
         return failed
-    done = run.done
-    pending = set(done.pending_tool_call_ids if done is not None else ()) | {
-        call.id for call in run.pending_tool_calls
-    }
+    pending = _pending_ids(run)
     if pending:
         names = sorted(call.function.name for call in _calls(run) if call.id in pending)
         return _fail(
@@ -258,6 +255,14 @@ async def _tool_not_offered(ctx: _Context) -> CheckResult:
             f"{', '.join(names) or ', '.join(sorted(pending))}",
         )
     return _pass(c, f"no call left for the client; the run ended {_outcome(run)}")
+
+
+def _pending_ids(run: CheckedRun) -> set[str]:
+    """The calls ``run`` left for the client: named in RUN_FINISHED's
+    ``pendingToolCallIds`` (answered or not) or derived by the client."""
+    done = run.done
+    named = set(done.pending_tool_call_ids) if done is not None else set[str]()
+    return named | {call.id for call in run.pending_tool_calls}
 
 
 def _calls(run: CheckedRun) -> list[Any]:

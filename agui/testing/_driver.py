@@ -151,11 +151,7 @@ def describe_problem(error: Exception) -> str:
         event = event_text(error)
         shown = f": {event}" if event is not None else ""
         return sanitize(f"[{error.code}] {error.message}{where}{shown}")
-    if isinstance(error, TransportError):
-        return sanitize(f"[transport_{error.kind}] {error}")
-    if isinstance(error, DecodeError):
-        return sanitize(f"[decode_error] {error}")
-    return sanitize(f"[{type(error).__name__}] {error}")
+    return sanitize(f"[{rule_of(error)}] {error}")
 
 
 def event_text(violation: ProtocolViolation) -> str | None:

@@ -118,14 +118,22 @@ def _bad_delta(body: dict[str, Any]) -> Events:
     return [started(body), delta, *text("m1", "hi"), finished(body)]
 
 
+def _escape(body: dict[str, Any]) -> Events:
+    ghost = "\x1b]0;owned\x07\x1b[31mred"
+    return [started(body), {"type": "TEXT_MESSAGE_CONTENT", "messageId": ghost, "delta": "x"}]
+
+
 def _sticky_interrupt(body: dict[str, Any]) -> Events:
     interrupt = {"id": "int-1", "reason": "confirmation", "message": "Sure?"}
     return [started(body), finished(body, {"type": "interrupt", "interrupts": [interrupt]})]
 
 
 async def _accept_anything(request: Request) -> Response:
-    await request.body()
-    body = {"threadId": "t", "runId": "r"}
+    try:
+        body = json.loads(await request.body())
+        body["threadId"], body["runId"]  # both must be there (KeyError)
+    except (ValueError, KeyError, TypeError):
+        body = {"threadId": "t", "runId": "r"}
     return _stream([started(body), *text("m1", "whatever you sent"), finished(body)])
 
 
@@ -148,7 +156,7 @@ class _OneRunPerThread:
     def __init__(self) -> None:
         self.threads: set[str] = set()
 
-    async def __call__(self, request: Request) -> Response:
+    async def endpoint(self, request: Request) -> Response:
         body = json.loads(await request.body())
         if body["threadId"] in self.threads:
             return Response("thread is broken", status_code=500)
@@ -202,6 +210,7 @@ ROUTES = {
     "leftover": _leftover,
     "bad-delta": _bad_delta,
     "sticky-interrupt": _sticky_interrupt,
+    "escape": _escape,
 }
 """name -> script, each served as ``POST /NAME/agent``."""
 
@@ -218,7 +227,7 @@ def misbehaving_app() -> Starlette:
     routes += [
         Route("/accept-anything/agent", _accept_anything, methods=["POST"]),
         Route("/crash-on-bad/agent", _crash_on_bad, methods=["POST"]),
-        Route("/one-run-per-thread/agent", _OneRunPerThread(), methods=["POST"]),
+        Route("/one-run-per-thread/agent", _OneRunPerThread().endpoint, methods=["POST"]),
         Route("/fake-resumable/agent", _fake_resumable, methods=["POST"]),
         Route("/fake-resumable/agent/capabilities", _resumable_capabilities, methods=["GET"]),
         Route("/auth/agent", _with_auth(_scripted(_good_call), AUTH_TOKEN), methods=["POST"]),
