@@ -21,7 +21,7 @@ from agui.cli.io import CliError, Console
 from agui.cli.render import Line
 
 if TYPE_CHECKING:
-    from agui.testing._check import CheckResult
+    from agui.testing import CheckResult
 
 __all__ = ["add_arguments", "junit_xml", "json_report", "run_check"]
 
@@ -60,7 +60,7 @@ def _positive_seconds(text: str) -> float:
 
 def add_arguments(p: argparse.ArgumentParser, url_type: Callable[[str], str]) -> None:
     """The ``check`` subcommand's arguments (``url_type``: board-watch's URL check)."""
-    from agui.testing._check import CHECKS
+    from agui.testing import CHECKS
 
     p.add_argument(
         "endpoint",
@@ -117,7 +117,7 @@ def _usage_error(message: str) -> CliError:
 
 def run_check(args: argparse.Namespace, console: Console) -> int:
     """``check`` command entry (parsed ``args``); returns the exit code."""
-    from agui.testing._check import CHECKS, run_checks
+    from agui.testing import CHECKS, run_checks
 
     known = {c.id for c in CHECKS}
     only = [part.strip() for item in args.only for part in item.split(",") if part.strip()]

@@ -20,19 +20,25 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import httpx
 
-from agui.jsonvalue import is_json_object
+from agui.jsonvalue import JSONValue, is_json_object
 from agui.testing._driver import (
     CheckedRun,
     Driver,
     RawAnswer,
+    Target,
     describe_problem,
     event_text,
     rule_of,
 )
+
+if TYPE_CHECKING:
+    from agui.client.reconnect import ReconnectPolicy
+    from agui.client.session import Session
+    from agui.client.sync import SessionOptions
 
 __all__ = [
     "CHECKS",
@@ -148,8 +154,16 @@ class _Context:
     def prompt(self, check: str) -> str:
         return self.prompts.get(check) or DEFAULT_PROMPTS[check]
 
-    def session(self, check: str, **options: Any) -> Any:
-        return self.driver.session(thread_id=f"{self.thread_prefix}-{check}", **options)
+    def session(
+        self,
+        check: str,
+        *,
+        cut_after: int | None = None,
+        reconnect: ReconnectPolicy | None = None,
+        **options: Unpack[SessionOptions],
+    ) -> Session:
+        options["thread_id"] = f"{self.thread_prefix}-{check}"
+        return self.driver.session(cut_after=cut_after, reconnect=reconnect, **options)
 
 
 def _from_run(check: str, run: CheckedRun, what: str) -> CheckResult | None:
@@ -367,7 +381,7 @@ def _with_rule(result: CheckResult, rule: str) -> CheckResult:
     return result
 
 
-async def _retry_busy(ctx: _Context, session: Any, check: str) -> CheckedRun:
+async def _retry_busy(ctx: _Context, session: Session, check: str) -> CheckedRun:
     """The next turn on the thread; a 409/429 answer (the cancelled run is still
     stopping) is retried for up to 5 seconds."""
     from agui.errors import TransportError
@@ -389,8 +403,8 @@ async def _resume_after_cut(ctx: _Context) -> CheckResult:
     transport = (ctx.capabilities or {}).get("transport")
     if not (is_json_object(transport) and transport.get("resumable") is True):
         return _na(c, "the capabilities do not say transport.resumable")
-    session = ctx.session(c, cut_after=2)
-    session.transport.reconnect = ReconnectPolicy(attempts=3, base_delay=0.05, max_delay=0.2)
+    policy = ReconnectPolicy(attempts=3, base_delay=0.05, max_delay=0.2)
+    session = ctx.session(c, cut_after=2, reconnect=policy)
     run = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
     failed = _from_run(c, run, "the resumed run")
     if failed:
@@ -440,7 +454,7 @@ async def _malformed_body(ctx: _Context) -> CheckResult:
     return _pass(c, f"refused: HTTP {', '.join(statuses)}")
 
 
-def _valid_body(ctx: _Context, **extra: Any) -> bytes:
+def _valid_body(ctx: _Context, **extra: JSONValue) -> bytes:
     body: dict[str, Any] = {
         "threadId": f"{ctx.thread_prefix}-http",
         "runId": str(uuid.uuid4()),
@@ -578,7 +592,7 @@ CHECKS: tuple[Check, ...] = tuple(check for check, _ in _BATTERY)
 
 
 async def run_checks(
-    target: Any,
+    target: Target,
     *,
     headers: Mapping[str, str] | None = None,
     prompts: Mapping[str, str] | None = None,

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from msgspec import UNSET
 
-from agui.testing._driver import CheckedRun, Driver, RawAnswer, describe_problem
+from agui.testing._driver import CheckedRun, Driver, RawAnswer, Target, describe_problem
 
 if TYPE_CHECKING:
+    from agui.client.run import Run
     from agui.client.session import Session
-    from agui.jsonvalue import JSONValue
-    from agui.types import Message
+    from agui.jsonvalue import JSONObject, JSONValue
+    from agui.types import Message, Tool
 
-__all__ = ["AgentClient", "ConformanceError", "assert_conforms"]
+__all__ = ["AgentClient", "ClientOptions", "ConformanceError", "assert_conforms"]
 
 _T = TypeVar("_T")
 
@@ -50,6 +51,18 @@ def assert_conforms(run: CheckedRun) -> None:
     allowed (assert ``run.outcome`` for that)."""
     if run.problems:
         raise ConformanceError(run)
+
+
+class ClientOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`AgentClient` after ``target`` (the plugin's
+    ``agui_client(target, **options)`` takes them)."""
+
+    path: str
+    headers: Mapping[str, str] | None
+    tools: Iterable[Tool | JSONObject]
+    state: JSONValue
+    strict: bool
+    timeout: float
 
 
 class _Loop:
@@ -95,11 +108,11 @@ class AgentClient:
 
     def __init__(
         self,
-        target: Any,
+        target: Target,
         *,
         path: str = "/agent",
         headers: Mapping[str, str] | None = None,
-        tools: Iterable[Any] = (),
+        tools: Iterable[Tool | JSONObject] = (),
         state: JSONValue = UNSET,
         strict: bool = True,
         timeout: float = 60.0,
@@ -157,7 +170,7 @@ class AgentClient:
         self,
         text: str,
         *,
-        tools: Iterable[Any] | None = None,
+        tools: Iterable[Tool | JSONObject] | None = None,
         state: JSONValue = UNSET,
         cut_after: int | None = None,
     ) -> CheckedRun:
@@ -283,21 +296,23 @@ class AgentClient:
     def _cutting(self, after: int) -> Session:
         """A session on the same thread, with the same conversation, whose first
         response is cut after ``after`` frames; it becomes the client's session."""
+        from agui.client.reconnect import ReconnectPolicy
+
         session = self._session
         cutting = self._driver.session(
             cut_after=after,
+            reconnect=ReconnectPolicy(attempts=3, base_delay=0.01, max_delay=0.05),
             thread_id=session.thread_id,
             tools=self._tools,
             messages=session.messages,
             state=session.state if session.state is not None else UNSET,
         )
-        from agui.client.reconnect import ReconnectPolicy
-
-        cutting.transport.reconnect = ReconnectPolicy(attempts=3, base_delay=0.01, max_delay=0.05)  # type: ignore[attr-defined]
         self._session = cutting
         return cutting
 
-    def _record(self, session: Session, start: Any, stop_after: int | None = None) -> CheckedRun:
+    def _record(
+        self, session: Session, start: Callable[[], Run], stop_after: int | None = None
+    ) -> CheckedRun:
         run = self._loop.call(self._driver.record(session, start, stop_after=stop_after))
         self.runs.append(run)
         if self.strict:
@@ -306,13 +321,13 @@ class AgentClient:
 
 
 async def _make_driver(
-    target: Any, *, path: str, headers: Mapping[str, str] | None, timeout: float
+    target: Target, *, path: str, headers: Mapping[str, str] | None, timeout: float
 ) -> Driver:
     """A Driver made on the client's loop (its HTTP client belongs to that loop)."""
     return Driver(target, path=path, headers=headers, timeout=timeout)
 
 
-def _json_text(value: Any) -> str:
+def _json_text(value: JSONValue) -> str:
     import json
 
     return json.dumps(value, ensure_ascii=False)

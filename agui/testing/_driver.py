@@ -11,9 +11,16 @@ and every problem (violations, undecodable frames, transport failures).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Mapping,
+    MutableMapping,
+)
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 import httpx
 
@@ -29,19 +36,37 @@ from agui.jsonvalue import is_json_object
 from agui.updates import Done, ErrorUpdate, Reconnected, Update, WarningUpdate
 
 if TYPE_CHECKING:
+    from agui.client.reconnect import ReconnectPolicy
     from agui.client.run import Run
     from agui.client.session import Session
+    from agui.client.sync import SessionOptions
+    from agui.transports import HttpTransport
     from agui.types import Interrupt, Message, RunAgentInput, ToolCall
 
 __all__ = [
+    "ASGIApp",
     "CheckedRun",
     "CuttingTransport",
     "Driver",
     "RawAnswer",
+    "Target",
     "describe_problem",
     "event_text",
     "rule_of",
 ]
+
+ASGIApp = Callable[
+    [
+        MutableMapping[str, Any],
+        Callable[[], Awaitable[MutableMapping[str, Any]]],
+        Callable[[MutableMapping[str, Any]], Awaitable[None]],
+    ],
+    Awaitable[None],
+]
+"""An ASGI application (a Starlette or FastAPI app, ``agui.server.create_app(...)``)."""
+
+Target = str | ASGIApp
+"""What a test drives: an endpoint's URL, or an ASGI app served in process."""
 
 IN_PROCESS_BASE = "http://agui.test"
 """The base URL of an in-process app (never resolved: httpx hands the request to the app)."""
@@ -190,13 +215,13 @@ class CuttingTransport:
     dropped connection), later ones (the resume, with ``Last-Event-ID``) pass whole.
     The run's reconnect policy is the wrapped transport's."""
 
-    def __init__(self, inner: Any, after: int) -> None:
+    def __init__(self, inner: HttpTransport, after: int) -> None:
         self.inner = inner
         self.after = after
         self.cuts = 0
         self.url: str = inner.url
         self.headers: dict[str, str] = inner.headers
-        self.reconnect: Any = inner.reconnect
+        self.reconnect = inner.reconnect
 
     async def stream(
         self, run_input: RunAgentInput, *, last_event_id: str | None = None
@@ -227,7 +252,7 @@ class CuttingTransport:
             if buffer:
                 yield buffer
         finally:
-            await source.aclose()
+            await cast("AsyncGenerator[Any, None]", source).aclose()
 
 
 def _frame_end(buffer: bytes) -> int:
@@ -249,7 +274,7 @@ class Driver:
 
     def __init__(
         self,
-        target: Any,
+        target: Target,
         *,
         path: str = "/agent",
         headers: Mapping[str, str] | None = None,
@@ -268,21 +293,29 @@ class Driver:
             )
             self.in_process = True
 
-    def transport(self) -> Any:
+    def transport(self) -> HttpTransport:
         """An :class:`~agui.transports.HttpTransport` to the endpoint (this driver's
         HTTP client and headers)."""
         from agui.transports import HttpTransport
 
         return HttpTransport(self.url, self.headers, self.timeout, client=self.http)
 
-    def session(self, *, cut_after: int | None = None, **options: Any) -> Session:
+    def session(
+        self,
+        *,
+        cut_after: int | None = None,
+        reconnect: ReconnectPolicy | None = None,
+        **options: Unpack[SessionOptions],
+    ) -> Session:
         """A strict :class:`Session` to the endpoint (``options``: the Session's);
-        ``cut_after``: its first response is cut after that many frames."""
+        ``cut_after``: its first response is cut after that many frames; ``reconnect``:
+        how a cut response is resumed (default: the transport's)."""
         from agui.client.session import Session
 
-        transport = self.transport()
-        if cut_after is not None:
-            transport = CuttingTransport(transport, cut_after)
+        http = self.transport()
+        if reconnect is not None:
+            http.reconnect = reconnect
+        transport = http if cut_after is None else CuttingTransport(http, cut_after)
         options.setdefault("verify", "strict")
         return Session(transport, **options)
 

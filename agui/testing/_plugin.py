@@ -15,24 +15,28 @@ imported when a fixture is first used.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import pytest
+
+if TYPE_CHECKING:
+    from agui.testing._client import AgentClient, ClientOptions
+    from agui.testing._driver import Target
 
 __all__ = ["agui_client", "agui_snapshot"]
 
 
 @pytest.fixture
-def agui_client() -> Iterator[Callable[..., Any]]:
+def agui_client() -> Iterator[Callable[..., AgentClient]]:
     """``agui_client(target, **options)``: an :class:`agui.testing.AgentClient` for an
     ASGI app (in process) or a URL, strict by default; every client made is closed
     when the test ends."""
-    from agui.testing._client import AgentClient
+    from agui.testing._client import AgentClient as Client
 
     made: list[AgentClient] = []
 
-    def make(target: Any, **options: Any) -> AgentClient:
-        client = AgentClient(target, **options)
+    def make(target: Target, **options: Unpack[ClientOptions]) -> AgentClient:
+        client = Client(target, **options)
         made.append(client)
         return client
 

@@ -8,9 +8,8 @@ transcript lines per test, updated with ``pytest --snapshot-update``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from syrupy.extensions.amber import AmberSnapshotExtension
+from syrupy.types import SerializableData
 
 __all__ = ["TranscriptExtension"]
 
@@ -20,7 +19,7 @@ class TranscriptExtension(AmberSnapshotExtension):
     :class:`~agui.testing.AgentClient` (its whole conversation) as its transcript;
     anything else as syrupy's amber extension does."""
 
-    def serialize(self, data: Any, **kwargs: Any) -> str:
+    def serialize(self, data: SerializableData, **kwargs: object) -> str:
         """The amber form of ``data``'s transcript (of ``data`` itself when it has none)."""
         transcript = getattr(data, "transcript", None)
         return super().serialize(transcript if isinstance(transcript, str) else data, **kwargs)
