@@ -100,7 +100,8 @@ def add_arguments(p: argparse.ArgumentParser, url_type: Callable[[str], str]) ->
     p.add_argument(
         "--tools",
         metavar="FILE",
-        help="JSON list of tools client_tool and interrupt offer (default: one 'confirm' tool)",
+        help="JSON list of tools offered on every run but tool_not_offered's (default: one "
+        "'confirm' tool)",
     )
     p.add_argument(
         "--timeout",

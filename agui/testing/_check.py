@@ -45,6 +45,7 @@ __all__ = [
     "CHECK_RULES",
     "DEFAULT_PROMPTS",
     "DEFAULT_TOOL",
+    "PROMPT_FALLBACKS",
     "STATE_WARNINGS",
     "Check",
     "CheckResult",
@@ -62,7 +63,7 @@ DEFAULT_TOOL: dict[str, Any] = {
         "required": ["question"],
     },
 }
-"""The tool the ``client_tool`` check offers unless it is given others."""
+"""The tool every check but ``tool_not_offered`` offers unless it is given others."""
 
 DEFAULT_PROMPTS: dict[str, str] = {
     "plain_text": "Hello! Answer in one short sentence.",
@@ -72,8 +73,15 @@ DEFAULT_PROMPTS: dict[str, str] = {
     "resume_after_cut": "Hello! Answer in one short sentence.",
     "state_round_trip": "Hello! Answer in one short sentence.",
 }
-"""The user message each scenario check sends (``tool_not_offered`` sends
-``client_tool``'s; ``unknown_version`` sends ``plain_text``'s)."""
+"""The user message each scenario check sends by default."""
+
+PROMPT_FALLBACKS: dict[str, str] = {
+    "tool_not_offered": "client_tool",
+    "unknown_version": "plain_text",
+    "malformed_body": "plain_text",
+    "wrong_content_type": "plain_text",
+}
+"""Checks that send another check's prompt unless given their own."""
 
 STATE_WARNINGS = frozenset({"apply_state_patch_failed", "apply_state_too_deep"})
 """Warnings that mean a state event was not applied (``state_round_trip`` fails on them)."""
@@ -152,7 +160,10 @@ class _Context:
     thread_prefix: str = field(default_factory=lambda: f"agui-check-{uuid.uuid4().hex[:8]}")
 
     def prompt(self, check: str) -> str:
-        return self.prompts.get(check) or DEFAULT_PROMPTS[check]
+        """The user message ``check`` sends: given for it, else given for the check
+        it borrows from (:data:`PROMPT_FALLBACKS`), else the default."""
+        borrowed = PROMPT_FALLBACKS.get(check, check)
+        return self.prompts.get(check) or self.prompts.get(borrowed) or DEFAULT_PROMPTS[borrowed]
 
     def session(
         self,
@@ -163,6 +174,7 @@ class _Context:
         **options: Unpack[SessionOptions],
     ) -> Session:
         options["thread_id"] = f"{self.thread_prefix}-{check}"
+        options.setdefault("tools", self.tools)
         return self.driver.session(cut_after=cut_after, reconnect=reconnect, **options)
 
 
@@ -222,7 +234,7 @@ async def _plain_text(ctx: _Context) -> CheckResult:
 
 async def _client_tool(ctx: _Context) -> CheckResult:
     c = "client_tool"
-    session = ctx.session(c, tools=ctx.tools)
+    session = ctx.session(c)
     first = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
     failed = _from_run(c, first, "the run offered the tools")
     if failed:
@@ -255,7 +267,7 @@ async def _client_tool(ctx: _Context) -> CheckResult:
 async def _tool_not_offered(ctx: _Context) -> CheckResult:
     c = "tool_not_offered"
     session = ctx.session(c, tools=[])
-    run = await ctx.driver.record(session, lambda: session.send(ctx.prompt("client_tool")))
+    run = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
     failed = _from_run(c, run, "the run offered no tools")
     if failed:
         return failed
@@ -332,7 +344,7 @@ async def _interrupt(ctx: _Context) -> CheckResult:
     from agui.client.interrupts import resolved
 
     c = "interrupt"
-    session = ctx.session(c, tools=ctx.tools)
+    session = ctx.session(c)
     first = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
     failed = _from_run(c, first, "the run")
     if failed:
@@ -459,7 +471,7 @@ def _valid_body(ctx: _Context, **extra: JSONValue) -> bytes:
         "threadId": f"{ctx.thread_prefix}-http",
         "runId": str(uuid.uuid4()),
         "messages": [
-            {"id": str(uuid.uuid4()), "role": "user", "content": ctx.prompt("plain_text")}
+            {"id": str(uuid.uuid4()), "role": "user", "content": ctx.prompt("wrong_content_type")}
         ],
         "tools": [],
         "context": [],
@@ -486,7 +498,7 @@ async def _unknown_version(ctx: _Context) -> CheckResult:
     c = "unknown_version"
     session = ctx.session(c)
     run = await ctx.driver.record(
-        session, lambda: session.send(ctx.prompt("plain_text"), protocol_version="99.0")
+        session, lambda: session.send(ctx.prompt(c), protocol_version="99.0")
     )
     from agui.errors import TransportError
 
@@ -605,8 +617,8 @@ async def run_checks(
     return one result per check, in :data:`CHECKS` order.
 
     ``prompts``: check id -> the user message it sends (see :data:`DEFAULT_PROMPTS`);
-    ``tools``: what ``client_tool`` and ``interrupt`` offer (default
-    :data:`DEFAULT_TOOL`); ``only``: check ids to run; ``timeout``: seconds per check.
+    ``tools``: offered on every run but ``tool_not_offered``'s, as a client offers its
+    frontend tools (default :data:`DEFAULT_TOOL`); ``only``: check ids to run; ``timeout``: seconds per check.
 
     Raises:
         ValueError: ``only`` or ``prompts`` names an unknown check.
