@@ -5,7 +5,8 @@ The lines are :mod:`agui.cli.render`'s (grouped view, nothing cut), the form
 client generates change on every run, so each one is replaced by a placeholder
 named after what it identifies and numbered in order of first appearance:
 ``<thread-1>``, ``<run-1>``, ``<msg-1>``, ``<call-1>``, ``<interrupt-1>``,
-``<cursor-1>``; the same id is always the same placeholder. ISO 8601 timestamps
+``<cursor-1>``, and any other UUID in the text (inside a RAW payload, say) ``<uuid-1>``;
+the same id is always the same placeholder. ISO 8601 timestamps
 become ``<time>``, the time a reconnect took ``<ms>``. An id is replaced only where it stands alone (not inside a
 longer word), longest first, so ``run-1`` inside ``run-1-approve`` is left to the
 interrupt id that contains it.
@@ -43,6 +44,7 @@ _TIMESTAMP = re.compile(
     r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b"
 )
 _MAX_DEPTH = 12
+_UUID = re.compile(r"(?<![\w-])[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}(?![\w-])")
 _ELAPSED = re.compile(r"\b(reconnected after) \d+(?:\.\d+)? ms\b")
 
 
@@ -92,14 +94,21 @@ class Placeholders:
                 self.collect(item, depth + 1)
 
     def apply(self, text: str) -> str:
-        """``text`` with every named id replaced (whole tokens only, longest first)
-        and ISO 8601 timestamps as ``<time>``."""
+        """``text`` with every named id replaced (whole tokens only, longest first),
+        other UUIDs as ``<uuid-N>`` and ISO 8601 timestamps as ``<time>``."""
         text = _ELAPSED.sub(r"\1 <ms> ms", _TIMESTAMP.sub("<time>", text))
-        if not self._names:
-            return text
-        ids = sorted(self._names, key=len, reverse=True)
-        pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(i) for i in ids) + r")(?![\w-])")
-        return pattern.sub(lambda m: self._names[m.group(0)], text)
+        if self._names:
+            ids = sorted(self._names, key=len, reverse=True)
+            alternatives = "|".join(re.escape(i) for i in ids)
+            pattern = re.compile(r"(?<![\w-])(?:" + alternatives + r")(?![\w-])")
+            text = pattern.sub(lambda m: self._names[m.group(0)], text)
+        return _UUID.sub(self._uuid, text)
+
+    def _uuid(self, match: re.Match[str]) -> str:
+        """A UUID no event names as an id (one inside a RAW or CUSTOM payload, say):
+        ``<uuid-N>``, numbered as the others."""
+        self.add("uuid", match.group(0))
+        return self._names[match.group(0)]
 
 
 def render_transcript(

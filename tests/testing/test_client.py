@@ -190,3 +190,10 @@ def test_new_thread_starts_a_fresh_conversation(fake):
     before = fake.thread_id
     fake.new_thread()
     assert fake.thread_id != before and fake.messages == []
+
+
+def test_a_uuid_no_event_names_becomes_a_uuid_placeholder():
+    names = Placeholders()
+    names.add("run", "r1")
+    text = 'raw {"run_id": "01a24251-dd9a-721b-8dea-ffd6a3e35d5a", "again": "01a24251-dd9a-721b-8dea-ffd6a3e35d5a"} r1'
+    assert names.apply(text) == 'raw {"run_id": "<uuid-1>", "again": "<uuid-1>"} <run-1>'
