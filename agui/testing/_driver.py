@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 import httpx
 
 from agui.errors import (
+    AguiError,
     DecodeError,
     EncodeError,
     FrameTooLarge,
@@ -50,6 +51,7 @@ __all__ = [
     "Driver",
     "RawAnswer",
     "Target",
+    "TooManyUpdates",
     "describe_problem",
     "event_text",
     "rule_of",
@@ -71,8 +73,17 @@ Target = str | ASGIApp
 IN_PROCESS_BASE = "http://agui.test"
 """The base URL of an in-process app (never resolved: httpx hands the request to the app)."""
 
+MAX_UPDATES = 100_000
+"""Updates one run may yield before the driver stops reading it (a run is kept whole in
+memory for its transcript): past it the run ends with :class:`TooManyUpdates`."""
+
 MAX_SHOWN = 300
 """Characters of an offending event shown in a failure message."""
+
+
+class TooManyUpdates(AguiError):
+    """A run yielded more updates than the driver keeps (``max_updates``); it was left
+    there (rule ``too_many_updates``)."""
 
 
 @dataclass
@@ -202,6 +213,8 @@ def rule_of(error: Exception) -> str:
         return error.code
     if isinstance(error, TransportError):
         return f"transport_{error.kind}"
+    if isinstance(error, TooManyUpdates):
+        return "too_many_updates"
     if isinstance(error, FrameTooLarge):
         return "frame_too_large"
     if isinstance(error, DecodeError):
@@ -269,7 +282,8 @@ class Driver:
 
     ``path``: the endpoint's path within an app (default ``/agent``; ignored for a
     URL). ``headers``: sent with every request (auth). ``timeout``: seconds of
-    silence tolerated from the endpoint.
+    silence tolerated from the endpoint. ``max_updates``: the most updates one run is
+    read for (:data:`MAX_UPDATES`).
     """
 
     def __init__(
@@ -279,7 +293,9 @@ class Driver:
         path: str = "/agent",
         headers: Mapping[str, str] | None = None,
         timeout: float = 60.0,
+        max_updates: int = MAX_UPDATES,
     ) -> None:
+        self.max_updates = max_updates
         self.headers: dict[str, str] = dict(headers or {})
         self.timeout = httpx.Timeout(timeout, connect=min(timeout, 30.0))
         if isinstance(target, str):
@@ -334,6 +350,10 @@ class Driver:
             async for update in run:
                 updates.append(update)
                 if stop_after is not None and len(updates) >= stop_after:
+                    break
+                if len(updates) >= self.max_updates:
+                    error = TooManyUpdates(f"left the run after {self.max_updates} updates")
+                    updates.append(ErrorUpdate(error, fatal=True))
                     break
         finally:
             await run.aclose()

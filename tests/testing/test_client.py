@@ -197,3 +197,22 @@ def test_a_uuid_no_event_names_becomes_a_uuid_placeholder():
     names.add("run", "r1")
     text = 'raw {"run_id": "01a24251-dd9a-721b-8dea-ffd6a3e35d5a", "again": "01a24251-dd9a-721b-8dea-ffd6a3e35d5a"} r1'
     assert names.apply(text) == 'raw {"run_id": "<uuid-1>", "again": "<uuid-1>"} <run-1>'
+
+
+def test_a_run_longer_than_max_updates_is_left_with_a_too_many_updates_problem():
+    import asyncio as aio
+
+    from agui.testing._driver import Driver
+
+    async def go():
+        driver = Driver(fake_app(store=None), max_updates=20)
+        try:
+            session = driver.session()
+            return await driver.record(session, lambda: session.send("long 100"))
+        finally:
+            await driver.aclose()
+
+    run = aio.run(go())
+    assert len(run.updates) == 22  # 20 read, the error, the Done(cancelled) of leaving
+    assert [type(p).__name__ for p in run.problems] == ["TooManyUpdates"]
+    assert run.outcome == "cancelled"
