@@ -312,6 +312,10 @@ GUARDS: dict[tuple[str, str], str] = {
     ("agui/cli/trace.py", "_by_profile"): (
         "one class, not a switch: finds the response's last RUN_FINISHED"
     ),
+    ("agui/testing/_check.py", "_http_verdict"): (
+        "one type on a raw JSON answer, not a switch: a 2xx answer to a bad request that "
+        "opens with RUN_ERROR refused it in-stream"
+    ),
     ("agui/transports/recording.py", "Recording._note"): (
         "one type on a raw JSON document, not a switch: a recording takes the ids of a RUN_STARTED"
     ),

@@ -20,7 +20,7 @@ from collections.abc import (
     MutableMapping,
 )
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Unpack, cast
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
 import httpx
 
@@ -70,6 +70,8 @@ ASGIApp = Callable[
 Target = str | ASGIApp
 """What a test drives: an endpoint's URL, or an ASGI app served in process."""
 
+_U = TypeVar("_U", bound=Update)
+
 IN_PROCESS_BASE = "http://agui.test"
 """The base URL of an in-process app (never resolved: httpx hands the request to the app)."""
 
@@ -102,11 +104,15 @@ class CheckedRun:
     interrupts: list[Interrupt]
     pending_tool_calls: list[ToolCall]
 
+    def updates_of(self, kind: type[_U]) -> list[_U]:
+        """The run's updates of one class, in order (``run.updates_of(ToolCallArgs)``)."""
+        return [u for u in self.updates if isinstance(u, kind)]
+
     @property
     def done(self) -> Done | None:
-        """The run's ``Done`` (None when none was yielded)."""
-        last = self.updates[-1] if self.updates else None
-        return last if isinstance(last, Done) else None
+        """The run's last ``Done`` (None when none was yielded)."""
+        dones = self.updates_of(Done)
+        return dones[-1] if dones else None
 
     @property
     def outcome(self) -> str | None:
@@ -117,12 +123,12 @@ class CheckedRun:
     @property
     def errors(self) -> list[ErrorUpdate]:
         """Every error update (a producer's RUN_ERROR included)."""
-        return [u for u in self.updates if isinstance(u, ErrorUpdate)]
+        return self.updates_of(ErrorUpdate)
 
     @property
     def warnings(self) -> list[WarningUpdate]:
         """Every warning (something repaired, stripped or dropped)."""
-        return [u for u in self.updates if isinstance(u, WarningUpdate)]
+        return self.updates_of(WarningUpdate)
 
     @property
     def problems(self) -> list[Exception]:
@@ -144,14 +150,14 @@ class CheckedRun:
     @property
     def reconnected(self) -> bool:
         """True when a cut response was resumed (``Last-Event-ID``)."""
-        return any(isinstance(u, Reconnected) for u in self.updates)
+        return bool(self.updates_of(Reconnected))
 
     @property
     def text(self) -> str:
         """The assistant text this run streamed (every text message, joined by a newline)."""
         from agui.updates import TextEnded
 
-        return "\n".join(u.text for u in self.updates if isinstance(u, TextEnded))
+        return "\n".join(u.text for u in self.updates_of(TextEnded))
 
     @property
     def transcript(self) -> str:
@@ -357,10 +363,9 @@ class Driver:
                     break
         finally:
             await run.aclose()
-        if not updates or not isinstance(updates[-1], Done):
-            done = run.done
-            if done is not None:
-                updates.append(done)
+        done = run.done  # a run left early has its Done(cancelled) only here
+        if done is not None and (not updates or updates[-1] is not done):
+            updates.append(done)
         conversation = session.conversation
         pending = [
             call
