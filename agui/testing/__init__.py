@@ -1,26 +1,36 @@
-"""Test an AG-UI server: a strict client, reviewed transcripts and a check battery.
+"""Testing AG-UI servers and clients: a strict client, reviewed transcripts, a check
+battery, and the test agents board-watch serves.
 
-* :class:`AgentClient`: drives an ASGI app in process (no port) or a URL, verifies
-  every run strictly (a violation raises :class:`ConformanceError` naming the rule,
-  the event and its position), and has scenario helpers (client tools answered,
-  interrupts answered, cancel, cut and resume, malformed requests);
+* :class:`AgentClient`: drives an ASGI app in process (no port) or a URL, verifies every
+  run strictly (a violation raises :class:`ConformanceError` naming the rule, the event
+  and its position), and has scenario helpers (client tools answered, interrupts
+  answered, cancel, cut and resume, malformed requests);
 * :class:`CheckedRun`: one run, with ``transcript`` (board-watch's text form, ids as
   ``<run-1>``, ``<msg-2>``, ``<call-1>`` placeholders), ``messages``, ``state``,
   ``pending_tool_calls``, ``interrupts``; :func:`assert_conforms`;
 * the pytest plugin (loaded through the ``pytest11`` entry point): fixtures
   ``agui_client`` and ``agui_snapshot`` (:class:`TranscriptExtension`, syrupy);
 * the check battery behind ``board-watch check URL`` (``python -m agui.testing URL``):
-  :data:`CHECKS`, :func:`run_checks`.
+  :data:`CHECKS`, :func:`run_checks`;
+* the test agents: :func:`fake_agent_app` (``serve-fake``, the awkward-but-legal
+  scenario agent on ``/agent``, scenario = first word of the last user message:
+  ``chunks``, ``call``, ``parallel``, ``mixed``, ``approve``, ``busy``, ``slow``,
+  ``fail``, plus the hand-framed illegal ``/raw/<name>`` streams) and
+  :func:`task_board_app` (a small deterministic agent with state, tools and an A2UI v0.9
+  board surface), Starlette apps (the ``server`` extra).
 
-Names are imported on first use, so loading the plugin costs nothing.
+Every name is imported on first use, so ``import agui.testing`` (and loading the
+plugin) needs no extra and costs nothing.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agui.testing._agents import ResumableOptions as ResumableOptions
+    from agui.testing._agents.fake import create_app as fake_agent_app
+    from agui.testing._agents.task_board import create_app as task_board_app
     from agui.testing._check import CHECKS as CHECKS
     from agui.testing._check import Check as Check
     from agui.testing._check import CheckResult as CheckResult
@@ -34,21 +44,6 @@ if TYPE_CHECKING:
     from agui.testing._transcript import Placeholders as Placeholders
     from agui.testing._transcript import render_transcript as render_transcript
 
-_EXPORTS: dict[str, str] = {
-    "AgentClient": "agui.testing._client",
-    "ConformanceError": "agui.testing._client",
-    "assert_conforms": "agui.testing._client",
-    "CheckedRun": "agui.testing._driver",
-    "RawAnswer": "agui.testing._driver",
-    "TranscriptExtension": "agui.testing._snapshot",
-    "Placeholders": "agui.testing._transcript",
-    "render_transcript": "agui.testing._transcript",
-    "CHECKS": "agui.testing._check",
-    "Check": "agui.testing._check",
-    "CheckResult": "agui.testing._check",
-    "run_checks": "agui.testing._check",
-}
-
 __all__ = [
     "CHECKS",
     "AgentClient",
@@ -58,21 +53,46 @@ __all__ = [
     "ConformanceError",
     "Placeholders",
     "RawAnswer",
+    "ResumableOptions",
     "TranscriptExtension",
     "assert_conforms",
+    "fake_agent_app",
     "render_transcript",
     "run_checks",
+    "task_board_app",
 ]
+
+_LAZY: dict[str, tuple[str, str]] = {
+    "ResumableOptions": ("agui.testing._agents", "ResumableOptions"),
+    "fake_agent_app": ("agui.testing._agents.fake", "create_app"),
+    "task_board_app": ("agui.testing._agents.task_board", "create_app"),
+    "AgentClient": ("agui.testing._client", "AgentClient"),
+    "ConformanceError": ("agui.testing._client", "ConformanceError"),
+    "assert_conforms": ("agui.testing._client", "assert_conforms"),
+    "CheckedRun": ("agui.testing._driver", "CheckedRun"),
+    "RawAnswer": ("agui.testing._driver", "RawAnswer"),
+    "TranscriptExtension": ("agui.testing._snapshot", "TranscriptExtension"),
+    "Placeholders": ("agui.testing._transcript", "Placeholders"),
+    "render_transcript": ("agui.testing._transcript", "render_transcript"),
+    "CHECKS": ("agui.testing._check", "CHECKS"),
+    "Check": ("agui.testing._check", "Check"),
+    "CheckResult": ("agui.testing._check", "CheckResult"),
+    "run_checks": ("agui.testing._check", "run_checks"),
+}
+"""name -> (module, attribute) of every name above."""
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agui.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'agui.testing' has no attribute {name!r}") from None
+    from importlib import import_module
+
+    value = getattr(import_module(module), attr)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    return sorted({*globals(), *_LAZY})

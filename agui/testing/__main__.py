@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from agui.cli.main import main
+from agui._cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["check", *sys.argv[1:]]))

@@ -6,8 +6,8 @@ Every check runs on a thread of its own (a new ``threadId``) and ends ``pass``,
 position) or ``n/a`` (the server does not do what the check needs: it called no offered
 tool, raised no interrupt, is not resumable). The prompts that make a server call a
 tool or pause are the server's business: give them with ``prompts`` (``--prompt
-CHECK=TEXT``). Runs are read by a strict :class:`~agui.client.session.Session`, so a
-failing run names one of :data:`agui.rules.RULES` (or ``transport_<kind>``,
+CHECK=TEXT``). Runs are read by a strict :class:`~agui.client.Session`, so a
+failing run names one of :data:`agui._rules.RULES` (or ``transport_<kind>``,
 ``decode_error``); the HTTP checks and the scenario checks name rules of their own,
 listed in :data:`CHECK_RULES` with the spec text each comes from.
 """
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import httpx
 
-from agui.jsonvalue import JSONValue, is_json_object
+from agui._jsonvalue import JSONValue, is_json_object
 from agui.testing._driver import (
     CheckedRun,
     Driver,
@@ -36,9 +36,7 @@ from agui.testing._driver import (
 )
 
 if TYPE_CHECKING:
-    from agui.client.reconnect import ReconnectPolicy
-    from agui.client.session import Session
-    from agui.client.sync import SessionOptions
+    from agui.client import ReconnectPolicy, Session, SessionOptions
 
 __all__ = [
     "CHECKS",
@@ -90,7 +88,7 @@ CHECK_RULES: dict[str, str] = {
     "apply_state_patch_failed": "Every STATE_DELTA is a JSON Patch (RFC 6902) that applies to "
     "the state it follows (spec, state management: deltas are applied to the current state).",
     "apply_state_too_deep": "A state event nests deeper than the client reads (a bound of "
-    "ours, agui.pipeline.apply).",
+    "ours, agui.pipeline._apply).",
     "run_not_successful": "A plain user message must be answered by a run that ends "
     "RUN_FINISHED (spec, lifecycle: a run ends with RUN_FINISHED, or RUN_ERROR when it fails).",
     "answered_call_requested_again": "Once the client sent a tool message for a call, the "
@@ -107,7 +105,7 @@ CHECK_RULES: dict[str, str] = {
     "request; the agent stops; the thread goes on).",
     "resume_failed": "A server whose capabilities say transport.resumable must continue a "
     "cut response from Last-Event-ID with nothing lost or repeated (resumable-run "
-    "contract, agui.server.runs).",
+    "contract, agui.server._runs).",
     "malformed_request_accepted": "A body that is not a RunAgentInput must be refused with a "
     "4xx status before any stream (spec, HTTP binding: errors before the stream are an "
     "HTTP status; errors after it an in-stream RUN_ERROR).",
@@ -118,7 +116,7 @@ CHECK_RULES: dict[str, str] = {
     "can be driven from any web page without a CORS preflight (Fetch standard, "
     "CORS-safelisted request headers). Stricter than the spec's text.",
 }
-"""Rules the battery names itself (beside :data:`agui.rules.RULES`), with their source."""
+"""Rules the battery names itself (beside :data:`agui._rules.RULES`), with their source."""
 
 
 @dataclass(frozen=True)
@@ -341,7 +339,7 @@ def _state_dropped(check: str, run: CheckedRun) -> CheckResult | None:
 
 
 async def _interrupt(ctx: _Context) -> CheckResult:
-    from agui.client.interrupts import resolved
+    from agui.client import resolved
 
     c = "interrupt"
     session = ctx.session(c)
@@ -409,7 +407,7 @@ async def _retry_busy(ctx: _Context, session: Session, check: str) -> CheckedRun
 
 
 async def _resume_after_cut(ctx: _Context) -> CheckResult:
-    from agui.client.reconnect import ReconnectPolicy
+    from agui.client import ReconnectPolicy
 
     c = "resume_after_cut"
     transport = (ctx.capabilities or {}).get("transport")

@@ -19,9 +19,8 @@ from msgspec import UNSET
 from agui.testing._driver import CheckedRun, Driver, RawAnswer, Target, describe_problem
 
 if TYPE_CHECKING:
-    from agui.client.run import Run
-    from agui.client.session import Session
-    from agui.jsonvalue import JSONObject, JSONValue
+    from agui._jsonvalue import JSONObject, JSONValue
+    from agui.client import Run, Session
     from agui.types import Message, Tool
 
 __all__ = ["AgentClient", "ClientOptions", "ConformanceError", "assert_conforms"]
@@ -229,7 +228,7 @@ class AgentClient:
         must be in ``answers``. ``text``: a user message sent with the resume.
         Raises ``AssertionError`` when nothing is pending or an interrupt is unanswered.
         """
-        from agui.client.interrupts import resolved
+        from agui.client import resolved
 
         session = self._session
         pending = session.pending_interrupts
@@ -296,7 +295,7 @@ class AgentClient:
     def _cutting(self, after: int) -> Session:
         """A session on the same thread, with the same conversation, whose first
         response is cut after ``after`` frames; it becomes the client's session."""
-        from agui.client.reconnect import ReconnectPolicy
+        from agui.client import ReconnectPolicy
 
         session = self._session
         cutting = self._driver.session(

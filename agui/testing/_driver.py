@@ -2,7 +2,7 @@
 
 A :class:`Driver` targets an ASGI app in process (``httpx.ASGITransport``: no port,
 no thread; httpx hands the response over once the app has written all of it) or a
-URL. Each run is read to its end by a :class:`~agui.client.session.Session` in
+URL. Each run is read to its end by a :class:`~agui.client.Session` in
 ``strict`` mode, so the first protocol violation ends it, and recorded as a
 :class:`CheckedRun`: its updates, the requests sent, the conversation afterwards
 and every problem (violations, undecodable frames, transport failures).
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
 import httpx
 
+from agui._jsonvalue import is_json_object
 from agui.errors import (
     AguiError,
     DecodeError,
@@ -33,14 +34,10 @@ from agui.errors import (
     RunError,
     TransportError,
 )
-from agui.jsonvalue import is_json_object
 from agui.updates import Done, ErrorUpdate, Reconnected, Update, WarningUpdate
 
 if TYPE_CHECKING:
-    from agui.client.reconnect import ReconnectPolicy
-    from agui.client.run import Run
-    from agui.client.session import Session
-    from agui.client.sync import SessionOptions
+    from agui.client import ReconnectPolicy, Run, Session, SessionOptions
     from agui.transports import HttpTransport
     from agui.types import Interrupt, Message, RunAgentInput, ToolCall
 
@@ -186,7 +183,7 @@ class RawAnswer:
 
 def describe_problem(error: Exception) -> str:
     """One line naming the rule (or error kind), the offending event and its position."""
-    from agui.cli.sanitize import sanitize
+    from agui._cli.sanitize import sanitize
 
     if isinstance(error, ProtocolViolation):
         where = f" at event #{error.position}" if error.position is not None else ""
@@ -199,11 +196,11 @@ def describe_problem(error: Exception) -> str:
 def event_text(violation: ProtocolViolation) -> str | None:
     """The offending event of ``violation`` as wire JSON (sanitised, cut at
     :data:`MAX_SHOWN` characters), or None when the violation names no event."""
-    from agui.cli.sanitize import sanitize
+    from agui._cli.sanitize import sanitize
 
     if violation.event is None:
         return None
-    from agui.wire.encode import encode_event
+    from agui.wire import encode_event
 
     try:
         text = encode_event(violation.event).decode("utf-8", "replace")
@@ -332,7 +329,7 @@ class Driver:
         """A strict :class:`Session` to the endpoint (``options``: the Session's);
         ``cut_after``: its first response is cut after that many frames; ``reconnect``:
         how a cut response is resumed (default: the transport's)."""
-        from agui.client.session import Session
+        from agui.client import Session
 
         http = self.transport()
         if reconnect is not None:

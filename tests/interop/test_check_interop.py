@@ -50,10 +50,10 @@ def _app(server: str):
 
         return app
     if server == "agui serve-fake":
-        from agui.backends.fake import create_app
+        from agui.testing._agents.fake import create_app
 
         return create_app(store="memory")
-    from agui.backends.task_board import create_app
+    from agui.testing._agents.task_board import create_app
 
     return create_app()
 

@@ -21,9 +21,9 @@ pytest.importorskip("uvicorn")
 
 from support.check_servers import AUTH_TOKEN, misbehaving_app
 
-from agui.backends.fake import create_app
-from agui.backends.raw import RAW_STREAMS
-from agui.cli.main import main
+from agui.testing._agents.fake import create_app
+from agui.testing._agents.raw import RAW_STREAMS
+from agui._cli.main import main
 from agui.server import BackgroundServer
 from agui.testing import CHECKS, CheckResult, run_checks
 

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("starlette")
 
-from agui.backends.fake import create_app as fake_app
+from agui.testing._agents.fake import create_app as fake_app
 from agui.server import BackgroundServer, create_app
 from agui.testing import AgentClient, ConformanceError, Placeholders, assert_conforms
 from agui.types import ToolMessage
