@@ -343,7 +343,7 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
     _add_full_flag(r)
     _add_check_flag(r)
 
-    from agui.cli.check import add_arguments as add_check_arguments
+    from agui._cli.check import add_arguments as add_check_arguments
 
     add_check_arguments(
         sub.add_parser(
@@ -353,8 +353,7 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
             "client tools, interrupts, cancel, resume after a cut, bad requests) and print "
             "one line per check: pass, fail (with the rule and the first offending event) "
             "or n/a. Exit 1 when a check fails.",
-        ),
-        _url,
+        )
     )
     for name, port, what in (
         (
@@ -524,7 +523,7 @@ def _main(argv: Sequence[str], console: Console) -> int:
 
         return run_trace(args, console)
     if args.command == "check":
-        from agui.cli.check import run_check
+        from agui._cli.check import run_check
 
         return run_check(args, console)
     if args.command == "replay":

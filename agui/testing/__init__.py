@@ -11,7 +11,8 @@ battery, and the test agents board-watch serves.
 * the pytest plugin (loaded through the ``pytest11`` entry point): fixtures
   ``agui_client`` and ``agui_snapshot`` (:class:`TranscriptExtension`, syrupy);
 * the check battery behind ``board-watch check URL`` (``python -m agui.testing URL``):
-  :data:`CHECKS`, :func:`run_checks`;
+  :data:`CHECKS`, :func:`run_checks`, and the command itself (:func:`check_arguments`,
+  :func:`run_check_command`, the reports :func:`json_report` and :func:`junit_xml`);
 * the test agents: :func:`fake_agent_app` (``serve-fake``, the awkward-but-legal
   scenario agent on ``/agent``, scenario = first word of the last user message:
   ``chunks``, ``call``, ``parallel``, ``mixed``, ``approve``, ``busy``, ``slow``,
@@ -38,6 +39,11 @@ if TYPE_CHECKING:
     from agui.testing._client import AgentClient as AgentClient
     from agui.testing._client import ConformanceError as ConformanceError
     from agui.testing._client import assert_conforms as assert_conforms
+    from agui.testing._command import CheckCommandError as CheckCommandError
+    from agui.testing._command import check_arguments as check_arguments
+    from agui.testing._command import json_report as json_report
+    from agui.testing._command import junit_xml as junit_xml
+    from agui.testing._command import run_check_command as run_check_command
     from agui.testing._driver import CheckedRun as CheckedRun
     from agui.testing._driver import RawAnswer as RawAnswer
     from agui.testing._snapshot import TranscriptExtension as TranscriptExtension
@@ -48,6 +54,7 @@ __all__ = [
     "CHECKS",
     "AgentClient",
     "Check",
+    "CheckCommandError",
     "CheckResult",
     "CheckedRun",
     "ConformanceError",
@@ -56,8 +63,12 @@ __all__ = [
     "ResumableOptions",
     "TranscriptExtension",
     "assert_conforms",
+    "check_arguments",
     "fake_agent_app",
+    "json_report",
+    "junit_xml",
     "render_transcript",
+    "run_check_command",
     "run_checks",
     "task_board_app",
 ]
@@ -78,6 +89,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Check": ("agui.testing._check", "Check"),
     "CheckResult": ("agui.testing._check", "CheckResult"),
     "run_checks": ("agui.testing._check", "run_checks"),
+    "CheckCommandError": ("agui.testing._command", "CheckCommandError"),
+    "check_arguments": ("agui.testing._command", "check_arguments"),
+    "run_check_command": ("agui.testing._command", "run_check_command"),
+    "json_report": ("agui.testing._command", "json_report"),
+    "junit_xml": ("agui.testing._command", "junit_xml"),
 }
 """name -> (module, attribute) of every name above."""
 

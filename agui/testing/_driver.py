@@ -183,7 +183,7 @@ class RawAnswer:
 
 def describe_problem(error: Exception) -> str:
     """One line naming the rule (or error kind), the offending event and its position."""
-    from agui._cli.sanitize import sanitize
+    from agui._lines.sanitize import sanitize
 
     if isinstance(error, ProtocolViolation):
         where = f" at event #{error.position}" if error.position is not None else ""
@@ -196,7 +196,7 @@ def describe_problem(error: Exception) -> str:
 def event_text(violation: ProtocolViolation) -> str | None:
     """The offending event of ``violation`` as wire JSON (sanitised, cut at
     :data:`MAX_SHOWN` characters), or None when the violation names no event."""
-    from agui._cli.sanitize import sanitize
+    from agui._lines.sanitize import sanitize
 
     if violation.event is None:
         return None

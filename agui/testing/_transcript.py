@@ -1,6 +1,6 @@
 """A run's transcript: board-watch's text rendering with stable placeholders for ids.
 
-The lines are :mod:`agui._cli.render`'s (grouped view, nothing cut), the form
+The lines are :mod:`agui._lines.render`'s (grouped view, nothing cut), the form
 ``board-watch watch`` prints and our own syrupy snapshots pin. Ids a server or the
 client generates change on every run, so each one is replaced by a placeholder
 named after what it identifies and numbered in order of first appearance:
@@ -118,7 +118,7 @@ def render_transcript(
     ids as placeholders, one ``\\n``-terminated line each. ``seen``: values whose ids
     are named first (the request inputs, so the thread and run are ``<thread-1>`` and
     ``<run-1>`` in the order the client made them)."""
-    from agui._cli.render import RenderOptions, render_all
+    from agui._lines.render import RenderOptions, render_all
 
     items = list(updates)
     names = placeholders if placeholders is not None else Placeholders()

@@ -50,10 +50,10 @@ def _app(server: str):
 
         return app
     if server == "agui serve-fake":
-        from agui.testing._agents.fake import create_app
+        from agui.testing import fake_agent_app as create_app
 
         return create_app(store="memory")
-    from agui.testing._agents.task_board import create_app
+    from agui.testing import task_board_app as create_app
 
     return create_app()
 

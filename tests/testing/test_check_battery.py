@@ -21,11 +21,11 @@ pytest.importorskip("uvicorn")
 
 from support.check_servers import AUTH_TOKEN, misbehaving_app
 
-from agui.testing._agents.fake import create_app
-from agui.testing._agents.raw import RAW_STREAMS
 from agui._cli.main import main
 from agui.server import BackgroundServer
 from agui.testing import CHECKS, CheckResult, run_checks
+from agui.testing import fake_agent_app as create_app
+from agui.testing._agents.raw import RAW_STREAMS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("starlette")
 
-from agui.testing._agents.fake import create_app as fake_app
 from agui.server import BackgroundServer, create_app
 from agui.testing import AgentClient, ConformanceError, Placeholders, assert_conforms
+from agui.testing import fake_agent_app as fake_app
 from agui.types import ToolMessage
 
 
