@@ -32,6 +32,15 @@ os.environ["BOARD_WATCH_THREAD"] = "thread-1"
 os.environ["BOARD_WATCH_STATE_DIR"] = tempfile.mkdtemp(prefix="board-watch-state-")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The agui.testing plugin (fixtures ``agui_client``, ``agui_snapshot``) for our own
+    tests, unless its pytest11 entry point (an install of this checkout) loaded it already."""
+    import agui.testing._plugin as plugin
+
+    if not config.pluginmanager.is_registered(plugin):
+        config.pluginmanager.register(plugin, "agui")
+
+
 @pytest.fixture
 def shared():
     """The shared reference-data folder as a callable: ``shared("upstream", "agui")``."""

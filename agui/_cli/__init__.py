@@ -1,7 +1,7 @@
 """board-watch, the AG-UI terminal client: renderers, board panel, commands.
 
-Entry point :func:`agui._cli.main.main`; pure pieces :mod:`agui._cli.render`,
-:mod:`agui._cli.board`, :mod:`agui._cli.sanitize`, :mod:`agui._cli.text`.
+Entry point :func:`agui._cli.main.main`; pure pieces :mod:`agui._lines.render`,
+:mod:`agui._cli.board`, :mod:`agui._lines.sanitize`, :mod:`agui._lines.text`.
 
 Ctrl-C while board-watch is still starting: when this package is imported as
 the program itself (the ``board-watch`` script or ``python -m agui._cli``), a

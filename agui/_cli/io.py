@@ -9,10 +9,10 @@ value turns colour off (no-color.org; an empty ``NO_COLOR=`` does not), and
 so does ``TERM=dumb``.
 
 Output: every character written to stdout or stderr, by every command, goes
-through this class, which sanitises it (:func:`agui._cli.sanitize.sanitize`:
+through this class, which sanitises it (:func:`agui._lines.sanitize.sanitize`:
 no escape sequence, control character, bidi or invisible format character
 reaches the terminal raw) and redacts URL credentials
-(:func:`agui._cli.text.redact_credentials`); the only escapes it writes are
+(:func:`agui._lines.text.redact_credentials`); the only escapes it writes are
 its own colour codes. Prompts go to the terminal, never into a piped stdout:
 to stdout when stdout is a TTY, else to stderr. A closed stdin reads as end
 of input; a closed stdout or stderr discards what is written to it.
@@ -35,9 +35,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
-from agui._cli.render import LABEL_WIDTH, Line
-from agui._cli.sanitize import sanitize
-from agui._cli.text import redact_credentials
+from agui._lines.render import LABEL_WIDTH, Line
+from agui._lines.sanitize import sanitize
+from agui._lines.text import redact_credentials
 
 __all__ = ["COLOURS", "CliError", "Console", "EndOfInput", "SafeStream", "clean", "isatty"]
 

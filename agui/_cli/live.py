@@ -37,8 +37,8 @@ from typing import Any, ClassVar
 
 from agui import updates as u
 from agui._cli.io import Console, isatty
-from agui._cli.render import LABEL_WIDTH, Line, RenderOptions
-from agui._cli.sanitize import sanitize
+from agui._lines.render import LABEL_WIDTH, Line, RenderOptions
+from agui._lines.sanitize import sanitize
 
 __all__ = ["FRAME_INTERVAL", "STREAMING", "LiveView", "live_view", "settles"]
 

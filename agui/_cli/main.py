@@ -12,6 +12,9 @@ Subcommands::
                         [--approve | --decline]
                         [--max-resumes N] [--tools FILE] [--timeout SECONDS]
                         [--idle-timeout SECONDS] [LINE]
+    board-watch check   URL [--header NAME:VALUE] [--json PATH] [--junit PATH]
+                        [--only CHECK,...] [--prompt CHECK=TEXT] [--tools FILE]
+                        [--timeout SECONDS]
     board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--full] [--check]
                         [--max-bytes N]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090] [STORE FLAGS]
@@ -370,6 +373,18 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
     _add_full_flag(r)
     _add_check_flag(r)
 
+    from agui._cli.check import add_arguments as add_check_arguments
+
+    add_check_arguments(
+        sub.add_parser(
+            "check",
+            help="run the conformance check battery against a live AG-UI endpoint",
+            description="Drive URL through the agui.testing check battery (plain text, "
+            "client tools, interrupts, cancel, resume after a cut, bad requests) and print "
+            "one line per check: pass, fail (with the rule and the first offending event) "
+            "or n/a. Exit 1 when a check fails.",
+        )
+    )
     for name, port, what in (
         (
             "serve-fake",
@@ -538,6 +553,10 @@ def _main(argv: Sequence[str], console: Console) -> int:
         from agui._cli.trace import run_trace
 
         return run_trace(args, console)
+    if args.command == "check":
+        from agui._cli.check import run_check
+
+        return run_check(args, console)
     if args.command == "replay":
         from agui._cli.replay_command import run_replay
 

@@ -2,7 +2,7 @@
 
 For each line read from stdin (``> `` prompt on a TTY) :func:`chat` sends it
 with :meth:`agui.client._session.Session.send`, renders every ``Update`` through
-:class:`agui._cli.render.Renderer`, draws the board panel
+:class:`agui._lines.render.Renderer`, draws the board panel
 (:mod:`agui._cli.board`), and while the run paused on interrupts asks
 ``[y/N]`` for each one (reading the answer from the same stdin; or answers
 all with ``--approve`` / ``--decline``) and resumes with ONE request.
@@ -79,8 +79,6 @@ from agui._cli.board import panel_from_conversation, write_panel
 from agui._cli.io import CliError, Console, EndOfInput, QuietInterrupt
 from agui._cli.live import live_view, settles
 from agui._cli.rejoin import keep_proof, kept_proofs, last_run
-from agui._cli.render import Line, Renderer, RenderOptions
-from agui._cli.sanitize import sanitize
 from agui._cli.target import (
     DEFAULT_READ_TIMEOUT,
     THREAD_ID,
@@ -97,6 +95,8 @@ from agui._cli.target import (
     thread_ids,
 )
 from agui._cli.utf8 import AGENT_BAD_BYTES, Utf8Watch
+from agui._lines.render import Line, Renderer, RenderOptions
+from agui._lines.sanitize import sanitize
 from agui.errors import ResumeError, TransportError, TransportErrorKind
 from agui.pipeline._lifecycle import RunLifecycle
 from agui.transports._reconnect import FROM_START, start_cursor

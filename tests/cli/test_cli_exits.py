@@ -302,8 +302,8 @@ def test_a_broken_pipe_after_a_ctrl_c_cancelled_run_is_the_interrupt_until_the_n
 
     from agui._cli import main as cli_main
     from agui._cli.io import Console
-    from agui._cli.render import Renderer
     from agui._cli.watch import ChatOptions, run_interruptibly
+    from agui._lines.render import Renderer
 
     async def stream():
         signal.raise_signal(signal.SIGINT)  # Ctrl-C while the run streams

@@ -19,7 +19,7 @@ from support.screen import WAIT, ScreenTerminal
 
 from agui._cli.io import Console
 from agui._cli.live import STREAMING, LiveView, live_view
-from agui._cli.render import Line, RenderOptions
+from agui._lines.render import Line, RenderOptions
 from agui.server import BackgroundServer, agent_route
 from agui.updates import TextDelta, TextEnded, TextStarted, ToolCallArgs, ToolCallStarted
 

@@ -155,7 +155,7 @@ async def test_any_exception_from_a_custom_transport_is_a_transport_error_update
 
 
 def test_board_watch_result_line_shows_tool_result_parts_as_json():
-    from agui._cli.render import Renderer, RenderOptions
+    from agui._lines.render import Renderer, RenderOptions
 
     (update,) = Conversation().apply(
         ToolCallResultEvent(

@@ -1,6 +1,6 @@
 """Formatting helpers of the board-watch renderer: JSON bodies, tool-call
 arguments, errors, token usage and A2UI surface summaries, every piece of
-agent text sanitised (:func:`agui._cli.sanitize.sanitize`)."""
+agent text sanitised (:func:`agui._lines.sanitize.sanitize`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from agui import errors as e
-from agui._cli.sanitize import sanitize, sanitize_fragment
-from agui._cli.text import cut, redact_credentials
 from agui._jsonvalue import JSONValue, is_json_array, is_json_object
+from agui._lines.sanitize import sanitize, sanitize_fragment
+from agui._lines.text import cut, redact_credentials
 
 if TYPE_CHECKING:
     from agui.updates import Done

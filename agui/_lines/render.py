@@ -4,7 +4,7 @@ Pure: a :class:`Renderer` takes ``Update`` values one at a time
 (:meth:`Renderer.feed`) and returns the :class:`Line` values to print now; it
 does no I/O and never raises on odd input (an update it does not know, an
 args delta for a call it never saw opened, a text end without a start ...).
-Every piece of agent text is passed through :func:`agui._cli.sanitize.sanitize`.
+Every piece of agent text is passed through :func:`agui._lines.sanitize.sanitize`.
 
 Each line has a fixed label column (:data:`LABEL_WIDTH` characters):
 
@@ -73,7 +73,7 @@ a closed message is shown with ``TextEnded.text`` / ``ReasoningEnded.text``,
 the applier's join; deltas shown joined on one line use
 :func:`agui.updates.join_deltas`, the same join. Dispatch is one table keyed by
 ``Update`` class, :data:`HANDLERS`, plus :data:`PASS_THROUGH`; the formatting
-helpers live in :mod:`agui._cli.formats`.
+helpers live in :mod:`agui._lines.formats`.
 """
 
 from __future__ import annotations
@@ -86,7 +86,8 @@ import msgspec
 
 from agui import types as T
 from agui import updates as u
-from agui._cli.formats import (
+from agui._jsonvalue import JSONObject, is_json_object
+from agui._lines.formats import (
     a2ui_render_summary,
     attr_of,
     cut_chars,
@@ -100,8 +101,7 @@ from agui._cli.formats import (
     patch_text,
     surface_summary,
 )
-from agui._cli.sanitize import sanitize, sanitize_block
-from agui._jsonvalue import JSONObject, is_json_object
+from agui._lines.sanitize import sanitize, sanitize_block
 from agui.a2ui import ACTIVITY_TYPE, RENDER_TOOL
 from agui.updates import join_deltas
 
