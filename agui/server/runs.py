@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +47,15 @@ from agui.server.encoder import SSE_HEADERS, EventEncoder
 from agui.server.guard import Guard
 from agui.server.request import error_response, is_disconnect
 from agui.server.response import Agent, run_agent, thread_of
-from agui.server.runlog.store import RunLogFull, RunRef, RunStore
+from agui.server.runlog.feed import LiveFeed
+from agui.server.runlog.store import (
+    LogBatch,
+    LogTrimmed,
+    RunLogFull,
+    RunLogUnavailable,
+    RunRef,
+    RunStore,
+)
 from agui.server.versions import stream_version
 from agui.types import RunAgentInput
 
@@ -85,6 +94,10 @@ READ_BATCH = 512
 
 _TERMINAL = frozenset({"RUN_FINISHED", "RUN_ERROR"})
 
+_UNLOGGED_PREFIX = "x"
+"""The id prefix of a terminal event a request got that the store does not hold
+(``run_log_failed``, ``log_trimmed``): a resume from it is refused."""
+
 
 def cursor_tag(run_id: str) -> str:
     """The run part of a cursor: 12 hex digits of a hash of ``run_id``."""
@@ -105,6 +118,9 @@ class _LiveRun:
     agent_task: asyncio.Task[None] | None = None
     owner_task: asyncio.Task[None] | None = None
     events: int = 0
+    feed: LiveFeed = field(default_factory=LiveFeed)
+    last_seen: float = field(default_factory=time.monotonic)  # a reader was attached
+    failed: BaseException | None = None  # an append failed: the log is broken
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
@@ -116,6 +132,11 @@ class RunHub:
     answers a decoded POST; :meth:`cancel` is the DELETE; :meth:`shutdown` cancels
     every run this process runs (and closes the store when ``owns_store``: it was
     built from a URL for this hub).
+
+    One heartbeat task per hub (not per run) keeps the store's worker alive,
+    delivers cancels asked through other processes and ends runs nobody was
+    attached to for ``detach_timeout``. Requests attached in this process read
+    a live run's :class:`~agui.server.runlog.feed.LiveFeed`, not the store.
     """
 
     def __init__(
@@ -142,6 +163,10 @@ class RunHub:
         self.owns_store = owns_store
         self.tick: float = min(0.25, lease / 4, detach_timeout / 4)
         self.live: dict[RunRef, _LiveRun] = {}
+        self.unavailable_since: float | None = None
+        """Monotonic time the store was last found unreachable (None: it answers)."""
+        self._unlogged: dict[RunRef, bytes] = {}  # terminal events the store did not take yet
+        self._beat_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------ requests
 
@@ -156,6 +181,9 @@ class RunHub:
                 created = await self.store.create(run, self.lease)
             except RunLogFull as exc:
                 return error_response(503, "run_log_full", str(exc))
+            except RunLogUnavailable as exc:
+                return self._unavailable(exc)
+            self._store_up()
             if not created:
                 return error_response(
                     409,
@@ -166,8 +194,21 @@ class RunHub:
             self._start(run, run_input)
             return _Attachment(self, run, START_CURSOR, encoder, resumed=False)
         after = self._entry_of(last_event_id, run)
-        if after is None or not await self.store.holds(run, after):
-            info = None if after is None else await self.store.info(run)
+        try:
+            held = after is not None and await self.store.holds(run, after)
+            info = None if held or after is None else await self.store.info(run)
+        except RunLogUnavailable as exc:
+            return self._unavailable(exc)
+        self._store_up()
+        if after is None or not held:
+            if after is not None and info is None and self._lost(run, after):
+                return error_response(
+                    410,
+                    "run_log_lost",
+                    "the run log lost this run before its retention ended (the store "
+                    "restarted empty?): it cannot be resumed",
+                    "Last-Event-ID",
+                )
             what = "run" if info is None else "cursor"
             return error_response(
                 410,
@@ -176,6 +217,33 @@ class RunHub:
                 "Last-Event-ID",
             )
         return _Attachment(self, run, after, encoder, resumed=True)
+
+    def _lost(self, run: RunRef, entry: str) -> bool:
+        """Whether a run the store does not hold should still be there: it runs
+        here, or its cursor's entry was written less than ``retention`` ago."""
+        if run in self.live:
+            return True
+        written = self.store.written_at(entry)
+        return written is not None and time.time() - written < self.store.retention - 1.0
+
+    def _unavailable(self, exc: RunLogUnavailable) -> Response:
+        """503 ``run_log_unavailable`` with ``Retry-After``."""
+        self._store_down(exc)
+        response = error_response(
+            503, "run_log_unavailable", f"{exc}; retry in {exc.retry_after:g} s"
+        )
+        response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+        return response
+
+    def _store_down(self, exc: BaseException) -> None:
+        if self.unavailable_since is None:
+            self.unavailable_since = time.monotonic()
+            logger.warning("the run log is unreachable: %s", exc)
+
+    def _store_up(self) -> None:
+        if self.unavailable_since is not None:
+            self.unavailable_since = None
+            logger.warning("the run log answers again")
 
     @staticmethod
     def _entry_of(cursor: str, run: RunRef) -> str | None:
@@ -188,8 +256,12 @@ class RunHub:
 
     async def cancel(self, run: RunRef, reason: str = "cancel requested") -> bool:
         """Cancel ``run``'s agent: at once when it runs here, else through the
-        store (its worker reads the request within a fraction of a second).
-        False when the run is unknown."""
+        store (its worker reads the request at its next heartbeat, within a
+        fraction of a second). False when the run is unknown.
+
+        Raises:
+            RunLogUnavailable: the run is not here and the store cannot be reached.
+        """
         live = self.live.get(run)
         if live is not None:
             self.cancel_live(live, reason)
@@ -209,6 +281,11 @@ class RunHub:
             self.cancel_live(live, "server shutting down")
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        beat = self._beat_task
+        if beat is not None and not beat.done():
+            beat.cancel()
+            with contextlib.suppress(BaseException):
+                await beat
         if self.owns_store:
             with contextlib.suppress(Exception):
                 await self.store.close()
@@ -223,6 +300,8 @@ class RunHub:
         guard = Guard(thread_of(run_input)) if self.guard else None
         emitter = Emitter(buffer, guard, token, version=stream_version(run_input), raw=True)
         live.owner_task = asyncio.create_task(self._own(live, run_input, emitter, buffer))
+        if self._beat_task is None or self._beat_task.done():
+            self._beat_task = asyncio.create_task(self._beat())
 
     async def _own(
         self, live: _LiveRun, run_input: RunAgentInput, emitter: Emitter, buffer: Outbox
@@ -230,7 +309,6 @@ class RunHub:
         run = live.run
         span = telemetry.run_started(run)
         flusher = asyncio.create_task(self._flush(live, buffer))
-        supervisor = asyncio.create_task(self._supervise(live))
         agent_task = live.agent_task = asyncio.create_task(
             run_agent(self.agent, run_input, emitter, live.token)
         )
@@ -253,58 +331,80 @@ class RunHub:
                 outcome = "agent_error"
         finally:
             buffer.close()
-            supervisor.cancel()
             with contextlib.suppress(BaseException):
                 await flusher
             with contextlib.suppress(Exception):
                 await self.store.release(run)
-            with contextlib.suppress(BaseException):
-                await supervisor
             self.live.pop(run, None)
             live.events = emitter.count
             telemetry.run_ended(span, outcome, emitter.count)
 
     async def _flush(self, live: _LiveRun, buffer: Outbox) -> None:
-        """Move admitted events to the log, everything pending as one append."""
-        run = live.run
+        """Move admitted events to the log, everything pending as one append, and
+        to the run's in-process feed. Once an append failed the log is broken:
+        nothing more is appended (a gap would pass for a whole log), the agent
+        is cancelled, and the run ends ``RUN_ERROR`` ``run_log_failed``, on the
+        feed at once and in the log once the store takes it."""
+        run, feed = live.run, live.feed
         while True:
             frames = await buffer.take_frames()
             end = buffer.closed  # (no event can follow: the agent is done)
-            try:
-                await self.store.append(run, frames or [], end=end)
-            except Exception as exc:  # the log is unreachable: the run cannot go on
-                logger.error("run log append failed (run %r)", run.run_id, exc_info=exc)
-                self.cancel_live(live, "run log failed")
-                if end:
-                    return
-                continue
+            if live.failed is None:
+                try:
+                    batch = await self.store.append(run, frames or [], end=end)
+                except Exception as exc:  # noqa: BLE001 - the log is broken: the run cannot go on
+                    live.failed = exc
+                    logger.error("run log append failed (run %r): %s", run.run_id, exc)
+                    self._store_down(exc)
+                    self.cancel_live(live, "run log failed")
+                else:
+                    feed.push(batch, end=end)
+                    if end:
+                        return
+                    continue
             if end:
+                terminal = _run_error(
+                    "the run log could not be written: the run was stopped", "run_log_failed"
+                )
+                feed.push(LogBatch(_UNLOGGED_PREFIX, 0, [terminal]), end=True)
+                self._unlogged[run] = terminal
                 return
 
-    async def _supervise(self, live: _LiveRun) -> None:
-        """Renew the lease; cancel on request, or once nobody was attached for
-        ``detach_timeout`` seconds."""
-        run = live.run
-        last_seen = time.monotonic()
-        while True:
-            await asyncio.sleep(self.tick)
+    async def _beat(self) -> None:
+        """The worker's heartbeat, while this hub runs anything: renew it, act on
+        its signals (cancels, readers elsewhere), end runs nobody was attached to
+        for ``detach_timeout``, log the terminal events the store missed."""
+        while self.live or self._unlogged:
+            attached: frozenset[RunRef] = frozenset()
             try:
-                signals = await self.store.renew(run, self.lease)
-            except Exception as exc:
-                logger.warning("run lease renewal failed (run %r)", run.run_id, exc_info=exc)
-                continue
+                signals = await self.store.heartbeat(self.lease)
+            except Exception as exc:  # noqa: BLE001 - a failed beat never ends the loop
+                self._store_down(exc)
+            else:
+                self._store_up()
+                attached = signals.attached
+                for run in signals.cancel:
+                    live = self.live.get(run)
+                    if live is not None:
+                        self.cancel_live(live, "cancel requested")
             now = time.monotonic()
-            if signals.cancel:
-                self.cancel_live(live, "cancel requested")
-            elif live.attached > 0 or signals.attached:
-                last_seen = now
-            elif now - last_seen >= self.detach_timeout:
-                logger.info(
-                    "run %r had nobody attached for %g s: cancelled",
-                    run.run_id,
-                    self.detach_timeout,
-                )
-                self.cancel_live(live, "detached")
+            for live in list(self.live.values()):
+                if live.attached > 0 or live.run in attached:
+                    live.last_seen = now
+                elif now - live.last_seen >= self.detach_timeout and not live.token.cancelled:
+                    logger.info(
+                        "run %r had nobody attached for %g s: cancelled",
+                        live.run.run_id,
+                        self.detach_timeout,
+                    )
+                    self.cancel_live(live, "detached")
+            for run, terminal in list(self._unlogged.items()):
+                try:
+                    await self.store.append(run, [terminal], end=True)
+                except RunLogUnavailable:  # still unreachable: next beat
+                    break
+                del self._unlogged[run]
+            await asyncio.sleep(self.tick)
 
     async def end_lost(self, run: RunRef) -> None:
         """End the log of a run whose worker is gone (``RUN_ERROR`` ``worker_lost``,
@@ -316,7 +416,7 @@ class RunHub:
         if last is None or _event_type(last) not in _TERMINAL:
             entries.append(
                 _run_error(
-                    "the server process running this run stopped (its lease expired)",
+                    "the server process running this run stopped (its heartbeat expired)",
                     "worker_lost",
                 )
             )
@@ -356,7 +456,7 @@ class _Attachment(Response):
         live = hub.live.get(run)
         if live is not None:
             live.attached += 1
-        pump = asyncio.create_task(self._pump(send, live is None))
+        pump = asyncio.create_task(self._pump(send, live))
         watcher = asyncio.create_task(_wait_disconnect(receive))
         shutdown = False
         try:
@@ -374,6 +474,7 @@ class _Attachment(Response):
         finally:
             if live is not None:
                 live.attached -= 1
+                live.last_seen = time.monotonic()
             for task in (pump, watcher):
                 task.cancel()
             results: list[BaseException | None]
@@ -384,43 +485,78 @@ class _Attachment(Response):
                     raise
                 results = []  # cancelled again while the server's loop is torn down
             for result in results:
-                if isinstance(result, Exception) and not is_disconnect(result):
+                if isinstance(result, RunLogUnavailable):
+                    logger.warning("run stream cut: %s", result)
+                elif isinstance(result, Exception) and not is_disconnect(result):
                     logger.error("run stream failed", exc_info=result)
             telemetry.detached(span, self.sent)
         if shutdown:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _pump(self, send: Send, remote: bool) -> None:
+    async def _pump(self, send: Send, live: _LiveRun | None) -> None:
+        """Write the run's frames: from the run's in-process feed when it runs
+        here (the store only to catch up from behind the feed's window), else
+        from the store. A trimmed position ends the stream ``log_trimmed``; a
+        store that cannot be reached cuts it (the client resumes later)."""
         hub, run, store, encoder = self.hub, self.run, self.hub.store, self.encoder
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
         tag = cursor_tag(run.run_id)
         after = self.after
         keepalive = hub.keepalive
-        last_write = last_touch = time.monotonic()
-        if remote:
+        last_write = last_touch = last_check = time.monotonic()
+        feed = live.feed if live is not None else None
+        if feed is None:
             await store.touch(run, 4 * hub.tick)
         while True:
-            piece = await store.read(run, after, READ_BATCH, block=hub.tick)
+            ended = False
+            batches: list[LogBatch] = []
+            got = feed.after(after, READ_BATCH) if feed is not None else None
+            try:
+                if got is not None and feed is not None:
+                    batches, at_end = got
+                    ended = at_end and feed.ended
+                    if not batches and not ended:
+                        await feed.wait(hub.tick)
+                else:  # behind the window, or the run is not here
+                    piece = await store.read(
+                        run, after, READ_BATCH, block=None if feed is not None else hub.tick
+                    )
+                    batches, ended = piece.batches, piece.ended
+                    if feed is not None and not batches and not ended:
+                        if (
+                            feed.ended
+                            and feed.batches
+                            and feed.batches[-1].prefix == _UNLOGGED_PREFIX
+                        ):
+                            batches, ended = [feed.batches[-1]], True  # the log broke behind us
+                        else:
+                            await feed.wait(hub.tick)
+            except LogTrimmed as exc:
+                logger.warning("run %r: %s", run.run_id, exc)
+                error = _run_error(
+                    f"events of this run were trimmed from the run log: {exc}", "log_trimmed"
+                )
+                batches, ended = [LogBatch(_UNLOGGED_PREFIX, 0, [error])], True
             now = time.monotonic()
-            batches = piece.batches
             if batches:
                 frames = encoder.frames_with_ids
                 body = b"".join([frames(b.events, f"{tag}.{b.prefix}", b.start) for b in batches])
                 await send({"type": "http.response.body", "body": body, "more_body": True})
                 after = batches[-1].last_id
-                self.sent += piece.count
+                self.sent += sum(len(b.events) for b in batches)
                 last_write = now
-            if piece.ended:
+            if ended:
                 break
-            if remote and now - last_touch >= hub.tick:
+            if feed is None and now - last_touch >= hub.tick:
                 await store.touch(run, 4 * hub.tick)
                 last_touch = now
             if not batches:
-                if run not in hub.live:
+                if feed is None and now - last_check >= hub.tick:
+                    last_check = now
                     info = await store.info(run)
                     if info is None:
-                        break  # expired under us
+                        break  # expired (or lost) under us
                     if not info.ended and not info.leased:
                         await hub.end_lost(run)
                 if keepalive is not None and now - last_write >= keepalive:
