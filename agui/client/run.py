@@ -75,6 +75,7 @@ from agui.pipeline.core import Pipeline
 from agui.pipeline.lifecycle import RunLifecycle
 from agui.types import RunErrorEvent, RunFinishedEvent
 from agui.updates import Done, ErrorUpdate, Reconnected, Reconnecting, Update, WarningUpdate
+from agui.wire.sse import RUN_HELD
 
 if TYPE_CHECKING:
     from agui.client.tools import ClientTools
@@ -83,6 +84,9 @@ if TYPE_CHECKING:
     from agui.types import RunAgentInput, ToolCall
 
 __all__ = ["Run", "RunHost", "RunSlot", "Subscriber", "Subscribers"]
+
+_HELD = f": {RUN_HELD}\n\n".encode()
+"""The first bytes of a new run's stream on a resumable server (SSE)."""
 
 logger: logging.Logger = logging.getLogger(__name__)
 # the logger session subscribers' failures have always gone to (users configure it)
@@ -432,6 +436,8 @@ class _RunCore:
             return (pipeline.close(),)
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
             return None
+        if self.cursor.last is None and self.policy is not None:
+            self._held(item)
         batches = self._frames(pipeline, item)
         return batches if self.cursor.until is None else self._unseen(batches)
 
@@ -517,16 +523,31 @@ class _RunCore:
             and pipeline.done is not None
         )
 
+    def _held(self, item: object) -> None:
+        """The first read of a response: when it opens with the server's
+        ``: run held`` comment, a cut before the first frame resumes the run from
+        :meth:`_unframed_cursor` (the server holds the run from then on)."""
+        if isinstance(item, bytes | bytearray) and bytes(item[: len(_HELD)]) == _HELD:
+            self.cursor.last = self._unframed_cursor()
+
+    def _unframed_cursor(self) -> str:
+        """The ``Last-Event-ID`` of a resume before the run's first frame: its
+        start. The one place that decides what a starter shows to resume a run
+        it has no cursor of yet (run ownership may add a proof here)."""
+        return FROM_START
+
     def _may_resume(self, pipeline: Pipeline, error: BaseException | None) -> bool:
         """Whether a break (``error``; None = the response ended) is resumed: the
-        transport has a policy, the stream carried cursors, its run is still open,
-        nobody stopped the run, and the failure is one worth retrying."""
+        transport has a policy, the stream carried cursors (or the server said it
+        holds the run before its first frame), its run is still open (or has not
+        shown a frame yet), nobody stopped the run, and the failure is one worth
+        retrying."""
         return (
             self.policy is not None
             and self.cursor.last is not None
             and not self.stopping
             and not pipeline.finished
-            and pipeline.lifecycle.open
+            and (pipeline.lifecycle.open or not self.cursor.framed)
             and not self.session.middleware
             and resumable_failure(error)
         )

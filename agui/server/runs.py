@@ -4,7 +4,9 @@ run log (:mod:`agui.server.runlog`), and each request attaches to the log.
 The wire contract (SSE binding):
 
 * every frame of a run carries ``id: <cursor>``: opaque, unique within the
-  thread, ordered within the run;
+  thread, ordered within the run; a new run's stream opens with the comment
+  ``: run held`` (the server holds the run from then on: a client cut before
+  the first frame resumes with ``Last-Event-ID: 0``);
 * a re-POST of the same ``RunAgentInput`` (same ``threadId`` and ``runId``) with
   ``Last-Event-ID: <cursor>`` streams every event after the cursor, then the
   live tail to the run's end, with the same content type and ``id:`` lines;
@@ -58,6 +60,7 @@ from agui.server.runlog.store import (
 )
 from agui.server.versions import stream_version
 from agui.types import RunAgentInput
+from agui.wire.sse import RUN_HELD
 
 __all__ = [
     "CANCEL_CODES",
@@ -501,6 +504,9 @@ class _Attachment(Response):
         store that cannot be reached cuts it (the client resumes later)."""
         hub, run, store, encoder = self.hub, self.run, self.hub.store, self.encoder
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        held = b"" if self.resumed else encoder.comment(RUN_HELD)
+        if held:  # the server holds the run from here: a cut before a frame is resumable
+            await send({"type": "http.response.body", "body": held, "more_body": True})
         tag = cursor_tag(run.run_id)
         after = self.after
         keepalive = hub.keepalive
