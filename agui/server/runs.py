@@ -97,6 +97,9 @@ READ_BATCH = 512
 
 _TERMINAL = frozenset({"RUN_FINISHED", "RUN_ERROR"})
 
+_PROBE = RunRef("agui-probe", "agui-probe")
+"""The run whose state a probe of the store asks for (it never exists)."""
+
 _UNLOGGED_PREFIX = "x"
 """The id prefix of a terminal event a request got that the store does not hold
 (``run_log_failed``, ``log_trimmed``): a resume from it is refused."""
@@ -170,6 +173,7 @@ class RunHub:
         """Monotonic time the store was last found unreachable (None: it answers)."""
         self._unlogged: dict[RunRef, bytes] = {}  # terminal events the store did not take yet
         self._beat_task: asyncio.Task[None] | None = None
+        self._probed = float("-inf")
 
     # ------------------------------------------------------------ requests
 
@@ -185,7 +189,7 @@ class RunHub:
             except RunLogFull as exc:
                 return error_response(503, "run_log_full", str(exc))
             except RunLogUnavailable as exc:
-                return self._unavailable(exc)
+                return self.unavailable(exc)
             self._store_up()
             if not created:
                 return error_response(
@@ -201,7 +205,7 @@ class RunHub:
             held = after is not None and await self.store.holds(run, after)
             info = None if held or after is None else await self.store.info(run)
         except RunLogUnavailable as exc:
-            return self._unavailable(exc)
+            return self.unavailable(exc)
         self._store_up()
         if after is None or not held:
             if after is not None and info is None and self._lost(run, after):
@@ -229,7 +233,7 @@ class RunHub:
         written = self.store.written_at(entry)
         return written is not None and time.time() - written < self.store.retention - 1.0
 
-    def _unavailable(self, exc: RunLogUnavailable) -> Response:
+    def unavailable(self, exc: RunLogUnavailable) -> Response:
         """503 ``run_log_unavailable`` with ``Retry-After``."""
         self._store_down(exc)
         response = error_response(
@@ -237,6 +241,19 @@ class RunHub:
         )
         response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
         return response
+
+    async def available(self) -> bool:
+        """Whether the run log answers (asked at most once a second)."""
+        now = time.monotonic()
+        if now - self._probed >= 1.0:
+            self._probed = now
+            try:
+                await self.store.info(_PROBE)
+            except RunLogUnavailable as exc:
+                self._store_down(exc)
+            else:
+                self._store_up()
+        return self.unavailable_since is None
 
     def _store_down(self, exc: BaseException) -> None:
         if self.unavailable_since is None:
@@ -595,19 +612,29 @@ def cancel_endpoint(hub: RunHub, prefix: str) -> Any:
         if len(parts) != 2 or not all(parts):
             return error_response(404, "unknown_run", "expected /runs/{threadId}/{runId}")
         run = RunRef(unquote(parts[0]), unquote(parts[1]))
-        if await hub.cancel(run):
+        try:
+            cancelled = await hub.cancel(run)
+        except RunLogUnavailable as exc:
+            return hub.unavailable(exc)
+        if cancelled:
             return Response(status_code=204)
         return error_response(404, "unknown_run", "no such run")
 
     return endpoint
 
 
-def capabilities_document(hub: RunHub | None, path: str) -> dict[str, Any]:
-    """The ``AgentCapabilities`` JSON (wire form) an endpoint at ``path`` serves."""
-    doc: dict[str, Any] = {"transport": {"streaming": True, "resumable": hub is not None}}
+def capabilities_document(
+    hub: RunHub | None, path: str, *, available: bool = True
+) -> dict[str, Any]:
+    """The ``AgentCapabilities`` JSON (wire form) an endpoint at ``path`` serves;
+    ``available``: whether the run log answers now (while it does not, runs are
+    not resumable and ``custom.resumable.available`` is false)."""
+    resumable = hub is not None and available
+    doc: dict[str, Any] = {"transport": {"streaming": True, "resumable": resumable}}
     if hub is not None:
         doc["custom"] = {
             "resumable": {
+                "available": available,
                 "cursor": "SSE id: line; resume with Last-Event-ID (0 = from the start)",
                 "retentionSeconds": hub.store.retention,
                 "detachTimeoutSeconds": hub.detach_timeout,
@@ -620,10 +647,12 @@ def capabilities_document(hub: RunHub | None, path: str) -> dict[str, Any]:
 
 
 def capabilities_endpoint(hub: RunHub | None, path: str) -> Any:
-    """The ``GET <path>/capabilities`` endpoint."""
-    doc = capabilities_document(hub, path)
+    """The ``GET <path>/capabilities`` endpoint (the run log's availability
+    probed at most once a second)."""
+    docs = {ok: capabilities_document(hub, path, available=ok) for ok in (True, False)}
 
     async def endpoint(request: Request) -> Response:
-        return JSONResponse(doc)
+        available = True if hub is None else await hub.available()
+        return JSONResponse(docs[available])
 
     return endpoint
