@@ -15,20 +15,22 @@ from pathlib import Path
 import httpx
 import pytest
 import redis.asyncio as aioredis
-from support.sse_load import many_streams
+
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+sys.path.insert(0, str(TOOLS))
+from bench_sse_load import many_streams
 
 pytestmark = pytest.mark.timeout(180)
 
-SUPPORT = Path(__file__).resolve().parent.parent / "support"
 RUNS = 1000
 DELTAS = 10
 
 
 @pytest.fixture
 def scale_server(redis_url):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SUPPORT.parent), *sys.path])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.Popen(
-        [sys.executable, str(SUPPORT / "scale_server.py"), "--store", redis_url]
+        [sys.executable, str(TOOLS / "bench_scale_server.py"), "--store", redis_url]
         + ["--barrier", str(RUNS), "--hold", "3.5"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

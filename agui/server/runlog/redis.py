@@ -13,10 +13,11 @@ is its stream entry's id and its place in the entry (``<ms>-<seq>:<n>``).
 **Appends.** A flush of the worker is one ``XADD``: the flush's events as one
 stream entry, their JSON joined by newlines in the field ``d`` with their count
 in ``n`` (one command per flush, not per event; ``MAXLEN ~ max_run_entries``);
-the end mark (field ``e``) in the last entry. The run's keys' expiry
-(``retention``) and the ``XTRIM MINID ~`` by age ride along with an append only
-every ``retention / 10`` s (and with the last one), so a busy run costs one
-command per flush. (An entry whose events are the fields ``0``, ``1``, ... is
+the end mark (field ``e``) in the last entry, with ``SET :end``. The keys
+live ``1.1 x retention``; their expiry and the ``XTRIM MINID ~`` by age ride
+along with an append only every ``retention / 10`` s (the heartbeat refreshes
+an idle run's), so a log outlives its last append by ``retention`` at least and
+a busy run costs one command per flush. (An entry whose events are the fields ``0``, ``1``, ... is
 read as well: what a batch holding a raw newline is written as.)
 
 **Liveness per worker.** Each store instance is one worker (:attr:`worker_id`)
@@ -138,6 +139,10 @@ class RedisRunStore:
         self.worker_id: str = uuid.uuid4().hex[:16]
         self._retention_ms = max(int(retention * 1000), 1)
         self._refresh_every = retention / 10
+        # keys live ``retention`` plus one refresh interval: refreshed that often,
+        # a log outlives its last append by ``retention`` at least
+        self._ttl_ms = max(int(retention * 1100), 1)
+        self._beat_at = float("-inf")
         self._gate = asyncio.Semaphore(max_connections)
         self._first_known: set[RunRef] = set()
         self._mine: OrderedDict[RunRef, float] = OrderedDict()  # run -> last expiry refresh
@@ -197,15 +202,17 @@ class RedisRunStore:
     # ------------------------------------------------------------ the worker
 
     async def create(self, run: RunRef, lease: float) -> bool:
-        """``SET :run NX``, ``SET :worker``, and the worker's heartbeat (one round trip)."""
+        """``SET :run NX`` and ``SET :worker`` (and the worker's heartbeat unless it
+        was renewed within half a lease): one round trip."""
         async with self._io():
             pipe = self.client.pipeline(transaction=False)
-            pipe.set(self._key(run, "run"), b"1", nx=True, px=self._retention_ms)
-            pipe.set(
-                self._key(run, "worker"), self.worker_id.encode(), nx=True, px=self._retention_ms
-            )
-            pipe.set(self._hb, b"1", px=max(int(lease * 1000), 1))
-            created, _, _ = await pipe.execute()
+            pipe.set(self._key(run, "run"), b"1", nx=True, px=self._ttl_ms)
+            pipe.set(self._key(run, "worker"), self.worker_id.encode(), nx=True, px=self._ttl_ms)
+            now = time.monotonic()
+            if now - self._beat_at > lease / 2:  # (else the heartbeat is fresh enough)
+                pipe.set(self._hb, b"1", px=max(int(lease * 1000), 1))
+                self._beat_at = now
+            created = (await pipe.execute())[0]
         if not created:
             return False
         self._mine[run] = time.monotonic()
@@ -224,25 +231,23 @@ class RedisRunStore:
             fields[_END] = b"1"
         now = time.monotonic()
         refreshed = self._mine.get(run)
-        refresh = end or refreshed is None or now - refreshed >= self._refresh_every
+        refresh = refreshed is None or now - refreshed >= self._refresh_every
         async with self._io():
             pipe = self.client.pipeline(transaction=False)
             pipe.xadd(log, fields, maxlen=self.max_run_entries, approximate=True)  # type: ignore[arg-type]
             if end:
-                pipe.set(self._key(run, "end"), b"1", px=self._retention_ms)
+                pipe.set(self._key(run, "end"), b"1", px=self._ttl_ms)
             if refresh:
                 minid = max(int(time.time() * 1000) - self._retention_ms, 0)
                 pipe.xtrim(log, minid=minid, approximate=True)
                 for key in self._keys(run):
-                    pipe.pexpire(key, self._retention_ms)
+                    pipe.pexpire(key, self._ttl_ms)
             results = await pipe.execute()
             entry = bytes(results[0]).decode()
             if run not in self._first_known:
                 self._first_known.add(run)
                 first = f"{entry}:0".encode()
-                await self.client.set(
-                    self._key(run, "first"), first, nx=True, px=self._retention_ms
-                )
+                await self.client.set(self._key(run, "first"), first, nx=True, px=self._ttl_ms)
         if refresh and run in self._mine:
             self._mine[run] = now
             self._mine.move_to_end(run)
@@ -270,8 +275,9 @@ class RedisRunStore:
             pipe.zrange(self._attached, 0, -1)
             for run in due:
                 for key in self._keys(run):
-                    pipe.pexpire(key, self._retention_ms)
+                    pipe.pexpire(key, self._ttl_ms)
             results = await pipe.execute()
+        self._beat_at = now
         for run in due:
             if run in self._mine:
                 self._mine[run] = now
@@ -409,7 +415,7 @@ class RedisRunStore:
         async with self._io():
             pipe = self.client.pipeline(transaction=False)
             pipe.zadd(att, {_member(run): int((time.time() + ttl) * 1000)})
-            pipe.pexpire(att, self._retention_ms)
+            pipe.pexpire(att, self._ttl_ms)
             await pipe.execute()
 
     async def request_cancel(self, run: RunRef) -> bool:
@@ -423,11 +429,11 @@ class RedisRunStore:
             if not exists:
                 return False
             pipe = self.client.pipeline(transaction=False)
-            pipe.set(self._key(run, "cancel"), b"1", px=self._retention_ms)
+            pipe.set(self._key(run, "cancel"), b"1", px=self._ttl_ms)
             if worker is not None:
                 cancels = self._worker_keys(bytes(worker).decode())[1]
                 pipe.sadd(cancels, _member(run))
-                pipe.pexpire(cancels, self._retention_ms)
+                pipe.pexpire(cancels, self._ttl_ms)
             await pipe.execute()
         return True
 
@@ -439,7 +445,7 @@ class RedisRunStore:
             return False
         async with self._io():
             return bool(
-                await self.client.set(self._key(run, "lost"), b"1", nx=True, px=self._retention_ms)
+                await self.client.set(self._key(run, "lost"), b"1", nx=True, px=self._ttl_ms)
             )
 
     async def close(self) -> None:

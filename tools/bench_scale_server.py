@@ -1,5 +1,6 @@
-"""A resumable-run server in its own process for the scale tests and the bench:
-``python tests/support/scale_server.py --store URL [--barrier N] [--hold S]``
+"""A resumable-run server in its own process for the ``scale`` bench section and
+the suite's 1,000-run test:
+``python tools/bench_scale_server.py --store URL [--barrier N] [--hold S]``
 prints its agent URL on stdout, then serves until SIGTERM/SIGINT.
 
 Its agent streams ``n`` deltas ``pause`` s apart (the last user message

@@ -1,7 +1,8 @@
 """Many SSE streams from one process with little CPU each: raw asyncio sockets,
 HTTP/1.1 with ``Connection: close``, the body read to EOF and de-chunked once.
-For the scale tests and the bench (one client process holding thousands of
-runs); every stream's frames are parsed after it ends."""
+For the ``scale`` bench section and the suite's 1,000-run test (one client
+process holding thousands of runs); every stream's frames are parsed after it
+ends. :func:`post_stream` resumes a cut stream (``Last-Event-ID``) when asked."""
 
 from __future__ import annotations
 
@@ -11,7 +12,20 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from support.resume_helpers import parse_frames
+
+def parse_frames(text: str) -> list[tuple[str | None, dict]]:
+    """Complete SSE frames of ``text`` as ``(id or None, event)``; comments skipped."""
+    out: list[tuple[str | None, dict]] = []
+    for block in text.replace("\r\n", "\n").split("\n\n")[:-1]:
+        cursor, data = None, []
+        for line in block.split("\n"):
+            if line.startswith("id:"):
+                cursor = line[3:].removeprefix(" ")
+            elif line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+        if data:
+            out.append((cursor, json.loads("\n".join(data))))
+    return out
 
 
 @dataclass
@@ -24,6 +38,7 @@ class Stream:
     first: float = 0.0
     end: float = 0.0
     error: str | None = None
+    held: bool = False  # the stream opened with ": run held" (the server holds the run)
 
     @property
     def types(self) -> list[str]:
@@ -91,6 +106,7 @@ async def post_stream(url: str, payload: dict, headers: dict[str, str] | None = 
     )
     content = raw[head_end + 4 :]
     text = (dechunk(content) if chunked else content).decode("utf-8", "replace")
+    result.held = text.startswith(": run held\n")
     result.frames = parse_frames(text) if result.status == 200 else []
     if result.status != 200:
         result.error = text[:300]
