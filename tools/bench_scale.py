@@ -119,10 +119,11 @@ def _concurrent(url: str, runs: int) -> dict[str, float]:
                     idle.append(await _commands(client) - before)
                 await asyncio.sleep(0.2)
 
-    async def main() -> tuple[list[Stream], int, float]:
+    async def main() -> tuple[list[Stream], int, float, int]:
         client = aioredis.Redis.from_url(url)
         await client.flushdb()
         await client.config_resetstat()
+        memory_before = int((await client.info("memory"))["used_memory"])
         done = asyncio.Event()
         watcher = asyncio.create_task(watch(client, done))
         start = time.monotonic()
@@ -133,11 +134,12 @@ def _concurrent(url: str, runs: int) -> dict[str, float]:
             await watcher
         wall = time.monotonic() - start
         total = await _commands(client)
+        retained = int((await client.info("memory"))["used_memory"]) - memory_before
         await client.aclose()
-        return streams, total, wall
+        return streams, total, wall, retained
 
     try:
-        streams, total, wall = asyncio.run(main())
+        streams, total, wall, retained = asyncio.run(main())
         stats = httpx.get(base + "/stats", timeout=30).json()
     finally:
         _stop(proc)
@@ -156,6 +158,7 @@ def _concurrent(url: str, runs: int) -> dict[str, float]:
         "commands_per_event": total / max(events, 1),
         "idle_commands_per_s": float(idle[0]) if idle else float("nan"),
         "seconds": wall,
+        "redis_bytes_per_event": retained / max(events, 1),
     }
 
 
@@ -358,6 +361,18 @@ def bench_scale(cfg: Config) -> list[Row]:
                 f"flush per event; creates and end marks included); target <= "
                 f"{COMMANDS_PER_EVENT_TARGET:g}: {'met' if ok else 'NOT met'}",
                 {"met": ok, "target": COMMANDS_PER_EVENT_TARGET},
+            )
+        )
+        per_byte = _median(got, "redis_bytes_per_event")
+        rows.append(
+            Row(
+                "scale",
+                "Redis memory per retained event",
+                per_byte,
+                "bytes",
+                "used_memory growth over the figure / events retained (small events, one per "
+                "entry: the stream's per-entry cost dominates; run keys included)",
+                {},
             )
         )
         idle = _median(got, "idle_commands_per_s")
