@@ -17,8 +17,11 @@ the end mark (field ``e``) in the last entry, with ``SET :end``. The keys
 live ``1.1 x retention``; their expiry and the ``XTRIM MINID ~`` by age ride
 along with an append only every ``retention / 10`` s (the heartbeat refreshes
 an idle run's), so a log outlives its last append by ``retention`` at least and
-a busy run costs one command per flush. (An entry whose events are the fields ``0``, ``1``, ... is
-read as well: what a batch holding a raw newline is written as.)
+a busy run costs one command per flush. The flushes (and run creations) of
+all the process's runs share round trips: those made while one round trip is in
+flight go together in the next pipeline (up to 512 callers'). (An entry whose
+events are the fields ``0``, ``1``, ... is read as well: what a batch holding a
+raw newline is written as.)
 
 **Liveness per worker.** Each store instance is one worker (:attr:`worker_id`)
 with one heartbeat key, ``agui:run:w:{<worker>}:hb`` (``PX lease``), renewed by
@@ -92,6 +95,12 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
     OSError,
 )
 
+_BATCH = 512
+"""Callers' commands (appends, creates) one shared round trip carries at most."""
+
+_Command = tuple[str, tuple[Any, ...], dict[str, Any]]
+"""A pipeline method's name and its arguments."""
+
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
 """URL schemes of a Redis Cluster (``redis+cluster://HOST:PORT``: any node)."""
 
@@ -147,6 +156,8 @@ class RedisRunStore:
         self._first_known: set[RunRef] = set()
         self._mine: OrderedDict[RunRef, float] = OrderedDict()  # run -> last expiry refresh
         self._workers: OrderedDict[RunRef, str] = OrderedDict()
+        self._queue: list[tuple[list[_Command], asyncio.Future[list[Any]]]] = []
+        self._writer: asyncio.Task[None] | None = None
         wtag = f"{prefix}w:{{{self.worker_id}}}:"
         self._hb, self._cancels, self._attached = wtag + "hb", wtag + "cancel", wtag + "att"
 
@@ -203,17 +214,20 @@ class RedisRunStore:
 
     async def create(self, run: RunRef, lease: float) -> bool:
         """``SET :run NX`` and ``SET :worker`` (and the worker's heartbeat unless it
-        was renewed within half a lease): one round trip."""
-        async with self._io():
-            pipe = self.client.pipeline(transaction=False)
-            pipe.set(self._key(run, "run"), b"1", nx=True, px=self._ttl_ms)
-            pipe.set(self._key(run, "worker"), self.worker_id.encode(), nx=True, px=self._ttl_ms)
-            now = time.monotonic()
-            if now - self._beat_at > lease / 2:  # (else the heartbeat is fresh enough)
-                pipe.set(self._hb, b"1", px=max(int(lease * 1000), 1))
-                self._beat_at = now
-            created = (await pipe.execute())[0]
-        if not created:
+        was renewed within half a lease), in the process's next shared round trip."""
+        commands: list[_Command] = [
+            ("set", (self._key(run, "run"), b"1"), {"nx": True, "px": self._ttl_ms}),
+            (
+                "set",
+                (self._key(run, "worker"), self.worker_id.encode()),
+                {"nx": True, "px": self._ttl_ms},
+            ),
+        ]
+        now = time.monotonic()
+        if now - self._beat_at > lease / 2:  # (else the heartbeat is fresh enough)
+            commands.append(("set", (self._hb, b"1"), {"px": max(int(lease * 1000), 1)}))
+            self._beat_at = now
+        if not (await self._batched(commands))[0]:
             return False
         self._mine[run] = time.monotonic()
         return True
@@ -221,8 +235,9 @@ class RedisRunStore:
     async def append(
         self, run: RunRef, entries: Sequence[bytes], *, end: bool = False
     ) -> LogBatch | None:
-        """One ``XADD`` of the batch (and the end mark); now and then, in the same
-        round trip, trimming by age and the keys' expiry."""
+        """One ``XADD`` of the batch (and the end mark); now and then trimming by
+        age and the keys' expiry with it. The process's appends share round
+        trips: those made while one is in flight go together in the next."""
         if not entries and not end:
             return None
         log = self._key(run, "log")
@@ -232,22 +247,23 @@ class RedisRunStore:
         now = time.monotonic()
         refreshed = self._mine.get(run)
         refresh = refreshed is None or now - refreshed >= self._refresh_every
-        async with self._io():
-            pipe = self.client.pipeline(transaction=False)
-            pipe.xadd(log, fields, maxlen=self.max_run_entries, approximate=True)  # type: ignore[arg-type]
-            if end:
-                pipe.set(self._key(run, "end"), b"1", px=self._ttl_ms)
-            if refresh:
-                minid = max(int(time.time() * 1000) - self._retention_ms, 0)
-                pipe.xtrim(log, minid=minid, approximate=True)
-                for key in self._keys(run):
-                    pipe.pexpire(key, self._ttl_ms)
-            results = await pipe.execute()
-            entry = bytes(results[0]).decode()
-            if run not in self._first_known:
-                self._first_known.add(run)
-                first = f"{entry}:0".encode()
-                await self.client.set(self._key(run, "first"), first, nx=True, px=self._ttl_ms)
+        commands: list[_Command] = [
+            ("xadd", (log, fields), {"maxlen": self.max_run_entries, "approximate": True})
+        ]
+        if end:
+            commands.append(("set", (self._key(run, "end"), b"1"), {"px": self._ttl_ms}))
+        if refresh:
+            minid = max(int(time.time() * 1000) - self._retention_ms, 0)
+            commands.append(("xtrim", (log,), {"minid": minid, "approximate": True}))
+            commands += [("pexpire", (key, self._ttl_ms), {}) for key in self._keys(run)]
+        results = await self._batched(commands)
+        entry = bytes(results[0]).decode()
+        if run not in self._first_known:
+            self._first_known.add(run)
+            first = f"{entry}:0".encode()
+            await self._batched(
+                [("set", (self._key(run, "first"), first), {"nx": True, "px": self._ttl_ms})]
+            )
         if refresh and run in self._mine:
             self._mine[run] = now
             self._mine.move_to_end(run)
@@ -255,6 +271,54 @@ class RedisRunStore:
             self._first_known.discard(run)
             self._mine.pop(run, None)
         return LogBatch(f"{entry}:", 0, list(entries)) if entries else None
+
+    async def _batched(self, commands: list[_Command]) -> list[Any]:
+        """``commands``' results, run in the process's next shared pipeline.
+
+        Raises:
+            RunLogUnavailable: the round trip failed, or Redis refused one of them.
+        """
+        future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        self._queue.append((commands, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+        return await future
+
+    async def _write(self) -> None:
+        """Send the queued commands, up to :data:`_BATCH` callers' per round trip."""
+        queue = self._queue
+        while queue:
+            batch = queue[:_BATCH]
+            del queue[:_BATCH]
+            try:
+                async with self._io():
+                    pipe = self.client.pipeline(transaction=False)
+                    for commands, _ in batch:
+                        for name, args, kwargs in commands:
+                            getattr(pipe, name)(*args, **kwargs)
+                    results = await pipe.execute(raise_on_error=False)
+            except Exception as exc:  # noqa: BLE001 - handed to every caller of the batch
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            at = 0
+            for commands, future in batch:
+                part = results[at : at + len(commands)]
+                at += len(commands)
+                if future.done():
+                    continue
+                refused = next((r for r in part if isinstance(r, Exception)), None)
+                if refused is not None:
+                    error = RunLogUnavailable(
+                        f"the Redis run log refused a write ({type(refused).__name__}: "
+                        f"{str(refused)[:200]})",
+                        self.retry_after,
+                    )
+                    error.__cause__ = refused
+                    future.set_exception(error)
+                else:
+                    future.set_result(part)
 
     async def heartbeat(self, lease: float) -> Signals:
         """One round trip for the whole worker: renew its heartbeat, take the
