@@ -527,10 +527,9 @@ class _Attachment(Response):
         tag = cursor_tag(run.run_id)
         after = self.after
         keepalive = hub.keepalive
-        last_write = last_touch = last_check = time.monotonic()
+        last_write = last_check = time.monotonic()
+        last_touch = float("-inf")  # (a reader elsewhere: touched after its first write)
         feed = live.feed if live is not None else None
-        if feed is None:
-            await store.touch(run, 4 * hub.tick)
         while True:
             ended = False
             batches: list[LogBatch] = []
