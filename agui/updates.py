@@ -1,6 +1,6 @@
 """Typed ``Update`` values: what a run reports to the caller, one per change.
 
-The applier (:mod:`agui.pipeline.apply`) turns each verified event into zero or more
+The applier (:mod:`agui.pipeline._apply`) turns each verified event into zero or more
 updates; the pipeline adds warnings, errors and the final ``Done``; a
 ``Session`` yields them. Contract: every event the wire delivers ends up either
 applied and reported here, or reported as an :class:`ErrorUpdate`. Nothing is
@@ -346,7 +346,7 @@ class Raw(FromEvent, frozen=True, gc=False):
 
 class EventReceived(msgspec.Struct, frozen=True, gc=False):
     """An event the applier passes on as it is: its class is one the applier
-    keeps no record of on purpose (``agui.pipeline.apply.PASS_THROUGH``). ``event`` is
+    keeps no record of on purpose (``agui.pipeline._apply.PASS_THROUGH``). ``event`` is
     the generated event struct (read its type with ``agui.types.event_type``)."""
 
     event: Any

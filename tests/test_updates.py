@@ -70,7 +70,7 @@ def test_join_deltas_re_pairs_a_surrogate_pair_split_across_two_deltas():
 
 def test_join_deltas_is_the_join_behind_the_applier_s_text():
     from agui import types as T
-    from agui.pipeline.apply import Conversation
+    from agui.pipeline._apply import Conversation
 
     conv = Conversation()
     conv.apply(T.TextMessageStartEvent(message_id="m1"))
@@ -93,7 +93,7 @@ def test_every_update_made_from_an_event_carries_that_event():
     caller through it), and takes no part in equality or hashing."""
     import asyncio
 
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.transports import ReplayTransport
 
     stream = [

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import tracemalloc
 
-from agui.a2ui import SurfaceStore, add_message, pointer, render_surface, surfaces_from_messages
-from agui.a2ui.bindings import regex_matches, resolve
-from agui.a2ui.render import CUT_MARKER, MAX_CHARS
-from agui.a2ui.surface import MAX_JSON_DEPTH
+from agui.a2ui import SurfaceStore, add_message, render_surface, surfaces_from_messages
+from agui.a2ui import _pointer as pointer
+from agui.a2ui._bindings import regex_matches, resolve
+from agui.a2ui._surface import MAX_JSON_DEPTH
+from agui.a2ui._surface_text import CUT_MARKER, MAX_CHARS
 
 MiB = 1 << 20
 
@@ -320,7 +321,7 @@ def test_a_refused_pattern_repeated_by_a_template_is_compiled_once():
 
     import pytest
 
-    from agui.a2ui import bindings
+    from agui.a2ui import _bindings as bindings
 
     bindings._compile.cache_clear()
     with mock.patch.object(bindings.re2, "compile", wraps=bindings.re2.compile) as compile_:
@@ -331,8 +332,8 @@ def test_a_refused_pattern_repeated_by_a_template_is_compiled_once():
 
 
 def test_a_format_string_repeated_by_a_template_is_parsed_once():
-    from agui.a2ui import bindings
-    from agui.a2ui.surface import Surface
+    from agui.a2ui import _bindings as bindings
+    from agui.a2ui._surface import Surface
 
     surface = Surface("s")
     surface.data_model = {"items": [{"name": f"n{i}"} for i in range(300)]}

@@ -7,10 +7,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agui.backends import fake
-from agui.backends.raw import MAX_FRAME_BYTES, RAW_STREAMS, SPLIT_UTF8_TEXT, stream_bytes
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.errors import DecodeError, FrameTooLarge, ProtocolViolation, TransportError
+from agui.testing._agents import fake
+from agui.testing._agents.raw import MAX_FRAME_BYTES, RAW_STREAMS, SPLIT_UTF8_TEXT, stream_bytes
 from agui.transports import HttpTransport
 from agui.types import message_role
 from agui.updates import (

@@ -11,8 +11,8 @@ import asyncio
 import pytest
 from support.resume_helpers import Calls, port_of, streaming_agent
 
-from agui.client.reconnect import ReconnectPolicy
-from agui.client.session import Session
+from agui.transports._reconnect import ReconnectPolicy
+from agui.client._session import Session
 from agui.server import BackgroundServer, create_app
 from agui.transports import FastHttpTransport, HttpTransport
 from agui.updates import Done, Reconnected, TextDelta

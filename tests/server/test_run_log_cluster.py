@@ -24,10 +24,10 @@ from support.resume_helpers import (
     wait_for,
 )
 
-from agui.client.reconnect import ReconnectPolicy
-from agui.client.session import Session
-from agui.server.runlog import RunRef
-from agui.server.runlog.redis import RedisRunStore
+from agui.transports._reconnect import ReconnectPolicy
+from agui.client._session import Session
+from agui.server._runlog import RunRef
+from agui.server._runlog.redis import RedisRunStore
 from agui.transports import HttpTransport
 from agui.updates import Done, ErrorUpdate, Reconnected, TextDelta
 
@@ -74,7 +74,7 @@ def cluster_workers(redis_cluster_url):
 
     def start() -> tuple[subprocess.Popen, str]:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agui.cli", "serve-fake", "--port", "0"]
+            [sys.executable, "-m", "agui._cli", "serve-fake", "--port", "0"]
             + ["--store", redis_cluster_url, "--lease", str(LEASE)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

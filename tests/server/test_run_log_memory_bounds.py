@@ -14,10 +14,10 @@ import httpx
 import pytest
 from support.resume_helpers import parse_frames
 
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.server import BackgroundServer, create_app
-from agui.server.runlog import LogTrimmed, MemoryRunStore, RunRef
-from agui.server.runlog.memory import WARN_INTERVAL
+from agui.server._runlog import LogTrimmed, MemoryRunStore, RunRef
+from agui.server._runlog.memory import WARN_INTERVAL
 from agui.types import (
     RunFinishedEvent,
     RunStartedEvent,
@@ -124,14 +124,14 @@ async def _eviction_cost(live_runs: int) -> float:
 
 
 async def test_evicting_at_the_byte_cap_costs_the_same_with_8000_live_runs_as_with_100(caplog):
-    caplog.set_level(logging.ERROR, "agui.server.runlog")
+    caplog.set_level(logging.ERROR, "agui.server._runlog")
     few = min([await _eviction_cost(100) for _ in range(3)])
     many = min([await _eviction_cost(8000) for _ in range(3)])
     assert many < 4 * few, (few, many)  # was a scan of every run: ~50x here
 
 
 async def test_eviction_warnings_are_rate_limited_and_count_what_they_stand_for(caplog):
-    caplog.set_level(logging.WARNING, "agui.server.runlog")
+    caplog.set_level(logging.WARNING, "agui.server._runlog")
     store = MemoryRunStore(max_total_bytes=10_000)
     for i in range(500):
         run = RunRef("w", str(i))

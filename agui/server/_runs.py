@@ -1,0 +1,657 @@
+"""Resumable runs: the agent runs in a task owned by the run, its events go to a
+run log (:mod:`agui.server._runlog`), and each request attaches to the log.
+
+The wire contract (SSE binding):
+
+* every frame of a run carries ``id: <cursor>``: opaque, unique within the
+  thread, ordered within the run; a new run's stream opens with the comment
+  ``: run held`` (the server holds the run from then on: a client cut before
+  the first frame resumes with ``Last-Event-ID: 0``);
+* a re-POST of the same ``RunAgentInput`` (same ``threadId`` and ``runId``) with
+  ``Last-Event-ID: <cursor>`` streams every event after the cursor, then the
+  live tail to the run's end, with the same content type and ``id:`` lines;
+  ``Last-Event-ID: 0`` streams the run from its first event. The agent is never
+  started twice;
+* a cursor the server does not hold (unknown run, trimmed, expired, of another
+  run) is ``410`` with a one-line JSON reason (``cursor_unknown``); a re-POST
+  without ``Last-Event-ID`` of a run that exists is ``409`` (``run_exists``);
+* a run nobody is attached to is cancelled after ``detach_timeout`` seconds
+  (its log then ends with ``RUN_ERROR`` ``run_detached``); ``DELETE
+  <path>/runs/{threadId}/{runId}`` (each id percent-encoded) cancels it at once
+  (``RUN_ERROR`` ``run_cancelled``; ``204``, or ``404`` ``unknown_run``);
+* a run whose worker died (its lease lapsed) is ended by whichever process
+  notices, with ``RUN_ERROR`` ``worker_lost``;
+* the protobuf binding has no cursor: its frames are as without a log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
+
+from agui._jsonvalue import is_json_object
+from agui.server import _telemetry as telemetry
+from agui.server._cancel import CancelToken
+from agui.server._emitter import Emitter, Outbox
+from agui.server._encoder import SSE_HEADERS, EventEncoder
+from agui.server._guard import Guard
+from agui.server._request import error_response, is_disconnect
+from agui.server._response import Agent, run_agent, thread_of
+from agui.server._runlog.feed import LiveFeed
+from agui.server._runlog.store import (
+    LogBatch,
+    LogTrimmed,
+    RunLogFull,
+    RunLogUnavailable,
+    RunRef,
+    RunStore,
+)
+from agui.server._versions import stream_version
+from agui.types import RunAgentInput
+from agui.wire._sse import RUN_HELD
+
+__all__ = [
+    "CANCEL_CODES",
+    "DEFAULT_DETACH_TIMEOUT",
+    "DEFAULT_LEASE",
+    "START_CURSOR",
+    "RunHub",
+    "cursor_tag",
+]
+
+logger: logging.Logger = logging.getLogger("agui.server")
+
+DEFAULT_DETACH_TIMEOUT = 10.0
+"""Seconds a run may have nobody attached before its agent is cancelled."""
+
+DEFAULT_LEASE = 5.0
+"""Seconds a worker's lease on a running run lasts unless renewed (it is renewed
+several times a second); a worker gone this long is taken for lost."""
+
+START_CURSOR = "0"
+"""The ``Last-Event-ID`` that replays a run from its first event."""
+
+CANCEL_CODES: dict[str, str] = {
+    "cancel requested": "run_cancelled",
+    "detached": "run_detached",
+    "server shutting down": "server_shutdown",
+    "run log failed": "run_log_failed",
+}
+"""The ``RUN_ERROR`` code that closes a run's log when its agent was cancelled,
+by the cancel token's reason."""
+
+READ_BATCH = 512
+"""Entries read from the log per write to one client (bounds its memory)."""
+
+_TERMINAL = frozenset({"RUN_FINISHED", "RUN_ERROR"})
+
+_PROBE = RunRef("agui-probe", "agui-probe")
+"""The run whose state a probe of the store asks for (it never exists)."""
+
+_UNLOGGED_PREFIX = "x"
+"""The id prefix of a terminal event a request got that the store does not hold
+(``run_log_failed``, ``log_trimmed``): a resume from it is refused."""
+
+
+def cursor_tag(run_id: str) -> str:
+    """The run part of a cursor: 12 hex digits of a hash of ``run_id``."""
+    return hashlib.blake2b(run_id.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+def _run_error(message: str, code: str) -> bytes:
+    return msgspec.json.encode({"type": "RUN_ERROR", "message": message, "code": code})
+
+
+@dataclass(slots=True, eq=False)
+class _LiveRun:
+    """A run whose agent this process runs."""
+
+    run: RunRef
+    token: CancelToken
+    attached: int = 0
+    agent_task: asyncio.Task[None] | None = None
+    owner_task: asyncio.Task[None] | None = None
+    events: int = 0
+    feed: LiveFeed = field(default_factory=LiveFeed)
+    last_seen: float = field(default_factory=time.monotonic)  # a reader was attached
+    failed: BaseException | None = None  # an append failed: the log is broken
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+class RunHub:
+    """The runs of one endpoint in this process, and the requests attached to them.
+
+    ``RunHub(agent, store, *, guard=True, detach_timeout=10.0, lease=5.0,
+    keepalive=None, buffer_limit=262144, owns_store=False)``. :meth:`respond`
+    answers a decoded POST; :meth:`cancel` is the DELETE; :meth:`shutdown` cancels
+    every run this process runs (and closes the store when ``owns_store``: it was
+    built from a URL for this hub).
+
+    One heartbeat task per hub (not per run) keeps the store's worker alive,
+    delivers cancels asked through other processes and ends runs nobody was
+    attached to for ``detach_timeout``. Requests attached in this process read
+    a live run's :class:`~agui.server._runlog.feed.LiveFeed`, not the store.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        store: RunStore,
+        *,
+        guard: bool = True,
+        detach_timeout: float = DEFAULT_DETACH_TIMEOUT,
+        lease: float = DEFAULT_LEASE,
+        keepalive: float | None = None,
+        buffer_limit: int = 262144,
+        owns_store: bool = False,
+    ) -> None:
+        if detach_timeout <= 0 or lease <= 0:
+            raise ValueError("detach_timeout and lease must be positive")
+        self.agent = agent
+        self.store = store
+        self.guard = guard
+        self.detach_timeout = detach_timeout
+        self.lease = lease
+        self.keepalive = keepalive
+        self.buffer_limit = buffer_limit
+        self.owns_store = owns_store
+        self.tick: float = min(0.25, lease / 4, detach_timeout / 4)
+        self.live: dict[RunRef, _LiveRun] = {}
+        self.unavailable_since: float | None = None
+        """Monotonic time the store was last found unreachable (None: it answers)."""
+        self._unlogged: dict[RunRef, bytes] = {}  # terminal events the store did not take yet
+        self._beat_task: asyncio.Task[None] | None = None
+        self._probed = float("-inf")
+
+    # ------------------------------------------------------------ requests
+
+    async def respond(
+        self, request: Request, run_input: RunAgentInput, encoder: EventEncoder
+    ) -> Response:
+        """The response to a decoded POST: a new run, a resume, or a refusal."""
+        run = RunRef(run_input.thread_id, run_input.run_id)
+        last_event_id = request.headers.get("last-event-id", "").strip()
+        if not last_event_id:
+            try:
+                created = await self.store.create(run, self.lease)
+            except RunLogFull as exc:
+                return error_response(503, "run_log_full", str(exc))
+            except RunLogUnavailable as exc:
+                return self.unavailable(exc)
+            self._store_up()
+            if not created:
+                return error_response(
+                    409,
+                    "run_exists",
+                    "this threadId/runId is a run already; resume it with Last-Event-ID",
+                    "$.runId",
+                )
+            self._start(run, run_input)
+            return _Attachment(self, run, START_CURSOR, encoder, resumed=False)
+        after = self._entry_of(last_event_id, run)
+        try:
+            held = after is not None and await self.store.holds(run, after)
+            info = None if held or after is None else await self.store.info(run)
+        except RunLogUnavailable as exc:
+            return self.unavailable(exc)
+        self._store_up()
+        if after is None or not held:
+            if after is not None and info is None and self._lost(run, after):
+                return error_response(
+                    410,
+                    "run_log_lost",
+                    "the run log lost this run before its retention ended (the store "
+                    "restarted empty?): it cannot be resumed",
+                    "Last-Event-ID",
+                )
+            what = "run" if info is None else "cursor"
+            return error_response(
+                410,
+                "cursor_unknown",
+                f"the server does not hold this {what} (unknown, trimmed or expired)",
+                "Last-Event-ID",
+            )
+        return _Attachment(self, run, after, encoder, resumed=True)
+
+    def _lost(self, run: RunRef, entry: str) -> bool:
+        """Whether a run the store does not hold should still be there: it runs
+        here, or its cursor's entry was written less than ``retention`` ago."""
+        if run in self.live:
+            return True
+        written = self.store.written_at(entry)
+        return written is not None and time.time() - written < self.store.retention - 1.0
+
+    def unavailable(self, exc: RunLogUnavailable) -> Response:
+        """503 ``run_log_unavailable`` with ``Retry-After``."""
+        self._store_down(exc)
+        response = error_response(
+            503, "run_log_unavailable", f"{exc}; retry in {exc.retry_after:g} s"
+        )
+        response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+        return response
+
+    async def available(self) -> bool:
+        """Whether the run log answers (asked at most once a second)."""
+        now = time.monotonic()
+        if now - self._probed >= 1.0:
+            self._probed = now
+            try:
+                await self.store.info(_PROBE)
+            except RunLogUnavailable as exc:
+                self._store_down(exc)
+            else:
+                self._store_up()
+        return self.unavailable_since is None
+
+    def _store_down(self, exc: BaseException) -> None:
+        if self.unavailable_since is None:
+            self.unavailable_since = time.monotonic()
+            logger.warning("the run log is unreachable: %s", exc)
+
+    def _store_up(self) -> None:
+        if self.unavailable_since is not None:
+            self.unavailable_since = None
+            logger.warning("the run log answers again")
+
+    @staticmethod
+    def _entry_of(cursor: str, run: RunRef) -> str | None:
+        if cursor == START_CURSOR:
+            return START_CURSOR
+        tag, dot, entry = cursor.partition(".")
+        if not dot or tag != cursor_tag(run.run_id) or not entry:
+            return None
+        return entry
+
+    async def cancel(self, run: RunRef, reason: str = "cancel requested") -> bool:
+        """Cancel ``run``'s agent: at once when it runs here, else through the
+        store (its worker reads the request at its next heartbeat, within a
+        fraction of a second). False when the run is unknown.
+
+        Raises:
+            RunLogUnavailable: the run is not here and the store cannot be reached.
+        """
+        live = self.live.get(run)
+        if live is not None:
+            self.cancel_live(live, reason)
+            return True
+        return await self.store.request_cancel(run)
+
+    def cancel_live(self, live: _LiveRun, reason: str) -> None:
+        """Trip ``live``'s token with ``reason`` and cancel its agent task."""
+        live.token.cancel(reason)
+        if live.agent_task is not None and not live.agent_task.done():
+            live.agent_task.cancel()
+
+    async def shutdown(self) -> None:
+        """Cancel every run this process runs and wait until their logs end."""
+        tasks = [live.owner_task for live in self.live.values() if live.owner_task]
+        for live in list(self.live.values()):
+            self.cancel_live(live, "server shutting down")
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        beat = self._beat_task
+        if beat is not None and not beat.done():
+            beat.cancel()
+            with contextlib.suppress(BaseException):
+                await beat
+        if self.owns_store:
+            with contextlib.suppress(Exception):
+                await self.store.close()
+
+    # ------------------------------------------------------------ the worker
+
+    def _start(self, run: RunRef, run_input: RunAgentInput) -> None:
+        token = CancelToken()
+        live = _LiveRun(run, token)
+        self.live[run] = live
+        buffer = Outbox(self.buffer_limit)
+        guard = Guard(thread_of(run_input)) if self.guard else None
+        emitter = Emitter(buffer, guard, token, version=stream_version(run_input), raw=True)
+        live.owner_task = asyncio.create_task(self._own(live, run_input, emitter, buffer))
+        if self._beat_task is None or self._beat_task.done():
+            self._beat_task = asyncio.create_task(self._beat())
+
+    async def _own(
+        self, live: _LiveRun, run_input: RunAgentInput, emitter: Emitter, buffer: Outbox
+    ) -> None:
+        run = live.run
+        span = telemetry.run_started(run)
+        flusher = asyncio.create_task(self._flush(live, buffer))
+        agent_task = live.agent_task = asyncio.create_task(
+            run_agent(self.agent, run_input, emitter, live.token)
+        )
+        outcome = "finished"
+        try:
+            try:
+                await asyncio.shield(agent_task)
+            except asyncio.CancelledError:
+                if not agent_task.done():  # the owner itself is cancelled: loop teardown
+                    self.cancel_live(live, "server shutting down")
+                    with contextlib.suppress(BaseException):
+                        await agent_task
+                    raise
+            if agent_task.cancelled():
+                reason = live.token.reason or "cancel requested"
+                outcome = CANCEL_CODES.get(reason, "run_cancelled")
+                if emitter.run_open or emitter.count == 0:
+                    buffer.put(_run_error(f"the run was cancelled ({reason})", outcome))
+            elif agent_task.exception() is not None:  # pragma: no cover - run_agent reports
+                outcome = "agent_error"
+        finally:
+            buffer.close()
+            with contextlib.suppress(BaseException):
+                await flusher
+            with contextlib.suppress(Exception):
+                await self.store.release(run)
+            self.live.pop(run, None)
+            live.events = emitter.count
+            telemetry.run_ended(span, outcome, emitter.count)
+
+    async def _flush(self, live: _LiveRun, buffer: Outbox) -> None:
+        """Move admitted events to the log, everything pending as one append, and
+        to the run's in-process feed. Once an append failed the log is broken:
+        nothing more is appended (a gap would pass for a whole log), the agent
+        is cancelled, and the run ends ``RUN_ERROR`` ``run_log_failed``, on the
+        feed at once and in the log once the store takes it."""
+        run, feed = live.run, live.feed
+        while True:
+            frames = await buffer.take_frames()
+            end = buffer.closed  # (no event can follow: the agent is done)
+            if live.failed is None:
+                try:
+                    batch = await self.store.append(run, frames or [], end=end)
+                except Exception as exc:  # noqa: BLE001 - the log is broken: the run cannot go on
+                    live.failed = exc
+                    logger.error("run log append failed (run %r): %s", run.run_id, exc)
+                    self._store_down(exc)
+                    self.cancel_live(live, "run log failed")
+                else:
+                    feed.push(batch, end=end)
+                    if end:
+                        return
+                    continue
+            if end:
+                terminal = _run_error(
+                    "the run log could not be written: the run was stopped", "run_log_failed"
+                )
+                feed.push(LogBatch(_UNLOGGED_PREFIX, 0, [terminal]), end=True)
+                self._unlogged[run] = terminal
+                return
+
+    async def _beat(self) -> None:
+        """The worker's heartbeat, while this hub runs anything: renew it, act on
+        its signals (cancels, readers elsewhere), end runs nobody was attached to
+        for ``detach_timeout``, log the terminal events the store missed."""
+        while self.live or self._unlogged:
+            attached: frozenset[RunRef] = frozenset()
+            try:
+                signals = await self.store.heartbeat(self.lease)
+            except Exception as exc:  # noqa: BLE001 - a failed beat never ends the loop
+                self._store_down(exc)
+            else:
+                self._store_up()
+                attached = signals.attached
+                for run in signals.cancel:
+                    live = self.live.get(run)
+                    if live is not None:
+                        self.cancel_live(live, "cancel requested")
+            now = time.monotonic()
+            for live in list(self.live.values()):
+                if live.attached > 0 or live.run in attached:
+                    live.last_seen = now
+                elif now - live.last_seen >= self.detach_timeout and not live.token.cancelled:
+                    logger.info(
+                        "run %r had nobody attached for %g s: cancelled",
+                        live.run.run_id,
+                        self.detach_timeout,
+                    )
+                    self.cancel_live(live, "detached")
+            for run, terminal in list(self._unlogged.items()):
+                try:
+                    await self.store.append(run, [terminal], end=True)
+                except RunLogUnavailable:  # still unreachable: next beat
+                    break
+                del self._unlogged[run]
+            await asyncio.sleep(self.tick)
+
+    async def end_lost(self, run: RunRef) -> None:
+        """End the log of a run whose worker is gone (``RUN_ERROR`` ``worker_lost``,
+        unless the log already holds a terminal event); once, whoever calls."""
+        if run in self.live or not await self.store.claim_lost(run):
+            return
+        last = await self.store.last(run)
+        entries: list[bytes] = []
+        if last is None or _event_type(last) not in _TERMINAL:
+            entries.append(
+                _run_error(
+                    "the server process running this run stopped (its heartbeat expired)",
+                    "worker_lost",
+                )
+            )
+        logger.warning("run %r lost its worker: ended with worker_lost", run.run_id)
+        await self.store.append(run, entries, end=True)
+
+
+def _event_type(data: bytes) -> str | None:
+    try:
+        obj = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return None
+    kind = obj.get("type") if is_json_object(obj) else None
+    return kind if isinstance(kind, str) else None
+
+
+class _Attachment(Response):
+    """One request attached to a run's log from entry ``after``: the entries as
+    frames (``id:`` lines on SSE), then the live tail, until the end mark."""
+
+    def __init__(
+        self, hub: RunHub, run: RunRef, after: str, encoder: EventEncoder, *, resumed: bool
+    ) -> None:
+        self.hub = hub
+        self.run = run
+        self.after = after
+        self.encoder = encoder
+        self.resumed = resumed
+        self.sent = 0  # events written to this request so far
+        self.status_code = 200
+        self.background = None
+        self.init_headers({"content-type": encoder.content_type, **SSE_HEADERS})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        hub, run = self.hub, self.run
+        span = telemetry.attached(run, resumed=self.resumed, cursor=self.after)
+        live = hub.live.get(run)
+        if live is not None:
+            live.attached += 1
+        pump = asyncio.create_task(self._pump(send, live))
+        watcher = asyncio.create_task(_wait_disconnect(receive))
+        shutdown = False
+        try:
+            await asyncio.wait({pump, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # the server cancelled this request: it is shutting down (uvicorn's
+            # graceful timeout ran out); the runs here go with it
+            shutdown = True
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            live = hub.live.get(run)
+            if live is not None:
+                hub.cancel_live(live, "server shutting down")
+        finally:
+            if live is not None:
+                live.attached -= 1
+                live.last_seen = time.monotonic()
+            for task in (pump, watcher):
+                task.cancel()
+            results: list[BaseException | None]
+            try:
+                results = list(await asyncio.gather(pump, watcher, return_exceptions=True))
+            except asyncio.CancelledError:
+                if not shutdown:
+                    raise
+                results = []  # cancelled again while the server's loop is torn down
+            for result in results:
+                if isinstance(result, RunLogUnavailable):
+                    logger.warning("run stream cut: %s", result)
+                elif isinstance(result, Exception) and not is_disconnect(result):
+                    logger.error("run stream failed", exc_info=result)
+            telemetry.detached(span, self.sent)
+        if shutdown:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _pump(self, send: Send, live: _LiveRun | None) -> None:
+        """Write the run's frames: from the run's in-process feed when it runs
+        here (the store only to catch up from behind the feed's window), else
+        from the store. A trimmed position ends the stream ``log_trimmed``; a
+        store that cannot be reached cuts it (the client resumes later)."""
+        hub, run, store, encoder = self.hub, self.run, self.hub.store, self.encoder
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        held = b"" if self.resumed else encoder.comment(RUN_HELD)
+        if held:  # the server holds the run from here: a cut before a frame is resumable
+            await send({"type": "http.response.body", "body": held, "more_body": True})
+        tag = cursor_tag(run.run_id)
+        after = self.after
+        keepalive = hub.keepalive
+        last_write = last_check = time.monotonic()
+        last_touch = float("-inf")  # (a reader elsewhere: touched after its first write)
+        feed = live.feed if live is not None else None
+        while True:
+            ended = False
+            batches: list[LogBatch] = []
+            got = feed.after(after, READ_BATCH) if feed is not None else None
+            try:
+                if got is not None and feed is not None:
+                    batches, at_end = got
+                    ended = at_end and feed.ended
+                    if not batches and not ended:
+                        await feed.wait(hub.tick)
+                else:  # behind the window, or the run is not here
+                    piece = await store.read(
+                        run, after, READ_BATCH, block=None if feed is not None else hub.tick
+                    )
+                    batches, ended = piece.batches, piece.ended
+                    if feed is not None and not batches and not ended:
+                        if (
+                            feed.ended
+                            and feed.batches
+                            and feed.batches[-1].prefix == _UNLOGGED_PREFIX
+                        ):
+                            batches, ended = [feed.batches[-1]], True  # the log broke behind us
+                        else:
+                            await feed.wait(hub.tick)
+            except LogTrimmed as exc:
+                logger.warning("run %r: %s", run.run_id, exc)
+                error = _run_error(
+                    f"events of this run were trimmed from the run log: {exc}", "log_trimmed"
+                )
+                batches, ended = [LogBatch(_UNLOGGED_PREFIX, 0, [error])], True
+            now = time.monotonic()
+            if batches:
+                frames = encoder.frames_with_ids
+                body = b"".join([frames(b.events, f"{tag}.{b.prefix}", b.start) for b in batches])
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+                after = batches[-1].last_id
+                self.sent += sum(len(b.events) for b in batches)
+                last_write = now
+            if ended:
+                break
+            if feed is None and now - last_touch >= hub.tick:
+                await store.touch(run, 4 * hub.tick)
+                last_touch = now
+            if not batches:
+                if feed is None and now - last_check >= hub.tick:
+                    last_check = now
+                    info = await store.info(run)
+                    if info is None:
+                        break  # expired (or lost) under us
+                    if not info.ended and not info.leased:
+                        await hub.end_lost(run)
+                if keepalive is not None and now - last_write >= keepalive:
+                    comment = encoder.comment("keep-alive")
+                    if comment:
+                        await send(
+                            {"type": "http.response.body", "body": comment, "more_body": True}
+                        )
+                    last_write = now
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            return
+
+
+def cancel_endpoint(hub: RunHub, prefix: str) -> Any:
+    """The ``DELETE <prefix>/{threadId}/{runId}`` endpoint (ids percent-encoded,
+    read from the raw path so an id may hold ``/`` as ``%2F``)."""
+
+    async def endpoint(request: Request) -> Response:
+        raw = request.scope.get("raw_path") or request.url.path.encode()
+        rest = raw.decode("latin-1").split("?", 1)[0]
+        marker = prefix.rstrip("/") + "/"
+        index = rest.find(marker)
+        parts = rest[index + len(marker) :].split("/") if index >= 0 else []
+        if len(parts) != 2 or not all(parts):
+            return error_response(404, "unknown_run", "expected /runs/{threadId}/{runId}")
+        run = RunRef(unquote(parts[0]), unquote(parts[1]))
+        try:
+            cancelled = await hub.cancel(run)
+        except RunLogUnavailable as exc:
+            return hub.unavailable(exc)
+        if cancelled:
+            return Response(status_code=204)
+        return error_response(404, "unknown_run", "no such run")
+
+    return endpoint
+
+
+def capabilities_document(
+    hub: RunHub | None, path: str, *, available: bool = True
+) -> dict[str, Any]:
+    """The ``AgentCapabilities`` JSON (wire form) an endpoint at ``path`` serves;
+    ``available``: whether the run log answers now (while it does not, runs are
+    not resumable and ``custom.resumable.available`` is false)."""
+    resumable = hub is not None and available
+    doc: dict[str, Any] = {"transport": {"streaming": True, "resumable": resumable}}
+    if hub is not None:
+        doc["custom"] = {
+            "resumable": {
+                "available": available,
+                "cursor": "SSE id: line; resume with Last-Event-ID (0 = from the start)",
+                "retentionSeconds": hub.store.retention,
+                "detachTimeoutSeconds": hub.detach_timeout,
+                "leaseSeconds": hub.lease,
+                "cancel": {"method": "DELETE", "path": f"{path}/runs/{{threadId}}/{{runId}}"},
+                "protobufCursor": False,
+            }
+        }
+    return doc
+
+
+def capabilities_endpoint(hub: RunHub | None, path: str) -> Any:
+    """The ``GET <path>/capabilities`` endpoint (the run log's availability
+    probed at most once a second)."""
+    docs = {ok: capabilities_document(hub, path, available=ok) for ok in (True, False)}
+
+    async def endpoint(request: Request) -> Response:
+        available = True if hub is None else await hub.available()
+        return JSONResponse(docs[available])
+
+    return endpoint
