@@ -19,7 +19,7 @@ The wire contract (SSE binding):
   (its log then ends with ``RUN_ERROR`` ``run_detached``); ``DELETE
   <path>/runs/{threadId}/{runId}`` (each id percent-encoded) cancels it at once
   (``RUN_ERROR`` ``run_cancelled``; ``204``, or ``404`` ``unknown_run``);
-* a run whose worker died (its lease lapsed) is ended by whichever process
+* a run whose worker died (its heartbeat lapsed) is ended by whichever process
   notices, with ``RUN_ERROR`` ``worker_lost``;
 * the protobuf binding has no cursor: its frames are as without a log.
 """
@@ -77,8 +77,9 @@ DEFAULT_DETACH_TIMEOUT = 10.0
 """Seconds a run may have nobody attached before its agent is cancelled."""
 
 DEFAULT_LEASE = 5.0
-"""Seconds a worker's lease on a running run lasts unless renewed (it is renewed
-several times a second); a worker gone this long is taken for lost."""
+"""Seconds a worker's heartbeat lasts unless renewed (one per process, renewed
+four times a second for all its runs); a worker gone this long is taken for
+lost. A store stall shorter than this minus one renewal interval ends no run."""
 
 START_CURSOR = "0"
 """The ``Last-Event-ID`` that replays a run from its first event."""

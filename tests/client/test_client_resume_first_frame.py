@@ -11,10 +11,10 @@ import asyncio
 import pytest
 from support.resume_helpers import Calls, port_of, streaming_agent
 
-from agui.transports._reconnect import ReconnectPolicy
 from agui.client._session import Session
 from agui.server import BackgroundServer, create_app
 from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports._reconnect import ReconnectPolicy
 from agui.updates import Done, Reconnected, TextDelta
 
 pytestmark = pytest.mark.timeout(60)

@@ -24,11 +24,11 @@ from support.resume_helpers import (
     wait_for,
 )
 
-from agui.transports._reconnect import ReconnectPolicy
 from agui.client._session import Session
 from agui.server._runlog import RunRef
 from agui.server._runlog.redis import RedisRunStore
 from agui.transports import HttpTransport
+from agui.transports._reconnect import ReconnectPolicy
 from agui.updates import Done, ErrorUpdate, Reconnected, TextDelta
 
 pytestmark = pytest.mark.timeout(120)
