@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from support import shared_path
-from support.redis_server import redis_server
+from support.redis_server import redis_cluster, redis_server
 from support.resume_helpers import LEASE
 
 # A runner started in the background (`cmd &` in a script) begins with SIGINT ignored, and an
@@ -70,6 +70,14 @@ def serve() -> Iterator[Callable[..., Any]]:
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``redis://127.0.0.1:<port>/0`` of a fresh redis-server (module scope)."""
     with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def redis_cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``redis+cluster://127.0.0.1:<port>`` of a fresh 3-master Redis Cluster on
+    loopback (module scope), from the same redis-server build as ``redis_url``."""
+    with redis_cluster(tmp_path_factory.mktemp("redis-cluster")) as url:
         yield url
 
 

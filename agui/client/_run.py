@@ -76,6 +76,7 @@ from agui.transports._reconnect import (
 )
 from agui.types import RunErrorEvent, RunFinishedEvent
 from agui.updates import Done, ErrorUpdate, Reconnected, Reconnecting, Update, WarningUpdate
+from agui.wire._sse import RUN_HELD
 
 if TYPE_CHECKING:
     from agui.client._tools import ClientTools
@@ -84,6 +85,9 @@ if TYPE_CHECKING:
     from agui.types import RunAgentInput, ToolCall
 
 __all__ = ["Run", "RunHost", "RunSlot", "Subscriber", "Subscribers"]
+
+_HELD = f": {RUN_HELD}".encode()
+"""The first bytes of a new run's stream on a resumable server (SSE)."""
 
 logger: logging.Logger = logging.getLogger("agui.client.run")
 # the logger session subscribers' failures have always gone to (users configure it)
@@ -436,6 +440,8 @@ class _RunCore:
             return (pipeline.close(),)
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
             return None
+        if self.cursor.last is None and self.policy is not None:
+            self._held(item)
         batches = self._frames(pipeline, item)
         return batches if self.cursor.until is None else self._unseen(batches)
 
@@ -521,16 +527,34 @@ class _RunCore:
             and pipeline.done is not None
         )
 
+    def _held(self, item: object) -> None:
+        """The first read of a response: when it opens with the server's
+        ``: run held`` comment, a cut before the first frame resumes the run from
+        :meth:`_unframed_cursor` (the server holds the run from then on)."""
+        if isinstance(item, bytes | bytearray) and bytes(item[: len(_HELD)]) == _HELD:
+            line = bytes(item[len(_HELD) :]).split(b"\n", 1)[0].strip()
+            self.cursor.last = self._unframed_cursor(line.decode("ascii", "replace"))
+
+    @staticmethod
+    def _unframed_cursor(token: str) -> str:
+        """The ``Last-Event-ID`` of a resume before the run's first frame: its
+        start, proven by the run token the ``: run held <token>`` comment carries
+        (``0`` alone when it carries none: a server with an ``authorize`` hook
+        knows its principal)."""
+        return start_cursor(f"{token}.0")
+
     def _may_resume(self, pipeline: Pipeline, error: BaseException | None) -> bool:
         """Whether a break (``error``; None = the response ended) is resumed: the
-        transport has a policy, the stream carried cursors, its run is still open,
-        nobody stopped the run, and the failure is one worth retrying."""
+        transport has a policy, the stream carried cursors (or the server said it
+        holds the run before its first frame), its run is still open (or has not
+        shown a frame yet), nobody stopped the run, and the failure is one worth
+        retrying."""
         return (
             self.policy is not None
             and self.cursor.last is not None
             and not self.stopping
             and not pipeline.finished
-            and pipeline.lifecycle.open
+            and (pipeline.lifecycle.open or not self.cursor.framed)
             and not self.session.middleware
             and resumable_failure(error)
         )

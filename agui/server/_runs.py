@@ -7,7 +7,10 @@ The wire contract (SSE binding):
   within the thread, ordered within the run; ``<token>`` (22 characters of
   base64url) is a keyed MAC of the run's ids under the server secret
   (:mod:`agui.server._access`), also sent as the ``AGUI-Run-Token`` header of
-  every ``200`` of the run: a cursor cannot be forged from the ids;
+  every ``200`` of the run: a cursor cannot be forged from the ids; a new run's
+  stream opens with the comment ``: run held`` (the server holds the run from
+  then on: a client cut before the first frame resumes from the start with
+  ``Last-Event-ID: <token>.0``, the token from the response's header);
 * a re-POST of the same ``RunAgentInput`` (same ``threadId`` and ``runId``) with
   ``Last-Event-ID: <cursor>`` streams every event after the cursor, then the
   live tail to the run's end, with the same content type and ``id:`` lines;
@@ -26,7 +29,7 @@ The wire contract (SSE binding):
   ``AGUI-Run-Token`` header, or as the run's principal) cancels it at once
   (``RUN_ERROR`` ``run_cancelled``; ``204``, or ``404`` ``unknown_run`` for
   a run that is unknown or not the caller's);
-* a run whose worker died (its lease lapsed) is ended by whichever process
+* a run whose worker died (its heartbeat lapsed) is ended by whichever process
   notices, with ``RUN_ERROR`` ``worker_lost``;
 * the protobuf binding has no cursor: its frames are as without a log.
 """
@@ -36,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,9 +68,18 @@ from agui.server._guard import Guard
 from agui.server._limits import RunSlots, busy
 from agui.server._request import check_origin, error_response, is_disconnect
 from agui.server._response import Agent, run_agent, thread_of
-from agui.server._runlog.store import RunLogFull, RunRef, RunStore
+from agui.server._runlog.feed import LiveFeed
+from agui.server._runlog.store import (
+    LogBatch,
+    LogTrimmed,
+    RunLogFull,
+    RunLogUnavailable,
+    RunRef,
+    RunStore,
+)
 from agui.server._versions import stream_version
 from agui.types import RunAgentInput
+from agui.wire._sse import RUN_HELD
 
 __all__ = [
     "CANCEL_CODES",
@@ -82,8 +95,9 @@ DEFAULT_DETACH_TIMEOUT = 10.0
 """Seconds a run may have nobody attached before its agent is cancelled."""
 
 DEFAULT_LEASE = 5.0
-"""Seconds a worker's lease on a running run lasts unless renewed (it is renewed
-several times a second); a worker gone this long is taken for lost."""
+"""Seconds a worker's heartbeat lasts unless renewed (one per process, renewed
+four times a second for all its runs); a worker gone this long is taken for
+lost. A store stall shorter than this minus one renewal interval ends no run."""
 
 START_CURSOR = "0"
 """The ``Last-Event-ID`` that replays a run from its first event."""
@@ -105,6 +119,15 @@ READ_BATCH = 512
 
 _TERMINAL = frozenset({"RUN_FINISHED", "RUN_ERROR"})
 
+_LOST = "!lost"  # not an entry id: the run the store lost (see RunHub._entry_of)
+
+_PROBE = RunRef("agui-probe", "agui-probe")
+"""The run whose state a probe of the store asks for (it never exists)."""
+
+_UNLOGGED_PREFIX = "x"
+"""The id prefix of a terminal event a request got that the store does not hold
+(``run_log_failed``, ``log_trimmed``): a resume from it is refused."""
+
 
 def _run_error(message: str, code: str) -> bytes:
     return msgspec.json.encode({"type": "RUN_ERROR", "message": message, "code": code})
@@ -121,6 +144,9 @@ class _LiveRun:
     owner_task: asyncio.Task[None] | None = None
     events: int = 0
     slots: RunSlots | None = None  # the slot its agent holds (given back when it ends)
+    feed: LiveFeed = field(default_factory=LiveFeed)
+    last_seen: float = field(default_factory=time.monotonic)  # a reader was attached
+    failed: BaseException | None = None  # an append failed: the log is broken
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
@@ -135,6 +161,11 @@ class RunHub:
     ``authorize``: the application's hook (:mod:`agui.server._access`; the routes
     call it, the hub checks its principal); ``secret``: the key of the run
     tokens (else ``AGUI_RUN_SECRET``, else the store's).
+
+    One heartbeat task per hub (not per run) keeps the store's worker alive,
+    delivers cancels asked through other processes and ends runs nobody was
+    attached to for ``detach_timeout``. Requests attached in this process read
+    a live run's :class:`~agui.server._runlog.feed.LiveFeed`, not the store.
     """
 
     def __init__(
@@ -166,6 +197,11 @@ class RunHub:
         self.owns_store = owns_store
         self.tick: float = min(0.25, lease / 4, detach_timeout / 4)
         self.live: dict[RunRef, _LiveRun] = {}
+        self.unavailable_since: float | None = None
+        """Monotonic time the store was last found unreachable (None: it answers)."""
+        self._unlogged: dict[RunRef, bytes] = {}  # terminal events the store did not take yet
+        self._beat_task: asyncio.Task[None] | None = None
+        self._probed = float("-inf")
 
     # ------------------------------------------------------------ requests
 
@@ -188,7 +224,10 @@ class RunHub:
         hook returned; None without one): a new run (holding one of ``slots`` while
         its agent runs), an attachment, or a refusal."""
         run = RunRef(run_input.thread_id, run_input.run_id)
-        keys = await self.keys()
+        try:
+            keys = await self.keys()
+        except RunLogUnavailable as exc:
+            return self.unavailable(exc)
         last_event_id = request.headers.get("last-event-id", "").strip()
         if not last_event_id:
             if slots is not None:
@@ -200,11 +239,15 @@ class RunHub:
             except RunLogFull as exc:
                 created = None
                 refusal: Response = busy("run_log_full", str(exc), RETRY_AFTER)
+            except RunLogUnavailable as exc:
+                created = None
+                refusal = self.unavailable(exc)
             except BaseException:
                 if slots is not None:
                     slots.release()
                 raise
             else:
+                self._store_up()
                 refusal = error_response(
                     409,
                     "run_exists",
@@ -217,12 +260,64 @@ class RunHub:
                 return refusal
             self._start(run, run_input, slots)
             return _Attachment(self, run, START_CURSOR, encoder, keys.token(run), resumed=False)
-        after = await self._entry_of(last_event_id, run, principal, keys)
+        try:
+            after = await self._entry_of(last_event_id, run, principal, keys)
+        except RunLogUnavailable as exc:
+            return self.unavailable(exc)
+        self._store_up()
+        if after == _LOST:
+            return error_response(
+                410,
+                "run_log_lost",
+                "the run log lost this run before its retention ended (the store "
+                "restarted empty?): it cannot be resumed",
+                "Last-Event-ID",
+            )
         if after is None:
             return _cursor_unknown()
         return _Attachment(
             self, run, after, encoder, keys.token(run), resumed=after != START_CURSOR
         )
+
+    def _lost(self, run: RunRef, entry: str) -> bool:
+        """Whether a run the store does not hold should still be there: it runs
+        here, or its cursor's entry was written less than ``retention`` ago."""
+        if run in self.live:
+            return True
+        written = self.store.written_at(entry)
+        return written is not None and time.time() - written < self.store.retention - 1.0
+
+    def unavailable(self, exc: RunLogUnavailable) -> Response:
+        """503 ``run_log_unavailable`` with ``Retry-After``."""
+        self._store_down(exc)
+        response = error_response(
+            503, "run_log_unavailable", f"{exc}; retry in {exc.retry_after:g} s"
+        )
+        response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+        return response
+
+    async def available(self) -> bool:
+        """Whether the run log answers (asked at most once a second)."""
+        now = time.monotonic()
+        if now - self._probed >= 1.0:
+            self._probed = now
+            try:
+                await self.store.info(_PROBE)
+            except RunLogUnavailable as exc:
+                self._store_down(exc)
+            else:
+                self._store_up()
+        return self.unavailable_since is None
+
+    def _store_down(self, exc: BaseException) -> None:
+        if self.unavailable_since is None:
+            self.unavailable_since = time.monotonic()
+            logger.warning("the run log is unreachable: %s", exc)
+
+    def _store_up(self) -> None:
+        if self.unavailable_since is not None:
+            self.unavailable_since = None
+            logger.warning("the run log answers again")
 
     async def _entry_of(
         self, header: str, run: RunRef, principal: str | None, keys: RunKeys
@@ -231,7 +326,12 @@ class RunHub:
         may not attach there: a malformed cursor or one of another run (refused
         before the store is asked, whatever it holds), a replay from the start
         with no proof of the run and no ``authorize`` hook, a run the store does
-        not hold or that another principal started, an entry no longer held."""
+        not hold or that another principal started, an entry no longer held.
+        :data:`_LOST` when the caller proved the run (its token) but the store lost
+        it before its retention ended.
+
+        Raises:
+            RunLogUnavailable: the store cannot be reached."""
         cursor = parse_cursor(header)
         if cursor is None:
             return None
@@ -242,6 +342,8 @@ class RunHub:
         elif not keys.valid(run, token):
             return None
         info = await self.store.info(run)
+        if info is None and token is not None and self._lost(run, entry):
+            return _LOST
         if info is None or info.principal != principal:
             return None
         if not await self.store.holds(run, entry):
@@ -264,8 +366,12 @@ class RunHub:
 
     async def cancel(self, run: RunRef, reason: str = "cancel requested") -> bool:
         """Cancel ``run``'s agent: at once when it runs here, else through the
-        store (its worker reads the request within a fraction of a second).
-        False when the run is unknown."""
+        store (its worker reads the request at its next heartbeat, within a
+        fraction of a second). False when the run is unknown.
+
+        Raises:
+            RunLogUnavailable: the run is not here and the store cannot be reached.
+        """
         live = self.live.get(run)
         if live is not None:
             self.cancel_live(live, reason)
@@ -285,6 +391,11 @@ class RunHub:
             self.cancel_live(live, "server shutting down")
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        beat = self._beat_task
+        if beat is not None and not beat.done():
+            beat.cancel()
+            with contextlib.suppress(BaseException):
+                await beat
         if self.owns_store:
             with contextlib.suppress(Exception):
                 await self.store.close()
@@ -299,6 +410,8 @@ class RunHub:
         guard = Guard(thread_of(run_input)) if self.guard else None
         emitter = Emitter(buffer, guard, token, version=stream_version(run_input), raw=True)
         live.owner_task = asyncio.create_task(self._own(live, run_input, emitter, buffer))
+        if self._beat_task is None or self._beat_task.done():
+            self._beat_task = asyncio.create_task(self._beat())
 
     async def _own(
         self, live: _LiveRun, run_input: RunAgentInput, emitter: Emitter, buffer: Outbox
@@ -306,7 +419,6 @@ class RunHub:
         run = live.run
         span = telemetry.run_started(run)
         flusher = asyncio.create_task(self._flush(live, buffer))
-        supervisor = asyncio.create_task(self._supervise(live))
         agent_task = live.agent_task = asyncio.create_task(
             run_agent(self.agent, run_input, emitter, live.token)
         )
@@ -329,13 +441,10 @@ class RunHub:
                 outcome = "agent_error"
         finally:
             buffer.close()
-            supervisor.cancel()
             with contextlib.suppress(BaseException):
                 await flusher
             with contextlib.suppress(Exception):
                 await self.store.release(run)
-            with contextlib.suppress(BaseException):
-                await supervisor
             self.live.pop(run, None)
             if live.slots is not None:
                 live.slots.release()
@@ -343,46 +452,71 @@ class RunHub:
             telemetry.run_ended(span, outcome, emitter.count)
 
     async def _flush(self, live: _LiveRun, buffer: Outbox) -> None:
-        """Move admitted events to the log, everything pending as one append."""
-        run = live.run
+        """Move admitted events to the log, everything pending as one append, and
+        to the run's in-process feed. Once an append failed the log is broken:
+        nothing more is appended (a gap would pass for a whole log), the agent
+        is cancelled, and the run ends ``RUN_ERROR`` ``run_log_failed``, on the
+        feed at once and in the log once the store takes it."""
+        run, feed = live.run, live.feed
         while True:
             frames = await buffer.take_frames()
             end = buffer.closed  # (no event can follow: the agent is done)
-            try:
-                await self.store.append(run, frames or [], end=end)
-            except Exception as exc:  # the log is unreachable: the run cannot go on
-                logger.error("run log append failed (run %r)", run.run_id, exc_info=exc)
-                self.cancel_live(live, "run log failed")
-                if end:
-                    return
-                continue
+            if live.failed is None:
+                try:
+                    batch = await self.store.append(run, frames or [], end=end)
+                except Exception as exc:  # noqa: BLE001 - the log is broken: the run cannot go on
+                    live.failed = exc
+                    logger.error("run log append failed (run %r): %s", run.run_id, exc)
+                    self._store_down(exc)
+                    self.cancel_live(live, "run log failed")
+                else:
+                    feed.push(batch, end=end)
+                    if end:
+                        return
+                    continue
             if end:
+                terminal = _run_error(
+                    "the run log could not be written: the run was stopped", "run_log_failed"
+                )
+                feed.push(LogBatch(_UNLOGGED_PREFIX, 0, [terminal]), end=True)
+                self._unlogged[run] = terminal
                 return
 
-    async def _supervise(self, live: _LiveRun) -> None:
-        """Renew the lease; cancel on request, or once nobody was attached for
-        ``detach_timeout`` seconds."""
-        run = live.run
-        last_seen = time.monotonic()
-        while True:
-            await asyncio.sleep(self.tick)
+    async def _beat(self) -> None:
+        """The worker's heartbeat, while this hub runs anything: renew it, act on
+        its signals (cancels, readers elsewhere), end runs nobody was attached to
+        for ``detach_timeout``, log the terminal events the store missed."""
+        while self.live or self._unlogged:
+            attached: frozenset[RunRef] = frozenset()
             try:
-                signals = await self.store.renew(run, self.lease)
-            except Exception as exc:
-                logger.warning("run lease renewal failed (run %r)", run.run_id, exc_info=exc)
-                continue
+                signals = await self.store.heartbeat(self.lease)
+            except Exception as exc:  # noqa: BLE001 - a failed beat never ends the loop
+                self._store_down(exc)
+            else:
+                self._store_up()
+                attached = signals.attached
+                for run in signals.cancel:
+                    live = self.live.get(run)
+                    if live is not None:
+                        self.cancel_live(live, "cancel requested")
             now = time.monotonic()
-            if signals.cancel:
-                self.cancel_live(live, "cancel requested")
-            elif live.attached > 0 or signals.attached:
-                last_seen = now
-            elif now - last_seen >= self.detach_timeout:
-                logger.info(
-                    "run %r had nobody attached for %g s: cancelled",
-                    run.run_id,
-                    self.detach_timeout,
-                )
-                self.cancel_live(live, "detached")
+            for live in list(self.live.values()):
+                if live.attached > 0 or live.run in attached:
+                    live.last_seen = now
+                elif now - live.last_seen >= self.detach_timeout and not live.token.cancelled:
+                    logger.info(
+                        "run %r had nobody attached for %g s: cancelled",
+                        live.run.run_id,
+                        self.detach_timeout,
+                    )
+                    self.cancel_live(live, "detached")
+            for run, terminal in list(self._unlogged.items()):
+                try:
+                    await self.store.append(run, [terminal], end=True)
+                except RunLogUnavailable:  # still unreachable: next beat
+                    break
+                del self._unlogged[run]
+            await asyncio.sleep(self.tick)
 
     async def end_lost(self, run: RunRef) -> None:
         """End the log of a run whose worker is gone (``RUN_ERROR`` ``worker_lost``,
@@ -394,7 +528,7 @@ class RunHub:
         if last is None or _event_type(last) not in _TERMINAL:
             entries.append(
                 _run_error(
-                    "the server process running this run stopped (its lease expired)",
+                    "the server process running this run stopped (its heartbeat expired)",
                     "worker_lost",
                 )
             )
@@ -454,7 +588,7 @@ class _Attachment(Response):
         live = hub.live.get(run)
         if live is not None:
             live.attached += 1
-        pump = asyncio.create_task(self._pump(send, live is None))
+        pump = asyncio.create_task(self._pump(send, live))
         watcher = asyncio.create_task(_wait_disconnect(receive))
         shutdown = False
         try:
@@ -472,6 +606,7 @@ class _Attachment(Response):
         finally:
             if live is not None:
                 live.attached -= 1
+                live.last_seen = time.monotonic()
             for task in (pump, watcher):
                 task.cancel()
             results: list[BaseException | None]
@@ -482,43 +617,81 @@ class _Attachment(Response):
                     raise
                 results = []  # cancelled again while the server's loop is torn down
             for result in results:
-                if isinstance(result, Exception) and not is_disconnect(result):
+                if isinstance(result, RunLogUnavailable):
+                    logger.warning("run stream cut: %s", result)
+                elif isinstance(result, Exception) and not is_disconnect(result):
                     logger.error("run stream failed", exc_info=result)
             telemetry.detached(span, self.sent)
         if shutdown:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _pump(self, send: Send, remote: bool) -> None:
+    async def _pump(self, send: Send, live: _LiveRun | None) -> None:
+        """Write the run's frames: from the run's in-process feed when it runs
+        here (the store only to catch up from behind the feed's window), else
+        from the store. A trimmed position ends the stream ``log_trimmed``; a
+        store that cannot be reached cuts it (the client resumes later)."""
         hub, run, store, encoder = self.hub, self.run, self.hub.store, self.encoder
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        # (with the run's token: the starter resumes a cut before the first frame with it)
+        held = b"" if self.resumed else encoder.comment(f"{RUN_HELD} {self.token}")
+        if held:  # the server holds the run from here: a cut before a frame is resumable
+            await send({"type": "http.response.body", "body": held, "more_body": True})
         tag = self.token
         after = self.after
         keepalive = hub.keepalive
-        last_write = last_touch = time.monotonic()
-        if remote:
-            await store.touch(run, 4 * hub.tick)
+        last_write = last_check = time.monotonic()
+        last_touch = float("-inf")  # (a reader elsewhere: touched after its first write)
+        feed = live.feed if live is not None else None
         while True:
-            piece = await store.read(run, after, READ_BATCH, block=hub.tick)
+            ended = False
+            batches: list[LogBatch] = []
+            got = feed.after(after, READ_BATCH) if feed is not None else None
+            try:
+                if got is not None and feed is not None:
+                    batches, at_end = got
+                    ended = at_end and feed.ended
+                    if not batches and not ended:
+                        await feed.wait(hub.tick)
+                else:  # behind the window, or the run is not here
+                    piece = await store.read(
+                        run, after, READ_BATCH, block=None if feed is not None else hub.tick
+                    )
+                    batches, ended = piece.batches, piece.ended
+                    if feed is not None and not batches and not ended:
+                        if (
+                            feed.ended
+                            and feed.batches
+                            and feed.batches[-1].prefix == _UNLOGGED_PREFIX
+                        ):
+                            batches, ended = [feed.batches[-1]], True  # the log broke behind us
+                        else:
+                            await feed.wait(hub.tick)
+            except LogTrimmed as exc:
+                logger.warning("run %r: %s", run.run_id, exc)
+                error = _run_error(
+                    f"events of this run were trimmed from the run log: {exc}", "log_trimmed"
+                )
+                batches, ended = [LogBatch(_UNLOGGED_PREFIX, 0, [error])], True
             now = time.monotonic()
-            batches = piece.batches
             if batches:
                 frames = encoder.frames_with_ids
                 body = b"".join([frames(b.events, f"{tag}.{b.prefix}", b.start) for b in batches])
                 await send({"type": "http.response.body", "body": body, "more_body": True})
                 after = batches[-1].last_id
-                self.sent += piece.count
+                self.sent += sum(len(b.events) for b in batches)
                 last_write = now
-            if piece.ended:
+            if ended:
                 break
-            if remote and now - last_touch >= hub.tick:
+            if feed is None and now - last_touch >= hub.tick:
                 await store.touch(run, 4 * hub.tick)
                 last_touch = now
             if not batches:
-                if run not in hub.live:
+                if feed is None and now - last_check >= hub.tick:
+                    last_check = now
                     info = await store.info(run)
                     if info is None:
-                        break  # expired under us
+                        break  # expired (or lost) under us
                     if not info.ended and not info.leased:
                         await hub.end_lost(run)
                 if keepalive is not None and now - last_write >= keepalive:
@@ -561,19 +734,31 @@ def cancel_endpoint(hub: RunHub, prefix: str, allowed_origins: frozenset[str] = 
         )
         if isinstance(principal, Response):
             return principal
-        if await hub.cancel_request(run, principal, request.headers.get(RUN_TOKEN_HEADER)):
+        try:
+            cancelled = await hub.cancel_request(
+                run, principal, request.headers.get(RUN_TOKEN_HEADER)
+            )
+        except RunLogUnavailable as exc:
+            return hub.unavailable(exc)
+        if cancelled:
             return Response(status_code=204)
         return error_response(404, "unknown_run", "no such run")
 
     return endpoint
 
 
-def capabilities_document(hub: RunHub | None, path: str) -> dict[str, Any]:
-    """The ``AgentCapabilities`` JSON (wire form) an endpoint at ``path`` serves."""
-    doc: dict[str, Any] = {"transport": {"streaming": True, "resumable": hub is not None}}
+def capabilities_document(
+    hub: RunHub | None, path: str, *, available: bool = True
+) -> dict[str, Any]:
+    """The ``AgentCapabilities`` JSON (wire form) an endpoint at ``path`` serves;
+    ``available``: whether the run log answers now (while it does not, runs are
+    not resumable and ``custom.resumable.available`` is false)."""
+    resumable = hub is not None and available
+    doc: dict[str, Any] = {"transport": {"streaming": True, "resumable": resumable}}
     if hub is not None:
         doc["custom"] = {
             "resumable": {
+                "available": available,
                 "cursor": (
                     "SSE id: line <token>.<entry>; resume with Last-Event-ID "
                     "(<token>.0 = from the start)"
@@ -591,10 +776,12 @@ def capabilities_document(hub: RunHub | None, path: str) -> dict[str, Any]:
 
 
 def capabilities_endpoint(hub: RunHub | None, path: str) -> Any:
-    """The ``GET <path>/capabilities`` endpoint."""
-    doc = capabilities_document(hub, path)
+    """The ``GET <path>/capabilities`` endpoint (the run log's availability
+    probed at most once a second)."""
+    docs = {ok: capabilities_document(hub, path, available=ok) for ok in (True, False)}
 
     async def endpoint(request: Request) -> Response:
-        return JSONResponse(doc)
+        available = True if hub is None else await hub.available()
+        return JSONResponse(docs[available])
 
     return endpoint

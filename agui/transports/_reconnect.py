@@ -139,6 +139,11 @@ class Cursor:
         self._seen: set[str] = set()
         self._order: deque[str] = deque()
 
+    @property
+    def framed(self) -> bool:
+        """Whether a frame with a cursor was processed (False before the first)."""
+        return bool(self._order)
+
     def repeat(self, cursor: str | None) -> bool:
         """True when a frame with ``cursor`` was processed already (drop it)."""
         return cursor is not None and cursor in self._seen

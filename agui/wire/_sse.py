@@ -32,7 +32,13 @@ from __future__ import annotations
 
 from agui.errors import FrameTooLarge
 
-__all__ = ["DEFAULT_MAX_FRAME_BYTES", "SseReader", "encode_sse"]
+__all__ = ["DEFAULT_MAX_FRAME_BYTES", "RUN_HELD", "SseReader", "encode_sse"]
+
+RUN_HELD = "run held"
+"""The comment (``: run held``) a resumable server writes first on a new run's
+stream, before any frame: from here on the server holds the run, so a client
+whose response is cut before the first frame resumes it from its start
+(``Last-Event-ID: <token>.0``) instead of failing. Readers ignore comments."""
 
 #: The default cap on one SSE frame (bytes): 10 MiB, the reference client's cap.
 #: The one definition of it; everything else that needs the figure imports it.

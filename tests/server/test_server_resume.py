@@ -23,10 +23,14 @@ from agui.updates import ErrorUpdate
 pytestmark = pytest.mark.timeout(60)
 
 
-@pytest.fixture(scope="module", params=["memory", "redis"])
+@pytest.fixture(scope="module", params=["memory", "redis", "cluster"])
 def served(request, serve):
     calls = Calls()
-    store = "memory" if request.param == "memory" else request.getfixturevalue("redis_url")
+    store = {
+        "memory": lambda: "memory",
+        "redis": lambda: request.getfixturevalue("redis_url"),
+        "cluster": lambda: request.getfixturevalue("redis_cluster_url"),
+    }[request.param]()
     app = create_app(streaming_agent(calls), store=store, detach_timeout=0.6)
     return serve(app), calls
 
