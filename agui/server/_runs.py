@@ -191,30 +191,9 @@ class RunHub:
         keys = await self.keys()
         last_event_id = request.headers.get("last-event-id", "").strip()
         if not last_event_id:
-            if slots is not None:
-                refused = slots.take()
-                if refused is not None:
-                    return refused
-            try:
-                created = await self.store.create(run, self.lease, principal=principal)
-            except RunLogFull as exc:
-                created = None
-                refusal: Response = busy("run_log_full", str(exc), RETRY_AFTER)
-            except BaseException:
-                if slots is not None:
-                    slots.release()
-                raise
-            else:
-                refusal = error_response(
-                    409,
-                    "run_exists",
-                    "this threadId/runId is a run already; resume it with Last-Event-ID",
-                    "$.runId",
-                )
-            if not created:
-                if slots is not None:
-                    slots.release()
-                return refusal
+            refused = await self._claim(run, principal, slots)
+            if refused is not None:
+                return refused
             self._start(run, run_input, slots)
             return _Attachment(self, run, START_CURSOR, encoder, keys.token(run), resumed=False)
         after = await self._entry_of(last_event_id, run, principal, keys)
@@ -223,6 +202,37 @@ class RunHub:
         return _Attachment(
             self, run, after, encoder, keys.token(run), resumed=after != START_CURSOR
         )
+
+    async def _claim(
+        self, run: RunRef, principal: str | None, slots: RunSlots | None
+    ) -> Response | None:
+        """Take a slot for a new run's agent, then create the run in the store
+        (``principal`` its owner); None, or the refusal (503 with ``Retry-After``
+        when no slot or no room is left, 409 for a run that exists) with the slot
+        given back: a refused request starts no agent and holds nothing."""
+        if slots is None:
+            slots = RunSlots(None)  # (no limit: taking and giving back count nothing)
+        refused = slots.take()
+        if refused is not None:
+            return refused
+        try:
+            created = await self.store.create(run, self.lease, principal=principal)
+        except RunLogFull as exc:
+            refused = busy("run_log_full", str(exc), RETRY_AFTER)
+        except BaseException:
+            slots.release()
+            raise
+        else:
+            if created:
+                return None
+            refused = error_response(
+                409,
+                "run_exists",
+                "this threadId/runId is a run already; resume it with Last-Event-ID",
+                "$.runId",
+            )
+        slots.release()
+        return refused
 
     async def _entry_of(
         self, header: str, run: RunRef, principal: str | None, keys: RunKeys
