@@ -72,6 +72,7 @@ from agui.transports._reconnect import (
     is_start,
     resumable_failure,
     send_cancel,
+    shown_cursor,
     start_cursor,
 )
 from agui.types import RunErrorEvent, RunFinishedEvent
@@ -646,7 +647,9 @@ class _RunCore:
         await asyncio.sleep(policy.delay(cursor.failures))
         if self.stopping:
             return None
-        logger.debug("resuming run from cursor %r (attempt %d)", cursor.last, cursor.failures)
+        logger.debug(
+            "resuming run from cursor %r (attempt %d)", shown_cursor(cursor.last), cursor.failures
+        )
         stream: AsyncIterator[Any] | None = None
         try:
             stream = open_stream(self.inputs[-1], cursor.last)

@@ -9,7 +9,7 @@ its own), from the request to the end of its response (attributes
 outcome, ``success`` | ``interrupted`` | ``cancelled`` | ``failed``, or
 ``left`` when the run was left before its end), with one ``agui.reconnect``
 event per resume of a cut response (``agui.attempt``, ``agui.gap_ms``,
-``agui.cursor``). Without an SDK configured the API's spans are no-ops;
+``agui.cursor``, its run token shown as ``*``). Without an SDK configured the API's spans are no-ops;
 without the API every call here returns at once.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agui.transports._reconnect import shown_cursor
 from agui.updates import Done, Reconnected
 
 __all__ = ["reconnected", "run_ended", "run_started"]
@@ -47,7 +48,7 @@ def reconnected(span: Any, update: Reconnected) -> None:
         attributes={
             "agui.attempt": update.attempt,
             "agui.gap_ms": update.gap_ms,
-            "agui.cursor": update.cursor,
+            "agui.cursor": shown_cursor(update.cursor) or "",
         },
     )
 

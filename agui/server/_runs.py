@@ -230,36 +230,13 @@ class RunHub:
             return self.unavailable(exc)
         last_event_id = request.headers.get("last-event-id", "").strip()
         if not last_event_id:
-            if slots is not None:
-                refused = slots.take()
-                if refused is not None:
-                    return refused
-            try:
-                created = await self.store.create(run, self.lease, principal=principal)
-            except RunLogFull as exc:
-                created = None
-                refusal: Response = busy("run_log_full", str(exc), RETRY_AFTER)
-            except RunLogUnavailable as exc:
-                created = None
-                refusal = self.unavailable(exc)
-            except BaseException:
-                if slots is not None:
-                    slots.release()
-                raise
-            else:
-                self._store_up()
-                refusal = error_response(
-                    409,
-                    "run_exists",
-                    "this threadId/runId is a run already; resume it with Last-Event-ID",
-                    "$.runId",
-                )
-            if not created:
-                if slots is not None:
-                    slots.release()
-                return refusal
+            refused = await self._claim(run, principal, slots)
+            if refused is not None:
+                return refused
             self._start(run, run_input, slots)
-            return _Attachment(self, run, START_CURSOR, encoder, keys.token(run), resumed=False)
+            return _Attachment(
+                self, run, START_CURSOR, encoder, keys.token(run), resumed=False, new=True
+            )
         try:
             after = await self._entry_of(last_event_id, run, principal, keys)
         except RunLogUnavailable as exc:
@@ -318,6 +295,39 @@ class RunHub:
         if self.unavailable_since is not None:
             self.unavailable_since = None
             logger.warning("the run log answers again")
+    async def _claim(
+        self, run: RunRef, principal: str | None, slots: RunSlots | None
+    ) -> Response | None:
+        """Take a slot for a new run's agent, then create the run in the store
+        (``principal`` its owner); None, or the refusal (503 with ``Retry-After``
+        when no slot or no room is left, 409 for a run that exists) with the slot
+        given back: a refused request starts no agent and holds nothing."""
+        if slots is None:
+            slots = RunSlots(None)  # (no limit: taking and giving back count nothing)
+        refused = slots.take()
+        if refused is not None:
+            return refused
+        try:
+            created = await self.store.create(run, self.lease, principal=principal)
+        except RunLogFull as exc:
+            refused = busy("run_log_full", str(exc), RETRY_AFTER)
+        except RunLogUnavailable as exc:
+            refused = self.unavailable(exc)
+        except BaseException:
+            slots.release()
+            raise
+        else:
+            self._store_up()
+            if created:
+                return None
+            refused = error_response(
+                409,
+                "run_exists",
+                "this threadId/runId is a run already; resume it with Last-Event-ID",
+                "$.runId",
+            )
+        slots.release()
+        return refused
 
     async def _entry_of(
         self, header: str, run: RunRef, principal: str | None, keys: RunKeys
@@ -568,6 +578,7 @@ class _Attachment(Response):
         token: str,
         *,
         resumed: bool,
+        new: bool = False,
     ) -> None:
         self.hub = hub
         self.run = run
@@ -575,6 +586,7 @@ class _Attachment(Response):
         self.encoder = encoder
         self.token = token
         self.resumed = resumed
+        self.new = new  # a new run: its stream opens with ": run held <token>"
         self.sent = 0  # events written to this request so far
         self.status_code = 200
         self.background = None
@@ -634,7 +646,7 @@ class _Attachment(Response):
         hub, run, store, encoder = self.hub, self.run, self.hub.store, self.encoder
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
         # (with the run's token: the starter resumes a cut before the first frame with it)
-        held = b"" if self.resumed else encoder.comment(f"{RUN_HELD} {self.token}")
+        held = encoder.comment(f"{RUN_HELD} {self.token}") if self.new else b""
         if held:  # the server holds the run from here: a cut before a frame is resumable
             await send({"type": "http.response.body", "body": held, "more_body": True})
         tag = self.token

@@ -38,6 +38,7 @@ __all__ = [
     "resumable_failure",
     "run_token",
     "send_cancel",
+    "shown_cursor",
     "start_cursor",
 ]
 
@@ -78,6 +79,15 @@ def run_token(cursor: str | None) -> str | None:
     if not dot or not entry or len(token) != 22 or not _TOKEN_CHARS.issuperset(token):
         return None
     return token
+
+
+def shown_cursor(cursor: str | None) -> str | None:
+    """``cursor`` as logs and spans show it: a run token (proof of the run, as good
+    as a credential) replaced with ``*`` (``*.42``)."""
+    if run_token(cursor) is None:
+        return cursor
+    assert cursor is not None
+    return "*." + cursor.partition(".")[2]
 
 
 def is_start(cursor: str) -> bool:

@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from support.resume_helpers import Calls, span_exporter, streaming_agent
 
-from agui._log import enable_debug
+from agui import disable_debug, enable_debug
 from agui.client._session import Session
 from agui.errors import CursorError, TransportError
 from agui.server import Access, AccessDenied, BackgroundServer, create_app
@@ -173,8 +173,7 @@ async def test_credentials_never_reach_logs_spans_or_errors(guarded, caplog):
                 break  # a deliberate abort: the cancel request goes out with the credentials
             await run.aclose()
     finally:
-        logging.getLogger("agui").handlers.clear()
-        logging.getLogger("agui").setLevel(logging.NOTSET)
+        disable_debug()
     (error,) = [u.error for u in refused if isinstance(u, ErrorUpdate)]
     assert isinstance(error, TransportError) and error.status == 401
     assert "a bearer token is required" in str(error)
