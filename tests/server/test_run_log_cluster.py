@@ -130,7 +130,11 @@ def test_a_cancel_sent_to_the_other_worker_on_a_redis_cluster_stops_the_run(clus
     payload["messages"][0]["content"] = "long 2000"
     head = cut_after(url_a, payload, 800)
     cursor = [c for c, _ in parse_frames(head.decode("utf-8", "replace"))][-1]
-    response = httpx.delete(f"{url_b}/runs/cluster-cancel-thread/cluster-cancel", timeout=10)
+    response = httpx.delete(
+        f"{url_b}/runs/cluster-cancel-thread/cluster-cancel",
+        headers={"AGUI-Run-Token": cursor.split(".")[0]},  # the run token proves the run
+        timeout=10,
+    )
     assert response.status_code == 204
     seen: list[dict] = []
 

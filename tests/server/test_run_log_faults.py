@@ -92,13 +92,15 @@ async def test_a_live_run_whose_appends_fail_ends_run_log_failed_on_every_attach
                     async for chunk in r.aiter_text():
                         text += chunk
                         if seen is not None and len(parse_frames(text)) >= 20:
+                            tokens.append(parse_frames(text)[0][0].split(".")[0])
                             seen.set()
                 return parse_frames(text)
 
             seen = asyncio.Event()
+            tokens: list[str] = []  # the run token (a cursor's first part) proves the run
             first = asyncio.create_task(read({}, seen))
             await asyncio.wait_for(seen.wait(), 10)
-            second = asyncio.create_task(read({"Last-Event-ID": "0"}, None))  # a 2nd attachment
+            second = asyncio.create_task(read({"Last-Event-ID": f"{tokens[0]}.0"}, None))
             await asyncio.sleep(0.2)
             redis_proc.stop()
             results = await asyncio.wait_for(asyncio.gather(first, second), 15)

@@ -74,9 +74,12 @@ def test_a_flush_larger_than_the_per_run_bound_reaches_the_runs_client_whole():
 
         async def go():
             session = Session(server.url + "/agent", thread_id="t")
-            return [u async for u in session.send("go", run_id="burst")]
+            run = session.send("go", run_id="burst")
+            updates = [u async for u in run]
+            assert run.cursor is not None
+            return updates, run.cursor.split(".")[0]  # the run token: proof of the run
 
-        updates = asyncio.run(go())
+        updates, token = asyncio.run(go())
         assert [u.delta[:6] for u in updates if isinstance(u, TextDelta)] == [
             f"{i:06d}" for i in range(100)
         ]
@@ -85,7 +88,7 @@ def test_a_flush_larger_than_the_per_run_bound_reaches_the_runs_client_whole():
         again = httpx.post(
             server.url + "/agent",
             json={"threadId": "t", "runId": "burst", "messages": []},
-            headers={"Last-Event-ID": "0"},
+            headers={"Last-Event-ID": f"{token}.0"},
             timeout=10,
         )
         assert again.status_code == 410
