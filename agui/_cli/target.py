@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from agui._cli.io import CliError
 from agui._cli.text import redact_credentials
-from agui.client._session import Session
 from agui._jsonvalue import JSONValue, is_json_array, is_json_object
+from agui.client._session import Session
 from agui.transports import default_transport
 from agui.types import Tool
 from agui.wire._fallback import loads_json_text

@@ -16,10 +16,10 @@ import pytest
 from support.pty_terminal import Terminal
 from support.screen import ScreenTerminal
 
-from agui.testing._agents.fake import SCENARIOS
 from agui._cli.live import STREAMING
 from agui._cli.main import main
 from agui._cli.render import Line, Renderer, RenderOptions
+from agui.testing._agents.fake import SCENARIOS
 from agui.updates import ToolCallEnded, ToolCallStarted, ToolResult
 
 needs_pty = pytest.mark.skipif(
