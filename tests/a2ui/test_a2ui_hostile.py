@@ -321,10 +321,12 @@ def test_a_refused_pattern_repeated_by_a_template_is_compiled_once():
 
     import pytest
 
+    import re2
+
     from agui.a2ui import _bindings as bindings
 
     bindings._compile.cache_clear()
-    with mock.patch.object(bindings.re2, "compile", wraps=bindings.re2.compile) as compile_:
+    with mock.patch.object(re2, "compile", wraps=re2.compile) as compile_:  # imported lazily
         for _ in range(500):  # a template instance per data item, each with the same pattern
             with pytest.raises(bindings.PatternError, match="invalid escape"):
                 regex_matches(r"(a)\1", "aa")

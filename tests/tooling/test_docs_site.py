@@ -107,3 +107,53 @@ def test_the_readme_documents_the_resume_contract_and_the_store_choice_with_the_
     assert f"detach timeout (default {defaults['detach_timeout'].default:g} s)" in section
     assert f"lease (default {defaults['lease'].default:g} s)" in section
     assert f"retention (default {retention:g} s)" in section
+
+
+def _sections(page: str) -> dict[str, str]:
+    """``## `` heading -> the text under it, for one page of the docs."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    parts = re.split(r"^## (.+)$", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_every_section_of_the_getting_started_and_server_pages_teaches_with_code():
+    # the one exception is a pointer to the page that owns the subject
+    pointers = {"Who may read a run"}
+    for page in ("getting-started.md", "server.md"):
+        sections = _sections(page)
+        assert len(sections) >= 5, page
+        bare = [
+            title
+            for title, body in sections.items()
+            if title not in pointers and not re.search(r"^```(python|sh)$", body, re.M)
+        ]
+        assert bare == [], page
+
+
+def _slug(title: str) -> str:
+    """The anchor mkdocs' toc gives a heading (its default slugify)."""
+    title = re.sub(r"[^\w\s-]", "", title.replace("`", "")).strip().lower()
+    return re.sub(r"[-\s]+", "-", title)
+
+
+def test_every_link_to_a_section_of_the_same_page_names_a_heading_there():
+    broken = []
+    for path in sorted((ROOT / "docs").rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        anchors = {_slug(h) for h in re.findall(r"^#+ (.+)$", text, re.M)}
+        for anchor in re.findall(r"\]\(#([\w-]+)\)", text):
+            if anchor not in anchors:
+                broken.append(f"{path.relative_to(ROOT)}: #{anchor}")
+    assert broken == []
+    assert _slug("Middleware") == "middleware" and _slug("The `agui` API") == "the-agui-api"
+
+
+def test_the_porting_table_shows_run_next_and_run_next_with_state_in_python():
+    page = (ROOT / "docs" / "from-ag-ui-client.md").read_text(encoding="utf-8")
+    assert "see Middleware above" not in page
+    rows = [line for line in page.splitlines() if line.startswith("| `middleware.runNext")]
+    assert [row.split("|")[1].strip() for row in rows] == [
+        "`middleware.runNext(input, next)`",
+        "`middleware.runNextWithState(input, next)` -> `EventWithState {event, messages, state}`",
+    ]
+    assert "## Middleware" in page and "async def with_state(run_input, next):" in page
