@@ -318,7 +318,7 @@ GUARDS: dict[tuple[str, str], str] = {
     ("agui/_cli/trace.py", "_by_profile"): (
         "one class, not a switch: finds the response's last RUN_FINISHED"
     ),
-    ("agui/testing/_check.py", "_http_verdict"): (
+    ("agui/testing/_scenarios.py", "_http_verdict"): (
         "one type on a raw JSON answer, not a switch: a 2xx answer to a bad request that "
         "opens with RUN_ERROR refused it in-stream"
     ),

@@ -11,7 +11,7 @@ battery, and the test agents board-watch serves.
 * the pytest plugin (loaded through the ``pytest11`` entry point): fixtures
   ``agui_client`` and ``agui_snapshot`` (:class:`TranscriptExtension`, syrupy);
 * the check battery behind ``board-watch check URL`` (``python -m agui.testing URL``):
-  :data:`CHECKS`, :func:`run_checks`, and the command itself (:func:`check_arguments`,
+  :data:`CHECKS`, :data:`CHECK_RULES`, :func:`run_checks`, and the command itself (:func:`check_arguments`,
   :func:`run_check_command`, the reports :func:`json_report` and :func:`junit_xml`);
 * the test agents: :func:`fake_agent_app` (``serve-fake``, the awkward-but-legal
   scenario agent on ``/agent``, scenario = first word of the last user message:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from agui.testing._agents.fake import create_app as fake_agent_app
     from agui.testing._agents.task_board import create_app as task_board_app
     from agui.testing._agents.task_board import offered_tools as task_board_tools
+    from agui.testing._check import CHECK_RULES as CHECK_RULES
     from agui.testing._check import CHECKS as CHECKS
     from agui.testing._check import Check as Check
     from agui.testing._check import CheckResult as CheckResult
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKS",
+    "CHECK_RULES",
     "AgentClient",
     "Check",
     "CheckCommandError",
@@ -90,6 +92,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Placeholders": ("agui.testing._transcript", "Placeholders"),
     "render_transcript": ("agui.testing._transcript", "render_transcript"),
     "CHECKS": ("agui.testing._check", "CHECKS"),
+    "CHECK_RULES": ("agui.testing._check", "CHECK_RULES"),
     "Check": ("agui.testing._check", "Check"),
     "CheckResult": ("agui.testing._check", "CheckResult"),
     "run_checks": ("agui.testing._check", "run_checks"),

@@ -7,7 +7,7 @@ position) or ``n/a`` (the server does not do what the check needs: it called no 
 tool, raised no interrupt, is not resumable). The prompts that make a server call a
 tool or pause are the server's business: give them with ``prompts`` (``--prompt
 CHECK=TEXT``). Runs are read by a strict :class:`~agui.client.Session`, so a
-failing run names one of :data:`agui._rules.RULES` (or ``transport_<kind>``,
+failing run names one of :data:`agui.pipeline.RULES` (or ``transport_<kind>``,
 ``decode_error``); the HTTP checks and the scenario checks name rules of their own,
 listed in :data:`CHECK_RULES` with the spec text each comes from.
 """
@@ -15,20 +15,15 @@ listed in :data:`CHECK_RULES` with the spec text each comes from.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
-import httpx
-
-from agui._jsonvalue import JSONValue, is_json_object
 from agui.testing._driver import (
     CheckedRun,
     Driver,
-    RawAnswer,
     Target,
     describe_problem,
     event_text,
@@ -40,6 +35,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKS",
+    "Context",
+    "failure",
+    "from_run",
+    "not_applicable",
+    "outcome_text",
+    "passed",
     "CHECK_RULES",
     "DEFAULT_PROMPTS",
     "DEFAULT_TOOL",
@@ -116,7 +117,7 @@ CHECK_RULES: dict[str, str] = {
     "can be driven from any web page without a CORS preflight (Fetch standard, "
     "CORS-safelisted request headers). Stricter than the spec's text.",
 }
-"""Rules the battery names itself (beside :data:`agui._rules.RULES`), with their source."""
+"""Rules the battery names itself (beside :data:`agui.pipeline.RULES`), with their source."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,10 @@ class CheckResult:
 
 
 @dataclass
-class _Context:
+class Context:
+    """What every scenario shares: the driver, the prompts and tools given, the endpoint's
+    capabilities, and the prefix of the thread ids (one thread per check)."""
+
     driver: Driver
     prompts: Mapping[str, str]
     tools: list[dict[str, Any]]
@@ -171,12 +175,14 @@ class _Context:
         reconnect: ReconnectPolicy | None = None,
         **options: Unpack[SessionOptions],
     ) -> Session:
+        """A strict session on ``check``'s own thread, offering the tools given (unless
+        ``options`` says otherwise)."""
         options["thread_id"] = f"{self.thread_prefix}-{check}"
         options.setdefault("tools", self.tools)
         return self.driver.session(cut_after=cut_after, reconnect=reconnect, **options)
 
 
-def _from_run(check: str, run: CheckedRun, what: str) -> CheckResult | None:
+def from_run(check: str, run: CheckedRun, what: str) -> CheckResult | None:
     """A failure naming the run's first problem, or None when it conforms."""
     problems = run.problems
     if not problems:
@@ -194,19 +200,23 @@ def _from_run(check: str, run: CheckedRun, what: str) -> CheckResult | None:
     )
 
 
-def _fail(check: str, rule: str, detail: str) -> CheckResult:
+def failure(check: str, rule: str, detail: str) -> CheckResult:
+    """A failed check naming ``rule``."""
     return CheckResult(check, "fail", detail, rule)
 
 
-def _pass(check: str, detail: str) -> CheckResult:
+def passed(check: str, detail: str) -> CheckResult:
+    """A passed check."""
     return CheckResult(check, "pass", detail)
 
 
-def _na(check: str, detail: str) -> CheckResult:
+def not_applicable(check: str, detail: str) -> CheckResult:
+    """A check the server gave nothing to judge (``n/a``)."""
     return CheckResult(check, "n/a", detail)
 
 
-def _outcome(run: CheckedRun) -> str:
+def outcome_text(run: CheckedRun) -> str:
+    """How ``run`` ended, for a detail line (a RUN_ERROR with its message)."""
     done = run.done
     if done is None:
         return "no end"
@@ -215,390 +225,58 @@ def _outcome(run: CheckedRun) -> str:
     return done.outcome
 
 
-# --- the checks ------------------------------------------------------------------
-
-
-async def _plain_text(ctx: _Context) -> CheckResult:
-    c = "plain_text"
-    session = ctx.session(c)
-    run = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = _from_run(c, run, "the run")
-    if failed:
-        return failed
-    if run.outcome != "success":
-        return _fail(c, "run_not_successful", f"the run ended {_outcome(run)}")
-    return _pass(c, f"{len(run.updates)} updates, ended success")
-
-
-async def _client_tool(ctx: _Context) -> CheckResult:
-    c = "client_tool"
-    session = ctx.session(c)
-    first = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = _from_run(c, first, "the run offered the tools")
-    if failed:
-        return failed
-    offered = {t["name"] for t in ctx.tools}
-    calls = [call for call in first.pending_tool_calls if call.function.name in offered]
-    if not calls:
-        return _na(c, f"the agent called no offered tool (run ended {_outcome(first)})")
-    for call in calls:
-        session.add_tool_result(call.id, json.dumps({"ok": True, "answer": "yes"}))
-    second = await ctx.driver.record(session, session.run)
-    failed = _from_run(c, second, "the run after the tool results")
-    if failed:
-        return failed
-    again = {call.id for call in calls} & _pending_ids(second)
-    if again:
-        return _fail(
-            c,
-            "answered_call_requested_again",
-            f"answered calls left pending again: {sorted(again)}",
-        )
-    if second.outcome not in ("success", "interrupted"):
-        return _fail(c, "run_not_successful", f"the run after the results ended {_outcome(second)}")
-    names = ", ".join(sorted({call.function.name for call in calls}))
-    return _pass(
-        c, f"{len(calls)} call(s) to {names} answered; the next run ended {second.outcome}"
-    )
-
-
-async def _tool_not_offered(ctx: _Context) -> CheckResult:
-    c = "tool_not_offered"
-    session = ctx.session(c, tools=[])
-    run = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = _from_run(c, run, "the run offered no tools")
-    if failed:
-        return failed
-    pending = _pending_ids(run)
-    if pending:
-        names = sorted(call.function.name for call in _calls(run) if call.id in pending)
-        return _fail(
-            c,
-            "pending_call_to_unoffered_tool",
-            f"the run left {len(pending)} call(s) to unoffered tools for the client: "
-            f"{', '.join(names) or ', '.join(sorted(pending))}",
-        )
-    return _pass(c, f"no call left for the client; the run ended {_outcome(run)}")
-
-
-def _pending_ids(run: CheckedRun) -> set[str]:
-    """The calls ``run`` left for the client: named in RUN_FINISHED's
-    ``pendingToolCallIds`` (answered or not) or derived by the client."""
-    done = run.done
-    named = set(done.pending_tool_call_ids) if done is not None else set[str]()
-    return named | {call.id for call in run.pending_tool_calls}
-
-
-def _calls(run: CheckedRun) -> list[Any]:
-    from agui.types import AssistantMessage
-
-    return [
-        call
-        for message in run.messages
-        if isinstance(message, AssistantMessage)
-        for call in (message.tool_calls or ())
-    ]
-
-
-async def _state_round_trip(ctx: _Context) -> CheckResult:
-    c = "state_round_trip"
-    nonce = uuid.uuid4().hex[:12]
-    session = ctx.session(c, state={"aguiCheck": nonce})
-    first = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = _from_run(c, first, "the run sent a state")
-    if failed:
-        return failed
-    dropped = _state_dropped(c, first)
-    if dropped:
-        return dropped
-    if first.outcome == "interrupted":
-        return _na(c, "the run paused; the state was not sent back")
-    second = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = _from_run(c, second, "the run sent the state back") or _state_dropped(c, second)
-    if failed:
-        return failed
-    if first.outcome != "success" or second.outcome != "success":
-        return _fail(
-            c, "run_not_successful", f"runs ended {_outcome(first)} then {_outcome(second)}"
-        )
-    kept = is_json_object(second.state) and second.state.get("aguiCheck") == nonce
-    return _pass(
-        c,
-        "state sent and sent back; every state event applied"
-        + ("; the server kept the client's key" if kept else "; the server replaced the state"),
-    )
-
-
-def _state_dropped(check: str, run: CheckedRun) -> CheckResult | None:
-    """A failure when a state event of ``run`` could not be applied (the client keeps
-    the state it had and warns, as the reference client does)."""
-    for warning in run.warnings:
-        if warning.code in STATE_WARNINGS:
-            return _fail(check, warning.code, f"a state event did not apply: {warning.message}")
-    return None
-
-
-async def _interrupt(ctx: _Context) -> CheckResult:
-    from agui.client import resolved
-
-    c = "interrupt"
-    session = ctx.session(c)
-    first = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = _from_run(c, first, "the run")
-    if failed:
-        return failed
-    if first.outcome != "interrupted" or not first.interrupts:
-        return _na(c, f"the agent raised no interrupt (run ended {_outcome(first)})")
-    ids = [i.id for i in first.interrupts]
-    answers = {i: resolved({"approved": True}) for i in ids}
-    second = await ctx.driver.record(session, lambda: session.resume(answers))
-    failed = _from_run(c, second, "the resumed run")
-    if failed:
-        return failed
-    still = set(ids) & {i.id for i in second.interrupts}
-    if still:
-        return _fail(c, "interrupt_not_resolved", f"still paused on {sorted(still)}")
-    if second.outcome not in ("success", "interrupted"):
-        return _fail(c, "run_not_successful", f"the resumed run ended {_outcome(second)}")
-    return _pass(c, f"{len(ids)} interrupt(s) approved; the resumed run ended {second.outcome}")
-
-
-async def _cancel(ctx: _Context) -> CheckResult:
-    c = "cancel"
-    session = ctx.session(c)
-    left = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)), stop_after=1)
-    failed = _from_run(c, left, "the run left after one update")
-    if failed:
-        return failed
-    if left.outcome != "cancelled":
-        return _na(c, f"the run ended ({left.outcome}) before the client could leave it")
-    run = await _retry_busy(ctx, session, c)
-    failed = _from_run(c, run, "the next run on the thread")
-    if failed:
-        return _with_rule(failed, "thread_unusable_after_cancel")
-    if run.outcome != "success":
-        return _fail(
-            c, "thread_unusable_after_cancel", f"the next run on the thread ended {_outcome(run)}"
-        )
-    return _pass(c, "left after the first update; the next run on the thread succeeded")
-
-
-def _with_rule(result: CheckResult, rule: str) -> CheckResult:
-    """A transport failure of a follow-up run, renamed for what it means (the first
-    problem's own code stays in the detail)."""
-    if result.rule and result.rule.startswith("transport_"):
-        result.rule = rule
-    return result
-
-
-async def _retry_busy(ctx: _Context, session: Session, check: str) -> CheckedRun:
-    """The next turn on the thread; a 409/429 answer (the cancelled run is still
-    stopping) is retried for up to 5 seconds."""
-    from agui.errors import TransportError
-
-    deadline = time.monotonic() + 5.0
-    while True:
-        run = await ctx.driver.record(session, lambda: session.send(ctx.prompt(check)))
-        busy = [p for p in run.problems if isinstance(p, TransportError) and p.status in (409, 429)]
-        if not busy or time.monotonic() > deadline:
-            return run
-        session.conversation.replace_messages(session.messages[:-1])  # take the message back
-        await asyncio.sleep(0.25)
-
-
-async def _resume_after_cut(ctx: _Context) -> CheckResult:
-    from agui.client import ReconnectPolicy
-
-    c = "resume_after_cut"
-    transport = (ctx.capabilities or {}).get("transport")
-    if not (is_json_object(transport) and transport.get("resumable") is True):
-        return _na(c, "the capabilities do not say transport.resumable")
-    policy = ReconnectPolicy(attempts=3, base_delay=0.05, max_delay=0.2)
-    session = ctx.session(c, cut_after=2, reconnect=policy)
-    run = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = _from_run(c, run, "the resumed run")
-    if failed:
-        return _with_rule(failed, "resume_failed")
-    if not run.reconnected:
-        return _na(c, "the run ended within 2 frames; nothing to cut")
-    if run.outcome != "success":
-        return _fail(c, "resume_failed", f"the resumed run ended {_outcome(run)}")
-    return _pass(c, "cut after 2 frames, resumed from Last-Event-ID, nothing lost or repeated")
-
-
-def _http_verdict(
-    check: str, answer: RawAnswer, what: str, accepted_rule: str
-) -> CheckResult | None:
-    """The verdict on an answer to a bad request: None when refused with a 4xx."""
-    if answer.refused:
-        return None
-    if answer.status >= 500:
-        return _fail(check, "server_error_on_bad_input", f"{what}: HTTP {answer.status}")
-    if 200 <= answer.status < 300:
-        first = answer.events[0] if answer.events else None
-        kind = first.get("type") if is_json_object(first) else None
-        if kind == "RUN_ERROR":
-            return None  # refused in-stream: allowed, the run never started
-        return _fail(
-            check, accepted_rule, f"{what}: HTTP {answer.status}, first event {kind or 'none'}"
-        )
-    return _fail(check, accepted_rule, f"{what}: HTTP {answer.status}")
-
-
-async def _malformed_body(ctx: _Context) -> CheckResult:
-    c = "malformed_body"
-    bodies = (
-        ("JSON cut short", b'{"threadId": "t", "runId": '),
-        ("JSON that is no RunAgentInput", b'{"threadId": 7, "messages": "none"}'),
-    )
-    statuses: list[str] = []
-    for what, body in bodies:
-        try:
-            answer = await ctx.driver.post(body)
-        except httpx.HTTPError as exc:
-            return _fail(c, "server_error_on_bad_input", f"{what}: {type(exc).__name__}: {exc}")
-        verdict = _http_verdict(c, answer, what, "malformed_request_accepted")
-        if verdict is not None:
-            return verdict
-        statuses.append(str(answer.status))
-    return _pass(c, f"refused: HTTP {', '.join(statuses)}")
-
-
-def _valid_body(ctx: _Context, **extra: JSONValue) -> bytes:
-    body: dict[str, Any] = {
-        "threadId": f"{ctx.thread_prefix}-http",
-        "runId": str(uuid.uuid4()),
-        "messages": [
-            {"id": str(uuid.uuid4()), "role": "user", "content": ctx.prompt("wrong_content_type")}
-        ],
-        "tools": [],
-        "context": [],
-        "state": {},
-        "forwardedProps": {},
-    }
-    body.update(extra)
-    return json.dumps(body).encode()
-
-
-async def _wrong_content_type(ctx: _Context) -> CheckResult:
-    c = "wrong_content_type"
-    try:
-        answer = await ctx.driver.post(_valid_body(ctx), content_type="text/plain")
-    except httpx.HTTPError as exc:
-        return _fail(c, "server_error_on_bad_input", f"{type(exc).__name__}: {exc}")
-    verdict = _http_verdict(
-        c, answer, "a RunAgentInput sent as text/plain", "non_json_content_type_accepted"
-    )
-    return verdict or _pass(c, f"refused: HTTP {answer.status}")
-
-
-async def _unknown_version(ctx: _Context) -> CheckResult:
-    c = "unknown_version"
-    session = ctx.session(c)
-    run = await ctx.driver.record(
-        session, lambda: session.send(ctx.prompt(c), protocol_version="99.0")
-    )
-    from agui.errors import TransportError
-
-    refused = [p for p in run.problems if isinstance(p, TransportError) and p.status is not None]
-    if refused and refused[0].status is not None and 400 <= refused[0].status < 500:
-        return _pass(c, f"protocolVersion 99.0 refused: HTTP {refused[0].status}")
-    if refused:
-        return _fail(
-            c, "server_error_on_bad_input", f"protocolVersion 99.0: HTTP {refused[0].status}"
-        )
-    failed = _from_run(c, run, "the run declaring protocolVersion 99.0")
-    if failed:
-        return failed
-    return _pass(c, f"protocolVersion 99.0 answered by a conforming run ({_outcome(run)})")
-
-
-_Runner = Callable[[_Context], Awaitable[CheckResult]]
-
-_BATTERY: tuple[tuple[Check, _Runner], ...] = (
-    (
-        Check(
-            "plain_text", "a user message; the run conforms and succeeds", ("run_not_successful",)
-        ),
-        _plain_text,
+CHECKS: tuple[Check, ...] = (
+    Check("plain_text", "a user message; the run conforms and succeeds", ("run_not_successful",)),
+    Check(
+        "client_tool",
+        "a tool offered; the agent's call to it answered; the next run conforms",
+        ("answered_call_requested_again", "run_not_successful"),
     ),
-    (
-        Check(
-            "client_tool",
-            "a tool offered; the agent's call to it answered; the next run conforms",
-            ("answered_call_requested_again", "run_not_successful"),
-        ),
-        _client_tool,
+    Check(
+        "tool_not_offered",
+        "the same message with no tools offered; no call left for the client",
+        ("pending_call_to_unoffered_tool",),
     ),
-    (
-        Check(
-            "tool_not_offered",
-            "the same message with no tools offered; no call left for the client",
-            ("pending_call_to_unoffered_tool",),
-        ),
-        _tool_not_offered,
+    Check(
+        "state_round_trip",
+        "a state sent, then sent back as the client holds it; every state event applies",
+        ("apply_state_patch_failed", "apply_state_too_deep", "run_not_successful"),
     ),
-    (
-        Check(
-            "state_round_trip",
-            "a state sent, then sent back as the client holds it; every state event applies",
-            ("apply_state_patch_failed", "apply_state_too_deep", "run_not_successful"),
-        ),
-        _state_round_trip,
+    Check(
+        "interrupt",
+        "if the run pauses: every interrupt approved in one resume; the resumed run conforms",
+        ("interrupt_not_resolved", "run_not_successful"),
     ),
-    (
-        Check(
-            "interrupt",
-            "if the run pauses: every interrupt approved in one resume; the resumed run conforms",
-            ("interrupt_not_resolved", "run_not_successful"),
-        ),
-        _interrupt,
+    Check(
+        "cancel",
+        "the client leaves a run after its first update; the next run on the thread succeeds",
+        ("thread_unusable_after_cancel",),
     ),
-    (
-        Check(
-            "cancel",
-            "the client leaves a run after its first update; the next run on the thread succeeds",
-            ("thread_unusable_after_cancel",),
-        ),
-        _cancel,
+    Check(
+        "resume_after_cut",
+        "if the capabilities say resumable: the response cut after 2 frames is resumed "
+        "from Last-Event-ID",
+        ("resume_failed",),
     ),
-    (
-        Check(
-            "resume_after_cut",
-            "if the capabilities say resumable: the response cut after 2 frames is resumed "
-            "from Last-Event-ID",
-            ("resume_failed",),
-        ),
-        _resume_after_cut,
+    Check(
+        "malformed_body",
+        "JSON cut short, and JSON that is no RunAgentInput: refused with a 4xx",
+        ("malformed_request_accepted", "server_error_on_bad_input"),
     ),
-    (
-        Check(
-            "malformed_body",
-            "JSON cut short, and JSON that is no RunAgentInput: refused with a 4xx",
-            ("malformed_request_accepted", "server_error_on_bad_input"),
-        ),
-        _malformed_body,
+    Check(
+        "wrong_content_type",
+        "a RunAgentInput sent as text/plain: refused with a 4xx",
+        ("non_json_content_type_accepted", "server_error_on_bad_input"),
     ),
-    (
-        Check(
-            "wrong_content_type",
-            "a RunAgentInput sent as text/plain: refused with a 4xx",
-            ("non_json_content_type_accepted", "server_error_on_bad_input"),
-        ),
-        _wrong_content_type,
-    ),
-    (
-        Check(
-            "unknown_version",
-            "protocolVersion 99.0: refused with a 4xx or answered by a conforming run",
-            ("server_error_on_bad_input",),
-        ),
-        _unknown_version,
+    Check(
+        "unknown_version",
+        "protocolVersion 99.0: refused with a 4xx or answered by a conforming run",
+        ("server_error_on_bad_input",),
     ),
 )
 
-CHECKS: tuple[Check, ...] = tuple(check for check, _ in _BATTERY)
-"""The battery, in the order it runs."""
+"""The battery, in the order it runs (each check's scenario:
+:data:`agui.testing._scenarios.RUNNERS`)."""
 
 
 async def run_checks(
@@ -630,18 +308,21 @@ async def run_checks(
         )
     driver = Driver(target, path=path, headers=headers, timeout=timeout)
     try:
-        ctx = _Context(driver, dict(prompts or {}), [dict(t) for t in (tools or [DEFAULT_TOOL])])
+        ctx = Context(driver, dict(prompts or {}), [dict(t) for t in (tools or [DEFAULT_TOOL])])
         ctx.capabilities = await driver.capabilities()
         results: list[CheckResult] = []
-        for check, runner in _BATTERY:
+        from agui.testing._scenarios import RUNNERS
+
+        for check in CHECKS:
             if check.id not in wanted:
                 continue
+            runner = RUNNERS[check.id]
             started = time.monotonic()
             try:
                 async with asyncio.timeout(timeout):
                     result = await runner(ctx)
             except TimeoutError:
-                result = _fail(check.id, "timeout", f"no verdict within {timeout:g} s")
+                result = failure(check.id, "timeout", f"no verdict within {timeout:g} s")
             result.seconds = round(time.monotonic() - started, 3)
             results.append(result)
         return results
