@@ -20,7 +20,8 @@ of streams:
   R paced runs each (1,000; ``--quick`` 50: 10 deltas 0.2 s apart), all at once
   through a proxy that cuts every tenth run's first response after a random
   200..1,500 bytes and sends its reconnect (``Last-Event-ID``; ``0`` when the
-  cut came before the first frame) to another worker. Target: 0 lost, 0
+  cut came before the first frame, or inside the response head: the retry
+  without a cursor is ``409 run_exists``) to another worker. Target: 0 lost, 0
   duplicated, every run ends ``RUN_FINISHED``.
 
 Events/s per process on Redis and resume latency are rows of the ``resume``
@@ -234,6 +235,9 @@ async def _resumed_run(
         if last is not None:
             headers["Last-Event-ID"] = last
         stream = await post_stream(url, payload, headers)
+        if stream.status == 409 and last is None:  # cut inside the response head: the
+            last = "0"  # server holds the run (it says so), resume it from its start
+            continue
         if stream.status in (0, 503) or (
             stream.status == 200 and not stream.frames and not stream.held
         ):

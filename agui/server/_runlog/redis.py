@@ -5,8 +5,7 @@
 a hash of the ``threadId``, ``<run>`` of the ``runId``): every key of a thread
 has the same ``{…}`` hash tag, so it lives in one Redis Cluster slot and no
 command ever spans two slots (no ``CROSSSLOT``). Beside the stream: ``:run``
-(the run exists), ``:worker`` (the id of the worker running it), ``:cancel``,
-``:end``, ``:lost`` (``SET NX``: who ends a lost run) and ``:first`` (the first
+(the run exists), ``:worker`` (the id of the worker running it), ``:end``, ``:lost`` (``SET NX``: who ends a lost run) and ``:first`` (the first
 entry's id: ``Last-Event-ID: 0`` is refused once it was trimmed). An event's id
 is its stream entry's id and its place in the entry (``<ms>-<seq>:<n>``).
 
@@ -218,7 +217,9 @@ class RedisRunStore:
         return f"{self.prefix}{{{thread}}}:{digest}:{part}"
 
     def _keys(self, run: RunRef) -> list[str]:
-        return [self._key(run, part) for part in ("log", "run", "worker", "first", "end", "cancel")]
+        """The keys whose expiry a refresh renews (``:end`` and ``:lost`` are set
+        with theirs when a run ends)."""
+        return [self._key(run, part) for part in ("log", "run", "worker", "first")]
 
     def _worker_keys(self, worker: str) -> tuple[str, str, str]:
         tag = f"{self.prefix}w:{{{worker}}}:"
@@ -501,8 +502,8 @@ class RedisRunStore:
             await pipe.execute()
 
     async def request_cancel(self, run: RunRef) -> bool:
-        """``SET :cancel`` and ``SADD`` the run to its worker's cancel set, when
-        the run exists."""
+        """``SADD`` the run to its worker's cancel set (read by the worker's next
+        heartbeat), when the run exists."""
         async with self._io():
             pipe = self.client.pipeline(transaction=False)
             pipe.exists(self._key(run, "run"))
@@ -510,13 +511,12 @@ class RedisRunStore:
             exists, worker = await pipe.execute()
             if not exists:
                 return False
-            pipe = self.client.pipeline(transaction=False)
-            pipe.set(self._key(run, "cancel"), b"1", px=self._ttl_ms)
             if worker is not None:
                 cancels = self._worker_keys(bytes(worker).decode())[1]
+                pipe = self.client.pipeline(transaction=False)
                 pipe.sadd(cancels, _member(run))
                 pipe.pexpire(cancels, self._ttl_ms)
-            await pipe.execute()
+                await pipe.execute()
         return True
 
     async def claim_lost(self, run: RunRef) -> bool:
