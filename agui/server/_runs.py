@@ -295,6 +295,7 @@ class RunHub:
         if self.unavailable_since is not None:
             self.unavailable_since = None
             logger.warning("the run log answers again")
+
     async def _claim(
         self, run: RunRef, principal: str | None, slots: RunSlots | None
     ) -> Response | None:

@@ -320,7 +320,6 @@ def test_a_refused_pattern_repeated_by_a_template_is_compiled_once():
     from unittest import mock
 
     import pytest
-
     import re2
 
     from agui.a2ui import _bindings as bindings
