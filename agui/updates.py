@@ -67,6 +67,7 @@ __all__ = [
     "Update",
     "WarningUpdate",
     "edge_surrogate",
+    "enc_hook",
     "join_deltas",
 ]
 
@@ -300,8 +301,11 @@ class StateChanged(FromEvent, frozen=True, gc=False):
     The applier builds it with a :class:`DeferredState`: the state is worked
     out on the first read of ``state`` (O(width of the containers the patches
     since the last worked-out state touch), the same value on every read), so
-    updates nobody reads cost nothing. ``msgspec.to_builtins`` and
-    ``msgspec.structs.asdict`` see the raw member: read ``state`` first."""
+    updates nobody reads cost nothing. To encode an update whether or not it
+    was read, pass :func:`enc_hook` (``msgspec.json.encode(update,
+    enc_hook=agui.updates.enc_hook)``, the same for ``msgspec.to_builtins``):
+    a plain encoder refuses the unread member (``TypeError`` naming its type)
+    and ``msgspec.structs.asdict`` returns it as is."""
 
     state: Any
     patch: list[Any] | None = None
@@ -326,6 +330,16 @@ setattr(  # noqa: B010 - the member descriptor is replaced on purpose (see the c
     "state",
     property(_read_state),
 )
+
+
+def enc_hook(obj: Any) -> Any:
+    """``enc_hook`` for ``msgspec`` encoders and ``msgspec.to_builtins``: a
+    :class:`DeferredState` (the ``state`` of a :class:`StateChanged` nobody read
+    yet) becomes the state it stands for; anything else is refused as
+    ``msgspec`` refuses it (``NotImplementedError``)."""
+    if isinstance(obj, DeferredState):
+        return obj.resolve()
+    raise NotImplementedError(f"Encoding objects of type {type(obj).__name__} is unsupported")
 
 
 class Custom(FromEvent, frozen=True, gc=False):

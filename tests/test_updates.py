@@ -119,3 +119,43 @@ def test_every_update_made_from_an_event_carries_that_event():
     assert started.from_event.timestamp == 7
     assert started == u.TextStarted("m1") and hash(started) == hash(u.TextStarted("m1"))
     assert started != u.TextStarted("m2")
+
+
+def _unread_state_updates() -> list[u.StateChanged]:
+    """A snapshot then three STATE_DELTAs through a real pipeline, no ``state`` read."""
+    from agui.pipeline.core import Pipeline
+
+    frames = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"n": 0}},
+        *(
+            {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": i}]}
+            for i in (1, 2, 3)
+        ),
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    body = b"".join(b"data: " + msgspec.json.encode(f) + b"\n\n" for f in frames)
+    pipeline = Pipeline()
+    out = [*pipeline.feed_bytes(body), *pipeline.close()]
+    return [x for x in out if isinstance(x, u.StateChanged)]
+
+
+def test_state_updates_encode_whether_or_not_read():
+    """Finding 1: an update from a STATE_DELTA encodes (with ``agui.updates.enc_hook``) before
+    its ``state`` is read, each as the state after its own delta; reading it first changes
+    nothing. A plain ``msgspec`` encoder with no hook refuses it naming the deferred type
+    (the price of not copying the state per update: docs/client.md)."""
+    unread = _unread_state_updates()
+    assert [
+        msgspec.json.decode(msgspec.json.encode(x, enc_hook=u.enc_hook))["state"] for x in unread
+    ] == [{"n": 0}, {"n": 1}, {"n": 2}, {"n": 3}]
+    assert [msgspec.to_builtins(x, enc_hook=u.enc_hook)["state"] for x in unread] == [
+        {"n": i} for i in range(4)
+    ]
+    read = _unread_state_updates()
+    assert [x.state for x in read] == [{"n": i} for i in range(4)]
+    assert [msgspec.json.encode(x) for x in read] == [
+        msgspec.json.encode(x, enc_hook=u.enc_hook) for x in unread
+    ]
+    with pytest.raises(TypeError, match="DeferredState|StateVersion"):
+        msgspec.json.encode(_unread_state_updates()[-1])
