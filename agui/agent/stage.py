@@ -25,7 +25,10 @@ events before left it. Per event it
 
 Difference from the reference: subscribers see each event before the
 pipeline's verifier; an event the verifier then rejects (tolerant mode) was
-seen but is not applied.
+seen but is not applied. Except after the run ended (``RUN_FINISHED`` or
+``RUN_ERROR``): until a ``RUN_STARTED`` no event gets a callback (the
+reference fails the run there; we report the violation and keep the run's
+``Done``), so ``on_run_finished_event`` never follows ``on_run_error_event``.
 """
 
 from __future__ import annotations
@@ -104,6 +107,7 @@ class SubscriberStage:
         self._state_dirty = False
         self._rejected = False
         self._after: After | None = None
+        self._ended = False  # RUN_FINISHED / RUN_ERROR seen, no RUN_STARTED since
 
     # ----------------------------------------------------------- params
 
@@ -243,6 +247,12 @@ class SubscriberStage:
             etype = event_type(event)
         except TypeError:
             return False  # not an event struct: the pipeline reports it
+        if etype == "RUN_STARTED":
+            self._ended = False
+        elif self._ended:
+            return False  # after the run's end: the pipeline reports it, no callback
+        elif etype in ("RUN_FINISHED", "RUN_ERROR"):
+            self._ended = True
         if await self.notify("on_event", event=event):
             return True
         extras_of = self.EXTRAS.get(type(cast(object, event)))

@@ -15,6 +15,7 @@ from agui.types import (
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
+    event_type,
 )
 
 pytestmark = pytest.mark.timeout(30)
@@ -79,3 +80,27 @@ async def test_a_concurrent_run_agent_is_refused_and_the_first_run_goes_on():
     assert agent.messages[-1].content == "".join(f"w{i} " for i in range(8))
     docs = (Path(__file__).resolve().parents[2] / "docs" / "from-ag-ui-client.md").read_text()
     assert "a second `run_agent` while one runs raises `RuntimeError`" in docs
+
+
+async def test_run_finished_after_run_error_gets_no_callback_and_is_reported():
+    """Finding 5 (adk-agui-middleware sends RUN_FINISHED after RUN_ERROR): the reference fails
+    the run there and never calls ``onRunFinishedEvent``; we call ``on_run_error_event`` once,
+    no ``on_run_finished_event``, report the violation, and the run ends ``failed``."""
+    events = [
+        RunStartedEvent(thread_id="t", run_id="r1"),
+        RunErrorEvent(message="boom", code="E"),
+        RunFinishedEvent(thread_id="t", run_id="r1"),
+    ]
+    agent = Scripted(events, thread_id="t")
+    calls: list[str] = []
+    agent.subscribe(
+        AgentSubscriber(
+            on_run_error_event=lambda p: calls.append("error"),
+            on_run_finished_event=lambda p: calls.append("finished"),
+            on_event=lambda p: calls.append(f"event {event_type(p.event)}"),
+        )
+    )
+    out = await agent.run_agent()
+    assert calls == ["event RUN_STARTED", "event RUN_ERROR", "error"]
+    assert out.done is not None and out.done.outcome == "failed"
+    assert out.done.reason == "boom"
