@@ -164,6 +164,7 @@ class _Open:
     name: str = ""
     tag: str = ""
     mark: int = 0  # parts[:mark] are joined blocks (see _BLOCK)
+    held: list[Line] = field(default_factory=list[Line])  # a call's result, printed after it
 
 
 _BLOCK = 512
@@ -347,10 +348,17 @@ class Renderer:
         if self.options.fragments:
             parts = item.parts if item is not None else [up.arguments]
             lines.append(Line("args", f"{tag} {join_fragments(parts)}"))
+        if item is not None:
+            lines += item.held
         return lines
 
     def _on_ToolResult(self, up: u.ToolResult) -> list[Line]:
-        return self._result(up.tool_call_id, up.content)
+        lines = self._result(up.tool_call_id, up.content)
+        item = None if self.options.in_order else self._open.get("c:" + up.tool_call_id)
+        if item is not None:  # the call has not ended (ag-ui-langroid): after its call line
+            item.held += lines
+            return []
+        return lines
 
     def _result(self, call_id: str, content: object, mark: str = "") -> list[Line]:
         self._results[call_id] = content
@@ -580,7 +588,7 @@ class Renderer:
             body = cut_chars(sanitize(text), self.options.max_chars)
         if item.kind == "call":
             head = " ".join(x for x in (item.tag, sanitize(item.name), body) if x)
-            return [Line("call", f"{head} (unfinished)")]
+            return [Line("call", f"{head} (unfinished)"), *item.held]
         return [Line(item.kind, f"{body} (unfinished)" if body else "(unfinished)")]
 
     #: Update class -> the handler ``(renderer, update) -> lines`` (:data:`HANDLERS`)
