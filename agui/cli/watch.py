@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -266,8 +266,9 @@ async def drive(
     result = RunResult() if result is None else result
     live = live_view(console, renderer.options)  # on a terminal: open items drawn as they grow
     out: Any = console if live is None else live
+    updates = done_last(run)
     try:
-        async for update in run:
+        async for update in updates:
             err = _fatal(update, result.started)
             if err is not None:
                 raise CliError(_describe(err, options.url))
@@ -307,6 +308,7 @@ async def drive(
     finally:
         if live is not None:
             live.close()
+        await updates.aclose()
         aclose = getattr(run, "aclose", None)
         if aclose is not None:
             await aclose()
@@ -325,6 +327,32 @@ async def drive(
     elif result.done is None:
         console.write(renderer.flush())
     return result
+
+
+async def done_last(run: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
+    """``run``'s updates with a ``Done`` held back until an update other than a
+    warning or an error follows, or the run's updates end: what the pipeline
+    reports after the run's end (a ``RUN_FINISHED`` after ``RUN_ERROR``, which
+    adk-agui-middleware sends, is a protocol violation) is printed before the
+    ``done`` line that closes the run."""
+    held: Any = None
+    async for update in run:
+        kind = type(update)
+        if kind is u.Done:
+            if held is not None:
+                yield held
+            held = update
+            continue
+        if held is not None and kind not in _LATE:
+            yield held
+            held = None
+        yield update
+    if held is not None:
+        yield held
+
+
+_LATE: frozenset[type] = frozenset({u.ErrorUpdate, u.WarningUpdate})
+"""Update classes that :func:`done_last` lets pass a held ``Done``."""
 
 
 def run_interruptibly(
