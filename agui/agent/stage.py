@@ -67,6 +67,14 @@ __all__ = ["HANDLERS", "OBSERVERS", "PASS_THROUGH", "PASSED_UPDATES", "Subscribe
 
 _EVENT_CLASSES = frozenset(EVENT_TYPES.values())
 
+RUN_BOUNDS: dict[type, bool] = {
+    T.RunStartedEvent: False,
+    T.RunFinishedEvent: True,
+    T.RunErrorEvent: True,
+}
+"""Event class -> whether it ends the run (``False``: it starts one): after an end,
+no event but a start gets a callback (see the module doc)."""
+
 After: TypeAlias = Callable[[], Awaitable[None]]
 """A notification due once the event in flight is applied."""
 Extras: TypeAlias = tuple[dict[str, Any], After | None]
@@ -247,12 +255,11 @@ class SubscriberStage:
             etype = event_type(event)
         except TypeError:
             return False  # not an event struct: the pipeline reports it
-        if etype == "RUN_STARTED":
-            self._ended = False
-        elif self._ended:
+        ends = RUN_BOUNDS.get(type(cast(object, event)))
+        if self._ended and ends is not False:
             return False  # after the run's end: the pipeline reports it, no callback
-        elif etype in ("RUN_FINISHED", "RUN_ERROR"):
-            self._ended = True
+        if ends is not None:
+            self._ended = ends
         if await self.notify("on_event", event=event):
             return True
         extras_of = self.EXTRAS.get(type(cast(object, event)))

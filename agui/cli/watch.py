@@ -337,13 +337,13 @@ async def done_last(run: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
     ``done`` line that closes the run."""
     held: Any = None
     async for update in run:
-        kind = type(update)
-        if kind is u.Done:
+        role = DONE_LAST.get(type(update))
+        if role == "hold":
             if held is not None:
                 yield held
             held = update
             continue
-        if held is not None and kind not in _LATE:
+        if held is not None and role != "late":
             yield held
             held = None
         yield update
@@ -351,8 +351,9 @@ async def done_last(run: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
         yield held
 
 
-_LATE: frozenset[type] = frozenset({u.ErrorUpdate, u.WarningUpdate})
-"""Update classes that :func:`done_last` lets pass a held ``Done``."""
+DONE_LAST: dict[type, str] = {u.Done: "hold", u.ErrorUpdate: "late", u.WarningUpdate: "late"}
+"""Update class -> what :func:`done_last` does with it: ``hold`` (a ``Done``,
+held back) or ``late`` (let pass a held ``Done``); any other class releases it."""
 
 
 def run_interruptibly(
