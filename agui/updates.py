@@ -369,12 +369,13 @@ class EventReceived(msgspec.Struct, frozen=True, gc=False):
 # --- pauses, diagnostics, end ------------------------------------------------
 
 
-class Paused(msgspec.Struct, frozen=True, gc=False):
+class Paused(FromEvent, frozen=True, gc=False):
     """RUN_FINISHED with an ``interrupt`` outcome. ``interrupts`` are the
     generated ``Interrupt`` structs, in wire order; answer every one with
-    ``Session.resume``."""
+    ``Session.resume``. ``from_event``: that RUN_FINISHED."""
 
     interrupts: tuple[Any, ...]
+    from_event: Event | None = None
 
 
 class Reconnecting(msgspec.Struct, frozen=True, gc=False):
@@ -428,7 +429,7 @@ class ErrorUpdate(msgspec.Struct, frozen=True, gc=True):
 Outcome = Literal["success", "interrupted", "cancelled", "failed"]
 
 
-class Done(msgspec.Struct, frozen=True, gc=False):
+class Done(FromEvent, frozen=True, gc=False):
     """The run ended. Always the last update of a run.
 
     ``outcome``: ``success`` | ``interrupted`` | ``cancelled`` | ``failed``.
@@ -438,6 +439,9 @@ class Done(msgspec.Struct, frozen=True, gc=False):
     ``run_id``: the run that ended, when known.
     ``usage``: the ``TokenUsage`` structs RUN_FINISHED / RUN_ERROR reported
     (``()`` when none; absent is not zero).
+    ``from_event``: the RUN_FINISHED / RUN_ERROR it was made from (its
+    ``timestamp``, any member the schema gains); None for a ``Done`` the client
+    made itself (cancelled, a lost stream, a fatal error).
     """
 
     outcome: Outcome
@@ -446,6 +450,7 @@ class Done(msgspec.Struct, frozen=True, gc=False):
     pending_tool_call_ids: tuple[str, ...] = ()
     run_id: str | None = None
     usage: tuple[Any, ...] = ()
+    from_event: Event | None = None
 
 
 # --- joining deltas ------------------------------------------------------------

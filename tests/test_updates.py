@@ -159,3 +159,47 @@ def test_state_updates_encode_whether_or_not_read():
     ]
     with pytest.raises(TypeError, match="DeferredState|StateVersion"):
         msgspec.json.encode(_unread_state_updates()[-1])
+
+
+def test_done_and_paused_carry_every_member_of_their_event():
+    """Finding 8: ``Done`` (RUN_FINISHED, RUN_ERROR) and ``Paused`` are made from their event
+    like every other update: ``timestamp`` and any member the schema gains reach the caller
+    as ``from_event``; a ``Done`` the client makes itself (cancelled) has none."""
+    from agui.pipeline.core import Pipeline
+
+    def run(frames: list[dict]) -> list:
+        body = b"".join(b"data: " + msgspec.json.encode(f) + b"\n\n" for f in frames)
+        pipeline = Pipeline()
+        return [*pipeline.feed_bytes(body), *pipeline.close()]
+
+    start = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+    finished = run([start, {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "timestamp": 5}])
+    done = finished[-1]
+    assert isinstance(done, u.Done) and done.outcome == "success"
+    assert done.from_event is not None and done.from_event.timestamp == 5
+    assert done == u.Done("success", run_id="r")  # from_event takes no part in equality
+
+    errored = run([start, {"type": "RUN_ERROR", "message": "boom", "timestamp": 6}])
+    assert errored[-1].outcome == "failed" and errored[-1].from_event.timestamp == 6
+
+    outcome = {"type": "interrupt", "interrupts": [{"id": "i1", "reason": "input_required"}]}
+    paused_run = run(
+        [
+            start,
+            {
+                "type": "RUN_FINISHED",
+                "threadId": "t",
+                "runId": "r",
+                "timestamp": 8,
+                "outcome": outcome,
+            },
+        ]
+    )
+    (paused,) = [x for x in paused_run if isinstance(x, u.Paused)]
+    assert paused.from_event is not None and paused.from_event.timestamp == 8
+    assert paused_run[-1].outcome == "interrupted" and paused_run[-1].from_event.timestamp == 8
+
+    pipeline = Pipeline()
+    pipeline.feed_bytes(b"data: " + msgspec.json.encode(start) + b"\n\n")
+    (cancelled,) = pipeline.cancel()
+    assert cancelled.outcome == "cancelled" and cancelled.from_event is None

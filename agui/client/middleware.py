@@ -90,7 +90,9 @@ class EventWithState(msgspec.Struct, frozen=True):
     state: Any
 
 
-async def run_next_with_state(run_input: RunAgentInput, next: Next) -> AsyncIterator[EventWithState]:
+async def run_next_with_state(
+    run_input: RunAgentInput, next: Next
+) -> AsyncIterator[EventWithState]:
     """:func:`run_next`, each event with the messages and state after it is
     applied (the reference's ``runNextWithState``), starting from the input's
     messages and state. The tracking is the middleware's own: what it yields
