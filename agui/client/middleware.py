@@ -34,9 +34,8 @@ import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from msgspec import UNSET
-
 import msgspec
+from msgspec import UNSET
 
 from agui import types as T
 from agui.pipeline.apply import Conversation

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agui.agent import AbstractAgent, AgentSubscriber, HttpAgent
+from agui.agent import AbstractAgent, AgentSubscriber
 from agui.types import (
     RunErrorEvent,
     RunFinishedEvent,
