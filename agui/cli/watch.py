@@ -337,7 +337,7 @@ async def done_last(run: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
     ``done`` line that closes the run."""
     held: Any = None
     async for update in run:
-        role = DONE_LAST.get(type(update))
+        role = DONE_LAST.get(type(cast(object, update)))
         if role == "hold":
             if held is not None:
                 yield held

@@ -31,7 +31,7 @@ the reference client's middleware of the same name does.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import msgspec
@@ -56,7 +56,7 @@ MiddlewareFn = Callable[[RunAgentInput, Next], AsyncIterator[Any]]
 _EVENT_CLASSES = frozenset(EVENT_TYPES.values())
 
 
-async def run_next(run_input: RunAgentInput, next: Next) -> AsyncIterator[Any]:
+async def run_next(run_input: RunAgentInput, next: Next) -> AsyncGenerator[Any, None]:
     """``next(run_input)`` with ``*_CHUNK`` events expanded (the reference's
     ``runNext``): a chunk becomes the START / CONTENT (ARGS) / END events it
     stands for, every other event passes unchanged. A chunk the expansion
