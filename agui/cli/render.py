@@ -102,6 +102,7 @@ from agui.cli.formats import (
 )
 from agui.cli.sanitize import sanitize, sanitize_block
 from agui.jsonvalue import JSONObject, is_json_object
+from agui.pipeline.profiles import interrupt_prompt
 from agui.updates import join_deltas
 
 __all__ = [
@@ -520,8 +521,11 @@ class Renderer:
         return [Line("pause", self.describe_interrupt(i)) for i in up.interrupts]
 
     def describe_interrupt(self, interrupt: T.Interrupt | JSONObject) -> str:
-        """``<id> <reason>[ on (n) tool]: <message>`` for an ``Interrupt``
-        struct or dict, sanitised."""
+        """``<id> <reason>[ on (n) tool]: <question> [options: a | b]`` for an
+        ``Interrupt`` struct or dict, sanitised: the question and options wherever
+        the producer put them (:func:`agui.pipeline.profiles.interrupt_prompt`:
+        the spec's ``message`` and ``responseSchema.enum``, a LangGraph value in
+        either form)."""
         iid = sanitize(attr_of(interrupt, "id") or "?")
         reason = sanitize(attr_of(interrupt, "reason") or "?")
         call = attr_of(interrupt, "tool_call_id", "toolCallId")
@@ -530,9 +534,14 @@ class Renderer:
             name = self._names.get(call)
             # a call this renderer saw is named by its tag, any other by its id
             on = f" on {self.tag_of(call)} {sanitize(name)}" if name else f" on {sanitize(call)}"
-        message = attr_of(interrupt, "message")
-        msg = f": {sanitize(message)}" if message else ""
-        return f"{iid} {reason}{on}{msg}"
+        prompt = interrupt_prompt(interrupt)
+        if len(prompt.reasons) > 1:  # a LangGraph value's own reason, then the wire's
+            reason = f"{sanitize(prompt.reasons[1])} ({reason})"
+        msg = f": {sanitize(prompt.question)}" if prompt.question else ""
+        if prompt.options:
+            more = f", +{prompt.more_options} more" if prompt.more_options else ""
+            msg += f" [options: {' | '.join(sanitize(o) for o in prompt.options)}{more}]"
+        return cut_chars(f"{iid} {reason}{on}{msg}", self.options.max_chars)
 
     def _on_WarningUpdate(self, up: u.WarningUpdate) -> list[Line]:
         # " at $.path", unless the message already names the place (as a pointer)
