@@ -194,7 +194,7 @@ def interrupt_prompt(interrupt: T.Interrupt | JSONObject) -> InterruptPrompt:
     metadata = get("metadata")
     langgraph = metadata.get("langgraph") if is_json_object(metadata) else None
     raw = langgraph.get("raw") if is_json_object(langgraph) else None
-    offered: object = None
+    offered: list[object] | None = None
     if isinstance(raw, str) and question is None and raw:
         question = raw
     elif is_json_object(raw):
@@ -205,19 +205,23 @@ def interrupt_prompt(interrupt: T.Interrupt | JSONObject) -> InterruptPrompt:
         own = raw.get("reason")
         if isinstance(own, str) and own and own not in reasons:
             reasons.append(own)
-        offered = next((v for k in _OPTION_KEYS if isinstance(v := raw.get(k), list)), None)
+        offered = next((_as_list(raw.get(k)) for k in _OPTION_KEYS if _as_list(raw.get(k))), None)
     if offered is None:
         schema = get("response_schema", "responseSchema")
-        enum = schema.get("enum") if is_json_object(schema) else None
-        offered = enum if isinstance(enum, list) else None
+        offered = _as_list(schema.get("enum")) if is_json_object(schema) else None
     options: list[str] = []
     total = 0
-    for item in cast("list[object]", offered) if isinstance(offered, list) else ():
+    for item in offered or ():
         total += 1
         if len(options) < MAX_OPTIONS:
             label = item.get("label", item.get("value")) if is_json_object(item) else item
             options.append(label if isinstance(label, str) else json.dumps(label)[:200])
     return InterruptPrompt(question, tuple(reasons), tuple(options), total - len(options))
+
+
+def _as_list(value: object) -> list[object] | None:
+    """``value`` when it is a JSON array, else None."""
+    return cast("list[object]", value) if isinstance(value, list) else None
 
 
 def wants_resume_value(interrupt: T.Interrupt | JSONObject) -> bool:
