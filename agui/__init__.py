@@ -93,6 +93,7 @@ _EXPORTS: dict[str, str] = {
     "DecodeError": "agui.errors",
     "UnknownEventType": "agui.errors",
     "FrameTooLarge": "agui.errors",
+    "CursorTooLong": "agui.errors",
     "EncodeError": "agui.errors",
     "ProtocolViolation": "agui.errors",
     "TransportError": "agui.errors",
@@ -135,6 +136,7 @@ if TYPE_CHECKING:
     from agui.client.session import Session as Session
     from agui.client.sync import SyncSession as SyncSession
     from agui.errors import AguiError as AguiError
+    from agui.errors import CursorTooLong as CursorTooLong
     from agui.errors import DecodeError as DecodeError
     from agui.errors import EncodeError as EncodeError
     from agui.errors import FrameTooLarge as FrameTooLarge
@@ -205,6 +207,7 @@ __all__ = [
     "BackgroundServer",
     "CancelToken",
     "Context",
+    "CursorTooLong",
     "Custom",
     "DecodeError",
     "DeveloperMessage",

@@ -231,7 +231,9 @@ def test_every_update_a_session_yields_and_every_error_is_top_level():
         if inspect.isclass(obj)
         and issubclass(obj, agui.errors.AguiError | agui.errors.SubscriberWarning)
     }
-    assert len(updates) == 28 and len(errors) == 13  # Reconnecting joined the updates
+    assert (
+        len(updates) == 28 and len(errors) == 14
+    )  # Reconnecting joined the updates, CursorTooLong the errors
     assert updates | errors | {"Update", "Outcome"} <= set(agui._EXPORTS)
 
 
