@@ -35,7 +35,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
@@ -95,7 +95,7 @@ _BUDGET: ContextVar[BindingBudget | None] = ContextVar("agui_a2ui_binding_budget
 
 
 @contextmanager
-def binding_budget(budget: BindingBudget) -> Iterator[BindingBudget]:
+def binding_budget(budget: BindingBudget) -> Generator[BindingBudget]:
     """Evaluate the bindings inside the ``with`` block against ``budget``
     (outside any such block nothing is counted)."""
     token = _BUDGET.set(budget)
