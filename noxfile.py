@@ -139,7 +139,7 @@ def interop(session: nox.Session) -> None:
 
 
 #: the interop sessions whose framework cannot share the dev environment (each its own venv)
-OWN_VENV_PEERS = ("interop_maf", "interop_adk", "interop_crewai")
+OWN_VENV_PEERS = ("interop_maf", "interop_adk", "interop_crewai", "interop_langroid")
 
 
 @nox.session(venv_backend="venv", reuse_venv=True)
@@ -165,3 +165,11 @@ def interop_crewai(session: nox.Session) -> None:
     its own with the ``interop-crewai`` extra: it needs fastapi<0.116 and pydantic 2.12."""
     session.install("-e", ".[interop-crewai]")
     session.run("python", "-m", "pytest", "tests/interop/test_crewai.py", *session.posargs)
+
+
+@nox.session(venv_backend="venv", reuse_venv=True)
+def interop_langroid(session: nox.Session) -> None:
+    """Langroid's AG-UI server (``ag-ui-langroid``, tests/interop/test_langroid.py) in a venv
+    of its own with the ``interop-langroid`` extra: langroid needs protobuf 7 (dev pins 6)."""
+    session.install("-e", ".[interop-langroid]")
+    session.run("python", "-m", "pytest", "tests/interop/test_langroid.py", *session.posargs)
