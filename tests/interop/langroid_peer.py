@@ -48,7 +48,7 @@ def offline_tokenizer() -> None:
 
 offline_tokenizer()
 
-import langroid as lr  # noqa: E402 - after the offline tokenizer
+import langroid as lr  # (after the offline tokenizer)
 from ag_ui_langroid import LangroidAgent, add_langroid_fastapi_endpoint
 from fastapi import FastAPI
 from langroid.agent.tool_message import ToolMessage
