@@ -8,12 +8,12 @@ conversation keeps what was valid.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, TypeAlias
+import dataclasses
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from agui.jsonvalue import JSONValue
+from agui._jsonvalue import JSONValue
 
-if TYPE_CHECKING:  # (annotations only: errors stays free of the layers above it)
-    from agui.agent.subscriber import SubscriberFailure
+if TYPE_CHECKING:  # (annotations only)
     from agui.types import Event
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "ResumeError",
     "RunError",
     "SubscriberError",
+    "SubscriberFailure",
     "SubscriberWarning",
     "ToolError",
     "TransportError",
@@ -113,7 +114,7 @@ class FrameTooLarge(DecodeError):
 
 class CursorTooLong(FrameTooLarge):
     """An SSE frame's ``id:`` (the resume cursor) is longer than the client keeps
-    (:data:`agui.wire.sse.MAX_CURSOR_CHARS`): refused like an oversized frame,
+    (:data:`agui.wire._sse.MAX_CURSOR_CHARS`): refused like an oversized frame,
     the stream ends (a cursor is an opaque token of a few dozen characters; a
     longer one is a peer trying to fill the client's memory)."""
 
@@ -130,7 +131,7 @@ class ProtocolViolation(AguiError):
 
     Attributes:
         code: stable rule code (snake_case, e.g. ``content_without_start``); codes
-            are listed in :mod:`agui.rules` and never renamed.
+            are listed in :mod:`agui._rules` and never renamed.
         message: human-readable explanation naming the event type and the id.
         event: the offending event (a generated msgspec Struct) or None when the
             violation is about the stream as a whole (e.g. truncation).
@@ -220,9 +221,9 @@ class GuardError(AguiError):
 
 
 class ToolError(AguiError):
-    """A client-side tool call could not be answered with a result (:mod:`agui.client.tools`).
+    """A client-side tool call could not be answered with a result (:mod:`agui.client._tools`).
 
-    Never raised by :class:`~agui.client.tools.ClientTools`: it comes back in the call's
+    Never raised by :class:`~agui.client._tools.ClientTools`: it comes back in the call's
     result, beside the ``error: ...`` text the agent is sent instead of a result.
 
     Attributes:
@@ -248,12 +249,24 @@ class SubscriberWarning(UserWarning):
     ``AbstractAgent(subscriber_errors="raise")`` makes it fatal, ``"ignore"`` hides it."""
 
 
+@dataclasses.dataclass
+class SubscriberFailure:
+    """One callback that raised during a run: the ``callback`` name, the
+    ``subscriber`` object, the first ``error`` it raised and ``count``, how many
+    times it raised in that run."""
+
+    callback: str
+    subscriber: Any
+    error: Exception
+    count: int = 1
+
+
 class SubscriberError(AguiError):
     """``subscriber_errors="raise"``: a subscriber callback raised during
     ``run_agent``; raised once the run is over (``__cause__``: the first exception).
 
     Attributes:
-        failures: the run's :class:`agui.agent.subscriber.SubscriberFailure` records.
+        failures: the run's :class:`SubscriberFailure` records.
     """
 
     def __init__(self, failures: list[SubscriberFailure]) -> None:

@@ -1,6 +1,6 @@
 """Typed ``Update`` values: what a run reports to the caller, one per change.
 
-The applier (:mod:`agui.pipeline.apply`) turns each verified event into zero or more
+The applier (:mod:`agui.pipeline._apply`) turns each verified event into zero or more
 updates; the pipeline adds warnings, errors and the final ``Done``; a
 ``Session`` yields them. Contract: every event the wire delivers ends up either
 applied and reported here, or reported as an :class:`ErrorUpdate`. Nothing is
@@ -30,7 +30,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from agui.types import Event
+from agui._jsonvalue import JSONValue
+from agui.types import Event, TokenUsage
 
 __all__ = [
     "CARRIES_EVENT",
@@ -284,7 +285,7 @@ class DeferredState:
 
     __slots__ = ()
 
-    def resolve(self) -> Any:
+    def resolve(self) -> JSONValue:
         """The state this stands for (a value nobody mutates afterwards)."""
         raise NotImplementedError
 
@@ -307,15 +308,15 @@ class StateChanged(FromEvent, frozen=True, gc=False):
     a plain encoder refuses the unread member (``TypeError`` naming its type)
     and ``msgspec.structs.asdict`` returns it as is."""
 
-    state: Any
-    patch: list[Any] | None = None
+    state: JSONValue
+    patch: list[JSONValue] | None = None
     from_event: Event | None = None
 
 
 _STATE_SLOT = StateChanged.__dict__["state"]
 
 
-def _read_state(update: StateChanged) -> Any:
+def _read_state(update: StateChanged) -> JSONValue:
     """The whole state after this update (a :class:`DeferredState` is worked out
     on the first read, then kept)."""
     value = _STATE_SLOT.__get__(update, StateChanged)
@@ -332,7 +333,7 @@ setattr(  # noqa: B010 - the member descriptor is replaced on purpose (see the c
 )
 
 
-def enc_hook(obj: Any) -> Any:
+def enc_hook(obj: object) -> JSONValue:
     """``enc_hook`` for ``msgspec`` encoders and ``msgspec.to_builtins``: a
     :class:`DeferredState` (the ``state`` of a :class:`StateChanged` nobody read
     yet) becomes the state it stands for; anything else is refused as
@@ -360,7 +361,7 @@ class Raw(FromEvent, frozen=True, gc=False):
 
 class EventReceived(msgspec.Struct, frozen=True, gc=False):
     """An event the applier passes on as it is: its class is one the applier
-    keeps no record of on purpose (``agui.pipeline.apply.PASS_THROUGH``). ``event`` is
+    keeps no record of on purpose (``agui.pipeline._apply.PASS_THROUGH``). ``event`` is
     the generated event struct (read its type with ``agui.types.event_type``)."""
 
     event: Any
@@ -446,10 +447,10 @@ class Done(FromEvent, frozen=True, gc=False):
 
     outcome: Outcome
     reason: str | None = None
-    result: Any = None
+    result: JSONValue = None
     pending_tool_call_ids: tuple[str, ...] = ()
     run_id: str | None = None
-    usage: tuple[Any, ...] = ()
+    usage: tuple[TokenUsage, ...] = ()
     from_event: Event | None = None
 
 

@@ -68,7 +68,7 @@ def serve_fake(redis_url):
 
     def start(*extra: str) -> tuple[subprocess.Popen, str]:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agui.cli", "serve-fake", "--port", "0"]
+            [sys.executable, "-m", "agui._cli", "serve-fake", "--port", "0"]
             + ["--store", redis_url, "--lease", str(LEASE), *extra],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -22,29 +22,34 @@ import msgspec
 
 from agui import types as T
 from agui import updates as u
-from agui.agent import stage
-from agui.cli import live, render, trace, watch
-from agui.client import interrupts, middleware, run
-from agui.conformance import runner
-from agui.pipeline import compact, lifecycle, normalize
-from agui.pipeline.apply import Conversation, conversation, messages, runs, snapshots
-from agui.pipeline.normalize import Normalizer
-from agui.pipeline.verify import Verifier, items, verifier
-from agui.wire import proto_convert
+from agui._cli import live, render, trace, watch
+from agui.agent import _subscriber_stage as stage
+from agui.client import _interrupts as interrupts
+from agui.client import _middleware as middleware
+from agui.client import _run as run
+from agui.pipeline import _compact as compact
+from agui.pipeline import _lifecycle as lifecycle
+from agui.pipeline import _normalize as normalize
+from agui.pipeline._apply import Conversation, conversation, messages, snapshots
+from agui.pipeline._apply import run_events as runs
+from agui.pipeline._normalize import Normalizer
+from agui.pipeline._verify import Verifier, items, verifier
+from agui.testing.conformance import _runner as runner
+from agui.wire import _proto_convert as proto_convert
 
 EVENT_LAYERS = {
-    "agui.pipeline.normalize": (normalize.HANDLERS, normalize.PASS_THROUGH),
-    "agui.pipeline.verify.verifier": (verifier.HANDLERS, verifier.PASS_THROUGH),
-    "agui.pipeline.apply.conversation": (conversation.HANDLERS, conversation.PASS_THROUGH),
-    "agui.pipeline.compact": (compact.HANDLERS, compact.PASS_THROUGH),
-    "agui.agent.stage": (stage.HANDLERS, stage.PASS_THROUGH),
-    "agui.pipeline.lifecycle": (lifecycle.HANDLERS, lifecycle.PASS_THROUGH),
+    "agui.pipeline._normalize": (normalize.HANDLERS, normalize.PASS_THROUGH),
+    "agui.pipeline._verify.verifier": (verifier.HANDLERS, verifier.PASS_THROUGH),
+    "agui.pipeline._apply.conversation": (conversation.HANDLERS, conversation.PASS_THROUGH),
+    "agui.pipeline._compact": (compact.HANDLERS, compact.PASS_THROUGH),
+    "agui.agent._subscriber_stage": (stage.HANDLERS, stage.PASS_THROUGH),
+    "agui.pipeline._lifecycle": (lifecycle.HANDLERS, lifecycle.PASS_THROUGH),
 }
 EVENT_CLASSES = frozenset(typing.get_args(T.Event))
 UPDATE_LAYERS = {
-    "agui.cli.render": (render.HANDLERS, render.PASS_THROUGH),
-    "agui.cli.live": (live.OBSERVERS, live.PASS_THROUGH),
-    "agui.agent.stage": (stage.OBSERVERS, stage.PASSED_UPDATES),
+    "agui._cli.render": (render.HANDLERS, render.PASS_THROUGH),
+    "agui._cli.live": (live.OBSERVERS, live.PASS_THROUGH),
+    "agui.agent._subscriber_stage": (stage.OBSERVERS, stage.PASSED_UPDATES),
 }
 UPDATE_CLASSES = frozenset(typing.get_args(u.Update))
 
@@ -125,12 +130,12 @@ def test_a_new_event_type_is_passed_through_by_default_in_every_layer():
         f"{layer}: NEW_EVENT (NewEvent) passed through by default" for layer in EVENT_LAYERS
     ]
     assert claims(EVENT_LAYERS, T.RawEvent) == [
-        "agui.pipeline.normalize: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
-        "agui.pipeline.verify.verifier: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
-        "agui.pipeline.apply.conversation: RAW (RawEvent) handled (HANDLERS)",
-        "agui.pipeline.compact: RAW (RawEvent) handled (HANDLERS)",
-        "agui.agent.stage: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
-        "agui.pipeline.lifecycle: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
+        "agui.pipeline._normalize: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
+        "agui.pipeline._verify.verifier: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
+        "agui.pipeline._apply.conversation: RAW (RawEvent) handled (HANDLERS)",
+        "agui.pipeline._compact: RAW (RawEvent) handled (HANDLERS)",
+        "agui.agent._subscriber_stage: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
+        "agui.pipeline._lifecycle: RAW (RawEvent) passed through on purpose (PASS_THROUGH)",
     ]
 
 
@@ -233,29 +238,29 @@ def test_every_message_class_has_a_drawing_for_what_a_snapshot_brings():
 # --- tables over part of a union --------------------------------------------------------
 
 PARTIAL_TABLES = {
-    "agui.pipeline.verify.items.CHECKS": items.CHECKS,
-    "agui.pipeline.verify.verifier.RUN_CHECKS": verifier.RUN_CHECKS,
-    "agui.pipeline.verify.verifier.BETWEEN_RUNS": verifier.BETWEEN_RUNS,
-    "agui.pipeline.compact.STATE_FOLDS": compact.STATE_FOLDS,
-    "agui.cli.trace.RUN_ENDS": trace.RUN_ENDS,
-    "agui.client.middleware.TOOL_CALL_FILTERS": middleware.TOOL_CALL_FILTERS,
+    "agui.pipeline._verify.items.CHECKS": items.CHECKS,
+    "agui.pipeline._verify.verifier.RUN_CHECKS": verifier.RUN_CHECKS,
+    "agui.pipeline._verify.verifier.BETWEEN_RUNS": verifier.BETWEEN_RUNS,
+    "agui.pipeline._compact.STATE_FOLDS": compact.STATE_FOLDS,
+    "agui._cli.trace.RUN_ENDS": trace.RUN_ENDS,
+    "agui.client._middleware.TOOL_CALL_FILTERS": middleware.TOOL_CALL_FILTERS,
 }
 """Event-class tables that handle some classes, every other class taking the default their
 docstring names (a check passes, nothing is kept, the event passes unchanged)."""
 PARTIAL_UPDATE_TABLES = {
-    "agui.cli.live.ROW_KINDS": live.ROW_KINDS,
-    "agui.cli.render.JOINABLE": render.JOINABLE,
-    "agui.cli.watch.TALLIES": watch.TALLIES,
-    "agui.cli.trace.NEWS_LINES": trace.NEWS_LINES,
-    "agui.client.run.RUN_HOOKS": run.RUN_HOOKS,
-    "agui.client.run.LOGGERS": run.LOGGERS,
-    "agui.conformance.runner.OBSERVED": runner.OBSERVED,
+    "agui._cli.live.ROW_KINDS": live.ROW_KINDS,
+    "agui._cli.render.JOINABLE": render.JOINABLE,
+    "agui._cli.watch.TALLIES": watch.TALLIES,
+    "agui._cli.trace.NEWS_LINES": trace.NEWS_LINES,
+    "agui.client._run.RUN_HOOKS": run.RUN_HOOKS,
+    "agui.client._run.LOGGERS": run.LOGGERS,
+    "agui.testing.conformance._runner.OBSERVED": runner.OBSERVED,
 }
 """The same over Update classes."""
 TYPE_TABLES = {
-    "agui.client.interrupts.PENDING_STEPS": interrupts.PENDING_STEPS,
-    "agui.wire.proto_convert.TO_PB": proto_convert.TO_PB,
-    "agui.wire.proto_convert.FROM_PB": proto_convert.FROM_PB,
+    "agui.client._interrupts.PENDING_STEPS": interrupts.PENDING_STEPS,
+    "agui.wire._proto_convert.TO_PB": proto_convert.TO_PB,
+    "agui.wire._proto_convert.FROM_PB": proto_convert.FROM_PB,
 }
 """Tables keyed by the event type string (their input is wire-form dicts)."""
 
@@ -298,21 +303,21 @@ CLASS_NAMES = frozenset(cls.__name__ for cls in EVENT_CLASSES | UPDATE_CLASSES)
 EVENT_TAGS = frozenset(T.EVENT_TYPES)
 
 GUARDS: dict[tuple[str, str], str] = {
-    ("agui/cli/watch.py", "_fatal"): (
+    ("agui/_cli/watch.py", "_fatal"): (
         "one class, not a switch: only an ErrorUpdate carries the transport error that ends "
         "the command"
     ),
-    ("agui/cli/watch.py", "_on_how_many"): (
+    ("agui/_cli/watch.py", "_on_how_many"): (
         "one class, not a switch: only a Done says on how many interrupts a run paused"
     ),
-    ("agui/cli/trace.py", "_stream.show"): (
+    ("agui/_cli/trace.py", "_stream.show"): (
         "one class, not a switch: trace prints a MESSAGES_SNAPSHOT's drawing, every other "
         "update is in the recv line"
     ),
-    ("agui/cli/trace.py", "_by_profile"): (
+    ("agui/_cli/trace.py", "_by_profile"): (
         "one class, not a switch: finds the response's last RUN_FINISHED"
     ),
-    ("agui/transports/recording.py", "Recording._note"): (
+    ("agui/transports/_recording.py", "Recording._note"): (
         "one type on a raw JSON document, not a switch: a recording takes the ids of a RUN_STARTED"
     ),
 }

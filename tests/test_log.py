@@ -1,4 +1,4 @@
-"""agui.log: the SDK's stdlib logger and the enable_debug switch."""
+"""agui._log: the SDK's stdlib logger and the enable_debug switch."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from agui import log
+from agui import _log as log
 
 
 @pytest.fixture(autouse=True)

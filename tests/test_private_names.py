@@ -1,6 +1,6 @@
 """No module of ``agui/`` reads another module's private names: no ``from agui.x import
 _name``, no ``x._name`` on a module or class imported from another ``agui`` module, no
-import of a private module (``agui.backends._events``) from outside its package. Names
+import of a private module (``agui.testing._agents.events``) from outside its package. Names
 that start and end with ``__`` are not private."""
 
 from __future__ import annotations
@@ -31,6 +31,11 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
     return ".".join([*base, *([node.module] if node.module else [])])
 
 
+def _is_module(dotted: str) -> bool:
+    path = AGUI.parent.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
 def _package(module: str) -> str:
     return module.rsplit(".", 1)[0]
 
@@ -46,7 +51,9 @@ def private_reads(source: str, module: str, is_package: bool = False) -> list[st
         parts = target.split(".")
         for i, part in enumerate(parts):
             home = ".".join(parts[:i])  # the package the private module belongs to
-            if _private(part) and not (own_package == home or own_package.startswith(home + ".")):
+            if not _private(part) or not any(_private(p) for p in parts[:i]):
+                continue  # public, or the SDK's internals (a private module of a public package)
+            if not (own_package == home or own_package.startswith(home + ".")):
                 out.append(f"{line}: imports the private module {target}")
                 return
 
@@ -57,7 +64,10 @@ def private_reads(source: str, module: str, is_package: bool = False) -> list[st
                 continue
             private_module(source_module, node.lineno)
             for alias in node.names:
-                if _private(alias.name):
+                if _is_module(f"{source_module}.{alias.name}"):
+                    private_module(f"{source_module}.{alias.name}", node.lineno)
+                    imported[alias.asname or alias.name] = f"{source_module}.{alias.name}"
+                elif _private(alias.name):
                     out.append(f"{node.lineno}: from {source_module} import {alias.name}")
                 else:
                     imported[alias.asname or alias.name] = source_module
@@ -91,23 +101,30 @@ def test_no_agui_module_reads_another_modules_private_names():
 
 def test_a_private_import_an_attribute_read_and_a_foreign_private_module_are_named():
     source = (
-        "from agui.pipeline.core import _frame\n"
-        "from agui.pipeline.verify.items import RunItems\n"
+        "from agui.pipeline._pipeline import _frame\n"
+        "from agui.pipeline._verify.items import RunItems\n"
         "from agui.pipeline import core\n"
-        "from agui.backends._events import run_started\n"
+        "from agui.pipeline._apply._hidden import x\n"
         "from ._support import violation\n"
         "RunItems._text_start\n"
         "core._split_item\n"
         "core.Pipeline\n"
         "RunItems.__name__\n"
     )
-    assert private_reads(source, "agui.pipeline.verify.verifier") == [
-        "1: from agui.pipeline.core import _frame",
-        "4: imports the private module agui.backends._events",
+    assert private_reads(source, "agui.pipeline._verify.verifier") == [
+        "1: from agui.pipeline._pipeline import _frame",
+        "4: imports the private module agui.pipeline._apply._hidden",
         "6: RunItems._text_start",
         "7: core._split_item",
     ]
     # inside its own package a private module is the package's business
     assert (
-        private_reads("from agui.backends._events import run_started\n", "agui.backends.fake") == []
+        private_reads(
+            "from agui.pipeline._verify._support import v\n", "agui.pipeline._verify.items"
+        )
+        == []
+    )
+    # a private module of a public package is the SDK's internals
+    assert (
+        private_reads("from agui.server._runs import RunHub\n", "agui.testing._agents.fake") == []
     )

@@ -30,16 +30,16 @@ ROOT = Path(__file__).resolve().parent.parent
 INIT = Path(agui.__file__)
 
 DOCUMENTED_PACKAGES = [
-    "agui.client.session",
+    "agui.client._session",
     "agui.agent",
     "agui.transports",
-    "agui.client.interrupts",
-    "agui.client.middleware",
+    "agui.client._interrupts",
+    "agui.client._middleware",
     "agui.server",
-    "agui.pipeline.core",
-    "agui.pipeline.apply",
-    "agui.pipeline.normalize",
-    "agui.pipeline.verify",
+    "agui.pipeline._pipeline",
+    "agui.pipeline._apply",
+    "agui.pipeline._normalize",
+    "agui.pipeline._verify",
     "agui.wire",
     "agui.a2ui",
     "agui.updates",
@@ -51,27 +51,27 @@ HOMES = [
     "agui.types",
     "agui.updates",
     "agui.errors",
-    "agui.log",
-    "agui.rules",
-    "agui.client.session",
-    "agui.client.run",
-    "agui.client.sync",
-    "agui.client.interrupts",
-    "agui.client.middleware",
-    "agui.client.tools",
-    "agui.client.partial_json",
-    "agui.client.capabilities",
-    "agui.client.request",
-    "agui.client.reconnect",
+    "agui._log",
+    "agui._rules",
+    "agui.client._session",
+    "agui.client._run",
+    "agui.client._sync",
+    "agui.client._interrupts",
+    "agui.client._middleware",
+    "agui.client._tools",
+    "agui.client._partial_json",
+    "agui.client._capabilities",
+    "agui.client._input",
+    "agui.transports._reconnect",
     "agui.agent",
     "agui.transports",
-    "agui.pipeline.core",
-    "agui.pipeline.normalize",
-    "agui.pipeline.verify",
-    "agui.pipeline.apply",
-    "agui.pipeline.lifecycle",
-    "agui.pipeline.compact",
-    "agui.pipeline.profiles",
+    "agui.pipeline._pipeline",
+    "agui.pipeline._normalize",
+    "agui.pipeline._verify",
+    "agui.pipeline._apply",
+    "agui.pipeline._lifecycle",
+    "agui.pipeline._compact",
+    "agui.pipeline._profiles",
     "agui.wire",
     "agui.server",
     "agui.a2ui",
@@ -190,14 +190,16 @@ def test_exports_check_fails_on_a_stale_file_and_names_the_fix():
     source = INIT.read_text(encoding="utf-8")
     assert exports.render(source) == source
     added = source.replace(
-        '    "Session": "agui.client.session",\n',
-        '    "Session": "agui.client.session",\n    "Pipeline": "agui.pipeline.core",\n',
+        '    "Session": "agui.client._session",\n',
+        '    "Session": "agui.client._session",\n    "Pipeline": "agui.pipeline._pipeline",\n',
     )
     fresh = exports.render(added)
-    assert "    from agui.pipeline.core import Pipeline as Pipeline\n" in fresh
+    assert "    from agui.pipeline._pipeline import Pipeline as Pipeline\n" in fresh
     assert '    "Pipeline",\n' in fresh and exports.render(fresh) == fresh
     with pytest.raises(ValueError, match="twice"):
-        exports.read_exports(added.replace('"Pipeline": "agui.pipeline.core"', '"Session": "x"'))
+        exports.read_exports(
+            added.replace('"Pipeline": "agui.pipeline._pipeline"', '"Session": "x"')
+        )
     with pytest.raises(ValueError, match="needs the lines"):
         exports.render(source.replace(exports.END, ""))
 
@@ -356,9 +358,10 @@ def test_import_agui_loads_no_layer_httpx_asyncio_or_typing_until_a_name_is_used
         "print(sorted(m for m in heavy if m in sys.modules and m not in before))\n"
         "print(sorted(m for m in sys.modules if m.startswith('agui.')))\n"
         "agui.Session\n"
-        "print('agui.client.session' in sys.modules, 'starlette' in sys.modules)"
+        "print('agui.client._session' in sys.modules, 'starlette' in sys.modules)"
     )
-    assert out.splitlines() == ["[]", "[]", "True False"]
+    # agui._moved is the finder that keeps old module paths importable (no layer, no typing)
+    assert out.splitlines() == ["[]", "['agui._moved']", "True False"]
 
 
 def test_without_the_server_extra_agui_imports_and_server_names_say_which_extra():
@@ -412,9 +415,9 @@ def test_a_name_that_lives_in_its_home_module_says_where_to_import_names_from():
     with pytest.raises(AttributeError, match=r"no attribute 'Pipeline' \(.*agui\.pipeline") as info:
         agui.Pipeline  # noqa: B018
     assert "Pipeline" not in agui.__all__
-    from agui.pipeline.core import Pipeline
+    from agui.pipeline._pipeline import Pipeline
 
-    assert Pipeline.__module__ == "agui.pipeline.core"
+    assert Pipeline.__module__ == "agui.pipeline._pipeline"
     assert "agui.types" in str(info.value)
 
 
@@ -442,3 +445,27 @@ def test_every_public_method_and_property_has_a_docstring():
 
 def test_every_documented_module_has_a_module_docstring():
     assert [m.__name__ for m in _all_modules() if not (m.__doc__ or "").strip()] == []
+
+
+def _public_modules() -> set[str]:
+    """Every importable module path of ``agui`` with no ``_`` segment."""
+    root = Path(__file__).resolve().parents[1] / "agui"
+    found = set()
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] in ("__init__", "__main__"):
+            parts.pop()
+        if not any(p.startswith("_") for p in parts):
+            found.add(".".join(parts))
+    return found
+
+
+def test_the_public_modules_are_exactly_those_docs_architecture_lists_each_with_all():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
+    table = text.split("## The public modules", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `(agui[\w.]*)` \|", table, flags=re.M))
+    public = _public_modules()
+    assert public - {"agui.testing.conformance"} == listed
+    for name in public:
+        module = importlib.import_module(name)
+        assert isinstance(module.__all__, list) and module.__all__, name

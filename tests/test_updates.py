@@ -70,7 +70,7 @@ def test_join_deltas_re_pairs_a_surrogate_pair_split_across_two_deltas():
 
 def test_join_deltas_is_the_join_behind_the_applier_s_text():
     from agui import types as T
-    from agui.pipeline.apply import Conversation
+    from agui.pipeline._apply import Conversation
 
     conv = Conversation()
     conv.apply(T.TextMessageStartEvent(message_id="m1"))
@@ -93,7 +93,7 @@ def test_every_update_made_from_an_event_carries_that_event():
     caller through it), and takes no part in equality or hashing."""
     import asyncio
 
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.transports import ReplayTransport
 
     stream = [
@@ -123,7 +123,7 @@ def test_every_update_made_from_an_event_carries_that_event():
 
 def _unread_state_updates() -> list[u.StateChanged]:
     """A snapshot then three STATE_DELTAs through a real pipeline, no ``state`` read."""
-    from agui.pipeline.core import Pipeline
+    from agui.pipeline._pipeline import Pipeline
 
     frames = [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
@@ -165,7 +165,7 @@ def test_done_and_paused_carry_every_member_of_their_event():
     """Finding 8: ``Done`` (RUN_FINISHED, RUN_ERROR) and ``Paused`` are made from their event
     like every other update: ``timestamp`` and any member the schema gains reach the caller
     as ``from_event``; a ``Done`` the client makes itself (cancelled) has none."""
-    from agui.pipeline.core import Pipeline
+    from agui.pipeline._pipeline import Pipeline
 
     def run(frames: list[dict]) -> list:
         body = b"".join(b"data: " + msgspec.json.encode(f) + b"\n\n" for f in frames)

@@ -1,7 +1,7 @@
 """The client side of the concurrency benchmarks, run in its own process.
 
 ``python tools/bench_conc_client.py session TRANSPORT URL N EVENTS RATE``: ``N``
-:class:`agui.client.session.Session` runs at once in this process, each over
+:class:`agui.client._session.Session` runs at once in this process, each over
 ``TRANSPORT`` (a name of :data:`TRANSPORTS` or ``module:Class``, built as
 ``Class(url)``; ``default``: ``Session(url)``, the transport a URL gets by default) against ``URL/paced?...`` of ``tools/bench_sse_server.py``
 (``EVENTS`` text deltas at ``RATE`` events/s each, 0 = unpaced; the streams'
@@ -68,7 +68,7 @@ def _urls(base: str, n: int, events: int, rate: float) -> list[str]:
 
 
 async def _sessions(name: str, urls: list[str], lat: array, errors: list[str]) -> int:
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.updates import Done, ErrorUpdate, TextDelta
 
     cls = transport_class(name)
@@ -200,7 +200,7 @@ def main(argv: list[str]) -> None:
         factory = transport_class(name)  # import before the figures start
         if name == "default":
             factory("http://127.0.0.1:1/")  # the transport it picks imports lazily
-        import agui.client.session  # noqa: F401
+        import agui.client._session  # noqa: F401
     elif name in ("httpx", "aiohttp", "httptools"):
         importlib.import_module(name)
     base_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -4,7 +4,7 @@ Registered into :mod:`bench` (``tools/bench.py``) on import, in this order:
 
 * ``pipeline`` — events/s from SSE bytes (64 KiB reads) to Updates the way
   users run it: ``Session.run()`` over a transport yielding the reads (the
-  session feeds its :class:`agui.pipeline.core.Pipeline`: wire, normalize, verify
+  session feeds its :class:`agui.pipeline._pipeline.Pipeline`: wire, normalize, verify
   ``tolerant``, apply) on :mod:`benchgen` streams of 10k, 100k and 1M events,
   and the scaling ratio time(1M) / time(100k), also with the cyclic garbage
   collector paused; and ``Pipeline.feed_bytes`` alone at the largest size (the
@@ -173,7 +173,7 @@ def replay(reads: list[bytes], verify: str = "tolerant") -> int:
     Raises RuntimeError when the stream did not end cleanly (a bench stream is valid)."""
     import asyncio
 
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.updates import Done, ErrorUpdate
 
     session = Session(_Reads(reads), thread_id="thread-bench", verify=verify)
@@ -194,9 +194,9 @@ def replay(reads: list[bytes], verify: str = "tolerant") -> int:
 
 
 def replay_pipeline(reads: list[bytes], verify: str = "tolerant") -> int:
-    """The same through a bare :class:`~agui.pipeline.core.Pipeline` (``feed_bytes``):
+    """The same through a bare :class:`~agui.pipeline._pipeline.Pipeline` (``feed_bytes``):
     the layer figure, without the session's async iteration."""
-    from agui.pipeline.core import Pipeline
+    from agui.pipeline._pipeline import Pipeline
     from agui.updates import Done, ErrorUpdate
 
     pipeline = Pipeline(verify=verify)  # type: ignore[arg-type]
@@ -217,7 +217,7 @@ def replay_pipeline(reads: list[bytes], verify: str = "tolerant") -> int:
 
 def _check_clean(reads: list[bytes]) -> None:
     """One untimed strict replay: the stream must hold no warning or error at all."""
-    from agui.pipeline.core import Pipeline
+    from agui.pipeline._pipeline import Pipeline
     from agui.updates import ErrorUpdate, WarningUpdate
 
     pipeline = Pipeline(verify="strict")
@@ -454,8 +454,8 @@ def _state_batch_row(deltas: int) -> Row:
     (the returned updates held, none read), over the size of the final state."""
     import tracemalloc
 
-    from agui.pipeline.apply.patch import clone_json
-    from agui.pipeline.core import Pipeline
+    from agui.pipeline._apply.patch import clone_json
+    from agui.pipeline._pipeline import Pipeline
 
     body = sse_bytes(state_delta_stream(deltas, "keys"))
     pipeline = Pipeline(verify="tolerant")
@@ -543,7 +543,7 @@ def http_seconds(n: int, seed: int, repeats: int) -> list[float]:
 
     A Starlette app (in a :class:`agui.server.BackgroundServer` thread of this
     process, as the reference serves from its own Node process) answers the
-    POST with the same SSE bytes in 64 KiB writes; a :class:`agui.client.session.Session`
+    POST with the same SSE bytes in 64 KiB writes; a :class:`agui.client._session.Session`
     on :class:`agui.transports.HttpTransport` reads them and iterates every
     Update. Raises RuntimeError when a run does not end in success."""
     import asyncio
@@ -552,7 +552,7 @@ def http_seconds(n: int, seed: int, repeats: int) -> list[float]:
     from starlette.responses import StreamingResponse
     from starlette.routing import Route
 
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.server import BackgroundServer
     from agui.transports import HttpTransport
     from agui.updates import Done
@@ -672,7 +672,7 @@ def bench_reference(cfg: Config) -> list[Row]:
 _CHILD = r"""
 import asyncio, resource, sys
 sys.path[:0] = sys.argv[3:]
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.updates import Done
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 

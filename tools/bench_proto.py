@@ -3,7 +3,7 @@
 The events are :func:`bench.realistic_events` (streamed runs of its own; not the
 ``realistic`` mix of :mod:`benchgen`), each
 encoded once as its JSON text (``agui.wire.encode_event``, an SSE frame's data) and once as
-a protobuf frame (``agui.wire.proto.encode_proto_frame``). Rows, all events/s (CPU time,
+a protobuf frame (``agui.wire._proto.encode_proto_frame``). Rows, all events/s (CPU time,
 median of ``cfg.repeats``, contenders interleaved):
 
 * decode: ``agui.wire.decode_event`` over the JSON texts; ``ProtoFrameReader`` over the
@@ -45,7 +45,7 @@ def _target(ratio: float) -> tuple[str, dict[str, Any]]:
 def _inputs(cfg: Config) -> tuple[list[Any], list[bytes], bytes]:
     """(typed events, their JSON texts, the protobuf body of the same events)."""
     from agui.wire import encode_event
-    from agui.wire.proto import encode_proto_frame
+    from agui.wire._proto import encode_proto_frame
 
     events = realistic_events(cfg.events, cfg.seed)
     return events, [encode_event(ev) for ev in events], b"".join(map(encode_proto_frame, events))
@@ -55,7 +55,7 @@ def _inputs(cfg: Config) -> tuple[list[Any], list[bytes], bytes]:
 def bench_proto(cfg: Config) -> list[Row]:
     """Protobuf decode and encode events/s next to JSON (see the module doc)."""
     from agui.wire import decode_event, encode_event, encode_json
-    from agui.wire.proto import ProtoFrameReader, encode_proto_frame, iter_proto_frames
+    from agui.wire._proto import ProtoFrameReader, encode_proto_frame, iter_proto_frames
 
     events, lines, body = _inputs(cfg)
     chunks = [body[i : i + CHUNK] for i in range(0, len(body), CHUNK)]
@@ -159,10 +159,10 @@ def bench_proto(cfg: Config) -> list[Row]:
 
 def _session_rows(cfg: Config) -> list[Row]:
     """Session + ReplayTransport over one realistic stream, protobuf recording vs SSE."""
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.transports import ReplayTransport
     from agui.updates import Done, ErrorUpdate
-    from agui.wire.proto import encode_proto_frame
+    from agui.wire._proto import encode_proto_frame
 
     stream = list(iter_stream(cfg.events, cfg.seed, mix="realistic"))
     sse = sse_bytes(stream)

@@ -77,12 +77,12 @@ sys.stderr.buffer.write(done.stderr)
 
 def cli_command() -> list[str]:
     """The real CLI: the installed ``board-watch`` script next to this
-    interpreter, else ``python -m agui.cli`` (the same entry point)."""
+    interpreter, else ``python -m agui._cli`` (the same entry point)."""
     script = Path(sys.executable).with_name("board-watch")
     if script.exists():
         return [str(script)]
     found = shutil.which("board-watch")
-    return [found] if found else [sys.executable, "-m", "agui.cli"]
+    return [found] if found else [sys.executable, "-m", "agui._cli"]
 
 
 def replay_peak(path: Path) -> tuple[int, float, str, float]:
@@ -148,7 +148,7 @@ def write_one_message(path: Path, deltas: int) -> int:
 
 
 async def _consume(transport: object) -> int:
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.updates import Done, ErrorUpdate
 
     n = 0

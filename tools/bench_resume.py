@@ -199,8 +199,8 @@ def redis_server() -> Iterator[str | None]:
 
 def _append_rate(url: str, wire: list[bytes], batch: int) -> float:
     """events/s of Redis appends alone, ``batch`` events per append (one XADD)."""
-    from agui.server.runlog import RunRef
-    from agui.server.runlog.redis import RedisRunStore
+    from agui.server._runlog import RunRef
+    from agui.server._runlog.redis import RedisRunStore
 
     async def go() -> float:
         store = RedisRunStore.from_url(url)
@@ -240,10 +240,10 @@ def _client_gaps(store: Any, events: list[Any], samples: int, cut: int = 4096) -
     through a proxy that cuts each run's first response after ``cut`` bytes
     (a reset), with a reconnect policy without backoff (the client's and the
     server's resume work alone)."""
-    from agui.client.reconnect import ReconnectPolicy
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.server import BackgroundServer
     from agui.transports import HttpTransport
+    from agui.transports._reconnect import ReconnectPolicy
     from agui.updates import Reconnected
 
     async def handle(port: int, reader: Any, writer: Any) -> None:
@@ -317,7 +317,7 @@ def _http(port: int, body: bytes, extra: bytes, *, first_only: bool) -> bytes:
 
 
 def _retained_bytes(events: list[Any], runs: int) -> float:
-    from agui.server.runlog import MemoryRunStore
+    from agui.server._runlog import MemoryRunStore
 
     store = MemoryRunStore()
 

@@ -53,7 +53,7 @@ _CHILD = r"""
 import asyncio, json, resource, sys, time
 mode, path, url = sys.argv[1:4]
 sys.path[:0] = sys.argv[4:]
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.transports import HttpTransport, ReplayTransport
 from agui.updates import Done, ErrorUpdate
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

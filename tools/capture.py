@@ -8,7 +8,7 @@ Usage::
 
 It POSTs a ``RunAgentInput`` (one user message holding LINE, deterministic
 ``threadId`` / ``runId`` / message id so recordings are stable), splits the SSE
-response into frames with a :class:`agui.pipeline.core.Pipeline`'s SSE stage
+response into frames with a :class:`agui.pipeline._pipeline.Pipeline`'s SSE stage
 (``Pipeline.split``, the frame cap included) and writes the events exactly as
 they came over the wire (each ``data`` payload parsed as JSON, nothing
 normalised or verified) to a JSON array, one event per line. With
@@ -76,7 +76,7 @@ def capture(
         CaptureError: non-2xx status, connection failure, a frame over the frame
             cap, or a frame that is not JSON.
     """
-    from agui.pipeline.core import Pipeline
+    from agui.pipeline._pipeline import Pipeline
     from agui.updates import ErrorUpdate
 
     pipeline = Pipeline(verify="off")
@@ -107,8 +107,8 @@ def capture_proto(
             ``application/vnd.ag-ui.event+proto``, and a bad, oversized or cut frame.
     """
     from agui.errors import DecodeError
-    from agui.transports.http import PROTOBUF_ACCEPT, PROTOBUF_MEDIA_TYPE, media_type
-    from agui.transports.proto_recording import proto_documents
+    from agui.transports._http import PROTOBUF_ACCEPT, PROTOBUF_MEDIA_TYPE, media_type
+    from agui.transports._proto_recording import proto_documents
 
     answered: list[str] = []
     body = b"".join(
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.protobuf:
             data = capture_proto(args.url, args.line, **kw)
-            from agui.wire.proto import iter_proto_frames
+            from agui.wire._proto import iter_proto_frames
 
             count = len(iter_proto_frames(data))
         else:

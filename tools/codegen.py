@@ -311,7 +311,7 @@ def callbacks_source(schema: dict[str, Any]) -> str:
     """Source of ``agui_callbacks.py``: ``EVENT_CALLBACKS`` (tag -> callback name, in the
     union's order) and ``EventCallbacks``, one no-op method per event type whose ``params``
     is ``SubscriberParams[<the event's class>]``, so a type checker knows ``params.event``.
-    The annotations name ``agui.agent.subscriber`` only for type checkers (no import at run
+    The annotations name ``agui.agent._subscriber`` only for type checkers (no import at run
     time: the generated package does not depend on the SDK)."""
     defs = schema.get("$defs") or {}
     mapping = defs[EVENT_UNION]["discriminator"]["mapping"]
@@ -321,7 +321,7 @@ def callbacks_source(schema: dict[str, Any]) -> str:
         _DO_NOT_EDIT.rstrip("\n"),
         '"""Typed AG-UI subscriber callbacks, one per event type of the ``Event`` union.',
         "",
-        "``agui.agent.subscriber.AgentSubscriber`` inherits them; override one to handle its event",
+        "``agui.agent._subscriber.AgentSubscriber`` inherits them; override one to handle its event",
         "(``params.event`` is typed as that event's class).",
         '"""',
         "",
@@ -330,7 +330,7 @@ def callbacks_source(schema: dict[str, Any]) -> str:
         "from typing import TYPE_CHECKING",
         "",
         "if TYPE_CHECKING:",
-        "    from agui.agent.subscriber import MaybeMutation, SubscriberParams",
+        "    from agui.agent._subscriber import MaybeMutation, SubscriberParams",
         "",
         "    from .agui import (",
         *[f"        {name}," for name in sorted(set(classes.values()))],

@@ -27,7 +27,7 @@ declared members present are a lower bound of the members sent), never ``minProp
 
 :func:`add_function_catalog` writes the schema's top-level ``functions`` (the basic catalog's
 functions as our schema states them: name -> JSON Schema of one call) into the module as
-``BASIC_CATALOG_FUNCTIONS``; ``agui.a2ui.validate`` checks every function call of a message
+``BASIC_CATALOG_FUNCTIONS``; ``agui.a2ui._validate`` checks every function call of a message
 against them, or against a catalog document given at run time.
 """
 
@@ -250,7 +250,7 @@ def catalog_functions(schema: dict[str, Any]) -> dict[str, Any]:
 def add_function_catalog(text: str, schema: dict[str, Any]) -> str:
     """``text`` plus :data:`FUNCTIONS_CONSTANT`, the schema's ``functions`` as a literal.
 
-    ``agui.a2ui.validate`` checks every function call of a message against these rules (or
+    ``agui.a2ui._validate`` checks every function call of a message against these rules (or
     against a catalog document given at run time). Unchanged when the schema states none.
     """
     import pprint

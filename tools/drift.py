@@ -2,7 +2,7 @@
 
 Compares ``schema/agui.schema.json`` (ours) with the published AG-UI schema
 ``../shared/upstream/agui/spec-X.Y/schema.json`` (upstream, X.Y the version we implement:
-``agui.versioning.IMPLEMENTED_PROTOCOL_VERSION``) *structurally* and reports every
+``agui._versioning.IMPLEMENTED_PROTOCOL_VERSION``) *structurally* and reports every
 difference. Exit status: 0 when every difference is in :data:`ALLOWED` (each entry says why),
 1 when an unexplained difference exists (or an allow-list entry no longer matches anything, so the
 list cannot rot), 0 with a message when ``../shared`` is absent (set ``AGUI_SHARED`` to point
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
+from agui._versioning import IMPLEMENTED_PROTOCOL_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("AGUI_SHARED", ROOT.parent / "shared"))
@@ -67,12 +67,12 @@ ALLOWED: dict[str, str] = {
     # JSON Patch operations are open objects (RFC 6902 section 4: members an operation does not
     # define are ignored, so they must survive decode + re-encode). msgspec structs cannot keep
     # undeclared members, so the two patch slots are typed as arrays of open JSON objects
-    # (OpenJsonPatch -> list[dict[str, Any]]) and agui.wire.patch checks every operation against
+    # (OpenJsonPatch -> list[dict[str, Any]]) and agui.wire._patch_check checks every operation against
     # JsonPatchOperation (kept in our schema, compared with upstream's like every definition):
     # unknown op dropped with a warning (strict: error), missing/mistyped member an error.
     "definition OpenJsonPatch: only ours": "patch slots typed as open op objects (see above)",
-    'StateDeltaEvent.delta: ours {"ref":"OpenJsonPatch"}, upstream {"ref":"JsonPatch"}': "open op objects; agui.wire.patch validates each against JsonPatchOperation",
-    'ActivityDeltaEvent.patch: ours {"ref":"OpenJsonPatch"}, upstream {"ref":"JsonPatch"}': "open op objects; agui.wire.patch validates each against JsonPatchOperation",
+    'StateDeltaEvent.delta: ours {"ref":"OpenJsonPatch"}, upstream {"ref":"JsonPatch"}': "open op objects; agui.wire._patch_check validates each against JsonPatchOperation",
+    'ActivityDeltaEvent.patch: ours {"ref":"OpenJsonPatch"}, upstream {"ref":"JsonPatch"}': "open op objects; agui.wire._patch_check validates each against JsonPatchOperation",
 }
 
 

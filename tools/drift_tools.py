@@ -3,7 +3,7 @@
 The fixture is the tool set a client must offer task-board (a JSON list of
 AG-UI ``Tool`` objects: ``name``, ``description``, JSON-Schema ``parameters``).
 :func:`task_board_tool_differences` lists every disagreement with
-``agui.backends.task_board.TOOLS`` (empty list = in sync); ``nox -s drift`` runs
+``agui.testing._agents.task_board.TOOLS`` (empty list = in sync); ``nox -s drift`` runs
 it through :func:`task_board_tools_check` (registered in ``tools/drift.py``'s
 ``CHECKS``). Run alone: ``python tools/drift_tools.py`` (exit 1 on drift).
 """
@@ -41,13 +41,13 @@ def task_board_tool_differences(
     fixture: Path | None = None, tools: list[dict[str, Any]] | None = None
 ) -> list[str]:
     """Every difference between the fixture (default ``fixtures/task-board-tools.json``)
-    and the agent's tool set (default ``agui.backends.task_board.TOOLS``), as
+    and the agent's tool set (default ``agui.testing._agents.task_board.TOOLS``), as
     human-readable lines: a tool only on one side, a duplicate name, or a JSON path
     whose value differs (``$.add_task.parameters.required: ...``). A fixture that
     is missing, not JSON or not a list of named objects is one difference, never an
     exception. Order of tools does not matter."""
     if tools is None:
-        from agui.backends.task_board import TOOLS
+        from agui.testing._agents.task_board import TOOLS
 
         tools = TOOLS
     path = fixture or FIXTURE

@@ -40,6 +40,7 @@ PAGES = {
     "agui.pipeline": "pipeline.md",
     "agui.wire": "wire.md",
     "agui.a2ui": "a2ui.md",
+    "agui": "agui.md",  # the SDK's own private modules (agui._log): documented on the top page
 }
 LINE_LENGTH = 100  # pyproject.toml [tool.ruff] line-length
 
@@ -109,21 +110,22 @@ def render(source: str) -> str:
 
 
 def page_table(exports: dict[str, str]) -> str:
-    """The Markdown table of ``exports`` by home module, with each module's reference page.
+    """The Markdown table of ``exports`` by public package (the longest :data:`PAGES` key that
+    holds the home module: ``agui.client._session`` -> ``agui.client``), with its page.
 
     Raises ValueError for a home module that no page of :data:`PAGES` covers.
     """
-    by_module: dict[str, list[str]] = {}
+    by_package: dict[str, list[str]] = {}
     for name, module in exports.items():
-        by_module.setdefault(module, []).append(name)
-    rows = ["| Home module | Names | Reference |", "| --- | --- | --- |"]
-    for module in sorted(by_module):
         prefixes = [p for p in PAGES if module == p or module.startswith(p + ".")]
         if not prefixes:
             raise ValueError(f"{module}: no reference page in tools/exports.py PAGES")
-        page = PAGES[max(prefixes, key=len)]
-        names = ", ".join(f"`{name}`" for name in sorted(by_module[module], key=sort_key))
-        rows.append(f"| `{module}` | {names} | [{page.removesuffix('.md')}]({page}) |")
+        by_package.setdefault(max(prefixes, key=len), []).append(name)
+    rows = ["| Package | Names | Reference |", "| --- | --- | --- |"]
+    for package in sorted(by_package):
+        page = PAGES[package]
+        names = ", ".join(f"`{name}`" for name in sorted(by_package[package], key=sort_key))
+        rows.append(f"| `{package}` | {names} | [{page.removesuffix('.md')}]({page}) |")
     return "\n".join(rows)
 
 

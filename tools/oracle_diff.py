@@ -2,7 +2,7 @@
 
 Generates random AG-UI streams (seeded; valid ones, and invalid ones made by
 mutating valid ones), runs each through ``../shared/oracle/run`` (``@ag-ui/client``
-1.0.0 over real SSE) and through our :class:`agui.pipeline.core.Pipeline` in strict
+1.0.0 over real SSE) and through our :class:`agui.pipeline._pipeline.Pipeline` in strict
 mode, and compares:
 
 * the outcome (the client consumed the stream, or rejected it) and, when both
@@ -704,7 +704,7 @@ def run_ours(stream: list[dict[str, Any]]) -> Verdict:
 
     from agui import types as T
     from agui.errors import RunError
-    from agui.pipeline.core import Pipeline
+    from agui.pipeline._pipeline import Pipeline
     from agui.updates import ErrorUpdate
 
     pipeline = Pipeline(verify="strict", keep_events=True)

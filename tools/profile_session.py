@@ -110,7 +110,7 @@ class Server:
 
 
 def _session_run(transport: Any, batched: bool = False) -> int:
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.updates import Done, ErrorUpdate
 
     session = Session(transport, thread_id="thread-bench")

@@ -40,7 +40,7 @@ class Function:
     strings: set[str] = field(default_factory=set)  # string constants in it
 
     def where(self) -> str:
-        """``agui/pipeline/apply/conversation.py:_step_started``."""
+        """``agui/pipeline/_apply/conversation.py:_step_started``."""
         return f"{self.path}:{self.qualname}"
 
 

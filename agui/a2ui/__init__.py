@@ -20,24 +20,24 @@ internal model, the version detected per operation; bad input is skipped and
 recorded in ``Surface.problems`` / ``SurfaceStore.problems``, never raised.
 """
 
-from agui.a2ui.actions import (
+from agui.a2ui._actions import (
     action_for,
     call_agent_function,
     client_data_model,
     renderer_function_response,
     user_action,
 )
-from agui.a2ui.bindings import format_string, resolve, to_text
-from agui.a2ui.conversation import (
+from agui.a2ui._bindings import format_string, resolve, to_text
+from agui.a2ui._from_messages import (
     ACTIVITY_TYPE,
     RENDER_TOOL,
     add_message,
     operations_from_render_args,
     surfaces_from_messages,
 )
-from agui.a2ui.render import render_surface, render_surfaces
-from agui.a2ui.surface import BASIC_CATALOG_ID, Surface, SurfaceStore, is_basic_catalog
-from agui.a2ui.validate import A2uiValidationError, FunctionCatalog, validate
+from agui.a2ui._surface import BASIC_CATALOG_ID, Surface, SurfaceStore, is_basic_catalog
+from agui.a2ui._surface_text import render_surface, render_surfaces
+from agui.a2ui._validate import A2uiValidationError, FunctionCatalog, validate
 
 __all__ = [
     "ACTIVITY_TYPE",

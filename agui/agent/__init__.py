@@ -1,4 +1,4 @@
-"""The ``@ag-ui/client`` agent API in Python names, as a thin face over :class:`agui.client.session.Session`.
+"""The ``@ag-ui/client`` agent API in Python names, as a thin face over :class:`agui.client._session.Session`.
 
 ::
 
@@ -9,15 +9,15 @@
     sub.unsubscribe()
 
 :class:`AbstractAgent` (implement ``run(input)``) and :class:`HttpAgent` own one
-session; subscribers (:mod:`agui.agent.subscriber`) are called by a middleware
-stage (:mod:`agui.agent.stage`); mutations edit the session's conversation
-(:mod:`agui.agent.edit`). The README's "The @ag-ui/client API in Python" maps
+session; subscribers (:mod:`agui.agent._subscriber`) are called by a middleware
+stage (:mod:`agui.agent._subscriber_stage`); mutations edit the session's conversation
+(:mod:`agui.agent._edit`). The README's "The @ag-ui/client API in Python" maps
 every reference name to ours.
 """
 
-from agui.agent.agent import AbstractAgent, HttpAgent, RunAgentResult, Subscription
-from agui.agent.edit import ConversationEditor
-from agui.agent.subscriber import (
+from agui.agent._agent import AbstractAgent, HttpAgent, RunAgentResult, Subscription
+from agui.agent._edit import ConversationEditor
+from agui.agent._subscriber import (
     CALLBACKS,
     AgentStateMutation,
     AgentSubscriber,

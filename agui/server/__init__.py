@@ -20,12 +20,18 @@ Names: :func:`create_app`, :func:`agent_route`, :class:`BackgroundServer`,
 
 from __future__ import annotations
 
-from agui.server.background import BackgroundServer
-from agui.server.cancel import CancelToken
-from agui.server.encoder import SSE_CONTENT_TYPE, EventEncoder
-from agui.server.endpoint import AgentStreamResponse, Emitter, agent_route, create_app
-from agui.server.guard import Guard
-from agui.server.serving import server_config
+from typing import TYPE_CHECKING, Any
+
+from agui.server._background import BackgroundServer
+from agui.server._cancel import CancelToken
+from agui.server._encoder import SSE_CONTENT_TYPE, EventEncoder
+from agui.server._endpoint import AgentStreamResponse, Emitter, agent_route, create_app
+from agui.server._guard import Guard
+from agui.server._runlog import MemoryRunStore, RunStore, store_from_url
+from agui.server._serving import server_config
+
+if TYPE_CHECKING:
+    from agui.server._runlog.redis import RedisRunStore as RedisRunStore
 
 __all__ = [
     "SSE_CONTENT_TYPE",
@@ -35,7 +41,19 @@ __all__ = [
     "Emitter",
     "EventEncoder",
     "Guard",
+    "MemoryRunStore",
+    "RedisRunStore",
+    "RunStore",
     "agent_route",
     "create_app",
     "server_config",
+    "store_from_url",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RedisRunStore":  # the ``redis`` extra: imported on first use
+        from agui.server._runlog.redis import RedisRunStore
+
+        return RedisRunStore
+    raise AttributeError(f"module 'agui.server' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Transports: how a :class:`agui.client.session.Session` reaches an agent.
+"""Transports: how a :class:`agui.client._session.Session` reaches an agent.
 
 :class:`Transport` is the protocol (one method, ``stream(run_input)``);
 :class:`HttpTransport` speaks HTTP POST + SSE; :class:`FastHttpTransport`
@@ -14,14 +14,14 @@ from collections.abc import Mapping
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
-from agui.transports.base import Transport, encode_run_input
-from agui.transports.http import DEFAULT_TIMEOUT, HttpTransport
-from agui.transports.replay import ReplayTransport, load_events
+from agui.transports._base import Transport, encode_run_input
+from agui.transports._http import DEFAULT_TIMEOUT, HttpTransport
+from agui.transports._replay import ReplayTransport, load_events
 
 if TYPE_CHECKING:
     import httpx
 
-    from agui.transports.fast_http import FastHttpTransport as FastHttpTransport
+    from agui.transports._fast_http import FastHttpTransport as FastHttpTransport
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -66,7 +66,7 @@ def default_transport(
     if find_spec("httptools") is not None and not any(
         os.environ.get(name) for name in _PROXY_VARIABLES
     ):
-        from agui.transports.fast_http import FastHttpTransport
+        from agui.transports._fast_http import FastHttpTransport
 
         return FastHttpTransport(url, headers, timeout, protobuf=protobuf)
     return HttpTransport(url, headers, timeout, protobuf=protobuf)
@@ -76,7 +76,7 @@ def __getattr__(name: str) -> Any:
     """``FastHttpTransport`` is imported on first use (it needs ``httptools``)."""
     if name == "FastHttpTransport":
         # lazy: the fast extra (httptools) is optional
-        from agui.transports.fast_http import FastHttpTransport
+        from agui.transports._fast_http import FastHttpTransport
 
         return FastHttpTransport
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,7 @@
 #   DO NOT EDIT: written by tools/codegen.py; change schema/ and run `nox -s regen`
 """Typed AG-UI subscriber callbacks, one per event type of the ``Event`` union.
 
-``agui.agent.subscriber.AgentSubscriber`` inherits them; override one to handle its event
+``agui.agent._subscriber.AgentSubscriber`` inherits them; override one to handle its event
 (``params.event`` is typed as that event's class).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agui.agent.subscriber import MaybeMutation, SubscriberParams
+    from agui.agent._subscriber import MaybeMutation, SubscriberParams
 
     from .agui import (
         ActivityDeltaEvent,

@@ -193,7 +193,7 @@ def test_delete_surface_in_a_later_message_removes_it():
 
 
 def test_task_board_surface_renders_as_text():
-    from agui.backends.task_board import board_operations
+    from agui.testing._agents.task_board import board_operations
 
     ops_ = board_operations(
         [{"id": 1, "title": "Write docs", "done": True}, {"id": 2, "title": "Ship", "done": False}]
@@ -213,8 +213,8 @@ def test_task_board_surface_renders_as_text():
 
 
 def test_task_board_run_through_the_pipeline_renders_its_board():
-    from agui.backends.task_board import board_events, offered_tools
-    from agui.pipeline.core import Pipeline
+    from agui.pipeline._pipeline import Pipeline
+    from agui.testing._agents.task_board import board_events, offered_tools
     from agui.types import RunAgentInput
 
     run_input = RunAgentInput(

@@ -6,7 +6,7 @@ huge list indices, deep nesting, integers past the 4300-digit limit,
 catastrophic or unsupported regex patterns, shared subtrees that multiply
 out, long texts, boards of many small surfaces that each draw a lot -- and
 checks on every input that nothing raises, that the rendered output stays
-within :data:`agui.a2ui.render.MAX_CHARS` per surface and for all surfaces of
+within :data:`agui.a2ui._surface_text.MAX_CHARS` per surface and for all surfaces of
 a store together (:func:`agui.a2ui.render_surfaces`), and that the
 tracemalloc peak of handling one input stays under :data:`PEAK_LIMIT`.
 
@@ -36,7 +36,7 @@ from agui.a2ui import (
     render_surfaces,
     surfaces_from_messages,
 )
-from agui.a2ui.render import CUT_MARKER, MAX_CHARS, NOT_DRAWN, PASS_CUT_MARKER
+from agui.a2ui._surface_text import CUT_MARKER, MAX_CHARS, NOT_DRAWN, PASS_CUT_MARKER
 
 SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
 """Multiplier for every example count (env ``AGUI_FUZZ_SCALE``, default 1)."""

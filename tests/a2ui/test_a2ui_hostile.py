@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import tracemalloc
 
-from agui.a2ui import SurfaceStore, add_message, pointer, render_surface, surfaces_from_messages
-from agui.a2ui.bindings import regex_matches, resolve
-from agui.a2ui.render import CUT_MARKER, MAX_CHARS
-from agui.a2ui.surface import MAX_JSON_DEPTH
+from agui.a2ui import SurfaceStore, add_message, render_surface, surfaces_from_messages
+from agui.a2ui import _pointer as pointer
+from agui.a2ui._bindings import regex_matches, resolve
+from agui.a2ui._surface import MAX_JSON_DEPTH
+from agui.a2ui._surface_text import CUT_MARKER, MAX_CHARS
 
 MiB = 1 << 20
 
@@ -320,7 +321,7 @@ def test_a_refused_pattern_repeated_by_a_template_is_compiled_once():
 
     import pytest
 
-    from agui.a2ui import bindings
+    from agui.a2ui import _bindings as bindings
 
     bindings._compile.cache_clear()
     with mock.patch.object(bindings.re2, "compile", wraps=bindings.re2.compile) as compile_:
@@ -331,8 +332,8 @@ def test_a_refused_pattern_repeated_by_a_template_is_compiled_once():
 
 
 def test_a_format_string_repeated_by_a_template_is_parsed_once():
-    from agui.a2ui import bindings
-    from agui.a2ui.surface import Surface
+    from agui.a2ui import _bindings as bindings
+    from agui.a2ui._surface import Surface
 
     surface = Surface("s")
     surface.data_model = {"items": [{"name": f"n{i}"} for i in range(300)]}
@@ -369,8 +370,8 @@ def test_binding_amplification_renders_in_bounded_time_with_a_note():
     import time
 
     from agui.a2ui import render_surfaces
-    from agui.a2ui.bindings import MAX_BINDINGS
-    from agui.a2ui.render import BINDINGS_CUT
+    from agui.a2ui._bindings import MAX_BINDINGS
+    from agui.a2ui._surface_text import BINDINGS_CUT
 
     costs = []
     for refs, bindings in ((3000, 3000), (15000, 15000)):

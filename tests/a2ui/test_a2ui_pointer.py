@@ -1,10 +1,10 @@
-"""JSON Pointer rules of the A2UI data model (agui.a2ui.pointer)."""
+"""JSON Pointer rules of the A2UI data model (agui.a2ui._pointer)."""
 
 from __future__ import annotations
 
 import pytest
 
-from agui.a2ui import pointer
+from agui.a2ui import _pointer as pointer
 
 
 def test_parse_unescapes_and_treats_slash_as_root():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agui.a2ui import Surface, SurfaceStore, render_surface
-from agui.a2ui.bindings import format_string, resolve, to_text
+from agui.a2ui._bindings import format_string, resolve, to_text
 
 
 def surface(components: list[dict[str, Any]], data: Any = None) -> Surface:

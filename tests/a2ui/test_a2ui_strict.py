@@ -3,7 +3,7 @@
 Member counts (``minProperties``/``maxProperties``) are checked after decoding by a
 ``__post_init__`` that codegen writes from the schema (tools/codegen_a2ui.py); the rest is in
 the msgspec types. The specification's own test cases (../shared, skipped when absent) are
-the verdicts ``agui.a2ui.validate`` (these types plus the catalog's function rules) agrees with,
+the verdicts ``agui.a2ui._validate`` (these types plus the catalog's function rules) agrees with,
 every one of them.
 """
 
@@ -23,7 +23,7 @@ from support import ROOT, SHARED
 sys.path.insert(0, str(ROOT / "tools"))
 import codegen_a2ui
 
-from agui.a2ui.validate import A2uiValidationError, validate
+from agui.a2ui._validate import A2uiValidationError, validate
 
 
 def refusal(module: ModuleType, type_name: str, data: Any) -> str:

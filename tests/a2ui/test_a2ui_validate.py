@@ -1,4 +1,4 @@
-"""``agui.a2ui.validate``: the generated types plus every function call checked against a catalog.
+"""``agui.a2ui._validate``: the generated types plus every function call checked against a catalog.
 
 The basic catalog's rules are our schemas' ``functions``, generated into the modules as
 ``BASIC_CATALOG_FUNCTIONS`` (tools/codegen_a2ui.py); a catalog document given at run time
@@ -16,7 +16,7 @@ from agui_generated import a2ui_v09, a2ui_v09_1, a2ui_v10
 from support import ROOT
 
 from agui.a2ui import A2uiValidationError, FunctionCatalog, validate
-from agui.a2ui.validate import MAX_CALL_DEPTH
+from agui.a2ui._validate import MAX_CALL_DEPTH
 from agui.errors import DecodeError
 
 sys.path.insert(0, str(ROOT / "tools"))

@@ -1,5 +1,5 @@
 """agui.agent: the @ag-ui/client agent API, one test per feature of the reference's API table,
-against serve-fake (agui.backends.fake) over real HTTP on loopback."""
+against serve-fake (agui.testing._agents.fake) over real HTTP on loopback."""
 
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ from agui.agent import (
     HttpAgent,
     RunAgentResult,
 )
-from agui.backends.fake import CALL_ARGUMENTS, CHUNK_FRAGMENTS, create_app
-from agui.client.interrupts import resolved
-from agui.client.middleware import FilterToolCallsMiddleware
-from agui.client.partial_json import partial_tool_call_args
+from agui.client._interrupts import resolved
+from agui.client._middleware import FilterToolCallsMiddleware
+from agui.client._partial_json import partial_tool_call_args
 from agui.errors import ProtocolViolation, SubscriberError, SubscriberWarning, TransportError
+from agui.testing._agents.fake import CALL_ARGUMENTS, CHUNK_FRAGMENTS, create_app
 from agui.transports import HttpTransport
 from agui.types import (
     CustomEvent,
@@ -134,7 +134,7 @@ def test_debug_turns_on_sdk_debug_logging(url):
         assert agent.debug is True
         assert logging.getLogger("agui").level == logging.DEBUG
     finally:
-        agui.log.disable_debug()
+        agui._log.disable_debug()
 
 
 # --- run() and custom transports ----------------------------------------------------------

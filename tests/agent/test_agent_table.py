@@ -12,8 +12,8 @@ import pytest
 
 from agui import types as T
 from agui.errors import ProtocolViolation
-from agui.pipeline.compact import compact_events
-from agui.pipeline.verify import Verifier
+from agui.pipeline._compact import compact_events
+from agui.pipeline._verify import Verifier
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = "| Reference (`@ag-ui/client`) |"

@@ -1,5 +1,5 @@
 """serve-fake scenarios over a real socket: a Session (HttpTransport) against
-``agui.backends.fake.create_app()`` on an ephemeral port, asserting what the
+``agui.testing._agents.fake.create_app()`` on an ephemeral port, asserting what the
 client ends up with (updates, outcome, conversation, violations)."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from agui.backends import fake
-from agui.client.interrupts import cancelled, resolved
-from agui.client.session import Session
+from agui.client._interrupts import cancelled, resolved
+from agui.client._session import Session
 from agui.errors import ProtocolViolation, RunError
 from agui.server import BackgroundServer
+from agui.testing._agents import fake
 from agui.transports import HttpTransport
 from agui.types import message_role
 from agui.updates import (

@@ -10,10 +10,10 @@ import msgspec
 import pytest
 
 from agui import types as T
-from agui.backends import fake, task_board
-from agui.backends.raw import RAW_STREAMS, SPLIT_UTF8_TEXT, stream_bytes
-from agui.pipeline.normalize import Normalizer
-from agui.pipeline.verify import Verifier
+from agui.pipeline._normalize import Normalizer
+from agui.pipeline._verify import Verifier
+from agui.testing._agents import fake, task_board
+from agui.testing._agents.raw import RAW_STREAMS, SPLIT_UTF8_TEXT, stream_bytes
 
 SCENARIO_LINES = {
     "chunks": "chunks",

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from agui.backends import task_board
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.errors import RunError
 from agui.server import BackgroundServer
+from agui.testing._agents import task_board
 from agui.transports import HttpTransport
 from agui.types import message_role
 from agui.updates import ActivityChanged, Done, ErrorUpdate, StateChanged, TextEnded, ToolCallEnded

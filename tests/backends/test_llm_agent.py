@@ -1,4 +1,4 @@
-"""serve-llm's agent (agui.backends.llm) against a fake OpenAI-compatible provider on loopback.
+"""serve-llm's agent (agui.testing._agents.llm) against a fake OpenAI-compatible provider on loopback.
 
 The provider (tests/support/llm_fake_provider.py) replays provider-shaped chunk streams
 and records every request, so these tests assert both what the agent emitted
@@ -18,10 +18,10 @@ pytest.importorskip("uvicorn")
 
 from support.llm_fake_provider import FakeProvider
 
-from agui.backends.llm import LlmConfigError, create_app, llm_config
-from agui.backends.llm_messages import chat_messages, chat_tools, token_usage
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.server import BackgroundServer
+from agui.testing._agents.llm import LlmConfigError, create_app, llm_config
+from agui.testing._agents.llm_messages import chat_messages, chat_tools, token_usage
 from agui.transports import HttpTransport
 from agui.updates import Done, ErrorUpdate, ReasoningEnded, TextEnded, ToolCallEnded
 
@@ -285,8 +285,8 @@ async def test_live_model_answers_a_line():
 
 
 def test_a_call_without_an_id_gets_one_and_waits_for_its_name():
-    from agui.backends._events import Ids
-    from agui.backends.llm import _Turn
+    from agui.testing._agents.events import Ids
+    from agui.testing._agents.llm import _Turn
 
     turn = _Turn(Ids("run-1"))
     assert turn.tool_delta(0, None, None, '{"a":') == []  # no name yet: held back

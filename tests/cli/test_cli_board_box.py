@@ -14,8 +14,8 @@ import pytest
 # the PTY driver of the live-view tests (tests/ is on sys.path under pytest)
 from support.screen import WAIT, ScreenTerminal
 
-from agui.cli.board import BoardPanel, BoardState, TaskRow, boxed_panel, write_panel
-from agui.cli.io import Console
+from agui._cli.board import BoardPanel, BoardState, TaskRow, boxed_panel, write_panel
+from agui._cli.io import Console
 from agui.server import BackgroundServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,7 @@ def panel(run_id: str = "board-run-1") -> BoardPanel:
 
 @pytest.fixture
 def board_url():
-    from agui.backends.task_board import create_app
+    from agui.testing._agents.task_board import create_app
 
     with BackgroundServer(create_app()) as server:
         yield server.url + "/agent"

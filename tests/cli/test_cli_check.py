@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
-from agui.cli.main import main
-from agui.cli.watch import CHECK_FAILED, RunResult
+from agui._cli.main import main
+from agui._cli.watch import CHECK_FAILED, RunResult
 from agui.updates import Done
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,8 +31,8 @@ def run_cli(argv: list[str], stdin_text: str = "") -> tuple[int, str, str]:
 
 @pytest.fixture(scope="module")
 def fake_url():
-    from agui.backends.fake import create_app
     from agui.server import BackgroundServer
+    from agui.testing._agents.fake import create_app
 
     with (
         BackgroundServer(create_app(store=None)) as server

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = f"{shlex.quote(sys.executable)} -m agui.cli"
+CLI = f"{shlex.quote(sys.executable)} -m agui._cli"
 FIXTURE = shlex.quote(str(ROOT / "fixtures" / "call-run.json"))
 
 

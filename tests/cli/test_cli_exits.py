@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or not hasattr(os, "fork"), reason="needs a POSIX pty"
 )
 
-CLI = f"{shlex.quote(sys.executable)} -m agui.cli"
+CLI = f"{shlex.quote(sys.executable)} -m agui._cli"
 
 
 class Shell(Terminal):
@@ -124,7 +124,7 @@ def _mapped(pid: int, needle: str) -> bool:
 @pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs /proc")
 @pytest.mark.parametrize("command", ["watch", "trace", "replay", "serve-fake"])
 def test_ctrl_c_while_still_importing_is_one_line_and_130(command):
-    argv = [sys.executable, "-m", "agui.cli", command]
+    argv = [sys.executable, "-m", "agui._cli", command]
     argv += ["/nonexistent.json"] if command == "replay" else []
     argv += ["--port", "0"] if command == "serve-fake" else []
     proc = subprocess.Popen(
@@ -232,7 +232,7 @@ def test_term_dumb_gets_no_colour():
     pid, fd = pty.fork()
     if pid == 0:
         try:
-            os.execve(sys.executable, [sys.executable, "-m", "agui.cli", "watch"], env)
+            os.execve(sys.executable, [sys.executable, "-m", "agui._cli", "watch"], env)
         finally:
             os._exit(127)
     term = Terminal.__new__(Terminal)
@@ -275,7 +275,7 @@ def test_ctrl_c_during_a_long_replay_piped_into_tail_is_one_line_and_130(shell, 
 def test_a_broken_pipe_met_while_cancelling_counts_as_the_interrupt_not_as_head():
     import asyncio
 
-    from agui.cli.main import _while_cancelling
+    from agui._cli.main import _while_cancelling
 
     def broken_while(context: BaseException) -> BrokenPipeError:
         """A BrokenPipeError raised while ``context`` was being handled."""
@@ -299,10 +299,10 @@ def test_a_broken_pipe_after_a_ctrl_c_cancelled_run_is_the_interrupt_until_the_n
     import asyncio
     import io
 
-    from agui.cli import main as cli_main
-    from agui.cli.io import Console
-    from agui.cli.render import Renderer
-    from agui.cli.watch import ChatOptions, run_interruptibly
+    from agui._cli import main as cli_main
+    from agui._cli.io import Console
+    from agui._cli.render import Renderer
+    from agui._cli.watch import ChatOptions, run_interruptibly
 
     async def stream():
         signal.raise_signal(signal.SIGINT)  # Ctrl-C while the run streams

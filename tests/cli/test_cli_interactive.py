@@ -1,7 +1,7 @@
 """board-watch on a real terminal (a pseudo-terminal from the stdlib ``pty``):
 Ctrl-C at the prompt, at a ``[y/N]`` question and during a run; line editing.
 
-Each test starts ``python -m agui.cli watch`` (embedded fake backend) as the
+Each test starts ``python -m agui._cli watch`` (embedded fake backend) as the
 session leader of a new pty, so the line discipline turns ``\\x03`` into
 SIGINT exactly as a terminal does. Every wait is bounded by a deadline (a
 missed deadline fails the test with the output so far); nothing is timed.

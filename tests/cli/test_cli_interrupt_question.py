@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 
 from agui import types as T
-from agui.cli.render import Renderer
-from agui.pipeline.profiles import MAX_OPTIONS, interrupt_prompt, langgraph_interrupt
+from agui._cli.render import Renderer
+from agui.pipeline._profiles import MAX_OPTIONS, interrupt_prompt, langgraph_interrupt
 
 VALUE = {"question": "Deploy to prod?", "options": ["yes", "no"]}
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from agui import updates as u
-from agui.cli.main import main
-from agui.cli.render import RenderOptions, render_all
-from agui.cli.sanitize import MAX_MARKS, sanitize
+from agui._cli.main import main
+from agui._cli.render import RenderOptions, render_all
+from agui._cli.sanitize import MAX_MARKS, sanitize
 
 INVISIBLE = [
     "\u200b",

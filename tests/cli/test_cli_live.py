@@ -17,9 +17,9 @@ import pytest
 from starlette.applications import Starlette
 from support.screen import WAIT, ScreenTerminal
 
-from agui.cli.io import Console
-from agui.cli.live import LiveView, live_view
-from agui.cli.render import Line, RenderOptions
+from agui._cli.io import Console
+from agui._cli.live import LiveView, live_view
+from agui._cli.render import Line, RenderOptions
 from agui.server import BackgroundServer, agent_route
 from agui.updates import TextDelta, TextEnded, TextStarted, ToolCallArgs, ToolCallStarted
 
@@ -95,7 +95,7 @@ def test_live_text_grows_word_by_word_on_a_terminal_and_settles_into_the_transcr
     for gate in agent.gates:
         gate.set()
     piped = subprocess.run(
-        [sys.executable, "-m", "agui.cli", "watch", "--url", url],
+        [sys.executable, "-m", "agui._cli", "watch", "--url", url],
         input="go\n",
         capture_output=True,
         text=True,
@@ -214,7 +214,7 @@ def test_a_burst_of_deltas_draws_far_fewer_frames_and_ends_on_the_same_screen(tm
     finally:
         term.close()
     piped = subprocess.run(
-        [sys.executable, "-m", "agui.cli", "replay", str(path)],
+        [sys.executable, "-m", "agui._cli", "replay", str(path)],
         capture_output=True,
         cwd=ROOT,
         timeout=WAIT,
@@ -372,7 +372,7 @@ def test_parallel_calls_grow_on_one_live_row_each_on_a_terminal():
 
 
 def test_what_a_messages_snapshot_brings_is_shown_on_a_terminal_as_in_a_piped_transcript():
-    from agui.backends.fake import create_app
+    from agui.testing._agents.fake import create_app
 
     with BackgroundServer(create_app()) as srv:
         term = ScreenTerminal(["watch", "--url", srv.url + "/agent"])

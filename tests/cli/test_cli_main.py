@@ -9,9 +9,9 @@ import socket
 
 import pytest
 
-from agui.cli.io import Console
-from agui.cli.main import build_parser, main
-from agui.cli.render import Line
+from agui._cli.io import Console
+from agui._cli.main import build_parser, main
+from agui._cli.render import Line
 
 COMMANDS = ["watch", "trace", "replay", "serve-fake", "serve-task-board"]
 
@@ -170,8 +170,8 @@ def test_serve_on_a_busy_port_is_one_line():
 
 def test_http_error_status_is_one_line():
     pytest.importorskip("uvicorn")
-    from agui.backends.fake import create_app
     from agui.server import BackgroundServer
+    from agui.testing._agents.fake import create_app
 
     with BackgroundServer(create_app()) as server:
         url = server.url + "/nowhere"
@@ -251,8 +251,8 @@ def test_no_color_environment_turns_colour_off(monkeypatch):
 
 
 def test_expired_interrupt_answered_yes_is_an_error_line_and_the_loop_goes_on():
-    from agui.cli.watch import ChatOptions, chat
-    from agui.client.session import Session
+    from agui._cli.watch import ChatOptions, chat
+    from agui.client._session import Session
     from agui.transports import ReplayTransport
 
     paused = [
@@ -316,7 +316,7 @@ def test_serve_commands_start_a_server_in_the_foreground(command, line, expect):
     import sys
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agui.cli", command, "--port", "0"],
+        [sys.executable, "-m", "agui._cli", command, "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -368,7 +368,7 @@ def test_watch_without_the_server_extra_says_which_extra_to_install():
 
     code = (
         "import sys; sys.modules['uvicorn'] = None; sys.modules['starlette'] = None\n"
-        "from agui.cli.main import main\n"
+        "from agui._cli.main import main\n"
         "import io; sys.exit(main(['watch'], stdin=io.StringIO('hello\\n')))\n"
     )
     done = subprocess.run(

@@ -11,7 +11,7 @@ from pathlib import Path
 from support.cli import run_cli
 
 from agui import updates as u
-from agui.cli.render import render_all
+from agui._cli.render import render_all
 
 
 def _write(tmp_path: Path, events: list[dict]) -> str:

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("starlette")
 
-from agui.cli.main import main
+from agui._cli.main import main
 from agui.server import BackgroundServer
 
 # every class of character that must never reach a terminal raw
@@ -170,7 +170,7 @@ def test_file_names_urls_and_arguments_are_sanitised_in_error_lines(argv):
 
 
 def test_bidi_marks_tag_characters_and_invisible_format_characters_are_escaped():
-    from agui.cli.sanitize import sanitize
+    from agui._cli.sanitize import sanitize
 
     shown = sanitize("a\u200e\u200f\u061c\U000e0041\ufeff\u2060\u2064\u206a\u206f\xad\ufff9b")
     assert shown == (
@@ -293,7 +293,7 @@ def test_a_long_state_line_says_what_was_cut_and_full_shows_it_all():
 
 
 def test_a_cut_never_splits_an_escape_or_a_joined_character():
-    from agui.cli.text import cut, display_width
+    from agui._cli.text import cut, display_width
 
     for n in range(30, 60):
         for unit in ("\\u001b", "\\x1b", "\\n", '\\"', "👩\u200d💻", "e\u0301"):
@@ -305,7 +305,7 @@ def test_a_cut_never_splits_an_escape_or_a_joined_character():
 
 
 def test_wide_characters_count_two_columns_in_the_cut():
-    from agui.cli.text import cut, display_width
+    from agui._cli.text import cut, display_width
 
     shown = cut("字" * 300, 40)
     assert display_width(shown) <= 40 and shown.endswith("chars)")
@@ -315,7 +315,7 @@ def test_wide_characters_count_two_columns_in_the_cut():
 
 
 def test_a_server_gone_between_two_lines_ends_only_that_run_and_the_next_line_retries():
-    from agui.backends.fake import create_app
+    from agui.testing._agents.fake import create_app
 
     state: dict[str, Any] = {"srv": BackgroundServer(create_app()).start()}
     port = int(state["srv"].url.rsplit(":", 1)[1])
@@ -348,7 +348,7 @@ def test_a_server_gone_between_two_lines_ends_only_that_run_and_the_next_line_re
 
 
 def test_the_seed_raw_unbracketed_name_is_an_alias_of_content_without_start():
-    from agui.backends.fake import create_app
+    from agui.testing._agents.fake import create_app
 
     with BackgroundServer(create_app()) as srv:
         code, out, _ = run_cli(["watch", "--url", srv.url + "/raw/unbracketed"], "go\n")
@@ -359,7 +359,7 @@ def test_the_seed_raw_unbracketed_name_is_an_alias_of_content_without_start():
 
 
 def test_stop_after_applies_to_the_first_run_only():
-    from agui.backends.fake import create_app
+    from agui.testing._agents.fake import create_app
 
     with BackgroundServer(create_app()) as srv:
         code, out, _ = run_cli(
@@ -375,9 +375,9 @@ def test_ctrl_c_while_waiting_for_the_agent_to_notice_a_dropped_stream_ends_the_
     import asyncio
 
     from agui import updates as u
-    from agui.cli.io import Console
-    from agui.cli.render import Renderer
-    from agui.cli.watch import ChatOptions, RunResult, drive
+    from agui._cli.io import Console
+    from agui._cli.render import Renderer
+    from agui._cli.watch import ChatOptions, RunResult, drive
 
     class NeverNotices:
         asked = 0

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from support.resume_helpers import Calls, CuttingProxy, port_of, streaming_agent, wait_for
 
-from agui.cli.io import Console
-from agui.cli.live import LiveView, settles
-from agui.cli.render import Line
+from agui._cli.io import Console
+from agui._cli.live import LiveView, settles
+from agui._cli.render import Line
 from agui.server import BackgroundServer, create_app
 from agui.updates import Reconnected, Reconnecting, TextDelta, TextStarted
 
@@ -61,7 +61,7 @@ class ProxyThread:
 
 def _watch(url: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "agui.cli", "watch", "--full", "--url", url, *args],
+        [sys.executable, "-m", "agui._cli", "watch", "--full", "--url", url, *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -115,7 +115,7 @@ def test_watch_with_thread_started_again_after_being_killed_mid_run_rejoins_the_
     n = 300  # about 3 s of deltas
     url = server.url + "/agent"
     first = subprocess.Popen(
-        [sys.executable, "-m", "agui.cli", "watch", "--full", "--url", url, "--thread", "t-kill"],
+        [sys.executable, "-m", "agui._cli", "watch", "--full", "--url", url, "--thread", "t-kill"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -168,7 +168,7 @@ def test_watch_on_a_thread_pinned_by_the_environment_numbers_its_runs_after_thos
 ):
     # BOARD_WATCH_THREAD pins run-1, run-2 ...: a board-watch started again against the same
     # resumable server must not post run-1 a second time (409 run_exists), nor rejoin it
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     srv, calls = served
     monkeypatch.setenv("BOARD_WATCH_THREAD", "pinned-env")

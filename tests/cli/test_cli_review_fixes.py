@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from agui.cli.io import Console
-from agui.cli.main import main
+from agui._cli.io import Console
+from agui._cli.main import main
 from agui.server import BackgroundServer, create_app
 
 
@@ -96,7 +96,7 @@ def test_timeout_must_be_a_positive_number(value):
 
 
 def test_http_timeout_reads_the_timeout_as_the_read_silence():
-    from agui.cli.watch import DEFAULT_READ_TIMEOUT, http_timeout
+    from agui._cli.watch import DEFAULT_READ_TIMEOUT, http_timeout
 
     assert DEFAULT_READ_TIMEOUT == 60.0
     assert http_timeout(None).read == 60.0 and http_timeout(None).connect == 10.0
@@ -126,7 +126,7 @@ def test_lone_surrogate_in_a_user_message_round_trips_through_http_and_agui_serv
     must read that body (not answer 400) and the agent gets the same str."""
     import asyncio
 
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.transports import HttpTransport
 
     async def go():
@@ -176,7 +176,7 @@ def test_version_flag_prints_the_version():
 
 
 def test_single_member_exception_group_is_unwrapped_in_the_last_resort_line(monkeypatch):
-    from agui.cli import replay
+    from agui._cli import replay_command as replay
 
     def boom(args, console):
         raise ExceptionGroup("unhandled errors in a TaskGroup", [ValueError("the real cause")])
@@ -209,7 +209,7 @@ def test_stop_after_one_says_update_in_the_singular(moody):
 
 
 def test_trace_prints_one_end_line_when_the_stream_ends_without_a_terminal_event():
-    from agui.backends.fake import create_app as fake_app
+    from agui.testing._agents.fake import create_app as fake_app
 
     with BackgroundServer(fake_app()) as srv:
         code, out, _ = run_cli(["trace", "--url", srv.url + "/raw/truncated-mid-message", "x"])

@@ -25,7 +25,7 @@ def serve_fake():
 
     def start() -> tuple[subprocess.Popen, str, int]:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agui.cli", "serve-fake", "--port", "0"],
+            [sys.executable, "-m", "agui._cli", "serve-fake", "--port", "0"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -121,7 +121,7 @@ def test_ctrl_c_on_an_idle_server_exits_130(serve_fake):
 
 
 def test_reset_mid_frame_logs_no_error_line(serve_fake):
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     proc, url, _ = serve_fake()
     import io
@@ -140,7 +140,7 @@ async def test_stream_counter_counts_only_event_streams_in_flight():
     counted as an open stream; only event streams in flight count."""
     import asyncio
 
-    from agui.cli.serve import StreamCounter
+    from agui._cli.serve import StreamCounter
 
     release = asyncio.Event()
     seen: list[int] = []

@@ -12,7 +12,7 @@ import struct
 import threading
 from typing import Any
 
-from agui.cli.main import main
+from agui._cli.main import main
 
 
 class Agent:

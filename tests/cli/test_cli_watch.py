@@ -25,7 +25,7 @@ TOOLS_FILE = str(ROOT / "fixtures" / "task-board-tools.json")
 
 @pytest.fixture(scope="module")
 def fake_server(serve):
-    from agui.backends.fake import create_app
+    from agui.testing._agents.fake import create_app
 
     return serve(
         create_app(store=None)
@@ -34,7 +34,7 @@ def fake_server(serve):
 
 @pytest.fixture(scope="module")
 def board_server(serve):
-    from agui.backends.task_board import create_app
+    from agui.testing._agents.task_board import create_app
 
     return serve(
         create_app(store=None)
@@ -135,7 +135,7 @@ def test_no_verify_applies_illegal_events(fake_server, snapshot):
 
 def _raw_names() -> list[str]:
     try:
-        from agui.backends.raw import RAW_STREAMS
+        from agui.testing._agents.raw import RAW_STREAMS
     except ImportError:
         return []
     return list(RAW_STREAMS)

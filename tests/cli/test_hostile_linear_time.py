@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from agui._cli.io import clean
+from agui._cli.text import redact_credentials
 from agui.a2ui import SurfaceStore, render_surface
-from agui.a2ui.bindings import FUNCTIONS
-from agui.cli.io import clean
-from agui.cli.text import redact_credentials
+from agui.a2ui._bindings import FUNCTIONS
 
 
 def best_cpu(fn: Callable[[], object], reps: int, runs: int = 5) -> float:

@@ -19,7 +19,7 @@ pytest.importorskip("uvicorn")
 from support.cli import run_cli, transcript
 from support.llm_fake_provider import FakeProvider
 
-from agui.backends.llm import create_app
+from agui.testing._agents.llm import create_app
 
 TOOLS = [
     {

@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("uvicorn")
 pytest.importorskip("google.protobuf")
 
-from agui.cli.main import main
-from agui.wire.proto import PROTOBUF_MEDIA_TYPE
+from agui._cli.main import main
+from agui.wire._proto import PROTOBUF_MEDIA_TYPE
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS_FILE = str(ROOT / "fixtures" / "task-board-tools.json")
@@ -53,14 +53,14 @@ def serve_counting(serve, create_app):
 
 @pytest.fixture(scope="module")
 def fake_server(serve):
-    from agui.backends.fake import create_app
+    from agui.testing._agents.fake import create_app
 
     return serve_counting(serve, create_app)
 
 
 @pytest.fixture(scope="module")
 def board_server(serve):
-    from agui.backends.task_board import create_app
+    from agui.testing._agents.task_board import create_app
 
     return serve_counting(serve, create_app)
 
@@ -129,7 +129,8 @@ def test_trace_over_protobuf_shows_the_same_frames(fake_server, flags):
 
 
 def test_protobuf_without_the_runtime_is_one_line_naming_the_extra(fake_server, monkeypatch):
-    from agui.transports import fast_http, http
+    from agui.transports import _fast_http as fast_http
+    from agui.transports import _http as http
 
     def missing():
         raise ImportError(
@@ -152,7 +153,7 @@ def test_protobuf_without_the_runtime_is_one_line_naming_the_extra(fake_server, 
 def test_utf8_watch_passes_protobuf_event_text_unchecked():
     import asyncio
 
-    from agui.cli.utf8 import Utf8Watch
+    from agui._cli.utf8 import Utf8Watch
 
     class Frames:
         async def stream(self, run_input):
@@ -176,7 +177,7 @@ def test_a_protobuf_string_that_is_not_utf8_is_a_bad_frame_not_a_replaced_charac
     from starlette.routing import Route
 
     from agui.server import BackgroundServer
-    from agui.wire.proto import encode_proto_frame
+    from agui.wire._proto import encode_proto_frame
 
     start = {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"}
     text = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "h\u00e9"}

@@ -13,13 +13,13 @@ import pytest
 from support.resume_helpers import Calls, CuttingProxy, port_of, streaming_agent
 
 from agui.agent import AgentSubscriber, HttpAgent
-from agui.client.middleware import Middleware
-from agui.client.reconnect import ReconnectPolicy
-from agui.client.run import Run
-from agui.client.session import Session
+from agui.client._middleware import Middleware
+from agui.client._run import Run
+from agui.client._session import Session
 from agui.errors import TransportError
 from agui.server import BackgroundServer, create_app
 from agui.transports import HttpTransport
+from agui.transports._reconnect import ReconnectPolicy
 from agui.types import AssistantMessage, TextMessageContentEvent
 from agui.updates import Done, ErrorUpdate, RunStarted, TextDelta, Update, WarningUpdate
 

@@ -1,4 +1,4 @@
-"""agui.client.capabilities.decode_capabilities: AgentCapabilities read tolerantly."""
+"""agui.client._capabilities.decode_capabilities: AgentCapabilities read tolerantly."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 import msgspec
 import pytest
 
-from agui.client.capabilities import decode_capabilities
+from agui.client._capabilities import decode_capabilities
 from agui.errors import DecodeError
 from agui.types import AgentCapabilities, ToolsCapabilities
 

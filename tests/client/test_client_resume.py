@@ -14,13 +14,13 @@ import random
 import pytest
 from support.resume_helpers import Calls, CuttingProxy, port_of, streaming_agent, wait_for
 
-from agui.client.reconnect import Cursor, ReconnectPolicy, resumable_failure
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.errors import TransportError
 from agui.server import BackgroundServer, create_app
 from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports._reconnect import Cursor, ReconnectPolicy, resumable_failure
 from agui.updates import Done, ErrorUpdate, Reconnected, Reconnecting, TextDelta
-from agui.wire.sse import SseReader
+from agui.wire._sse import SseReader
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from support.resume_helpers import LEASE, CuttingProxy, port_of
 
-from agui.client.reconnect import ReconnectPolicy
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.errors import RunError
 from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports._reconnect import ReconnectPolicy
 from agui.updates import Done, ErrorUpdate, Reconnected, TextDelta
 
 pytest.importorskip("redis")
@@ -123,7 +123,7 @@ def test_watch_whose_worker_is_killed_mid_run_ends_with_worker_lost_and_never_ha
     asyncio.run_coroutine_threadsafe(proxy.start(), loop).result(10)
     try:
         watch = subprocess.Popen(
-            [sys.executable, "-m", "agui.cli", "watch", "--url"] + [proxy.url],
+            [sys.executable, "-m", "agui._cli", "watch", "--url"] + [proxy.url],
             # a fresh thread (no --thread, no BOARD_WATCH_THREAD): no probe for held runs,
             # so the proxy's first connection is the run's and it lands on process A
             env={k: v for k, v in os.environ.items() if k != "BOARD_WATCH_THREAD"},

@@ -1,4 +1,4 @@
-"""OpenTelemetry spans of runs on the client: one ``agui.client.run`` span per run
+"""OpenTelemetry spans of runs on the client: one ``agui.client._run`` span per run
 (thread, run, outcome, joined or started) with one ``agui.reconnect`` event per
 resume of a cut response, recorded by the SDK's in-memory exporter over real
 loopback HTTP and real cuts."""
@@ -12,11 +12,11 @@ from support.resume_helpers import Calls, CuttingProxy, port_of, span_exporter, 
 
 pytest.importorskip("opentelemetry.sdk")
 
-from agui.client.middleware import Middleware
-from agui.client.reconnect import ReconnectPolicy
-from agui.client.session import Session
+from agui.client._middleware import Middleware
+from agui.client._session import Session
 from agui.server import BackgroundServer, create_app
 from agui.transports import HttpTransport
+from agui.transports._reconnect import ReconnectPolicy
 from agui.updates import Done, Reconnected
 
 pytestmark = pytest.mark.timeout(60)

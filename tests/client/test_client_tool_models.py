@@ -1,4 +1,4 @@
-"""agui.client.tools: the parameter types a client tool takes -- pydantic models (their
+"""agui.client._tools: the parameter types a client tool takes -- pydantic models (their
 JSON Schema and validation), dataclasses, TypedDicts and msgspec structs, in one tool."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TypedDict
 import msgspec
 import pytest
 
-from agui.client.tools import ClientTool, ClientTools
+from agui.client._tools import ClientTool, ClientTools
 
 
 class Address(TypedDict):

@@ -1,4 +1,4 @@
-"""agui.client.tools: Python functions as AG-UI client tools (definition + dispatch)."""
+"""agui.client._tools: Python functions as AG-UI client tools (definition + dispatch)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, TypedDict
 import msgspec
 import pytest
 
-from agui.client.tools import ClientTool, ClientTools, ToolResult, tool
+from agui.client._tools import ClientTool, ClientTools, ToolResult, tool
 from agui.errors import ToolError
 from agui.types import FunctionCall, Tool, ToolCall, ToolMessage
 

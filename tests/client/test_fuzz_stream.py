@@ -10,7 +10,7 @@ off), :func:`check_stream` checks:
 * nothing raises out of ``Pipeline.feed_bytes``/``close``;
 * split invariance: the same bytes fed whole and fed in random pieces give the
   same updates and the same conversation;
-* through a :class:`~agui.client.session.Session`: the run ends with one ``Done``, and
+* through a :class:`~agui.client._session.Session`: the run ends with one ``Done``, and
   the next ``send()`` on the same session works (a clean run succeeds, its
   request ends with the new user message and holds no stray copy).
 
@@ -29,9 +29,9 @@ import pytest
 from support.fuzz import Tally
 
 from agui import types as T
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.errors import ResumeError
-from agui.pipeline.core import Pipeline
+from agui.pipeline._pipeline import Pipeline
 from agui.updates import Done, StateChanged
 
 SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))

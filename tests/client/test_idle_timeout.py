@@ -15,15 +15,15 @@ import pytest
 from support.idle_server import Script, frame, run_finished, run_started, serving, text_message
 
 from agui.agent import HttpAgent
-from agui.client.idle import DEFAULT_IDLE_TIMEOUT, IdleClock
-from agui.client.reconnect import resumable_failure
-from agui.client.session import Session
+from agui.client._idle import DEFAULT_IDLE_TIMEOUT, IdleClock
+from agui.client._session import Session
 from agui.errors import FrameTooLarge, TransportError
 from agui.transports import HttpTransport
-from agui.transports.fast_http import FastHttpTransport
+from agui.transports._fast_http import FastHttpTransport
+from agui.transports._reconnect import resumable_failure
 from agui.types import AssistantMessage
 from agui.updates import Done, ErrorUpdate
-from agui.wire.sse import SseReader
+from agui.wire._sse import SseReader
 
 KEEP_ALIVE = b": keep-alive\n\n"
 DEADLINE = 15.0  # generous: a run that has not ended by then hangs
@@ -279,7 +279,7 @@ async def test_consecutive_comment_lines_without_a_blank_line_are_one_frame_unde
 
 
 def test_watch_idle_timeout_prints_one_error_line_and_ends_the_run() -> None:
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     with serving(Script(head=_head(), repeat=[KEEP_ALIVE, 0.05])) as server:
         out, err = io.StringIO(), io.StringIO()
@@ -298,7 +298,7 @@ def test_watch_idle_timeout_prints_one_error_line_and_ends_the_run() -> None:
 
 
 def test_watch_help_names_the_idle_timeout_flag() -> None:
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     out = io.StringIO()
     code = main(["watch", "--help"], stdin=io.StringIO(), stdout=out, stderr=io.StringIO())
@@ -309,7 +309,7 @@ def test_watch_help_names_the_idle_timeout_flag() -> None:
 
 
 def test_trace_idle_timeout_prints_one_error_line_and_ends_the_response() -> None:
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     with serving(Script(head=_head(), repeat=[KEEP_ALIVE, 0.05])) as server:
         out, err = io.StringIO(), io.StringIO()
@@ -329,7 +329,7 @@ def test_trace_idle_timeout_prints_one_error_line_and_ends_the_response() -> Non
 
 @pytest.mark.parametrize("value", ["-1", "nan", "inf", "soon"])
 def test_watch_refuses_an_idle_timeout_that_is_not_seconds(value: str) -> None:
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     err = io.StringIO()
     code = main(

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from msgspec import UNSET
 
-from agui.client.interrupts import (
+from agui.client._interrupts import (
     build_resume,
     cancelled,
     interrupts_of,
@@ -17,8 +17,8 @@ from agui.client.interrupts import (
     resolved,
     resume_run,
 )
-from agui.client.session import Session
-from agui.client.sync import SyncSession
+from agui.client._session import Session
+from agui.client._sync import SyncSession
 from agui.errors import ResumeError
 from agui.server import create_app
 from agui.transports import HttpTransport, ReplayTransport

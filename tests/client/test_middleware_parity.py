@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agui.client.middleware import EventWithState, Middleware, run_next, run_next_with_state
-from agui.client.session import Session
+from agui.client._middleware import EventWithState, Middleware, run_next, run_next_with_state
+from agui.client._session import Session
 from agui.transports import ReplayTransport
 from agui.types import (
     RunFinishedEvent,

@@ -1,4 +1,4 @@
-"""agui.client.partial_json: best-effort parse of a tool call's arguments while they stream."""
+"""agui.client._partial_json: best-effort parse of a tool call's arguments while they stream."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agui.client.partial_json import parse_partial_json, partial_tool_call_args
+from agui.client._partial_json import parse_partial_json, partial_tool_call_args
 
 ARGS = [
     {"q": 'caf\u00e9 \U0001f600 "x" \\ y', "n": [1, 2.5, True, None], "o": {"k": "v"}},

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.transports import ReplayTransport
 from agui.updates import Done
 

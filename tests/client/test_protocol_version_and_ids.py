@@ -1,4 +1,4 @@
-"""Every request agui builds declares agui.client.request.PROTOCOL_VERSION; board-watch
+"""Every request agui builds declares agui.client._input.PROTOCOL_VERSION; board-watch
 starts a fresh thread per process unless --thread (or BOARD_WATCH_THREAD) pins one."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from agui.cli.io import Console
-from agui.cli.main import main
-from agui.cli.target import THREAD_ENV, ThreadIds, thread_ids
-from agui.cli.trace import first_input, trace
-from agui.client.interrupts import resume_run
-from agui.client.request import PROTOCOL_VERSION
-from agui.client.session import Session
-from agui.client.sync import SyncSession
+from agui._cli.io import Console
+from agui._cli.main import main
+from agui._cli.target import THREAD_ENV, ThreadIds, thread_ids
+from agui._cli.trace import first_input, trace
+from agui.client._input import PROTOCOL_VERSION
+from agui.client._interrupts import resume_run
+from agui.client._session import Session
+from agui.client._sync import SyncSession
 from agui.transports import ReplayTransport
 
 INTERRUPT = {"id": "i1", "reason": "confirmation", "message": "Go on?"}

@@ -14,12 +14,12 @@ import pytest
 from support.resume_helpers import Calls, CuttingProxy, body, port_of, streaming_agent, wait_for
 
 from agui.agent import AgentSubscriber, HttpAgent
-from agui.client.middleware import Middleware
-from agui.client.reconnect import ReconnectPolicy
-from agui.client.session import Session
+from agui.client._middleware import Middleware
+from agui.client._session import Session
 from agui.errors import TransportError
 from agui.server import BackgroundServer, create_app
 from agui.transports import HttpTransport
+from agui.transports._reconnect import ReconnectPolicy
 from agui.types import TextMessageContentEvent, event_type
 from agui.updates import Done, Reconnected, Reconnecting, TextDelta
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.types import (
     RunFinishedEvent,
     RunStartedEvent,

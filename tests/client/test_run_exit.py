@@ -3,7 +3,7 @@ or mid-run with a bare ``break``, the run unbound or kept in a global), or leave
 documented way (``async with`` / ``aclose()``), the
 interpreter exits with nothing on stderr (no ``Task exception was never retrieved``, no
 ``no running event loop``). Each way runs in its own subprocess against a real server on
-loopback (``agui.backends.fake`` in a BackgroundServer)."""
+loopback (``agui.testing._agents.fake`` in a BackgroundServer)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import textwrap
 
 import pytest
 
-from agui.backends.fake import create_app as fake_app
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.server import BackgroundServer, create_app
+from agui.testing._agents.fake import create_app as fake_app
 from agui.transports import HttpTransport
 from agui.types import RunFinishedEvent, RunStartedEvent
 from agui.updates import Done
@@ -23,9 +23,9 @@ from agui.updates import Done
 PRELUDE = """
 import asyncio
 from agui.agent import HttpAgent
-from agui.backends.fake import create_app
-from agui.client.session import Session
-from agui.client.sync import SyncSession
+from agui.testing._agents.fake import create_app
+from agui.client._session import Session
+from agui.client._sync import SyncSession
 from agui.server import BackgroundServer
 from agui.transports import HttpTransport
 from agui.updates import Done, TextDelta

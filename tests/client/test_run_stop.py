@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from agui.agent import AgentSubscriber, HttpAgent
-from agui.client.run import Run
-from agui.client.session import Session
+from agui.client._run import Run
+from agui.client._session import Session
 from agui.server import BackgroundServer, CancelToken, create_app
 from agui.transports import HttpTransport
 from agui.types import (

@@ -8,12 +8,12 @@ import asyncio
 import httpx
 import pytest
 
-from agui.client.interrupts import resolved
-from agui.client.middleware import Middleware
-from agui.client.session import Session
-from agui.client.sync import SyncSession
+from agui.client._interrupts import resolved
+from agui.client._middleware import Middleware
+from agui.client._session import Session
+from agui.client._sync import SyncSession
 from agui.errors import DecodeError, TransportError
-from agui.pipeline.core import Pipeline
+from agui.pipeline._pipeline import Pipeline
 from agui.server import BackgroundServer, create_app
 from agui.transports import HttpTransport, ReplayTransport
 from agui.types import (

@@ -8,9 +8,9 @@ import threading
 import pytest
 from msgspec import UNSET
 
-from agui.client.middleware import FilterToolCallsMiddleware, Middleware
-from agui.client.session import Session
-from agui.client.sync import SyncSession
+from agui.client._middleware import FilterToolCallsMiddleware, Middleware
+from agui.client._session import Session
+from agui.client._sync import SyncSession
 from agui.errors import ResumeError
 from agui.server import BackgroundServer, create_app
 from agui.transports import FastHttpTransport, HttpTransport, ReplayTransport
@@ -837,8 +837,8 @@ def test_session_options_name_every_keyword_of_session_and_run_overrides_every_i
 
     import msgspec
 
-    from agui.client.request import INPUT_FIELDS, RunOverrides
-    from agui.client.sync import SessionOptions
+    from agui.client._input import INPUT_FIELDS, RunOverrides
+    from agui.client._sync import SessionOptions
     from agui.types import RunAgentInput
 
     keywords = {

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from agui.client.session import Session
-from agui.client.sync import SyncSession
+from agui.client._session import Session
+from agui.client._sync import SyncSession
 from agui.errors import DecodeError
 from agui.transports import ReplayTransport
 from agui.types import (

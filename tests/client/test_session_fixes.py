@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.errors import DecodeError, TransportError
-from agui.pipeline.apply import Conversation
-from agui.pipeline.apply.patch import patched_copy
+from agui.pipeline._apply import Conversation
+from agui.pipeline._apply.patch import patched_copy
 from agui.transports import ReplayTransport
 from agui.types import (
     Context,
@@ -155,7 +155,7 @@ async def test_any_exception_from_a_custom_transport_is_a_transport_error_update
 
 
 def test_board_watch_result_line_shows_tool_result_parts_as_json():
-    from agui.cli.render import Renderer, RenderOptions
+    from agui._cli.render import Renderer, RenderOptions
 
     (update,) = Conversation().apply(
         ToolCallResultEvent(
@@ -171,7 +171,7 @@ def test_board_watch_result_line_shows_tool_result_parts_as_json():
 async def test_resume_with_text_whose_request_cannot_be_built_leaves_no_stray_user_message():
     import pytest
 
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.transports import ReplayTransport
 
     paused = [

@@ -7,10 +7,10 @@ import logging
 
 import pytest
 
-from agui.client.session import Session
-from agui.client.tools import ClientTools
+from agui._log import disable_debug, enable_debug
+from agui.client._session import Session
+from agui.client._tools import ClientTools
 from agui.errors import ResumeError, ToolError
-from agui.log import disable_debug, enable_debug
 from agui.types import (
     RunFinishedEvent,
     RunStartedEvent,

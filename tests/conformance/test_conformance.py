@@ -1,4 +1,4 @@
-"""The AG-UI conformance corpus, run through our client (``python -m agui.conformance``).
+"""The AG-UI conformance corpus, run through our client (``python -m agui.testing.conformance``).
 
 Corpora (read from ../shared, skipped with a reason when absent):
 
@@ -10,7 +10,7 @@ Corpora (read from ../shared, skipped with a reason when absent):
 * ``fixtures/conformance`` -- our own fixtures for rules the corpus does not cover.
 
 Every deliberate difference between a fixture and our client is an entry with a
-reason in ``agui/conformance/table.py`` (the spec over the reference client's
+reason in ``agui/testing/conformance/_table.py`` (the spec over the reference client's
 admitted gaps, era shims we do not ship, the client's declared version) and is
 listed again, briefly, in ``EXPLAINED_OVERRIDES`` below (a test keeps the two
 equal). Everything else passes exactly as the fixture states it: there is no
@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 from support import FIXTURES, SHARED, shared_path
 
-from agui.conformance.__main__ import main
-from agui.conformance.runner import (
+from agui.testing.conformance.__main__ import main
+from agui.testing.conformance._runner import (
     EXPECT_KEYS,
     KNOWN_CODES,
     _matches,
@@ -35,7 +35,7 @@ from agui.conformance.runner import (
     run_paths,
     summary,
 )
-from agui.conformance.table import TABLE
+from agui.testing.conformance._table import TABLE
 
 OWN = FIXTURES / "conformance"
 CORPORA = {
@@ -46,7 +46,7 @@ CORPORA = {
 
 EXPLAINED_OVERRIDES: dict[str, str] = {
     # Where our client deliberately differs from a fixture. The full reason is the
-    # table entry's ``why`` (agui/conformance/table.py); this list must match it.
+    # table entry's ``why`` (agui/testing/conformance/_table.py); this list must match it.
     "truncated-run-reported-as-completed": (
         "admitted reference-client gap: a stream that stops with the run open is reported "
         "as completed; the spec says a truncated run MUST NOT succeed -> truncated_stream"

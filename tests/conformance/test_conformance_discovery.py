@@ -1,12 +1,12 @@
-"""``python -m agui.conformance`` finds fixtures in nested folders, skips JSON
+"""``python -m agui.testing.conformance`` finds fixtures in nested folders, skips JSON
 that is not a fixture, and says so when it finds none."""
 
 from __future__ import annotations
 
 import json
 
-from agui.conformance.__main__ import main
-from agui.conformance.runner import fixture_files
+from agui.testing.conformance.__main__ import main
+from agui.testing.conformance._runner import fixture_files
 
 RUN = [
     {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},

@@ -45,7 +45,7 @@ def session_for(url: str, **kwargs: Any) -> Any:
     """A ``Session`` over real loopback HTTP with a generous read timeout."""
     import httpx
 
-    from agui.client.session import Session
+    from agui.client._session import Session
     from agui.transports import HttpTransport
 
     timeout = httpx.Timeout(READ_TIMEOUT, connect=30.0)

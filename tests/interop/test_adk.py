@@ -165,7 +165,7 @@ async def test_adk_wire_quirks_we_accept(url):
 
 
 def test_board_watch_shows_the_adk_tool_turn(url):
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     code = main(["watch", "--url", url], stdin=io.StringIO("tool\n"), stdout=out, stderr=err)
@@ -184,7 +184,7 @@ async def test_adk_confirmation_is_an_interrupt_outcome_resumed_through_resume()
     """``emit_interrupt_outcome=True``: a tool that requires confirmation pauses the run on
     the spec's interrupt (reason ``confirmation``, the hint as its message); the answer goes
     back as ``RunAgentInput.resume`` and the confirmed tool runs."""
-    from agui.client.interrupts import resolved
+    from agui.client._interrupts import resolved
     from agui.updates import Paused, ToolResult
     from tests.interop.adk_peer import app
 
@@ -219,7 +219,7 @@ async def test_adk_confirmation_without_the_outcome_is_a_tool_call_nobody_offere
 
 
 def test_board_watch_shows_the_adk_confirmation_question_before_asking():
-    from agui.cli.main import main
+    from agui._cli.main import main
     from tests.interop.adk_peer import app
 
     with serve(app(interrupts=True)) as base:

@@ -19,7 +19,7 @@ from tests.interop.interop_helpers import (
 
 require("ag_ui.encoder")
 
-from agui.client.interrupts import cancelled, resolved
+from agui.client._interrupts import cancelled, resolved
 from agui.errors import RunError
 from agui.updates import (
     ActivityChanged,
@@ -255,7 +255,7 @@ async def test_protocol_package_tool_message_in_a_messages_snapshot_answers_its_
 def test_board_watch_accepts_the_next_line_after_a_server_side_tool(url):
     import io
 
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     code = main(
@@ -273,7 +273,7 @@ def test_board_watch_accepts_the_next_line_after_a_server_side_tool(url):
 def test_board_watch_refuses_a_line_while_the_agent_names_a_call_to_a_tool_it_did_not_offer(url):
     import io
 
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     code = main(

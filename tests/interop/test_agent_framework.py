@@ -151,7 +151,7 @@ async def test_agent_framework_wire_quirks_we_accept(url):
 
 
 def test_board_watch_shows_the_agent_framework_tool_turn(url):
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     code = main(["watch", "--url", url], stdin=io.StringIO("tool\n"), stdout=out, stderr=err)

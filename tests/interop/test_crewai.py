@@ -148,7 +148,7 @@ async def test_crewai_wire_quirks_we_accept(url):
 
 
 def test_board_watch_shows_the_crewai_tool_turn(url):
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     code = main(

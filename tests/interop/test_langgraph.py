@@ -22,7 +22,7 @@ require("ag_ui_langgraph")
 require("fastapi")
 
 from agui.errors import ResumeError
-from agui.pipeline.profiles import LANGGRAPH_ON_INTERRUPT
+from agui.pipeline._profiles import LANGGRAPH_ON_INTERRUPT
 from agui.updates import Custom, Done, MessagesSnapshot, Paused, ToolCallEnded, WarningUpdate
 
 # the adapter (0.0.47) calls a LangGraph API deprecated since LangGraph 1.0 on every run

@@ -1,4 +1,4 @@
-"""board-watch (``agui.cli.main.main``, answers on stdin) against LangGraph behind
+"""board-watch (``agui._cli.main.main``, answers on stdin) against LangGraph behind
 ``ag-ui-langgraph``'s own endpoint on loopback (the ``langgraph_peer`` graph)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from tests.interop.interop_helpers import require, serve
 require("ag_ui_langgraph")
 require("fastapi")
 
-from agui.cli.main import main
-from agui.cli.target import THREAD_ENV
-from agui.pipeline.profiles import LANGGRAPH_ON_INTERRUPT
+from agui._cli.main import main
+from agui._cli.target import THREAD_ENV
+from agui.pipeline._profiles import LANGGRAPH_ON_INTERRUPT
 
 pytestmark = pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated")
 
@@ -111,7 +111,7 @@ def test_trace_pauses_on_the_langgraph_legacy_interrupt_and_its_resume_completes
     argv = ["trace", "--url", url, "--thread", f"trace-{answer}", "ask"]
     code, lines, err = board_watch(argv, answer + "\n")
     assert (code, err) == (0, "")
-    # the same rule as watch (agui.pipeline.profiles): a warn line, then the pause
+    # the same rule as watch (agui.pipeline._profiles): a warn line, then the pause
     [warn] = [line for line in lines if line.startswith("warn ")]
     assert warn.endswith(f"({LANGGRAPH_ON_INTERRUPT})")
     assert "RUN_FINISHED has no outcome after ag-ui-langgraph's legacy CUSTOM" in warn

@@ -151,7 +151,7 @@ async def test_langroid_wire_quirks_we_accept(url):
 
 
 def test_board_watch_prints_the_langroid_result_after_its_call(url):
-    from agui.cli.main import main
+    from agui._cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     code = main(

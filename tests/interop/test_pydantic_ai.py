@@ -19,7 +19,7 @@ from tests.interop.interop_helpers import (
 
 require("pydantic_ai.ui.ag_ui")
 
-from agui.client.interrupts import cancelled, resolved
+from agui.client._interrupts import cancelled, resolved
 from agui.errors import RunError
 from agui.updates import Done, ErrorUpdate, ToolCallArgs, ToolCallEnded
 

@@ -216,7 +216,7 @@ def same_conversation(
 ) -> None:
     """Same messages (ids renamed in order when the server mints random ones per request),
     same state, same outcome per run (``profile_outcomes``: run index -> our outcome where
-    an agui.pipeline.profiles rule, which the reference client does not have, decides it)."""
+    an agui.pipeline._profiles rule, which the reference client does not have, decides it)."""
     if minted_ids:
         assert renamed(ours["messages"]) == renamed(theirs["messages"])
     else:
@@ -235,7 +235,7 @@ def same_conversation(
 
 @pytest.fixture(scope="module")
 def fake_url():
-    from agui.backends.fake import create_app
+    from agui.testing._agents.fake import create_app
 
     with serve(create_app(store=None)) as base:  # see NO_LOG
         yield base + "/agent"
@@ -260,7 +260,7 @@ async def test_reference_client_accepts_serve_fake_scenario_as_we_do(reference, 
 
 
 async def test_reference_client_accepts_the_task_board_as_we_do(reference):
-    from agui.backends.task_board import TOOLS, create_app
+    from agui.testing._agents.task_board import TOOLS, create_app
 
     with serve(create_app(store=None)) as base:  # see NO_LOG
         url = base + "/agent"
@@ -466,7 +466,7 @@ async def test_reference_client_and_ours_agree_on_every_framework_peer(
 
 
 def test_every_serve_fake_scenario_has_a_conversation_here():
-    from agui.backends.fake import SCENARIOS
+    from agui.testing._agents.fake import SCENARIOS
 
     assert set(FAKE_CONVERSATIONS) == set(SCENARIOS)
 

@@ -9,7 +9,7 @@ import pytest
 
 from agui import types as T
 from agui.errors import RunError
-from agui.pipeline.apply import Conversation
+from agui.pipeline._apply import Conversation
 from agui.updates import (
     ActivityChanged,
     EncryptedValue,

@@ -1,11 +1,11 @@
-"""Atomic JSON Patch for STATE_DELTA / ACTIVITY_DELTA (agui.pipeline.apply.patch)."""
+"""Atomic JSON Patch for STATE_DELTA / ACTIVITY_DELTA (agui.pipeline._apply.patch)."""
 
 from __future__ import annotations
 
 import pytest
 
 from agui import types as T
-from agui.pipeline.apply.patch import PatchFailed, apply_patch, clone_json, plain_ops
+from agui.pipeline._apply.patch import PatchFailed, apply_patch, clone_json, plain_ops
 
 
 def test_single_op_patch_is_applied_in_place():

@@ -1,4 +1,4 @@
-"""agui.pipeline.compact.compact_events: fewer events, the same conversation."""
+"""agui.pipeline._compact.compact_events: fewer events, the same conversation."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from hypothesis import strategies as st
 from support import SHARED
 
 from agui import types as T
-from agui.conformance.runner import event_text
+from agui._versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.errors import DecodeError, RunError
-from agui.pipeline.apply import Conversation
-from agui.pipeline.compact import compact_events
-from agui.pipeline.core import Pipeline
+from agui.pipeline._apply import Conversation
+from agui.pipeline._compact import compact_events
+from agui.pipeline._pipeline import Pipeline
+from agui.testing.conformance._runner import event_text
 from agui.types import event_type
 from agui.updates import ErrorUpdate, WarningUpdate
-from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.wire import decode_input
 
 STREAMS = (

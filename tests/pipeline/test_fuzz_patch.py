@@ -2,7 +2,7 @@
 state depth bound and the linear cost of hostile patches and tool results.
 
 :func:`run_campaign` runs ``n`` seeded random (document, patch) pairs through
-:func:`agui.pipeline.apply.patch.apply_patch` and through ``jsonpatch`` and checks they
+:func:`agui.pipeline._apply.patch.apply_patch` and through ``jsonpatch`` and checks they
 agree: same result, or both refuse; a refused patch leaves the document as it
 was; a multi-op patch never mutates the original. ``tools/fuzz.py`` runs it at
 scale; the test here runs it small (and replays ``fixtures/fuzz/patch-*.json``).
@@ -23,17 +23,17 @@ from hypothesis import strategies as st
 from support.fuzz import Tally
 
 from agui import types as T
-from agui.client.session import Session
-from agui.pipeline.apply import Conversation
-from agui.pipeline.apply.patch import (
+from agui.client._session import Session
+from agui.pipeline._apply import Conversation
+from agui.pipeline._apply.patch import (
     MAX_STATE_DEPTH,
     PatchFailed,
     apply_patch,
     json_depth,
     patched_copy,
 )
-from agui.pipeline.core import Pipeline
-from agui.transports.replay import ReplayTransport
+from agui.pipeline._pipeline import Pipeline
+from agui.transports._replay import ReplayTransport
 from agui.updates import StateChanged, WarningUpdate
 
 SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))

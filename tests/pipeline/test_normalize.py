@@ -7,9 +7,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from agui import rules as R
+from agui import _rules as R
 from agui import types as T
-from agui.pipeline.normalize import Normalizer, NormalizeResult
+from agui.pipeline._normalize import Normalizer, NormalizeResult
 
 UNSET = msgspec.UNSET
 
@@ -670,11 +670,11 @@ def test_subagent_terminal_closes_only_its_own_lane():
 
 
 def test_the_normalizer_takes_its_rule_codes_from_below_the_verifier():
-    """agui.pipeline.normalize imports agui.rules, not the verifier package (the layer above it)."""
+    """agui.pipeline._normalize imports agui._rules, not the verifier package (the layer above it)."""
     import subprocess
     import sys
 
-    probe = "import sys, agui.pipeline.normalize; print('agui.pipeline.verify' in sys.modules)"
+    probe = "import sys, agui.pipeline._normalize; print('agui.pipeline._verify' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     ).stdout

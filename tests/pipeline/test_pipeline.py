@@ -11,8 +11,8 @@ import pytest
 
 from agui import types as T
 from agui.errors import DecodeError, FrameTooLarge, ProtocolViolation, RunError
-from agui.pipeline.apply import Conversation
-from agui.pipeline.core import Pipeline
+from agui.pipeline._apply import Conversation
+from agui.pipeline._pipeline import Pipeline
 from agui.updates import (
     Done,
     ErrorUpdate,

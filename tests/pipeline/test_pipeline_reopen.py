@@ -4,8 +4,8 @@ the run's verification state carried on (what ``Session.attach`` of a lost run u
 from __future__ import annotations
 
 from agui.errors import TransportError
-from agui.pipeline.apply import Conversation
-from agui.pipeline.core import Pipeline
+from agui.pipeline._apply import Conversation
+from agui.pipeline._pipeline import Pipeline
 from agui.types import (
     RunFinishedEvent,
     RunStartedEvent,

@@ -1,4 +1,4 @@
-"""Producer profiles (agui.pipeline.profiles): each compatibility rule, applied by the
+"""Producer profiles (agui.pipeline._profiles): each compatibility rule, applied by the
 Conversation, is named by a stable warning code and never silent."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import msgspec
 import pytest
 
 from agui import types as T
-from agui.pipeline.apply import Conversation
-from agui.pipeline.profiles import (
+from agui.pipeline._apply import Conversation
+from agui.pipeline._profiles import (
     LANGGRAPH_ON_INTERRUPT,
     PROFILE_CODES,
     langgraph_interrupt,
@@ -130,11 +130,11 @@ def test_langgraph_interrupts_want_a_resume_value_and_plain_ones_do_not():
     assert not wants_resume_value({"id": "i", "reason": "r", "metadata": {"langgraph": 1}})
 
 
-# -- the same rule without a Session: agui.client.interrupts (board-watch trace) ------------------
+# -- the same rule without a Session: agui.client._interrupts (board-watch trace) ------------------
 
 
 def test_interrupts_of_applies_the_legacy_on_interrupt_rule_to_structs_and_wire_dicts():
-    from agui.client.interrupts import interrupts_of
+    from agui.client._interrupts import interrupts_of
 
     events = [
         ev("RUN_STARTED", threadId="t", runId="r"),
@@ -153,7 +153,7 @@ def test_interrupts_of_applies_the_legacy_on_interrupt_rule_to_structs_and_wire_
 
 
 def test_interrupts_of_lets_an_explicit_outcome_win_and_forgets_an_earlier_run():
-    from agui.client.interrupts import interrupts_of
+    from agui.client._interrupts import interrupts_of
 
     outcome = {"type": "interrupt", "interrupts": [{"id": "lg-1", "reason": "approval"}]}
     start = ev("RUN_STARTED", threadId="t", runId="r")
@@ -176,7 +176,7 @@ def test_interrupts_of_lets_an_explicit_outcome_win_and_forgets_an_earlier_run()
 
 
 def test_resume_run_answers_a_legacy_interrupt_with_one_resume_entry():
-    from agui.client.interrupts import resolved, resume_run
+    from agui.client._interrupts import resolved, resume_run
     from agui.types import RunAgentInput
 
     previous = RunAgentInput(
@@ -197,7 +197,7 @@ def test_resume_run_answers_a_legacy_interrupt_with_one_resume_entry():
 
 
 def feed_all(*frames: str) -> tuple[Conversation, list[Any]]:
-    from agui.pipeline.core import Pipeline
+    from agui.pipeline._pipeline import Pipeline
 
     conv = Conversation()
     pipeline = Pipeline(conv)

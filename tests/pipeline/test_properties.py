@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agui import types as T
-from agui.pipeline.apply import Conversation
-from agui.pipeline.core import Pipeline
-from agui.pipeline.normalize import Normalizer
-from agui.pipeline.verify import Verifier
+from agui.pipeline._apply import Conversation
+from agui.pipeline._normalize import Normalizer
+from agui.pipeline._pipeline import Pipeline
+from agui.pipeline._verify import Verifier
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

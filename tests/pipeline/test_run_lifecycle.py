@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agui.client.session import Session
-from agui.pipeline.apply import Conversation
-from agui.pipeline.core import Pipeline
-from agui.pipeline.lifecycle import RunLifecycle
+from agui.client._session import Session
+from agui.pipeline._apply import Conversation
+from agui.pipeline._lifecycle import RunLifecycle
+from agui.pipeline._pipeline import Pipeline
 from agui.transports import ReplayTransport
 from agui.updates import Done
 
@@ -101,10 +101,10 @@ def test_the_conversation_reads_its_run_facts_from_its_lifecycle():
 def test_session_frames_no_bytes_itself():
     import inspect
 
-    import agui.client.run
-    import agui.client.session
+    import agui.client._run
+    import agui.client._session
 
-    for module in (agui.client.session, agui.client.run):
+    for module in (agui.client._session, agui.client._run):
         source = inspect.getsource(module)
         assert "SseReader" not in source and "decode_event" not in source, module.__name__
 

@@ -9,15 +9,15 @@ import gc
 import msgspec
 
 from agui import types as T
-from agui.pipeline.apply import Conversation
-from agui.pipeline.apply.patch import (
+from agui.pipeline._apply import Conversation
+from agui.pipeline._apply.patch import (
     SETTLE_AFTER,
     PatchFailed,
     PathCopy,
     apply_patch,
     patched_copy,
 )
-from agui.pipeline.core import Pipeline
+from agui.pipeline._pipeline import Pipeline
 from agui.updates import DeferredState, StateChanged, WarningUpdate
 
 

@@ -7,10 +7,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from agui import rules as R
+from agui import _rules as R
 from agui import types as T
 from agui.errors import ProtocolViolation
-from agui.pipeline.verify import RULES, Verifier
+from agui.pipeline._verify import RULES, Verifier
 
 
 def ev(type_: str, **fields: Any) -> Any:
@@ -832,12 +832,12 @@ def test_chunk_events_reaching_the_verifier_are_not_checked():
 
 
 def test_verify_rules_re_exports_the_codes_of_agui_rules():
-    """The codes live in agui.rules (below normalizer and verifier); the old path stays."""
-    import agui.rules
+    """The codes live in agui._rules (below normalizer and verifier); the old path stays."""
+    import agui._rules
 
-    assert R.RULES is agui.rules.RULES
-    assert R.__all__ == agui.rules.__all__
-    assert all(getattr(R, name) is getattr(agui.rules, name) for name in agui.rules.__all__)
+    assert R.RULES is agui._rules.RULES
+    assert R.__all__ == agui._rules.__all__
+    assert all(getattr(R, name) is getattr(agui._rules, name) for name in agui._rules.__all__)
 
 
 def test_checks_is_the_table_of_the_current_state_and_agrees_with_check():

@@ -23,10 +23,10 @@ import msgspec
 import pytest
 from support import SHARED, shared_path
 
-from agui import rules as R
+from agui import _rules as R
 from agui import types as T
-from agui.pipeline.normalize import Normalizer
-from agui.pipeline.verify import Verifier
+from agui.pipeline._normalize import Normalizer
+from agui.pipeline._verify import Verifier
 
 CORPORA = ["spec-1.0", "spec-1.1", "spec-draft"]
 

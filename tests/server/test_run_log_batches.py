@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from agui.server.encoder import EventEncoder
-from agui.server.runlog import LogBatch, LogSlice, MemoryRunStore, RunRef
-from agui.server.runlog.redis import RedisRunStore
+from agui.server._encoder import EventEncoder
+from agui.server._runlog import LogBatch, LogSlice, MemoryRunStore, RunRef
+from agui.server._runlog.redis import RedisRunStore
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -163,8 +163,8 @@ def test_a_log_slice_lists_its_batches_entries_with_their_ids():
 
 
 async def test_a_raw_emitter_queues_each_events_json_unframed_for_the_log():
-    from agui.server.cancel import CancelToken
-    from agui.server.emitter import Emitter, Outbox
+    from agui.server._cancel import CancelToken
+    from agui.server._emitter import Emitter, Outbox
     from agui.types import RunStartedEvent
     from agui.wire import encode_event
 

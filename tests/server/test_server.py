@@ -480,6 +480,6 @@ def test_request_body_over_the_cap_is_413_and_not_read_whole():
 
 
 def test_default_body_cap_is_16_mib():
-    from agui.server.endpoint import DEFAULT_MAX_BODY_BYTES
+    from agui.server._endpoint import DEFAULT_MAX_BODY_BYTES
 
     assert DEFAULT_MAX_BODY_BYTES == 16 * 1024 * 1024

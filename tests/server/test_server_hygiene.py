@@ -13,7 +13,7 @@ from support import fresh_run_id
 from support.resume_helpers import parse_frames
 
 from agui.server import Guard, create_app
-from agui.server.versions import stream_version
+from agui.server._versions import stream_version
 from agui.types import (
     AssistantMessage,
     FunctionCall,
@@ -240,7 +240,7 @@ def test_a_lone_surrogate_in_a_non_string_slot_is_422_and_the_connection_stays_u
 
 
 def test_a_good_request_body_is_parsed_once(monkeypatch):
-    from agui.server import request as request_module
+    from agui.server import _request as request_module
 
     calls: list[bytes] = []
     real = request_module.decode_input
@@ -265,7 +265,7 @@ def test_a_good_request_body_is_parsed_once(monkeypatch):
 
 
 def test_each_emitted_struct_is_encoded_once(monkeypatch):
-    from agui.server import emitter as emitter_module
+    from agui.server import _emitter as emitter_module
 
     encoded: list[str] = []
     real = emitter_module.encode_event
@@ -406,7 +406,7 @@ def test_guard_refusal_after_a_forced_end_restores_normalizer_and_verifier():
 
 
 def test_outbox_joins_pending_frames_into_one_write_and_holds_a_fast_agent_back():
-    from agui.server.emitter import Outbox
+    from agui.server._emitter import Outbox
 
     async def scenario() -> None:
         outbox = Outbox(limit=10)

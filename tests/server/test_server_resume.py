@@ -13,10 +13,10 @@ import httpx
 import pytest
 from support.resume_helpers import Calls, body, cut_after, parse_frames, streaming_agent, wait_for
 
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.server import BackgroundServer, create_app
-from agui.server.runlog import MemoryRunStore, RunLogFull, RunRef
-from agui.server.runs import DEFAULT_DETACH_TIMEOUT
+from agui.server._runlog import MemoryRunStore, RunLogFull, RunRef
+from agui.server._runs import DEFAULT_DETACH_TIMEOUT
 from agui.transports import HttpTransport
 from agui.updates import ErrorUpdate
 
@@ -203,7 +203,7 @@ def test_the_capabilities_document_says_resumable_with_retention_and_detach_time
     assert custom["retentionSeconds"] == 300.0
     assert custom["detachTimeoutSeconds"] == 0.6
     assert custom["cancel"] == {"method": "DELETE", "path": "/agent/runs/{threadId}/{runId}"}
-    from agui.client.capabilities import decode_capabilities
+    from agui.client._capabilities import decode_capabilities
 
     assert decode_capabilities(doc).transport.resumable is True
 
@@ -255,7 +255,7 @@ def test_store_none_turns_the_log_off_not_resumable_no_ids_and_a_run_id_may_run_
 
 def test_protobuf_responses_of_a_resumable_run_keep_their_framing_without_cursor(server):
     pytest.importorskip("google.protobuf")
-    from agui.wire.proto import iter_proto_frames
+    from agui.wire._proto import iter_proto_frames
 
     accept = "application/vnd.ag-ui.event+proto"
     response = httpx.post(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 
-from agui.cli.main import main
+from agui._cli.main import main
 
 #: ids the SDK mints itself (e.g. for retired THINKING_* events) are uuid4s
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

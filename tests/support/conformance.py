@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from agui._versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.errors import DecodeError
-from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.wire import decode_event
 from support import shared_path as shared
 

@@ -11,7 +11,7 @@ import msgspec.inspect as mi
 from hypothesis import strategies as st
 
 from agui.types import EVENT_TYPES, JsonPatchOperation, NonNullJson
-from agui.wire.patch import PATCH_FIELDS
+from agui.wire._patch_check import PATCH_FIELDS
 
 _json_scalars = (
     st.none()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agui.wire import decode_event, encode_json
-from agui.wire.proto import decode_proto_event
+from agui.wire._proto import decode_proto_event
 
 
 def json_path(body: bytes) -> object:

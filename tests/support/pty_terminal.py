@@ -1,4 +1,4 @@
-"""board-watch on a real terminal: ``python -m agui.cli ARGV`` as the session leader of a
+"""board-watch on a real terminal: ``python -m agui._cli ARGV`` as the session leader of a
 new pseudo-terminal (stdlib ``pty``), so the line discipline turns ``\\x03`` into SIGINT
 exactly as a terminal does. Every wait is bounded by :data:`DEADLINE` seconds (a missed
 deadline fails the test with the output so far); nothing is timed."""
@@ -24,7 +24,7 @@ class Terminal:
         pid, fd = pty.fork()
         if pid == 0:  # child: becomes the session leader with the pty as its terminal
             try:
-                os.execve(sys.executable, [sys.executable, "-m", "agui.cli", *argv], env)
+                os.execve(sys.executable, [sys.executable, "-m", "agui._cli", *argv], env)
             finally:
                 os._exit(127)
         self.pid, self.fd = pid, fd

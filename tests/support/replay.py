@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agui.wire.sse import SseReader
+from agui.wire._sse import SseReader
 
 
 async def replayed_frames(transport: Any, run_input: Any = None) -> list[Any]:

@@ -31,7 +31,7 @@ class ScreenTerminal:
         env = dict(os.environ, TERM="xterm", COLUMNS=str(cols), LINES=str(rows))
         env.pop("NO_COLOR", None)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agui.cli", *argv],
+            [sys.executable, "-m", "agui._cli", *argv],
             stdin=slave,
             stdout=slave,
             stderr=slave,

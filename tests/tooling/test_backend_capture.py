@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agui.backends import fake
-from agui.client.session import Session
+from agui.client._session import Session
+from agui.testing._agents import fake
 from agui.transports import HttpTransport, ReplayTransport
 from agui.updates import Done, ErrorUpdate
 

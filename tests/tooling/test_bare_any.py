@@ -1,7 +1,7 @@
 """Bare ``Any`` stays only where a value is arbitrary JSON (issue 24, item 5): the share of
 annotated parameters in ``agui/`` whose annotation is ``Any`` / ``typing.Any`` may only go down.
 
-A parameter that IS arbitrary decoded JSON says :data:`agui.jsonvalue.JSONValue` (or
+A parameter that IS arbitrary decoded JSON says :data:`agui._jsonvalue.JSONValue` (or
 ``JSONObject`` / ``JSONArray``), which this count does not see as bare ``Any``; every other
 parameter has its real type. Lower ``CEILING`` when the count drops; never raise it."""
 

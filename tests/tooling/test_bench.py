@@ -418,7 +418,7 @@ def test_realistic_mix_is_deterministic_and_carries_the_heavy_event_kinds():
 
 @pytest.mark.parametrize("mix", ["basic", "realistic"])
 def test_each_mix_verifies_cleanly_in_strict_mode(mix):
-    from agui.pipeline.core import Pipeline
+    from agui.pipeline._pipeline import Pipeline
     from agui.updates import ErrorUpdate, WarningUpdate
 
     benchgen = _benchgen()

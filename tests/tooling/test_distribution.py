@@ -33,7 +33,7 @@ def test_the_installed_metadata_is_agui_sdk_at_the_package_version():
 
 
 def test_the_version_command_reads_the_agui_sdk_metadata():
-    from agui.cli.main import _version
+    from agui._cli.main import _version
 
     assert _version() == importlib.metadata.version("agui-sdk")
 

@@ -126,8 +126,8 @@ OUTPUT = [b for b in ALL_BLOCKS if b.lang == ""]
 
 
 def _serve_fake() -> Any:
-    from agui.backends.fake import create_app
     from agui.server import BackgroundServer
+    from agui.testing._agents.fake import create_app
 
     return BackgroundServer(create_app())
 
@@ -152,7 +152,7 @@ def sse_response() -> Iterator[dict[str, Any]]:
 def _scenario_sse(name: str) -> bytes:
     import json
 
-    from agui.backends.fake import scenario_events
+    from agui.testing._agents.fake import scenario_events
     from agui.wire import encode_sse
 
     run_input = {
@@ -181,7 +181,7 @@ def sse_halves() -> Iterator[dict[str, Any]]:
 def proto_frames() -> Iterator[dict[str, Any]]:
     """``event``: a struct to encode; ``chunk``: protobuf frames of a short run."""
     from agui.types import RunFinishedEvent, RunStartedEvent, TextMessageStartEvent
-    from agui.wire.proto import encode_proto_frame
+    from agui.wire._proto import encode_proto_frame
 
     run = [RunStartedEvent(thread_id="t", run_id="r"), RunFinishedEvent(thread_id="t", run_id="r")]
     yield {
@@ -233,8 +233,8 @@ def task_board() -> Iterator[dict[str, Any]]:
     """``conversation``: the task-board agent's, over loopback HTTP, after ``add buy milk,
     call mum`` and ``done 1`` (the board surface it draws)."""
     from agui import HttpTransport, Session
-    from agui.backends.task_board import create_app, offered_tools
     from agui.server import BackgroundServer
+    from agui.testing._agents.task_board import create_app, offered_tools
 
     with BackgroundServer(create_app()) as server:
         session = Session(HttpTransport(server.url + "/agent"), tools=offered_tools())
@@ -327,7 +327,7 @@ def check_command(words: list[str]) -> None:
     """Raise AssertionError naming what is wrong with one documented command."""
     program, args = words[0], words[1:]
     if program == "board-watch":
-        from agui.cli.main import build_parser
+        from agui._cli.main import build_parser
 
         parser = build_parser()
         parser.exit_on_error = False

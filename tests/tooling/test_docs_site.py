@@ -62,7 +62,7 @@ def test_the_readme_documents_the_resume_contract_and_the_store_choice_with_the_
     import inspect
 
     from agui.server import create_app
-    from agui.server.runlog.memory import MemoryRunStore
+    from agui.server._runlog.memory import MemoryRunStore
 
     section = README.split("## Resumable runs (the wire contract)", 1)[1].split("\n## ", 1)[0]
     for term in (

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 from support import SHARED, shared_path
 
-from agui.conformance import run_paths
-from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
+from agui._versioning import IMPLEMENTED_PROTOCOL_VERSION
+from agui.testing.conformance import run_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = f"spec-{IMPLEMENTED_PROTOCOL_VERSION}"
@@ -63,9 +63,9 @@ import msgspec
 import agui_generated.agui as g
 assert g.__file__.startswith(tmp), g.__file__
 from agui import updates as u
-from agui.cli.render import render_all
-from agui.conformance import run_paths
-from agui.client.session import Session
+from agui._cli.render import render_all
+from agui.testing.conformance import run_paths
+from agui.client._session import Session
 from agui.transports import ReplayTransport
 from agui.types import EVENT_TYPES
 from agui.wire import decode_event, encode_event

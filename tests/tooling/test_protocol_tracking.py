@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from support import SHARED, shared_path
 
-from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
+from agui._versioning import IMPLEMENTED_PROTOCOL_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ("upstream", "agui", f"spec-{IMPLEMENTED_PROTOCOL_VERSION}", "schema.json")
@@ -90,8 +90,8 @@ def test_a_breaking_rename_exits_3_naming_every_reader_and_writes_nothing(tmp_pa
     ]
     started = next(ln for ln in lines if "StepStartedEvent" in ln)
     for reader in (
-        "agui/pipeline/apply/runs.py:RunAppliers.step_started",
-        "agui/pipeline/verify/items.py:RunItems._step_started",
+        "agui/pipeline/_apply/run_events.py:RunAppliers.step_started",
+        "agui/pipeline/_verify/items.py:RunItems._step_started",
         "agent callback on_step_started_event",
         "protobuf StepStartedEvent.step_name",
     ):
@@ -119,7 +119,7 @@ def test_an_accepted_rename_reserves_the_old_protobuf_number_and_leaves_the_tree
     assert check.returncode == 0, check.stdout
 
     # the handlers take their event's class: the type gate names each read of the old member
-    handlers = ["agui/pipeline/apply/runs.py", "agui/pipeline/verify/items.py"]
+    handlers = ["agui/pipeline/_apply/run_events.py", "agui/pipeline/_verify/items.py"]
     gate = _run(
         [
             sys.executable,
@@ -149,12 +149,12 @@ import agui_generated.agui as g
 assert g.__file__.startswith(tree), g.__file__
 from agui import updates as u
 from agui.agent import AgentSubscriber, CALLBACKS
-from agui.cli.render import render_all
-from agui.client.session import Session
-from agui.pipeline.compact import compact_events
+from agui._cli.render import render_all
+from agui.client._session import Session
+from agui.pipeline._compact import compact_events
 from agui.transports import ReplayTransport
 from agui.wire import decode_event, encode_event
-from agui.wire.proto import encode_proto_frame, iter_proto_frames
+from agui.wire._proto import encode_proto_frame, iter_proto_frames
 
 stream = [
     {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},

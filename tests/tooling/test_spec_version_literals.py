@@ -1,7 +1,7 @@
-"""The AG-UI protocol version we track is written once: ``agui.versioning``.
+"""The AG-UI protocol version we track is written once: ``agui._versioning``.
 
 Everything else (upstream folder names such as ``spec-X.Y``, sync's default, drift's upstream
-path) derives it from :data:`agui.versioning.IMPLEMENTED_PROTOCOL_VERSION`.
+path) derives it from :data:`agui._versioning.IMPLEMENTED_PROTOCOL_VERSION`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 
 from support import ROOT
 
-from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION, parse_version
+from agui._versioning import IMPLEMENTED_PROTOCOL_VERSION, parse_version
 
 #: an upstream folder name with its version spelled out, e.g. ``spec-1.1``
 SPEC_FOLDER = re.compile(r"spec-\d+\.\d+")

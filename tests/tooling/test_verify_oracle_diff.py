@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agui import rules as R
+from agui import _rules as R
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import pytest
 
+from agui._cli.target import make_transport
 from agui.agent import HttpAgent
-from agui.backends.fake import create_app
-from agui.cli.target import make_transport
-from agui.client.session import Session
-from agui.client.sync import SyncSession
+from agui.client._session import Session
+from agui.client._sync import SyncSession
 from agui.server import BackgroundServer
+from agui.testing._agents.fake import create_app
 from agui.transports import HttpTransport, default_transport
 
 pytest.importorskip("httptools", reason="the fast extra (httptools) is part of the dev extra")
-from agui.transports.fast_http import FastHttpTransport
+from agui.transports._fast_http import FastHttpTransport
 
 PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 

@@ -1,4 +1,4 @@
-"""Hostile redirects: every hop's port is checked (agui.transports.http)."""
+"""Hostile redirects: every hop's port is checked (agui.transports._http)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.errors import TransportError
 from agui.server import BackgroundServer
 from agui.transports import FastHttpTransport, HttpTransport

@@ -14,10 +14,10 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from agui.client.reconnect import Cursor
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.errors import CursorTooLong, FrameTooLarge
 from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports._reconnect import Cursor
 from agui.types import (
     RunFinishedEvent,
     RunStartedEvent,
@@ -27,7 +27,7 @@ from agui.types import (
 )
 from agui.updates import Done, ErrorUpdate
 from agui.wire import encode_event
-from agui.wire.sse import MAX_CURSOR_CHARS
+from agui.wire._sse import MAX_CURSOR_CHARS
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,13 +11,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agui.errors import TransportError
-from agui.pipeline.core import Pipeline
+from agui.pipeline._pipeline import Pipeline
 from agui.server import BackgroundServer, create_app
-from agui.server.encoder import accepts_protobuf, prefers_protobuf
-from agui.transports.fast_http import FastHttpTransport
-from agui.transports.http import PROTOBUF_ACCEPT, HttpTransport
+from agui.server._encoder import accepts_protobuf, prefers_protobuf
+from agui.transports._fast_http import FastHttpTransport
+from agui.transports._http import PROTOBUF_ACCEPT, HttpTransport
 from agui.wire import decode_event, decode_input
-from agui.wire.proto import PROTOBUF_MEDIA_TYPE, encode_proto_frame, iter_proto_frames
+from agui.wire._proto import PROTOBUF_MEDIA_TYPE, encode_proto_frame, iter_proto_frames
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -20,13 +20,13 @@ import pytest
 pytest.importorskip("google.protobuf")
 
 
-from agui.backends import fake
-from agui.cli.main import main
+from agui._cli.main import main
 from agui.errors import DecodeError, TransportError
-from agui.transports.recording import Recording
-from agui.transports.replay import ReplayTransport, load_events
+from agui.testing._agents import fake
+from agui.transports._recording import Recording
+from agui.transports._replay import ReplayTransport, load_events
 from agui.wire import decode_event
-from agui.wire.proto import encode_proto_frame, iter_proto_frames
+from agui.wire._proto import encode_proto_frame, iter_proto_frames
 
 ROOT = Path(__file__).resolve().parents[2]
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
@@ -207,7 +207,7 @@ def test_a_large_protobuf_recording_is_read_in_memory_independent_of_its_size(tm
         file.write(body(CLOSE, END))
     assert path.stat().st_size > 60_000_000
     out, peak = peak_rss_mb(f"""
-        from agui.transports.recording import Recording
+        from agui.transports._recording import Recording
         recording = Recording({str(path)!r})
         n = sum(1 for _ in recording.items())
         print(recording.kind, recording.count, n, recording.thread_id, recording.run_id)

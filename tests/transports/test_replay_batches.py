@@ -10,8 +10,8 @@ import pytest
 from support.replay import replayed_frames
 
 from agui.errors import EncodeError
-from agui.transports.recording import Recording
-from agui.transports.replay import YIELD_EVERY, ReplayTransport
+from agui.transports._recording import Recording
+from agui.transports._replay import YIELD_EVERY, ReplayTransport
 from agui.types import RunAgentInput, TextMessageContentEvent
 from agui.wire import encode_json
 
@@ -103,7 +103,7 @@ def _big_array_body(n: int) -> bytes:
 
 def test_bytes_not_utf8_in_a_json_array_are_refused_wherever_a_chunk_ends(tmp_path):
     from agui.errors import DecodeError
-    from agui.transports.recording import CHUNK_BYTES
+    from agui.transports._recording import CHUNK_BYTES
 
     body = _big_array_body(6000)
     assert len(body) > CHUNK_BYTES

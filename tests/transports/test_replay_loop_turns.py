@@ -11,10 +11,10 @@ import json
 import pytest
 from support.replay import replayed_frames
 
-from agui.client.session import Session
-from agui.transports.replay import YIELD_EVERY, ReplayTransport
+from agui.client._session import Session
+from agui.transports._replay import YIELD_EVERY, ReplayTransport
 from agui.types import RunAgentInput, TextMessageContentEvent
-from agui.wire.sse import SseReader
+from agui.wire._sse import SseReader
 
 
 def _input() -> RunAgentInput:

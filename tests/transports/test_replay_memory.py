@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from agui.cli.main import main
-from agui.cli.render import Renderer, RenderOptions
-from agui.transports.recording import CHUNK_BYTES
+from agui._cli.main import main
+from agui._cli.render import Renderer, RenderOptions
+from agui.transports._recording import CHUNK_BYTES
 from agui.updates import TextDelta, TextEnded, TextStarted, join_deltas
 
 N = 5_000

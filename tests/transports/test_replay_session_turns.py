@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from agui.client.session import Session
-from agui.transports.replay import YIELD_EVERY, ReplayTransport
+from agui.client._session import Session
+from agui.transports._replay import YIELD_EVERY, ReplayTransport
 
 
 def _events(n: int) -> list[dict[str, object]]:

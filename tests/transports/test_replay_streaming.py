@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(
 from support.memory import peak_rss_mb
 
 from agui.errors import DecodeError
-from agui.transports.recording import Recording
+from agui.transports._recording import Recording
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = 1_000_000
@@ -27,7 +27,7 @@ EVENTS = 1_000_000
 
 def cli(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "agui.cli", *argv],
+        [sys.executable, "-m", "agui._cli", *argv],
         check=False,
         capture_output=True,
         text=True,
@@ -78,7 +78,7 @@ def test_replay_of_a_sparse_file_over_the_default_cap_is_one_line_without_readin
         file.truncate(1024**3 + 1)  # sparse: no disk used
     out, peak = peak_rss_mb(f"""
         import io
-        from agui.cli.main import main
+        from agui._cli.main import main
         err = io.StringIO()
         code = main(["replay", {str(path)!r}], stdin=io.StringIO(), stdout=io.StringIO(),
                     stderr=err)
@@ -97,7 +97,7 @@ def test_replay_of_a_gigabyte_of_zeros_is_one_error_line_in_bounded_memory(tmp_p
         file.truncate(1000**3)  # 1 GB of zeros, sparse, under the default cap
     out, peak = peak_rss_mb(f"""
         import io
-        from agui.cli.main import main
+        from agui._cli.main import main
         err = io.StringIO()
         code = main(["replay", {str(path)!r}], stdin=io.StringIO(), stdout=io.StringIO(),
                     stderr=err)
@@ -140,7 +140,7 @@ def test_a_million_event_recording_is_read_in_memory_independent_of_its_size(mil
     path = million[layout]
     assert path.stat().st_size > 60_000_000
     out, peak = peak_rss_mb(f"""
-        from agui.transports.recording import Recording
+        from agui.transports._recording import Recording
         recording = Recording({str(path)!r})
         n = sum(1 for _ in recording.items())
         print(recording.kind, recording.count, n, recording.thread_id, recording.run_id)
@@ -190,7 +190,7 @@ async def test_replay_of_a_large_sse_body_given_as_bytes_yields_it_in_pieces():
     # a captured body passed as bytes is read like a file: bounded pieces, never
     # one item holding the whole body, and no second copy of it kept
     from agui.transports import ReplayTransport
-    from agui.transports.recording import CHUNK_BYTES
+    from agui.transports._recording import CHUNK_BYTES
 
     frame = b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x"}\n\n'
     body = (

@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.errors import DecodeError, TransportError
 from agui.server import BackgroundServer, agent_route
 from agui.transports import (
@@ -559,7 +559,7 @@ async def test_replay_sources_answer_successive_runs_and_record_requests():
 async def test_recorded_fixture_replays_like_the_live_fake_backend(scenario, Http):
     """fixtures/<scenario>-run.json (recorded by tools/capture.py from serve-fake)
     gives the same updates through ReplayTransport as the live backend over HTTP."""
-    from agui.backends import fake
+    from agui.testing._agents import fake
 
     name = {"chunks": "chunked"}.get(scenario, scenario)
     path = Path(__file__).resolve().parents[2] / "fixtures" / f"{name}-run.json"
@@ -606,7 +606,7 @@ def test_a_header_that_would_split_the_request_head_is_refused_at_construction(H
 )
 def test_an_httpx_error_without_detail_is_named_not_left_as_a_trailing_colon(exc, expected):
     # uvicorn aborting a response mid-body reached us as a ReadError with no text
-    from agui.transports.http import _wrap
+    from agui.transports._http import _wrap
 
     assert str(_wrap(exc, "http://h/agent")) == expected
 

@@ -23,10 +23,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agui.client.session import Session
+from agui.client._session import Session
 from agui.errors import TransportError
 from agui.transports import FastHttpTransport, HttpTransport
-from agui.transports.inflate import ACCEPT_ENCODING, SLICE_BYTES
+from agui.transports._inflate import ACCEPT_ENCODING, SLICE_BYTES
 from agui.types import RunFinishedEvent, RunStartedEvent
 from agui.updates import Done, ErrorUpdate
 from agui.wire import encode_event

@@ -1,4 +1,4 @@
-"""SSE bytes through :class:`agui.wire.sse.SseReader` against a reference
+"""SSE bytes through :class:`agui.wire._sse.SseReader` against a reference
 splitter (a direct, slow reading of the WHATWG event-stream rules this reader
 implements: LF/CRLF/CR line ends, a leading UTF-8 BOM skipped, ``data`` lines
 joined with LF, other fields and comments ignored, a last frame without its
@@ -18,7 +18,7 @@ import pytest
 from support.fuzz import Tally
 
 from agui.errors import FrameTooLarge
-from agui.wire.sse import SseReader
+from agui.wire._sse import SseReader
 
 SCALE = max(1, int(os.environ.get("AGUI_FUZZ_SCALE", "1") or 1))
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fuzz"

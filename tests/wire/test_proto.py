@@ -14,10 +14,10 @@ from agui_generated import agui_pb2 as pb
 from support import shared_path as shared
 from support.conformance import valid_conformance_events
 
+from agui._versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.errors import DecodeError, FrameTooLarge
-from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.wire import decode_event, decode_event_lenient, encode_event
-from agui.wire.proto import (
+from agui.wire._proto import (
     ProtoFrameReader,
     UnknownEventArm,
     decode_proto_event,
@@ -26,8 +26,8 @@ from agui.wire.proto import (
     looks_like_proto_stream,
     unknown_arm_json,
 )
-from agui.wire.proto_convert import EXACT_INTEGER_LIMIT
-from agui.wire.sse import MAX_FRAME_BYTES
+from agui.wire._proto_convert import EXACT_INTEGER_LIMIT
+from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -225,7 +225,7 @@ def test_frames_split_anywhere_decode_the_same():
 def test_a_frame_over_the_cap_is_frame_too_large():
     reader = ProtoFrameReader()
     with pytest.raises(FrameTooLarge):
-        reader.feed(struct.pack(">I", MAX_FRAME_BYTES + 1))
+        reader.feed(struct.pack(">I", DEFAULT_MAX_FRAME_BYTES + 1))
     with pytest.raises(FrameTooLarge):
         reader.feed(b"")
 

@@ -19,7 +19,7 @@ import pytest
 from support.conformance import valid_conformance_events
 
 from agui.wire import decode_event
-from agui.wire.proto import encode_proto_frame, iter_proto_frames
+from agui.wire._proto import encode_proto_frame, iter_proto_frames
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))

@@ -20,13 +20,13 @@ from agui import types as T
 from agui.errors import DecodeError
 from agui.types import EVENT_TYPES
 from agui.wire import encode_json, to_json_value
-from agui.wire.proto import (
+from agui.wire._proto import (
     ProtoFrameReader,
     decode_proto_event,
     decode_typed_event,
     encode_proto_frame,
 )
-from agui.wire.proto_convert import event_to_pb, read_varint
+from agui.wire._proto_convert import event_to_pb, read_varint
 
 ARMED = sorted(tag for tag in EVENT_TYPES if tag.lower() in pb.Event.DESCRIPTOR.fields_by_name)
 

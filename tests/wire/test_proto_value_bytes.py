@@ -16,7 +16,7 @@ from support.proto import json_path
 
 from agui import types as T
 from agui.errors import DecodeError
-from agui.wire.proto import (
+from agui.wire._proto import (
     ProtoFrameReader,
     decode_proto_event,
     decode_typed_event,

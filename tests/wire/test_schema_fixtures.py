@@ -9,7 +9,7 @@ shallower inside the same member).
 
 JSON Patch slots (STATE_DELTA ``delta``, ACTIVITY_DELTA ``patch``) are typed as open op objects
 (``OpenJsonPatch``: members an op does not define must survive), so the per-op rules are checked
-by the wire codec (``agui.wire.patch.check_ops``, what ``decode_event(strict=True)`` runs after
+by the wire codec (``agui.wire._patch_check.check_ops``, what ``decode_event(strict=True)`` runs after
 msgspec): this lane runs that check too, and its error path stands in for msgspec's location.
 
 The fixtures were written for the pre-1.0 draft schema. Deliberate differences from our 1.0
@@ -30,7 +30,7 @@ from support import SHARED, shared_path
 
 from agui import types
 from agui.errors import DecodeError
-from agui.wire.patch import PATCH_FIELDS, check_ops
+from agui.wire._patch_check import PATCH_FIELDS, check_ops
 
 FIXTURE_PARTS = ("upstream", "agui", "spec-draft", "fixtures")
 

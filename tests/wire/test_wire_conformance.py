@@ -3,7 +3,7 @@
 Only the expectations the wire layer decides are checked here — what is
 dropped, stripped, repaired or rejected while decoding, and the warnings that
 say so. Ordering rules, chunk expansion and the reducer belong to the verifier,
-normalizer and applier lanes (``python -m agui.conformance``).
+normalizer and applier lanes (``python -m agui.testing.conformance``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from support import shared_path
 
+from agui._versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.errors import DecodeError
 from agui.types import event_type
-from agui.versioning import IMPLEMENTED_PROTOCOL_VERSION
 from agui.wire import EventDecoder, encode_event, to_json_value
 
 pytestmark = pytest.mark.upstream
@@ -111,7 +111,7 @@ def test_wire_expectations(name):
 
 def test_unknown_enum_role_is_stripped_with_a_warning_not_fatal():
     # unknown-enum-value-role-fatal pins the reference client's admitted gap; we follow the
-    # spec (basic/processing), as agui/conformance/table.py records: the role is stripped
+    # spec (basic/processing), as agui/testing/conformance/_table.py records: the role is stripped
     events, warnings, error = _run(_load("unknown-enum-value-role-fatal")["stream"])
     assert error is None
     assert [event_type(ev) for ev in events][:2] == ["RUN_STARTED", "TEXT_MESSAGE_START"]

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agui.errors import DecodeError
-from agui.pipeline.core import Pipeline
+from agui.pipeline._pipeline import Pipeline
 from agui.types import EVENT_TYPES, RunAgentInput, TextMessageContentEvent
 from agui.updates import ErrorUpdate
 from agui.wire import (
@@ -30,7 +30,7 @@ from agui.wire import (
     decode_input,
     decode_input_lenient,
 )
-from agui.wire.shapes import shape_of
+from agui.wire._shapes import shape_of
 
 EVENT_ENTRY_POINTS = {
     "decode_event": decode_event,

@@ -1,4 +1,4 @@
-"""JSON Patch operations on the wire (agui.wire.patch): open objects, checked per op."""
+"""JSON Patch operations on the wire (agui.wire._patch_check): open objects, checked per op."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from agui.errors import DecodeError
 from agui.types import ActivityDeltaEvent, AddOperation, StateDeltaEvent
 from agui.wire import EventDecoder, decode_event, decode_event_lenient, encode_event
-from agui.wire.patch import OP_MEMBERS, check_ops, ops_ok
+from agui.wire._patch_check import OP_MEMBERS, check_ops, ops_ok
 
 
 def dumps(obj) -> bytes:

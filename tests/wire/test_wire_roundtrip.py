@@ -35,7 +35,7 @@ from agui.wire import (
     encode_sse_event,
     to_json_value,
 )
-from agui.wire.sse import SseReader
+from agui.wire._sse import SseReader
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -154,7 +154,7 @@ def test_null_omission_on_output(cls, data):
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_quick_null_check_agrees_with_the_path_walk(cls, data):
-    from agui.wire.shapes import has_legacy_null, null_paths, shape_of
+    from agui.wire._shapes import has_legacy_null, null_paths, shape_of
 
     value = data.draw(_with_nulls(mi.type_info(cls)))
     shape = shape_of(cls)

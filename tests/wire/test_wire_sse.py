@@ -452,7 +452,7 @@ def test_a_huge_chunk_of_small_frames_yields_every_frame():
 def test_slicing_a_chunk_does_not_change_the_outcome(data, slice_bytes, cap):
     from unittest import mock
 
-    from agui.wire import sse
+    from agui.wire import _sse as sse
 
     whole = _outcome([data], cap)
     assert read_all([data]) == reference_frames(data)
