@@ -162,7 +162,7 @@ def interop_adk(session: nox.Session) -> None:
 @nox.session(venv_backend="venv", reuse_venv=True)
 def interop_crewai(session: nox.Session) -> None:
     """CrewAI's AG-UI server (``ag-ui-crewai``, tests/interop/test_crewai.py) in a venv of
-    its own with the ``interop-crewai`` extra: it needs fastapi<0.116 and pydantic 2.12."""
+    its own with the ``interop-crewai`` extra: it needs fastapi<0.116 and pydantic<2.13."""
     session.install("-e", ".[interop-crewai]")
     session.run("python", "-m", "pytest", "tests/interop/test_crewai.py", *session.posargs)
 
@@ -170,6 +170,6 @@ def interop_crewai(session: nox.Session) -> None:
 @nox.session(venv_backend="venv", reuse_venv=True)
 def interop_langroid(session: nox.Session) -> None:
     """Langroid's AG-UI server (``ag-ui-langroid``, tests/interop/test_langroid.py) in a venv
-    of its own with the ``interop-langroid`` extra: langroid needs protobuf 7 (dev pins 6)."""
+    of its own with the ``interop-langroid`` extra: langroid brings ~180 packages dev does not need."""
     session.install("-e", ".[interop-langroid]")
     session.run("python", "-m", "pytest", "tests/interop/test_langroid.py", *session.posargs)

@@ -1,7 +1,7 @@
 """CrewAI's AG-UI endpoint (``ag-ui-crewai``, a Flow) on loopback, the LLM mocked by
 LiteLLM's own offline mock (``crewai_peer``), consumed by agui's Session and by board-watch.
 
-``ag-ui-crewai`` requires ``fastapi<0.116`` and pydantic 2.12 through crewai, which conflict
+``ag-ui-crewai`` requires ``fastapi<0.116`` and ``pydantic<2.13`` through crewai, which conflict
 with the ``interop`` pins; it has its own extra, ``interop-crewai``, and ``nox -s
 interop_crewai`` runs this module in a venv of its own; anywhere else it is skipped.
 """

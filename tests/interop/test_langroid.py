@@ -2,8 +2,8 @@
 with tiktoken's download avoided (``langroid_peer``), consumed by agui's Session and by
 board-watch.
 
-``ag-ui-langroid`` pulls in langroid (about 180 packages, protobuf 7 among them, where dev
-pins protobuf 6); it has its own extra, ``interop-langroid``, and ``nox -s
+``ag-ui-langroid`` pulls in langroid (about 180 packages, onnxruntime and qdrant-client among
+them, which dev has no other use for); it has its own extra, ``interop-langroid``, and ``nox -s
 interop_langroid`` runs this module in a venv of its own; anywhere else it is skipped.
 """
 
