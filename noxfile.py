@@ -1,7 +1,8 @@
 """nox sessions: tests, regen, drift, sync, bench, lint, docs, release, oracle, fuzz, interop,
-interop_maf.
+and the interop sessions of the peers that need a venv of their own (``interop_maf``,
+``interop_adk`` ...).
 
-Every session but ``interop_maf`` runs in the current environment (``venv_backend="none"``):
+Every session but the ``interop_*`` ones runs in the current environment (``venv_backend="none"``):
 set up once with the README's test command (``pip install -e '.[dev]'``), then run e.g.
 ``nox -s regen -- --check``. Arguments after ``--`` go to the tool.
 """
@@ -153,9 +154,15 @@ def fuzz(session: nox.Session) -> None:
 @nox.session(venv_backend="none")
 def interop(session: nox.Session) -> None:
     """Real AG-UI servers of other frameworks on loopback (the ``interop`` extra, part of
-    ``dev``), then :func:`interop_maf` for the one peer that cannot share that environment."""
+    ``dev``), then each peer that cannot share that environment in a venv of its own
+    (:data:`OWN_VENV_PEERS`)."""
     session.run("python", "-m", "pytest", "tests/interop", *session.posargs)
-    session.notify("interop_maf", session.posargs)
+    for peer in OWN_VENV_PEERS:
+        session.notify(peer, session.posargs)
+
+
+#: the interop sessions whose framework cannot share the dev environment (each its own venv)
+OWN_VENV_PEERS = ("interop_maf", "interop_adk", "interop_crewai", "interop_langroid")
 
 
 @nox.session(venv_backend="venv", reuse_venv=True)
@@ -165,3 +172,27 @@ def interop_maf(session: nox.Session) -> None:
     ag-ui-protocol<0.2 and fastapi<0.142, which conflict with the ``interop`` pins."""
     session.install("-e", ".[interop-maf]")
     session.run("python", "-m", "pytest", "tests/interop/test_agent_framework.py", *session.posargs)
+
+
+@nox.session(venv_backend="venv", reuse_venv=True)
+def interop_adk(session: nox.Session) -> None:
+    """Google ADK's AG-UI server (``ag-ui-adk``, tests/interop/test_adk.py) in a venv of its
+    own with the ``interop-adk`` extra: google-adk brings ~80 packages dev does not need."""
+    session.install("-e", ".[interop-adk]")
+    session.run("python", "-m", "pytest", "tests/interop/test_adk.py", *session.posargs)
+
+
+@nox.session(venv_backend="venv", reuse_venv=True)
+def interop_crewai(session: nox.Session) -> None:
+    """CrewAI's AG-UI server (``ag-ui-crewai``, tests/interop/test_crewai.py) in a venv of
+    its own with the ``interop-crewai`` extra: it needs fastapi<0.116 and pydantic<2.13."""
+    session.install("-e", ".[interop-crewai]")
+    session.run("python", "-m", "pytest", "tests/interop/test_crewai.py", *session.posargs)
+
+
+@nox.session(venv_backend="venv", reuse_venv=True)
+def interop_langroid(session: nox.Session) -> None:
+    """Langroid's AG-UI server (``ag-ui-langroid``, tests/interop/test_langroid.py) in a venv
+    of its own with the ``interop-langroid`` extra: langroid brings ~180 packages dev does not need."""
+    session.install("-e", ".[interop-langroid]")
+    session.run("python", "-m", "pytest", "tests/interop/test_langroid.py", *session.posargs)

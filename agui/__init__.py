@@ -101,6 +101,7 @@ _EXPORTS: dict[str, str] = {
     "DecodeError": "agui.errors",
     "UnknownEventType": "agui.errors",
     "FrameTooLarge": "agui.errors",
+    "CursorTooLong": "agui.errors",
     "EncodeError": "agui.errors",
     "ProtocolViolation": "agui.errors",
     "TransportError": "agui.errors",
@@ -293,6 +294,7 @@ if TYPE_CHECKING:
     from agui.client._sync import SyncSession as SyncSession
     from agui.errors import AguiError as AguiError
     from agui.errors import CursorError as CursorError
+    from agui.errors import CursorTooLong as CursorTooLong
     from agui.errors import DecodeError as DecodeError
     from agui.errors import EncodeError as EncodeError
     from agui.errors import FrameTooLarge as FrameTooLarge
@@ -365,6 +367,7 @@ __all__ = [
     "CancelToken",
     "Context",
     "CursorError",
+    "CursorTooLong",
     "Custom",
     "DecodeError",
     "DeveloperMessage",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # (annotations only)
 __all__ = [
     "AguiError",
     "CursorError",
+    "CursorTooLong",
     "DecodeError",
     "EncodeError",
     "FrameTooLarge",
@@ -111,6 +112,20 @@ class FrameTooLarge(DecodeError):
         self.size = size
         self.limit = limit
         super().__init__(f"SSE frame of at least {size} bytes exceeds the {limit}-byte cap")
+
+
+class CursorTooLong(FrameTooLarge):
+    """An SSE frame's ``id:`` (the resume cursor) is longer than the client keeps
+    (:data:`agui.wire._sse.MAX_CURSOR_CHARS`): refused like an oversized frame,
+    the stream ends (a cursor is an opaque token of a few dozen characters; a
+    longer one is a peer trying to fill the client's memory)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        DecodeError.__init__(
+            self, f"SSE id (cursor) of {size} characters exceeds the {limit}-character cap"
+        )
 
 
 class ProtocolViolation(AguiError):

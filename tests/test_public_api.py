@@ -233,9 +233,9 @@ def test_every_update_a_session_yields_and_every_error_is_top_level():
         if inspect.isclass(obj)
         and issubclass(obj, agui.errors.AguiError | agui.errors.SubscriberWarning)
     }
-    # Reconnecting joined the updates; CursorError and RunFailedError (Done.raise_for_outcome)
-    # the errors
-    assert len(updates) == 28 and len(errors) == 15
+    # Reconnecting joined the updates; CursorError, CursorTooLong and RunFailedError
+    # (Done.raise_for_outcome) the errors
+    assert len(updates) == 28 and len(errors) == 16
     assert updates | errors | {"Update", "Outcome"} <= set(agui._EXPORTS)
 
 

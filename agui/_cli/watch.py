@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -283,8 +283,9 @@ async def drive(
     live = live_view(console, renderer.options)  # on a terminal: open items drawn as they grow
     out: Any = console if live is None else live
     proven = run_id is None or options.pinned is None  # (the run's proof is kept once)
+    updates = done_last(run)
     try:
-        async for update in run:
+        async for update in updates:
             if not proven:
                 proven = _keep_proof(run, run_id, options)
             err = _fatal(update, result.started)
@@ -326,6 +327,7 @@ async def drive(
     finally:
         if live is not None:
             live.close()
+        await updates.aclose()
         aclose = getattr(run, "aclose", None)
         if aclose is not None:
             await aclose()
@@ -344,6 +346,33 @@ async def drive(
     elif result.done is None:
         console.write(renderer.flush())
     return result
+
+
+async def done_last(run: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
+    """``run``'s updates with a ``Done`` held back until an update other than a
+    warning or an error follows, or the run's updates end: what the pipeline
+    reports after the run's end (a ``RUN_FINISHED`` after ``RUN_ERROR``, which
+    adk-agui-middleware sends, is a protocol violation) is printed before the
+    ``done`` line that closes the run."""
+    held: Any = None
+    async for update in run:
+        role = DONE_LAST.get(type(cast(object, update)))
+        if role == "hold":
+            if held is not None:
+                yield held
+            held = update
+            continue
+        if held is not None and role != "late":
+            yield held
+            held = None
+        yield update
+    if held is not None:
+        yield held
+
+
+DONE_LAST: dict[type, str] = {u.Done: "hold", u.ErrorUpdate: "late", u.WarningUpdate: "late"}
+"""Update class -> what :func:`done_last` does with it: ``hold`` (a ``Done``,
+held back) or ``late`` (let pass a held ``Done``); any other class releases it."""
 
 
 def run_interruptibly(

@@ -103,6 +103,7 @@ from agui._lines.formats import (
 )
 from agui._lines.sanitize import sanitize, sanitize_block
 from agui.a2ui import ACTIVITY_TYPE, RENDER_TOOL
+from agui.pipeline._profiles import interrupt_prompt
 from agui.updates import join_deltas
 
 __all__ = [
@@ -165,6 +166,7 @@ class _Open:
     name: str = ""
     tag: str = ""
     mark: int = 0  # parts[:mark] are joined blocks (see _BLOCK)
+    held: list[Line] = field(default_factory=list[Line])  # a call's result, printed after it
 
 
 _BLOCK = 512
@@ -348,10 +350,17 @@ class Renderer:
         if self.options.fragments:
             parts = item.parts if item is not None else [up.arguments]
             lines.append(Line("args", f"{tag} {join_fragments(parts)}"))
+        if item is not None:
+            lines += item.held
         return lines
 
     def _on_ToolResult(self, up: u.ToolResult) -> list[Line]:
-        return self._result(up.tool_call_id, up.content)
+        lines = self._result(up.tool_call_id, up.content)
+        item = None if self.options.in_order else self._open.get("c:" + up.tool_call_id)
+        if item is not None:  # the call has not ended (ag-ui-langroid): after its call line
+            item.held += lines
+            return []
+        return lines
 
     def _result(self, call_id: str, content: object, mark: str = "") -> list[Line]:
         self._results[call_id] = content
@@ -515,8 +524,11 @@ class Renderer:
         return [Line("pause", self.describe_interrupt(i)) for i in up.interrupts]
 
     def describe_interrupt(self, interrupt: T.Interrupt | JSONObject) -> str:
-        """``<id> <reason>[ on (n) tool]: <message>`` for an ``Interrupt``
-        struct or dict, sanitised."""
+        """``<id> <reason>[ on (n) tool]: <question> [options: a | b]`` for an
+        ``Interrupt`` struct or dict, sanitised: the question and options wherever
+        the producer put them (:func:`agui.pipeline._profiles.interrupt_prompt`:
+        the spec's ``message`` and ``responseSchema.enum``, a LangGraph value in
+        either form)."""
         iid = sanitize(attr_of(interrupt, "id") or "?")
         reason = sanitize(attr_of(interrupt, "reason") or "?")
         call = attr_of(interrupt, "tool_call_id", "toolCallId")
@@ -525,9 +537,14 @@ class Renderer:
             name = self._names.get(call)
             # a call this renderer saw is named by its tag, any other by its id
             on = f" on {self.tag_of(call)} {sanitize(name)}" if name else f" on {sanitize(call)}"
-        message = attr_of(interrupt, "message")
-        msg = f": {sanitize(message)}" if message else ""
-        return f"{iid} {reason}{on}{msg}"
+        prompt = interrupt_prompt(interrupt)
+        if len(prompt.reasons) > 1:  # a LangGraph value's own reason, then the wire's
+            reason = f"{sanitize(prompt.reasons[1])} ({reason})"
+        msg = f": {sanitize(prompt.question)}" if prompt.question else ""
+        if prompt.options:
+            more = f", +{prompt.more_options} more" if prompt.more_options else ""
+            msg += f" [options: {' | '.join(sanitize(o) for o in prompt.options)}{more}]"
+        return cut_chars(f"{iid} {reason}{on}{msg}", self.options.max_chars)
 
     def _on_WarningUpdate(self, up: u.WarningUpdate) -> list[Line]:
         # " at $.path", unless the message already names the place (as a pointer)
@@ -583,7 +600,7 @@ class Renderer:
             body = cut_chars(sanitize(text), self.options.max_chars)
         if item.kind == "call":
             head = " ".join(x for x in (item.tag, sanitize(item.name), body) if x)
-            return [Line("call", f"{head} (unfinished)")]
+            return [Line("call", f"{head} (unfinished)"), *item.held]
         return [Line(item.kind, f"{body} (unfinished)" if body else "(unfinished)")]
 
     #: Update class -> the handler ``(renderer, update) -> lines`` (:data:`HANDLERS`)

@@ -249,11 +249,13 @@ class _RunCore:
         "broke",
         "failure",
         "interrupted",
+        "keep_read",
         "loop",
         "next",
         "pipeline",
         "policy",
         "read",
+        "reading",
         "rest",
         "rounds",
         "run_ref",
@@ -303,6 +305,8 @@ class _RunCore:
         # interrupted that task (cancelled it once)
         self.consumer: asyncio.Task[Any] | None = None
         self.stopping: bool = False
+        self.reading: bool = False  # awaiting a transport (or middleware chain) read
+        self.keep_read: bool = False  # stopped from inside that read: apply what it returns
         self.interrupted: bool = False
         self.tasks: set[asyncio.Task[Any]] = set()
         self.next: Callable[[], Awaitable[Iterable[list[Update]] | None]] = self._start
@@ -422,7 +426,11 @@ class _RunCore:
         try:
             if item is _NOTHING:
                 read = ahead if ahead is not None else _read_one(self.read)
-                item = await (read if self.idle is None else self.idle.wait(read))
+                self.reading = True
+                try:
+                    item = await (read if self.idle is None else self.idle.wait(read))
+                finally:
+                    self.reading = False
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             if self._may_resume(pipeline, exc):
                 return await self._resume(pipeline, exc)
@@ -440,6 +448,11 @@ class _RunCore:
             self.next = self._end_round
             return (pipeline.close(),)
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
+            if self.keep_read:  # the event whose callback stopped the run is applied (as the
+                self.keep_read = False  # reference's abortRun), not handed out; then stop
+                for _ in self._frames(pipeline, item):
+                    pass
+                self.stop_here()
             return None
         if self.cursor.last is None and self.policy is not None:
             self._held(item)
@@ -894,6 +907,9 @@ class _RunCore:
         """Stop the run now (on the loop's thread, between two frames): nothing
         more is applied; the run's ``Done`` becomes ``cancelled`` unless it ended."""
         self.stopping = True
+        if self.reading and self.consumer is asyncio.current_task():
+            self.keep_read = True  # from a callback inside the read: the read's event applies
+            return
         pipeline = self.pipeline
         if pipeline is not None:
             self._note_abort()

@@ -45,7 +45,8 @@ __all__ = [
 logger: logging.Logger = logging.getLogger("agui.client.reconnect")
 
 _RESUMABLE_KINDS = frozenset({"reset", "timeout", "truncated", "connect"})
-_RECENT = 4096  # cursors remembered to drop a repeated frame (bounded memory)
+_RECENT = 4096  # cursors remembered to drop a repeated frame (bounded memory) ...
+_RECENT_CHARS = 256 * 1024  # ... and at most this many characters of them
 
 FROM_START = "0"
 """The ``Last-Event-ID`` that asks for a run's log from its first event (with no
@@ -132,14 +133,16 @@ DEFAULT_RECONNECT = ReconnectPolicy()
 class Cursor:
     """The cursors of one run's responses: the last one processed (sent as
     ``Last-Event-ID``) and the most recent ones (a frame carrying one of them is a
-    repeat, dropped). ``failures``: tries since the last progress.
+    repeat, dropped): at most 4,096 of them and 256 Ki characters, whichever is
+    less (each at most ``MAX_CURSOR_CHARS``, a longer one ends the stream).
+    ``failures``: tries since the last progress.
 
     ``until`` (attaching from a cursor the caller kept to a run replayed from its
     start): the frames up to and including the one with that cursor are caught
     up on (applied, their updates not handed out); it becomes None at the first
     frame after it. :attr:`reached` tells whether that frame was seen."""
 
-    __slots__ = ("_order", "_seen", "failures", "last", "reached", "until")
+    __slots__ = ("_chars", "_order", "_seen", "failures", "last", "reached", "until")
 
     def __init__(self, start: str | None = None, *, until: str | None = None) -> None:
         self.last: str | None = start
@@ -148,6 +151,7 @@ class Cursor:
         self.reached: bool = False
         self._seen: set[str] = set()
         self._order: deque[str] = deque()
+        self._chars = 0  # characters of the cursors in _order
 
     @property
     def framed(self) -> bool:
@@ -172,8 +176,13 @@ class Cursor:
         if cursor not in self._seen:
             self._seen.add(cursor)
             self._order.append(cursor)
-            if len(self._order) > _RECENT:
-                self._seen.discard(self._order.popleft())
+            self._chars += len(cursor)
+            # bounded in count and in characters (a cursor is at most
+            # agui.wire._sse.MAX_CURSOR_CHARS long): the oldest are forgotten first
+            while len(self._order) > _RECENT or self._chars > _RECENT_CHARS:
+                old = self._order.popleft()
+                self._seen.discard(old)
+                self._chars -= len(old)
 
 
 def resumable_failure(error: BaseException | None) -> bool:
