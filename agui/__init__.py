@@ -98,10 +98,10 @@ _EXPORTS: dict[str, str] = {
     # errors (every AguiError, and the warning a failing subscriber gives)
     "AguiError": "agui.errors",
     "CursorError": "agui.errors",
+    "CursorTooLong": "agui.errors",
     "DecodeError": "agui.errors",
     "UnknownEventType": "agui.errors",
     "FrameTooLarge": "agui.errors",
-    "CursorTooLong": "agui.errors",
     "EncodeError": "agui.errors",
     "ProtocolViolation": "agui.errors",
     "TransportError": "agui.errors",

@@ -218,7 +218,8 @@ def test_every_export_is_its_home_modules_object_listed_in_its_all_and_documente
 
 
 def test_the_top_level_is_a_curated_namespace_of_roughly_forty_to_seventy_names():
-    assert 40 <= len(agui._EXPORTS) <= 75
+    # (every error is top-level: 16 of them with CursorError, CursorTooLong, RunFailedError)
+    assert 40 <= len(agui._EXPORTS) <= 80
     assert all(not name.startswith("_") for name in agui._EXPORTS)
 
 
