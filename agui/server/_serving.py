@@ -22,6 +22,7 @@ import h11
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
 
 from agui.server._limits import DEFAULT_RETRY_AFTER, busy
 from agui.server._request import error_response
@@ -70,8 +71,14 @@ class HeaderTimeoutProtocol(H11Protocol):
     _draining: object = None  # the request cycle whose body is being drained
     app: Any  # the served ASGI app, behind the connection cap when there is one
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
         cap = getattr(self.config, "h11_max_incomplete_event_size", None)
         if isinstance(cap, int):
             # h11 caps a head only while it is incomplete: one that arrives in one

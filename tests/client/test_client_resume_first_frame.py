@@ -1,6 +1,7 @@
 """A response cut before its run's first frame: the resumable server opens a new
-run's stream with ``: run held``, so the client knows the server holds the run
-and resumes it from its start (``Last-Event-ID: 0``) instead of failing; the
+run's stream with ``: run held <token>``, so the client knows the server holds the
+run and resumes it from its start (``Last-Event-ID: <token>.0``, the run token
+proving the run) instead of failing; the
 agent runs once and every event arrives once. Real loopback HTTP through a
 proxy that cuts the first response right after that comment, on both transports."""
 
@@ -20,7 +21,7 @@ from agui.updates import Done, Reconnected, TextDelta
 pytestmark = pytest.mark.timeout(60)
 
 FAST = ReconnectPolicy(attempts=4, base_delay=0.001, max_delay=0.01)
-MARK = b": run held\n\n"
+MARK = b": run held "  # then the run token, then the comment's end
 
 
 class FirstFrameCutter:
@@ -57,8 +58,9 @@ class FirstFrameCutter:
                 if first:
                     seen += data
                     at = seen.find(MARK)
-                    if at >= 0:
-                        writer.write(seen[: at + len(MARK)])
+                    end = seen.find(b"\n\n", at) if at >= 0 else -1
+                    if end >= 0:
+                        writer.write(seen[: end + 2])
                         await writer.drain()
                         writer.transport.abort()  # cut: before the first frame
                         return
@@ -93,4 +95,7 @@ def test_a_response_cut_before_the_first_frame_resumes_the_run_from_its_start(ki
     assert [u.delta for u in updates if isinstance(u, TextDelta)] == [f"w{i} " for i in range(30)]
     assert sum(isinstance(u, Reconnected) for u in updates) == 1
     assert calls.starts("r-first") == 1  # the agent ran once
-    assert len(heads) == 2 and b"last-event-id: 0\r\n" in heads[1].lower()
+    assert len(heads) == 2
+    resumed = [h for h in heads[1].split(b"\r\n") if h.lower().startswith(b"last-event-id:")]
+    assert len(resumed) == 1 and resumed[0].endswith(b".0")  # <token>.0: the run proven
+    assert len(resumed[0].split(b":", 1)[1].strip()) == 22 + 2

@@ -32,12 +32,12 @@ class LiveFeed:
 
     def __init__(self, max_batches: int = FEED_BATCHES, max_bytes: int = FEED_BYTES) -> None:
         self.batches: deque[LogBatch] = deque()
-        self.size = 0
-        self.dropped = False  # the run's first batches left the window
-        self.ended = False  # nothing follows the last batch
-        self.max_batches = max_batches
-        self.max_bytes = max_bytes
-        self._changed = asyncio.Event()
+        self.size: int = 0
+        self.dropped: bool = False  # the run's first batches left the window
+        self.ended: bool = False  # nothing follows the last batch
+        self.max_batches: int = max_batches
+        self.max_bytes: int = max_bytes
+        self._changed: asyncio.Event = asyncio.Event()
 
     def push(self, batch: LogBatch | None, *, end: bool = False) -> None:
         """``batch`` was appended (None: nothing was); ``end``: it is the last."""
