@@ -57,7 +57,7 @@ import re
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, TypedDict, Unpack
 
 import msgspec
@@ -187,7 +187,7 @@ class RedisRunStore:
         return cls(client, **options)
 
     @contextlib.asynccontextmanager
-    async def _io(self) -> AsyncIterator[None]:
+    async def _io(self) -> AsyncGenerator[None]:
         """One use of a connection: through the gate; a fault is typed."""
         async with self._gate:
             try:
@@ -352,7 +352,7 @@ class RedisRunStore:
             pipe.set(self._hb, b"1", px=max(int(lease * 1000), 1))
             pipe.spop(self._cancels, 4096)
             pipe.zremrangebyscore(self._attached, "-inf", now_ms)
-            pipe.zrange(self._attached, 0, -1)
+            pipe.zrange(self._attached, 0, -1)  # pyright: ignore[reportUnknownMemberType]
             for run in due:
                 for key in self._keys(run):
                     pipe.pexpire(key, self._ttl_ms)
