@@ -46,7 +46,7 @@ from agui.client._middleware import MiddlewareFn
 from agui.client._run import Run, RunSlot, Subscriber, Subscribers
 from agui.errors import ResumeError
 from agui.pipeline._apply.patch import clone_json
-from agui.wire._sse import MAX_FRAME_BYTES
+from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -130,7 +130,7 @@ class Session:
         verify: str = "tolerant",
         middleware: Iterable[MiddlewareFn] = (),
         messages: Iterable[Message | JSONObject] = (),
-        max_frame_bytes: int = MAX_FRAME_BYTES,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
         max_tool_rounds: int = 8,

@@ -49,7 +49,7 @@ import msgspec
 from agui._jsonvalue import JSONObject, is_json_object
 from agui.errors import EncodeError, ToolError
 from agui.types import Tool, ToolCall, ToolMessage
-from agui.wire._json import check_finite
+from agui.wire._finite import check_finite
 
 __all__ = ["ClientTool", "ClientTools", "ToolResult", "tool"]
 
