@@ -8,7 +8,7 @@ them, and the pipeline takes them back (:meth:`Pipeline.feed_event`).
 
 Resuming a cut response of a resumable server (:mod:`agui.transports._reconnect`):
 the run re-sends its input with ``Last-Event-ID`` and reads on. One driver makes
-every resume (:meth:`_RunCore._retry`, one step per try), so each try's
+every resume (:meth:`RunCore._retry`, one step per try), so each try's
 ``Reconnecting`` is handed out (and told to the subscribers) before its backoff
 sleep, and ``Reconnected`` before the resumed response's first update. With
 middleware the resume happens below the chain (the chain stays, so every
@@ -39,9 +39,7 @@ kind ``transport_raised`` whose ``__cause__`` is the exception.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
-import time
 import types
 import weakref
 from collections.abc import (
@@ -52,29 +50,24 @@ from collections.abc import (
     Generator,
     Iterable,
     Iterator,
-    Sequence,
 )
 from functools import partial
 from itertools import chain
 from operator import length_hint
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, cast, overload
 
+from agui.client import _resume as resuming
 from agui.client import _telemetry as telemetry
 from agui.client._idle import IdleClock
 from agui.client._input import tool_result_event
 from agui.client._middleware import MiddlewareFn, compose
-from agui.errors import EncodeError, ToolError, TransportError
+from agui.client._resume import Handed, is_terminal
+from agui.client._stream import EOF, NOTHING, aclose_stream, as_transport_error, read_one
+from agui.errors import ToolError
 from agui.pipeline._lifecycle import RunLifecycle
-from agui.pipeline._pipeline import Pipeline
-from agui.transports._reconnect import (
-    FROM_START,
-    Cursor,
-    ReconnectPolicy,
-    resumable_failure,
-    send_cancel,
-)
-from agui.types import RunErrorEvent, RunFinishedEvent
-from agui.updates import Done, ErrorUpdate, Reconnected, Reconnecting, Update, WarningUpdate
+from agui.pipeline._pipeline import Pipeline, VerifyMode
+from agui.transports._reconnect import FROM_START, Cursor, ReconnectPolicy, send_cancel
+from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
 
 if TYPE_CHECKING:
     from agui.client._tools import ClientTools
@@ -92,8 +85,6 @@ Subscriber = Callable[[Update], Any]
 """``callback(update)``, sync or async (see :meth:`Subscribers.add`)."""
 
 _CANCELLED = "cancelled by client"
-_EOF: Any = object()  # the end of a response, as a read returns it
-_NOTHING: Any = object()  # no item held (see _RunCore.held)
 _DETACHED: Any = object()  # a chain read left suspended by a resume below the chain (_drive)
 
 LOOK_AHEAD_SECONDS = 0.25
@@ -116,7 +107,7 @@ class RunHost(Protocol):
     @property
     def conversation(self) -> Conversation: ...
     @property
-    def verify(self) -> str: ...
+    def verify(self) -> VerifyMode: ...
     @property
     def max_frame_bytes(self) -> int: ...
     @property
@@ -177,8 +168,8 @@ class RunSlot:
 
     def __init__(self) -> None:
         self._run: weakref.ref[Run] | None = None
-        self._core: _RunCore | None = None
-        self.lost: _RunCore | None = None
+        self._core: RunCore | None = None
+        self.lost: RunCore | None = None
 
     @property
     def active(self) -> Run | None:
@@ -191,7 +182,7 @@ class RunSlot:
         core = self._core
         return core is not None and not core.final
 
-    async def _take(self, core: _RunCore, run: weakref.ref[Run]) -> None:
+    async def _take(self, core: RunCore, run: weakref.ref[Run]) -> None:
         """``core`` becomes the active run; the previous one, if still open, is
         closed first (one response applies to the conversation at a time)."""
         previous = self._core
@@ -204,13 +195,13 @@ class RunSlot:
         self._run, self._core = run, core
         self.lost = None
 
-    def _release(self, core: _RunCore) -> None:
+    def _release(self, core: RunCore) -> None:
         """``core``'s stream is over: the slot is free (unless another run took it)."""
         if self._core is core:
             self._run = self._core = None
 
 
-class _RunCore:
+class RunCore:
     """A run's working parts, shared by the :class:`Run` and its update generator;
     holds no reference to the Run, so a Run dropped after ``break`` is freed at
     once and its stream closed.
@@ -304,7 +295,7 @@ class _RunCore:
         # transport's policy (None: never resume), the first item of a resumed response
         self.cursor: Cursor = Cursor(cursor)
         self.policy: ReconnectPolicy | None = None
-        self.held: Any = _NOTHING
+        self.held: Any = NOTHING
         self.abort: bool = False  # stopped on purpose with a resumable run open: tell the server
         # the event idle clock (agui.client._idle; None: off): reads wait under it
         seconds = session.idle_timeout
@@ -312,12 +303,28 @@ class _RunCore:
         # a resume below the middleware (see _drive): the chain's own read, the future
         # its source awaits a new response on, the chain read suspended meanwhile
         self.chain_read: Callable[[], Awaitable[Any]] | None = None
-        self.handoff: asyncio.Future[_Handed] | None = None
+        self.handoff: asyncio.Future[Handed] | None = None
         self.detached: Generator[Any, Any, Any] | None = None
         self.announced: bool = False  # resuming: the next try was announced (Reconnecting)
         self.broke: float = 0.0  # when the response broke (monotonic seconds)
         self.failure: Exception | None = None  # what broke it, or the last try's failure
         self.span: Any = None  # the round's agui.client._run span (agui.client._telemetry)
+
+    # resuming a cut response, attaching (agui.client._resume)
+    continued = resuming.continued
+    unseen = resuming.unseen
+    resumable = resuming.resumable
+    complete = resuming.complete
+    resumes = resuming.resumes
+    may_resume = resuming.may_resume
+    resume = resuming.resume
+    retry = resuming.retry
+    give_up = resuming.give_up
+    next_try = resuming.next_try
+    attempt = resuming.attempt
+    tell = resuming.tell
+    transport_stream = resuming.transport_stream
+    hand_off = resuming.hand_off
 
     # ------------------------------------------------------------- stepping
 
@@ -335,11 +342,11 @@ class _RunCore:
         attaching = not self.rounds and self.cursor.last is not None
         kept = self.slot.lost if attaching else None
         await self.slot._take(self, self.run_ref)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
-        pipeline = self._continued(kept, run_input)
+        pipeline = self.continued(kept, run_input)
         if pipeline is None:
             pipeline = Pipeline(
                 session.conversation,
-                verify=session.verify,  # type: ignore[arg-type]
+                verify=session.verify,
                 max_frame_bytes=session.max_frame_bytes,
                 thread_id=run_input.thread_id,  # every run must answer the thread we sent
             )
@@ -360,7 +367,7 @@ class _RunCore:
                 len(run_input.tools or ()),
                 f" (client tool round {self.rounds})" if self.rounds else "",
             )
-        self.next = self._read
+        self.next = self.read_item
         policy = getattr(session.transport, "reconnect", None)
         self.policy = policy if isinstance(policy, ReconnectPolicy) else None
         if self.rounds:
@@ -378,89 +385,43 @@ class _RunCore:
                 self.chain_read, read = read, self._read_chain
             self.read = read
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
-            self.next = self._end_round
-            return (pipeline.fail_transport(_as_transport_error(exc)),)
+            self.next = self.end_round
+            return (pipeline.fail_transport(as_transport_error(exc)),)
         return ()
 
-    def _continued(self, kept: _RunCore | None, run_input: RunAgentInput) -> Pipeline | None:
-        """Attaching to the run whose response this session lost (``kept``, the
-        slot's :attr:`RunSlot.lost`): that run's pipeline, reopened (its
-        verification state carried on), and its cursors (the next request asks
-        from the last one processed); None when ``kept`` is another run (or none)."""
-        if kept is None or kept is self or kept.pipeline is None:
-            return None
-        before = kept.inputs[-1]
-        if before.run_id != run_input.run_id or before.thread_id != run_input.thread_id:
-            return None
-        pipeline = kept.pipeline
-        done = pipeline.done
-        if not pipeline.reopen():
-            return None
-        kept.cancelled, kept.pipeline = done, None  # the lost Run keeps its Done(failed)
-        self.cursor = kept.cursor
-        self.cursor.failures = 0
-        return pipeline
-
-    async def _read(self) -> Iterable[list[Update]] | None:
+    async def read_item(self) -> Iterable[list[Update]] | None:
         """One transport read: its frames' updates, fed one frame at a time."""
         pipeline = self.pipeline
         assert pipeline is not None and self.read is not None
         if pipeline.finished:
-            return await self._end_round()
+            return await self.end_round()
         self.rest = _NO_FRAMES  # (the previous item's frames are not kept over the read)
         ahead, self.ahead = self.ahead, None
-        item, self.held = self.held, _NOTHING
+        item, self.held = self.held, NOTHING
         try:
-            if item is _NOTHING:
-                read = ahead if ahead is not None else _read_one(self.read)
+            if item is NOTHING:
+                read = ahead if ahead is not None else read_one(self.read)
                 item = await (read if self.idle is None else self.idle.wait(read))
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
-            if self._may_resume(pipeline, exc):
-                return await self._resume(pipeline, exc)
-            self.next = self._end_round
-            if self._complete(pipeline):
+            if self.may_resume(pipeline, exc):
+                return await self.resume(pipeline, exc)
+            self.next = self.end_round
+            if self.complete(pipeline):
                 logger.debug("resumable response cut after its run's end: %s", exc)
                 return (pipeline.close(),)
-            return (pipeline.fail_transport(_as_transport_error(exc)),)
+            return (pipeline.fail_transport(as_transport_error(exc)),)
         if item is _DETACHED:  # the chain's source lost its response: resume it (_retry)
-            self.next = self._retry
-            return await self._retry()
-        if item is _EOF:
-            if self._may_resume(pipeline, None):
-                return await self._resume(pipeline, None)
-            self.next = self._end_round
+            self.next = self.retry
+            return await self.retry()
+        if item is EOF:
+            if self.may_resume(pipeline, None):
+                return await self.resume(pipeline, None)
+            self.next = self.end_round
             return (pipeline.close(),)
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
             return None
         batches = self._frames(pipeline, item)
-        return batches if self.cursor.until is None else self._unseen(batches)
-
-    def _unseen(self, batches: Iterable[list[Update]]) -> Iterator[list[Update]]:
-        """``batches`` while the run catches up (attached from a cursor the caller
-        kept, replayed from its start): the updates of frames at or before that
-        cursor are applied but not handed out, except a ``Done`` (every run's
-        iteration ends with one) and a fatal ``ErrorUpdate``. A ``Done`` before
-        the cursor was met comes after a ``WarningUpdate`` (``attach_cursor_unseen``)."""
-        cursor = self.cursor
-        for updates in batches:
-            if cursor.until is None:
-                yield updates
-                continue
-            shown: list[Update] = []
-            for update in updates:
-                if type(update) in HANDED_WHILE_CATCHING_UP:
-                    if not cursor.reached:
-                        shown.append(
-                            WarningUpdate(
-                                "attach_cursor_unseen",
-                                f"cursor {cursor.until!r} is not in the run's log: the run was"
-                                " applied whole, its updates before this one not handed out",
-                            )
-                        )
-                    shown.append(update)
-                elif getattr(update, "fatal", False) is True:
-                    shown.append(update)
-            yield shown
+        return batches if self.cursor.until is None else self.unseen(batches)
 
     @property
     def item_done(self) -> bool:
@@ -485,202 +446,36 @@ class _RunCore:
         rest = self.rest = iter(frames)
         ids = pipeline.frame_ids
         # (a frame after the stream finished is fed to no effect: [])
-        fed = self._resumable(pipeline, rest, ids) if ids else map(pipeline.feed_frame, rest)
+        fed = self.resumable(pipeline, rest, ids) if ids else map(pipeline.feed_frame, rest)
         return chain((head,), fed) if head else fed
-
-    def _resumable(
-        self, pipeline: Pipeline, rest: Iterator[str], ids: Sequence[str | None]
-    ) -> Iterator[list[Update]]:
-        """:meth:`_frames` of a resumable stream: a frame at or before the cursor
-        is a repeat, skipped; the cursor advances past each frame fed."""
-        feed = pipeline.feed_frame
-        cursor = self.cursor
-        for i, data in enumerate(rest):
-            frame_id = ids[i]
-            if cursor.repeat(frame_id):
-                continue
-            updates = feed(data)
-            cursor.advance(frame_id)
-            yield updates
-            if pipeline.finished:
-                return
-
-    def _complete(self, pipeline: Pipeline) -> bool:
-        """Whether a break loses nothing: the stream carried cursors (a resumable
-        server's response ends at its run's terminal event) and that event was
-        applied. Such a cut ends the run as its end of stream would, with no error;
-        a stream without cursors may have had more runs after it (a non-fatal error)."""
-        return (
-            self.cursor.last is not None
-            and not pipeline.finished
-            and not pipeline.lifecycle.open
-            and pipeline.done is not None
-        )
-
-    def _may_resume(self, pipeline: Pipeline, error: BaseException | None) -> bool:
-        """Whether a break (``error``; None = the response ended) is resumed: the
-        transport has a policy, the stream carried cursors, its run is still open,
-        nobody stopped the run, and the failure is one worth retrying."""
-        return (
-            self.policy is not None
-            and self.cursor.last is not None
-            and not self.stopping
-            and not pipeline.finished
-            and pipeline.lifecycle.open
-            and not self.session.middleware
-            and resumable_failure(error)
-        )
-
-    async def _resume(
-        self, pipeline: Pipeline, error: Exception | None
-    ) -> Iterable[list[Update]] | None:
-        """The response broke (``error``; None = it ended) with the run open:
-        resume it, one step per try (:meth:`_retry`), so each ``Reconnecting``
-        is handed out before its try is made."""
-        await self.close_stream()
-        self.broke = time.monotonic()
-        self.failure = error
-        self.next = self._retry
-        return await self._retry()
-
-    async def _retry(self) -> Iterable[list[Update]] | None:
-        """One step of a resume, the one driver of every resume (a plain run's, and
-        one below the middleware chain): announce the next try (``Reconnecting``,
-        told to each middleware's ``on_reconnecting`` hook first), or, once
-        announced, make it (:meth:`_attempt`): ``Reconnected`` (told to
-        ``on_reconnected``) and the run reads on from the new response. Out of
-        tries, or refused (an HTTP 4xx), the run fails as it would have."""
-        pipeline = self.pipeline
-        assert pipeline is not None
-        if not self.announced:  # the next try, to announce
-            notice = self._next_try()
-            if notice is _EOF or isinstance(notice, Exception):
-                return self._give_up(pipeline, cast("Exception", notice))
-            self.announced = True
-            await self._tell("on_reconnecting", notice)
-            return ([notice],)
-        self.announced = False
-        reopened = await self._attempt(pipeline, self._transport_stream)
-        if reopened is None:
-            return None if self.stopping else ()
-        stream, read, item, resumed = reopened
-        telemetry.reconnected(self.span, resumed)
-        await self._tell("on_reconnected", resumed)
-        handoff = self.handoff
-        if handoff is not None:  # the chain's source reads on from the new response
-            handoff.set_result((stream, read, item))
-        else:
-            self.stream, self.read, self.held = stream, read, item
-        self.next = self._read
-        return ([resumed],)
-
-    def _give_up(self, pipeline: Pipeline, verdict: Exception) -> Iterable[list[Update]]:
-        """A resume ends without a new response (``verdict``: the last try's
-        failure, or ``_EOF`` for a response that ended): the run fails as it would
-        have. Below the chain, the source is handed the verdict (it raises the
-        failure, or ends), so the chain sees its response end as it did."""
-        handoff = self.handoff
-        if handoff is not None:
-            if verdict is _EOF:
-                handoff.set_result(None)
-            else:
-                handoff.set_exception(verdict)
-            self.next = self._read
-            return ()
-        self.next = self._end_round
-        if verdict is _EOF:
-            return (pipeline.close(),)
-        return (pipeline.fail_transport(_as_transport_error(verdict)),)
-
-    def _next_try(self) -> Reconnecting | Exception:
-        """Count the next try of a resume (the policy's budget since the last
-        progress): its ``Reconnecting``, or what ends the run (the last failure,
-        or ``_EOF`` for a response that ended)."""
-        policy, cursor, last = self.policy, self.cursor, self.failure
-        assert policy is not None and cursor.last is not None
-        cursor.failures += 1
-        if cursor.failures > policy.attempts or (last is not None and not resumable_failure(last)):
-            return _EOF if last is None else last
-        reason = "end of stream" if last is None else getattr(last, "kind", type(last).__name__)
-        return Reconnecting(cursor.failures, cursor.last, str(reason))
-
-    async def _attempt(
-        self,
-        pipeline: Pipeline,
-        open_stream: Callable[[RunAgentInput, str], AsyncIterator[Any]],
-    ) -> _Reopened | None:
-        """The try :meth:`_next_try` counted: wait its jittered delay, then
-        ``open_stream(input, cursor)`` and read the first item. Returns the new
-        stream, its read, that item and the ``Reconnected``; None when the try
-        failed (kept as :attr:`failure`) or the run was stopped meanwhile."""
-        policy, cursor = self.policy, self.cursor
-        assert policy is not None and cursor.last is not None
-        await asyncio.sleep(policy.delay(cursor.failures))
-        if self.stopping:
-            return None
-        logger.debug("resuming run from cursor %r (attempt %d)", cursor.last, cursor.failures)
-        stream: AsyncIterator[Any] | None = None
-        try:
-            stream = open_stream(self.inputs[-1], cursor.last)
-            read = stream.__aiter__().__anext__
-            item = await _read_one(read)
-        except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
-            await _aclose(stream)
-            self.failure = exc
-            return None
-        if item is _EOF:
-            await _aclose(stream)
-            self.failure = None
-            return None
-        pipeline.restart_wire()
-        gap_ms = (time.monotonic() - self.broke) * 1000.0
-        return stream, read, item, Reconnected(cursor.failures, round(gap_ms, 1), cursor.last)
-
-    async def _tell(self, hook: str, update: Update) -> None:
-        """Call each middleware's ``hook(update)`` (``on_reconnecting`` /
-        ``on_reconnected``) that it has, outermost first; awaited when async."""
-        for mw in self.session.middleware:
-            fn = getattr(mw, hook, None)
-            if fn is not None:
-                told = fn(update)
-                if inspect.isawaitable(told):
-                    await told
-
-    def _transport_stream(self, run_input: RunAgentInput, cursor: str | None) -> AsyncIterator[Any]:
-        """The transport's response to ``run_input`` (from ``cursor`` when resuming
-        or attaching: ``Last-Event-ID``)."""
-        transport = self.session.transport
-        if cursor is not None:
-            return transport.stream(run_input, last_event_id=cursor)  # type: ignore[call-arg]
-        return transport.stream(run_input)
 
     def _open(self, run_input: RunAgentInput, pipeline: Pipeline) -> AsyncIterator[Any]:
         """The round's response: the transport's; with middleware, the chain over
         :meth:`_chain_source` (event structs in, event structs out)."""
         if not self.session.middleware:
-            return self._transport_stream(run_input, self.cursor.last)
+            return self.transport_stream(run_input, self.cursor.last)
         return compose(self.session.middleware, partial(self._chain_source, pipeline))(run_input)
 
     async def _chain_source(self, pipeline: Pipeline, run_input: Any) -> AsyncIterator[Any]:
         """The end of the middleware chain: the transport's response as event
         structs (the pipeline's wire stage). A cut response of a resumable run
         is resumed below the chain, so every middleware sees one uninterrupted
-        run: the source hands the loss to the run's driver (:meth:`_hand_off`)
+        run: the source hands the loss to the run's driver (:meth:`hand_off`)
         and reads on from the response it gets back; frames at or before the
         cursor are dropped."""
         cursor = self.cursor
-        stream = self._transport_stream(run_input, cursor.last)
+        stream = self.transport_stream(run_input, cursor.last)
         read = stream.__aiter__().__anext__
-        item: Any = _NOTHING
+        item: Any = NOTHING
         terminal = False
         try:
             while True:
                 error: Exception | None = None
                 try:
-                    while (item := await _read_one(read) if item is _NOTHING else item) is not _EOF:
-                        current, item = item, _NOTHING
+                    while (item := await read_one(read) if item is NOTHING else item) is not EOF:
+                        current, item = item, NOTHING
                         if not isinstance(current, bytes | bytearray | memoryview | str):
-                            terminal = _is_terminal(current)
+                            terminal = is_terminal(current)
                             if pipeline.finished:
                                 return
                             yield current  # an event struct (an agent's own run())
@@ -696,49 +491,25 @@ class _RunCore:
                             if pipeline.finished:  # an oversized frame: cannot resynchronise
                                 return
                             for event in events:
-                                terminal = _is_terminal(event)
+                                terminal = is_terminal(event)
                                 yield event
                         if pipeline.finished:
                             return
                 except Exception as exc:  # noqa: BLE001 - judged: resumed or raised
                     error = exc
-                if not (
-                    self.policy is not None
-                    and cursor.last is not None
-                    and not terminal
-                    and not self.stopping
-                    and not pipeline.finished
-                    and resumable_failure(error)
-                ):
+                if not self.resumes(pipeline, error, not terminal):
                     if error is not None:
                         raise error
                     break
-                await _aclose(stream)
-                self.broke, self.failure = time.monotonic(), error
-                reopened = await self._hand_off()
+                await aclose_stream(stream)
+                reopened = await self.hand_off(error)
                 if reopened is None:  # out of tries after the response ended
                     return
                 stream, read, item = reopened
             for event in pipeline.decode_end():
                 yield event
         finally:
-            await _aclose(stream)
-
-    async def _hand_off(self) -> _Handed:
-        """The chain's source lost its response with the run open: await the
-        outcome of the resume the run's driver makes meanwhile (:meth:`_retry`,
-        in the run's own steps: the chain read this await is in is left
-        suspended, see :func:`_drive`): the new response (its stream, its read,
-        its first item); None when the response had ended and no try succeeded;
-        the last try's failure is raised."""
-        assert self.loop is not None
-        handoff: asyncio.Future[_Handed] = self.loop.create_future()
-        self.handoff = handoff
-        try:
-            handed: _Handed = await handoff
-            return handed
-        finally:
-            self.handoff = None
+            await aclose_stream(stream)
 
     def _read_chain(self) -> Awaitable[Any]:
         """One read of the middleware chain, driven in the run's task by
@@ -788,16 +559,16 @@ class _RunCore:
             or pipeline.lifecycle.open
         ):
             return
-        task = self.loop.create_task(_read_one(read))
+        task = self.loop.create_task(read_one(read))
         task.add_done_callback(_retrieve)
         self.ahead = task
         self.consumer = asyncio.current_task()
         await asyncio.wait((task,), timeout=LOOK_AHEAD_SECONDS)
         if task.done() and not task.cancelled() and task.exception() is None:
-            if task.result() is _EOF:
+            if task.result() is EOF:
                 await self.close_stream()
 
-    async def _end_round(self) -> Iterable[list[Update]] | None:
+    async def end_round(self) -> Iterable[list[Update]] | None:
         """The response is over: close it; run the client tool calls it left, if
         any. A resumable run whose response was lost is kept for an attach."""
         await self.close_stream()
@@ -1006,9 +777,7 @@ class Run:
         cursor: str | None = None,
     ) -> None:
         self.input = run_input
-        self._core = _RunCore(
-            session, run_input, slot, dict(carry or {}), weakref.ref(self), cursor
-        )
+        self._core = RunCore(session, run_input, slot, dict(carry or {}), weakref.ref(self), cursor)
         self._subscribers = subscribers
         self._gen: AsyncGenerator[Any, None] | None = None
         self._batched = False  # the generator yields lists (batches())
@@ -1212,16 +981,16 @@ async def _nothing() -> AsyncGenerator[Update, None]:
     yield  # (an async generator)
 
 
-async def _keep_error(core: _RunCore, update: ErrorUpdate) -> None:
+async def _keep_error(core: RunCore, update: ErrorUpdate) -> None:
     core.errors.append(update)
 
 
-async def _after_done(core: _RunCore, update: Done) -> None:
+async def _after_done(core: RunCore, update: Done) -> None:
     if core.item_done:  # the response usually ends right there: read on a little
         await core.look_ahead()
 
 
-RUN_HOOKS: dict[type, Callable[[_RunCore, Any], Awaitable[None]]] = {
+RUN_HOOKS: dict[type, Callable[[RunCore, Any], Awaitable[None]]] = {
     ErrorUpdate: _keep_error,
     Done: _after_done,
 }
@@ -1235,7 +1004,7 @@ def _watched(debug: bool) -> frozenset[type]:
     return frozenset(RUN_HOOKS) | frozenset(LOGGERS) if debug else frozenset(RUN_HOOKS)
 
 
-async def _watch(core: _RunCore, update: Update, debug: bool) -> None:
+async def _watch(core: RunCore, update: Update, debug: bool) -> None:
     """What the run does with a watched update before handing it out: its
     :data:`RUN_HOOKS` hook, then its :data:`LOGGERS` line in a debug run."""
     cls = type(update)
@@ -1247,7 +1016,7 @@ async def _watch(core: _RunCore, update: Update, debug: bool) -> None:
 
 
 async def _execute(
-    core: _RunCore, subscribers: Subscribers, batched: bool
+    core: RunCore, subscribers: Subscribers, batched: bool
 ) -> AsyncGenerator[Any, None]:
     """The run's update stream (see the module doc), across client-tool rounds:
     each step's updates, frame by frame, each frame fed only once the updates
@@ -1293,7 +1062,7 @@ async def _execute(
 
 
 async def _take_step(
-    core: _RunCore,
+    core: RunCore,
     batches: Iterable[list[Update]],
     watched: frozenset[type],
     debug: bool,
@@ -1320,7 +1089,7 @@ async def _take_step(
     return batch
 
 
-def _begin(core: _RunCore) -> None:
+def _begin(core: RunCore) -> None:
     """The run's generator starts: the request is being sent; the shutdown guard
     (:func:`_close_at_shutdown`) watches it."""
     core.started = True
@@ -1329,7 +1098,7 @@ def _begin(core: _RunCore) -> None:
         core.guard = loop.create_task(_close_at_shutdown(core, core.ended))
 
 
-def _absorbed(core: _RunCore) -> bool:
+def _absorbed(core: RunCore) -> bool:
     """A ``CancelledError`` in the run's generator: True when it is the one
     request a stop from another task made (it interrupts the pending await by
     cancelling the iterating task once; the loop then ends), False to re-raise."""
@@ -1337,7 +1106,7 @@ def _absorbed(core: _RunCore) -> bool:
     return core.interrupted and task is not None and task.uncancel() == 0
 
 
-async def _close_at_shutdown(core: _RunCore, ended: asyncio.Event) -> None:
+async def _close_at_shutdown(core: RunCore, ended: asyncio.Event) -> None:
     """Waits for the run's end. Cancelled first (``asyncio.run`` cancels every
     task before it closes the async generators it tracks, all at once): closes
     the run's update generator, so the response is closed in order, innermost
@@ -1364,14 +1133,6 @@ async def _close_fully(aclose: Callable[[], Awaitable[object]]) -> None:
         if closing.done() and not closing.cancelled():
             closing.exception()  # (seen: the cancellation is what the caller gets)
         raise
-
-
-async def _read_one(read: Callable[[], Awaitable[Any]]) -> Any:
-    """The next transport item, or :data:`_EOF` at the end of the response."""
-    try:
-        return await read()
-    except StopAsyncIteration:
-        return _EOF
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:
@@ -1431,33 +1192,12 @@ LOGGERS: dict[type, Callable[[Any], None]] = {
 """Update class -> how a debug run logs it (other classes are not logged)."""
 
 
-def _as_transport_error(exc: Exception) -> Exception:
-    """What a transport (or middleware) raised, as the run reports it: a
-    TransportError or EncodeError (the request could not be written: nothing
-    was sent) as it is; anything else a TransportError of kind
-    ``transport_raised`` whose ``__cause__`` is the exception."""
-    if isinstance(exc, TransportError | EncodeError):
-        return exc
-    error = TransportError(
-        f"the transport raised {type(exc).__name__}: {exc}", kind="transport_raised"
-    )
-    error.__cause__ = exc
-    return error
-
-
-_Reopened = tuple[AsyncIterator[Any], Callable[[], Awaitable[Any]], Any, Reconnected]
-"""A resumed response: its stream, its read, its first item, the ``Reconnected``."""
-_Handed = tuple[AsyncIterator[Any], Callable[[], Awaitable[Any]], Any] | None
-"""What the chain's source gets back from a resume: the new response's stream,
-read and first item (None: the response had ended and no try succeeded)."""
-
-
 @types.coroutine
-def _drive(core: _RunCore, step: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+def _drive(core: RunCore, step: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
     """Await one read of the middleware chain (``step``: its ``__await__``) in
     the awaiting task, as ``await`` would, but let go of it when the chain's
-    source awaits :attr:`_RunCore.handoff` (a resume below the chain): the read
-    stays suspended in :attr:`_RunCore.detached`, this returns ``_DETACHED``, and
+    source awaits :attr:`RunCore.handoff` (a resume below the chain): the read
+    stays suspended in :attr:`RunCore.detached`, this returns ``_DETACHED``, and
     the run's driver hands out the resume's updates before the next read
     continues it. Costs one generator step per suspension of the read."""
     value: Any = None
@@ -1478,22 +1218,3 @@ def _drive(core: _RunCore, step: Generator[Any, Any, Any]) -> Generator[Any, Any
             raise
         except BaseException as exc:  # noqa: BLE001 - (a cancellation) thrown into the read
             value, error = None, exc
-
-
-HANDED_WHILE_CATCHING_UP: frozenset[type] = frozenset({Done})
-"""Update classes handed out even while an attach catches up (fatal errors too)."""
-
-TERMINAL_EVENTS: frozenset[type] = frozenset({RunFinishedEvent, RunErrorEvent})
-"""A run's terminal events: after one, a cut response is not resumed."""
-
-
-def _is_terminal(event: object) -> bool:
-    """True for a run's terminal event (:data:`TERMINAL_EVENTS`)."""
-    return type(event) in TERMINAL_EVENTS
-
-
-async def _aclose(stream: Any) -> None:
-    """Close a response stream (anything with ``aclose``; None: nothing)."""
-    aclose = getattr(stream, "aclose", None)
-    if aclose is not None:
-        await aclose()

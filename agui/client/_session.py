@@ -55,10 +55,14 @@ if TYPE_CHECKING:
 
     from agui.client._interrupts import Answer
     from agui.client._tools import ClientTool, ClientTools
+    from agui.pipeline._pipeline import VerifyMode
     from agui.transports import Transport
     from agui.types import Context, Interrupt, Message, ResumeEntry, RunAgentInput, Tool
 
 __all__ = ["Run", "Session"]
+
+_VERIFY_MODES: dict[str, VerifyMode] = {"strict": "strict", "tolerant": "tolerant", "off": "off"}
+"""``verify=`` -> the pipeline's verify mode (any other value is refused)."""
 
 logger: logging.Logger = logging.getLogger("agui.client.session")
 
@@ -140,7 +144,8 @@ class Session:
         from agui.pipeline._apply import Conversation
         from agui.types import Context, Message, Tool
 
-        if verify not in ("strict", "tolerant", "off"):
+        mode = _VERIFY_MODES.get(verify)
+        if mode is None:
             raise ValueError(f"verify must be strict, tolerant or off, got {verify!r}")
         if max_tool_rounds < 0:
             raise ValueError(f"max_tool_rounds must be >= 0, got {max_tool_rounds}")
@@ -153,7 +158,7 @@ class Session:
         self.tools: list[Tool] = convert_list(tools, Tool, "tools")
         self.context: list[Context] = convert_list(context, Context, "context")
         self.forwarded_props = forwarded_props
-        self.verify = verify
+        self.verify: VerifyMode = mode
         self.middleware: list[MiddlewareFn] = list(middleware)
         self.max_frame_bytes = max_frame_bytes
         self.idle_timeout: float | None = idle_seconds(idle_timeout)
