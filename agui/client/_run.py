@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import types
 import weakref
 from collections.abc import (
     AsyncGenerator,
@@ -54,15 +53,16 @@ from collections.abc import (
 from functools import partial
 from itertools import chain
 from operator import length_hint
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, overload
 
+from agui.client import _middleware as chained
 from agui.client import _resume as resuming
 from agui.client import _telemetry as telemetry
 from agui.client._idle import IdleClock
 from agui.client._input import tool_result_event
-from agui.client._middleware import MiddlewareFn, compose
-from agui.client._resume import Handed, is_terminal
-from agui.client._stream import EOF, NOTHING, aclose_stream, as_transport_error, read_one
+from agui.client._middleware import DETACHED, MiddlewareFn
+from agui.client._resume import Handed
+from agui.client._stream import EOF, NOTHING, as_transport_error, read_one
 from agui.errors import ToolError
 from agui.pipeline._lifecycle import RunLifecycle
 from agui.pipeline._pipeline import Pipeline, VerifyMode
@@ -85,7 +85,6 @@ Subscriber = Callable[[Update], Any]
 """``callback(update)``, sync or async (see :meth:`Subscribers.add`)."""
 
 _CANCELLED = "cancelled by client"
-_DETACHED: Any = object()  # a chain read left suspended by a resume below the chain (_drive)
 
 LOOK_AHEAD_SECONDS = 0.25
 """How long a run reads on after a transport item that ended a run of the
@@ -300,7 +299,7 @@ class RunCore:
         # the event idle clock (agui.client._idle; None: off): reads wait under it
         seconds = session.idle_timeout
         self.idle: IdleClock | None = IdleClock(seconds) if seconds else None
-        # a resume below the middleware (see _drive): the chain's own read, the future
+        # a resume below the middleware (see drive): the chain's own read, the future
         # its source awaits a new response on, the chain read suspended meanwhile
         self.chain_read: Callable[[], Awaitable[Any]] | None = None
         self.handoff: asyncio.Future[Handed] | None = None
@@ -325,6 +324,11 @@ class RunCore:
     tell = resuming.tell
     transport_stream = resuming.transport_stream
     hand_off = resuming.hand_off
+    # the middleware chain over the response (agui.client._middleware)
+    open_response = chained.open_response
+    chain_source = chained.chain_source
+    read_chain = chained.read_chain
+    let_go = chained.let_go
 
     # ------------------------------------------------------------- stepping
 
@@ -379,10 +383,10 @@ class RunCore:
             run_input.thread_id, run_input.run_id, attached=self.cursor.last is not None
         )
         try:
-            self.stream = self._open(run_input, pipeline)
+            self.stream = self.open_response(run_input, pipeline)
             read = self.stream.__aiter__().__anext__
             if session.middleware and self.policy is not None:  # resumable below the chain
-                self.chain_read, read = read, self._read_chain
+                self.chain_read, read = read, self.read_chain
             self.read = read
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             self.next = self.end_round
@@ -410,7 +414,7 @@ class RunCore:
                 logger.debug("resumable response cut after its run's end: %s", exc)
                 return (pipeline.close(),)
             return (pipeline.fail_transport(as_transport_error(exc)),)
-        if item is _DETACHED:  # the chain's source lost its response: resume it (_retry)
+        if item is DETACHED:  # the chain's source lost its response: resume it (_retry)
             self.next = self.retry
             return await self.retry()
         if item is EOF:
@@ -448,98 +452,6 @@ class RunCore:
         # (a frame after the stream finished is fed to no effect: [])
         fed = self.resumable(pipeline, rest, ids) if ids else map(pipeline.feed_frame, rest)
         return chain((head,), fed) if head else fed
-
-    def _open(self, run_input: RunAgentInput, pipeline: Pipeline) -> AsyncIterator[Any]:
-        """The round's response: the transport's; with middleware, the chain over
-        :meth:`_chain_source` (event structs in, event structs out)."""
-        if not self.session.middleware:
-            return self.transport_stream(run_input, self.cursor.last)
-        return compose(self.session.middleware, partial(self._chain_source, pipeline))(run_input)
-
-    async def _chain_source(self, pipeline: Pipeline, run_input: Any) -> AsyncIterator[Any]:
-        """The end of the middleware chain: the transport's response as event
-        structs (the pipeline's wire stage). A cut response of a resumable run
-        is resumed below the chain, so every middleware sees one uninterrupted
-        run: the source hands the loss to the run's driver (:meth:`hand_off`)
-        and reads on from the response it gets back; frames at or before the
-        cursor are dropped."""
-        cursor = self.cursor
-        stream = self.transport_stream(run_input, cursor.last)
-        read = stream.__aiter__().__anext__
-        item: Any = NOTHING
-        terminal = False
-        try:
-            while True:
-                error: Exception | None = None
-                try:
-                    while (item := await read_one(read) if item is NOTHING else item) is not EOF:
-                        current, item = item, NOTHING
-                        if not isinstance(current, bytes | bytearray | memoryview | str):
-                            terminal = is_terminal(current)
-                            if pipeline.finished:
-                                return
-                            yield current  # an event struct (an agent's own run())
-                            continue
-                        frames = pipeline.split(cast("bytes | str", current))
-                        ids = list(pipeline.frame_ids)
-                        for i, data in enumerate(frames):
-                            frame_id = ids[i] if ids else None
-                            if cursor.repeat(frame_id):
-                                continue
-                            events = list(pipeline.decode(data))
-                            cursor.advance(frame_id)
-                            if pipeline.finished:  # an oversized frame: cannot resynchronise
-                                return
-                            for event in events:
-                                terminal = is_terminal(event)
-                                yield event
-                        if pipeline.finished:
-                            return
-                except Exception as exc:  # noqa: BLE001 - judged: resumed or raised
-                    error = exc
-                if not self.resumes(pipeline, error, not terminal):
-                    if error is not None:
-                        raise error
-                    break
-                await aclose_stream(stream)
-                reopened = await self.hand_off(error)
-                if reopened is None:  # out of tries after the response ended
-                    return
-                stream, read, item = reopened
-            for event in pipeline.decode_end():
-                yield event
-        finally:
-            await aclose_stream(stream)
-
-    def _read_chain(self) -> Awaitable[Any]:
-        """One read of the middleware chain, driven in the run's task by
-        :func:`_drive`: the read a resume below the chain left suspended (its
-        source has a new response, or the verdict, by now), else a new one."""
-        step, self.detached = self.detached, None
-        if step is None:
-            assert self.chain_read is not None
-            step = self.chain_read().__await__()
-        return _drive(self, step)
-
-    async def _let_go(self) -> None:
-        """The run closes while a chain read is suspended (stopped during a
-        resume below the chain): the source's wait is cancelled and the read
-        driven to its end, so the source closes and each middleware sees the
-        cancellation, as at any close."""
-        step, self.detached = self.detached, None
-        handoff = self.handoff
-        if step is None:
-            return
-        if handoff is not None:
-            handoff.cancel()
-        try:
-            await _drive(self, step)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise  # (the closing task itself is being cancelled)
-        except (Exception, StopAsyncIteration):  # noqa: BLE001 - the chain ends, however
-            pass
 
     async def look_ahead(self) -> None:
         """A run of the response ended with the transport item just fed: read on
@@ -667,7 +579,7 @@ class RunCore:
         """Close the current round's response (idempotent); a read ahead still
         pending is cancelled first, a chain read left suspended ended."""
         if self.detached is not None:
-            await self._let_go()
+            await self.let_go()
         ahead = self.ahead
         if ahead is not None and not ahead.done():
             self.ahead = None
@@ -1190,31 +1102,3 @@ LOGGERS: dict[type, Callable[[Any], None]] = {
     ErrorUpdate: _log_error,
 }
 """Update class -> how a debug run logs it (other classes are not logged)."""
-
-
-@types.coroutine
-def _drive(core: RunCore, step: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
-    """Await one read of the middleware chain (``step``: its ``__await__``) in
-    the awaiting task, as ``await`` would, but let go of it when the chain's
-    source awaits :attr:`RunCore.handoff` (a resume below the chain): the read
-    stays suspended in :attr:`RunCore.detached`, this returns ``_DETACHED``, and
-    the run's driver hands out the resume's updates before the next read
-    continues it. Costs one generator step per suspension of the read."""
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            yielded = step.send(value) if error is None else step.throw(error)
-        except StopIteration as stop:
-            return stop.value
-        handoff = core.handoff
-        if handoff is not None and yielded is handoff:
-            core.detached = step
-            return _DETACHED
-        try:
-            value, error = (yield yielded), None
-        except GeneratorExit:
-            step.close()
-            raise
-        except BaseException as exc:  # noqa: BLE001 - (a cancellation) thrown into the read
-            value, error = None, exc
