@@ -58,12 +58,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, overload
 from agui.client import _middleware as chained
 from agui.client import _resume as resuming
 from agui.client import _telemetry as telemetry
+from agui.client import _tools as tool_rounds
 from agui.client._idle import IdleClock
-from agui.client._input import tool_result_event
 from agui.client._middleware import DETACHED, MiddlewareFn
 from agui.client._resume import Handed
 from agui.client._stream import EOF, NOTHING, as_transport_error, read_one
-from agui.errors import ToolError
 from agui.pipeline._lifecycle import RunLifecycle
 from agui.pipeline._pipeline import Pipeline, VerifyMode
 from agui.transports._reconnect import FROM_START, Cursor, ReconnectPolicy, send_cancel
@@ -289,7 +288,7 @@ class RunCore:
         self.stopping: bool = False
         self.interrupted: bool = False
         self.tasks: set[asyncio.Task[Any]] = set()
-        self.next: Callable[[], Awaitable[Iterable[list[Update]] | None]] = self._start
+        self.next: Callable[[], Awaitable[Iterable[list[Update]] | None]] = self.start
         # resuming a cut response (agui.transports._reconnect): the cursors processed, the
         # transport's policy (None: never resume), the first item of a resumed response
         self.cursor: Cursor = Cursor(cursor)
@@ -329,6 +328,10 @@ class RunCore:
     chain_source = chained.chain_source
     read_chain = chained.read_chain
     let_go = chained.let_go
+    # the end of a round, client-tool rounds (agui.client._tools)
+    end_round = tool_rounds.end_round
+    over = tool_rounds.over
+    call_tool = tool_rounds.call_tool
 
     # ------------------------------------------------------------- stepping
 
@@ -339,7 +342,7 @@ class RunCore:
         self.consumer = asyncio.current_task()
         return await self.next()
 
-    async def _start(self) -> Iterable[list[Update]] | None:
+    async def start(self) -> Iterable[list[Update]] | None:
         """A round starts: take the session's slot, make its pipeline, send."""
         session = self.session
         run_input = self.inputs[-1]
@@ -378,7 +381,7 @@ class RunCore:
             self.cursor = Cursor()  # a follow-up round is a new run
         if self.idle is not None:
             self.idle.event()  # a new response: the full idle budget
-        self._end_span()
+        self.end_span()
         self.span = telemetry.run_started(
             run_input.thread_id, run_input.run_id, attached=self.cursor.last is not None
         )
@@ -480,66 +483,6 @@ class RunCore:
             if task.result() is EOF:
                 await self.close_stream()
 
-    async def end_round(self) -> Iterable[list[Update]] | None:
-        """The response is over: close it; run the client tool calls it left, if
-        any. A resumable run whose response was lost is kept for an attach."""
-        await self.close_stream()
-        if self.pipeline is not None and self.pipeline.lost and self.cursor.last is not None:
-            self.slot.lost = self
-        self._end_span()
-        session = self.session
-        calls = _calls_to_run(session, self.pipeline.done if self.pipeline else None)
-        if not calls:
-            self.final = True
-            return None
-        if self.rounds >= session.max_tool_rounds:
-            self.next = self._over
-            ids = ", ".join(c.id for c in calls)
-            error = ToolError(
-                f"{len(calls)} client tool call(s) left unanswered after {self.rounds} round(s)"
-                f" (max_tool_rounds={session.max_tool_rounds}): {ids}",
-                kind="max_tool_rounds",
-                tool_name=calls[0].function.name,
-                tool_call_id=calls[0].id,
-            )
-            return ([ErrorUpdate(error, fatal=False)],)
-        self.rounds += 1
-        self.calls = calls
-        self.next = self._call_tool
-        return ()
-
-    async def _over(self) -> Iterable[list[Update]] | None:
-        self.final = True
-        return None
-
-    async def _call_tool(self) -> Iterable[list[Update]] | None:
-        """Run the next client tool call; apply its result. After the last, the
-        follow-up round starts (unless calls to unregistered tools remain)."""
-        session = self.session
-        conversation = session.conversation
-        if not self.calls:
-            if conversation.unanswered_tool_call_ids():
-                self.final = True
-                return None  # calls to tools nobody registered: left to the caller
-            self.inputs.append(session.build_input(**self.carry))
-            self.next = self._start
-            return ()
-        call = self.calls.pop(0)
-        tools = session.client_tools
-        assert tools is not None
-        result = await tools.call(call.function.name, call.function.arguments, call.id)
-        logger.debug(
-            "ran client tool %r for call %r: %s",
-            call.function.name,
-            call.id,
-            "ok" if result.error is None else result.error.kind,
-        )
-        updates: list[Update] = []
-        if result.error is not None:
-            updates.append(ErrorUpdate(result.error, fatal=False))
-        updates += conversation.apply(tool_result_event(call.id, result.content))
-        return (updates,)
-
     # ------------------------------------------------------------- stopping
 
     def stop_here(self) -> None:
@@ -608,7 +551,7 @@ class RunCore:
             self.consumer = asyncio.current_task()
             await send_cancel(url, sent, run_input.thread_id, run_input.run_id)
 
-    def _end_span(self) -> None:
+    def end_span(self) -> None:
         """Close the current round's ``agui.client._run`` span (idempotent)."""
         span, self.span = self.span, None
         if span is not None:
@@ -628,7 +571,7 @@ class RunCore:
         finally:
             if self.pipeline is not None:
                 self.pipeline.cancel(_CANCELLED)  # no-op when the stream ended
-            self._end_span()
+            self.end_span()
             self.final = True
             self.slot._release(self)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
             if self.ended is not None:
@@ -1056,24 +999,6 @@ def _retrieve(task: asyncio.Task[Any]) -> None:
 def _running(gen: AsyncGenerator[object, None]) -> bool:
     """True while ``gen`` executes (an await inside it is pending)."""
     return bool(getattr(gen, "ag_running", False))
-
-
-def _calls_to_run(session: RunHost, done: Done | None) -> list[ToolCall] | None:
-    """The pending, unanswered ``ToolCall`` structs of a successful run that
-    name a registered client tool (None when there are none)."""
-    tools = session.client_tools
-    if tools is None or done is None or done.outcome != "success":
-        return None
-    if not done.pending_tool_call_ids:
-        return None
-    conv = session.conversation
-    unanswered = set(conv.unanswered_tool_call_ids())
-    calls: list[ToolCall] = []
-    for cid in done.pending_tool_call_ids:
-        call = conv.tool_call(cid) if cid in unanswered else None
-        if call is not None and call.function.name in tools:
-            calls.append(call)
-    return calls or None
 
 
 def _log_warning(update: WarningUpdate) -> None:
