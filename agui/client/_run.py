@@ -55,17 +55,19 @@ from itertools import chain
 from operator import length_hint
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, overload
 
+from agui.client import _closing as ending
 from agui.client import _middleware as chained
 from agui.client import _resume as resuming
 from agui.client import _telemetry as telemetry
 from agui.client import _tools as tool_rounds
+from agui.client._closing import CANCELLED, absorbed, close_at_shutdown, running
 from agui.client._idle import IdleClock
 from agui.client._middleware import DETACHED, MiddlewareFn
 from agui.client._resume import Handed
 from agui.client._stream import EOF, NOTHING, as_transport_error, read_one
 from agui.pipeline._lifecycle import RunLifecycle
 from agui.pipeline._pipeline import Pipeline, VerifyMode
-from agui.transports._reconnect import FROM_START, Cursor, ReconnectPolicy, send_cancel
+from agui.transports._reconnect import FROM_START, Cursor, ReconnectPolicy
 from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
 
 if TYPE_CHECKING:
@@ -83,14 +85,11 @@ _session_logger: logging.Logger = logging.getLogger("agui.client.session")
 Subscriber = Callable[[Update], Any]
 """``callback(update)``, sync or async (see :meth:`Subscribers.add`)."""
 
-_CANCELLED = "cancelled by client"
 
 LOOK_AHEAD_SECONDS = 0.25
 """How long a run reads on after a transport item that ended a run of the
 response (the response usually ends right there), before it hands out that
 run's ``Done`` anyway."""
-CLOSE_GRACE_SECONDS = 2.0
-"""How long closing a response may go on after the closing task was cancelled."""
 
 
 class RunHost(Protocol):
@@ -180,7 +179,7 @@ class RunSlot:
         core = self._core
         return core is not None and not core.final
 
-    async def _take(self, core: RunCore, run: weakref.ref[Run]) -> None:
+    async def take(self, core: RunCore, run: weakref.ref[Run]) -> None:
         """``core`` becomes the active run; the previous one, if still open, is
         closed first (one response applies to the conversation at a time)."""
         previous = self._core
@@ -189,11 +188,11 @@ class RunSlot:
             if prior is not None and prior._core is previous:  # pyright: ignore[reportPrivateUsage] - same module
                 await prior.aclose()
             if previous.pipeline is not None:  # (a dropped Run closes its stream later)
-                previous.pipeline.cancel(_CANCELLED)
+                previous.pipeline.cancel(CANCELLED)
         self._run, self._core = run, core
         self.lost = None
 
-    def _release(self, core: RunCore) -> None:
+    def release(self, core: RunCore) -> None:
         """``core``'s stream is over: the slot is free (unless another run took it)."""
         if self._core is core:
             self._run = self._core = None
@@ -277,7 +276,7 @@ class RunCore:
         self.started: bool = False  # the generator began (the request is being sent)
         self.ended: asyncio.Event | None = None
         # the update generator (weakly: a run left with ``break`` is freed at once) and
-        # the task that closes it if the loop shuts down first (see _close_at_shutdown)
+        # the task that closes it if the loop shuts down first (see close_at_shutdown)
         self.gen: weakref.ref[AsyncGenerator[object, None]] | None = None
         self.guard: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -332,6 +331,13 @@ class RunCore:
     end_round = tool_rounds.end_round
     over = tool_rounds.over
     call_tool = tool_rounds.call_tool
+    # stopping, closing (agui.client._closing)
+    stop_here = ending.stop_here
+    note_abort = ending.note_abort
+    interrupt = ending.interrupt
+    close_stream = ending.close_stream
+    cancel_on_server = ending.cancel_on_server
+    finish = ending.finish
 
     # ------------------------------------------------------------- stepping
 
@@ -348,7 +354,7 @@ class RunCore:
         run_input = self.inputs[-1]
         attaching = not self.rounds and self.cursor.last is not None
         kept = self.slot.lost if attaching else None
-        await self.slot._take(self, self.run_ref)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
+        await self.slot.take(self, self.run_ref)
         pipeline = self.continued(kept, run_input)
         if pipeline is None:
             pipeline = Pipeline(
@@ -485,97 +491,11 @@ class RunCore:
 
     # ------------------------------------------------------------- stopping
 
-    def stop_here(self) -> None:
-        """Stop the run now (on the loop's thread, between two frames): nothing
-        more is applied; the run's ``Done`` becomes ``cancelled`` unless it ended."""
-        self.stopping = True
-        pipeline = self.pipeline
-        if pipeline is not None:
-            self._note_abort()
-            pipeline.cancel(_CANCELLED)
-
-    def _note_abort(self) -> None:
-        """A deliberate stop with a resumable run still open is an abort to tell
-        the server about (:meth:`_cancel_on_server`)."""
-        pipeline = self.pipeline
-        if pipeline is not None and self.policy is not None and self.cursor.last is not None:
-            self.abort = self.abort or pipeline.lifecycle.open
-
-    def interrupt(self, gen: AsyncGenerator[object, None] | None) -> None:
-        """After :meth:`stop_here`, from outside the run (another task, a loop
-        callback): a consumer awaiting inside the run is cancelled once, so its
-        ``async for`` ends; a run waiting at an update has its stream closed."""
-        if self.final or self.closing or gen is None:
-            return  # (a run already closing its stream is not interrupted)
-        consumer = self.consumer
-        if _running(gen):
-            if consumer is not None and consumer is not asyncio.current_task():
-                if not self.interrupted:
-                    self.interrupted = True
-                    consumer.cancel()
-        elif self.stream is not None and self.loop is not None:
-            task = self.loop.create_task(self.close_stream())
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
-
-    async def close_stream(self) -> None:
-        """Close the current round's response (idempotent); a read ahead still
-        pending is cancelled first, a chain read left suspended ended."""
-        if self.detached is not None:
-            await self.let_go()
-        ahead = self.ahead
-        if ahead is not None and not ahead.done():
-            self.ahead = None
-            ahead.cancel()
-            await asyncio.wait((ahead,))
-        stream, self.stream = self.stream, None
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            self.consumer = asyncio.current_task()
-            await _close_fully(aclose)
-
-    async def _cancel_on_server(self) -> None:
-        """A deliberate abort of a resumable run still open: the contract's cancel
-        request (``DELETE <url>/runs/{threadId}/{runId}``) before the stream closes,
-        so the server stops the agent at once instead of waiting for its detach
-        timeout."""
-        if not self.abort:
-            return
-        self.abort = False
-        transport = self.session.transport
-        url = getattr(transport, "url", None)
-        headers: object = getattr(transport, "headers", None)
-        if isinstance(url, str) and isinstance(headers, dict):
-            sent: dict[str, str] = dict(headers)  # pyright: ignore[reportUnknownArgumentType]
-            run_input = self.inputs[-1]
-            self.consumer = asyncio.current_task()
-            await send_cancel(url, sent, run_input.thread_id, run_input.run_id)
-
     def end_span(self) -> None:
         """Close the current round's ``agui.client._run`` span (idempotent)."""
         span, self.span = self.span, None
         if span is not None:
             telemetry.run_ended(span, self.pipeline.done if self.pipeline is not None else None)
-
-    async def finish(self) -> None:
-        """The run's stream is over, however it ended: close the response, end
-        the pipeline (``Done(cancelled)`` unless the run ended), free the slot."""
-        self.closing = True
-        if self.idle is not None:
-            self.idle.close()
-        if self.stopping:  # (Run.cancel: the iterating task may see the stop first)
-            self._note_abort()
-        try:
-            await self._cancel_on_server()
-            await self.close_stream()
-        finally:
-            if self.pipeline is not None:
-                self.pipeline.cancel(_CANCELLED)  # no-op when the stream ended
-            self.end_span()
-            self.final = True
-            self.slot._release(self)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
-            if self.ended is not None:
-                self.ended.set()
 
 
 class Run:
@@ -754,11 +674,11 @@ class Run:
             return
         assert gen is not None
         if core.final:
-            if not _running(gen):
+            if not running(gen):
                 await gen.aclose()
             return
         core.stop_here()
-        if _running(gen):
+        if running(gen):
             consumer = core.consumer
             if consumer is None or consumer is asyncio.current_task():
                 return  # called from inside the run: it ends as the callback returns
@@ -792,7 +712,7 @@ class Run:
     def _cancel_unstarted(self) -> None:
         core = self._core
         if not core.final:
-            core.cancelled = RunLifecycle.never_started(_CANCELLED)
+            core.cancelled = RunLifecycle.never_started(CANCELLED)
         core.final = True
 
     async def __aenter__(self) -> Self:
@@ -909,7 +829,7 @@ async def _execute(
                         await notify(update)
                     yield update
     except asyncio.CancelledError:
-        if _absorbed(core):
+        if absorbed(core):
             return
         raise
     finally:
@@ -946,59 +866,17 @@ async def _take_step(
 
 def _begin(core: RunCore) -> None:
     """The run's generator starts: the request is being sent; the shutdown guard
-    (:func:`_close_at_shutdown`) watches it."""
+    (:func:`close_at_shutdown`) watches it."""
     core.started = True
     core.loop = loop = asyncio.get_running_loop()
     if core.ended is not None:
-        core.guard = loop.create_task(_close_at_shutdown(core, core.ended))
-
-
-def _absorbed(core: RunCore) -> bool:
-    """A ``CancelledError`` in the run's generator: True when it is the one
-    request a stop from another task made (it interrupts the pending await by
-    cancelling the iterating task once; the loop then ends), False to re-raise."""
-    task = asyncio.current_task()
-    return core.interrupted and task is not None and task.uncancel() == 0
-
-
-async def _close_at_shutdown(core: RunCore, ended: asyncio.Event) -> None:
-    """Waits for the run's end. Cancelled first (``asyncio.run`` cancels every
-    task before it closes the async generators it tracks, all at once): closes
-    the run's update generator, so the response is closed in order, innermost
-    generator first, before the loop closes them concurrently."""
-    try:
-        await ended.wait()
-    except asyncio.CancelledError:
-        gen = core.gen() if core.gen is not None else None
-        if gen is not None and not core.final and not _running(gen):
-            await gen.aclose()
-        raise
-
-
-async def _close_fully(aclose: Callable[[], Awaitable[object]]) -> None:
-    """Await ``aclose()`` to its end even when the awaiting task is cancelled
-    meanwhile (then re-raise, after at most :data:`CLOSE_GRACE_SECONDS`): a
-    response left half-closed (``asyncio.run`` cancels the task that closes a
-    run a user left with ``break``) prints finalizer noise at exit."""
-    closing = asyncio.ensure_future(aclose())
-    try:
-        await asyncio.shield(closing)
-    except asyncio.CancelledError:
-        await asyncio.wait((closing,), timeout=CLOSE_GRACE_SECONDS)
-        if closing.done() and not closing.cancelled():
-            closing.exception()  # (seen: the cancellation is what the caller gets)
-        raise
+        core.guard = loop.create_task(close_at_shutdown(core, core.ended))
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:
     """Mark a read-ahead's outcome as seen (the run reports it, or was left)."""
     if not task.cancelled():
         task.exception()
-
-
-def _running(gen: AsyncGenerator[object, None]) -> bool:
-    """True while ``gen`` executes (an await inside it is pending)."""
-    return bool(getattr(gen, "ag_running", False))
 
 
 def _log_warning(update: WarningUpdate) -> None:
