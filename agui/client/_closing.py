@@ -10,7 +10,9 @@ callback, a client tool) it cannot wait, and the run stops as the callback
 returns, before the next frame is delivered. A deliberate stop of a resumable
 run still open tells the server (:func:`cancel_on_server`). However the run
 ended, :func:`finish` closes its response, ends its pipeline and frees the
-session's slot; :func:`close_at_shutdown` closes a run left open when the event
+session's slot; a response that ends right after a run's ``Done`` is closed
+before that ``Done`` is handed out (:func:`look_ahead`), so a consumer leaving at
+the ``Done`` leaves nothing open; :func:`close_at_shutdown` closes a run left open when the event
 loop shuts down, innermost generator first.
 
 The functions taking ``self`` are methods of :class:`agui.client._run.RunCore`,
@@ -21,8 +23,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from agui.client._stream import EOF, read_one
 from agui.transports._reconnect import send_cancel
 
 if TYPE_CHECKING:
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CANCELLED",
     "CLOSE_GRACE_SECONDS",
+    "LOOK_AHEAD_SECONDS",
     "absorbed",
     "cancel_on_server",
     "close_at_shutdown",
@@ -38,7 +42,9 @@ __all__ = [
     "close_stream",
     "finish",
     "interrupt",
+    "look_ahead",
     "note_abort",
+    "retrieve",
     "running",
     "stop_here",
 ]
@@ -49,6 +55,18 @@ CANCELLED = "cancelled by client"
 
 CLOSE_GRACE_SECONDS = 2.0
 """How long closing a response may go on after the closing task was cancelled."""
+
+
+LOOK_AHEAD_SECONDS = 0.25
+"""How long a run reads on after a transport item that ended a run of the
+response (the response usually ends right there), before it hands out that
+run's ``Done`` anyway."""
+
+
+def retrieve(task: asyncio.Task[Any]) -> None:
+    """Mark a read-ahead's outcome as seen (the run reports it, or was left)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def absorbed(core: RunCore) -> bool:
@@ -183,3 +201,31 @@ async def finish(self: RunCore) -> None:
         self.slot.release(self)
         if self.ended is not None:
             self.ended.set()
+
+
+async def look_ahead(self: RunCore) -> None:
+    """A run of the response ended with the transport item just fed: read on
+    for up to :data:`LOOK_AHEAD_SECONDS`, so that a response which ends there
+    is closed before its ``Done`` is handed out (a consumer that leaves at the
+    ``Done`` without closing the run leaves nothing open). What was read is
+    the next step's."""
+    pipeline = self.pipeline
+    read = self.read
+    if (
+        read is None
+        or self.stream is None
+        or self.ahead is not None
+        or self.loop is None
+        or pipeline is None
+        or pipeline.finished
+        or pipeline.lifecycle.open
+    ):
+        return
+    task = self.loop.create_task(read_one(read))
+    task.add_done_callback(retrieve)
+    self.ahead = task
+    self.consumer = asyncio.current_task()
+    await asyncio.wait((task,), timeout=LOOK_AHEAD_SECONDS)
+    if task.done() and not task.cancelled() and task.exception() is None:
+        if task.result() is EOF:
+            await self.close_stream()

@@ -1,33 +1,21 @@
 """One run of a :class:`~agui.client._session.Session`: a request and its response, as updates.
 
-The response is fed through one :class:`~agui.pipeline._pipeline.Pipeline` one frame at
-a time, so a consumer leaving after update N leaves nothing of later frames
-applied. With middleware, the pipeline's wire stage (:meth:`Pipeline.decode`)
-turns the transport's output into events, the middleware chain transforms
-them, and the pipeline takes them back (:meth:`Pipeline.feed_event`).
+:class:`Run` is the one owner of a run's life: nothing is sent until it is
+iterated; each step of its :class:`RunCore` starts a round (takes the session's
+slot, makes the pipeline, sends), reads one transport item, or hands out what a
+job made; the run ends with one ``Done``. The response is fed through one
+:class:`~agui.pipeline._pipeline.Pipeline` one frame at a time, so a consumer
+leaving after update N leaves nothing of later frames applied.
 
-Resuming a cut response of a resumable server (:mod:`agui.transports._reconnect`):
-the run re-sends its input with ``Last-Event-ID`` and reads on. One driver makes
-every resume (:meth:`RunCore._retry`, one step per try), so each try's
-``Reconnecting`` is handed out (and told to the subscribers) before its backoff
-sleep, and ``Reconnected`` before the resumed response's first update. With
-middleware the resume happens below the chain (the chain stays, so every
-middleware sees one uninterrupted run, and one with an ``on_reconnecting`` /
-``on_reconnected`` hook is told): the chain's source hands its lost response to
-that driver, and the chain read it was in stays suspended until the driver hands
-a new response back. No event is lost or repeated.
-
-Cancellation: leaving a run early (``break`` then ``aclose()`` / ``async
-with``, or cancelling the task) closes the transport stream (the HTTP
-response); the run ends ``Done(cancelled)`` locally (:attr:`Run.done`) unless
-it had already ended (its ``Done`` stands), and nothing that arrives later is
-applied. :meth:`Run.aclose` works from anywhere: from another task, and from
-inside the run itself (a session subscriber, a middleware, an agent subscriber
-callback, a client tool), where it cannot wait: the run stops as the callback
-returns, before the next frame is delivered. :meth:`Run.cancel` is the same
-without awaiting, safe from a signal handler. A plain ``break`` without closing is finished when the :class:`Run`
-is garbage-collected or, at the latest, when the next run of the session
-starts. The session stays usable.
+The run's jobs live in the modules named for them, their functions bound as
+methods of :class:`RunCore`: resuming a cut response and attaching
+(:mod:`agui.client._resume`, one driver whether or not middleware is present),
+the middleware chain over the response (:mod:`agui.client._middleware`),
+client-tool rounds (:mod:`agui.client._tools`) and stopping and closing
+(:mod:`agui.client._closing`: :meth:`Run.aclose` and :meth:`Run.cancel` work
+from anywhere; a plain ``break`` without closing is finished when the
+:class:`Run` is garbage-collected or, at the latest, when the next run of the
+session starts).
 
 Transport failures (:class:`agui.errors.TransportError`) are reported as
 ``ErrorUpdate(error, fatal=True)`` followed by ``Done(failed)``; they are
@@ -65,31 +53,22 @@ from agui.client._idle import IdleClock
 from agui.client._middleware import DETACHED, MiddlewareFn
 from agui.client._resume import Handed
 from agui.client._stream import EOF, NOTHING, as_transport_error, read_one
+from agui.client._telemetry import LOGGERS
 from agui.pipeline._lifecycle import RunLifecycle
 from agui.pipeline._pipeline import Pipeline, VerifyMode
 from agui.transports._reconnect import FROM_START, Cursor, ReconnectPolicy
-from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
+from agui.updates import Done, ErrorUpdate, Update
 
 if TYPE_CHECKING:
+    from agui.client._session import Subscribers
     from agui.client._tools import ClientTools
     from agui.pipeline._apply import Conversation
     from agui.transports import Transport
     from agui.types import RunAgentInput, ToolCall
 
-__all__ = ["Run", "RunHost", "RunSlot", "Subscriber", "Subscribers"]
+__all__ = ["Run", "RunCore", "RunHost", "RunSlot"]
 
 logger: logging.Logger = logging.getLogger("agui.client.run")
-# the logger session subscribers' failures have always gone to (users configure it)
-_session_logger: logging.Logger = logging.getLogger("agui.client.session")
-
-Subscriber = Callable[[Update], Any]
-"""``callback(update)``, sync or async (see :meth:`Subscribers.add`)."""
-
-
-LOOK_AHEAD_SECONDS = 0.25
-"""How long a run reads on after a transport item that ended a run of the
-response (the response usually ends right there), before it hands out that
-run's ``Done`` anyway."""
 
 
 class RunHost(Protocol):
@@ -114,42 +93,6 @@ class RunHost(Protocol):
     @property
     def max_tool_rounds(self) -> int: ...
     def build_input(self, **overrides: Any) -> RunAgentInput: ...
-
-
-class Subscribers:
-    """The update callbacks of a session, called for every update of its runs."""
-
-    __slots__ = ("live",)
-
-    def __init__(self) -> None:
-        self.live: list[Subscriber] = []
-        """The callbacks themselves (read-only; change them with :meth:`add`): a
-        run loop tests this list, not the object, per update (no call)."""
-
-    def add(self, callback: Subscriber) -> Callable[[], None]:
-        """Call ``callback(update)`` (sync, or async and awaited) for every
-        update, before it is yielded; returns an unsubscribe function."""
-        self.live.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self.live:
-                self.live.remove(callback)
-
-        return unsubscribe
-
-    def __bool__(self) -> bool:
-        return bool(self.live)
-
-    async def notify(self, update: Update) -> None:
-        """Call every callback with ``update``; one that raises is logged
-        (logger ``agui.client._session``) and skipped, as the reference client does."""
-        for callback in list(self.live):
-            try:
-                result = callback(update)
-                if asyncio.iscoroutine(result):
-                    await result
-            except Exception:  # as the reference client: logged, skipped
-                _session_logger.exception("session subscriber %r failed on %r", callback, update)
 
 
 class RunSlot:
@@ -338,6 +281,7 @@ class RunCore:
     close_stream = ending.close_stream
     cancel_on_server = ending.cancel_on_server
     finish = ending.finish
+    look_ahead = ending.look_ahead
 
     # ------------------------------------------------------------- stepping
 
@@ -461,33 +405,6 @@ class RunCore:
         # (a frame after the stream finished is fed to no effect: [])
         fed = self.resumable(pipeline, rest, ids) if ids else map(pipeline.feed_frame, rest)
         return chain((head,), fed) if head else fed
-
-    async def look_ahead(self) -> None:
-        """A run of the response ended with the transport item just fed: read on
-        for up to :data:`LOOK_AHEAD_SECONDS`, so that a response which ends there
-        is closed before its ``Done`` is handed out (a consumer that leaves at the
-        ``Done`` without closing the run leaves nothing open). What was read is
-        the next step's."""
-        pipeline = self.pipeline
-        read = self.read
-        if (
-            read is None
-            or self.stream is None
-            or self.ahead is not None
-            or self.loop is None
-            or pipeline is None
-            or pipeline.finished
-            or pipeline.lifecycle.open
-        ):
-            return
-        task = self.loop.create_task(read_one(read))
-        task.add_done_callback(_retrieve)
-        self.ahead = task
-        self.consumer = asyncio.current_task()
-        await asyncio.wait((task,), timeout=LOOK_AHEAD_SECONDS)
-        if task.done() and not task.cancelled() and task.exception() is None:
-            if task.result() is EOF:
-                await self.close_stream()
 
     # ------------------------------------------------------------- stopping
 
@@ -775,7 +692,7 @@ error; after an item's last ``Done``, read ahead for the end of the response).""
 
 def _watched(debug: bool) -> frozenset[type]:
     """The update classes the run loop stops at (:data:`RUN_HOOKS`, and
-    :data:`LOGGERS` in a debug run); every other update passes with one set test."""
+    :data:`~agui.client._telemetry.LOGGERS` in a debug run); every other update passes with one set test."""
     return frozenset(RUN_HOOKS) | frozenset(LOGGERS) if debug else frozenset(RUN_HOOKS)
 
 
@@ -871,37 +788,3 @@ def _begin(core: RunCore) -> None:
     core.loop = loop = asyncio.get_running_loop()
     if core.ended is not None:
         core.guard = loop.create_task(close_at_shutdown(core, core.ended))
-
-
-def _retrieve(task: asyncio.Task[Any]) -> None:
-    """Mark a read-ahead's outcome as seen (the run reports it, or was left)."""
-    if not task.cancelled():
-        task.exception()
-
-
-def _log_warning(update: WarningUpdate) -> None:
-    """Log a warning update (debug runs only)."""
-    logger.debug(
-        "warning %s: %r%s",
-        update.code,
-        update.message,
-        f" at {update.path!r}" if update.path else "",
-    )
-
-
-def _log_error(update: ErrorUpdate) -> None:
-    """Log an error update (debug runs only)."""
-    error = update.error
-    logger.debug(
-        "%s error %s: %r",
-        "fatal" if update.fatal else "non-fatal",
-        type(error).__name__,
-        str(error),
-    )
-
-
-LOGGERS: dict[type, Callable[[Any], None]] = {
-    WarningUpdate: _log_warning,
-    ErrorUpdate: _log_error,
-}
-"""Update class -> how a debug run logs it (other classes are not logged)."""

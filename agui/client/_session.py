@@ -22,6 +22,7 @@ at a time: starting a run ends the session's previous one if it is still open.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 import weakref
@@ -43,9 +44,10 @@ from agui.client._input import (
 )
 from agui.client._interrupts import build_resume, is_expired
 from agui.client._middleware import MiddlewareFn
-from agui.client._run import Run, RunSlot, Subscriber, Subscribers
+from agui.client._run import Run, RunSlot
 from agui.errors import ResumeError
 from agui.pipeline._apply.patch import clone_json
+from agui.updates import Update
 from agui.wire._sse import MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
@@ -59,12 +61,52 @@ if TYPE_CHECKING:
     from agui.transports import Transport
     from agui.types import Context, Interrupt, Message, ResumeEntry, RunAgentInput, Tool
 
-__all__ = ["Run", "Session"]
+__all__ = ["Run", "Session", "Subscriber", "Subscribers"]
 
 _VERIFY_MODES: dict[str, VerifyMode] = {"strict": "strict", "tolerant": "tolerant", "off": "off"}
 """``verify=`` -> the pipeline's verify mode (any other value is refused)."""
 
 logger: logging.Logger = logging.getLogger("agui.client.session")
+
+
+Subscriber = Callable[[Update], Any]
+"""``callback(update)``, sync or async (see :meth:`Subscribers.add`)."""
+
+
+class Subscribers:
+    """The update callbacks of a session, called for every update of its runs."""
+
+    __slots__ = ("live",)
+
+    def __init__(self) -> None:
+        self.live: list[Subscriber] = []
+        """The callbacks themselves (read-only; change them with :meth:`add`): a
+        run loop tests this list, not the object, per update (no call)."""
+
+    def add(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(update)`` (sync, or async and awaited) for every
+        update, before it is yielded; returns an unsubscribe function."""
+        self.live.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self.live:
+                self.live.remove(callback)
+
+        return unsubscribe
+
+    def __bool__(self) -> bool:
+        return bool(self.live)
+
+    async def notify(self, update: Update) -> None:
+        """Call every callback with ``update``; one that raises is logged
+        (logger ``agui.client.session``) and skipped, as the reference client does."""
+        for callback in list(self.live):
+            try:
+                result = callback(update)
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:  # as the reference client: logged, skipped
+                logger.exception("session subscriber %r failed on %r", callback, update)
 
 
 class Session:
@@ -221,7 +263,7 @@ class Session:
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback(update)`` (sync, or async and awaited) for every
         update of every run, before the update is yielded. A callback that
-        raises is logged (logger ``agui.client._session``) and skipped, as the
+        raises is logged (logger ``agui.client.session``) and skipped, as the
         reference client does: the run and the other subscribers go on.
         Returns an unsubscribe function."""
         return self._subscribers.add(callback)
