@@ -17,7 +17,8 @@ from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from agui.transports._base import ResumableTransport, Transport, encode_run_input
-from agui.transports._http import DEFAULT_TIMEOUT, HttpTransport
+from agui.transports._http import HttpTransport
+from agui.transports._http_common import DEFAULT_TIMEOUT
 from agui.transports._replay import ReplayTransport, load_events
 
 if TYPE_CHECKING:
