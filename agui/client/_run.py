@@ -367,7 +367,7 @@ class RunCore:
                 logger.debug("resumable response cut after its run's end: %s", exc)
                 return (pipeline.close(),)
             return (pipeline.fail_transport(as_transport_error(exc)),)
-        if item is DETACHED:  # the chain's source lost its response: resume it (_retry)
+        if item is DETACHED:  # the chain's source lost its response: resume it (retry)
             self.next = self.retry
             return await self.retry()
         if item is EOF:
