@@ -41,7 +41,7 @@ from collections.abc import (
 from functools import partial
 from itertools import chain
 from operator import length_hint
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, Self, overload
 
 from agui.client import _closing as ending
 from agui.client import _middleware as chained
@@ -250,38 +250,39 @@ class RunCore:
         self.failure: Exception | None = None  # what broke it, or the last try's failure
         self.span: Any = None  # the round's agui.client._run span (agui.client._telemetry)
 
+    # the jobs' functions, bound as methods (``Final``: each declared as the function it is)
     # resuming a cut response, attaching (agui.client._resume)
-    continued = resuming.continued
-    unseen = resuming.unseen
-    resumable = resuming.resumable
-    complete = resuming.complete
-    resumes = resuming.resumes
-    may_resume = resuming.may_resume
-    resume = resuming.resume
-    retry = resuming.retry
-    give_up = resuming.give_up
-    next_try = resuming.next_try
-    attempt = resuming.attempt
-    tell = resuming.tell
-    transport_stream = resuming.transport_stream
-    hand_off = resuming.hand_off
+    continued: Final = resuming.continued
+    unseen: Final = resuming.unseen
+    resumable: Final = resuming.resumable
+    complete: Final = resuming.complete
+    resumes: Final = resuming.resumes
+    may_resume: Final = resuming.may_resume
+    resume: Final = resuming.resume
+    retry: Final = resuming.retry
+    give_up: Final = resuming.give_up
+    next_try: Final = resuming.next_try
+    attempt: Final = resuming.attempt
+    tell: Final = resuming.tell
+    transport_stream: Final = resuming.transport_stream
+    hand_off: Final = resuming.hand_off
     # the middleware chain over the response (agui.client._middleware)
-    open_response = chained.open_response
-    chain_source = chained.chain_source
-    read_chain = chained.read_chain
-    let_go = chained.let_go
+    open_response: Final = chained.open_response
+    chain_source: Final = chained.chain_source
+    read_chain: Final = chained.read_chain
+    let_go: Final = chained.let_go
     # the end of a round, client-tool rounds (agui.client._tools)
-    end_round = tool_rounds.end_round
-    over = tool_rounds.over
-    call_tool = tool_rounds.call_tool
+    end_round: Final = tool_rounds.end_round
+    over: Final = tool_rounds.over
+    call_tool: Final = tool_rounds.call_tool
     # stopping, closing (agui.client._closing)
-    stop_here = ending.stop_here
-    note_abort = ending.note_abort
-    interrupt = ending.interrupt
-    close_stream = ending.close_stream
-    cancel_on_server = ending.cancel_on_server
-    finish = ending.finish
-    look_ahead = ending.look_ahead
+    stop_here: Final = ending.stop_here
+    note_abort: Final = ending.note_abort
+    interrupt: Final = ending.interrupt
+    close_stream: Final = ending.close_stream
+    cancel_on_server: Final = ending.cancel_on_server
+    finish: Final = ending.finish
+    look_ahead: Final = ending.look_ahead
 
     # ------------------------------------------------------------- stepping
 
