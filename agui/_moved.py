@@ -124,7 +124,7 @@ MOVED: dict[str, str] = {
     "agui.wire.errors_map": "agui.wire._errors_map",
     "agui.wire.fallback": "agui.wire._fallback",
     "agui.wire.finite": "agui.wire._finite",
-    "agui.wire.json": "agui.wire._json",
+    "agui.wire.json": "agui.wire",
     "agui.wire.lenient": "agui.wire._lenient",
     "agui.wire.patch": "agui.wire._patch_check",
     "agui.wire.proto": "agui.wire._proto",

@@ -145,7 +145,12 @@ from agui_generated.agui import (
 )
 from msgspec import UNSET, UnsetType
 
+from agui._jsonvalue import JSONArray, JSONObject, JSONValue
+
 __all__ = [  # every public name, sorted (RUF022)
+    "JSONArray",
+    "JSONObject",
+    "JSONValue",
     "EVENT_TYPES",
     "MESSAGE_TYPES",
     "UNSET",

@@ -30,7 +30,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from agui.types import Event
+from agui._jsonvalue import JSONValue
+from agui.types import Event, TokenUsage
 
 __all__ = [
     "CARRIES_EVENT",
@@ -283,7 +284,7 @@ class DeferredState:
 
     __slots__ = ()
 
-    def resolve(self) -> Any:
+    def resolve(self) -> JSONValue:
         """The state this stands for (a value nobody mutates afterwards)."""
         raise NotImplementedError
 
@@ -303,15 +304,15 @@ class StateChanged(FromEvent, frozen=True, gc=False):
     updates nobody reads cost nothing. ``msgspec.to_builtins`` and
     ``msgspec.structs.asdict`` see the raw member: read ``state`` first."""
 
-    state: Any
-    patch: list[Any] | None = None
+    state: JSONValue
+    patch: list[JSONValue] | None = None
     from_event: Event | None = None
 
 
 _STATE_SLOT = StateChanged.__dict__["state"]
 
 
-def _read_state(update: StateChanged) -> Any:
+def _read_state(update: StateChanged) -> JSONValue:
     """The whole state after this update (a :class:`DeferredState` is worked out
     on the first read, then kept)."""
     value = _STATE_SLOT.__get__(update, StateChanged)
@@ -428,10 +429,10 @@ class Done(msgspec.Struct, frozen=True, gc=False):
 
     outcome: Outcome
     reason: str | None = None
-    result: Any = None
+    result: JSONValue = None
     pending_tool_call_ids: tuple[str, ...] = ()
     run_id: str | None = None
-    usage: tuple[Any, ...] = ()
+    usage: tuple[TokenUsage, ...] = ()
 
 
 # --- joining deltas ------------------------------------------------------------

@@ -27,7 +27,7 @@ from agui._cli.sanitize import sanitize
 from agui._jsonvalue import is_json_object
 from agui.client._interrupts import cancelled, resolved
 from agui.pipeline._profiles import wants_resume_value
-from agui.wire._json import loads_json_text
+from agui.wire._fallback import loads_json_text
 
 if TYPE_CHECKING:
     from agui._jsonvalue import JSONObject

@@ -30,7 +30,7 @@ from agui._jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.client._session import Session
 from agui.transports import default_transport
 from agui.types import Tool
-from agui.wire._json import loads_json_text
+from agui.wire._fallback import loads_json_text
 
 if TYPE_CHECKING:
     import httpx

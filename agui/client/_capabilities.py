@@ -22,7 +22,7 @@ import msgspec
 from agui._jsonvalue import is_json_object
 from agui.errors import DecodeError
 from agui.types import AgentCapabilities
-from agui.wire._json import loads_json_text
+from agui.wire._fallback import loads_json_text
 from agui.wire._lenient import DROP, DecodeWarning, repair
 from agui.wire._shapes import shape_of
 

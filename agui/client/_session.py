@@ -48,7 +48,7 @@ from agui.client._run import Run, RunSlot
 from agui.errors import ResumeError
 from agui.pipeline._apply.patch import clone_json
 from agui.updates import Update
-from agui.wire._sse import MAX_FRAME_BYTES
+from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -176,7 +176,7 @@ class Session:
         verify: str = "tolerant",
         middleware: Iterable[MiddlewareFn] = (),
         messages: Iterable[Message | JSONObject] = (),
-        max_frame_bytes: int = MAX_FRAME_BYTES,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
         max_tool_rounds: int = 8,

@@ -58,7 +58,7 @@ from agui.client._input import tool_result_event
 from agui.errors import EncodeError, ToolError
 from agui.types import Tool, ToolCall, ToolMessage
 from agui.updates import ErrorUpdate
-from agui.wire._json import check_finite
+from agui.wire._finite import check_finite
 
 if TYPE_CHECKING:
     from agui.client._run import RunCore, RunHost

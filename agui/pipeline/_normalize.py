@@ -150,6 +150,117 @@ class _Pending:
         self.parent_message_id = parent_message_id
 
 
+class _ChunkKind:
+    """What differs between the three chunk kinds: the id's attribute and wire name, the
+    fields a continuation must agree on, how an opener becomes a START event and how a
+    delta becomes a CONTENT/ARGS event (:meth:`Normalizer._chunk` does the rest)."""
+
+    __slots__ = ("agree", "content", "id_attr", "id_field", "kind", "name_field", "open")
+
+    def __init__(
+        self,
+        kind: int,
+        id_attr: str,
+        agree: tuple[tuple[str, str, str, str], ...],
+        open: Callable[[Any, str, _Tag], tuple[_Pending, Any] | str],
+        content: Callable[[str, str, _Tag, Any, Any, Any], Any],
+        name_field: str = "",
+    ) -> None:
+        self.kind = kind
+        self.id_attr = id_attr
+        self.id_field = _ID_FIELD[kind]
+        #: (chunk attribute, the opener's attribute, rule code, wire field) per field
+        self.agree = agree
+        self.open = open  # -> (pending, START event), or the rule code of a missing field
+        self.content = content  # (id, delta, subagentRunId, metadata, rawEvent, timestamp)
+        self.name_field = name_field
+
+
+def _open_text(chunk: T.TextMessageChunkEvent, message_id: str, tag: _Tag) -> tuple[_Pending, Any]:
+    role = _ASSISTANT if chunk.role is UNSET else chunk.role
+    start = T.TextMessageStartEvent(
+        message_id=message_id,
+        role=role,
+        name=chunk.name,
+        subagent_run_id=tag,
+        metadata=chunk.metadata,
+        timestamp=chunk.timestamp,
+    )
+    return _Pending(_TEXT, message_id, tag, role=role, name=chunk.name), start
+
+
+def _open_tool(
+    chunk: T.ToolCallChunkEvent, tool_call_id: str, tag: _Tag
+) -> tuple[_Pending, Any] | str:
+    name = chunk.tool_call_name
+    if name is UNSET:
+        return R.CHUNK_MISSING_TOOL_CALL_NAME
+    parent = chunk.parent_message_id
+    start = T.ToolCallStartEvent(
+        tool_call_id=tool_call_id,
+        tool_call_name=name,
+        parent_message_id=parent,
+        subagent_run_id=tag,
+        metadata=chunk.metadata,
+        timestamp=chunk.timestamp,
+    )
+    return _Pending(_TOOL, tool_call_id, tag, name=name, parent_message_id=parent), start
+
+
+def _open_reasoning(
+    chunk: T.ReasoningMessageChunkEvent, message_id: str, tag: _Tag
+) -> tuple[_Pending, Any]:
+    start = T.ReasoningMessageStartEvent(
+        message_id=message_id,
+        role=_REASONING_ROLE,
+        subagent_run_id=tag,
+        metadata=chunk.metadata,
+        timestamp=chunk.timestamp,
+    )
+    return _Pending(_REASONING, message_id, tag), start
+
+
+_TEXT_CHUNK = _ChunkKind(
+    _TEXT,
+    "message_id",
+    (
+        ("role", "role", R.CHUNK_CONFLICTING_ROLE, "role"),
+        ("name", "name", R.CHUNK_CONFLICTING_NAME, "name"),
+    ),
+    _open_text,
+    lambda i, d, s, m, r, t: T.TextMessageContentEvent(
+        message_id=i, delta=d, subagent_run_id=s, metadata=m, raw_event=r, timestamp=t
+    ),
+)
+_TOOL_CHUNK = _ChunkKind(
+    _TOOL,
+    "tool_call_id",
+    (
+        ("tool_call_name", "name", R.CHUNK_CONFLICTING_TOOL_CALL_NAME, "toolCallName"),
+        (
+            "parent_message_id",
+            "parent_message_id",
+            R.CHUNK_CONFLICTING_PARENT_MESSAGE_ID,
+            "parentMessageId",
+        ),
+    ),
+    _open_tool,
+    lambda i, d, s, m, r, t: T.ToolCallArgsEvent(
+        tool_call_id=i, delta=d, subagent_run_id=s, metadata=m, raw_event=r, timestamp=t
+    ),
+    name_field="toolCallName",
+)
+_REASONING_CHUNK = _ChunkKind(
+    _REASONING,
+    "message_id",
+    (),
+    _open_reasoning,
+    lambda i, d, s, m, r, t: T.ReasoningMessageContentEvent(
+        message_id=i, delta=d, subagent_run_id=s, metadata=m, raw_event=r, timestamp=t
+    ),
+)
+
+
 def _end_of(
     pending: _Pending,
 ) -> T.TextMessageEndEvent | T.ToolCallEndEvent | T.ReasoningMessageEndEvent:
@@ -374,200 +485,71 @@ class Normalizer:
             pending = self._lanes.get(lane)
         return lane, pending
 
-    def _text_chunk(self, chunk: T.TextMessageChunkEvent, position: int | None) -> NormalizeResult:
-        message_id = chunk.message_id
+    def _chunk(self, kind: _ChunkKind, chunk: _Chunk, position: int | None) -> NormalizeResult:
+        """One ``*_CHUNK`` event of ``kind``, expanded: it continues its lane's open item
+        (its established fields must agree) or opens one (closing what its lane held), then
+        becomes a CONTENT/ARGS event when it carries a delta (or a raw event, or metadata
+        on a continuation)."""
+        item_id = getattr(chunk, kind.id_attr)
         tag = chunk.subagent_run_id
         lanes = self._lanes
-        lane, pending = self._lane_of(_TEXT, message_id, tag, chunk, position)
+        lane, pending = self._lane_of(kind.kind, item_id, tag, chunk, position)
         if lane is _VIOLATION:
             return NormalizeResult([], (pending,))
         if (
             pending is not None
-            and pending.kind == _TEXT
-            and (message_id is UNSET or message_id == pending.id)
+            and pending.kind == kind.kind
+            and (item_id is UNSET or item_id == pending.id)
         ):
-            role = chunk.role
-            if role is not UNSET and role != pending.role:
-                return self._conflict(
-                    R.CHUNK_CONFLICTING_ROLE,
-                    _TEXT,
-                    pending.id,
-                    "role",
-                    role,
-                    pending.role,
-                    chunk,
-                    position,
-                )
-            name = chunk.name
-            if name is not UNSET and name != pending.name:
-                return self._conflict(
-                    R.CHUNK_CONFLICTING_NAME,
-                    _TEXT,
-                    pending.id,
-                    "name",
-                    name,
-                    pending.name,
-                    chunk,
-                    position,
-                )
+            for attr, established, code, field in kind.agree:
+                value = getattr(chunk, attr)
+                if value is not UNSET and value != getattr(pending, established):
+                    return self._conflict(
+                        code,
+                        kind.kind,
+                        pending.id,
+                        field,
+                        value,
+                        getattr(pending, established),
+                        chunk,
+                        position,
+                    )
             out: list[Any] = []
         else:
-            if message_id is UNSET:
-                return self._missing(R.CHUNK_MISSING_ID, _TEXT, "messageId", chunk, position)
+            if item_id is UNSET:
+                return self._missing(R.CHUNK_MISSING_ID, kind.kind, kind.id_field, chunk, position)
+            opened = kind.open(chunk, item_id, tag)
+            if isinstance(opened, str):  # a field the opener must carry is missing
+                return self._missing(opened, kind.kind, kind.name_field, chunk, position, item_id)
             out = [] if pending is None else [_end_of(lanes.pop(lane))]
-            role = chunk.role
-            if role is UNSET:
-                role = _ASSISTANT
-            pending = _Pending(_TEXT, message_id, tag, role=role, name=chunk.name)
+            pending, start = opened
             lanes[lane] = pending
-            out.append(
-                T.TextMessageStartEvent(
-                    message_id=message_id,
-                    role=role,
-                    name=chunk.name,
-                    subagent_run_id=tag,
-                    metadata=chunk.metadata,
-                    timestamp=chunk.timestamp,
-                )
-            )
+            out.append(start)
         delta = chunk.delta
         raw = chunk.raw_event
         if delta is not UNSET or raw is not UNSET or (not out and chunk.metadata is not UNSET):
             out.append(
-                T.TextMessageContentEvent(
-                    message_id=pending.id,
-                    delta="" if delta is UNSET else delta,
-                    subagent_run_id=pending.tag if tag is UNSET else tag,
-                    metadata=chunk.metadata,
-                    raw_event=raw,
-                    timestamp=chunk.timestamp,
+                kind.content(
+                    pending.id,
+                    "" if delta is UNSET else delta,
+                    pending.tag if tag is UNSET else tag,
+                    chunk.metadata,
+                    raw,
+                    chunk.timestamp,
                 )
             )
         return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
 
+    def _text_chunk(self, chunk: T.TextMessageChunkEvent, position: int | None) -> NormalizeResult:
+        return self._chunk(_TEXT_CHUNK, chunk, position)
+
     def _tool_chunk(self, chunk: T.ToolCallChunkEvent, position: int | None) -> NormalizeResult:
-        tool_call_id = chunk.tool_call_id
-        tag = chunk.subagent_run_id
-        lanes = self._lanes
-        lane, pending = self._lane_of(_TOOL, tool_call_id, tag, chunk, position)
-        if lane is _VIOLATION:
-            return NormalizeResult([], (pending,))
-        if (
-            pending is not None
-            and pending.kind == _TOOL
-            and (tool_call_id is UNSET or tool_call_id == pending.id)
-        ):
-            name = chunk.tool_call_name
-            if name is not UNSET and name != pending.name:
-                return self._conflict(
-                    R.CHUNK_CONFLICTING_TOOL_CALL_NAME,
-                    _TOOL,
-                    pending.id,
-                    "toolCallName",
-                    name,
-                    pending.name,
-                    chunk,
-                    position,
-                )
-            parent = chunk.parent_message_id
-            if parent is not UNSET and parent != pending.parent_message_id:
-                return self._conflict(
-                    R.CHUNK_CONFLICTING_PARENT_MESSAGE_ID,
-                    _TOOL,
-                    pending.id,
-                    "parentMessageId",
-                    parent,
-                    pending.parent_message_id,
-                    chunk,
-                    position,
-                )
-            out: list[Any] = []
-        else:
-            if tool_call_id is UNSET:
-                return self._missing(R.CHUNK_MISSING_ID, _TOOL, "toolCallId", chunk, position)
-            name = chunk.tool_call_name
-            if name is UNSET:
-                return self._missing(
-                    R.CHUNK_MISSING_TOOL_CALL_NAME,
-                    _TOOL,
-                    "toolCallName",
-                    chunk,
-                    position,
-                    tool_call_id,
-                )
-            out = [] if pending is None else [_end_of(lanes.pop(lane))]
-            parent = chunk.parent_message_id
-            pending = _Pending(_TOOL, tool_call_id, tag, name=name, parent_message_id=parent)
-            lanes[lane] = pending
-            out.append(
-                T.ToolCallStartEvent(
-                    tool_call_id=tool_call_id,
-                    tool_call_name=name,
-                    parent_message_id=parent,
-                    subagent_run_id=tag,
-                    metadata=chunk.metadata,
-                    timestamp=chunk.timestamp,
-                )
-            )
-        delta = chunk.delta
-        raw = chunk.raw_event
-        if delta is not UNSET or raw is not UNSET or (not out and chunk.metadata is not UNSET):
-            out.append(
-                T.ToolCallArgsEvent(
-                    tool_call_id=pending.id,
-                    delta="" if delta is UNSET else delta,
-                    subagent_run_id=pending.tag if tag is UNSET else tag,
-                    metadata=chunk.metadata,
-                    raw_event=raw,
-                    timestamp=chunk.timestamp,
-                )
-            )
-        return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
+        return self._chunk(_TOOL_CHUNK, chunk, position)
 
     def _reasoning_chunk(
         self, chunk: T.ReasoningMessageChunkEvent, position: int | None
     ) -> NormalizeResult:
-        message_id = chunk.message_id
-        tag = chunk.subagent_run_id
-        lanes = self._lanes
-        lane, pending = self._lane_of(_REASONING, message_id, tag, chunk, position)
-        if lane is _VIOLATION:
-            return NormalizeResult([], (pending,))
-        if (
-            pending is not None
-            and pending.kind == _REASONING
-            and (message_id is UNSET or message_id == pending.id)
-        ):
-            out: list[Any] = []
-        else:
-            if message_id is UNSET:
-                return self._missing(R.CHUNK_MISSING_ID, _REASONING, "messageId", chunk, position)
-            out = [] if pending is None else [_end_of(lanes.pop(lane))]
-            pending = _Pending(_REASONING, message_id, tag)
-            lanes[lane] = pending
-            out.append(
-                T.ReasoningMessageStartEvent(
-                    message_id=message_id,
-                    role=_REASONING_ROLE,
-                    subagent_run_id=tag,
-                    metadata=chunk.metadata,
-                    timestamp=chunk.timestamp,
-                )
-            )
-        delta = chunk.delta
-        raw = chunk.raw_event
-        if delta is not UNSET or raw is not UNSET or (not out and chunk.metadata is not UNSET):
-            out.append(
-                T.ReasoningMessageContentEvent(
-                    message_id=pending.id,
-                    delta="" if delta is UNSET else delta,
-                    subagent_run_id=pending.tag if tag is UNSET else tag,
-                    metadata=chunk.metadata,
-                    raw_event=raw,
-                    timestamp=chunk.timestamp,
-                )
-            )
-        return _new_result(NormalizeResult, (out, _NO_VIOLATIONS))
+        return self._chunk(_REASONING_CHUNK, chunk, position)
 
     #: the chunks, expanded (the hot path's table: consulted while no lane is open)
     CHUNK_HANDLERS: ClassVar[

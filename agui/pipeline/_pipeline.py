@@ -56,7 +56,7 @@ from agui.pipeline._normalize import Normalizer
 from agui.pipeline._verify import Verifier
 from agui.pipeline._wire_reader import WireStage
 from agui.updates import Done, ErrorUpdate, Update, WarningUpdate
-from agui.wire._sse import MAX_FRAME_BYTES
+from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 from agui.wire._strict import PATCH_EVENTS as _PATCH_EVENTS
 from agui.wire._strict import decode_typed as _decode_typed
 from agui.wire._strict import patch_ok as _patch_ok
@@ -136,7 +136,7 @@ class Pipeline:
         conversation: Conversation | None = None,
         *,
         verify: VerifyMode = "tolerant",
-        max_frame_bytes: int = MAX_FRAME_BYTES,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         keep_events: bool = False,
         protocol_version: str = IMPLEMENTED_PROTOCOL_VERSION,
         thread_id: str | None = None,

@@ -16,7 +16,7 @@ from typing import Any
 
 from agui.errors import FrameTooLarge
 from agui.wire import EventDecoder, SseReader
-from agui.wire._sse import MAX_FRAME_BYTES
+from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 
 __all__ = ["WireStage"]
 
@@ -38,7 +38,9 @@ class WireStage:
     __slots__ = ("_ids", "_reader", "decode")
 
     def __init__(
-        self, max_frame_bytes: int = MAX_FRAME_BYTES, id_factory: Callable[[], str] | None = None
+        self,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        id_factory: Callable[[], str] | None = None,
     ) -> None:
         self._reader = SseReader(max_frame_bytes)
         self._ids: Sequence[str | None] = ()

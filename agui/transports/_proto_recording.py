@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.types import Event
 from agui.wire._encode import encode_json
-from agui.wire._sse import MAX_FRAME_BYTES
+from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
     from agui.wire._proto import ProtoFrameReader
@@ -47,7 +47,7 @@ def is_proto_recording(file: IO[bytes]) -> bool:
         if len(prefix) < 4 or prefix[0] != 0:
             return False
         (size,) = _HEADER.unpack(prefix)
-        if not 0 < size <= MAX_FRAME_BYTES:
+        if not 0 < size <= DEFAULT_MAX_FRAME_BYTES:
             return False
         body = file.read(size)
     finally:

@@ -35,7 +35,7 @@ from agui._jsonvalue import is_json_object
 from agui.errors import DecodeError, FrameTooLarge
 from agui.transports._proto_recording import is_proto_recording, proto_documents, proto_items
 from agui.types import Event
-from agui.wire._sse import MAX_FRAME_BYTES, SseReader
+from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES, SseReader
 
 __all__ = ["CHUNK_BYTES", "DEFAULT_MAX_BYTES", "Recording"]
 
@@ -512,7 +512,7 @@ class Recording:
 
     def _text_at(self, file: IO[bytes]) -> _Text:
         file.seek(self._offset)
-        text = _Text(file, MAX_FRAME_BYTES)
+        text = _Text(file, DEFAULT_MAX_FRAME_BYTES)
         text.peek()
         text.pos += 1  # the opener
         return text
@@ -573,7 +573,7 @@ class Recording:
             DecodeError: a line (its newline included) over the frame cap,
                 ``path`` naming it (``line N``, counted in LFs).
         """
-        cap = MAX_FRAME_BYTES
+        cap = DEFAULT_MAX_FRAME_BYTES
         with self._open() as file:
             rest = b""
             number = 0  # lines (LF-ended) before this block
@@ -612,7 +612,8 @@ class Recording:
 
     def _long_line(self, number: int) -> DecodeError:
         return DecodeError(
-            f"{self.name}: line {number} is over {MAX_FRAME_BYTES} bytes", path=f"line {number}"
+            f"{self.name}: line {number} is over {DEFAULT_MAX_FRAME_BYTES} bytes",
+            path=f"line {number}",
         )
 
     def _sse_chunks(self) -> Iterator[bytes]:

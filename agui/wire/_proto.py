@@ -7,7 +7,7 @@ AG-UI's published freeze, see ``schema/agui.proto-freeze.txt``). Needs the ``pro
 
 * :func:`encode_proto_frame` (event struct or wire-form dict -> one frame);
 * :class:`ProtoFrameReader`: incremental, bytes in (any split), wire-form event dicts out; a
-  frame over :data:`agui.wire._sse.MAX_FRAME_BYTES` raises :class:`~agui.errors.FrameTooLarge`;
+  frame over :data:`agui.wire._sse.DEFAULT_MAX_FRAME_BYTES` raises :class:`~agui.errors.FrameTooLarge`;
   a frame cut by the end of the stream is a :class:`~agui.errors.DecodeError` from
   :meth:`ProtoFrameReader.close`;
 * an envelope whose only arms are ones this build does not know (an event of a later
@@ -40,7 +40,7 @@ from agui.wire._proto_convert import (
     new_envelope,
     read_varint,
 )
-from agui.wire._sse import MAX_FRAME_BYTES
+from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 
 __all__ = [
     "PROTOBUF_MEDIA_TYPE",
@@ -237,7 +237,9 @@ class ProtoFrameReader:
     next ``feed`` / ``close`` call, and every later call raises it again.
     """
 
-    def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES, *, typed: bool = False) -> None:
+    def __init__(
+        self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, *, typed: bool = False
+    ) -> None:
         self._buf = bytearray()
         self._max = max_frame_bytes
         self._error: DecodeError | None = None
@@ -327,7 +329,7 @@ def looks_like_proto_stream(data: bytes) -> bool:
         if len(data) - pos < 4:
             return False
         (size,) = _HEADER.unpack_from(data, pos)
-        if size > MAX_FRAME_BYTES or len(data) - pos - 4 < size:
+        if size > DEFAULT_MAX_FRAME_BYTES or len(data) - pos - 4 < size:
             return False
         fields = _walk(data[pos + 4 : pos + 4 + size])
         if not fields or fields[0][1] != 2:

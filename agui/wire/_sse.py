@@ -32,13 +32,11 @@ from __future__ import annotations
 
 from agui.errors import FrameTooLarge
 
-__all__ = ["DEFAULT_MAX_FRAME_BYTES", "MAX_FRAME_BYTES", "SseReader", "encode_sse"]
+__all__ = ["DEFAULT_MAX_FRAME_BYTES", "SseReader", "encode_sse"]
 
 #: The default cap on one SSE frame (bytes): 10 MiB, the reference client's cap.
 #: The one definition of it; everything else that needs the figure imports it.
-MAX_FRAME_BYTES = 10 * 1024 * 1024
-#: The same cap under its original name.
-DEFAULT_MAX_FRAME_BYTES = MAX_FRAME_BYTES
+DEFAULT_MAX_FRAME_BYTES = 10 * 1024 * 1024
 # the largest piece of a chunk scanned at once (see SseReader.feed)
 _SLICE_BYTES = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
@@ -82,7 +80,7 @@ class SseReader:
         "ids",
     )
 
-    def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
+    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
         if max_frame_bytes < 1:
             raise ValueError("max_frame_bytes must be >= 1")
         self._max = max_frame_bytes

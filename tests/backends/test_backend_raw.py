@@ -10,7 +10,12 @@ import pytest
 from agui.client._session import Session
 from agui.errors import DecodeError, FrameTooLarge, ProtocolViolation, TransportError
 from agui.testing._agents import fake
-from agui.testing._agents.raw import MAX_FRAME_BYTES, RAW_STREAMS, SPLIT_UTF8_TEXT, stream_bytes
+from agui.testing._agents.raw import (
+    DEFAULT_MAX_FRAME_BYTES,
+    RAW_STREAMS,
+    SPLIT_UTF8_TEXT,
+    stream_bytes,
+)
 from agui.transports import HttpTransport
 from agui.types import message_role
 from agui.updates import (
@@ -143,7 +148,7 @@ async def test_raw_utf8_character_split_across_network_writes_arrives_intact(ser
 async def test_raw_oversized_frame_is_refused_and_fails_the_run(server):
     updates, session = await _run(server, "oversized-frame")
     (too_large,) = _errors(updates, FrameTooLarge)
-    assert too_large.limit == MAX_FRAME_BYTES
+    assert too_large.limit == DEFAULT_MAX_FRAME_BYTES
     assert _outcomes(updates) == ["failed"]
     assert _texts(session) in ([], [""])  # the message opened, no content landed
 

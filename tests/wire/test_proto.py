@@ -27,7 +27,7 @@ from agui.wire._proto import (
     unknown_arm_json,
 )
 from agui.wire._proto_convert import EXACT_INTEGER_LIMIT
-from agui.wire._sse import MAX_FRAME_BYTES
+from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -225,7 +225,7 @@ def test_frames_split_anywhere_decode_the_same():
 def test_a_frame_over_the_cap_is_frame_too_large():
     reader = ProtoFrameReader()
     with pytest.raises(FrameTooLarge):
-        reader.feed(struct.pack(">I", MAX_FRAME_BYTES + 1))
+        reader.feed(struct.pack(">I", DEFAULT_MAX_FRAME_BYTES + 1))
     with pytest.raises(FrameTooLarge):
         reader.feed(b"")
 

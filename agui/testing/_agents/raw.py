@@ -23,11 +23,11 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["MAX_FRAME_BYTES", "RAW_STREAMS", "RawStream", "frame", "routes", "stream_bytes"]
+__all__ = ["DEFAULT_MAX_FRAME_BYTES", "RAW_STREAMS", "RawStream", "frame", "routes", "stream_bytes"]
 
 #: The client's default SSE frame cap (10 MiB); ``oversized-frame`` goes past it.
 from agui._jsonvalue import JSONValue, is_json_object
-from agui.wire._sse import MAX_FRAME_BYTES
+from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 
 if TYPE_CHECKING:  # starlette is the server extra, imported where a request is served
     from starlette.requests import Request
@@ -191,7 +191,7 @@ def _oversized_frame(t: str, r: str) -> Iterator[bytes]:
     )
     yield b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"'
     piece = b"x" * (64 * 1024)
-    for _ in range(MAX_FRAME_BYTES // len(piece) + 2):  # a little past the cap, lazily
+    for _ in range(DEFAULT_MAX_FRAME_BYTES // len(piece) + 2):  # a little past the cap, lazily
         yield piece
     yield b'"}\n\n'
     yield from _frames([{"type": "TEXT_MESSAGE_END", "messageId": "m1"}, _finished(t, r)])
@@ -381,7 +381,7 @@ _STREAMS = [
     ),
     RawStream(
         "oversized-frame",
-        f"one frame larger than the {MAX_FRAME_BYTES}-byte cap, streamed in 64 KiB writes",
+        f"one frame larger than the {DEFAULT_MAX_FRAME_BYTES}-byte cap, streamed in 64 KiB writes",
         "FrameTooLarge reported, Done(failed), the client stops reading",
         _oversized_frame,
     ),
