@@ -142,7 +142,7 @@ def unseen(self: RunCore, batches: Iterable[list[Update]]) -> Iterator[list[Upda
 def resumable(
     self: RunCore, pipeline: Pipeline, rest: Iterator[str], ids: Sequence[str | None]
 ) -> Iterator[list[Update]]:
-    """:meth:`RunCore.frames` of a resumable stream: a frame at or before the cursor
+    """The frames of a transport item of a resumable stream: a frame at or before the cursor
     is a repeat, skipped; the cursor advances past each frame fed."""
     feed = pipeline.feed_frame
     cursor = self.cursor

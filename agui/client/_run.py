@@ -407,7 +407,7 @@ class RunCore:
         fed = self.resumable(pipeline, rest, ids) if ids else map(pipeline.feed_frame, rest)
         return chain((head,), fed) if head else fed
 
-    # ------------------------------------------------------------- stopping
+    # ------------------------------------------------------------- telemetry
 
     def end_span(self) -> None:
         """Close the current round's ``agui.client._run`` span (idempotent)."""
