@@ -1,8 +1,9 @@
 """nox sessions: tests, regen, drift, sync, bench, lint, docs, release, oracle, fuzz, interop,
-interop_maf.
+and the interop sessions of the peers that need a venv of their own (``interop_maf``,
+``interop_adk`` ...).
 
-Every session but ``interop_maf`` runs in the current environment (``venv_backend="none"``):
-set up once with the README's command (``pip install -e '.[dev]'``), then run e.g.
+Every session but the ``interop_*`` ones runs in the current environment (``venv_backend="none"``):
+set up once with the README's test command (``pip install -e '.[dev]'``), then run e.g.
 ``nox -s regen -- --check``. Arguments after ``--`` go to the tool.
 """
 
@@ -83,13 +84,30 @@ SMOKE = (
     "agui.types.RunAgentInput; print('import agui: ok', agui.__version__)"
 )
 
+# without an extra, importing its part names the extra to install
+NO_EXTRA = (
+    "import importlib.util\n"
+    "assert importlib.util.find_spec('rich') is None, 'rich is installed without the cli extra'\n"
+    "for module, extra in (('agui.server', 'server'), ('agui._cli', 'cli')):\n"
+    "    try:\n"
+    "        __import__(module)\n"
+    "    except ImportError as exc:\n"
+    "        assert f\"pip install 'agui-sdk[{extra}]'\" in str(exc), exc\n"
+    "    else:\n"
+    "        raise AssertionError(f'{module} imported without its extra')\n"
+    "print('extras named: ok')"
+)
+
 
 @nox.session(venv_backend="none")
 def release(session: nox.Session) -> None:
     """The release check: build the sdist and the wheel (``python -m build``: the wheel is
-    built from the sdist, in an isolated environment), ``twine check --strict`` both, install
-    the wheel into a fresh venv and run ``board-watch --version`` and an import smoke test
-    there, outside the checkout. ``-- --keep DIR`` leaves the dist files in DIR."""
+    built from the sdist, in an isolated environment), ``twine check --strict`` both, check the
+    licence in them and the changelog entry of their version (tools/release_check.py), install
+    the wheel into a fresh venv and run an import smoke test there, outside the checkout (the
+    core install alone; the server and CLI parts name their extras), then with the ``cli``
+    extra ``board-watch --version``. ``-- --keep DIR`` leaves the dist files in DIR;
+    ``-- --final`` (when publishing) requires a dated changelog section for the version."""
     keep = (
         session.posargs[session.posargs.index("--keep") + 1]
         if "--keep" in session.posargs
@@ -104,13 +122,19 @@ def release(session: nox.Session) -> None:
         if len(wheels) != 1 or len(artifacts) != 2:
             session.error(f"expected one sdist and one wheel in {dist}, found {artifacts}")
         session.run("twine", "check", "--strict", *map(str, artifacts))
+        final = ["--final"] if "--final" in session.posargs else []
+        session.run(
+            "python", str(root / "tools" / "release_check.py"), *final, *map(str, artifacts)
+        )
         venv = Path(tmp) / "venv"
         session.run(sys.executable, "-m", "venv", str(venv))
         bin_dir = venv / ("Scripts" if sys.platform == "win32" else "bin")
         session.run(str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheels[0]))
         session.chdir(tmp)
+        session.run(str(bin_dir / "python"), "-c", SMOKE)  # the core install alone
+        session.run(str(bin_dir / "python"), "-c", NO_EXTRA)
+        session.run(str(bin_dir / "python"), "-m", "pip", "install", "-q", f"{wheels[0]}[cli]")
         session.run(str(bin_dir / "board-watch"), "--version")
-        session.run(str(bin_dir / "python"), "-c", SMOKE)
 
 
 @nox.session(venv_backend="none")
@@ -130,9 +154,15 @@ def fuzz(session: nox.Session) -> None:
 @nox.session(venv_backend="none")
 def interop(session: nox.Session) -> None:
     """Real AG-UI servers of other frameworks on loopback (the ``interop`` extra, part of
-    ``dev``), then :func:`interop_maf` for the one peer that cannot share that environment."""
+    ``dev``), then each peer that cannot share that environment in a venv of its own
+    (:data:`OWN_VENV_PEERS`)."""
     session.run("python", "-m", "pytest", "tests/interop", *session.posargs)
-    session.notify("interop_maf", session.posargs)
+    for peer in OWN_VENV_PEERS:
+        session.notify(peer, session.posargs)
+
+
+#: the interop sessions whose framework cannot share the dev environment (each its own venv)
+OWN_VENV_PEERS = ("interop_maf", "interop_adk", "interop_crewai", "interop_langroid")
 
 
 @nox.session(venv_backend="venv", reuse_venv=True)
@@ -142,3 +172,27 @@ def interop_maf(session: nox.Session) -> None:
     ag-ui-protocol<0.2 and fastapi<0.142, which conflict with the ``interop`` pins."""
     session.install("-e", ".[interop-maf]")
     session.run("python", "-m", "pytest", "tests/interop/test_agent_framework.py", *session.posargs)
+
+
+@nox.session(venv_backend="venv", reuse_venv=True)
+def interop_adk(session: nox.Session) -> None:
+    """Google ADK's AG-UI server (``ag-ui-adk``, tests/interop/test_adk.py) in a venv of its
+    own with the ``interop-adk`` extra: google-adk brings ~80 packages dev does not need."""
+    session.install("-e", ".[interop-adk]")
+    session.run("python", "-m", "pytest", "tests/interop/test_adk.py", *session.posargs)
+
+
+@nox.session(venv_backend="venv", reuse_venv=True)
+def interop_crewai(session: nox.Session) -> None:
+    """CrewAI's AG-UI server (``ag-ui-crewai``, tests/interop/test_crewai.py) in a venv of
+    its own with the ``interop-crewai`` extra: it needs fastapi<0.116 and pydantic<2.13."""
+    session.install("-e", ".[interop-crewai]")
+    session.run("python", "-m", "pytest", "tests/interop/test_crewai.py", *session.posargs)
+
+
+@nox.session(venv_backend="venv", reuse_venv=True)
+def interop_langroid(session: nox.Session) -> None:
+    """Langroid's AG-UI server (``ag-ui-langroid``, tests/interop/test_langroid.py) in a venv
+    of its own with the ``interop-langroid`` extra: langroid brings ~180 packages dev does not need."""
+    session.install("-e", ".[interop-langroid]")
+    session.run("python", "-m", "pytest", "tests/interop/test_langroid.py", *session.posargs)

@@ -29,6 +29,9 @@ asyncio (it does not even import ``typing``).
 The server names need the ``server`` extra (starlette, uvicorn). Without it ``import agui``
 still works, ``agui.create_app`` raises ImportError naming ``pip install 'agui-sdk[server]'``,
 and ``__all__`` leaves the server names out so that ``from agui import *`` still works.
+
+Names that used to be here (``_MOVED``: ``Middleware``, ``compact_events``, the protocol
+events ...) still resolve, with a ``DeprecationWarning`` naming their home module.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ _moved.install()
 
 TYPE_CHECKING = False  # true for type checkers (by name); importing typing would cost ~5 ms
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one home of the version (pyproject.toml reads it)
 
 # The one list of the top-level names: name -> the module it is defined in or exported from.
 _EXPORTS: dict[str, str] = {
@@ -94,6 +97,8 @@ _EXPORTS: dict[str, str] = {
     "Outcome": "agui.updates",
     # errors (every AguiError, and the warning a failing subscriber gives)
     "AguiError": "agui.errors",
+    "CursorError": "agui.errors",
+    "CursorTooLong": "agui.errors",
     "DecodeError": "agui.errors",
     "UnknownEventType": "agui.errors",
     "FrameTooLarge": "agui.errors",
@@ -101,6 +106,7 @@ _EXPORTS: dict[str, str] = {
     "ProtocolViolation": "agui.errors",
     "TransportError": "agui.errors",
     "RunError": "agui.errors",
+    "RunFailedError": "agui.errors",
     "ResumeError": "agui.errors",
     "GuardError": "agui.errors",
     "ToolError": "agui.errors",
@@ -127,6 +133,149 @@ _EXPORTS: dict[str, str] = {
     "disable_debug": "agui._log",
 }
 
+# Names that left the top level (0.1.0 development: the curated namespace): name -> its home.
+# Each keeps working, ``agui.X`` and ``from agui import X`` alike, with a DeprecationWarning
+# naming the home, until the release after the next one; CHANGELOG.md lists them.
+_MOVED: dict[str, str] = {
+    "Answer": "agui.client",
+    "ClientTool": "agui.client",
+    "ClientTools": "agui.client",
+    "FilterToolCallsMiddleware": "agui.client",
+    "Middleware": "agui.client",
+    "MiddlewareFn": "agui.client",
+    "Next": "agui.client",
+    "SyncRun": "agui.client",
+    "build_resume": "agui.client",
+    "compose": "agui.client",
+    "decode_capabilities": "agui.client",
+    "expired_at": "agui.client",
+    "interrupts_of": "agui.client",
+    "is_expired": "agui.client",
+    "parse_partial_json": "agui.client",
+    "partial_tool_call_args": "agui.client",
+    "resume_run": "agui.client",
+    "Conversation": "agui.pipeline",
+    "Normalizer": "agui.pipeline",
+    "Pipeline": "agui.pipeline",
+    "RunLifecycle": "agui.pipeline",
+    "Verifier": "agui.pipeline",
+    "VerifyMode": "agui.pipeline",
+    "compact_events": "agui.pipeline",
+    "SSE_CONTENT_TYPE": "agui.server",
+    "AgentStreamResponse": "agui.server",
+    "EventEncoder": "agui.server",
+    "Guard": "agui.server",
+    "server_config": "agui.server",
+    "load_events": "agui.transports",
+    "EVENT_TYPES": "agui.types",
+    "MESSAGE_TYPES": "agui.types",
+    "UNSET": "agui.types",
+    "ActivityDeltaEvent": "agui.types",
+    "ActivityMessage": "agui.types",
+    "ActivitySnapshotEvent": "agui.types",
+    "AddOperation": "agui.types",
+    "AgentCapabilities": "agui.types",
+    "AudioPart": "agui.types",
+    "ContentPart": "agui.types",
+    "CopyOperation": "agui.types",
+    "CustomEvent": "agui.types",
+    "DataSource": "agui.types",
+    "DocumentPart": "agui.types",
+    "Event": "agui.types",
+    "EventType": "agui.types",
+    "ExecutionCapabilities": "agui.types",
+    "FileSource": "agui.types",
+    "FunctionCall": "agui.types",
+    "HumanInTheLoopCapabilities": "agui.types",
+    "IdentityCapabilities": "agui.types",
+    "ImagePart": "agui.types",
+    "Interrupt": "agui.types",
+    "JsonPatch": "agui.types",
+    "JsonPatchOperation": "agui.types",
+    "JsonPointer": "agui.types",
+    "MessagesSnapshotEvent": "agui.types",
+    "Metadata": "agui.types",
+    "MoveOperation": "agui.types",
+    "MultiAgentCapabilities": "agui.types",
+    "MultimodalCapabilities": "agui.types",
+    "MultimodalInputCapabilities": "agui.types",
+    "MultimodalOutputCapabilities": "agui.types",
+    "NonNullJson": "agui.types",
+    "OpenJsonPatch": "agui.types",
+    "OutputCapabilities": "agui.types",
+    "PartSource": "agui.types",
+    "RawEvent": "agui.types",
+    "ReasoningCapabilities": "agui.types",
+    "ReasoningEncryptedValueEvent": "agui.types",
+    "ReasoningEncryptedValueSubtype": "agui.types",
+    "ReasoningEndEvent": "agui.types",
+    "ReasoningMessage": "agui.types",
+    "ReasoningMessageChunkEvent": "agui.types",
+    "ReasoningMessageContentEvent": "agui.types",
+    "ReasoningMessageEndEvent": "agui.types",
+    "ReasoningMessageStartEvent": "agui.types",
+    "ReasoningStartEvent": "agui.types",
+    "RemoveOperation": "agui.types",
+    "ReplaceOperation": "agui.types",
+    "ResumeEntry": "agui.types",
+    "Role": "agui.types",
+    "RunErrorEvent": "agui.types",
+    "RunFinishedCancelledOutcome": "agui.types",
+    "RunFinishedEvent": "agui.types",
+    "RunFinishedInterruptOutcome": "agui.types",
+    "RunFinishedOutcome": "agui.types",
+    "RunFinishedSuccessOutcome": "agui.types",
+    "RunStartedEvent": "agui.types",
+    "State": "agui.types",
+    "StateCapabilities": "agui.types",
+    "StateDeltaEvent": "agui.types",
+    "StateSnapshotEvent": "agui.types",
+    "StepFinishedEvent": "agui.types",
+    "StepStartedEvent": "agui.types",
+    "SubagentErrorEvent": "agui.types",
+    "SubagentFinishedEvent": "agui.types",
+    "SubagentFinishedOutcome": "agui.types",
+    "SubagentFinishedSuccessOutcome": "agui.types",
+    "SubagentFinishedSuspendedOutcome": "agui.types",
+    "SubagentInfo": "agui.types",
+    "SubagentRunId": "agui.types",
+    "SubagentStartedEvent": "agui.types",
+    "TestOperation": "agui.types",
+    "TextMessageChunkEvent": "agui.types",
+    "TextMessageContentEvent": "agui.types",
+    "TextMessageEndEvent": "agui.types",
+    "TextMessageRole": "agui.types",
+    "TextMessageStartEvent": "agui.types",
+    "TextPart": "agui.types",
+    "Timestamp": "agui.types",
+    "TokenUsage": "agui.types",
+    "ToolCall": "agui.types",
+    "ToolCallArgsEvent": "agui.types",
+    "ToolCallChunkEvent": "agui.types",
+    "ToolCallEndEvent": "agui.types",
+    "ToolCallResultEvent": "agui.types",
+    "ToolCallStartEvent": "agui.types",
+    "ToolsCapabilities": "agui.types",
+    "TransportCapabilities": "agui.types",
+    "UnsetType": "agui.types",
+    "UrlSource": "agui.types",
+    "VideoPart": "agui.types",
+    "event_type": "agui.types",
+    "message_role": "agui.types",
+    "present": "agui.types",
+    "tag_of": "agui.types",
+    "DecodeWarning": "agui.wire",
+    "EventDecoder": "agui.wire",
+    "SseReader": "agui.wire",
+    "decode_event": "agui.wire",
+    "decode_event_lenient": "agui.wire",
+    "decode_input": "agui.wire",
+    "encode_event": "agui.wire",
+    "encode_input": "agui.wire",
+    "encode_sse": "agui.wire",
+    "encode_sse_event": "agui.wire",
+}
+
 # --- generated by tools/exports.py from _EXPORTS: do not edit by hand ---
 if TYPE_CHECKING:
     from agui._log import disable_debug as disable_debug
@@ -144,6 +293,8 @@ if TYPE_CHECKING:
     from agui.client._session import Session as Session
     from agui.client._sync import SyncSession as SyncSession
     from agui.errors import AguiError as AguiError
+    from agui.errors import CursorError as CursorError
+    from agui.errors import CursorTooLong as CursorTooLong
     from agui.errors import DecodeError as DecodeError
     from agui.errors import EncodeError as EncodeError
     from agui.errors import FrameTooLarge as FrameTooLarge
@@ -151,6 +302,7 @@ if TYPE_CHECKING:
     from agui.errors import ProtocolViolation as ProtocolViolation
     from agui.errors import ResumeError as ResumeError
     from agui.errors import RunError as RunError
+    from agui.errors import RunFailedError as RunFailedError
     from agui.errors import SubscriberError as SubscriberError
     from agui.errors import SubscriberWarning as SubscriberWarning
     from agui.errors import ToolError as ToolError
@@ -214,6 +366,8 @@ __all__ = [
     "BackgroundServer",
     "CancelToken",
     "Context",
+    "CursorError",
+    "CursorTooLong",
     "Custom",
     "DecodeError",
     "DeveloperMessage",
@@ -246,6 +400,7 @@ __all__ = [
     "RunAgentInput",
     "RunAgentResult",
     "RunError",
+    "RunFailedError",
     "RunStarted",
     "Session",
     "StateChanged",
@@ -292,6 +447,10 @@ if not TYPE_CHECKING:  # the run-time half: type checkers see only the imports a
 
     def __getattr__(name: str) -> object:
         module = _EXPORTS.get(name)
+        if module is None and name in _MOVED:
+            from agui._moved import moved_name
+
+            return moved_name("agui", name, _MOVED[name])
         if module is None:
             raise AttributeError(
                 f"module 'agui' has no attribute {name!r} (agui holds the names users import"

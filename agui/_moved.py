@@ -5,6 +5,10 @@
 every name and ``isinstance`` check keeps working) after warning once per path. The new
 homes are private (``_`` names): import the names from the public modules instead (the
 warning names the module; CHANGELOG.md lists the public home of each name).
+
+Names that left a public module (``agui.Middleware``, ``agui.compact_events`` ...) are kept
+the same way by :func:`moved_name`, called from that module's ``__getattr__`` (PEP 562), so
+``agui.X`` and ``from agui import X`` both warn, naming the public home.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from types import ModuleType
 TYPE_CHECKING = False  # no typing import: ``import agui`` runs this file
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+#: the release that drops the moved names and paths (they work, with a warning, until then)
+REMOVED_IN = "0.2.0"
 
 #: old module path -> the module that holds it now (0.1.0: the public surface was made small)
 MOVED: dict[str, str] = {
@@ -44,17 +51,17 @@ MOVED: dict[str, str] = {
     "agui.cli": "agui._cli",
     "agui.cli.answers": "agui._cli.answers",
     "agui.cli.board": "agui._cli.board",
-    "agui.cli.formats": "agui._cli.formats",
+    "agui.cli.formats": "agui._lines.formats",
     "agui.cli.io": "agui._cli.io",
     "agui.cli.live": "agui._cli.live",
     "agui.cli.main": "agui._cli.main",
     "agui.cli.rejoin": "agui._cli.rejoin",
-    "agui.cli.render": "agui._cli.render",
+    "agui.cli.render": "agui._lines.render",
     "agui.cli.replay": "agui._cli.replay_command",
-    "agui.cli.sanitize": "agui._cli.sanitize",
+    "agui.cli.sanitize": "agui._lines.sanitize",
     "agui.cli.serve": "agui._cli.serve",
     "agui.cli.target": "agui._cli.target",
-    "agui.cli.text": "agui._cli.text",
+    "agui.cli.text": "agui._lines.text",
     "agui.cli.trace": "agui._cli.trace",
     "agui.cli.utf8": "agui._cli.utf8",
     "agui.cli.watch": "agui._cli.watch",
@@ -211,3 +218,16 @@ def install() -> None:
     """Put the finder first on ``sys.meta_path`` (once)."""
     if not any(isinstance(f, _MovedFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _MovedFinder())
+
+
+def moved_name(package: str, name: str, home: str) -> object:
+    """``home.name``, after a DeprecationWarning (at the caller of the package's
+    ``__getattr__``) saying ``package.name`` moved to ``home``. Raises what importing ``home``
+    raises."""
+    warnings.warn(
+        f"{package}.{name} has moved and goes in {REMOVED_IN}: import it from its home,"
+        f" `from {home} import {name}`",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return getattr(importlib.import_module(home), name)

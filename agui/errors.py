@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # (annotations only)
 
 __all__ = [
     "AguiError",
+    "CursorError",
+    "CursorTooLong",
     "DecodeError",
     "EncodeError",
     "FrameTooLarge",
@@ -25,6 +27,7 @@ __all__ = [
     "ProtocolViolation",
     "ResumeError",
     "RunError",
+    "RunFailedError",
     "SubscriberError",
     "SubscriberFailure",
     "SubscriberWarning",
@@ -111,6 +114,20 @@ class FrameTooLarge(DecodeError):
         super().__init__(f"SSE frame of at least {size} bytes exceeds the {limit}-byte cap")
 
 
+class CursorTooLong(FrameTooLarge):
+    """An SSE frame's ``id:`` (the resume cursor) is longer than the client keeps
+    (:data:`agui.wire._sse.MAX_CURSOR_CHARS`): refused like an oversized frame,
+    the stream ends (a cursor is an opaque token of a few dozen characters; a
+    longer one is a peer trying to fill the client's memory)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        DecodeError.__init__(
+            self, f"SSE id (cursor) of {size} characters exceeds the {limit}-character cap"
+        )
+
+
 class ProtocolViolation(AguiError):
     """An event broke an AG-UI ordering or shape rule.
 
@@ -179,6 +196,22 @@ class TransportError(AguiError):
         super().__init__(message)
 
 
+class CursorError(TransportError):
+    """The server sent a cursor (SSE ``id:``) that cannot be sent back as
+    ``Last-Event-ID``: not printable ASCII, or longer than
+    :data:`agui.transports._reconnect.MAX_CURSOR_CHARS` characters. A
+    ``TransportError`` of kind ``protocol`` that is never retried; ``cursor`` is
+    the offending value's first 64 characters (escaped)."""
+
+    def __init__(self, cursor: str) -> None:
+        self.cursor: str = ascii(cursor[:64])
+        super().__init__(
+            f"the server sent a cursor that cannot be sent back ({self.cursor}): "
+            "not printable ASCII or too long; the run cannot be resumed",
+            kind="protocol",
+        )
+
+
 class RunError(AguiError):
     """The agent reported RUN_ERROR (``message`` and optional ``code``)."""
 
@@ -186,6 +219,21 @@ class RunError(AguiError):
         self.message = message
         self.code = code
         super().__init__(f"{message}" + (f" ({code})" if code else ""))
+
+
+class RunFailedError(AguiError):
+    """A run ended ``failed``: :meth:`agui.updates.Done.raise_for_outcome` raises it.
+
+    Attributes:
+        reason: why, as the run's ``Done`` said it (the agent's RUN_ERROR message, the HTTP
+            status or connection failure, the protocol violation).
+        run_id: the run, when known.
+    """
+
+    def __init__(self, reason: str, *, run_id: str | None = None) -> None:
+        self.reason = reason
+        self.run_id = run_id
+        super().__init__(f"run {run_id} failed: {reason}" if run_id else f"run failed: {reason}")
 
 
 class ResumeError(AguiError):

@@ -68,6 +68,7 @@ __all__ = [
     "Update",
     "WarningUpdate",
     "edge_surrogate",
+    "enc_hook",
     "join_deltas",
 ]
 
@@ -301,8 +302,11 @@ class StateChanged(FromEvent, frozen=True, gc=False):
     The applier builds it with a :class:`DeferredState`: the state is worked
     out on the first read of ``state`` (O(width of the containers the patches
     since the last worked-out state touch), the same value on every read), so
-    updates nobody reads cost nothing. ``msgspec.to_builtins`` and
-    ``msgspec.structs.asdict`` see the raw member: read ``state`` first."""
+    updates nobody reads cost nothing. To encode an update whether or not it
+    was read, pass :func:`enc_hook` (``msgspec.json.encode(update,
+    enc_hook=agui.updates.enc_hook)``, the same for ``msgspec.to_builtins``):
+    a plain encoder refuses the unread member (``TypeError`` naming its type)
+    and ``msgspec.structs.asdict`` returns it as is."""
 
     state: JSONValue
     patch: list[JSONValue] | None = None
@@ -327,6 +331,16 @@ setattr(  # noqa: B010 - the member descriptor is replaced on purpose (see the c
     "state",
     property(_read_state),
 )
+
+
+def enc_hook(obj: object) -> JSONValue:
+    """``enc_hook`` for ``msgspec`` encoders and ``msgspec.to_builtins``: a
+    :class:`DeferredState` (the ``state`` of a :class:`StateChanged` nobody read
+    yet) becomes the state it stands for; anything else is refused as
+    ``msgspec`` refuses it (``NotImplementedError``)."""
+    if isinstance(obj, DeferredState):
+        return obj.resolve()
+    raise NotImplementedError(f"Encoding objects of type {type(obj).__name__} is unsupported")
 
 
 class Custom(FromEvent, frozen=True, gc=False):
@@ -356,12 +370,13 @@ class EventReceived(msgspec.Struct, frozen=True, gc=False):
 # --- pauses, diagnostics, end ------------------------------------------------
 
 
-class Paused(msgspec.Struct, frozen=True, gc=False):
+class Paused(FromEvent, frozen=True, gc=False):
     """RUN_FINISHED with an ``interrupt`` outcome. ``interrupts`` are the
     generated ``Interrupt`` structs, in wire order; answer every one with
-    ``Session.resume``."""
+    ``Session.resume``. ``from_event``: that RUN_FINISHED."""
 
     interrupts: tuple[Any, ...]
+    from_event: Event | None = None
 
 
 class Reconnecting(msgspec.Struct, frozen=True, gc=False):
@@ -415,7 +430,7 @@ class ErrorUpdate(msgspec.Struct, frozen=True, gc=True):
 Outcome = Literal["success", "interrupted", "cancelled", "failed"]
 
 
-class Done(msgspec.Struct, frozen=True, gc=False):
+class Done(FromEvent, frozen=True, gc=False):
     """The run ended. Always the last update of a run.
 
     ``outcome``: ``success`` | ``interrupted`` | ``cancelled`` | ``failed``.
@@ -425,6 +440,9 @@ class Done(msgspec.Struct, frozen=True, gc=False):
     ``run_id``: the run that ended, when known.
     ``usage``: the ``TokenUsage`` structs RUN_FINISHED / RUN_ERROR reported
     (``()`` when none; absent is not zero).
+    ``from_event``: the RUN_FINISHED / RUN_ERROR it was made from (its
+    ``timestamp``, any member the schema gains); None for a ``Done`` the client
+    made itself (cancelled, a lost stream, a fatal error).
     """
 
     outcome: Outcome
@@ -433,6 +451,16 @@ class Done(msgspec.Struct, frozen=True, gc=False):
     pending_tool_call_ids: tuple[str, ...] = ()
     run_id: str | None = None
     usage: tuple[TokenUsage, ...] = ()
+    from_event: Event | None = None
+
+    def raise_for_outcome(self) -> Done:
+        """Raise :class:`~agui.errors.RunFailedError` (with the ``reason``) when the run
+        failed; return this ``Done`` otherwise (``success``, ``interrupted``, ``cancelled``)."""
+        if self.outcome == "failed":
+            from agui.errors import RunFailedError
+
+            raise RunFailedError(self.reason or "no reason given", run_id=self.run_id)
+        return self
 
 
 # --- joining deltas ------------------------------------------------------------

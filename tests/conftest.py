@@ -8,12 +8,13 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from support import shared_path
-from support.redis_server import redis_server
+from support.redis_server import redis_cluster, redis_server
 from support.resume_helpers import LEASE
 
 # A runner started in the background (`cmd &` in a script) begins with SIGINT ignored, and an
@@ -26,6 +27,18 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 # (syrupy snapshots, subprocess tests) pin theirs, as `--thread thread-1` would. Tests of
 # the default remove it (monkeypatch.delenv).
 os.environ["BOARD_WATCH_THREAD"] = "thread-1"
+# board-watch keeps the proofs of its runs under the user's cache directory: the tests'
+# board-watch processes keep theirs in a directory of this test session instead.
+os.environ["BOARD_WATCH_STATE_DIR"] = tempfile.mkdtemp(prefix="board-watch-state-")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The agui.testing plugin (fixtures ``agui_client``, ``agui_snapshot``) for our own
+    tests, unless its pytest11 entry point (an install of this checkout) loaded it already."""
+    import agui.testing._plugin as plugin
+
+    if not config.pluginmanager.is_registered(plugin):
+        config.pluginmanager.register(plugin, "agui")
 
 
 @pytest.fixture
@@ -57,6 +70,14 @@ def serve() -> Iterator[Callable[..., Any]]:
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``redis://127.0.0.1:<port>/0`` of a fresh redis-server (module scope)."""
     with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def redis_cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``redis+cluster://127.0.0.1:<port>`` of a fresh 3-master Redis Cluster on
+    loopback (module scope), from the same redis-server build as ``redis_url``."""
+    with redis_cluster(tmp_path_factory.mktemp("redis-cluster")) as url:
         yield url
 
 

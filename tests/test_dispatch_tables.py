@@ -22,7 +22,8 @@ import msgspec
 
 from agui import types as T
 from agui import updates as u
-from agui._cli import live, render, trace, watch
+from agui._cli import live, trace, watch
+from agui._lines import render
 from agui.agent import _subscriber_stage as stage
 from agui.client import _interrupts as interrupts
 from agui.client import _middleware as middleware
@@ -48,7 +49,7 @@ EVENT_LAYERS = {
 }
 EVENT_CLASSES = frozenset(typing.get_args(T.Event))
 UPDATE_LAYERS = {
-    "agui._cli.render": (render.HANDLERS, render.PASS_THROUGH),
+    "agui._lines.render": (render.HANDLERS, render.PASS_THROUGH),
     "agui._cli.live": (live.OBSERVERS, live.PASS_THROUGH),
     "agui.agent._subscriber_stage": (stage.OBSERVERS, stage.PASSED_UPDATES),
 }
@@ -250,7 +251,7 @@ PARTIAL_TABLES = {
 docstring names (a check passes, nothing is kept, the event passes unchanged)."""
 PARTIAL_UPDATE_TABLES = {
     "agui._cli.live.ROW_KINDS": live.ROW_KINDS,
-    "agui._cli.render.JOINABLE": render.JOINABLE,
+    "agui._lines.render.JOINABLE": render.JOINABLE,
     "agui._cli.watch.TALLIES": watch.TALLIES,
     "agui._cli.trace.NEWS_LINES": trace.NEWS_LINES,
     "agui.client._run.RUN_HOOKS": run.RUN_HOOKS,
@@ -317,6 +318,10 @@ GUARDS: dict[tuple[str, str], str] = {
     ),
     ("agui/_cli/trace.py", "_by_profile"): (
         "one class, not a switch: finds the response's last RUN_FINISHED"
+    ),
+    ("agui/testing/_scenarios.py", "_http_verdict"): (
+        "one type on a raw JSON answer, not a switch: a 2xx answer to a bad request that "
+        "opens with RUN_ERROR refused it in-stream"
     ),
     ("agui/transports/_recording.py", "Recording._note"): (
         "one type on a raw JSON document, not a switch: a recording takes the ids of a RUN_STARTED"

@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"agui._jsonvalue", "agui._log", "agui._rules", "agui._moved", "agui.types"},
     {"agui.errors", "agui.updates"},
     {"agui._versioning", "agui.wire", "agui.a2ui"},
-    {"agui.pipeline", "agui.transports"},
+    {"agui.pipeline", "agui.transports", "agui._lines"},
     {"agui.client", "agui.server"},
     {"agui.agent", "agui.testing"},
     {"agui._cli"},

@@ -119,3 +119,87 @@ def test_every_update_made_from_an_event_carries_that_event():
     assert started.from_event.timestamp == 7
     assert started == u.TextStarted("m1") and hash(started) == hash(u.TextStarted("m1"))
     assert started != u.TextStarted("m2")
+
+
+def _unread_state_updates() -> list[u.StateChanged]:
+    """A snapshot then three STATE_DELTAs through a real pipeline, no ``state`` read."""
+    from agui.pipeline._pipeline import Pipeline
+
+    frames = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"n": 0}},
+        *(
+            {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": i}]}
+            for i in (1, 2, 3)
+        ),
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    body = b"".join(b"data: " + msgspec.json.encode(f) + b"\n\n" for f in frames)
+    pipeline = Pipeline()
+    out = [*pipeline.feed_bytes(body), *pipeline.close()]
+    return [x for x in out if isinstance(x, u.StateChanged)]
+
+
+def test_state_updates_encode_whether_or_not_read():
+    """Finding 1: an update from a STATE_DELTA encodes (with ``agui.updates.enc_hook``) before
+    its ``state`` is read, each as the state after its own delta; reading it first changes
+    nothing. A plain ``msgspec`` encoder with no hook refuses it naming the deferred type
+    (the price of not copying the state per update: docs/client.md)."""
+    unread = _unread_state_updates()
+    assert [
+        msgspec.json.decode(msgspec.json.encode(x, enc_hook=u.enc_hook))["state"] for x in unread
+    ] == [{"n": 0}, {"n": 1}, {"n": 2}, {"n": 3}]
+    assert [msgspec.to_builtins(x, enc_hook=u.enc_hook)["state"] for x in unread] == [
+        {"n": i} for i in range(4)
+    ]
+    read = _unread_state_updates()
+    assert [x.state for x in read] == [{"n": i} for i in range(4)]
+    assert [msgspec.json.encode(x) for x in read] == [
+        msgspec.json.encode(x, enc_hook=u.enc_hook) for x in unread
+    ]
+    with pytest.raises(TypeError, match="DeferredState|StateVersion"):
+        msgspec.json.encode(_unread_state_updates()[-1])
+
+
+def test_done_and_paused_carry_every_member_of_their_event():
+    """Finding 8: ``Done`` (RUN_FINISHED, RUN_ERROR) and ``Paused`` are made from their event
+    like every other update: ``timestamp`` and any member the schema gains reach the caller
+    as ``from_event``; a ``Done`` the client makes itself (cancelled) has none."""
+    from agui.pipeline._pipeline import Pipeline
+
+    def run(frames: list[dict]) -> list:
+        body = b"".join(b"data: " + msgspec.json.encode(f) + b"\n\n" for f in frames)
+        pipeline = Pipeline()
+        return [*pipeline.feed_bytes(body), *pipeline.close()]
+
+    start = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+    finished = run([start, {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "timestamp": 5}])
+    done = finished[-1]
+    assert isinstance(done, u.Done) and done.outcome == "success"
+    assert done.from_event is not None and done.from_event.timestamp == 5
+    assert done == u.Done("success", run_id="r")  # from_event takes no part in equality
+
+    errored = run([start, {"type": "RUN_ERROR", "message": "boom", "timestamp": 6}])
+    assert errored[-1].outcome == "failed" and errored[-1].from_event.timestamp == 6
+
+    outcome = {"type": "interrupt", "interrupts": [{"id": "i1", "reason": "input_required"}]}
+    paused_run = run(
+        [
+            start,
+            {
+                "type": "RUN_FINISHED",
+                "threadId": "t",
+                "runId": "r",
+                "timestamp": 8,
+                "outcome": outcome,
+            },
+        ]
+    )
+    (paused,) = [x for x in paused_run if isinstance(x, u.Paused)]
+    assert paused.from_event is not None and paused.from_event.timestamp == 8
+    assert paused_run[-1].outcome == "interrupted" and paused_run[-1].from_event.timestamp == 8
+
+    pipeline = Pipeline()
+    pipeline.feed_bytes(b"data: " + msgspec.json.encode(start) + b"\n\n")
+    (cancelled,) = pipeline.cancel()
+    assert cancelled.outcome == "cancelled" and cancelled.from_event is None

@@ -24,6 +24,9 @@ Sections:
   ``concurrency`` and ``http-stacks``: see ``tools/bench_concurrency.py``.
 * ``resume`` — the run log's cost (log off / in memory / Redis), resume latency,
   memory per retained run: see ``tools/bench_resume.py``.
+* ``scale`` — runs at scale on Redis: concurrent runs per process (10,000),
+  Redis connections and commands per event, liveness cost, and a multi-process
+  load run with cuts and cross-worker reconnects: see ``tools/bench_scale.py``.
 * ``proto`` — protobuf decode and encode events/s next to JSON on the same events: see ``tools/bench_proto.py``.
 
 Usage::
@@ -493,6 +496,7 @@ import bench_pipeline  # noqa: F401  (pipeline, linear, reference, memory, encod
 import bench_proto  # noqa: F401  (proto)
 import bench_replay  # noqa: F401  (replay)
 import bench_resume  # noqa: F401  (resume)
+import bench_scale  # noqa: F401  (scale)
 import bench_server  # noqa: F401  (server)
 import bench_session  # noqa: F401  (session: registers itself first)
 

@@ -375,7 +375,7 @@ def bench_resume(cfg: Config) -> list[Row]:
                 )
             )
             lines = [msgspec.json.encode(e) for e in wire]
-            for batch in (64, 512):
+            for batch in (1, 64, 512):
                 rate = _append_rate(url, lines, batch)
                 rows.append(
                     Row(

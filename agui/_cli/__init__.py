@@ -1,7 +1,7 @@
 """board-watch, the AG-UI terminal client: renderers, board panel, commands.
 
-Entry point :func:`agui._cli.main.main`; pure pieces :mod:`agui._cli.render`,
-:mod:`agui._cli.board`, :mod:`agui._cli.sanitize`, :mod:`agui._cli.text`.
+Entry point :func:`agui._cli.main.main`; pure pieces :mod:`agui._lines.render`,
+:mod:`agui._cli.board`, :mod:`agui._lines.sanitize`, :mod:`agui._lines.text`.
 
 Ctrl-C while board-watch is still starting: when this package is imported as
 the program itself (the ``board-watch`` script or ``python -m agui._cli``), a
@@ -50,6 +50,24 @@ def _interrupted_hook(
         _os._exit(130)
     _previous(kind, value, tb)
 
+
+def _missing_extra() -> str | None:
+    """The first library of the ``cli`` extra that is not installed, or None."""
+    from importlib.util import find_spec
+
+    return next((name for name in ("rich", "re2") if find_spec(name) is None), None)
+
+
+_MISSING = _missing_extra()
+if _MISSING is not None:
+    _HINT = (
+        f"board-watch needs the cli extra ({_MISSING} is not installed): "
+        "pip install 'agui-sdk[cli]'"
+    )
+    if _as_program():  # the console script: one line, no traceback
+        _sys.stderr.write(f"board-watch: error: {_HINT}\n")
+        raise SystemExit(1)
+    raise ModuleNotFoundError(_HINT, name=_MISSING)
 
 if _as_program():
     _sys.excepthook = _interrupted_hook

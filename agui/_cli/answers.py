@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agui import updates as u
 from agui._cli.io import CliError, Console, EndOfInput
-from agui._cli.render import Line, Renderer
-from agui._cli.sanitize import sanitize
 from agui._jsonvalue import is_json_object
+from agui._lines.render import Line, Renderer
+from agui._lines.sanitize import sanitize
 from agui.client._interrupts import cancelled, resolved
 from agui.pipeline._profiles import wants_resume_value
 from agui.wire._fallback import loads_json_text

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agui._cli.io import clean, isatty
-from agui._cli.render import Line, format_json
-from agui._cli.sanitize import sanitize
 from agui._jsonvalue import JSONValue, is_json_object
+from agui._lines.render import Line, format_json
+from agui._lines.sanitize import sanitize
 from agui.a2ui import render_surfaces, surfaces_from_messages
 
 if TYPE_CHECKING:

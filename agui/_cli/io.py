@@ -9,10 +9,10 @@ value turns colour off (no-color.org; an empty ``NO_COLOR=`` does not), and
 so does ``TERM=dumb``.
 
 Output: every character written to stdout or stderr, by every command, goes
-through this class, which sanitises it (:func:`agui._cli.sanitize.sanitize`:
+through this class, which sanitises it (:func:`agui._lines.sanitize.sanitize`:
 no escape sequence, control character, bidi or invisible format character
 reaches the terminal raw) and redacts URL credentials
-(:func:`agui._cli.text.redact_credentials`); the only escapes it writes are
+(:func:`agui._lines.text.redact_credentials`); the only escapes it writes are
 its own colour codes. Prompts go to the terminal, never into a piped stdout:
 to stdout when stdout is a TTY, else to stderr. A closed stdin reads as end
 of input; a closed stdout or stderr discards what is written to it.
@@ -35,9 +35,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
-from agui._cli.render import LABEL_WIDTH, Line
-from agui._cli.sanitize import sanitize
-from agui._cli.text import redact_credentials
+from agui._lines.render import LABEL_WIDTH, Line
+from agui._lines.sanitize import sanitize
+from agui._lines.text import redact_credentials
 
 __all__ = ["COLOURS", "CliError", "Console", "EndOfInput", "SafeStream", "clean", "isatty"]
 
@@ -58,6 +58,11 @@ class CliError(Exception):
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class QuietInterrupt(KeyboardInterrupt):
+    """Ctrl-C at the idle ``> `` prompt: board-watch leaves with exit 130 and no error line
+    (nothing was running, so there is nothing to report)."""
 
 
 class EndOfInput(Exception):
@@ -191,6 +196,14 @@ class Console:
         if text:
             self.stdout.write(text)
             self.stdout.flush()
+
+    def tell(self, lines: Iterable[str], *, asked: bool = False) -> None:
+        """Words for the person at the terminal (a greeting, the ``/help`` list): written
+        cleaned to :attr:`prompt_stream` (never into a piped transcript) when stdin is a TTY,
+        or always when ``asked`` (an answer to a command that was typed)."""
+        if not (self.interactive or asked):
+            return
+        self._prompt("".join(clean(line) + "\n" for line in lines))
 
     def say(self, text: str) -> None:
         """Print one plain line (cleaned) to stdout and flush."""

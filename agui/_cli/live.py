@@ -16,9 +16,11 @@ latest text (a timer on the running event loop draws what a skipped redraw
 left behind), so a fast stream is not slowed down by the terminal. Lines that
 settle, and the final erase when the stream stops, are drawn at once.
 
-Only for a grouped view on a terminal (stdout a TTY, ``TERM`` not ``dumb``);
-piped output, ``--in-order`` and ``--fragments`` are printed exactly as
-before. Every live row is agent text passed through :func:`sanitize` and cut
+Only for a grouped view on a terminal (stdout a TTY, ``TERM`` not ``dumb``),
+with or without ``--fragments`` (the settled lines keep their brackets); piped
+output and ``--in-order`` are printed exactly as before. A tool call's row ends
+with :data:`STREAMING` while its arguments stream, the sign that it is still
+open. Every live row is agent text passed through :func:`sanitize` and cut
 to the terminal width with :mod:`rich`'s cell measure (wide characters count
 two) as plain :class:`rich.text.Text`, never markup.
 """
@@ -35,14 +37,17 @@ from typing import Any, ClassVar
 
 from agui import updates as u
 from agui._cli.io import Console, isatty
-from agui._cli.render import LABEL_WIDTH, Line, RenderOptions
-from agui._cli.sanitize import sanitize
+from agui._lines.render import LABEL_WIDTH, Line, RenderOptions
+from agui._lines.sanitize import sanitize
 
-__all__ = ["FRAME_INTERVAL", "LiveView", "live_view", "settles"]
+__all__ = ["FRAME_INTERVAL", "STREAMING", "LiveView", "live_view", "settles"]
 
 _ERASE = "\x1b[{n}F\x1b[J"  # cursor up n rows to column 1, erase to the end of the screen
 _KEEP = 4096  # characters of an open item kept: a row shows its end, never more than this
 _NET = "net"  # the key of the reconnecting status row
+
+STREAMING = " ⋯"
+"""The end of an open tool call's live row (its arguments are still streaming)."""
 
 FRAME_INTERVAL = 1 / 30
 """Seconds between two redraws of live rows that only grew (settled lines are
@@ -51,9 +56,9 @@ printed at once)."""
 
 def live_view(console: Console, options: RenderOptions) -> LiveView | None:
     """A :class:`LiveView` over ``console`` when the live view applies (stdout
-    a terminal, ``TERM`` not ``dumb``, grouped view without ``--fragments``),
+    a terminal, ``TERM`` not ``dumb``, grouped view, ``--fragments`` or not),
     else None (print as before)."""
-    if options.in_order or options.fragments:
+    if options.in_order:
         return None
     if os.environ.get("TERM") == "dumb" or not isatty(console.stdout):
         return None
@@ -151,7 +156,7 @@ class LiveView:
         rows: list[Line] = []
         for label, head, text in self._open.values():
             if label == "call":
-                body = f"{sanitize(head)} {sanitize(text)}".rstrip()
+                body = f"{sanitize(head)} {sanitize(text)}".rstrip() + STREAMING
             else:  # the last line of the text so far
                 body = sanitize(text.rsplit("\n", 1)[-1])
             shown = Text(body, no_wrap=True, end="")  # plain text, never markup

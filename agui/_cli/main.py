@@ -12,6 +12,9 @@ Subcommands::
                         [--approve | --decline]
                         [--max-resumes N] [--tools FILE] [--timeout SECONDS]
                         [--idle-timeout SECONDS] [LINE]
+    board-watch check   URL [--header NAME:VALUE] [--json PATH] [--junit PATH]
+                        [--only CHECK,...] [--prompt CHECK=TEXT] [--tools FILE]
+                        [--timeout SECONDS]
     board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--full] [--check]
                         [--max-bytes N]
     board-watch serve-fake        [--host 127.0.0.1] [--port 8090] [STORE FLAGS]
@@ -28,7 +31,8 @@ code back. Exit codes: 0 done, 1 a failure reported on stderr as one line
 (connection refused, HTTP error, bad fixture/tools/state file), 2 bad usage,
 3 with ``--check`` when a run went wrong (an error line, a failed or broken-off
 run), 130 interrupted by Ctrl-C (at a prompt or question, or while starting;
-in ``watch`` the first Ctrl-C during a run only cancels that run), 141 stdout
+in ``watch`` the first Ctrl-C during a run only cancels that run, and one at the idle
+``> `` prompt leaves without an error line), 141 stdout
 closed early (``| head``). Never a traceback: a closed stdin reads as end of
 input, a closed stdout/stderr discards output, and everything printed is
 sanitised (see :mod:`agui._cli.io`).
@@ -44,7 +48,7 @@ from collections.abc import Sequence
 from typing import TextIO, cast
 
 from agui import _cli as cli
-from agui._cli.io import CliError, Console, SafeStream
+from agui._cli.io import CliError, Console, QuietInterrupt, SafeStream
 
 __all__ = ["build_parser", "main"]
 
@@ -141,6 +145,23 @@ def _idle_seconds(text: str) -> float:
     return _number_of_seconds(text, zero_ok=True)
 
 
+def _header(text: str) -> tuple[str, str]:
+    """argparse type for ``--header 'Name: value'``; the error never repeats the
+    value (it may be a credential)."""
+    # lazy: httpx loads only when a header is given
+    from agui.transports._http_common import checked_headers
+
+    name, colon, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    try:
+        checked_headers({name: value} if colon and name else {"": ""})
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "expected 'Name: value' (an HTTP header: a token name, an ASCII value on one line)"
+        ) from None
+    return name, value
+
+
 def _add_target_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--url",
@@ -187,6 +208,16 @@ def _add_target_flags(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="JSON list of tools to offer the agent (e.g. fixtures/task-board-tools.json); "
         "AG-UI has no tool discovery, so an agent needing a tool fails without it",
+    )
+    p.add_argument(
+        "--header",
+        type=_header,
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="a request header sent with every request (repeatable), e.g. "
+        "--header 'Authorization: Bearer T'; its value is never printed; the environment "
+        "variable BOARD_WATCH_TOKEN sends 'Authorization: Bearer <token>' without putting "
+        "the token in shell history",
     )
     p.add_argument(
         "--protobuf",
@@ -285,7 +316,8 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
         "each as a user message, render the run, ask [y/N] for each interrupt (answer read "
         "from stdin) and resume in one request, then draw the board panel. Ctrl-C during a "
         "run cancels that run ('done cancelled') and returns to the prompt; Ctrl-C at the "
-        "prompt or a [y/N] question exits (130) without answering.",
+        "prompt or a [y/N] question exits (130) without answering. At the prompt, /help "
+        "lists the local commands (never sent to the agent).",
     )
     _add_target_flags(w)
     _add_view_flags(w)
@@ -309,6 +341,7 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
         "from stdin, sent as typed)",
     )
     _add_check_flag(w)
+    w.set_defaults(usage=w.format_usage().strip())  # for the /help of the prompt
 
     t = sub.add_parser(
         "trace",
@@ -340,6 +373,18 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
     _add_full_flag(r)
     _add_check_flag(r)
 
+    from agui._cli.check import add_arguments as add_check_arguments
+
+    add_check_arguments(
+        sub.add_parser(
+            "check",
+            help="run the conformance check battery against a live AG-UI endpoint",
+            description="Drive URL through the agui.testing check battery (plain text, "
+            "client tools, interrupts, cancel, resume after a cut, bad requests) and print "
+            "one line per check: pass, fail (with the rule and the first offending event) "
+            "or n/a. Exit 1 when a check fails.",
+        )
+    )
     for name, port, what in (
         (
             "serve-fake",
@@ -432,12 +477,13 @@ def main(
     try:
         _start_up()
         code = _main(sys.argv[1:] if argv is None else argv, console)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         if console.interactive:  # end the line the ^C was echoed on
             with contextlib.suppress(OSError, ValueError):
                 console.prompt_stream.write("\n")
                 console.prompt_stream.flush()
-        console.error("interrupted")
+        if not isinstance(interrupt, QuietInterrupt):  # at the idle prompt: nothing to report
+            console.error("interrupted")
         code = 130
     except BrokenPipeError as exc:  # e.g. `board-watch ... | head`: the reader left, stop quietly
         _silence_stdout(console)
@@ -507,6 +553,10 @@ def _main(argv: Sequence[str], console: Console) -> int:
         from agui._cli.trace import run_trace
 
         return run_trace(args, console)
+    if args.command == "check":
+        from agui._cli.check import run_check
+
+        return run_check(args, console)
     if args.command == "replay":
         from agui._cli.replay_command import run_replay
 

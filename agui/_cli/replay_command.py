@@ -22,8 +22,8 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from agui._cli.io import CliError, Console
-from agui._cli.render import Renderer, RenderOptions
 from agui._cli.watch import CHECK_FAILED, ChatOptions, draw_panel, drive
+from agui._lines.render import Renderer, RenderOptions
 from agui.client._session import Session
 from agui.errors import DecodeError
 from agui.transports._recording import DEFAULT_MAX_BYTES, Recording

@@ -20,19 +20,22 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agui._cli.io import CliError
 from agui._jsonvalue import JSONValue, is_json_array, is_json_object
+from agui._lines.text import redact_credentials
 from agui.client._session import Session
 from agui.transports import default_transport
 from agui.types import Tool
 from agui.wire._fallback import loads_json_text
 
 if TYPE_CHECKING:
+    import argparse
+
     import httpx
 
     from agui.transports import FastHttpTransport, HttpTransport, Transport
@@ -41,15 +44,18 @@ __all__ = [
     "DEFAULT_READ_TIMEOUT",
     "THREAD_ENV",
     "THREAD_ID",
+    "TOKEN_ENV",
     "Endpoint",
     "ThreadIds",
     "describe_transport_error",
     "endpoint",
+    "greeting",
     "http_timeout",
     "load_json_file",
     "load_tools",
     "make_session",
     "make_transport",
+    "request_headers_of",
     "thread_ids",
 ]
 
@@ -58,6 +64,26 @@ THREAD_ID = "thread-1"
 
 THREAD_ENV = "BOARD_WATCH_THREAD"
 """Environment variable: the thread to pin when ``--thread`` is absent."""
+
+TOKEN_ENV = "BOARD_WATCH_TOKEN"
+"""Environment variable: a bearer token sent as ``Authorization: Bearer <token>``
+(unless a ``--header`` sets ``Authorization``), so it is not in shell history."""
+
+
+def request_headers_of(args: argparse.Namespace) -> dict[str, str]:
+    """The request headers of ``watch`` / ``trace``: each ``--header 'Name: value'``
+    (parsed pairs in ``args.header``), and ``Authorization: Bearer`` from
+    :data:`TOKEN_ENV` when no ``--header`` names ``Authorization``. Their values
+    are credentials: never printed."""
+    import os
+
+    headers: dict[str, str] = {}
+    for name, value in getattr(args, "header", None) or ():
+        headers[name] = value
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if token and not any(name.lower() == "authorization" for name in headers):
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
 
 
 @dataclass(frozen=True)
@@ -217,6 +243,21 @@ def endpoint(url: str | None, agent: str = "fake") -> Generator[Endpoint]:
         server.stop()
 
 
+def greeting(agent: str, url: str | None) -> str:
+    """The line board-watch greets a person with: on the embedded backend, the words its
+    agent answers (the fake backend's scenarios, task-board's commands); with ``--url``, the
+    agent's address (credentials hidden). Both end with ``/help`` and how to quit."""
+    tail = "/help lists the commands; Ctrl-D quits"
+    if url:
+        return f"talking to {redact_credentials(url)}: type a message; {tail}"
+    if agent == "task-board":
+        return f"task-board agent: type add X, Y | done N | list; {tail}"
+    from agui.testing._agents.fake import SCENARIOS  # the embedded backend: loaded already
+
+    words = ", ".join(name for name in SCENARIOS if name != "default")
+    return f"test agent: type one of {words} (anything else is echoed); {tail}"
+
+
 def default_tools(agent: str) -> list[Tool]:
     """Tools offered when ``--tools`` is absent on the embedded backend:
     task-board's own tool set for ``task-board``, none for ``fake``."""
@@ -242,16 +283,21 @@ def http_timeout(read: float | None) -> httpx.Timeout:
 
 
 def make_transport(
-    url: str, *, timeout: float | None = None, protobuf: bool = False
+    url: str,
+    *,
+    timeout: float | None = None,
+    protobuf: bool = False,
+    headers: Mapping[str, str] | None = None,
 ) -> HttpTransport | FastHttpTransport:
     """The transport ``watch`` and ``trace`` use: :func:`agui.transports.default_transport`
     (``FastHttpTransport`` with the ``fast`` extra, else ``HttpTransport``;
-    ``timeout``: see :func:`http_timeout`). ``protobuf`` (``--protobuf``) asks
-    for the protobuf binding (SSE is still accepted); without the ``proto``
-    extra it raises :class:`CliError` naming the install line."""
+    ``timeout``: see :func:`http_timeout`; ``headers``: see
+    :func:`request_headers_of`). ``protobuf`` (``--protobuf``) asks for the
+    protobuf binding (SSE is still accepted); without the ``proto`` extra it
+    raises :class:`CliError` naming the install line."""
 
     try:
-        return default_transport(url, timeout=http_timeout(timeout), protobuf=protobuf)
+        return default_transport(url, headers, timeout=http_timeout(timeout), protobuf=protobuf)
     except ImportError as exc:
         raise CliError(f"--protobuf: {exc}") from None
 
@@ -267,6 +313,7 @@ def make_session(
     wrap: Callable[[Transport], Transport] | None = None,
     thread_id: str = THREAD_ID,
     protobuf: bool = False,
+    headers: Mapping[str, str] | None = None,
 ) -> Session:
     """A :class:`agui.client._session.Session` over HTTP to ``url`` on ``thread_id``
     (see :func:`thread_ids`; ``timeout``, ``protobuf``: see
@@ -280,7 +327,7 @@ def make_session(
         kwargs["state"] = state
     if idle_timeout is not None:
         kwargs["idle_timeout"] = idle_timeout
-    transport: Transport = make_transport(url, timeout=timeout, protobuf=protobuf)
+    transport: Transport = make_transport(url, timeout=timeout, protobuf=protobuf, headers=headers)
     if wrap is not None:
         transport = wrap(transport)
     return Session(transport, **kwargs)

@@ -42,8 +42,6 @@ from typing import Any, cast
 from agui import types as T
 from agui._cli.answers import ask_answers, end_of_input
 from agui._cli.io import CliError, Console, EndOfInput
-from agui._cli.render import Line, Renderer, format_error, format_json
-from agui._cli.sanitize import sanitize
 from agui._cli.target import (
     ThreadIds,
     default_tools,
@@ -51,9 +49,12 @@ from agui._cli.target import (
     endpoint,
     load_tools,
     make_transport,
+    request_headers_of,
     thread_ids,
 )
 from agui._cli.watch import is_fatal_kind
+from agui._lines.render import Line, Renderer, format_error, format_json
+from agui._lines.sanitize import sanitize
 from agui.client._idle import DEFAULT_IDLE_TIMEOUT, IdleClock, idle_seconds
 from agui.client._input import PROTOCOL_VERSION
 from agui.client._interrupts import interrupts_of, resume_run
@@ -346,6 +347,7 @@ def run_trace(args: argparse.Namespace, console: Console) -> int:
             ep.url,
             timeout=getattr(args, "timeout", None),
             protobuf=getattr(args, "protobuf", False),
+            headers=request_headers_of(args),
         )
         max_resumes = getattr(args, "max_resumes", None) or 10
         idle = getattr(args, "idle_timeout", None)

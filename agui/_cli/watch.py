@@ -2,7 +2,7 @@
 
 For each line read from stdin (``> `` prompt on a TTY) :func:`chat` sends it
 with :meth:`agui.client._session.Session.send`, renders every ``Update`` through
-:class:`agui._cli.render.Renderer`, draws the board panel
+:class:`agui._lines.render.Renderer`, draws the board panel
 (:mod:`agui._cli.board`), and while the run paused on interrupts asks
 ``[y/N]`` for each one (reading the answer from the same stdin; or answers
 all with ``--approve`` / ``--decline``) and resumes with ONE request.
@@ -41,9 +41,15 @@ open, then is sent); at end of input with interrupts or tool calls pending
 nothing is made up: a ``stop`` line says so and no request is sent.
 ``--stop-after N`` applies to the first run only.
 
+The prompt: on a terminal, board-watch first greets with one line (the words the
+embedded agent answers, ``/help``, Ctrl-D to quit). A line starting with ``/`` is a
+local command (:data:`LOCAL_COMMANDS`: ``/help``, ``/quit``), never sent to the
+agent; ``//text`` sends ``/text``.
+
 Ctrl-C: input is read on the main thread between runs (never inside the event
 loop), so Ctrl-C at the ``> `` prompt or a ``[y/N]`` question exits 130 at once
-and is never taken for an answer. During a run, the first Ctrl-C cancels that
+and is never taken for an answer (at the idle ``> `` prompt without an error
+line: nothing was running). During a run, the first Ctrl-C cancels that
 run (stream closed, ``done  cancelled: interrupted (Ctrl-C)``) and the prompt
 comes back; a second one while it closes exits 130.
 """
@@ -52,7 +58,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -70,11 +76,9 @@ from agui._cli.answers import (
     wants_approval_flag,
 )
 from agui._cli.board import panel_from_conversation, write_panel
-from agui._cli.io import CliError, Console, EndOfInput
+from agui._cli.io import CliError, Console, EndOfInput, QuietInterrupt
 from agui._cli.live import live_view, settles
-from agui._cli.rejoin import last_run
-from agui._cli.render import Line, Renderer, RenderOptions
-from agui._cli.sanitize import sanitize
+from agui._cli.rejoin import keep_proof, kept_proofs, last_run
 from agui._cli.target import (
     DEFAULT_READ_TIMEOUT,
     THREAD_ID,
@@ -82,15 +86,20 @@ from agui._cli.target import (
     default_tools,
     describe_transport_error,
     endpoint,
+    greeting,
     http_timeout,
     load_json_file,
     load_tools,
     make_session,
+    request_headers_of,
     thread_ids,
 )
 from agui._cli.utf8 import AGENT_BAD_BYTES, Utf8Watch
+from agui._lines.render import Line, Renderer, RenderOptions
+from agui._lines.sanitize import sanitize
 from agui.errors import ResumeError, TransportError, TransportErrorKind
 from agui.pipeline._lifecycle import RunLifecycle
+from agui.transports._reconnect import FROM_START, start_cursor
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -142,7 +151,11 @@ class ChatOptions:
     ``user-N`` / ``tool-N`` ids (:func:`agui._cli.target.thread_ids`).
     ``tool_results``: tool name -> canned result text (``--tool-result``).
     ``rejoin``: the thread is pinned (``--thread``): first join its last run
-    on a resumable server (:mod:`agui._cli.rejoin`).
+    on a resumable server (:mod:`agui._cli.rejoin`). ``pinned``: the pinned
+    thread (``--thread`` or ``BOARD_WATCH_THREAD``), whose runs' proofs watch
+    keeps (:func:`agui._cli.rejoin.keep_proof`); None for a fresh thread.
+    ``greeting``: the line a person at a terminal is greeted with
+    (:func:`agui._cli.target.greeting`); ``usage``: the ``watch`` usage line ``/help`` shows.
     """
 
     render: RenderOptions = field(default_factory=RenderOptions)
@@ -157,6 +170,9 @@ class ChatOptions:
     id_prefix: str = ""
     tool_results: dict[str, str] = field(default_factory=dict[str, str])
     rejoin: bool = False
+    pinned: str | None = None
+    greeting: str = ""
+    usage: str = ""
 
 
 @dataclass
@@ -266,8 +282,12 @@ async def drive(
     result = RunResult() if result is None else result
     live = live_view(console, renderer.options)  # on a terminal: open items drawn as they grow
     out: Any = console if live is None else live
+    proven = run_id is None or options.pinned is None  # (the run's proof is kept once)
+    updates = done_last(run)
     try:
-        async for update in run:
+        async for update in updates:
+            if not proven:
+                proven = _keep_proof(run, run_id, options)
             err = _fatal(update, result.started)
             if err is not None:
                 raise CliError(_describe(err, options.url))
@@ -307,6 +327,7 @@ async def drive(
     finally:
         if live is not None:
             live.close()
+        await updates.aclose()
         aclose = getattr(run, "aclose", None)
         if aclose is not None:
             await aclose()
@@ -325,6 +346,33 @@ async def drive(
     elif result.done is None:
         console.write(renderer.flush())
     return result
+
+
+async def done_last(run: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
+    """``run``'s updates with a ``Done`` held back until an update other than a
+    warning or an error follows, or the run's updates end: what the pipeline
+    reports after the run's end (a ``RUN_FINISHED`` after ``RUN_ERROR``, which
+    adk-agui-middleware sends, is a protocol violation) is printed before the
+    ``done`` line that closes the run."""
+    held: Any = None
+    async for update in run:
+        role = DONE_LAST.get(type(cast(object, update)))
+        if role == "hold":
+            if held is not None:
+                yield held
+            held = update
+            continue
+        if held is not None and role != "late":
+            yield held
+            held = None
+        yield update
+    if held is not None:
+        yield held
+
+
+DONE_LAST: dict[type, str] = {u.Done: "hold", u.ErrorUpdate: "late", u.WarningUpdate: "late"}
+"""Update class -> what :func:`done_last` does with it: ``hold`` (a ``Done``,
+held back) or ``late`` (let pass a held ``Done``); any other class releases it."""
 
 
 def run_interruptibly(
@@ -412,6 +460,45 @@ class RunIds:
         return f"{self.prefix}{self.kind}-{self.n}"
 
 
+#: the commands of the ``> `` prompt: handled here, never sent to the agent
+LOCAL_COMMANDS = {
+    "/help": "this list",
+    "/quit": "leave board-watch (so do Ctrl-D, and Ctrl-C at this prompt)",
+}
+
+
+def help_lines(options: ChatOptions) -> list[str]:
+    """What ``/help`` shows: the prompt's commands, the keys, the greeting and the flags
+    board-watch was started with (the ``watch`` usage)."""
+    lines = ["commands (not sent to the agent):"]
+    lines += [f"  {name:<7} {what}" for name, what in LOCAL_COMMANDS.items()]
+    lines += [
+        "  //text  send a line that starts with /, as /text",
+        "keys: Ctrl-C during a run cancels the run; at a [y/N] question it leaves unanswered",
+    ]
+    if options.greeting:
+        lines.append(options.greeting)
+    if options.usage:
+        lines += ["flags (start board-watch again to change them):", options.usage]
+    return lines
+
+
+def local_command(text: str, console: Console, options: ChatOptions) -> bool | None:
+    """Handle a line that is a prompt command (see :data:`LOCAL_COMMANDS`): True when it
+    was one (handled), None for ``/quit``, False for a line to send. ``//x`` is sent as
+    ``/x``; an unknown ``/word`` is named, not sent."""
+    if not text.startswith("/") or text.startswith("//"):
+        return False
+    command = text.split(maxsplit=1)[0].lower()
+    if command == "/quit":
+        return None
+    if command == "/help":
+        console.tell(help_lines(options), asked=True)
+    else:
+        console.write([Line("warn", f"unknown command {sanitize(command)}: /help lists them")])
+    return True
+
+
 def chat(session: Any, console: Console, options: ChatOptions) -> int:
     """The read-send-render-answer loop over ``console`` until end of input.
     Returns 0, or :data:`CHECK_FAILED` with ``options.check`` when a run went
@@ -442,14 +529,25 @@ def _chat(runner: asyncio.Runner, session: Any, console: Console, options: ChatO
         if _rejoin(runner, session, renderer, console, options, ids):
             first, reached = later, True
     elif not ids.prefix:  # pinned by BOARD_WATCH_THREAD: never post a run id held already
-        ids.n = _held_runs(runner, session, ids)
+        ids.n = _held_runs(runner, session, ids, options)
+    if options.greeting:
+        console.tell([options.greeting])
     while True:
-        line = console.readline("> ")
+        try:
+            line = console.readline("> ")
+        except KeyboardInterrupt:  # at the idle prompt: leave quietly (exit 130)
+            raise QuietInterrupt from None
         if line is None:
             break
         text = line.strip()
         if not text:
             continue
+        handled = local_command(text, console, options)
+        if handled is None:  # /quit
+            break
+        if handled:
+            continue
+        text = text.removeprefix("/") if text.startswith("//") else text
         run_id = ids.next()
         message_id = f"{ids.prefix}user-{ids.n}"
         pending = list(session.pending_interrupts)
@@ -524,7 +622,7 @@ def _rejoin(
     """Join the pinned thread's last run the server holds (a board-watch
     started again: the run replayed from its log, then its live tail) and
     number the next run after it; False when there is none."""
-    n = _held_runs(runner, session, ids)
+    n = _held_runs(runner, session, ids, options)
     if not n:
         return False
     ids.n = n
@@ -532,20 +630,24 @@ def _rejoin(
     console.write(
         [Line("net", f"rejoining {sanitize(run_id)} of thread {sanitize(session.thread_id)}")]
     )
-    result = _run(runner, session.attach(run_id), renderer, console, options, run_id, True)
+    proof = kept_proofs(options.url, session.thread_id).get(run_id, FROM_START)
+    attach = session.attach(run_id, cursor=proof)
+    result = _run(runner, attach, renderer, console, options, run_id, True)
     draw_panel(session, console, options.panel_width)
     return result.count > 0
 
 
-def _held_runs(runner: asyncio.Runner, session: Any, ids: RunIds) -> int:
+def _held_runs(runner: asyncio.Runner, session: Any, ids: RunIds, options: ChatOptions) -> int:
     """How many runs ``run-1`` ... of the pinned thread the (resumable) server
-    holds (:func:`agui._cli.rejoin.last_run`; 0 when none or not resumable)."""
+    holds for this user (:func:`agui._cli.rejoin.last_run`, with the proofs
+    kept; 0 when none or not resumable)."""
     transport = session.transport
     url, headers = getattr(transport, "url", None), getattr(transport, "headers", None)
     if not isinstance(url, str):
         return 0
     pinned = ThreadIds(session.thread_id, ids.prefix)
-    return runner.run(last_run(url, dict(headers or {}), pinned))
+    proofs = kept_proofs(options.url, session.thread_id)
+    return runner.run(last_run(url, dict(headers or {}), pinned, proofs=proofs))
 
 
 def _run(
@@ -567,6 +669,20 @@ def _run(
         console.write(renderer.flush())
         console.write([Line("error", f"{exc}; the next line retries")])
         return RunResult(errors=1)
+
+
+def _keep_proof(run: object, run_id: str | None, options: ChatOptions) -> bool:
+    """Keep the proof (``<token>.0``) of a run on a pinned thread as soon as its
+    stream carried a cursor (:func:`agui._cli.rejoin.keep_proof`: a board-watch
+    killed mid-run can rejoin it); True once kept."""
+    cursor = getattr(run, "cursor", None)
+    if options.pinned is None or run_id is None or not isinstance(cursor, str):
+        return False
+    proof = start_cursor(cursor)
+    if proof == FROM_START:
+        return False
+    keep_proof(options.url, options.pinned, run_id, proof)
+    return True
 
 
 def draw_panel(session: Any, console: Console, max_width: int = 400) -> None:
@@ -604,6 +720,9 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             id_prefix=ids.prefix,
             tool_results=canned,
             rejoin=getattr(args, "thread", None) is not None,
+            pinned=None if ids.prefix else ids.thread_id,
+            greeting=greeting(args.agent, args.url),
+            usage=getattr(args, "usage", ""),
         )
 
         def watched(transport: Any) -> Any:
@@ -621,5 +740,6 @@ def run_watch(args: argparse.Namespace, console: Console) -> int:
             wrap=watched,
             thread_id=ids.thread_id,
             protobuf=getattr(args, "protobuf", False),
+            headers=request_headers_of(args),
         )
         return chat(session, console, options)

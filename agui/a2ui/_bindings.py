@@ -15,11 +15,20 @@ v0.8 BoundValues accepted too):
 objects and arrays -> compact JSON, booleans -> ``true``/``false``). Nothing
 here raises on bad input: an unknown function yields ``<fn: name>``.
 
+Work is bounded while a renderer draws (:func:`binding_budget`): each path
+binding, function call and ``${...}`` interpolation evaluated is charged to a
+:class:`BindingBudget`; once it is spent, a binding yields nothing (``None``,
+an interpolation stops) and the renderer says so, so a message whose bindings
+multiply out (a list of N references to one text with K interpolations) costs
+at most the budget, not N x K.
+
 The ``regex`` validation function runs the agent's pattern on RE2
 (``google-re2``), whose matching time is linear in the input: no pattern can
 backtrack exponentially. A pattern RE2 cannot run (back-references,
 look-around, a repetition over 1000...) makes the check fail and is noted once
 in ``Surface.problems``; Python's backtracking ``re`` is never tried instead.
+RE2 comes with the ``a2ui`` extra (and ``cli``); without it every ``regex``
+check fails closed, noted the same way with the extra to install.
 """
 
 from __future__ import annotations
@@ -28,11 +37,11 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
-
-import re2
 
 from agui._jsonvalue import JSONValue, is_json_array, is_json_object
 
@@ -41,8 +50,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "FUNCTIONS",
+    "MAX_BINDINGS",
     "MAX_TEXT",
+    "BindingBudget",
     "PatternError",
+    "binding_budget",
     "format_string",
     "note_problem",
     "regex_matches",
@@ -54,6 +66,49 @@ __all__ = [
 _MAX_DEPTH = 32
 MAX_TEXT = 1_000_000
 """Longest ``formatString`` result in characters; longer ones are cut there."""
+MAX_BINDINGS = 25_000
+"""Most bindings (paths, function calls, ``${...}`` interpolations, nested ones
+included) one surface's drawing evaluates: a list of 1,000 items with 25 bindings
+each, at most ~0.15 s of CPU however they nest;
+:data:`agui.a2ui._surface_text.MAX_PASS_BINDINGS` for all surfaces of a board together."""
+
+
+class BindingBudget:
+    """How many more bindings may be evaluated; ``spent`` once one was refused."""
+
+    __slots__ = ("left", "spent")
+
+    def __init__(self, limit: int = MAX_BINDINGS) -> None:
+        self.left = limit
+        self.spent = False
+
+    def take(self) -> bool:
+        """Charge one binding: True when it may be evaluated."""
+        if self.left <= 0:
+            self.spent = True
+            return False
+        self.left -= 1
+        return True
+
+
+_BUDGET: ContextVar[BindingBudget | None] = ContextVar("agui_a2ui_binding_budget", default=None)
+
+
+@contextmanager
+def binding_budget(budget: BindingBudget) -> Generator[BindingBudget]:
+    """Evaluate the bindings inside the ``with`` block against ``budget``
+    (outside any such block nothing is counted)."""
+    token = _BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.reset(token)
+
+
+def _charge() -> bool:
+    """One binding evaluated under the current budget: False once it is spent."""
+    budget = _BUDGET.get()
+    return budget is None or budget.take()
 
 
 def to_text(value: JSONValue) -> str:
@@ -129,6 +184,8 @@ def resolve(
         return None
     if not is_json_object(value):
         return value
+    if ("call" in value or "path" in value) and not _charge():
+        return None  # the drawing's binding budget is spent (see the module doc)
     if "call" in value and isinstance(value["call"], str):
         return _call(value["call"], value.get("args"), _Ctx(surface, scope, _depth + 1))
     literal_key = next((k for k in value if k.startswith("literal")), None)
@@ -246,8 +303,8 @@ def _length_ok(a: dict[str, Any]) -> bool:
     return (lo is None or size >= lo) and (hi is None or size <= hi)
 
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # RE2 would print every refused pattern on stderr
+#: the note of a ``regex`` check without RE2 installed (it fails closed)
+NO_RE2 = "the regex check needs google-re2: pip install 'agui-sdk[a2ui]'"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -269,7 +326,13 @@ def _compile(pattern: str) -> tuple[_FullMatcher | None, str | None]:
     """RE2's compiled ``pattern``, or ``(None, reason)``: refusals are cached too,
     so a refused pattern repeated by a template costs one compile."""
     try:
-        return re2.compile(pattern, options=_RE2_OPTIONS), None
+        import re2  # the a2ui extra: imported on the first regex check
+    except ModuleNotFoundError:
+        return None, NO_RE2
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern on stderr
+    try:
+        return re2.compile(pattern, options=options), None
     except re2.error as exc:
         reason: object = exc.args[0] if exc.args else exc
         if isinstance(reason, bytes):
@@ -408,6 +471,8 @@ _CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.DOTALL)
 
 
 def _expression(expr: str, surface: Surface, scope: str | None, depth: int) -> JSONValue:
+    if not _charge():
+        return None  # the binding budget is spent (a nested expression counts too)
     expr = expr.strip()
     if expr.startswith("${") and expr.endswith("}"):
         return _expression(expr[2:-1], surface, scope, depth + 1)
@@ -445,6 +510,10 @@ def format_string(text: str, surface: Surface, scope: str | None = None, depth: 
         if size > MAX_TEXT:
             break
         if is_expression:
+            budget = _BUDGET.get()
+            if budget is not None and budget.left <= 0:
+                budget.spent = True
+                break  # the binding budget is spent: the rest is not interpolated
             piece = to_text(_expression(piece, surface, scope, depth + 1))
         out.append(piece)
         size += len(piece)

@@ -59,11 +59,21 @@ from typing import Any
 
 from agui._jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.a2ui import _pointer as pointer
-from agui.a2ui._bindings import resolve, to_bool, to_text
+from agui.a2ui._bindings import (
+    MAX_BINDINGS,
+    BindingBudget,
+    binding_budget,
+    note_problem,
+    resolve,
+    to_bool,
+    to_text,
+)
 from agui.a2ui._surface import Surface
 
 __all__ = [
+    "BINDINGS_CUT",
     "CUT_MARKER",
+    "MAX_PASS_BINDINGS",
     "INDENT",
     "MAX_CHARS",
     "MAX_DEPTH",
@@ -90,6 +100,11 @@ MAX_CHARS = 1_000_000
 """Most characters :func:`render_surface` returns (line lengths plus one per line)."""
 CUT_MARKER = f"<output cut: more than {MAX_CHARS} characters>"
 """Last line of an output cut at :data:`MAX_CHARS`."""
+MAX_PASS_BINDINGS = 2 * MAX_BINDINGS
+"""Most bindings :func:`render_surfaces` evaluates for all surfaces together
+(:data:`agui.a2ui._bindings.MAX_BINDINGS` per surface)."""
+BINDINGS_CUT = f"<bindings cut: more than {MAX_BINDINGS} evaluated; the rest drawn without values>"
+"""The line a surface ends with when its drawing ran out of binding budget."""
 MAX_PASS_NODES = 100_000
 """Most component instances :func:`render_surfaces` prints for all its surfaces."""
 PASS_CUT_MARKER = f"<output cut: more than {MAX_CHARS} characters in all surfaces>"
@@ -446,12 +461,14 @@ def render_surfaces(surfaces: Mapping[str, Surface]) -> dict[str, list[str]]:
     out ends with :data:`PASS_CUT_MARKER`; each later one is the one line
     :data:`NOT_DRAWN` (its id still listed). Never raises."""
     out: dict[str, list[str]] = {}
-    chars, nodes = MAX_CHARS, MAX_PASS_NODES
+    chars, nodes, bindings = MAX_CHARS, MAX_PASS_NODES, MAX_PASS_BINDINGS
     for sid, surface in surfaces.items():
         if chars <= 0 or nodes <= 0:
             out[sid] = [NOT_DRAWN]
             continue
-        lines, nodes_used = _render(surface, chars, min(nodes, MAX_NODES))
+        budget = BindingBudget(max(0, min(bindings, MAX_BINDINGS)))
+        lines, nodes_used = _render(surface, chars, min(nodes, MAX_NODES), budget)
+        bindings -= min(bindings, MAX_BINDINGS) - budget.left
         if lines and lines[-1] == CUT_MARKER and (chars < MAX_CHARS or nodes < MAX_NODES):
             lines[-1] = PASS_CUT_MARKER
             chars = 0  # what is left would only be a fragment of the next surface
@@ -462,8 +479,26 @@ def render_surfaces(surfaces: Mapping[str, Surface]) -> dict[str, list[str]]:
     return out
 
 
-def _render(surface: Surface, max_chars: int, max_nodes: int) -> tuple[list[str], int]:
-    """(lines of ``surface`` within ``max_chars``, component instances drawn)."""
+def _render(
+    surface: Surface, max_chars: int, max_nodes: int, budget: BindingBudget | None = None
+) -> tuple[list[str], int]:
+    """(lines of ``surface`` within ``max_chars``, component instances drawn),
+    its bindings evaluated within ``budget`` (default: :data:`MAX_BINDINGS`)."""
+    budget = BindingBudget() if budget is None else budget
+    with binding_budget(budget):
+        lines, used = _draw(surface, max_chars, max_nodes)
+    if budget.spent:
+        note_problem(surface, BINDINGS_CUT)
+        lines = [*lines[:-1], BINDINGS_CUT, lines[-1]] if _is_cut(lines) else [*lines, BINDINGS_CUT]
+    return lines, used
+
+
+def _is_cut(lines: list[str]) -> bool:
+    return bool(lines) and lines[-1] in (CUT_MARKER, PASS_CUT_MARKER)
+
+
+def _draw(surface: Surface, max_chars: int, max_nodes: int) -> tuple[list[str], int]:
+    """:func:`_render` under the binding budget already set."""
     try:
         lines: list[str] = []
         if surface.status is not None:

@@ -25,7 +25,10 @@ events before left it. Per event it
 
 Difference from the reference: subscribers see each event before the
 pipeline's verifier; an event the verifier then rejects (tolerant mode) was
-seen but is not applied.
+seen but is not applied. Except after the run ended (``RUN_FINISHED`` or
+``RUN_ERROR``): until a ``RUN_STARTED`` no event gets a callback (the
+reference fails the run there; we report the violation and keep the run's
+``Done``), so ``on_run_finished_event`` never follows ``on_run_error_event``.
 """
 
 from __future__ import annotations
@@ -63,6 +66,14 @@ if TYPE_CHECKING:
 __all__ = ["HANDLERS", "OBSERVERS", "PASS_THROUGH", "PASSED_UPDATES", "SubscriberStage"]
 
 _EVENT_CLASSES = frozenset(EVENT_TYPES.values())
+
+RUN_BOUNDS: dict[type, bool] = {
+    T.RunStartedEvent: False,
+    T.RunFinishedEvent: True,
+    T.RunErrorEvent: True,
+}
+"""Event class -> whether it ends the run (``False``: it starts one): after an end,
+no event but a start gets a callback (see the module doc)."""
 
 After: TypeAlias = Callable[[], Awaitable[None]]
 """A notification due once the event in flight is applied."""
@@ -104,6 +115,7 @@ class SubscriberStage:
         self._state_dirty = False
         self._rejected = False
         self._after: After | None = None
+        self._ended = False  # RUN_FINISHED / RUN_ERROR seen, no RUN_STARTED since
 
     # ----------------------------------------------------------- params
 
@@ -243,6 +255,11 @@ class SubscriberStage:
             etype = event_type(event)
         except TypeError:
             return False  # not an event struct: the pipeline reports it
+        ends = RUN_BOUNDS.get(type(cast(object, event)))
+        if self._ended and ends is not False:
+            return False  # after the run's end: the pipeline reports it, no callback
+        if ends is not None:
+            self._ended = ends
         if await self.notify("on_event", event=event):
             return True
         extras_of = self.EXTRAS.get(type(cast(object, event)))

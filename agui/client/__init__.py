@@ -4,8 +4,10 @@
 and its response as updates; :class:`SyncSession` is the blocking facade. Around them:
 interrupts and resume (:func:`resolved`, :func:`cancelled`, :func:`interrupts_of`,
 :func:`resume_run`), client-side tools (:class:`ClientTools`, :func:`tool`), middleware
-(:class:`Middleware`, :class:`FilterToolCallsMiddleware`), reconnecting
-(:class:`ReconnectPolicy`), capabilities (:func:`decode_capabilities`) and partial tool-call
+(:class:`Middleware`, :class:`FilterToolCallsMiddleware`, :func:`run_next`,
+:func:`run_next_with_state`), reconnecting (:class:`ReconnectPolicy`; :func:`start_cursor`,
+the cursor that proves a run to rejoin it from its start), capabilities
+(:func:`decode_capabilities`) and partial tool-call
 arguments (:func:`parse_partial_json`).
 """
 
@@ -25,18 +27,21 @@ from agui.client._interrupts import (
     resume_run,
 )
 from agui.client._middleware import (
+    EventWithState,
     FilterToolCallsMiddleware,
     Middleware,
     MiddlewareFn,
     Next,
     compose,
+    run_next,
+    run_next_with_state,
 )
 from agui.client._partial_json import parse_partial_json, partial_tool_call_args
 from agui.client._run import Run
 from agui.client._session import Session
 from agui.client._sync import SessionOptions, SyncRun, SyncSession
 from agui.client._tools import ClientTool, ClientTools, tool
-from agui.transports._reconnect import ReconnectPolicy
+from agui.transports._reconnect import ReconnectPolicy, start_cursor
 
 __all__ = [
     "LOOK_AHEAD_SECONDS",
@@ -44,6 +49,7 @@ __all__ = [
     "Answer",
     "ClientTool",
     "ClientTools",
+    "EventWithState",
     "FilterToolCallsMiddleware",
     "Middleware",
     "MiddlewareFn",
@@ -68,5 +74,8 @@ __all__ = [
     "partial_tool_call_args",
     "resolved",
     "resume_run",
+    "run_next",
+    "run_next_with_state",
+    "start_cursor",
     "tool",
 ]

@@ -115,6 +115,9 @@ def stop_here(self: RunCore) -> None:
     """Stop the run now (on the loop's thread, between two frames): nothing
     more is applied; the run's ``Done`` becomes ``cancelled`` unless it ended."""
     self.stopping = True
+    if self.reading and self.consumer is asyncio.current_task():
+        self.keep_read = True  # from a callback inside the read: the read's event applies
+        return
     pipeline = self.pipeline
     if pipeline is not None:
         self.note_abort()
@@ -179,7 +182,7 @@ async def cancel_on_server(self: RunCore) -> None:
         sent: dict[str, str] = dict(headers)  # pyright: ignore[reportUnknownArgumentType]
         run_input = self.inputs[-1]
         self.consumer = asyncio.current_task()
-        await send_cancel(url, sent, run_input.thread_id, run_input.run_id)
+        await send_cancel(url, sent, run_input.thread_id, run_input.run_id, cursor=self.cursor.last)
 
 
 async def finish(self: RunCore) -> None:

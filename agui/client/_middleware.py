@@ -3,9 +3,18 @@
 A middleware is any callable ``mw(run_input, next) -> AsyncIterator[Event]``
 (typically an async generator function) where ``next(run_input)`` is the
 rest of the chain (ending at the transport) and yields decoded event
-structs. The session composes ``middleware=[a, b]`` as ``a(b(transport))``:
-``a`` sees the input first and the events last. Events a middleware yields
-go through the normalizer, verifier and conversation like any others.
+structs as they came (``*_CHUNK`` events unexpanded, as the reference's
+``next.run(input)``). The session composes ``middleware=[a, b]`` as
+``a(b(transport))``: ``a`` sees the input first and the events last. Events a
+middleware yields go through the normalizer, verifier and conversation like
+any others.
+
+:func:`run_next` is the reference's ``runNext``: the rest of the chain with
+``*_CHUNK`` events expanded into START / CONTENT (ARGS) / END, so a middleware
+that transforms ``TEXT_MESSAGE_CONTENT`` works against a producer that sends
+only chunks. :func:`run_next_with_state` (``runNextWithState``) also gives the
+messages and state after each event. :class:`Middleware` hands its
+``on_event`` the events of :func:`run_next`.
 
 A cut response of a resumable server is resumed below the chain: the chain
 is not called again, every middleware sees one uninterrupted run (no event
@@ -33,16 +42,27 @@ from __future__ import annotations
 import asyncio
 import inspect
 import types
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Sequence,
+)
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+import msgspec
 from msgspec import UNSET
 
 from agui import types as T
 from agui.client._resume import is_terminal
 from agui.client._stream import EOF, NOTHING, aclose_stream, read_one
-from agui.types import RunAgentInput
+from agui.pipeline._apply import Conversation
+from agui.pipeline._normalize import Normalizer
+from agui.types import EVENT_TYPES, Message, RunAgentInput
 
 if TYPE_CHECKING:
     from agui.client._run import RunCore
@@ -57,10 +77,65 @@ MiddlewareFn = Callable[[RunAgentInput, Next], AsyncIterator[Any]]
 """``mw(run_input, next) -> AsyncIterator[Event]``."""
 
 
+_EVENT_CLASSES = frozenset(EVENT_TYPES.values())
+
+
+async def run_next(run_input: RunAgentInput, next: Next) -> AsyncGenerator[Any, None]:
+    """``next(run_input)`` with ``*_CHUNK`` events expanded (the reference's
+    ``runNext``): a chunk becomes the START / CONTENT (ARGS) / END events it
+    stands for, every other event passes unchanged. A chunk the expansion
+    rejects (a protocol fault) is passed on as it came, so the pipeline reports it."""
+    norm = Normalizer()
+    stream = next(run_input)
+    try:
+        position = 0
+        async for raw in stream:
+            if type(cast(object, raw)) in _EVENT_CLASSES:
+                events, violations = norm.feed(raw, position)
+                if violations:
+                    events = [raw]
+            else:  # not an event struct: the pipeline reports it
+                events = [raw]
+            position += 1
+            for event in events:
+                yield event
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+class EventWithState(msgspec.Struct, frozen=True):
+    """One event of :func:`run_next_with_state` with the messages and state after it."""
+
+    event: Any
+    messages: list[Message]
+    state: Any
+
+
+async def run_next_with_state(
+    run_input: RunAgentInput, next: Next
+) -> AsyncIterator[EventWithState]:
+    """:func:`run_next`, each event with the messages and state after it is
+    applied (the reference's ``runNextWithState``), starting from the input's
+    messages and state. The tracking is the middleware's own: what it yields
+    still goes through the session's pipeline."""
+    conversation = Conversation(messages=run_input.messages, state=run_input.state)
+    stream = run_next(run_input, next)
+    try:
+        async for event in stream:
+            if type(cast(object, event)) in _EVENT_CLASSES:
+                conversation.apply(event)
+            yield EventWithState(event, conversation.messages, conversation.state)
+    finally:
+        await stream.aclose()
+
+
 class Middleware:
     """Base class: override :meth:`on_input`, :meth:`on_event` and/or :meth:`on_end`.
 
             ``on_input(run_input) -> RunAgentInput`` (default: unchanged);
+        ``on_event`` sees the rest of the chain through :func:`run_next` (chunks expanded);
         ``on_reconnecting(update)`` / ``on_reconnected(update)``: a cut response is being / was
     resumed under the chain (default: nothing);
             ``on_event(event) -> Event | list[Event] | tuple[Event, ...] | None`` (None drops it;
@@ -97,7 +172,7 @@ class Middleware:
         run_input = self.on_input(run_input)
         if inspect.isawaitable(run_input):  # an ``async def on_input``
             run_input = await run_input
-        stream = next(run_input)
+        stream = run_next(run_input, next)
         try:
             async for event in stream:
                 out = self.on_event(event)
@@ -116,9 +191,7 @@ class Middleware:
             for item in tail:
                 yield item
         finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await stream.aclose()
 
 
 class FilterToolCallsMiddleware(Middleware):
@@ -343,4 +416,13 @@ async def let_go(self: RunCore) -> None:
         pass
 
 
-__all__ = ["FilterToolCallsMiddleware", "Middleware", "MiddlewareFn", "Next", "compose"]
+__all__ = [
+    "EventWithState",
+    "FilterToolCallsMiddleware",
+    "Middleware",
+    "MiddlewareFn",
+    "Next",
+    "compose",
+    "run_next",
+    "run_next_with_state",
+]

@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING, Any, cast
 from agui.client import _telemetry as telemetry
 from agui.client._stream import EOF, aclose_stream, as_transport_error, read_one
 from agui.transports._base import ResumableTransport
-from agui.transports._reconnect import resumable_failure
+from agui.transports._reconnect import resumable_failure, shown_cursor, start_cursor
 from agui.types import RunErrorEvent, RunFinishedEvent
 from agui.updates import Done, Reconnected, Reconnecting, Update, WarningUpdate
+from agui.wire._sse import RUN_HELD
 
 if TYPE_CHECKING:
     from agui.client._run import RunCore
@@ -55,7 +56,10 @@ __all__ = [
     "give_up",
     "hand_off",
     "is_terminal",
+    "HELD",
     "may_resume",
+    "note_held",
+    "unframed_cursor",
     "next_try",
     "resumable",
     "resume",
@@ -67,6 +71,9 @@ __all__ = [
 ]
 
 logger: logging.Logger = logging.getLogger("agui.client.run")
+
+HELD = f": {RUN_HELD}".encode()
+"""The first bytes of a new run's stream on a resumable server (SSE)."""
 
 
 Reopened = tuple[AsyncIterator[Any], Callable[[], Awaitable[Any]], Any, Reconnected]
@@ -173,7 +180,8 @@ def complete(self: RunCore, pipeline: Pipeline) -> bool:
 def resumes(self: RunCore, pipeline: Pipeline, error: BaseException | None, run_open: bool) -> bool:
     """The one judgement of a break (``error``; None = the response ended), for
     the run's own read and for the chain's source alike: it is resumed when the
-    transport has a policy, the stream carried cursors, its run is still open
+    transport has a policy, the stream carried cursors (or the server said it
+    holds the run before its first frame), its run is still open
     (``run_open``), nobody stopped the run, the pipeline reads on, and the
     failure is one worth retrying."""
     return (
@@ -186,10 +194,30 @@ def resumes(self: RunCore, pipeline: Pipeline, error: BaseException | None, run_
     )
 
 
+def note_held(self: RunCore, item: object) -> None:
+    """The first read of a response: when it opens with the server's
+    ``: run held`` comment, a cut before the first frame resumes the run from
+    :func:`unframed_cursor` (the server holds the run from then on)."""
+    if isinstance(item, bytes | bytearray) and bytes(item[: len(HELD)]) == HELD:
+        line = bytes(item[len(HELD) :]).split(b"\n", 1)[0].strip()
+        self.cursor.last = unframed_cursor(line.decode("ascii", "replace"))
+
+
+def unframed_cursor(token: str) -> str:
+    """The ``Last-Event-ID`` of a resume before the run's first frame: its
+    start, proven by the run token the ``: run held <token>`` comment carries
+    (``0`` alone when it carries none: a server with an ``authorize`` hook
+    knows its principal)."""
+    return start_cursor(f"{token}.0")
+
+
 def may_resume(self: RunCore, pipeline: Pipeline, error: BaseException | None) -> bool:
-    """Whether a break the run's own read met is resumed (:func:`resumes`; with
-    middleware, breaks are judged below the chain, by its source)."""
-    return not self.session.middleware and resumes(self, pipeline, error, pipeline.lifecycle.open)
+    """Whether a break the run's own read met is resumed (:func:`resumes`: the
+    run is open, or has not shown a frame yet while the server said it holds
+    it; with middleware, breaks are judged below the chain, by its source)."""
+    return not self.session.middleware and resumes(
+        self, pipeline, error, pipeline.lifecycle.open or not self.cursor.framed
+    )
 
 
 async def resume(
@@ -283,7 +311,9 @@ async def attempt(
     await asyncio.sleep(policy.delay(cursor.failures))
     if self.stopping:
         return None
-    logger.debug("resuming run from cursor %r (attempt %d)", cursor.last, cursor.failures)
+    logger.debug(
+        "resuming run from cursor %r (attempt %d)", shown_cursor(cursor.last), cursor.failures
+    )
     stream: AsyncIterator[Any] | None = None
     try:
         stream = open_stream(self.inputs[-1], cursor.last)

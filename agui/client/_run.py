@@ -56,7 +56,7 @@ from agui.client._stream import EOF, NOTHING, as_transport_error, read_one
 from agui.client._telemetry import LOGGERS
 from agui.pipeline._lifecycle import RunLifecycle
 from agui.pipeline._pipeline import Pipeline, VerifyMode
-from agui.transports._reconnect import FROM_START, Cursor, ReconnectPolicy
+from agui.transports._reconnect import Cursor, ReconnectPolicy, is_start, start_cursor
 from agui.updates import Done, ErrorUpdate, Update
 
 if TYPE_CHECKING:
@@ -174,11 +174,13 @@ class RunCore:
         "broke",
         "failure",
         "interrupted",
+        "keep_read",
         "loop",
         "next",
         "pipeline",
         "policy",
         "read",
+        "reading",
         "rest",
         "rounds",
         "run_ref",
@@ -228,6 +230,8 @@ class RunCore:
         # interrupted that task (cancelled it once)
         self.consumer: asyncio.Task[Any] | None = None
         self.stopping: bool = False
+        self.reading: bool = False  # awaiting a transport (or middleware chain) read
+        self.keep_read: bool = False  # stopped from inside that read: apply what it returns
         self.interrupted: bool = False
         self.tasks: set[asyncio.Task[Any]] = set()
         self.next: Callable[[], Awaitable[Iterable[list[Update]] | None]] = self.start
@@ -257,6 +261,7 @@ class RunCore:
     resumable: Final = resuming.resumable
     complete: Final = resuming.complete
     resumes: Final = resuming.resumes
+    note_held: Final = resuming.note_held
     may_resume: Final = resuming.may_resume
     resume: Final = resuming.resume
     retry: Final = resuming.retry
@@ -308,8 +313,11 @@ class RunCore:
                 max_frame_bytes=session.max_frame_bytes,
                 thread_id=run_input.thread_id,  # every run must answer the thread we sent
             )
-            if attaching and self.cursor.last != FROM_START:  # a cursor kept elsewhere
-                self.cursor = Cursor(FROM_START, until=self.cursor.last)
+            kept_cursor = self.cursor.last
+            if attaching and kept_cursor is not None and not is_start(kept_cursor):
+                # a cursor kept elsewhere: the run from its start (proven by the
+                # cursor's token), its updates handed out after that cursor
+                self.cursor = Cursor(start_cursor(kept_cursor), until=kept_cursor)
         self.pipeline = pipeline
         # the spec's pending-call rule: only calls to tools this run offered are the client's
         tools = run_input.tools
@@ -359,7 +367,11 @@ class RunCore:
         try:
             if item is NOTHING:
                 read = ahead if ahead is not None else read_one(self.read)
-                item = await (read if self.idle is None else self.idle.wait(read))
+                self.reading = True
+                try:
+                    item = await (read if self.idle is None else self.idle.wait(read))
+                finally:
+                    self.reading = False
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
             if self.may_resume(pipeline, exc):
                 return await self.resume(pipeline, exc)
@@ -377,7 +389,14 @@ class RunCore:
             self.next = self.end_round
             return (pipeline.close(),)
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
+            if self.keep_read:  # the event whose callback stopped the run is applied (as the
+                self.keep_read = False  # reference's abortRun), not handed out; then stop
+                for _ in self._frames(pipeline, item):
+                    pass
+                self.stop_here()
             return None
+        if self.cursor.last is None and self.policy is not None:
+            self.note_held(item)
         batches = self._frames(pipeline, item)
         return batches if self.cursor.until is None else self.unseen(batches)
 

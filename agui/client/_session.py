@@ -119,6 +119,9 @@ class Session:
             ``HttpTransport``), or any transport, e.g.
             :class:`~agui.transports.HttpTransport` or
             :class:`~agui.transports.ReplayTransport`.
+        headers: request headers sent with every request to that URL (credentials:
+            ``{"Authorization": "Bearer ..."}``; never logged, and dropped on a
+            redirect to another origin); only with a URL.
         thread_id: the thread (default: a new uuid4).
         tools: ``Tool`` structs or wire dicts offered on every run.
         context: ``Context`` structs or wire dicts sent on every run.
@@ -168,6 +171,7 @@ class Session:
         self,
         transport: Transport | str,
         *,
+        headers: Mapping[str, str] | None = None,
         thread_id: str | None = None,
         tools: Iterable[Tool | JSONObject] = (),
         context: Iterable[Context | JSONObject] = (),
@@ -194,7 +198,9 @@ class Session:
         if isinstance(transport, str):
             from agui.transports import default_transport
 
-            transport = default_transport(transport)
+            transport = default_transport(transport, headers)
+        elif headers is not None:
+            raise ValueError("headers go with a URL; a transport takes its own headers")
         self.transport: Transport = transport
         self.thread_id: str = thread_id or str(uuid.uuid4())
         self.tools: list[Tool] = convert_list(tools, Tool, "tools")

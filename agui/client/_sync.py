@@ -32,6 +32,7 @@ class SessionOptions(TypedDict, total=False):
     facade that forwards them (``SyncSession(transport, **options)``) takes them;
     see :class:`Session` for each one's meaning and default."""
 
+    headers: Mapping[str, str] | None
     thread_id: str | None
     tools: Iterable[Tool | JSONObject]
     context: Iterable[Context | JSONObject]

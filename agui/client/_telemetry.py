@@ -9,7 +9,7 @@ its own), from the request to the end of its response (attributes
 outcome, ``success`` | ``interrupted`` | ``cancelled`` | ``failed``, or
 ``left`` when the run was left before its end), with one ``agui.reconnect``
 event per resume of a cut response (``agui.attempt``, ``agui.gap_ms``,
-``agui.cursor``). Without an SDK configured the API's spans are no-ops;
+``agui.cursor``, its run token shown as ``*``). Without an SDK configured the API's spans are no-ops;
 without the API every call here returns at once.
 
 A debug run (logger ``agui.client.run`` at ``DEBUG``) also logs its warning and
@@ -22,6 +22,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from agui.transports._reconnect import shown_cursor
 from agui.updates import Done, ErrorUpdate, Reconnected, WarningUpdate
 
 __all__ = ["LOGGERS", "reconnected", "run_ended", "run_started"]
@@ -54,7 +55,7 @@ def reconnected(span: Any, update: Reconnected) -> None:
         attributes={
             "agui.attempt": update.attempt,
             "agui.gap_ms": update.gap_ms,
-            "agui.cursor": update.cursor,
+            "agui.cursor": shown_cursor(update.cursor) or "",
         },
     )
 

@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, cast
 
 import msgspec
+from msgspec.structs import force_setattr
 
 from agui import types as T
 from agui._versioning import IMPLEMENTED_PROTOCOL_VERSION, parse_version, version_warning
@@ -589,11 +590,15 @@ class Pipeline:
     def on_run_finished(self, ev: T.RunFinishedEvent, out: list[Update]) -> None:
         """RUN_FINISHED: the run's ``Done`` (from its lifecycle)."""
         pending = tuple(self._conversation.pending_tool_call_ids)
-        out.append(self._end(self._life.done_for_finish(_usage_of(ev), pending)))
+        done = self._life.done_for_finish(_usage_of(ev), pending)
+        force_setattr(done, "from_event", ev)  # made from the event, as every such update
+        out.append(self._end(done))
 
     def on_run_error(self, ev: T.RunErrorEvent, out: list[Update]) -> None:
         """RUN_ERROR: the run's failed ``Done`` (from its lifecycle)."""
-        out.append(self._end(self._life.done_for_error(ev.message, _usage_of(ev))))
+        done = self._life.done_for_error(ev.message, _usage_of(ev))
+        force_setattr(done, "from_event", ev)
+        out.append(self._end(done))
 
     def _violation(self, violation: ProtocolViolation, out: list[Update]) -> bool:
         """Report a violation; True when it ended the stream (strict mode)."""

@@ -41,7 +41,7 @@ Rules (the README's "Producer profiles" section lists each with its reason):
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -50,8 +50,11 @@ from agui._jsonvalue import JSONObject, is_json_object
 
 __all__ = [
     "LANGGRAPH_ON_INTERRUPT",
+    "MAX_OPTIONS",
     "PROFILE_CODES",
+    "InterruptPrompt",
     "LegacyInterrupts",
+    "interrupt_prompt",
     "langgraph_interrupt",
     "legacy_interrupt_warning",
     "wants_resume_value",
@@ -141,6 +144,84 @@ def legacy_interrupt_warning(interrupts: list[T.Interrupt]) -> str:
         "RUN_FINISHED has no outcome after ag-ui-langgraph's legacy CUSTOM on_interrupt;"
         f" the run is taken as interrupted on {ids} (answer with resume)"
     )
+
+
+_QUESTION_KEYS = ("message", "question", "prompt", "text", "description")
+"""Keys of a LangGraph interrupt value that may hold its question, in the order read."""
+_OPTION_KEYS = ("options", "choices")
+"""Keys of a LangGraph interrupt value that may hold the answers it offers."""
+MAX_OPTIONS = 20
+"""At most this many options are read from an interrupt (the rest are counted)."""
+
+
+class InterruptPrompt(msgspec.Struct, frozen=True):
+    """What a person needs to answer an interrupt: ``question`` (None when the
+    producer sent none), ``reasons`` (the interrupt's ``reason``, then a
+    LangGraph value's own ``reason`` when it differs), ``options`` (the answers
+    offered, as text; at most :data:`MAX_OPTIONS`) and ``more_options`` (how
+    many were left out). Unsanitised: a display escapes them."""
+
+    question: str | None
+    reasons: tuple[str, ...]
+    options: tuple[str, ...] = ()
+    more_options: int = 0
+
+
+def interrupt_prompt(interrupt: T.Interrupt | JSONObject) -> InterruptPrompt:
+    """The question, reasons and options of an interrupt, wherever its producer
+    put them: the spec's ``message``, ``reason`` and ``responseSchema.enum``;
+    ag-ui-langgraph's value (``metadata.langgraph.raw``: with
+    ``emit_interrupt_outcome`` the outcome's ``reason`` is only
+    ``langgraph:interrupt``, and in the legacy form a value with no ``message``
+    leaves the default ``input_required``): a string value is the question, an
+    object's ``message`` / ``question`` / ``prompt`` / ``text`` /
+    ``description`` string is, its ``options`` / ``choices`` list the options.
+    Accepts an ``Interrupt`` or its wire dict; never raises."""
+
+    def get(*names: str) -> Any:
+        for name in names:
+            value = (
+                interrupt.get(name) if is_json_object(interrupt) else getattr(interrupt, name, None)
+            )
+            if value is not None and value is not UNSET:
+                return value
+        return None
+
+    reason = get("reason")
+    reasons = [reason] if isinstance(reason, str) and reason else []
+    question = get("message")
+    question = question if isinstance(question, str) and question else None
+    metadata = get("metadata")
+    langgraph = metadata.get("langgraph") if is_json_object(metadata) else None
+    raw = langgraph.get("raw") if is_json_object(langgraph) else None
+    offered: list[object] | None = None
+    if isinstance(raw, str) and question is None and raw:
+        question = raw
+    elif is_json_object(raw):
+        if question is None:
+            question = next(
+                (v for k in _QUESTION_KEYS if isinstance(v := raw.get(k), str) and v), None
+            )
+        own = raw.get("reason")
+        if isinstance(own, str) and own and own not in reasons:
+            reasons.append(own)
+        offered = next((_as_list(raw.get(k)) for k in _OPTION_KEYS if _as_list(raw.get(k))), None)
+    if offered is None:
+        schema = get("response_schema", "responseSchema")
+        offered = _as_list(schema.get("enum")) if is_json_object(schema) else None
+    options: list[str] = []
+    total = 0
+    for item in offered or ():
+        total += 1
+        if len(options) < MAX_OPTIONS:
+            label = item.get("label", item.get("value")) if is_json_object(item) else item
+            options.append(label if isinstance(label, str) else json.dumps(label)[:200])
+    return InterruptPrompt(question, tuple(reasons), tuple(options), total - len(options))
+
+
+def _as_list(value: object) -> list[object] | None:
+    """``value`` when it is a JSON array, else None."""
+    return cast("list[object]", value) if isinstance(value, list) else None
 
 
 def wants_resume_value(interrupt: T.Interrupt | JSONObject) -> bool:

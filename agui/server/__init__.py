@@ -15,27 +15,43 @@ Install with the ``server`` extra (starlette + uvicorn)::
 
 Names: :func:`create_app`, :func:`agent_route`, :class:`BackgroundServer`,
 :func:`server_config` (uvicorn settings with connection timeouts),
-:class:`EventEncoder`, :class:`Emitter`, :class:`CancelToken`, :class:`Guard`.
+:class:`EventEncoder`, :class:`Emitter`, :class:`CancelToken`, :class:`Guard`;
+who may read a run: :class:`Access`, :class:`AccessDenied`, :data:`Authorize`
+(:mod:`agui.server._access`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agui.server._background import BackgroundServer
-from agui.server._cancel import CancelToken
-from agui.server._encoder import SSE_CONTENT_TYPE, EventEncoder
-from agui.server._endpoint import AgentStreamResponse, Emitter, agent_route, create_app
-from agui.server._guard import Guard
-from agui.server._runlog import MemoryRunStore, RunStore, store_from_url
-from agui.server._serving import server_config
+try:
+    from agui.server._access import Access, AccessDenied, Authorize
+    from agui.server._background import BackgroundServer
+    from agui.server._cancel import CancelToken
+    from agui.server._encoder import SSE_CONTENT_TYPE, EventEncoder
+    from agui.server._endpoint import AgentStreamResponse, Emitter, agent_route, create_app
+    from agui.server._guard import Guard
+    from agui.server._runlog import MemoryRunStore, RunStore, store_from_url
+    from agui.server._serving import server_config
+except ModuleNotFoundError as _missing:  # the server extra: name it, not a bare import error
+    _library = (_missing.name or "").partition(".")[0]
+    if _library not in ("starlette", "uvicorn"):
+        raise
+    raise ModuleNotFoundError(
+        f"agui.server needs the server extra ({_library} is not installed): "
+        "pip install 'agui-sdk[server]'",
+        name=_missing.name,
+    ) from None
 
 if TYPE_CHECKING:
     from agui.server._runlog.redis import RedisRunStore as RedisRunStore
 
 __all__ = [
     "SSE_CONTENT_TYPE",
+    "Access",
+    "AccessDenied",
     "AgentStreamResponse",
+    "Authorize",
     "BackgroundServer",
     "CancelToken",
     "Emitter",

@@ -51,6 +51,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from agui.server._access import Access, Action, Authorize, authorize_access
 from agui.server._emitter import Emitter
 from agui.server._encoder import encoder_for
 from agui.server._limits import RunSlots, cors_middleware
@@ -97,6 +98,7 @@ def agent_route(
     allowed_origins: Iterable[str] | None = None,
     hub: RunHub | None = None,
     max_runs: int | None = None,
+    authorize: Authorize | None = None,
 ) -> Route:
     """A starlette ``Route`` (POST ``path``) serving ``agent`` as AG-UI over SSE.
 
@@ -123,15 +125,26 @@ def agent_route(
         hub: the :class:`agui.server._runs.RunHub` that makes the runs
             resumable (see :func:`agent_routes`); None: each run lives and dies
             with its request, as before run logs.
-        max_runs: runs streaming at once through this route (None, default:
-            no limit; with ``hub``, attached streams); past it a request gets 503
-            ``too_many_runs`` with ``Retry-After`` and the agent does not run.
+        max_runs: agents running at once through this route (None, default:
+            no limit); past it a request that would start one gets 503
+            ``too_many_runs`` with ``Retry-After`` and no agent starts. With
+            ``hub`` a run counts from its start until its agent ends, whether or
+            not a client is attached; attaching to a run takes no slot.
+        authorize: ``async def authorize(request, access) -> principal``, asked
+            before a run is started or attached to (:mod:`agui.server._access`);
+            it returns who is asking (a string) or raises
+            :class:`agui.server.AccessDenied` (401 / 403). With ``hub`` the
+            principal is stored with the run and only it may attach to the run
+            (the hub's own ``authorize`` is used then). None: anyone may start a
+            run; attaching needs proof of the run (its token).
 
     Raises:
         ValueError: ``max_runs`` below 1.
     """
     origins = normalize_origins(allowed_origins)
     slots = RunSlots(max_runs)
+    if hub is not None:
+        authorize = hub.authorize
 
     async def endpoint(request: Request) -> Response:
         refused = check_caller(request, origins)
@@ -142,10 +155,15 @@ def agent_route(
         )
         if isinstance(decoded, Response):
             return decoded
+        action: Action = "attach" if request.headers.get("last-event-id", "").strip() else "start"
+        principal = await authorize_access(
+            authorize, request, Access(action, decoded.thread_id, decoded.run_id)
+        )
+        if isinstance(principal, Response):
+            return principal
         encoder = encoder_for(request.headers.get("accept"))
         if hub is not None:
-            # refused before the hub starts (or attaches to) a run
-            return slots.refusal() or slots.hold(await hub.respond(request, decoded, encoder))
+            return await hub.respond(request, decoded, encoder, principal=principal, slots=slots)
         return slots.hold(
             AgentStreamResponse(
                 agent,
@@ -172,6 +190,8 @@ def agent_routes(
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     allowed_origins: Iterable[str] | None = None,
     max_runs: int | None = None,
+    authorize: Authorize | None = None,
+    secret: bytes | str | None = None,
 ) -> tuple[list[Route], RunHub | None]:
     """The routes of one endpoint and its :class:`RunHub` (None when ``store`` is None;
     the caller shuts the hub down, as :func:`create_app`'s lifespan does).
@@ -181,7 +201,8 @@ def agent_routes(
     ``custom.resumable`` the retention, detach timeout, lease and cancel URL) and,
     with a store, ``DELETE path/runs/{threadId}/{runId}`` (cancel a run at once).
     ``store``: ``"memory"``, ``"redis://HOST:PORT/DB"`` or a
-    :class:`agui.server._runlog.RunStore`; see :func:`create_app`.
+    :class:`agui.server._runlog.RunStore`; ``authorize`` and ``secret``: see
+    :func:`create_app`.
     """
     owned = isinstance(store, str)
     if isinstance(store, str):
@@ -197,6 +218,8 @@ def agent_routes(
             lease=lease,
             keepalive=keepalive,
             owns_store=owned,
+            authorize=authorize,
+            secret=secret,
         )
     )
     routes = [
@@ -210,13 +233,16 @@ def agent_routes(
             allowed_origins=allowed_origins,
             hub=hub,
             max_runs=max_runs,
+            authorize=authorize,
         ),
         Route(path + "/capabilities", capabilities_endpoint(hub, path), methods=["GET"]),
     ]
     if hub is not None:
         routes.append(
             Route(
-                path + "/runs/{rest:path}", cancel_endpoint(hub, path + "/runs"), methods=["DELETE"]
+                path + "/runs/{rest:path}",
+                cancel_endpoint(hub, path + "/runs", normalize_origins(allowed_origins)),
+                methods=["DELETE"],
             )
         )
     return routes, hub
@@ -236,6 +262,8 @@ def create_app(
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     allowed_origins: Iterable[str] | None = None,
     max_runs: int | None = None,
+    authorize: Authorize | None = None,
+    secret: bytes | str | None = None,
 ) -> Starlette:
     """A Starlette app with one AG-UI endpoint (POST ``path``) serving ``agent``.
 
@@ -254,6 +282,16 @@ def create_app(
     cancelled (default 10); ``lease``: seconds after which a worker that stopped
     renewing its runs is taken for lost (default 5).
 
+    Who may read a run (:mod:`agui.server._access`): ``authorize``, the
+    application's ``async def authorize(request, access) -> principal`` hook,
+    asked before a run is started, attached to or cancelled; the principal is
+    stored with the run, and another principal's attach or cancel is answered
+    as for a run that does not exist. Without it, attaching from a run's start
+    and cancelling need the run's token (sent in every ``id:`` and in the
+    ``AGUI-Run-Token`` header). ``secret``: the key of the run tokens (at
+    least 16 bytes; else the ``AGUI_RUN_SECRET`` environment variable, else a
+    random key the store keeps: every worker sharing a Redis store agrees).
+
     ``guard``, ``keepalive``, ``max_body_bytes``, ``body_timeout``,
     ``allowed_origins`` and ``max_runs``: see :func:`agent_route`; ``debug``:
     Starlette's. With ``allowed_origins`` the app answers those origins' CORS
@@ -267,7 +305,8 @@ def create_app(
     :func:`agui.server.server_config` for the connection timeouts).
 
     Raises:
-        ValueError: a store URL that is neither ``memory`` nor Redis.
+        ValueError: a store URL that is neither ``memory`` nor Redis; a
+            ``secret`` (or ``AGUI_RUN_SECRET``) shorter than 16 bytes.
     """
     routes, hub = agent_routes(
         agent,
@@ -281,6 +320,8 @@ def create_app(
         body_timeout=body_timeout,
         allowed_origins=allowed_origins,
         max_runs=max_runs,
+        authorize=authorize,
+        secret=secret,
     )
 
     @contextlib.asynccontextmanager

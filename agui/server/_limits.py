@@ -1,15 +1,17 @@
 """What an agent app admits at once, and which web pages may call it.
 
-* :class:`RunSlots`: at most ``max_runs`` agent runs stream at once; the next
-  request (its body read and valid) gets 503 ``too_many_runs`` with
-  ``Retry-After`` and the agent does not run.
+* :class:`RunSlots`: at most ``max_runs`` agents run at once; the next
+  request that would start one (its body read and valid) gets 503
+  ``too_many_runs`` with ``Retry-After`` and the agent does not run. A run
+  whose client hung up holds its slot until its agent ends.
 * :func:`busy`: the 503 JSON refusal ``{"error", "message", "path"}`` with a
   ``Retry-After`` header (seconds), shared with the connection cap of
   :func:`agui.server.server_config`.
 * :func:`cors_middleware`: Starlette's ``CORSMiddleware`` for an
   ``allowed_origins`` list, so a browser page of a listed origin can post
-  JSON: its preflight (``OPTIONS`` with ``Access-Control-Request-Method``) is
-  answered with the allowed methods, the requested headers and a max-age, and
+  JSON and cancel a run: its preflight (``OPTIONS`` with
+  ``Access-Control-Request-Method``) is answered with the allowed methods
+  (``GET``, ``POST``, ``DELETE``), the requested headers and a max-age, and
   its responses carry ``Access-Control-Allow-Origin``. A preflight from an
   unlisted origin gets 400 and no ``Access-Control-Allow-Origin``; its POST is
   still refused 403 by the endpoint.
@@ -38,7 +40,7 @@ __all__ = [
 DEFAULT_RETRY_AFTER = 1
 """``Retry-After`` seconds of a 503 for too many runs or connections."""
 
-CORS_METHODS = ("GET", "POST")
+CORS_METHODS = ("GET", "POST", "DELETE")
 """Methods a listed origin's preflight is allowed."""
 
 CORS_MAX_AGE = 600
@@ -81,6 +83,16 @@ class RunSlots:
             self.retry_after,
         )
 
+    def take(self) -> Response | None:
+        """Take a slot (given back with :meth:`release`): None, or the 503
+        refusal when every slot is taken (then nothing was taken)."""
+        if self.limit is None:
+            return None
+        refused = self.refusal()
+        if refused is None:
+            self.active += 1
+        return refused
+
     def hold(self, response: Response) -> Response:
         """``response`` holding one slot while it streams, or the 503 refusal."""
         if self.limit is None:
@@ -92,8 +104,9 @@ class RunSlots:
         return _Held(response, self)
 
     def release(self) -> None:
-        """Give one slot back."""
-        self.active -= 1
+        """Give one slot back (no-op without a limit: nothing was counted)."""
+        if self.limit is not None:
+            self.active -= 1
 
 
 class _Held(Response):
@@ -124,7 +137,7 @@ def cors_middleware(origins: Iterable[str]) -> list[Middleware]:
             allow_origins=["*"] if "*" in listed else listed,
             allow_methods=list(CORS_METHODS),
             allow_headers=["*"],
-            expose_headers=["retry-after"],
+            expose_headers=["retry-after", "agui-run-token"],
             max_age=CORS_MAX_AGE,
         )
     ]

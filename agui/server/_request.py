@@ -60,9 +60,9 @@ def normalize_origins(origins: Iterable[str] | None) -> frozenset[str]:
     return frozenset(o.strip().rstrip("/").lower() for o in origins or ())
 
 
-def check_caller(request: Request, allowed_origins: frozenset[str]) -> JSONResponse | None:
-    """403 for an ``Origin`` outside ``allowed_origins``, 415 for a body that is
-    compressed or not declared JSON; None when the request may be read."""
+def check_origin(request: Request, allowed_origins: frozenset[str]) -> JSONResponse | None:
+    """403 ``origin_not_allowed`` for an ``Origin`` outside ``allowed_origins`` (a
+    request without one is not a web page's: allowed); None when it may go on."""
     origin = request.headers.get("origin")
     if (
         origin is not None
@@ -73,8 +73,17 @@ def check_caller(request: Request, allowed_origins: frozenset[str]) -> JSONRespo
             403,
             "origin_not_allowed",
             f"requests from origin {origin[:200]!r} are not allowed "
-            "(create_app(..., allowed_origins=[...]) lists the web origins that may post)",
+            "(create_app(..., allowed_origins=[...]) lists the web origins that may call it)",
         )
+    return None
+
+
+def check_caller(request: Request, allowed_origins: frozenset[str]) -> JSONResponse | None:
+    """403 for an ``Origin`` outside ``allowed_origins``, 415 for a body that is
+    compressed or not declared JSON; None when the request may be read."""
+    refused = check_origin(request, allowed_origins)
+    if refused is not None:
+        return refused
     coding = request.headers.get("content-encoding")
     if coding is not None and coding.strip().lower() not in ("", "identity"):
         return error_response(

@@ -22,8 +22,10 @@ import h11
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
 
 from agui.server._limits import DEFAULT_RETRY_AFTER, busy
+from agui.server._request import error_response
 
 DEFAULT_HEADER_TIMEOUT = 10.0
 """Seconds a connection may take to send a complete request line and headers
@@ -33,7 +35,8 @@ DEFAULT_KEEPALIVE_TIMEOUT = 5.0
 """Seconds an idle keep-alive connection is kept open between requests."""
 
 DEFAULT_MAX_HEADER_BYTES = 16 * 1024
-"""Largest request line + headers accepted (bytes); larger -> 400, connection closed."""
+"""Largest request line + headers accepted (bytes); larger -> 431 ``head_too_large``
+(or h11's 400 while a head that spans reads is still incomplete), connection closed."""
 
 DEFAULT_DRAIN_TIMEOUT = 2.0
 """Seconds the rest of a request body may take once the response was sent
@@ -68,8 +71,19 @@ class HeaderTimeoutProtocol(H11Protocol):
     _draining: object = None  # the request cycle whose body is being drained
     app: Any  # the served ASGI app, behind the connection cap when there is one
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        cap = getattr(self.config, "h11_max_incomplete_event_size", None)
+        if isinstance(cap, int):
+            # h11 caps a head only while it is incomplete: one that arrives in one
+            # read is parsed whole, so its size is checked again once parsed
+            self.app = _HeadCap(self.app, cap)
         if self.max_connections is not None:
             self.app = _ConnectionCap(
                 self.app, self.connections, self.max_connections, self.retry_after
@@ -134,6 +148,37 @@ class HeaderTimeoutProtocol(H11Protocol):
         if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
             self.logger.debug("closing a connection whose request headers did not finish")
             self.transport.close()
+
+
+def head_size(scope: Scope) -> int:
+    """The bytes of a request's line and headers, as sent (CRLFs included)."""
+    line = len(scope["method"]) + len(scope.get("raw_path", b"")) + 12
+    query = scope.get("query_string", b"")
+    line += len(query) + 1 if query else 0
+    headers: Any = scope.get("headers", [])
+    return line + sum(len(name) + len(value) + 4 for name, value in headers) + 2
+
+
+class _HeadCap:
+    """ASGI app in front of the served one: 431 ``head_too_large`` (JSON, the
+    connection closed) for a request whose line and headers exceed ``limit``
+    bytes, however the head arrived."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app: Any = app
+        self.limit: int = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and head_size(scope) > self.limit:
+            refusal = error_response(
+                431,
+                "head_too_large",
+                f"the request line and headers exceed {self.limit} bytes (max_header_bytes)",
+            )
+            refusal.headers["connection"] = "close"
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 class _ConnectionCap:

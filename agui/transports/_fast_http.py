@@ -30,6 +30,8 @@ from agui.transports._http_common import (
     default_ssl_context,
     media_type,
     not_sse_error,
+    origin_of,
+    private_headers,
     proto_events,
     read_head,
     redirect_target,
@@ -219,7 +221,9 @@ class FastHttpTransport(HttpSetup):
             try:
                 status = reply.status
                 if 300 <= status < 400 and "location" in reply.headers:
-                    url, method, body, headers = _redirect(url, reply, method, body, headers)
+                    url, method, body, headers = _redirect(
+                        url, reply, method, body, headers, private_headers(self.headers)
+                    )
                     continue
                 async for item in self._body(url, reply):
                     yield item
@@ -358,16 +362,22 @@ def _check(reply: _Reply, url: httpx.URL) -> None:
 
 
 def _redirect(
-    url: httpx.URL, reply: _Reply, method: str, body: bytes | None, headers: dict[str, str]
+    url: httpx.URL,
+    reply: _Reply,
+    method: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    private: frozenset[str] = frozenset({"authorization", "last-event-id"}),
 ) -> tuple[httpx.URL, str, bytes | None, dict[str, str]]:
     """The next hop, as httpx follows it: 307/308 repeat the request, the
-    others become a GET without a body; ``Authorization`` is dropped across
-    origins; a target whose port is outside 0-65535 is refused."""
+    others become a GET without a body; the ``private`` headers (the caller's,
+    ``Authorization``, ``Last-Event-ID``) are dropped across origins; a target
+    that is not a URL or whose port is outside 0-65535 is refused."""
     target = redirect_target(url, reply.headers["location"])
     headers = dict(headers)
     if reply.status not in (307, 308) and method != "GET":
         method, body = "GET", None
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
-    if (target.scheme, target.host, target.port) != (url.scheme, url.host, url.port):
-        headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+    if origin_of(target) != origin_of(url):
+        headers = {k: v for k, v in headers.items() if k.lower() not in private}
     return target, method, body, headers

@@ -29,6 +29,7 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
+from typing import Any
 
 import httpx
 
@@ -43,6 +44,8 @@ from agui.transports._http_common import (
     default_ssl_context,
     media_type,
     not_sse_error,
+    origin_of,
+    private_headers,
     proto_events,
     read_head,
     redirect_target,
@@ -69,11 +72,13 @@ class HttpTransport(HttpSetup):
             ``httpx.Timeout``; default :data:`DEFAULT_TIMEOUT`. ``read`` is the
             longest silence tolerated between two chunks of the stream.
         client: an ``httpx.AsyncClient`` to reuse (you close it; its own
-            ``follow_redirects`` setting applies). By default each run opens
+            ``follow_redirects`` setting and hooks apply). By default each run opens
             and closes its own client, so a transport can be used from several
             event loops (e.g. :class:`agui.client._session.SyncSession`); that client
             follows redirects as ``fetch`` in the reference client does (a
-            307/308 repeats the POST, e.g. Starlette's ``/agent/`` -> ``/agent``).
+            307/308 repeats the POST, e.g. Starlette's ``/agent/`` -> ``/agent``),
+            keeping ``headers`` on the same origin and dropping them (with
+            ``Authorization`` and ``Last-Event-ID``) on a hop to another origin.
         verify: TLS verification as httpx takes it (``True`` = the system
             CA bundle, via one SSL context shared by every transport; an
             ``ssl.SSLContext``; or ``False``).
@@ -141,12 +146,15 @@ class HttpTransport(HttpSetup):
         if client is None:
             verify = default_ssl_context() if self.verify is True else self.verify
             # redirects are followed, as fetch() in the reference client does
-            # (307/308 repeat the POST; httpx drops Authorization cross-origin)
+            # (307/308 repeat the POST); to another origin without the caller's headers
             client = httpx.AsyncClient(
                 timeout=self.timeout,
                 verify=verify,
                 follow_redirects=True,
-                event_hooks={"response": [_check_redirect]},
+                event_hooks={
+                    "request": [_strip_cross_origin(self.url, private_headers(self.headers))],
+                    "response": [_check_redirect],
+                },
             )
         try:
             try:
@@ -183,6 +191,19 @@ class HttpTransport(HttpSetup):
         finally:
             if client is not self._client:
                 await client.aclose()
+
+
+def _strip_cross_origin(url: str, private: frozenset[str]) -> Any:
+    """A request hook dropping the ``private`` headers from any request (a
+    redirect's hop) to an origin other than ``url``'s."""
+    origin = origin_of(httpx.URL(url))
+
+    async def hook(request: httpx.Request) -> None:
+        if origin_of(request.url) != origin:
+            for name in private:
+                request.headers.pop(name, None)
+
+    return hook
 
 
 def body_of(

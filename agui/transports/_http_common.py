@@ -19,7 +19,7 @@ from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.transports._base import encode_run_input
 from agui.transports._inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES
 from agui.transports._proto_recording import frame_items, proto_error
-from agui.transports._reconnect import DEFAULT_RECONNECT, ReconnectPolicy
+from agui.transports._reconnect import DEFAULT_RECONNECT, ReconnectPolicy, checked_cursor
 from agui.types import Event, RunAgentInput
 
 __all__ = [
@@ -36,6 +36,8 @@ __all__ = [
     "default_ssl_context",
     "media_type",
     "not_sse_error",
+    "origin_of",
+    "private_headers",
     "proto_events",
     "proto_module",
     "quote_start",
@@ -196,13 +198,26 @@ DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0, read=300.0)
 
 
 def resume_headers(headers: dict[str, str], last_event_id: str | None) -> dict[str, str]:
-    """``headers`` plus ``Last-Event-ID`` when resuming (a cursor with CR, LF or NUL,
-    which no header may carry, raises ``ValueError``)."""
+    """``headers`` plus ``Last-Event-ID`` when resuming; a cursor that is not
+    printable ASCII (or is too long) raises :class:`agui.errors.CursorError`."""
     if last_event_id is None:
         return headers
-    if any(c in last_event_id for c in "\r\n\0"):
-        raise ValueError(f"Last-Event-ID {last_event_id!r}: CR, LF or NUL in a cursor")
-    return {**headers, "Last-Event-ID": last_event_id}
+    return {**headers, "Last-Event-ID": checked_cursor(last_event_id)}
+
+
+def origin_of(url: httpx.URL) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of ``url``, the default port as None."""
+    port = url.port
+    if port == {"http": 80, "https": 443}.get(url.scheme):
+        port = None
+    return url.scheme, url.host, port
+
+
+def private_headers(headers: Mapping[str, str]) -> frozenset[str]:
+    """The lower-cased names of the headers a redirect to another origin drops:
+    every header the caller set, ``Authorization`` and ``Last-Event-ID``."""
+    forced = {"content-type", "accept", "accept-encoding"}
+    return frozenset({k.lower() for k in headers} - forced | {"authorization", "last-event-id"})
 
 
 PROTOBUF_ACCEPT = f"{PROTOBUF_MEDIA_TYPE}, {SSE_MEDIA_TYPE};q=0.5"

@@ -24,24 +24,83 @@ from urllib.parse import quote
 import httpx
 import msgspec
 
-from agui.errors import TransportError
+from agui.errors import CursorError, TransportError
 
 __all__ = [
     "DEFAULT_RECONNECT",
     "FROM_START",
+    "MAX_CURSOR_CHARS",
+    "RUN_TOKEN_HEADER",
     "Cursor",
     "ReconnectPolicy",
+    "checked_cursor",
+    "is_start",
     "resumable_failure",
+    "run_token",
     "send_cancel",
+    "shown_cursor",
+    "start_cursor",
 ]
 
 logger: logging.Logger = logging.getLogger("agui.client.reconnect")
 
 _RESUMABLE_KINDS = frozenset({"reset", "timeout", "truncated", "connect"})
-_RECENT = 4096  # cursors remembered to drop a repeated frame (bounded memory)
+_RECENT = 4096  # cursors remembered to drop a repeated frame (bounded memory) ...
+_RECENT_CHARS = 256 * 1024  # ... and at most this many characters of them
 
 FROM_START = "0"
-"""The ``Last-Event-ID`` that asks for a run's log from its first event."""
+"""The ``Last-Event-ID`` that asks for a run's log from its first event (with no
+proof of the run: a server with an ``authorize`` hook grants it to the run's
+principal; :func:`start_cursor` gives the form that proves the run)."""
+
+MAX_CURSOR_CHARS = 1024
+"""Longest cursor a client sends back as ``Last-Event-ID``."""
+
+RUN_TOKEN_HEADER = "AGUI-Run-Token"
+"""The header proving a run on its cancel request (the token of its cursors)."""
+
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def checked_cursor(cursor: str) -> str:
+    """``cursor`` when it can be sent as ``Last-Event-ID`` (1 to
+    :data:`MAX_CURSOR_CHARS` printable ASCII characters); else
+    :class:`agui.errors.CursorError` (never retried)."""
+    if not 0 < len(cursor) <= MAX_CURSOR_CHARS or not cursor.isascii() or not cursor.isprintable():
+        raise CursorError(cursor)
+    return cursor
+
+
+def run_token(cursor: str | None) -> str | None:
+    """The run token of a cursor of this SDK's servers (``<token>.<entry>``: the
+    part before the first ``.``), None for another form."""
+    if cursor is None:
+        return None
+    token, dot, entry = cursor.partition(".")
+    if not dot or not entry or len(token) != 22 or not _TOKEN_CHARS.issuperset(token):
+        return None
+    return token
+
+
+def shown_cursor(cursor: str | None) -> str | None:
+    """``cursor`` as logs and spans show it: a run token (proof of the run, as good
+    as a credential) replaced with ``*`` (``*.42``)."""
+    if run_token(cursor) is None:
+        return cursor
+    assert cursor is not None
+    return "*." + cursor.partition(".")[2]
+
+
+def is_start(cursor: str) -> bool:
+    """Whether ``cursor`` asks for a run from its first event (``0`` or ``<token>.0``)."""
+    return cursor == FROM_START or (cursor.endswith(".0") and run_token(cursor) is not None)
+
+
+def start_cursor(kept: str | None) -> str:
+    """The ``Last-Event-ID`` replaying a run from its first event: ``<token>.0``
+    when ``kept`` (a cursor of the run) gives its token, else ``0``."""
+    token = run_token(kept)
+    return FROM_START if token is None else f"{token}.0"
 
 
 class ReconnectPolicy(msgspec.Struct, frozen=True):
@@ -74,14 +133,16 @@ DEFAULT_RECONNECT = ReconnectPolicy()
 class Cursor:
     """The cursors of one run's responses: the last one processed (sent as
     ``Last-Event-ID``) and the most recent ones (a frame carrying one of them is a
-    repeat, dropped). ``failures``: tries since the last progress.
+    repeat, dropped): at most 4,096 of them and 256 Ki characters, whichever is
+    less (each at most ``MAX_CURSOR_CHARS``, a longer one ends the stream).
+    ``failures``: tries since the last progress.
 
     ``until`` (attaching from a cursor the caller kept to a run replayed from its
     start): the frames up to and including the one with that cursor are caught
     up on (applied, their updates not handed out); it becomes None at the first
     frame after it. :attr:`reached` tells whether that frame was seen."""
 
-    __slots__ = ("_order", "_seen", "failures", "last", "reached", "until")
+    __slots__ = ("_chars", "_order", "_seen", "failures", "last", "reached", "until")
 
     def __init__(self, start: str | None = None, *, until: str | None = None) -> None:
         self.last: str | None = start
@@ -90,6 +151,12 @@ class Cursor:
         self.reached: bool = False
         self._seen: set[str] = set()
         self._order: deque[str] = deque()
+        self._chars = 0  # characters of the cursors in _order
+
+    @property
+    def framed(self) -> bool:
+        """Whether a frame with a cursor was processed (False before the first)."""
+        return bool(self._order)
 
     def repeat(self, cursor: str | None) -> bool:
         """True when a frame with ``cursor`` was processed already (drop it)."""
@@ -109,8 +176,13 @@ class Cursor:
         if cursor not in self._seen:
             self._seen.add(cursor)
             self._order.append(cursor)
-            if len(self._order) > _RECENT:
-                self._seen.discard(self._order.popleft())
+            self._chars += len(cursor)
+            # bounded in count and in characters (a cursor is at most
+            # agui.wire._sse.MAX_CURSOR_CHARS long): the oldest are forgotten first
+            while len(self._order) > _RECENT or self._chars > _RECENT_CHARS:
+                old = self._order.popleft()
+                self._seen.discard(old)
+                self._chars -= len(old)
 
 
 def resumable_failure(error: BaseException | None) -> bool:
@@ -121,7 +193,7 @@ def resumable_failure(error: BaseException | None) -> bool:
     run_exists``) nor a 2xx that is not an event stream."""
     if error is None:
         return True
-    if not isinstance(error, TransportError):
+    if not isinstance(error, TransportError) or isinstance(error, CursorError):
         return False
     status = getattr(error, "status", None)
     if error.kind == "http_status":
@@ -138,13 +210,23 @@ def cancel_url(url: str, thread_id: str, run_id: str) -> str:
 
 
 async def send_cancel(
-    url: str, headers: dict[str, str], thread_id: str, run_id: str, timeout: float = 2.0
+    url: str,
+    headers: dict[str, str],
+    thread_id: str,
+    run_id: str,
+    timeout: float = 2.0,
+    *,
+    cursor: str | None = None,
 ) -> int | None:
-    """Send the deliberate-abort ``DELETE`` for a run; returns the status (204,
-    404 ...) or None when it could not be sent (logged at debug, never raised:
-    the run is closing either way)."""
+    """Send the deliberate-abort ``DELETE`` for a run (with the run's token from
+    ``cursor``, one of its cursors, as ``AGUI-Run-Token``); returns the status
+    (204, 404 ...) or None when it could not be sent (logged at debug, never
+    raised: the run is closing either way)."""
     target = cancel_url(url, thread_id, run_id)
     sent = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "accept")}
+    token = run_token(cursor)
+    if token is not None:
+        sent[RUN_TOKEN_HEADER] = token
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:
             response = await client.delete(target, headers=sent)

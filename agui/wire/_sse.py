@@ -13,7 +13,9 @@ uses (the spec's HTTP-SSE binding):
 * ``id:`` lines set the last event ID (a value holding NUL is ignored, as the
   standard says; :attr:`SseReader.last_event_id`); :attr:`SseReader.ids` gives
   the ``id:`` of each returned frame's own block, for a client that resumes a
-  cut stream with ``Last-Event-ID``;
+  cut stream with ``Last-Event-ID``; an ``id:`` longer than
+  :data:`MAX_CURSOR_CHARS` raises :class:`agui.errors.CursorTooLong` (a
+  :class:`~agui.errors.FrameTooLarge`: the reader is spent, as below);
 * a UTF-8 byte-order mark at the start of the stream is skipped; payloads are
   decoded as UTF-8 once the frame is complete, so a character split across
   reads is never broken (invalid bytes become U+FFFD, as in the reference
@@ -30,9 +32,20 @@ run in C); no Python loop touches individual characters.
 
 from __future__ import annotations
 
-from agui.errors import FrameTooLarge
+from agui.errors import CursorTooLong, FrameTooLarge
 
-__all__ = ["DEFAULT_MAX_FRAME_BYTES", "SseReader", "encode_sse"]
+__all__ = ["DEFAULT_MAX_FRAME_BYTES", "MAX_CURSOR_CHARS", "RUN_HELD", "SseReader", "encode_sse"]
+
+RUN_HELD = "run held"
+"""The comment (``: run held <token>``) a resumable server writes first on a new run's
+stream, before any frame: from here on the server holds the run, so a client
+whose response is cut before the first frame resumes it from its start
+(``Last-Event-ID: <token>.0``) instead of failing. Readers ignore comments."""
+
+#: The longest ``id:`` (resume cursor) a frame may carry, in characters: a longer
+#: one raises :class:`agui.errors.CursorTooLong` (the stream ends), so the cursors a
+#: client remembers stay bounded in bytes (:class:`agui.transports._reconnect.Cursor`).
+MAX_CURSOR_CHARS = 1024
 
 #: The default cap on one SSE frame (bytes): 10 MiB, the reference client's cap.
 #: The one definition of it; everything else that needs the figure imports it.
@@ -290,6 +303,10 @@ class SseReader:
                 value = line[4:] if line[3:4] == b" " else line[3:]
                 if b"\0" not in value:
                     own = value.decode("utf-8", "replace")
+                    if len(own) > MAX_CURSOR_CHARS:
+                        self._reset_tail()
+                        self._error = CursorTooLong(len(own), MAX_CURSOR_CHARS)
+                        return
                     self._set_id(own, len(out))
         if data:
             if self._last_id is not None:

@@ -21,6 +21,7 @@ import json
 import os
 import random
 import re
+import time
 import tracemalloc
 
 import pytest
@@ -424,6 +425,52 @@ def many_surfaces(rng: random.Random) -> list:
     return messages
 
 
+def amplifying_message(rng: random.Random) -> dict:
+    """A render_a2ui call whose bindings multiply out: a List of N references (or a template
+    over N items) to one Text whose format string holds K interpolations (a missing path, a
+    nested call, the whole data model), N x K up to ~10^8 from at most ~120 KB; the output
+    stays small, so only the binding budget bounds the work."""
+    refs, bindings = rng.choice([(2000, 2000), (8000, 5000), (20000, 4000), (500, 20000)])
+    piece = rng.choice(["${/z}", "${/v}", "${formatString(value: '${/z}')}", "${}", "${/items/0}"])
+    text: object = {"call": "formatString", "args": {"value": piece * bindings}}
+    if rng.random() < 0.3:  # a plain path binding per reference instead
+        text = {"path": "/v"}
+    if rng.random() < 0.5:
+        children: object = ["t"] * refs
+    else:
+        children = {"path": "/items", "componentId": "t"}
+    args = {
+        "surfaceId": f"amp{rng.randint(0, 3)}",
+        "components": [
+            {
+                "id": "root",
+                "component": rng.choice(["List", "Column", "Row"]),
+                "children": children,
+            },
+            {"id": "t", "component": rng.choice(["Text", "Button", "Card"]), "text": text},
+        ],
+        "data": {"v": "", "items": list(range(min(refs, 1000)))},
+    }
+    return {
+        "role": "assistant",
+        "id": "amp",
+        "toolCalls": [
+            {
+                "id": "amp",
+                "type": "function",
+                "function": {"name": "render_a2ui", "arguments": json.dumps(args)},
+            }
+        ],
+    }
+
+
+CPU_LIMIT = 0.5
+"""Most CPU seconds handling one fuzz input may take (x :data:`TRACED_SLOWDOWN` while
+tracemalloc measures its peak)."""
+TRACED_SLOWDOWN = 4.0
+"""How much slower tracemalloc makes this code (measured ~2.5x; margin for a loaded machine)."""
+
+
 def check_operations(ops: list, store: SurfaceStore | None = None) -> SurfaceStore:
     """Apply ``ops`` to ``store`` (a fresh one by default) and render: raises AssertionError if
     an invariant breaks; returns the store."""
@@ -477,6 +524,14 @@ CHECK_PEAK = True
 
 
 def _within_peak(work) -> None:
+    start = time.process_time()
+    _measured(work)
+    spent = time.process_time() - start
+    limit = CPU_LIMIT * (TRACED_SLOWDOWN if tracemalloc.is_tracing() or CHECK_PEAK else 1)
+    assert spent < limit, f"{spent:.2f} s of CPU for one input (limit {limit} s)"
+
+
+def _measured(work) -> None:
     if not CHECK_PEAK:
         work()
         return
@@ -518,6 +573,8 @@ def run_campaign(examples: int, seed: int = 0) -> Tally:
         messages = [random_message(rng) for _ in range(rng.randint(1, 3))]
         if rng.random() < 0.03:
             messages += many_surfaces(rng)
+        if rng.random() < 0.05:
+            messages.append(amplifying_message(rng))
         try:
             _tally(tally, check_operations(ops))
             _tally(tally, check_messages(messages))
@@ -542,3 +599,12 @@ def test_fuzz_campaign_random_hostile_inputs_keep_every_bound():
 def test_fuzz_hypothesis_drives_the_campaign_generators(rng, count):
     check_operations([random_operation(rng) for _ in range(count)])
     check_messages([random_message(rng) for _ in range(count)])
+
+
+@pytest.mark.fuzz
+def test_fuzz_binding_amplification_costs_under_half_a_second_per_input():
+    """Issue 37 finding 9: every shape of the binding-amplification generator, within the CPU
+    limit (before the binding budget, the first shape alone took ~4 s)."""
+    rng = random.Random(int(os.environ.get("AGUI_FUZZ_SEED", "37")))
+    for _ in range(6 * SCALE):
+        check_messages([amplifying_message(rng)])

@@ -320,11 +320,12 @@ def test_a_refused_pattern_repeated_by_a_template_is_compiled_once():
     from unittest import mock
 
     import pytest
+    import re2
 
     from agui.a2ui import _bindings as bindings
 
     bindings._compile.cache_clear()
-    with mock.patch.object(bindings.re2, "compile", wraps=bindings.re2.compile) as compile_:
+    with mock.patch.object(re2, "compile", wraps=re2.compile) as compile_:  # imported lazily
         for _ in range(500):  # a template instance per data item, each with the same pattern
             with pytest.raises(bindings.PatternError, match="invalid escape"):
                 regex_matches(r"(a)\1", "aa")
@@ -342,3 +343,60 @@ def test_a_format_string_repeated_by_a_template_is_parsed_once():
     rendered = [bindings.format_string(text, surface, f"/items/{i}") for i in range(300)]
     assert rendered[7] == "item n7 of n0, ${kept}"
     assert bindings._segments.cache_info().misses == 1
+
+
+def _amplifying(refs: int, bindings: int) -> str:
+    """A List of ``refs`` references to one Text whose format string holds ``bindings``
+    interpolations of a missing path: N x K bindings, an output of nothing."""
+    return json.dumps(
+        {
+            "surfaceId": "s",
+            "components": [
+                {"id": "root", "component": "List", "children": ["t"] * refs},
+                {
+                    "id": "t",
+                    "component": "Text",
+                    "text": {"call": "formatString", "args": {"value": "${/z}" * bindings}},
+                },
+            ],
+            "data": {},
+        }
+    )
+
+
+def test_binding_amplification_renders_in_bounded_time_with_a_note():
+    """Issue 37 finding 9: a 40 KiB message took 21 s of CPU (N x K bindings, tiny output).
+    Now the drawing stops evaluating at the binding budget, says so, and costs well under
+    0.5 s; a message 5x larger costs no more."""
+    import time
+
+    from agui.a2ui import render_surfaces
+    from agui.a2ui._bindings import MAX_BINDINGS
+    from agui.a2ui._surface_text import BINDINGS_CUT
+
+    costs = []
+    for refs, bindings in ((3000, 3000), (15000, 15000)):
+        store = SurfaceStore()
+        add_message(store, render_call(_amplifying(refs, bindings)))
+        start = time.process_time()
+        lines = render_surface(store.surfaces["s"])
+        board = render_surfaces(store.surfaces)
+        costs.append(time.process_time() - start)
+        assert lines[-1] == BINDINGS_CUT and board["s"][-1] == BINDINGS_CUT
+        assert str(MAX_BINDINGS) in BINDINGS_CUT
+        assert BINDINGS_CUT in store.surfaces["s"].problems
+    assert max(costs) < 0.5, costs
+
+
+def test_bindings_within_the_budget_draw_as_before():
+    store = SurfaceStore()
+    add_message(
+        store,
+        render_call(
+            _amplifying(3, 2)
+            .replace("${/z}", "${/name}")
+            .replace('"data": {}', '"data": {"name": "ada"}')
+        ),
+    )
+    assert render_surface(store.surfaces["s"]) == ["- adaada", "- adaada", "- adaada"]
+    assert store.surfaces["s"].problems == []

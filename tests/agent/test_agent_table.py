@@ -21,6 +21,8 @@ HEADER = "| Reference (`@ag-ui/client`) |"
 #: a token of a row's first cell -> the test that exercises the row ("module::function"; a
 #: module of tests/agent/, or "package.module" elsewhere in tests/)
 ROW_TESTS = {
+    "`middleware.runNext(input, next)`": "client.test_middleware_parity::test_middleware_receives_chunk_events_expanded",
+    "`middleware.runNextWithState(": "client.test_middleware_parity::test_run_next_with_state_gives_messages_and_state_after_each_event",
     "new MyAgent": "test_agent_api::test_constructor_config_sets_the_reference_properties",
     "`isRunning`": "test_agent_api::test_is_running_is_true_only_while_a_run_runs",
     "abstract run(input)": "test_agent_api::test_custom_transport_subclass_runs_through_the_same_engine",

@@ -34,13 +34,13 @@ def terminal():
         term.close()
 
 
-def test_ctrl_c_at_the_prompt_exits_130_at_once(terminal):
+def test_ctrl_c_at_the_prompt_exits_130_at_once_and_quietly(terminal):
     term = terminal("watch")
     term.expect("> ")
     term.wait_reading()
     term.send("\x03")
     assert term.wait() == 130
-    assert "board-watch: error: interrupted" in term.output
+    assert "error" not in term.output  # nothing was running: nothing to report
     assert "Traceback" not in term.output
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from agui import updates as u
 from agui._cli.main import main
-from agui._cli.render import RenderOptions, render_all
-from agui._cli.sanitize import MAX_MARKS, sanitize
+from agui._lines.render import RenderOptions, render_all
+from agui._lines.sanitize import MAX_MARKS, sanitize
 
 INVISIBLE = [
     "\u200b",

@@ -18,8 +18,8 @@ from starlette.applications import Starlette
 from support.screen import WAIT, ScreenTerminal
 
 from agui._cli.io import Console
-from agui._cli.live import LiveView, live_view
-from agui._cli.render import Line, RenderOptions
+from agui._cli.live import STREAMING, LiveView, live_view
+from agui._lines.render import Line, RenderOptions
 from agui.server import BackgroundServer, agent_route
 from agui.updates import TextDelta, TextEnded, TextStarted, ToolCallArgs, ToolCallStarted
 
@@ -116,14 +116,16 @@ class Tty(io.StringIO):
         return True
 
 
-def test_the_live_view_is_off_for_piped_output_in_order_fragments_and_a_dumb_terminal(monkeypatch):
+def test_the_live_view_is_off_for_piped_output_in_order_and_a_dumb_terminal_on_for_fragments(
+    monkeypatch,
+):
     monkeypatch.setenv("TERM", "xterm")
     piped = Console(io.StringIO(), io.StringIO(), io.StringIO())
     tty = Console(io.StringIO(), Tty(), io.StringIO())
     assert live_view(piped, RenderOptions()) is None
     assert isinstance(live_view(tty, RenderOptions()), LiveView)
     assert live_view(tty, RenderOptions(in_order=True)) is None
-    assert live_view(tty, RenderOptions(fragments=True)) is None
+    assert isinstance(live_view(tty, RenderOptions(fragments=True)), LiveView)  # README's
     monkeypatch.setenv("TERM", "dumb")
     assert live_view(tty, RenderOptions()) is None
 
@@ -136,8 +138,8 @@ def test_parallel_calls_get_one_live_row_each_with_their_arguments_growing():
     view.observe(ToolCallArgs("c2", '{"title":"b'))
     view.observe(ToolCallArgs("c1", '"a'))
     assert view.rows() == [
-        Line("call", 'add_task {"title":"a'),
-        Line("call", 'add_task {"title":"b'),
+        Line("call", 'add_task {"title":"a' + STREAMING),
+        Line("call", 'add_task {"title":"b' + STREAMING),
     ]
 
 
@@ -347,8 +349,8 @@ def test_parallel_calls_grow_on_one_live_row_each_on_a_terminal():
                 gate.set()
                 args[cid] += delta
                 want = [
-                    f"call    add_task {args['c1']}".rstrip(),
-                    f"call    add_task {args['c2']}".rstrip(),
+                    f"call    add_task {args['c1']}".rstrip() + STREAMING,
+                    f"call    add_task {args['c2']}".rstrip() + STREAMING,
                 ]
                 # both open calls on their own row, in order, at the bottom
                 shown = term.wait_for(lambda lines, want=want: [x for x in lines if x][-2:] == want)

@@ -11,7 +11,7 @@ import pytest
 
 from agui._cli.io import Console
 from agui._cli.main import build_parser, main
-from agui._cli.render import Line
+from agui._lines.render import Line
 
 COMMANDS = ["watch", "trace", "replay", "serve-fake", "serve-task-board"]
 

@@ -170,7 +170,7 @@ def test_file_names_urls_and_arguments_are_sanitised_in_error_lines(argv):
 
 
 def test_bidi_marks_tag_characters_and_invisible_format_characters_are_escaped():
-    from agui._cli.sanitize import sanitize
+    from agui._lines.sanitize import sanitize
 
     shown = sanitize("a\u200e\u200f\u061c\U000e0041\ufeff\u2060\u2064\u206a\u206f\xad\ufff9b")
     assert shown == (
@@ -293,7 +293,7 @@ def test_a_long_state_line_says_what_was_cut_and_full_shows_it_all():
 
 
 def test_a_cut_never_splits_an_escape_or_a_joined_character():
-    from agui._cli.text import cut, display_width
+    from agui._lines.text import cut, display_width
 
     for n in range(30, 60):
         for unit in ("\\u001b", "\\x1b", "\\n", '\\"', "👩\u200d💻", "e\u0301"):
@@ -305,7 +305,7 @@ def test_a_cut_never_splits_an_escape_or_a_joined_character():
 
 
 def test_wide_characters_count_two_columns_in_the_cut():
-    from agui._cli.text import cut, display_width
+    from agui._lines.text import cut, display_width
 
     shown = cut("字" * 300, 40)
     assert display_width(shown) <= 40 and shown.endswith("chars)")
@@ -376,8 +376,8 @@ def test_ctrl_c_while_waiting_for_the_agent_to_notice_a_dropped_stream_ends_the_
 
     from agui import updates as u
     from agui._cli.io import Console
-    from agui._cli.render import Renderer
     from agui._cli.watch import ChatOptions, RunResult, drive
+    from agui._lines.render import Renderer
 
     class NeverNotices:
         asked = 0

@@ -7,7 +7,7 @@ import pytest
 from agui import types as T
 from agui import updates as u
 from agui._cli.board import BoardPanel, BoardState, TaskRow, panel_from_conversation
-from agui._cli.render import (
+from agui._lines.render import (
     LABEL_WIDTH,
     Line,
     Renderer,
@@ -16,7 +16,7 @@ from agui._cli.render import (
     format_error,
     render_all,
 )
-from agui._cli.sanitize import sanitize, sanitize_block, sanitize_fragment
+from agui._lines.sanitize import sanitize, sanitize_block, sanitize_fragment
 from agui.errors import DecodeError, ProtocolViolation, RunError, TransportError
 
 GROUPED = RenderOptions()
@@ -524,7 +524,7 @@ def test_done_line_shows_token_usage_and_leaves_absent_counts_out():
 
 
 def test_warning_names_its_place_once():
-    from agui._cli.render import Renderer, RenderOptions
+    from agui._lines.render import Renderer, RenderOptions
     from agui.updates import WarningUpdate
 
     r = Renderer(RenderOptions())
@@ -544,7 +544,7 @@ def test_warning_names_its_place_once():
 
 @pytest.mark.parametrize("in_order", [False, True])
 def test_surrogate_pair_split_across_deltas_is_shown_as_one_character(in_order):
-    from agui._cli.render import Renderer, RenderOptions
+    from agui._lines.render import Renderer, RenderOptions
     from agui.updates import TextDelta, TextEnded, TextStarted
 
     r = Renderer(RenderOptions(in_order=in_order))
@@ -581,7 +581,7 @@ def test_the_renderer_reads_updates_and_a2ui_never_the_applier():
     import sys
 
     probe = (
-        "import sys, agui._cli.render; print(sorted(m for m in sys.modules if m.startswith("
+        "import sys, agui._lines.render; print(sorted(m for m in sys.modules if m.startswith("
         "('agui.pipeline._apply', 'agui.pipeline._verify', 'agui.pipeline._normalize', 'agui.pipeline._pipeline', 'agui.client._session'))))"
     )
     out = subprocess.run(

@@ -21,7 +21,7 @@ from support.resume_helpers import Calls, CuttingProxy, port_of, streaming_agent
 
 from agui._cli.io import Console
 from agui._cli.live import LiveView, settles
-from agui._cli.render import Line
+from agui._lines.render import Line
 from agui.server import BackgroundServer, create_app
 from agui.updates import Reconnected, Reconnecting, TextDelta, TextStarted
 

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from agui._cli.io import clean
-from agui._cli.text import redact_credentials
+from agui._lines.text import redact_credentials
 from agui.a2ui import SurfaceStore, render_surface
 from agui.a2ui._bindings import FUNCTIONS
 

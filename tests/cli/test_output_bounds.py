@@ -10,7 +10,7 @@ from pathlib import Path
 from agui import updates as u
 from agui._cli.board import surface_lines
 from agui._cli.main import main
-from agui._cli.render import RenderOptions, render_all
+from agui._lines.render import RenderOptions, render_all
 from agui.a2ui import SurfaceStore, render_surface, render_surfaces
 from agui.a2ui._surface_text import MAX_CHARS, NOT_DRAWN
 from agui.errors import RunError

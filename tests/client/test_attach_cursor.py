@@ -19,7 +19,7 @@ from agui.client._session import Session
 from agui.errors import TransportError
 from agui.server import BackgroundServer, create_app
 from agui.transports import HttpTransport
-from agui.transports._reconnect import ReconnectPolicy
+from agui.transports._reconnect import ReconnectPolicy, run_token
 from agui.types import AssistantMessage, TextMessageContentEvent
 from agui.updates import Done, ErrorUpdate, RunStarted, TextDelta, Update, WarningUpdate
 
@@ -133,12 +133,13 @@ def test_a_new_session_attaching_from_a_kept_cursor_replays_the_run_and_hands_ou
 
 def test_a_cursor_the_runs_log_never_reaches_is_a_warning_before_the_done(server):
     async def go() -> tuple[Session, list[Update]]:
-        session, _, _, proxy = await _lost_run(
+        session, _, lost, proxy = await _lost_run(
             server, lambda t: Session(t, thread_id="t-unseen"), "r-unseen"
         )
         await proxy.stop()
         fresh = Session(HttpTransport(server.url + "/agent"), thread_id="t-unseen")
-        return fresh, [u async for u in fresh.attach("r-unseen", cursor="no-such-cursor")]
+        never = f"{run_token(lost.cursor)}.999999"  # the run's, at an entry it never reaches
+        return fresh, [u async for u in fresh.attach("r-unseen", cursor=never)]
 
     fresh, again = asyncio.run(go())
     assert [type(u).__name__ for u in again] == ["WarningUpdate", "Done"]

@@ -159,11 +159,12 @@ def test_session_attach_joins_a_run_in_progress_and_replays_it_from_the_start(se
         with client.stream(
             "POST", server.url + "/agent", json=body("r-attach", n, "t-attach")
         ) as cut:
+            token = cut.headers["agui-run-token"]  # what it kept: the run's proof
             next(cut.iter_bytes())
 
     async def go() -> list:
         session = Session(HttpTransport(server.url + "/agent"), thread_id="t-attach")
-        return [u async for u in session.attach("r-attach")]
+        return [u async for u in session.attach("r-attach", cursor=f"{token}.0")]
 
     updates = asyncio.run(go())
     assert isinstance(updates[-1], Done) and updates[-1].outcome == "success"

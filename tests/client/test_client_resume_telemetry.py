@@ -16,7 +16,7 @@ from agui.client._middleware import Middleware
 from agui.client._session import Session
 from agui.server import BackgroundServer, create_app
 from agui.transports import HttpTransport
-from agui.transports._reconnect import ReconnectPolicy
+from agui.transports._reconnect import ReconnectPolicy, start_cursor
 from agui.updates import Done, Reconnected
 
 pytestmark = pytest.mark.timeout(60)
@@ -57,9 +57,11 @@ def test_a_resumed_run_is_one_span_with_one_reconnect_event_per_resume(server, m
     assert span.attributes["agui.outcome"] == "success"
     assert span.attributes["agui.attached"] is False
     events = [e for e in span.events if e.name == "agui.reconnect"]
+    # the cursor's entry, its run token (proof of the run) never in a span
     assert [(e.attributes["agui.attempt"], e.attributes["agui.cursor"]) for e in events] == [
-        (r.attempt, r.cursor) for r in resumes
+        (r.attempt, "*." + r.cursor.split(".", 1)[1]) for r in resumes
     ]
+    assert all(r.cursor.split(".")[0] not in str(e.attributes) for r in resumes for e in events)
     assert all(e.attributes["agui.gap_ms"] >= 0 for e in events)
 
 
@@ -68,9 +70,10 @@ def test_a_joined_run_and_a_run_left_early_say_so_on_their_spans(server):
 
     async def go() -> None:
         session = Session(HttpTransport(server.url + "/agent"), thread_id="t-span-join")
-        async for _ in session.send("50", run_id="r-join"):
+        joined = session.send("50", run_id="r-join")
+        async for _ in joined:
             pass
-        async for _ in session.attach("r-join"):
+        async for _ in session.attach("r-join", cursor=start_cursor(joined.cursor)):
             pass
         run = session.send("100000", run_id="r-left")
         async for _ in run:

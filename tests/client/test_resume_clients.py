@@ -55,11 +55,13 @@ class Recorder(AgentSubscriber):
         self.seen.append(params.reconnected)
 
 
-def _start_and_leave(srv: BackgroundServer, run_id: str, thread: str, n: int = N) -> None:
-    """A client that starts a run, reads its first bytes, then goes away."""
+def _start_and_leave(srv: BackgroundServer, run_id: str, thread: str, n: int = N) -> str:
+    """A client that starts a run, reads its first bytes, then goes away; the cursor
+    replaying the run from its start (``<run token>.0``: what the client kept)."""
     with httpx.Client() as client:
         with client.stream("POST", srv.url + "/agent", json=body(run_id, n, thread)) as cut:
             next(cut.iter_bytes())
+            return cut.headers["agui-run-token"] + ".0"
 
 
 def test_an_agent_run_cut_mid_stream_resumes_and_its_subscribers_see_each_event_once(server):
@@ -95,7 +97,7 @@ def test_an_agent_run_cut_mid_stream_resumes_and_its_subscribers_see_each_event_
 
 
 def test_connect_agent_joins_a_run_in_progress_with_the_agents_subscribers(server):
-    _start_and_leave(server, "r-connect", "t-connect")
+    start = _start_and_leave(server, "r-connect", "t-connect")
 
     async def go() -> tuple[Recorder, list[str], object]:
         agent = HttpAgent(server.url + "/agent", thread_id="t-connect")
@@ -110,7 +112,7 @@ def test_connect_agent_joins_a_run_in_progress_with_the_agents_subscribers(serve
                 on_run_finalized=lambda p: names.append("finalized"),
             )
         )
-        result = await agent.connect_agent("r-connect")
+        result = await agent.connect_agent("r-connect", cursor=start)
         return rec, names, result
 
     rec, names, result = asyncio.run(go())
@@ -194,14 +196,14 @@ def test_a_session_with_middleware_resumes_through_the_same_middleware_chain(ser
 
 
 def test_session_attach_with_middleware_replays_the_run_through_the_chain(server):
-    _start_and_leave(server, "r-mw-attach", "t-mw-attach", n=40)
+    start = _start_and_leave(server, "r-mw-attach", "t-mw-attach", n=40)
 
     async def go() -> tuple[Tally, list[object]]:
         tally = Tally()
         session = Session(
             HttpTransport(server.url + "/agent"), thread_id="t-mw-attach", middleware=[tally]
         )
-        return tally, [u async for u in session.attach("r-mw-attach")]
+        return tally, [u async for u in session.attach("r-mw-attach", cursor=start)]
 
     tally, updates = asyncio.run(go())
     done = updates[-1]

@@ -154,8 +154,8 @@ async def test_any_exception_from_a_custom_transport_is_a_transport_error_update
     assert "raised" in done.reason
 
 
-def test_board_watch_result_line_shows_tool_result_parts_as_json():
-    from agui._cli.render import Renderer, RenderOptions
+def test_board_watch_result_line_shows_tool_result_text_parts_as_their_text():
+    from agui._lines.render import Renderer, RenderOptions
 
     (update,) = Conversation().apply(
         ToolCallResultEvent(
@@ -164,7 +164,7 @@ def test_board_watch_result_line_shows_tool_result_parts_as_json():
     )
     (line,) = Renderer(RenderOptions()).feed(update)
     assert line.label == "result"
-    assert line.body.endswith('→ [{"type": "text", "text": "12:00"}]')
+    assert line.body.endswith("→ 12:00")  # content parts read as their text (issue 35)
     assert "TextPart" not in line.body and "UNSET" not in line.body
 
 

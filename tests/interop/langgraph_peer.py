@@ -6,7 +6,9 @@ argument fragments). The scenario is the first word of the latest user message:
 - ``tool``  the model calls ``add_task`` (arguments streamed in fragments); the tool node
   updates the graph state (``tasks``), then the model answers;
 - ``ask``   a node calls ``langgraph.types.interrupt(...)``; the resumed node writes the
-  answer it got as an assistant message.
+  answer it got as an assistant message;
+- ``deploy`` as ``ask``, the value a question and options in keys the spec does not name
+  (``{"question": ..., "options": [...]}``).
 
 Two apps: ``app()`` is the adapter's default (legacy ``on_interrupt`` CUSTOM event, no
 interrupt outcome), ``app(outcome=True)`` opts into ``emit_interrupt_outcome``.
@@ -123,8 +125,18 @@ async def ask(state: BoardState) -> dict[str, Any]:
     return {"messages": [AIMessage(content=f"you said: {json.dumps(answer)}", id="lg-answer")]}
 
 
+#: what ``deploy`` asks: a question and options in keys the spec does not name
+DEPLOY_QUESTION = {"question": "Deploy to prod?", "options": ["yes", "no"]}
+
+
+async def deploy(state: BoardState) -> dict[str, Any]:
+    answer = interrupt(DEPLOY_QUESTION)
+    return {"messages": [AIMessage(content=f"deploy: {json.dumps(answer)}", id="lg-deploy")]}
+
+
 def _route_start(state: BoardState) -> str:
-    return "ask" if _word(state) == "ask" else "chat"
+    word = _word(state)
+    return word if word in ("ask", "deploy") else "chat"
 
 
 def _route_chat(state: BoardState) -> str:
@@ -137,10 +149,12 @@ def graph() -> Any:
     builder.add_node("chat", chat)
     builder.add_node("tools", ToolNode([add_task]))
     builder.add_node("ask", ask)
-    builder.add_conditional_edges(START, _route_start, ["chat", "ask"])
+    builder.add_node("deploy", deploy)
+    builder.add_conditional_edges(START, _route_start, ["chat", "ask", "deploy"])
     builder.add_conditional_edges("chat", _route_chat, ["tools", END])
     builder.add_edge("tools", "chat")
     builder.add_edge("ask", END)
+    builder.add_edge("deploy", END)
     return builder.compile(checkpointer=MemorySaver())
 
 

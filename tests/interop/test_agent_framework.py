@@ -167,3 +167,10 @@ def test_board_watch_shows_the_agent_framework_tool_turn(url):
     assert "event   messages snapshot: 4 messages" in lines
     assert [line for line in lines if line.startswith("done ")] == ["done    success"]
     assert lines[-1] == "tasks   [ ] write tests"  # the board panel draws the published state
+
+
+def test_the_check_battery_is_microsoft_agent_frameworks_row_of_the_conformance_table(url):
+    from tests.interop.check_table import assert_row, battery
+
+    server = "Microsoft Agent Framework"
+    assert_row(server, battery(url, server))

@@ -184,3 +184,21 @@ def test_watch_shows_the_arguments_langgraph_s_snapshot_corrects_as_replaced(url
     assert 'call    (replaced) (1) add_task {"title": "write tests"}' in lines
     assert len([line for line in lines if line.startswith("result ")]) == 1
     assert readable(lines) == snapshot
+
+
+@pytest.mark.parametrize("outcome", [False, True], ids=["legacy", "outcome"])
+def test_langgraph_interrupt_question_and_options_are_shown_before_the_answer(outcome):
+    """Issue 37 finding 7: the question LangGraph's value holds (here in keys the spec does not
+    name: ``question``, ``options``) is on the pause line, in both of the adapter's forms."""
+    from tests.interop.langgraph_peer import app
+
+    with serve(app(outcome=outcome)) as base:
+        code, lines, err = board_watch(["watch", "--url", base + "/agent"], "deploy\nn\n")
+    assert (code, err) == (0, "")
+    [pause] = [line for line in lines if line.startswith("pause ")]
+    reason = "langgraph:interrupt" if outcome else "input_required"
+    assert re.fullmatch(rf"pause\s+\S+ {reason}: Deploy to prod\? \[options: yes \| no\]", pause), (
+        pause
+    )
+    assert kinds(lines).index("pause") < kinds(lines).index("answer")
+    assert 'deploy: {\\"approved\\": false}' in lines[-1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agui.server._encoder import EventEncoder
-from agui.server._runlog import LogBatch, LogSlice, MemoryRunStore, RunRef
+from agui.server._runlog import LogBatch, LogSlice, LogTrimmed, MemoryRunStore, RunRef
 from agui.server._runlog.redis import RedisRunStore
 
 pytestmark = pytest.mark.timeout(60)
@@ -78,14 +78,16 @@ async def test_the_memory_store_trims_inside_an_append_and_keeps_the_newest_entr
     await store.append(run, [_event(n) for n in range(3, 7)])
     assert not await store.holds(run, "1")
     assert await store.holds(run, "2")  # entries 3..7 are held: a resume after 2 is whole
-    piece = await store.read(run, "0", 100)
+    piece = await store.read(run, "2", 100)
     assert piece.entries == [(str(n + 1), _event(n)) for n in range(2, 7)]
+    with pytest.raises(LogTrimmed):  # from the start: entries 1 and 2 are gone
+        await store.read(run, "0", 100)
     # a bound in bytes trims the same way: whole appends first, then the oldest of the next
     small = MemoryRunStore(max_run_bytes=3 * (len(_event(0)) + 64))
     assert await small.create(run, 5.0)
     for n in range(0, 8, 2):
         await small.append(run, [_event(n), _event(n + 1)])
-    assert [eid for eid, _ in (await small.read(run, "0", 100)).entries] == ["6", "7", "8"]
+    assert [eid for eid, _ in (await small.read(run, "5", 100)).entries] == ["6", "7", "8"]
     assert small.total_bytes == 3 * (len(_event(0)) + 64)
 
 
@@ -120,15 +122,15 @@ async def test_a_redis_entry_with_one_field_per_event_is_read_as_before(redis_ur
         await store.close()
 
 
-async def test_a_redis_reader_at_the_end_of_an_entry_reads_after_it_not_the_entry_again(
+async def test_a_redis_reader_at_the_end_of_an_entry_reads_on_in_one_xrange_never_a_blocking_xread(
     redis_url,
 ):
     store = RedisRunStore.from_url(redis_url)
     run = RunRef("t", "tail-reader")
 
-    async def xrange_calls() -> int:
+    async def calls(command: str) -> int:
         stats = await store.client.info("commandstats")
-        return int(stats.get("cmdstat_xrange", {}).get("calls", 0))
+        return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
 
     try:
         assert await store.create(run, 5.0)
@@ -136,10 +138,11 @@ async def test_a_redis_reader_at_the_end_of_an_entry_reads_after_it_not_the_entr
         piece = await store.read(run, "0", 100)
         cursor = piece.entries[-1][0]
         await store.append(run, [_event(2)], end=True)
-        before = await xrange_calls()
+        before = await calls("xrange")
         piece = await store.read(run, cursor, 100, block=1.0)
         assert piece.entries and piece.entries[0][1] == _event(2) and piece.ended
-        assert await xrange_calls() == before  # one XREAD after the entry, no XRANGE of it
+        assert await calls("xrange") == before + 1
+        assert await calls("xread") == 0  # no connection is held by a blocked reader
     finally:
         await store.close()
 

@@ -140,26 +140,31 @@ def test_a_request_past_max_connections_gets_503_with_retry_after_and_is_closed(
     assert httpx.post(server.url + "/agent", json=body(), timeout=10).status_code == 200
 
 
-def test_a_run_past_max_runs_gets_503_with_retry_after_and_the_slot_returns_when_a_run_ends(server):
+def test_a_run_past_max_runs_gets_503_with_retry_after_and_the_slot_returns_when_its_agent_ends(
+    server,
+):
     RELEASE.clear()
-    with httpx.Client(timeout=10) as client:
-        with client.stream("POST", server.url + "/agent", json=body("a", "hold")) as one:
-            assert one.status_code == 200
-            with client.stream("POST", server.url + "/agent", json=body("b", "hold")) as two:
-                assert two.status_code == 200
-                three = httpx.post(server.url + "/agent", json=body("c"), timeout=10)
-                assert three.status_code == 503
-                assert three.headers["retry-after"] == "1"
-                assert three.json()["error"] == "too_many_runs"
-            # the second client went away mid-run: its slot is back
-        deadline = time.monotonic() + 5
-        while (
-            r := httpx.post(server.url + "/agent", json=body("d"), timeout=10)
-        ).status_code == 503:
-            assert time.monotonic() < deadline, "the cut run never gave its slot back"
-            time.sleep(0.05)
-        assert r.status_code == 200 and "RUN_FINISHED" in r.text
-        RELEASE.set()
+    try:
+        with httpx.Client(timeout=10) as client:
+            with client.stream("POST", server.url + "/agent", json=body("a", "hold")) as one:
+                assert one.status_code == 200
+                with client.stream("POST", server.url + "/agent", json=body("b", "hold")) as two:
+                    assert two.status_code == 200
+                    three = httpx.post(server.url + "/agent", json=body("c"), timeout=10)
+                    assert three.status_code == 503
+                    assert three.headers["retry-after"] == "1"
+                    assert three.json()["error"] == "too_many_runs"
+                # the second client went away mid-run: its agent runs on and keeps its slot
+                time.sleep(0.3)
+                four = httpx.post(server.url + "/agent", json=body("d"), timeout=10)
+                assert four.status_code == 503 and four.headers["retry-after"] == "1"
+    finally:
+        RELEASE.set()  # both agents end: their slots are back
+    deadline = time.monotonic() + 5
+    while (r := httpx.post(server.url + "/agent", json=body("e"), timeout=10)).status_code == 503:
+        assert time.monotonic() < deadline, "an ended run never gave its slot back"
+        time.sleep(0.05)
+    assert r.status_code == 200 and "RUN_FINISHED" in r.text
 
 
 # -- item 7: CORS for allowed origins through Starlette's middleware -------------------

@@ -23,10 +23,14 @@ from agui.updates import ErrorUpdate
 pytestmark = pytest.mark.timeout(60)
 
 
-@pytest.fixture(scope="module", params=["memory", "redis"])
+@pytest.fixture(scope="module", params=["memory", "redis", "cluster"])
 def served(request, serve):
     calls = Calls()
-    store = "memory" if request.param == "memory" else request.getfixturevalue("redis_url")
+    store = {
+        "memory": lambda: "memory",
+        "redis": lambda: request.getfixturevalue("redis_url"),
+        "cluster": lambda: request.getfixturevalue("redis_cluster_url"),
+    }[request.param]()
     app = create_app(streaming_agent(calls), store=store, detach_timeout=0.6)
     return serve(app), calls
 
@@ -90,13 +94,15 @@ def test_a_cut_stream_resumed_with_last_event_id_gives_every_event_once(server, 
     assert calls.starts(run_id) == 1  # never started twice
 
 
-def test_last_event_id_zero_replays_the_run_from_its_first_event(server, calls):
-    first = httpx.post(url(server), json=body("zero", 10), timeout=10).text
+def test_last_event_id_token_dot_zero_replays_the_run_from_its_first_event(server, calls):
+    first = httpx.post(url(server), json=body("zero", 10), timeout=10)
+    token = first.headers["agui-run-token"]
+    assert all(cursor.startswith(token + ".") for cursor, _ in parse_frames(first.text))
     again = httpx.post(
-        url(server), json=body("zero", 10), headers={"Last-Event-ID": "0"}, timeout=10
+        url(server), json=body("zero", 10), headers={"Last-Event-ID": f"{token}.0"}, timeout=10
     )
     assert again.status_code == 200
-    assert parse_frames(again.text) == parse_frames(first)
+    assert parse_frames(again.text) == parse_frames(first.text)
     assert calls.starts("zero") == 1
 
 
@@ -108,6 +114,9 @@ def test_a_repost_without_last_event_id_of_an_existing_run_is_409(server, calls)
     assert "\n" not in again.text.strip()
     assert again.json()["error"] == "run_exists"
     assert calls.starts("twice") == 1
+
+
+KNOWN: dict[str, str] = {}  # the token of run "known"
 
 
 @pytest.mark.parametrize(
@@ -124,15 +133,10 @@ def test_a_cursor_the_server_does_not_hold_is_410_with_a_one_line_reason(
     server, calls, run_id, cursor
 ):
     if run_id == "known" and calls.starts("known") == 0:
-        httpx.post(url(server), json=body("known", 3), timeout=10)
+        known = httpx.post(url(server), json=body("known", 3), timeout=10)
+        KNOWN["token"] = known.headers["agui-run-token"]
     if cursor.startswith("KNOWN_TAG"):
-        first = parse_frames(
-            httpx.post(
-                url(server), json=body("known", 3), headers={"Last-Event-ID": "0"}, timeout=10
-            ).text
-        )[0][0]
-        assert first is not None
-        cursor = first.split(".")[0] + ".999999"
+        cursor = KNOWN["token"] + ".999999"
     response = httpx.post(
         url(server), json=body(run_id, 3), headers={"Last-Event-ID": cursor}, timeout=10
     )
@@ -160,12 +164,16 @@ def test_a_run_outlives_its_request_and_a_resume_within_the_detach_timeout_keeps
 
 def test_a_run_nobody_attaches_to_is_cancelled_after_the_detach_timeout(server, calls):
     run_id = "abandoned"
-    cut_after(url(server), body(run_id, 100000), 300)
+    head = cut_after(url(server), body(run_id, 100000), 300)
     waited = wait_for(lambda: run_id in calls.cancelled, timeout=5)
     assert calls.cancelled[run_id] == "detached"
     assert waited >= 0.3  # not at once: a bare disconnect waits out the timeout
+    token = parse_frames(head.decode())[0][0].split(".")[0]
     log = httpx.post(
-        url(server), json=body(run_id, 100000), headers={"Last-Event-ID": "0"}, timeout=10
+        url(server),
+        json=body(run_id, 100000),
+        headers={"Last-Event-ID": f"{token}.0"},
+        timeout=10,
     )
     last = events(log.text)[-1]
     assert last["type"] == "RUN_ERROR" and last["code"] == "run_detached"
@@ -176,16 +184,21 @@ def test_delete_on_the_run_url_cancels_the_agent_at_once(server, calls):
     results: dict[str, str] = {}
 
     def follow() -> None:
-        results["text"] = httpx.post(
-            url(server), json=body(run_id, 100000, thread_id="t/slash"), timeout=10
-        ).text
+        payload = body(run_id, 100000, thread_id="t/slash")
+        with httpx.stream("POST", url(server), json=payload, timeout=10) as response:
+            results["token"] = response.headers["agui-run-token"]
+            results["text"] = response.read().decode()
 
     import threading
 
     reader = threading.Thread(target=follow)
     reader.start()
-    wait_for(lambda: calls.starts(run_id) == 1)
-    response = httpx.delete(url(server) + "/runs/t%2Fslash/to-delete", timeout=10)
+    wait_for(lambda: calls.starts(run_id) == 1 and "token" in results)
+    response = httpx.delete(
+        url(server) + "/runs/t%2Fslash/to-delete",
+        headers={"AGUI-Run-Token": results["token"]},
+        timeout=10,
+    )
     assert response.status_code == 204
     waited = wait_for(lambda: run_id in calls.cancelled, timeout=2)
     assert waited < 0.3
@@ -203,6 +216,8 @@ def test_the_capabilities_document_says_resumable_with_retention_and_detach_time
     assert custom["retentionSeconds"] == 300.0
     assert custom["detachTimeoutSeconds"] == 0.6
     assert custom["cancel"] == {"method": "DELETE", "path": "/agent/runs/{threadId}/{runId}"}
+    assert custom["runTokenHeader"] == "AGUI-Run-Token"
+    assert custom["access"] == "run-token"
     from agui.client._capabilities import decode_capabilities
 
     assert decode_capabilities(doc).transport.resumable is True

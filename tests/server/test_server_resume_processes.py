@@ -64,13 +64,18 @@ def test_a_cancel_sent_to_the_other_process_stops_the_agent_promptly(serve_fake)
     got: dict[str, str] = {}
 
     def follow() -> None:
-        got["text"] = httpx.post(url_a, json=fake_body("far-cancel", "long 5000"), timeout=30).text
+        payload = fake_body("far-cancel", "long 5000")
+        with httpx.stream("POST", url_a, json=payload, timeout=30) as response:
+            got["token"] = response.headers["agui-run-token"]
+            got["text"] = response.read().decode()
 
     reader = threading.Thread(target=follow)
     reader.start()
     time.sleep(0.5)
     start = time.monotonic()
-    assert httpx.delete(url_b + "/runs/tp/far-cancel", timeout=10).status_code == 204
+    # the token process A made is proof on process B: both read the secret from Redis
+    proof = {"AGUI-Run-Token": got["token"]}
+    assert httpx.delete(url_b + "/runs/tp/far-cancel", headers=proof, timeout=10).status_code == 204
     reader.join(10)
     took = time.monotonic() - start
     events = [e for _, e in parse_frames(got["text"])]
@@ -109,8 +114,9 @@ def test_a_worker_killed_mid_run_leaves_worker_lost_within_the_lease_and_a_secon
     assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "worker_lost"
     assert waited <= LEASE + 1.0, waited
     # the log keeps the ending: a later resume from the start ends the same way
+    start = cursor.split(".")[0] + ".0"
     again = httpx.post(
-        url_b, json=fake_body("killed", "long 5000"), headers={"Last-Event-ID": "0"}, timeout=30
+        url_b, json=fake_body("killed", "long 5000"), headers={"Last-Event-ID": start}, timeout=30
     )
     replayed = [e for _, e in parse_frames(again.text)]
     assert replayed[-1]["code"] == "worker_lost"

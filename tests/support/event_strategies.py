@@ -78,9 +78,19 @@ def strategy(info: mi.Type, *, optional_slot: bool = False) -> st.SearchStrategy
             return st.from_regex(info.pattern, fullmatch=True)
         return st.text(min_size=info.min_length or 0, max_size=12)
     if isinstance(info, mi.IntType):
-        return st.integers(min_value=info.ge, max_value=info.le)
+        low = info.ge if info.gt is None else info.gt + 1
+        high = info.le if info.lt is None else info.lt - 1
+        return st.integers(min_value=low, max_value=high)
     if isinstance(info, mi.FloatType):
-        return st.floats(allow_nan=False, allow_infinity=False)
+        # the schema's minimum / maximum (and exclusive ones) as msgspec reports them
+        return st.floats(
+            min_value=info.ge if info.gt is None else info.gt,
+            max_value=info.le if info.lt is None else info.lt,
+            exclude_min=info.gt is not None,
+            exclude_max=info.lt is not None,
+            allow_nan=False,
+            allow_infinity=False,
+        )
     if isinstance(info, mi.BoolType):
         return st.booleans()
     if isinstance(info, mi.LiteralType):

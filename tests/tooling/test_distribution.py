@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.metadata
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -15,7 +17,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 def test_the_distribution_is_agui_sdk_and_its_extras_name_it():
     project = PYPROJECT["project"]
     assert project["name"] == "agui-sdk"
-    assert "agui-sdk[server,interop]" in project["optional-dependencies"]["dev"]
+    assert "agui-sdk[cli,server,interop]" in project["optional-dependencies"]["dev"]
     assert "agui-sdk[server]" in project["optional-dependencies"]["interop"]
     assert not any(
         dep.startswith("agui[")
@@ -42,3 +44,81 @@ def test_the_readme_installs_agui_sdk():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "pip install agui-sdk" in readme
     assert "pip install 'agui[" not in readme
+
+
+def _names(requirements: list[str]) -> set[str]:
+    return {req.split(">")[0].split("=")[0].split("[")[0] for req in requirements}
+
+
+def test_the_core_install_leaves_board_watchs_libraries_to_the_cli_extra():
+    project = PYPROJECT["project"]
+    extras = project["optional-dependencies"]
+    assert not _names(project["dependencies"]) & {"rich", "google-re2", "starlette", "uvicorn"}
+    assert "rich" in _names(extras["cli"]) and "agui-sdk[server,a2ui]" in extras["cli"]
+    assert _names(extras["a2ui"]) == {"google-re2"}
+    assert _names(extras["server"]) == {"starlette", "uvicorn"}
+
+
+def test_the_version_has_one_home_in_agui_init():
+    project = PYPROJECT["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    assert PYPROJECT["tool"]["hatch"]["version"]["path"] == "agui/__init__.py"
+    assert 'license-files = ["LICENSE"]' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "MIT License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+
+
+def _without(
+    modules: tuple[str, ...], code: str, argv0: str = "-c"
+) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter where ``modules`` cannot be imported (as if their
+    extra were not installed), with ``sys.argv[0]`` set to ``argv0``."""
+    prelude = "import sys\n" + "".join(f"sys.modules[{m!r}] = None\n" for m in modules)
+    prelude += f"sys.argv[0] = {argv0!r}\n"
+    return subprocess.run(
+        [sys.executable, "-c", prelude + code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_importing_agui_server_without_the_server_extra_names_the_extra():
+    done = _without(
+        ("uvicorn",),
+        "try:\n    import agui.server\nexcept ImportError as exc:\n    print(type(exc).__name__, exc)",
+    )
+    assert done.stdout.strip() == (
+        "ModuleNotFoundError agui.server needs the server extra (uvicorn is not installed): "
+        "pip install 'agui-sdk[server]'"
+    ), done.stderr
+
+
+def test_importing_board_watch_without_the_cli_extra_names_the_extra():
+    done = _without(
+        ("rich",),
+        "try:\n    import agui._cli.main\nexcept ImportError as exc:\n    print(exc)",
+    )
+    assert done.stdout.strip() == (
+        "board-watch needs the cli extra (rich is not installed): pip install 'agui-sdk[cli]'"
+    ), done.stderr
+
+
+def test_the_board_watch_program_without_the_cli_extra_says_so_in_one_line_and_exits_1():
+    done = _without(("re2",), "import agui._cli", argv0="board-watch")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "board-watch: error: board-watch needs the cli extra (re2 is not installed): "
+        "pip install 'agui-sdk[cli]'\n"
+    )
+
+
+def test_the_a2ui_regex_check_without_re2_fails_closed_naming_the_extra():
+    done = _without(
+        ("re2",),
+        "from agui.a2ui._bindings import PatternError, regex_matches\n"
+        "try:\n    regex_matches('a+', 'aaa')\nexcept PatternError as exc:\n    print(exc)",
+    )
+    assert done.stdout.strip() == (
+        "the regex check needs google-re2: pip install 'agui-sdk[a2ui]'"
+    ), done.stderr

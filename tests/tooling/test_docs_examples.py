@@ -2,16 +2,12 @@
 
 What each kind of fenced block gets:
 
-- ```` ```python ````: executed, as a reader would paste it (top-level ``await`` allowed: such a
-  block runs in a fresh event loop). A block that uses names the prose has set up (a
-  ``session`` paused on interrupts, an HTTP ``response``, a ``conversation``...) names a
-  *prelude* in an HTML comment on the line before its fence, invisible on the site::
-
-      <!-- docs: prelude=paused_session -->
-
-  The preludes below build those names from real parts: agents served over loopback HTTP by
-  ``BackgroundServer``, sessions over ``ReplayTransport``, bytes produced by the encoders.
-  ``prints`` in the same comment makes the block's stdout equal the next (untagged) block.
+- ```` ```python ````: executed by itself, as a reader would paste it into a file and run it:
+  a fresh namespace, nothing set up beforehand, no top-level ``await`` (a block that needs a
+  live agent starts one itself, with ``BackgroundServer`` on loopback, and runs its
+  coroutine with ``asyncio.run``). ``<!-- docs: prints -->`` on the line before the fence
+  (an HTML comment, invisible on the site) makes the block's stdout equal the next (untagged)
+  block.
 - ```` ```sh ```` and the ``$ `` lines of untagged blocks: each command is checked without being
   run: a ``board-watch`` line is parsed by the CLI's own parser (a misspelt flag or command
   fails), ``nox -s NAME`` must name a session of noxfile.py, ``python tools/X.py`` and
@@ -28,21 +24,16 @@ from __future__ import annotations
 
 import argparse
 import ast
-import asyncio
 import contextlib
 import importlib.util
-import inspect
 import io
-import logging
 import re
 import shlex
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,6 +52,7 @@ OTHER_PROGRAMS = {
     "printf",
     "echo",
     "pyright",
+    "uvicorn",  # serving an app (docs/server.md: deployment)
 }
 
 
@@ -81,8 +73,7 @@ class Block:
 
 
 def parse_options(comment: str) -> dict[str, str]:
-    """``prelude=NAME prints`` -> {"prelude": NAME, "prints": ""}; ``illustrative - why`` ->
-    {"illustrative": why}."""
+    """``prints`` -> {"prints": ""}; ``illustrative - why`` -> {"illustrative": why}."""
     if comment.startswith("illustrative"):
         return {"illustrative": comment.removeprefix("illustrative").strip(" -")}
     options: dict[str, str] = {}
@@ -122,165 +113,19 @@ SHELL = [b for b in ALL_BLOCKS if b.lang in ("sh", "bash", "console")]
 OUTPUT = [b for b in ALL_BLOCKS if b.lang == ""]
 
 
-# -- preludes: the names a block's prose has set up, built from real parts ----------------
-
-
-def _serve_fake() -> Any:
-    from agui.server import BackgroundServer
-    from agui.testing._agents.fake import create_app
-
-    return BackgroundServer(create_app())
-
-
-@contextlib.contextmanager
-def agent_url() -> Iterator[dict[str, Any]]:
-    """``url``: serve-fake's ``/agent`` over loopback HTTP."""
-    with _serve_fake() as server:
-        yield {"url": server.url + "/agent"}
-
-
-@contextlib.contextmanager
-def sse_response() -> Iterator[dict[str, Any]]:
-    """``response``: a streaming httpx response (serve-fake's ``/raw/legacy-thinking``, whose
-    0.x events the decoder repairs with warnings); ``log``; ``handle`` collects the events."""
-    handled: list[Any] = []
-    with _serve_fake() as server, httpx.stream("GET", server.url + "/raw/legacy-thinking") as r:
-        yield {"response": r, "log": logging.getLogger("docs"), "handle": handled.append}
-    assert handled, "the block handled no event"
-
-
-def _scenario_sse(name: str) -> bytes:
-    import json
-
-    from agui.testing._agents.fake import scenario_events
-    from agui.wire import encode_sse
-
-    run_input = {
-        "threadId": "thread-1",
-        "runId": "run-1",
-        "messages": [{"id": "u1", "role": "user", "content": name}],
-        "tools": [],
-        "context": [],
-        "state": {},
-        "forwardedProps": {},
-    }
-    events = asyncio.run(scenario_events(run_input))
-    return b"".join(encode_sse(json.dumps(event).encode()) for event in events)
-
-
-@contextlib.contextmanager
-def sse_halves() -> Iterator[dict[str, Any]]:
-    """``chunk`` and ``more``: serve-fake's ``approve`` run as SSE bytes, cut in two inside a
-    frame (a pipeline takes any split)."""
-    body = _scenario_sse("approve")
-    half = len(body) // 2
-    yield {"chunk": body[:half], "more": body[half:]}
-
-
-@contextlib.contextmanager
-def proto_frames() -> Iterator[dict[str, Any]]:
-    """``event``: a struct to encode; ``chunk``: protobuf frames of a short run."""
-    from agui.types import RunFinishedEvent, RunStartedEvent, TextMessageStartEvent
-    from agui.wire._proto import encode_proto_frame
-
-    run = [RunStartedEvent(thread_id="t", run_id="r"), RunFinishedEvent(thread_id="t", run_id="r")]
-    yield {
-        "event": TextMessageStartEvent(message_id="m1"),
-        "chunk": b"".join(encode_proto_frame(e) for e in run),
-    }
-
-
-@contextlib.contextmanager
-def chunk_event() -> Iterator[dict[str, Any]]:
-    """``event``: a TEXT_MESSAGE_CHUNK opening a message; ``position``: its index in the stream."""
-    from agui.types import TextMessageChunkEvent
-
-    yield {"event": TextMessageChunkEvent(message_id="m1", delta="Hi"), "position": 0}
-
-
-@contextlib.contextmanager
-def paused_session() -> Iterator[dict[str, Any]]:
-    """``session``: a Session whose run paused on the interrupts the block answers
-    (``old-question`` already expired), over a ReplayTransport of that run."""
-    from agui import ReplayTransport, Session
-
-    ids = {"threadId": "thread-1", "runId": "run-1"}
-    interrupts = [
-        {"id": "approve-delete", "reason": "tool_call", "message": "Delete /tmp/old.log?"},
-        {"id": "approve-email", "reason": "confirmation", "message": "Send the report?"},
-        {"id": "old-question", "reason": "input_required", "expiresAt": "2000-01-01T00:00:00Z"},
-    ]
-    paused = [
-        {"type": "RUN_STARTED", **ids},
-        {"type": "RUN_FINISHED", **ids, "outcome": {"type": "interrupt", "interrupts": interrupts}},
-    ]
-    session = Session(ReplayTransport(paused), thread_id="thread-1")
-
-    async def pause() -> None:
-        await session.send("clean up").collect()
-
-    asyncio.run(pause())
-    assert [i.id for i in session.pending_interrupts] == [i["id"] for i in interrupts]
-    namespace: dict[str, Any] = {"session": session}
-    yield namespace
-    run = namespace.get("run")
-    assert run is not None, "the block built no resume run"
-    asyncio.run(run.aclose())
-
-
-@contextlib.contextmanager
-def task_board() -> Iterator[dict[str, Any]]:
-    """``conversation``: the task-board agent's, over loopback HTTP, after ``add buy milk,
-    call mum`` and ``done 1`` (the board surface it draws)."""
-    from agui import HttpTransport, Session
-    from agui.server import BackgroundServer
-    from agui.testing._agents.task_board import create_app, offered_tools
-
-    with BackgroundServer(create_app()) as server:
-        session = Session(HttpTransport(server.url + "/agent"), tools=offered_tools())
-
-        async def talk() -> None:
-            for line in ("add buy milk, call mum", "done 1"):
-                await session.send(line).collect()
-
-        asyncio.run(talk())
-        yield {"conversation": session.conversation}
-
-
-PRELUDES: dict[str, Callable[[], contextlib.AbstractContextManager[dict[str, Any]]]] = {
-    "agent_url": agent_url,
-    "sse_response": sse_response,
-    "sse_halves": sse_halves,
-    "proto_frames": proto_frames,
-    "chunk_event": chunk_event,
-    "paused_session": paused_session,
-    "task_board": task_board,
-}
-
-
-def execute(block: Block, namespace: dict[str, Any]) -> str:
-    """Run one block in ``namespace``; returns what it printed. A block with top-level
-    ``await`` runs in a fresh event loop; any other runs as a script would."""
-    code = compile(
-        block.text, block.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
-    )
+def execute(block: Block) -> str:
+    """Run one block as a script, in a namespace of its own; returns what it printed. A
+    top-level ``await`` is a SyntaxError, as it is in a file run by ``python``."""
+    code = compile(block.text, block.where, "exec", dont_inherit=True)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        result = eval(code, namespace)  # the documentation's own code, run as a reader would
-        if inspect.iscoroutine(result):
-            asyncio.run(result)
+        exec(code, {"__name__": "__main__"})  # the documentation's own code, as pasted
     return out.getvalue()
 
 
 @pytest.mark.parametrize("block", PYTHON, ids=[b.where for b in PYTHON])
-def test_every_python_block_of_the_docs_runs(block: Block) -> None:
-    name = block.options.get("prelude")
-    prelude = PRELUDES[name] if name else contextlib.nullcontext
-    with prelude() as given:
-        namespace: dict[str, Any] = {"__name__": "__main__", **(given or {})}
-        printed = execute(block, namespace)
-        if isinstance(given, dict):
-            given.update(namespace)
+def test_every_python_block_of_the_docs_runs_by_itself(block: Block) -> None:
+    printed = execute(block)
     if "prints" in block.options:
         assert block.following is not None and block.following.lang == "", block.where
         assert printed == block.following.text
@@ -380,15 +225,15 @@ def test_every_block_is_of_a_kind_the_collector_checks() -> None:
     assert len(PYTHON) >= 10 and len(SHELL) >= 10
 
 
-def test_every_marker_names_a_prelude_that_exists_and_precedes_a_block() -> None:
+def test_every_marker_is_one_the_collector_knows_and_precedes_a_block() -> None:
     for path in DOC_FILES:
         lines = path.read_text(encoding="utf-8").splitlines()
         for number, line in enumerate(lines):
             marker = MARKER.match(line)
             if marker:
                 assert FENCE.match(lines[number + 1]), f"{path}:{number + 1}: no block follows"
-                prelude = parse_options(marker.group(1)).get("prelude")
-                assert prelude is None or prelude in PRELUDES, f"{path}: {prelude}"
+                options = parse_options(marker.group(1))
+                assert set(options) <= {"prints", "illustrative"}, f"{path}:{number + 1}"
 
 
 def test_the_collector_catches_a_wrong_flag_and_a_missing_session() -> None:
@@ -405,12 +250,23 @@ def test_the_collector_catches_a_wrong_flag_and_a_missing_session() -> None:
 
 def test_a_failing_block_fails_its_test(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
-    page.write_text("<!-- docs: prelude=agent_url -->\n```python\nraise ValueError(url)\n```\n")
+    page.write_text("```python\nraise ValueError('from the page')\n```\n")
     (block,) = blocks_of(page)
-    assert block.options == {"prelude": "agent_url"}
     block.path = ROOT / "docs" / "page.md"  # only for its name
-    with agent_url() as given, pytest.raises(ValueError, match="http://127.0.0.1:"):
-        execute(block, dict(given))
+    with pytest.raises(ValueError, match="from the page"):
+        execute(block)
+
+
+def test_a_block_runs_with_nothing_set_up_and_without_top_level_await(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("```python\nprint(url)\n```\n\n```python\nawait something()\n```\n")
+    uses_a_name, awaits = blocks_of(page)
+    for block in (uses_a_name, awaits):
+        block.path = ROOT / "docs" / "page.md"
+    with pytest.raises(NameError, match="'url'"):
+        execute(uses_a_name)
+    with pytest.raises(SyntaxError, match="'await' outside function"):
+        execute(awaits)
 
 
 def test_a_block_that_prints_something_else_than_its_output_block_fails(tmp_path: Path) -> None:
@@ -420,6 +276,6 @@ def test_a_block_that_prints_something_else_than_its_output_block_fails(tmp_path
     assert block.options == {"prints": ""} and block.following is output
     block.path = output.path = ROOT / "docs" / "page.md"
     with pytest.raises(AssertionError):
-        test_every_python_block_of_the_docs_runs(block)
+        test_every_python_block_of_the_docs_runs_by_itself(block)
     output.text = "two\n"
-    test_every_python_block_of_the_docs_runs(block)
+    test_every_python_block_of_the_docs_runs_by_itself(block)

@@ -63,7 +63,7 @@ import msgspec
 import agui_generated.agui as g
 assert g.__file__.startswith(tmp), g.__file__
 from agui import updates as u
-from agui._cli.render import render_all
+from agui._lines.render import render_all
 from agui.testing.conformance import run_paths
 from agui.client._session import Session
 from agui.transports import ReplayTransport

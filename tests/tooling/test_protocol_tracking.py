@@ -149,7 +149,7 @@ import agui_generated.agui as g
 assert g.__file__.startswith(tree), g.__file__
 from agui import updates as u
 from agui.agent import AgentSubscriber, CALLBACKS
-from agui._cli.render import render_all
+from agui._lines.render import render_all
 from agui.client._session import Session
 from agui.pipeline._compact import compact_events
 from agui.transports import ReplayTransport

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agui._cli.main import main
-from agui._cli.render import Renderer, RenderOptions
+from agui._lines.render import Renderer, RenderOptions
 from agui.transports._recording import CHUNK_BYTES
 from agui.updates import TextDelta, TextEnded, TextStarted, join_deltas
 

@@ -659,16 +659,20 @@ class _Segment:
         return value
 
 
-class StateVersion(msgspec.Struct, DeferredState, gc=False):
+class StateVersion(DeferredState):
     """The state after one update of a :class:`StateHistory`, worked out when
     first read: either ``value``, or the state after ``segment.log[index]``.
     Until then it keeps only its place in the segment (whose log holds the
-    members of its ops) -- no copy of the state. Not tracked by the cyclic
-    garbage collector (it is in no cycle)."""
+    members of its ops) -- no copy of the state. A plain class, not a
+    ``msgspec.Struct``: ``msgspec`` hands it to an ``enc_hook``
+    (:func:`agui.updates.enc_hook` resolves it) instead of encoding its members."""
 
-    value: object = _ABSENT
-    segment: _Segment | None = None
-    index: int = 0
+    __slots__ = ("index", "segment", "value")
+
+    def __init__(self, value: object = _ABSENT, segment: _Segment | None = None, index: int = 0):
+        self.value = value
+        self.segment = segment
+        self.index = index
 
     @property
     def known(self) -> bool:

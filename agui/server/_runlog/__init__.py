@@ -1,7 +1,8 @@
 """Run-log stores for resumable runs: :class:`MemoryRunStore` (the default,
 one process, bounded) and :class:`RedisRunStore` (Redis Streams, shared by
-processes; the ``redis`` extra). :func:`store_from_url` reads ``memory`` or
-``redis://HOST:PORT/DB``. The interface is :class:`RunStore`.
+processes; the ``redis`` extra). :func:`store_from_url` reads ``memory``,
+``redis://HOST:PORT/DB`` or ``redis+cluster://HOST:PORT`` (a Redis Cluster).
+The interface is :class:`RunStore`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from agui.server._runlog.memory import MemoryRunStore
 from agui.server._runlog.store import (
     LogBatch,
     LogSlice,
+    LogTrimmed,
     RunInfo,
     RunLogFull,
+    RunLogUnavailable,
     RunRef,
     RunStore,
     Signals,
@@ -22,9 +25,11 @@ from agui.server._runlog.store import (
 __all__ = [
     "LogBatch",
     "LogSlice",
+    "LogTrimmed",
     "MemoryRunStore",
     "RunInfo",
     "RunLogFull",
+    "RunLogUnavailable",
     "RunRef",
     "RunStore",
     "Signals",
@@ -34,7 +39,8 @@ __all__ = [
 
 def store_from_url(url: str, **options: Any) -> RunStore:
     """``"memory"`` -> :class:`MemoryRunStore`; ``redis://...`` / ``rediss://...`` /
-    ``unix://...`` -> :class:`agui.server._runlog.redis.RedisRunStore`.
+    ``unix://...`` / ``redis+cluster://...`` ->
+    :class:`agui.server._runlog.redis.RedisRunStore`.
     ``options``: the store's keywords (``retention`` ...).
 
     Raises:
@@ -43,7 +49,9 @@ def store_from_url(url: str, **options: Any) -> RunStore:
     """
     if url == "memory":
         return MemoryRunStore(**options)
-    if url.startswith(("redis://", "rediss://", "unix://")):
+    if url.startswith(
+        ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
+    ):
         from agui.server._runlog.redis import RedisRunStore
 
         return RedisRunStore.from_url(url, **options)

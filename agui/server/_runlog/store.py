@@ -3,11 +3,16 @@ read from a cursor by any request attached to it.
 
 A log is a sequence of entries, each an id (a store-chosen string, ordered
 within the run) and the bytes of one event's JSON, closed by an end mark once
-the run is over. Beside the log a store keeps four small facts per run: the
-lease of its worker (renewed while the agent runs; a run whose lease lapsed
-before its end mark was lost with its worker), whether a reader elsewhere is
-attached, whether a cancel was requested, and whether a process already
-claimed ending a lost run. The toolkit (:mod:`agui.server._runs`) talks to this
+the run is over. Beside the log a store keeps a few small facts per run: the
+worker that runs it (each store instance is one worker, with one heartbeat for
+all its runs; a run whose worker's heartbeat lapsed before its end mark was
+lost with its worker), whether a reader elsewhere is attached, whether a
+cancel was requested, whether a process already claimed ending a lost run, and
+who started it (its principal). A store also keeps one random secret for the
+whole store (:meth:`RunStore.secret`). A store's failures are typed:
+:class:`RunLogUnavailable` (the store cannot be reached; retry later),
+:class:`LogTrimmed` (a reader's position was trimmed away), :class:`RunLogFull`.
+The toolkit (:mod:`agui.server._runs`) talks to this
 interface only; it never knows which store it has.
 """
 
@@ -17,7 +22,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["LogBatch", "LogSlice", "RunInfo", "RunLogFull", "RunRef", "RunStore", "Signals"]
+__all__ = [
+    "LogBatch",
+    "LogSlice",
+    "LogTrimmed",
+    "RunInfo",
+    "RunLogFull",
+    "RunLogUnavailable",
+    "RunRef",
+    "RunStore",
+    "Signals",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,26 +89,45 @@ class LogSlice:
 
 @dataclass(frozen=True, slots=True)
 class RunInfo:
-    """What a store knows of a run: ``ended`` (its end mark is in the log) and
-    ``leased`` (its worker's lease is current)."""
+    """What a store knows of a run: ``ended`` (its end mark is in the log),
+    ``leased`` (its worker's heartbeat is current) and ``principal`` (who started
+    it, as the application's ``authorize`` hook named them; None without one)."""
 
     ended: bool
     leased: bool
+    principal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Signals:
-    """What a run's worker learns when it renews its lease: ``cancel`` (a cancel
-    was requested, perhaps through another process) and ``attached`` (a reader
-    in another process touched the run within its attach TTL)."""
+    """What a worker learns from its heartbeat: ``cancel`` (its runs whose cancel
+    was requested since the last heartbeat, perhaps through another process) and
+    ``attached`` (its runs that a reader in another process touched within the
+    reader's TTL)."""
 
-    cancel: bool
-    attached: bool
+    cancel: frozenset[RunRef]
+    attached: frozenset[RunRef]
 
 
 class RunLogFull(Exception):
     """The store cannot take a new run: its bound on runs or bytes is reached
     and nothing finished can be evicted. The endpoint answers 503 ``run_log_full``."""
+
+
+class RunLogUnavailable(Exception):
+    """The store cannot be reached (a connection refused or lost, a timeout).
+    The endpoint answers 503 ``run_log_unavailable`` with ``Retry-After:
+    retry_after``; a live run whose append fails ends ``run_log_failed``."""
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class LogTrimmed(Exception):
+    """A reader's position is no longer in the log (trimmed to a bound): what
+    follows it cannot be read whole. The reader's stream ends ``RUN_ERROR``
+    ``log_trimmed`` instead of skipping events."""
 
 
 @runtime_checkable
@@ -104,16 +138,32 @@ class RunStore(Protocol):
     retention: float
     """Seconds a run's log is kept after its last append."""
 
-    async def create(self, run: RunRef, lease: float) -> bool:
-        """Claim a new run with a lease of ``lease`` s; False when the run exists.
+    worker_id: str
+    """This store instance's worker: the runs it creates name it, and its
+    :meth:`heartbeat` keeps them all alive."""
+
+    async def create(self, run: RunRef, lease: float, *, principal: str | None = None) -> bool:
+        """Claim a new run for this worker (whose heartbeat lasts ``lease`` s),
+        started by ``principal`` (kept with the run: :attr:`RunInfo.principal`);
+        False when the run exists.
 
         Raises:
             RunLogFull: no room for another run.
+            RunLogUnavailable: the store cannot be reached.
         """
         ...
 
-    async def append(self, run: RunRef, entries: Sequence[bytes], *, end: bool = False) -> None:
-        """Append events (one batch, in order); ``end``: then the end mark."""
+    async def append(
+        self, run: RunRef, entries: Sequence[bytes], *, end: bool = False
+    ) -> LogBatch | None:
+        """Append events (one batch, in order); ``end``: then the end mark.
+        Returns the batch as the log holds it (its entry ids), None when
+        ``entries`` is empty.
+
+        Raises:
+            RunLogUnavailable: the store cannot be reached (nothing was appended,
+                or it is unknown whether it was).
+        """
         ...
 
     async def read(
@@ -122,12 +172,21 @@ class RunStore(Protocol):
         """Entries after entry ``after`` (``"0"``: from the start), as batches: at
         most ``limit`` of them (a store that reads whole appends, as Redis does,
         reads a bounded number of appends instead). ``block``: when there are
-        none yet, wait up to that many seconds for some."""
+        none yet, wait up to that many seconds for some.
+
+        Raises:
+            LogTrimmed: entries after ``after`` were trimmed away.
+        """
         ...
 
     async def holds(self, run: RunRef, after: str) -> bool:
         """Whether every entry after ``after`` is still in the log (``after`` is
         an entry of this run that was not trimmed, or ``"0"`` and nothing was)."""
+        ...
+
+    def written_at(self, after: str) -> float | None:
+        """The wall-clock time (``time.time()``) entry ``after`` was appended,
+        when its id tells (a Redis stream id does); None otherwise."""
         ...
 
     async def info(self, run: RunRef) -> RunInfo | None:
@@ -138,8 +197,10 @@ class RunStore(Protocol):
         """The last event's JSON, None when the log has none."""
         ...
 
-    async def renew(self, run: RunRef, lease: float) -> Signals:
-        """The worker renews its lease for ``lease`` s and reads its signals."""
+    async def heartbeat(self, lease: float) -> Signals:
+        """This worker is alive for ``lease`` s more; its runs' signals since the
+        last heartbeat. One call per worker (not per run) every fraction of
+        ``lease``."""
         ...
 
     async def release(self, run: RunRef) -> None:
@@ -155,10 +216,16 @@ class RunStore(Protocol):
         ...
 
     async def claim_lost(self, run: RunRef) -> bool:
-        """True for exactly one caller once the run's lease lapsed before its end
-        mark: that caller ends the log (``worker_lost``)."""
+        """True for exactly one caller once the heartbeat of the run's worker
+        lapsed before its end mark: that caller ends the log (``worker_lost``)."""
         ...
 
     async def close(self) -> None:
         """Release connections (the store is unusable afterwards)."""
+        ...
+
+    async def secret(self) -> bytes:
+        """The store's key for run tokens: random, generated once and kept in the
+        store, so every process sharing the store agrees (used when the server
+        is given no secret of its own)."""
         ...

@@ -15,16 +15,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
+    from agui.server._access import Authorize
     from agui.server._runlog.store import RunStore
 
 __all__ = ["ResumableOptions"]
 
 
 class ResumableOptions(TypedDict, total=False):
-    """What makes a backend's runs resumable, as :func:`agui.server.create_app`
-    takes it: ``store`` (``"memory"``, a ``redis://`` URL or a ``RunStore``),
-    ``detach_timeout`` and ``lease`` (seconds)."""
+    """What makes a backend's runs resumable and whose they are, as
+    :func:`agui.server.create_app` takes it: ``store`` (``"memory"``, a
+    ``redis://`` URL or a ``RunStore``), ``detach_timeout`` and ``lease``
+    (seconds), ``authorize`` (the application's hook: who may start, attach to
+    and cancel a run; :mod:`agui.server._access`), ``secret`` (the key of the
+    run tokens), ``max_runs`` (agents running at once)."""
 
     store: RunStore | str | None
     detach_timeout: float
     lease: float
+    authorize: Authorize | None
+    secret: bytes | str | None
+    max_runs: int | None

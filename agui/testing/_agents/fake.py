@@ -614,7 +614,8 @@ def create_app(*, guard: bool = True, **resumable: Unpack[ResumableOptions]) -> 
     no guard; ``GET /raw`` lists them). ``app.state.run_log`` is the
     :class:`RunLog` (``app.state.run_log.cancelled_runs``: run ids whose agent
     noticed the client dropping the stream). ``resumable``: ``store``,
-    ``detach_timeout``, ``lease`` as :func:`agui.server.create_app` takes them.
+    ``detach_timeout``, ``lease``, ``authorize``, ``secret``, ``max_runs`` as
+    :func:`agui.server.create_app` takes them.
     """
     # lazy: the server extra (starlette, uvicorn) is optional; raw's routes need it too
     from agui import server

@@ -340,7 +340,8 @@ def create_app(
 ) -> Starlette:
     """The serve-llm ASGI app (Starlette), endpoint ``POST /agent``, serving an
     :class:`LlmAgent` configured by :func:`llm_config`. ``resumable``:
-    ``store``, ``detach_timeout``, ``lease`` as :func:`agui.server.create_app`
+    ``store``, ``detach_timeout``, ``lease``, ``authorize``, ``secret``,
+    ``max_runs`` as :func:`agui.server.create_app`
     takes them.
 
     Raises:

@@ -350,8 +350,8 @@ async def task_board_agent(run_input: RunAgentInput, emit: Emitter, cancel: Canc
 
 def create_app(*, guard: bool = True, **resumable: Unpack[ResumableOptions]) -> Starlette:
     """The serve-task-board ASGI app (Starlette), endpoint ``POST /agent``;
-    ``resumable``: ``store``, ``detach_timeout``, ``lease`` as
-    :func:`agui.server.create_app` takes them."""
+    ``resumable``: ``store``, ``detach_timeout``, ``lease``, ``authorize``,
+    ``secret``, ``max_runs`` as :func:`agui.server.create_app` takes them."""
     # lazy: the server extra (starlette, uvicorn) is optional
     from agui import server
 

@@ -1,6 +1,6 @@
 """Formatting helpers of the board-watch renderer: JSON bodies, tool-call
 arguments, errors, token usage and A2UI surface summaries, every piece of
-agent text sanitised (:func:`agui._cli.sanitize.sanitize`)."""
+agent text sanitised (:func:`agui._lines.sanitize.sanitize`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from agui import errors as e
-from agui._cli.sanitize import sanitize, sanitize_fragment
-from agui._cli.text import cut
 from agui._jsonvalue import JSONValue, is_json_array, is_json_object
+from agui._lines.sanitize import sanitize, sanitize_fragment
+from agui._lines.text import cut, redact_credentials
 
 if TYPE_CHECKING:
     from agui.updates import Done
@@ -24,6 +24,7 @@ __all__ = [
     "done_text",
     "format_arguments",
     "format_error",
+    "format_parts",
     "format_json",
     "join_fragments",
     "names_path",
@@ -59,6 +60,42 @@ def format_arguments(arguments: str, max_chars: int = 0) -> str:
     except ValueError:
         return cut_chars(sanitize(arguments), max_chars) + " (invalid JSON)"
     return format_json(value, max_chars)
+
+
+#: the content-part types of AG-UI (a tool result or message made of parts)
+PART_TYPES = frozenset({"text", "image", "audio", "video", "document"})
+
+
+def format_parts(content: object, max_chars: int = 0) -> str | None:
+    """A tool result made of content parts as a reader sees it: the text parts' text, each
+    other part named with its source (``[image https://...]``, ``[audio audio/wav data]``,
+    ``[document file report-1]``), sanitised and cut to ``max_chars``; None when ``content``
+    is not a non-empty list of content parts (shown as JSON instead)."""
+    if not is_json_array(content) or not content:
+        return None
+    shown: list[str] = []
+    for part in content:
+        if not is_json_object(part) or part.get("type") not in PART_TYPES:
+            return None
+        kind = part["type"]
+        if kind == "text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                return None
+            shown.append(text)
+            continue
+        source = part.get("source")
+        where = ""
+        if is_json_object(source):
+            value, mime = source.get("value"), source.get("mimeType")
+            if source.get("type") == "url" and isinstance(value, str):
+                where = f" {value}"
+            elif source.get("type") == "file" and isinstance(value, str):
+                where = f" file {value}"
+            elif source.get("type") == "data":
+                where = f" {mime} data" if isinstance(mime, str) else " data"
+        shown.append(f"[{kind}{where}]")
+    return cut_chars(sanitize(redact_credentials(" ".join(shown))), max_chars)
 
 
 def format_error(error: BaseException) -> str:

@@ -3,7 +3,7 @@
 * :func:`cut` shortens an already sanitised body to a number of terminal
   columns (East Asian wide characters count two, combining marks zero), says
   how much it dropped (``… (+1234 chars)``) and never splits an escape that
-  :func:`agui._cli.sanitize.sanitize` or JSON wrote (``\\u001b``, ``\\x1b``,
+  :func:`agui._lines.sanitize.sanitize` or JSON wrote (``\\u001b``, ``\\x1b``,
   ``\\n``, ``\\"``), nor a character from the combining marks or zero-width
   joiner that follow it.
 * :func:`redact_credentials` replaces the ``user:password@`` part of every

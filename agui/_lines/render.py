@@ -4,7 +4,7 @@ Pure: a :class:`Renderer` takes ``Update`` values one at a time
 (:meth:`Renderer.feed`) and returns the :class:`Line` values to print now; it
 does no I/O and never raises on odd input (an update it does not know, an
 args delta for a call it never saw opened, a text end without a start ...).
-Every piece of agent text is passed through :func:`agui._cli.sanitize.sanitize`.
+Every piece of agent text is passed through :func:`agui._lines.sanitize.sanitize`.
 
 Each line has a fixed label column (:data:`LABEL_WIDTH` characters):
 
@@ -73,7 +73,7 @@ a closed message is shown with ``TextEnded.text`` / ``ReasoningEnded.text``,
 the applier's join; deltas shown joined on one line use
 :func:`agui.updates.join_deltas`, the same join. Dispatch is one table keyed by
 ``Update`` class, :data:`HANDLERS`, plus :data:`PASS_THROUGH`; the formatting
-helpers live in :mod:`agui._cli.formats`.
+helpers live in :mod:`agui._lines.formats`.
 """
 
 from __future__ import annotations
@@ -86,7 +86,8 @@ import msgspec
 
 from agui import types as T
 from agui import updates as u
-from agui._cli.formats import (
+from agui._jsonvalue import JSONObject, is_json_object
+from agui._lines.formats import (
     a2ui_render_summary,
     attr_of,
     cut_chars,
@@ -94,14 +95,15 @@ from agui._cli.formats import (
     format_arguments,
     format_error,
     format_json,
+    format_parts,
     join_fragments,
     names_path,
     patch_text,
     surface_summary,
 )
-from agui._cli.sanitize import sanitize, sanitize_block
-from agui._jsonvalue import JSONObject, is_json_object
+from agui._lines.sanitize import sanitize, sanitize_block
 from agui.a2ui import ACTIVITY_TYPE, RENDER_TOOL
+from agui.pipeline._profiles import interrupt_prompt
 from agui.updates import join_deltas
 
 __all__ = [
@@ -164,6 +166,7 @@ class _Open:
     name: str = ""
     tag: str = ""
     mark: int = 0  # parts[:mark] are joined blocks (see _BLOCK)
+    held: list[Line] = field(default_factory=list[Line])  # a call's result, printed after it
 
 
 _BLOCK = 512
@@ -347,10 +350,17 @@ class Renderer:
         if self.options.fragments:
             parts = item.parts if item is not None else [up.arguments]
             lines.append(Line("args", f"{tag} {join_fragments(parts)}"))
+        if item is not None:
+            lines += item.held
         return lines
 
     def _on_ToolResult(self, up: u.ToolResult) -> list[Line]:
-        return self._result(up.tool_call_id, up.content)
+        lines = self._result(up.tool_call_id, up.content)
+        item = None if self.options.in_order else self._open.get("c:" + up.tool_call_id)
+        if item is not None:  # the call has not ended (ag-ui-langroid): after its call line
+            item.held += lines
+            return []
+        return lines
 
     def _result(self, call_id: str, content: object, mark: str = "") -> list[Line]:
         self._results[call_id] = content
@@ -360,7 +370,9 @@ class Renderer:
         if isinstance(content, str):
             body = cut_chars(sanitize(content), self.options.max_chars)
         else:
-            body = format_json(msgspec.to_builtins(content), self.options.max_chars)
+            plain = msgspec.to_builtins(content)
+            parts = format_parts(plain, self.options.max_chars)  # content parts: their text
+            body = parts if parts is not None else format_json(plain, self.options.max_chars)
         return [Line("result", f"{mark}{head} → {body}")]
 
     # -- everything else -------------------------------------------------
@@ -512,8 +524,11 @@ class Renderer:
         return [Line("pause", self.describe_interrupt(i)) for i in up.interrupts]
 
     def describe_interrupt(self, interrupt: T.Interrupt | JSONObject) -> str:
-        """``<id> <reason>[ on (n) tool]: <message>`` for an ``Interrupt``
-        struct or dict, sanitised."""
+        """``<id> <reason>[ on (n) tool]: <question> [options: a | b]`` for an
+        ``Interrupt`` struct or dict, sanitised: the question and options wherever
+        the producer put them (:func:`agui.pipeline._profiles.interrupt_prompt`:
+        the spec's ``message`` and ``responseSchema.enum``, a LangGraph value in
+        either form)."""
         iid = sanitize(attr_of(interrupt, "id") or "?")
         reason = sanitize(attr_of(interrupt, "reason") or "?")
         call = attr_of(interrupt, "tool_call_id", "toolCallId")
@@ -522,9 +537,14 @@ class Renderer:
             name = self._names.get(call)
             # a call this renderer saw is named by its tag, any other by its id
             on = f" on {self.tag_of(call)} {sanitize(name)}" if name else f" on {sanitize(call)}"
-        message = attr_of(interrupt, "message")
-        msg = f": {sanitize(message)}" if message else ""
-        return f"{iid} {reason}{on}{msg}"
+        prompt = interrupt_prompt(interrupt)
+        if len(prompt.reasons) > 1:  # a LangGraph value's own reason, then the wire's
+            reason = f"{sanitize(prompt.reasons[1])} ({reason})"
+        msg = f": {sanitize(prompt.question)}" if prompt.question else ""
+        if prompt.options:
+            more = f", +{prompt.more_options} more" if prompt.more_options else ""
+            msg += f" [options: {' | '.join(sanitize(o) for o in prompt.options)}{more}]"
+        return cut_chars(f"{iid} {reason}{on}{msg}", self.options.max_chars)
 
     def _on_WarningUpdate(self, up: u.WarningUpdate) -> list[Line]:
         # " at $.path", unless the message already names the place (as a pointer)
@@ -580,7 +600,7 @@ class Renderer:
             body = cut_chars(sanitize(text), self.options.max_chars)
         if item.kind == "call":
             head = " ".join(x for x in (item.tag, sanitize(item.name), body) if x)
-            return [Line("call", f"{head} (unfinished)")]
+            return [Line("call", f"{head} (unfinished)"), *item.held]
         return [Line(item.kind, f"{body} (unfinished)" if body else "(unfinished)")]
 
     #: Update class -> the handler ``(renderer, update) -> lines`` (:data:`HANDLERS`)

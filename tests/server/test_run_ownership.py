@@ -1,0 +1,254 @@
+"""A run belongs to whoever started it (issue 33, finding 1): two clients that share
+nothing but a ``threadId`` and a ``runId``. With the application's ``authorize``
+hook the other principal's read, resume, replay from the start, cancel and probes
+are answered exactly as for a run that does not exist; without a hook the same
+holds for a client that knows only the ids (cursors are keyed MACs, the replay
+from the start and the cancel need the run's token). Every test runs on the
+memory store and on a real Redis, over real loopback HTTP."""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import threading
+import time
+
+import httpx
+import pytest
+from support.resume_helpers import Calls, body, cut_after, parse_frames, streaming_agent, wait_for
+
+from agui.server import Access, AccessDenied, create_app
+
+pytestmark = pytest.mark.timeout(120)
+
+PRINCIPALS = {"token-alice": "alice", "token-bob": "bob"}
+
+
+async def bearer(request, access: Access) -> str:
+    """The test application's hook: ``Authorization: Bearer <token>`` names the principal."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    principal = PRINCIPALS.get(token) if scheme.lower() == "bearer" else None
+    if principal is None:
+        raise AccessDenied(
+            401, "a bearer token is required", headers={"WWW-Authenticate": "Bearer"}
+        )
+    return principal
+
+
+ALICE = {"Authorization": "Bearer token-alice"}
+BOB = {"Authorization": "Bearer token-bob"}
+
+
+@pytest.fixture(scope="module", params=["memory", "redis"])
+def store(request):
+    return "memory" if request.param == "memory" else request.getfixturevalue("redis_url")
+
+
+@pytest.fixture(scope="module")
+def hooked(serve, store):
+    calls = Calls()
+    app = create_app(streaming_agent(calls), store=store, detach_timeout=30, authorize=bearer)
+    return serve(app).url + "/agent", calls
+
+
+@pytest.fixture(scope="module")
+def open_server(serve, store):
+    calls = Calls()
+    return serve(
+        create_app(streaming_agent(calls), store=store, detach_timeout=30)
+    ).url + "/agent", calls
+
+
+def answer(response: httpx.Response) -> tuple[int, str, bytes]:
+    """What a caller can tell from a refusal: status, content type, body bytes."""
+    return response.status_code, response.headers["content-type"], response.content
+
+
+def post(url: str, run_id: str, headers: dict | None = None, thread: str = "t", n: int = 100_000):
+    return httpx.post(url, json=body(run_id, n, thread), headers=headers or {}, timeout=10)
+
+
+def opened(url: str, run_id: str, headers: dict) -> int:
+    """The status of an attach to a long run, its stream closed once the status is read."""
+    with httpx.stream("POST", url, json=body(run_id, 100_000), headers=headers, timeout=10) as r:
+        return r.status_code
+
+
+class Follower:
+    """The owner's stream of a long run, read in a thread: its token and its text."""
+
+    def __init__(self, url: str, run_id: str, headers: dict | None = None) -> None:
+        self.url, self.run_id, self.headers = url, run_id, headers or {}
+        self.token: str | None = None
+        self.text = ""
+        self.thread = threading.Thread(target=self._read)
+        self.thread.start()
+        wait_for(lambda: self.token is not None and "TEXT_MESSAGE_CONTENT" in self.text)
+
+    def _read(self) -> None:
+        payload = body(self.run_id, 100_000)
+        with httpx.stream("POST", self.url, json=payload, headers=self.headers, timeout=30) as r:
+            self.token = r.headers["agui-run-token"]
+            for chunk in r.iter_text():
+                self.text += chunk
+
+    def cursor(self) -> str:
+        frames = parse_frames(self.text)
+        cursor = frames[-1][0]
+        assert cursor is not None
+        return cursor
+
+    def ended_with(self) -> dict:
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+        return parse_frames(self.text)[-1][1]
+
+
+# -- with the application's authorize hook -----------------------------------------
+
+
+def test_another_principals_run_is_answered_exactly_as_a_run_that_does_not_exist(hooked):
+    url, calls = hooked
+    alice = Follower(url, "owned", ALICE)
+    cursor = alice.cursor()
+    probes = {
+        "resume": {"Last-Event-ID": cursor},
+        "from the start": {"Last-Event-ID": "0"},
+        "from the start, proven": {"Last-Event-ID": f"{alice.token}.0"},
+        "a forged cursor": {"Last-Event-ID": f"{alice.token}.1"},
+    }
+    for what, extra in probes.items():
+        theirs = post(url, "owned", {**BOB, **extra})
+        nobodys = post(url, "never-ran", {**BOB, **extra})
+        assert theirs.status_code == 410, what
+        assert answer(theirs) == answer(nobodys), what
+        assert theirs.json()["error"] == "cursor_unknown"
+    # the cancel (even with the run's token: only the principal counts)
+    for proof in ({}, {"AGUI-Run-Token": alice.token}):
+        theirs = httpx.delete(f"{url}/runs/t/owned", headers={**BOB, **proof}, timeout=10)
+        nobodys = httpx.delete(f"{url}/runs/t/never-ran", headers={**BOB, **proof}, timeout=10)
+        assert theirs.status_code == 404
+        assert answer(theirs) == answer(nobodys)
+    assert "owned" not in calls.cancelled  # none of it touched alice's run
+    assert calls.starts("never-ran") == 0
+    # the owner resumes from her cursor and from the start, then cancels
+    assert opened(url, "owned", {**ALICE, "Last-Event-ID": cursor}) == 200
+    with httpx.stream(
+        "POST", url, json=body("owned", 100_000), headers={**ALICE, "Last-Event-ID": "0"}
+    ) as replay:
+        assert replay.status_code == 200
+        first = next(replay.iter_lines())
+        assert first.startswith(f"id: {alice.token}.")
+    cancelled = httpx.delete(f"{url}/runs/t/owned", headers=ALICE, timeout=10)
+    assert cancelled.status_code == 204
+    last = alice.ended_with()
+    assert last["type"] == "RUN_ERROR" and last["code"] == "run_cancelled"
+    assert calls.starts("owned") == 1
+
+
+def test_probing_another_principals_run_takes_as_long_as_probing_an_unknown_run(hooked):
+    url, _ = hooked
+    alice = Follower(url, "timed", ALICE)
+
+    def median_ms(run_id: str) -> float:
+        took = []
+        with httpx.Client(timeout=10) as client:
+            for _ in range(25):
+                start = time.perf_counter()
+                client.post(url, json=body(run_id), headers={**BOB, "Last-Event-ID": "0"})
+                took.append((time.perf_counter() - start) * 1000)
+        return statistics.median(took)
+
+    theirs, nobodys = median_ms("timed"), median_ms("timed-never")
+    # the same work either way (one store lookup): no gap an attacker could read
+    assert abs(theirs - nobodys) < max(5.0, 0.5 * nobodys), (theirs, nobodys)
+    httpx.delete(f"{url}/runs/t/timed", headers=ALICE, timeout=10)
+    alice.ended_with()
+
+
+def test_without_credentials_every_action_is_the_hooks_401_json(hooked):
+    url, calls = hooked
+    start = post(url, "anon", {})
+    attach = post(url, "anon", {"Last-Event-ID": "0"})
+    cancel = httpx.delete(f"{url}/runs/t/anon", timeout=10)
+    for refused in (start, attach, cancel):
+        assert refused.status_code == 401
+        assert refused.headers["content-type"] == "application/json"
+        assert refused.headers["www-authenticate"] == "Bearer"
+        assert refused.json()["error"] == "unauthorized"
+    assert calls.starts("anon") == 0
+
+
+def test_the_capabilities_say_runs_belong_to_their_principal(hooked):
+    url, _ = hooked
+    doc = httpx.get(url + "/capabilities", timeout=10).json()
+    assert doc["custom"]["resumable"]["access"] == "principal"
+
+
+# -- no hook: knowing the ids is not enough ----------------------------------------
+
+
+def test_without_a_hook_a_client_that_knows_only_the_ids_cannot_read_or_cancel_the_run(
+    open_server,
+):
+    url, calls = open_server
+    owner = Follower(url, "ids-only")
+    unkeyed = hashlib.blake2b(b"ids-only", digest_size=6).hexdigest()  # the old cursor prefix
+    for probe in ("0", f"{unkeyed}.1", "A" * 22 + ".1", "A" * 22 + ".0"):
+        theirs = post(url, "ids-only", {"Last-Event-ID": probe})
+        nobodys = post(url, "ids-never", {"Last-Event-ID": probe})
+        assert theirs.status_code == 410, probe
+        assert answer(theirs) == answer(nobodys), probe
+    theirs = httpx.delete(f"{url}/runs/t/ids-only", timeout=10)
+    nobodys = httpx.delete(f"{url}/runs/t/ids-never", timeout=10)
+    assert theirs.status_code == 404 and answer(theirs) == answer(nobodys)
+    assert "ids-only" not in calls.cancelled
+    # the owner, who holds the run's token, resumes, replays from the start and cancels
+    cursor = owner.cursor()
+    assert opened(url, "ids-only", {"Last-Event-ID": cursor}) == 200
+    with httpx.stream(
+        "POST", url, json=body("ids-only", 100_000), headers={"Last-Event-ID": f"{owner.token}.0"}
+    ) as replay:
+        assert replay.status_code == 200
+    proof = {"AGUI-Run-Token": owner.token}
+    assert httpx.delete(f"{url}/runs/t/ids-only", headers=proof, timeout=10).status_code == 204
+    assert owner.ended_with()["code"] == "run_cancelled"
+    assert calls.starts("ids-only") == 1
+
+
+def test_a_cursor_is_a_keyed_mac_of_its_run_not_a_hash_of_the_run_id(open_server):
+    url, _ = open_server
+    a = post(url, "mac-a", n=3)
+    b = post(url, "mac-a", thread="other-thread", n=3)
+    token_a, token_b = a.headers["agui-run-token"], b.headers["agui-run-token"]
+    assert token_a != token_b  # the same run id in another thread: another token
+    for token in (token_a, token_b):
+        assert len(token) == 22
+        assert token != hashlib.blake2b(b"mac-a", digest_size=6).hexdigest()
+    # a cursor of one run is no cursor of the other
+    cursor = parse_frames(a.text)[2][0]
+    assert post(url, "mac-a", {"Last-Event-ID": cursor}, thread="other-thread").status_code == 410
+
+
+def test_a_cut_run_is_resumed_by_its_owner_with_the_cursor_it_kept(open_server):
+    url, calls = open_server
+    head = cut_after(url, body("kept", 40), 600)
+    cursor = parse_frames(head.decode("utf-8", "replace"))[-1][0]
+    rest = httpx.post(url, json=body("kept", 40), headers={"Last-Event-ID": cursor}, timeout=10)
+    assert rest.status_code == 200
+    assert parse_frames(rest.text)[-1][1]["type"] == "RUN_FINISHED"
+    assert calls.starts("kept") == 1
+
+
+@pytest.mark.parametrize("backend", ["fake", "task_board"])
+def test_the_backends_take_the_authorize_hook(serve, backend):
+    import importlib
+
+    module = importlib.import_module(f"agui.testing._agents.{backend}")
+    url = serve(module.create_app(authorize=bearer)).url + "/agent"
+    payload = {"threadId": "t", "runId": "r", "messages": []}
+    assert httpx.post(url, json=payload, timeout=10).status_code == 401
+    ok = httpx.post(url, json=payload, headers=ALICE, timeout=10)
+    assert ok.status_code == 200 and "RUN_STARTED" in ok.text
+    again = httpx.post(url, json=payload, headers={**BOB, "Last-Event-ID": "0"}, timeout=10)
+    assert again.status_code == 410
