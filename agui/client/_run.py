@@ -60,13 +60,13 @@ from agui.transports._reconnect import Cursor, ReconnectPolicy, is_start, start_
 from agui.updates import Done, ErrorUpdate, Update
 
 if TYPE_CHECKING:
-    from agui.client._session import Subscribers
+    from agui.client._session import RunSlot, Subscribers
     from agui.client._tools import ClientTools
     from agui.pipeline._apply import Conversation
     from agui.transports import Transport
     from agui.types import RunAgentInput, ToolCall
 
-__all__ = ["Run", "RunCore", "RunHost", "RunSlot"]
+__all__ = ["Run", "RunCore", "RunHost"]
 
 logger: logging.Logger = logging.getLogger("agui.client.run")
 
@@ -93,52 +93,6 @@ class RunHost(Protocol):
     @property
     def max_tool_rounds(self) -> int: ...
     def build_input(self, **overrides: Any) -> RunAgentInput: ...
-
-
-class RunSlot:
-    """Which run of a session is streaming: one at a time. A run takes the slot
-    when it starts sending (ending the previous run if it is still open) and
-    gives it back when its stream is over.
-
-    ``lost``: the session's latest run while its response was lost with the run
-    open (a resumable stream; out of tries, refused, or idle): attaching to that
-    run continues it (:meth:`Session.attach`); any run taking the slot clears it."""
-
-    __slots__ = ("_core", "_run", "lost")
-
-    def __init__(self) -> None:
-        self._run: weakref.ref[Run] | None = None
-        self._core: RunCore | None = None
-        self.lost: RunCore | None = None
-
-    @property
-    def active(self) -> Run | None:
-        """The run being streamed, while something references it."""
-        return self._run() if self._run is not None else None
-
-    @property
-    def busy(self) -> bool:
-        """True while a run is streaming."""
-        core = self._core
-        return core is not None and not core.final
-
-    async def take(self, core: RunCore, run: weakref.ref[Run]) -> None:
-        """``core`` becomes the active run; the previous one, if still open, is
-        closed first (one response applies to the conversation at a time)."""
-        previous = self._core
-        if previous is not None and previous is not core and not previous.final:
-            prior = self.active
-            if prior is not None and prior._core is previous:  # pyright: ignore[reportPrivateUsage] - same module
-                await prior.aclose()
-            if previous.pipeline is not None:  # (a dropped Run closes its stream later)
-                previous.pipeline.cancel(CANCELLED)
-        self._run, self._core = run, core
-        self.lost = None
-
-    def release(self, core: RunCore) -> None:
-        """``core``'s stream is over: the slot is free (unless another run took it)."""
-        if self._core is core:
-            self._run = self._core = None
 
 
 class RunCore:

@@ -33,6 +33,7 @@ from msgspec import UNSET
 
 from agui._jsonvalue import JSONObject, JSONValue, is_json_object
 from agui._log import enable_debug
+from agui.client._closing import CANCELLED
 from agui.client._idle import DEFAULT_IDLE_TIMEOUT, idle_seconds
 from agui.client._input import (
     RunOverrides,
@@ -44,7 +45,7 @@ from agui.client._input import (
 )
 from agui.client._interrupts import build_resume, is_expired
 from agui.client._middleware import MiddlewareFn
-from agui.client._run import Run, RunSlot
+from agui.client._run import Run
 from agui.errors import ResumeError
 from agui.pipeline._apply.patch import clone_json
 from agui.updates import Update
@@ -56,12 +57,13 @@ if TYPE_CHECKING:
     from msgspec import UnsetType
 
     from agui.client._interrupts import Answer
+    from agui.client._run import RunCore
     from agui.client._tools import ClientTool, ClientTools
     from agui.pipeline._pipeline import VerifyMode
     from agui.transports import Transport
     from agui.types import Context, Interrupt, Message, ResumeEntry, RunAgentInput, Tool
 
-__all__ = ["Run", "Session", "Subscriber", "Subscribers"]
+__all__ = ["Run", "RunSlot", "Session", "Subscriber", "Subscribers"]
 
 _VERIFY_MODES: dict[str, VerifyMode] = {"strict": "strict", "tolerant": "tolerant", "off": "off"}
 """``verify=`` -> the pipeline's verify mode (any other value is refused)."""
@@ -107,6 +109,52 @@ class Subscribers:
                     await result
             except Exception:  # as the reference client: logged, skipped
                 logger.exception("session subscriber %r failed on %r", callback, update)
+
+
+class RunSlot:
+    """Which run of a session is streaming: one at a time. A run takes the slot
+    when it starts sending (ending the previous run if it is still open) and
+    gives it back when its stream is over.
+
+    ``lost``: the session's latest run while its response was lost with the run
+    open (a resumable stream; out of tries, refused, or idle): attaching to that
+    run continues it (:meth:`Session.attach`); any run taking the slot clears it."""
+
+    __slots__ = ("_core", "_run", "lost")
+
+    def __init__(self) -> None:
+        self._run: weakref.ref[Run] | None = None
+        self._core: RunCore | None = None
+        self.lost: RunCore | None = None
+
+    @property
+    def active(self) -> Run | None:
+        """The run being streamed, while something references it."""
+        return self._run() if self._run is not None else None
+
+    @property
+    def busy(self) -> bool:
+        """True while a run is streaming."""
+        core = self._core
+        return core is not None and not core.final
+
+    async def take(self, core: RunCore, run: weakref.ref[Run]) -> None:
+        """``core`` becomes the active run; the previous one, if still open, is
+        closed first (one response applies to the conversation at a time)."""
+        previous = self._core
+        if previous is not None and previous is not core and not previous.final:
+            prior = self.active  # (the Run of ``previous``, while something references it)
+            if prior is not None:
+                await prior.aclose()
+            if previous.pipeline is not None:  # (a dropped Run closes its stream later)
+                previous.pipeline.cancel(CANCELLED)
+        self._run, self._core = run, core
+        self.lost = None
+
+    def release(self, core: RunCore) -> None:
+        """``core``'s stream is over: the slot is free (unless another run took it)."""
+        if self._core is core:
+            self._run = self._core = None
 
 
 class Session:
