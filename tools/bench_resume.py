@@ -204,7 +204,7 @@ def _append_rate(url: str, wire: list[bytes], batch: int) -> float:
 
     async def go() -> float:
         store = RedisRunStore.from_url(url)
-        run = RunRef("bench-append", "r")
+        run = RunRef("bench-append", f"r-{batch}-{time.monotonic_ns()}")  # a new run each
         await store.create(run, 5.0)
         start = time.perf_counter()
         for i in range(0, len(wire), batch):

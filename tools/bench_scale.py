@@ -24,8 +24,13 @@ of streams:
   without a cursor is ``409 run_exists``) to another worker. Target: 0 lost, 0
   duplicated, every run ends ``RUN_FINISHED``.
 
-Events/s per process on Redis and resume latency are rows of the ``resume``
-section. Each figure is the median of the repeats (``--quick``: one run;
+* **events/s per process on Redis, one event per flush** — 1,000 runs
+  (``--quick`` 100) appending one-event flushes at once through one store (the
+  worker side of paced runs, whose every event is its own flush): events/s, the
+  process's CPU and Redis's per flush. Target: >= 100k events/s.
+
+Events/s of one run's batched stream on Redis and resume latency are rows of
+the ``resume`` section. Each figure is the median of the repeats (``--quick``: one run;
 otherwise 3, or ``AGUI_BENCH_SCALE_REPEATS``).
 
 Run alone: ``python tools/bench.py --only scale`` (``--quick`` for a small run).
@@ -313,6 +318,47 @@ def _load(url: str, workers: int, per_worker: int, deltas: int) -> dict[str, flo
     }
 
 
+def _appenders(url: str, runs: int, flushes: int) -> dict[str, float]:
+    """``runs`` runs each appending ``flushes`` one-event flushes, all at once,
+    through one :class:`RedisRunStore` (the worker side of paced runs): events/s,
+    this process's CPU µs per flush, and Redis's own µs per ``XADD``."""
+    import redis
+
+    from agui.server._runlog import RunRef
+    from agui.server._runlog.redis import RedisRunStore
+
+    plain = redis.Redis.from_url(url)
+    plain.flushdb()
+    plain.config_resetstat()
+    event = b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"a few words "}'
+
+    async def main() -> float:
+        store = RedisRunStore.from_url(url)
+        refs = [RunRef(f"app-{i}", "r") for i in range(runs)]
+        for ref in refs:
+            await store.create(ref, 5.0)
+
+        async def one(ref: Any) -> None:
+            for k in range(flushes):
+                await store.append(ref, [event], end=k == flushes - 1)
+
+        start = time.monotonic()
+        cpu = time.process_time()
+        await asyncio.gather(*(one(ref) for ref in refs))
+        wall, cpu = time.monotonic() - start, time.process_time() - cpu
+        await store.close()
+        return wall, cpu
+
+    wall, cpu = asyncio.run(main())
+    stats = plain.info("commandstats").get("cmdstat_xadd", {})
+    total = runs * flushes
+    return {
+        "events_per_s": total / wall,
+        "cpu_us_per_flush": cpu / total * 1e6,
+        "redis_us_per_xadd": float(stats.get("usec_per_call", 0.0)),
+    }
+
+
 def _median(values: list[dict[str, float]], key: str) -> float:
     return statistics.median(v[key] for v in values)
 
@@ -390,6 +436,26 @@ def bench_scale(cfg: Config) -> list[Row]:
                 "liveness is one heartbeat per worker, not per run (was ~32/s per run); "
                 f"target < {IDLE_COMMANDS_TARGET:g}: {'met' if ok else 'NOT met'}",
                 {"met": ok, "target": IDLE_COMMANDS_TARGET},
+            )
+        )
+        appenders = [
+            _appenders(url, 100 if cfg.quick else 1000, 20 if cfg.quick else 50)
+            for _ in range(repeats)
+        ]
+        rate = _median(appenders, "events_per_s")
+        ok = rate >= 100_000
+        rows.append(
+            Row(
+                "scale",
+                "events/s per process on Redis, one event per flush",
+                rate,
+                "events/s",
+                f"{100 if cfg.quick else 1000:,} runs appending one-event flushes at once "
+                "(paced runs' worst case), their flushes sharing round trips; "
+                f"{_median(appenders, 'cpu_us_per_flush'):.1f} µs of this process's CPU and "
+                f"{_median(appenders, 'redis_us_per_xadd'):.1f} µs of Redis's per flush; "
+                f"target >= 100k: {'met' if ok else 'NOT met'}",
+                {"met": ok, "measurements": appenders},
             )
         )
         workers, per_worker = (2, 50) if cfg.quick else (4, 1000)

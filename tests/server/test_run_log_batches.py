@@ -177,3 +177,32 @@ async def test_a_raw_emitter_queues_each_events_json_unframed_for_the_log():
     await Emitter(framed, None, CancelToken(), EventEncoder())(event)
     assert await raw.take_frames() == [encode_event(event)]
     assert await framed.take_frames() == [b"data: " + encode_event(event) + b"\n\n"]
+
+
+def test_a_live_feed_gives_every_later_event_once_from_a_cursor_in_its_window_and_none_outside():
+    from agui.server._runlog.feed import LiveFeed
+
+    feed = LiveFeed(max_batches=3)
+    batches = [LogBatch("7-0:", 0, [b"a", b"b"]), LogBatch("8-0:", 0, [b"c"])]
+    batches += [LogBatch("9-0:", 0, [b"d", b"e", b"f"]), LogBatch("10-0:", 0, [b"g"])]
+    for batch in batches[:3]:
+        feed.push(batch)
+    got = feed.after("0", 100)
+    assert got is not None and [e for b in got[0] for e in b.events] == [
+        b"a",
+        b"b",
+        b"c",
+        b"d",
+        b"e",
+        b"f",
+    ]
+    assert got[1] is True  # reaches the newest
+    feed.push(batches[3], end=True)  # the first batch leaves the window
+    assert feed.after("0", 100) is None and feed.after("7-0:1", 100) is None
+    got = feed.after("9-0:0", 2)
+    assert got is not None and [(b.prefix, b.start, b.events) for b in got[0]] == [
+        ("9-0:", 1, [b"e", b"f"])
+    ]
+    assert got[1] is False  # the limit stopped it short of the newest
+    assert feed.after("10-0:0", 100) == ([], True) and feed.ended
+    assert feed.after("11-0:0", 100) is None  # not pushed yet

@@ -110,3 +110,48 @@ def test_one_process_holds_a_thousand_concurrent_runs_on_redis_with_bounded_conn
     # a thousand runs idle for a second: a few heartbeats (and this test's own
     # INFO / CLIENT LIST), not a renewal per run (was ~32 commands/s per run)
     assert idle_rate and idle_rate[0] < 100, idle_rate
+
+
+async def test_runs_waiting_without_events_cost_redis_one_heartbeat_per_worker_not_per_run(
+    redis_url,
+):
+    import threading
+
+    from agui.server import BackgroundServer, create_app
+    from agui.types import RunFinishedEvent, RunStartedEvent
+
+    started: list[str] = []
+    go = threading.Event()
+
+    async def agent(run_input, emit, cancel) -> None:
+        ids = {"thread_id": run_input.thread_id, "run_id": run_input.run_id}
+        await emit(RunStartedEvent(**ids))
+        started.append(run_input.thread_id)
+        while not go.is_set():  # waiting, without events
+            await asyncio.sleep(0.05)
+        await emit(RunFinishedEvent(**ids))
+
+    runs = 30  # (as many as one process held before: the cost, not the capacity)
+    async with BackgroundServer(create_app(agent, store=redis_url)) as server:
+        client = aioredis.Redis.from_url(redis_url)
+        limits = httpx.Limits(max_connections=None)
+        async with httpx.AsyncClient(timeout=30, limits=limits) as http:
+
+            async def one(i: int) -> str:
+                payload = {"threadId": f"idle-{i}", "runId": "r", "messages": []}
+                return (await http.post(server.url + "/agent", json=payload)).text
+
+            tasks = [asyncio.create_task(one(i)) for i in range(runs)]
+            while len(started) < runs:
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)  # (their RUN_STARTED appends settle)
+            before = await _commands(client)
+            await asyncio.sleep(1.0)
+            idle = await _commands(client) - before
+            go.set()
+            texts = await asyncio.gather(*tasks)
+        await client.aclose()
+    assert all('"RUN_FINISHED"' in text for text in texts)
+    # 30 runs for a second: the worker's heartbeat (4 commands, 4 times a second) and
+    # this test's own INFO, not a lease renewal per run (was ~32 commands/s per run)
+    assert idle < 40, idle

@@ -17,11 +17,13 @@ from agui.server._runlog.store import LogBatch
 
 __all__ = ["FEED_BATCHES", "FEED_BYTES", "LiveFeed"]
 
-FEED_BATCHES = 64
+FEED_BATCHES = 32
 """Batches (flushes) a run's in-process window keeps."""
 
-FEED_BYTES = 1024 * 1024
-"""Bytes of events a run's in-process window keeps (beyond its newest batch)."""
+FEED_BYTES = 256 * 1024
+"""Bytes of events a run's in-process window keeps (beyond its newest batch).
+With the in-memory store the window shares the log's bytes (no copy); with
+Redis it is what a process keeps per live run beside the store."""
 
 
 class LiveFeed:

@@ -18,7 +18,8 @@ along with an append only every ``retention / 10`` s (the heartbeat refreshes
 an idle run's), so a log outlives its last append by ``retention`` at least and
 a busy run costs one command per flush. The flushes (and run creations) of
 all the process's runs share round trips: those made while one round trip is in
-flight go together in the next pipeline (up to 512 callers'). (An entry whose
+flight go together in the next pipeline (up to 512 callers'; up to 4 such
+round trips in flight). (An entry whose
 events are the fields ``0``, ``1``, ... is read as well: what a batch holding a
 raw newline is written as.)
 
@@ -109,6 +110,9 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
 
 _BATCH = 512
 """Callers' commands (appends, creates) one shared round trip carries at most."""
+_WRITERS = 4
+"""Shared round trips in flight at once (another starts while more than an
+eighth of a batch waits)."""
 
 _Command = tuple[str, tuple[Any, ...], dict[str, Any]]
 """A pipeline method's name and its arguments."""
@@ -169,7 +173,8 @@ class RedisRunStore:
         self._mine: OrderedDict[RunRef, float] = OrderedDict()  # run -> last expiry refresh
         self._workers: OrderedDict[RunRef, str] = OrderedDict()
         self._queue: list[tuple[list[_Command], asyncio.Future[list[Any]]]] = []
-        self._writer: asyncio.Task[None] | None = None
+        self._writers: set[asyncio.Task[None]] = set()
+        self._active = 0  # writers whose loop has not returned
         wtag = f"{prefix}w:{{{self.worker_id}}}:"
         self._hb, self._cancels, self._attached = wtag + "hb", wtag + "cancel", wtag + "att"
         self._secret: bytes | None = None
@@ -297,12 +302,22 @@ class RedisRunStore:
         """
         future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
         self._queue.append((commands, future))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._write())
+        active = self._active
+        if not active or (active < _WRITERS and len(self._queue) > _BATCH // 8):
+            self._active += 1  # (counted down by the writer itself, as it returns)
+            writer = asyncio.create_task(self._write())
+            self._writers.add(writer)
+            writer.add_done_callback(self._writers.discard)
         return await future
 
     async def _write(self) -> None:
         """Send the queued commands, up to :data:`_BATCH` callers' per round trip."""
+        try:
+            await self._drain()
+        finally:
+            self._active -= 1
+
+    async def _drain(self) -> None:
         queue = self._queue
         while queue:
             batch = queue[:_BATCH]
