@@ -28,6 +28,7 @@ from agui.agent import _subscriber_stage as stage
 from agui.client import _interrupts as interrupts
 from agui.client import _middleware as middleware
 from agui.client import _run as run
+from agui.client import _telemetry as client_telemetry
 from agui.pipeline import _compact as compact
 from agui.pipeline import _lifecycle as lifecycle
 from agui.pipeline import _normalize as normalize
@@ -254,7 +255,7 @@ PARTIAL_UPDATE_TABLES = {
     "agui._cli.watch.TALLIES": watch.TALLIES,
     "agui._cli.trace.NEWS_LINES": trace.NEWS_LINES,
     "agui.client._run.RUN_HOOKS": run.RUN_HOOKS,
-    "agui.client._run.LOGGERS": run.LOGGERS,
+    "agui.client._telemetry.LOGGERS": client_telemetry.LOGGERS,
     "agui.testing.conformance._runner.OBSERVED": runner.OBSERVED,
 }
 """The same over Update classes."""

@@ -107,7 +107,7 @@ def capture_proto(
             ``application/vnd.ag-ui.event+proto``, and a bad, oversized or cut frame.
     """
     from agui.errors import DecodeError
-    from agui.transports._http import PROTOBUF_ACCEPT, PROTOBUF_MEDIA_TYPE, media_type
+    from agui.transports._http_common import PROTOBUF_ACCEPT, PROTOBUF_MEDIA_TYPE, media_type
     from agui.transports._proto_recording import proto_documents
 
     answered: list[str] = []

@@ -149,7 +149,7 @@ def _header(text: str) -> tuple[str, str]:
     """argparse type for ``--header 'Name: value'``; the error never repeats the
     value (it may be a credential)."""
     # lazy: httpx loads only when a header is given
-    from agui.transports._http import checked_headers
+    from agui.transports._http_common import checked_headers
 
     name, colon, value = text.partition(":")
     name, value = name.strip(), value.strip()

@@ -14,6 +14,7 @@ arguments (:func:`parse_partial_json`).
 from __future__ import annotations
 
 from agui.client._capabilities import decode_capabilities
+from agui.client._closing import LOOK_AHEAD_SECONDS
 from agui.client._input import PROTOCOL_VERSION, RunOverrides, ToolResultContent, UserContent
 from agui.client._interrupts import (
     Answer,
@@ -36,7 +37,7 @@ from agui.client._middleware import (
     run_next_with_state,
 )
 from agui.client._partial_json import parse_partial_json, partial_tool_call_args
-from agui.client._run import LOOK_AHEAD_SECONDS, Run
+from agui.client._run import Run
 from agui.client._session import Session
 from agui.client._sync import SessionOptions, SyncRun, SyncSession
 from agui.client._tools import ClientTool, ClientTools, tool

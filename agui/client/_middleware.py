@@ -26,23 +26,47 @@ the resumed response's first event; outermost first.
 :class:`Middleware` is a convenience base class with per-input and per-event
 hooks; :class:`FilterToolCallsMiddleware` drops tool calls by tool name, as
 the reference client's middleware of the same name does.
+
+The run's side of the chain is here too: :func:`open_response` puts the chain
+over :func:`chain_source` (the transport's response as event structs, the
+pipeline's wire stage); when that source loses its response it hands the loss
+to the run's one resume driver (:func:`agui.client._resume.hand_off`) and the
+chain read it was in is left suspended (:func:`drive`) while the run hands out
+the resume's updates; :func:`read_chain` continues it. These functions are
+methods of :class:`agui.client._run.RunCore` (their ``self``), bound in its
+class body.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+import types
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Sequence,
+)
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import msgspec
 from msgspec import UNSET
 
 from agui import types as T
+from agui.client._resume import is_terminal
+from agui.client._stream import EOF, NOTHING, aclose_stream, read_one
 from agui.pipeline._apply import Conversation
 from agui.pipeline._normalize import Normalizer
 from agui.types import EVENT_TYPES, Message, RunAgentInput
 
 if TYPE_CHECKING:
+    from agui.client._run import RunCore
+    from agui.pipeline._pipeline import Pipeline
     from agui.types import Event
     from agui.updates import Reconnected, Reconnecting
 
@@ -260,6 +284,136 @@ def _bind(mw: MiddlewareFn, nxt: Next) -> Next:
         return mw(run_input, nxt)
 
     return call
+
+
+DETACHED: Any = object()
+"""What :func:`drive` returns for a chain read left suspended by a resume below the chain."""
+
+
+@types.coroutine
+def drive(core: RunCore, step: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+    """Await one read of the middleware chain (``step``: its ``__await__``) in
+    the awaiting task, as ``await`` would, but let go of it when the chain's
+    source awaits :attr:`RunCore.handoff` (a resume below the chain): the read
+    stays suspended in :attr:`RunCore.detached`, this returns ``DETACHED``, and
+    the run's driver hands out the resume's updates before the next read
+    continues it. Costs one generator step per suspension of the read."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            yielded = step.send(value) if error is None else step.throw(error)
+        except StopIteration as stop:
+            return stop.value
+        handoff = core.handoff
+        if handoff is not None and yielded is handoff:
+            core.detached = step
+            return DETACHED
+        try:
+            value, error = (yield yielded), None
+        except GeneratorExit:
+            step.close()
+            raise
+        except BaseException as exc:  # noqa: BLE001 - (a cancellation) thrown into the read
+            value, error = None, exc
+
+
+def open_response(
+    self: RunCore, run_input: RunAgentInput, pipeline: Pipeline
+) -> AsyncIterator[Any]:
+    """The round's response: the transport's; with middleware, the chain over
+    :meth:`chain_source` (event structs in, event structs out)."""
+    if not self.session.middleware:
+        return self.transport_stream(run_input, self.cursor.last)
+    return compose(self.session.middleware, partial(self.chain_source, pipeline))(run_input)
+
+
+async def chain_source(self: RunCore, pipeline: Pipeline, run_input: Any) -> AsyncIterator[Any]:
+    """The end of the middleware chain: the transport's response as event
+    structs (the pipeline's wire stage). A cut response of a resumable run
+    is resumed below the chain, so every middleware sees one uninterrupted
+    run: the source hands the loss to the run's driver (:meth:`hand_off`)
+    and reads on from the response it gets back; frames at or before the
+    cursor are dropped."""
+    cursor = self.cursor
+    stream = self.transport_stream(run_input, cursor.last)
+    read = stream.__aiter__().__anext__
+    item: Any = NOTHING
+    terminal = False
+    try:
+        while True:
+            error: Exception | None = None
+            try:
+                while (item := await read_one(read) if item is NOTHING else item) is not EOF:
+                    current, item = item, NOTHING
+                    if not isinstance(current, bytes | bytearray | memoryview | str):
+                        terminal = is_terminal(current)
+                        if pipeline.finished:
+                            return
+                        yield current  # an event struct (an agent's own run())
+                        continue
+                    frames = pipeline.split(cast("bytes | str", current))
+                    ids = list(pipeline.frame_ids)
+                    for i, data in enumerate(frames):
+                        frame_id = ids[i] if ids else None
+                        if cursor.repeat(frame_id):
+                            continue
+                        events = list(pipeline.decode(data))
+                        cursor.advance(frame_id)
+                        if pipeline.finished:  # an oversized frame: cannot resynchronise
+                            return
+                        for event in events:
+                            terminal = is_terminal(event)
+                            yield event
+                    if pipeline.finished:
+                        return
+            except Exception as exc:  # noqa: BLE001 - judged: resumed or raised
+                error = exc
+            if not self.resumes(pipeline, error, not terminal):
+                if error is not None:
+                    raise error
+                break
+            await aclose_stream(stream)
+            reopened = await self.hand_off(error)
+            if reopened is None:  # out of tries after the response ended
+                return
+            stream, read, item = reopened
+        for event in pipeline.decode_end():
+            yield event
+    finally:
+        await aclose_stream(stream)
+
+
+def read_chain(self: RunCore) -> Awaitable[Any]:
+    """One read of the middleware chain, driven in the run's task by
+    :func:`drive`: the read a resume below the chain left suspended (its
+    source has a new response, or the verdict, by now), else a new one."""
+    step, self.detached = self.detached, None
+    if step is None:
+        assert self.chain_read is not None
+        step = self.chain_read().__await__()
+    return drive(self, step)
+
+
+async def let_go(self: RunCore) -> None:
+    """The run closes while a chain read is suspended (stopped during a
+    resume below the chain): the source's wait is cancelled and the read
+    driven to its end, so the source closes and each middleware sees the
+    cancellation, as at any close."""
+    step, self.detached = self.detached, None
+    handoff = self.handoff
+    if step is None:
+        return
+    if handoff is not None:
+        handoff.cancel()
+    try:
+        await drive(self, step)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # (the closing task itself is being cancelled)
+    except (Exception, StopAsyncIteration):  # noqa: BLE001 - the chain ends, however
+        pass
 
 
 __all__ = [

@@ -1,33 +1,21 @@
 """One run of a :class:`~agui.client._session.Session`: a request and its response, as updates.
 
-The response is fed through one :class:`~agui.pipeline._pipeline.Pipeline` one frame at
-a time, so a consumer leaving after update N leaves nothing of later frames
-applied. With middleware, the pipeline's wire stage (:meth:`Pipeline.decode`)
-turns the transport's output into events, the middleware chain transforms
-them, and the pipeline takes them back (:meth:`Pipeline.feed_event`).
+:class:`Run` is the one owner of a run's life: nothing is sent until it is
+iterated; each step of its :class:`RunCore` starts a round (takes the session's
+slot, makes the pipeline, sends), reads one transport item, or hands out what a
+job made; the run ends with one ``Done``. The response is fed through one
+:class:`~agui.pipeline._pipeline.Pipeline` one frame at a time, so a consumer
+leaving after update N leaves nothing of later frames applied.
 
-Resuming a cut response of a resumable server (:mod:`agui.transports._reconnect`):
-the run re-sends its input with ``Last-Event-ID`` and reads on. One driver makes
-every resume (:meth:`_RunCore._retry`, one step per try), so each try's
-``Reconnecting`` is handed out (and told to the subscribers) before its backoff
-sleep, and ``Reconnected`` before the resumed response's first update. With
-middleware the resume happens below the chain (the chain stays, so every
-middleware sees one uninterrupted run, and one with an ``on_reconnecting`` /
-``on_reconnected`` hook is told): the chain's source hands its lost response to
-that driver, and the chain read it was in stays suspended until the driver hands
-a new response back. No event is lost or repeated.
-
-Cancellation: leaving a run early (``break`` then ``aclose()`` / ``async
-with``, or cancelling the task) closes the transport stream (the HTTP
-response); the run ends ``Done(cancelled)`` locally (:attr:`Run.done`) unless
-it had already ended (its ``Done`` stands), and nothing that arrives later is
-applied. :meth:`Run.aclose` works from anywhere: from another task, and from
-inside the run itself (a session subscriber, a middleware, an agent subscriber
-callback, a client tool), where it cannot wait: the run stops as the callback
-returns, before the next frame is delivered. :meth:`Run.cancel` is the same
-without awaiting, safe from a signal handler. A plain ``break`` without closing is finished when the :class:`Run`
-is garbage-collected or, at the latest, when the next run of the session
-starts. The session stays usable.
+The run's jobs live in the modules named for them, their functions bound as
+methods of :class:`RunCore`: resuming a cut response and attaching
+(:mod:`agui.client._resume`, one driver whether or not middleware is present),
+the middleware chain over the response (:mod:`agui.client._middleware`),
+client-tool rounds (:mod:`agui.client._tools`) and stopping and closing
+(:mod:`agui.client._closing`: :meth:`Run.aclose` and :meth:`Run.cancel` work
+from anywhere; a plain ``break`` without closing is finished when the
+:class:`Run` is garbage-collected or, at the latest, when the next run of the
+session starts).
 
 Transport failures (:class:`agui.errors.TransportError`) are reported as
 ``ErrorUpdate(error, fatal=True)`` followed by ``Done(failed)``; they are
@@ -39,10 +27,7 @@ kind ``transport_raised`` whose ``__cause__`` is the exception.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
-import time
-import types
 import weakref
 from collections.abc import (
     AsyncGenerator,
@@ -52,62 +37,38 @@ from collections.abc import (
     Generator,
     Iterable,
     Iterator,
-    Sequence,
 )
 from functools import partial
 from itertools import chain
 from operator import length_hint
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, cast, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, Self, overload
 
+from agui.client import _closing as ending
+from agui.client import _middleware as chained
+from agui.client import _resume as resuming
 from agui.client import _telemetry as telemetry
+from agui.client import _tools as tool_rounds
+from agui.client._closing import CANCELLED, absorbed, close_at_shutdown, running
 from agui.client._idle import IdleClock
-from agui.client._input import tool_result_event
-from agui.client._middleware import MiddlewareFn, compose
-from agui.errors import EncodeError, ToolError, TransportError
+from agui.client._middleware import DETACHED, MiddlewareFn
+from agui.client._resume import Handed
+from agui.client._stream import EOF, NOTHING, as_transport_error, read_one
+from agui.client._telemetry import LOGGERS
 from agui.pipeline._lifecycle import RunLifecycle
-from agui.pipeline._pipeline import Pipeline
-from agui.transports._reconnect import (
-    Cursor,
-    ReconnectPolicy,
-    is_start,
-    resumable_failure,
-    send_cancel,
-    shown_cursor,
-    start_cursor,
-)
-from agui.types import RunErrorEvent, RunFinishedEvent
-from agui.updates import Done, ErrorUpdate, Reconnected, Reconnecting, Update, WarningUpdate
-from agui.wire._sse import RUN_HELD
+from agui.pipeline._pipeline import Pipeline, VerifyMode
+from agui.transports._reconnect import Cursor, ReconnectPolicy, is_start, start_cursor
+from agui.updates import Done, ErrorUpdate, Update
 
 if TYPE_CHECKING:
+    from agui.client._session import RunSlot, Subscribers
     from agui.client._tools import ClientTools
     from agui.pipeline._apply import Conversation
     from agui.transports import Transport
     from agui.types import RunAgentInput, ToolCall
 
-__all__ = ["Run", "RunHost", "RunSlot", "Subscriber", "Subscribers"]
-
-_HELD = f": {RUN_HELD}".encode()
-"""The first bytes of a new run's stream on a resumable server (SSE)."""
+__all__ = ["Run", "RunCore", "RunHost"]
 
 logger: logging.Logger = logging.getLogger("agui.client.run")
-# the logger session subscribers' failures have always gone to (users configure it)
-_session_logger: logging.Logger = logging.getLogger("agui.client.session")
-
-Subscriber = Callable[[Update], Any]
-"""``callback(update)``, sync or async (see :meth:`Subscribers.add`)."""
-
-_CANCELLED = "cancelled by client"
-_EOF: Any = object()  # the end of a response, as a read returns it
-_NOTHING: Any = object()  # no item held (see _RunCore.held)
-_DETACHED: Any = object()  # a chain read left suspended by a resume below the chain (_drive)
-
-LOOK_AHEAD_SECONDS = 0.25
-"""How long a run reads on after a transport item that ended a run of the
-response (the response usually ends right there), before it hands out that
-run's ``Done`` anyway."""
-CLOSE_GRACE_SECONDS = 2.0
-"""How long closing a response may go on after the closing task was cancelled."""
 
 
 class RunHost(Protocol):
@@ -122,7 +83,7 @@ class RunHost(Protocol):
     @property
     def conversation(self) -> Conversation: ...
     @property
-    def verify(self) -> str: ...
+    def verify(self) -> VerifyMode: ...
     @property
     def max_frame_bytes(self) -> int: ...
     @property
@@ -134,89 +95,7 @@ class RunHost(Protocol):
     def build_input(self, **overrides: Any) -> RunAgentInput: ...
 
 
-class Subscribers:
-    """The update callbacks of a session, called for every update of its runs."""
-
-    __slots__ = ("live",)
-
-    def __init__(self) -> None:
-        self.live: list[Subscriber] = []
-        """The callbacks themselves (read-only; change them with :meth:`add`): a
-        run loop tests this list, not the object, per update (no call)."""
-
-    def add(self, callback: Subscriber) -> Callable[[], None]:
-        """Call ``callback(update)`` (sync, or async and awaited) for every
-        update, before it is yielded; returns an unsubscribe function."""
-        self.live.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self.live:
-                self.live.remove(callback)
-
-        return unsubscribe
-
-    def __bool__(self) -> bool:
-        return bool(self.live)
-
-    async def notify(self, update: Update) -> None:
-        """Call every callback with ``update``; one that raises is logged
-        (logger ``agui.client._session``) and skipped, as the reference client does."""
-        for callback in list(self.live):
-            try:
-                result = callback(update)
-                if asyncio.iscoroutine(result):
-                    await result
-            except Exception:  # as the reference client: logged, skipped
-                _session_logger.exception("session subscriber %r failed on %r", callback, update)
-
-
-class RunSlot:
-    """Which run of a session is streaming: one at a time. A run takes the slot
-    when it starts sending (ending the previous run if it is still open) and
-    gives it back when its stream is over.
-
-    ``lost``: the session's latest run while its response was lost with the run
-    open (a resumable stream; out of tries, refused, or idle): attaching to that
-    run continues it (:meth:`Session.attach`); any run taking the slot clears it."""
-
-    __slots__ = ("_core", "_run", "lost")
-
-    def __init__(self) -> None:
-        self._run: weakref.ref[Run] | None = None
-        self._core: _RunCore | None = None
-        self.lost: _RunCore | None = None
-
-    @property
-    def active(self) -> Run | None:
-        """The run being streamed, while something references it."""
-        return self._run() if self._run is not None else None
-
-    @property
-    def busy(self) -> bool:
-        """True while a run is streaming."""
-        core = self._core
-        return core is not None and not core.final
-
-    async def _take(self, core: _RunCore, run: weakref.ref[Run]) -> None:
-        """``core`` becomes the active run; the previous one, if still open, is
-        closed first (one response applies to the conversation at a time)."""
-        previous = self._core
-        if previous is not None and previous is not core and not previous.final:
-            prior = self.active
-            if prior is not None and prior._core is previous:  # pyright: ignore[reportPrivateUsage] - same module
-                await prior.aclose()
-            if previous.pipeline is not None:  # (a dropped Run closes its stream later)
-                previous.pipeline.cancel(_CANCELLED)
-        self._run, self._core = run, core
-        self.lost = None
-
-    def _release(self, core: _RunCore) -> None:
-        """``core``'s stream is over: the slot is free (unless another run took it)."""
-        if self._core is core:
-            self._run = self._core = None
-
-
-class _RunCore:
+class RunCore:
     """A run's working parts, shared by the :class:`Run` and its update generator;
     holds no reference to the Run, so a Run dropped after ``break`` is freed at
     once and its stream closed.
@@ -296,7 +175,7 @@ class _RunCore:
         self.started: bool = False  # the generator began (the request is being sent)
         self.ended: asyncio.Event | None = None
         # the update generator (weakly: a run left with ``break`` is freed at once) and
-        # the task that closes it if the loop shuts down first (see _close_at_shutdown)
+        # the task that closes it if the loop shuts down first (see close_at_shutdown)
         self.gen: weakref.ref[AsyncGenerator[object, None]] | None = None
         self.guard: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -309,25 +188,60 @@ class _RunCore:
         self.keep_read: bool = False  # stopped from inside that read: apply what it returns
         self.interrupted: bool = False
         self.tasks: set[asyncio.Task[Any]] = set()
-        self.next: Callable[[], Awaitable[Iterable[list[Update]] | None]] = self._start
+        self.next: Callable[[], Awaitable[Iterable[list[Update]] | None]] = self.start
         # resuming a cut response (agui.transports._reconnect): the cursors processed, the
         # transport's policy (None: never resume), the first item of a resumed response
         self.cursor: Cursor = Cursor(cursor)
         self.policy: ReconnectPolicy | None = None
-        self.held: Any = _NOTHING
+        self.held: Any = NOTHING
         self.abort: bool = False  # stopped on purpose with a resumable run open: tell the server
         # the event idle clock (agui.client._idle; None: off): reads wait under it
         seconds = session.idle_timeout
         self.idle: IdleClock | None = IdleClock(seconds) if seconds else None
-        # a resume below the middleware (see _drive): the chain's own read, the future
+        # a resume below the middleware (see drive): the chain's own read, the future
         # its source awaits a new response on, the chain read suspended meanwhile
         self.chain_read: Callable[[], Awaitable[Any]] | None = None
-        self.handoff: asyncio.Future[_Handed] | None = None
+        self.handoff: asyncio.Future[Handed] | None = None
         self.detached: Generator[Any, Any, Any] | None = None
         self.announced: bool = False  # resuming: the next try was announced (Reconnecting)
         self.broke: float = 0.0  # when the response broke (monotonic seconds)
         self.failure: Exception | None = None  # what broke it, or the last try's failure
         self.span: Any = None  # the round's agui.client._run span (agui.client._telemetry)
+
+    # the jobs' functions, bound as methods (``Final``: each declared as the function it is)
+    # resuming a cut response, attaching (agui.client._resume)
+    continued: Final = resuming.continued
+    unseen: Final = resuming.unseen
+    resumable: Final = resuming.resumable
+    complete: Final = resuming.complete
+    resumes: Final = resuming.resumes
+    note_held: Final = resuming.note_held
+    may_resume: Final = resuming.may_resume
+    resume: Final = resuming.resume
+    retry: Final = resuming.retry
+    give_up: Final = resuming.give_up
+    next_try: Final = resuming.next_try
+    attempt: Final = resuming.attempt
+    tell: Final = resuming.tell
+    transport_stream: Final = resuming.transport_stream
+    hand_off: Final = resuming.hand_off
+    # the middleware chain over the response (agui.client._middleware)
+    open_response: Final = chained.open_response
+    chain_source: Final = chained.chain_source
+    read_chain: Final = chained.read_chain
+    let_go: Final = chained.let_go
+    # the end of a round, client-tool rounds (agui.client._tools)
+    end_round: Final = tool_rounds.end_round
+    over: Final = tool_rounds.over
+    call_tool: Final = tool_rounds.call_tool
+    # stopping, closing (agui.client._closing)
+    stop_here: Final = ending.stop_here
+    note_abort: Final = ending.note_abort
+    interrupt: Final = ending.interrupt
+    close_stream: Final = ending.close_stream
+    cancel_on_server: Final = ending.cancel_on_server
+    finish: Final = ending.finish
+    look_ahead: Final = ending.look_ahead
 
     # ------------------------------------------------------------- stepping
 
@@ -338,18 +252,18 @@ class _RunCore:
         self.consumer = asyncio.current_task()
         return await self.next()
 
-    async def _start(self) -> Iterable[list[Update]] | None:
+    async def start(self) -> Iterable[list[Update]] | None:
         """A round starts: take the session's slot, make its pipeline, send."""
         session = self.session
         run_input = self.inputs[-1]
         attaching = not self.rounds and self.cursor.last is not None
         kept = self.slot.lost if attaching else None
-        await self.slot._take(self, self.run_ref)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
-        pipeline = self._continued(kept, run_input)
+        await self.slot.take(self, self.run_ref)
+        pipeline = self.continued(kept, run_input)
         if pipeline is None:
             pipeline = Pipeline(
                 session.conversation,
-                verify=session.verify,  # type: ignore[arg-type]
+                verify=session.verify,
                 max_frame_bytes=session.max_frame_bytes,
                 thread_id=run_input.thread_id,  # every run must answer the thread we sent
             )
@@ -373,79 +287,60 @@ class _RunCore:
                 len(run_input.tools or ()),
                 f" (client tool round {self.rounds})" if self.rounds else "",
             )
-        self.next = self._read
+        self.next = self.read_item
         policy = getattr(session.transport, "reconnect", None)
         self.policy = policy if isinstance(policy, ReconnectPolicy) else None
         if self.rounds:
             self.cursor = Cursor()  # a follow-up round is a new run
         if self.idle is not None:
             self.idle.event()  # a new response: the full idle budget
-        self._end_span()
+        self.end_span()
         self.span = telemetry.run_started(
             run_input.thread_id, run_input.run_id, attached=self.cursor.last is not None
         )
         try:
-            self.stream = self._open(run_input, pipeline)
+            self.stream = self.open_response(run_input, pipeline)
             read = self.stream.__aiter__().__anext__
             if session.middleware and self.policy is not None:  # resumable below the chain
-                self.chain_read, read = read, self._read_chain
+                self.chain_read, read = read, self.read_chain
             self.read = read
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
-            self.next = self._end_round
-            return (pipeline.fail_transport(_as_transport_error(exc)),)
+            self.next = self.end_round
+            return (pipeline.fail_transport(as_transport_error(exc)),)
         return ()
 
-    def _continued(self, kept: _RunCore | None, run_input: RunAgentInput) -> Pipeline | None:
-        """Attaching to the run whose response this session lost (``kept``, the
-        slot's :attr:`RunSlot.lost`): that run's pipeline, reopened (its
-        verification state carried on), and its cursors (the next request asks
-        from the last one processed); None when ``kept`` is another run (or none)."""
-        if kept is None or kept is self or kept.pipeline is None:
-            return None
-        before = kept.inputs[-1]
-        if before.run_id != run_input.run_id or before.thread_id != run_input.thread_id:
-            return None
-        pipeline = kept.pipeline
-        done = pipeline.done
-        if not pipeline.reopen():
-            return None
-        kept.cancelled, kept.pipeline = done, None  # the lost Run keeps its Done(failed)
-        self.cursor = kept.cursor
-        self.cursor.failures = 0
-        return pipeline
-
-    async def _read(self) -> Iterable[list[Update]] | None:
+    async def read_item(self) -> Iterable[list[Update]] | None:
         """One transport read: its frames' updates, fed one frame at a time."""
         pipeline = self.pipeline
         assert pipeline is not None and self.read is not None
         if pipeline.finished:
-            return await self._end_round()
+            return await self.end_round()
         self.rest = _NO_FRAMES  # (the previous item's frames are not kept over the read)
         ahead, self.ahead = self.ahead, None
-        item, self.held = self.held, _NOTHING
+        item, self.held = self.held, NOTHING
         try:
-            if item is _NOTHING:
-                read = ahead if ahead is not None else _read_one(self.read)
+            if item is NOTHING:
+                read = ahead if ahead is not None else read_one(self.read)
                 self.reading = True
                 try:
                     item = await (read if self.idle is None else self.idle.wait(read))
                 finally:
                     self.reading = False
         except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
-            if self._may_resume(pipeline, exc):
-                return await self._resume(pipeline, exc)
-            self.next = self._end_round
-            if self._complete(pipeline):
+            if self.may_resume(pipeline, exc):
+                return await self.resume(pipeline, exc)
+            self.next = self.end_round
+            if self.complete(pipeline):
                 logger.debug("resumable response cut after its run's end: %s", exc)
                 return (pipeline.close(),)
-            return (pipeline.fail_transport(_as_transport_error(exc)),)
-        if item is _DETACHED:  # the chain's source lost its response: resume it (_retry)
-            self.next = self._retry
-            return await self._retry()
-        if item is _EOF:
-            if self._may_resume(pipeline, None):
-                return await self._resume(pipeline, None)
-            self.next = self._end_round
+            return (pipeline.fail_transport(as_transport_error(exc)),)
+        if item is DETACHED:  # the chain's source lost its response: resume it (retry)
+            self.next = self.retry
+            return await self.retry()
+        if item is EOF:
+            if self.may_resume(pipeline, None):
+                return await self.resume(pipeline, None)
+            self.next = self.end_round
             return (pipeline.close(),)
         if self.stopping:  # stopped from inside the read (a middleware, an agent callback)
             if self.keep_read:  # the event whose callback stopped the run is applied (as the
@@ -455,36 +350,9 @@ class _RunCore:
                 self.stop_here()
             return None
         if self.cursor.last is None and self.policy is not None:
-            self._held(item)
+            self.note_held(item)
         batches = self._frames(pipeline, item)
-        return batches if self.cursor.until is None else self._unseen(batches)
-
-    def _unseen(self, batches: Iterable[list[Update]]) -> Iterator[list[Update]]:
-        """``batches`` while the run catches up (attached from a cursor the caller
-        kept, replayed from its start): the updates of frames at or before that
-        cursor are applied but not handed out, except a ``Done`` (every run's
-        iteration ends with one) and a fatal ``ErrorUpdate``. A ``Done`` before
-        the cursor was met comes after a ``WarningUpdate`` (``attach_cursor_unseen``)."""
-        cursor = self.cursor
-        for updates in batches:
-            if cursor.until is None:
-                yield updates
-                continue
-            shown: list[Update] = []
-            for update in updates:
-                if type(update) in HANDED_WHILE_CATCHING_UP:
-                    if not cursor.reached:
-                        shown.append(
-                            WarningUpdate(
-                                "attach_cursor_unseen",
-                                f"cursor {cursor.until!r} is not in the run's log: the run was"
-                                " applied whole, its updates before this one not handed out",
-                            )
-                        )
-                    shown.append(update)
-                elif getattr(update, "fatal", False) is True:
-                    shown.append(update)
-            yield shown
+        return batches if self.cursor.until is None else self.unseen(batches)
 
     @property
     def item_done(self) -> bool:
@@ -509,496 +377,16 @@ class _RunCore:
         rest = self.rest = iter(frames)
         ids = pipeline.frame_ids
         # (a frame after the stream finished is fed to no effect: [])
-        fed = self._resumable(pipeline, rest, ids) if ids else map(pipeline.feed_frame, rest)
+        fed = self.resumable(pipeline, rest, ids) if ids else map(pipeline.feed_frame, rest)
         return chain((head,), fed) if head else fed
 
-    def _resumable(
-        self, pipeline: Pipeline, rest: Iterator[str], ids: Sequence[str | None]
-    ) -> Iterator[list[Update]]:
-        """:meth:`_frames` of a resumable stream: a frame at or before the cursor
-        is a repeat, skipped; the cursor advances past each frame fed."""
-        feed = pipeline.feed_frame
-        cursor = self.cursor
-        for i, data in enumerate(rest):
-            frame_id = ids[i]
-            if cursor.repeat(frame_id):
-                continue
-            updates = feed(data)
-            cursor.advance(frame_id)
-            yield updates
-            if pipeline.finished:
-                return
+    # ------------------------------------------------------------- telemetry
 
-    def _complete(self, pipeline: Pipeline) -> bool:
-        """Whether a break loses nothing: the stream carried cursors (a resumable
-        server's response ends at its run's terminal event) and that event was
-        applied. Such a cut ends the run as its end of stream would, with no error;
-        a stream without cursors may have had more runs after it (a non-fatal error)."""
-        return (
-            self.cursor.last is not None
-            and not pipeline.finished
-            and not pipeline.lifecycle.open
-            and pipeline.done is not None
-        )
-
-    def _held(self, item: object) -> None:
-        """The first read of a response: when it opens with the server's
-        ``: run held`` comment, a cut before the first frame resumes the run from
-        :meth:`_unframed_cursor` (the server holds the run from then on)."""
-        if isinstance(item, bytes | bytearray) and bytes(item[: len(_HELD)]) == _HELD:
-            line = bytes(item[len(_HELD) :]).split(b"\n", 1)[0].strip()
-            self.cursor.last = self._unframed_cursor(line.decode("ascii", "replace"))
-
-    @staticmethod
-    def _unframed_cursor(token: str) -> str:
-        """The ``Last-Event-ID`` of a resume before the run's first frame: its
-        start, proven by the run token the ``: run held <token>`` comment carries
-        (``0`` alone when it carries none: a server with an ``authorize`` hook
-        knows its principal)."""
-        return start_cursor(f"{token}.0")
-
-    def _may_resume(self, pipeline: Pipeline, error: BaseException | None) -> bool:
-        """Whether a break (``error``; None = the response ended) is resumed: the
-        transport has a policy, the stream carried cursors (or the server said it
-        holds the run before its first frame), its run is still open (or has not
-        shown a frame yet), nobody stopped the run, and the failure is one worth
-        retrying."""
-        return (
-            self.policy is not None
-            and self.cursor.last is not None
-            and not self.stopping
-            and not pipeline.finished
-            and (pipeline.lifecycle.open or not self.cursor.framed)
-            and not self.session.middleware
-            and resumable_failure(error)
-        )
-
-    async def _resume(
-        self, pipeline: Pipeline, error: Exception | None
-    ) -> Iterable[list[Update]] | None:
-        """The response broke (``error``; None = it ended) with the run open:
-        resume it, one step per try (:meth:`_retry`), so each ``Reconnecting``
-        is handed out before its try is made."""
-        await self.close_stream()
-        self.broke = time.monotonic()
-        self.failure = error
-        self.next = self._retry
-        return await self._retry()
-
-    async def _retry(self) -> Iterable[list[Update]] | None:
-        """One step of a resume, the one driver of every resume (a plain run's, and
-        one below the middleware chain): announce the next try (``Reconnecting``,
-        told to each middleware's ``on_reconnecting`` hook first), or, once
-        announced, make it (:meth:`_attempt`): ``Reconnected`` (told to
-        ``on_reconnected``) and the run reads on from the new response. Out of
-        tries, or refused (an HTTP 4xx), the run fails as it would have."""
-        pipeline = self.pipeline
-        assert pipeline is not None
-        if not self.announced:  # the next try, to announce
-            notice = self._next_try()
-            if notice is _EOF or isinstance(notice, Exception):
-                return self._give_up(pipeline, cast("Exception", notice))
-            self.announced = True
-            await self._tell("on_reconnecting", notice)
-            return ([notice],)
-        self.announced = False
-        reopened = await self._attempt(pipeline, self._transport_stream)
-        if reopened is None:
-            return None if self.stopping else ()
-        stream, read, item, resumed = reopened
-        telemetry.reconnected(self.span, resumed)
-        await self._tell("on_reconnected", resumed)
-        handoff = self.handoff
-        if handoff is not None:  # the chain's source reads on from the new response
-            handoff.set_result((stream, read, item))
-        else:
-            self.stream, self.read, self.held = stream, read, item
-        self.next = self._read
-        return ([resumed],)
-
-    def _give_up(self, pipeline: Pipeline, verdict: Exception) -> Iterable[list[Update]]:
-        """A resume ends without a new response (``verdict``: the last try's
-        failure, or ``_EOF`` for a response that ended): the run fails as it would
-        have. Below the chain, the source is handed the verdict (it raises the
-        failure, or ends), so the chain sees its response end as it did."""
-        handoff = self.handoff
-        if handoff is not None:
-            if verdict is _EOF:
-                handoff.set_result(None)
-            else:
-                handoff.set_exception(verdict)
-            self.next = self._read
-            return ()
-        self.next = self._end_round
-        if verdict is _EOF:
-            return (pipeline.close(),)
-        return (pipeline.fail_transport(_as_transport_error(verdict)),)
-
-    def _next_try(self) -> Reconnecting | Exception:
-        """Count the next try of a resume (the policy's budget since the last
-        progress): its ``Reconnecting``, or what ends the run (the last failure,
-        or ``_EOF`` for a response that ended)."""
-        policy, cursor, last = self.policy, self.cursor, self.failure
-        assert policy is not None and cursor.last is not None
-        cursor.failures += 1
-        if cursor.failures > policy.attempts or (last is not None and not resumable_failure(last)):
-            return _EOF if last is None else last
-        reason = "end of stream" if last is None else getattr(last, "kind", type(last).__name__)
-        return Reconnecting(cursor.failures, cursor.last, str(reason))
-
-    async def _attempt(
-        self,
-        pipeline: Pipeline,
-        open_stream: Callable[[RunAgentInput, str], AsyncIterator[Any]],
-    ) -> _Reopened | None:
-        """The try :meth:`_next_try` counted: wait its jittered delay, then
-        ``open_stream(input, cursor)`` and read the first item. Returns the new
-        stream, its read, that item and the ``Reconnected``; None when the try
-        failed (kept as :attr:`failure`) or the run was stopped meanwhile."""
-        policy, cursor = self.policy, self.cursor
-        assert policy is not None and cursor.last is not None
-        await asyncio.sleep(policy.delay(cursor.failures))
-        if self.stopping:
-            return None
-        logger.debug(
-            "resuming run from cursor %r (attempt %d)", shown_cursor(cursor.last), cursor.failures
-        )
-        stream: AsyncIterator[Any] | None = None
-        try:
-            stream = open_stream(self.inputs[-1], cursor.last)
-            read = stream.__aiter__().__anext__
-            item = await _read_one(read)
-        except Exception as exc:  # noqa: BLE001 - nothing a transport raises escapes
-            await _aclose(stream)
-            self.failure = exc
-            return None
-        if item is _EOF:
-            await _aclose(stream)
-            self.failure = None
-            return None
-        pipeline.restart_wire()
-        gap_ms = (time.monotonic() - self.broke) * 1000.0
-        return stream, read, item, Reconnected(cursor.failures, round(gap_ms, 1), cursor.last)
-
-    async def _tell(self, hook: str, update: Update) -> None:
-        """Call each middleware's ``hook(update)`` (``on_reconnecting`` /
-        ``on_reconnected``) that it has, outermost first; awaited when async."""
-        for mw in self.session.middleware:
-            fn = getattr(mw, hook, None)
-            if fn is not None:
-                told = fn(update)
-                if inspect.isawaitable(told):
-                    await told
-
-    def _transport_stream(self, run_input: RunAgentInput, cursor: str | None) -> AsyncIterator[Any]:
-        """The transport's response to ``run_input`` (from ``cursor`` when resuming
-        or attaching: ``Last-Event-ID``)."""
-        transport = self.session.transport
-        if cursor is not None:
-            return transport.stream(run_input, last_event_id=cursor)  # type: ignore[call-arg]
-        return transport.stream(run_input)
-
-    def _open(self, run_input: RunAgentInput, pipeline: Pipeline) -> AsyncIterator[Any]:
-        """The round's response: the transport's; with middleware, the chain over
-        :meth:`_chain_source` (event structs in, event structs out)."""
-        if not self.session.middleware:
-            return self._transport_stream(run_input, self.cursor.last)
-        return compose(self.session.middleware, partial(self._chain_source, pipeline))(run_input)
-
-    async def _chain_source(self, pipeline: Pipeline, run_input: Any) -> AsyncIterator[Any]:
-        """The end of the middleware chain: the transport's response as event
-        structs (the pipeline's wire stage). A cut response of a resumable run
-        is resumed below the chain, so every middleware sees one uninterrupted
-        run: the source hands the loss to the run's driver (:meth:`_hand_off`)
-        and reads on from the response it gets back; frames at or before the
-        cursor are dropped."""
-        cursor = self.cursor
-        stream = self._transport_stream(run_input, cursor.last)
-        read = stream.__aiter__().__anext__
-        item: Any = _NOTHING
-        terminal = False
-        try:
-            while True:
-                error: Exception | None = None
-                try:
-                    while (item := await _read_one(read) if item is _NOTHING else item) is not _EOF:
-                        current, item = item, _NOTHING
-                        if not isinstance(current, bytes | bytearray | memoryview | str):
-                            terminal = _is_terminal(current)
-                            if pipeline.finished:
-                                return
-                            yield current  # an event struct (an agent's own run())
-                            continue
-                        frames = pipeline.split(cast("bytes | str", current))
-                        ids = list(pipeline.frame_ids)
-                        for i, data in enumerate(frames):
-                            frame_id = ids[i] if ids else None
-                            if cursor.repeat(frame_id):
-                                continue
-                            events = list(pipeline.decode(data))
-                            cursor.advance(frame_id)
-                            if pipeline.finished:  # an oversized frame: cannot resynchronise
-                                return
-                            for event in events:
-                                terminal = _is_terminal(event)
-                                yield event
-                        if pipeline.finished:
-                            return
-                except Exception as exc:  # noqa: BLE001 - judged: resumed or raised
-                    error = exc
-                if not (
-                    self.policy is not None
-                    and cursor.last is not None
-                    and not terminal
-                    and not self.stopping
-                    and not pipeline.finished
-                    and resumable_failure(error)
-                ):
-                    if error is not None:
-                        raise error
-                    break
-                await _aclose(stream)
-                self.broke, self.failure = time.monotonic(), error
-                reopened = await self._hand_off()
-                if reopened is None:  # out of tries after the response ended
-                    return
-                stream, read, item = reopened
-            for event in pipeline.decode_end():
-                yield event
-        finally:
-            await _aclose(stream)
-
-    async def _hand_off(self) -> _Handed:
-        """The chain's source lost its response with the run open: await the
-        outcome of the resume the run's driver makes meanwhile (:meth:`_retry`,
-        in the run's own steps: the chain read this await is in is left
-        suspended, see :func:`_drive`): the new response (its stream, its read,
-        its first item); None when the response had ended and no try succeeded;
-        the last try's failure is raised."""
-        assert self.loop is not None
-        handoff: asyncio.Future[_Handed] = self.loop.create_future()
-        self.handoff = handoff
-        try:
-            handed: _Handed = await handoff
-            return handed
-        finally:
-            self.handoff = None
-
-    def _read_chain(self) -> Awaitable[Any]:
-        """One read of the middleware chain, driven in the run's task by
-        :func:`_drive`: the read a resume below the chain left suspended (its
-        source has a new response, or the verdict, by now), else a new one."""
-        step, self.detached = self.detached, None
-        if step is None:
-            assert self.chain_read is not None
-            step = self.chain_read().__await__()
-        return _drive(self, step)
-
-    async def _let_go(self) -> None:
-        """The run closes while a chain read is suspended (stopped during a
-        resume below the chain): the source's wait is cancelled and the read
-        driven to its end, so the source closes and each middleware sees the
-        cancellation, as at any close."""
-        step, self.detached = self.detached, None
-        handoff = self.handoff
-        if step is None:
-            return
-        if handoff is not None:
-            handoff.cancel()
-        try:
-            await _drive(self, step)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise  # (the closing task itself is being cancelled)
-        except (Exception, StopAsyncIteration):  # noqa: BLE001 - the chain ends, however
-            pass
-
-    async def look_ahead(self) -> None:
-        """A run of the response ended with the transport item just fed: read on
-        for up to :data:`LOOK_AHEAD_SECONDS`, so that a response which ends there
-        is closed before its ``Done`` is handed out (a consumer that leaves at the
-        ``Done`` without closing the run leaves nothing open). What was read is
-        the next step's."""
-        pipeline = self.pipeline
-        read = self.read
-        if (
-            read is None
-            or self.stream is None
-            or self.ahead is not None
-            or self.loop is None
-            or pipeline is None
-            or pipeline.finished
-            or pipeline.lifecycle.open
-        ):
-            return
-        task = self.loop.create_task(_read_one(read))
-        task.add_done_callback(_retrieve)
-        self.ahead = task
-        self.consumer = asyncio.current_task()
-        await asyncio.wait((task,), timeout=LOOK_AHEAD_SECONDS)
-        if task.done() and not task.cancelled() and task.exception() is None:
-            if task.result() is _EOF:
-                await self.close_stream()
-
-    async def _end_round(self) -> Iterable[list[Update]] | None:
-        """The response is over: close it; run the client tool calls it left, if
-        any. A resumable run whose response was lost is kept for an attach."""
-        await self.close_stream()
-        if self.pipeline is not None and self.pipeline.lost and self.cursor.last is not None:
-            self.slot.lost = self
-        self._end_span()
-        session = self.session
-        calls = _calls_to_run(session, self.pipeline.done if self.pipeline else None)
-        if not calls:
-            self.final = True
-            return None
-        if self.rounds >= session.max_tool_rounds:
-            self.next = self._over
-            ids = ", ".join(c.id for c in calls)
-            error = ToolError(
-                f"{len(calls)} client tool call(s) left unanswered after {self.rounds} round(s)"
-                f" (max_tool_rounds={session.max_tool_rounds}): {ids}",
-                kind="max_tool_rounds",
-                tool_name=calls[0].function.name,
-                tool_call_id=calls[0].id,
-            )
-            return ([ErrorUpdate(error, fatal=False)],)
-        self.rounds += 1
-        self.calls = calls
-        self.next = self._call_tool
-        return ()
-
-    async def _over(self) -> Iterable[list[Update]] | None:
-        self.final = True
-        return None
-
-    async def _call_tool(self) -> Iterable[list[Update]] | None:
-        """Run the next client tool call; apply its result. After the last, the
-        follow-up round starts (unless calls to unregistered tools remain)."""
-        session = self.session
-        conversation = session.conversation
-        if not self.calls:
-            if conversation.unanswered_tool_call_ids():
-                self.final = True
-                return None  # calls to tools nobody registered: left to the caller
-            self.inputs.append(session.build_input(**self.carry))
-            self.next = self._start
-            return ()
-        call = self.calls.pop(0)
-        tools = session.client_tools
-        assert tools is not None
-        result = await tools.call(call.function.name, call.function.arguments, call.id)
-        logger.debug(
-            "ran client tool %r for call %r: %s",
-            call.function.name,
-            call.id,
-            "ok" if result.error is None else result.error.kind,
-        )
-        updates: list[Update] = []
-        if result.error is not None:
-            updates.append(ErrorUpdate(result.error, fatal=False))
-        updates += conversation.apply(tool_result_event(call.id, result.content))
-        return (updates,)
-
-    # ------------------------------------------------------------- stopping
-
-    def stop_here(self) -> None:
-        """Stop the run now (on the loop's thread, between two frames): nothing
-        more is applied; the run's ``Done`` becomes ``cancelled`` unless it ended."""
-        self.stopping = True
-        if self.reading and self.consumer is asyncio.current_task():
-            self.keep_read = True  # from a callback inside the read: the read's event applies
-            return
-        pipeline = self.pipeline
-        if pipeline is not None:
-            self._note_abort()
-            pipeline.cancel(_CANCELLED)
-
-    def _note_abort(self) -> None:
-        """A deliberate stop with a resumable run still open is an abort to tell
-        the server about (:meth:`_cancel_on_server`)."""
-        pipeline = self.pipeline
-        if pipeline is not None and self.policy is not None and self.cursor.last is not None:
-            self.abort = self.abort or pipeline.lifecycle.open
-
-    def interrupt(self, gen: AsyncGenerator[object, None] | None) -> None:
-        """After :meth:`stop_here`, from outside the run (another task, a loop
-        callback): a consumer awaiting inside the run is cancelled once, so its
-        ``async for`` ends; a run waiting at an update has its stream closed."""
-        if self.final or self.closing or gen is None:
-            return  # (a run already closing its stream is not interrupted)
-        consumer = self.consumer
-        if _running(gen):
-            if consumer is not None and consumer is not asyncio.current_task():
-                if not self.interrupted:
-                    self.interrupted = True
-                    consumer.cancel()
-        elif self.stream is not None and self.loop is not None:
-            task = self.loop.create_task(self.close_stream())
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
-
-    async def close_stream(self) -> None:
-        """Close the current round's response (idempotent); a read ahead still
-        pending is cancelled first, a chain read left suspended ended."""
-        if self.detached is not None:
-            await self._let_go()
-        ahead = self.ahead
-        if ahead is not None and not ahead.done():
-            self.ahead = None
-            ahead.cancel()
-            await asyncio.wait((ahead,))
-        stream, self.stream = self.stream, None
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            self.consumer = asyncio.current_task()
-            await _close_fully(aclose)
-
-    async def _cancel_on_server(self) -> None:
-        """A deliberate abort of a resumable run still open: the contract's cancel
-        request (``DELETE <url>/runs/{threadId}/{runId}``) before the stream closes,
-        so the server stops the agent at once instead of waiting for its detach
-        timeout."""
-        if not self.abort:
-            return
-        self.abort = False
-        transport = self.session.transport
-        url = getattr(transport, "url", None)
-        headers: object = getattr(transport, "headers", None)
-        if isinstance(url, str) and isinstance(headers, dict):
-            sent: dict[str, str] = dict(headers)  # pyright: ignore[reportUnknownArgumentType]
-            run_input = self.inputs[-1]
-            self.consumer = asyncio.current_task()
-            await send_cancel(
-                url, sent, run_input.thread_id, run_input.run_id, cursor=self.cursor.last
-            )
-
-    def _end_span(self) -> None:
+    def end_span(self) -> None:
         """Close the current round's ``agui.client._run`` span (idempotent)."""
         span, self.span = self.span, None
         if span is not None:
             telemetry.run_ended(span, self.pipeline.done if self.pipeline is not None else None)
-
-    async def finish(self) -> None:
-        """The run's stream is over, however it ended: close the response, end
-        the pipeline (``Done(cancelled)`` unless the run ended), free the slot."""
-        self.closing = True
-        if self.idle is not None:
-            self.idle.close()
-        if self.stopping:  # (Run.cancel: the iterating task may see the stop first)
-            self._note_abort()
-        try:
-            await self._cancel_on_server()
-            await self.close_stream()
-        finally:
-            if self.pipeline is not None:
-                self.pipeline.cancel(_CANCELLED)  # no-op when the stream ended
-            self._end_span()
-            self.final = True
-            self.slot._release(self)  # pyright: ignore[reportPrivateUsage] - one module's cooperating classes
-            if self.ended is not None:
-                self.ended.set()
 
 
 class Run:
@@ -1055,9 +443,7 @@ class Run:
         cursor: str | None = None,
     ) -> None:
         self.input = run_input
-        self._core = _RunCore(
-            session, run_input, slot, dict(carry or {}), weakref.ref(self), cursor
-        )
+        self._core = RunCore(session, run_input, slot, dict(carry or {}), weakref.ref(self), cursor)
         self._subscribers = subscribers
         self._gen: AsyncGenerator[Any, None] | None = None
         self._batched = False  # the generator yields lists (batches())
@@ -1179,11 +565,11 @@ class Run:
             return
         assert gen is not None
         if core.final:
-            if not _running(gen):
+            if not running(gen):
                 await gen.aclose()
             return
         core.stop_here()
-        if _running(gen):
+        if running(gen):
             consumer = core.consumer
             if consumer is None or consumer is asyncio.current_task():
                 return  # called from inside the run: it ends as the callback returns
@@ -1217,7 +603,7 @@ class Run:
     def _cancel_unstarted(self) -> None:
         core = self._core
         if not core.final:
-            core.cancelled = RunLifecycle.never_started(_CANCELLED)
+            core.cancelled = RunLifecycle.never_started(CANCELLED)
         core.final = True
 
     async def __aenter__(self) -> Self:
@@ -1261,16 +647,16 @@ async def _nothing() -> AsyncGenerator[Update, None]:
     yield  # (an async generator)
 
 
-async def _keep_error(core: _RunCore, update: ErrorUpdate) -> None:
+async def _keep_error(core: RunCore, update: ErrorUpdate) -> None:
     core.errors.append(update)
 
 
-async def _after_done(core: _RunCore, update: Done) -> None:
+async def _after_done(core: RunCore, update: Done) -> None:
     if core.item_done:  # the response usually ends right there: read on a little
         await core.look_ahead()
 
 
-RUN_HOOKS: dict[type, Callable[[_RunCore, Any], Awaitable[None]]] = {
+RUN_HOOKS: dict[type, Callable[[RunCore, Any], Awaitable[None]]] = {
     ErrorUpdate: _keep_error,
     Done: _after_done,
 }
@@ -1280,11 +666,11 @@ error; after an item's last ``Done``, read ahead for the end of the response).""
 
 def _watched(debug: bool) -> frozenset[type]:
     """The update classes the run loop stops at (:data:`RUN_HOOKS`, and
-    :data:`LOGGERS` in a debug run); every other update passes with one set test."""
+    :data:`~agui.client._telemetry.LOGGERS` in a debug run); every other update passes with one set test."""
     return frozenset(RUN_HOOKS) | frozenset(LOGGERS) if debug else frozenset(RUN_HOOKS)
 
 
-async def _watch(core: _RunCore, update: Update, debug: bool) -> None:
+async def _watch(core: RunCore, update: Update, debug: bool) -> None:
     """What the run does with a watched update before handing it out: its
     :data:`RUN_HOOKS` hook, then its :data:`LOGGERS` line in a debug run."""
     cls = type(update)
@@ -1296,7 +682,7 @@ async def _watch(core: _RunCore, update: Update, debug: bool) -> None:
 
 
 async def _execute(
-    core: _RunCore, subscribers: Subscribers, batched: bool
+    core: RunCore, subscribers: Subscribers, batched: bool
 ) -> AsyncGenerator[Any, None]:
     """The run's update stream (see the module doc), across client-tool rounds:
     each step's updates, frame by frame, each frame fed only once the updates
@@ -1334,7 +720,7 @@ async def _execute(
                         await notify(update)
                     yield update
     except asyncio.CancelledError:
-        if _absorbed(core):
+        if absorbed(core):
             return
         raise
     finally:
@@ -1342,7 +728,7 @@ async def _execute(
 
 
 async def _take_step(
-    core: _RunCore,
+    core: RunCore,
     batches: Iterable[list[Update]],
     watched: frozenset[type],
     debug: bool,
@@ -1369,180 +755,10 @@ async def _take_step(
     return batch
 
 
-def _begin(core: _RunCore) -> None:
+def _begin(core: RunCore) -> None:
     """The run's generator starts: the request is being sent; the shutdown guard
-    (:func:`_close_at_shutdown`) watches it."""
+    (:func:`close_at_shutdown`) watches it."""
     core.started = True
     core.loop = loop = asyncio.get_running_loop()
     if core.ended is not None:
-        core.guard = loop.create_task(_close_at_shutdown(core, core.ended))
-
-
-def _absorbed(core: _RunCore) -> bool:
-    """A ``CancelledError`` in the run's generator: True when it is the one
-    request a stop from another task made (it interrupts the pending await by
-    cancelling the iterating task once; the loop then ends), False to re-raise."""
-    task = asyncio.current_task()
-    return core.interrupted and task is not None and task.uncancel() == 0
-
-
-async def _close_at_shutdown(core: _RunCore, ended: asyncio.Event) -> None:
-    """Waits for the run's end. Cancelled first (``asyncio.run`` cancels every
-    task before it closes the async generators it tracks, all at once): closes
-    the run's update generator, so the response is closed in order, innermost
-    generator first, before the loop closes them concurrently."""
-    try:
-        await ended.wait()
-    except asyncio.CancelledError:
-        gen = core.gen() if core.gen is not None else None
-        if gen is not None and not core.final and not _running(gen):
-            await gen.aclose()
-        raise
-
-
-async def _close_fully(aclose: Callable[[], Awaitable[object]]) -> None:
-    """Await ``aclose()`` to its end even when the awaiting task is cancelled
-    meanwhile (then re-raise, after at most :data:`CLOSE_GRACE_SECONDS`): a
-    response left half-closed (``asyncio.run`` cancels the task that closes a
-    run a user left with ``break``) prints finalizer noise at exit."""
-    closing = asyncio.ensure_future(aclose())
-    try:
-        await asyncio.shield(closing)
-    except asyncio.CancelledError:
-        await asyncio.wait((closing,), timeout=CLOSE_GRACE_SECONDS)
-        if closing.done() and not closing.cancelled():
-            closing.exception()  # (seen: the cancellation is what the caller gets)
-        raise
-
-
-async def _read_one(read: Callable[[], Awaitable[Any]]) -> Any:
-    """The next transport item, or :data:`_EOF` at the end of the response."""
-    try:
-        return await read()
-    except StopAsyncIteration:
-        return _EOF
-
-
-def _retrieve(task: asyncio.Task[Any]) -> None:
-    """Mark a read-ahead's outcome as seen (the run reports it, or was left)."""
-    if not task.cancelled():
-        task.exception()
-
-
-def _running(gen: AsyncGenerator[object, None]) -> bool:
-    """True while ``gen`` executes (an await inside it is pending)."""
-    return bool(getattr(gen, "ag_running", False))
-
-
-def _calls_to_run(session: RunHost, done: Done | None) -> list[ToolCall] | None:
-    """The pending, unanswered ``ToolCall`` structs of a successful run that
-    name a registered client tool (None when there are none)."""
-    tools = session.client_tools
-    if tools is None or done is None or done.outcome != "success":
-        return None
-    if not done.pending_tool_call_ids:
-        return None
-    conv = session.conversation
-    unanswered = set(conv.unanswered_tool_call_ids())
-    calls: list[ToolCall] = []
-    for cid in done.pending_tool_call_ids:
-        call = conv.tool_call(cid) if cid in unanswered else None
-        if call is not None and call.function.name in tools:
-            calls.append(call)
-    return calls or None
-
-
-def _log_warning(update: WarningUpdate) -> None:
-    """Log a warning update (debug runs only)."""
-    logger.debug(
-        "warning %s: %r%s",
-        update.code,
-        update.message,
-        f" at {update.path!r}" if update.path else "",
-    )
-
-
-def _log_error(update: ErrorUpdate) -> None:
-    """Log an error update (debug runs only)."""
-    error = update.error
-    logger.debug(
-        "%s error %s: %r",
-        "fatal" if update.fatal else "non-fatal",
-        type(error).__name__,
-        str(error),
-    )
-
-
-LOGGERS: dict[type, Callable[[Any], None]] = {
-    WarningUpdate: _log_warning,
-    ErrorUpdate: _log_error,
-}
-"""Update class -> how a debug run logs it (other classes are not logged)."""
-
-
-def _as_transport_error(exc: Exception) -> Exception:
-    """What a transport (or middleware) raised, as the run reports it: a
-    TransportError or EncodeError (the request could not be written: nothing
-    was sent) as it is; anything else a TransportError of kind
-    ``transport_raised`` whose ``__cause__`` is the exception."""
-    if isinstance(exc, TransportError | EncodeError):
-        return exc
-    error = TransportError(
-        f"the transport raised {type(exc).__name__}: {exc}", kind="transport_raised"
-    )
-    error.__cause__ = exc
-    return error
-
-
-_Reopened = tuple[AsyncIterator[Any], Callable[[], Awaitable[Any]], Any, Reconnected]
-"""A resumed response: its stream, its read, its first item, the ``Reconnected``."""
-_Handed = tuple[AsyncIterator[Any], Callable[[], Awaitable[Any]], Any] | None
-"""What the chain's source gets back from a resume: the new response's stream,
-read and first item (None: the response had ended and no try succeeded)."""
-
-
-@types.coroutine
-def _drive(core: _RunCore, step: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
-    """Await one read of the middleware chain (``step``: its ``__await__``) in
-    the awaiting task, as ``await`` would, but let go of it when the chain's
-    source awaits :attr:`_RunCore.handoff` (a resume below the chain): the read
-    stays suspended in :attr:`_RunCore.detached`, this returns ``_DETACHED``, and
-    the run's driver hands out the resume's updates before the next read
-    continues it. Costs one generator step per suspension of the read."""
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            yielded = step.send(value) if error is None else step.throw(error)
-        except StopIteration as stop:
-            return stop.value
-        handoff = core.handoff
-        if handoff is not None and yielded is handoff:
-            core.detached = step
-            return _DETACHED
-        try:
-            value, error = (yield yielded), None
-        except GeneratorExit:
-            step.close()
-            raise
-        except BaseException as exc:  # noqa: BLE001 - (a cancellation) thrown into the read
-            value, error = None, exc
-
-
-HANDED_WHILE_CATCHING_UP: frozenset[type] = frozenset({Done})
-"""Update classes handed out even while an attach catches up (fatal errors too)."""
-
-TERMINAL_EVENTS: frozenset[type] = frozenset({RunFinishedEvent, RunErrorEvent})
-"""A run's terminal events: after one, a cut response is not resumed."""
-
-
-def _is_terminal(event: object) -> bool:
-    """True for a run's terminal event (:data:`TERMINAL_EVENTS`)."""
-    return type(event) in TERMINAL_EVENTS
-
-
-async def _aclose(stream: Any) -> None:
-    """Close a response stream (anything with ``aclose``; None: nothing)."""
-    aclose = getattr(stream, "aclose", None)
-    if aclose is not None:
-        await aclose()
+        core.guard = loop.create_task(close_at_shutdown(core, core.ended))

@@ -22,6 +22,7 @@ at a time: starting a run ends the session's previous one if it is still open.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 import weakref
@@ -32,6 +33,7 @@ from msgspec import UNSET
 
 from agui._jsonvalue import JSONObject, JSONValue, is_json_object
 from agui._log import enable_debug
+from agui.client._closing import CANCELLED
 from agui.client._idle import DEFAULT_IDLE_TIMEOUT, idle_seconds
 from agui.client._input import (
     RunOverrides,
@@ -43,9 +45,10 @@ from agui.client._input import (
 )
 from agui.client._interrupts import build_resume, is_expired
 from agui.client._middleware import MiddlewareFn
-from agui.client._run import Run, RunSlot, Subscriber, Subscribers
+from agui.client._run import Run
 from agui.errors import ResumeError
 from agui.pipeline._apply.patch import clone_json
+from agui.updates import Update
 from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
@@ -54,13 +57,104 @@ if TYPE_CHECKING:
     from msgspec import UnsetType
 
     from agui.client._interrupts import Answer
+    from agui.client._run import RunCore
     from agui.client._tools import ClientTool, ClientTools
+    from agui.pipeline._pipeline import VerifyMode
     from agui.transports import Transport
     from agui.types import Context, Interrupt, Message, ResumeEntry, RunAgentInput, Tool
 
-__all__ = ["Run", "Session"]
+__all__ = ["Run", "RunSlot", "Session", "Subscriber", "Subscribers"]
+
+_VERIFY_MODES: dict[str, VerifyMode] = {"strict": "strict", "tolerant": "tolerant", "off": "off"}
+"""``verify=`` -> the pipeline's verify mode (any other value is refused)."""
 
 logger: logging.Logger = logging.getLogger("agui.client.session")
+
+
+Subscriber = Callable[[Update], Any]
+"""``callback(update)``, sync or async (see :meth:`Subscribers.add`)."""
+
+
+class Subscribers:
+    """The update callbacks of a session, called for every update of its runs."""
+
+    __slots__ = ("live",)
+
+    def __init__(self) -> None:
+        self.live: list[Subscriber] = []
+        """The callbacks themselves (read-only; change them with :meth:`add`): a
+        run loop tests this list, not the object, per update (no call)."""
+
+    def add(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(update)`` (sync, or async and awaited) for every
+        update, before it is yielded; returns an unsubscribe function."""
+        self.live.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self.live:
+                self.live.remove(callback)
+
+        return unsubscribe
+
+    def __bool__(self) -> bool:
+        return bool(self.live)
+
+    async def notify(self, update: Update) -> None:
+        """Call every callback with ``update``; one that raises is logged
+        (logger ``agui.client.session``) and skipped, as the reference client does."""
+        for callback in list(self.live):
+            try:
+                result = callback(update)
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:  # as the reference client: logged, skipped
+                logger.exception("session subscriber %r failed on %r", callback, update)
+
+
+class RunSlot:
+    """Which run of a session is streaming: one at a time. A run takes the slot
+    when it starts sending (ending the previous run if it is still open) and
+    gives it back when its stream is over.
+
+    ``lost``: the session's latest run while its response was lost with the run
+    open (a resumable stream; out of tries, refused, or idle): attaching to that
+    run continues it (:meth:`Session.attach`); any run taking the slot clears it."""
+
+    __slots__ = ("_core", "_run", "lost")
+
+    def __init__(self) -> None:
+        self._run: weakref.ref[Run] | None = None
+        self._core: RunCore | None = None
+        self.lost: RunCore | None = None
+
+    @property
+    def active(self) -> Run | None:
+        """The run being streamed, while something references it."""
+        return self._run() if self._run is not None else None
+
+    @property
+    def busy(self) -> bool:
+        """True while a run is streaming."""
+        core = self._core
+        return core is not None and not core.final
+
+    async def take(self, core: RunCore, run: weakref.ref[Run]) -> None:
+        """``core`` becomes the active run; the previous one, if still open, is
+        closed first (one response applies to the conversation at a time)."""
+        previous = self._core
+        if previous is not None and previous is not core and not previous.final:
+            prior = self.active  # (the Run of ``previous``, while something references it)
+            if prior is not None:
+                await prior.aclose()
+            if previous.pipeline is not None:  # (a dropped Run closes its stream later)
+                previous.pipeline.cancel(CANCELLED)
+        self._run, self._core = run, core
+        self.lost = None
+
+    def release(self, core: RunCore) -> None:
+        """``core``'s stream is over: the slot is free (unless another run took it)."""
+        if self._core is core:
+            self._run = self._core = None
 
 
 class Session:
@@ -144,7 +238,8 @@ class Session:
         from agui.pipeline._apply import Conversation
         from agui.types import Context, Message, Tool
 
-        if verify not in ("strict", "tolerant", "off"):
+        mode = _VERIFY_MODES.get(verify)
+        if mode is None:
             raise ValueError(f"verify must be strict, tolerant or off, got {verify!r}")
         if max_tool_rounds < 0:
             raise ValueError(f"max_tool_rounds must be >= 0, got {max_tool_rounds}")
@@ -159,7 +254,7 @@ class Session:
         self.tools: list[Tool] = convert_list(tools, Tool, "tools")
         self.context: list[Context] = convert_list(context, Context, "context")
         self.forwarded_props = forwarded_props
-        self.verify = verify
+        self.verify: VerifyMode = mode
         self.middleware: list[MiddlewareFn] = list(middleware)
         self.max_frame_bytes = max_frame_bytes
         self.idle_timeout: float | None = idle_seconds(idle_timeout)
@@ -222,7 +317,7 @@ class Session:
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback(update)`` (sync, or async and awaited) for every
         update of every run, before the update is yielded. A callback that
-        raises is logged (logger ``agui.client._session``) and skipped, as the
+        raises is logged (logger ``agui.client.session``) and skipped, as the
         reference client does: the run and the other subscribers go on.
         Returns an unsubscribe function."""
         return self._subscribers.add(callback)

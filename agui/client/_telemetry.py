@@ -11,16 +11,23 @@ outcome, ``success`` | ``interrupted`` | ``cancelled`` | ``failed``, or
 event per resume of a cut response (``agui.attempt``, ``agui.gap_ms``,
 ``agui.cursor``, its run token shown as ``*``). Without an SDK configured the API's spans are no-ops;
 without the API every call here returns at once.
+
+A debug run (logger ``agui.client.run`` at ``DEBUG``) also logs its warning and
+error updates (:data:`LOGGERS`).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from agui.transports._reconnect import shown_cursor
-from agui.updates import Done, Reconnected
+from agui.updates import Done, ErrorUpdate, Reconnected, WarningUpdate
 
-__all__ = ["reconnected", "run_ended", "run_started"]
+__all__ = ["LOGGERS", "reconnected", "run_ended", "run_started"]
+
+logger: logging.Logger = logging.getLogger("agui.client.run")
 
 _trace: Any
 try:
@@ -59,3 +66,31 @@ def run_ended(span: Any, done: Done | None) -> None:
         return
     span.set_attribute("agui.outcome", done.outcome if done is not None else "left")
     span.end()
+
+
+def _log_warning(update: WarningUpdate) -> None:
+    """Log a warning update (debug runs only)."""
+    logger.debug(
+        "warning %s: %r%s",
+        update.code,
+        update.message,
+        f" at {update.path!r}" if update.path else "",
+    )
+
+
+def _log_error(update: ErrorUpdate) -> None:
+    """Log an error update (debug runs only)."""
+    error = update.error
+    logger.debug(
+        "%s error %s: %r",
+        "fatal" if update.fatal else "non-fatal",
+        type(error).__name__,
+        str(error),
+    )
+
+
+LOGGERS: dict[type, Callable[[Any], None]] = {
+    WarningUpdate: _log_warning,
+    ErrorUpdate: _log_error,
+}
+"""Update class -> how a debug run logs it (other classes are not logged)."""

@@ -31,6 +31,12 @@ A call never raises: bad arguments, an unknown tool, a function that raises or r
 something that is not JSON give a result whose ``content`` is an ``error: ...`` text the agent
 can read and act on, and whose ``error`` is a :class:`~agui.errors.ToolError` for the caller
 to report. (Cancellation, ``KeyboardInterrupt`` and ``SystemExit`` still propagate.)
+
+A run's client-tool rounds are here too (:func:`end_round`, :func:`call_tool`): when a
+round's response ends ``Done(success)`` with pending calls to registered tools, each call
+is run and its result applied, then the follow-up round is sent, up to the session's
+``max_tool_rounds``. These functions are methods of :class:`agui.client._run.RunCore`
+(their ``self``), bound in its class body.
 """
 
 from __future__ import annotations
@@ -39,17 +45,24 @@ import asyncio
 import copy
 import dataclasses
 import inspect
+import logging
 import re
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from agui._jsonvalue import JSONObject, is_json_object
+from agui.client._input import tool_result_event
 from agui.errors import EncodeError, ToolError
 from agui.types import Tool, ToolCall, ToolMessage
+from agui.updates import ErrorUpdate
 from agui.wire._finite import check_finite
+
+if TYPE_CHECKING:
+    from agui.client._run import RunCore, RunHost
+    from agui.updates import Done, Update
 
 __all__ = ["ClientTool", "ClientTools", "ToolResult", "tool"]
 
@@ -527,3 +540,90 @@ class ClientTools:
         return _failure(
             "unknown_tool", f"no client tool named {name!r} (known: {known})", name, tool_call_id
         )
+
+
+# ------------------------------------------------------------- a run's client-tool rounds
+
+logger: logging.Logger = logging.getLogger("agui.client.run")  # the run's own logger
+
+
+async def end_round(self: RunCore) -> Iterable[list[Update]] | None:
+    """The response is over: close it; run the client tool calls it left, if
+    any. A resumable run whose response was lost is kept for an attach."""
+    await self.close_stream()
+    if self.pipeline is not None and self.pipeline.lost and self.cursor.last is not None:
+        self.slot.lost = self
+    self.end_span()
+    session = self.session
+    calls = calls_to_run(session, self.pipeline.done if self.pipeline else None)
+    if not calls:
+        self.final = True
+        return None
+    if self.rounds >= session.max_tool_rounds:
+        self.next = self.over
+        ids = ", ".join(c.id for c in calls)
+        error = ToolError(
+            f"{len(calls)} client tool call(s) left unanswered after {self.rounds} round(s)"
+            f" (max_tool_rounds={session.max_tool_rounds}): {ids}",
+            kind="max_tool_rounds",
+            tool_name=calls[0].function.name,
+            tool_call_id=calls[0].id,
+        )
+        return ([ErrorUpdate(error, fatal=False)],)
+    self.rounds += 1
+    self.calls = calls
+    self.next = self.call_tool
+    return ()
+
+
+async def over(self: RunCore) -> Iterable[list[Update]] | None:
+    """The run is over (after the ``max_tool_rounds`` error was handed out)."""
+    self.final = True
+    return None
+
+
+async def call_tool(self: RunCore) -> Iterable[list[Update]] | None:
+    """Run the next client tool call; apply its result. After the last, the
+    follow-up round starts (unless calls to unregistered tools remain)."""
+    session = self.session
+    conversation = session.conversation
+    if not self.calls:
+        if conversation.unanswered_tool_call_ids():
+            self.final = True
+            return None  # calls to tools nobody registered: left to the caller
+        self.inputs.append(session.build_input(**self.carry))
+        self.next = self.start
+        return ()
+    call = self.calls.pop(0)
+    tools = session.client_tools
+    assert tools is not None
+    result = await tools.call(call.function.name, call.function.arguments, call.id)
+    logger.debug(
+        "ran client tool %r for call %r: %s",
+        call.function.name,
+        call.id,
+        "ok" if result.error is None else result.error.kind,
+    )
+    updates: list[Update] = []
+    if result.error is not None:
+        updates.append(ErrorUpdate(result.error, fatal=False))
+    updates += conversation.apply(tool_result_event(call.id, result.content))
+    return (updates,)
+
+
+def calls_to_run(session: RunHost, done: Done | None) -> list[ToolCall] | None:
+    """The pending, unanswered ``ToolCall`` structs of a successful run that
+    name a registered client tool (None when there are none)."""
+    tools = session.client_tools
+    if tools is None or done is None or done.outcome != "success":
+        return None
+    if not done.pending_tool_call_ids:
+        return None
+    conv = session.conversation
+    unanswered = set(conv.unanswered_tool_call_ids())
+    calls: list[ToolCall] = []
+    for cid in done.pending_tool_call_ids:
+        call = conv.tool_call(cid) if cid in unanswered else None
+        if call is not None and call.function.name in tools:
+            calls.append(call)
+    return calls or None

@@ -1,6 +1,8 @@
 """Transports: how a :class:`agui.client._session.Session` reaches an agent.
 
 :class:`Transport` is the protocol (one method, ``stream(run_input)``);
+:class:`ResumableTransport` one that also takes the resume cursor
+(``stream(run_input, last_event_id=...)``) and has a reconnect policy;
 :class:`HttpTransport` speaks HTTP POST + SSE; :class:`FastHttpTransport`
 (the ``fast`` extra: ``httptools``) speaks the same with a third of the CPU
 per read; :class:`ReplayTransport` replays recorded events.
@@ -14,8 +16,9 @@ from collections.abc import Mapping
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
-from agui.transports._base import Transport, encode_run_input
-from agui.transports._http import DEFAULT_TIMEOUT, HttpTransport
+from agui.transports._base import ResumableTransport, Transport, encode_run_input
+from agui.transports._http import HttpTransport
+from agui.transports._http_common import DEFAULT_TIMEOUT
 from agui.transports._replay import ReplayTransport, load_events
 
 if TYPE_CHECKING:
@@ -28,6 +31,7 @@ __all__ = [
     "FastHttpTransport",
     "HttpTransport",
     "ReplayTransport",
+    "ResumableTransport",
     "Transport",
     "default_transport",
     "encode_run_input",

@@ -18,10 +18,13 @@ reported as truncated and fails).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agui.types import RunAgentInput
 from agui.wire import encode_input
+
+if TYPE_CHECKING:
+    from agui.transports._reconnect import ReconnectPolicy
 
 
 @runtime_checkable
@@ -31,6 +34,28 @@ class Transport(Protocol):
     def stream(self, run_input: RunAgentInput) -> AsyncIterator[bytes | str | Any]:
         """Send ``run_input``; iterate the response (SSE bytes, event JSON text
         or event structs)."""
+        ...
+
+
+@runtime_checkable
+class ResumableTransport(Transport, Protocol):
+    """A transport that resumes a cut response and joins a run in progress:
+    ``stream(run_input, last_event_id=cursor)`` sends the resume cursor
+    (``Last-Event-ID``; None: a new run), and ``reconnect`` is its policy
+    (:class:`~agui.transports._reconnect.ReconnectPolicy`; None: never resume a
+    cut response). :class:`~agui.transports.HttpTransport` and
+    ``FastHttpTransport`` are resumable transports."""
+
+    @property
+    def reconnect(self) -> ReconnectPolicy | None:
+        """How a cut response is resumed (None: it is not)."""
+        ...
+
+    def stream(
+        self, run_input: RunAgentInput, *, last_event_id: str | None = None
+    ) -> AsyncIterator[bytes | str | Any]:
+        """Send ``run_input`` (from ``last_event_id`` when given); iterate the
+        response."""
         ...
 
 

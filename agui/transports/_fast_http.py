@@ -15,33 +15,29 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
 from agui.errors import TransportError
-from agui.transports._base import encode_run_input
-from agui.transports._http import (
-    BODY_LIMIT,
+from agui.transports._http_common import (
     PROTOBUF_MEDIA_TYPE,
     SSE_MEDIA_TYPE,
+    HttpSetup,
     SseSniffer,
-    as_timeout,
-    checked_headers,
+    content_type_error,
     default_ssl_context,
     media_type,
+    not_sse_error,
     origin_of,
     private_headers,
     proto_events,
-    proto_module,
-    quote_start,
-    request_headers,
-    resume_headers,
-    url_error,
+    read_head,
+    redirect_target,
+    status_error,
 )
-from agui.transports._inflate import MAX_INFLATED_BYTES, bounded_body
-from agui.transports._reconnect import DEFAULT_RECONNECT, ReconnectPolicy
+from agui.transports._inflate import bounded_body
 from agui.types import Event, RunAgentInput
 
 
@@ -187,7 +183,7 @@ class _Reply(asyncio.Protocol):
             self.timer = loop.call_at(self.deadline, self._expire)
 
 
-class FastHttpTransport:
+class FastHttpTransport(HttpSetup):
     """AG-UI over HTTP POST + Server-Sent Events, on ``httptools``.
 
     The same interface and behaviour as :class:`~agui.transports.HttpTransport`
@@ -195,7 +191,7 @@ class FastHttpTransport:
     followed with every hop's port checked, ``protobuf=True``), without a
     reusable ``client``. ``timeout``: seconds or an ``httpx.Timeout`` (its
     ``connect``, ``read`` and ``write`` are used); default
-    :data:`~agui.transports._http.DEFAULT_TIMEOUT`. A ``gzip`` or ``deflate``
+    :data:`~agui.transports.DEFAULT_TIMEOUT`. A ``gzip`` or ``deflate``
     body is inflated incrementally under the bounds of :mod:`agui.transports._inflate`
     (``max_inflated_bytes`` per response); any other encoding is refused.
 
@@ -210,48 +206,16 @@ class FastHttpTransport:
     task) closes the connection.
     """
 
-    reconnect: ReconnectPolicy | None = DEFAULT_RECONNECT
-    """How a run resumes a cut stream of a resumable server (``Last-Event-ID``;
-    :mod:`agui.transports._reconnect`); None: never. A stream without ``id:`` lines is
-    never resumed."""
-
-    def __init__(
-        self,
-        url: str,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | httpx.Timeout | None = None,
-        *,
-        verify: bool | ssl.SSLContext = True,
-        protobuf: bool = False,
-    ) -> None:
-        self.url = url
-        self.protobuf = protobuf
-        if protobuf:
-            proto_module()
-        self.headers: dict[str, str] = checked_headers(headers)
-        self.timeout: httpx.Timeout = as_timeout(timeout)
-        self.verify = verify
-
-    def request_headers(self) -> dict[str, str]:
-        """Headers sent with every request (user headers, then the forced two)."""
-        return request_headers(self.headers, self.protobuf)
-
-    max_inflated_bytes: int | None = MAX_INFLATED_BYTES
-    """Budget of inflated body bytes per response (None: no budget)."""
-
     async def stream(
         self, run_input: RunAgentInput, *, last_event_id: str | None = None
     ) -> AsyncIterator[bytes | str | Event]:
         """POST ``run_input``; yield the response body's raw chunks (bytes), or for a
         protobuf answer (``protobuf=True``) one event's JSON text (str) per frame.
         ``last_event_id``: resume a run from that cursor (``Last-Event-ID``)."""
-        body: bytes | None = encode_run_input(run_input)
-        bad_url = url_error(self.url)
-        if bad_url is not None:
-            raise bad_url
+        request_body, headers = self.request(run_input, last_event_id)
+        body: bytes | None = request_body
         url = httpx.URL(self.url)
         method = "POST"
-        headers = resume_headers(self.request_headers(), last_event_id)
         for _hop in range(MAX_REDIRECTS + 1):
             reply = await self._send(url, method, headers, body)
             try:
@@ -341,55 +305,22 @@ class FastHttpTransport:
             max_inflated_bytes=self.max_inflated_bytes,
         )
         if not 200 <= status < 300:
-            text = await _head_of(chunks)
-            reason = reply.reason.decode("latin-1")
-            detail = f": {text}" if text else ""
-            raise TransportError(
-                f"HTTP {status} {reason} from {url}{detail}".replace("  ", " "),
-                kind="http_status",
-                status=status,
-                body=text,
-            )
+            text = await read_head(chunks)
+            raise status_error(status, reply.reason.decode("latin-1"), url, text)
         if self.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
             async for item in proto_events(chunks, str(url)):
                 yield item
             return
         if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
-            text = await _head_of(chunks)
-            what = (
-                "the protobuf binding, which this client does not read"
-                if media_type(content_type) == PROTOBUF_MEDIA_TYPE
-                else f"not {SSE_MEDIA_TYPE}"
-            )
-            detail = f"; body starts: {quote_start(text)!r}" if text else "; empty body"
-            raise TransportError(
-                f"{url} answered HTTP {status} with Content-Type {content_type!r} ({what}){detail}",
-                kind="protocol",
-                status=status,
-                body=text,
-            )
+            text = await read_head(chunks)
+            raise content_type_error(url, status, content_type, text)
         sniff = None if content_type else SseSniffer()
         async for chunk in chunks:
             if sniff is not None:
                 sniff.feed(chunk)
             yield chunk
         if sniff is not None and sniff.not_an_event_stream():
-            text = sniff.head.decode("utf-8", errors="replace")
-            start = text.lstrip("\ufeff \t\r\n")[:1]
-            hint = {
-                "<": "it looks like an HTML page",
-                "{": "it looks like JSON",
-                "[": "it looks like JSON",
-            }
-            what = hint.get(start, "no SSE 'data:' line in it")
-            raise TransportError(
-                f"{url} answered HTTP {status} with no Content-Type and a body that is not an"
-                f" event stream ({what}; is this the agent's endpoint?);"
-                f" body starts: {quote_start(text)!r}",
-                kind="protocol",
-                status=status,
-                body=text,
-            )
+            raise not_sse_error(url, status, sniff.head)
 
     async def _chunks(self, url: httpx.URL, reply: _Reply) -> AsyncIterator[bytes]:
         """The body's chunks as they came off the wire, until its end."""
@@ -430,19 +361,6 @@ def _check(reply: _Reply, url: httpx.URL) -> None:
         raise TransportError(f"malformed HTTP response from {url}: {reply.error}", kind="protocol")
 
 
-async def _head_of(chunks: AsyncIterator[bytes]) -> str:
-    """The first 2 KiB of the body as text; reads no further. Never raises."""
-    raw = b""
-    try:
-        async for chunk in chunks:
-            raw += chunk
-            if len(raw) >= BODY_LIMIT:
-                break
-    except TransportError:
-        pass
-    return raw[:BODY_LIMIT].decode("utf-8", errors="replace")
-
-
 def _redirect(
     url: httpx.URL,
     reply: _Reply,
@@ -454,19 +372,8 @@ def _redirect(
     """The next hop, as httpx follows it: 307/308 repeat the request, the
     others become a GET without a body; the ``private`` headers (the caller's,
     ``Authorization``, ``Last-Event-ID``) are dropped across origins; a target
-    whose port is outside 0-65535 is refused."""
-    location = reply.headers["location"]
-    try:
-        target = url.join(location)
-        port = target.port
-    except (httpx.InvalidURL, ValueError, TypeError) as exc:
-        raise TransportError(
-            f"{url} redirected to an invalid URL {location!r}: {exc}", kind="protocol"
-        ) from None
-    if port is not None and not 0 <= port <= 65535:
-        raise TransportError(
-            f"{url} redirected to {location!r}: port {port} is not in 0-65535", kind="protocol"
-        )
+    that is not a URL or whose port is outside 0-65535 is refused."""
+    target = redirect_target(url, reply.headers["location"])
     headers = dict(headers)
     if reply.status not in (307, 308) and method != "GET":
         method, body = "GET", None

@@ -129,18 +129,16 @@ def test_trace_over_protobuf_shows_the_same_frames(fake_server, flags):
 
 
 def test_protobuf_without_the_runtime_is_one_line_naming_the_extra(fake_server, monkeypatch):
-    from agui.transports import _fast_http as fast_http
-    from agui.transports import _http as http
+    from agui.transports import _http_common as http_common
 
     def missing():
         raise ImportError(
             "HttpTransport(protobuf=True) needs the protobuf runtime: pip install 'agui-sdk[proto]'"
         )
 
-    # both transports check the runtime (board-watch's default is FastHttpTransport when
-    # its extra is installed)
-    monkeypatch.setattr(http, "proto_module", missing)
-    monkeypatch.setattr(fast_http, "proto_module", missing)
+    # both transports check the runtime in their shared set-up (board-watch's default is
+    # FastHttpTransport when its extra is installed)
+    monkeypatch.setattr(http_common, "proto_module", missing)
     text = transcript(
         fake_server, ["watch", "--url", fake_server.url + "/agent", "--protobuf"], "hello\n"
     )

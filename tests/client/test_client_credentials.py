@@ -132,7 +132,7 @@ def test_a_cursor_that_is_not_printable_ascii_is_refused_before_any_request(Http
     transport = Http("http://127.0.0.1:9/agent")
     for cursor in ("tök.1", "a\x7fb", "x" * 2000, ""):
         with pytest.raises(CursorError):
-            from agui.transports._http import resume_headers
+            from agui.transports._http_common import resume_headers
 
             resume_headers(transport.request_headers(), cursor)
 

@@ -15,7 +15,8 @@ from agui.pipeline._pipeline import Pipeline
 from agui.server import BackgroundServer, create_app
 from agui.server._encoder import accepts_protobuf, prefers_protobuf
 from agui.transports._fast_http import FastHttpTransport
-from agui.transports._http import PROTOBUF_ACCEPT, HttpTransport
+from agui.transports._http import HttpTransport
+from agui.transports._http_common import PROTOBUF_ACCEPT
 from agui.wire import decode_event, decode_input
 from agui.wire._proto import PROTOBUF_MEDIA_TYPE, encode_proto_frame, iter_proto_frames
 
