@@ -32,14 +32,8 @@ from agui._jsonvalue import JSONObject
 from agui.errors import DecodeError, FrameTooLarge
 from agui.types import Event
 from agui.wire._encode import encode_json, to_json_value
-from agui.wire._proto_convert import (
-    ARM_NUMBERS,
-    NOT_TYPED,
-    event_from_pb,
-    event_to_pb,
-    new_envelope,
-    read_varint,
-)
+from agui.wire._proto_convert import ARM_NUMBERS, event_from_pb, event_to_pb, new_envelope
+from agui.wire._proto_typed import NOT_TYPED, read_varint
 from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 
 __all__ = [

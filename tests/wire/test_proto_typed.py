@@ -26,7 +26,8 @@ from agui.wire._proto import (
     decode_typed_event,
     encode_proto_frame,
 )
-from agui.wire._proto_convert import event_to_pb, read_varint
+from agui.wire._proto_convert import event_to_pb
+from agui.wire._proto_typed import read_varint
 
 ARMED = sorted(tag for tag in EVENT_TYPES if tag.lower() in pb.Event.DESCRIPTOR.fields_by_name)
 
