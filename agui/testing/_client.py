@@ -10,6 +10,8 @@ one conversation (one thread): :meth:`AgentClient.send` continues it,
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
@@ -79,11 +81,24 @@ class _Loop:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     def close(self) -> None:
+        """Cancel what the app left running (in process no lifespan shuts it down: a
+        run hub's heartbeat, say) and wait for it, as ``asyncio.run`` does; then stop."""
         if self.loop.is_closed():
             return
+        with contextlib.suppress(concurrent.futures.TimeoutError, RuntimeError):
+            asyncio.run_coroutine_threadsafe(_cancel_the_rest(), self.loop).result(timeout=10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
         self.loop.close()
+
+
+async def _cancel_the_rest() -> None:
+    """Cancel every other task of the running loop and wait for them to end."""
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
 
 
 class AgentClient:

@@ -216,3 +216,15 @@ def test_a_run_longer_than_max_updates_is_left_with_a_too_many_updates_problem()
     assert len(run.updates) == 22  # 20 read, the error, the Done(cancelled) of leaving
     assert [type(p).__name__ for p in run.problems] == ["TooManyUpdates"]
     assert run.outcome == "cancelled"
+
+
+def test_closing_the_client_leaves_no_task_of_the_app_pending():
+    """In process no lifespan shuts the app down: the client cancels what the app left
+    running (a resumable run hub's heartbeat) instead of dropping it pending (which
+    Python reports at exit as "Task was destroyed but it is pending!")."""
+    with AgentClient(create_app(tool_agent, store="memory")) as client:
+        client.send("hi")
+        loop = client._loop.loop
+        assert any(not t.done() for t in asyncio.all_tasks(loop))  # the hub's heartbeat
+    assert loop.is_closed()
+    assert asyncio.all_tasks(loop) == set()
