@@ -474,12 +474,15 @@ def help_lines(options: ChatOptions) -> list[str]:
     lines += [f"  {name:<7} {what}" for name, what in LOCAL_COMMANDS.items()]
     lines += [
         "  //text  send a line that starts with /, as /text",
-        "keys: Ctrl-C during a run cancels the run; at a [y/N] question it leaves unanswered",
+        "keys: Ctrl-C during a run cancels the run; at the prompt or a [y/N] question it"
+        " quits (130); Ctrl-D quits",
     ]
     if options.greeting:
         lines.append(options.greeting)
     if options.usage:
-        lines += ["flags (start board-watch again to change them):", options.usage]
+        # one line each: a line with a newline would be escaped on its way to the terminal
+        lines += ["flags (start board-watch again to change them):"]
+        lines += [line for line in options.usage.splitlines() if line.strip()]
     return lines
 
 

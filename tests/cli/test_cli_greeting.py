@@ -148,3 +148,12 @@ def test_a_tool_result_that_is_not_content_parts_stays_json_and_agent_escapes_ar
     ]
     (line,) = _result_line([{"type": "text", "text": "\x1b[2Jgone"}])
     assert "\x1b" not in line.body and "\\x1b[2Jgone" in line.body
+
+
+def test_help_shows_the_usage_as_lines_with_no_escaped_newline():
+    code, _, err = _watch("/help\n/quit\n")
+    assert code == 0
+    assert "\\n" not in err  # a multi-line usage is not escaped into one line
+    usage = [line for line in err.splitlines() if "[--timeout SECONDS]" in line]
+    assert usage and all(not line.endswith("\\n") for line in usage)
+    assert "at the prompt or a [y/N] question it quits (130)" in err
