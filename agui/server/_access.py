@@ -31,6 +31,7 @@ import base64
 import hashlib
 import hmac
 import logging
+import traceback
 import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -136,7 +137,15 @@ async def authorize_access(
     except AccessDenied as exc:
         return exc.response()
     except Exception as exc:
-        logger.error("the authorize hook raised %s", type(exc).__name__, exc_info=exc)
+        # not its message nor a traceback: a hook that looks a token up (USERS[token])
+        # raises with the caller's credentials in the message
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+        logger.error(
+            "the authorize hook raised %s%s (its message is not logged: it may hold credentials)",
+            type(exc).__name__,
+            where,
+        )
         return error_response(
             500, "authorize_failed", "the server could not authorize this request"
         )
