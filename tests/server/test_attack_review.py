@@ -167,3 +167,74 @@ def test_cancelling_a_live_run_without_its_token_is_not_slower_than_an_unknown_r
             owner.stop.set()
             owner.thread.join(10)
     assert cancel < 0.8, cancel
+
+
+def test_a_failing_authorize_hook_never_logs_the_credentials_it_was_given(caplog):
+    """The hook's exception is logged with its traceback and message: a hook that looks
+    the bearer token up as a key (``USERS[token]``) puts the token in the log."""
+    users = {"token-alice": "alice"}
+
+    async def strict(request, access: Access) -> str:
+        token = request.headers.get("authorization", "").removeprefix("Bearer ")
+        return users[token]  # KeyError('<the caller's token>') for an unknown one
+
+    secret = "sk-live-0123456789abcdef-do-not-log"
+    caplog.set_level(logging.DEBUG)
+    with BackgroundServer(create_app(streaming_agent(Calls()), authorize=strict)) as server:
+        answer = httpx.post(
+            server.url + "/agent",
+            json=body("r"),
+            headers={"Authorization": f"Bearer {secret}"},
+            timeout=10,
+        )
+        time.sleep(0.2)
+    assert answer.status_code == 500 and answer.json()["error"] == "authorize_failed"
+    assert secret not in answer.text
+    server_log = "\n".join(
+        caplog.handler.format(record) for record in caplog.records if record.name.startswith("agui")
+    )
+    assert "authorize hook raised" in server_log  # (the hook's failure was logged)
+    assert secret not in server_log
+
+
+SURROGATE_RUN = b'{"threadId":"t-\\ud800","runId":"r-surrogate","messages":[]}'
+
+
+def test_a_run_whose_thread_id_holds_a_lone_surrogate_is_resumed_whole(store, caplog):
+    """The decoder accepts a lone surrogate escape in an id (RFC 8259 allows it), the
+    run starts and streams; on Redis a resume of it then dies in RedisRunStore.touch
+    (msgspec cannot encode the id for the worker's attached set): the 200 is cut mid-
+    chunk and a traceback is logged, instead of the run or a typed refusal."""
+    caplog.set_level(logging.WARNING)
+    with BackgroundServer(create_app(streaming_agent(Calls()), store=store)) as server:
+        url = server.url + "/agent"
+        json_headers = {"content-type": "application/json"}
+        first = httpx.post(url, content=SURROGATE_RUN, headers=json_headers, timeout=10)
+        assert first.status_code == 200
+        token = first.headers["agui-run-token"]
+        try:
+            again = httpx.post(
+                url,
+                content=SURROGATE_RUN,
+                headers={**json_headers, "Last-Event-ID": f"{token}.0"},
+                timeout=10,
+            )
+        except httpx.RemoteProtocolError as exc:
+            pytest.fail(f"the resume's 200 was cut: {exc}")
+        time.sleep(0.2)
+    assert again.status_code == 200
+    assert parse_frames(again.text)[-1][1]["type"] == "RUN_FINISHED"
+    assert "run stream failed" not in caplog.text
+
+
+def test_a_huge_thread_id_is_refused_with_a_typed_json_error(store):
+    """Ids are not bounded (only the 16 MiB body is): a 1 MiB threadId starts a run, is
+    kept in the store, echoed in every frame, put whole in log lines (``run %r ...``),
+    span attributes and, on Redis, in the worker's sets on every reader's touch."""
+    with BackgroundServer(create_app(streaming_agent(Calls()), store=store)) as server:
+        huge = "T" * (1024 * 1024)
+        answer = httpx.post(
+            server.url + "/agent", json=body("r-huge", 3, thread_id=huge), timeout=30
+        )
+    assert 400 <= answer.status_code < 500, answer.status_code
+    assert answer.headers["content-type"] == "application/json"
