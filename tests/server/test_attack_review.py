@@ -238,3 +238,60 @@ def test_a_huge_thread_id_is_refused_with_a_typed_json_error(store):
         )
     assert 400 <= answer.status_code < 500, answer.status_code
     assert answer.headers["content-type"] == "application/json"
+
+
+def test_a_run_token_stops_proving_anything_once_its_runs_retention_is_over():
+    """The token is a MAC of the ids only (no per-run nonce): a token kept from a run
+    that was forgotten proves every later run that reuses its ids. The docs say a leaked
+    token "stays valid for the run's retention"; here it reads and cancels a new run
+    started with the same ids after that retention (someone who once ran, or was given,
+    ``t``/``r-reused`` holds a key to every future run so named)."""
+    from agui.server._runlog import MemoryRunStore
+
+    calls = Calls()
+    store = MemoryRunStore(retention=0.5)
+    app = create_app(streaming_agent(calls, pause=0.05), store=store, detach_timeout=30)
+    with BackgroundServer(app) as server:
+        url = server.url + "/agent"
+        earlier = httpx.post(url, json=body("r-reused", 2), timeout=10)
+        kept = earlier.headers["agui-run-token"]  # the token of a run now over
+        time.sleep(1.5)  # its retention is over: the store forgets it
+        gone = httpx.post(
+            url, json=body("r-reused", 2), headers={"Last-Event-ID": f"{kept}.0"}, timeout=10
+        )
+        assert gone.status_code == 410
+        owner = _Owner(url, "r-reused", {})  # somebody else's new run with the same ids
+        try:
+            assert owner.token is not None
+            with httpx.stream(
+                "POST",
+                url,
+                json=body("r-reused", 100_000),
+                headers={"Last-Event-ID": f"{kept}.0"},
+                timeout=10,
+            ) as stale:
+                read_status = stale.status_code
+            cancel = httpx.delete(
+                f"{url}/runs/t/r-reused", headers={"AGUI-Run-Token": kept}, timeout=10
+            )
+        finally:
+            owner.stop.set()
+            httpx.delete(
+                f"{url}/runs/t/r-reused", headers={"AGUI-Run-Token": owner.token or ""}, timeout=10
+            )
+            owner.thread.join(10)
+    assert (read_status, cancel.status_code) == (410, 404)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("GET", "/agent/runs/t/r"), ("PUT", "/agent"), ("POST", "/agent/runs/t/r"), ("GET", "/agent")],
+)
+def test_a_wrong_method_on_the_endpoints_paths_is_refused_with_a_typed_json_error(method, path):
+    """Every other refusal is ``{"error", "message", "path"}`` JSON; a method the route
+    does not take is Starlette's text/plain ``Method Not Allowed``."""
+    with BackgroundServer(create_app(streaming_agent(Calls()))) as server:
+        answer = httpx.request(method, server.url + path, timeout=10)
+    assert answer.status_code == 405
+    assert answer.headers["content-type"] == "application/json"
+    assert set(answer.json()) == {"error", "message", "path"}
