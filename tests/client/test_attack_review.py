@@ -59,3 +59,41 @@ async def test_a_run_held_comment_split_across_reads_still_resumes_with_its_whol
     await Session(Http(server.url + "/agent"), thread_id="t1").send("hi").collect()
     assert RESUMES, "the cut run was not resumed at all"
     assert RESUMES[0] == f"{TOKEN}.0"
+
+
+DELETES: list[str] = []
+
+
+async def record_delete(request: Request) -> Response:
+    DELETES.append(request.url.path)
+    return Response(status_code=204)
+
+
+@pytest.fixture(scope="module")
+def recorder():
+    app = Starlette(routes=[Route("/{rest:path}", record_delete, methods=["DELETE"])])
+    with BackgroundServer(app) as srv:
+        yield srv
+
+
+@pytest.mark.parametrize(("thread_id", "run_id"), [("..", "admin"), ("..", ".."), ("t", "..")])
+async def test_the_cancel_request_stays_under_the_runs_path_whatever_the_ids(
+    recorder, thread_id, run_id
+):
+    """``cancel_url`` percent-encodes each id with ``quote(safe='')``, which leaves ``.``
+    alone: an id ``..`` is a dot segment, normalised away by httpx, so the DELETE (with
+    the caller's headers and the run's token) goes to another resource of the origin,
+    e.g. ``<url>/admin`` or the site root."""
+    from agui.transports._reconnect import send_cancel
+
+    DELETES.clear()
+    status = await send_cancel(
+        recorder.url + "/api/agent",
+        {"Authorization": "Bearer secret"},
+        thread_id,
+        run_id,
+        cursor=f"{TOKEN}.3",
+    )
+    assert status == 204
+    (path,) = DELETES
+    assert path.startswith("/api/agent/runs/"), path
