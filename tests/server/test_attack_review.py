@@ -229,8 +229,9 @@ def test_a_run_whose_thread_id_holds_a_lone_surrogate_is_resumed_whole(store, ca
 
 def test_a_huge_thread_id_is_refused_with_a_typed_json_error(store):
     """Ids are not bounded (only the 16 MiB body is): a 1 MiB threadId starts a run, is
-    kept in the store, echoed in every frame, put whole in log lines (``run %r ...``),
-    span attributes and, on Redis, in the worker's sets on every reader's touch."""
+    kept in the store, echoed in the frames, set whole as the ``agui.thread_id`` span
+    attribute and, on Redis, ZADDed into the worker's attached set on every remote
+    reader's touch (4 a second); a huge runId is also logged whole (``run %r ...``)."""
     with BackgroundServer(create_app(streaming_agent(Calls()), store=store)) as server:
         huge = "T" * (1024 * 1024)
         answer = httpx.post(
