@@ -53,6 +53,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import os
 import re
 import time
@@ -61,7 +62,6 @@ from collections import OrderedDict
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, TypedDict, Unpack
 
-import msgspec
 import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
 from redis.asyncio.cluster import RedisCluster
@@ -464,19 +464,21 @@ class RedisRunStore:
 
     async def info(self, run: RunRef) -> RunInfo | None:
         """``GET :run`` (the principal), ``EXISTS`` of ``:end``, the run's worker, and
-        whether the worker's heartbeat is current."""
+        whether the worker's heartbeat is current: two round trips whatever the run."""
         async with self._io():
             pipe = self.client.pipeline(transaction=False)
             pipe.get(self._key(run, "run"))
             pipe.exists(self._key(run, "end"))
             pipe.get(self._key(run, "worker"))
             owner, ended, worker = await pipe.execute()
-            if owner is None:
-                return None
-            leased = False
-            if not ended and worker is not None:
-                hb = self._worker_keys(bytes(worker).decode())[0]
-                leased = bool(await self.client.exists(hb))
+            # the second round trip always, also for an unknown or ended run: the time of
+            # an answer must not tell a live run from one that does not exist
+            live = owner is not None and not ended and worker is not None
+            hb = self._worker_keys(bytes(worker).decode())[0] if live else self._hb
+            beating = bool(await self.client.exists(hb))
+        if owner is None:
+            return None
+        leased = live and beating
         owner = bytes(owner)
         principal = owner[1:].decode("utf-8", "surrogatepass") if owner[:1] == b"p" else None
         return RunInfo(ended=bool(ended), leased=leased, principal=principal)
@@ -562,13 +564,14 @@ class RedisRunStore:
 
 
 def _member(run: RunRef) -> bytes:
-    """A run as a member of a worker's sets."""
-    return msgspec.json.encode([run.thread_id, run.run_id])
+    """A run as a member of a worker's sets (the standard library's JSON, which escapes a
+    lone surrogate an id may hold: RFC 8259 allows one, msgspec refuses to write it)."""
+    return json.dumps([run.thread_id, run.run_id]).encode("ascii")
 
 
 def _run_of(member: Any) -> RunRef:
-    thread_id, run_id = msgspec.json.decode(bytes(member), type=tuple[str, str])
-    return RunRef(thread_id, run_id)
+    thread_id, run_id = json.loads(bytes(member))
+    return RunRef(str(thread_id), str(run_id))
 
 
 def _fields(events: Sequence[bytes]) -> dict[bytes, bytes]:
