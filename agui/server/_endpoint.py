@@ -47,6 +47,7 @@ import contextlib
 from collections.abc import AsyncGenerator, Iterable
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -60,6 +61,7 @@ from agui.server._request import (
     DEFAULT_MAX_BODY_BYTES,
     check_caller,
     decode_request,
+    error_response,
     normalize_origins,
 )
 from agui.server._response import Agent, AgentStreamResponse
@@ -331,6 +333,25 @@ def create_app(
             await hub.shutdown()
 
     middleware = cors_middleware(normalize_origins(allowed_origins))
-    app = Starlette(debug=debug, routes=list(routes), middleware=middleware, lifespan=lifespan)
+    app = Starlette(
+        debug=debug,
+        routes=list(routes),
+        middleware=middleware,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_refusal},
+    )
     app.state.run_hub = hub
     return app
+
+
+async def _http_refusal(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (404 no route, 405 another method) as every other one:
+    one line of JSON, ``Allow`` kept."""
+    assert isinstance(exc, HTTPException)
+    codes = {404: "not_found", 405: "method_not_allowed"}
+    refusal = error_response(
+        exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail)
+    )
+    for name, value in (exc.headers or {}).items():
+        refusal.headers[name] = value
+    return refusal

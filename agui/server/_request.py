@@ -149,6 +149,11 @@ def _not_json_reason(body: bytes) -> str | None:
     return None
 
 
+MAX_ID_CHARS = 1024
+"""The longest ``threadId`` / ``runId`` a request may carry (characters): a longer one is
+400 ``id_too_long`` (ids are kept with the run, echoed in every frame, logged, traced)."""
+
+
 async def decode_request(
     request: Request,
     *,
@@ -161,7 +166,8 @@ async def decode_request(
     (reading stops there); 408 ``body_timeout`` when it is not all in after
     ``body_timeout`` seconds (None: no limit); 400 ``invalid_json`` when the
     body is empty, not JSON, or nested deeper than the decoder's recursion
-    limit (about a thousand levels); 422 ``invalid_run_input`` (with the JSON
+    limit (about a thousand levels); 400 ``id_too_long`` for a ``threadId`` or ``runId``
+    over :data:`MAX_ID_CHARS`; 422 ``invalid_run_input`` (with the JSON
     ``path``) when it is JSON but not a valid RunAgentInput. Never raises for
     a malformed body.
     """
@@ -187,7 +193,7 @@ async def decode_request(
             400, "invalid_json", "empty request body: expected a RunAgentInput JSON object"
         )
     try:
-        return decode_input(body)  # the one parse of a good body
+        decoded = decode_input(body)  # the one parse of a good body
     except DecodeError as exc:
         error: Exception = exc
     except (ValueError, TypeError, RecursionError, msgspec.MsgspecError) as exc:
@@ -197,6 +203,16 @@ async def decode_request(
             "RunAgentInput decoder raised %s on a request body", type(exc).__name__, exc_info=exc
         )
         error = exc
+    else:
+        for name, value in (("threadId", decoded.thread_id), ("runId", decoded.run_id)):
+            if len(value) > MAX_ID_CHARS:  # ids are stored, echoed, logged, traced: bounded
+                return error_response(
+                    400,
+                    "id_too_long",
+                    f"{name} is longer than {MAX_ID_CHARS} characters",
+                    f"$.{name}",
+                )
+        return decoded
     reason = _not_json_reason(body)
     if reason is _TOO_DEEP:
         return error_response(400, "invalid_json", "request body is nested too deeply")

@@ -474,7 +474,11 @@ class RedisRunStore:
             # the second round trip always, also for an unknown or ended run: the time of
             # an answer must not tell a live run from one that does not exist
             live = owner is not None and not ended and worker is not None
-            hb = self._worker_keys(bytes(worker).decode())[0] if live else self._hb
+            hb = (
+                self._hb
+                if worker is None or not live
+                else self._worker_keys(bytes(worker).decode())[0]
+            )
             beating = bool(await self.client.exists(hb))
         if owner is None:
             return None
