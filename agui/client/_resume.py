@@ -195,12 +195,27 @@ def resumes(self: RunCore, pipeline: Pipeline, error: BaseException | None, run_
 
 
 def note_held(self: RunCore, item: object) -> None:
-    """The first read of a response: when it opens with the server's
-    ``: run held`` comment, a cut before the first frame resumes the run from
-    :func:`unframed_cursor` (the server holds the run from then on)."""
-    if isinstance(item, bytes | bytearray) and bytes(item[: len(HELD)]) == HELD:
-        line = bytes(item[len(HELD) :]).split(b"\n", 1)[0].strip()
-        self.cursor.last = unframed_cursor(line.decode("ascii", "replace"))
+    """The first reads of a response: when it opens with the server's
+    ``: run held <token>`` comment (whole, however the reads split it), a cut before
+    the first frame resumes the run from :func:`unframed_cursor` (the server holds the
+    run from then on). At most :data:`HELD_HEAD_BYTES` are looked at."""
+    head = self.held_head
+    if head is None or not isinstance(item, bytes | bytearray):
+        return
+    head += bytes(item[: HELD_HEAD_BYTES - len(head) + 1])
+    if not head.startswith(HELD[: len(head)]):
+        self.held_head = None  # not the comment
+        return
+    end = head.find(b"\n", len(HELD))
+    if end < 0:  # the comment's end not read yet
+        self.held_head = head if len(head) <= HELD_HEAD_BYTES else None
+        return
+    self.held_head = None
+    self.cursor.last = unframed_cursor(head[len(HELD) : end].strip().decode("ascii", "replace"))
+
+
+HELD_HEAD_BYTES = 256
+"""The most of a response's start read while it may still be the held comment."""
 
 
 def unframed_cursor(token: str) -> str:

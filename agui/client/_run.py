@@ -121,6 +121,7 @@ class RunCore:
         "guard",
         "handoff",
         "held",
+        "held_head",
         "idle",
         "inputs",
         "ahead",
@@ -194,6 +195,9 @@ class RunCore:
         self.cursor: Cursor = Cursor(cursor)
         self.policy: ReconnectPolicy | None = None
         self.held: Any = NOTHING
+        # the response's first bytes while they may still be a ": run held <token>" comment
+        # split across reads (None: decided)
+        self.held_head: bytes | None = b""
         self.abort: bool = False  # stopped on purpose with a resumable run open: tell the server
         # the event idle clock (agui.client._idle; None: off): reads wait under it
         seconds = session.idle_timeout

@@ -205,8 +205,10 @@ def resumable_failure(error: BaseException | None) -> bool:
 
 def cancel_url(url: str, thread_id: str, run_id: str) -> str:
     """The contract's cancel request target: ``<url>/runs/{threadId}/{runId}``
-    (each id percent-encoded, ``/`` too)."""
-    return f"{url.rstrip('/')}/runs/{quote(thread_id, safe='')}/{quote(run_id, safe='')}"
+    (each id percent-encoded, ``/`` and ``.`` too: an id ``..`` must not become a dot
+    segment that takes the request, credentials and all, out of the runs path)."""
+    thread, run = (quote(i, safe="").replace(".", "%2E") for i in (thread_id, run_id))
+    return f"{url.rstrip('/')}/runs/{thread}/{run}"
 
 
 async def send_cancel(
