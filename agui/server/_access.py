@@ -178,9 +178,12 @@ def configured_secret(secret: bytes | str | None) -> bytes | None:
 
 
 class RunKeys:
-    """The run tokens under one server secret: ``token(run)`` is 22 characters
-    of base64url, a keyed BLAKE2b MAC of the run's ``threadId`` and ``runId``;
-    ``valid(run, token)`` compares in constant time."""
+    """The run tokens under one server secret: ``token(run, nonce)`` is 22 characters
+    of base64url, two keyed BLAKE2b MACs of 8 bytes: of the run's ``threadId`` and
+    ``runId``, and of those and the run's ``nonce`` (random per run, kept by the store),
+    so a token proves one run, not every run that reuses its ids. ``valid`` compares
+    both halves in constant time, ``valid_ids`` the first (a run the store lost, whose
+    nonce went with it)."""
 
     __slots__ = ("_key",)
 
@@ -189,15 +192,37 @@ class RunKeys:
             secret_bytes(secret), digest_size=32, person=b"agui.run.secret"
         ).digest()
 
-    def token(self, run: RunRef) -> str:
+    def _mac(self, run: RunRef, nonce: str | None) -> bytes:
+        data = f"{len(run.thread_id)}:{run.thread_id}{len(run.run_id)}:{run.run_id}"
+        if nonce is not None:
+            data += f"|{nonce}"
+        return hashlib.blake2b(
+            data.encode("utf-8", "surrogatepass"), key=self._key, digest_size=8
+        ).digest()
+
+    def token(self, run: RunRef, nonce: str) -> str:
         """The run's token."""
-        data = f"{len(run.thread_id)}:{run.thread_id}{run.run_id}".encode("utf-8", "surrogatepass")
-        digest = hashlib.blake2b(data, key=self._key, digest_size=16).digest()
+        digest = self._mac(run, None) + self._mac(run, nonce)
         return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
-    def valid(self, run: RunRef, token: str) -> bool:
-        """Whether ``token`` is the run's."""
-        return hmac.compare_digest(self.token(run).encode(), token.encode("ascii", "replace"))
+    def valid(self, run: RunRef, token: str, nonce: str) -> bool:
+        """Whether ``token`` is the run's (the run made with ``nonce``)."""
+        return hmac.compare_digest(
+            self.token(run, nonce).encode(), token.encode("ascii", "replace")
+        )
+
+    def valid_ids(self, run: RunRef, token: str) -> bool:
+        """Whether ``token`` was made for a run with these ids (any nonce)."""
+        given = _token_bytes(token)
+        return given is not None and hmac.compare_digest(self._mac(run, None), given[:8])
+
+
+def _token_bytes(token: str) -> bytes | None:
+    try:
+        raw = base64.urlsafe_b64decode(token.encode("ascii") + b"==")
+    except (ValueError, UnicodeEncodeError):
+        return None
+    return raw if len(raw) == 16 else None
 
 
 def parse_cursor(header: str) -> tuple[str | None, str] | None:

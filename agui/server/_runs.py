@@ -40,6 +40,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -230,18 +231,20 @@ class RunHub:
             return self.unavailable(exc)
         last_event_id = request.headers.get("last-event-id", "").strip()
         if not last_event_id:
-            refused = await self._claim(run, principal, slots)
+            nonce = secrets.token_urlsafe(12)  # binds the run's token to this run alone
+            refused = await self._claim(run, principal, slots, nonce)
             if refused is not None:
                 return refused
             self._start(run, run_input, slots)
             return _Attachment(
-                self, run, START_CURSOR, encoder, keys.token(run), resumed=False, new=True
+                self, run, START_CURSOR, encoder, keys.token(run, nonce), resumed=False, new=True
             )
         try:
-            after = await self._entry_of(last_event_id, run, principal, keys)
+            found = await self._entry_of(last_event_id, run, principal, keys)
         except RunLogUnavailable as exc:
             return self.unavailable(exc)
         self._store_up()
+        after, nonce = found if found is not None else (None, "")
         if after == _LOST:
             return error_response(
                 410,
@@ -253,7 +256,7 @@ class RunHub:
         if after is None:
             return _cursor_unknown()
         return _Attachment(
-            self, run, after, encoder, keys.token(run), resumed=after != START_CURSOR
+            self, run, after, encoder, keys.token(run, nonce), resumed=after != START_CURSOR
         )
 
     def _lost(self, run: RunRef, entry: str) -> bool:
@@ -297,7 +300,7 @@ class RunHub:
             logger.warning("the run log answers again")
 
     async def _claim(
-        self, run: RunRef, principal: str | None, slots: RunSlots | None
+        self, run: RunRef, principal: str | None, slots: RunSlots | None, nonce: str
     ) -> Response | None:
         """Take a slot for a new run's agent, then create the run in the store
         (``principal`` its owner); None, or the refusal (503 with ``Retry-After``
@@ -309,7 +312,7 @@ class RunHub:
         if refused is not None:
             return refused
         try:
-            created = await self.store.create(run, self.lease, principal=principal)
+            created = await self.store.create(run, self.lease, principal=principal, nonce=nonce)
         except RunLogFull as exc:
             refused = busy("run_log_full", str(exc), RETRY_AFTER)
         except RunLogUnavailable as exc:
@@ -332,14 +335,15 @@ class RunHub:
 
     async def _entry_of(
         self, header: str, run: RunRef, principal: str | None, keys: RunKeys
-    ) -> str | None:
-        """The log entry a ``Last-Event-ID`` attaches after, or None when the caller
-        may not attach there: a malformed cursor or one of another run (refused
-        before the store is asked, whatever it holds), a replay from the start
+    ) -> tuple[str, str] | None:
+        """The log entry a ``Last-Event-ID`` attaches after and the run's nonce, or None
+        when the caller may not attach there: a malformed cursor (refused before the
+        store is asked), a token not of this run (of another run, or of an earlier run
+        with the same ids: the token is bound to the run's nonce), a replay from the start
         with no proof of the run and no ``authorize`` hook, a run the store does
         not hold or that another principal started, an entry no longer held.
-        :data:`_LOST` when the caller proved the run (its token) but the store lost
-        it before its retention ended.
+        ``(_LOST, "")`` when the caller's token was made for these ids but the store lost
+        the run before its retention ended.
 
         Raises:
             RunLogUnavailable: the store cannot be reached."""
@@ -347,19 +351,18 @@ class RunHub:
         if cursor is None:
             return None
         token, entry = cursor
-        if token is None:
-            if self.authorize is None:  # "0" alone proves nothing
-                return None
-        elif not keys.valid(run, token):
+        if token is None and self.authorize is None:  # "0" alone proves nothing
             return None
         info = await self.store.info(run)
-        if info is None and token is not None and self._lost(run, entry):
-            return _LOST
-        if info is None or info.principal != principal:
+        if info is None:
+            if token is not None and keys.valid_ids(run, token) and self._lost(run, entry):
+                return _LOST, ""
             return None
-        if not await self.store.holds(run, entry):
+        if token is not None and not keys.valid(run, token, info.nonce):
+            return None  # forged, or of an earlier run with these ids
+        if info.principal != principal or not await self.store.holds(run, entry):
             return None
-        return entry
+        return entry, info.nonce
 
     async def cancel_request(self, run: RunRef, principal: str | None, token: str | None) -> bool:
         """The ``DELETE`` of ``principal`` carrying ``token`` (the ``AGUI-Run-Token``
@@ -367,10 +370,10 @@ class RunHub:
         ``authorize`` hook; the run's token without one). False, exactly as for an
         unknown run, otherwise."""
         keys = await self.keys()
-        proven = token is not None and token.isascii() and keys.valid(run, token)
         info = await self.store.info(run)
         if info is None or info.principal != principal:
             return False
+        proven = token is not None and token.isascii() and keys.valid(run, token, info.nonce)
         if self.authorize is None and not proven:
             return False
         return await self.cancel(run)

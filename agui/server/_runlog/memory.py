@@ -88,6 +88,7 @@ class _Log:
     cancel: bool = False
     lost_claimed: bool = False
     principal: str | None = None
+    nonce: str = ""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -164,7 +165,9 @@ class MemoryRunStore:
 
     # ------------------------------------------------------------ the worker
 
-    async def create(self, run: RunRef, lease: float, *, principal: str | None = None) -> bool:
+    async def create(
+        self, run: RunRef, lease: float, *, principal: str | None = None, nonce: str = ""
+    ) -> bool:
         """Claim ``run`` (see :class:`RunStore`). Raises :class:`RunLogFull`."""
         now = time.monotonic()
         self._expire(now)
@@ -172,7 +175,7 @@ class MemoryRunStore:
             return False
         if len(self._logs) >= self.max_runs and not self._evict_finished():
             raise RunLogFull(f"the in-memory run log holds {len(self._logs)} runs (max_runs)")
-        self._logs[run] = _Log(touched=now, worker=self.worker_id, principal=principal)
+        self._logs[run] = _Log(touched=now, worker=self.worker_id, principal=principal, nonce=nonce)
         self._alive_until[self.worker_id] = max(
             self._alive_until.get(self.worker_id, 0.0), now + lease
         )
@@ -295,7 +298,9 @@ class MemoryRunStore:
         log = self._logs.get(run)
         if log is None:
             return None
-        return RunInfo(ended=log.ended, leased=self._alive(log), principal=log.principal)
+        return RunInfo(
+            ended=log.ended, leased=self._alive(log), principal=log.principal, nonce=log.nonce
+        )
 
     async def last(self, run: RunRef) -> bytes | None:
         """The last event's JSON."""

@@ -232,11 +232,14 @@ class RedisRunStore:
 
     # ------------------------------------------------------------ the worker
 
-    async def create(self, run: RunRef, lease: float, *, principal: str | None = None) -> bool:
+    async def create(
+        self, run: RunRef, lease: float, *, principal: str | None = None, nonce: str = ""
+    ) -> bool:
         """``SET :run NX`` (its value: the principal) and ``SET :worker`` (and the
         worker's heartbeat unless it was renewed within half a lease), in the
         process's next shared round trip."""
         owner = b"1" if principal is None else b"p" + principal.encode("utf-8", "surrogatepass")
+        owner = b"n" + nonce.encode("ascii") + b"\x00" + owner  # (a nonce is base64url)
         commands: list[_Command] = [
             ("set", (self._key(run, "run"), owner), {"nx": True, "px": self._ttl_ms}),
             (
@@ -483,9 +486,9 @@ class RedisRunStore:
         if owner is None:
             return None
         leased = live and beating
-        owner = bytes(owner)
+        nonce, owner = _owner_parts(bytes(owner))
         principal = owner[1:].decode("utf-8", "surrogatepass") if owner[:1] == b"p" else None
-        return RunInfo(ended=bool(ended), leased=leased, principal=principal)
+        return RunInfo(ended=bool(ended), leased=leased, principal=principal, nonce=nonce)
 
     async def last(self, run: RunRef) -> bytes | None:
         """The last event's JSON (``XREVRANGE``, skipping the end mark)."""
@@ -565,6 +568,14 @@ class RedisRunStore:
                 value: Any = await self.client.get(key)
             self._secret = bytes(value)
         return self._secret
+
+
+def _owner_parts(value: bytes) -> tuple[str, bytes]:
+    """A ``:run`` key's value as (nonce, ``1`` or ``p<principal>``)."""
+    if value[:1] != b"n":
+        return "", value
+    nonce, _, owner = value[1:].partition(b"\x00")
+    return nonce.decode("ascii", "replace"), owner
 
 
 def _member(run: RunRef) -> bytes:

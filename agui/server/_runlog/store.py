@@ -90,12 +90,15 @@ class LogSlice:
 @dataclass(frozen=True, slots=True)
 class RunInfo:
     """What a store knows of a run: ``ended`` (its end mark is in the log),
-    ``leased`` (its worker's heartbeat is current) and ``principal`` (who started
-    it, as the application's ``authorize`` hook named them; None without one)."""
+    ``leased`` (its worker's heartbeat is current), ``principal`` (who started
+    it, as the application's ``authorize`` hook named them; None without one) and
+    ``nonce`` (random, made when the run was created: its run token is bound to it, so
+    a token of an earlier run with the same ids proves nothing)."""
 
     ended: bool
     leased: bool
     principal: str | None = None
+    nonce: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +145,12 @@ class RunStore(Protocol):
     """This store instance's worker: the runs it creates name it, and its
     :meth:`heartbeat` keeps them all alive."""
 
-    async def create(self, run: RunRef, lease: float, *, principal: str | None = None) -> bool:
+    async def create(
+        self, run: RunRef, lease: float, *, principal: str | None = None, nonce: str = ""
+    ) -> bool:
         """Claim a new run for this worker (whose heartbeat lasts ``lease`` s),
-        started by ``principal`` (kept with the run: :attr:`RunInfo.principal`);
-        False when the run exists.
+        started by ``principal``, with ``nonce`` (both kept with the run:
+        :attr:`RunInfo.principal`, :attr:`RunInfo.nonce`); False when the run exists.
 
         Raises:
             RunLogFull: no room for another run.
