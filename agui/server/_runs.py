@@ -5,7 +5,7 @@ The wire contract (SSE binding):
 
 * every frame of a run carries ``id: <cursor>``, ``<token>.<entry>``: unique
   within the thread, ordered within the run; ``<token>`` (22 characters of
-  base64url) is a keyed MAC of the run's ids under the server secret
+  base64url) is a keyed MAC of the run's ids and its nonce under the server secret
   (:mod:`agui.server._access`), also sent as the ``AGUI-Run-Token`` header of
   every ``200`` of the run: a cursor cannot be forged from the ids; a new run's
   stream opens with the comment ``: run held`` (the server holds the run from
