@@ -105,3 +105,11 @@ def run_input(text: str, **extra: Any) -> dict[str, Any]:
     }
     body.update(extra)
     return body
+
+
+#: the client tool every peer's client-tool round trip offers
+CONFIRM = {
+    "name": "confirm",
+    "description": "Ask the person to confirm something.",
+    "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
+}

@@ -24,6 +24,7 @@ except ImportError as exc:
 from agui.errors import RunError
 from agui.updates import Done, ErrorUpdate, StateChanged, TextDelta
 from tests.interop.interop_helpers import (
+    CONFIRM,
     conversation,
     outcomes,
     raw_events,
@@ -31,12 +32,6 @@ from tests.interop.interop_helpers import (
     serve,
     session_for,
 )
-
-CONFIRM = {
-    "name": "confirm",
-    "description": "Ask the person to confirm something.",
-    "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
-}
 
 #: what ag-ui-adk adds to every state it publishes (the ADK session's own keys)
 ADK_KEYS = {"_ag_ui_app_name": "board", "_ag_ui_user_id": "tester"}

@@ -28,6 +28,7 @@ except ImportError as exc:
 from agui.errors import RunError
 from agui.updates import Done, ErrorUpdate, MessagesSnapshot, StateChanged, ToolCallArgs
 from tests.interop.interop_helpers import (
+    CONFIRM,
     conversation,
     outcomes,
     raw_events,
@@ -35,12 +36,6 @@ from tests.interop.interop_helpers import (
     serve,
     session_for,
 )
-
-CONFIRM = {
-    "name": "confirm",
-    "description": "Ask the person to confirm something.",
-    "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
-}
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ except ImportError as exc:
 from agui.errors import RunError
 from agui.updates import Done, ErrorUpdate, MessagesSnapshot, StepChanged, WarningUpdate
 from tests.interop.interop_helpers import (
+    CONFIRM,
     conversation,
     outcomes,
     raw_events,
@@ -31,12 +32,6 @@ from tests.interop.interop_helpers import (
     serve,
     session_for,
 )
-
-CONFIRM = {
-    "name": "confirm",
-    "description": "Ask the person to confirm something.",
-    "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
-}
 
 
 @pytest.fixture(scope="module")

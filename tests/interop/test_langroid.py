@@ -26,6 +26,7 @@ except ImportError as exc:
 from agui.errors import RunError
 from agui.updates import Done, ErrorUpdate, StateChanged, ToolCallEnded, ToolResult
 from tests.interop.interop_helpers import (
+    CONFIRM,
     conversation,
     outcomes,
     raw_events,
@@ -34,11 +35,6 @@ from tests.interop.interop_helpers import (
     session_for,
 )
 
-CONFIRM = {
-    "name": "confirm",
-    "description": "Ask the person to confirm something.",
-    "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
-}
 ANSWER = 'I\'ve successfully executed the add_task tool. Here\'s the result: {\n  "result": "added write tests"\n}'
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tests.interop.interop_helpers import (
+    CONFIRM,
     conversation,
     outcomes,
     raw_events,
@@ -22,12 +23,6 @@ require("pydantic_ai.ui.ag_ui")
 from agui.client._interrupts import cancelled, resolved
 from agui.errors import RunError
 from agui.updates import Done, ErrorUpdate, ToolCallArgs, ToolCallEnded
-
-CONFIRM = {
-    "name": "confirm",
-    "description": "Ask the person to confirm something.",
-    "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
-}
 
 
 @pytest.fixture(scope="module")

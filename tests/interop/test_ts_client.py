@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.interop.interop_helpers import serve, session_for, wire
+from tests.interop.interop_helpers import CONFIRM, serve, session_for, wire
 
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("AGUI_SHARED", HERE.parents[2] / "shared"))
@@ -363,12 +363,6 @@ async def test_reference_client_gets_no_1_1_field_from_agui_server(reference):
     assert theirs["messages"][1]["encryptedValue"] == "opaque"
     assert run["warnings"] == []
 
-
-CONFIRM = {
-    "name": "confirm",
-    "description": "Ask the person to confirm something.",
-    "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
-}
 
 #: framework peer -> (module to import, conversations, tools offered)
 PEER_CONVERSATIONS: dict[str, tuple[str, list[list[dict[str, Any]]], list[Any]]] = {
