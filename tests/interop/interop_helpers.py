@@ -113,3 +113,12 @@ CONFIRM = {
     "description": "Ask the person to confirm something.",
     "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
 }
+
+
+def only_done(updates: list) -> Any:
+    """The one outcome of a run's updates, which must be a ``Done``."""
+    from agui.updates import Done
+
+    judged = outcomes(updates)
+    assert len(judged) == 1 and isinstance(judged[0], Done), judged
+    return judged[0]

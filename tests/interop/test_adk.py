@@ -26,6 +26,7 @@ from agui.updates import Done, ErrorUpdate, StateChanged, TextDelta
 from tests.interop.interop_helpers import (
     CONFIRM,
     conversation,
+    only_done,
     outcomes,
     raw_events,
     run_input,
@@ -43,12 +44,6 @@ def url():
 
     with serve(app()) as base:
         yield base + "/agent"
-
-
-def only_done(updates: list) -> Done:
-    judged = outcomes(updates)
-    assert len(judged) == 1 and isinstance(judged[0], Done), judged
-    return judged[0]
 
 
 async def test_adk_streamed_text_is_one_assistant_message(url):

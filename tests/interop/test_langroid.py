@@ -28,6 +28,7 @@ from agui.updates import Done, ErrorUpdate, StateChanged, ToolCallEnded, ToolRes
 from tests.interop.interop_helpers import (
     CONFIRM,
     conversation,
+    only_done,
     outcomes,
     raw_events,
     run_input,
@@ -44,12 +45,6 @@ def url():
 
     with serve(app()) as base:
         yield base + "/agent"
-
-
-def only_done(updates: list) -> Done:
-    judged = outcomes(updates)
-    assert len(judged) == 1 and isinstance(judged[0], Done), judged
-    return judged[0]
 
 
 async def test_langroid_text_is_one_assistant_message(url):
