@@ -34,7 +34,9 @@ def store(request):
     return "memory" if request.param == "memory" else request.getfixturevalue("redis_url")
 
 
-def _request(sock: socket.socket, method: str, path: str, payload: dict | None, extra: str) -> float:
+def _request(
+    sock: socket.socket, method: str, path: str, payload: dict | None, extra: str
+) -> float:
     """One keep-alive request on a raw socket (TCP_NODELAY, TCP_QUICKACK: what a careful
     attacker does so that delayed ACKs do not hide the server's time); ms to the full answer."""
     data = json.dumps(payload).encode() if payload is not None else b""
