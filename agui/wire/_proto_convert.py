@@ -90,7 +90,9 @@ class _FieldsEntry(Protocol):
 class OrderedFields(Protocol):
     """``Struct.fields`` of the ordered pool: repeated :class:`_FieldsEntry`, not a map."""
 
-    def add(self) -> _FieldsEntry: ...
+    def add(self) -> _FieldsEntry:
+        """A new entry at the end (``key``, ``value``)."""
+        ...
 
     def __iter__(self) -> Iterator[_FieldsEntry]: ...
 
@@ -152,6 +154,7 @@ def set_pb_value(msg: struct_pb2.Value, value: object) -> None:
 
 
 def set_pb_struct(msg: struct_pb2.Struct, value: JSONObject) -> None:
+    """Write one JSON object into a ``google.protobuf.Struct`` (members in order)."""
     if _is_map(msg):
         msg.update(value)
         return
@@ -468,6 +471,7 @@ def _source_from_wire(src: JSONValue) -> dict[str, Any] | None:
 
 
 def parts_from_wire(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Content parts from their protobuf wire dicts (one ``oneof`` arm each) to JSON."""
     out: list[dict[str, Any]] = []
     for part in parts:
         kind = next((k for k in _PART_KINDS if k in part), None)
@@ -484,6 +488,7 @@ def parts_from_wire(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def message_from_wire(wire: dict[str, Any]) -> dict[str, Any]:
+    """One message from its protobuf wire dict to the JSON form (parts, activity content)."""
     msg = dict(wire)
     parts = msg.pop("contentParts", [])
     activity = msg.pop("activityContent", None)
@@ -507,6 +512,7 @@ def message_from_wire(wire: dict[str, Any]) -> dict[str, Any]:
 
 
 def input_from_wire(wire: dict[str, Any]) -> dict[str, Any]:
+    """A ``RunAgentInput`` from its protobuf wire dict to the JSON form (its messages)."""
     out = dict(wire)
     out["messages"] = [message_from_wire(m) for m in wire.get("messages", [])]
     return out
