@@ -122,3 +122,19 @@ def only_done(updates: list) -> Any:
     judged = outcomes(updates)
     assert len(judged) == 1 and isinstance(judged[0], Done), judged
     return judged[0]
+
+
+async def fails_with(url: str, prompt: str, message: str, code: str) -> None:
+    """Send ``prompt``: the run must end as a fatal ``RunError(message, code)`` and a failed
+    ``Done``, and the conversation keep only the user's message."""
+    from agui.errors import RunError
+    from agui.updates import Done, ErrorUpdate
+
+    session = session_for(url)
+    judged = outcomes(await session.send(prompt).collect())
+    assert [type(u) for u in judged] == [ErrorUpdate, Done]
+    error = judged[0].error
+    assert isinstance(error, RunError) and judged[0].fatal
+    assert (error.message, error.code) == (message, code)
+    assert judged[1].outcome == "failed"
+    assert conversation(session.messages) == [{"role": "user", "id": "m1", "content": prompt}]

@@ -21,13 +21,12 @@ except ImportError as exc:
         allow_module_level=True,
     )
 
-from agui.errors import RunError
-from agui.updates import Done, ErrorUpdate, StateChanged, TextDelta
+from agui.updates import StateChanged, TextDelta
 from tests.interop.interop_helpers import (
     CONFIRM,
     conversation,
+    fails_with,
     only_done,
-    outcomes,
     raw_events,
     run_input,
     serve,
@@ -121,17 +120,7 @@ async def test_adk_client_tool_round_trip_is_inferred_pending_then_answers(url):
 
 
 async def test_adk_model_failure_is_a_failed_run_with_its_message(url):
-    session = session_for(url)
-    judged = outcomes(await session.send("error").collect())
-    assert [type(u) for u in judged] == [ErrorUpdate, Done]
-    error = judged[0].error
-    assert isinstance(error, RunError) and judged[0].fatal
-    assert (error.message, error.code) == (
-        "the scripted model failed",
-        "BACKGROUND_EXECUTION_ERROR",
-    )
-    assert judged[1].outcome == "failed"
-    assert conversation(session.messages) == [{"role": "user", "id": "m1", "content": "error"}]
+    await fails_with(url, "error", "the scripted model failed", "BACKGROUND_EXECUTION_ERROR")
 
 
 async def test_adk_wire_quirks_we_accept(url):

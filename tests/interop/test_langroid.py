@@ -23,13 +23,12 @@ except ImportError as exc:
         allow_module_level=True,
     )
 
-from agui.errors import RunError
-from agui.updates import Done, ErrorUpdate, StateChanged, ToolCallEnded, ToolResult
+from agui.updates import StateChanged, ToolCallEnded, ToolResult
 from tests.interop.interop_helpers import (
     CONFIRM,
     conversation,
+    fails_with,
     only_done,
-    outcomes,
     raw_events,
     run_input,
     serve,
@@ -115,13 +114,7 @@ async def test_langroid_client_tool_round_trip_is_inferred_pending_then_answers(
 
 
 async def test_langroid_model_failure_is_a_failed_run_with_its_message(url):
-    session = session_for(url)
-    judged = outcomes(await session.send("error").collect())
-    assert [type(u) for u in judged] == [ErrorUpdate, Done]
-    error = judged[0].error
-    assert isinstance(error, RunError) and judged[0].fatal
-    assert (error.message, error.code) == ("Agent error: the mock model failed", "LANGROID_ERROR")
-    assert judged[1].outcome == "failed"
+    await fails_with(url, "error", "Agent error: the mock model failed", "LANGROID_ERROR")
 
 
 async def test_langroid_wire_quirks_we_accept(url):
