@@ -25,6 +25,7 @@ here: ``update.from_event.index`` on a ``ToolCallStarted`` once TOOL_CALL_START 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -293,7 +294,8 @@ class DeferredState:
         return repr(self.resolve())
 
 
-class StateChanged(FromEvent, frozen=True, gc=False):
+@dataclasses.dataclass(frozen=True, slots=True, init=False, eq=False)
+class StateChanged:
     """STATE_SNAPSHOT (``patch`` None) or STATE_DELTA (``patch`` the applied
     JSON Patch ops as plain JSON). ``state`` is the whole state after it, as
     of this update: a value that never changes afterwards (later changes
@@ -302,42 +304,84 @@ class StateChanged(FromEvent, frozen=True, gc=False):
     The applier builds it with a :class:`DeferredState`: the state is worked
     out on the first read of ``state`` (O(width of the containers the patches
     since the last worked-out state touch), the same value on every read), so
-    updates nobody reads cost nothing. To encode an update whether or not it
-    was read, pass :func:`enc_hook` (``msgspec.json.encode(update,
-    enc_hook=agui.updates.enc_hook)``, the same for ``msgspec.to_builtins``):
-    a plain encoder refuses the unread member (``TypeError`` naming its type)
-    and ``msgspec.structs.asdict`` returns it as is."""
+    updates nobody reads cost nothing. Encoding reads it too: plain
+    ``msgspec.json.encode``, ``msgspec.msgpack.encode`` and
+    ``msgspec.to_builtins`` give the state whether or not it was read.
+
+    The one update that is a frozen slots dataclass rather than a
+    ``msgspec.Struct`` (a Struct's members are encoded without being read, so
+    it could not work its state out on encoding): frozen, compared and hashed by
+    value ignoring ``from_event`` (as :class:`FromEvent`), matched by field name;
+    ``dataclasses.replace`` / ``asdict`` / ``fields`` work on it, the
+    ``msgspec.structs`` functions do not. Tracked by the cyclic garbage
+    collector (a slots class always is; the other updates are not)."""
 
     state: JSONValue
     patch: list[JSONValue] | None = None
     from_event: Event | None = None
 
+    def __init__(
+        self,
+        state: JSONValue | DeferredState,
+        patch: list[JSONValue] | None = None,
+        from_event: Event | None = None,
+    ) -> None:
+        _set_state(self, state)
+        _set_patch(self, patch)
+        _set_from_event(self, from_event)
+
+    def _value(self) -> tuple[object, ...]:
+        return (self.state, self.patch)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not StateChanged:
+            return NotImplemented
+        assert isinstance(other, StateChanged)
+        return self._value() == other._value()
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash((StateChanged, self._value()))
+
+    def __reduce__(self) -> tuple[type[StateChanged], tuple[object, ...]]:
+        # pickle, copy.copy and copy.deepcopy: the state worked out (the dataclass default
+        # would set ``state`` through the read-only property)
+        return (StateChanged, (self.state, self.patch, self.from_event))
+
 
 _STATE_SLOT = StateChanged.__dict__["state"]
+_set_state = _STATE_SLOT.__set__
+_set_patch = StateChanged.__dict__["patch"].__set__
+_set_from_event = StateChanged.__dict__["from_event"].__set__
 
 
 def _read_state(update: StateChanged) -> JSONValue:
     """The whole state after this update (a :class:`DeferredState` is worked out
-    on the first read, then kept)."""
+    on the first read, then kept). ``msgspec`` encodes a slots dataclass by
+    reading each field, so this runs on encoding too."""
     value = _STATE_SLOT.__get__(update, StateChanged)
     if isinstance(value, DeferredState):
         value = value.resolve()
-        _STATE_SLOT.__set__(update, value)  # worked out once (the member stays frozen)
+        _set_state(update, value)  # worked out once (the member stays frozen)
     return value
 
 
-setattr(  # noqa: B010 - the member descriptor is replaced on purpose (see the class doc)
+setattr(  # noqa: B010 - the slot's descriptor is replaced on purpose (see the class doc)
     StateChanged,
     "state",
-    property(_read_state),
+    property(_read_state, doc="The whole state after this update (worked out on first read)."),
 )
 
 
 def enc_hook(obj: object) -> JSONValue:
     """``enc_hook`` for ``msgspec`` encoders and ``msgspec.to_builtins``: a
-    :class:`DeferredState` (the ``state`` of a :class:`StateChanged` nobody read
-    yet) becomes the state it stands for; anything else is refused as
-    ``msgspec`` refuses it (``NotImplementedError``)."""
+    :class:`DeferredState` becomes the state it stands for; anything else is
+    refused as ``msgspec`` refuses it (``NotImplementedError``). Not needed to
+    encode updates: a :class:`StateChanged` encodes its state whether or not it
+    was read (kept for code that passes it)."""
     if isinstance(obj, DeferredState):
         return obj.resolve()
     raise NotImplementedError(f"Encoding objects of type {type(obj).__name__} is unsupported")
@@ -522,6 +566,13 @@ Update = (
 """Every value a run reports."""
 
 CARRIES_EVENT: frozenset[type] = frozenset(
-    cls for cls in Update.__args__ if "from_event" in cls.__struct_fields__
+    cls
+    for cls in Update.__args__
+    if "from_event"
+    in (
+        cls.__struct_fields__
+        if issubclass(cls, msgspec.Struct)
+        else [f.name for f in dataclasses.fields(cls)]
+    )
 )
 """The update classes with a ``from_event`` member (set by the applier)."""

@@ -18,7 +18,7 @@ from agui.pipeline._apply.patch import (
     patched_copy,
 )
 from agui.pipeline._pipeline import Pipeline
-from agui.updates import DeferredState, StateChanged, WarningUpdate
+from agui.updates import _STATE_SLOT, DeferredState, StateChanged, WarningUpdate
 
 
 def _delta(*ops: dict) -> T.StateDeltaEvent:
@@ -184,15 +184,14 @@ def test_an_update_on_an_absent_state_read_after_later_deltas_shows_the_state_of
 def test_state_deltas_nobody_reads_leave_nothing_per_delta_for_the_cyclic_gc():
     # the history keeps no chain of unread versions: a run of deltas whose updates are
     # dropped adds no objects for the cyclic collector (a version is freed with its
-    # update; it is a plain object, not a Struct, so that msgspec hands it to
-    # agui.updates.enc_hook: tests/test_updates.py)
+    # update; StateChanged works it out when read or encoded: tests/test_updates.py)
     conv = Conversation(state={"l": []})
     conv.apply(_delta({"op": "add", "path": "/l/-", "value": 0}))
     gc.collect()
     before = len(gc.get_objects())
     for i in range(SETTLE_AFTER // 2):
         (up,) = conv.apply(_delta({"op": "add", "path": f"/k{i}", "value": {"n": i}}))
-        assert isinstance(msgspec.structs.astuple(up)[0], DeferredState)  # the raw version
+        assert isinstance(_STATE_SLOT.__get__(up, StateChanged), DeferredState)  # unread
     gc.collect()
     assert len(gc.get_objects()) - before < 20
     assert conv.state["k5"] == {"n": 5}

@@ -9,7 +9,7 @@ and :func:`subagent_tag` are the two event readings every applier needs, and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -18,7 +18,7 @@ from msgspec.structs import force_setattr
 
 from agui.pipeline._apply.patch import clone_json
 from agui.pipeline._apply.records import CallRecord, MessageRecord
-from agui.updates import CARRIES_EVENT, MetadataChanged, Update
+from agui.updates import CARRIES_EVENT, MetadataChanged, StateChanged, Update
 
 __all__ = ["MessageStore", "merge_metadata", "stamped", "subagent_tag"]
 
@@ -141,11 +141,19 @@ def subagent_tag(event: object) -> str | UnsetType:
     return UNSET if sub is None else sub
 
 
+_STAMP: dict[type, Callable[[Any, str, object], None]] = {
+    cls: object.__setattr__ if cls is StateChanged else force_setattr for cls in CARRIES_EVENT
+}
+"""How each class of :data:`~agui.updates.CARRIES_EVENT` is given its ``from_event`` in place:
+``msgspec``'s for the Structs, ``object.__setattr__`` for the frozen dataclass."""
+
+
 def stamped(updates: list[Update], event: object) -> list[Update]:
     """``updates``, each update that reports an event (a class in
     :data:`~agui.updates.CARRIES_EVENT`) given ``event`` as its ``from_event``
     (set in place: the updates are new, frozen for their readers)."""
     for update in updates:
-        if type(update) in CARRIES_EVENT:
-            force_setattr(update, "from_event", event)
+        stamp = _STAMP.get(type(update))
+        if stamp is not None:
+            stamp(update, "from_event", event)
     return updates
