@@ -21,6 +21,7 @@ from typing import Any, cast
 import msgspec
 
 from agui import types as T
+from agui.updates import StateChanged
 
 __all__ = ["Placeholders", "render_transcript"]
 
@@ -89,6 +90,8 @@ class Placeholders:
                         self.add(_LISTS_OF_IDS[name], one)
                 elif isinstance(item, msgspec.Struct | list | tuple):
                     self.collect(cast("object", item), depth + 1)
+        elif isinstance(value, StateChanged):  # the one update that is not a Struct
+            self.collect(value.from_event, depth + 1)
         elif isinstance(value, list | tuple):
             for item in cast("Iterable[object]", value):
                 self.collect(item, depth + 1)
