@@ -7,7 +7,9 @@ applied and reported here, or reported as an :class:`ErrorUpdate`. Nothing is
 silent.
 
 All updates are frozen ``msgspec.Struct`` values (immutable, hashable, compared
-by value, usable in ``match`` statements by field name). Every update except
+by value, usable in ``match`` statements by field name), except
+:class:`StateChanged`, a frozen slots dataclass that behaves the same (so that
+encoding works out its deferred state). Every Struct update except
 :class:`ErrorUpdate` is created with ``gc=False``: updates hold only decoded
 JSON and ids, which cannot form reference cycles, and leaving them untracked by
 the cyclic garbage collector keeps the per-event cost flat as a conversation

@@ -236,7 +236,10 @@ def test_state_changed_keeps_the_promises_of_every_update():
     fresh = _unread_state_updates()
     assert dataclasses.asdict(fresh[0])["state"] == {"n": 0}
     assert [f.name for f in dataclasses.fields(u.StateChanged)] == ["state", "patch", "from_event"]
-    assert repr(u.StateChanged({"n": 1})) == "StateChanged(state={'n': 1}, patch=None, from_event=None)"
+    assert (
+        repr(u.StateChanged({"n": 1}))
+        == "StateChanged(state={'n': 1}, patch=None, from_event=None)"
+    )
 
 
 def test_done_and_paused_carry_every_member_of_their_event():

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import gc
 
-import msgspec
-
 from agui import types as T
 from agui.pipeline._apply import Conversation
 from agui.pipeline._apply.patch import (
