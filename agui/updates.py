@@ -336,9 +336,8 @@ class StateChanged:
         return (self.state, self.patch)
 
     def __eq__(self, other: object) -> bool:
-        if type(other) is not StateChanged:
+        if type(other) is not type(self):
             return NotImplemented
-        assert isinstance(other, StateChanged)
         return self._value() == other._value()
 
     def __ne__(self, other: object) -> bool:
@@ -346,7 +345,7 @@ class StateChanged:
         return equal if equal is NotImplemented else not equal
 
     def __hash__(self) -> int:
-        return hash((StateChanged, self._value()))
+        return hash((type(self), self._value()))
 
     def __reduce__(self) -> tuple[type[StateChanged], tuple[object, ...]]:
         # pickle, copy.copy and copy.deepcopy: the state worked out (the dataclass default

@@ -142,7 +142,8 @@ def subagent_tag(event: object) -> str | UnsetType:
 
 
 _STAMP: dict[type, Callable[[Any, str, object], None]] = {
-    cls: object.__setattr__ if cls is StateChanged else force_setattr for cls in CARRIES_EVENT
+    **dict.fromkeys(CARRIES_EVENT, force_setattr),
+    StateChanged: object.__setattr__,
 }
 """How each class of :data:`~agui.updates.CARRIES_EVENT` is given its ``from_event`` in place:
 ``msgspec``'s for the Structs, ``object.__setattr__`` for the frozen dataclass."""
