@@ -202,6 +202,20 @@ def test_enc_hook_still_encodes_state_updates():
         msgspec.json.encode(object(), enc_hook=u.enc_hook)
 
 
+def test_a_state_that_cannot_be_worked_out_fails_the_encoding_not_drops_the_state():
+    """Encoding reads ``state``; when working it out raises, the encoder raises that error
+    (msgspec 0.23; 0.19-0.22 dropped a dataclass field whose read raised, silently)."""
+
+    class Broken(u.DeferredState):
+        def resolve(self) -> Any:
+            raise ValueError("cannot work the state out")
+
+    update = u.StateChanged(Broken(), [])
+    for encode in (msgspec.json.encode, msgspec.msgpack.encode, msgspec.to_builtins):
+        with pytest.raises(ValueError, match="cannot work the state out"):
+            encode(update)
+
+
 def test_state_changed_keeps_the_promises_of_every_update():
     """The dataclass ``StateChanged`` behaves as the Struct updates do: frozen, compared and
     hashed by value ignoring ``from_event``, matched by field name, given its event by the
