@@ -28,6 +28,7 @@ here: ``update.from_event.index`` on a ``ToolCallStarted`` once TOOL_CALL_START 
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -296,7 +297,7 @@ class DeferredState:
         return repr(self.resolve())
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False, eq=False)
+@dataclasses.dataclass(init=False, eq=False)
 class StateChanged:
     """STATE_SNAPSHOT (``patch`` None) or STATE_DELTA (``patch`` the applied
     JSON Patch ops as plain JSON). ``state`` is the whole state after it, as
@@ -310,13 +311,16 @@ class StateChanged:
     ``msgspec.json.encode``, ``msgspec.msgpack.encode`` and
     ``msgspec.to_builtins`` give the state whether or not it was read.
 
-    The one update that is a frozen slots dataclass rather than a
-    ``msgspec.Struct`` (a Struct's members are encoded without being read, so
-    it could not work its state out on encoding): frozen, compared and hashed by
-    value ignoring ``from_event`` (as :class:`FromEvent`), matched by field name;
-    ``dataclasses.replace`` / ``asdict`` / ``fields`` work on it, the
+    The one update that is a slots dataclass rather than a ``msgspec.Struct``
+    (``msgspec`` encodes a Struct's members without reading them, a
+    dataclass's fields by reading them): its fields are read-only properties,
+    so it is frozen (``AttributeError`` on assignment); compared and hashed by
+    value ignoring ``from_event`` (as :class:`FromEvent`), matched by field
+    name; ``dataclasses.replace`` / ``asdict`` / ``fields`` work on it, the
     ``msgspec.structs`` functions do not. Tracked by the cyclic garbage
     collector (a slots class always is; the other updates are not)."""
+
+    __slots__ = ("_from_event", "_patch", "_state")
 
     state: JSONValue
     patch: list[JSONValue] | None = None
@@ -328,12 +332,21 @@ class StateChanged:
         patch: list[JSONValue] | None = None,
         from_event: Event | None = None,
     ) -> None:
-        _set_state(self, state)
-        _set_patch(self, patch)
-        _set_from_event(self, from_event)
+        self._state = state
+        self._patch = patch
+        self._from_event = from_event
+
+    def _read_state(self) -> JSONValue:
+        """The whole state after this update (a :class:`DeferredState` is worked out
+        on the first read, then kept). ``msgspec`` encodes a dataclass by reading
+        each field, so this runs on encoding too."""
+        value = self._state
+        if isinstance(value, DeferredState):
+            value = self._state = value.resolve()  # worked out once
+        return value
 
     def _value(self) -> tuple[object, ...]:
-        return (self.state, self.patch)
+        return (self.state, self._patch)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -348,33 +361,19 @@ class StateChanged:
         return hash((type(self), self._value()))
 
     def __reduce__(self) -> tuple[type[StateChanged], tuple[object, ...]]:
-        # pickle, copy.copy and copy.deepcopy: the state worked out (the dataclass default
-        # would set ``state`` through the read-only property)
-        return (StateChanged, (self.state, self.patch, self.from_event))
+        # pickle, copy.copy and copy.deepcopy: the state worked out
+        return (StateChanged, (self.state, self._patch, self._from_event))
 
 
-_STATE_SLOT = StateChanged.__dict__["state"]
-_set_state = _STATE_SLOT.__set__
-_set_patch = StateChanged.__dict__["patch"].__set__
-_set_from_event = StateChanged.__dict__["from_event"].__set__
-
-
-def _read_state(update: StateChanged) -> JSONValue:
-    """The whole state after this update (a :class:`DeferredState` is worked out
-    on the first read, then kept). ``msgspec`` encodes a slots dataclass by
-    reading each field, so this runs on encoding too."""
-    value = _STATE_SLOT.__get__(update, StateChanged)
-    if isinstance(value, DeferredState):
-        value = value.resolve()
-        _set_state(update, value)  # worked out once (the member stays frozen)
-    return value
-
-
-setattr(  # noqa: B010 - the slot's descriptor is replaced on purpose (see the class doc)
-    StateChanged,
-    "state",
-    property(_read_state, doc="The whole state after this update (worked out on first read)."),
-)
+# The fields as read-only properties over the slots (set once, by ``__init__``). Set after
+# the decorator, which takes the class attributes of the fields as their defaults.
+for _name, _getter in (
+    ("state", vars(StateChanged)["_read_state"]),
+    ("patch", operator.attrgetter("_patch")),
+    ("from_event", operator.attrgetter("_from_event")),
+):
+    setattr(StateChanged, _name, property(_getter, doc=f"The update's ``{_name}`` (read-only)."))
+del _name, _getter
 
 
 def enc_hook(obj: object) -> JSONValue:

@@ -10,7 +10,7 @@ and :func:`subagent_tag` are the two event readings every applier needs, and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from msgspec import UnsetType
@@ -141,12 +141,13 @@ def subagent_tag(event: object) -> str | UnsetType:
     return UNSET if sub is None else sub
 
 
-_STAMP: dict[type, Callable[[Any, str, object], None]] = {
-    **dict.fromkeys(CARRIES_EVENT, force_setattr),
-    StateChanged: object.__setattr__,
-}
-"""How each class of :data:`~agui.updates.CARRIES_EVENT` is given its ``from_event`` in place:
-``msgspec``'s for the Structs, ``object.__setattr__`` for the frozen dataclass."""
+_STAMPED: frozenset[type] = CARRIES_EVENT - {StateChanged}
+"""The update classes :func:`stamped` gives their event: the Structs of
+:data:`~agui.updates.CARRIES_EVENT`. A ``StateChanged`` (a dataclass whose fields are
+read-only) is made with its event (:mod:`~agui.pipeline._apply.snapshots`)."""
+
+_force_setattr = cast("Callable[[object, str, object], None]", force_setattr)
+"""``msgspec.structs.force_setattr``, typed for the updates of :data:`_STAMPED` (Structs)."""
 
 
 def stamped(updates: list[Update], event: object) -> list[Update]:
@@ -154,7 +155,6 @@ def stamped(updates: list[Update], event: object) -> list[Update]:
     :data:`~agui.updates.CARRIES_EVENT`) given ``event`` as its ``from_event``
     (set in place: the updates are new, frozen for their readers)."""
     for update in updates:
-        stamp = _STAMP.get(type(update))
-        if stamp is not None:
-            stamp(update, "from_event", event)
+        if type(update) in _STAMPED:
+            _force_setattr(update, "from_event", event)
     return updates
