@@ -24,10 +24,12 @@ from agui.transports._replay import ReplayTransport, load_events
 if TYPE_CHECKING:
     import httpx
 
+    from agui.transports._aiohttp import AiohttpTransport as AiohttpTransport
     from agui.transports._fast_http import FastHttpTransport as FastHttpTransport
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "AiohttpTransport",
     "FastHttpTransport",
     "HttpTransport",
     "ReplayTransport",
@@ -83,4 +85,9 @@ def __getattr__(name: str) -> Any:
         from agui.transports._fast_http import FastHttpTransport
 
         return FastHttpTransport
+    if name == "AiohttpTransport":
+        # lazy: the fast extra (aiohttp) is optional
+        from agui.transports._aiohttp import AiohttpTransport
+
+        return AiohttpTransport
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,9 +28,13 @@ from agui.updates import Done, ErrorUpdate, TextDelta
 SECRET = "s3cret-value-never-shown"
 
 
-@pytest.fixture(params=["httpx", "httptools"])
+@pytest.fixture(params=["httpx", "httptools", "aiohttp"])
 def Http(request):
     """Each test runs against both HTTP transports."""
+    if request.param == "aiohttp":
+        from agui.transports import AiohttpTransport
+
+        return AiohttpTransport
     return HttpTransport if request.param == "httpx" else FastHttpTransport
 
 

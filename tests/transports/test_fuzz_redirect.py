@@ -26,9 +26,13 @@ async def hop(request):
     return Response(status_code=307, headers={"location": "/bad"})
 
 
-@pytest.fixture(params=["httpx", "httptools"])
+@pytest.fixture(params=["httpx", "httptools", "aiohttp"])
 def Http(request):
     """Each test runs against both HTTP transports."""
+    if request.param == "aiohttp":
+        from agui.transports import AiohttpTransport
+
+        return AiohttpTransport
     return HttpTransport if request.param == "httpx" else FastHttpTransport
 
 

@@ -35,9 +35,13 @@ async def agent(run_input, emit, cancel) -> None:
     await emit({"type": "RUN_FINISHED", "threadId": tid, "runId": rid})
 
 
-@pytest.fixture(params=["httpx", "httptools"])
+@pytest.fixture(params=["httpx", "httptools", "aiohttp"])
 def Http(request):
     """Each HTTP test runs against both HTTP transports."""
+    if request.param == "aiohttp":
+        from agui.transports import AiohttpTransport
+
+        return AiohttpTransport
     return HttpTransport if request.param == "httpx" else FastHttpTransport
 
 

@@ -203,9 +203,13 @@ def make_app() -> Starlette:
     )
 
 
-@pytest.fixture(params=["httpx", "httptools"])
+@pytest.fixture(params=["httpx", "httptools", "aiohttp"])
 def Http(request):
     """Each HTTP test runs against both HTTP transports."""
+    if request.param == "aiohttp":
+        from agui.transports import AiohttpTransport
+
+        return AiohttpTransport
     return HttpTransport if request.param == "httpx" else FastHttpTransport
 
 

@@ -118,8 +118,12 @@ def server(serve):
     return serve(make_app())
 
 
-@pytest.fixture(params=["httpx", "fast"])
+@pytest.fixture(params=["httpx", "fast", "aiohttp"])
 def Http(request):
+    if request.param == "aiohttp":
+        from agui.transports import AiohttpTransport
+
+        return AiohttpTransport
     return HttpTransport if request.param == "httpx" else FastHttpTransport
 
 
