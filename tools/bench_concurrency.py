@@ -63,13 +63,32 @@ P99_LIMIT_MS = 10.0
 CEILING_TARGET = 3.0  # x the reference's saturation ceiling
 STEP = 10  # sessions between two paced levels
 HEADLINE = 100  # sessions of the headline row (100 x 100 events/s)
+TARGET_SESSIONS = 1000  # sessions the fast transport holds at p99 <= 10 ms (issue 39)
+TODAY_SESSIONS = 100  # sessions the default transport held before issue 39 (round 4)
+CLOSER = 3.0  # the default transport gets this many times closer to TARGET_SESSIONS
+FAST = "aiohttp+uvloop"  # the fast path by name: AiohttpTransport on uvloop's event loop
 DEFAULT = "default"  # the transport name standing for agui.transports.default_transport
 REFERENCE_NAME = "@ag-ui/client 1.0.0 (Node)"
 
 
-def paced_levels(cfg: Config) -> range:
-    """The paced levels: 10, 20, ... up to ``cfg.max_sessions`` (``--quick``: 10 and 20)."""
-    return range(STEP, (2 * STEP if cfg.quick else cfg.max_sessions) + 1, STEP)
+def paced_levels(cfg: Config) -> list[int]:
+    """The paced levels up to ``cfg.max_sessions``: steps of 10 sessions to 100, of 25 to
+    300, then of 50 (each step at most a quarter of the level below it);
+    ``--quick``: 10 and 20."""
+    if cfg.quick:
+        return [STEP, 2 * STEP]
+    levels = [*range(STEP, 101, STEP), *range(125, 301, 25), *range(350, cfg.max_sessions + 1, 50)]
+    return [n for n in levels if n <= cfg.max_sessions]
+
+
+def fixed_levels(cfg: Config) -> tuple[int, ...]:
+    """The levels every client runs whatever its ceiling, for the CPU per event rows:
+    100 and 1,000 sessions (``--quick``: 10 and 20; never above ``cfg.max_sessions``)."""
+    return tuple(
+        n
+        for n in ((STEP, 2 * STEP) if cfg.quick else (HEADLINE, TARGET_SESSIONS))
+        if n <= max(cfg.max_sessions, 2 * STEP)
+    )
 
 
 def _unpaced_levels(cfg: Config) -> tuple[int, ...]:
@@ -283,6 +302,77 @@ def paced_sweep(
     return levels
 
 
+def run_level(
+    cfg: Config, server: SseServer, clients: dict[str, tuple[str, str]], n: int
+) -> dict[str, Row]:
+    """One paced level of every client in ``clients`` (``cfg.runs_per_level`` runs each,
+    interleaved as in :func:`paced_sweep`): its level row per client."""
+    events = int(RATE * _seconds(cfg))
+    names = list(clients)
+    runs: dict[str, list[Row]] = {c: [] for c in names}
+    for i in range(cfg.runs_per_level):
+        for client in names[i % len(names) :] + names[: i % len(names)]:
+            kind, name = clients[client]
+            server.stats()
+            result = run_client(kind, name, server.url, n, events, RATE)
+            runs[client].append(
+                run_row(client, f"paced {RATE:.0f}/s", n, result, n * RATE, server.stats())
+            )
+    return {client: level_row(client, n, runs[client]) for client in names}
+
+
+def fixed_level_rows(
+    cfg: Config,
+    server: SseServer,
+    clients: dict[str, tuple[str, str]],
+    levels: dict[str, list[Row]],
+) -> dict[str, dict[int, Row]]:
+    """Each client's rows at :func:`fixed_levels` (100 and 1,000 sessions): the sweep's
+    when it got there, else run now (a client that fell behind still has a CPU per event)."""
+    out: dict[str, dict[int, Row]] = {c: {} for c in clients}
+    for n in fixed_levels(cfg):
+        missing = {}
+        for client in clients:
+            row = next((r for r in levels[client] if r.extra["sessions"] == n), None)
+            if row is None:
+                missing[client] = clients[client]
+            else:
+                out[client][n] = row
+        if missing:
+            for client, row in run_level(cfg, server, missing, n).items():
+                out[client][n] = row
+    return out
+
+
+def cpu_rows(cfg: Config, fixed: dict[str, dict[int, Row]]) -> list[Row]:
+    """CPU per event of every client at the fixed levels (the level's median)."""
+    rows: list[Row] = []
+    for client, by_level in fixed.items():
+        for n, level in sorted(by_level.items()):
+            ex = level.extra
+            note = (
+                f"median of {ex['runs']} runs; client CPU {ex['cpu_pct']:.0f}% of one core; "
+                f"p99 {ex['p99_ms']:.1f} ms; {'kept up' if ex['kept_up'] else 'fell behind'}; "
+                f"server late p99 {ex['server_late_p99_ms']:.1f} ms"
+            )
+            if n == TARGET_SESSIONS:
+                note += (
+                    f"; {TARGET_SESSIONS:,} x {RATE:.0f}/s on one core needs <= "
+                    f"{1e6 / (TARGET_SESSIONS * RATE):.0f} µs/event"
+                )
+            rows.append(
+                Row(
+                    "concurrency",
+                    f"CPU per event, {client}, {n} sessions x {RATE:.0f}/s",
+                    ex["cpu_us_per_event"],
+                    "µs",
+                    note,
+                    {"client": client, "sessions": n, "cpu_per_event": True},
+                )
+            )
+    return rows
+
+
 def _unpaced_rows(cfg: Config, server: SseServer, client: str, kind: str, name: str) -> list[Row]:
     rows: list[Row] = []
     # one message per stream: the reference's cost grows with the message, so keep each short
@@ -297,7 +387,7 @@ def _unpaced_rows(cfg: Config, server: SseServer, client: str, kind: str, name: 
 def _ceiling_row(cfg: Config, client: str, levels: list[Row]) -> tuple[Row, float]:
     ceiling, failed = ceiling_of(levels)
     note = (
-        f"highest level (steps of {STEP} sessions x {RATE:.0f}/s) whose median p99 of "
+        f"highest level ({'steps of 10 sessions to 100, 25 to 300, then 50' if not cfg.quick else 'quick levels'}; each x {RATE:.0f}/s) whose median p99 of "
         f"{cfg.runs_per_level} runs is <= {P99_LIMIT_MS:.0f} ms while keeping up, every lower level too"
     )
     if failed is None:
@@ -319,6 +409,53 @@ def _ceiling_row(cfg: Config, client: str, levels: list[Row]) -> tuple[Row, floa
     return Row(
         "concurrency", f"saturation ceiling, {client}", ceiling, "events/s", note, extra
     ), ceiling
+
+
+def _held_row(cfg: Config, client: str, spec: tuple[str, str], ceiling: Row) -> Row:
+    """Sessions x 100 events/s a client held at p99 <= 10 ms (its ceiling in sessions);
+    judged for the default transport (>= 3x the 100 it held before: 3x closer to 1,000)
+    and the fast path (>= 1,000)."""
+    held = ceiling.value / RATE
+    extra: dict[str, Any] = {"client": client, "held": True, "capped": ceiling.extra["capped"]}
+    note = ceiling.note
+    target = None
+    if spec == ("session", DEFAULT):
+        target = CLOSER * TODAY_SESSIONS
+        why = f"{CLOSER:.0f}x the {TODAY_SESSIONS} it held before issue 39"
+    elif spec == ("session", FAST):
+        target, why = float(TARGET_SESSIONS), "the fast path's target"
+    if target is not None and not cfg.quick:
+        ok = held >= target
+        note = f"target >= {target:,.0f} ({why}): {_met(ok)}; " + note
+        extra.update(target=target, met=ok)
+    return Row(
+        "concurrency",
+        f"sessions held at p99 <= {P99_LIMIT_MS:.0f} ms, {client}",
+        held,
+        "sessions",
+        note,
+        extra,
+    )
+
+
+def _target_row(cfg: Config, client: str, level: Row) -> Row:
+    """The fast path's p99 at 1,000 sessions x 100 events/s (median of the level's runs)."""
+    ex = level.extra
+    ok = bool(ex["passed"])
+    parts = [
+        f"median of {ex['runs']} runs ({', '.join(f'{v:.1f}' for v in ex['p99_runs_ms'])} ms)",
+        f"{ex['cpu_us_per_event']:.1f} µs CPU/event at {ex['cpu_pct']:.0f}% of one core",
+        "kept up" if ex["kept_up"] else "fell behind",
+        f"server late p99 {ex['server_late_p99_ms']:.1f} ms",
+    ]
+    extra: dict[str, Any] = {"client": client, "sessions": ex["sessions"]}
+    if cfg.quick:
+        parts.append("quick levels only")
+    else:
+        parts.insert(0, f"target <= {P99_LIMIT_MS:.0f} ms while keeping up: {_met(ok)}")
+        extra.update(target=P99_LIMIT_MS, met=ok)
+    name = f"{ex['sessions']} sessions x {RATE:.0f} events/s p99, {client}"
+    return Row("concurrency", name, ex["p99_ms"], "ms", "; ".join(parts), extra)
 
 
 def _headline_row(cfg: Config, client: str, levels: list[Row]) -> Row | None:
@@ -379,8 +516,10 @@ def bench_concurrency(cfg: Config) -> list[Row]:
         clients[REFERENCE_NAME] = ("reference", str(cache))
     with SseServer() as server:
         levels = paced_sweep(cfg, server, clients)
+        fixed = fixed_level_rows(cfg, server, clients, levels)
         for client, (kind, name) in clients.items():
             rows += levels[client]
+            rows += [r for n, r in sorted(fixed[client].items()) if r not in levels[client]]
             rows += _unpaced_rows(cfg, server, client, kind, name)
     if cache is None:
         rows.append(Row("concurrency", REFERENCE_NAME, 0.0, "skipped", why, {"skipped": True}))
@@ -389,6 +528,11 @@ def bench_concurrency(cfg: Config) -> list[Row]:
         row, ceiling = _ceiling_row(cfg, client, levels[client])
         ceilings[client] = ceiling, row.extra["capped"]
         rows.append(row)
+        rows.append(_held_row(cfg, client, clients[client], row))
+    rows += cpu_rows(cfg, fixed)
+    fast = f"Session + {FAST}"
+    if fast in clients and TARGET_SESSIONS in fixed[fast]:
+        rows.append(_target_row(cfg, fast, fixed[fast][TARGET_SESSIONS]))
     default = f"Session + {DEFAULT}"
     if default in clients:
         headline = _headline_row(cfg, default, levels[default])
