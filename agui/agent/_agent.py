@@ -52,7 +52,7 @@ from agui.updates import Done
 if TYPE_CHECKING:
     from agui.client._run import Run
     from agui.client._tools import ClientTool, ClientTools
-    from agui.transports import FastHttpTransport
+    from agui.transports import AiohttpTransport
     from agui.types import AgentCapabilities, Interrupt, RunAgentInput
 
 __all__ = ["AbstractAgent", "AgentOptions", "HttpAgent", "RunAgentResult", "Subscription"]
@@ -531,7 +531,7 @@ class AbstractAgent:
 
 class HttpAgent(AbstractAgent):
     """An agent behind an HTTP endpoint (POST ``RunAgentInput``, SSE back), via
-    :func:`agui.transports.default_transport`: ``FastHttpTransport`` when the
+    :func:`agui.transports.default_transport`: ``AiohttpTransport`` when the
     ``fast`` extra is installed (and no proxy is set), ``HttpTransport`` otherwise.
 
     Args: ``url``, ``headers`` (extra request headers), ``capabilities_url``
@@ -554,7 +554,7 @@ class HttpAgent(AbstractAgent):
         **options: Unpack[AgentOptions],
     ) -> None:
 
-        self.transport: HttpTransport | FastHttpTransport = default_transport(url, headers, timeout)
+        self.transport: HttpTransport | AiohttpTransport = default_transport(url, headers, timeout)
         self.capabilities_url: str | None = capabilities_url
         super().__init__(**options)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import warnings
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any
@@ -44,7 +45,7 @@ def _import_aiohttp() -> Any:
 aiohttp = _import_aiohttp()
 import yarl  # noqa: E402  (aiohttp's own URL type: installed with it)
 
-__all__ = ["MAX_REDIRECTS", "AiohttpTransport"]
+__all__ = ["MAX_REDIRECTS", "AiohttpTransport", "old_name"]
 
 MAX_REDIRECTS = 20
 """Redirects followed before a run fails (httpx's default)."""
@@ -214,3 +215,28 @@ def _wrap(exc: Exception, url: httpx.URL, *, started: bool) -> Exception:
     if isinstance(exc, ssl.SSLError):
         return TransportError(f"cannot connect to {url}: {exc}", kind="connect")
     return exc
+
+
+def old_name(stacklevel: int = 2) -> type[AiohttpTransport]:
+    """:class:`AiohttpTransport`, after a DeprecationWarning (at the caller's caller,
+    ``stacklevel``) saying that ``FastHttpTransport`` is now its name: the httptools
+    client it named went for aiohttp's; the old name goes in
+    :data:`agui._moved.REMOVED_IN`."""
+    from agui._moved import REMOVED_IN
+
+    warnings.warn(
+        "agui.transports.FastHttpTransport is now AiohttpTransport (the fast path is built on"
+        f" aiohttp's client; the httptools one was removed); the old name goes in {REMOVED_IN}:"
+        " `from agui.transports import AiohttpTransport`",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return AiohttpTransport
+
+
+def __getattr__(name: str) -> Any:
+    """``FastHttpTransport`` (``agui.transports.fast_http`` before 0.1.0) is the old name
+    of :class:`AiohttpTransport`: it warns (:func:`old_name`)."""
+    if name == "FastHttpTransport":
+        return old_name(stacklevel=2)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """What the two HTTP transports share (:class:`~agui.transports.HttpTransport` on httpx,
-``FastHttpTransport`` on httptools): their set-up and request (:class:`HttpSetup`: the
+``AiohttpTransport`` on aiohttp): their set-up and request (:class:`HttpSetup`: the
 URL, checked headers, timeout, TLS, the protobuf binding, the reconnect policy, the resume
 cursor sent as ``Last-Event-ID``), the content-type policy of a response and its errors
 (worded the same whichever transport read it), and the redirect-target check.

@@ -17,7 +17,7 @@ from agui.client._session import Session
 from agui.errors import DecodeError, TransportError
 from agui.server import BackgroundServer, agent_route
 from agui.transports import (
-    FastHttpTransport,
+    AiohttpTransport,
     HttpTransport,
     ReplayTransport,
     Transport,
@@ -203,14 +203,10 @@ def make_app() -> Starlette:
     )
 
 
-@pytest.fixture(params=["httpx", "httptools", "aiohttp"])
+@pytest.fixture(params=["httpx", "aiohttp"])
 def Http(request):
     """Each HTTP test runs against both HTTP transports."""
-    if request.param == "aiohttp":
-        from agui.transports import AiohttpTransport
-
-        return AiohttpTransport
-    return HttpTransport if request.param == "httpx" else FastHttpTransport
+    return HttpTransport if request.param == "httpx" else AiohttpTransport
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +227,7 @@ async def collect(session: Session, text: str = "go") -> list:
 
 def test_transports_satisfy_the_protocol():
     assert isinstance(HttpTransport("http://127.0.0.1:1/agent"), Transport)
-    assert isinstance(FastHttpTransport("http://127.0.0.1:1/agent"), Transport)
+    assert isinstance(AiohttpTransport("http://127.0.0.1:1/agent"), Transport)
     assert isinstance(ReplayTransport(SCRIPT), Transport)
 
 
@@ -409,7 +405,7 @@ async def test_a_gzip_body_is_inflated(server, Http):
 
 async def test_a_gzip_body_inflating_to_megabytes_is_handed_on_in_bounded_pieces(server):
     # a few KiB on the wire, 8 MiB inflated: no single piece over 1 MiB
-    transport = FastHttpTransport(server.url + "/gzip-bomb")
+    transport = AiohttpTransport(server.url + "/gzip-bomb")
     sizes = [len(p) async for p in transport.stream(Session(transport).build_input())]
     assert sum(sizes) == 8 * 1024 * 1024 + 8 and max(sizes) <= 1024 * 1024
 
@@ -595,7 +591,7 @@ async def test_recorded_fixture_replays_like_the_live_fake_backend(scenario, Htt
     ids=["crlf-value", "lf-value", "nul-value", "colon-name", "space-name", "empty-name"],
 )
 def test_a_header_that_would_split_the_request_head_is_refused_at_construction(Http, name, value):
-    # FastHttpTransport writes the head itself: a line break in a value injected a header
+    # AiohttpTransport writes the head itself: a line break in a value injected a header
     with pytest.raises(ValueError, match="header .*: "):
         Http("http://127.0.0.1:1/agent", headers={name: value})
 
@@ -617,7 +613,7 @@ def test_an_httpx_error_without_detail_is_named_not_left_as_a_trailing_colon(exc
 
 async def test_fast_transport_connects_to_the_port_the_url_names_even_port_zero():
     # `url.port or 80` sent a request for http://127.0.0.1:0/ to port 80
-    updates = await collect(Session(FastHttpTransport("http://127.0.0.1:0/agent", timeout=5)))
+    updates = await collect(Session(AiohttpTransport("http://127.0.0.1:0/agent", timeout=5)))
     error = updates[0].error
     assert isinstance(error, TransportError) and error.kind == "connect"
     assert "('127.0.0.1', 0)" in str(error)
