@@ -29,11 +29,10 @@ from array import array
 from typing import Any
 
 TRANSPORTS = {
-    # what a URL gets (Session(url), HttpAgent, board-watch): FastHttpTransport with the
+    # what a URL gets (Session(url), HttpAgent, board-watch): AiohttpTransport with the
     # fast extra and no proxy, HttpTransport otherwise
     "default": "agui.transports:default_transport",
     "httpx": "agui.transports:HttpTransport",
-    "fast": "agui.transports:FastHttpTransport",  # httptools, the `fast` extra
     "aiohttp": "agui.transports:AiohttpTransport",  # aiohttp's client, the `fast` extra
 }
 STACKS = ("httpx", "aiohttp", "httptools", "asyncio-streams")

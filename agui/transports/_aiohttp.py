@@ -36,9 +36,7 @@ def _import_aiohttp() -> Any:
     try:
         import aiohttp
     except ImportError as exc:  # pragma: no cover - the fast extra
-        raise ImportError(
-            "AiohttpTransport needs aiohttp: pip install 'agui-sdk[fast]'"
-        ) from exc
+        raise ImportError("AiohttpTransport needs aiohttp: pip install 'agui-sdk[fast]'") from exc
     return aiohttp
 
 

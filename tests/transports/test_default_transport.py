@@ -74,7 +74,9 @@ async def test_a_session_given_a_url_runs_a_real_response(no_proxy, url):
 def test_the_old_name_fast_http_transport_warns_and_is_the_aiohttp_transport():
     import agui.transports
 
-    with pytest.warns(DeprecationWarning, match="FastHttpTransport is now AiohttpTransport") as seen:
+    with pytest.warns(
+        DeprecationWarning, match="FastHttpTransport is now AiohttpTransport"
+    ) as seen:
         old = agui.transports.FastHttpTransport
     assert old is AiohttpTransport
     assert seen[0].filename == __file__  # the warning points at the user's line
