@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import warnings
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
@@ -31,17 +31,11 @@ from agui.transports._http_common import (
 )
 from agui.types import Event, RunAgentInput
 
-
-def _import_aiohttp() -> Any:
-    try:
-        import aiohttp
-    except ImportError as exc:  # pragma: no cover - the fast extra
-        raise ImportError("AiohttpTransport needs aiohttp: pip install 'agui-sdk[fast]'") from exc
-    return aiohttp
-
-
-aiohttp = _import_aiohttp()
-import yarl  # noqa: E402  (aiohttp's own URL type: installed with it)
+try:
+    import aiohttp
+    import yarl  # aiohttp's own URL type: installed with it
+except ImportError as exc:  # pragma: no cover - the fast extra
+    raise ImportError("AiohttpTransport needs aiohttp: pip install 'agui-sdk[fast]'") from exc
 
 __all__ = ["MAX_REDIRECTS", "AiohttpTransport", "old_name"]
 
@@ -110,7 +104,7 @@ class AiohttpTransport(HttpSetup):
                     response.close()
         raise TransportError(f"{self.url}: more than {MAX_REDIRECTS} redirects", kind="protocol")
 
-    def _client(self) -> Any:
+    def _client(self) -> aiohttp.ClientSession:
         """One aiohttp session for one run (so a transport serves several event loops):
         no pool, no cookies, no proxy from the environment, no inflation by aiohttp."""
         verify: Any = self.verify
@@ -129,12 +123,12 @@ class AiohttpTransport(HttpSetup):
 
     async def _send(
         self,
-        client: Any,
+        client: aiohttp.ClientSession,
         url: httpx.URL,
         method: str,
         headers: dict[str, str],
         body: bytes | None,
-    ) -> Any:
+    ) -> aiohttp.ClientResponse:
         """Connect, write the request, read up to the end of the response head."""
         if url.scheme not in ("http", "https"):
             raise TransportError(f"cannot connect to {url}: not an http(s) URL", kind="connect")
@@ -146,11 +140,11 @@ class AiohttpTransport(HttpSetup):
                 headers=headers,
                 allow_redirects=False,
             )
-        except Exception as exc:
+        except _FAILURES as exc:
             raise _wrap(exc, url, started=False) from None
 
 
-def _joined(headers: Any) -> dict[str, str]:
+def _joined(headers: Mapping[str, str]) -> dict[str, str]:
     """A response's headers, repeated ones joined with ``", "`` (as httpx reads them)."""
     out: dict[str, str] = {}
     for name, value in headers.items():
@@ -158,27 +152,31 @@ def _joined(headers: Any) -> dict[str, str]:
     return out
 
 
-async def _chunks(response: Any, url: httpx.URL) -> AsyncGenerator[bytes, None]:
+async def _chunks(response: aiohttp.ClientResponse, url: httpx.URL) -> AsyncGenerator[bytes, None]:
     """The body as it came off the wire: everything buffered since the last read at
     once (several frames per chunk when they came together), until its end."""
     content = response.content
     try:
         while chunk := await content.readany():
             yield chunk
-    except Exception as exc:
+    except _FAILURES as exc:
         raise _wrap(exc, url, started=True) from None
 
 
-def _wrap(exc: Exception, url: httpx.URL, *, started: bool) -> Exception:
-    """An aiohttp (or socket) failure as the :class:`TransportError` httpx's would be;
-    anything else unchanged. ``started``: the response head was read."""
-    if isinstance(exc, TransportError):
-        return exc
+_FAILURES = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
+"""What aiohttp raises for a failed request or read (``ssl.SSLError`` is an OSError)."""
+
+
+def _wrap(
+    exc: aiohttp.ClientError | OSError | asyncio.TimeoutError, url: httpx.URL, *, started: bool
+) -> TransportError:
+    """An aiohttp (or socket) failure as the :class:`TransportError` httpx's would be.
+    ``started``: the response head was read."""
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         return TransportError(f"timed out connecting to {url}", kind="timeout")
     if isinstance(exc, aiohttp.ServerTimeoutError | asyncio.TimeoutError):
         return TransportError(f"timed out waiting for {url} (ReadTimeout)", kind="timeout")
-    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL):
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL | ssl.SSLError):
         why = exc.os_error if isinstance(exc, aiohttp.ClientConnectorError) else exc
         return TransportError(
             f"cannot connect to {url}: {why or 'connection refused'}", kind="connect"
@@ -206,13 +204,7 @@ def _wrap(exc: Exception, url: httpx.URL, *, started: bool) -> Exception:
         return TransportError(
             f"connection to {url} was reset: {exc or type(exc).__name__}", kind="reset"
         )
-    if isinstance(exc, aiohttp.ClientError):
-        return TransportError(
-            f"request to {url} failed: {type(exc).__name__}: {exc}", kind="protocol"
-        )
-    if isinstance(exc, ssl.SSLError):
-        return TransportError(f"cannot connect to {url}: {exc}", kind="connect")
-    return exc
+    return TransportError(f"request to {url} failed: {type(exc).__name__}: {exc}", kind="protocol")
 
 
 def old_name(stacklevel: int = 2) -> type[AiohttpTransport]:
