@@ -188,6 +188,7 @@ def run_row(
     if offered:
         note = f"offered {offered:,.0f}/s; " + note
     note += f"; server late p99 {late.get('late_us', [0, 0])[1] / 1000:.1f} ms"
+    note += f", server CPU {late.get('cpu_pct', 0.0):.0f}%"
     if result["errors"]:
         note += f"; ERRORS: {result['errors'][0]}"
     # keeping up: the last update came within 25% (+ 0.3 s of connection set-up) of the
@@ -212,6 +213,7 @@ def run_row(
         "events": result["events"],
         "errors": result["errors"],
         "server_late_us": late.get("late_us"),
+        "server_cpu_pct": late.get("cpu_pct", 0.0),
     }
     return Row("concurrency", f"{client}, {mode}, {n} sessions", rate, "events/s", note, extra)
 
@@ -247,12 +249,15 @@ def level_row(client: str, n: int, runs: list[Row]) -> Row:
     }
     late = max((e["server_late_us"] or [0, 0])[1] for e in ex) / 1000
     extra["server_late_p99_ms"] = late
+    server_cpu = max(e.get("server_cpu_pct", 0.0) for e in ex)
+    extra["server_cpu_pct"] = server_cpu
     note = (
         f"offered {n * RATE:,.0f}/s; median of {len(runs)}: p50 {extra['p50_ms']:.2f} ms, "
         f"p99 {p99:.2f} ms (runs {', '.join(f'{v:.1f}' for v in p99s)}); "
         f"client CPU {extra['cpu_pct']:.0f}%, {cpu_us:.1f} µs/event; "
         f"{extra['mib_per_session']:.2f} MiB/session; "
         f"{'kept up' if kept_up else 'fell behind'}; server late p99 {late:.1f} ms"
+        f" (CPU up to {server_cpu:.0f}%)"
     )
     if errors:
         note += f"; ERRORS: {errors[0]}"
@@ -361,6 +366,7 @@ def cpu_rows(cfg: Config, fixed: dict[str, dict[int, Row]]) -> list[Row]:
                 f"median of {ex['runs']} runs; client CPU {ex['cpu_pct']:.0f}% of one core; "
                 f"p99 {ex['p99_ms']:.1f} ms; {'kept up' if ex['kept_up'] else 'fell behind'}; "
                 f"server late p99 {ex['server_late_p99_ms']:.1f} ms"
+                f" (CPU up to {ex['server_cpu_pct']:.0f}%)"
             )
             if n == TARGET_SESSIONS:
                 note += (
@@ -453,7 +459,7 @@ def _target_row(cfg: Config, client: str, level: Row) -> Row:
         f"median of {ex['runs']} runs ({', '.join(f'{v:.1f}' for v in ex['p99_runs_ms'])} ms)",
         f"{ex['cpu_us_per_event']:.1f} µs CPU/event at {ex['cpu_pct']:.0f}% of one core",
         "kept up" if ex["kept_up"] else "fell behind",
-        f"server late p99 {ex['server_late_p99_ms']:.1f} ms",
+        f"server late p99 {ex['server_late_p99_ms']:.1f} ms (CPU up to {ex['server_cpu_pct']:.0f}%)",
     ]
     extra: dict[str, Any] = {"client": client, "sessions": ex["sessions"]}
     if cfg.quick:
