@@ -617,3 +617,44 @@ async def test_fast_transport_connects_to_the_port_the_url_names_even_port_zero(
     error = updates[0].error
     assert isinstance(error, TransportError) and error.kind == "connect"
     assert "('127.0.0.1', 0)" in str(error)
+
+
+async def _endless_head_server(line: bytes) -> tuple[asyncio.Server, list[int]]:
+    """A raw loopback server answering any request with a status line, then ``line`` again
+    and again (an endless response head) until the client hangs up; ``sent`` counts bytes."""
+    sent = [0]
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n")
+        try:
+            while sent[0] < 256 * 1024 * 1024:
+                writer.write(line * 64)
+                sent[0] += len(line) * 64
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    return server, sent
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"x-many: " + b"a" * 1000 + b"\r\n", b"a" * 4096],
+    ids=["endless-header-lines", "one-endless-header-line"],
+)
+async def test_an_endless_response_head_is_a_protocol_error_read_in_bounded_memory(Http, line):
+    server, sent = await _endless_head_server(line)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        transport = Http(f"http://127.0.0.1:{port}/agent", timeout=10)
+        updates = await collect(Session(transport))
+    error = updates[0]
+    assert isinstance(error, ErrorUpdate) and isinstance(error.error, TransportError)
+    assert error.error.kind == "protocol"
+    # the client stopped reading after a bounded head (both parsers cap it well under 4 MiB;
+    # what the kernel buffers on loopback adds a few MiB at most)
+    assert sent[0] < 16 * 1024 * 1024
