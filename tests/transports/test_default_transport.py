@@ -5,6 +5,8 @@ and it runs a real loopback response."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from agui._cli.target import make_transport
@@ -92,3 +94,28 @@ def test_the_old_module_path_of_the_fast_transport_still_gives_it_with_warnings(
     assert FastHttpTransport is AiohttpTransport
     texts = [str(w.message) for w in seen]
     assert any("FastHttpTransport is now AiohttpTransport" in t for t in texts)
+
+
+def test_without_the_fast_extra_a_url_gets_httpx_and_the_fast_transport_names_the_extra():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "sys.modules['aiohttp'] = None  # as if the fast extra were not installed\n"
+        "import importlib.util\n"
+        "real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda n, *a: None if n == 'aiohttp' else real(n, *a)\n"
+        "from agui.transports import HttpTransport, default_transport\n"
+        "assert type(default_transport('http://127.0.0.1:1/agent')) is HttpTransport\n"
+        "try:\n"
+        "    from agui.transports import AiohttpTransport\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in PROXIES}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'agui-sdk[fast]'" in done.stdout
