@@ -645,7 +645,12 @@ def main(argv: list[str] | None = None) -> int:
         " default 1000)",
     )
     args = parser.parse_args(argv)
-    cfg = Config(quick=True, repeats=3, events=1500, runs_per_level=2) if args.quick else Config()
+    cfg = (
+        # quick: the two transports of the shipped default (the suite's time budget)
+        Config(quick=True, repeats=3, events=1500, runs_per_level=2, transports="default,httpx")
+        if args.quick
+        else Config()
+    )
     if args.repeats:
         cfg.repeats = args.repeats
     if args.transports:

@@ -235,7 +235,7 @@ def test_bench_concurrency_rows_cover_paced_and_unpaced_levels_per_client(quick_
         if r["name"] == "Session + default, paced 100/s, 20 sessions"
     )
     assert "target" not in headline["extra"]  # quick levels: no target judged
-    for client in ("Session + default", "Session + httpx", "Session + aiohttp+uvloop"):
+    for client in ("Session + default", "Session + httpx"):
         for n in (10, 20):  # quick: the fixed levels are the quick levels
             assert f"CPU per event, {client}, {n} sessions x 100/s" in names
         assert f"sessions held at p99 <= 10 ms, {client}" in names
