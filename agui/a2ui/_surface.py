@@ -39,11 +39,11 @@ refused; the surface keeps its state and gains a problem.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from agui._jsonvalue import JSONValue, is_json_array, is_json_object
+from agui._jsonvalue import JSONObject, JSONValue, is_json_array, is_json_object
 from agui.a2ui import _pointer as pointer
 from agui.a2ui import _v08 as v08
 
@@ -184,6 +184,21 @@ class Surface:
 
 
 _ALL_KINDS = (*V09_KINDS, *V08_KINDS, *V10_CALL_KINDS, *V10_RESPONSE_KINDS)
+
+
+def _identified(surface: Surface, body: dict[str, Any], kind: str) -> Iterator[JSONObject]:
+    """The entries of ``body["components"]`` that are objects with a string ``id``, in order;
+    each other entry (or a ``components`` that is not a list) adds a problem to ``surface``
+    naming the operation ``kind`` instead."""
+    components = body.get("components")
+    if not is_json_array(components):
+        surface.problems.append(f"{kind}: components must be a list")
+        return
+    for n, component in enumerate(components):
+        if is_json_object(component) and isinstance(component.get("id"), str):
+            yield component
+        else:
+            surface.problems.append(f"{kind}: component #{n} has no string id")
 
 
 def _kind_of(operation: dict[str, Any]) -> tuple[str | None, str]:
@@ -331,14 +346,7 @@ class SurfaceStore:
 
     def _updateComponents(self, surface: Surface, body: dict[str, Any], version: JSONValue) -> None:
         surface.rendering = True
-        components = body.get("components")
-        if not is_json_array(components):
-            surface.problems.append("updateComponents: components must be a list")
-            return
-        for n, comp in enumerate(components):
-            if not is_json_object(comp) or not isinstance(comp.get("id"), str):
-                surface.problems.append(f"updateComponents: component #{n} has no string id")
-                continue
+        for comp in _identified(surface, body, "updateComponents"):
             if isinstance(comp.get("component"), dict):  # v0.8 wrapper inside v0.9: accept
                 self._surfaceUpdate(surface, {"components": [comp]}, version)
                 continue
@@ -361,14 +369,7 @@ class SurfaceStore:
             surface.write(path, body["value"])
 
     def _surfaceUpdate(self, surface: Surface, body: dict[str, Any], version: JSONValue) -> None:
-        components = body.get("components")
-        if not is_json_array(components):
-            surface.problems.append("surfaceUpdate: components must be a list")
-            return
-        for n, entry in enumerate(components):
-            if not is_json_object(entry) or not isinstance(entry.get("id"), str):
-                surface.problems.append(f"surfaceUpdate: component #{n} has no string id")
-                continue
+        for entry in _identified(surface, body, "surfaceUpdate"):
             flat, inits = v08.convert_component(entry, surface.problems)
             if flat is None:
                 continue

@@ -371,3 +371,27 @@ def test_status_is_kept_on_the_surface():
     assert (s.status, s.status_detail) == ("retrying", {"attempt": 2, "maxAttempts": 3})
     store.set_status("s", {"status": "bogus"})
     assert s.status == "retrying" and s.problems == ["unknown activity status 'bogus' ignored"]
+
+
+def test_surface_update_names_entries_without_an_id_and_a_components_that_is_no_list():
+    store = store_with(
+        v09("createSurface", surfaceId="s", catalogId="cat"),
+        {
+            "surfaceUpdate": {
+                "surfaceId": "s",
+                "components": [
+                    {"id": "t", "component": {"Text": {"text": {"literalString": "hi"}}}},
+                    {"component": {"Text": {}}},
+                    "nope",
+                ],
+            }
+        },
+        {"surfaceUpdate": {"surfaceId": "s", "components": {"id": "x"}}},
+    )
+    s = store.surfaces["s"]
+    assert list(s.components) == ["t"]
+    assert s.problems == [
+        "surfaceUpdate: component #1 has no string id",
+        "surfaceUpdate: component #2 has no string id",
+        "surfaceUpdate: components must be a list",
+    ]
