@@ -100,16 +100,15 @@ def _type_name(value: object) -> str:
 
 
 def _literal_ok(value: object, kind: str) -> bool:
-    if kind == "DynamicString":
-        return isinstance(value, str)
-    if kind == "DynamicBoolean":
-        return isinstance(value, bool)
-    if kind == "DynamicNumber":
-        return _type_ok(value, "number")
+    """Whether ``value`` is a literal of the ``Dynamic*`` ``kind``: one of its result type
+    (:data:`DYNAMIC_RESULTS`), a list of strings, or for ``DynamicValue`` any but null."""
     if kind == "DynamicStringList":
         items = cast("list[object]", value) if isinstance(value, list) else None
         return items is not None and all(isinstance(item, str) for item in items)
-    return isinstance(value, str | bool | int | float | list)
+    name = DYNAMIC_RESULTS.get(kind)
+    if name is None:
+        return isinstance(value, str | bool | int | float | list)
+    return _type_ok(value, name)
 
 
 class FunctionCatalog:

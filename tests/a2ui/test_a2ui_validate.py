@@ -179,3 +179,35 @@ def test_json_nested_too_deeply_is_refused_and_a_deep_data_model_value_is_not_wa
     deep = "[" * 900 + "]" * 900
     model = f'{{"version":"v0.9","updateDataModel":{{"surfaceId":"s","value":{deep}}}}}'
     assert isinstance(validate(model), a2ui_v09.AgentMessage)
+
+
+@pytest.mark.parametrize(
+    ("kind", "accepted", "refused"),
+    [
+        ("DynamicString", ["x", ""], [3, True, None, ["x"]]),
+        ("DynamicBoolean", [True, False], [1, "true", None]),
+        ("DynamicNumber", [3, 2.5], [True, "3", None, [1]]),
+        ("DynamicStringList", [["a", "b"], []], [["a", 1], "a", None]),
+        ("DynamicValue", ["x", 1, 2.5, False, [1, "a"]], [None]),
+    ],
+)
+def test_a_literal_argument_is_checked_against_the_type_its_dynamic_kind_names(
+    kind: str, accepted: list[Any], refused: list[Any]
+) -> None:
+    rule = {
+        "type": "object",
+        "properties": {
+            "call": {"const": "f"},
+            "args": {
+                "type": "object",
+                "properties": {"value": {"$ref": f"common_types.json#/$defs/{kind}"}},
+            },
+        },
+    }
+    catalog = FunctionCatalog({"f": rule})
+    for value in accepted:
+        catalog.check({"call": "f", "args": {"value": value}}, None, "$")
+    for value in refused:
+        with pytest.raises(A2uiValidationError) as caught:
+            catalog.check({"call": "f", "args": {"value": value}}, None, "$")
+        assert caught.value.rule == "type" and kind in str(caught.value), value
