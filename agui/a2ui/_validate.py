@@ -111,6 +111,24 @@ def _literal_ok(value: object, kind: str) -> bool:
     return _type_ok(value, name)
 
 
+_ITEM_BOUNDS = ("minItems", "needs at least {} item(s)", "maxItems", "allows at most {} item(s)")
+_LENGTH_BOUNDS = ("minLength", "shorter than {}", "maxLength", "longer than {}")
+
+
+def _check_size(
+    size: int, schema: Mapping[str, Any], path: str, bounds: tuple[str, str, str, str]
+) -> None:
+    """Refuse a ``size`` under the schema's minimum or over its maximum; ``bounds`` names
+    the two keywords (``minItems``, ``maxItems`` ...), each with its message."""
+    low_keyword, too_small, high_keyword, too_large = bounds
+    low: object = schema.get(low_keyword)
+    if isinstance(low, int) and size < low:
+        raise A2uiValidationError(too_small.format(low), low_keyword, path)
+    high: object = schema.get(high_keyword)
+    if isinstance(high, int) and size > high:
+        raise A2uiValidationError(too_large.format(high), high_keyword, path)
+
+
 class FunctionCatalog:
     """The functions one catalog defines: name -> JSON Schema of a call ``{call, args,
     returnType, ...}``. :meth:`check` raises :class:`A2uiValidationError` for a call that
@@ -265,24 +283,14 @@ class FunctionCatalog:
                 self._match(value[name], cast("dict[str, Any]", sub), f"{path}.{name}", depth)
 
     def _array(self, value: list[object], schema: Mapping[str, Any], path: str, depth: int) -> None:
-        low: object = schema.get("minItems")
-        if isinstance(low, int) and len(value) < low:
-            raise A2uiValidationError(f"needs at least {low} item(s)", "minItems", path)
-        high: object = schema.get("maxItems")
-        if isinstance(high, int) and len(value) > high:
-            raise A2uiValidationError(f"allows at most {high} item(s)", "maxItems", path)
+        _check_size(len(value), schema, path, _ITEM_BOUNDS)
         items: object = schema.get("items")
         if isinstance(items, dict):
             for index, item in enumerate(value):
                 self._match(item, cast("dict[str, Any]", items), f"{path}[{index}]", depth)
 
     def _string(self, value: str, schema: Mapping[str, Any], path: str) -> None:
-        low: object = schema.get("minLength")
-        if isinstance(low, int) and len(value) < low:
-            raise A2uiValidationError(f"shorter than {low}", "minLength", path)
-        high: object = schema.get("maxLength")
-        if isinstance(high, int) and len(value) > high:
-            raise A2uiValidationError(f"longer than {high}", "maxLength", path)
+        _check_size(len(value), schema, path, _LENGTH_BOUNDS)
         if schema.get("format") == "uri" and not _URI.match(value):
             raise A2uiValidationError(f"{value!r} is not an absolute URI", "format", path)
 

@@ -211,3 +211,27 @@ def test_a_literal_argument_is_checked_against_the_type_its_dynamic_kind_names(
         with pytest.raises(A2uiValidationError) as caught:
             catalog.check({"call": "f", "args": {"value": value}}, None, "$")
         assert caught.value.rule == "type" and kind in str(caught.value), value
+
+
+@pytest.mark.parametrize(
+    ("bounds", "value", "rule", "message"),
+    [
+        ({"type": "array", "minItems": 2}, [1], "minItems", "needs at least 2 item(s)"),
+        ({"type": "array", "maxItems": 1}, [1, 2], "maxItems", "allows at most 1 item(s)"),
+        ({"type": "string", "minLength": 2}, "a", "minLength", "shorter than 2"),
+        ({"type": "string", "maxLength": 1}, "ab", "maxLength", "longer than 1"),
+    ],
+)
+def test_an_argument_outside_its_size_bounds_is_refused_naming_the_bound(
+    bounds: dict[str, Any], value: Any, rule: str, message: str
+) -> None:
+    catalog = FunctionCatalog(
+        {"f": {"type": "object", "properties": {"args": {"properties": {"value": bounds}}}}}
+    )
+    with pytest.raises(A2uiValidationError) as caught:
+        catalog.check({"call": "f", "args": {"value": value}}, None, "$")
+    assert (caught.value.rule, caught.value.path) == (rule, "$.args.value")
+    assert str(caught.value).startswith(message)
+    catalog.check(
+        {"call": "f", "args": {"value": value[:1] if rule[:3] == "max" else value * 2}}, None, "$"
+    )
