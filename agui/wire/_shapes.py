@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 import msgspec
 import msgspec.inspect as mi
 
-from agui._jsonvalue import JSONValue, is_json_array, is_json_object
+from agui._jsonvalue import is_json_array, is_json_object
 
 __all__ = [
     "LEAF",
@@ -401,34 +401,29 @@ def null_check(shape: Shape) -> NullCheck | None:
 
             check = in_union
 
-    elif isinstance(shape, ListShape):
-        in_items = null_check(shape.item)
-        if in_items is not None:
-
-            def in_list_value(value: JSONValue) -> bool:
-                if value.__class__ is list:
-                    for v in value:
-                        if in_items(v):
-                            return True
-                return False
-
-            check = in_list_value
-
-    elif isinstance(shape, DictShape):
-        in_values = null_check(shape.value)
-        if in_values is not None:
-
-            def in_dict_value(value: JSONValue) -> bool:
-                if value.__class__ is dict:
-                    for v in value.values():
-                        if in_values(v):
-                            return True
-                return False
-
-            check = in_dict_value
+    elif isinstance(shape, ListShape | DictShape):
+        inner = null_check(shape.item if isinstance(shape, ListShape) else shape.value)
+        if inner is not None:
+            check = _inside(list if isinstance(shape, ListShape) else dict, inner)
 
     _CHECKS[key] = check
     return check
+
+
+def _inside(container: type[list[Any]] | type[dict[str, Any]], inner: NullCheck) -> NullCheck:
+    """The check of a ``container`` (list or dict) whose items (a dict's values) ``inner``
+    checks; a value of another class holds no ``None`` of this shape."""
+    of_dict = container is dict
+
+    def inside(value: object) -> bool:
+        if value.__class__ is not container:
+            return False
+        members = (
+            cast("dict[str, object]", value).values() if of_dict else cast("list[object]", value)
+        )
+        return any(map(inner, members))
+
+    return inside
 
 
 def _struct_check(shape: StructShape) -> NullCheck | None:
