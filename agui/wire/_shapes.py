@@ -302,22 +302,23 @@ def _may_hold_null(shape: Shape, seen: set[int]) -> bool:
     return False
 
 
+_JSON_KINDS: tuple[tuple[type, str], ...] = (
+    (dict, "object"),
+    (list, "array"),
+    (str, "str"),
+    (bool, "bool"),  # before int: a bool is an int
+    (int, "int"),
+    (float, "float"),
+    (type(None), "null"),
+)
+
+
 def json_kind(value: object) -> str:
-    """The JSON kind of a plain value: object, array, str, int, float, bool, null."""
-    if is_json_object(value):
-        return "object"
-    if is_json_array(value):
-        return "array"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if value is None:
-        return "null"
+    """The JSON kind of a plain value: object, array, str, int, float, bool, null (else
+    the name of its class)."""
+    for cls, kind in _JSON_KINDS:
+        if isinstance(value, cls):
+            return kind
     return type(value).__name__
 
 

@@ -312,3 +312,17 @@ def test_pipeline_feed_data_never_raises_on_odd_json_text(docs):
     for doc in docs:
         pipeline.feed_data(json.dumps(doc, ensure_ascii=False))
     pipeline.close()
+
+
+def test_json_kind_names_each_json_kind_a_bool_before_an_int_and_else_the_class():
+    import enum
+    from collections import OrderedDict
+
+    from agui.wire._shapes import json_kind
+
+    class Color(enum.StrEnum):
+        RED = "red"
+
+    values = [{}, OrderedDict(), [], "s", Color.RED, True, 1, 1.5, None, b"x", (1,)]
+    kinds = ["object", "object", "array", "str", "str", "bool", "int", "float", "null"]
+    assert [json_kind(v) for v in values] == [*kinds, "bytes", "tuple"]
