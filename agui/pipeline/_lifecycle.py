@@ -267,37 +267,6 @@ class RunLifecycle:
 HANDLERS = RunLifecycle.SEEN
 """Event class -> how :meth:`RunLifecycle.see` records it."""
 
-PASS_THROUGH: frozenset[type] = frozenset(
-    {
-        T.TextMessageStartEvent,
-        T.TextMessageContentEvent,
-        T.TextMessageEndEvent,
-        T.TextMessageChunkEvent,
-        T.ToolCallStartEvent,
-        T.ToolCallArgsEvent,
-        T.ToolCallEndEvent,
-        T.ToolCallChunkEvent,
-        T.ToolCallResultEvent,
-        T.StateSnapshotEvent,
-        T.StateDeltaEvent,
-        T.MessagesSnapshotEvent,
-        T.ActivitySnapshotEvent,
-        T.ActivityDeltaEvent,
-        T.RawEvent,
-        T.CustomEvent,
-        T.StepStartedEvent,
-        T.StepFinishedEvent,
-        T.ReasoningStartEvent,
-        T.ReasoningMessageStartEvent,
-        T.ReasoningMessageContentEvent,
-        T.ReasoningMessageEndEvent,
-        T.ReasoningMessageChunkEvent,
-        T.ReasoningEndEvent,
-        T.ReasoningEncryptedValueEvent,
-        T.SubagentStartedEvent,
-        T.SubagentFinishedEvent,
-        T.SubagentErrorEvent,
-    }
-)
-"""Event classes that are no part of the run lifecycle: :meth:`RunLifecycle.see`
+PASS_THROUGH: frozenset[type] = frozenset(T.EVENT_TYPES.values()) - HANDLERS.keys()
+"""Every other event class: no part of the run lifecycle, :meth:`RunLifecycle.see`
 records nothing for them (nor for a class the schema gains since)."""
