@@ -81,7 +81,9 @@ def bench_proto(cfg: Config) -> list[Row]:
         reader = ProtoFrameReader(typed=True)
         for chunk in chunks:
             for item in reader.feed(chunk):
-                if item.__class__ is dict:  # the general path: its JSON text, decoded
+                if item.__class__ is bytes:  # the compiled path: its JSON text, decoded
+                    decode_event(item)
+                elif item.__class__ is dict:  # the general path: its JSON text, decoded
                     decode_event(encode_json(item))
         reader.close()
 

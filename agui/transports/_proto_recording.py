@@ -104,6 +104,8 @@ def frame_items(reader: ProtoFrameReader, chunk: bytes) -> Iterator[str | Event]
     for item in reader.feed(chunk):
         if isinstance(item, dict):
             yield encode_json(item).decode("utf-8")
+        elif isinstance(item, bytes):  # the compiled path's JSON text
+            yield item.decode("utf-8")
         elif isinstance(item, UnknownEventArm):
             yield unknown_arm_json(item)
         else:

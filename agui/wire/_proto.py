@@ -16,11 +16,20 @@ AG-UI's published freeze, see ``schema/agui.proto-freeze.txt``). Needs the ``pro
   ``type`` over SSE (:func:`unknown_arm_json` gives the JSON that makes the JSON decoder do
   exactly that). Bytes that are not a well-formed envelope are a ``DecodeError``;
 * :func:`looks_like_proto_stream`: the strict content check ``replay`` uses on a recording.
+
+The compiled path: when the optional C module ``agui.wire._proto_fast`` was built (a wheel or
+an editable install made where a C compiler is; see ``hatch_build.py``), a ``typed`` reader
+hands each frame to it first, and it gives the event's JSON text, the very text the general
+path gives (upb parse, wire dict, ``encode_json``), or leaves the frame to the Python paths.
+``AGUI_PROTO_PURE=1`` in the environment (read at import) or :func:`set_compiled` ``(False)``
+turns it off; :func:`compiled` says whether it is on.
 """
 
 from __future__ import annotations
 
+import os
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -40,16 +49,51 @@ __all__ = [
     "PROTOBUF_MEDIA_TYPE",
     "ProtoFrameReader",
     "UnknownEventArm",
+    "compiled",
     "decode_proto_event",
     "decode_typed_event",
     "encode_proto_frame",
     "iter_proto_frames",
     "looks_like_proto_stream",
+    "set_compiled",
     "unknown_arm_json",
 ]
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 _HEADER = struct.Struct(">I")
+
+FrameJson = Callable[[bytes, int, int], "bytes | None"]
+
+
+def _load_compiled() -> FrameJson | None:
+    """The compiled module's ``frame_json`` when it is built from the current tables."""
+    try:
+        from agui_generated.agui_pb_fast import TABLES
+
+        from agui.wire import _proto_fast  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:  # not built here (a pure-Python install): the Python paths
+        return None
+    module: Any = _proto_fast
+    if module.TABLES != TABLES:  # built from other tables: stale, not used
+        return None
+    frame_json: FrameJson = module.frame_json
+    return frame_json
+
+
+_COMPILED = _load_compiled()
+_fast: FrameJson | None = None if os.environ.get("AGUI_PROTO_PURE") else _COMPILED
+
+
+def compiled() -> bool:
+    """Whether typed readers take the compiled path (see the module doc)."""
+    return _fast is not None
+
+
+def set_compiled(on: bool) -> bool:
+    """Turn the compiled path on or off (on only where it is built); returns :func:`compiled`."""
+    global _fast
+    _fast = _COMPILED if on else None
+    return _fast is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +268,7 @@ class ProtoFrameReader:
     """Incremental reader of a protobuf-binding body: bytes in, events out.
 
     ``feed(chunk)`` returns the wire-form event dicts (and :class:`UnknownEventArm`) of every
-    frame the chunk completes; ``close()`` at end of stream raises :class:`DecodeError` when a
+    frame the chunk completes (a ``typed`` reader: see :meth:`feed`); ``close()`` at end of stream raises :class:`DecodeError` when a
     frame was cut. A frame over ``max_frame_bytes`` raises :class:`FrameTooLarge`, a frame
     whose bytes are not an event :class:`DecodeError` (both fatal, as in the reference
     reader); the frames before the bad one are returned first, the error comes from the
@@ -241,15 +285,17 @@ class ProtoFrameReader:
 
     def feed(
         self, chunk: bytes | bytearray | memoryview
-    ) -> list[Event | dict[str, Any] | UnknownEventArm]:
+    ) -> list[Event | dict[str, Any] | bytes | UnknownEventArm]:
         """The events completed by ``chunk`` (see the class doc for the errors); with
-        ``typed=True`` each event the generated converters read is its struct
-        (:func:`decode_typed_event`), any other as its wire-form dict."""
+        ``typed=True`` each event the compiled path reads is its JSON text (``bytes``, what
+        ``encode_json`` gives for its wire-form dict), each the generated converters read is
+        its struct (:func:`decode_typed_event`), any other its wire-form dict."""
         if self._error is not None:
             raise self._error
         self._buf += chunk
-        out: list[Event | dict[str, Any] | UnknownEventArm] = []
+        out: list[Event | dict[str, Any] | bytes | UnknownEventArm] = []
         typed = self._typed
+        fast = _fast if typed else None
         buf = self._buf
         if len(buf) < 4:
             return out
@@ -268,6 +314,11 @@ class ProtoFrameReader:
                 break
             start = pos + 4
             pos = start + size
+            if fast is not None:
+                text = fast(data, start, pos)
+                if text is not None:
+                    out.append(text)
+                    continue
             if typed:
                 event = _typed_at(data, start, pos)
                 if event is not None:

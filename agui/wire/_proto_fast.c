@@ -1,0 +1,757 @@
+/* agui.wire._proto_fast: the optional compiled path of AG-UI's protobuf binding.
+ *
+ * frame_json(data, start, end): one ``ag_ui.Event`` message (``data[start:end]``) straight to
+ * the JSON text of its event, the text the general path (upb parse, then
+ * agui.wire._proto_convert.event_from_pb, then encode_json) gives for the same bytes, or None
+ * when the frame is not laid out as the encoders write it (each field once, in field-number
+ * order, one arm spanning the message), holds a value this reader leaves to the general path
+ * (content parts, a run input, a non-finite number, a nested value deeper than MAX_DEPTH,
+ * an unknown field or enum number, a duplicate object key) or is not well-formed: the caller
+ * then takes the general path, which judges the frame as before. Never an error of its own.
+ *
+ * The per-message field tables come from the .proto descriptors (agui_pb_tables.h, written by
+ * tools/codegen_proto_fast.py); this file is the table interpreter. Built by hatch_build.py
+ * when a C compiler is there; a pure-Python install never needs it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+enum {
+    K_STR = 1,  /* string, no presence: always there ("" when absent) */
+    K_OSTR,     /* optional string */
+    K_OI64,     /* optional int64 */
+    K_OBOOL,    /* optional bool */
+    K_TYPE,     /* BaseEvent.type (EventType) */
+    K_OP,       /* JsonPatchOperation.op (JsonPatchOperationType): its name */
+    K_VALUE,    /* google.protobuf.Value: there when set to a kind */
+    K_STRUCT,   /* google.protobuf.Struct: there when present */
+    K_MSG,      /* a message: there when present */
+    K_RMSG,     /* repeated message: always there */
+    K_RSTR,     /* repeated string: always there */
+    K_BASE      /* an arm's base_event */
+};
+
+enum {
+    F_SLOW = 1,        /* present / non-empty: the general path reads the frame; else left out */
+    F_OMIT_EMPTY = 2,  /* repeated: left out when empty */
+    F_OUTCOME = 4,     /* the outcome string (H_OUTCOME) */
+    F_OLIST = 8,       /* a list of the outcome's payload (H_OUTCOME), in ``rank`` order */
+    F_INTERRUPTS = 16, /* the outcome list named "interrupts" */
+    F_CONTENT = 32,    /* the content string (H_MESSAGE, H_TOOL_RESULT) */
+    F_ROLE = 64        /* a message's role (H_MESSAGE) */
+};
+
+enum { H_NONE = 0, H_MESSAGE, H_TOOL_RESULT, H_OUTCOME };
+
+typedef struct {
+    uint32_t number;
+    uint8_t kind;
+    uint8_t flags;
+    int16_t sub;  /* K_MSG / K_RMSG: index in MSGS; F_OLIST: rank */
+    const char *key; /* the member's JSON key, quoted, with its colon */
+} Field;
+
+typedef struct {
+    const Field *fields;
+    int n;
+    int hook;
+} Msg;
+
+typedef struct {
+    uint32_t number;   /* the envelope's field number */
+    int msg;           /* index in MSGS */
+    uint32_t type;     /* EventType number */
+    const char *head;  /* {"type":"NAME" */
+} Arm;
+
+#define MAX_FIELDS 16
+
+#include "agui_pb_tables.h"
+
+#define MAX_DEPTH 64  /* JSON nesting levels read here; deeper: the general path */
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+    int failed; /* out of memory */
+} Buf;
+
+static int grow(Buf *b, size_t more) {
+    size_t need = b->n + more, cap;
+    char *p;
+    if (need <= b->cap)
+        return 0;
+    cap = b->cap ? b->cap * 2 : 256;
+    while (cap < need)
+        cap *= 2;
+    p = (char *)PyMem_Realloc(b->p, cap);
+    if (p == NULL) {
+        b->failed = 1;
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int put(Buf *b, const char *s, size_t n) {
+    if (grow(b, n) < 0)
+        return -1;
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+static inline int puts_(Buf *b, const char *s) { return put(b, s, strlen(s)); }
+
+static inline int putc_(Buf *b, char c) {
+    if (grow(b, 1) < 0)
+        return -1;
+    b->p[b->n++] = c;
+    return 0;
+}
+
+/* A varint of at most ``max`` bytes at *pos (< end); -1 when cut, too long or (10 bytes) past
+ * 64 bits. */
+static inline int varint(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int max, uint64_t *out) {
+    uint64_t v = 0;
+    int shift = 0, i;
+    for (i = 0; i < max; i++) {
+        uint8_t byte;
+        if (*pos >= end)
+            return -1;
+        byte = d[(*pos)++];
+        v |= (uint64_t)(byte & 0x7F) << shift;
+        if (!(byte & 0x80)) {
+            if (i == 9 && byte > 1)
+                return -1;
+            if (max == 5 && i == 4 && byte > 0x0F)
+                return -1;
+            *out = v;
+            return 0;
+        }
+        shift += 7;
+    }
+    return -1;
+}
+
+/* A length-delimited payload at *pos: [*a, *b), *pos past it. */
+static inline int span(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, Py_ssize_t *a, Py_ssize_t *b) {
+    uint64_t len;
+    if (varint(d, pos, end, 5, &len) < 0 || (uint64_t)(end - *pos) < len)
+        return -1;
+    *a = *pos;
+    *pos += (Py_ssize_t)len;
+    *b = *pos;
+    return 0;
+}
+
+/* A JSON string of the UTF-8 bytes d[a:b], escaped as encode_json escapes; -1 when not
+ * strict UTF-8 (overlong forms, surrogates and code points past U+10FFFF refused). */
+static int put_string(Buf *out, const uint8_t *d, Py_ssize_t a, Py_ssize_t b) {
+    static const char hex[] = "0123456789abcdef";
+    Py_ssize_t i = a, run = a;
+    if (grow(out, (size_t)(b - a) + 2) < 0)
+        return -1;
+    out->p[out->n++] = '"';
+    while (i < b) {
+        uint8_t c = d[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
+            continue;
+        }
+        if (c >= 0x80) {
+            int len;
+            uint32_t cp;
+            if (c >= 0xC2 && c <= 0xDF)
+                len = 2, cp = c & 0x1F;
+            else if (c >= 0xE0 && c <= 0xEF)
+                len = 3, cp = c & 0x0F;
+            else if (c >= 0xF0 && c <= 0xF4)
+                len = 4, cp = c & 0x07;
+            else
+                return -1;
+            if (b - i < len)
+                return -1;
+            for (int k = 1; k < len; k++) {
+                uint8_t cc = d[i + k];
+                if ((cc & 0xC0) != 0x80)
+                    return -1;
+                cp = (cp << 6) | (cc & 0x3F);
+            }
+            if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+                (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+                return -1;
+            i += len;
+            continue;
+        }
+        if (put(out, (const char *)d + run, (size_t)(i - run)) < 0)
+            return -1;
+        switch (c) {
+        case '"': if (put(out, "\\\"", 2) < 0) return -1; break;
+        case '\\': if (put(out, "\\\\", 2) < 0) return -1; break;
+        case '\b': if (put(out, "\\b", 2) < 0) return -1; break;
+        case '\f': if (put(out, "\\f", 2) < 0) return -1; break;
+        case '\n': if (put(out, "\\n", 2) < 0) return -1; break;
+        case '\r': if (put(out, "\\r", 2) < 0) return -1; break;
+        case '\t': if (put(out, "\\t", 2) < 0) return -1; break;
+        default: {
+            char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            if (put(out, esc, 6) < 0)
+                return -1;
+        }
+        }
+        i++;
+        run = i;
+    }
+    if (put(out, (const char *)d + run, (size_t)(i - run)) < 0 || putc_(out, '"') < 0)
+        return -1;
+    return 0;
+}
+
+static int put_int(Buf *out, long long v) {
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "%lld", v);
+    return put(out, tmp, (size_t)n);
+}
+
+/* A number_value as _num reads it: an integer when integral, at most 2**53 in magnitude and
+ * not -0.0, else the double (shortest round trip, exponent as encode_json writes it). */
+static int put_double(Buf *out, double v) {
+    char *text, *e;
+    int rc;
+    if (!isfinite(v))
+        return -1;
+    if (v == floor(v) && fabs(v) <= 9007199254740992.0 && !(v == 0 && signbit(v)))
+        return put_int(out, (long long)v);
+    text = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (text == NULL) {
+        PyErr_Clear();
+        out->failed = 1;
+        return -1;
+    }
+    e = strchr(text, 'e');
+    if (e == NULL) {
+        rc = puts_(out, text);
+    } else {
+        char *digits = e + 1;
+        rc = put(out, text, (size_t)(e - text) + 1);
+        if (rc == 0 && *digits == '-')
+            rc = putc_(out, '-');
+        if (*digits == '+' || *digits == '-')
+            digits++;
+        while (*digits == '0' && digits[1] != '\0')
+            digits++;
+        if (rc == 0)
+            rc = puts_(out, digits);
+    }
+    PyMem_Free(text);
+    return rc;
+}
+
+static int put_struct(Buf *out, const uint8_t *d, Py_ssize_t a, Py_ssize_t b, int depth);
+
+/* The canonical bytes of a google.protobuf.Value, d[a:b], as JSON (no kind: null). */
+static int put_value(Buf *out, const uint8_t *d, Py_ssize_t a, Py_ssize_t b, int depth) {
+    Py_ssize_t pos = a, s, e;
+    uint64_t v;
+    uint8_t tag;
+    if (depth > MAX_DEPTH)
+        return -1;
+    if (a == b)
+        return put(out, "null", 4);
+    tag = d[pos++];
+    switch (tag) {
+    case 0x08: /* null_value (any enum number) */
+        if (varint(d, &pos, b, 10, &v) < 0 || pos != b)
+            return -1;
+        return put(out, "null", 4);
+    case 0x20: /* bool_value */
+        if (varint(d, &pos, b, 10, &v) < 0 || pos != b)
+            return -1;
+        return v ? put(out, "true", 4) : put(out, "false", 5);
+    case 0x11: { /* number_value */
+        double x;
+#if !PY_LITTLE_ENDIAN
+        return -1; /* the general path reads doubles on a big-endian host */
+#endif
+        if (b - pos != 8)
+            return -1;
+        memcpy(&x, d + pos, 8);
+        return put_double(out, x);
+    }
+    case 0x1A: /* string_value */
+        if (span(d, &pos, b, &s, &e) < 0 || pos != b)
+            return -1;
+        return put_string(out, d, s, e);
+    case 0x2A: /* struct_value */
+        if (span(d, &pos, b, &s, &e) < 0 || pos != b)
+            return -1;
+        return put_struct(out, d, s, e, depth + 1);
+    case 0x32: { /* list_value: repeated Value values = 1 */
+        Py_ssize_t lp;
+        int first = 1;
+        if (span(d, &pos, b, &s, &e) < 0 || pos != b)
+            return -1;
+        if (putc_(out, '[') < 0)
+            return -1;
+        lp = s;
+        while (lp < e) {
+            Py_ssize_t vs, ve;
+            if (d[lp++] != 0x0A || span(d, &lp, e, &vs, &ve) < 0)
+                return -1;
+            if (!first && putc_(out, ',') < 0)
+                return -1;
+            first = 0;
+            if (put_value(out, d, vs, ve, depth + 1) < 0)
+                return -1;
+        }
+        return putc_(out, ']');
+    }
+    default:
+        return -1;
+    }
+}
+
+typedef struct {
+    Py_ssize_t a, b;
+} Key;
+
+static uint64_t key_hash(const uint8_t *d, Key k) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = k.a; i < k.b; i++)
+        h = (h ^ d[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int key_eq(const uint8_t *d, Key x, Key y) {
+    return x.b - x.a == y.b - y.a && memcmp(d + x.a, d + y.a, (size_t)(x.b - x.a)) == 0;
+}
+
+/* Whether the ``n`` keys are all distinct (a duplicate: the general path reads the object). */
+static int keys_distinct(const uint8_t *d, const Key *keys, Py_ssize_t n) {
+    if (n <= 8) {
+        for (Py_ssize_t i = 1; i < n; i++)
+            for (Py_ssize_t j = 0; j < i; j++)
+                if (key_eq(d, keys[i], keys[j]))
+                    return 0;
+        return 1;
+    }
+    {
+        size_t cap = 16, mask;
+        Py_ssize_t *slots;
+        int ok = 1;
+        while (cap < (size_t)n * 2)
+            cap *= 2;
+        mask = cap - 1;
+        slots = (Py_ssize_t *)PyMem_Malloc(cap * sizeof(Py_ssize_t));
+        if (slots == NULL)
+            return -1;
+        for (size_t i = 0; i < cap; i++)
+            slots[i] = -1;
+        for (Py_ssize_t i = 0; i < n && ok; i++) {
+            size_t h = (size_t)key_hash(d, keys[i]) & mask;
+            while (slots[h] >= 0) {
+                if (key_eq(d, keys[slots[h]], keys[i])) {
+                    ok = 0;
+                    break;
+                }
+                h = (h + 1) & mask;
+            }
+            slots[h] = i;
+        }
+        PyMem_Free(slots);
+        return ok;
+    }
+}
+
+/* The canonical bytes of an ordered google.protobuf.Struct, d[a:b], as a JSON object. */
+static int put_struct(Buf *out, const uint8_t *d, Py_ssize_t a, Py_ssize_t b, int depth) {
+    Key small[16], *keys = small;
+    Py_ssize_t n = 0, cap = 16, pos = a;
+    int rc = -1;
+    if (depth > MAX_DEPTH)
+        return -1;
+    /* first pass: the entries' keys, checked distinct */
+    while (pos < b) {
+        Py_ssize_t es, ee, ep;
+        Key k;
+        if (d[pos++] != 0x0A || span(d, &pos, b, &es, &ee) < 0)
+            goto done;
+        ep = es;
+        k.a = k.b = es;
+        if (ep < ee && d[ep] == 0x0A) {
+            ep++;
+            if (span(d, &ep, ee, &k.a, &k.b) < 0)
+                goto done;
+        }
+        if (n == cap) {
+            Key *more;
+            cap *= 4;
+            if (keys == small) {
+                more = (Key *)PyMem_Malloc((size_t)cap * sizeof(Key));
+                if (more != NULL)
+                    memcpy(more, small, sizeof small);
+            } else {
+                more = (Key *)PyMem_Realloc(keys, (size_t)cap * sizeof(Key));
+            }
+            if (more == NULL) {
+                out->failed = 1;
+                goto done;
+            }
+            keys = more;
+        }
+        keys[n++] = k;
+    }
+    {
+        int distinct = keys_distinct(d, keys, n);
+        if (distinct <= 0) {
+            if (distinct < 0)
+                out->failed = 1;
+            goto done;
+        }
+    }
+    if (putc_(out, '{') < 0)
+        goto done;
+    pos = a;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t es, ee, ep, vs, ve, ka, kb;
+        pos++;
+        span(d, &pos, b, &es, &ee); /* all read in the first pass */
+        ep = es;
+        if (ep < ee && d[ep] == 0x0A) {
+            ep++;
+            span(d, &ep, ee, &ka, &kb);
+        }
+        if (i && putc_(out, ',') < 0)
+            goto done;
+        if (put_string(out, d, keys[i].a, keys[i].b) < 0 || putc_(out, ':') < 0)
+            goto done;
+        if (ep == ee) {
+            if (put(out, "null", 4) < 0)
+                goto done;
+        } else {
+            if (d[ep++] != 0x12 || span(d, &ep, ee, &vs, &ve) < 0 || ep != ee)
+                goto done;
+            if (put_value(out, d, vs, ve, depth + 1) < 0)
+                goto done;
+        }
+    }
+    rc = putc_(out, '}');
+done:
+    if (keys != small)
+        PyMem_Free(keys);
+    return rc;
+}
+
+typedef struct {
+    Py_ssize_t a, b; /* payload (LEN), or the run of a repeated field's entries */
+    uint64_t v;      /* varint */
+    int count;       /* occurrences (0: absent) */
+} Slot;
+
+/* The fields of message ``m`` in d[a:b] into ``slots``; -1 unless canonical. */
+static int parse_fields(const Msg *m, const uint8_t *d, Py_ssize_t a, Py_ssize_t b, Slot *slots) {
+    Py_ssize_t pos = a;
+    int next = 0, last = -1;
+    memset(slots, 0, sizeof(Slot) * (size_t)m->n);
+    while (pos < b) {
+        Py_ssize_t at = pos;
+        uint64_t tag;
+        uint32_t number, wire;
+        int j;
+        const Field *f;
+        if (varint(d, &pos, b, 5, &tag) < 0)
+            return -1;
+        number = (uint32_t)(tag >> 3);
+        wire = (uint32_t)(tag & 7);
+        if (last >= 0 && m->fields[last].number == number &&
+            (m->fields[last].kind == K_RMSG || m->fields[last].kind == K_RSTR)) {
+            j = last; /* the next entry of a repeated field's run */
+        } else {
+            for (j = next; j < m->n && m->fields[j].number != number; j++)
+                ;
+            if (j == m->n)
+                return -1; /* unknown, repeated out of place, or out of order */
+            next = j + 1;
+            last = j;
+            slots[j].a = at;
+        }
+        f = &m->fields[j];
+        slots[j].count++;
+        switch (f->kind) {
+        case K_OI64:
+        case K_OBOOL:
+        case K_TYPE:
+        case K_OP:
+            if (wire != 0 || varint(d, &pos, b, 10, &slots[j].v) < 0)
+                return -1;
+            break;
+        case K_RMSG:
+        case K_RSTR: {
+            Py_ssize_t s, e;
+            if (wire != 2 || span(d, &pos, b, &s, &e) < 0)
+                return -1;
+            slots[j].b = pos;
+            break;
+        }
+        default:
+            if (wire != 2 || span(d, &pos, b, &slots[j].a, &slots[j].b) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int put_message(Buf *out, int index, const uint8_t *d, Py_ssize_t a, Py_ssize_t b, int depth);
+
+/* The JSON of field ``f`` (present, or always there) after ``sep`` (',' or none). */
+static int put_field(Buf *out, const Field *f, const Slot *s, const uint8_t *d, int depth, int *first) {
+    int absent = s->count == 0;
+    if (f->flags & F_SLOW)
+        return absent ? 0 : -1;
+    if (f->kind == K_VALUE && !absent && s->a == s->b)
+        absent = 1; /* a Value of no kind is left out */
+    if (absent && f->kind != K_STR && f->kind != K_OP && f->kind != K_RMSG && f->kind != K_RSTR)
+        return 0;
+    if (absent && (f->flags & F_OMIT_EMPTY))
+        return 0;
+    if (!*first && putc_(out, ',') < 0)
+        return -1;
+    *first = 0;
+    if (puts_(out, f->key) < 0)
+        return -1;
+    switch (f->kind) {
+    case K_STR:
+        if (absent)
+            return put(out, "\"\"", 2);
+        return put_string(out, d, s->a, s->b);
+    case K_OSTR:
+        return put_string(out, d, s->a, s->b);
+    case K_OI64:
+        return put_int(out, (long long)s->v);
+    case K_OBOOL:
+        return s->v ? put(out, "true", 4) : put(out, "false", 5);
+    case K_OP: /* no presence: absent is 0 */
+        if (s->v >= sizeof OP_NAMES / sizeof OP_NAMES[0])
+            return -1; /* an op number the enum lacks: the general path */
+        return puts_(out, OP_NAMES[s->v]);
+    case K_VALUE:
+        return put_value(out, d, s->a, s->b, depth + 1);
+    case K_STRUCT:
+        return put_struct(out, d, s->a, s->b, depth + 1);
+    case K_MSG:
+        return put_message(out, f->sub, d, s->a, s->b, depth + 1);
+    case K_RMSG:
+    case K_RSTR: {
+        Py_ssize_t pos = s->a;
+        int i;
+        if (putc_(out, '[') < 0)
+            return -1;
+        for (i = 0; i < s->count; i++) {
+            Py_ssize_t ea, eb;
+            uint64_t tag;
+            varint(d, &pos, s->b, 5, &tag);
+            span(d, &pos, s->b, &ea, &eb);
+            if (i && putc_(out, ',') < 0)
+                return -1;
+            if (f->kind == K_RSTR ? put_string(out, d, ea, eb) < 0
+                                  : put_message(out, f->sub, d, ea, eb, depth + 1) < 0)
+                return -1;
+        }
+        return putc_(out, ']');
+    }
+    default:
+        return -1;
+    }
+}
+
+static int slot_is(const Slot *s, const uint8_t *d, const char *text) {
+    size_t n = strlen(text);
+    return s->count && (size_t)(s->b - s->a) == n && memcmp(d + s->a, text, n) == 0;
+}
+
+/* The fields of message ``m`` (``slots`` parsed) past ``first``, then its hook's members. */
+static int put_fields(Buf *out, const Msg *m, const Slot *slots, const uint8_t *d, int depth, int first) {
+    int outcome = -1, content = -1, role = -1;
+    for (int i = 0; i < m->n; i++) {
+        const Field *f = &m->fields[i];
+        if (f->kind == K_BASE)
+            continue;
+        if (f->flags & F_OUTCOME) {
+            outcome = i;
+            continue;
+        }
+        if (f->flags & F_OLIST)
+            continue;
+        if (f->flags & F_CONTENT)
+            content = i;
+        if (f->flags & F_ROLE)
+            role = i;
+        if (put_field(out, f, &slots[i], d, depth, &first) < 0)
+            return -1;
+    }
+    switch (m->hook) {
+    case H_MESSAGE: /* message_from_wire: a user / tool message without content has [] */
+        if (content >= 0 && slots[content].count == 0 && role >= 0 &&
+            (slot_is(&slots[role], d, "user") || slot_is(&slots[role], d, "tool")))
+            return puts_(out, ",\"content\":[]");
+        return 0;
+    case H_TOOL_RESULT: /* _tool_result_from_pb: no content is the (empty) parts */
+        if (content >= 0 && slots[content].count == 0)
+            return puts_(out, ",\"content\":[]");
+        return 0;
+    case H_OUTCOME: { /* _outcome_from_pb */
+        int nested = outcome >= 0 && slots[outcome].count && slots[outcome].b > slots[outcome].a;
+        int interrupts = 0, one = 1;
+        if (nested) {
+            if (puts_(out, ",\"outcome\":{\"type\":") < 0 ||
+                put_string(out, d, slots[outcome].a, slots[outcome].b) < 0)
+                return -1;
+            one = 0;
+        }
+        for (int rank = 0; rank < m->n; rank++) {
+            for (int i = 0; i < m->n; i++) {
+                const Field *f = &m->fields[i];
+                if (!(f->flags & F_OLIST) || f->sub != rank || slots[i].count == 0)
+                    continue;
+                if (f->flags & F_INTERRUPTS)
+                    interrupts = 1;
+                if (nested) {
+                    if (put_field(out, f, &slots[i], d, depth + 1, &one) < 0)
+                        return -1;
+                } else if (put_field(out, f, &slots[i], d, depth, &first) < 0) {
+                    return -1;
+                }
+            }
+        }
+        if (nested) {
+            if (!interrupts && slot_is(&slots[outcome], d, "interrupt") &&
+                puts_(out, ",\"interrupts\":[]") < 0)
+                return -1;
+            return putc_(out, '}');
+        }
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+static int put_message(Buf *out, int index, const uint8_t *d, Py_ssize_t a, Py_ssize_t b, int depth) {
+    const Msg *m = &MSGS[index];
+    Slot slots[MAX_FIELDS];
+    if (depth > MAX_DEPTH || parse_fields(m, d, a, b, slots) < 0)
+        return -1;
+    if (putc_(out, '{') < 0 || put_fields(out, m, slots, d, depth, 1) < 0)
+        return -1;
+    return putc_(out, '}');
+}
+
+/* The event JSON of the Event message d[a:b]; -1: the general path. */
+static int put_event(Buf *out, const uint8_t *d, Py_ssize_t a, Py_ssize_t b) {
+    Py_ssize_t pos = a, s, e;
+    uint64_t tag;
+    const Arm *arm = NULL;
+    const Msg *m;
+    Slot slots[MAX_FIELDS], base[MAX_FIELDS];
+    int bi = -1;
+    if (varint(d, &pos, b, 5, &tag) < 0 || (tag & 7) != 2)
+        return -1;
+    for (size_t i = 0; i < sizeof ARMS / sizeof ARMS[0]; i++)
+        if (ARMS[i].number == (uint32_t)(tag >> 3)) {
+            arm = &ARMS[i];
+            break;
+        }
+    if (arm == NULL || span(d, &pos, b, &s, &e) < 0 || pos != b)
+        return -1;
+    m = &MSGS[arm->msg];
+    if (parse_fields(m, d, s, e, slots) < 0)
+        return -1;
+    for (int i = 0; i < m->n; i++)
+        if (m->fields[i].kind == K_BASE)
+            bi = i;
+    if (bi < 0 || slots[bi].count == 0)
+        return -1; /* no base_event: the general path's error */
+    {
+        const Msg *bm = &MSGS[m->fields[bi].sub];
+        int first = 0;
+        if (parse_fields(bm, d, slots[bi].a, slots[bi].b, base) < 0)
+            return -1;
+        if (puts_(out, arm->head) < 0)
+            return -1;
+        for (int i = 0; i < bm->n; i++) {
+            if (bm->fields[i].kind == K_TYPE) {
+                if (base[i].v != arm->type)
+                    return -1; /* disagrees with the arm: the general path's error */
+                continue;
+            }
+            if (put_field(out, &bm->fields[i], &base[i], d, 0, &first) < 0)
+                return -1;
+        }
+        if (put_fields(out, m, slots, d, 0, 0) < 0)
+            return -1;
+    }
+    return putc_(out, '}');
+}
+
+static PyObject *frame_json(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer view;
+    Py_ssize_t start, end;
+    Buf out = {NULL, 0, 0, 0};
+    PyObject *result;
+    int rc;
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "frame_json(data, start, end)");
+        return NULL;
+    }
+    start = PyLong_AsSsize_t(args[1]);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    end = PyLong_AsSsize_t(args[2]);
+    if (end == -1 && PyErr_Occurred())
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (start < 0 || end > view.len || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "frame_json: start/end outside the data");
+        return NULL;
+    }
+    rc = put_event(&out, (const uint8_t *)view.buf, start, end);
+    PyBuffer_Release(&view);
+    if (out.failed) {
+        PyMem_Free(out.p);
+        return PyErr_NoMemory();
+    }
+    if (rc < 0) {
+        PyMem_Free(out.p);
+        Py_RETURN_NONE;
+    }
+    result = PyBytes_FromStringAndSize(out.p, (Py_ssize_t)out.n);
+    PyMem_Free(out.p);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"frame_json", (PyCFunction)(void (*)(void))frame_json, METH_FASTCALL,
+     "frame_json(data, start, end) -> bytes | None: the event JSON of the Event message "
+     "data[start:end], or None when the general path must read it."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "agui.wire._proto_fast",
+                                    "The compiled path of the protobuf binding (optional).", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__proto_fast(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddStringConstant(m, "TABLES", TABLES_DIGEST) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
