@@ -71,7 +71,10 @@ typedef struct {
 
 #include "agui_pb_tables.h"
 
-#define MAX_DEPTH 64  /* JSON nesting levels read here; deeper: the general path */
+/* Message nesting levels read here (the envelope is level 1; a Struct in a Value one more, its
+ * entries two, a list one and its items two): deeper, the general path, whose upb parse stops
+ * at 100, so every frame read here is one upb parses. */
+#define MAX_DEPTH 64
 
 typedef struct {
     char *p;
@@ -290,7 +293,7 @@ static int put_value(Buf *out, const uint8_t *d, Py_ssize_t a, Py_ssize_t b, int
     case 0x2A: /* struct_value */
         if (span(d, &pos, b, &s, &e) < 0 || pos != b)
             return -1;
-        return put_struct(out, d, s, e, depth + 1);
+        return put_struct(out, d, s, e, depth + 1);  /* the Struct, a level down */
     case 0x32: { /* list_value: repeated Value values = 1 */
         Py_ssize_t lp;
         int first = 1;
@@ -306,7 +309,7 @@ static int put_value(Buf *out, const uint8_t *d, Py_ssize_t a, Py_ssize_t b, int
             if (!first && putc_(out, ',') < 0)
                 return -1;
             first = 0;
-            if (put_value(out, d, vs, ve, depth + 1) < 0)
+            if (put_value(out, d, vs, ve, depth + 2) < 0)  /* ListValue, then Value */
                 return -1;
         }
         return putc_(out, ']');
@@ -436,7 +439,7 @@ static int put_struct(Buf *out, const uint8_t *d, Py_ssize_t a, Py_ssize_t b, in
         } else {
             if (d[ep++] != 0x12 || span(d, &ep, ee, &vs, &ve) < 0 || ep != ee)
                 goto done;
-            if (put_value(out, d, vs, ve, depth + 1) < 0)
+            if (put_value(out, d, vs, ve, depth + 2) < 0)  /* FieldsEntry, then Value */
                 goto done;
         }
     }
@@ -689,10 +692,10 @@ static int put_event(Buf *out, const uint8_t *d, Py_ssize_t a, Py_ssize_t b) {
                     return -1; /* disagrees with the arm: the general path's error */
                 continue;
             }
-            if (put_field(out, &bm->fields[i], &base[i], d, 0, &first) < 0)
+            if (put_field(out, &bm->fields[i], &base[i], d, 3, &first) < 0)  /* base_event */
                 return -1;
         }
-        if (put_fields(out, m, slots, d, 0, 0) < 0)
+        if (put_fields(out, m, slots, d, 2, 0) < 0)  /* the arm: level 2 */
             return -1;
     }
     return putc_(out, '}');
