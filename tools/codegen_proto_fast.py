@@ -180,8 +180,8 @@ def emit() -> tuple[str, str]:
                 sub = index[fd.message_type.full_name]
             key = f'"{fd.json_name}":'
             lines.append(
-                f"    {{{fd.number}, {kind}, {' | '.join(flags) or '0'}, {sub}, {_c_string(key)}}},"
-                f"  /* {fd.name} */"
+                f"    {{{fd.number}, {kind}, {' | '.join(flags) or '0'}, {sub}, {_c_string(key)}, "
+                f"{_c_string(fd.name)}}},"
             )
         tables.append(
             f"static const Field F_{i}[] = {{  /* {desc.full_name} */\n" + "\n".join(lines) + "\n};"

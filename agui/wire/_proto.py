@@ -39,7 +39,8 @@ from google.protobuf.message import DecodeError as PbDecodeError
 
 from agui._jsonvalue import JSONObject
 from agui.errors import DecodeError, FrameTooLarge
-from agui.types import Event
+from agui.types import EVENT_TYPES, Event
+from agui.wire import _proto_typed
 from agui.wire._encode import encode_json, to_json_value
 from agui.wire._proto_convert import ARM_NUMBERS, event_from_pb, event_to_pb, new_envelope
 from agui.wire._proto_typed import NOT_TYPED, read_varint
@@ -63,10 +64,12 @@ PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 _HEADER = struct.Struct(">I")
 
 FrameJson = Callable[[bytes, int, int], "bytes | None"]
+FramesJson = Callable[[bytes, int, int], "tuple[list[bytes], int]"]
+WriteFrame = Callable[[object, int], "bytes | None"]
 
 
-def _load_compiled() -> FrameJson | None:
-    """The compiled module's ``frame_json`` when it is built from the current tables."""
+def _load_compiled() -> Any:
+    """The compiled module when it is built here from the current tables, else None."""
     try:
         from agui_generated.agui_pb_fast import TABLES
 
@@ -74,26 +77,41 @@ def _load_compiled() -> FrameJson | None:
     except ImportError:  # not built here (a pure-Python install): the Python paths
         return None
     module: Any = _proto_fast
-    if module.TABLES != TABLES:  # built from other tables: stale, not used
-        return None
-    frame_json: FrameJson = module.frame_json
-    return frame_json
+    return module if module.TABLES == TABLES else None  # other tables: stale, not used
 
 
-_COMPILED = _load_compiled()
-_fast: FrameJson | None = None if os.environ.get("AGUI_PROTO_PURE") else _COMPILED
+_COMPILED: Any = _load_compiled()
+_WRITABLE: dict[type, int] = (
+    {
+        EVENT_TYPES[name]: index
+        for index, (name, writable) in enumerate(_COMPILED.ARMS)
+        if writable and name in EVENT_TYPES
+    }
+    if _COMPILED is not None
+    else {}
+)
+_fast: FrameJson | None = None
+_frames: FramesJson | None = None
+_write: WriteFrame | None = None
 
 
 def compiled() -> bool:
-    """Whether typed readers take the compiled path (see the module doc)."""
+    """Whether the compiled path is on (see the module doc)."""
     return _fast is not None
 
 
 def set_compiled(on: bool) -> bool:
     """Turn the compiled path on or off (on only where it is built); returns :func:`compiled`."""
-    global _fast
-    _fast = _COMPILED if on else None
+    global _fast, _frames, _write
+    module = _COMPILED if on else None
+    _fast = module.frame_json if module is not None else None
+    _frames = module.frames_json if module is not None else None
+    _write = module.write_frame if module is not None else None
+    _proto_typed.compiled_value_bytes = module.value_bytes if module is not None else None
     return _fast is not None
+
+
+set_compiled(not os.environ.get("AGUI_PROTO_PURE"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +130,12 @@ def encode_proto_frame(event: Event | JSONObject) -> bytes:
         DecodeError: the event has no protobuf form (a type without an arm, a patch op
             the enum lacks).
     """
+    if _write is not None:  # the compiled writer: the same bytes as TYPED_WRITERS' below
+        index = _WRITABLE.get(event.__class__)
+        if index is not None:
+            frame = _write(event, index)
+            if frame is not None:
+                return frame
     write = TYPED_WRITERS.get(event.__class__)
     if write is not None:  # an arm of strings and JSON values written straight to bytes
         try:
@@ -295,7 +319,6 @@ class ProtoFrameReader:
         self._buf += chunk
         out: list[Event | dict[str, Any] | bytes | UnknownEventArm] = []
         typed = self._typed
-        fast = _fast if typed else None
         buf = self._buf
         if len(buf) < 4:
             return out
@@ -305,7 +328,13 @@ class ProtoFrameReader:
         data = bytes(buf)  # one copy; each frame is read from it in place or sliced once
         have = len(data)
         pos = 0
+        frames = _frames if typed else None
         while have - pos >= 4:
+            if frames is not None:  # the compiled path: frames up to one it leaves alone
+                texts, pos = frames(data, pos, self._max)
+                out += texts
+                if have - pos < 4:
+                    break
             (size,) = _HEADER.unpack_from(data, pos)
             if size > self._max:
                 self._error = FrameTooLarge(size, self._max)
@@ -314,11 +343,6 @@ class ProtoFrameReader:
                 break
             start = pos + 4
             pos = start + size
-            if fast is not None:
-                text = fast(data, start, pos)
-                if text is not None:
-                    out.append(text)
-                    continue
             if typed:
                 event = _typed_at(data, start, pos)
                 if event is not None:

@@ -52,6 +52,7 @@ typedef struct {
     uint8_t flags;
     int16_t sub;  /* K_MSG / K_RMSG: index in MSGS; F_OLIST: rank */
     const char *key; /* the member's JSON key, quoted, with its colon */
+    const char *attr; /* the field's name (the event struct's attribute) */
 } Field;
 
 typedef struct {
@@ -740,10 +741,414 @@ static PyObject *frame_json(PyObject *self, PyObject *const *args, Py_ssize_t na
     return result;
 }
 
+
+/* ------------------------------------------------------------------ encode
+ *
+ * write_frame(event, arm): the frame (4-byte big-endian length + Event bytes) of an event struct
+ * whose arm's members are all strings and JSON values (ARMS[arm]), byte for byte what the
+ * generated Python writer (agui_pb_convert.w_<arm>) gives, or None when that writer would not
+ * give bytes or this one leaves the event to it (a timestamp, rawEvent or metadata; a member
+ * that is not exactly a str, dict, list, tuple, int, float, bool or None; a string that is not
+ * UTF-8-encodable; an int past a double; nesting past VALUE_DEPTH): the Python paths then
+ * encode it as before. value_bytes(value): the canonical google.protobuf.Value bytes of a
+ * JSON value (agui.wire._proto_typed.value_bytes), or None where that function must judge it.
+ */
+
+#define VALUE_DEPTH 200
+
+static PyObject *UNSET_OBJ = NULL;
+
+static inline int put_varint(Buf *b, uint64_t v) {
+    if (grow(b, 10) < 0)
+        return -1;
+    while (v >= 0x80) {
+        b->p[b->n++] = (char)((v & 0x7F) | 0x80);
+        v >>= 7;
+    }
+    b->p[b->n++] = (char)v;
+    return 0;
+}
+
+/* Close a length-delimited field whose one-byte length slot is at ``at`` (content after it). */
+static int close_len(Buf *b, size_t at) {
+    size_t len = b->n - at - 1;
+    uint8_t tmp[10];
+    int k = 0;
+    uint64_t v = len;
+    while (v >= 0x80) {
+        tmp[k++] = (uint8_t)((v & 0x7F) | 0x80);
+        v >>= 7;
+    }
+    tmp[k++] = (uint8_t)v;
+    if (k > 1) {
+        if (grow(b, (size_t)k - 1) < 0)
+            return -1;
+        memmove(b->p + at + k, b->p + at + 1, len);
+        b->n += (size_t)k - 1;
+    }
+    memcpy(b->p + at, tmp, (size_t)k);
+    return 0;
+}
+
+static inline int open_len(Buf *b, uint8_t tag, size_t *at) {
+    if (grow(b, 2) < 0)
+        return -1;
+    b->p[b->n++] = (char)tag;
+    *at = b->n;
+    b->p[b->n++] = 0;
+    return 0;
+}
+
+/* UTF-8 of a str, or NULL (error cleared) when it has none (a lone surrogate). */
+static const char *utf8_of(PyObject *text, Py_ssize_t *size) {
+    const char *data = PyUnicode_AsUTF8AndSize(text, size);
+    if (data == NULL)
+        PyErr_Clear();
+    return data;
+}
+
+static int put_str_field(Buf *b, uint8_t tag, PyObject *text) {
+    Py_ssize_t size;
+    const char *data = utf8_of(text, &size);
+    if (data == NULL || grow(b, 1) < 0)
+        return -1;
+    b->p[b->n++] = (char)tag;
+    if (put_varint(b, (uint64_t)size) < 0)
+        return -1;
+    return put(b, data, (size_t)size);
+}
+
+static int write_value(Buf *b, PyObject *v, int depth);
+
+static int write_object(Buf *b, PyObject *dict, int depth) {
+    Py_ssize_t i = 0;
+    PyObject *key, *item;
+    while (PyDict_Next(dict, &i, &key, &item)) {
+        size_t entry, value;
+        Py_ssize_t size;
+        if (!PyUnicode_CheckExact(key))
+            return -1;
+        if (open_len(b, 0x0A, &entry) < 0)
+            return -1;
+        if (PyUnicode_GET_LENGTH(key) && put_str_field(b, 0x0A, key) < 0)
+            return -1;
+        (void)size;
+        if (open_len(b, 0x12, &value) < 0 || write_value(b, item, depth + 1) < 0 ||
+            close_len(b, value) < 0 || close_len(b, entry) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The canonical Value bytes of ``v`` (see value_bytes); -1: leave it to Python. */
+static int write_value(Buf *b, PyObject *v, int depth) {
+    if (depth > VALUE_DEPTH)
+        return -1;
+    if (PyUnicode_CheckExact(v))
+        return put_str_field(b, 0x1A, v);
+    if (v == Py_None)
+        return put(b, "\x08\x00", 2);
+    if (v == Py_True)
+        return put(b, "\x20\x01", 2);
+    if (v == Py_False)
+        return put(b, "\x20\x00", 2);
+    if (PyLong_CheckExact(v) || PyFloat_CheckExact(v)) {
+        double x = PyFloat_CheckExact(v) ? PyFloat_AS_DOUBLE(v) : PyLong_AsDouble(v);
+        unsigned char raw[8];
+        if (x == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        if (PyFloat_Pack8(x, (char *)raw, 1) < 0) {
+            PyErr_Clear();
+            return -1;
+        }
+        if (grow(b, 9) < 0)
+            return -1;
+        b->p[b->n++] = 0x11;
+        memcpy(b->p + b->n, raw, 8);
+        b->n += 8;
+        return 0;
+    }
+    if (PyDict_CheckExact(v)) {
+        size_t at;
+        if (open_len(b, 0x2A, &at) < 0 || write_object(b, v, depth) < 0)
+            return -1;
+        return close_len(b, at);
+    }
+    if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
+        size_t at;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+        if (open_len(b, 0x32, &at) < 0)
+            return -1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            size_t item;
+            /* a list may change under us only through a __del__ run by nothing here */
+            if (i >= PySequence_Fast_GET_SIZE(v))
+                return -1;
+            if (open_len(b, 0x0A, &item) < 0 ||
+                write_value(b, PySequence_Fast_GET_ITEM(v, i), depth + 1) < 0 ||
+                close_len(b, item) < 0)
+                return -1;
+        }
+        return close_len(b, at);
+    }
+    return -1;
+}
+
+static PyObject *value_bytes(PyObject *self, PyObject *value) {
+    Buf out = {NULL, 0, 0, 0};
+    PyObject *result;
+    (void)self;
+    if (write_value(&out, value, 0) < 0) {
+        PyMem_Free(out.p);
+        if (out.failed)
+            return PyErr_NoMemory();
+        Py_RETURN_NONE;
+    }
+    result = PyBytes_FromStringAndSize(out.p, (Py_ssize_t)out.n);
+    PyMem_Free(out.p);
+    return result;
+}
+
+static PyObject *ATTRS[sizeof ARMS / sizeof ARMS[0]][MAX_FIELDS];
+static PyObject *BASE_ATTRS[3];
+
+/* Whether the arm's members are all strings and JSON values (a writable arm). */
+static int writable(const Msg *m) {
+    for (int i = 0; i < m->n; i++) {
+        int k = m->fields[i].kind;
+        if (k != K_BASE && k != K_STR && k != K_OSTR && k != K_VALUE)
+            return 0;
+    }
+    return 1;
+}
+
+static int write_arm(Buf *b, PyObject *ev, Py_ssize_t index) {
+    const Arm *arm = &ARMS[index];
+    const Msg *m = &MSGS[arm->msg];
+    size_t body;
+    for (int i = 0; i < 3; i++) {
+        PyObject *v = PyObject_GetAttr(ev, BASE_ATTRS[i]);
+        int unset;
+        if (v == NULL) {
+            PyErr_Clear();
+            return -1;
+        }
+        unset = v == UNSET_OBJ;
+        Py_DECREF(v);
+        if (!unset)
+            return -1;
+    }
+    if (grow(b, 4) < 0)
+        return -1;
+    b->n += 4; /* the frame's length, below */
+    if (put_varint(b, ((uint64_t)arm->number << 3) | 2) < 0)
+        return -1;
+    body = b->n;
+    if (grow(b, 1) < 0)
+        return -1;
+    b->p[b->n++] = 0;
+    /* base_event: its type (left out when 0) */
+    if (arm->type >= 0x80)
+        return -1;
+    if (arm->type) {
+        if (put(b, "\x0a\x02\x08", 3) < 0 || putc_(b, (char)arm->type) < 0)
+            return -1;
+    } else if (put(b, "\x0a\x00", 2) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < m->n; i++) {
+        const Field *f = &m->fields[i];
+        PyObject *v;
+        int rc = 0;
+        if (f->kind == K_BASE)
+            continue;
+        v = PyObject_GetAttr(ev, ATTRS[index][i]);
+        if (v == NULL) {
+            PyErr_Clear();
+            return -1;
+        }
+        if (v != UNSET_OBJ || f->kind == K_STR) {
+            uint8_t tag = (uint8_t)(f->number << 3 | 2);
+            if (f->kind == K_VALUE) {
+                size_t at;
+                rc = open_len(b, tag, &at) < 0 || write_value(b, v, 0) < 0 || close_len(b, at) < 0
+                         ? -1
+                         : 0;
+            } else if (!PyUnicode_CheckExact(v)) {
+                rc = -1;
+            } else if (f->kind == K_OSTR || PyUnicode_GET_LENGTH(v)) {
+                rc = put_str_field(b, tag, v);
+            }
+        }
+        Py_DECREF(v);
+        if (rc < 0)
+            return -1;
+    }
+    if (close_len(b, body) < 0)
+        return -1;
+    {
+        size_t len = b->n - 4;
+        if (len > 0xFFFFFFFFu)
+            return -1;
+        b->p[0] = (char)(len >> 24);
+        b->p[1] = (char)(len >> 16);
+        b->p[2] = (char)(len >> 8);
+        b->p[3] = (char)len;
+    }
+    return 0;
+}
+
+static PyObject *write_frame(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Buf out = {NULL, 0, 0, 0};
+    Py_ssize_t index;
+    PyObject *result;
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "write_frame(event, arm)");
+        return NULL;
+    }
+    index = PyLong_AsSsize_t(args[1]);
+    if (index == -1 && PyErr_Occurred())
+        return NULL;
+    if (index < 0 || (size_t)index >= sizeof ARMS / sizeof ARMS[0] || !writable(&MSGS[ARMS[index].msg])) {
+        PyErr_SetString(PyExc_ValueError, "write_frame: not a writable arm");
+        return NULL;
+    }
+    if (write_arm(&out, args[0], index) < 0) {
+        PyMem_Free(out.p);
+        if (out.failed)
+            return PyErr_NoMemory();
+        Py_RETURN_NONE;
+    }
+    result = PyBytes_FromStringAndSize(out.p, (Py_ssize_t)out.n);
+    PyMem_Free(out.p);
+    return result;
+}
+
+/* (type name, writable) of each arm, by index: what write_frame's ``arm`` counts. */
+static PyObject *arm_list(void) {
+    size_t n = sizeof ARMS / sizeof ARMS[0];
+    PyObject *out = PyTuple_New((Py_ssize_t)n);
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *head = ARMS[i].head + 9; /* past {"type":" */
+        PyObject *row = Py_BuildValue("(s#O)", head, (Py_ssize_t)strlen(head) - 1,
+                                      writable(&MSGS[ARMS[i].msg]) ? Py_True : Py_False);
+        if (row == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, (Py_ssize_t)i, row);
+    }
+    return out;
+}
+
+static int setup_encode(PyObject *module) {
+    static const char *base[3] = {"timestamp", "raw_event", "metadata"};
+    PyObject *msgspec = PyImport_ImportModule("msgspec"), *arms;
+    if (msgspec == NULL)
+        return -1;
+    UNSET_OBJ = PyObject_GetAttrString(msgspec, "UNSET");
+    Py_DECREF(msgspec);
+    if (UNSET_OBJ == NULL)
+        return -1;
+    for (int i = 0; i < 3; i++)
+        if ((BASE_ATTRS[i] = PyUnicode_InternFromString(base[i])) == NULL)
+            return -1;
+    for (size_t a = 0; a < sizeof ARMS / sizeof ARMS[0]; a++) {
+        const Msg *m = &MSGS[ARMS[a].msg];
+        for (int i = 0; i < m->n; i++)
+            if ((ATTRS[a][i] = PyUnicode_InternFromString(m->fields[i].attr)) == NULL)
+                return -1;
+    }
+    arms = arm_list();
+    if (arms == NULL || PyModule_AddObject(module, "ARMS", arms) < 0) {
+        Py_XDECREF(arms);
+        return -1;
+    }
+    return 0;
+}
+
+/* frames_json(data, pos, max_frame): frame_json over the frames of ``data`` from ``pos`` (each
+ * a 4-byte big-endian length and that many bytes), up to the first one that is incomplete,
+ * over ``max_frame`` or left to the general path; (their JSON texts, the position of that
+ * first frame). */
+static PyObject *frames_json(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer view;
+    Py_ssize_t pos, limit;
+    Buf out = {NULL, 0, 0, 0};
+    PyObject *list, *result = NULL;
+    const uint8_t *d;
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "frames_json(data, pos, max_frame)");
+        return NULL;
+    }
+    pos = PyLong_AsSsize_t(args[1]);
+    if (pos == -1 && PyErr_Occurred())
+        return NULL;
+    limit = PyLong_AsSsize_t(args[2]);
+    if (limit == -1 && PyErr_Occurred())
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (pos < 0 || pos > view.len) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "frames_json: pos outside the data");
+        return NULL;
+    }
+    list = PyList_New(0);
+    if (list == NULL)
+        goto done;
+    d = (const uint8_t *)view.buf;
+    while (view.len - pos >= 4) {
+        Py_ssize_t size = (Py_ssize_t)((uint32_t)d[pos] << 24 | (uint32_t)d[pos + 1] << 16 |
+                                       (uint32_t)d[pos + 2] << 8 | d[pos + 3]);
+        PyObject *text;
+        int rc;
+        if (size > limit || view.len - pos - 4 < size)
+            break;
+        out.n = 0;
+        rc = put_event(&out, d, pos + 4, pos + 4 + size);
+        if (out.failed) {
+            Py_CLEAR(list);
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (rc < 0)
+            break;
+        text = PyBytes_FromStringAndSize(out.p, (Py_ssize_t)out.n);
+        if (text == NULL || PyList_Append(list, text) < 0) {
+            Py_XDECREF(text);
+            Py_CLEAR(list);
+            goto done;
+        }
+        Py_DECREF(text);
+        pos += 4 + size;
+    }
+    result = Py_BuildValue("(Nn)", list, pos);
+done:
+    PyMem_Free(out.p);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"frames_json", (PyCFunction)(void (*)(void))frames_json, METH_FASTCALL,
+     "frames_json(data, pos, max_frame) -> (list[bytes], int): frame_json over the frames "
+     "from pos up to the first one it does not read, and that frame's position."},
     {"frame_json", (PyCFunction)(void (*)(void))frame_json, METH_FASTCALL,
      "frame_json(data, start, end) -> bytes | None: the event JSON of the Event message "
      "data[start:end], or None when the general path must read it."},
+    {"write_frame", (PyCFunction)(void (*)(void))write_frame, METH_FASTCALL,
+     "write_frame(event, arm) -> bytes | None: the frame of an event of a writable arm, or "
+     "None when the Python writers must encode it."},
+    {"value_bytes", (PyCFunction)value_bytes, METH_O,
+     "value_bytes(value) -> bytes | None: the canonical google.protobuf.Value bytes of a JSON "
+     "value, or None when agui.wire._proto_typed.value_bytes must judge it."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "agui.wire._proto_fast",
@@ -752,7 +1157,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "agui.wire._proto_fas
 
 PyMODINIT_FUNC PyInit__proto_fast(void) {
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddStringConstant(m, "TABLES", TABLES_DIGEST) < 0) {
+    if (m != NULL && (PyModule_AddStringConstant(m, "TABLES", TABLES_DIGEST) < 0 ||
+                      setup_encode(m) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -254,7 +254,7 @@ def test_frame_json_checks_its_bounds_and_reads_in_place():
 def test_a_build_from_other_tables_is_not_used(monkeypatch):
     import agui_generated.agui_pb_fast as tables
 
-    assert proto._load_compiled() is frame_json
+    assert proto._load_compiled() is _proto_fast
     monkeypatch.setattr(tables, "TABLES", "0" * 16)
     assert proto._load_compiled() is None
 
