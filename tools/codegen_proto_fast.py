@@ -170,17 +170,17 @@ def emit() -> tuple[str, str]:
         for fd in desc.fields:
             kind = _kind(desc.name, fd)
             flags = [FLAGS[desc.name, fd.name]] if (desc.name, fd.name) in FLAGS else []
-            sub = -1
+            sub = rank = -1
             if (desc.name, fd.name) in OUTCOME_LISTS:
                 flags.append("F_OLIST")
-                sub = OUTCOME_LISTS[desc.name, fd.name]
+                rank = OUTCOME_LISTS[desc.name, fd.name]
                 if fd.json_name == "interrupts":
                     flags.append("F_INTERRUPTS")
-            elif fd.message_type is not None and fd.message_type.full_name in index:
+            if fd.message_type is not None and fd.message_type.full_name in index:
                 sub = index[fd.message_type.full_name]
             key = f'"{fd.json_name}":'
             lines.append(
-                f"    {{{fd.number}, {kind}, {' | '.join(flags) or '0'}, {sub}, {_c_string(key)}, "
+                f"    {{{fd.number}, {kind}, {' | '.join(flags) or '0'}, {sub}, {rank}, {_c_string(key)}, "
                 f"{_c_string(fd.name)}}},"
             )
         tables.append(

@@ -50,7 +50,8 @@ typedef struct {
     uint32_t number;
     uint8_t kind;
     uint8_t flags;
-    int16_t sub;  /* K_MSG / K_RMSG: index in MSGS; F_OLIST: rank */
+    int16_t sub;  /* K_MSG / K_RMSG / K_BASE: index in MSGS */
+    int16_t rank; /* F_OLIST: the list's place in the outcome payload */
     const char *key; /* the member's JSON key, quoted, with its colon */
     const char *attr; /* the field's name (the event struct's attribute) */
 } Field;
@@ -620,7 +621,7 @@ static int put_fields(Buf *out, const Msg *m, const Slot *slots, const uint8_t *
         for (int rank = 0; rank < m->n; rank++) {
             for (int i = 0; i < m->n; i++) {
                 const Field *f = &m->fields[i];
-                if (!(f->flags & F_OLIST) || f->sub != rank || slots[i].count == 0)
+                if (!(f->flags & F_OLIST) || f->rank != rank || slots[i].count == 0)
                     continue;
                 if (f->flags & F_INTERRUPTS)
                     interrupts = 1;

@@ -22,7 +22,7 @@ from agui import types as T
 from agui.errors import DecodeError
 from agui.types import EVENT_TYPES
 from agui.wire import _proto as proto
-from agui.wire import encode_json
+from agui.wire import _proto_typed, encode_json
 from agui.wire._proto import decode_proto_event, encode_proto_frame
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,7 +137,11 @@ def test_mutated_frames_are_read_as_the_general_path_reads_them_or_left_to_it():
     events = realistic_events(600, 3) + [
         T.RunStartedEvent(thread_id="t", run_id="r", timestamp=5, metadata={"a": [1.5, None]}),
         T.CustomEvent(name="n", value={"x": [True, False, None, -0.0, 2**60, 'é\n"\\']}),
-        T.RunFinishedEvent(thread_id="t", run_id="r", outcome=T.RunFinishedSuccessOutcome(pending_tool_call_ids=["c"])),
+        T.RunFinishedEvent(
+            thread_id="t",
+            run_id="r",
+            outcome=T.RunFinishedSuccessOutcome(pending_tool_call_ids=["c"]),
+        ),
         T.RunFinishedEvent(
             thread_id="t",
             run_id="r",
@@ -285,3 +289,88 @@ def test_the_typed_reader_takes_the_compiled_path_only_when_on():
     assert all(isinstance(item, bytes) for item in fast)
     assert not any(isinstance(item, bytes) for item in pure)
     assert len(fast) == len(pure)
+
+
+def _encode(event: object, on: bool) -> bytes | str:
+    """encode_proto_frame with the compiled path on or off: the frame, or the error's text."""
+    was = proto.compiled()
+    proto.set_compiled(on)
+    try:
+        return encode_proto_frame(event)
+    except DecodeError as exc:
+        return f"DecodeError: {exc}"
+    finally:
+        proto.set_compiled(was)
+
+
+def test_every_realistic_event_encodes_to_the_python_writers_bytes():
+    for event in realistic_events(3000, 5):
+        assert _encode(event, True) == _encode(event, False), event
+
+
+@pytest.mark.parametrize("event_type", ARMED)
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_random_valid_events_of_every_type_encode_to_the_python_paths_bytes(event_type, data):
+    event = data.draw(events_of(EVENT_TYPES[event_type]))
+    assert _encode(event, True) == _encode(event, False)
+
+
+def test_events_the_compiled_writer_leaves_alone_encode_as_before():
+    class Text(str):
+        pass
+
+    for event in (
+        T.TextMessageContentEvent(message_id="m", delta="d", timestamp=5),
+        T.TextMessageContentEvent(message_id="m", delta=Text("d")),
+        T.TextMessageContentEvent(message_id="m", delta="\ud800"),  # no UTF-8: an error
+        T.CustomEvent(name="n", value={1: "x"}),
+        T.CustomEvent(name="n", value=10**400),
+        T.StateSnapshotEvent(snapshot={"a": float("nan")}),
+    ):
+        assert _encode(event, True) == _encode(event, False)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.just("\ud800"),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner)
+        | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _python_value_bytes(value: object) -> bytes | str:
+    try:
+        return _proto_typed._value_bytes(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        return type(exc).__name__
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=_JSON)
+def test_value_bytes_are_the_python_functions_or_left_to_it(value):
+    data = _proto_fast.value_bytes(value)
+    expected = _python_value_bytes(value)
+    assert data is None or data == expected
+    if data is None:  # only what the Python function must judge (an error here)
+        assert isinstance(expected, str)
+    assert _python_value_bytes(value) == (
+        _proto_typed.value_bytes(value) if data is not None else expected
+    )
+
+
+def test_value_bytes_of_long_values_and_deep_nesting():
+    big = {"k" * 300: ["x" * 20000, list(range(200)), {"": None}]}
+    assert _proto_fast.value_bytes(big) == _proto_typed._value_bytes(big)
+    deep: object = "x"
+    for _ in range(300):  # past the C bound: the Python function writes it
+        deep = [deep]
+    assert _proto_fast.value_bytes(deep) is None
+    assert _proto_typed.value_bytes(deep) == _proto_typed._value_bytes(deep)
