@@ -9,7 +9,8 @@ median of ``cfg.repeats``, contenders interleaved):
 * decode: ``agui.wire.decode_event`` over the JSON texts; ``ProtoFrameReader`` over the
   frames' bytes in 64 KiB reads (frames -> wire dicts, the general path); and frames ->
   typed events the way ``HttpTransport(protobuf=True)`` + the pipeline do it
-  (``ProtoFrameReader(typed=True)``: each frame straight to its struct through the
+  (``ProtoFrameReader(typed=True, json_text=True)``: each frame to its JSON text through the
+  compiled path, else straight to its struct through the
   generated per-type converters of ``agui_generated.agui_pb_convert``, a frame they leave
   to the general path decoded from its JSON text);
 * encode: typed event -> JSON text, and typed event -> protobuf frame (the server's two
@@ -89,7 +90,7 @@ def bench_proto(cfg: Config) -> list[Row]:
         reader.close()
 
     def proto_decode() -> None:
-        reader = ProtoFrameReader(typed=True)
+        reader = ProtoFrameReader(typed=True, json_text=True)
         for chunk in chunks:
             for item in reader.feed(chunk):
                 if item.__class__ is bytes:  # the compiled path: its JSON text, decoded

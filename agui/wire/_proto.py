@@ -19,8 +19,11 @@ AG-UI's published freeze, see ``schema/agui.proto-freeze.txt``). Needs the ``pro
 
 The compiled path: when the optional C module ``agui.wire._proto_fast`` was built (a wheel or
 an editable install made where a C compiler is; see ``hatch_build.py``), a ``typed`` reader
-hands each frame to it first, and it gives the event's JSON text, the very text the general
-path gives (upb parse, wire dict, ``encode_json``), or leaves the frame to the Python paths.
+reading JSON text (``ProtoFrameReader(typed=True, json_text=True)``, what the transports use)
+hands each run of frames to it first, and it gives each event's JSON text, the very text the
+general path gives (upb parse, wire dict, ``encode_json``), or leaves the frame to the Python
+paths; :func:`encode_proto_frame` writes the string and JSON-value arms through it (the bytes the
+Python writers give).
 ``AGUI_PROTO_PURE=1`` in the environment (read at import) or :func:`set_compiled` ``(False)``
 turns it off; :func:`compiled` says whether it is on.
 """
@@ -300,20 +303,26 @@ class ProtoFrameReader:
     """
 
     def __init__(
-        self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, *, typed: bool = False
+        self,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        *,
+        typed: bool = False,
+        json_text: bool = False,
     ) -> None:
         self._buf = bytearray()
         self._max = max_frame_bytes
         self._error: DecodeError | None = None
         self._typed = typed
+        self._json_text = json_text
 
     def feed(
         self, chunk: bytes | bytearray | memoryview
     ) -> list[Event | dict[str, Any] | bytes | UnknownEventArm]:
         """The events completed by ``chunk`` (see the class doc for the errors); with
-        ``typed=True`` each event the compiled path reads is its JSON text (``bytes``, what
-        ``encode_json`` gives for its wire-form dict), each the generated converters read is
-        its struct (:func:`decode_typed_event`), any other its wire-form dict."""
+        ``json_text=True`` each event the compiled path reads (where it is on) is its JSON text
+        (``bytes``: what ``encode_json`` gives for its wire-form dict, for a pipeline to read as
+        SSE data); with ``typed=True`` each the generated converters read is its struct
+        (:func:`decode_typed_event`); any other is its wire-form dict."""
         if self._error is not None:
             raise self._error
         self._buf += chunk
@@ -328,7 +337,7 @@ class ProtoFrameReader:
         data = bytes(buf)  # one copy; each frame is read from it in place or sliced once
         have = len(data)
         pos = 0
-        frames = _frames if typed else None
+        frames = _frames if self._json_text else None
         while have - pos >= 4:
             if frames is not None:  # the compiled path: frames up to one it leaves alone
                 texts, pos = frames(data, pos, self._max)

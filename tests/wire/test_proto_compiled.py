@@ -277,18 +277,21 @@ def test_the_environment_switch_turns_the_compiled_path_off():
     assert out.stdout.split() == ["True", "True"]
 
 
-def test_the_typed_reader_takes_the_compiled_path_only_when_on():
+def test_only_a_json_text_reader_takes_the_compiled_path_and_only_when_on():
     body = b"".join(map(encode_proto_frame, realistic_events(200, 1)))
     try:
         proto.set_compiled(True)
-        fast = proto.ProtoFrameReader(typed=True).feed(body)
+        fast = proto.ProtoFrameReader(typed=True, json_text=True).feed(body)
         proto.set_compiled(False)
-        pure = proto.ProtoFrameReader(typed=True).feed(body)
+        pure = proto.ProtoFrameReader(typed=True, json_text=True).feed(body)
+        proto.set_compiled(True)
+        typed = proto.ProtoFrameReader(typed=True).feed(body)  # structs, as without it
     finally:
         proto.set_compiled(True)
     assert all(isinstance(item, bytes) for item in fast)
     assert not any(isinstance(item, bytes) for item in pure)
     assert len(fast) == len(pure)
+    assert typed == pure
 
 
 def _encode(event: object, on: bool) -> bytes | str:

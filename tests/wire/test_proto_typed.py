@@ -101,7 +101,7 @@ def test_a_value_the_struct_types_refuse_takes_the_json_path_with_its_warning_or
     bad_role = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "narrator"}
     body = encode_proto_frame(bad_role)[4:]
     assert decode_typed_event(body) is None
-    reader = ProtoFrameReader(typed=True)
+    reader = ProtoFrameReader(typed=True, json_text=True)
     (item,) = reader.feed(encode_proto_frame(bad_role))
     if compiled():  # its JSON text, for the JSON decoder to judge as over SSE
         assert json.loads(item) == bad_role
@@ -167,7 +167,7 @@ def test_the_typed_reader_yields_structs_and_the_plain_reader_wire_dicts():
         T.RunFinishedEvent(thread_id="t", run_id="r"),
     ]
     body = b"".join(map(encode_proto_frame, events))
-    got = ProtoFrameReader(typed=True).feed(body)
+    got = ProtoFrameReader(typed=True, json_text=True).feed(body)
     if compiled():  # each event's JSON text (the general path's text)
         assert all(isinstance(item, bytes) for item in got)
         assert as_events(got) == events
@@ -332,12 +332,12 @@ def test_the_typed_reader_fed_in_any_pieces_yields_the_same_structs_and_errors()
     ]
     body = b"".join(map(encode_proto_frame, events))
     for step in (1, 3, 7, len(body)):
-        reader = ProtoFrameReader(typed=True)
+        reader = ProtoFrameReader(typed=True, json_text=True)
         got = [item for i in range(0, len(body), step) for item in reader.feed(body[i : i + step])]
         reader.close()
         assert as_events(got) == events
         assert all(isinstance(item, bytes if compiled() else T.Event) for item in got)
-    reader = ProtoFrameReader(typed=True)
+    reader = ProtoFrameReader(typed=True, json_text=True)
     cut = body + b"\x00\x00\x00\x09\x12"
     assert as_events(reader.feed(cut)) == events
     with pytest.raises(DecodeError, match="cut inside a frame"):

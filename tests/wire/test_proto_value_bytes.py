@@ -106,7 +106,9 @@ def test_any_json_value_bytes_read_by_the_typed_reader_as_the_general_path_reads
     # the same members in the same order, ints as ints and floats as floats
     assert msgspec.json.encode(typed) == msgspec.json.encode(expected)
     frame = struct.pack(">I", len(body)) + body
-    (item,) = ProtoFrameReader(typed=True).feed(frame + encode_proto_frame(typed))[:1]
+    (item,) = ProtoFrameReader(typed=True, json_text=True).feed(frame + encode_proto_frame(typed))[
+        :1
+    ]
     (event,) = as_events([item])  # a struct, or the compiled path's JSON text of it
     assert msgspec.json.encode(event) == msgspec.json.encode(expected)
 
