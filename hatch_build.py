@@ -3,7 +3,7 @@
 A wheel (and an editable install) gets ``agui/wire/_proto_fast*.so`` when a C compiler and the
 Python headers are there; when they are not, or the compile fails, the build goes on without it
 and the package is pure Python (``agui.wire._proto`` then takes its Python path, with the same
-results). ``AGUI_PURE_BUILD=1`` skips the compile. ``python hatch_build.py`` builds it in place
+results). ``AGUI_PURE_BUILD=1`` skips the compile; ``$CC`` / ``$LDSHARED`` pick the compiler. ``python hatch_build.py`` builds it in place
 (a checkout used through ``PYTHONPATH``).
 """
 
@@ -26,8 +26,9 @@ def build_extension(root: Path) -> Path | None:
     """Compile ``agui/wire/_proto_fast.c`` in place under ``root``; the module's path, or None
     (with a note on stderr) when it cannot be built here."""
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    cc = sysconfig.get_config_var("CC")
-    ldshared = sysconfig.get_config_var("LDSHARED")
+    # $CC / $LDSHARED override the interpreter's build settings, as for any C extension
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC")
+    ldshared = os.environ.get("LDSHARED") or sysconfig.get_config_var("LDSHARED")
     include = sysconfig.get_paths().get("include")
     if sys.platform == "win32" or not (suffix and cc and ldshared and include):
         _note("no C toolchain configured for this Python")
