@@ -325,19 +325,24 @@ typedef struct {
     Py_ssize_t a, b;
 } Key;
 
-static uint64_t key_hash(const uint8_t *d, Key k) {
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = k.a; i < k.b; i++)
-        h = (h ^ d[i]) * 1099511628211ULL;
-    return h;
-}
-
 static int key_eq(const uint8_t *d, Key x, Key y) {
     return x.b - x.a == y.b - y.a && memcmp(d + x.a, d + y.a, (size_t)(x.b - x.a)) == 0;
 }
 
-/* Whether the ``n`` keys are all distinct (a duplicate: the general path reads the object). */
+static const uint8_t *SORT_DATA; /* the frame key_cmp reads (set under the GIL, see below) */
+
+static int key_cmp(const void *x, const void *y) {
+    const Key *p = (const Key *)x, *q = (const Key *)y;
+    Py_ssize_t lp = p->b - p->a, lq = q->b - q->a;
+    int c = memcmp(SORT_DATA + p->a, SORT_DATA + q->a, (size_t)(lp < lq ? lp : lq));
+    return c ? c : (lp > lq) - (lp < lq);
+}
+
+/* Whether the ``n`` keys are all distinct (a duplicate: the general path reads the object).
+ * Sorted, not hashed: a peer cannot make it slower than n log n comparisons. */
 static int keys_distinct(const uint8_t *d, const Key *keys, Py_ssize_t n) {
+    Key *sorted;
+    int ok = 1;
     if (n <= 8) {
         for (Py_ssize_t i = 1; i < n; i++)
             for (Py_ssize_t j = 0; j < i; j++)
@@ -345,32 +350,17 @@ static int keys_distinct(const uint8_t *d, const Key *keys, Py_ssize_t n) {
                     return 0;
         return 1;
     }
-    {
-        size_t cap = 16, mask;
-        Py_ssize_t *slots;
-        int ok = 1;
-        while (cap < (size_t)n * 2)
-            cap *= 2;
-        mask = cap - 1;
-        slots = (Py_ssize_t *)PyMem_Malloc(cap * sizeof(Py_ssize_t));
-        if (slots == NULL)
-            return -1;
-        for (size_t i = 0; i < cap; i++)
-            slots[i] = -1;
-        for (Py_ssize_t i = 0; i < n && ok; i++) {
-            size_t h = (size_t)key_hash(d, keys[i]) & mask;
-            while (slots[h] >= 0) {
-                if (key_eq(d, keys[slots[h]], keys[i])) {
-                    ok = 0;
-                    break;
-                }
-                h = (h + 1) & mask;
-            }
-            slots[h] = i;
-        }
-        PyMem_Free(slots);
-        return ok;
-    }
+    sorted = (Key *)PyMem_Malloc((size_t)n * sizeof(Key));
+    if (sorted == NULL)
+        return -1;
+    memcpy(sorted, keys, (size_t)n * sizeof(Key));
+    SORT_DATA = d; /* the GIL is held and no Python code runs until qsort returns */
+    qsort(sorted, (size_t)n, sizeof(Key), key_cmp);
+    for (Py_ssize_t i = 1; i < n && ok; i++)
+        if (key_eq(d, sorted[i - 1], sorted[i]))
+            ok = 0;
+    PyMem_Free(sorted);
+    return ok;
 }
 
 /* The canonical bytes of an ordered google.protobuf.Struct, d[a:b], as a JSON object. */
