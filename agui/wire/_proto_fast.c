@@ -31,7 +31,8 @@ enum {
     K_MSG,      /* a message: there when present */
     K_RMSG,     /* repeated message: always there */
     K_RSTR,     /* repeated string: always there */
-    K_BASE      /* an arm's base_event */
+    K_BASE,     /* an arm's base_event */
+    K_OTHER     /* a type not read here: its message is left to the general path */
 };
 
 enum {
@@ -69,9 +70,7 @@ typedef struct {
     const char *head;  /* {"type":"NAME" */
 } Arm;
 
-#define MAX_FIELDS 16
-
-#include "agui_pb_tables.h"
+#include "agui_pb_tables.h" /* (MAX_FIELDS: the most fields of one message) */
 
 /* Message nesting levels read here (the envelope is level 1; a Struct in a Value one more, its
  * entries two, a list one and its items two): deeper, the general path, whose upb parse stops
@@ -506,6 +505,8 @@ static int put_message(Buf *out, int index, const uint8_t *d, Py_ssize_t a, Py_s
 /* The JSON of field ``f`` (present, or always there) after ``sep`` (',' or none). */
 static int put_field(Buf *out, const Field *f, const Slot *s, const uint8_t *d, int depth, int *first) {
     int absent = s->count == 0;
+    if (f->kind == K_OTHER)
+        return -1; /* present or at its default: either way the general path's to write */
     if (f->flags & F_SLOW)
         return absent ? 0 : -1;
     if (f->kind == K_VALUE && !absent && s->a == s->b)
