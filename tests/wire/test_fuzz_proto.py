@@ -21,7 +21,7 @@ from support.fuzz import Tally
 from support.proto import as_events
 
 from agui import types as T
-from agui.errors import DecodeError, FrameTooLarge
+from agui.errors import DecodeError, EncodeError, FrameTooLarge
 from agui.wire import _proto as proto
 from agui.wire._proto import ProtoFrameReader, encode_proto_frame
 
@@ -119,11 +119,12 @@ def check(data: bytes, rng: random.Random) -> bool:
 
 
 def _decoded(items: list[object]) -> tuple[list[object] | None, str]:
-    """The events of a reader's items as the pipeline decodes them, or the decoder's error."""
+    """The events of a reader's items as the pipeline decodes them, or the error (a wire dict
+    JSON cannot carry, a NaN: EncodeError, as the transports' frame_items raises it)."""
     try:
         return as_events(items), ""
-    except DecodeError as exc:
-        return None, f"{exc}"
+    except (DecodeError, EncodeError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 def run_campaign(examples: int, seed: int = 0) -> Tally:
