@@ -9,8 +9,10 @@ results). ``AGUI_PURE_BUILD=1`` skips the compile; ``$CC`` / ``$LDSHARED`` pick 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -20,6 +22,13 @@ from typing import Any
 
 SOURCE = Path("agui") / "wire" / "_proto_fast.c"
 TABLES = Path("generated") / "agui_generated"
+
+
+def source_digest(source: Path, tables: Path) -> str:
+    """The digest a build records of the C source and the tables it compiled
+    (``agui.wire._proto`` computes the same over the files beside the module: a module built
+    from other files is not used)."""
+    return hashlib.sha256(source.read_bytes() + tables.read_bytes()).hexdigest()[:16]
 
 
 def build_extension(root: Path) -> Path | None:
@@ -45,6 +54,7 @@ def build_extension(root: Path) -> Path | None:
             *flags,
             "-O2",
             "-fno-strict-aliasing",
+            f'-DSOURCE_DIGEST="{source_digest(root / SOURCE, root / TABLES / "agui_pb_tables.h")}"',
             f"-I{include}",
             f"-I{root / TABLES}",
             "-c",
@@ -52,7 +62,8 @@ def build_extension(root: Path) -> Path | None:
             "-o",
             str(obj),
         ]
-        link_cmd = [*shlex.split(ldshared), str(obj), "-o", str(out)]
+        linked = Path(tmp) / out.name  # then moved in place: a process using the old one keeps it
+        link_cmd = [*shlex.split(ldshared), str(obj), "-o", str(linked)]
         for cmd in (compile_cmd, link_cmd):
             try:
                 done = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -62,6 +73,9 @@ def build_extension(root: Path) -> Path | None:
             if done.returncode != 0:
                 _note(f"{shlex.join(cmd)} failed:\n{done.stderr[-2000:]}")
                 return None
+        tmp_out = out.with_name(out.name + ".tmp")
+        shutil.copyfile(linked, tmp_out)
+        os.replace(tmp_out, out)
     return out
 
 

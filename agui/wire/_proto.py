@@ -34,6 +34,7 @@ import os
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 import msgspec
@@ -80,7 +81,23 @@ def _load_compiled() -> Any:
     except ImportError:  # not built here (a pure-Python install): the Python paths
         return None
     module: Any = _proto_fast
-    return module if module.TABLES == TABLES else None  # other tables: stale, not used
+    if module.TABLES != TABLES or not _same_source(getattr(module, "SOURCE", "")):
+        return None  # built from other tables or another source: stale, not used
+    return module
+
+
+def _same_source(digest: str) -> bool:
+    """Whether ``digest`` (the module's build record) is that of the C source and tables
+    beside it (hatch_build.source_digest); True where those files are not installed."""
+    import hashlib
+
+    import agui_generated
+
+    source = Path(__file__).with_name("_proto_fast.c")
+    tables = Path(agui_generated.__file__).with_name("agui_pb_tables.h")
+    if not (source.is_file() and tables.is_file()):
+        return True
+    return hashlib.sha256(source.read_bytes() + tables.read_bytes()).hexdigest()[:16] == digest
 
 
 _COMPILED: Any = _load_compiled()

@@ -72,6 +72,10 @@ typedef struct {
 
 #include "agui_pb_tables.h" /* (MAX_FIELDS: the most fields of one message) */
 
+#ifndef SOURCE_DIGEST /* set by hatch_build.py: this file's and the tables' digest */
+#define SOURCE_DIGEST ""
+#endif
+
 /* Message nesting levels read here (the envelope is level 1; a Struct in a Value one more, its
  * entries two, a list one and its items two): deeper, the general path, whose upb parse stops
  * at 100, so every frame read here is one upb parses. */
@@ -1150,6 +1154,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "agui.wire._proto_fas
 PyMODINIT_FUNC PyInit__proto_fast(void) {
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddStringConstant(m, "TABLES", TABLES_DIGEST) < 0 ||
+                      PyModule_AddStringConstant(m, "SOURCE", SOURCE_DIGEST) < 0 ||
                       setup_encode(m) < 0)) {
         Py_DECREF(m);
         return NULL;

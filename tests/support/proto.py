@@ -29,7 +29,10 @@ def proto_path(request: pytest.FixtureRequest) -> Iterator[str]:
     if request.param == "compiled" and not _proto.set_compiled(True):
         if os.environ.get("AGUI_PURE_BUILD"):
             pytest.skip("a pure-Python build (AGUI_PURE_BUILD): no compiled path to test")
-        pytest.fail("agui.wire._proto_fast is not built: run `python hatch_build.py`")
+        pytest.fail(
+            "agui.wire._proto_fast is not built, or built from another source or other "
+            "tables: run `python hatch_build.py`"
+        )
     if request.param == "pure":
         _proto.set_compiled(False)
     yield request.param

@@ -31,6 +31,13 @@ def test_the_hook_compiles_a_module_carrying_the_current_tables(tmp_path):
     from agui_generated.agui_pb_fast import TABLES
 
     assert module.TABLES == TABLES
+    assert module.SOURCE == hatch_build.source_digest(
+        ROOT / hatch_build.SOURCE, ROOT / hatch_build.TABLES / "agui_pb_tables.h"
+    )
+    from agui.wire import _proto
+
+    assert _proto._same_source(module.SOURCE)  # the module's check computes the same digest
+    assert not _proto._same_source("0" * 16)
     assert (
         module.frame_json(b"\x7a\x04\x0a\x02\x08\x0e", 0, 6)
         == b'{"type":"STEP_STARTED","stepName":""}'

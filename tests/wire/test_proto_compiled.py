@@ -257,10 +257,13 @@ def test_frame_json_checks_its_bounds_and_reads_in_place():
             frame_json(framed, start, end)
 
 
-def test_a_build_from_other_tables_is_not_used(monkeypatch):
+def test_a_build_from_other_tables_or_another_source_is_not_used(monkeypatch):
     import agui_generated.agui_pb_fast as tables
 
     assert proto._load_compiled() is _proto_fast
+    monkeypatch.setattr(_proto_fast, "SOURCE", "0" * 16)  # built from another _proto_fast.c
+    assert proto._load_compiled() is None
+    monkeypatch.undo()
     monkeypatch.setattr(tables, "TABLES", "0" * 16)
     assert proto._load_compiled() is None
 
