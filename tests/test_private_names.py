@@ -33,7 +33,11 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
 
 def _is_module(dotted: str) -> bool:
     path = AGUI.parent.joinpath(*dotted.split("."))
-    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+    # a compiled module (agui.wire._proto_fast) is a module too: its C source is beside it
+    return (
+        any(path.with_suffix(s).is_file() for s in (".py", ".c"))
+        or (path / "__init__.py").is_file()
+    )
 
 
 def _package(module: str) -> str:

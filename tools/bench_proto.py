@@ -9,13 +9,17 @@ median of ``cfg.repeats``, contenders interleaved):
 * decode: ``agui.wire.decode_event`` over the JSON texts; ``ProtoFrameReader`` over the
   frames' bytes in 64 KiB reads (frames -> wire dicts, the general path); and frames ->
   typed events the way ``HttpTransport(protobuf=True)`` + the pipeline do it
-  (``ProtoFrameReader(typed=True)``: each frame straight to its struct through the
+  (``ProtoFrameReader(typed=True, json_text=True)``: each frame to its JSON text through the
+  compiled path, else straight to its struct through the
   generated per-type converters of ``agui_generated.agui_pb_convert``, a frame they leave
   to the general path decoded from its JSON text);
 * encode: typed event -> JSON text, and typed event -> protobuf frame (the server's two
   encoders; ``encode_proto_frame`` takes the generated encoders);
-* the rate ratios protobuf / JSON both ways, target >= 50% (issue 25, item 4), and the body
-  sizes (protobuf / SSE);
+* the rate ratios protobuf / JSON both ways, target >= 50% (issue 25, item 4; issue 39,
+  item 3), and the body sizes (protobuf / SSE). The protobuf rows take the compiled path
+  (``agui.wire._proto_fast``) where it is built, and each has a pure-Python twin timed in the
+  same interleaved run (``agui.wire._proto.set_compiled(False)``), so both paths' ratios come
+  from one run of the same loaded machine;
 * ``Session`` + ``ReplayTransport`` over the same run (a ``benchgen`` realistic stream) as a
   protobuf recording and as an SSE one: events/s of each and their ratio.
 
@@ -55,7 +59,15 @@ def _inputs(cfg: Config) -> tuple[list[Any], list[bytes], bytes]:
 def bench_proto(cfg: Config) -> list[Row]:
     """Protobuf decode and encode events/s next to JSON (see the module doc)."""
     from agui.wire import decode_event, encode_event, encode_json
-    from agui.wire._proto import ProtoFrameReader, encode_proto_frame, iter_proto_frames
+    from agui.wire._proto import (
+        ProtoFrameReader,
+        compiled,
+        encode_proto_frame,
+        iter_proto_frames,
+        set_compiled,
+    )
+
+    built = compiled()
 
     events, lines, body = _inputs(cfg)
     chunks = [body[i : i + CHUNK] for i in range(0, len(body), CHUNK)]
@@ -78,12 +90,24 @@ def bench_proto(cfg: Config) -> list[Row]:
         reader.close()
 
     def proto_decode() -> None:
-        reader = ProtoFrameReader(typed=True)
+        reader = ProtoFrameReader(typed=True, json_text=True)
         for chunk in chunks:
             for item in reader.feed(chunk):
-                if item.__class__ is dict:  # the general path: its JSON text, decoded
+                if item.__class__ is bytes:  # the compiled path: its JSON text, decoded
+                    decode_event(item)
+                elif item.__class__ is dict:  # the general path: its JSON text, decoded
                     decode_event(encode_json(item))
         reader.close()
+
+    def pure(fn: Any) -> Any:
+        def run() -> None:
+            set_compiled(False)
+            try:
+                fn()
+            finally:
+                set_compiled(built)
+
+        return run
 
     def json_encode() -> None:
         for ev in events:
@@ -98,8 +122,10 @@ def bench_proto(cfg: Config) -> list[Row]:
             "json_decode": json_decode,
             "proto_frames": proto_frames,
             "proto_decode": proto_decode,
+            "proto_decode_pure": pure(proto_decode),
             "json_encode": json_encode,
             "proto_encode": proto_encode,
+            "proto_encode_pure": pure(proto_encode),
         },
         cfg.repeats,
     )
@@ -107,8 +133,12 @@ def bench_proto(cfg: Config) -> list[Row]:
     label = f"{n:,} events of bench.realistic_events (not benchgen's realistic mix), median of {cfg.repeats}"
     decode_ratio = t["json_decode"] / t["proto_decode"]
     encode_ratio = t["json_encode"] / t["proto_encode"]
+    decode_pure = t["json_decode"] / t["proto_decode_pure"]
+    encode_pure = t["json_encode"] / t["proto_encode_pure"]
     decode_note, decode_extra = _target(decode_ratio)
     encode_note, encode_extra = _target(encode_ratio)
+    path = "compiled path" if built else "compiled path NOT built: pure Python"
+    decode_extra["compiled"] = encode_extra["compiled"] = built
     return [
         Row("proto", "decode JSON: decode_event", n / t["json_decode"], "events/s", label),
         Row(
@@ -123,27 +153,59 @@ def bench_proto(cfg: Config) -> list[Row]:
             "decode protobuf: frames -> typed events",
             n / t["proto_decode"],
             "events/s",
-            "as HttpTransport(protobuf=True): generated per-type converters, frame -> struct",
+            f"as HttpTransport(protobuf=True), {path}: frame -> its JSON text -> struct",
+        ),
+        Row(
+            "proto",
+            "decode protobuf, pure Python: frames -> typed events",
+            n / t["proto_decode_pure"],
+            "events/s",
+            "the same, compiled path off: generated per-type converters, frame -> struct",
         ),
         Row(
             "proto",
             "ratio decode rate protobuf / JSON",
             decode_ratio,
             "x",
-            "typed events both ways; " + decode_note,
+            f"typed events both ways, {path}; " + decode_note,
             decode_extra,
+        ),
+        Row(
+            "proto",
+            "ratio decode rate protobuf, pure Python / JSON",
+            decode_pure,
+            "x",
+            "typed events both ways, compiled path off (a pure-Python install)",
         ),
         Row("proto", "encode JSON: encode_event", n / t["json_encode"], "events/s", label),
         Row(
-            "proto", "encode protobuf: encode_proto_frame", n / t["proto_encode"], "events/s", label
+            "proto",
+            "encode protobuf: encode_proto_frame",
+            n / t["proto_encode"],
+            "events/s",
+            f"{label}, {path}",
+        ),
+        Row(
+            "proto",
+            "encode protobuf, pure Python: encode_proto_frame",
+            n / t["proto_encode_pure"],
+            "events/s",
+            f"{label}, compiled path off",
         ),
         Row(
             "proto",
             "ratio encode rate protobuf / JSON",
             encode_ratio,
             "x",
-            "typed event -> frame; " + encode_note,
+            f"typed event -> frame, {path}; " + encode_note,
             encode_extra,
+        ),
+        Row(
+            "proto",
+            "ratio encode rate protobuf, pure Python / JSON",
+            encode_pure,
+            "x",
+            "typed event -> frame, compiled path off (a pure-Python install)",
         ),
         Row(
             "proto",

@@ -432,6 +432,7 @@ def generate_all(schema_dir: Path = SCHEMA_DIR) -> dict[str, str]:
     if (schema_dir / "agui.schema.json").is_file():
         files.update(_proto_files(schema_dir / "agui.schema.json"))
         files.update(_proto_convert_file(files))
+        files.update(_proto_fast_files(files))
         agui_schema = json.loads((schema_dir / "agui.schema.json").read_text(encoding="utf-8"))
         if event_tags(agui_schema):
             files[CALLBACKS_MODULE] = callbacks_source(agui_schema)
@@ -460,6 +461,15 @@ def _proto_convert_file(files: dict[str, str]) -> dict[str, str]:
     import codegen_proto_convert
 
     return {codegen_proto_convert.MODULE: codegen_proto_convert.generate(files)}
+
+
+def _proto_fast_files(files: dict[str, str]) -> dict[str, str]:
+    """The compiled path's field tables (``agui_pb_tables.h``, ``agui_pb_fast.py``;
+    :mod:`codegen_proto_fast`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import codegen_proto_fast
+
+    return codegen_proto_fast.generate(files)
 
 
 #: ``[path, text]`` of the freeze record when codegen appended a new slot (empty: unchanged).

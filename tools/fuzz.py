@@ -1,6 +1,6 @@
 """Run the fuzz campaigns at scale and print one summary line.
 
-    python tools/fuzz.py                 # the default mix: 1,035,000 inputs (~2.5 min on 2 quiet cores)
+    python tools/fuzz.py                 # the default mix: 1,135,000 inputs (~2.5 min on 2 quiet cores)
     python tools/fuzz.py --scale 0.01    # the same mix, 1% of the size
     python tools/fuzz.py --only patch,sse --seed 7
 
@@ -8,7 +8,8 @@ Campaigns (each ``run_campaign(examples, seed)`` in a ``test_fuzz_*.py`` module
 under ``tests/`` or in ``tests/a2ui/test_a2ui_fuzz.py``): ``sse`` (SseReader vs a reference
 splitter), ``patch`` (JSON Patch vs jsonpatch), ``server`` (request bodies vs
 create_app over ASGI), ``stream`` (mutated streams through Pipeline and
-Session in every verify mode), ``a2ui`` (A2UI store and renderer). Each input
+Session in every verify mode), ``a2ui`` (A2UI store and renderer), ``proto`` (mutated
+protobuf streams, the compiled path against the pure-Python paths). Each input
 is one call with its own seed, run under a wall-clock alarm (``--hang``
 seconds: past it the input counts as a hang). A call's CPU time
 (``time.process_time``, calls not traced) and, for every 50th call of each
@@ -49,6 +50,7 @@ CAMPAIGNS: dict[str, tuple[str, int, int]] = {
     "server": ("test_fuzz_server", 10, 6_000),  # 60,000 bodies
     "stream": ("test_fuzz_stream", 1, 15_000),  # 15,000 streams x 3 modes x (2 pipelines + session)
     "a2ui": ("test_a2ui_fuzz", 1, 10_000),  # 10,000 x (operations + messages)
+    "proto": ("test_fuzz_proto", 20, 5_000),  # 100,000 protobuf streams, compiled vs pure
 }
 SAMPLE_EVERY = 50
 #: failures saved as fixtures per campaign (one broken invariant can fail every input)

@@ -314,7 +314,7 @@ async def proto_events(chunks: AsyncIterator[bytes], url: str) -> AsyncGenerator
     struct when the generated converters read it straight from the frame, else its JSON
     text; its faults as :func:`agui.transports._proto_recording.proto_error`."""
 
-    reader = proto_module().ProtoFrameReader(typed=True)
+    reader = proto_module().ProtoFrameReader(typed=True, json_text=True)
     try:
         async for chunk in chunks:
             for text in frame_items(reader, chunk) if chunk else ():

@@ -72,7 +72,7 @@ def proto_documents(chunks: Iterable[bytes]) -> Iterator[str]:
     # lazy: the proto extra (protobuf) is optional
     from agui.wire._proto import ProtoFrameReader
 
-    reader = ProtoFrameReader()
+    reader = ProtoFrameReader(json_text=True)
     for chunk in chunks:
         yield from frame_texts(reader, chunk)
     reader.close()
@@ -86,7 +86,7 @@ def proto_events(chunks: Iterable[bytes]) -> Iterator[str | Event]:
     # lazy: the proto extra (protobuf) is optional
     from agui.wire._proto import ProtoFrameReader
 
-    reader = ProtoFrameReader(typed=True)
+    reader = ProtoFrameReader(typed=True, json_text=True)
     for chunk in chunks:
         yield from frame_items(reader, chunk)
     reader.close()
@@ -104,6 +104,8 @@ def frame_items(reader: ProtoFrameReader, chunk: bytes) -> Iterator[str | Event]
     for item in reader.feed(chunk):
         if isinstance(item, dict):
             yield encode_json(item).decode("utf-8")
+        elif isinstance(item, bytes):  # the compiled path's JSON text
+            yield item.decode("utf-8")
         elif isinstance(item, UnknownEventArm):
             yield unknown_arm_json(item)
         else:

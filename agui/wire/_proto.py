@@ -16,12 +16,25 @@ AG-UI's published freeze, see ``schema/agui.proto-freeze.txt``). Needs the ``pro
   ``type`` over SSE (:func:`unknown_arm_json` gives the JSON that makes the JSON decoder do
   exactly that). Bytes that are not a well-formed envelope are a ``DecodeError``;
 * :func:`looks_like_proto_stream`: the strict content check ``replay`` uses on a recording.
+
+The compiled path: when the optional C module ``agui.wire._proto_fast`` was built (a wheel or
+an editable install made where a C compiler is; see ``hatch_build.py``), a ``typed`` reader
+reading JSON text (``ProtoFrameReader(typed=True, json_text=True)``, what the transports use)
+hands each run of frames to it first, and it gives each event's JSON text, the very text the
+general path gives (upb parse, wire dict, ``encode_json``), or leaves the frame to the Python
+paths; :func:`encode_proto_frame` writes the string and JSON-value arms through it (the bytes the
+Python writers give).
+``AGUI_PROTO_PURE=1`` in the environment (read at import) or :func:`set_compiled` ``(False)``
+turns it off; :func:`compiled` says whether it is on.
 """
 
 from __future__ import annotations
 
+import os
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 import msgspec
@@ -30,7 +43,8 @@ from google.protobuf.message import DecodeError as PbDecodeError
 
 from agui._jsonvalue import JSONObject
 from agui.errors import DecodeError, FrameTooLarge
-from agui.types import Event
+from agui.types import EVENT_TYPES, Event
+from agui.wire import _proto_typed
 from agui.wire._encode import encode_json, to_json_value
 from agui.wire._proto_convert import ARM_NUMBERS, event_from_pb, event_to_pb, new_envelope
 from agui.wire._proto_typed import NOT_TYPED, read_varint
@@ -40,16 +54,84 @@ __all__ = [
     "PROTOBUF_MEDIA_TYPE",
     "ProtoFrameReader",
     "UnknownEventArm",
+    "compiled",
     "decode_proto_event",
     "decode_typed_event",
     "encode_proto_frame",
     "iter_proto_frames",
     "looks_like_proto_stream",
+    "set_compiled",
     "unknown_arm_json",
 ]
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 _HEADER = struct.Struct(">I")
+
+FrameJson = Callable[[bytes, int, int], "bytes | None"]
+FramesJson = Callable[[bytes, int, int], "tuple[list[bytes], int]"]
+WriteFrame = Callable[[object, int], "bytes | None"]
+
+
+def _load_compiled() -> Any:
+    """The compiled module when it is built here from the current tables, else None."""
+    try:
+        from agui_generated.agui_pb_fast import TABLES
+
+        from agui.wire import _proto_fast  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:  # not built here (a pure-Python install): the Python paths
+        return None
+    module: Any = _proto_fast
+    if module.TABLES != TABLES or not _same_source(getattr(module, "SOURCE", "")):
+        return None  # built from other tables or another source: stale, not used
+    return module
+
+
+def _same_source(digest: str) -> bool:
+    """Whether ``digest`` (the module's build record) is that of the C source and tables
+    beside it (hatch_build.source_digest); True where those files are not installed."""
+    import hashlib
+
+    import agui_generated
+
+    source = Path(__file__).with_name("_proto_fast.c")
+    tables = Path(agui_generated.__file__).with_name("agui_pb_tables.h")
+    if not (source.is_file() and tables.is_file()):
+        return True
+    return hashlib.sha256(source.read_bytes() + tables.read_bytes()).hexdigest()[:16] == digest
+
+
+_COMPILED: Any = _load_compiled()
+_WRITABLE: dict[type, int] = (
+    {
+        EVENT_TYPES[name]: index
+        for index, (name, writable) in enumerate(_COMPILED.ARMS)
+        if writable and name in EVENT_TYPES
+    }
+    if _COMPILED is not None
+    else {}
+)
+_fast: FrameJson | None = None
+_frames: FramesJson | None = None
+_write: WriteFrame | None = None
+
+
+def compiled() -> bool:
+    """Whether the compiled path is on (see the module doc)."""
+    return _fast is not None
+
+
+def set_compiled(on: bool) -> bool:
+    """Turn the compiled path on or off (on only where it is built); returns :func:`compiled`."""
+    global _fast, _frames, _write
+    module = _COMPILED if on else None
+    _fast = module.frame_json if module is not None else None
+    _frames = module.frames_json if module is not None else None
+    _write = module.write_frame if module is not None else None
+    _proto_typed.compiled_value_bytes = module.value_bytes if module is not None else None
+    return _fast is not None
+
+
+set_compiled(not os.environ.get("AGUI_PROTO_PURE"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +150,12 @@ def encode_proto_frame(event: Event | JSONObject) -> bytes:
         DecodeError: the event has no protobuf form (a type without an arm, a patch op
             the enum lacks).
     """
+    if _write is not None:  # the compiled writer: the same bytes as TYPED_WRITERS' below
+        index = _WRITABLE.get(event.__class__)
+        if index is not None:
+            frame = _write(event, index)
+            if frame is not None:
+                return frame
     write = TYPED_WRITERS.get(event.__class__)
     if write is not None:  # an arm of strings and JSON values written straight to bytes
         try:
@@ -224,7 +312,7 @@ class ProtoFrameReader:
     """Incremental reader of a protobuf-binding body: bytes in, events out.
 
     ``feed(chunk)`` returns the wire-form event dicts (and :class:`UnknownEventArm`) of every
-    frame the chunk completes; ``close()`` at end of stream raises :class:`DecodeError` when a
+    frame the chunk completes (a ``typed`` reader: see :meth:`feed`); ``close()`` at end of stream raises :class:`DecodeError` when a
     frame was cut. A frame over ``max_frame_bytes`` raises :class:`FrameTooLarge`, a frame
     whose bytes are not an event :class:`DecodeError` (both fatal, as in the reference
     reader); the frames before the bad one are returned first, the error comes from the
@@ -232,23 +320,30 @@ class ProtoFrameReader:
     """
 
     def __init__(
-        self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, *, typed: bool = False
+        self,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        *,
+        typed: bool = False,
+        json_text: bool = False,
     ) -> None:
         self._buf = bytearray()
         self._max = max_frame_bytes
         self._error: DecodeError | None = None
         self._typed = typed
+        self._json_text = json_text
 
     def feed(
         self, chunk: bytes | bytearray | memoryview
-    ) -> list[Event | dict[str, Any] | UnknownEventArm]:
+    ) -> list[Event | dict[str, Any] | bytes | UnknownEventArm]:
         """The events completed by ``chunk`` (see the class doc for the errors); with
-        ``typed=True`` each event the generated converters read is its struct
-        (:func:`decode_typed_event`), any other as its wire-form dict."""
+        ``json_text=True`` each event the compiled path reads (where it is on) is its JSON text
+        (``bytes``: what ``encode_json`` gives for its wire-form dict, for a pipeline to read as
+        SSE data); with ``typed=True`` each the generated converters read is its struct
+        (:func:`decode_typed_event`); any other is its wire-form dict."""
         if self._error is not None:
             raise self._error
         self._buf += chunk
-        out: list[Event | dict[str, Any] | UnknownEventArm] = []
+        out: list[Event | dict[str, Any] | bytes | UnknownEventArm] = []
         typed = self._typed
         buf = self._buf
         if len(buf) < 4:
@@ -259,7 +354,13 @@ class ProtoFrameReader:
         data = bytes(buf)  # one copy; each frame is read from it in place or sliced once
         have = len(data)
         pos = 0
+        frames = _frames if self._json_text else None
         while have - pos >= 4:
+            if frames is not None:  # the compiled path: frames up to one it leaves alone
+                texts, pos = frames(data, pos, self._max)
+                out += texts
+                if have - pos < 4:
+                    break
             (size,) = _HEADER.unpack_from(data, pos)
             if size > self._max:
                 self._error = FrameTooLarge(size, self._max)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, cast
 
 import msgspec
@@ -445,9 +445,24 @@ def varint(size: int) -> bytes:
     return bytes(out)
 
 
+compiled_value_bytes: Callable[[object], bytes | None] | None = None
+"""The compiled path's :func:`value_bytes` (the same bytes, or None where this module's must
+judge the value); set by :func:`agui.wire._proto.set_compiled`."""
+
+
 def value_bytes(value: object) -> bytes:
     """The canonical bytes of a ``google.protobuf.Value`` holding a JSON value (objects'
     members in order), as upb writes them; ``TypeError`` for anything not plain JSON."""
+    fast = compiled_value_bytes
+    if fast is not None:
+        data = fast(value)
+        if data is not None:
+            return data
+    return _value_bytes(value)
+
+
+def _value_bytes(value: object) -> bytes:
+    """:func:`value_bytes` in Python."""
     if isinstance(value, str):
         data = value.encode()
         return b"\x1a" + varint(len(data)) + data
@@ -466,7 +481,7 @@ def value_bytes(value: object) -> bytes:
         items: Iterable[object] = cast("Iterable[object]", value)
         parts: list[bytes] = []
         for item in items:
-            data = value_bytes(item)
+            data = _value_bytes(item)
             parts.append(b"\x0a" + varint(len(data)) + data)
         data = b"".join(parts)
         return b"\x32" + varint(len(data)) + data
@@ -479,7 +494,7 @@ def _object_bytes(value: dict[Any, Any]) -> bytes:
     for key, item in value.items():
         if not isinstance(key, str):
             raise TypeError(f"{type(key).__name__} is not a JSON object key")
-        data = value_bytes(item)
+        data = _value_bytes(item)
         entry = b"\x12" + varint(len(data)) + data
         if key:  # proto3 leaves out an empty key
             name = key.encode()

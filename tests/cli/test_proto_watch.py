@@ -16,8 +16,12 @@ import pytest
 pytest.importorskip("uvicorn")
 pytest.importorskip("google.protobuf")
 
+from support.proto import proto_path  # noqa: F401  (the fixture, by name below)
+
 from agui._cli.main import main
 from agui.wire._proto import PROTOBUF_MEDIA_TYPE
+
+pytestmark = pytest.mark.usefixtures("proto_path")
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS_FILE = str(ROOT / "fixtures" / "task-board-tools.json")

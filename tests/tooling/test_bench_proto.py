@@ -41,10 +41,14 @@ def test_bench_proto_quick_reports_decode_and_encode_rows_next_to_json(tmp_path)
         "decode JSON: decode_event",
         "decode protobuf: frames -> wire dicts",
         "decode protobuf: frames -> typed events",
+        "decode protobuf, pure Python: frames -> typed events",
         "ratio decode rate protobuf / JSON",
+        "ratio decode rate protobuf, pure Python / JSON",
         "encode JSON: encode_event",
         "encode protobuf: encode_proto_frame",
+        "encode protobuf, pure Python: encode_proto_frame",
         "ratio encode rate protobuf / JSON",
+        "ratio encode rate protobuf, pure Python / JSON",
         "body bytes protobuf / SSE",
         "Session over an SSE recording",
         "Session over a protobuf recording",
@@ -62,6 +66,12 @@ def test_bench_proto_quick_reports_decode_and_encode_rows_next_to_json(tmp_path)
             rows[f"{way} protobuf: {protobuf}"]["value"] / json_rate
         )
         assert ratio["extra"]["target"] == 0.5 and ratio["extra"]["met"] == (ratio["value"] >= 0.5)
+        # the compiled path is built here (pip install -e builds it): the row says it ran
+        assert ratio["extra"]["compiled"] is True
+        pure = rows[f"ratio {way} rate protobuf, pure Python / JSON"]
+        assert pure["value"] == pytest.approx(
+            rows[f"{way} protobuf, pure Python: {protobuf}"]["value"] / json_rate
+        )
     session = rows["ratio Session rate protobuf / SSE"]
     assert session["value"] == pytest.approx(
         rows["Session over a protobuf recording"]["value"]

@@ -20,6 +20,8 @@ import pytest
 pytest.importorskip("google.protobuf")
 
 
+from support.proto import as_events, proto_path  # noqa: F401  (the fixture, by name below)
+
 from agui._cli.main import main
 from agui.errors import DecodeError, TransportError
 from agui.testing._agents import fake
@@ -27,6 +29,8 @@ from agui.transports._recording import Recording
 from agui.transports._replay import ReplayTransport, load_events
 from agui.wire import decode_event
 from agui.wire._proto import encode_proto_frame, iter_proto_frames
+
+pytestmark = pytest.mark.usefixtures("proto_path")
 
 ROOT = Path(__file__).resolve().parents[2]
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
@@ -137,7 +141,7 @@ def test_a_cut_last_frame_ends_the_replay_as_truncated_after_the_complete_events
         "[exit 3]\n"
     )
     items = Recording(path).items()
-    assert [next(items), next(items)] == [  # each frame read straight into its struct
+    assert as_events([next(items), next(items)]) == [  # each frame read straight into its struct
         decode_event('{"type":"RUN_STARTED","threadId":"t","runId":"r"}'),
         decode_event('{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}'),
     ]
@@ -185,7 +189,7 @@ def test_load_events_and_bytes_sources_read_protobuf(tmp_path):
     async def streamed() -> list:
         return [item async for item in ReplayTransport(body(START, END)).stream(None)]
 
-    assert asyncio.run(streamed()) == [
+    assert as_events(asyncio.run(streamed())) == [
         decode_event('{"type":"RUN_STARTED","threadId":"t","runId":"r"}'),
         decode_event('{"type":"RUN_FINISHED","threadId":"t","runId":"r"}'),
     ]

@@ -32,6 +32,9 @@ from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import codegen_proto
+from support.proto import proto_path  # noqa: F401  (the fixture, by name below)
+
+pytestmark = pytest.mark.usefixtures("proto_path")
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 TEXT = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "héllo 👋"}

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import bench  # noqa: F401  (bench_pipeline is imported through it)
 from bench_pipeline import oracle_cache
+from support.proto import proto_path  # noqa: F401  (the fixture, by name below)
 
 SCRIPT = Path(__file__).with_name("proto_reference.mjs")
 PACKAGES = ("@ag-ui/proto", "@ag-ui/encoder")
@@ -33,7 +34,7 @@ VERSION = "1.0.0"
 #: 1.1 fields the 1.0.0 reference has no slot for: it drops them on decode.
 NEWER_THAN_REFERENCE = ("encryptedValueType",)
 
-pytestmark = [pytest.mark.oracle, pytest.mark.upstream]
+pytestmark = [pytest.mark.oracle, pytest.mark.upstream, pytest.mark.usefixtures("proto_path")]
 
 
 def _installed(cache: Path) -> bool:

@@ -14,7 +14,11 @@ from agui_generated.agui_pb_convert import TYPED_DECODERS, TYPED_ENCODERS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.event_strategies import events_of
-from support.proto import json_path
+from support.proto import (
+    as_events,
+    json_path,
+    proto_path,  # noqa: F401  (the fixture, by name below)
+)
 
 from agui import types as T
 from agui.errors import DecodeError
@@ -22,12 +26,15 @@ from agui.types import EVENT_TYPES
 from agui.wire import encode_json, to_json_value
 from agui.wire._proto import (
     ProtoFrameReader,
+    compiled,
     decode_proto_event,
     decode_typed_event,
     encode_proto_frame,
 )
 from agui.wire._proto_convert import event_to_pb
 from agui.wire._proto_typed import read_varint
+
+pytestmark = pytest.mark.usefixtures("proto_path")
 
 ARMED = sorted(tag for tag in EVENT_TYPES if tag.lower() in pb.Event.DESCRIPTOR.fields_by_name)
 
@@ -94,9 +101,12 @@ def test_a_value_the_struct_types_refuse_takes_the_json_path_with_its_warning_or
     bad_role = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "narrator"}
     body = encode_proto_frame(bad_role)[4:]
     assert decode_typed_event(body) is None
-    reader = ProtoFrameReader(typed=True)
+    reader = ProtoFrameReader(typed=True, json_text=True)
     (item,) = reader.feed(encode_proto_frame(bad_role))
-    assert item == bad_role  # the wire dict, for the JSON decoder to judge as over SSE
+    if compiled():  # its JSON text, for the JSON decoder to judge as over SSE
+        assert json.loads(item) == bad_role
+    else:
+        assert item == bad_role  # the wire dict, for the JSON decoder to judge as over SSE
 
 
 def test_a_non_finite_number_in_a_json_value_takes_the_json_path():
@@ -157,7 +167,12 @@ def test_the_typed_reader_yields_structs_and_the_plain_reader_wire_dicts():
         T.RunFinishedEvent(thread_id="t", run_id="r"),
     ]
     body = b"".join(map(encode_proto_frame, events))
-    assert ProtoFrameReader(typed=True).feed(body) == events
+    got = ProtoFrameReader(typed=True, json_text=True).feed(body)
+    if compiled():  # each event's JSON text (the general path's text)
+        assert all(isinstance(item, bytes) for item in got)
+        assert as_events(got) == events
+    else:
+        assert got == events
     assert ProtoFrameReader().feed(body) == [to_json_value(ev) for ev in events]
 
 
@@ -317,12 +332,13 @@ def test_the_typed_reader_fed_in_any_pieces_yields_the_same_structs_and_errors()
     ]
     body = b"".join(map(encode_proto_frame, events))
     for step in (1, 3, 7, len(body)):
-        reader = ProtoFrameReader(typed=True)
+        reader = ProtoFrameReader(typed=True, json_text=True)
         got = [item for i in range(0, len(body), step) for item in reader.feed(body[i : i + step])]
         reader.close()
-        assert got == events
-    reader = ProtoFrameReader(typed=True)
+        assert as_events(got) == events
+        assert all(isinstance(item, bytes if compiled() else T.Event) for item in got)
+    reader = ProtoFrameReader(typed=True, json_text=True)
     cut = body + b"\x00\x00\x00\x09\x12"
-    assert reader.feed(cut) == events
+    assert as_events(reader.feed(cut)) == events
     with pytest.raises(DecodeError, match="cut inside a frame"):
         reader.close()

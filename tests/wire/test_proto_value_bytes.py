@@ -12,7 +12,11 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.proto import json_path
+from support.proto import (
+    as_events,
+    json_path,
+    proto_path,  # noqa: F401  (the fixture, by name below)
+)
 
 from agui import types as T
 from agui.errors import DecodeError
@@ -22,6 +26,8 @@ from agui.wire._proto import (
     decode_typed_event,
     encode_proto_frame,
 )
+
+pytestmark = pytest.mark.usefixtures("proto_path")
 
 
 def _varint(n: int, extra: int = 0) -> bytes:
@@ -100,8 +106,11 @@ def test_any_json_value_bytes_read_by_the_typed_reader_as_the_general_path_reads
     # the same members in the same order, ints as ints and floats as floats
     assert msgspec.json.encode(typed) == msgspec.json.encode(expected)
     frame = struct.pack(">I", len(body)) + body
-    (item,) = ProtoFrameReader(typed=True).feed(frame + encode_proto_frame(typed))[:1]
-    assert msgspec.json.encode(item) == msgspec.json.encode(expected)
+    (item,) = ProtoFrameReader(typed=True, json_text=True).feed(frame + encode_proto_frame(typed))[
+        :1
+    ]
+    (event,) = as_events([item])  # a struct, or the compiled path's JSON text of it
+    assert msgspec.json.encode(event) == msgspec.json.encode(expected)
 
 
 _GOOD = encode_proto_frame(T.TextMessageContentEvent(message_id="m", delta="d"))[4:]
