@@ -90,9 +90,6 @@ class _Closing(Protocol):
 _Chunk: TypeAlias = T.TextMessageChunkEvent | T.ToolCallChunkEvent | T.ReasoningMessageChunkEvent
 
 _NO_VIOLATIONS: tuple[ProtocolViolation, ...] = ()
-_VIOLATION = object()
-"""Marks ``Normalizer._lane_of`` returning a violation instead of a lane."""
-
 _TEXT = 0
 _TOOL = 1
 _REASONING = 2
@@ -332,11 +329,11 @@ class Normalizer:
             A violating chunk yields no events and changes no state.
         """
         cls = type(event)
-        if not self._lanes:  # hot path: no chunk stream open, only chunks do anything
-            chunk_handler = _CHUNK_HANDLERS.get(cls)
-            if chunk_handler is None:
-                return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
-            return chunk_handler(self, event, position)
+        kind = _KINDS.get(cls)
+        if kind is not None:  # (the chunk handlers of HANDLERS, without their wrapper call)
+            return self._chunk(kind, event, position)
+        if not self._lanes:  # no chunk stream open: only chunks do anything
+            return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
         handler = HANDLERS.get(cls)
         if handler is None:
             return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
@@ -464,27 +461,6 @@ class Normalizer:
 
     # --- chunk events ------------------------------------------------------------------
 
-    def _lane_of(
-        self, kind: int, item_id: _Tag, tag: _Tag, chunk: _Chunk, position: int | None
-    ) -> tuple[Any, Any]:
-        """The lane a ``kind`` chunk naming ``item_id`` (or UNSET) belongs to and
-        that lane's open item: ``(lane, pending)``, pending None when nothing is
-        open there; ``(_VIOLATION, violation)`` when no lane can take it."""
-        # fast path: the chunk's own lane continues its open stream (exactly what lane
-        # resolution would decide, since a (kind, id) is open in at most one lane)
-        lane = None if tag is UNSET else tag
-        pending = self._lanes.get(lane)
-        if (
-            pending is None
-            or pending.kind != kind
-            or (item_id is not UNSET and item_id != pending.id)
-        ):
-            lane, violation = self._resolve_lane(kind, item_id, tag, chunk, position)
-            if violation is not None:
-                return _VIOLATION, violation
-            pending = self._lanes.get(lane)
-        return lane, pending
-
     def _chunk(self, kind: _ChunkKind, chunk: _Chunk, position: int | None) -> NormalizeResult:
         """One ``*_CHUNK`` event of ``kind``, expanded: it continues its lane's open item
         (its established fields must agree) or opens one (closing what its lane held), then
@@ -493,20 +469,33 @@ class Normalizer:
         item_id = getattr(chunk, kind.id_attr)
         tag = chunk.subagent_run_id
         lanes = self._lanes
-        lane, pending = self._lane_of(kind.kind, item_id, tag, chunk, position)
-        if lane is _VIOLATION:
-            return NormalizeResult([], (pending,))
-        if (
+        number = kind.kind
+        # first the chunk's own lane: when it continues that lane's open stream, that is
+        # what lane resolution would decide (a (kind, id) is open in at most one lane)
+        lane = None if tag is UNSET else tag
+        pending = lanes.get(lane)
+        continues = (
             pending is not None
-            and pending.kind == kind.kind
+            and pending.kind == number
             and (item_id is UNSET or item_id == pending.id)
-        ):
+        )
+        if not continues:
+            lane, violation = self._resolve_lane(number, item_id, tag, chunk, position)
+            if violation is not None:
+                return NormalizeResult([], (violation,))
+            pending = lanes.get(lane)
+            continues = (
+                pending is not None
+                and pending.kind == number
+                and (item_id is UNSET or item_id == pending.id)
+            )
+        if continues:
             for attr, established, code, field in kind.agree:
                 value = getattr(chunk, attr)
                 if value is not UNSET and value != getattr(pending, established):
                     return self._conflict(
                         code,
-                        kind.kind,
+                        number,
                         pending.id,
                         field,
                         value,
@@ -517,10 +506,10 @@ class Normalizer:
             out: list[Any] = []
         else:
             if item_id is UNSET:
-                return self._missing(R.CHUNK_MISSING_ID, kind.kind, kind.id_field, chunk, position)
+                return self._missing(R.CHUNK_MISSING_ID, number, kind.id_field, chunk, position)
             opened = kind.open(chunk, item_id, tag)
             if isinstance(opened, str):  # a field the opener must carry is missing
-                return self._missing(opened, kind.kind, kind.name_field, chunk, position, item_id)
+                return self._missing(opened, number, kind.name_field, chunk, position, item_id)
             out = [] if pending is None else [_end_of(lanes.pop(lane))]
             pending, start = opened
             lanes[lane] = pending
@@ -551,7 +540,7 @@ class Normalizer:
     ) -> NormalizeResult:
         return self._chunk(_REASONING_CHUNK, chunk, position)
 
-    #: the chunks, expanded (the hot path's table: consulted while no lane is open)
+    #: the chunks, expanded (feed calls _chunk for them directly: see _KINDS)
     CHUNK_HANDLERS: ClassVar[
         dict[type, Callable[[Normalizer, Any, int | None], NormalizeResult]]
     ] = {
@@ -608,4 +597,9 @@ PASS_THROUGH: frozenset[type] = frozenset(
 lane). A class in neither table (a type the schema gained since) passes through
 by rule; handling it specially is one entry in :data:`HANDLERS`."""
 
-_CHUNK_HANDLERS = Normalizer.CHUNK_HANDLERS
+_KINDS: dict[type, _ChunkKind] = {
+    T.TextMessageChunkEvent: _TEXT_CHUNK,
+    T.ToolCallChunkEvent: _TOOL_CHUNK,
+    T.ReasoningMessageChunkEvent: _REASONING_CHUNK,
+}
+"""The chunk classes (:attr:`Normalizer.CHUNK_HANDLERS`) and their kinds, for :meth:`Normalizer.feed`."""

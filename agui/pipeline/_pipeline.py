@@ -119,12 +119,14 @@ class Pipeline:
         "_cut",
         "_done",
         "_events",
-        "_in_pos",
+        "_fast",
         "_life",
         "_mode",
         "_norm",
         "_out_pos",
         "_pending",
+        "_run_table",
+        "_skew",
         "_steps",
         "_verifier",
         "_version",
@@ -167,9 +169,19 @@ class Pipeline:
         (or on an oversized frame); later input is ignored. Read it (a plain
         attribute, tested once per frame); only the pipeline changes it."""
         self._chunked = False
-        self._in_pos = 0
-        self._out_pos = 0
+        self._out_pos = 0  # the next delivered event's position
+        self._skew = 0  # the next input event's position minus _out_pos
         self._version = parse_version(protocol_version)
+        # feed_frame's table for the plain classes inside a run: class -> (the
+        # verifier's check, or None; the apply step); _fast is it, or empty while a
+        # chunk stream is open, events are kept or the verifier is between runs
+        checks = self._verifier.run_checks if self._verifier is not None else {}
+        apply = self._apply
+        self._run_table: dict[type, tuple[Any, Callable[[Any], list[Update]]]] = {
+            cls: (checks.get(cls), self._steps.get(cls, apply)) for cls in _PLAIN
+        }
+        self._fast = _NO_TABLE
+        self._refresh()
 
     # ------------------------------------------------------------------ props
 
@@ -404,6 +416,7 @@ class Pipeline:
         self._done = done
         self.finished = False
         self._wire.restart()
+        self._refresh()
         return True
 
     def split(self, item: bytes | bytearray | memoryview | str) -> Sequence[str]:
@@ -483,9 +496,9 @@ class Pipeline:
     def feed_frame(self, data: bytes | str) -> list[Update]:
         """One frame's data (within the frame cap) -> its updates: the hot path,
         :meth:`_data` (for an event the typed decode takes as it is) + :meth:`_event`
-        + :meth:`_deliver` inlined for the common case (a clean event, no chunk
-        stream open, nothing kept). [] once the stream is finished. The list
-        returned is the caller's."""
+        + :meth:`_deliver` inlined for the common case (a plain event inside a run,
+        no chunk stream open, nothing kept: one lookup in the table :meth:`_refresh`
+        keeps). [] once the stream is finished. The list returned is the caller's."""
         if self.finished:
             return []
         out: list[Update]
@@ -495,32 +508,40 @@ class Pipeline:
             out = []
             self._data(data, out)
             return out
-        cls = event.__class__
-        if cls not in _PLAIN or self._chunked or self._events is not None:
+        pair = self._fast.get(event.__class__)
+        if pair is None:
             out = []
-            if cls in _PATCH_EVENTS and not _patch_ok(event):
+            if event.__class__ in _PATCH_EVENTS and not _patch_ok(event):
                 self._data(data, out)  # the lenient path repairs (or refuses) the ops
             else:
                 self._event(event, out)
             return out
-        self._in_pos += 1
         pos = self._out_pos
         self._out_pos = pos + 1
-        verifier = self._verifier
-        if verifier is not None:
-            check = verifier.checks.get(cls)
-            violation = check(event, pos) if check is not None else verifier.check(event, pos)
+        check, step = pair
+        if check is not None:
+            violation = check(event, pos)
             if violation is not None:
                 out = []
                 self._violation(violation, out)
                 return out
-        step = self._steps.get(cls)
-        if step is None:
-            return self._apply(event)
         try:
             return step(event)
         except Exception as exc:  # noqa: BLE001 - as Conversation.apply: never crashes a run
             return self._conversation.failed(event, exc)
+
+    def _refresh(self) -> None:
+        """Pick :meth:`feed_frame`'s table: the plain classes' (check, step) pairs
+        while a run is open (or nothing is verified), no chunk stream is open and
+        no event is kept; else none (every event takes :meth:`_event`). Called
+        where one of those changes: a chunk stream opens or closes, a lifecycle
+        event is delivered, the stream is reopened."""
+        verifier = self._verifier
+        plain = not self._chunked and self._events is None
+        if plain and (verifier is None or verifier.run_open):
+            self._fast = self._run_table
+        else:
+            self._fast = _NO_TABLE
 
     def _data(self, data: bytes | str, out: list[Update]) -> None:
         try:
@@ -540,14 +561,16 @@ class Pipeline:
             self._event(event, out)
 
     def _event(self, event: T.Event, out: list[Update]) -> None:
-        pos = self._in_pos
-        self._in_pos = pos + 1
-        if not self._chunked and type(event) not in _CHUNK_CLASSES:
-            # no chunk stream can be open before the first chunk: the normalizer
-            # would pass the event through unchanged
-            self._deliver(event, out)
-            return
-        self._chunked = True
+        pos = self._out_pos + self._skew  # the event's input position
+        self._skew += 1
+        if not self._chunked:
+            if type(event) not in _CHUNK_CLASSES:
+                # no chunk stream can be open before the first chunk: the normalizer
+                # would pass the event through unchanged
+                self._deliver(event, out)
+                return
+            self._chunked = True
+            self._fast = _NO_TABLE
         events, violations = self._norm.feed(event, pos)
         if violations:
             for v in violations:
@@ -559,25 +582,36 @@ class Pipeline:
                 return
         if type(event) not in _CHUNK_CLASSES and self._norm.idle:
             self._chunked = False
+            self._refresh()
 
     def _deliver(self, ev: T.Event, out: list[Update]) -> None:
         verifier = self._verifier
         pos = self._out_pos
         self._out_pos = pos + 1
+        self._skew -= 1
+        cls = ev.__class__
         if verifier is not None:
-            check = verifier.checks.get(ev.__class__)
+            check = verifier.checks.get(cls)
             violation = check(ev, pos) if check is not None else verifier.check(ev, pos)
             if violation is not None:
                 self._violation(violation, out)
                 return
         if self._events is not None:
             self._events.append(ev)
+        step = self._steps.get(cls)
+        if step is not None:  # a streamed delta (as feed_frame applies it)
+            try:
+                out += step(ev)
+            except Exception as exc:  # noqa: BLE001 - as Conversation.apply
+                out += self._conversation.failed(ev, exc)
+            return
         updates = self._apply(ev)
         if updates:
             out.extend(updates)
-        special = _SPECIAL.get(ev.__class__)
+        special = _SPECIAL.get(cls)
         if special is not None:
             special(self, ev, out)
+            self._refresh()  # a run opened or ended: the verifier's state moved
 
     def on_run_started(self, ev: T.RunStartedEvent, out: list[Update]) -> None:
         """RUN_STARTED: a warning when it declares a protocol version we do not serve."""
@@ -631,6 +665,7 @@ _SPECIAL: dict[type[Any], Callable[[Pipeline, Any, list[Update]], None]] = {
 # the classes feed_frame delivers on its shortest path: no chunk, no JSON Patch to
 # check, nothing for the pipeline itself to do after applying them
 _PLAIN = _EVENT_CLASSES - _CHUNK_CLASSES - _PATCH_EVENTS - frozenset(_SPECIAL)
+_NO_TABLE: dict[type, Any] = {}  # (never changed) feed_frame's table when it has no shortcut
 
 __all__ = ["IMPLEMENTED_PROTOCOL_VERSION", "Pipeline", "VerifyMode"]
 

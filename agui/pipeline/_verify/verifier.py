@@ -104,6 +104,13 @@ class Verifier:
     # --- public read side -----------------------------------------------------------
 
     @property
+    def run_checks(self) -> dict[type, ItemCheck]:
+        """The checks inside a run, ``check(event, position)`` by event class: what
+        :attr:`checks` is while :attr:`run_open` (a class without an entry is accepted
+        in a run, by rule). For a hot caller that picks its table once per run."""
+        return self._dispatch
+
+    @property
     def run_open(self) -> bool:
         """True between an accepted RUN_STARTED and its RUN_FINISHED / RUN_ERROR."""
         return self._life.open
