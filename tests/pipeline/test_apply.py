@@ -901,6 +901,61 @@ def test_built_structs_are_cached_until_the_message_changes():
     assert third[1].content == "bc"
 
 
+def test_a_read_between_deltas_sees_every_later_delta():
+    """The applier keeps text and arguments as fragments and builds structs on reads:
+    a read (join, build) between deltas, whatever state the record started in (opened
+    by a START, given to the constructor, a snapshot's call, a tool result's text,
+    multimodal content turned to text by an empty delta), never hides a later delta."""
+    conv = Conversation(
+        [
+            msg(id="u1", role="user", content="hi"),
+            msg(id="u2", role="user", content=[{"type": "text", "text": "a"}]),
+        ]
+    )
+
+    def content(mid: str) -> Any:
+        return next(m["content"] for m in wire(conv) if m["id"] == mid)
+
+    def arguments(cid: str) -> str:
+        calls = [c for m in wire(conv) for c in m.get("toolCalls", ())]
+        return next(c["function"]["arguments"] for c in calls if c["id"] == cid)
+
+    conv.apply(ev("TEXT_MESSAGE_START", messageId="m1"))
+    assert content("m1") == ""
+    for delta, seen in (("a", "a"), ("b", "ab")):
+        conv.apply(ev("TEXT_MESSAGE_CONTENT", messageId="m1", delta=delta))
+        assert content("m1") == seen and conv.text_of("m1") == seen
+    for delta, seen in (("!", "hi!"), ("?", "hi!?")):
+        conv.apply(ev("TEXT_MESSAGE_CONTENT", messageId="u1", delta=delta))
+        assert content("u1") == seen
+    conv.apply(ev("TEXT_MESSAGE_CONTENT", messageId="u2", delta=""))
+    assert content("u2") == ""
+    conv.apply(ev("TEXT_MESSAGE_CONTENT", messageId="u2", delta="x"))
+    assert content("u2") == "x"
+    conv.apply(ev("TOOL_CALL_START", toolCallId="c1", toolCallName="f", parentMessageId="m1"))
+    assert arguments("c1") == ""
+    for delta, seen in (('{"a"', '{"a"'), (":1}", '{"a":1}')):
+        conv.apply(ev("TOOL_CALL_ARGS", toolCallId="c1", delta=delta))
+        assert arguments("c1") == seen and content("m1") == "ab"
+    assert conv.apply(ev("TOOL_CALL_END", toolCallId="c1"))[-1] == ToolCallEnded(
+        "c1", "f", '{"a":1}'
+    )
+    conv.apply(ev("TOOL_CALL_RESULT", messageId="t1", toolCallId="c1", content="ok"))
+    assert content("t1") == "ok"
+    conv.apply(ev("TEXT_MESSAGE_CONTENT", messageId="t1", delta="+"))
+    assert content("t1") == "ok+"
+    snapshot_call = {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{"}}
+    conv.apply(
+        ev(
+            "MESSAGES_SNAPSHOT",
+            messages=[*wire(conv), {"id": "a2", "role": "assistant", "toolCalls": [snapshot_call]}],
+        )
+    )
+    assert arguments("c2") == "{"
+    conv.apply(ev("TOOL_CALL_ARGS", toolCallId="c2", delta="}"))
+    assert arguments("c2") == "{}" and content("m1") == "ab"
+
+
 def test_dict_messages_are_accepted_by_the_constructor():
     conv = Conversation([{"id": "u1", "role": "user", "content": "hi"}], state={"x": 1})
     assert wire(conv) == [{"role": "user", "id": "u1", "content": "hi"}] and conv.state == {"x": 1}

@@ -304,9 +304,7 @@ class MessageAppliers:
             rec.subagent_run_id = subagent_tag(ev)
             self.store.insert_result(rec, cid)
         if isinstance(content, str):
-            rec.frags = [content] if content else []
-            rec.text = content
-            rec.content = UNSET
+            rec.set_text(content)
         else:
             rec.frags = None
             rec.text = None

@@ -89,6 +89,12 @@ def _compact(frags: list[str], mark: int) -> int:
 # A joined text is kept as a 1-tuple, turned back into a list by the next append:
 # tuples of strings are untracked by the cyclic garbage collector, so the finished
 # messages of a long conversation add nothing to its full collections.
+#
+# So a record's fragments are a list only between an append and the next join, and
+# then its caches are stale: ``frags`` a list => ``text`` and ``built`` are None (and,
+# for a call, its message's ``built``: building a message joins every call it carries).
+# The slow path (:func:`_push`, the callers' lines after it) clears them when it
+# thaws the tuple; the hot path of ``append`` (a list already) has nothing to clear.
 def _joined(text: str) -> tuple[str, ...]:
     return (text,) if text else ()
 
@@ -144,7 +150,7 @@ class CallRecord:
     def __init__(self, call_id: str, name: str, owner: MessageRecord) -> None:
         self.id: str = call_id
         self.name: str = name
-        self.frags: list[str] | tuple[str, ...] = []
+        self.frags: list[str] | tuple[str, ...] = ()
         self.mark: int = 0
         self.text: str | None = ""
         self.metadata: dict[str, Any] | None = None
@@ -162,7 +168,7 @@ class CallRecord:
         fn = getattr(call, "function", None)
         rec = cls(call.id, getattr(fn, "name", ""), owner)
         args = getattr(fn, "arguments", "")
-        rec.frags = [args] if args else []
+        rec.frags = _joined(args)
         rec.text = args or ""
         md = _get(call, "metadata")
         rec.metadata = dict(md) if is_json_object(md) else None
@@ -181,14 +187,14 @@ class CallRecord:
         """Append a TOOL_CALL_ARGS ``delta`` (raw text, may split a JSON token
         or a surrogate pair); O(1) amortised, joined lazily by :attr:`arguments`."""
         frags = self.frags
-        if type(frags) is list and delta:  # the hot path: _push inlined
+        if type(frags) is list and delta:  # the hot path: _push inlined (caches stale already)
             frags.append(delta)
             if len(frags) - self.mark >= _BLOCK:
                 self.mark = _compact(frags, self.mark)
-            self.text = None
             if not delta.isascii() and _edge_surrogate(delta):
                 self.split_pairs = True
-        elif delta:
+            return
+        if delta:
             _push(self, delta)
         self.built = None
         self.owner.built = None
@@ -280,8 +286,7 @@ class MessageRecord:
         """A record with text content ``text`` (e.g. a user message, or the
         empty assistant message a TEXT_MESSAGE_START opens)."""
         rec = cls(message_id, role)
-        rec.frags = [text] if text else []
-        rec.text = text
+        rec.set_text(text)
         return rec
 
     @classmethod
@@ -291,7 +296,7 @@ class MessageRecord:
         rec = cls(message.id, role)
         content = getattr(message, "content", UNSET)
         if isinstance(content, str):
-            rec.frags = [content] if content else []
+            rec.frags = _joined(content)
             rec.text = content
         else:
             rec.content = content
@@ -310,6 +315,14 @@ class MessageRecord:
         rec.built = message
         return rec
 
+    def set_text(self, text: str) -> None:
+        """Make the content the text ``text`` (replacing any other content)."""
+        self.frags = _joined(text)
+        self.mark = 0
+        self.text = text
+        self.content = UNSET
+        self.built = None
+
     @property
     def is_text(self) -> bool:
         """True when the content is text (a fragment list), not parts/objects."""
@@ -326,20 +339,15 @@ class MessageRecord:
     def append(self, delta: str) -> None:
         """Append a text fragment (non-text content is treated as "" and replaced)."""
         frags = self.frags
-        if type(frags) is list and delta:  # the hot path: _push inlined
+        if type(frags) is list and delta:  # the hot path: _push inlined (caches stale already)
             frags.append(delta)
             if len(frags) - self.mark >= _BLOCK:
                 self.mark = _compact(frags, self.mark)
-            self.text = None
             if not delta.isascii() and _edge_surrogate(delta):
                 self.split_pairs = True
-            self.built = None
             return
         if frags is None:
-            self.frags = frags = []
-            self.mark = 0
-            self.text = ""
-            self.content = UNSET
+            self.set_text("")
         if delta:
             _push(self, delta)
         self.built = None
