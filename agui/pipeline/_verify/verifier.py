@@ -11,7 +11,7 @@ its class.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
+from types import MethodType
 from typing import Any, ClassVar
 
 from agui import _rules as R
@@ -91,10 +91,10 @@ class Verifier:
         # event class -> check(event, position) inside a run: the component's and the run's
         self._dispatch: dict[type, ItemCheck] = self._items.checks()
         for cls, check in RUN_CHECKS.items():
-            self._dispatch[cls] = partial(check, self)
+            self._dispatch[cls] = MethodType(check, self)
         # event class -> check(event, position) between runs: the openers
         self._between: dict[type, ItemCheck] = {
-            cls: partial(opener, self) for cls, opener in BETWEEN_RUNS.items()
+            cls: MethodType(opener, self) for cls, opener in BETWEEN_RUNS.items()
         }
         self.checks: dict[type, ItemCheck] = self._between
         """The checks of the verifier's current state, ``check(event, position)``
