@@ -147,6 +147,10 @@ class _Pending:
         self.parent_message_id = parent_message_id
 
 
+_NO_PENDING = _Pending(-1, "", UNSET)
+"""A lane with nothing open (its kind is no chunk kind's)."""
+
+
 class _ChunkKind:
     """What differs between the three chunk kinds: the id's attribute and wire name, the
     fields a continuation must agree on, how an opener becomes a START event and how a
@@ -331,7 +335,8 @@ class Normalizer:
         cls = type(event)
         kind = _KINDS.get(cls)
         if kind is not None:  # (the chunk handlers of HANDLERS, without their wrapper call)
-            return self._chunk(kind, event, position)
+            chunk: Any = event  # (a chunk of that kind)
+            return self._chunk(kind, chunk, position)
         if not self._lanes:  # no chunk stream open: only chunks do anything
             return _new_result(NormalizeResult, ([event], _NO_VIOLATIONS))
         handler = HANDLERS.get(cls)
@@ -473,22 +478,14 @@ class Normalizer:
         # first the chunk's own lane: when it continues that lane's open stream, that is
         # what lane resolution would decide (a (kind, id) is open in at most one lane)
         lane = None if tag is UNSET else tag
-        pending = lanes.get(lane)
-        continues = (
-            pending is not None
-            and pending.kind == number
-            and (item_id is UNSET or item_id == pending.id)
-        )
+        pending = lanes.get(lane, _NO_PENDING)
+        continues = pending.kind == number and (item_id is UNSET or item_id == pending.id)
         if not continues:
             lane, violation = self._resolve_lane(number, item_id, tag, chunk, position)
             if violation is not None:
                 return NormalizeResult([], (violation,))
-            pending = lanes.get(lane)
-            continues = (
-                pending is not None
-                and pending.kind == number
-                and (item_id is UNSET or item_id == pending.id)
-            )
+            pending = lanes.get(lane, _NO_PENDING)
+            continues = pending.kind == number and (item_id is UNSET or item_id == pending.id)
         if continues:
             for attr, established, code, field in kind.agree:
                 value = getattr(chunk, attr)
@@ -510,7 +507,7 @@ class Normalizer:
             opened = kind.open(chunk, item_id, tag)
             if isinstance(opened, str):  # a field the opener must carry is missing
                 return self._missing(opened, number, kind.name_field, chunk, position, item_id)
-            out = [] if pending is None else [_end_of(lanes.pop(lane))]
+            out = [] if pending is _NO_PENDING else [_end_of(lanes.pop(lane))]
             pending, start = opened
             lanes[lane] = pending
             out.append(start)

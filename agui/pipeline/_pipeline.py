@@ -65,6 +65,8 @@ from agui.wire._strict import patch_ok as _patch_ok
 UNSET = msgspec.UNSET
 
 VerifyMode = Literal["strict", "tolerant", "off"]
+_Check = Callable[[Any, int | None], ProtocolViolation | None]  # a verifier check
+_Table = dict[type, tuple[_Check | None, Callable[[Any], list[Update]]]]  # feed_frame's shortcut
 _MODES = ("strict", "tolerant", "off")
 
 _CHUNK_CLASSES = frozenset(
@@ -177,10 +179,10 @@ class Pipeline:
         # chunk stream is open, events are kept or the verifier is between runs
         checks = self._verifier.run_checks if self._verifier is not None else {}
         apply = self._apply
-        self._run_table: dict[type, tuple[Any, Callable[[Any], list[Update]]]] = {
+        self._run_table: _Table = {
             cls: (checks.get(cls), self._steps.get(cls, apply)) for cls in _PLAIN
         }
-        self._fast = _NO_TABLE
+        self._fast: _Table = _NO_TABLE
         self._refresh()
 
     # ------------------------------------------------------------------ props
@@ -665,7 +667,7 @@ _SPECIAL: dict[type[Any], Callable[[Pipeline, Any, list[Update]], None]] = {
 # the classes feed_frame delivers on its shortest path: no chunk, no JSON Patch to
 # check, nothing for the pipeline itself to do after applying them
 _PLAIN = _EVENT_CLASSES - _CHUNK_CLASSES - _PATCH_EVENTS - frozenset(_SPECIAL)
-_NO_TABLE: dict[type, Any] = {}  # (never changed) feed_frame's table when it has no shortcut
+_NO_TABLE: _Table = {}  # (never changed) feed_frame's table when it has no shortcut
 
 __all__ = ["IMPLEMENTED_PROTOCOL_VERSION", "Pipeline", "VerifyMode"]
 
