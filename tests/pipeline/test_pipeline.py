@@ -533,3 +533,37 @@ def test_a_conversation_subclass_that_overrides_apply_sees_every_delta():
     pipeline.feed_bytes(sse(START, *text("m1", "a", "b"), FINISH))
     assert seen.count("TextMessageContentEvent") == 2
     assert pipeline.conversation.message("m1").content == "ab"
+
+
+def test_each_event_is_judged_in_the_state_it_arrives_in_at_its_position():
+    """The shortcut for plain events follows the run and the chunk streams: a chunk
+    stream routes every event through the normalizer until it closes, between runs
+    every event is refused by the lifecycle, a new run serves them again. A violation
+    names its event's position: the verifier's in the delivered stream (the events a
+    chunk stream adds count), the normalizer's in the input."""
+    p = Pipeline()
+    late = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "late"}
+    after_end = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m2", "delta": "z"}
+    ups = feed_all(
+        p,
+        START,  # input 0, delivered 0
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "c1", "delta": "x"},  # input 1: 1, 2
+        {"type": "TEXT_MESSAGE_CHUNK", "delta": "y"},  # input 2: 3
+        *text("m1", "a"),  # inputs 3-5: 4 (the chunk stream's END), 5, 6, 7
+        FINISH,  # input 6: 8
+        late,  # input 7, delivered 9: refused, no run is open
+        {**START, "runId": "r2"},  # input 8: 10
+        *text("m2", "b"),  # inputs 9-11: 11-13
+        after_end,  # input 12, delivered 14: refused, m2 is closed
+        {"type": "TEXT_MESSAGE_CHUNK", "delta": "w"},  # input 13: refused, nothing to continue
+        {**FINISH, "runId": "r2"},  # input 14: 15
+    )
+    refused = [(u.error.code, u.error.position) for u in of(ErrorUpdate, ups)]
+    assert refused == [
+        ("event_after_run_finished", 9),
+        ("content_without_start", 14),
+        ("chunk_missing_id", 13),
+    ]
+    conversation = p.conversation
+    assert [conversation.text_of(m) for m in ("c1", "m1", "m2")] == ["xy", "a", "b"]
+    assert [u.outcome for u in of(Done, ups)] == ["success", "success"]
