@@ -529,7 +529,7 @@ class Pipeline:
                 return out
         try:
             return step(event)
-        except Exception as exc:  # noqa: BLE001 - as Conversation.apply: never crashes a run
+        except Exception as exc:  # noqa: BLE001 - a step, or a subclass's apply: never crashes a run
             return self._conversation.failed(event, exc)
 
     def _refresh(self) -> None:
@@ -600,20 +600,18 @@ class Pipeline:
                 return
         if self._events is not None:
             self._events.append(ev)
-        step = self._steps.get(cls)
-        if step is not None:  # a streamed delta (as feed_frame applies it)
-            try:
-                out += step(ev)
-            except Exception as exc:  # noqa: BLE001 - as Conversation.apply
-                out += self._conversation.failed(ev, exc)
-            return
-        updates = self._apply(ev)
+        step = self._steps.get(cls)  # a streamed delta's, as feed_frame applies it
+        try:
+            updates = self._apply(ev) if step is None else step(ev)
+        except Exception as exc:  # noqa: BLE001 - a step, or a subclass's apply: never crashes a run
+            updates = self._conversation.failed(ev, exc)
         if updates:
-            out.extend(updates)
-        special = _SPECIAL.get(cls)
-        if special is not None:
-            special(self, ev, out)
-            self._refresh()  # a run opened or ended: the verifier's state moved
+            out += updates
+        if step is None:
+            special = _SPECIAL.get(cls)
+            if special is not None:
+                special(self, ev, out)
+                self._refresh()  # a run opened or ended: the verifier's state moved
 
     def on_run_started(self, ev: T.RunStartedEvent, out: list[Update]) -> None:
         """RUN_STARTED: a warning when it declares a protocol version we do not serve."""

@@ -535,6 +535,30 @@ def test_a_conversation_subclass_that_overrides_apply_sees_every_delta():
     assert pipeline.conversation.message("m1").content == "ab"
 
 
+def test_a_subclass_apply_that_raises_is_an_apply_failed_warning_on_every_path():
+    """An event whose (overridden) apply raises is reported, not raised, whether it
+    takes the pipeline's shortcut (a run open, no chunk stream) or the full path
+    (a chunk stream open), and the run goes on."""
+
+    class Broken(Conversation):
+        def apply(self, event: T.Event) -> list[Any]:
+            if isinstance(event, T.CustomEvent):
+                raise RuntimeError("broken subclass")
+            return super().apply(event)
+
+    pipeline = Pipeline(Broken())
+    custom = {"type": "CUSTOM", "name": "n", "value": 1}
+    chunk = {"type": "TEXT_MESSAGE_CHUNK", "messageId": "c1", "delta": "x"}
+    ups = feed_all(pipeline, START, custom, chunk, custom, FINISH)
+    failed = [u for u in of(WarningUpdate, ups) if u.code == "apply_failed"]
+    assert [("CUSTOM" in u.message, "broken subclass" in u.message) for u in failed] == [
+        (True, True),
+        (True, True),
+    ]
+    assert pipeline.conversation.text_of("c1") == "x"
+    assert [u.outcome for u in of(Done, ups)] == ["success"]
+
+
 def test_each_event_is_judged_in_the_state_it_arrives_in_at_its_position():
     """The shortcut for plain events follows the run and the chunk streams: a chunk
     stream routes every event through the normalizer until it closes, between runs
