@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import enum
 import importlib
 import importlib.util
 import inspect
@@ -470,3 +471,31 @@ def test_the_public_modules_are_exactly_those_docs_architecture_lists_each_with_
     for name in public:
         module = importlib.import_module(name)
         assert isinstance(module.__all__, list) and module.__all__, name
+
+
+def test_generated_protocol_classes_report_agui_types_as_their_home():
+    """Users see one package: a protocol struct's class names ``agui.types`` in reprs,
+    tracebacks and ``__module__``, not the generated package it is written to, and its
+    annotations still resolve (msgspec and ``typing.get_type_hints``)."""
+    import typing
+
+    import msgspec
+
+    import agui.types as types
+
+    classes = [getattr(types, n) for n in types.__all__ if isinstance(getattr(types, n), type)]
+    assert len(classes) > 80
+    for cls in classes:
+        if cls.__module__ in {"msgspec", "builtins", "typing"}:
+            continue  # UnsetType is msgspec's own, JSON aliases resolve to builtins / Any
+        assert cls.__module__ == "agui.types", cls
+        assert repr(cls) == f"<class 'agui.types.{cls.__name__}'>" or issubclass(cls, enum.Enum)
+        typing.get_type_hints(cls, include_extras=True)
+    snapshot = msgspec.json.decode(
+        b'{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"1","role":"user","content":"hi"}]}',
+        type=types.Event,
+    )
+    assert type(snapshot.messages[0]) is types.UserMessage
+    assert msgspec.json.decode(msgspec.json.encode(snapshot), type=types.Event) == snapshot
+    hints = typing.get_type_hints(types.MessagesSnapshotEvent)
+    assert types.UserMessage in typing.get_args(typing.get_args(hints["messages"])[0])
