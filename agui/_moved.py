@@ -119,7 +119,7 @@ MOVED: dict[str, str] = {
     "agui.server.telemetry": "agui.server._telemetry",
     "agui.server.versions": "agui.server._versions",
     "agui.transports.base": "agui.transports._base",
-    "agui.transports.fast_http": "agui.transports._fast_http",
+    "agui.transports.fast_http": "agui.transports._aiohttp",
     "agui.transports.http": "agui.transports._http",
     "agui.transports.inflate": "agui.transports._inflate",
     "agui.transports.proto_recording": "agui.transports._proto_recording",

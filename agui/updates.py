@@ -7,7 +7,9 @@ applied and reported here, or reported as an :class:`ErrorUpdate`. Nothing is
 silent.
 
 All updates are frozen ``msgspec.Struct`` values (immutable, hashable, compared
-by value, usable in ``match`` statements by field name). Every update except
+by value, usable in ``match`` statements by field name), except
+:class:`StateChanged`, a frozen slots dataclass that behaves the same (so that
+encoding works out its deferred state). Every Struct update except
 :class:`ErrorUpdate` is created with ``gc=False``: updates hold only decoded
 JSON and ids, which cannot form reference cycles, and leaving them untracked by
 the cyclic garbage collector keeps the per-event cost flat as a conversation
@@ -25,6 +27,8 @@ here: ``update.from_event.index`` on a ``ToolCallStarted`` once TOOL_CALL_START 
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -293,7 +297,8 @@ class DeferredState:
         return repr(self.resolve())
 
 
-class StateChanged(FromEvent, frozen=True, gc=False):
+@dataclasses.dataclass(init=False, eq=False)
+class StateChanged:
     """STATE_SNAPSHOT (``patch`` None) or STATE_DELTA (``patch`` the applied
     JSON Patch ops as plain JSON). ``state`` is the whole state after it, as
     of this update: a value that never changes afterwards (later changes
@@ -302,42 +307,81 @@ class StateChanged(FromEvent, frozen=True, gc=False):
     The applier builds it with a :class:`DeferredState`: the state is worked
     out on the first read of ``state`` (O(width of the containers the patches
     since the last worked-out state touch), the same value on every read), so
-    updates nobody reads cost nothing. To encode an update whether or not it
-    was read, pass :func:`enc_hook` (``msgspec.json.encode(update,
-    enc_hook=agui.updates.enc_hook)``, the same for ``msgspec.to_builtins``):
-    a plain encoder refuses the unread member (``TypeError`` naming its type)
-    and ``msgspec.structs.asdict`` returns it as is."""
+    updates nobody reads cost nothing. Encoding reads it too: plain
+    ``msgspec.json.encode``, ``msgspec.msgpack.encode`` and
+    ``msgspec.to_builtins`` give the state whether or not it was read.
+
+    The one update that is a slots dataclass rather than a ``msgspec.Struct``
+    (``msgspec`` encodes a Struct's members without reading them, a
+    dataclass's fields by reading them): its fields are read-only properties,
+    so it is frozen (``AttributeError`` on assignment); compared and hashed by
+    value ignoring ``from_event`` (as :class:`FromEvent`), matched by field
+    name; ``dataclasses.replace`` / ``asdict`` / ``fields`` work on it, the
+    ``msgspec.structs`` functions do not. Tracked by the cyclic garbage
+    collector (a slots class always is; the other updates are not)."""
+
+    __slots__ = ("_from_event", "_patch", "_state")
 
     state: JSONValue
     patch: list[JSONValue] | None = None
     from_event: Event | None = None
 
+    def __init__(
+        self,
+        state: JSONValue | DeferredState,
+        patch: list[JSONValue] | None = None,
+        from_event: Event | None = None,
+    ) -> None:
+        self._state = state
+        self._patch = patch
+        self._from_event = from_event
 
-_STATE_SLOT = StateChanged.__dict__["state"]
+    def _read_state(self) -> JSONValue:
+        """The whole state after this update (a :class:`DeferredState` is worked out
+        on the first read, then kept). ``msgspec`` encodes a dataclass by reading
+        each field, so this runs on encoding too."""
+        value = self._state
+        if isinstance(value, DeferredState):
+            value = self._state = value.resolve()  # worked out once
+        return value
+
+    def _value(self) -> tuple[object, ...]:
+        return (self.state, self._patch)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._value() == other._value()
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._value()))
+
+    def __reduce__(self) -> tuple[type[StateChanged], tuple[object, ...]]:
+        # pickle, copy.copy and copy.deepcopy: the state worked out
+        return (StateChanged, (self.state, self._patch, self._from_event))
 
 
-def _read_state(update: StateChanged) -> JSONValue:
-    """The whole state after this update (a :class:`DeferredState` is worked out
-    on the first read, then kept)."""
-    value = _STATE_SLOT.__get__(update, StateChanged)
-    if isinstance(value, DeferredState):
-        value = value.resolve()
-        _STATE_SLOT.__set__(update, value)  # worked out once (the member stays frozen)
-    return value
-
-
-setattr(  # noqa: B010 - the member descriptor is replaced on purpose (see the class doc)
-    StateChanged,
-    "state",
-    property(_read_state),
-)
+# The fields as read-only properties over the slots (set once, by ``__init__``). Set after
+# the decorator, which takes the class attributes of the fields as their defaults.
+for _name, _getter in (
+    ("state", vars(StateChanged)["_read_state"]),
+    ("patch", operator.attrgetter("_patch")),
+    ("from_event", operator.attrgetter("_from_event")),
+):
+    setattr(StateChanged, _name, property(_getter, doc=f"The update's ``{_name}`` (read-only)."))
+del _name, _getter
 
 
 def enc_hook(obj: object) -> JSONValue:
     """``enc_hook`` for ``msgspec`` encoders and ``msgspec.to_builtins``: a
-    :class:`DeferredState` (the ``state`` of a :class:`StateChanged` nobody read
-    yet) becomes the state it stands for; anything else is refused as
-    ``msgspec`` refuses it (``NotImplementedError``)."""
+    :class:`DeferredState` becomes the state it stands for; anything else is
+    refused as ``msgspec`` refuses it (``NotImplementedError``). Not needed to
+    encode updates: a :class:`StateChanged` encodes its state whether or not it
+    was read (kept for code that passes it)."""
     if isinstance(obj, DeferredState):
         return obj.resolve()
     raise NotImplementedError(f"Encoding objects of type {type(obj).__name__} is unsupported")
@@ -522,6 +566,13 @@ Update = (
 """Every value a run reports."""
 
 CARRIES_EVENT: frozenset[type] = frozenset(
-    cls for cls in Update.__args__ if "from_event" in cls.__struct_fields__
+    cls
+    for cls in Update.__args__
+    if "from_event"
+    in (
+        cls.__struct_fields__
+        if issubclass(cls, msgspec.Struct)
+        else [f.name for f in dataclasses.fields(cls)]
+    )
 )
 """The update classes with a ``from_event`` member (set by the applier)."""

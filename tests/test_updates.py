@@ -3,7 +3,11 @@ untracked by the cyclic garbage collector so a long run's cost stays flat."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import gc
+import pickle
+from typing import Any
 
 import msgspec
 import pytest
@@ -19,7 +23,7 @@ def test_update_alias_names_every_update_class():
         obj
         for obj in vars(u).values()
         if isinstance(obj, type)
-        and issubclass(obj, msgspec.Struct)
+        and (issubclass(obj, msgspec.Struct) or dataclasses.is_dataclass(obj))  # StateChanged
         and obj.__module__ == u.__name__
         and obj is not u.FromEvent  # the base of the updates made from an event
     }
@@ -42,13 +46,16 @@ def test_updates_match_by_field_name():
             pytest.fail("Done did not match by field")
 
 
-def test_updates_are_untracked_by_the_cycle_collector_except_errors():
+def test_updates_are_untracked_by_the_cycle_collector_except_errors_and_state():
     # decoded JSON and ids cannot form cycles; untracked updates keep the
-    # collector from walking every update of a long run (bench: pipeline scaling)
-    assert not gc.is_tracked(u.StateChanged(state={"tasks": [1, 2]}, patch=None))
+    # collector from walking every update of a long run (bench: pipeline scaling).
+    # StateChanged is a slots dataclass (so that encoding reads its state), which
+    # CPython always tracks: one object per state update (bench: the state rows).
     assert not gc.is_tracked(u.TextDelta("m1", "x"))
+    assert gc.is_tracked(u.StateChanged(state={"tasks": [1, 2]}, patch=None))
     for cls in UPDATE_CLASSES:
-        assert cls.__struct_config__.gc is (cls is u.ErrorUpdate), cls.__name__
+        if cls is not u.StateChanged:
+            assert cls.__struct_config__.gc is (cls is u.ErrorUpdate), cls.__name__
 
 
 def test_error_update_stays_tracked_so_a_traceback_cycle_is_collected():
@@ -140,25 +147,113 @@ def _unread_state_updates() -> list[u.StateChanged]:
     return [x for x in out if isinstance(x, u.StateChanged)]
 
 
-def test_state_updates_encode_whether_or_not_read():
-    """Finding 1: an update from a STATE_DELTA encodes (with ``agui.updates.enc_hook``) before
-    its ``state`` is read, each as the state after its own delta; reading it first changes
-    nothing. A plain ``msgspec`` encoder with no hook refuses it naming the deferred type
-    (the price of not copying the state per update: docs/client.md)."""
+def test_unread_state_delta_encodes_with_plain_msgspec():
+    """Finding 1: an update from a STATE_DELTA encodes with plain ``msgspec`` encoders (no
+    hook) before its ``state`` is read, each as the state after its own delta, alone, in a
+    list or inside a Struct, in any order; the same bytes as once read, and reading it
+    afterwards gives that state."""
+    expected = [{"n": i} for i in range(4)]
+
     unread = _unread_state_updates()
-    assert [
-        msgspec.json.decode(msgspec.json.encode(x, enc_hook=u.enc_hook))["state"] for x in unread
-    ] == [{"n": 0}, {"n": 1}, {"n": 2}, {"n": 3}]
+    assert [msgspec.json.decode(msgspec.json.encode(x))["state"] for x in unread] == expected
+    assert [x.state for x in unread] == expected
+    unread = _unread_state_updates()
+    assert [msgspec.to_builtins(x)["state"] for x in unread] == expected
+    unread = _unread_state_updates()
+    assert [msgspec.msgpack.decode(msgspec.msgpack.encode(x))["state"] for x in unread] == expected
+    unread = _unread_state_updates()  # the newest first: each still its own delta's state
+    as_list = msgspec.json.decode(msgspec.json.encode(unread[::-1]))
+    assert [x["state"] for x in as_list] == expected[::-1]
+
+    class Batch(msgspec.Struct):
+        updates: list[Any]
+
+    unread = _unread_state_updates()
+    assert [x["state"] for x in msgspec.to_builtins(Batch(unread))["updates"]] == expected
+
+    read = _unread_state_updates()
+    assert [x.state for x in read] == expected
+    unread = _unread_state_updates()
+    assert [msgspec.json.encode(x) for x in unread] == [msgspec.json.encode(x) for x in read]
+    assert msgspec.json.decode(msgspec.json.encode(read[1]))["patch"] == [
+        {"op": "replace", "path": "/n", "value": 1}
+    ]
+
+
+class _Fixed(u.DeferredState):
+    """A deferred state that works out to ``{"fixed": True}``."""
+
+    def resolve(self) -> Any:
+        return {"fixed": True}
+
+
+def test_enc_hook_still_encodes_state_updates():
+    """``enc_hook`` is no longer needed but code that passes it keeps working: the same
+    bytes as without it; it still works out a ``DeferredState`` handed to it alone and
+    refuses anything else as ``msgspec`` does."""
+    unread = _unread_state_updates()
+    hooked = [msgspec.json.encode(x, enc_hook=u.enc_hook) for x in unread]
+    assert hooked == [msgspec.json.encode(x) for x in _unread_state_updates()]
     assert [msgspec.to_builtins(x, enc_hook=u.enc_hook)["state"] for x in unread] == [
         {"n": i} for i in range(4)
     ]
-    read = _unread_state_updates()
-    assert [x.state for x in read] == [{"n": i} for i in range(4)]
-    assert [msgspec.json.encode(x) for x in read] == [
-        msgspec.json.encode(x, enc_hook=u.enc_hook) for x in unread
-    ]
-    with pytest.raises(TypeError, match="DeferredState|StateVersion"):
-        msgspec.json.encode(_unread_state_updates()[-1])
+    assert msgspec.json.encode(_Fixed(), enc_hook=u.enc_hook) == b'{"fixed":true}'
+    with pytest.raises(NotImplementedError, match="type object is unsupported"):
+        msgspec.json.encode(object(), enc_hook=u.enc_hook)
+
+
+def test_a_state_that_cannot_be_worked_out_fails_the_encoding_not_drops_the_state():
+    """Encoding reads ``state``; when working it out raises, the encoder raises that error
+    (msgspec 0.23; 0.19-0.22 dropped a dataclass field whose read raised, silently)."""
+
+    class Broken(u.DeferredState):
+        def resolve(self) -> Any:
+            raise ValueError("cannot work the state out")
+
+    update = u.StateChanged(Broken(), [])
+    for encode in (msgspec.json.encode, msgspec.msgpack.encode, msgspec.to_builtins):
+        with pytest.raises(ValueError, match="cannot work the state out"):
+            encode(update)
+
+
+def test_state_changed_keeps_the_promises_of_every_update():
+    """The dataclass ``StateChanged`` behaves as the Struct updates do: frozen, compared and
+    hashed by value ignoring ``from_event``, matched by field name, given its event by the
+    applier (it is in ``CARRIES_EVENT``); copies, pickles and ``dataclasses.replace`` carry
+    the state worked out."""
+    unread = _unread_state_updates()
+    one = unread[1]
+    assert one.from_event is not None and one.from_event.delta[0]["value"] == 1
+    assert u.StateChanged in u.CARRIES_EVENT
+    by_hand = u.StateChanged({"n": 1}, [{"op": "replace", "path": "/n", "value": 1}])
+    assert one == by_hand and not (one != by_hand)
+    assert one != u.StateChanged({"n": 2}, by_hand.patch)
+    assert one != u.TextDelta("m", "x")
+    assert hash(u.StateChanged(3)) == hash(u.StateChanged(3, from_event=one.from_event))
+    with pytest.raises(AttributeError):
+        one.state = {}  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        one.from_event = None  # type: ignore[misc]
+    match unread[2]:
+        case u.StateChanged(state={"n": n}, patch=[{"op": "replace"}]):
+            assert n == 2
+        case _:
+            pytest.fail("StateChanged did not match by field")
+    fresh = _unread_state_updates()
+    assert copy.copy(fresh[2]).state == {"n": 2}
+    fresh = _unread_state_updates()
+    assert copy.deepcopy(fresh[2]) == unread[2]
+    unpickled = pickle.loads(pickle.dumps(u.StateChanged(_Fixed(), [])))
+    assert unpickled == u.StateChanged({"fixed": True}, [])
+    fresh = _unread_state_updates()
+    assert dataclasses.replace(fresh[2], patch=None) == u.StateChanged({"n": 2})
+    fresh = _unread_state_updates()
+    assert dataclasses.asdict(fresh[0])["state"] == {"n": 0}
+    assert [f.name for f in dataclasses.fields(u.StateChanged)] == ["state", "patch", "from_event"]
+    assert (
+        repr(u.StateChanged({"n": 1}))
+        == "StateChanged(state={'n': 1}, patch=None, from_event=None)"
+    )
 
 
 def test_done_and_paused_carry_every_member_of_their_event():

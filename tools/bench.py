@@ -67,13 +67,15 @@ class Config:
     repeats: int = 7
     events: int = 40_000
     seed: int = 1234
-    transports: str = "default,httpx"
+    transports: str = "default,httpx,aiohttp+uvloop"
     """Transports the concurrency section runs (names or ``module:Class``, comma-separated;
-    ``default``: what ``agui.transports.default_transport`` gives a URL)."""
+    ``default``: what ``agui.transports.default_transport`` gives a URL; a name ending in
+    ``+uvloop`` runs its sessions on uvloop's event loop)."""
     runs_per_level: int = 3
     """Runs of each paced concurrency level (the level's figures are their medians)."""
-    max_sessions: int = 300
-    """The last paced concurrency level (sessions; levels go up in steps of 10)."""
+    max_sessions: int = 1000
+    """The last paced concurrency level (sessions; levels go up in steps of 10 to 100,
+    25 to 300, then 50)."""
 
 
 class Sample(float):
@@ -829,7 +831,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--transports",
         help="transports of the concurrency section, comma-separated "
-        "(default, httpx, fast or module:Class; default: default,httpx)",
+        "(default, httpx, aiohttp or module:Class, each optionally +uvloop; "
+        "default: default,httpx,aiohttp+uvloop)",
     )
     parser.add_argument(
         "--runs-per-level",
@@ -839,10 +842,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--max-sessions",
         type=int,
-        help="last paced concurrency level, in steps of 10 sessions (default 300)",
+        help="last paced concurrency level (steps of 10 sessions to 100, 25 to 300, then 50;"
+        " default 1000)",
     )
     args = parser.parse_args(argv)
-    cfg = Config(quick=True, repeats=3, events=1500, runs_per_level=2) if args.quick else Config()
+    cfg = (
+        # quick: the two transports of the shipped default (the suite's time budget)
+        Config(quick=True, repeats=3, events=1500, runs_per_level=2, transports="default,httpx")
+        if args.quick
+        else Config()
+    )
     if args.repeats:
         cfg.repeats = args.repeats
     if args.transports:

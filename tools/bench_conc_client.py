@@ -29,18 +29,31 @@ from array import array
 from typing import Any
 
 TRANSPORTS = {
-    # what a URL gets (Session(url), HttpAgent, board-watch): FastHttpTransport with the
+    # what a URL gets (Session(url), HttpAgent, board-watch): AiohttpTransport with the
     # fast extra and no proxy, HttpTransport otherwise
     "default": "agui.transports:default_transport",
     "httpx": "agui.transports:HttpTransport",
-    "fast": "agui.transports:FastHttpTransport",  # httptools, the `fast` extra
+    "aiohttp": "agui.transports:AiohttpTransport",  # aiohttp's client, the `fast` extra
 }
 STACKS = ("httpx", "aiohttp", "httptools", "asyncio-streams")
 
 
+UVLOOP = "+uvloop"
+"""A transport name ending so (``aiohttp+uvloop``) runs its sessions on uvloop's event loop."""
+
+
+def split_loop(name: str) -> tuple[str, bool]:
+    """``"aiohttp+uvloop"`` -> ``("aiohttp", True)``: the transport's name and whether
+    the sessions run on uvloop's event loop (the ``uvloop`` extra)."""
+    return name.removesuffix(UVLOOP), name.endswith(UVLOOP)
+
+
 def transport_class(name: str) -> Any:
     """The Transport class (or factory, for ``default``) a name stands for, called with the
-    URL (ImportError/AttributeError when absent)."""
+    URL (ImportError/AttributeError when absent, uvloop included for a ``+uvloop`` name)."""
+    name, on_uvloop = split_loop(name)
+    if on_uvloop:
+        importlib.import_module("uvloop")
     module, _, attr = TRANSPORTS.get(name, name).partition(":")
     return getattr(importlib.import_module(module), attr)
 
@@ -72,6 +85,7 @@ async def _sessions(name: str, urls: list[str], lat: array, errors: list[str]) -
     from agui.updates import Done, ErrorUpdate, TextDelta
 
     cls = transport_class(name)
+    name = split_loop(name)[0]
 
     async def one(url: str) -> int:
         n = 0
@@ -196,20 +210,26 @@ def main(argv: list[str]) -> None:
     lat: array = array("q")
     errors: list[str] = []
     reads = [0]
+    loop_factory = None
+    if split_loop(name)[1]:
+        import uvloop
+
+        loop_factory = uvloop.new_event_loop
     if kind == "session":
         factory = transport_class(name)  # import before the figures start
-        if name == "default":
+        if split_loop(name)[0] == "default":
             factory("http://127.0.0.1:1/")  # the transport it picks imports lazily
         import agui.client._session  # noqa: F401
-    elif name in ("httpx", "aiohttp", "httptools"):
-        importlib.import_module(name)
+    elif split_loop(name)[0] in ("httpx", "aiohttp", "httptools"):
+        importlib.import_module(split_loop(name)[0])
     base_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     wall, cpu = time.perf_counter(), time.process_time()
-    if kind == "session":
-        got = asyncio.run(_sessions(name, urls, lat, errors))
-    else:
-        asyncio.run(_raw(name, urls, lat, reads))
-        got = len(lat)
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        if kind == "session":
+            got = runner.run(_sessions(name, urls, lat, errors))
+        else:
+            runner.run(_raw(split_loop(name)[0], urls, lat, reads))
+            got = len(lat)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     ordered = sorted(lat)
 

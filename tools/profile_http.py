@@ -15,7 +15,7 @@ divided by the number of reads it got. Stacks (round by round, in one run):
 * ``aiohttp``: ``ClientSession.post`` + ``content.iter_any()``;
 * ``h11``: ``asyncio.open_connection`` + ``h11.Connection``;
 * ``httptools``: an ``asyncio.Protocol`` feeding ``httptools.HttpResponseParser``;
-* ``fast``: ``agui.transports.FastHttpTransport.stream`` (when it exists).
+* ``fast``: ``agui.transports.AiohttpTransport.stream`` (the ``fast`` extra).
 """
 
 from __future__ import annotations
@@ -186,14 +186,14 @@ async def with_httptools(port: int) -> int:
 
 
 async def with_fast(url: str) -> int:
-    from agui.transports import FastHttpTransport  # type: ignore[attr-defined]
+    from agui.transports import AiohttpTransport
     from agui.types import RunAgentInput
 
     run_input = RunAgentInput(
         thread_id="t", run_id="r", messages=[], tools=[], context=[], state={}, forwarded_props={}
     )
     reads = 0
-    async for chunk in FastHttpTransport(url).stream(run_input):
+    async for chunk in AiohttpTransport(url).stream(run_input):
         if chunk:
             reads += 1
     return reads
@@ -223,7 +223,7 @@ def main() -> None:
         "fast": lambda: with_fast(url),
     }
     wanted = [s for s in args.stacks.split(",") if s in stacks]
-    needs = {"aiohttp": "aiohttp", "httptools": "httptools", "fast": "httptools"}
+    needs = {"aiohttp": "aiohttp", "httptools": "httptools", "fast": "aiohttp"}
     for name in list(wanted):
         try:
             if name in needs:

@@ -153,12 +153,12 @@ def modes(body: bytes, server: Server | None) -> dict[str, Any]:
     if server is not None:
         out["http"] = lambda: _session_run(HttpTransport(server.url))
     try:
-        from agui.transports import FastHttpTransport  # type: ignore[attr-defined]
+        from agui.transports import AiohttpTransport
     except ImportError:
         pass
     else:
         if server is not None:
-            out["fast"] = lambda: _session_run(FastHttpTransport(server.url))
+            out["fast"] = lambda: _session_run(AiohttpTransport(server.url))
     return out
 
 
@@ -182,7 +182,7 @@ RSS_CHILD = textwrap.dedent(
         base = hwm()
         cls = HttpTransport
         if mode == "fast":
-            from agui.transports import FastHttpTransport as cls
+            from agui.transports import AiohttpTransport as cls
         n = _session_run(cls(sys.argv[4]))
     peak = hwm()
     print(f"peak RSS {peak:.0f} MiB ({base:.0f} MiB before the run; {n:,} updates)")

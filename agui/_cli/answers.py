@@ -121,16 +121,14 @@ def ask_answers(
 
 def end_of_input(console: Console, interrupts: list[Any]) -> None:
     """Print the ``stop`` line for input that ended with ``interrupts`` unanswered."""
-    n = len(interrupts)
-    console.write(
-        [
-            Line(
-                "stop",
-                f"end of input with {n} interrupt{'' if n == 1 else 's'} unanswered; "
-                "no resume sent",
-            )
-        ]
-    )
+    _stop_line(console, len(interrupts), "interrupt", "resume")
+
+
+def _stop_line(console: Console, n: int, what: str, unsent: str) -> None:
+    """``end of input with N WHAT(s) unanswered; no UNSENT sent``."""
+    plural = "" if n == 1 else "s"
+    line = f"end of input with {n} {what}{plural} unanswered; no {unsent} sent"
+    console.write([Line("stop", line)])
 
 
 def parse_tool_result(text: str) -> tuple[str, str]:
@@ -173,19 +171,6 @@ def ask_tool_result(call: ToolCall, label: str, console: Console, canned: dict[s
     if reply is None:
         raise EndOfInput(call.id)
     return reply
-
-
-def _end_of_input_calls(console: Console, calls: list[Any]) -> None:
-    n = len(calls)
-    console.write(
-        [
-            Line(
-                "stop",
-                f"end of input with {n} tool call{'' if n == 1 else 's'} unanswered; "
-                "no result sent",
-            )
-        ]
-    )
 
 
 def open_tool_calls(session: Session) -> list[ToolCall]:
@@ -257,7 +242,7 @@ def stop_at_end(console: Console, session: Session, interrupts: list[Any]) -> No
     if interrupts:
         end_of_input(console, interrupts)
     else:
-        _end_of_input_calls(console, open_tool_calls(session))
+        _stop_line(console, len(open_tool_calls(session)), "tool call", "result")
 
 
 def cannot_send(session: Session, exc: Exception) -> Line:

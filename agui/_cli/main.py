@@ -298,7 +298,6 @@ def build_parser() -> argparse.ArgumentParser:
 def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The argparse tree and its subcommands' parsers by name (so a usage error found
     after parsing can name ``board-watch COMMAND``)."""
-    from agui._cli.serve import add_store_flags
 
     parser = argparse.ArgumentParser(
         prog="board-watch",
@@ -398,9 +397,7 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
             help=f"serve {what}",
             description=f"Serve {what} in the foreground (uvicorn; Ctrl-C stops).",
         )
-        s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-        s.add_argument("--port", type=_port, default=port, help=f"TCP port (default {port})")
-        add_store_flags(s)
+        _add_serve_flags(s, port)
     _add_llm_arguments(
         sub.add_parser(
             "serve-llm",
@@ -413,13 +410,18 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
     return parser, sub.choices
 
 
-def _add_llm_arguments(s: argparse.ArgumentParser) -> None:
-    """``serve-llm``'s flags (the live-model agent; they fall back to OPENAI_* variables)."""
+def _add_serve_flags(s: argparse.ArgumentParser, port: int) -> None:
+    """A ``serve-*`` command's ``--host``, ``--port`` (default ``port``) and store flags."""
     from agui._cli.serve import add_store_flags
 
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    s.add_argument("--port", type=_port, default=8070, help="TCP port (default 8070)")
+    s.add_argument("--port", type=_port, default=port, help=f"TCP port (default {port})")
     add_store_flags(s)
+
+
+def _add_llm_arguments(s: argparse.ArgumentParser) -> None:
+    """``serve-llm``'s flags (the live-model agent; they fall back to OPENAI_* variables)."""
+    _add_serve_flags(s, 8070)
     s.add_argument(
         "--base-url",
         metavar="URL",

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from agui.transports import FastHttpTransport, HttpTransport, Transport
+    from agui.transports import AiohttpTransport, HttpTransport, Transport
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -288,9 +288,9 @@ def make_transport(
     timeout: float | None = None,
     protobuf: bool = False,
     headers: Mapping[str, str] | None = None,
-) -> HttpTransport | FastHttpTransport:
+) -> HttpTransport | AiohttpTransport:
     """The transport ``watch`` and ``trace`` use: :func:`agui.transports.default_transport`
-    (``FastHttpTransport`` with the ``fast`` extra, else ``HttpTransport``;
+    (``AiohttpTransport`` with the ``fast`` extra, else ``HttpTransport``;
     ``timeout``: see :func:`http_timeout`; ``headers``: see
     :func:`request_headers_of`). ``protobuf`` (``--protobuf``) asks for the
     protobuf binding (SSE is still accepted); without the ``proto`` extra it

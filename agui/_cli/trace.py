@@ -255,83 +255,66 @@ def trace(
 
     Each response is streamed on one :class:`asyncio.Runner` loop; answers
     are read between responses on the calling thread (Ctrl-C: exit 130)."""
-    with asyncio.Runner() as runner:
-        return _trace(
-            runner, transport, line, tools, console, mode, url, max_resumes, ids, idle_timeout
-        )
-
-
-def _trace(
-    runner: asyncio.Runner,
-    transport: Transport,
-    line: str,
-    tools: list[Tool],
-    console: Console,
-    mode: str,
-    url: str,
-    max_resumes: int = 10,
-    ids: ThreadIds | None = None,
-    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
-) -> int:
     from urllib.parse import urlsplit
 
     import msgspec
 
-    path = sanitize(urlsplit(url).path or "/")
-    idle = idle_seconds(idle_timeout)
-    ids = ThreadIds(THREAD_ID) if ids is None else ids
-    run_input = first_input(line, tools, ids)
-    console.write(
-        [
-            Line(
-                "send",
-                f'POST {path} {run_input.run_id}: user "{sanitize(line)}" '
-                f"({len(run_input.messages)} message, {len(tools)} tools)",
-            )
-        ]
-    )
-    renderer = Renderer()
-    events = runner.run(_stream(transport, run_input, console, url, renderer, idle))
-    n = 1
-    while interrupts := interrupts_of(events):
-        console.write(_by_profile(events, interrupts))
-        console.write([Line("pause", renderer.describe_interrupt(i)) for i in interrupts])
-        if n > max_resumes:
-            console.write(
-                [
-                    Line(
-                        "error",
-                        f"stopped after {n - 1} resumes in a row (--max-resumes {max_resumes})",
-                    )
-                ]
-            )
-            return 1
-        try:
-            answers, _ = ask_answers(interrupts, console, mode)
-        except EndOfInput:
-            end_of_input(console, interrupts)
-            return 0
-        n += 1
-        try:
-            run_input = resume_run(run_input, events, answers, run_id=ids.run_id(n))
-        except ResumeError as exc:
-            raise CliError(f"cannot build the resume request: {exc}") from None
-        entries = [] if run_input.resume is msgspec.UNSET else run_input.resume
+    with asyncio.Runner() as runner:
+        path = sanitize(urlsplit(url).path or "/")
+        idle = idle_seconds(idle_timeout)
+        ids = ThreadIds(THREAD_ID) if ids is None else ids
+        run_input = first_input(line, tools, ids)
         console.write(
             [
                 Line(
                     "send",
-                    f"POST {path} {run_input.run_id}: resume {len(entries)} "
-                    f"answers ({len(run_input.messages)} messages)",
-                ),
-                *(
-                    Line("send", "  " + format_json(msgspec.to_builtins(entry)))
-                    for entry in entries
-                ),
+                    f'POST {path} {run_input.run_id}: user "{sanitize(line)}" '
+                    f"({len(run_input.messages)} message, {len(tools)} tools)",
+                )
             ]
         )
+        renderer = Renderer()
         events = runner.run(_stream(transport, run_input, console, url, renderer, idle))
-    return 0
+        n = 1
+        while interrupts := interrupts_of(events):
+            console.write(_by_profile(events, interrupts))
+            console.write([Line("pause", renderer.describe_interrupt(i)) for i in interrupts])
+            if n > max_resumes:
+                console.write(
+                    [
+                        Line(
+                            "error",
+                            f"stopped after {n - 1} resumes in a row (--max-resumes {max_resumes})",
+                        )
+                    ]
+                )
+                return 1
+            try:
+                answers, _ = ask_answers(interrupts, console, mode)
+            except EndOfInput:
+                end_of_input(console, interrupts)
+                return 0
+            n += 1
+            try:
+                run_input = resume_run(run_input, events, answers, run_id=ids.run_id(n))
+            except ResumeError as exc:
+                raise CliError(f"cannot build the resume request: {exc}") from None
+            entries = [] if run_input.resume is msgspec.UNSET else run_input.resume
+            console.write(
+                [
+                    Line(
+                        "send",
+                        f"POST {path} {run_input.run_id}: resume {len(entries)} "
+                        f"answers ({len(run_input.messages)} messages)",
+                    ),
+                    *(
+                        Line("send", "  " + format_json(msgspec.to_builtins(entry)))
+                        for entry in entries
+                    ),
+                ]
+            )
+            events = runner.run(_stream(transport, run_input, console, url, renderer, idle))
+        return 0
 
 
 def run_trace(args: argparse.Namespace, console: Console) -> int:

@@ -78,7 +78,7 @@ class Utf8Watch:
         if last_event_id is None:
             inner = self.transport.stream(run_input)
         else:
-            resume: Any = self.transport.stream  # HttpTransport, FastHttpTransport take it
+            resume: Any = self.transport.stream  # HttpTransport, AiohttpTransport take it
             inner = resume(run_input, last_event_id=last_event_id)
         try:
             async for chunk in inner:

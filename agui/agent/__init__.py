@@ -15,7 +15,13 @@ stage (:mod:`agui.agent._subscriber_stage`); mutations edit the session's conver
 every reference name to ours.
 """
 
-from agui.agent._agent import AbstractAgent, HttpAgent, RunAgentResult, Subscription
+from agui.agent._agent import (
+    AbstractAgent,
+    AgentOptions,
+    HttpAgent,
+    RunAgentResult,
+    Subscription,
+)
 from agui.agent._edit import ConversationEditor
 from agui.agent._subscriber import (
     CALLBACKS,
@@ -30,6 +36,7 @@ from agui.agent._subscriber import (
 __all__ = [
     "CALLBACKS",
     "AbstractAgent",
+    "AgentOptions",
     "AgentStateMutation",
     "AgentSubscriber",
     "Callback",

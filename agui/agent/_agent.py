@@ -23,7 +23,7 @@ import copy
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import msgspec
 
@@ -52,10 +52,27 @@ from agui.updates import Done
 if TYPE_CHECKING:
     from agui.client._run import Run
     from agui.client._tools import ClientTool, ClientTools
-    from agui.transports import FastHttpTransport
+    from agui.transports import AiohttpTransport
     from agui.types import AgentCapabilities, Interrupt, RunAgentInput
 
-__all__ = ["AbstractAgent", "HttpAgent", "RunAgentResult", "Subscription"]
+__all__ = ["AbstractAgent", "AgentOptions", "HttpAgent", "RunAgentResult", "Subscription"]
+
+
+class AgentOptions(TypedDict, total=False):
+    """The keywords of :class:`AbstractAgent` (see there), as an agent subclass such as
+    :class:`HttpAgent` takes and hands them on: ``**options: Unpack[AgentOptions]``."""
+
+    agent_id: str | None
+    description: str
+    thread_id: str | None
+    initial_messages: Iterable[Any]
+    initial_state: Any
+    debug: bool
+    verify: str
+    client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None
+    max_tool_rounds: int
+    idle_timeout: float | None
+    subscriber_errors: str
 
 
 class RunAgentResult(msgspec.Struct, frozen=True):
@@ -514,13 +531,14 @@ class AbstractAgent:
 
 class HttpAgent(AbstractAgent):
     """An agent behind an HTTP endpoint (POST ``RunAgentInput``, SSE back), via
-    :func:`agui.transports.default_transport`: ``FastHttpTransport`` when the
+    :func:`agui.transports.default_transport`: ``AiohttpTransport`` when the
     ``fast`` extra is installed (and no proxy is set), ``HttpTransport`` otherwise.
 
     Args: ``url``, ``headers`` (extra request headers), ``capabilities_url``
     (where :meth:`fetch_capabilities` GETs ``AgentCapabilities`` JSON, with the
     same headers; None: the agent advertises none), ``timeout`` (as
-    ``HttpTransport`` takes it), then the :class:`AbstractAgent` keywords.
+    ``HttpTransport`` takes it), then the :class:`AbstractAgent` keywords
+    (:class:`AgentOptions`).
 
     Raises:
         ValueError: a header name or value that is not ASCII.
@@ -533,34 +551,12 @@ class HttpAgent(AbstractAgent):
         headers: Mapping[str, str] | None = None,
         capabilities_url: str | None = None,
         timeout: float | None = None,
-        agent_id: str | None = None,
-        description: str = "",
-        thread_id: str | None = None,
-        initial_messages: Iterable[Any] = (),
-        initial_state: Any = msgspec.UNSET,
-        debug: bool = False,
-        verify: str = "tolerant",
-        client_tools: ClientTools | Iterable[ClientTool | Callable[..., Any]] | None = None,
-        max_tool_rounds: int = 8,
-        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
-        subscriber_errors: str = "warn",
+        **options: Unpack[AgentOptions],
     ) -> None:
 
-        self.transport: HttpTransport | FastHttpTransport = default_transport(url, headers, timeout)
+        self.transport: HttpTransport | AiohttpTransport = default_transport(url, headers, timeout)
         self.capabilities_url: str | None = capabilities_url
-        super().__init__(
-            agent_id=agent_id,
-            description=description,
-            thread_id=thread_id,
-            initial_messages=initial_messages,
-            initial_state=initial_state,
-            debug=debug,
-            verify=verify,
-            client_tools=client_tools,
-            max_tool_rounds=max_tool_rounds,
-            idle_timeout=idle_timeout,
-            subscriber_errors=subscriber_errors,
-        )
+        super().__init__(**options)
 
     @property
     def url(self) -> str:

@@ -15,7 +15,7 @@ after the same conversion).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -60,22 +60,23 @@ class ConversationEditor:
 
     def set_messages(self, messages: Iterable[Any]) -> list[Message]:
         """Replace the messages (structs or wire dicts); returns them as structs."""
-
-        structs = convert_list(messages, Message, "messages")
-        if self.session.is_streaming:
-            self.conversation.replace_messages(structs)
-        else:
-            self.session.set_messages(structs)
-        return structs
+        return self._edit(messages, self.conversation.replace_messages, self.session.set_messages)
 
     def add_messages(self, messages: Iterable[Any]) -> list[Message]:
         """Append messages (structs or wire dicts); returns the new ones as structs."""
+        return self._edit(messages, self.conversation.add_messages, self.session.add_messages)
 
+    def _edit(
+        self,
+        messages: Iterable[Any],
+        in_run: Callable[[list[Message]], object],
+        between_runs: Callable[[list[Message]], object],
+    ) -> list[Message]:
+        """``messages`` as structs, handed to ``in_run`` while a run streams (its
+        conversation takes them at once) or else to ``between_runs`` (the session's
+        edit, which a streaming session refuses)."""
         structs = convert_list(messages, Message, "messages")
-        if self.session.is_streaming:
-            self.conversation.add_messages(structs)
-        else:
-            self.session.add_messages(structs)
+        (in_run if self.session.is_streaming else between_runs)(structs)
         return structs
 
     def set_state(self, state: JSONValue) -> None:

@@ -162,7 +162,7 @@ class Session:
 
     Args:
         transport: the agent's URL (a ``str``: the transport is
-            :func:`agui.transports.default_transport`'s, ``FastHttpTransport``
+            :func:`agui.transports.default_transport`'s, ``AiohttpTransport``
             when the ``fast`` extra is installed and no proxy is set, else
             ``HttpTransport``), or any transport, e.g.
             :class:`~agui.transports.HttpTransport` or
@@ -496,7 +496,7 @@ class Session:
 
         Either way no event is lost or applied twice. A server that does not hold
         the run answers ``410`` (``ErrorUpdate`` + ``Done(failed)``); the transport
-        must take ``last_event_id`` (HttpTransport and FastHttpTransport do)."""
+        must take ``last_event_id`` (HttpTransport and AiohttpTransport do)."""
         run_input = self.build_input(run_id=run_id, **overrides)
         run = Run(self, run_input, slot=self._slot, subscribers=self._subscribers, cursor=cursor)
         self._last_ref = weakref.ref(run)

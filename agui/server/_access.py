@@ -8,8 +8,10 @@ A run belongs to whoever started it. Two ways to say who that is:
   ``cancel``, with the thread and run ids) and returns the caller's principal
   (any string: a user id, a tenant ...), or raises :class:`AccessDenied`
   (401 or 403, answered as a JSON refusal like every other). The principal is
-  stored with the run; attaching to, resuming or cancelling a run of another
-  principal is answered exactly as a run that does not exist;
+  stored with the run and names its namespace: runs are the principal's own,
+  so another principal that posts the same ids starts a separate run of their
+  own, and attaching to, resuming or cancelling a run of another principal is
+  answered exactly as a run that does not exist;
 * no hook: proof of having received the run. Every cursor (SSE ``id:``) is
   ``<token>.<entry>``, the token a keyed MAC of the run's ``threadId`` and
   ``runId`` under the server secret (:class:`RunKeys`), so a cursor cannot be
@@ -180,7 +182,8 @@ def configured_secret(secret: bytes | str | None) -> bytes | None:
 class RunKeys:
     """The run tokens under one server secret: ``token(run, nonce)`` is 22 characters
     of base64url, two keyed BLAKE2b MACs of 8 bytes: of the run's ``threadId`` and
-    ``runId``, and of those and the run's ``nonce`` (random per run, kept by the store),
+    ``runId`` (and its principal, with a hook), and of those and the run's ``nonce``
+    (random per run, kept by the store),
     so a token proves one run, not every run that reuses its ids. ``valid`` compares
     both halves in constant time, ``valid_ids`` the first (a run the store lost, whose
     nonce went with it)."""
@@ -194,6 +197,8 @@ class RunKeys:
 
     def _mac(self, run: RunRef, nonce: str | None) -> bytes:
         data = f"{len(run.thread_id)}:{run.thread_id}{len(run.run_id)}:{run.run_id}"
+        if run.principal is not None:  # (a token of one principal's run proves no other's)
+            data += f"@{len(run.principal)}:{run.principal}"
         if nonce is not None:
             data += f"|{nonce}"
         return hashlib.blake2b(

@@ -22,7 +22,9 @@ SSE_CONTENT_TYPE = "text/event-stream"
 PROTOBUF_CONTENT_TYPE = "application/vnd.ag-ui.event+proto"
 
 SSE_HEADERS: dict[str, str] = {
-    "Cache-Control": "no-cache",
+    # the stream carries the run token (header and comment) and the conversation: no cache
+    # (browser or proxy) may keep it
+    "Cache-Control": "no-store",
     # stop reverse proxies (nginx) from buffering the stream
     "X-Accel-Buffering": "no",
 }

@@ -166,7 +166,8 @@ async def decode_request(
     (reading stops there); 408 ``body_timeout`` when it is not all in after
     ``body_timeout`` seconds (None: no limit); 400 ``invalid_json`` when the
     body is empty, not JSON, or nested deeper than the decoder's recursion
-    limit (about a thousand levels); 400 ``id_too_long`` for a ``threadId`` or ``runId``
+    limit (about a thousand levels); 400 ``id_empty`` for an empty ``threadId`` or
+    ``runId`` (a run must be nameable in its cancel URL), 400 ``id_too_long`` for one
     over :data:`MAX_ID_CHARS`; 422 ``invalid_run_input`` (with the JSON
     ``path``) when it is JSON but not a valid RunAgentInput. Never raises for
     a malformed body.
@@ -205,6 +206,10 @@ async def decode_request(
         error = exc
     else:
         for name, value in (("threadId", decoded.thread_id), ("runId", decoded.run_id)):
+            if not value:  # a run has to be nameable: the cancel URL cannot carry ""
+                return error_response(
+                    400, "id_empty", f"{name} is empty: a run needs a non-empty id", f"$.{name}"
+                )
             if len(value) > MAX_ID_CHARS:  # ids are stored, echoed, logged, traced: bounded
                 return error_response(
                     400,

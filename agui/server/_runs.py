@@ -22,7 +22,10 @@ The wire contract (SSE binding):
   does not hold (unknown run, trimmed, expired, of another run, malformed,
   forged, longer than 512 characters, not ASCII), gets the same ``410`` with a
   one-line JSON reason (``cursor_unknown``); a re-POST without
-  ``Last-Event-ID`` of a run that exists is ``409`` (``run_exists``);
+  ``Last-Event-ID`` of a run that exists is ``409`` (``run_exists``). With a hook
+  the runs of each principal are their own namespace: another principal's POST
+  with the same ids starts a separate run (answered as any new run), so the
+  ``409`` only ever tells a principal of their own run;
 * a run nobody is attached to is cancelled after ``detach_timeout`` seconds
   (its log then ends with ``RUN_ERROR`` ``run_detached``); ``DELETE
   <path>/runs/{threadId}/{runId}`` (each id percent-encoded; with the
@@ -224,7 +227,8 @@ class RunHub:
         """The response to a decoded POST of ``principal`` (what the ``authorize``
         hook returned; None without one): a new run (holding one of ``slots`` while
         its agent runs), an attachment, or a refusal."""
-        run = RunRef(run_input.thread_id, run_input.run_id)
+        # a principal's runs are their own: the same ids of another principal name another run
+        run = RunRef(run_input.thread_id, run_input.run_id, principal)
         try:
             keys = await self.keys()
         except RunLogUnavailable as exc:
@@ -744,12 +748,13 @@ def cancel_endpoint(hub: RunHub, prefix: str, allowed_origins: frozenset[str] = 
         parts = rest[index + len(marker) :].split("/") if index >= 0 else []
         if len(parts) != 2 or not all(parts):
             return error_response(404, "unknown_run", "expected /runs/{threadId}/{runId}")
-        run = RunRef(unquote(parts[0]), unquote(parts[1]))
+        thread_id, run_id = unquote(parts[0]), unquote(parts[1])
         principal = await authorize_access(
-            hub.authorize, request, Access("cancel", run.thread_id, run.run_id)
+            hub.authorize, request, Access("cancel", thread_id, run_id)
         )
         if isinstance(principal, Response):
             return principal
+        run = RunRef(thread_id, run_id, principal)  # (the caller's own run, if any)
         try:
             cancelled = await hub.cancel_request(
                 run, principal, request.headers.get(RUN_TOKEN_HEADER)

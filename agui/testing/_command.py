@@ -3,7 +3,9 @@
 Both parse with :func:`check_arguments` and run :func:`run_check_command`: one line per
 check (``pass`` / ``fail`` / ``n/a``, the check, why: on a failure the rule and the first
 offending event with its position), then a summary line; ``--json PATH`` and ``--junit
-PATH`` write the reports CI reads (:func:`json_report`, :func:`junit_xml`). Exit status: 0
+PATH`` write the reports CI reads (:func:`json_report`, :func:`junit_xml`). An endpoint no
+connection can be opened to is one line naming the URL and the cause (and one failed
+``connect`` entry in the reports), then the verdict: no check ran. Exit status: 0
 when no check failed, 1 when one did (or a report or the tools file could not be written
 or read), 2 for a usage error. Every line is sanitised and URL credentials redacted before
 it is handed out: nothing the endpoint sends reaches a terminal raw.
@@ -187,6 +189,16 @@ def run_check_command(args: argparse.Namespace, out: Output) -> int:
             f"unknown check(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}", 2
         )
     tools = _tools(args.tools) if args.tools else None
+    target = redact_credentials(args.endpoint)
+    cause = asyncio.run(_connect_error(args.endpoint, dict(args.header), args.timeout))
+    if cause is not None:  # one line, not every check failing the same way
+        unreachable = CheckResult(
+            "connect", "fail", f"cannot connect to {target}: {cause}", "transport_connect"
+        )
+        out("fail", _clean(unreachable.detail))
+        out("", "no check ran: the endpoint cannot be reached")
+        _reports(args, target, [unreachable])
+        return 1
     try:
         results = asyncio.run(
             run_checks(
@@ -205,13 +217,28 @@ def run_check_command(args: argparse.Namespace, out: Output) -> int:
         out(r.status, _clean(f"{r.check:<{width}}  {r.detail}"))
     counts = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "n/a")}
     out("", f"{counts['pass']} passed, {counts['fail']} failed, {counts['n/a']} not applicable")
-    target = redact_credentials(args.endpoint)
+    _reports(args, target, results)
+    return 1 if counts["fail"] else 0
+
+
+async def _connect_error(url: str, headers: dict[str, str], timeout: float) -> str | None:
+    """Why no connection to ``url`` can be opened, or None (see ``Driver.connect_error``)."""
+    from agui.testing._driver import Driver
+
+    driver = Driver(url, headers=headers, timeout=timeout)
+    try:
+        return await driver.connect_error()
+    finally:
+        await driver.aclose()
+
+
+def _reports(args: argparse.Namespace, target: str, results: Sequence[CheckResult]) -> None:
+    """Write the ``--json`` and ``--junit`` reports asked for."""
     if args.json:
         report = json.dumps(json_report(target, results), indent=2, ensure_ascii=False)
         _write(args.json, report + "\n", "JSON report")
     if args.junit:
         _write(args.junit, junit_xml(target, results), "JUnit report")
-    return 1 if counts["fail"] else 0
 
 
 def _write(path: str, text: str, what: str) -> None:

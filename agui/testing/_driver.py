@@ -378,6 +378,19 @@ class Driver:
             pending_tool_calls=pending,
         )
 
+    async def connect_error(self) -> str | None:
+        """Why no connection to the endpoint can be opened (refused, no such host, the
+        connect timed out), or None when one can, whatever the endpoint then answers."""
+        if self.in_process:
+            return None
+        try:
+            await self.http.get(self.url.rstrip("/") + "/capabilities", headers=self.headers)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            return str(exc) or type(exc).__name__
+        except httpx.HTTPError:
+            return None  # (connected: whatever went wrong next, the checks will say)
+        return None
+
     async def capabilities(self) -> dict[str, Any] | None:
         """``GET <url>/capabilities`` as JSON, or None when the endpoint has none."""
         try:

@@ -32,11 +32,27 @@ if TYPE_CHECKING:
 __all__ = ["RUNNERS", "Runner"]
 
 
+async def _send_prompt(
+    ctx: Context, session: Session, check: str, what: str
+) -> tuple[CheckedRun, CheckResult | None]:
+    """``check``'s prompt sent on ``session``, recorded; and the failure naming the
+    run's first problem (``what``: the run, for the message), None when it conforms."""
+    run = await ctx.driver.record(session, lambda: session.send(ctx.prompt(check)))
+    return run, from_run(check, run, what)
+
+
+async def _first_turn(
+    ctx: Context, check: str, what: str
+) -> tuple[Session, CheckedRun, CheckResult | None]:
+    """A session on ``check``'s own thread, and :func:`_send_prompt` on it."""
+    session = ctx.session(check)
+    run, failed = await _send_prompt(ctx, session, check, what)
+    return session, run, failed
+
+
 async def _plain_text(ctx: Context) -> CheckResult:
     c = "plain_text"
-    session = ctx.session(c)
-    run = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = from_run(c, run, "the run")
+    _, run, failed = await _first_turn(ctx, c, "the run")
     if failed:
         return failed
     if run.outcome != "success":
@@ -46,9 +62,7 @@ async def _plain_text(ctx: Context) -> CheckResult:
 
 async def _client_tool(ctx: Context) -> CheckResult:
     c = "client_tool"
-    session = ctx.session(c)
-    first = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = from_run(c, first, "the run offered the tools")
+    session, first, failed = await _first_turn(ctx, c, "the run offered the tools")
     if failed:
         return failed
     offered = {t["name"] for t in ctx.tools}
@@ -83,8 +97,7 @@ async def _client_tool(ctx: Context) -> CheckResult:
 async def _tool_not_offered(ctx: Context) -> CheckResult:
     c = "tool_not_offered"
     session = ctx.session(c, tools=[])
-    run = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = from_run(c, run, "the run offered no tools")
+    run, failed = await _send_prompt(ctx, session, c, "the run offered no tools")
     if failed:
         return failed
     pending = _pending_ids(run)
@@ -122,8 +135,7 @@ async def _state_round_trip(ctx: Context) -> CheckResult:
     c = "state_round_trip"
     nonce = uuid.uuid4().hex[:12]
     session = ctx.session(c, state={"aguiCheck": nonce})
-    first = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = from_run(c, first, "the run sent a state")
+    first, failed = await _send_prompt(ctx, session, c, "the run sent a state")
     if failed:
         return failed
     dropped = _state_dropped(c, first)
@@ -131,8 +143,8 @@ async def _state_round_trip(ctx: Context) -> CheckResult:
         return dropped
     if first.outcome == "interrupted":
         return not_applicable(c, "the run paused; the state was not sent back")
-    second = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = from_run(c, second, "the run sent the state back") or _state_dropped(c, second)
+    second, failed = await _send_prompt(ctx, session, c, "the run sent the state back")
+    failed = failed or _state_dropped(c, second)
     if failed:
         return failed
     if first.outcome != "success" or second.outcome != "success":
@@ -160,9 +172,7 @@ async def _interrupt(ctx: Context) -> CheckResult:
     from agui.client import resolved
 
     c = "interrupt"
-    session = ctx.session(c)
-    first = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = from_run(c, first, "the run")
+    session, first, failed = await _first_turn(ctx, c, "the run")
     if failed:
         return failed
     if first.outcome != "interrupted" or not first.interrupts:
@@ -235,8 +245,7 @@ async def _resume_after_cut(ctx: Context) -> CheckResult:
         return not_applicable(c, "the capabilities do not say transport.resumable")
     policy = ReconnectPolicy(attempts=3, base_delay=0.05, max_delay=0.2)
     session = ctx.session(c, cut_after=2, reconnect=policy)
-    run = await ctx.driver.record(session, lambda: session.send(ctx.prompt(c)))
-    failed = from_run(c, run, "the resumed run")
+    run, failed = await _send_prompt(ctx, session, c, "the resumed run")
     if failed:
         return _with_rule(failed, "resume_failed")
     if not run.reconnected:

@@ -14,6 +14,7 @@ interrupt id that contains it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
@@ -48,6 +49,18 @@ _UUID = re.compile(r"(?<![\w-])[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{
 _ELAPSED = re.compile(r"\b(reconnected after) \d+(?:\.\d+)? ms\b")
 
 
+def _is_dataclass(value: object) -> bool:
+    """True for a dataclass instance (``StateChanged``, the one update not a Struct)."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+def _field_names(value: object) -> Iterable[str]:
+    """The field names of a Struct or a dataclass instance."""
+    if isinstance(value, msgspec.Struct):
+        return value.__struct_fields__
+    return [f.name for f in dataclasses.fields(cast("Any", value))]
+
+
 class Placeholders:
     """Names generated ids ``<kind-N>`` in order of first appearance (see module doc)."""
 
@@ -73,13 +86,13 @@ class Placeholders:
         through struct fields, lists and dicts of structs, at most 12 levels deep)."""
         if depth > _MAX_DEPTH:
             return
-        if isinstance(value, msgspec.Struct):
+        if isinstance(value, msgspec.Struct) or _is_dataclass(value):
             for kind_class, kind in _KIND_OF_ID:
                 if isinstance(value, kind_class):
                     self.add(kind, getattr(value, "id", None))
             if isinstance(value, T.Message):
                 self.add("msg", getattr(value, "id", None))
-            for name in value.__struct_fields__:
+            for name in _field_names(value):
                 item = getattr(value, name, None)
                 field_kind = _KIND_OF_FIELD.get(name)
                 if field_kind is not None:

@@ -44,7 +44,7 @@ class ResumableTransport(Transport, Protocol):
     (``Last-Event-ID``; None: a new run), and ``reconnect`` is its policy
     (:class:`~agui.transports._reconnect.ReconnectPolicy`; None: never resume a
     cut response). :class:`~agui.transports.HttpTransport` and
-    ``FastHttpTransport`` are resumable transports."""
+    ``AiohttpTransport`` are resumable transports."""
 
     @property
     def reconnect(self) -> ReconnectPolicy | None:

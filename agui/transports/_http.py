@@ -36,20 +36,12 @@ import httpx
 from agui.errors import TransportError
 from agui.transports._http_common import (
     DEFAULT_TIMEOUT,
-    PROTOBUF_MEDIA_TYPE,
-    SSE_MEDIA_TYPE,
     HttpSetup,
-    SseSniffer,
-    content_type_error,
     default_ssl_context,
-    media_type,
-    not_sse_error,
     origin_of,
     private_headers,
-    proto_events,
-    read_head,
     redirect_target,
-    status_error,
+    response_items,
 )
 from agui.transports._inflate import MAX_INFLATED_BYTES, bounded_body
 from agui.types import Event, RunAgentInput
@@ -124,11 +116,6 @@ class HttpTransport(HttpSetup):
         super().__init__(url, headers, timeout, verify=verify, protobuf=protobuf)
         self._client = client
 
-    def _body(self, response: httpx.Response) -> AsyncGenerator[bytes, None]:
-        """The response body, inflated by us in bounded slices (never by httpx, whose
-        decoders inflate each read whole): see :mod:`agui.transports._inflate`."""
-        return body_of(response, self.max_inflated_bytes)
-
     async def stream(
         self, run_input: RunAgentInput, *, last_event_id: str | None = None
     ) -> AsyncIterator[bytes | str | Event]:
@@ -165,27 +152,19 @@ class HttpTransport(HttpSetup):
                     headers=headers,
                     timeout=self.timeout,
                 ) as response:
-                    if not response.is_success:
-                        raise await _status_error(response)
-                    content_type = response.headers.get("content-type", "").strip()
-                    if self.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
-                        async with aclosing(proto_events(self._body(response), self.url)) as texts:
-                            async for text in texts:
-                                yield text
-                        return
-                    if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
-                        raise await _content_type_error(response, content_type)
-                    sniff = None if content_type else SseSniffer()
+                    items = response_items(
+                        self,
+                        httpx.URL(str(response.request.url)),
+                        response.status_code,
+                        response.reason_phrase or "",
+                        {k.lower(): v for k, v in response.headers.items()},
+                        _raw(response, self.url),
+                    )
                     # every inner generator is closed here, innermost first, on the task
                     # closing this one (a bare `break` in a user's loop included)
-                    async with aclosing(self._body(response)) as chunks:
-                        async for chunk in chunks:
-                            if chunk:
-                                if sniff is not None:
-                                    sniff.feed(chunk)
-                                yield chunk
-                    if sniff is not None and sniff.not_an_event_stream():
-                        raise not_sse_error(response.request.url, response.status_code, sniff.head)
+                    async with aclosing(items):
+                        async for item in items:
+                            yield item
             except httpx.HTTPError as exc:
                 raise _wrap(exc, self.url) from exc
         finally:
@@ -220,23 +199,14 @@ def body_of(
     )
 
 
-async def _body_head(response: httpx.Response) -> str:
-    """The first 2 KiB of the body as text (invalid UTF-8 replaced); reads no
-    further, since a body may be endless. Never raises."""
-    return await read_head(body_of(response), (httpx.HTTPError, TransportError))
-
-
-async def _content_type_error(response: httpx.Response, content_type: str) -> TransportError:
-    """A 2xx that is not SSE (:func:`~agui.transports._http_common.content_type_error`)."""
-    text = await _body_head(response)
-    return content_type_error(response.request.url, response.status_code, content_type, text)
-
-
-async def _status_error(response: httpx.Response) -> TransportError:
-    """A non-2xx answer (:func:`~agui.transports._http_common.status_error`)."""
-    text = await _body_head(response)
-    reason = response.reason_phrase or ""
-    return status_error(response.status_code, reason, response.request.url, text)
+async def _raw(response: httpx.Response, url: str) -> AsyncGenerator[bytes, None]:
+    """``response``'s body as read off the wire, its httpx failures as
+    :class:`TransportError` (:func:`_wrap`)."""
+    try:
+        async for chunk in response.aiter_raw():
+            yield chunk
+    except httpx.HTTPError as exc:
+        raise _wrap(exc, url) from exc
 
 
 async def _check_redirect(response: httpx.Response) -> None:

@@ -1,5 +1,5 @@
 """What the two HTTP transports share (:class:`~agui.transports.HttpTransport` on httpx,
-``FastHttpTransport`` on httptools): their set-up and request (:class:`HttpSetup`: the
+``AiohttpTransport`` on aiohttp): their set-up and request (:class:`HttpSetup`: the
 URL, checked headers, timeout, TLS, the protobuf binding, the reconnect policy, the resume
 cursor sent as ``Last-Event-ID``), the content-type policy of a response and its errors
 (worded the same whichever transport read it), and the redirect-target check.
@@ -11,13 +11,14 @@ import functools
 import re
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any
 
 import httpx
 
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.transports._base import encode_run_input
-from agui.transports._inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES
+from agui.transports._inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES, bounded_body
 from agui.transports._proto_recording import frame_items, proto_error
 from agui.transports._reconnect import DEFAULT_RECONNECT, ReconnectPolicy, checked_cursor
 from agui.types import Event, RunAgentInput
@@ -35,6 +36,7 @@ __all__ = [
     "content_type_error",
     "default_ssl_context",
     "media_type",
+    "next_hop",
     "not_sse_error",
     "origin_of",
     "private_headers",
@@ -44,6 +46,7 @@ __all__ = [
     "read_head",
     "redirect_target",
     "request_headers",
+    "response_items",
     "resume_headers",
     "status_error",
     "url_error",
@@ -182,6 +185,76 @@ def redirect_target(url: httpx.URL, location: str) -> httpx.URL:
             f"{url} redirected to {location!r}: port {port} is not in 0-65535", kind="protocol"
         )
     return target
+
+
+def next_hop(
+    url: httpx.URL,
+    status: int,
+    location: str,
+    method: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    private: frozenset[str],
+) -> tuple[httpx.URL, str, bytes | None, dict[str, str]]:
+    """The next hop of a redirect (``status`` to ``location``) as httpx follows it:
+    307/308 repeat the request, the others become a GET without a body; the
+    ``private`` headers (:func:`private_headers`) are dropped across origins; a
+    target that is not a URL or whose port is outside 0-65535 is refused
+    (:func:`redirect_target`)."""
+    target = redirect_target(url, location)
+    headers = dict(headers)
+    if status not in (307, 308) and method != "GET":
+        method, body = "GET", None
+        headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+    if origin_of(target) != origin_of(url):
+        headers = {k: v for k, v in headers.items() if k.lower() not in private}
+    return target, method, body, headers
+
+
+async def response_items(
+    setup: HttpSetup,
+    url: httpx.URL,
+    status: int,
+    reason: str,
+    response_headers: Mapping[str, str],
+    chunks: AsyncIterator[bytes],
+) -> AsyncGenerator[bytes | str | Event, None]:
+    """A response's body (``chunks``, as read off the wire) by the policy of the module
+    doc: inflated in bounded slices (:func:`agui.transports._inflate.bounded_body`);
+    a non-2xx is :func:`status_error`, a 2xx of another media type
+    :func:`content_type_error`, an untyped body that is no event stream
+    :func:`not_sse_error`; a protobuf answer (``setup.protobuf``) one event per frame
+    (:func:`proto_events`); else the SSE bytes as they came. ``response_headers``:
+    lower-cased names."""
+    content_type = response_headers.get("content-type", "").strip()
+    body = bounded_body(
+        chunks,
+        response_headers.get("content-encoding", ""),
+        str(url),
+        max_inflated_bytes=setup.max_inflated_bytes,
+    )
+    try:
+        if not 200 <= status < 300:
+            raise status_error(status, reason, url, await read_head(body))
+        if setup.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
+            async with aclosing(proto_events(body, str(url))) as items:
+                async for item in items:
+                    yield item
+            return
+        if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
+            raise content_type_error(url, status, content_type, await read_head(body))
+        if content_type:
+            async for chunk in body:
+                yield chunk
+            return
+        sniff = SseSniffer()
+        async for chunk in body:
+            sniff.feed(chunk)
+            yield chunk
+        if sniff.not_an_event_stream():
+            raise not_sse_error(url, status, sniff.head)
+    finally:
+        await body.aclose()
 
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"

@@ -127,7 +127,7 @@ class ReconnectPolicy(msgspec.Struct, frozen=True):
 
 
 DEFAULT_RECONNECT = ReconnectPolicy()
-"""The policy of :class:`~agui.transports.HttpTransport` and ``FastHttpTransport``."""
+"""The policy of :class:`~agui.transports.HttpTransport` and ``AiohttpTransport``."""
 
 
 class Cursor:

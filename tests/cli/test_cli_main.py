@@ -111,6 +111,27 @@ def test_trace_connection_refused_is_one_line():
     assert_one_line_error(code, "", err, "cannot connect", url)
 
 
+def test_check_against_a_dead_port_prints_one_line_naming_the_url_and_the_cause_then_the_verdict(
+    tmp_path,
+):
+    port = _free_port()
+    url = f"http://user:hunter2@127.0.0.1:{port}/agent"  # (credentials in the URL: redacted)
+    report, junit = tmp_path / "r.json", tmp_path / "r.xml"
+    code, out, err = run_cli(["check", url, "--json", str(report), "--junit", str(junit)])
+    assert code == 1 and err == ""
+    first, verdict = out.splitlines()  # two lines: the cause, then the verdict
+    named = f"fail    cannot connect to http://***@127.0.0.1:{port}/agent: "
+    assert first.startswith(named) and first[len(named) :].strip()  # ... and why
+    assert verdict == "no check ran: the endpoint cannot be reached"
+    assert "hunter2" not in out + report.read_text() + junit.read_text()
+    # the reports CI reads record the failure (a report of no checks would read as green)
+    summary = json.loads(report.read_text())
+    assert summary["summary"] == {"passed": 0, "failed": 1, "not_applicable": 0}
+    assert [r["check"] for r in summary["results"]] == ["connect"]
+    assert summary["results"][0]["rule"] == "transport_connect"
+    assert 'failures="1"' in junit.read_text()
+
+
 def test_missing_tools_file_is_one_line(tmp_path):
     path = str(tmp_path / "nope.json")
     assert_one_line_error(*run_cli(["watch", "--tools", path], "x\n"), "tools file", "no such file")

@@ -137,7 +137,7 @@ def test_protobuf_without_the_runtime_is_one_line_naming_the_extra(fake_server, 
         )
 
     # both transports check the runtime in their shared set-up (board-watch's default is
-    # FastHttpTransport when its extra is installed)
+    # AiohttpTransport when its extra is installed)
     monkeypatch.setattr(http_common, "proto_module", missing)
     text = transcript(
         fake_server, ["watch", "--url", fake_server.url + "/agent", "--protobuf"], "hello\n"

@@ -13,7 +13,7 @@ from starlette.routing import Route
 
 from agui.client._session import Session
 from agui.server import BackgroundServer
-from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports import AiohttpTransport, HttpTransport
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -47,7 +47,7 @@ def server():
         yield srv
 
 
-@pytest.mark.parametrize("Http", [HttpTransport, FastHttpTransport])
+@pytest.mark.parametrize("Http", [HttpTransport, AiohttpTransport])
 async def test_a_run_held_comment_split_across_reads_still_resumes_with_its_whole_token(
     server, Http
 ):

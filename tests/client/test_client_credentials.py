@@ -22,16 +22,16 @@ from agui import disable_debug, enable_debug
 from agui.client._session import Session
 from agui.errors import CursorError, TransportError
 from agui.server import Access, AccessDenied, BackgroundServer, create_app
-from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports import AiohttpTransport, HttpTransport
 from agui.updates import Done, ErrorUpdate, TextDelta
 
 SECRET = "s3cret-value-never-shown"
 
 
-@pytest.fixture(params=["httpx", "httptools"])
+@pytest.fixture(params=["httpx", "aiohttp"])
 def Http(request):
     """Each test runs against both HTTP transports."""
-    return HttpTransport if request.param == "httpx" else FastHttpTransport
+    return HttpTransport if request.param == "httpx" else AiohttpTransport
 
 
 SEEN: list[dict[str, str]] = []

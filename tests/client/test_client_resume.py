@@ -17,7 +17,7 @@ from support.resume_helpers import Calls, CuttingProxy, port_of, streaming_agent
 from agui.client._session import Session
 from agui.errors import TransportError
 from agui.server import BackgroundServer, create_app
-from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports import AiohttpTransport, HttpTransport
 from agui.transports._reconnect import Cursor, ReconnectPolicy, resumable_failure
 from agui.updates import Done, ErrorUpdate, Reconnected, Reconnecting, TextDelta
 from agui.wire._sse import SseReader
@@ -46,7 +46,7 @@ def _text(session: Session) -> list[tuple[str, str]]:
     return [(type(m).__name__, str(m.content)) for m in session.conversation.messages]
 
 
-@pytest.mark.parametrize("kind", [HttpTransport, FastHttpTransport])
+@pytest.mark.parametrize("kind", [HttpTransport, AiohttpTransport])
 def test_over_a_thousand_random_cuts_the_conversation_equals_the_uncut_runs(server, kind):
     n = 400
 
@@ -271,7 +271,7 @@ async def _raw_run(kind, ids: bool, reset: bool) -> tuple[list, int]:
 
 
 @pytest.mark.parametrize("reset", [False, True], ids=["eof", "reset"])
-@pytest.mark.parametrize("kind", [HttpTransport, FastHttpTransport])
+@pytest.mark.parametrize("kind", [HttpTransport, AiohttpTransport])
 def test_a_resumable_response_cut_after_its_run_finished_ends_the_run_cleanly(kind, reset):
     updates, requests = asyncio.run(_raw_run(kind, ids=True, reset=reset))
     assert requests == 1  # nothing to resume: the run's terminal event was applied
@@ -280,7 +280,7 @@ def test_a_resumable_response_cut_after_its_run_finished_ends_the_run_cleanly(ki
     assert [u.delta for u in updates if isinstance(u, TextDelta)] == ["done"]
 
 
-@pytest.mark.parametrize("kind", [HttpTransport, FastHttpTransport])
+@pytest.mark.parametrize("kind", [HttpTransport, AiohttpTransport])
 def test_a_stream_without_cursors_cut_after_its_run_finished_reports_the_lost_tail(kind):
     updates, requests = asyncio.run(_raw_run(kind, ids=False, reset=False))
     assert requests == 1

@@ -14,7 +14,7 @@ from support.resume_helpers import Calls, port_of, streaming_agent
 
 from agui.client._session import Session
 from agui.server import BackgroundServer, create_app
-from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports import AiohttpTransport, HttpTransport
 from agui.transports._reconnect import ReconnectPolicy
 from agui.updates import Done, Reconnected, TextDelta
 
@@ -75,7 +75,7 @@ class FirstFrameCutter:
                 writer.close()
 
 
-@pytest.mark.parametrize("kind", [HttpTransport, FastHttpTransport])
+@pytest.mark.parametrize("kind", [HttpTransport, AiohttpTransport])
 def test_a_response_cut_before_the_first_frame_resumes_the_run_from_its_start(kind):
     calls = Calls()
     app = create_app(streaming_agent(calls, pause=0.005))

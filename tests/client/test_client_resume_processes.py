@@ -22,7 +22,7 @@ from support.resume_helpers import LEASE, CuttingProxy, port_of
 
 from agui.client._session import Session
 from agui.errors import RunError
-from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports import AiohttpTransport, HttpTransport
 from agui.transports._reconnect import ReconnectPolicy
 from agui.updates import Done, ErrorUpdate, Reconnected, TextDelta
 
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FAST = ReconnectPolicy(attempts=8, base_delay=0.001, max_delay=0.01)
 
 
-@pytest.mark.parametrize("kind", [HttpTransport, FastHttpTransport])
+@pytest.mark.parametrize("kind", [HttpTransport, AiohttpTransport])
 def test_every_reconnect_lands_on_the_other_process_and_the_run_completes_once_in_order(
     serve_fake,
     kind,
@@ -69,7 +69,7 @@ def test_every_reconnect_lands_on_the_other_process_and_the_run_completes_once_i
     assert all(a != b for a, b in zip(proxy.routed, proxy.routed[1:], strict=False))
 
 
-@pytest.mark.parametrize("kind", [HttpTransport, FastHttpTransport])
+@pytest.mark.parametrize("kind", [HttpTransport, AiohttpTransport])
 def test_a_session_whose_worker_is_killed_mid_run_ends_with_worker_lost_and_never_hangs(
     serve_fake,
     kind,

@@ -18,8 +18,7 @@ from agui.agent import HttpAgent
 from agui.client._idle import DEFAULT_IDLE_TIMEOUT, IdleClock
 from agui.client._session import Session
 from agui.errors import FrameTooLarge, TransportError
-from agui.transports import HttpTransport
-from agui.transports._fast_http import FastHttpTransport
+from agui.transports import AiohttpTransport, HttpTransport
 from agui.transports._reconnect import resumable_failure
 from agui.types import AssistantMessage
 from agui.updates import Done, ErrorUpdate
@@ -27,7 +26,7 @@ from agui.wire._sse import SseReader
 
 KEEP_ALIVE = b": keep-alive\n\n"
 DEADLINE = 15.0  # generous: a run that has not ended by then hangs
-TRANSPORTS = [HttpTransport, FastHttpTransport]
+TRANSPORTS = [HttpTransport, AiohttpTransport]
 
 
 def _transport(cls: Any, url: str, read: float = 10.0) -> Any:

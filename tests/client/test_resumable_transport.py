@@ -9,7 +9,7 @@ import pytest
 from agui.client._session import Session
 from agui.errors import TransportError
 from agui.transports import (
-    FastHttpTransport,
+    AiohttpTransport,
     HttpTransport,
     ReplayTransport,
     ResumableTransport,
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.timeout(30)
 
 def test_the_http_transports_are_resumable_transports_and_replay_is_not():
     assert isinstance(HttpTransport("http://127.0.0.1:9/"), ResumableTransport)
-    assert isinstance(FastHttpTransport("http://127.0.0.1:9/"), ResumableTransport)
+    assert isinstance(AiohttpTransport("http://127.0.0.1:9/"), ResumableTransport)
     replay = ReplayTransport([])
     assert isinstance(replay, Transport)
     assert not isinstance(replay, ResumableTransport)

@@ -13,7 +13,7 @@ from agui.client._session import Session
 from agui.client._sync import SyncSession
 from agui.errors import ResumeError
 from agui.server import BackgroundServer, create_app
-from agui.transports import FastHttpTransport, HttpTransport, ReplayTransport
+from agui.transports import AiohttpTransport, HttpTransport, ReplayTransport
 from agui.types import (
     ActivitySnapshotEvent,
     Context,
@@ -95,17 +95,17 @@ def _session(url: str, kind: str) -> Session:
     LOG.inputs.clear()
     LOG.exits.clear()
     LOG.exited.clear()
-    transport = HttpTransport if kind == "httpx" else FastHttpTransport
+    transport = HttpTransport if kind == "httpx" else AiohttpTransport
     return Session(transport(url + "/agent"))
 
 
-@pytest.fixture(params=["httpx", "httptools"])
+@pytest.fixture(params=["httpx", "aiohttp"])
 def session(server, request) -> Session:
-    """A session over each HTTP transport (HttpTransport, FastHttpTransport)."""
+    """A session over each HTTP transport (HttpTransport, AiohttpTransport)."""
     return _session(server.url, request.param)
 
 
-@pytest.fixture(params=["httpx", "httptools"])
+@pytest.fixture(params=["httpx", "aiohttp"])
 def logless_session(logless_server, request) -> Session:
     """:func:`session` against :func:`logless_server`."""
     return _session(logless_server.url, request.param)

@@ -67,6 +67,30 @@ async def test_every_key_of_a_thread_is_in_one_cluster_slot_and_threads_spread_o
         await store.close()
 
 
+async def test_every_key_of_a_principals_run_is_in_one_cluster_slot_apart_from_another_principals(
+    redis_cluster_url,
+):
+    store = RedisRunStore.from_url(redis_cluster_url)
+    try:
+        runs = [RunRef("shared-thread", "run-1", who) for who in ("alice", "bob", None)]
+        for run in runs:
+            assert await store.create(run, 5.0, principal=run.principal)
+            await store.append(run, [f'{{"who":"{run.principal}"}}'.encode()])
+            await store.touch(run, 1.0)
+            assert await store.request_cancel(run)
+            await store.append(run, [b'{"type":"RUN_FINISHED"}'], end=True)
+            read = await store.read(run, "0", 1000)
+            assert read.ended and read.entries[0][1] == f'{{"who":"{run.principal}"}}'.encode()
+            assert await store.claim_lost(run) is False
+            parts = ("log", "run", "worker", "first", "end", "lost")
+            keys = [store._key(run, part) for part in parts]
+            assert len({key_slot(key.encode()) for key in keys}) == 1, keys
+        assert len({store._key(run, "log") for run in runs}) == 3  # three runs, three logs
+        assert (await store.heartbeat(5.0)).cancel == frozenset(runs)
+    finally:
+        await store.close()
+
+
 @pytest.fixture
 def cluster_workers(redis_cluster_url):
     """``start() -> (process, url)``: ``board-watch serve-fake`` on the cluster."""

@@ -185,6 +185,80 @@ def test_the_capabilities_say_runs_belong_to_their_principal(hooked):
     assert doc["custom"]["resumable"]["access"] == "principal"
 
 
+def shape(response: httpx.Response) -> tuple[int, str, list[str], str, str]:
+    """What a caller can tell from a new run's answer: the status, the content type, the
+    response's header names, the first line's form and the first event's type."""
+    first = response.text.split("\n", 1)[0]
+    held = first.removesuffix(response.headers.get("agui-run-token", ""))
+    events = parse_frames(response.text)
+    return (
+        response.status_code,
+        response.headers["content-type"],
+        sorted(name for name in response.headers if name not in ("date", "content-length")),
+        held,
+        events[0][1]["type"] if events else "",
+    )
+
+
+def test_a_stranger_reusing_the_owners_ids_starts_their_own_run_answered_as_any_new_run(
+    hooked,
+):
+    url, calls = hooked
+    owner = post(url, "reused", ALICE, n=3)
+    theirs = post(url, "reused", BOB, n=7)  # bob knows alice's ids
+    fresh = post(url, "reused-fresh", BOB, n=7)  # ids nobody used
+    assert owner.status_code == 200
+    assert shape(theirs) == shape(fresh)
+    assert shape(theirs)[0] == 200 and shape(theirs)[3] == ": run held "
+    assert theirs.headers["agui-run-token"] != owner.headers["agui-run-token"]
+    deltas = [e["delta"] for _, e in parse_frames(theirs.text) if "delta" in e]
+    assert len(deltas) == 7  # bob's own agent run, with what bob asked
+    assert calls.starts("reused") == 2
+    # a retry of one's own ids is still refused: the agent is never run twice for one principal
+    again = post(url, "reused", BOB, n=7)
+    assert again.status_code == 409 and again.json()["error"] == "run_exists"
+    assert calls.starts("reused") == 2
+
+
+def test_the_owners_replay_shows_none_of_a_strangers_events_on_the_same_ids(hooked):
+    url, _ = hooked
+    owner = post(url, "replayed", ALICE, n=3)
+    stranger = post(url, "replayed", BOB, n=9)
+    assert stranger.status_code == 200
+    replay = post(url, "replayed", {**ALICE, "Last-Event-ID": "0"})
+    assert replay.status_code == 200
+    assert parse_frames(replay.text) == parse_frames(owner.text)  # her run, whole, and only it
+    assert sum("delta" in e for _, e in parse_frames(replay.text)) == 3
+    theirs = post(url, "replayed", {**BOB, "Last-Event-ID": "0"})
+    assert parse_frames(theirs.text) == parse_frames(stranger.text)
+    # neither token crosses over: a cursor of one principal's run is nobody's in the other's
+    crossed = post(url, "replayed", {**BOB, "Last-Event-ID": parse_frames(owner.text)[1][0]})
+    nobodys = post(url, "replayed-never", {**BOB, "Last-Event-ID": parse_frames(owner.text)[1][0]})
+    assert crossed.status_code == 410 and answer(crossed) == answer(nobodys)
+
+
+def test_a_strangers_cancel_and_resume_with_the_owners_ids_reach_only_their_own_run(hooked):
+    url, calls = hooked
+    alice = Follower(url, "both-live", ALICE)
+    bob = Follower(url, "both-live", BOB)
+    assert alice.token != bob.token
+    # bob resumes "both-live": his own stream, his token in every id
+    with httpx.stream(
+        "POST", url, json=body("both-live", 100_000), headers={**BOB, "Last-Event-ID": "0"}
+    ) as replay:
+        assert replay.status_code == 200
+        assert next(replay.iter_lines()).startswith(f"id: {bob.token}.")
+    # bob cancels "both-live": his run ends, alice's goes on
+    assert httpx.delete(f"{url}/runs/t/both-live", headers=BOB, timeout=10).status_code == 204
+    assert bob.ended_with()["code"] == "run_cancelled"
+    alice_cursor = alice.cursor()
+    wait_for(lambda: alice.cursor() != alice_cursor)  # still streaming
+    assert alice.thread.is_alive()
+    assert httpx.delete(f"{url}/runs/t/both-live", headers=ALICE, timeout=10).status_code == 204
+    assert alice.ended_with()["code"] == "run_cancelled"
+    assert calls.starts("both-live") == 2
+
+
 # -- no hook: knowing the ids is not enough ----------------------------------------
 
 

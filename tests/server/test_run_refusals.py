@@ -36,6 +36,52 @@ def port_of(url: str) -> int:
     return port
 
 
+# -- ids a run can be named by ------------------------------------------------------
+
+
+@pytest.mark.parametrize("member", ["threadId", "runId"])
+@pytest.mark.parametrize("log", ["store", "no store"])
+def test_an_empty_id_is_refused_400_naming_the_member_and_starts_no_agent(
+    serve, store, member, log
+):
+    """A run with an empty id could not be cancelled (``DELETE .../runs//r`` names no
+    run): it is refused at the door, as every other body refusal is."""
+    calls = Calls()
+    srv = serve(create_app(streaming_agent(calls), store=store if log == "store" else None))
+    refused = httpx.post(srv.url + "/agent", json={**body("empty", 3), member: ""}, timeout=10)
+    assert refused.status_code == 400
+    assert refused.headers["content-type"] == "application/json"
+    assert refused.json() == {
+        "error": "id_empty",
+        "message": f"{member} is empty: a run needs a non-empty id",
+        "path": f"$.{member}",
+    }
+    assert calls.started == {}
+
+
+def test_the_longest_id_accepted_names_a_run_that_can_be_cancelled_and_one_more_is_400(
+    serve, store
+):
+    calls = Calls()
+    srv = serve(create_app(streaming_agent(calls), store=store, detach_timeout=30))
+    url = srv.url + "/agent"
+    longest = "r" * 1024
+    with httpx.stream("POST", url, json=body(longest, 100_000), timeout=10) as running:
+        assert running.status_code == 200
+        token = running.headers["agui-run-token"]
+        wait_for(lambda: calls.starts(longest) == 1)
+        cancel = httpx.delete(
+            f"{url}/runs/t/{longest}", headers={"AGUI-Run-Token": token}, timeout=10
+        )
+        assert cancel.status_code == 204
+    wait_for(lambda: longest in calls.cancelled)
+    for member in ("threadId", "runId"):
+        over = httpx.post(url, json={**body("over", 3), member: "x" * 1025}, timeout=10)
+        assert over.status_code == 400
+        assert over.json()["error"] == "id_too_long" and over.json()["path"] == f"$.{member}"
+    assert calls.starts("over") == 0
+
+
 # -- finding 3: max_runs bounds agents ---------------------------------------------
 
 

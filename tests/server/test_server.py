@@ -152,11 +152,20 @@ def test_background_server_stops_and_frees_the_port():
     srv.stop()  # idempotent
 
 
+def test_a_stream_carrying_its_run_token_is_never_kept_by_a_cache(server):
+    """The run token (header and first comment) is the run's credential: ``no-store`` forbids
+    any cache, browser or proxy, from keeping the response (``no-cache`` only revalidates)."""
+    response = post(server, body(text="dict"))
+    assert response.headers["agui-run-token"]
+    assert ": run held " + response.headers["agui-run-token"] in response.text
+    assert response.headers["cache-control"] == "no-store"
+
+
 def test_well_behaved_agent_streams_sse(server):
     response = post(server, body(text="dict"))
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/event-stream"
-    assert response.headers["cache-control"] == "no-cache"
+    assert response.headers["cache-control"] == "no-store"
     assert [e["type"] for e in frames(response.text)] == [
         "RUN_STARTED",
         "TEXT_MESSAGE_START",

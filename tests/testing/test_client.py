@@ -228,3 +228,14 @@ def test_closing_the_client_leaves_no_task_of_the_app_pending():
         assert any(not t.done() for t in asyncio.all_tasks(loop))  # the hub's heartbeat
     assert loop.is_closed()
     assert asyncio.all_tasks(loop) == set()
+
+
+def test_a_state_update_s_event_ids_are_named_in_order():
+    # StateChanged is a dataclass, not a Struct: its event is walked all the same
+    from agui.types import StateDeltaEvent
+    from agui.updates import StateChanged, StepChanged
+
+    names = Placeholders()
+    event = StateDeltaEvent(delta=[], subagent_run_id="sub-a")
+    names.collect([StateChanged({}, [], from_event=event), StepChanged("s", True, "sub-b")])
+    assert dict(names.names) == {"sub-a": "<run-1>", "sub-b": "<run-2>"}

@@ -247,6 +247,10 @@ def test_bench_concurrency_rows_cover_paced_and_unpaced_levels_per_client(quick_
         if r["name"] == "Session + default, paced 100/s, 20 sessions"
     )
     assert "target" not in headline["extra"]  # quick levels: no target judged
+    for client in ("Session + default", "Session + httpx"):
+        for n in (10, 20):  # quick: the fixed levels are the quick levels
+            assert f"CPU per event, {client}, {n} sessions x 100/s" in names
+        assert f"sessions held at p99 <= 10 ms, {client}" in names
     reference = [r for r in rows if r["name"].startswith("@ag-ui/client")]
     if reference[0]["unit"] != "skipped":
         assert "ceiling ratio default / reference" in names
@@ -290,6 +294,90 @@ def test_a_paced_level_passes_on_its_median_and_the_ceiling_stops_at_the_first_f
     ok30 = bench_concurrency.level_row("c", 30, [run(30, 1.0)] * 3)
     assert bench_concurrency.ceiling_of([spike, two, ok30]) == (1000.0, two)
     assert bench_concurrency.ceiling_of([spike]) == (1000.0, None)  # none failed: a lower bound
+
+
+def _bench_concurrency():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench_concurrency
+        from bench import Config, Row
+    finally:
+        sys.path.remove(str(TOOLS))
+    return bench_concurrency, Config, Row
+
+
+def _level(n: int, p99: float, *, wall: float = 3.0, server_late_us: int = 1000):
+    bc, _, Row = _bench_concurrency()
+    extra = {
+        "sessions": n,
+        "p50_ms": p99 / 10,
+        "p99_ms": p99,
+        "cpu_pct": 50.0,
+        "cpu_us_per_event": 9.0,
+        "mib_per_session": 0.1,
+        "wall": wall,
+        "expected_wall": 3.01,
+        "errors": [],
+        "server_late_us": [100, server_late_us, 2000],
+        "server_cpu_pct": 60.0,
+    }
+    run = Row("concurrency", f"c, paced 100/s, {n} sessions", n * 100.0, "events/s", "", extra)
+    return bc.level_row("c", n, [run] * 3)
+
+
+def test_the_paced_sweep_reaches_a_thousand_sessions_in_steps_of_at_most_a_quarter():
+    bc, Config, _ = _bench_concurrency()
+    levels = bc.paced_levels(Config())
+    assert levels[:10] == list(range(10, 101, 10))
+    assert levels[-1] == 1000 and 125 in levels and 300 in levels and 350 in levels
+    assert all(b - a <= max(10, a // 4) for a, b in zip(levels, levels[1:], strict=False))
+    assert bc.paced_levels(Config(max_sessions=300))[-1] == 300
+    assert bc.paced_levels(Config(quick=True)) == [10, 20]
+
+
+def test_every_client_gets_cpu_per_event_rows_at_100_and_1000_sessions():
+    bc, Config, _ = _bench_concurrency()
+    assert bc.fixed_levels(Config()) == (100, 1000)
+    assert bc.fixed_levels(Config(quick=True)) == (10, 20)
+    rows = bc.cpu_rows(Config(), {"Session + x": {100: _level(100, 2.0), 1000: _level(1000, 40.0)}})
+    assert [r.name for r in rows] == [
+        "CPU per event, Session + x, 100 sessions x 100/s",
+        "CPU per event, Session + x, 1000 sessions x 100/s",
+    ]
+    assert all(r.value == 9.0 and r.unit == "µs" for r in rows)
+    assert "needs <= 10 µs/event" in rows[1].note and "server late p99 1.0 ms" in rows[1].note
+
+
+def test_sessions_held_judge_the_default_at_300_and_the_fast_path_at_1000():
+    bc, Config, _ = _bench_concurrency()
+    cfg = Config()
+    levels = [_level(n, 2.0) for n in bc.paced_levels(cfg) if n <= 300] + [_level(350, 30.0)]
+    ceiling, _ = bc._ceiling_row(cfg, "Session + default", levels)
+    held = bc._held_row(cfg, "Session + default", ("session", "default"), ceiling)
+    assert held.value == 300 and held.unit == "sessions"
+    assert held.extra["target"] == 300 and held.extra["met"] is True
+    fast = bc._held_row(cfg, "Session + aiohttp+uvloop", ("session", "aiohttp+uvloop"), ceiling)
+    assert fast.extra["target"] == 1000 and fast.extra["met"] is False
+    assert "NOT met" in fast.note
+    other = bc._held_row(cfg, "Session + httpx", ("session", "httpx"), ceiling)
+    assert "target" not in other.extra
+
+
+def test_the_thousand_session_row_is_met_only_when_that_level_passed():
+    bc, Config, _ = _bench_concurrency()
+    ok = bc._target_row(Config(), "Session + aiohttp+uvloop", _level(1000, 8.0))
+    assert ok.name == "1000 sessions x 100 events/s p99, Session + aiohttp+uvloop"
+    assert ok.value == 8.0 and ok.extra == {
+        "client": "Session + aiohttp+uvloop",
+        "sessions": 1000,
+        "target": 10.0,
+        "met": True,
+    }
+    late = bc._target_row(Config(), "Session + aiohttp+uvloop", _level(1000, 12.0))
+    assert late.extra["met"] is False and "NOT met" in late.note
+    behind = bc._target_row(Config(), "Session + aiohttp+uvloop", _level(1000, 2.0, wall=9.0))
+    assert behind.extra["met"] is False and "fell behind" in behind.note
+    assert "server late p99 1.0 ms (CPU up to 60%)" in ok.note
 
 
 def test_bench_http_stacks_compare_the_cost_per_read_side_by_side(quick_run):

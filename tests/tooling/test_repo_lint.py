@@ -3,6 +3,7 @@ the ``Update`` alias written as a PEP 604 union still works at runtime."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,7 @@ def test_update_alias_is_a_runtime_union_usable_with_isinstance() -> None:
         v
         for v in vars(u).values()
         if isinstance(v, type)
-        and issubclass(v, msgspec.Struct)
+        and (issubclass(v, msgspec.Struct) or dataclasses.is_dataclass(v))  # StateChanged
         and v.__module__ == u.__name__
         and v is not u.FromEvent  # the base of the updates made from an event
     }

@@ -10,7 +10,7 @@ from starlette.routing import Route
 from agui.client._session import Session
 from agui.errors import TransportError
 from agui.server import BackgroundServer
-from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports import AiohttpTransport, HttpTransport
 from agui.updates import Done, ErrorUpdate
 
 
@@ -26,10 +26,10 @@ async def hop(request):
     return Response(status_code=307, headers={"location": "/bad"})
 
 
-@pytest.fixture(params=["httpx", "httptools"])
+@pytest.fixture(params=["httpx", "aiohttp"])
 def Http(request):
     """Each test runs against both HTTP transports."""
-    return HttpTransport if request.param == "httpx" else FastHttpTransport
+    return HttpTransport if request.param == "httpx" else AiohttpTransport
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from agui.client._session import Session
 from agui.errors import CursorTooLong, FrameTooLarge
-from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports import AiohttpTransport, HttpTransport
 from agui.transports._reconnect import Cursor
 from agui.types import (
     RunFinishedEvent,
@@ -66,7 +66,7 @@ def url(serve) -> str:
     return serve(app).url + "/agent"
 
 
-@pytest.mark.parametrize("transport", [HttpTransport, FastHttpTransport])
+@pytest.mark.parametrize("transport", [HttpTransport, AiohttpTransport])
 async def test_a_cursor_over_the_cap_ends_the_stream_before_it_is_kept(url, transport):
     tracemalloc.start()
     try:
@@ -83,7 +83,7 @@ async def test_a_cursor_over_the_cap_ends_the_stream_before_it_is_kept(url, tran
     assert peak < 40 * MIB, peak
 
 
-@pytest.mark.parametrize("transport", [HttpTransport, FastHttpTransport])
+@pytest.mark.parametrize("transport", [HttpTransport, AiohttpTransport])
 async def test_cursors_at_the_cap_are_accepted(url, transport):
     session = Session(transport(url + "/cap"), thread_id="t")
     updates = await session.send("go").collect()

@@ -14,7 +14,7 @@ from agui.errors import TransportError
 from agui.pipeline._pipeline import Pipeline
 from agui.server import BackgroundServer, create_app
 from agui.server._encoder import accepts_protobuf, prefers_protobuf
-from agui.transports._fast_http import FastHttpTransport
+from agui.transports import AiohttpTransport
 from agui.transports._http import HttpTransport
 from agui.transports._http_common import PROTOBUF_ACCEPT
 from agui.wire import decode_event, decode_input
@@ -35,10 +35,10 @@ async def agent(run_input, emit, cancel) -> None:
     await emit({"type": "RUN_FINISHED", "threadId": tid, "runId": rid})
 
 
-@pytest.fixture(params=["httpx", "httptools"])
+@pytest.fixture(params=["httpx", "aiohttp"])
 def Http(request):
     """Each HTTP test runs against both HTTP transports."""
-    return HttpTransport if request.param == "httpx" else FastHttpTransport
+    return HttpTransport if request.param == "httpx" else AiohttpTransport
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from agui.client._session import Session
 from agui.errors import DecodeError, TransportError
 from agui.server import BackgroundServer, agent_route
 from agui.transports import (
-    FastHttpTransport,
+    AiohttpTransport,
     HttpTransport,
     ReplayTransport,
     Transport,
@@ -203,10 +203,10 @@ def make_app() -> Starlette:
     )
 
 
-@pytest.fixture(params=["httpx", "httptools"])
+@pytest.fixture(params=["httpx", "aiohttp"])
 def Http(request):
     """Each HTTP test runs against both HTTP transports."""
-    return HttpTransport if request.param == "httpx" else FastHttpTransport
+    return HttpTransport if request.param == "httpx" else AiohttpTransport
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +227,7 @@ async def collect(session: Session, text: str = "go") -> list:
 
 def test_transports_satisfy_the_protocol():
     assert isinstance(HttpTransport("http://127.0.0.1:1/agent"), Transport)
-    assert isinstance(FastHttpTransport("http://127.0.0.1:1/agent"), Transport)
+    assert isinstance(AiohttpTransport("http://127.0.0.1:1/agent"), Transport)
     assert isinstance(ReplayTransport(SCRIPT), Transport)
 
 
@@ -405,7 +405,7 @@ async def test_a_gzip_body_is_inflated(server, Http):
 
 async def test_a_gzip_body_inflating_to_megabytes_is_handed_on_in_bounded_pieces(server):
     # a few KiB on the wire, 8 MiB inflated: no single piece over 1 MiB
-    transport = FastHttpTransport(server.url + "/gzip-bomb")
+    transport = AiohttpTransport(server.url + "/gzip-bomb")
     sizes = [len(p) async for p in transport.stream(Session(transport).build_input())]
     assert sum(sizes) == 8 * 1024 * 1024 + 8 and max(sizes) <= 1024 * 1024
 
@@ -591,7 +591,7 @@ async def test_recorded_fixture_replays_like_the_live_fake_backend(scenario, Htt
     ids=["crlf-value", "lf-value", "nul-value", "colon-name", "space-name", "empty-name"],
 )
 def test_a_header_that_would_split_the_request_head_is_refused_at_construction(Http, name, value):
-    # FastHttpTransport writes the head itself: a line break in a value injected a header
+    # AiohttpTransport writes the head itself: a line break in a value injected a header
     with pytest.raises(ValueError, match="header .*: "):
         Http("http://127.0.0.1:1/agent", headers={name: value})
 
@@ -613,7 +613,48 @@ def test_an_httpx_error_without_detail_is_named_not_left_as_a_trailing_colon(exc
 
 async def test_fast_transport_connects_to_the_port_the_url_names_even_port_zero():
     # `url.port or 80` sent a request for http://127.0.0.1:0/ to port 80
-    updates = await collect(Session(FastHttpTransport("http://127.0.0.1:0/agent", timeout=5)))
+    updates = await collect(Session(AiohttpTransport("http://127.0.0.1:0/agent", timeout=5)))
     error = updates[0].error
     assert isinstance(error, TransportError) and error.kind == "connect"
     assert "('127.0.0.1', 0)" in str(error)
+
+
+async def _endless_head_server(line: bytes) -> tuple[asyncio.Server, list[int]]:
+    """A raw loopback server answering any request with a status line, then ``line`` again
+    and again (an endless response head) until the client hangs up; ``sent`` counts bytes."""
+    sent = [0]
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n")
+        try:
+            while sent[0] < 256 * 1024 * 1024:
+                writer.write(line * 64)
+                sent[0] += len(line) * 64
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    return server, sent
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"x-many: " + b"a" * 1000 + b"\r\n", b"a" * 4096],
+    ids=["endless-header-lines", "one-endless-header-line"],
+)
+async def test_an_endless_response_head_is_a_protocol_error_read_in_bounded_memory(Http, line):
+    server, sent = await _endless_head_server(line)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        transport = Http(f"http://127.0.0.1:{port}/agent", timeout=10)
+        updates = await collect(Session(transport))
+    error = updates[0]
+    assert isinstance(error, ErrorUpdate) and isinstance(error.error, TransportError)
+    assert error.error.kind == "protocol"
+    # the client stopped reading after a bounded head (both parsers cap it well under 4 MiB;
+    # what the kernel buffers on loopback adds a few MiB at most)
+    assert sent[0] < 16 * 1024 * 1024

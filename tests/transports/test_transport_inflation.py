@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from agui.client._session import Session
 from agui.errors import TransportError
-from agui.transports import FastHttpTransport, HttpTransport
+from agui.transports import AiohttpTransport, HttpTransport
 from agui.transports._inflate import ACCEPT_ENCODING, SLICE_BYTES
 from agui.types import RunFinishedEvent, RunStartedEvent
 from agui.updates import Done, ErrorUpdate
@@ -118,9 +118,9 @@ def server(serve):
     return serve(make_app())
 
 
-@pytest.fixture(params=["httpx", "fast"])
+@pytest.fixture(params=["httpx", "aiohttp"])
 def Http(request):
-    return HttpTransport if request.param == "httpx" else FastHttpTransport
+    return HttpTransport if request.param == "httpx" else AiohttpTransport
 
 
 async def _pieces(transport) -> list[int]:

@@ -9,8 +9,8 @@ and :func:`subagent_tag` are the two event readings every applier needs, and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, cast
 
 import msgspec
 from msgspec import UnsetType
@@ -18,7 +18,7 @@ from msgspec.structs import force_setattr
 
 from agui.pipeline._apply.patch import clone_json
 from agui.pipeline._apply.records import CallRecord, MessageRecord
-from agui.updates import CARRIES_EVENT, MetadataChanged, Update
+from agui.updates import CARRIES_EVENT, MetadataChanged, StateChanged, Update
 
 __all__ = ["MessageStore", "merge_metadata", "stamped", "subagent_tag"]
 
@@ -141,11 +141,20 @@ def subagent_tag(event: object) -> str | UnsetType:
     return UNSET if sub is None else sub
 
 
+_STAMPED: frozenset[type] = CARRIES_EVENT - {StateChanged}
+"""The update classes :func:`stamped` gives their event: the Structs of
+:data:`~agui.updates.CARRIES_EVENT`. A ``StateChanged`` (a dataclass whose fields are
+read-only) is made with its event (:mod:`~agui.pipeline._apply.snapshots`)."""
+
+_force_setattr = cast("Callable[[object, str, object], None]", force_setattr)
+"""``msgspec.structs.force_setattr``, typed for the updates of :data:`_STAMPED` (Structs)."""
+
+
 def stamped(updates: list[Update], event: object) -> list[Update]:
     """``updates``, each update that reports an event (a class in
     :data:`~agui.updates.CARRIES_EVENT`) given ``event`` as its ``from_event``
     (set in place: the updates are new, frozen for their readers)."""
     for update in updates:
-        if type(update) in CARRIES_EVENT:
-            force_setattr(update, "from_event", event)
+        if type(update) in _STAMPED:
+            _force_setattr(update, "from_event", event)
     return updates

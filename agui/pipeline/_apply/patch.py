@@ -664,8 +664,8 @@ class StateVersion(DeferredState):
     first read: either ``value``, or the state after ``segment.log[index]``.
     Until then it keeps only its place in the segment (whose log holds the
     members of its ops) -- no copy of the state. A plain class, not a
-    ``msgspec.Struct``: ``msgspec`` hands it to an ``enc_hook``
-    (:func:`agui.updates.enc_hook` resolves it) instead of encoding its members."""
+    ``msgspec.Struct``; :class:`~agui.updates.StateChanged` resolves it when its
+    ``state`` is read, which encoding the update does."""
 
     __slots__ = ("index", "segment", "value")
 

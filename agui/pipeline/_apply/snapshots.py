@@ -100,7 +100,7 @@ class Snapshots:
             ]
         version = self._history.reset(clone_json(ev.snapshot))
         self.state_absent = False
-        return [StateChanged(version.resolve(), None)]
+        return [StateChanged(version.resolve(), None, ev)]
 
     def state_delta(self, ev: T.StateDeltaEvent) -> list[Update]:
         """STATE_DELTA: JSON Patch the state, all or nothing. The state is
@@ -122,7 +122,7 @@ class Snapshots:
                     "delta",
                 )
             ]
-        return [StateChanged(version, ops)]
+        return [StateChanged(version, ops, ev)]
 
     # -- messages snapshot ---------------------------------------------------
 

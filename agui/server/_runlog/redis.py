@@ -2,9 +2,11 @@
 (or one Redis Cluster).
 
 **Keys.** One stream per run, ``agui:run:{<thread>}:<run>:log`` (``<thread>``
-a hash of the ``threadId``, ``<run>`` of the ``runId``): every key of a thread
-has the same ``{…}`` hash tag, so it lives in one Redis Cluster slot and no
-command ever spans two slots (no ``CROSSSLOT``). Beside the stream: ``:run``
+a hash of the ``threadId``, and of the run's principal when the application has
+an ``authorize`` hook: each principal's runs are a namespace of their own;
+``<run>`` a hash of the ids): every key of a thread has the same ``{…}`` hash
+tag, so it lives in one Redis Cluster slot and no command ever spans two slots
+(no ``CROSSSLOT``). Beside the stream: ``:run``
 (the run exists), ``:worker`` (the id of the worker running it), ``:end``, ``:lost`` (``SET NX``: who ends a lost run) and ``:first`` (the first
 entry's id: ``Last-Event-ID: 0`` is refused once it was trimmed). An event's id
 is its stream entry's id and its place in the entry (``<ms>-<seq>:<n>``).
@@ -212,9 +214,7 @@ class RedisRunStore:
                 ) from exc
 
     def _key(self, run: RunRef, part: str) -> str:
-        thread = hashlib.blake2b(
-            run.thread_id.encode("utf-8", "surrogatepass"), digest_size=12
-        ).hexdigest()
+        thread = _tag(run)
         digest = hashlib.blake2b(
             f"{len(run.thread_id)}:{run.thread_id}{run.run_id}".encode("utf-8", "surrogatepass"),
             digest_size=12,
@@ -578,15 +578,32 @@ def _owner_parts(value: bytes) -> tuple[str, bytes]:
     return nonce.decode("ascii", "replace"), owner
 
 
+def _tag(run: RunRef) -> str:
+    """The hash tag of a run's keys: a hash of its ``threadId``, and of its principal
+    with a hook (another hash function: no thread id of a run without a principal has
+    a principal's tag), so every key of one principal's thread is in one slot."""
+    thread = run.thread_id.encode("utf-8", "surrogatepass")
+    if run.principal is None:  # (the layout of every run before principals had tags)
+        return hashlib.blake2b(thread, digest_size=12).hexdigest()
+    principal = run.principal.encode("utf-8", "surrogatepass")
+    scoped = b"%d:%s%s" % (len(principal), principal, thread)
+    return hashlib.blake2b(scoped, digest_size=12, person=b"agui.principal").hexdigest()
+
+
 def _member(run: RunRef) -> bytes:
-    """A run as a member of a worker's sets (the standard library's JSON, which escapes a
-    lone surrogate an id may hold: RFC 8259 allows one, msgspec refuses to write it)."""
-    return json.dumps([run.thread_id, run.run_id]).encode("ascii")
+    """A run as a member of a worker's sets, ``[threadId, runId]`` (and its principal when
+    it has one), in the standard library's JSON, which escapes a lone surrogate an id may
+    hold (RFC 8259 allows one, msgspec refuses to write it)."""
+    ids = [run.thread_id, run.run_id]
+    if run.principal is not None:
+        ids.append(run.principal)
+    return json.dumps(ids).encode("ascii")
 
 
 def _run_of(member: Any) -> RunRef:
-    thread_id, run_id = json.loads(bytes(member))
-    return RunRef(str(thread_id), str(run_id))
+    ids = json.loads(bytes(member))
+    principal = str(ids[2]) if len(ids) > 2 else None
+    return RunRef(str(ids[0]), str(ids[1]), principal)
 
 
 def _fields(events: Sequence[bytes]) -> dict[bytes, bytes]:

@@ -37,10 +37,14 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class RunRef:
-    """One run: its ``threadId`` and ``runId`` (a run is unique by the pair)."""
+    """One run: its ``threadId`` and ``runId``, within the namespace of ``principal``
+    (who started it, as the application's ``authorize`` hook named them; None without
+    a hook). A run is unique by the three: two principals that use the same ids have
+    two runs, and neither can reach the other's."""
 
     thread_id: str
     run_id: str
+    principal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

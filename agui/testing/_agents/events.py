@@ -31,6 +31,7 @@ __all__ = [
     "run_started",
     "text_message",
     "tool_call",
+    "tool_call_start",
     "tool_result",
 ]
 
@@ -145,13 +146,19 @@ def tool_call(
     parent_message_id: str | None = None,
 ) -> Iterator[JsonObj]:
     """A complete tool call: START, one ARGS per argument-text fragment, END."""
-    start: JsonObj = {"type": "TOOL_CALL_START", "toolCallId": tool_call_id, "toolCallName": name}
-    if parent_message_id is not None:
-        start["parentMessageId"] = parent_message_id
-    yield start
+    yield tool_call_start(tool_call_id, name, parent_message_id)
     for fragment in fragments:
         yield {"type": "TOOL_CALL_ARGS", "toolCallId": tool_call_id, "delta": fragment}
     yield {"type": "TOOL_CALL_END", "toolCallId": tool_call_id}
+
+
+def tool_call_start(tool_call_id: str, name: str, parent_message_id: str | None = None) -> JsonObj:
+    """TOOL_CALL_START of call ``tool_call_id`` to tool ``name`` (``parentMessageId``
+    only when given), for a script that interleaves the call's ARGS with other events."""
+    start: JsonObj = {"type": "TOOL_CALL_START", "toolCallId": tool_call_id, "toolCallName": name}
+    if parent_message_id is not None:
+        start["parentMessageId"] = parent_message_id
+    return start
 
 
 def tool_result(message_id: str, tool_call_id: str, content: JSONValue) -> JsonObj:

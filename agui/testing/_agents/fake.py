@@ -59,6 +59,7 @@ from agui.testing._agents.events import (
     run_started,
     text_message,
     tool_call,
+    tool_call_start,
     tool_result,
 )
 from agui.types import RunAgentInput
@@ -231,19 +232,9 @@ async def _parallel(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     def args(cid: str, delta: str) -> JsonObj:
         return {"type": "TOOL_CALL_ARGS", "toolCallId": cid, "delta": delta}
 
-    yield {
-        "type": "TOOL_CALL_START",
-        "toolCallId": a,
-        "toolCallName": "get_weather",
-        "parentMessageId": parent,
-    }
+    yield tool_call_start(a, "get_weather", parent)
     yield args(a, '{"city": ')
-    yield {
-        "type": "TOOL_CALL_START",
-        "toolCallId": b,
-        "toolCallName": "get_time",
-        "parentMessageId": parent,
-    }
+    yield tool_call_start(b, "get_time", parent)
     yield args(b, '{"zone": "Europe/')
     yield args(a, '"Lis')
     yield args(b, 'Lisbon"}')
@@ -279,12 +270,7 @@ async def _mixed(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     for ev in text_message(before, "Saving your note."):
         yield ev
     call_id = ctx.ids.tool_call()
-    yield {
-        "type": "TOOL_CALL_START",
-        "toolCallId": call_id,
-        "toolCallName": "save_note",
-        "parentMessageId": before,
-    }
+    yield tool_call_start(call_id, "save_note", before)
     yield {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": '{"text": '}
     yield {"type": "STATE_SNAPSHOT", "snapshot": {"notes": [], "saving": True}}
     yield {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": '"buy milk"}'}
@@ -396,7 +382,7 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
             {"id": i, "title": t, "done": False} for i, t in enumerate(titles, 1)
         ]
         call_id = ctx.ids.tool_call()
-        yield {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": "add_tasks"}
+        yield tool_call_start(call_id, "add_tasks")
         yield {
             "type": "TOOL_CALL_ARGS",
             "toolCallId": call_id,
@@ -429,7 +415,7 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         yield run_finished(ctx.inp, result={"finished": []})
         return
     call_id = ctx.ids.tool_call()
-    yield {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": "finish_tasks"}
+    yield tool_call_start(call_id, "finish_tasks")
     yield {
         "type": "TOOL_CALL_ARGS",
         "toolCallId": call_id,
@@ -458,12 +444,7 @@ async def _slow(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     for ev in text_message(intro, "Starting a long job…"):
         yield ev
     call_id = ctx.ids.tool_call()
-    yield {
-        "type": "TOOL_CALL_START",
-        "toolCallId": call_id,
-        "toolCallName": "long_job",
-        "parentMessageId": intro,
-    }
+    yield tool_call_start(call_id, "long_job", intro)
     yield {
         "type": "TOOL_CALL_ARGS",
         "toolCallId": call_id,

@@ -75,12 +75,16 @@ def _finished(t: str, r: str) -> dict[str, Any]:
     return {"type": "RUN_FINISHED", "threadId": t, "runId": r}
 
 
-def _text(mid: str, *deltas: str) -> list[dict[str, Any]]:
+def _text_begun(mid: str, *deltas: str) -> list[dict[str, Any]]:
+    """An assistant text message's START and CONTENT events, left open (no END)."""
     return [
         {"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"},
         *({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": d} for d in deltas),
-        {"type": "TEXT_MESSAGE_END", "messageId": mid},
     ]
+
+
+def _text(mid: str, *deltas: str) -> list[dict[str, Any]]:
+    return [*_text_begun(mid, *deltas), {"type": "TEXT_MESSAGE_END", "messageId": mid}]
 
 
 def _frames(events: Iterable[Any], eol: str = "\n") -> Iterator[bytes]:
@@ -117,8 +121,7 @@ def _truncated_mid_message(t: str, r: str) -> Iterator[bytes]:
     yield from _frames(
         [
             _started(t, r),
-            {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
-            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "The answer is"},
+            *_text_begun("m1", "The answer is"),
         ]
     )
     # the connection ends cleanly here: no END, no RUN_FINISHED
@@ -128,8 +131,7 @@ def _malformed_json(t: str, r: str) -> Iterator[bytes]:
     yield from _frames(
         [
             _started(t, r),
-            {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
-            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Before."},
+            *_text_begun("m1", "Before."),
         ]
     )
     yield b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"broken\n\n'
@@ -292,8 +294,7 @@ def _reset_mid_frame(t: str, r: str) -> Iterator[bytes]:
     yield from _frames(
         [
             _started(t, r),
-            {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
-            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Half a "},
+            *_text_begun("m1", "Half a "),
         ]
     )
     yield b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"sent'
