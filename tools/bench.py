@@ -78,9 +78,90 @@ class Config:
     25 to 300, then 50)."""
 
 
+class Sample(float):
+    """A figure measured more than once: its value is the median of ``runs`` (the value of
+    each run, in the order they were measured). Arithmetic with numbers or other samples
+    keeps the runs: ``events / seconds`` is a sample of each run's rate, ``a / b`` of two
+    samples measured side by side (round by round) is a sample of each round's ratio, so
+    a ratio's spread is that of the rounds, not of two unrelated extremes. Samples of
+    different lengths combine by their extremes (the widest range they allow).
+    A plain ``float`` is a figure measured once."""
+
+    runs: tuple[float, ...]
+
+    def __new__(cls, runs: Iterable[float]) -> Sample:
+        values = tuple(float(v) for v in runs)
+        if not values:
+            raise ValueError("a sample needs at least one run")
+        self = super().__new__(cls, statistics.median(values))
+        self.runs = values
+        return self
+
+    @property
+    def low(self) -> float:
+        return min(self.runs)
+
+    @property
+    def high(self) -> float:
+        return max(self.runs)
+
+    def _combine(self, other: object, op: Callable[[float, float], float]) -> Sample | float:
+        if isinstance(other, Sample):
+            if len(other.runs) == len(self.runs):
+                return Sample(op(a, b) for a, b in zip(self.runs, other.runs, strict=True))
+            ends = [op(a, b) for a in (self.low, self.high) for b in (other.low, other.high)]
+            return Sample([min(ends), op(float(self), float(other)), max(ends)])
+        if isinstance(other, int | float):
+            return Sample(op(a, float(other)) for a in self.runs)
+        return NotImplemented
+
+    def __add__(self, other: object) -> Any:
+        return self._combine(other, lambda a, b: a + b)
+
+    def __radd__(self, other: object) -> Any:
+        return self._combine(other, lambda a, b: b + a)
+
+    def __sub__(self, other: object) -> Any:
+        return self._combine(other, lambda a, b: a - b)
+
+    def __rsub__(self, other: object) -> Any:
+        return self._combine(other, lambda a, b: b - a)
+
+    def __mul__(self, other: object) -> Any:
+        return self._combine(other, lambda a, b: a * b)
+
+    def __rmul__(self, other: object) -> Any:
+        return self._combine(other, lambda a, b: b * a)
+
+    def __truediv__(self, other: object) -> Any:
+        return self._combine(other, lambda a, b: a / b if b else float("inf"))
+
+    def __rtruediv__(self, other: object) -> Any:
+        return self._combine(other, lambda a, b: b / a if a else float("inf"))
+
+    def __neg__(self) -> Sample:
+        return Sample(-a for a in self.runs)
+
+    def __reduce__(self) -> Any:
+        return (Sample, (self.runs,))
+
+
+def median(values: Iterable[float]) -> Sample:
+    """The median of measured values, keeping them (a :class:`Sample`)."""
+    return Sample(values)
+
+
+def spread(value: float) -> dict[str, Any]:
+    """``{"low", "high", "runs"}`` of a figure (a plain float: one run)."""
+    if isinstance(value, Sample):
+        return {"low": value.low, "high": value.high, "runs": len(value.runs)}
+    return {"low": float(value), "high": float(value), "runs": 1}
+
+
 @dataclass
 class Row:
-    """One figure: ``section``/``name`` identify it; ``value`` in ``unit``."""
+    """One figure: ``section``/``name`` identify it; ``value`` in ``unit`` (a :class:`Sample`
+    when it was measured more than once: the median, with each run's value)."""
 
     section: str
     name: str
@@ -88,6 +169,29 @@ class Row:
     unit: str
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Row:
+        """A row back from the bench JSON (:meth:`record`)."""
+        samples = record.get("samples") or [record["value"]]
+        value: float = Sample(samples) if len(samples) > 1 else float(record["value"])
+        return cls(
+            record["section"],
+            record["name"],
+            value,
+            record["unit"],
+            record["note"],
+            record["extra"],
+        )
+
+    def record(self) -> dict[str, Any]:
+        """The row as the bench JSON holds it: ``value`` the median, ``low``/``high`` the
+        extremes of the runs and ``runs`` their number."""
+        out = asdict(self)
+        out["value"] = float(self.value)
+        out.update(spread(self.value))
+        out["samples"] = list(self.value.runs) if isinstance(self.value, Sample) else [out["value"]]
+        return out
 
 
 SectionFn = Callable[[Config], list[Row]]
@@ -131,9 +235,10 @@ def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
     return compare({"x": fn}, repeats)["x"]
 
 
-def compare(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
-    """Median CPU seconds of each function, timed interleaved (a, b, a, b, ...) so
-    that a slow spell of the machine hits every contender alike."""
+def compare(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, Sample]:
+    """CPU seconds of each function (a :class:`Sample`: the median of ``repeats`` runs),
+    timed interleaved (a, b, a, b, ...) so that a slow spell of the machine hits every
+    contender alike."""
     for fn in fns.values():
         fn()
     times: dict[str, list[float]] = {name: [] for name in fns}
@@ -142,7 +247,7 @@ def compare(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]
             start = _clock()
             fn()
             times[name].append(_clock() - start)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return {name: Sample(ts) for name, ts in times.items()}
 
 
 # -- a realistic stream ------------------------------------------------------------
@@ -522,9 +627,36 @@ def fmt_value(value: float) -> str:
     return f"{value:,.1f}" if abs(value) < 100 else f"{value:,.0f}"
 
 
+def fmt_figure(value: float) -> str:
+    """A figure with its spread: ``median (low-high, N runs)``, or the value alone for a
+    figure measured once."""
+    if isinstance(value, Sample) and len(value.runs) > 1:
+        return (
+            f"{fmt_value(value)} ({fmt_value(value.low)}\u2013{fmt_value(value.high)},"
+            f" {len(value.runs)} runs)"
+        )
+    return fmt_value(value)
+
+
+def machine() -> str:
+    """The machine a run measured: CPU model, cores, Python, OS."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{model}, {os.cpu_count()} cores, Python {platform.python_version()},"
+        f" {platform.system()} {platform.release()}"
+    )
+
+
 def format_table(rows: list[Row]) -> str:
     header = ("section", "figure", "value", "unit", "note")
-    table = [header] + [(r.section, r.name, fmt_value(r.value), r.unit, r.note) for r in rows]
+    table = [header] + [(r.section, r.name, fmt_figure(r.value), r.unit, r.note) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = []
     for i, row in enumerate(table):
@@ -540,22 +672,47 @@ def format_table(rows: list[Row]) -> str:
 _TARGET = re.compile(r"target ([^;]*?): (met|NOT met)")
 
 
+def run_record(rows: list[Row], cfg: Config, command: str, seconds: float) -> dict[str, Any]:
+    """The bench JSON of one run: its rows (:meth:`Row.record`) and what names the run (the
+    command, the machine, the load average at the end, the date, its length)."""
+    load = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else []
+    return {
+        "config": asdict(cfg),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": machine(),
+        "command": command,
+        "seconds": round(seconds, 1),
+        "load": load,
+        "date": time.strftime("%Y-%m-%d"),
+        "rows": [r.record() for r in rows],
+    }
+
+
 def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) -> str:
-    """The performance page's table (docs/performance.md): the command that produced it, then one Markdown
-    row per figure (the ``session`` headline rows first), each target met or not."""
+    """The performance page's table (docs/performance.md) for ``rows`` (see
+    :func:`markdown_of`)."""
+    return markdown_of(run_record(rows, cfg, command, seconds))
+
+
+def markdown_of(run: dict[str, Any]) -> str:
+    """The performance page's table from a bench JSON (:func:`run_record`): the command that
+    produced it and the machine, then one Markdown row per figure (the ``session`` headline
+    rows first), each value with its range and each target met or not."""
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
 
-    load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    rows = [Row.from_record(r) for r in run["rows"]]
+    load = " / ".join(f"{x:.2f}" for x in run["load"]) or "?"
     ordered = sorted(rows, key=lambda r: r.section != "session")  # stable: headline first
+    kind = "quick" if run["config"]["quick"] else "full"
     lines = [
         (
-            f"Produced by `{command}` ({'quick' if cfg.quick else 'full'} run; in-process figures the"
-            f" median of {cfg.repeats}, child-process figures the median of the runs their note"
-            " names, peak RSS the max of those runs; "
-            f"{seconds / 60:.1f} min; Python {platform.python_version()}, {os.cpu_count()} cores, "
-            f"load average at the end {load}; {time.strftime('%Y-%m-%d')})."
+            f"Produced by `{run['command']}` ({kind} run, {run['seconds'] / 60:.1f} min,"
+            f" {run['date']}) on {run['machine']}; load average at the end {load}. Each value"
+            " is the median of its runs with their range and count, `median (low\u2013high, N"
+            " runs)`; a value without a range was measured once; peak RSS is the max of its runs."
         ),
         "",
         "| section | figure | value | target | note |",
@@ -572,10 +729,54 @@ def format_markdown(rows: list[Row], command: str, seconds: float, cfg: Config) 
             target = f"{found.group(1)}: **{'met' if ok else 'not met'}**"
             note = (note[: found.start()] + note[found.end() :]).strip(" ;")
         lines.append(
-            f"| {r.section} | {cell(r.name)} | {fmt_value(r.value)} {cell(r.unit)} | {target} | {cell(note)} |"
+            f"| {r.section} | {cell(r.name)} | {fmt_figure(r.value)} {cell(r.unit)} | {target} | {cell(note)} |"
         )
     lines += ["", f"Targets: {met} met, {missed} not met."]
     return "\n".join(lines) + "\n"
+
+
+# -- figures quoted in prose ---------------------------------------------------------------
+
+LAST_RUN = ROOT / "docs" / "bench.json"
+"""The bench JSON of the last published run: ``--markdown`` without a PATH writes it with
+the performance table, and rewrites every quoted figure (:data:`CLAIM`) from it."""
+
+CLAIM = re.compile(
+    r"<!-- bench: (?P<section>[^/]+?) / (?P<name>.+?) -->(?P<text>.*?)<!-- /bench -->", re.S
+)
+"""A figure quoted in the README or the docs: ``<!-- bench: SECTION / NAME -->TEXT<!-- /bench -->``
+where TEXT is :func:`claim_text` of that row of the last run."""
+
+
+def claim_pages() -> list[Path]:
+    """The pages that may quote bench figures: the README and every page under docs/."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def claim_text(row: Row) -> str:
+    """How a quoted figure reads: the median, its range and run count, and the unit."""
+    return f"{fmt_figure(row.value)} {row.unit}"
+
+
+def write_claims(run: dict[str, Any], pages: Iterable[Path]) -> list[str]:
+    """Rewrite every quoted figure of ``pages`` from ``run``'s rows; returns the quotes whose
+    row the run does not have (left as they were)."""
+    rows = {(r["section"], r["name"]): Row.from_record(r) for r in run["rows"]}
+    missing: list[str] = []
+    for page in pages:
+        old = page.read_text()
+
+        def quote(m: re.Match[str], page: Path = page) -> str:
+            row = rows.get((m["section"], m["name"]))
+            if row is None:
+                missing.append(f"{page.name}: {m['section']} / {m['name']}")
+                return m[0]
+            return f"<!-- bench: {m['section']} / {m['name']} -->{claim_text(row)}<!-- /bench -->"
+
+        new = CLAIM.sub(quote, old)
+        if new != old:
+            page.write_text(new)
+    return missing
 
 
 MARK_START, MARK_END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
@@ -681,18 +882,18 @@ def main(argv: list[str] | None = None) -> int:
         " child-process figures as their notes say, "
         f"{seconds:.1f} s, Python {platform.python_version()})"
     )
+    command = "python tools/bench.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    record = run_record(rows, cfg, command.strip(), seconds)
     if args.markdown:
-        command = "python tools/bench.py " + " ".join(sys.argv[1:] if argv is None else argv)
-        write_markdown(Path(args.markdown), format_markdown(rows, command.strip(), seconds, cfg))
+        write_markdown(Path(args.markdown), markdown_of(record))
+        if Path(args.markdown).resolve() == PERFORMANCE_PAGE.resolve():
+            # the published run: its JSON beside the page, every quoted figure from it
+            LAST_RUN.write_text(json.dumps(record, indent=1) + "\n")
+            for quote in write_claims(record, claim_pages()):
+                print(f"quoted figure not in this run (left as it was): {quote}")
     if args.json:
-        payload = {
-            "config": asdict(cfg),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "rows": [asdict(r) for r in rows],
-        }
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(record, indent=2) + "\n")
     return 0
 
 

@@ -53,13 +53,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT, Config, Row, section
+from bench import ROOT, Config, Row, Sample, section
 from bench_pipeline import _LAUNCHER, _met, ensure_reference
 from bench_sse_server import SseServer
 
@@ -219,7 +218,8 @@ def run_row(
 
 
 def _median(values: list[float]) -> float:
-    return statistics.median(values) if values else 0.0
+    """The median of a level's runs, keeping them (a :class:`bench.Sample`); 0.0 for none."""
+    return Sample(values) if values else 0.0
 
 
 def level_row(client: str, n: int, runs: list[Row]) -> Row:

@@ -18,11 +18,10 @@ CPU time of this process:
 from __future__ import annotations
 
 import asyncio
-import statistics
 from typing import Any
 
 import msgspec
-from bench import Config, Row, section
+from bench import Config, Row, Sample, section
 from bench_pipeline import _reads, interleaved, replay, replay_pipeline, stream_bytes
 
 
@@ -107,7 +106,7 @@ def bench_floor(cfg: Config) -> list[Row]:
     }
     timed = interleaved(fns, dict.fromkeys(fns, cfg.repeats))
     events = len(frames)
-    rate = {k: events / statistics.median(v) for k, v in timed.items()}
+    rate = {k: events / Sample(v) for k, v in timed.items()}
     labels = {
         "split": "bytes.split in C (frames only)",
         "untyped": "untyped msgspec decode per frame",

@@ -50,7 +50,6 @@ import gc
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,7 +59,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT, Config, Row, section
+from bench import ROOT, Config, Row, Sample, section
 from benchgen import iter_stream, jsonl_lines, single_message_stream, sse_bytes, state_delta_stream
 
 READ_SIZE = 65536
@@ -273,7 +272,7 @@ def bench_pipeline(cfg: Config) -> list[Row]:
     for n in _sizes(cfg):
         events = count_events(n, cfg.seed)
         times = pipeline_seconds(_sizes(cfg), cfg.seed, cfg.repeats)[n]
-        med = medians[n] = statistics.median(times)
+        med = medians[n] = Sample(times)
         size = len(stream_bytes(n, cfg.seed))
         rows.append(
             Row(
@@ -308,7 +307,7 @@ def bench_pipeline(cfg: Config) -> list[Row]:
     # from the collector's full passes over a conversation that grows with the stream.
     timed = pipeline_seconds(_sizes(cfg), cfg.seed, cfg.repeats)
     small_p, large_p = timed[small, "gc paused"], timed[large, "gc paused"]
-    bare = statistics.median(large_p) / statistics.median(small_p)
+    bare = Sample(large_p) / Sample(small_p)
     rows.append(
         Row(
             "pipeline",
@@ -316,7 +315,7 @@ def bench_pipeline(cfg: Config) -> list[Row]:
             bare,
             "x",
             f"the same replays, interleaved, without the cyclic garbage collector "
-            f"({events_large / statistics.median(large_p):,.0f} events/s at {_label(large)})",
+            f"({events_large / Sample(large_p):,.0f} events/s at {_label(large)})",
             {"seconds": {_label(small): small_p, _label(large): large_p}},
         )
     )
@@ -325,9 +324,9 @@ def bench_pipeline(cfg: Config) -> list[Row]:
         Row(
             "pipeline",
             f"Pipeline.feed_bytes alone (the layer, no Session), {_label(large)} events",
-            events_large / statistics.median(layer),
+            events_large / Sample(layer),
             "events/s",
-            f"median of {len(layer)}: {statistics.median(layer):.3f} s; the rows above run "
+            f"median of {len(layer)}: {Sample(layer):.3f} s; the rows above run "
             "Session.run() over a transport yielding the same 64 KiB reads",
             {"seconds": layer},
         )
@@ -350,7 +349,7 @@ def bench_linear(cfg: Config) -> list[Row]:
     rows: list[Row] = []
     medians = []
     for deltas, times in timed.items():
-        med = statistics.median(times)
+        med = Sample(times)
         medians.append(med)
         rows.append(
             Row(
@@ -393,7 +392,7 @@ def _state_rows(cfg: Config) -> list[Row]:
             _check_clean(chunks)
         fns = {k: (lambda chunks=chunks: replay(chunks)) for k, chunks in reads.items()}
         timed = interleaved(fns, {small: cfg.repeats, large: cfg.repeats})
-        medians = {k: statistics.median(times) for k, times in timed.items()}
+        medians = {k: Sample(times) for k, times in timed.items()}
         for k in (small, large):
             rows.append(
                 Row(
@@ -446,7 +445,7 @@ def _bare_ratio(shape: str, small: int, large: int, repeats: int) -> float:
     timed = interleaved(
         {small: grow(small), large: grow(large)}, dict.fromkeys((small, large), max(repeats, 7))
     )
-    return statistics.median(timed[large]) / statistics.median(timed[small])
+    return Sample(timed[large]) / Sample(timed[small])
 
 
 def _state_batch_row(deltas: int) -> Row:
@@ -599,12 +598,12 @@ def bench_reference(cfg: Config) -> list[Row]:
     rows: list[Row] = []
     for n in sizes:
         # the 100k stream takes the (quadratic) reference minutes per run
-        repeats = 1 if n >= 100_000 else min(cfg.repeats, 3)
+        repeats = 1 if n >= 100_000 else min(cfg.repeats, 5)
         result = run_reference(cache, stream_file(n, cfg.seed, "jsonl"), repeats)
         events = result["events"]
         done = [t for t, ok in zip(result["seconds"], result["ok"], strict=True) if ok]
-        theirs = statistics.median(done) if done else 0.0
-        ours = statistics.median(pipeline_seconds(_sizes(cfg), cfg.seed, cfg.repeats)[n])
+        theirs = Sample(done) if done else 0.0
+        ours = Sample(pipeline_seconds(_sizes(cfg), cfg.seed, cfg.repeats)[n])
         runs = stream_bytes(n, cfg.seed).count(b'"type":"RUN_STARTED"')
         note = (
             f"{runs}-run stream (runs of <= 5000 events); median of {len(done)}: {theirs:.2f} s, "
@@ -630,7 +629,7 @@ def bench_reference(cfg: Config) -> list[Row]:
         )
         # like for like: our whole client (Session, HttpTransport, Pipeline) over
         # loopback HTTP, wall time, as the reference is measured
-        ours_http = statistics.median(http_seconds(n, cfg.seed, min(cfg.repeats, 5)))
+        ours_http = Sample(http_seconds(n, cfg.seed, min(cfg.repeats, 5)))
         rows.append(
             Row(
                 "reference",
@@ -786,7 +785,7 @@ def bench_encode(cfg: Config) -> list[Row]:
     rows = []
     for name, fn in (("EventEncoder.encode", with_encoder), ("encode_sse_event", with_function)):
         times = timed_runs(fn, cfg.repeats)
-        med = statistics.median(times)
+        med = Sample(times)
         rows.append(
             Row(
                 "encode",

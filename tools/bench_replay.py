@@ -36,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,7 +45,7 @@ from pathlib import Path
 if __name__ == "__main__":  # run on its own: be the module bench.py imports, registered once
     sys.modules.setdefault("bench_replay", sys.modules[__name__])
 
-from bench import ROOT, Config, Row, section
+from bench import ROOT, Config, Row, Sample, section
 from bench_pipeline import interleaved
 from benchgen import iter_stream, jsonl_lines, sse_bytes
 
@@ -180,7 +179,7 @@ def replay_cost_rows(cfg: Config, base: Path) -> list[Row]:
         for key, source in sources.items()
     }
     times = interleaved(fns, dict.fromkeys(fns, cfg.repeats))
-    median = {key: statistics.median(ts) for key, ts in times.items()}
+    median = {key: Sample(ts) for key, ts in times.items()}
     n = len(events)
     rows: list[Row] = []
     for key, what in FORMATS.items():

@@ -38,7 +38,7 @@ if __name__ == "__main__":  # run on its own: be the module bench.py imports, re
 
     sys.modules.setdefault("bench_resume", sys.modules[__name__])
 
-from bench import Config, Row, section
+from bench import Config, Row, Sample, section
 from benchgen import iter_stream
 
 MEMORY_SHARE_TARGET = 0.8
@@ -143,7 +143,7 @@ def _timed(
         return times
 
     times = asyncio.run(go())
-    return events / statistics.median(times), times
+    return events / Sample(times), times
 
 
 def _free_port() -> int:

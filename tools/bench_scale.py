@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -51,7 +50,7 @@ from typing import Any
 if __name__ == "__main__":  # run on its own: be the module bench.py imports, registered once
     sys.modules.setdefault("bench_scale", sys.modules[__name__])
 
-from bench import Config, Row, section
+from bench import Config, Row, Sample, section
 from bench_resume import redis_server
 from bench_sse_load import Stream, many_streams, peak_overlap, post_stream
 
@@ -360,7 +359,7 @@ def _appenders(url: str, runs: int, flushes: int) -> dict[str, float]:
 
 
 def _median(values: list[dict[str, float]], key: str) -> float:
-    return statistics.median(v[key] for v in values)
+    return Sample(v[key] for v in values)
 
 
 @section("scale")

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -37,7 +36,7 @@ import msgspec
 if __name__ == "__main__":  # run on its own: be the module bench.py imports, registered once
     sys.modules.setdefault("bench_server", sys.modules[__name__])
 
-from bench import Config, Row, section, stop_child
+from bench import Config, Row, Sample, section, stop_child
 from bench_pipeline import interleaved
 from benchgen import iter_stream
 
@@ -291,7 +290,7 @@ def server_cpu_rows(cfg: Config, wire: list[dict[str, Any]], body: bytes) -> lis
         for child in children.values():
             child.close()
     how = "server CPU, uvicorn child process"
-    rate = {k: len(wire) / statistics.median(ts) for k, ts in times.items()}
+    rate = {k: len(wire) / Sample(ts) for k, ts in times.items()}
     rows = [
         Row(
             "server",
@@ -405,7 +404,7 @@ def _rows(
             raise RuntimeError(f"{name} ({how}): status {status}")
         sizes[name] = size
     seconds = timer(fns, cfg.repeats)
-    rate = {k: len(wire) / statistics.median(ts) for k, ts in seconds.items()}
+    rate = {k: len(wire) / Sample(ts) for k, ts in seconds.items()}
     judged = how == "loopback HTTP" and not cfg.quick
     rows = []
     for key, value in rate.items():

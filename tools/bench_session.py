@@ -27,13 +27,12 @@ size on both paths. Targets from issue 16 are printed next to each figure.
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT, Config, Row, section
+from bench import ROOT, Config, Row, Sample, section
 from bench_pipeline import _LAUNCHER, _TEMP, _label, _met, stream_file
 from bench_sse_server import SseServer
 from benchgen import iter_stream, sse_bytes
@@ -160,8 +159,8 @@ def measure(
 
 
 def _rates(results: list[dict], events: int) -> tuple[float, float, float, float]:
-    cpu = statistics.median(r["cpu"] for r in results)
-    wall = statistics.median(r["wall"] for r in results)
+    cpu = Sample(r["cpu"] for r in results)
+    wall = Sample(r["wall"] for r in results)
     peak = max(r["peak_kib"] for r in results) / 1024
     return events / cpu, events / wall, cpu, peak
 
@@ -170,7 +169,7 @@ def _rates(results: list[dict], events: int) -> tuple[float, float, float, float
 def bench_session(cfg: Config) -> list[Row]:
     """The headline Session rows (see the module doc)."""
     sizes = (2_000, 20_000) if cfg.quick else (10_000, 100_000, 1_000_000)
-    rounds = 1 if cfg.quick else min(cfg.repeats, 3)
+    rounds = 1 if cfg.quick else min(cfg.repeats, 5)
     files = {n: mix_file(n, cfg.seed, "basic") for n in sizes}
     rich = mix_file(sizes[-2], cfg.seed, "realistic")
     cases = [(mode, files[n]) for n in sizes for mode in ("http", "replay", "skeleton")]
@@ -352,10 +351,8 @@ def bench_reference_single(cfg: Config) -> list[Row]:
             events = events_in(sse)
             result = run_reference(cache, jsonl, repeats)
             done = [t for t, ok in zip(result["seconds"], result["ok"], strict=True) if ok]
-            theirs = statistics.median(done) if done else 0.0
-            ours = statistics.median(
-                run_child("http", sse, server.url)["wall"] for _ in range(repeats)
-            )
+            theirs = Sample(done) if done else 0.0
+            ours = Sample(run_child("http", sse, server.url)["wall"] for _ in range(repeats))
             label = f"single run of {_label(n)} events"
             rows.append(
                 Row(

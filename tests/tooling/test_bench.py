@@ -74,7 +74,19 @@ def test_bench_json_rows_have_the_row_shape(quick_run):
     assert payload["config"]["quick"] is True
     assert payload["python"].count(".") == 2
     for row in payload["rows"]:
-        assert set(row) == {"section", "name", "value", "unit", "note", "extra"}
+        assert set(row) == {
+            "section",
+            "name",
+            "value",
+            "unit",
+            "note",
+            "extra",
+            "low",
+            "high",
+            "runs",
+            "samples",
+        }
+        assert row["low"] <= row["value"] <= row["high"] and row["runs"] == len(row["samples"])
         assert isinstance(row["value"], float | int) and math.isfinite(row["value"])
         assert row["value"] >= 0
 
