@@ -65,14 +65,9 @@ from agui.server._request import (
     normalize_origins,
 )
 from agui.server._response import Agent, AgentStreamResponse
+from agui.server._run_routes import cancel_endpoint, capabilities_endpoint
 from agui.server._runlog import RunStore, store_from_url
-from agui.server._runs import (
-    DEFAULT_DETACH_TIMEOUT,
-    DEFAULT_LEASE,
-    RunHub,
-    cancel_endpoint,
-    capabilities_endpoint,
-)
+from agui.server._runs import DEFAULT_DETACH_TIMEOUT, DEFAULT_LEASE, RunHub
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",

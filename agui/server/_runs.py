@@ -47,21 +47,18 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
 
 import msgspec
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from agui._jsonvalue import is_json_object
 from agui.server import _telemetry as telemetry
 from agui.server._access import (
     RUN_TOKEN_HEADER,
-    Access,
     Authorize,
     RunKeys,
-    authorize_access,
     configured_secret,
     parse_cursor,
 )
@@ -70,7 +67,7 @@ from agui.server._emitter import Emitter, Outbox
 from agui.server._encoder import SSE_HEADERS, EventEncoder
 from agui.server._guard import Guard
 from agui.server._limits import RunSlots, busy
-from agui.server._request import check_origin, error_response, is_disconnect
+from agui.server._request import error_response, is_disconnect
 from agui.server._response import Agent, run_agent, thread_of
 from agui.server._runlog.feed import LiveFeed
 from agui.server._runlog.store import (
@@ -729,80 +726,3 @@ async def _wait_disconnect(receive: Receive) -> None:
         message = await receive()
         if message.get("type") == "http.disconnect":
             return
-
-
-def cancel_endpoint(hub: RunHub, prefix: str, allowed_origins: frozenset[str] = frozenset()) -> Any:
-    """The ``DELETE <prefix>/{threadId}/{runId}`` endpoint (ids percent-encoded,
-    read from the raw path so an id may hold ``/`` as ``%2F``): the ``Origin``
-    checked as for a POST, the ``authorize`` hook asked (action ``cancel``), then
-    :meth:`RunHub.cancel_request`."""
-
-    async def endpoint(request: Request) -> Response:
-        refused = check_origin(request, allowed_origins)
-        if refused is not None:
-            return refused
-        raw = request.scope.get("raw_path") or request.url.path.encode()
-        rest = raw.decode("latin-1").split("?", 1)[0]
-        marker = prefix.rstrip("/") + "/"
-        index = rest.find(marker)
-        parts = rest[index + len(marker) :].split("/") if index >= 0 else []
-        if len(parts) != 2 or not all(parts):
-            return error_response(404, "unknown_run", "expected /runs/{threadId}/{runId}")
-        thread_id, run_id = unquote(parts[0]), unquote(parts[1])
-        principal = await authorize_access(
-            hub.authorize, request, Access("cancel", thread_id, run_id)
-        )
-        if isinstance(principal, Response):
-            return principal
-        run = RunRef(thread_id, run_id, principal)  # (the caller's own run, if any)
-        try:
-            cancelled = await hub.cancel_request(
-                run, principal, request.headers.get(RUN_TOKEN_HEADER)
-            )
-        except RunLogUnavailable as exc:
-            return hub.unavailable(exc)
-        if cancelled:
-            return Response(status_code=204)
-        return error_response(404, "unknown_run", "no such run")
-
-    return endpoint
-
-
-def capabilities_document(
-    hub: RunHub | None, path: str, *, available: bool = True
-) -> dict[str, Any]:
-    """The ``AgentCapabilities`` JSON (wire form) an endpoint at ``path`` serves;
-    ``available``: whether the run log answers now (while it does not, runs are
-    not resumable and ``custom.resumable.available`` is false)."""
-    resumable = hub is not None and available
-    doc: dict[str, Any] = {"transport": {"streaming": True, "resumable": resumable}}
-    if hub is not None:
-        doc["custom"] = {
-            "resumable": {
-                "available": available,
-                "cursor": (
-                    "SSE id: line <token>.<entry>; resume with Last-Event-ID "
-                    "(<token>.0 = from the start)"
-                ),
-                "runTokenHeader": RUN_TOKEN_HEADER,
-                "access": "principal" if hub.authorize is not None else "run-token",
-                "retentionSeconds": hub.store.retention,
-                "detachTimeoutSeconds": hub.detach_timeout,
-                "leaseSeconds": hub.lease,
-                "cancel": {"method": "DELETE", "path": f"{path}/runs/{{threadId}}/{{runId}}"},
-                "protobufCursor": False,
-            }
-        }
-    return doc
-
-
-def capabilities_endpoint(hub: RunHub | None, path: str) -> Any:
-    """The ``GET <path>/capabilities`` endpoint (the run log's availability
-    probed at most once a second)."""
-    docs = {ok: capabilities_document(hub, path, available=ok) for ok in (True, False)}
-
-    async def endpoint(request: Request) -> Response:
-        available = True if hub is None else await hub.available()
-        return JSONResponse(docs[available])
-
-    return endpoint
