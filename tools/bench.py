@@ -742,10 +742,11 @@ LAST_RUN = ROOT / "docs" / "bench.json"
 the performance table, and rewrites every quoted figure (:data:`CLAIM`) from it."""
 
 CLAIM = re.compile(
-    r"<!-- bench: (?P<section>[^/]+?) / (?P<name>.+?) -->(?P<text>.*?)<!-- /bench -->", re.S
+    r"(?<!`)<!-- bench: (?P<section>[^/]+?) / (?P<name>.+?) -->(?P<text>.*?)<!-- /bench -->", re.S
 )
 """A figure quoted in the README or the docs: ``<!-- bench: SECTION / NAME -->TEXT<!-- /bench -->``
-where TEXT is :func:`claim_text` of that row of the last run."""
+where TEXT is :func:`claim_text` of that row of the last run (one written as inline code, after a
+backtick, is an example, not a quote)."""
 
 
 def claim_pages() -> list[Path]:

@@ -38,7 +38,8 @@ class Stream:
     first: float = 0.0
     end: float = 0.0
     error: str | None = None
-    held: bool = False  # the stream opened with ": run held" (the server holds the run)
+    held: bool = False  # the stream opened with ": run held <token>" (the server holds the run)
+    token: str | None = None  # that comment's run token (resume from the start: "<token>.0")
 
     @property
     def types(self) -> list[str]:
@@ -106,7 +107,10 @@ async def post_stream(url: str, payload: dict, headers: dict[str, str] | None = 
     )
     content = raw[head_end + 4 :]
     text = (dechunk(content) if chunked else content).decode("utf-8", "replace")
-    result.held = text.startswith(": run held\n")
+    if text.startswith(": run held"):
+        result.held = True
+        first = text.split("\n", 1)[0]
+        result.token = first[len(": run held") :].strip() or None
     result.frames = parse_frames(text) if result.status == 200 else []
     if result.status != 200:
         result.error = text[:300]
