@@ -202,6 +202,10 @@ def test_enc_hook_still_encodes_state_updates():
         msgspec.json.encode(object(), enc_hook=u.enc_hook)
 
 
+@pytest.mark.skipif(
+    tuple(int(x) for x in msgspec.__version__.split(".")[:2]) < (0, 23),
+    reason="msgspec < 0.23 drops a dataclass field whose read raises (the behaviour pinned here)",
+)
 def test_a_state_that_cannot_be_worked_out_fails_the_encoding_not_drops_the_state():
     """Encoding reads ``state``; when working it out raises, the encoder raises that error
     (msgspec 0.23; 0.19-0.22 dropped a dataclass field whose read raised, silently)."""
