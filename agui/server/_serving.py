@@ -267,6 +267,10 @@ def server_config(
     """
     if keepalive_timeout <= 0:
         raise ValueError(f"keepalive_timeout must be positive, not {keepalive_timeout!r}")
+    # the protocol above is tested on asyncio's loop; uvicorn's "auto" would take uvloop when it
+    # is installed, where a request refused mid-body reset the connection instead of answering
+    # (tests/interop's conformance row for a foreign app); pass loop= to choose
+    options.setdefault("loop", "asyncio")
     return uvicorn.Config(
         app,
         http=protocol_class(

@@ -193,9 +193,12 @@ def _wrap(
             return TransportError(
                 f"connection to {url} was reset: {cause or type(cause).__name__}", kind="reset"
             )
-        return TransportError(  # worded as httpx words it, so both read the same
+        # worded as httpx words it, so both transports read the same
+        chunked = "TransferEncodingError" in repr(exc)
+        detail = "incomplete chunked read" if chunked else str(exc)
+        return TransportError(
             f"{url} closed the stream before it was complete: peer closed connection"
-            f" without sending complete message body ({exc})",
+            f" without sending complete message body ({detail})",
             kind="truncated",
         )
     if isinstance(exc, aiohttp.ClientResponseError):

@@ -78,7 +78,9 @@ def test_bench_proto_quick_reports_decode_and_encode_rows_next_to_json(tmp_path)
         assert ratio["extra"]["compiled"] is True
         pure = rows[f"ratio {way} rate protobuf, pure Python / JSON"]
         assert pure["value"] == pytest.approx(
-            rows[f"{way} protobuf, pure Python: {protobuf}"]["value"] / json_rate
+            per_round(
+                rows[f"{way} protobuf, pure Python: {protobuf}"], rows[f"{way} JSON: {way}_event"]
+            )
         )
     session = rows["ratio Session rate protobuf / SSE"]
     assert session["value"] == pytest.approx(
