@@ -146,11 +146,6 @@ class Sample(float):
         return (Sample, (self.runs,))
 
 
-def median(values: Iterable[float]) -> Sample:
-    """The median of measured values, keeping them (a :class:`Sample`)."""
-    return Sample(values)
-
-
 def spread(value: float) -> dict[str, Any]:
     """``{"low", "high", "runs"}`` of a figure (a plain float: one run)."""
     if isinstance(value, Sample):

@@ -289,22 +289,13 @@ def paced_sweep(
     it has run the headline level."""
     levels: dict[str, list[Row]] = {c: [] for c in clients}
     active = list(clients)
-    events = int(RATE * _seconds(cfg))
     headline = min(HEADLINE, max(paced_levels(cfg)))
     for n in paced_levels(cfg):
         if not active:
             break
-        runs: dict[str, list[Row]] = {c: [] for c in active}
-        for i in range(cfg.runs_per_level):
-            for client in active[i % len(active) :] + active[: i % len(active)]:
-                kind, name = clients[client]
-                server.stats()
-                result = run_client(kind, name, server.url, n, events, RATE)
-                runs[client].append(
-                    run_row(client, f"paced {RATE:.0f}/s", n, result, n * RATE, server.stats())
-                )
+        rows = run_level(cfg, server, {c: clients[c] for c in active}, n)
         for client in active:
-            levels[client].append(level_row(client, n, runs[client]))
+            levels[client].append(rows[client])
         active = [
             c
             for c in active
