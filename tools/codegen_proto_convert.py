@@ -465,24 +465,29 @@ def emit() -> str:
     return "\n".join(head) + "\n\n" + "\n\n\n".join(mod.funcs) + "\n\n" + "\n".join(tail) + "\n"
 
 
-def generate(files: dict[str, str]) -> str:
-    """The module's source for the freshly generated ``files`` (``agui.py``, ``agui_pb2.py``),
-    computed in a child process so its descriptor pool holds only them."""
-    with tempfile.TemporaryDirectory(prefix="agui-pbconv-") as tmp:
+def emit_in_child(script: str, files: dict[str, str], names: tuple[str, ...], prefix: str) -> str:
+    """What ``script --emit DIR`` prints, run in a child process over a temporary
+    ``agui_generated`` package holding ``names`` of ``files`` (so its descriptor pool holds
+    only them). Raises RuntimeError with the child's stderr when it fails."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         pkg = Path(tmp) / "agui_generated"
         pkg.mkdir()
         (pkg / "__init__.py").write_text("", encoding="utf-8")
-        for name in ("agui.py", "agui_pb2.py"):
+        for name in names:
             (pkg / name).write_text(files[name], encoding="utf-8")
         done = subprocess.run(
-            [sys.executable, str(Path(__file__).resolve()), "--emit", tmp],
-            capture_output=True,
-            text=True,
-            check=False,
+            [sys.executable, script, "--emit", tmp], capture_output=True, text=True, check=False
         )
         if done.returncode != 0:
-            raise RuntimeError(f"codegen_proto_convert failed:\n{done.stderr}")
+            raise RuntimeError(f"{Path(script).stem} failed:\n{done.stderr}")
         return done.stdout
+
+
+def generate(files: dict[str, str]) -> str:
+    """The module's source for the freshly generated ``files`` (``agui.py``, ``agui_pb2.py``),
+    computed in a child process so its descriptor pool holds only them."""
+    script = str(Path(__file__).resolve())
+    return emit_in_child(script, files, ("agui.py", "agui_pb2.py"), "agui-pbconv-")
 
 
 if __name__ == "__main__":

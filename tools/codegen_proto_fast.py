@@ -18,9 +18,7 @@ differently from the general path.
 from __future__ import annotations
 
 import hashlib
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -237,21 +235,11 @@ def emit() -> tuple[str, str]:
 def generate(files: dict[str, str]) -> dict[str, str]:
     """``{HEADER: ..., MODULE: ...}`` for the freshly generated ``files`` (``agui_pb2.py``),
     computed in a child process so its descriptor pool holds only them."""
-    with tempfile.TemporaryDirectory(prefix="agui-pbfast-") as tmp:
-        pkg = Path(tmp) / "agui_generated"
-        pkg.mkdir()
-        (pkg / "__init__.py").write_text("", encoding="utf-8")
-        (pkg / "agui_pb2.py").write_text(files["agui_pb2.py"], encoding="utf-8")
-        done = subprocess.run(
-            [sys.executable, str(Path(__file__).resolve()), "--emit", tmp],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"codegen_proto_fast failed:\n{done.stderr}")
-        header, _, module = done.stdout.partition("\f")
-        return {HEADER: header, MODULE: module}
+    from codegen_proto_convert import emit_in_child
+
+    out = emit_in_child(str(Path(__file__).resolve()), files, ("agui_pb2.py",), "agui-pbfast-")
+    header, _, module = out.partition("\f")
+    return {HEADER: header, MODULE: module}
 
 
 if __name__ == "__main__":
