@@ -44,9 +44,11 @@ import asyncio
 import itertools
 import json
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Unpack
+
+import msgspec
 
 from agui._jsonvalue import JSONValue, is_json_array, is_json_object
 from agui.testing._agents.events import (
@@ -175,6 +177,12 @@ class ScenarioContext:
         value = self.inp.get("resume")
         return [e for e in value if is_json_object(e)] if is_json_array(value) else []
 
+    def reply(self, *deltas: str, result: JSONValue = msgspec.UNSET) -> Iterator[JsonObj]:
+        """How a scenario ends: an assistant text message of ``deltas``, then RUN_FINISHED
+        (with ``result`` when given)."""
+        yield from text_message(self.ids.message(), *deltas)
+        yield run_finished(self.inp, result=result)
+
 
 Scenario = Callable[[ScenarioContext], AsyncIterator[JsonObj]]
 
@@ -219,9 +227,8 @@ async def _call(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     for ev in tool_call(call_id, "find_files", _call_fragments(), parent_message_id=intro):
         yield ev
     yield tool_result(ctx.ids.result(), call_id, "3 files found in C:\\temp\\new")
-    for ev in text_message(ctx.ids.message(), "I found 3 files."):
+    for ev in ctx.reply("I found 3 files."):
         yield ev
-    yield run_finished(ctx.inp)
 
 
 async def _parallel(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
@@ -247,9 +254,8 @@ async def _parallel(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         "type": "STATE_SNAPSHOT",
         "snapshot": {"weather": {"Lisbon": "sunny, 21 °C"}, "time": {"Europe/Lisbon": "12:00"}},
     }
-    for ev in text_message(ctx.ids.message(), "Lisbon: sunny, 21 °C at 12:00."):
+    for ev in ctx.reply("Lisbon: sunny, 21 °C at 12:00."):
         yield ev
-    yield run_finished(ctx.inp)
 
 
 async def _mixed(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
@@ -283,9 +289,8 @@ async def _mixed(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     }
     yield {"type": "TOOL_CALL_END", "toolCallId": call_id}
     yield tool_result(ctx.ids.result(), call_id, "saved")
-    for ev in text_message(ctx.ids.message(), "Saved: buy milk."):
+    for ev in ctx.reply("Saved: buy milk."):
         yield ev
-    yield run_finished(ctx.inp)
 
 
 #: The two actions the ``approve`` scenario asks about: name -> (arguments, question, reason).
@@ -368,9 +373,8 @@ async def _approve(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         f"Approved: {', '.join(approved) or 'nothing'}. "
         f"Declined: {', '.join(declined) or 'nothing'}."
     )
-    for ev in text_message(ctx.ids.message(), summary):
+    for ev in ctx.reply(summary, result={"approved": approved, "declined": declined}):
         yield ev
-    yield run_finished(ctx.inp, result={"approved": approved, "declined": declined})
 
 
 async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
@@ -410,9 +414,8 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         return
     titles = [str(t.get("title")) for t in saved if is_json_object(t)]
     if ctx.resume[0].get("status") != "resolved":
-        for ev in text_message(ctx.ids.message(), f"Stopped; {len(titles)} tasks left open."):
+        for ev in ctx.reply(f"Stopped; {len(titles)} tasks left open.", result={"finished": []}):
             yield ev
-        yield run_finished(ctx.inp, result={"finished": []})
         return
     call_id = ctx.ids.tool_call()
     yield tool_call_start(call_id, "finish_tasks")
@@ -433,9 +436,8 @@ async def _busy(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         f"Finished {len(titles)} tasks carried over from the first half: {', '.join(titles)} "
         f"({carried} tool result(s) came back with the conversation)."
     )
-    for ev in text_message(ctx.ids.message(), text):
+    for ev in ctx.reply(text, result={"finished": titles}):
         yield ev
-    yield run_finished(ctx.inp, result={"finished": titles})
 
 
 async def _slow(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
@@ -461,9 +463,8 @@ async def _slow(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
         await asyncio.sleep(ctx.slow_seconds)
     yield {"type": "TOOL_CALL_END", "toolCallId": call_id}
     yield tool_result(ctx.ids.result(), call_id, "job done")
-    for ev in text_message(ctx.ids.message(), "The long job finished."):
+    for ev in ctx.reply("The long job finished."):
         yield ev
-    yield run_finished(ctx.inp)
 
 
 async def _fail(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
@@ -530,9 +531,8 @@ async def _long(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
 async def _default(ctx: ScenarioContext) -> AsyncIterator[JsonObj]:
     yield run_started(ctx.inp)
     said = ctx.text or "nothing"
-    for ev in text_message(ctx.ids.message(), "You said: ", said):
+    for ev in ctx.reply("You said: ", said):
         yield ev
-    yield run_finished(ctx.inp)
 
 
 #: scenario name -> async generator of wire-form events
