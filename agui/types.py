@@ -41,6 +41,7 @@ Example::
 
 from __future__ import annotations
 
+import copyreg
 import typing
 
 import msgspec
@@ -290,6 +291,17 @@ def _tagged_members(union: object) -> dict[str, type]:
 
 
 _adopt(globals(), __all__)
+
+
+def _reduce_unset(_: UnsetType) -> tuple[type[UnsetType], tuple[()]]:
+    return UnsetType, ()
+
+
+# pickle names a singleton by scanning sys.modules for a module holding it, and ``agui``
+# (imported before msgspec) would answer through its moved-name shim: a DeprecationWarning,
+# and a pickle naming ``agui.UNSET``, which goes in 0.2.0. ``UnsetType()`` is the singleton,
+# so UNSET pickles as a call of msgspec's type instead, loadable wherever msgspec is.
+copyreg.pickle(UnsetType, _reduce_unset)
 
 #: EventType string (e.g. ``"TEXT_MESSAGE_START"``) -> event struct class; all 31 1.0 types,
 #: in the protocol's EventType order.

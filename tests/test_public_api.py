@@ -499,3 +499,36 @@ def test_generated_protocol_classes_report_agui_types_as_their_home():
     assert msgspec.json.decode(msgspec.json.encode(snapshot), type=types.Event) == snapshot
     hints = typing.get_type_hints(types.MessagesSnapshotEvent)
     assert types.UserMessage in typing.get_args(typing.get_args(hints["messages"])[0])
+
+
+def test_pickling_an_event_with_unset_members_warns_nothing_and_names_no_moved_name():
+    """pickle finds ``msgspec.UNSET`` by scanning ``sys.modules``, where ``agui`` (imported
+    first) comes before msgspec: its moved-name shim answered, warning "agui.UNSET has moved"
+    and writing a pickle that names ``agui.UNSET`` (gone in 0.2.0). A fresh interpreter,
+    warnings as errors: the pickle round-trips and names msgspec's type, never ``agui``."""
+    code = (
+        "import pickle, pickletools, io\n"
+        "import agui\n"
+        "from agui import Done, TextStarted\n"
+        "from agui.types import TextMessageStartEvent, UNSET\n"
+        "event = TextMessageStartEvent(message_id='m')\n"
+        "update = TextStarted('m', 'assistant', from_event=event)\n"
+        "for value in (event, update, UNSET, [UNSET, event]):\n"
+        "    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):\n"
+        "        data = pickle.dumps(value, protocol=protocol)\n"
+        "        assert pickle.loads(data) == value, (value, protocol)\n"
+        "        out = io.StringIO()\n"
+        "        pickletools.dis(data, out=out)\n"
+        "        assert \"'agui'\" not in out.getvalue() and 'agui UNSET' not in out.getvalue()\n"
+        "assert pickle.loads(pickle.dumps(event)).role is UNSET\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
