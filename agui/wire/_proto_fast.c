@@ -72,6 +72,12 @@ typedef struct {
 
 #include "agui_pb_tables.h" /* (MAX_FIELDS: the most fields of one message) */
 
+#define N_MSGS ((int)(sizeof MSGS / sizeof MSGS[0]))
+
+/* Whether ``sub`` (a field's) names a table: -1 for a message type the tables leave out (a
+ * Value / Struct, a slow field's type), whose frames are the general path's. */
+static inline int has_table(int sub) { return sub >= 0 && sub < N_MSGS; }
+
 #ifndef SOURCE_DIGEST /* set by hatch_build.py: this file's and the tables' digest */
 #define SOURCE_DIGEST ""
 #endif
@@ -642,8 +648,11 @@ static int put_fields(Buf *out, const Msg *m, const Slot *slots, const uint8_t *
 }
 
 static int put_message(Buf *out, int index, const uint8_t *d, Py_ssize_t a, Py_ssize_t b, int depth) {
-    const Msg *m = &MSGS[index];
+    const Msg *m;
     Slot slots[MAX_FIELDS];
+    if (!has_table(index))
+        return -1; /* no table for its type: the general path's */
+    m = &MSGS[index];
     if (depth > MAX_DEPTH || parse_fields(m, d, a, b, slots) < 0)
         return -1;
     if (putc_(out, '{') < 0 || put_fields(out, m, slots, d, depth, 1) < 0)
@@ -674,7 +683,7 @@ static int put_event(Buf *out, const uint8_t *d, Py_ssize_t a, Py_ssize_t b) {
     for (int i = 0; i < m->n; i++)
         if (m->fields[i].kind == K_BASE)
             bi = i;
-    if (bi < 0 || slots[bi].count == 0)
+    if (bi < 0 || slots[bi].count == 0 || !has_table(m->fields[bi].sub))
         return -1; /* no base_event: the general path's error */
     {
         const Msg *bm = &MSGS[m->fields[bi].sub];
@@ -923,9 +932,12 @@ static int writable(const Msg *m) {
 /* An arm's base_event (field ``f``): its type alone (left out when 0), as the tables number
  * them; -1 (the Python writers) unless every other BaseEvent member the tables list is unset. */
 static int write_base(Buf *b, PyObject *ev, const Field *f, uint32_t type) {
-    const Msg *bm = &MSGS[f->sub];
+    const Msg *bm;
     uint32_t type_number = 0;
     size_t at;
+    if (!has_table(f->sub))
+        return -1;
+    bm = &MSGS[f->sub];
     for (int i = 0; i < bm->n; i++) {
         PyObject *v;
         int unset;

@@ -3,14 +3,17 @@ schema: a later schema adopted by ``sync`` + regen alone (the C untouched) may n
 member past 15 (a tag of two bytes or more) or give BaseEvent a member the C has never heard
 of. Each such frame is written as the tables say, or left to the Python writers: never a
 malformed frame, never a member dropped. Built here from a copy of the C and of the current
-tables with such members added (hatch_build.build_extension, as tests/tooling does)."""
+tables with such members added (hatch_build.build_extension, as tests/tooling does), array
+bounds checked."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -40,6 +43,13 @@ EDITS = [
         '    {5, K_OSTR, 0, -1, -1, "\\"traceId\\":", "trace_id"},\n};\nstatic const Field F_2[]',
     ),
     ("{F_1, 4, H_NONE},  /* BaseEvent */", "{F_1, 5, H_NONE},  /* BaseEvent */"),
+    # CustomEvent gains ``repeated google.protobuf.Value items = 5``, as the generator wrote
+    # it: a repeated message whose type has no table of its own (no MSGS index)
+    (
+        "};\nstatic const Field F_21[]",
+        '    {5, K_RMSG, 0, -1, -1, "\\"items\\":", "items"},\n};\nstatic const Field F_21[]',
+    ),
+    ("{F_20, 4, H_NONE},  /* CustomEvent */", "{F_20, 5, H_NONE},  /* CustomEvent */"),
 ]
 
 
@@ -55,7 +65,12 @@ def later(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
         assert header.count(old) == 1, old  # the tables this test edits are still laid out so
         header = header.replace(old, new)
     (tree / TABLES).write_text(header, encoding="utf-8")
-    built = hatch_build.build_extension(tree)
+    # array bounds checked, a trap when broken (no sanitizer runtime needed): a table index
+    # out of range fails here, where a plain build may read whatever lies beside the tables
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CC", f"{cc} -fsanitize=bounds -fsanitize-undefined-trap-on-error")
+        built = hatch_build.build_extension(tree)
     if built is None:
         if os.environ.get("AGUI_PURE_BUILD"):
             pytest.skip("a pure-Python build (AGUI_PURE_BUILD): no compiler to build with")
@@ -109,3 +124,26 @@ def test_a_base_event_member_the_c_does_not_name_is_never_dropped(later):
     assert later.write_frame(_step_started(), index) is not None  # all unset: written here
     # set, it is left to the Python writers (which write every member), not left out
     assert later.write_frame(_step_started(trace_id="t"), index) is None
+
+
+def test_a_repeated_member_whose_type_has_no_table_is_left_to_the_general_path(later):
+    # a CUSTOM frame whose ``items`` holds one Value ("x"): read in a child process, as the
+    # read of a table that is not there (MSGS[-1]) may crash it
+    arm = b"\x0a\x02\x08\x0a" + b"\x12\x01n" + b"\x2a\x03\x1a\x01x"
+    body = b"\x5a" + bytes([len(arm)]) + arm
+    child = (
+        "import importlib.util, sys\n"
+        "spec = importlib.util.spec_from_file_location('later_schema._proto_fast', sys.argv[1])\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "body = bytes.fromhex(sys.argv[2])\n"
+        "print(module.frame_json(body, 0, len(body)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", child, later.__file__, body.hex()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "None\n"), done.stderr[-2000:]
