@@ -147,3 +147,86 @@ def test_a_repeated_member_whose_type_has_no_table_is_left_to_the_general_path(l
         check=False,
     )
     assert (done.returncode, done.stdout) == (0, "None\n"), done.stderr[-2000:]
+
+
+def _later_binding() -> SimpleNamespace:
+    """The binding (as ``agui_pb2`` gives it to the generator) of a later schema whose
+    CustomEvent gains members of types the C has no table for: a repeated Value, a repeated
+    Struct, a ListValue, a Timestamp, a StringValue (well-known types with JSON forms of their
+    own) and a map."""
+    from agui_generated import agui_pb2 as pb
+    from google.protobuf import (
+        descriptor_pb2,
+        descriptor_pool,
+        struct_pb2,
+        timestamp_pb2,
+        wrappers_pb2,
+    )
+    from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+
+    pool = descriptor_pool.DescriptorPool()
+    for dep in (struct_pb2, timestamp_pb2, wrappers_pb2):
+        proto = descriptor_pb2.FileDescriptorProto()
+        dep.DESCRIPTOR.CopyToProto(proto)
+        pool.Add(proto)
+    proto = descriptor_pb2.FileDescriptorProto()
+    pb.DESCRIPTOR.CopyToProto(proto)
+    proto.dependency.extend(["google/protobuf/timestamp.proto", "google/protobuf/wrappers.proto"])
+    (custom,) = [m for m in proto.message_type if m.name == "CustomEvent"]
+    field = descriptor_pb2.FieldDescriptorProto
+    repeated, optional = field.LABEL_REPEATED, field.LABEL_OPTIONAL
+    for name, number, type_name, label in (
+        ("items", 5, ".google.protobuf.Value", repeated),
+        ("rows", 6, ".google.protobuf.Struct", repeated),
+        ("list", 7, ".google.protobuf.ListValue", optional),
+        ("at", 8, ".google.protobuf.Timestamp", optional),
+        ("label", 9, ".google.protobuf.StringValue", optional),
+        ("tags", 10, ".ag_ui.CustomEvent.TagsEntry", repeated),
+    ):
+        custom.field.add(
+            name=name,
+            number=number,
+            type=field.TYPE_MESSAGE,
+            type_name=type_name,
+            label=label,
+            json_name=name,
+        )
+    entry = custom.nested_type.add(name="TagsEntry")
+    entry.options.map_entry = True
+    for name, number in (("key", 1), ("value", 2)):
+        entry.field.add(
+            name=name, number=number, type=field.TYPE_STRING, label=optional, json_name=name
+        )
+    pool.Add(proto)
+    return SimpleNamespace(
+        DESCRIPTOR=pool.FindFileByName(proto.name),
+        Event=SimpleNamespace(DESCRIPTOR=pool.FindMessageTypeByName("ag_ui.Event")),
+        EventType=EnumTypeWrapper(pool.FindEnumTypeByName("ag_ui.EventType")),
+        JsonPatchOperationType=EnumTypeWrapper(
+            pool.FindEnumTypeByName("ag_ui.JsonPatchOperationType")
+        ),
+    )
+
+
+def test_the_generator_leaves_members_of_types_without_a_table_to_the_general_path(
+    monkeypatch,
+):
+    import agui_generated
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import codegen_proto_fast
+
+    later_pb = _later_binding()
+    monkeypatch.setattr(agui_generated, "agui_pb2", later_pb, raising=False)
+    monkeypatch.setitem(sys.modules, "agui_generated.agui_pb2", later_pb)
+    header, _ = codegen_proto_fast.emit()
+    custom = header.split("/* ag_ui.CustomEvent */\n")[1].split("};")[0]
+    for number, name in ((5, "items"), (6, "rows"), (7, "list"), (8, "at"), (9, "label")):
+        assert f'    {{{number}, K_OTHER, 0, -1, -1, "\\"{name}\\":", "{name}"}},' in custom
+    assert '    {10, K_OTHER, 0, -1, -1, "\\"tags\\":", "tags"},' in custom
+    # no table for a well-known type or a map entry, and every message row names a table
+    assert "google.protobuf" not in header and "TagsEntry" not in header
+    for row in header.splitlines():
+        if ", K_MSG, " in row or ", K_RMSG, " in row or ", K_BASE, " in row:
+            flags, sub = row.split(", ")[2:4]
+            assert int(sub) >= 0 or "F_SLOW" in flags, row
