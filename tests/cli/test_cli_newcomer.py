@@ -9,6 +9,8 @@ CLI runs in-process over text streams.
 from __future__ import annotations
 
 import io
+import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -159,3 +161,62 @@ def test_a_404_asks_whether_the_url_is_the_agents_endpoint(web_server):
     line = one_error_line(*run_cli(["watch", "--url", url], "hi\n"))
     assert line.startswith(f"board-watch: error: HTTP 404 from {url}: ")
     assert line.endswith("; is this the agent's endpoint (create_app serves it on /agent)?")
+
+
+# --- the [y/N] question ----------------------------------------------------------------
+
+
+@pytest.fixture
+def terminal() -> Iterator[Any]:
+    from support.pty_terminal import Terminal
+
+    started: list[Terminal] = []
+
+    def start(*argv: str) -> Terminal:
+        term = Terminal(*argv)
+        started.append(term)
+        return term
+
+    yield start
+    for term in started:
+        term.close()
+
+
+@pytest.mark.skipif(sys.platform == "win32" or not hasattr(os, "fork"), reason="needs a pty")
+def test_the_yes_no_prompt_asks_the_interrupts_own_question(terminal):
+    term = terminal("watch")
+    at = term.expect("> ")
+    term.send("approve\r")
+    at = term.expect("\nDelete /tmp/old.log? [y/N] ", at)
+    term.wait_reading()
+    term.send("y\r")
+    at = term.expect("\nSend the report to ana@example.com? [y/N] ", at)
+    term.wait_reading()
+    term.send("n\r")
+    at = term.expect("done    success", at)
+    assert "approve " not in term.output  # the interrupt ids are on the pause lines only
+    term.expect("> ", at)
+    term.wait_reading()
+    term.send("\x04")
+    assert term.wait() == 0
+
+
+def test_an_interrupt_without_a_question_is_asked_by_its_id():
+    from agui import types as T
+    from agui._cli.answers import yes_no_question
+
+    bare = T.Interrupt(id="i1", reason="input_required")
+    assert yes_no_question(bare, "i1") == "approve i1? [y/N] "
+    blank = T.Interrupt(id="i2", reason="confirmation", message="  ")
+    assert yes_no_question(blank, "i2") == "approve i2? [y/N] "
+
+
+def test_a_hostile_or_long_question_is_escaped_on_one_line_and_cut():
+    from agui import types as T
+    from agui._cli.answers import QUESTION_CHARS, yes_no_question
+
+    hostile = T.Interrupt(id="i1", reason="confirmation", message="\x1b[2Jwipe\nall? " + "x" * 500)
+    prompt = yes_no_question(hostile, "i1")
+    shown = "\\x1b[2Jwipe\\nall? " + "x" * 500  # 518 characters once escaped
+    assert prompt == shown[:186] + "… (+332 chars) [y/N] "  # the cut says what it dropped
+    assert len(prompt) == QUESTION_CHARS + len(" [y/N] ")
