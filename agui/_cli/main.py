@@ -12,7 +12,7 @@ Subcommands::
                         [--approve | --decline]
                         [--max-resumes N] [--tools FILE] [--timeout SECONDS]
                         [--idle-timeout SECONDS] [LINE]
-    board-watch check   URL [--header NAME:VALUE] [--json PATH] [--junit PATH]
+    board-watch check   URL [--header 'NAME: VALUE'] [--json PATH] [--junit PATH]
                         [--only CHECK,...] [--prompt CHECK=TEXT] [--tools FILE]
                         [--timeout SECONDS]
     board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--full] [--check]

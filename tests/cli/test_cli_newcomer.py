@@ -220,3 +220,24 @@ def test_a_hostile_or_long_question_is_escaped_on_one_line_and_cut():
     shown = "\\x1b[2Jwipe\\nall? " + "x" * 500  # 518 characters once escaped
     assert prompt == shown[:186] + "… (+332 chars) [y/N] "  # the cut says what it dropped
     assert len(prompt) == QUESTION_CHARS + len(" [y/N] ")
+
+
+# --- check ------------------------------------------------------------------------------
+
+
+def test_check_given_a_url_without_its_scheme_suggests_the_http_one():
+    code, _, err = run_cli(["check", "127.0.0.1:8090/agent"])
+    assert code == 2
+    assert err.rstrip().splitlines()[-1] == (
+        "board-watch check: error: argument URL: invalid URL '127.0.0.1:8090/agent': an http "
+        "or https URL with a host, e.g. 'http://127.0.0.1:8090/agent'"
+    )
+
+
+def test_check_and_watch_spell_the_header_flag_the_same_way():
+    helps = {command: run_cli([command, "--help"])[1] for command in ("watch", "trace", "check")}
+    for command, text in helps.items():
+        assert "--header 'NAME: VALUE'" in text, command
+    code, _, err = run_cli(["check", "http://127.0.0.1:9/agent", "--header", "no colon"])
+    assert code == 2
+    assert "expected 'NAME: VALUE' (a header name without spaces, one line)" in err
