@@ -241,3 +241,41 @@ def test_check_and_watch_spell_the_header_flag_the_same_way():
     code, _, err = run_cli(["check", "http://127.0.0.1:9/agent", "--header", "no colon"])
     assert code == 2
     assert "expected 'NAME: VALUE' (a header name without spaces, one line)" in err
+
+
+# --- serve-* ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "line", "expect"),
+    [("serve-fake", "chunks", "text    Family: "), ("serve-task-board", "add tea", "[ ] 1 tea")],
+)
+def test_a_serve_command_says_how_to_talk_to_it_and_that_command_works_as_pasted(
+    command, line, expect, monkeypatch
+):
+    import shlex
+    import subprocess
+    from pathlib import Path
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # a checkout: fixtures/ is here
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agui._cli", command, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        banner, hint = proc.stdout.readline(), proc.stdout.readline()
+        assert banner.startswith("serving the ")
+        url = banner.split(" on http://", 1)[1].split()[0]
+        url = "http://" + url
+        tools = " --tools fixtures/task-board-tools.json" if command == "serve-task-board" else ""
+        assert hint == f"talk to it: board-watch watch --url {url}{tools}\n"
+        argv = shlex.split(hint.removeprefix("talk to it: "))
+        code, out, err = run_cli(argv[1:], line + "\n")
+        assert (code, err) == (0, "")
+        assert expect in out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
