@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agui._extras import needs_extra
+
 try:
     from agui.server._access import Access, AccessDenied, Authorize
     from agui.server._background import BackgroundServer
@@ -34,14 +36,7 @@ try:
     from agui.server._runlog import MemoryRunStore, RunStore, store_from_url
     from agui.server._serving import server_config
 except ModuleNotFoundError as _missing:  # the server extra: name it, not a bare import error
-    _library = (_missing.name or "").partition(".")[0]
-    if _library not in ("starlette", "uvicorn"):
-        raise
-    raise ModuleNotFoundError(
-        f"agui.server needs the server extra ({_library} is not installed): "
-        "pip install 'agui-sdk[server]'",
-        name=_missing.name,
-    ) from None
+    raise needs_extra(_missing, "server", ("starlette", "uvicorn"), "agui.server") from None
 
 if TYPE_CHECKING:
     from agui.server._runlog.redis import RedisRunStore as RedisRunStore

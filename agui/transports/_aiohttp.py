@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from agui._extras import needs_extra
 from agui.errors import TransportError
 from agui.transports._http_common import (
     HttpSetup,
@@ -34,8 +35,8 @@ from agui.types import Event, RunAgentInput
 try:
     import aiohttp
     import yarl  # aiohttp's own URL type: installed with it
-except ImportError as exc:  # pragma: no cover - the fast extra
-    raise ImportError("AiohttpTransport needs aiohttp: pip install 'agui-sdk[fast]'") from exc
+except ModuleNotFoundError as _missing:  # pragma: no cover - the fast extra
+    raise needs_extra(_missing, "fast", ("aiohttp", "yarl"), "AiohttpTransport") from None
 
 __all__ = ["MAX_REDIRECTS", "AiohttpTransport", "old_name"]
 

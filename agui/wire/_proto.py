@@ -38,15 +38,21 @@ from pathlib import Path
 from typing import Any, cast
 
 import msgspec
-from agui_generated.agui_pb_convert import TYPED_DECODERS, TYPED_ENCODERS, TYPED_WRITERS
-from google.protobuf.message import DecodeError as PbDecodeError
 
+from agui._extras import needs_extra
 from agui._jsonvalue import JSONObject
 from agui.errors import DecodeError, FrameTooLarge
 from agui.types import EVENT_TYPES, Event
-from agui.wire import _proto_typed
+
+try:
+    from agui_generated.agui_pb_convert import TYPED_DECODERS, TYPED_ENCODERS, TYPED_WRITERS
+    from google.protobuf.message import DecodeError as PbDecodeError
+
+    from agui.wire import _proto_typed
+    from agui.wire._proto_convert import ARM_NUMBERS, event_from_pb, event_to_pb, new_envelope
+except ModuleNotFoundError as _missing:
+    raise needs_extra(_missing, "proto", ("google",), "the protobuf binding") from None
 from agui.wire._encode import encode_json, to_json_value
-from agui.wire._proto_convert import ARM_NUMBERS, event_from_pb, event_to_pb, new_envelope
 from agui.wire._proto_typed import NOT_TYPED, read_varint
 from agui.wire._sse import DEFAULT_MAX_FRAME_BYTES
 

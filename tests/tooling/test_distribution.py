@@ -94,6 +94,43 @@ def test_importing_agui_server_without_the_server_extra_names_the_extra():
     ), done.stderr
 
 
+def test_the_protobuf_binding_without_the_proto_extra_names_the_extra():
+    done = _without(
+        ("google",),
+        "import agui.wire\n"
+        "try:\n    agui.wire.ProtoFrameReader\nexcept ImportError as exc:\n"
+        "    print(type(exc).__name__, exc)",
+    )
+    assert done.stdout.strip() == (
+        "ModuleNotFoundError the protobuf binding needs the proto extra (google is not "
+        "installed): pip install 'agui-sdk[proto]'"
+    ), done.stderr
+
+
+def test_a_redis_run_store_without_the_redis_extra_names_the_extra():
+    done = _without(
+        ("redis",),
+        "from agui.server import store_from_url\n"
+        "for make in (lambda: store_from_url('redis://127.0.0.1:1/0'),\n"
+        "             lambda: __import__('agui.server').server.RedisRunStore):\n"
+        "    try:\n        make()\n    except ImportError as exc:\n"
+        "        print(type(exc).__name__, exc)",
+    )
+    hint = (
+        "ModuleNotFoundError RedisRunStore needs the redis extra (redis is not installed): "
+        "pip install 'agui-sdk[redis]'"
+    )
+    assert done.stdout.splitlines() == [hint, hint], done.stderr
+
+
+def test_a_missing_library_outside_the_extra_is_not_called_a_missing_extra():
+    """A broken install (a library the extra does not bring is missing) keeps its own error."""
+    from agui._extras import needs_extra
+
+    missing = ModuleNotFoundError("No module named 'yaml'", name="yaml")
+    assert needs_extra(missing, "proto", ("google",), "the protobuf binding") is missing
+
+
 def test_importing_board_watch_without_the_cli_extra_names_the_extra():
     done = _without(
         ("rich",),

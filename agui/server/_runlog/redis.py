@@ -64,10 +64,14 @@ from collections import OrderedDict
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, TypedDict, Unpack
 
-import redis.asyncio as aioredis
-import redis.exceptions as redis_errors
-from redis.asyncio.cluster import RedisCluster
+from agui._extras import needs_extra
 
+try:
+    import redis.asyncio as aioredis
+    import redis.exceptions as redis_errors
+    from redis.asyncio.cluster import RedisCluster
+except ModuleNotFoundError as _missing:
+    raise needs_extra(_missing, "redis", ("redis",), "RedisRunStore") from None
 from agui.server._runlog.store import (
     LogBatch,
     LogSlice,
