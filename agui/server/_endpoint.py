@@ -64,7 +64,7 @@ from agui.server._request import (
     error_response,
     normalize_origins,
 )
-from agui.server._response import Agent, AgentStreamResponse
+from agui.server._response import Agent, AgentStreamResponse, check_agent
 from agui.server._run_routes import cancel_endpoint, capabilities_endpoint
 from agui.server._runlog import RunStore, store_from_url
 from agui.server._runs import DEFAULT_DETACH_TIMEOUT, DEFAULT_LEASE, RunHub
@@ -136,8 +136,10 @@ def agent_route(
             run; attaching needs proof of the run (its token).
 
     Raises:
+        TypeError: ``agent`` is not callable or is a generator function.
         ValueError: ``max_runs`` below 1.
     """
+    check_agent(agent)
     origins = normalize_origins(allowed_origins)
     slots = RunSlots(max_runs)
     if hub is not None:

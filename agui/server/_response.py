@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -142,6 +143,26 @@ class AgentStreamResponse(StreamingResponse):
                 return
 
 
+#: What an agent is, as the errors about a wrong one say it.
+SHAPE = "an agent is `async def agent(run_input, emit, cancel) -> None` that awaits emit(event)"
+
+
+def check_agent(agent: object) -> None:
+    """Refuse, before any request, what cannot be an agent: not callable, or an (async)
+    generator function (an agent awaits ``emit(event)``; it does not yield events).
+
+    Raises:
+        TypeError: naming what was given and what an agent is.
+    """
+    if not callable(agent):
+        raise TypeError(f"not an agent: {type(agent).__name__}; {SHAPE}")
+    target = inspect.unwrap(agent) if inspect.isfunction(agent) else agent
+    if inspect.isasyncgenfunction(target) or inspect.isgeneratorfunction(target):
+        raise TypeError(
+            f"{getattr(agent, '__name__', 'the agent')} is a generator function; {SHAPE}"
+        )
+
+
 async def run_agent(
     agent: Agent, run_input: RunAgentInput, emitter: Emitter, token: CancelToken
 ) -> None:
@@ -157,7 +178,12 @@ async def run_agent(
         asyncio.CancelledError: the token was tripped and the task cancelled.
     """
     try:
-        await agent(run_input, emitter, token)
+        pending = agent(run_input, emitter, token)
+        if not inspect.isawaitable(pending):
+            raise TypeError(
+                f"the agent returned {type(pending).__name__}, not an awaitable: {SHAPE}"
+            )
+        await pending
     except asyncio.CancelledError:
         if token.cancelled:
             raise  # we cancelled it: the client is gone
