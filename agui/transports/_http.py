@@ -42,6 +42,7 @@ from agui.transports._http_common import (
     private_headers,
     redirect_target,
     response_items,
+    shown_url,
 )
 from agui.transports._inflate import MAX_INFLATED_BYTES, bounded_body
 from agui.types import Event, RunAgentInput
@@ -147,7 +148,7 @@ class HttpTransport(HttpSetup):
             try:
                 async with client.stream(
                     "POST",
-                    self.url,
+                    self.request_url(),
                     content=body,
                     headers=headers,
                     timeout=self.timeout,
@@ -194,7 +195,7 @@ def body_of(
     return bounded_body(
         response.aiter_raw(),
         response.headers.get("content-encoding", ""),
-        str(response.request.url),
+        shown_url(response.request.url),
         max_inflated_bytes=max_inflated_bytes,
     )
 
@@ -219,6 +220,9 @@ async def _check_redirect(response: httpx.Response) -> None:
 
 
 def _wrap(exc: httpx.HTTPError, url: str) -> TransportError:
+    """An httpx failure as a :class:`TransportError` of its kind (``url`` shown without
+    its password)."""
+    url = shown_url(url)
     if isinstance(exc, httpx.ConnectTimeout):
         return TransportError(f"timed out connecting to {url}", kind="timeout")
     if isinstance(exc, httpx.TimeoutException):

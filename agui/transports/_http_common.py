@@ -7,6 +7,7 @@ cursor sent as ``Last-Event-ID``), the content-type policy of a response and its
 
 from __future__ import annotations
 
+import base64
 import functools
 import re
 import ssl
@@ -32,6 +33,7 @@ __all__ = [
     "HttpSetup",
     "SseSniffer",
     "as_timeout",
+    "basic_authorization",
     "checked_headers",
     "content_type_error",
     "default_ssl_context",
@@ -48,6 +50,7 @@ __all__ = [
     "request_headers",
     "response_items",
     "resume_headers",
+    "shown_url",
     "status_error",
     "url_error",
 ]
@@ -87,8 +90,21 @@ class HttpSetup:
         self.verify = verify
 
     def request_headers(self) -> dict[str, str]:
-        """Headers sent with every request (user headers, then the forced two)."""
-        return request_headers(self.headers, self.protobuf)
+        """Headers sent with every request (user headers, then the forced ones); a
+        user name and password in the URL are sent as ``Authorization: Basic``
+        unless the caller set an ``Authorization`` header (which then wins)."""
+        sent = request_headers(self.headers, self.protobuf)
+        basic = basic_authorization(self.url)
+        if basic is not None and not any(k.lower() == "authorization" for k in sent):
+            sent["Authorization"] = basic
+        return sent
+
+    def request_url(self) -> str:
+        """The URL a run's request goes to: :attr:`url` without its user name and
+        password (sent as a header by :meth:`request_headers`, so no client library
+        logs them with the URL)."""
+        url = httpx.URL(self.url)
+        return str(url.copy_with(userinfo=b"")) if url.userinfo else self.url
 
     def request(
         self, run_input: RunAgentInput, last_event_id: str | None
@@ -178,11 +194,12 @@ def redirect_target(url: httpx.URL, location: str) -> httpx.URL:
         port = target.port
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
         raise TransportError(
-            f"{url} redirected to an invalid URL {location!r}: {exc}", kind="protocol"
+            f"{shown_url(url)} redirected to an invalid URL {location!r}: {exc}", kind="protocol"
         ) from None
     if port is not None and not 0 <= port <= 65535:
         raise TransportError(
-            f"{url} redirected to {location!r}: port {port} is not in 0-65535", kind="protocol"
+            f"{shown_url(url)} redirected to {location!r}: port {port} is not in 0-65535",
+            kind="protocol",
         )
     return target
 
@@ -227,22 +244,23 @@ async def response_items(
     (:func:`proto_events`); else the SSE bytes as they came. ``response_headers``:
     lower-cased names."""
     content_type = response_headers.get("content-type", "").strip()
+    shown = shown_url(url)  # (messages never carry a password from the URL)
     body = bounded_body(
         chunks,
         response_headers.get("content-encoding", ""),
-        str(url),
+        shown,
         max_inflated_bytes=setup.max_inflated_bytes,
     )
     try:
         if not 200 <= status < 300:
-            raise status_error(status, reason, url, await read_head(body))
+            raise status_error(status, reason, shown, await read_head(body))
         if setup.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
-            async with aclosing(proto_events(body, str(url))) as items:
+            async with aclosing(proto_events(body, shown)) as items:
                 async for item in items:
                     yield item
             return
         if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
-            raise content_type_error(url, status, content_type, await read_head(body))
+            raise content_type_error(shown, status, content_type, await read_head(body))
         if content_type:
             async for chunk in body:
                 yield chunk
@@ -252,7 +270,7 @@ async def response_items(
             sniff.feed(chunk)
             yield chunk
         if sniff.not_an_event_stream():
-            raise not_sse_error(url, status, sniff.head)
+            raise not_sse_error(shown, status, sniff.head)
     finally:
         await body.aclose()
 
@@ -394,6 +412,32 @@ def quote_start(text: str, limit: int = 200) -> str:
     return text[:limit] + ("..." if len(text) > limit else "")
 
 
+def basic_authorization(url: str) -> str | None:
+    """The ``Authorization: Basic`` value of the user name and password in ``url``
+    (percent-decoded, UTF-8), or None when it has none (or cannot be parsed)."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return None
+    if not parsed.userinfo:
+        return None
+    pair = f"{parsed.username}:{parsed.password}".encode()
+    return "Basic " + base64.b64encode(pair).decode("ascii")
+
+
+def shown_url(url: object) -> str:
+    """``url`` as messages show it: the userinfo of its authority (``user:secret@``)
+    replaced by ``***@`` (``http://***@host/agent``), so a password in an endpoint URL
+    reaches no error or log line; any other text comes back as it is."""
+    text = str(url)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        return text
+    ends = [i for i in (rest.find(c) for c in "/?#") if i >= 0]
+    at = rest.rfind("@", 0, min(ends, default=len(rest)))
+    return text if at < 0 else f"{scheme}://***@{rest[at + 1 :]}"
+
+
 def url_error(url: str) -> TransportError | None:
     """``TransportError(kind="connect")`` for a URL httpx cannot parse
     (``http://[::1``: ``httpx.InvalidURL`` is no ``httpx.HTTPError``) or whose
@@ -402,9 +446,11 @@ def url_error(url: str) -> TransportError | None:
     try:
         port = httpx.URL(url).port
     except httpx.InvalidURL as exc:
-        return TransportError(f"invalid URL {url!r}: {exc}", kind="connect")
+        return TransportError(f"invalid URL {shown_url(url)!r}: {exc}", kind="connect")
     if port is not None and not 0 <= port <= 65535:
-        return TransportError(f"invalid URL {url!r}: port {port} is not in 0-65535", kind="connect")
+        return TransportError(
+            f"invalid URL {shown_url(url)!r}: port {port} is not in 0-65535", kind="connect"
+        )
     return None
 
 
