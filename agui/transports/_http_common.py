@@ -53,6 +53,7 @@ __all__ = [
     "shown_url",
     "status_error",
     "url_error",
+    "without_userinfo",
 ]
 
 
@@ -103,8 +104,7 @@ class HttpSetup:
         """The URL a run's request goes to: :attr:`url` without its user name and
         password (sent as a header by :meth:`request_headers`, so no client library
         logs them with the URL)."""
-        url = httpx.URL(self.url)
-        return str(url.copy_with(userinfo=b"")) if url.userinfo else self.url
+        return without_userinfo(self.url)
 
     def request(
         self, run_input: RunAgentInput, last_event_id: str | None
@@ -423,6 +423,16 @@ def basic_authorization(url: str) -> str | None:
         return None
     pair = f"{parsed.username}:{parsed.password}".encode()
     return "Basic " + base64.b64encode(pair).decode("ascii")
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without its user name and password (``url`` itself when it has none or
+    cannot be parsed: the request then fails on it as it would have)."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return url
+    return str(parsed.copy_with(userinfo=b"")) if parsed.userinfo else url
 
 
 def shown_url(url: object) -> str:
