@@ -6,6 +6,7 @@ endless or compressed-bomb answer costs bounded memory; a password in the URL go
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from contextlib import aclosing
 
@@ -34,8 +35,10 @@ async def get_document(
     *,
     what: str,
     max_bytes: int = MAX_DOCUMENT_BYTES,
+    client: httpx.AsyncClient | None = None,
 ) -> bytes:
-    """The body of ``GET url`` (with ``headers``); ``what`` names the document in errors.
+    """The body of ``GET url`` (with ``headers``); ``what`` names the document in errors;
+    ``client``: an httpx client to send it with (left open), else one of its own.
 
     Raises:
         agui.errors.TransportError: ``connect`` (the request failed), ``http_status``
@@ -50,8 +53,10 @@ async def get_document(
     shown = shown_url(url)
     try:
         async with (
-            httpx.AsyncClient(timeout=timeout) as client,
-            client.stream("GET", without_userinfo(url), headers=sent) as response,
+            contextlib.nullcontext(client)
+            if client
+            else httpx.AsyncClient(timeout=timeout) as http,
+            http.stream("GET", without_userinfo(url), headers=sent) as response,
         ):
             encoding = response.headers.get("content-encoding", "")
             body = bounded_body(response.aiter_raw(), encoding, shown, max_inflated_bytes=max_bytes)
