@@ -28,8 +28,8 @@ from agui.transports._http_common import (
     next_hop,
     private_headers,
     response_items,
-    shown_url,
 )
+from agui.transports._userinfo import shown_url
 from agui.types import Event, RunAgentInput
 
 try:

@@ -13,14 +13,9 @@ from contextlib import aclosing
 import httpx
 
 from agui.errors import TransportError
-from agui.transports._http_common import (
-    BODY_LIMIT,
-    basic_authorization,
-    read_head,
-    shown_url,
-    without_userinfo,
-)
+from agui.transports._http_common import BODY_LIMIT, read_head
 from agui.transports._inflate import ACCEPT_ENCODING, bounded_body
+from agui.transports._userinfo import basic_authorization, shown_url, without_userinfo
 
 __all__ = ["MAX_DOCUMENT_BYTES", "get_document"]
 

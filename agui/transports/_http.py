@@ -42,9 +42,9 @@ from agui.transports._http_common import (
     private_headers,
     redirect_target,
     response_items,
-    shown_url,
 )
 from agui.transports._inflate import MAX_INFLATED_BYTES, bounded_body
+from agui.transports._userinfo import shown_url
 from agui.types import Event, RunAgentInput
 
 __all__ = [

@@ -7,7 +7,6 @@ cursor sent as ``Last-Event-ID``), the content-type policy of a response and its
 
 from __future__ import annotations
 
-import base64
 import functools
 import re
 import ssl
@@ -22,6 +21,7 @@ from agui.transports._base import encode_run_input
 from agui.transports._inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES, bounded_body
 from agui.transports._proto_recording import frame_items, proto_error
 from agui.transports._reconnect import DEFAULT_RECONNECT, ReconnectPolicy, checked_cursor
+from agui.transports._userinfo import basic_authorization, shown_url, without_userinfo
 from agui.types import Event, RunAgentInput
 
 __all__ = [
@@ -33,7 +33,6 @@ __all__ = [
     "HttpSetup",
     "SseSniffer",
     "as_timeout",
-    "basic_authorization",
     "checked_headers",
     "content_type_error",
     "default_ssl_context",
@@ -50,10 +49,8 @@ __all__ = [
     "request_headers",
     "response_items",
     "resume_headers",
-    "shown_url",
     "status_error",
     "url_error",
-    "without_userinfo",
 ]
 
 
@@ -410,42 +407,6 @@ def _looks_like_sse(head: bytes) -> bool:
 def quote_start(text: str, limit: int = 200) -> str:
     """The first ``limit`` characters of a body, with ``...`` when it goes on."""
     return text[:limit] + ("..." if len(text) > limit else "")
-
-
-def basic_authorization(url: str) -> str | None:
-    """The ``Authorization: Basic`` value of the user name and password in ``url``
-    (percent-decoded, UTF-8), or None when it has none (or cannot be parsed)."""
-    try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL:
-        return None
-    if not parsed.userinfo:
-        return None
-    pair = f"{parsed.username}:{parsed.password}".encode()
-    return "Basic " + base64.b64encode(pair).decode("ascii")
-
-
-def without_userinfo(url: str) -> str:
-    """``url`` without its user name and password (``url`` itself when it has none or
-    cannot be parsed: the request then fails on it as it would have)."""
-    try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL:
-        return url
-    return str(parsed.copy_with(userinfo=b"")) if parsed.userinfo else url
-
-
-def shown_url(url: object) -> str:
-    """``url`` as messages show it: the userinfo of its authority (``user:secret@``)
-    replaced by ``***@`` (``http://***@host/agent``), so a password in an endpoint URL
-    reaches no error or log line; any other text comes back as it is."""
-    text = str(url)
-    scheme, sep, rest = text.partition("://")
-    if not sep:
-        return text
-    ends = [i for i in (rest.find(c) for c in "/?#") if i >= 0]
-    at = rest.rfind("@", 0, min(ends, default=len(rest)))
-    return text if at < 0 else f"{scheme}://***@{rest[at + 1 :]}"
 
 
 def url_error(url: str) -> TransportError | None:

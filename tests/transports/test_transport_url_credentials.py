@@ -17,7 +17,7 @@ import pytest
 from agui.client._session import Session
 from agui.errors import TransportError
 from agui.transports import AiohttpTransport, HttpTransport
-from agui.transports._http_common import shown_url
+from agui.transports._userinfo import shown_url
 from agui.updates import ErrorUpdate
 
 pytestmark = pytest.mark.timeout(60)
@@ -197,3 +197,44 @@ async def test_a_redirect_to_another_origin_drops_the_urls_basic_authorization(H
     first, second = heads
     assert "authorization: basic " in first
     assert "authorization" not in second
+
+
+async def test_the_cancel_request_reads_no_endless_body_and_shows_no_password(caplog):
+    # send_cancel read the DELETE's answer whole (a hostile server's endless body grew the
+    # client) and logged its target, password included, when it failed
+    from agui.transports._reconnect import send_cancel
+
+    sent = [0]
+    heads: list[str] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            heads.append((await reader.readuntil(b"\r\n\r\n")).decode("latin-1").lower())
+            writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\n\r\n")
+            while sent[0] < 512 * 1024 * 1024:
+                writer.write(b"x" * 65536)
+                sent[0] += 65536
+                await writer.drain()
+        except (ConnectionError, OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        url = f"http://user:{PASSWORD}@127.0.0.1:{port}/agent"
+        status = await send_cancel(url, {}, "t", "r", timeout=10)
+    assert status == 404
+    assert sent[0] < 32 * 1024 * 1024
+    basic = base64.b64encode(f"user:{PASSWORD}".encode()).decode().lower()
+    assert heads[0].startswith("delete /agent/runs/t/r http/1.1\r\n")
+    assert f"authorization: basic {basic}\r\n" in heads[0]
+
+    with caplog.at_level(logging.DEBUG):
+        refused = await send_cancel(
+            f"http://user:{PASSWORD}@127.0.0.1:{closed_port()}/a", {}, "t", "r"
+        )
+    assert refused is None
+    assert "cancel request http://***@127.0.0.1:" in caplog.text
+    assert PASSWORD not in caplog.text
