@@ -70,6 +70,8 @@ FROM_PB_RULES = {
 
 _VALUE = "google.protobuf.Value"
 _STRUCT = "google.protobuf.Struct"
+#: the kinds read through the table of the field's message type (its MSGS index, ``sub``)
+_TABLED = ("K_MSG", "K_RMSG", "K_BASE")
 
 
 def _kind(msg: str, fd: Any) -> str:
@@ -78,6 +80,10 @@ def _kind(msg: str, fd: Any) -> str:
     from google.protobuf.descriptor import FieldDescriptor as F
 
     full = fd.message_type.full_name if fd.message_type is not None else ""
+    if full.startswith("google.protobuf.") and (fd.is_repeated or full not in (_VALUE, _STRUCT)):
+        return "K_OTHER"  # a well-known type's JSON form is its own; a list of them has no table
+    if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+        return "K_OTHER"  # a map: a JSON object, not the list of entries a table would write
     if fd.is_repeated:
         if full:
             return "K_RMSG"
@@ -148,10 +154,9 @@ def emit() -> tuple[str, str]:
         if numbers != sorted(numbers):
             raise RuntimeError(f"codegen_proto_fast: {desc.name} declares fields out of order")
         for fd in desc.fields:
-            sub = fd.message_type
             slow = "F_SLOW" in FLAGS.get((desc.name, fd.name), "")
-            if sub is not None and sub.full_name not in (_VALUE, _STRUCT) and not slow:
-                visit(sub)
+            if _kind(desc.name, fd) in _TABLED and not slow:
+                visit(fd.message_type)
         return index[desc.full_name]
 
     arms = pb.Event.DESCRIPTOR.oneofs_by_name["event"].fields
@@ -179,8 +184,10 @@ def emit() -> tuple[str, str]:
                 rank = OUTCOME_LISTS[desc.name, fd.name]
                 if fd.json_name == "interrupts":
                     flags.append("F_INTERRUPTS")
-            if fd.message_type is not None and fd.message_type.full_name in index:
+            if kind in _TABLED and fd.message_type.full_name in index:
                 sub = index[fd.message_type.full_name]
+            elif kind in _TABLED and "F_SLOW" not in flags:  # (never: visit() gave it a table)
+                raise RuntimeError(f"codegen_proto_fast: no table for {desc.name}.{fd.name}")
             key = f'"{fd.json_name}":'
             lines.append(
                 f"    {{{fd.number}, {kind}, {' | '.join(flags) or '0'}, {sub}, {rank}, {_c_string(key)}, "

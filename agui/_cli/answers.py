@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agui import updates as u
 from agui._cli.io import CliError, Console, EndOfInput
 from agui._jsonvalue import is_json_object
+from agui._lines.formats import cut_chars
 from agui._lines.render import Line, Renderer
 from agui._lines.sanitize import sanitize
 from agui.client._interrupts import cancelled, resolved
-from agui.pipeline._profiles import wants_resume_value
+from agui.pipeline._profiles import interrupt_prompt, wants_resume_value
 from agui.wire._fallback import loads_json_text
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ __all__ = [
     "stop_at_end",
     "tool_result_arg",
     "wants_approval_flag",
+    "yes_no_question",
 ]
 
 
@@ -108,7 +110,7 @@ def ask_answers(
         elif mode == "decline":
             yes = False
         else:
-            reply = console.readline(f"approve {sanitize(iid)}? [y/N] ")
+            reply = console.readline(yes_no_question(interrupt, iid))
             if reply is None:
                 raise EndOfInput(iid)
             yes = reply.strip().lower() in ("y", "yes")
@@ -117,6 +119,20 @@ def ask_answers(
         lines.append(line)
         console.write([line])
     return answers, lines
+
+
+QUESTION_CHARS = 200
+"""The longest interrupt question shown in a ``[y/N]`` prompt (then ``…``)."""
+
+
+def yes_no_question(interrupt: Interrupt | JSONObject, iid: str) -> str:
+    """The ``[y/N]`` prompt for one interrupt: its question as the producer put
+    it (``Delete /tmp/old.log? [y/N]``: the ``pause`` line above names its id,
+    reason and call), else ``approve <id>? [y/N]``; sanitised, one line."""
+    question = interrupt_prompt(interrupt).question
+    if question and question.strip():
+        return f"{cut_chars(sanitize(question.strip()), QUESTION_CHARS)} [y/N] "
+    return f"approve {sanitize(iid)}? [y/N] "
 
 
 def end_of_input(console: Console, interrupts: list[Any]) -> None:

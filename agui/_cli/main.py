@@ -12,7 +12,7 @@ Subcommands::
                         [--approve | --decline]
                         [--max-resumes N] [--tools FILE] [--timeout SECONDS]
                         [--idle-timeout SECONDS] [LINE]
-    board-watch check   URL [--header NAME:VALUE] [--json PATH] [--junit PATH]
+    board-watch check   URL [--header 'NAME: VALUE'] [--json PATH] [--junit PATH]
                         [--only CHECK,...] [--prompt CHECK=TEXT] [--tools FILE]
                         [--timeout SECONDS]
     board-watch replay  FILE [--fragments] [--in-order] [--no-verify] [--full] [--check]
@@ -55,8 +55,23 @@ __all__ = ["build_parser", "main"]
 DESCRIPTION = """\
 board-watch: a terminal client for AG-UI agents. Type a line, watch the run
 render, answer what it pauses on, see the board. Without --url, watch and
-trace start the awkward test backend (or --agent task-board) in-process on a
-free loopback port and talk to it over real HTTP."""
+trace start a test agent (or --agent task-board) in-process on a free
+loopback port and talk to it over real HTTP."""
+
+EPILOG = """\
+examples:
+  board-watch watch                      chat with the embedded test agent
+                                         (type chunks, call, approve ...)
+  board-watch watch --url http://127.0.0.1:8000/agent
+                                         chat with your agent (uvicorn app:app)
+  board-watch check http://127.0.0.1:8000/agent
+                                         run the conformance checks against it
+  board-watch COMMAND --help             every flag of one command"""
+
+NO_COMMAND = (
+    "a COMMAND is required: 'board-watch watch' chats with the embedded test agent, "
+    "'board-watch --help' lists the commands"
+)
 
 
 def _add_full_flag(p: argparse.ArgumentParser) -> None:
@@ -101,7 +116,11 @@ def _url(text: str) -> str:
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
         raise argparse.ArgumentTypeError(f"invalid URL {text!r}: {exc}") from None
     if url.scheme not in ("http", "https"):
-        raise argparse.ArgumentTypeError(f"invalid URL {text!r}: the scheme must be http or https")
+        # `127.0.0.1:8090/agent`, `localhost:8000`: a scheme forgotten, not a wrong one
+        hint = f" (did you mean 'http://{text}'?)" if "://" not in text else ""
+        raise argparse.ArgumentTypeError(
+            f"invalid URL {text!r}: the scheme must be http or https{hint}"
+        )
     if not url.host:
         raise argparse.ArgumentTypeError(f"invalid URL {text!r}: no host")
     if port is not None and not 0 <= port <= 65535:
@@ -173,7 +192,7 @@ def _add_target_flags(p: argparse.ArgumentParser) -> None:
         "--agent",
         choices=("fake", "task-board"),
         default=None,
-        help="embedded backend when --url is absent: the awkward 'fake' backend (default) "
+        help="embedded backend when --url is absent: the 'fake' test agent (default) "
         "or 'task-board' (which also offers fixtures/task-board-tools.json unless --tools); "
         "not allowed with --url",
     )
@@ -302,6 +321,7 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
     parser = argparse.ArgumentParser(
         prog="board-watch",
         description=DESCRIPTION,
+        epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -344,8 +364,7 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
 
     t = sub.add_parser(
         "trace",
-        help="one level down: the events exactly as they arrived, and the interrupt "
-        "round trip done with the session-free helpers",
+        help="send one line and print every event exactly as it arrived (for debugging an agent)",
         description="Send LINE (default: 'approve') and print every event exactly as it "
         "arrived, one per line. If the run pauses, answer each interrupt (--approve, "
         "--decline, or ask [y/N] on stdin) and send one resume request.",
@@ -388,7 +407,7 @@ def _build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argume
         (
             "serve-fake",
             8090,
-            "the awkward test backend (scenarios on /agent, illegal streams on /raw/NAME)",
+            "the test agent watch embeds (scenarios on /agent, illegal streams on /raw/NAME)",
         ),
         ("serve-task-board", 8080, "the task-board agent on /agent"),
     ):
@@ -441,6 +460,10 @@ def _parse(argv: Sequence[str], console: Console) -> argparse.Namespace | int:
     out, err = SafeStream(console.stdout), SafeStream(console.stderr)
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
+            if not argv:  # a first try: show what there is to run, not only the rule
+                parser.print_help(sys.stderr)
+                print(f"\n{parser.prog}: error: {NO_COMMAND}", file=sys.stderr)
+                return 2
             args = parser.parse_args(list(argv))
             if getattr(args, "url", None) is not None and args.agent is not None:
                 commands[args.command].error(

@@ -225,7 +225,11 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
-    console.say(f"serving the {what} on http://{host}:{port}/agent (Ctrl-C stops)")
+    url = f"http://{host}:{port}/agent"
+    console.say(f"serving the {what} on {url} (Ctrl-C stops)")
+    # what to type next, in another terminal (task-board needs its tools offered)
+    tools = " --tools fixtures/task-board-tools.json" if args.command == "serve-task-board" else ""
+    console.say(f"talk to it: board-watch watch --url {url}{tools}")
     streams = StreamCounter(make_app())
     config = server_config(
         streams,

@@ -183,17 +183,54 @@ def _json_kind(value: object) -> str:
 
 def describe_transport_error(error: BaseException, url: str) -> str:
     """One line for a connection-level failure: ``cannot connect to URL ...``,
-    ``HTTP 404 from URL: <body start>`` ..."""
+    ``HTTP 404 from URL: <body start>; is this the agent's endpoint?`` ...; an
+    HTML page (a web server's error page, a proxy's login page) is named by its
+    title, never dumped."""
     kind = getattr(error, "kind", None)
     status = getattr(error, "status", None)
+    raw = getattr(error, "body", None)
+    page = html_title(raw) if isinstance(raw, str) and kind in ("http_status", "protocol") else None
+    if page is not None:
+        answered = (
+            f"HTTP {status} from {url}"
+            if kind == "http_status"
+            else (f"{url} answered HTTP {status}")
+        )
+        return f"{answered}: an HTML page{page}, not an AG-UI event stream; {NOT_THE_ENDPOINT}"
     if kind == "http_status" or (kind is None and status is not None):
-        body = (getattr(error, "body", None) or "").strip().replace("\n", " ")
+        body = (raw or "").strip().replace("\n", " ") if isinstance(raw, str) else ""
         body = f": {body[:200]}..." if len(body) > 200 else f": {body}" if body else ""
-        return f"HTTP {status} from {url}{body}"
+        hint = f"; {NOT_THE_ENDPOINT}" if status in (404, 405) else ""
+        return f"HTTP {status} from {url}{body}{hint}"
     text = str(error)
     if kind == "connect" and "cannot connect" not in text:
         return f"cannot connect to {url}: {text}"
     return text if url in text else f"{url}: {text}"
+
+
+NOT_THE_ENDPOINT = "is this the agent's endpoint (create_app serves it on /agent)?"
+"""The hint after an answer that is not an agent's: a wrong path or port."""
+
+_TITLE_SCAN = 4096  # the library keeps the first 2 KiB of a body; never scan more
+
+
+def html_title(body: str) -> str | None:
+    """``None`` unless ``body`` starts like an HTML page; then `` ('Title')``
+    (its ``<title>``, whitespace collapsed, cut at 80 characters) or ``''``."""
+    head = body[:_TITLE_SCAN].lstrip("\ufeff \t\r\n")
+    lower = head.lower()
+    if not lower.startswith("<") or not any(
+        tag in lower[:512] for tag in ("<!doctype html", "<html", "<head", "<title", "<body")
+    ):
+        return None
+    start = lower.find("<title")
+    opened = lower.find(">", start) + 1 if start >= 0 else 0
+    end = lower.find("</title", opened) if opened else -1
+    if end < 0:
+        return ""
+    title = " ".join(head[opened:end].split())
+    title = title if len(title) <= 80 else title[:79] + "…"
+    return f" ('{title}')" if title else ""  # printed through the console's sanitiser
 
 
 @dataclass

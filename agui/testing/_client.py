@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import inspect
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
@@ -131,6 +132,7 @@ class AgentClient:
         strict: bool = True,
         timeout: float = 60.0,
     ) -> None:
+        _check_target(target, path)
         self._loop = _Loop()
         self.strict = strict
         self._tools = list(tools)
@@ -332,6 +334,31 @@ class AgentClient:
         if self.strict:
             assert_conforms(run)
         return run
+
+
+def _check_target(target: object, path: str) -> None:
+    """Refuse, naming the fix, a target or path that could only fail later in a
+    puzzling way: a URL without its scheme, a path without its ``/`` (``ValueError``),
+    the agent function itself instead of ``create_app(agent)`` (``TypeError``)."""
+    if isinstance(target, str):
+        if not target.startswith(("http://", "https://")):
+            hint = f" (did you mean 'http://{target}'?)" if "://" not in target else ""
+            raise ValueError(f"AgentClient: the URL must be http(s), got {target!r}{hint}")
+        return
+    if not callable(target):
+        raise TypeError(
+            f"AgentClient takes an ASGI app (e.g. create_app(agent)) or a URL, "
+            f"got {type(target).__name__}"
+        )
+    if inspect.isfunction(target):
+        names = list(inspect.signature(target).parameters)
+        if "emit" in names or "run_input" in names:  # the agent's own signature, not ASGI's
+            raise TypeError(
+                f"AgentClient takes an ASGI app, and {target.__name__} looks like an agent "
+                f"function: pass create_app({target.__name__}) (from agui.server)"
+            )
+    if not path.startswith("/"):
+        raise ValueError(f"AgentClient: path must start with '/', e.g. '/agent'; got {path!r}")
 
 
 async def _make_driver(

@@ -61,20 +61,21 @@ def endpoint_url(text: str) -> str:
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
         raise argparse.ArgumentTypeError(f"invalid URL {text!r}: {exc}") from None
     if url.scheme not in ("http", "https") or not url.host:
+        # `127.0.0.1:8000/agent`: a scheme forgotten, not a wrong one
+        example = f"'http://{text}'" if "://" not in text else "http://127.0.0.1:8000/agent"
         raise argparse.ArgumentTypeError(
-            f"invalid URL {text!r}: an http or https URL with a host, e.g. "
-            "http://127.0.0.1:8000/agent"
+            f"invalid URL {text!r}: an http or https URL with a host, e.g. {example}"
         )
     return text
 
 
 def _header(text: str) -> tuple[str, str]:
-    """argparse type for ``--header NAME:VALUE`` (the value may hold colons)."""
+    """argparse type for ``--header 'NAME: VALUE'`` (the value may hold colons)."""
     name, sep, value = text.partition(":")
     name, value = name.strip(), value.strip()
     if not sep or not name or any(c in name for c in " \t\r\n") or "\n" in value or "\r" in value:
         raise argparse.ArgumentTypeError(
-            "expected NAME:VALUE (a header name without spaces, one line), e.g. "
+            "expected 'NAME: VALUE' (a header name without spaces, one line), e.g. "
             "'Authorization: Bearer TOKEN'"
         )
     return name, value
@@ -114,7 +115,7 @@ def check_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         type=_header,
         default=[],
-        metavar="NAME:VALUE",
+        metavar="'NAME: VALUE'",
         help="send this header with every request (repeatable), e.g. 'Authorization: Bearer T'; "
         "values are never printed",
     )

@@ -72,6 +72,12 @@ typedef struct {
 
 #include "agui_pb_tables.h" /* (MAX_FIELDS: the most fields of one message) */
 
+#define N_MSGS ((int)(sizeof MSGS / sizeof MSGS[0]))
+
+/* Whether ``sub`` (a field's) names a table: -1 for a message type the tables leave out (a
+ * Value / Struct, a slow field's type), whose frames are the general path's. */
+static inline int has_table(int sub) { return sub >= 0 && sub < N_MSGS; }
+
 #ifndef SOURCE_DIGEST /* set by hatch_build.py: this file's and the tables' digest */
 #define SOURCE_DIGEST ""
 #endif
@@ -642,8 +648,11 @@ static int put_fields(Buf *out, const Msg *m, const Slot *slots, const uint8_t *
 }
 
 static int put_message(Buf *out, int index, const uint8_t *d, Py_ssize_t a, Py_ssize_t b, int depth) {
-    const Msg *m = &MSGS[index];
+    const Msg *m;
     Slot slots[MAX_FIELDS];
+    if (!has_table(index))
+        return -1; /* no table for its type: the general path's */
+    m = &MSGS[index];
     if (depth > MAX_DEPTH || parse_fields(m, d, a, b, slots) < 0)
         return -1;
     if (putc_(out, '{') < 0 || put_fields(out, m, slots, d, depth, 1) < 0)
@@ -674,7 +683,7 @@ static int put_event(Buf *out, const uint8_t *d, Py_ssize_t a, Py_ssize_t b) {
     for (int i = 0; i < m->n; i++)
         if (m->fields[i].kind == K_BASE)
             bi = i;
-    if (bi < 0 || slots[bi].count == 0)
+    if (bi < 0 || slots[bi].count == 0 || !has_table(m->fields[bi].sub))
         return -1; /* no base_event: the general path's error */
     {
         const Msg *bm = &MSGS[m->fields[bi].sub];
@@ -786,10 +795,11 @@ static int close_len(Buf *b, size_t at) {
     return 0;
 }
 
-static inline int open_len(Buf *b, uint8_t tag, size_t *at) {
-    if (grow(b, 2) < 0)
+/* Open a length-delimited field: its tag (``tag``: field number << 3 | 2, a varint of as many
+ * bytes as the number needs) and a one-byte length slot at *at (see close_len). */
+static inline int open_len(Buf *b, uint32_t tag, size_t *at) {
+    if (put_varint(b, tag) < 0 || grow(b, 1) < 0)
         return -1;
-    b->p[b->n++] = (char)tag;
     *at = b->n;
     b->p[b->n++] = 0;
     return 0;
@@ -803,12 +813,11 @@ static const char *utf8_of(PyObject *text, Py_ssize_t *size) {
     return data;
 }
 
-static int put_str_field(Buf *b, uint8_t tag, PyObject *text) {
+static int put_str_field(Buf *b, uint32_t tag, PyObject *text) {
     Py_ssize_t size;
     const char *data = utf8_of(text, &size);
-    if (data == NULL || grow(b, 1) < 0)
+    if (data == NULL || put_varint(b, tag) < 0)
         return -1;
-    b->p[b->n++] = (char)tag;
     if (put_varint(b, (uint64_t)size) < 0)
         return -1;
     return put(b, data, (size_t)size);
@@ -907,8 +916,8 @@ static PyObject *value_bytes(PyObject *self, PyObject *value) {
     return result;
 }
 
-static PyObject *ATTRS[sizeof ARMS / sizeof ARMS[0]][MAX_FIELDS];
-static PyObject *BASE_ATTRS[3];
+/* Each message's field names (interned): the attributes write_frame reads, by MSGS index. */
+static PyObject *ATTRS[sizeof MSGS / sizeof MSGS[0]][MAX_FIELDS];
 
 /* Whether the arm's members are all strings and JSON values (a writable arm). */
 static int writable(const Msg *m) {
@@ -920,13 +929,23 @@ static int writable(const Msg *m) {
     return 1;
 }
 
-static int write_arm(Buf *b, PyObject *ev, Py_ssize_t index) {
-    const Arm *arm = &ARMS[index];
-    const Msg *m = &MSGS[arm->msg];
-    size_t body;
-    for (int i = 0; i < 3; i++) {
-        PyObject *v = PyObject_GetAttr(ev, BASE_ATTRS[i]);
+/* An arm's base_event (field ``f``): its type alone (left out when 0), as the tables number
+ * them; -1 (the Python writers) unless every other BaseEvent member the tables list is unset. */
+static int write_base(Buf *b, PyObject *ev, const Field *f, uint32_t type) {
+    const Msg *bm;
+    uint32_t type_number = 0;
+    size_t at;
+    if (!has_table(f->sub))
+        return -1;
+    bm = &MSGS[f->sub];
+    for (int i = 0; i < bm->n; i++) {
+        PyObject *v;
         int unset;
+        if (bm->fields[i].kind == K_TYPE) {
+            type_number = bm->fields[i].number;
+            continue;
+        }
+        v = PyObject_GetAttr(ev, ATTRS[f->sub][i]);
         if (v == NULL) {
             PyErr_Clear();
             return -1;
@@ -936,37 +955,38 @@ static int write_arm(Buf *b, PyObject *ev, Py_ssize_t index) {
         if (!unset)
             return -1;
     }
+    if (type_number == 0 || open_len(b, f->number << 3 | 2, &at) < 0)
+        return -1;
+    if (type && (put_varint(b, (uint64_t)type_number << 3) < 0 || put_varint(b, type) < 0))
+        return -1;
+    return close_len(b, at);
+}
+
+static int write_arm(Buf *b, PyObject *ev, Py_ssize_t index) {
+    const Arm *arm = &ARMS[index];
+    const Msg *m = &MSGS[arm->msg];
+    size_t body;
     if (grow(b, 4) < 0)
         return -1;
     b->n += 4; /* the frame's length, below */
-    if (put_varint(b, ((uint64_t)arm->number << 3) | 2) < 0)
+    if (open_len(b, arm->number << 3 | 2, &body) < 0)
         return -1;
-    body = b->n;
-    if (grow(b, 1) < 0)
-        return -1;
-    b->p[b->n++] = 0;
-    /* base_event: its type (left out when 0) */
-    if (arm->type >= 0x80)
-        return -1;
-    if (arm->type) {
-        if (put(b, "\x0a\x02\x08", 3) < 0 || putc_(b, (char)arm->type) < 0)
-            return -1;
-    } else if (put(b, "\x0a\x00", 2) < 0) {
-        return -1;
-    }
-    for (int i = 0; i < m->n; i++) {
+    for (int i = 0; i < m->n; i++) { /* in field-number order, as the tables list them */
         const Field *f = &m->fields[i];
         PyObject *v;
         int rc = 0;
-        if (f->kind == K_BASE)
+        if (f->kind == K_BASE) {
+            if (write_base(b, ev, f, arm->type) < 0)
+                return -1;
             continue;
-        v = PyObject_GetAttr(ev, ATTRS[index][i]);
+        }
+        v = PyObject_GetAttr(ev, ATTRS[arm->msg][i]);
         if (v == NULL) {
             PyErr_Clear();
             return -1;
         }
         if (v != UNSET_OBJ || f->kind == K_STR) {
-            uint8_t tag = (uint8_t)(f->number << 3 | 2);
+            uint32_t tag = f->number << 3 | 2;
             if (f->kind == K_VALUE) {
                 size_t at;
                 rc = open_len(b, tag, &at) < 0 || write_value(b, v, 0) < 0 || close_len(b, at) < 0
@@ -1043,7 +1063,6 @@ static PyObject *arm_list(void) {
 }
 
 static int setup_encode(PyObject *module) {
-    static const char *base[3] = {"timestamp", "raw_event", "metadata"};
     PyObject *msgspec = PyImport_ImportModule("msgspec"), *arms;
     if (msgspec == NULL)
         return -1;
@@ -1051,15 +1070,10 @@ static int setup_encode(PyObject *module) {
     Py_DECREF(msgspec);
     if (UNSET_OBJ == NULL)
         return -1;
-    for (int i = 0; i < 3; i++)
-        if ((BASE_ATTRS[i] = PyUnicode_InternFromString(base[i])) == NULL)
-            return -1;
-    for (size_t a = 0; a < sizeof ARMS / sizeof ARMS[0]; a++) {
-        const Msg *m = &MSGS[ARMS[a].msg];
-        for (int i = 0; i < m->n; i++)
-            if ((ATTRS[a][i] = PyUnicode_InternFromString(m->fields[i].attr)) == NULL)
+    for (size_t k = 0; k < sizeof MSGS / sizeof MSGS[0]; k++)
+        for (int i = 0; i < MSGS[k].n; i++)
+            if ((ATTRS[k][i] = PyUnicode_InternFromString(MSGS[k].fields[i].attr)) == NULL)
                 return -1;
-    }
     arms = arm_list();
     if (arms == NULL || PyModule_AddObject(module, "ARMS", arms) < 0) {
         Py_XDECREF(arms);

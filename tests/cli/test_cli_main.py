@@ -60,7 +60,7 @@ def test_watch_help_names_every_flag():
 def test_missing_command_is_a_usage_error():
     code, out, err = run_cli([])
     assert code == 2 and out == ""
-    assert "required: COMMAND" in err
+    assert "error: a COMMAND is required" in err
 
 
 @pytest.mark.parametrize(

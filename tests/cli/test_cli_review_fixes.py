@@ -296,10 +296,14 @@ def web_server(serve):
     async def not_found(request):
         return Response(page, status_code=404, media_type="text/html")
 
+    async def not_found_text(request):
+        return Response(b"no such agent: " + b"x" * 300, status_code=404, media_type="text/plain")
+
     app = Starlette(
         routes=[
             Route("/login", login_page, methods=["POST"]),
             Route("/missing", not_found, methods=["POST"]),
+            Route("/missing-text", not_found_text, methods=["POST"]),
         ]
     )
     return serve(app)
@@ -308,15 +312,26 @@ def web_server(serve):
 def test_watch_against_an_untyped_html_page_says_it_looks_like_html(web_server):
     code, out, err = run_cli(["watch", "--url", web_server.url + "/login"], "x\n")
     assert code == 1 and out == "" and len(err.splitlines()) == 1
-    assert "HTTP 200 with no Content-Type" in err
-    assert "it looks like an HTML page; is this the agent's endpoint?" in err
+    assert err == (
+        f"board-watch: error: {web_server.url}/login answered HTTP 200: an HTML page "
+        "('Not here'), not an AG-UI event stream; is this the agent's endpoint (create_app "
+        "serves it on /agent)?\n"
+    )
+
+
+def test_an_html_error_page_is_named_by_its_title(web_server):
+    code, out, err = run_cli(["watch", "--url", web_server.url + "/missing"], "x\n")
+    assert code == 1 and out == ""
+    assert err.startswith(f"board-watch: error: HTTP 404 from {web_server.url}/missing: an HTML ")
+    assert "page ('Not here'), not an AG-UI event stream; is this the agent's endpoint" in err
 
 
 def test_cut_http_error_body_ends_with_an_ellipsis(web_server):
-    code, out, err = run_cli(["watch", "--url", web_server.url + "/missing"], "x\n")
+    code, out, err = run_cli(["watch", "--url", web_server.url + "/missing-text"], "x\n")
     assert code == 1 and out == ""
-    body = err.rstrip("\n").split("/missing: ", 1)[1]
-    assert body.startswith("<!DOCTYPE html>") and body.endswith("...")
+    body = err.rstrip("\n").split("/missing-text: ", 1)[1]
+    body = body.removesuffix("; is this the agent's endpoint (create_app serves it on /agent)?")
+    assert body.startswith("no such agent: xxx") and body.endswith("...")
     assert len(body) == 203
 
 

@@ -34,6 +34,7 @@ def serve_fake():
         banner = proc.stdout.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/agent", banner)
         assert match, banner
+        assert proc.stdout.readline().startswith("talk to it: board-watch watch --url ")
         return proc, match.group(0), int(match.group(1))
 
     yield start

@@ -157,3 +157,16 @@ def test_the_porting_table_shows_run_next_and_run_next_with_state_in_python():
         "`middleware.runNextWithState(input, next)` -> `EventWithState {event, messages, state}`",
     ]
     assert "## Middleware" in page and "async def with_state(run_input, next):" in page
+
+
+def test_the_install_table_of_the_docs_names_every_extra_a_user_installs():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    # the development set-up's own extras (the test runner, the interop frameworks)
+    internal = {"test", "interop"} | {name for name in extras if name.startswith("interop-")}
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    in_table = set(re.findall(r"^\| `agui-sdk\[([\w-]+)\]` \|", index, re.M))
+    assert in_table == set(extras) - internal

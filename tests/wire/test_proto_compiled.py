@@ -257,6 +257,48 @@ def test_frame_json_checks_its_bounds_and_reads_in_place():
             frame_json(framed, start, end)
 
 
+def test_every_entry_point_refuses_odd_arguments_with_a_typed_error():
+    body = encode_proto_frame(T.StepStartedEvent(step_name="s"))[4:]
+    framed = struct.pack(">I", len(body)) + body
+    for args, error in (
+        ((framed, 0), TypeError),
+        ((framed, "0", 1 << 20), TypeError),
+        (("text", 0, 1 << 20), TypeError),
+        ((framed, -1, 1 << 20), ValueError),
+        ((framed, len(framed) + 1, 1 << 20), ValueError),
+        ((framed, 2**64, 1 << 20), OverflowError),
+    ):
+        with pytest.raises(error):
+            _proto_fast.frames_json(*args)
+    # a negative or tiny frame limit, a position at the end: nothing read, nothing skipped
+    assert _proto_fast.frames_json(framed, 0, -(2**63)) == ([], 0)
+    assert _proto_fast.frames_json(framed, 0, len(body) - 1) == ([], 0)
+    assert _proto_fast.frames_json(framed, len(framed), 0) == ([], len(framed))
+    assert _proto_fast.frames_json(bytearray(framed), 0, len(body)) == (
+        [general(body)],
+        len(framed),
+    )
+    event = T.StepStartedEvent(step_name="s")
+    (arm,) = [i for i, (name, _) in enumerate(_proto_fast.ARMS) if name == "STEP_STARTED"]
+    (unwritable,) = [i for i, (name, w) in enumerate(_proto_fast.ARMS) if name == "RUN_STARTED"]
+    for args, error in (
+        ((event,), TypeError),
+        ((event, "0"), TypeError),
+        ((event, 2**64), OverflowError),
+        ((event, -1), ValueError),
+        ((event, len(_proto_fast.ARMS)), ValueError),
+        ((event, unwritable), ValueError),
+    ):
+        with pytest.raises(error):
+            _proto_fast.write_frame(*args)
+    assert _proto_fast.write_frame(event, arm) == _encode(event, False)
+    # an object that is not that arm's event (no such attributes, or not strings): Python's
+    assert _proto_fast.write_frame(object(), arm) is None
+    assert _proto_fast.write_frame(T.CustomEvent(name="n", value=1), arm) is None
+    for value in (b"x", {1: 2}, [object()], float, "\ud800", 10**400):
+        assert _proto_fast.value_bytes(value) is None
+
+
 def test_a_build_from_other_tables_or_another_source_is_not_used(monkeypatch):
     import agui_generated.agui_pb_fast as tables
 
