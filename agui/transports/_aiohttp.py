@@ -23,6 +23,7 @@ import httpx
 
 from agui.errors import TransportError
 from agui.transports._http_common import (
+    MAX_REDIRECTS,
     HttpSetup,
     default_ssl_context,
     next_hop,
@@ -38,10 +39,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the fast extra
     raise ImportError("AiohttpTransport needs aiohttp: pip install 'agui-sdk[fast]'") from exc
 
-__all__ = ["MAX_REDIRECTS", "AiohttpTransport", "old_name"]
-
-MAX_REDIRECTS = 20
-"""Redirects followed before a run fails (httpx's default)."""
+__all__ = ["AiohttpTransport", "old_name"]
 
 
 class AiohttpTransport(HttpSetup):

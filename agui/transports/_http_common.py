@@ -27,6 +27,7 @@ from agui.types import Event, RunAgentInput
 __all__ = [
     "BODY_LIMIT",
     "DEFAULT_TIMEOUT",
+    "MAX_REDIRECTS",
     "PROTOBUF_ACCEPT",
     "PROTOBUF_MEDIA_TYPE",
     "SSE_MEDIA_TYPE",
@@ -279,6 +280,10 @@ SSE_MEDIA_TYPE = "text/event-stream"
 
 
 BODY_LIMIT = 2048
+
+
+MAX_REDIRECTS = 20
+"""Redirects followed before a run fails (httpx's default); a redirect's body is never read."""
 
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0, read=300.0)

@@ -5,6 +5,8 @@ and bogus chunk framing are protocol errors, each read in bounded memory."""
 from __future__ import annotations
 
 import asyncio
+import gzip
+import tracemalloc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -32,14 +34,16 @@ def Http(request):
 @asynccontextmanager
 async def endless(start: bytes, piece: bytes) -> AsyncIterator[tuple[int, list[int]]]:
     """A raw loopback server answering ``start`` then ``piece`` again and again (up to
-    256 MiB) until the client hangs up; yields its port and the bytes sent."""
+    256 MiB in all) until the client hangs up (``piece`` empty: ``start`` alone); yields
+    its port and the bytes sent."""
     sent = [0]
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             await reader.readuntil(b"\r\n\r\n")
             writer.write(start)
-            while sent[0] < 256 * 1024 * 1024:
+            sent[0] += len(start)
+            while piece and sent[0] < 256 * 1024 * 1024:
                 writer.write(piece)
                 sent[0] += len(piece)
                 await writer.drain()
@@ -95,3 +99,34 @@ async def test_bogus_framing_is_a_protocol_error_read_in_bounded_memory(Http, st
     assert isinstance(error, TransportError) and error.kind == "protocol"
     assert str(error).startswith(f"malformed HTTP response from http://127.0.0.1:{port}/agent")
     assert sent[0] < 16 * 1024 * 1024
+
+
+REDIRECT_BOMB = gzip.compress(b" " * (64 * 1024 * 1024))
+
+
+@pytest.mark.parametrize(
+    ("start", "piece"),
+    [
+        (b"HTTP/1.1 307 T\r\nlocation: /agent\r\n\r\n", b"a" * 65536),
+        (
+            b"HTTP/1.1 307 T\r\nlocation: /agent\r\ncontent-encoding: gzip\r\n"
+            b"content-length: %d\r\n\r\n%s" % (len(REDIRECT_BOMB), REDIRECT_BOMB),
+            b"",
+        ),
+    ],
+    ids=["endless-body", "gzip-bomb"],
+)
+async def test_a_redirects_body_is_never_read(Http, start, piece):
+    # httpx's own redirect following read each 3xx body whole, inflated (64 MiB a hop
+    # from 64 KiB of gzip, 21 hops), before it went on
+    tracemalloc.start()
+    try:
+        async with endless(start, piece) as (port, sent):
+            error = await first_error(Http(f"http://127.0.0.1:{port}/agent", timeout=10))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert isinstance(error, TransportError) and error.kind == "protocol"
+    assert str(error) == f"http://127.0.0.1:{port}/agent: more than 20 redirects"
+    assert sent[0] < 21 * 8 * 1024 * 1024  # what loopback buffers take a hop, not the bodies
+    assert peak < 16 * 1024 * 1024
