@@ -41,7 +41,8 @@ import msgspec
 
 from agui._cli.target import ThreadIds
 from agui.client._capabilities import decode_capabilities
-from agui.errors import DecodeError
+from agui.errors import DecodeError, TransportError
+from agui.transports._document import get_document
 
 __all__ = [
     "MAX_KEPT",
@@ -125,15 +126,16 @@ def keep_proof(url: str, thread_id: str, run_id: str, cursor: str) -> None:
 async def resumable(client: httpx.AsyncClient, url: str, headers: Mapping[str, str]) -> bool:
     """True when ``GET <url>/capabilities`` says ``transport.resumable: true``
     (False for any failure, status or document that does not say so)."""
-    try:
-        response = await client.get(url.rstrip("/") + "/capabilities", headers=dict(headers))
-    except httpx.HTTPError:
-        return False
-    if response.status_code != 200:
-        return False
-    try:
-        caps = decode_capabilities(response.content)
-    except (DecodeError, msgspec.DecodeError, ValueError):
+    try:  # (read in bounded memory: at most 1 MiB, inflated under the transports' bounds)
+        raw = await get_document(
+            url.rstrip("/") + "/capabilities",
+            headers,
+            client.timeout,
+            what="capabilities",
+            client=client,
+        )
+        caps = decode_capabilities(raw)
+    except (TransportError, DecodeError, msgspec.DecodeError, ValueError):
         return False
     transport: Any = caps.transport
     return getattr(transport, "resumable", None) is True

@@ -44,8 +44,9 @@ from agui.client._input import convert_list
 from agui.client._interrupts import build_resume
 from agui.client._middleware import MiddlewareFn
 from agui.client._session import Session
-from agui.errors import RunError, SubscriberError, TransportError
+from agui.errors import RunError, SubscriberError
 from agui.transports import HttpTransport, default_transport
+from agui.transports._document import get_document
 from agui.types import AgentCapabilities, Context, Message, RunAgentInput, Tool
 from agui.updates import Done
 
@@ -578,28 +579,19 @@ class HttpAgent(AbstractAgent):
         return self.transport.stream(run_input, last_event_id=last_event_id)
 
     async def fetch_capabilities(self) -> Any:
-        """GET :attr:`capabilities_url` (None when not configured).
+        """GET :attr:`capabilities_url` (None when not configured): its body, read in
+        bounded memory (:func:`agui.transports._document.get_document`: at most 1 MiB,
+        inflated under the transports' bounds).
 
         Raises:
-            agui.errors.TransportError: the request failed or answered non-2xx.
+            agui.errors.TransportError: the request failed, answered non-2xx or sent a
+                body past the bound.
         """
-        import httpx
-
         if self.capabilities_url is None:
             return None
-        try:
-            async with httpx.AsyncClient(timeout=self.transport.timeout) as client:
-                response = await client.get(self.capabilities_url, headers=self.headers)
-        except httpx.HTTPError as exc:
-            raise TransportError(f"capabilities: {exc}", kind="connect") from exc
-        if not response.is_success:
-            raise TransportError(
-                f"capabilities: HTTP {response.status_code}",
-                kind="http_status",
-                status=response.status_code,
-                body=response.text[:2048],
-            )
-        return response.content
+        return await get_document(
+            self.capabilities_url, self.headers, self.transport.timeout, what="capabilities"
+        )
 
     def clone(self) -> HttpAgent:
         """As :meth:`AbstractAgent.clone`, with its own copy of the headers."""

@@ -482,7 +482,8 @@ class Run:
 
     @property
     def errors(self) -> list[ErrorUpdate]:
-        """Every ``ErrorUpdate`` seen so far."""
+        """The ``ErrorUpdate`` s seen so far: the first :data:`MAX_KEPT_ERRORS` non-fatal
+        ones and every fatal one (each is handed out by the iteration all the same)."""
         return self._core.errors
 
     @property
@@ -651,8 +652,14 @@ async def _nothing() -> AsyncGenerator[Update, None]:
     yield  # (an async generator)
 
 
+MAX_KEPT_ERRORS = 1000
+"""Non-fatal errors a run keeps in :attr:`Run.errors` (the first ones; a fatal error is
+always kept): a server sending undecodable frames without end costs bounded memory."""
+
+
 async def _keep_error(core: RunCore, update: ErrorUpdate) -> None:
-    core.errors.append(update)
+    if update.fatal or len(core.errors) < MAX_KEPT_ERRORS:
+        core.errors.append(update)
 
 
 async def _after_done(core: RunCore, update: Done) -> None:

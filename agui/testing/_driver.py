@@ -383,8 +383,11 @@ class Driver:
         connect timed out), or None when one can, whatever the endpoint then answers."""
         if self.in_process:
             return None
-        try:
-            await self.http.get(self.url.rstrip("/") + "/capabilities", headers=self.headers)
+        try:  # (the answer's head is enough: its body is not read)
+            async with self.http.stream(
+                "GET", self.url.rstrip("/") + "/capabilities", headers=self.headers
+            ):
+                pass
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             return str(exc) or type(exc).__name__
         except httpx.HTTPError:
@@ -392,18 +395,20 @@ class Driver:
         return None
 
     async def capabilities(self) -> dict[str, Any] | None:
-        """``GET <url>/capabilities`` as JSON, or None when the endpoint has none."""
+        """``GET <url>/capabilities`` as JSON, or None when the endpoint has none (or its
+        answer is not a JSON object of at most 1 MiB: read in bounded memory)."""
+        from agui.transports._document import get_document
+
         try:
-            response = await self.http.get(
-                self.url.rstrip("/") + "/capabilities", headers=self.headers
+            raw = await get_document(
+                self.url.rstrip("/") + "/capabilities",
+                self.headers,
+                self.http.timeout,
+                what="capabilities",
+                client=self.http,
             )
-        except httpx.HTTPError:
-            return None
-        if response.status_code != 200:
-            return None
-        try:
-            doc = response.json()
-        except ValueError:
+            doc = json.loads(raw)
+        except (TransportError, ValueError):
             return None
         return doc if is_json_object(doc) else None
 

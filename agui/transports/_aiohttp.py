@@ -24,12 +24,14 @@ import httpx
 from agui._extras import needs_extra
 from agui.errors import TransportError
 from agui.transports._http_common import (
+    MAX_REDIRECTS,
     HttpSetup,
     default_ssl_context,
     next_hop,
     private_headers,
     response_items,
 )
+from agui.transports._userinfo import shown_url
 from agui.types import Event, RunAgentInput
 
 try:
@@ -38,10 +40,7 @@ try:
 except ModuleNotFoundError as _missing:  # pragma: no cover - the fast extra
     raise needs_extra(_missing, "fast", ("aiohttp", "yarl"), "AiohttpTransport") from None
 
-__all__ = ["MAX_REDIRECTS", "AiohttpTransport", "old_name"]
-
-MAX_REDIRECTS = 20
-"""Redirects followed before a run fails (httpx's default)."""
+__all__ = ["AiohttpTransport", "old_name"]
 
 
 class AiohttpTransport(HttpSetup):
@@ -71,7 +70,7 @@ class AiohttpTransport(HttpSetup):
         ``last_event_id``: resume a run from that cursor (``Last-Event-ID``)."""
         request_body, headers = self.request(run_input, last_event_id)
         body: bytes | None = request_body
-        url = httpx.URL(self.url)
+        url = httpx.URL(self.request_url())
         method = "POST"
         async with self._client() as client:
             for _hop in range(MAX_REDIRECTS + 1):
@@ -103,7 +102,9 @@ class AiohttpTransport(HttpSetup):
                     return
                 finally:
                     response.close()
-        raise TransportError(f"{self.url}: more than {MAX_REDIRECTS} redirects", kind="protocol")
+        raise TransportError(
+            f"{shown_url(self.url)}: more than {MAX_REDIRECTS} redirects", kind="protocol"
+        )
 
     def _client(self) -> aiohttp.ClientSession:
         """One aiohttp session for one run (so a transport serves several event loops):
@@ -132,7 +133,9 @@ class AiohttpTransport(HttpSetup):
     ) -> aiohttp.ClientResponse:
         """Connect, write the request, read up to the end of the response head."""
         if url.scheme not in ("http", "https"):
-            raise TransportError(f"cannot connect to {url}: not an http(s) URL", kind="connect")
+            raise TransportError(
+                f"cannot connect to {shown_url(url)}: not an http(s) URL", kind="connect"
+            )
         try:
             return await client.request(
                 method,
@@ -169,10 +172,11 @@ _FAILURES = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
 
 
 def _wrap(
-    exc: aiohttp.ClientError | OSError | asyncio.TimeoutError, url: httpx.URL, *, started: bool
+    exc: aiohttp.ClientError | OSError | asyncio.TimeoutError, url: object, *, started: bool
 ) -> TransportError:
-    """An aiohttp (or socket) failure as the :class:`TransportError` httpx's would be.
-    ``started``: the response head was read."""
+    """An aiohttp (or socket) failure as the :class:`TransportError` httpx's would be
+    (``url`` shown without its password). ``started``: the response head was read."""
+    url = shown_url(url)
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         return TransportError(f"timed out connecting to {url}", kind="timeout")
     if isinstance(exc, aiohttp.ServerTimeoutError | asyncio.TimeoutError):

@@ -29,21 +29,21 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
-from typing import Any
 
 import httpx
 
 from agui.errors import TransportError
 from agui.transports._http_common import (
     DEFAULT_TIMEOUT,
+    MAX_REDIRECTS,
     HttpSetup,
     default_ssl_context,
-    origin_of,
+    next_hop,
     private_headers,
-    redirect_target,
     response_items,
 )
 from agui.transports._inflate import MAX_INFLATED_BYTES, bounded_body
+from agui.transports._userinfo import shown_url
 from agui.types import Event, RunAgentInput
 
 __all__ = [
@@ -130,59 +130,59 @@ class HttpTransport(HttpSetup):
         """
         body, headers = self.request(run_input, last_event_id)
         client = self._client
+        own = client is None
         if client is None:
             verify = default_ssl_context() if self.verify is True else self.verify
-            # redirects are followed, as fetch() in the reference client does
-            # (307/308 repeat the POST); to another origin without the caller's headers
-            client = httpx.AsyncClient(
-                timeout=self.timeout,
-                verify=verify,
-                follow_redirects=True,
-                event_hooks={
-                    "request": [_strip_cross_origin(self.url, private_headers(self.headers))],
-                    "response": [_check_redirect],
-                },
-            )
+            # redirects are followed here, as fetch() in the reference client does (307/308
+            # repeat the POST), to another origin without the caller's headers, and never
+            # by httpx (it reads each 3xx body whole, inflated, before it goes on)
+            client = httpx.AsyncClient(timeout=self.timeout, verify=verify)
+        url, method = httpx.URL(self.request_url()), "POST"
+        content: bytes | None = body
         try:
             try:
-                async with client.stream(
-                    "POST",
-                    self.url,
-                    content=body,
-                    headers=headers,
-                    timeout=self.timeout,
-                ) as response:
-                    items = response_items(
-                        self,
-                        httpx.URL(str(response.request.url)),
-                        response.status_code,
-                        response.reason_phrase or "",
-                        {k.lower(): v for k, v in response.headers.items()},
-                        _raw(response, self.url),
+                for _hop in range(MAX_REDIRECTS + 1):
+                    request = client.build_request(
+                        method, url, content=content, headers=headers, timeout=self.timeout
                     )
-                    # every inner generator is closed here, innermost first, on the task
-                    # closing this one (a bare `break` in a user's loop included)
-                    async with aclosing(items):
-                        async for item in items:
-                            yield item
+                    response = await client.send(request, stream=True)
+                    try:
+                        location = response.headers.get("location")
+                        if own and 300 <= response.status_code < 400 and location is not None:
+                            url, method, content, headers = next_hop(
+                                url,
+                                response.status_code,
+                                location,
+                                method,
+                                content,
+                                headers,
+                                private_headers(self.headers),
+                            )
+                            continue
+                        items = response_items(
+                            self,
+                            response.request.url,
+                            response.status_code,
+                            response.reason_phrase or "",
+                            {k.lower(): v for k, v in response.headers.items()},
+                            _raw(response, self.url),
+                        )
+                        # every inner generator is closed here, innermost first, on the task
+                        # closing this one (a bare `break` in a user's loop included)
+                        async with aclosing(items):
+                            async for item in items:
+                                yield item
+                        return
+                    finally:
+                        await response.aclose()
             except httpx.HTTPError as exc:
                 raise _wrap(exc, self.url) from exc
+            raise TransportError(
+                f"{shown_url(self.url)}: more than {MAX_REDIRECTS} redirects", kind="protocol"
+            )
         finally:
-            if client is not self._client:
+            if own:
                 await client.aclose()
-
-
-def _strip_cross_origin(url: str, private: frozenset[str]) -> Any:
-    """A request hook dropping the ``private`` headers from any request (a
-    redirect's hop) to an origin other than ``url``'s."""
-    origin = origin_of(httpx.URL(url))
-
-    async def hook(request: httpx.Request) -> None:
-        if origin_of(request.url) != origin:
-            for name in private:
-                request.headers.pop(name, None)
-
-    return hook
 
 
 def body_of(
@@ -194,7 +194,7 @@ def body_of(
     return bounded_body(
         response.aiter_raw(),
         response.headers.get("content-encoding", ""),
-        str(response.request.url),
+        shown_url(response.request.url),
         max_inflated_bytes=max_inflated_bytes,
     )
 
@@ -209,16 +209,10 @@ async def _raw(response: httpx.Response, url: str) -> AsyncGenerator[bytes, None
         raise _wrap(exc, url) from exc
 
 
-async def _check_redirect(response: httpx.Response) -> None:
-    """Response hook: a redirect whose target is not a URL or has a port outside
-    0-65535 -> ``TransportError(kind="protocol")`` before httpx follows it
-    (:func:`~agui.transports._http_common.redirect_target`). Every hop is
-    checked, not only the first URL."""
-    if response.is_redirect:
-        redirect_target(response.url, response.headers.get("location", ""))
-
-
 def _wrap(exc: httpx.HTTPError, url: str) -> TransportError:
+    """An httpx failure as a :class:`TransportError` of its kind (``url`` shown without
+    its password)."""
+    url = shown_url(url)
     if isinstance(exc, httpx.ConnectTimeout):
         return TransportError(f"timed out connecting to {url}", kind="timeout")
     if isinstance(exc, httpx.TimeoutException):

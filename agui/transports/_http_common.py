@@ -21,11 +21,13 @@ from agui.transports._base import encode_run_input
 from agui.transports._inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES, bounded_body
 from agui.transports._proto_recording import frame_items, proto_error
 from agui.transports._reconnect import DEFAULT_RECONNECT, ReconnectPolicy, checked_cursor
+from agui.transports._userinfo import basic_authorization, shown_url, without_userinfo
 from agui.types import Event, RunAgentInput
 
 __all__ = [
     "BODY_LIMIT",
     "DEFAULT_TIMEOUT",
+    "MAX_REDIRECTS",
     "PROTOBUF_ACCEPT",
     "PROTOBUF_MEDIA_TYPE",
     "SSE_MEDIA_TYPE",
@@ -87,8 +89,20 @@ class HttpSetup:
         self.verify = verify
 
     def request_headers(self) -> dict[str, str]:
-        """Headers sent with every request (user headers, then the forced two)."""
-        return request_headers(self.headers, self.protobuf)
+        """Headers sent with every request (user headers, then the forced ones); a
+        user name and password in the URL are sent as ``Authorization: Basic``
+        unless the caller set an ``Authorization`` header (which then wins)."""
+        sent = request_headers(self.headers, self.protobuf)
+        basic = basic_authorization(self.url)
+        if basic is not None and not any(k.lower() == "authorization" for k in sent):
+            sent["Authorization"] = basic
+        return sent
+
+    def request_url(self) -> str:
+        """The URL a run's request goes to: :attr:`url` without its user name and
+        password (sent as a header by :meth:`request_headers`, so no client library
+        logs them with the URL)."""
+        return without_userinfo(self.url)
 
     def request(
         self, run_input: RunAgentInput, last_event_id: str | None
@@ -178,11 +192,12 @@ def redirect_target(url: httpx.URL, location: str) -> httpx.URL:
         port = target.port
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
         raise TransportError(
-            f"{url} redirected to an invalid URL {location!r}: {exc}", kind="protocol"
+            f"{shown_url(url)} redirected to an invalid URL {location!r}: {exc}", kind="protocol"
         ) from None
     if port is not None and not 0 <= port <= 65535:
         raise TransportError(
-            f"{url} redirected to {location!r}: port {port} is not in 0-65535", kind="protocol"
+            f"{shown_url(url)} redirected to {location!r}: port {port} is not in 0-65535",
+            kind="protocol",
         )
     return target
 
@@ -227,22 +242,23 @@ async def response_items(
     (:func:`proto_events`); else the SSE bytes as they came. ``response_headers``:
     lower-cased names."""
     content_type = response_headers.get("content-type", "").strip()
+    shown = shown_url(url)  # (messages never carry a password from the URL)
     body = bounded_body(
         chunks,
         response_headers.get("content-encoding", ""),
-        str(url),
+        shown,
         max_inflated_bytes=setup.max_inflated_bytes,
     )
     try:
         if not 200 <= status < 300:
-            raise status_error(status, reason, url, await read_head(body))
+            raise status_error(status, reason, shown, await read_head(body))
         if setup.protobuf and media_type(content_type) == PROTOBUF_MEDIA_TYPE:
-            async with aclosing(proto_events(body, str(url))) as items:
+            async with aclosing(proto_events(body, shown)) as items:
                 async for item in items:
                     yield item
             return
         if content_type and media_type(content_type) != SSE_MEDIA_TYPE:
-            raise content_type_error(url, status, content_type, await read_head(body))
+            raise content_type_error(shown, status, content_type, await read_head(body))
         if content_type:
             async for chunk in body:
                 yield chunk
@@ -252,7 +268,7 @@ async def response_items(
             sniff.feed(chunk)
             yield chunk
         if sniff.not_an_event_stream():
-            raise not_sse_error(url, status, sniff.head)
+            raise not_sse_error(shown, status, sniff.head)
     finally:
         await body.aclose()
 
@@ -264,6 +280,10 @@ SSE_MEDIA_TYPE = "text/event-stream"
 
 
 BODY_LIMIT = 2048
+
+
+MAX_REDIRECTS = 20
+"""Redirects followed before a run fails (httpx's default); a redirect's body is never read."""
 
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0, read=300.0)
@@ -402,9 +422,11 @@ def url_error(url: str) -> TransportError | None:
     try:
         port = httpx.URL(url).port
     except httpx.InvalidURL as exc:
-        return TransportError(f"invalid URL {url!r}: {exc}", kind="connect")
+        return TransportError(f"invalid URL {shown_url(url)!r}: {exc}", kind="connect")
     if port is not None and not 0 <= port <= 65535:
-        return TransportError(f"invalid URL {url!r}: port {port} is not in 0-65535", kind="connect")
+        return TransportError(
+            f"invalid URL {shown_url(url)!r}: port {port} is not in 0-65535", kind="connect"
+        )
     return None
 
 

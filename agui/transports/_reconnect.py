@@ -25,6 +25,7 @@ import httpx
 import msgspec
 
 from agui.errors import CursorError, TransportError
+from agui.transports._userinfo import basic_authorization, shown_url, without_userinfo
 
 __all__ = [
     "DEFAULT_RECONNECT",
@@ -226,13 +227,18 @@ async def send_cancel(
     raised: the run is closing either way)."""
     target = cancel_url(url, thread_id, run_id)
     sent = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "accept")}
+    basic = basic_authorization(target)
+    if basic is not None and not any(k.lower() == "authorization" for k in sent):
+        sent["Authorization"] = basic
     token = run_token(cursor)
     if token is not None:
         sent[RUN_TOKEN_HEADER] = token
     try:
-        async with httpx.AsyncClient(timeout=timeout) as client:
-            response = await client.delete(target, headers=sent)
-            return response.status_code
+        async with (
+            httpx.AsyncClient(timeout=timeout) as client,
+            client.stream("DELETE", without_userinfo(target), headers=sent) as response,
+        ):
+            return response.status_code  # (its body is not read: it may be endless)
     except httpx.HTTPError as exc:
-        logger.debug("cancel request %s failed: %s", target, exc)
+        logger.debug("cancel request %s failed: %s", shown_url(target), exc)
         return None

@@ -97,3 +97,32 @@ async def test_the_cancel_request_stays_under_the_runs_path_whatever_the_ids(
     assert status == 204
     (path,) = DELETES
     assert path.startswith("/api/agent/runs/"), path
+
+
+async def test_a_flood_of_bad_frames_keeps_a_bounded_number_of_errors_on_the_run():
+    # every undecodable frame is a non-fatal ErrorUpdate; Run.errors kept each one (its
+    # DecodeError and traceback, ~3 KB) for 9 bytes on the wire: a hostile server grew
+    # the client without bound
+    from agui.client._run import MAX_KEPT_ERRORS
+    from agui.errors import DecodeError, ProtocolViolation
+
+    frames = 3 * MAX_KEPT_ERRORS
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
+        writer.write(b"data: x\n\n" * frames)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        run = Session(HttpTransport(f"http://127.0.0.1:{port}/agent", timeout=10)).send("go")
+        seen = [u async for u in run if type(u).__name__ == "ErrorUpdate"]
+    assert len(seen) == frames + 1  # every error is handed out; the last ends the run
+    assert len(run.errors) == MAX_KEPT_ERRORS + 1  # the first ones, and the fatal one
+    assert run.errors[:MAX_KEPT_ERRORS] == seen[:MAX_KEPT_ERRORS]
+    assert all(isinstance(e.error, DecodeError) for e in run.errors[:-1])
+    last = run.errors[-1]
+    assert last is seen[-1] and last.fatal and isinstance(last.error, ProtocolViolation)

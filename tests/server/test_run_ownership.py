@@ -12,6 +12,7 @@ import hashlib
 import statistics
 import threading
 import time
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -326,3 +327,36 @@ def test_the_backends_take_the_authorize_hook(serve, backend):
     assert ok.status_code == 200 and "RUN_STARTED" in ok.text
     again = httpx.post(url, json=payload, headers={**BOB, "Last-Event-ID": "0"}, timeout=10)
     assert again.status_code == 410
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (("a:b", "c"), ("a", "b:c")),  # the separator of a joined key
+        (("{t}", "r"), ("{t", "}r")),  # Redis hash-tag braces
+        (("t\u0430", "r"), ("ta", "r")),  # a Cyrillic a beside a Latin one
+        (("t", "r/x"), ("t/r", "x")),  # the cancel path's separator
+    ],
+    ids=["colon", "braces", "confusable", "slash"],
+)
+def test_ids_that_join_alike_name_two_runs_each_its_own(open_server, first, second):
+    # (attack review: held) the store keys runs by the ids length-prefixed and hashed,
+    # so no two id pairs share a run, a 409, a token or a cancel
+    url, _calls = open_server
+    tokens = []
+    for thread_id, run_id in (first, second):
+        with httpx.stream(
+            "POST", url, json=body(run_id, 100_000, thread_id), timeout=10
+        ) as started:
+            assert started.status_code == 200
+            tokens.append(started.headers["agui-run-token"])
+    assert tokens[0] != tokens[1]
+    path = "{}/runs/{}/{}"
+    quoted = [path.format(url, *(quote(i, safe="") for i in ids)) for ids in (first, second)]
+    # one run's token cancels neither the other run nor the other ids
+    crossed = httpx.delete(quoted[1], headers={"AGUI-Run-Token": tokens[0]}, timeout=10)
+    assert crossed.status_code == 404
+    for target, token in zip(quoted, tokens, strict=True):
+        assert (
+            httpx.delete(target, headers={"AGUI-Run-Token": token}, timeout=10).status_code == 204
+        )

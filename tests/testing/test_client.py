@@ -239,3 +239,38 @@ def test_a_state_update_s_event_ids_are_named_in_order():
     event = StateDeltaEvent(delta=[], subagent_run_id="sub-a")
     names.collect([StateChanged({}, [], from_event=event), StepChanged("s", True, "sub-b")])
     assert dict(names.names) == {"sub-a": "<run-1>", "sub-b": "<run-2>"}
+
+
+def test_an_endless_capabilities_answer_is_read_in_bounded_memory_and_gives_none():
+    # the driver read GET <url>/capabilities whole (twice: `board-watch check` first asks
+    # whether it can connect): a hostile endpoint grew the checker by gigabytes
+    import socket
+    import threading
+
+    sent = [0]
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        for _ in range(2):
+            conn, _addr = listener.accept()
+            with conn:
+                try:
+                    conn.recv(65536)
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n[")
+                    while sent[0] < 512 * 1024 * 1024:
+                        conn.sendall(b"1," * 32768)
+                        sent[0] += 65536
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    with AgentClient(f"http://127.0.0.1:{port}/agent", timeout=10) as client:
+        assert client.capabilities() is None
+        first = sent[0]
+        assert first < 32 * 1024 * 1024  # the bound is 1 MiB; loopback buffers add a few
+        assert client._loop.call(client._driver.connect_error()) is None
+    thread.join(10)
+    listener.close()
+    assert sent[0] - first < 32 * 1024 * 1024
