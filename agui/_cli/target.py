@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agui._cli.io import CliError
+from agui._html import html_title
 from agui._jsonvalue import JSONValue, is_json_array, is_json_object
 from agui._lines.text import redact_credentials
 from agui.client._session import Session
@@ -210,27 +211,6 @@ def describe_transport_error(error: BaseException, url: str) -> str:
 
 NOT_THE_ENDPOINT = "is this the agent's endpoint (create_app serves it on /agent)?"
 """The hint after an answer that is not an agent's: a wrong path or port."""
-
-_TITLE_SCAN = 4096  # the library keeps the first 2 KiB of a body; never scan more
-
-
-def html_title(body: str) -> str | None:
-    """``None`` unless ``body`` starts like an HTML page; then `` ('Title')``
-    (its ``<title>``, whitespace collapsed, cut at 80 characters) or ``''``."""
-    head = body[:_TITLE_SCAN].lstrip("\ufeff \t\r\n")
-    lower = head.lower()
-    if not lower.startswith("<") or not any(
-        tag in lower[:512] for tag in ("<!doctype html", "<html", "<head", "<title", "<body")
-    ):
-        return None
-    start = lower.find("<title")
-    opened = lower.find(">", start) + 1 if start >= 0 else 0
-    end = lower.find("</title", opened) if opened else -1
-    if end < 0:
-        return ""
-    title = " ".join(head[opened:end].split())
-    title = title if len(title) <= 80 else title[:79] + "…"
-    return f" ('{title}')" if title else ""  # printed through the console's sanitiser
 
 
 @dataclass

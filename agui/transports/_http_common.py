@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from agui._html import html_title
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.transports._base import encode_run_input
 from agui.transports._inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES, bounded_body
@@ -138,13 +139,20 @@ async def read_head(
 def status_error(status: int, reason: str, url: object, text: str) -> TransportError:
     """A non-2xx answer -> ``TransportError(kind="http_status")`` quoting the start
     of the body (``text``)."""
-    detail = f": {text}" if text else ""
+    page = html_title(text)
+    detail = f": {page_text(page)}" if page is not None else f": {text}" if text else ""
     return TransportError(
         f"HTTP {status} {reason} from {url}{detail}".replace("  ", " "),
         kind="http_status",
         status=status,
         body=text,
     )
+
+
+def page_text(title: str) -> str:
+    """How an error names an HTML page in its body (``title`` from :func:`html_title`); the
+    page itself stays in the error's ``body``."""
+    return f"an HTML page{title}, not an AG-UI event stream"
 
 
 def content_type_error(url: object, status: int, content_type: str, text: str) -> TransportError:
@@ -155,7 +163,14 @@ def content_type_error(url: object, status: int, content_type: str, text: str) -
         if media_type(content_type) == PROTOBUF_MEDIA_TYPE
         else f"not {SSE_MEDIA_TYPE}"
     )
-    detail = f"; body starts: {quote_start(text)!r}" if text else "; empty body"
+    page = html_title(text)
+    detail = (
+        f"; {page_text(page)}"
+        if page is not None
+        else f"; body starts: {quote_start(text)!r}"
+        if text
+        else "; empty body"
+    )
     return TransportError(
         f"{url} answered HTTP {status} with Content-Type {content_type!r} ({what}){detail}",
         kind="protocol",
@@ -170,13 +185,18 @@ def not_sse_error(url: object, status: int, head: bytes) -> TransportError:
     when it looks like an HTML page or JSON (a wrong URL, a proxy login page, a
     non-streaming endpoint)."""
     text = head.decode("utf-8", errors="replace")
+    page = html_title(text)
     start = text.lstrip("\ufeff \t\r\n")[:1]
     hint = {"<": "it looks like an HTML page", "{": "it looks like JSON", "[": "it looks like JSON"}
-    what = hint.get(start, "no SSE 'data:' line in it")
+    what = (
+        f"an HTML page{page}"
+        if page is not None
+        else hint.get(start, "no SSE 'data:' line in it")
+    )
+    shown = "" if page is not None else f"; body starts: {quote_start(text)!r}"
     return TransportError(
         f"{url} answered HTTP {status} with no Content-Type and a body that is not an"
-        f" event stream ({what}; is this the agent's endpoint?);"
-        f" body starts: {quote_start(text)!r}",
+        f" event stream ({what}; is this the agent's endpoint?){shown}",
         kind="protocol",
         status=status,
         body=text,

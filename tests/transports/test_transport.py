@@ -138,6 +138,14 @@ async def html_without_content_type(request):
     return Response(HTML_PAGE)  # a proxy login page, say, with no Content-Type at all
 
 
+async def html_error_page(request):
+    return Response(HTML_PAGE, status_code=502, media_type="text/html")  # a proxy's error page
+
+
+async def html_typed(request):
+    return Response(HTML_PAGE, media_type="text/html")  # a login page answering 200
+
+
 async def json_without_content_type(request):
     return Response(b'  {"messages": []}')
 
@@ -192,6 +200,8 @@ def make_app() -> Starlette:
             Route("/sse-params", sse_with_parameters, methods=["POST"]),
             Route("/sse-untyped", sse_without_content_type, methods=["POST"]),
             Route("/html-untyped", html_without_content_type, methods=["POST"]),
+            Route("/html-502", html_error_page, methods=["POST"]),
+            Route("/html-typed", html_typed, methods=["POST"]),
             Route("/json-untyped", json_without_content_type, methods=["POST"]),
             Route("/sse-untyped-tiny", sse_untyped_in_tiny_chunks, methods=["POST"]),
             Route("/untyped", untyped_body, methods=["POST"]),
@@ -342,12 +352,35 @@ async def test_untyped_html_page_is_a_protocol_error_that_says_so(server, Http):
     assert isinstance(error, ErrorUpdate) and error.fatal
     assert (error.error.kind, error.error.status) == ("protocol", 200)
     text = str(error.error)
-    assert "no Content-Type" in text and "it looks like an HTML page" in text
-    assert "is this the agent's endpoint?" in text
-    assert "body starts: '<!DOCTYPE html><html><head><title>Sign in</title>" in text
-    assert text.endswith("...'")  # the quote is cut at 200 characters, and says so
+    assert text.endswith(
+        "answered HTTP 200 with no Content-Type and a body that is not an event stream"
+        " (an HTML page ('Sign in'); is this the agent's endpoint?)"
+    )
+    assert "<" not in text  # the page is named, never dumped: it stays in .body
     assert error.error.body == HTML_PAGE.decode()
     assert done.outcome == "failed"
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "status", "named"),
+    [
+        ("/html-502", "http_status", 502, "HTTP 502 Bad Gateway from {url}: "),
+        ("/html-typed", "protocol", 200, "{url} answered HTTP 200 with Content-Type "),
+    ],
+)
+async def test_an_html_page_in_reply_is_named_by_its_title_not_dumped(
+    server, Http, path, kind, status, named
+):
+    """A web server's error page or a proxy's login page: the error names the page by
+    its title (the page stays whole in ``error.body``), on both transports."""
+    url = server.url + path
+    error, done = await collect(Session(Http(url), thread_id="t1"))
+    text = str(error.error)
+    assert (error.error.kind, error.error.status) == (kind, status)
+    assert text.startswith(named.format(url=url))
+    assert text.endswith("an HTML page ('Sign in'), not an AG-UI event stream")
+    assert "<" not in text and error.error.body.startswith("<!DOCTYPE html>")
+    assert done.reason is not None and "<" not in done.reason
 
 
 async def test_untyped_json_body_is_a_protocol_error_that_says_so(server, Http):
