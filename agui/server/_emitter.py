@@ -232,6 +232,31 @@ class Emitter:
 
 
 def _event_from_dict(obj: dict[str, Any]) -> tuple[Any, bytes]:
+    """:func:`_decode_emitted`; a refusal of a dict with snake_case keys (``thread_id``)
+    says that an emitted dict uses the wire's camelCase names (``threadId``)."""
+    try:
+        return _decode_emitted(obj)
+    except DecodeError as exc:
+        keys: list[object] = list(obj)  # an agent's dict: any keys at run time
+        snake = [key for key in keys if isinstance(key, str) and "_" in key.strip("_")][:3]
+        if not snake:
+            raise
+        camel = [_camel(key) for key in snake]
+        raise DecodeError(
+            f"{exc.reason} (the dict has {', '.join(map(repr, snake))}: an emitted dict uses "
+            f"the wire's camelCase names, {', '.join(map(repr, camel))}; or emit the event "
+            "struct from agui.types)",
+            path=exc.path,
+            value=exc.value,
+        ) from None
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _decode_emitted(obj: dict[str, Any]) -> tuple[Any, bytes]:
     """The event a dict emitted by an agent stands for, and the JSON to send.
 
     Decoded strictly, except that a ``None`` in an optional slot means absent

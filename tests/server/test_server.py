@@ -392,6 +392,32 @@ def test_emitting_an_invalid_wire_dict_raises_inside_the_agent():
     assert len(caught) == 1 and "delta" in str(caught[0])
 
 
+def test_an_emitted_dict_with_snake_case_keys_is_refused_naming_the_camel_case_ones():
+    from agui.errors import DecodeError
+
+    caught: list[DecodeError] = []
+
+    async def pythonic(run_input, emit, cancel):
+        ids = {"threadId": run_input.thread_id, "runId": run_input.run_id}
+        try:
+            await emit({"type": "RUN_STARTED", "thread_id": ids["threadId"], "run_id": "r"})
+        except DecodeError as exc:
+            caught.append(exc)
+        await emit({"type": "RUN_STARTED", **ids})
+        await emit({"type": "RUN_FINISHED", **ids})
+
+    with BackgroundServer(create_app(pythonic)) as srv:
+        response = httpx.post(srv.url + "/agent", json=body(), timeout=10)
+    assert [e["type"] for e in frames(response.text)] == ["RUN_STARTED", "RUN_FINISHED"]
+    (refused,) = caught
+    assert refused.path == "$.threadId"
+    assert str(refused) == (
+        "missing required field `threadId` (the dict has 'thread_id', 'run_id': an emitted "
+        "dict uses the wire's camelCase names, 'threadId', 'runId'; or emit the event struct "
+        "from agui.types) at $.threadId"
+    )
+
+
 def test_stopping_the_server_cancels_open_streams_and_trips_their_tokens():
     exited = threading.Event()
     state: dict[str, object] = {}
