@@ -15,7 +15,15 @@ AGUI = Path(__file__).resolve().parents[1] / "agui"
 
 #: the layers, bottom first
 LAYERS: list[set[str]] = [
-    {"agui._jsonvalue", "agui._log", "agui._rules", "agui._moved", "agui._extras", "agui._html", "agui.types"},
+    {
+        "agui._jsonvalue",
+        "agui._log",
+        "agui._rules",
+        "agui._moved",
+        "agui._extras",
+        "agui._html",
+        "agui.types",
+    },
     {"agui.errors", "agui.updates"},
     {"agui._versioning", "agui.wire", "agui.a2ui"},
     {"agui.pipeline", "agui.transports", "agui._lines"},

@@ -9,10 +9,9 @@ import asyncio
 import base64
 import gzip
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 
 import pytest
+from support.raw_http import raw_server
 
 from agui.agent import HttpAgent
 from agui.errors import TransportError
@@ -21,30 +20,6 @@ from agui.transports._document import MAX_DOCUMENT_BYTES
 pytestmark = pytest.mark.timeout(60)
 
 DOC = json.dumps({"transport": {"streaming": True}}).encode()
-
-
-@asynccontextmanager
-async def serving(
-    answer: Callable[[asyncio.StreamWriter, list[int]], object], heads: list[str] | None = None
-) -> AsyncIterator[tuple[int, list[int]]]:
-    """A raw loopback server whose ``answer(writer, sent)`` writes each response (``sent[0]``
-    counts the body bytes written); yields its port and ``sent``."""
-    sent = [0]
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            if heads is not None:
-                heads.append(head.decode("latin-1").lower())
-            await answer(writer, sent)  # type: ignore[misc]
-        except (ConnectionError, OSError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    async with server:
-        yield server.sockets[0].getsockname()[1], sent
 
 
 async def endless(writer: asyncio.StreamWriter, sent: list[int]) -> None:
@@ -92,7 +67,7 @@ def agent_at(port: int, userinfo: str = "") -> HttpAgent:
 
 
 async def test_an_endless_capabilities_body_is_refused_in_bounded_memory():
-    async with serving(endless) as (port, sent):
+    async with raw_server(endless) as (port, sent):
         with pytest.raises(TransportError) as caught:
             await agent_at(port).get_capabilities()
     assert caught.value.kind == "protocol"
@@ -102,7 +77,7 @@ async def test_an_endless_capabilities_body_is_refused_in_bounded_memory():
 
 
 async def test_a_gzip_bomb_as_capabilities_is_refused_before_it_inflates():
-    async with serving(bomb) as (port, _sent):
+    async with raw_server(bomb) as (port, _sent):
         with pytest.raises(TransportError) as caught:
             await agent_at(port).get_capabilities()
     assert caught.value.kind == "protocol"
@@ -111,14 +86,14 @@ async def test_a_gzip_bomb_as_capabilities_is_refused_before_it_inflates():
 
 async def test_a_gzipped_capabilities_document_is_read_and_only_gzip_deflate_are_asked_for():
     heads: list[str] = []
-    async with serving(gzipped, heads) as (port, _sent):
+    async with raw_server(gzipped, heads) as (port, _sent):
         caps = await agent_at(port).get_capabilities()
     assert caps is not None and caps.transport is not None and caps.transport.streaming is True
     assert "accept-encoding: gzip, deflate\r\n" in heads[0]
 
 
 async def test_an_endless_error_body_of_the_capabilities_is_quoted_to_2_kib():
-    async with serving(refused) as (port, sent):
+    async with raw_server(refused) as (port, sent):
         with pytest.raises(TransportError) as caught:
             await agent_at(port).get_capabilities()
     assert caught.value.kind == "http_status" and caught.value.status == 403
@@ -128,7 +103,7 @@ async def test_an_endless_error_body_of_the_capabilities_is_quoted_to_2_kib():
 
 async def test_a_password_in_the_capabilities_url_goes_as_basic_and_is_never_shown():
     heads: list[str] = []
-    async with serving(refused, heads) as (port, _sent):
+    async with raw_server(refused, heads) as (port, _sent):
         with pytest.raises(TransportError) as caught:
             await agent_at(port, "user:hunter2@").get_capabilities()
     basic = base64.b64encode(b"user:hunter2").decode().lower()

@@ -13,7 +13,6 @@ import os
 import sys
 
 import pytest
-from support.pty_terminal import Terminal
 from support.screen import ScreenTerminal
 
 from agui._cli.live import STREAMING
@@ -26,20 +25,6 @@ needs_pty = pytest.mark.skipif(
     sys.platform == "win32" or not hasattr(os, "fork"), reason="needs a POSIX pty"
 )
 WORDS = [name for name in SCENARIOS if name != "default"]
-
-
-@pytest.fixture
-def terminal():
-    started: list[Terminal] = []
-
-    def start(*argv: str) -> Terminal:
-        term = Terminal(*argv)
-        started.append(term)
-        return term
-
-    yield start
-    for term in started:
-        term.close()
 
 
 @needs_pty

@@ -13,25 +13,10 @@ import os
 import sys
 
 import pytest
-from support.pty_terminal import Terminal
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or not hasattr(os, "fork"), reason="needs a POSIX pty"
 )
-
-
-@pytest.fixture
-def terminal():
-    started: list[Terminal] = []
-
-    def start(*argv: str) -> Terminal:
-        term = Terminal(*argv)
-        started.append(term)
-        return term
-
-    yield start
-    for term in started:
-        term.close()
 
 
 def test_ctrl_c_at_the_prompt_exits_130_at_once_and_quietly(terminal):

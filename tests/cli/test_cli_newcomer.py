@@ -166,22 +166,6 @@ def test_a_404_asks_whether_the_url_is_the_agents_endpoint(web_server):
 # --- the [y/N] question ----------------------------------------------------------------
 
 
-@pytest.fixture
-def terminal() -> Iterator[Any]:
-    from support.pty_terminal import Terminal
-
-    started: list[Terminal] = []
-
-    def start(*argv: str) -> Terminal:
-        term = Terminal(*argv)
-        started.append(term)
-        return term
-
-    yield start
-    for term in started:
-        term.close()
-
-
 @pytest.mark.skipif(sys.platform == "win32" or not hasattr(os, "fork"), reason="needs a pty")
 def test_the_yes_no_prompt_asks_the_interrupts_own_question(terminal):
     term = terminal("watch")

@@ -4,13 +4,11 @@ and bogus chunk framing are protocol errors, each read in bounded memory."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import tracemalloc
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import pytest
+from support.raw_http import endless, raw_server
 
 from agui.client._session import Session
 from agui.errors import FrameTooLarge, TransportError
@@ -31,32 +29,6 @@ def Http(request):
     return HttpTransport if request.param == "httpx" else AiohttpTransport
 
 
-@asynccontextmanager
-async def endless(start: bytes, piece: bytes) -> AsyncIterator[tuple[int, list[int]]]:
-    """A raw loopback server answering ``start`` then ``piece`` again and again (up to
-    256 MiB in all) until the client hangs up (``piece`` empty: ``start`` alone); yields
-    its port and the bytes sent."""
-    sent = [0]
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await reader.readuntil(b"\r\n\r\n")
-            writer.write(start)
-            sent[0] += len(start)
-            while piece and sent[0] < 256 * 1024 * 1024:
-                writer.write(piece)
-                sent[0] += len(piece)
-                await writer.drain()
-        except (ConnectionError, OSError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    async with server:
-        yield server.sockets[0].getsockname()[1], sent
-
-
 async def first_error(transport) -> Exception:
     updates = await Session(transport).send("go").collect()
     return next(u.error for u in updates if isinstance(u, ErrorUpdate))
@@ -75,7 +47,7 @@ CHUNK = b"10000\r\n" + b"a" * 0x10000 + b"\r\n"
     ids=["typed", "untyped", "chunked"],
 )
 async def test_an_endless_line_is_cut_at_the_frame_cap_on_both_transports(Http, start, piece):
-    async with endless(start, piece) as (port, sent):
+    async with raw_server(endless(start, piece)) as (port, sent):
         error = await first_error(Http(f"http://127.0.0.1:{port}/agent", timeout=10))
     assert isinstance(error, FrameTooLarge)
     assert f"exceeds the {DEFAULT_MAX_FRAME_BYTES}-byte cap" in str(error)
@@ -94,7 +66,7 @@ async def test_an_endless_line_is_cut_at_the_frame_cap_on_both_transports(Http, 
     ids=["endless-status-line", "endless-chunk-size", "huge-chunk-size", "bogus-hex", "negative"],
 )
 async def test_bogus_framing_is_a_protocol_error_read_in_bounded_memory(Http, start, piece):
-    async with endless(start, piece) as (port, sent):
+    async with raw_server(endless(start, piece)) as (port, sent):
         error = await first_error(Http(f"http://127.0.0.1:{port}/agent", timeout=10))
     assert isinstance(error, TransportError) and error.kind == "protocol"
     assert str(error).startswith(f"malformed HTTP response from http://127.0.0.1:{port}/agent")
@@ -121,7 +93,7 @@ async def test_a_redirects_body_is_never_read(Http, start, piece):
     # from 64 KiB of gzip, 21 hops), before it went on
     tracemalloc.start()
     try:
-        async with endless(start, piece) as (port, sent):
+        async with raw_server(endless(start, piece)) as (port, sent):
             error = await first_error(Http(f"http://127.0.0.1:{port}/agent", timeout=10))
         peak = tracemalloc.get_traced_memory()[1]
     finally:

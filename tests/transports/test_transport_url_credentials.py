@@ -9,10 +9,9 @@ import asyncio
 import base64
 import logging
 import socket
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import pytest
+from support.raw_http import once, raw_server
 
 from agui.client._session import Session
 from agui.errors import TransportError
@@ -44,27 +43,6 @@ def Http(request):
     return HttpTransport if request.param == "httpx" else AiohttpTransport
 
 
-@asynccontextmanager
-async def answering(answer: bytes) -> AsyncIterator[int]:
-    """A raw loopback server answering any request with ``answer`` (then holding the
-    connection open a while); yields its port."""
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await reader.readuntil(b"\r\n\r\n")
-            writer.write(answer)
-            await writer.drain()
-            await asyncio.sleep(5)
-        except (ConnectionError, OSError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    async with server:
-        yield server.sockets[0].getsockname()[1]
-
-
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -87,7 +65,7 @@ def assert_hidden(error: TransportError, caplog, port: int) -> None:
 
 @pytest.mark.parametrize("answer", list(ANSWERS))
 async def test_a_password_in_the_url_reaches_no_error_nor_log(Http, answer, caplog):
-    async with answering(ANSWERS[answer]) as port:
+    async with raw_server(once(ANSWERS[answer], linger=5)) as (port, _):
         url = f"http://user:{PASSWORD}@127.0.0.1:{port}/agent"
         with caplog.at_level(logging.DEBUG):
             error = await error_of(Http(url, timeout=1))
@@ -126,26 +104,6 @@ def test_shown_url_hides_only_the_userinfo_of_the_authority(url, shown):
     assert shown_url(url) == shown
 
 
-@asynccontextmanager
-async def recording(answer: bytes, heads: list[str]) -> AsyncIterator[int]:
-    """A raw loopback server that keeps each request head (lower-cased) in ``heads`` and
-    answers ``answer``; yields its port."""
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            heads.append((await reader.readuntil(b"\r\n\r\n")).decode("latin-1").lower())
-            writer.write(answer)
-            await writer.drain()
-        except (ConnectionError, OSError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    async with server:
-        yield server.sockets[0].getsockname()[1]
-
-
 def transport_errors(updates: list) -> list[TransportError]:
     """The transport errors among a run's ``updates`` (the scripted run's ids are not the
     session's, which the pipeline judges apart)."""
@@ -164,7 +122,7 @@ SSE_RUN = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length
 
 async def test_a_user_and_password_in_the_url_go_as_basic_authorization(Http):
     heads: list[str] = []
-    async with recording(SSE_RUN, heads) as port:
+    async with raw_server(SSE_RUN, heads) as (port, _):
         url = f"http://us%40er:{PASSWORD}%3A@127.0.0.1:{port}/agent"  # percent-encoded @ and :
         updates = await Session(Http(url, timeout=5)).send("go").collect()
     assert not transport_errors(updates)
@@ -177,7 +135,7 @@ async def test_a_user_and_password_in_the_url_go_as_basic_authorization(Http):
 async def test_the_callers_authorization_header_wins_over_a_password_in_the_url(Http):
     # aiohttp refused the pair with a ValueError escaping as "the transport raised"
     heads: list[str] = []
-    async with recording(SSE_RUN, heads) as port:
+    async with raw_server(SSE_RUN, heads) as (port, _):
         url = f"http://user:{PASSWORD}@127.0.0.1:{port}/agent"
         transport = Http(url, headers={"Authorization": "Bearer T"}, timeout=5)
         updates = await Session(transport).send("go").collect()
@@ -188,9 +146,9 @@ async def test_the_callers_authorization_header_wins_over_a_password_in_the_url(
 
 async def test_a_redirect_to_another_origin_drops_the_urls_basic_authorization(Http):
     heads: list[str] = []
-    async with recording(SSE_RUN, heads) as other:
+    async with raw_server(SSE_RUN, heads) as (other, _):
         hop = b"HTTP/1.1 307 T\r\nlocation: http://localhost:%d/agent\r\ncontent-length: 0\r\n\r\n"
-        async with recording(hop % other, heads) as port:
+        async with raw_server(hop % other, heads) as (port, _):
             url = f"http://user:{PASSWORD}@127.0.0.1:{port}/agent"
             updates = await Session(Http(url, timeout=5)).send("go").collect()
     assert not transport_errors(updates)
