@@ -189,9 +189,7 @@ def not_sse_error(url: object, status: int, head: bytes) -> TransportError:
     start = text.lstrip("\ufeff \t\r\n")[:1]
     hint = {"<": "it looks like an HTML page", "{": "it looks like JSON", "[": "it looks like JSON"}
     what = (
-        f"an HTML page{page}"
-        if page is not None
-        else hint.get(start, "no SSE 'data:' line in it")
+        f"an HTML page{page}" if page is not None else hint.get(start, "no SSE 'data:' line in it")
     )
     shown = "" if page is not None else f"; body starts: {quote_start(text)!r}"
     return TransportError(
