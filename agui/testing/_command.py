@@ -214,8 +214,15 @@ def run_check_command(args: argparse.Namespace, out: Output) -> int:
     except DecodeError as exc:  # a tool of the tools file is no AG-UI Tool
         raise CheckCommandError(_clean(f"tools file {args.tools}: {exc}"), 1) from None
     width = max(len(r.check) for r in results) if results else 0
+    first_with: dict[str, str] = {}  # an endpoint-wide transport failure -> its first check
     for r in results:
-        out(r.status, _clean(f"{r.check:<{width}}  {r.detail}"))
+        detail = r.detail
+        at = detail.find("[transport_")
+        if at >= 0:  # every check meets the same answer: say it once (the reports keep each)
+            first = first_with.setdefault(detail[at:], r.check)
+            if first != r.check:
+                detail = f"{detail[:at]}the same answer as {first}"
+        out(r.status, _clean(f"{r.check:<{width}}  {detail}"))
     counts = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "n/a")}
     out("", f"{counts['pass']} passed, {counts['fail']} failed, {counts['n/a']} not applicable")
     _reports(args, target, results)

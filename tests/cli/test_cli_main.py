@@ -398,3 +398,31 @@ def test_watch_without_the_server_extra_says_which_extra_to_install():
     assert done.returncode == 1, done.stderr
     assert "pip install 'agui-sdk[server]', or give --url" in done.stderr, done.stderr
     assert done.stderr.count("\n") == 1
+
+
+def test_check_against_a_web_server_says_its_answer_once_then_names_the_first_check(tmp_path):
+    """Every run of the battery meets the same HTML error page: the first check names it (by
+    its title), the others say "the same answer as" that check; the report keeps each."""
+    pytest.importorskip("uvicorn")
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    from agui.server import BackgroundServer
+
+    page = "<!DOCTYPE html><html><head><title>Not Implemented</title></head><body>x</body></html>"
+
+    async def refuse(request):
+        return HTMLResponse(page, status_code=501)
+
+    report = tmp_path / "r.json"
+    with BackgroundServer(Starlette(routes=[Route("/agent", refuse, methods=["POST"])])) as srv:
+        code, out, err = run_cli(["check", srv.url + "/agent", "--json", str(report)])
+    assert code == 1 and err == ""
+    named = [line for line in out.splitlines() if "an HTML page ('Not Implemented')" in line]
+    assert len(named) == 1 and named[0].split()[:2] == ["fail", "plain_text"]
+    same = [line for line in out.splitlines() if "the same answer as plain_text" in line]
+    assert len(same) >= 4 and not any("<" in line for line in out.splitlines())
+    results = json.loads(report.read_text())["results"]
+    transport = [r for r in results if "[transport_http_status]" in r["detail"]]
+    assert len(transport) == len(same) + 1  # the report keeps each check's own detail
