@@ -79,7 +79,31 @@ __all__ = [
 # --- run lifecycle -----------------------------------------------------------
 
 
-class FromEvent(msgspec.Struct, frozen=True, gc=False, eq=False):
+class _ByValue:
+    """Equality and hashing by ``_value()`` (each update says which members count), for
+    the msgspec updates and the one dataclass alike; placed before ``msgspec.Struct`` in
+    the bases, so that its methods, not the Struct's own, compare."""
+
+    __slots__ = ()
+
+    def _value(self) -> tuple[object, ...]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, _ByValue)
+        return self._value() == other._value()
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._value()))
+
+
+class FromEvent(_ByValue, msgspec.Struct, frozen=True, gc=False, eq=False):
     """Base of the updates made from one event: their ``from_event`` member is that event.
 
     Equality and hashing compare every member but ``from_event``: two updates that report
@@ -89,19 +113,6 @@ class FromEvent(msgspec.Struct, frozen=True, gc=False, eq=False):
 
     def _value(self) -> tuple[object, ...]:
         return tuple(getattr(self, f) for f in self.__struct_fields__ if f != "from_event")
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        assert isinstance(other, FromEvent)
-        return self._value() == other._value()
-
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
-
-    def __hash__(self) -> int:
-        return hash((type(self), self._value()))
 
 
 class RunStarted(FromEvent, frozen=True, gc=False):
@@ -298,7 +309,7 @@ class DeferredState:
 
 
 @dataclasses.dataclass(init=False, eq=False)
-class StateChanged:
+class StateChanged(_ByValue):
     """STATE_SNAPSHOT (``patch`` None) or STATE_DELTA (``patch`` the applied
     JSON Patch ops as plain JSON). ``state`` is the whole state after it, as
     of this update: a value that never changes afterwards (later changes
@@ -347,18 +358,6 @@ class StateChanged:
 
     def _value(self) -> tuple[object, ...]:
         return (self.state, self._patch)
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._value() == other._value()
-
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
-
-    def __hash__(self) -> int:
-        return hash((type(self), self._value()))
 
     def __reduce__(self) -> tuple[type[StateChanged], tuple[object, ...]]:
         # pickle, copy.copy and copy.deepcopy: the state worked out
