@@ -3,7 +3,7 @@ login page), so that messages name the page instead of dumping it."""
 
 from __future__ import annotations
 
-__all__ = ["html_title"]
+__all__ = ["html_title", "page_text"]
 
 _TITLE_SCAN = 4096  # the library keeps the first 2 KiB of a body; never scan more
 
@@ -25,3 +25,9 @@ def html_title(body: str) -> str | None:
     title = " ".join(head[opened:end].split())
     title = title if len(title) <= 80 else title[:79] + "…"
     return f" ('{title}')" if title else ""  # escaped by whoever prints it
+
+
+def page_text(title: str) -> str:
+    """How a message names an HTML page (``title`` from :func:`html_title`) where an
+    event stream was expected."""
+    return f"an HTML page{title}, not an AG-UI event stream"

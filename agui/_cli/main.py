@@ -49,6 +49,7 @@ from typing import TextIO, cast
 
 from agui import _cli as cli
 from agui._cli.io import CliError, Console, QuietInterrupt, SafeStream
+from agui._lines.text import scheme_hint
 
 __all__ = ["build_parser", "main"]
 
@@ -116,10 +117,8 @@ def _url(text: str) -> str:
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
         raise argparse.ArgumentTypeError(f"invalid URL {text!r}: {exc}") from None
     if url.scheme not in ("http", "https"):
-        # `127.0.0.1:8090/agent`, `localhost:8000`: a scheme forgotten, not a wrong one
-        hint = f" (did you mean 'http://{text}'?)" if "://" not in text else ""
         raise argparse.ArgumentTypeError(
-            f"invalid URL {text!r}: the scheme must be http or https{hint}"
+            f"invalid URL {text!r}: the scheme must be http or https{scheme_hint(text)}"
         )
     if not url.host:
         raise argparse.ArgumentTypeError(f"invalid URL {text!r}: no host")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agui._cli.io import CliError
-from agui._html import html_title
+from agui._html import html_title, page_text
 from agui._jsonvalue import JSONValue, is_json_array, is_json_object
 from agui._lines.text import redact_credentials
 from agui.client._session import Session
@@ -197,7 +197,7 @@ def describe_transport_error(error: BaseException, url: str) -> str:
             if kind == "http_status"
             else (f"{url} answered HTTP {status}")
         )
-        return f"{answered}: an HTML page{page}, not an AG-UI event stream; {NOT_THE_ENDPOINT}"
+        return f"{answered}: {page_text(page)}; {NOT_THE_ENDPOINT}"
     if kind == "http_status" or (kind is None and status is not None):
         body = (raw or "").strip().replace("\n", " ") if isinstance(raw, str) else ""
         body = f": {body[:200]}..." if len(body) > 200 else f": {body}" if body else ""

@@ -17,7 +17,7 @@ import unicodedata
 
 import re2
 
-__all__ = ["DEFAULT_WIDTH", "cut", "display_width", "redact_credentials"]
+__all__ = ["DEFAULT_WIDTH", "cut", "display_width", "redact_credentials", "scheme_hint"]
 
 DEFAULT_WIDTH = 400
 """Default cut of a call, result or state body, in terminal columns (``--full``: none)."""
@@ -89,3 +89,9 @@ def redact_credentials(text: str) -> str:
     # RE2 takes UTF-8 only: a lone surrogate is shown as its escape first
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return _USERINFO.sub(r"\1***@", text)
+
+
+def scheme_hint(url: str) -> str:
+    """`` (did you mean 'http://URL'?)`` for a URL written without its scheme
+    (``127.0.0.1:8090/agent``: a scheme forgotten, not a wrong one), else ``''``."""
+    return f" (did you mean 'http://{url}'?)" if "://" not in url else ""

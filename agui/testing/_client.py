@@ -342,8 +342,11 @@ def _check_target(target: object, path: str) -> None:
     the agent function itself instead of ``create_app(agent)`` (``TypeError``)."""
     if isinstance(target, str):
         if not target.startswith(("http://", "https://")):
-            hint = f" (did you mean 'http://{target}'?)" if "://" not in target else ""
-            raise ValueError(f"AgentClient: the URL must be http(s), got {target!r}{hint}")
+            from agui._lines.text import scheme_hint
+
+            raise ValueError(
+                f"AgentClient: the URL must be http(s), got {target!r}{scheme_hint(target)}"
+            )
         return
     if not callable(target):
         raise TypeError(

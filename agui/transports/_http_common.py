@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from agui._html import html_title
+from agui._html import html_title, page_text
 from agui.errors import DecodeError, EncodeError, FrameTooLarge, TransportError
 from agui.transports._base import encode_run_input
 from agui.transports._inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES, bounded_body
@@ -147,12 +147,6 @@ def status_error(status: int, reason: str, url: object, text: str) -> TransportE
         status=status,
         body=text,
     )
-
-
-def page_text(title: str) -> str:
-    """How an error names an HTML page in its body (``title`` from :func:`html_title`); the
-    page itself stays in the error's ``body``."""
-    return f"an HTML page{title}, not an AG-UI event stream"
 
 
 def content_type_error(url: object, status: int, content_type: str, text: str) -> TransportError:
