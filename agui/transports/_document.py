@@ -15,7 +15,7 @@ import httpx
 from agui.errors import TransportError
 from agui.transports._http_common import BODY_LIMIT, read_head
 from agui.transports._inflate import ACCEPT_ENCODING, bounded_body
-from agui.transports._userinfo import basic_authorization, shown_url, without_userinfo
+from agui.transports._userinfo import add_basic_authorization, shown_url, without_userinfo
 
 __all__ = ["MAX_DOCUMENT_BYTES", "get_document"]
 
@@ -41,9 +41,7 @@ async def get_document(
             an encoding not asked for, corrupt compressed data).
     """
     sent = {k: v for k, v in headers.items() if k.lower() != "accept-encoding"}
-    basic = basic_authorization(url)
-    if basic is not None and not any(k.lower() == "authorization" for k in sent):
-        sent["Authorization"] = basic
+    add_basic_authorization(sent, url)
     sent["Accept-Encoding"] = ACCEPT_ENCODING
     shown = shown_url(url)
     try:

@@ -22,7 +22,7 @@ from agui.transports._base import encode_run_input
 from agui.transports._inflate import ACCEPT_ENCODING, MAX_INFLATED_BYTES, bounded_body
 from agui.transports._proto_recording import frame_items, proto_error
 from agui.transports._reconnect import DEFAULT_RECONNECT, ReconnectPolicy, checked_cursor
-from agui.transports._userinfo import basic_authorization, shown_url, without_userinfo
+from agui.transports._userinfo import add_basic_authorization, shown_url, without_userinfo
 from agui.types import Event, RunAgentInput
 
 __all__ = [
@@ -93,11 +93,7 @@ class HttpSetup:
         """Headers sent with every request (user headers, then the forced ones); a
         user name and password in the URL are sent as ``Authorization: Basic``
         unless the caller set an ``Authorization`` header (which then wins)."""
-        sent = request_headers(self.headers, self.protobuf)
-        basic = basic_authorization(self.url)
-        if basic is not None and not any(k.lower() == "authorization" for k in sent):
-            sent["Authorization"] = basic
-        return sent
+        return add_basic_authorization(request_headers(self.headers, self.protobuf), self.url)
 
     def request_url(self) -> str:
         """The URL a run's request goes to: :attr:`url` without its user name and

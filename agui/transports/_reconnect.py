@@ -25,7 +25,7 @@ import httpx
 import msgspec
 
 from agui.errors import CursorError, TransportError
-from agui.transports._userinfo import basic_authorization, shown_url, without_userinfo
+from agui.transports._userinfo import add_basic_authorization, shown_url, without_userinfo
 
 __all__ = [
     "DEFAULT_RECONNECT",
@@ -227,9 +227,7 @@ async def send_cancel(
     raised: the run is closing either way)."""
     target = cancel_url(url, thread_id, run_id)
     sent = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "accept")}
-    basic = basic_authorization(target)
-    if basic is not None and not any(k.lower() == "authorization" for k in sent):
-        sent["Authorization"] = basic
+    add_basic_authorization(sent, target)
     token = run_token(cursor)
     if token is not None:
         sent[RUN_TOKEN_HEADER] = token

@@ -9,7 +9,7 @@ import base64
 
 import httpx
 
-__all__ = ["basic_authorization", "shown_url", "without_userinfo"]
+__all__ = ["add_basic_authorization", "basic_authorization", "shown_url", "without_userinfo"]
 
 
 def basic_authorization(url: str) -> str | None:
@@ -23,6 +23,16 @@ def basic_authorization(url: str) -> str | None:
         return None
     pair = f"{parsed.username}:{parsed.password}".encode()
     return "Basic " + base64.b64encode(pair).decode("ascii")
+
+
+def add_basic_authorization(headers: dict[str, str], url: str) -> dict[str, str]:
+    """``headers`` (changed in place and returned) with the ``Authorization: Basic`` of the
+    user name and password in ``url``, unless it has none or ``headers`` already holds an
+    ``Authorization`` (the caller's wins)."""
+    basic = basic_authorization(url)
+    if basic is not None and not any(k.lower() == "authorization" for k in headers):
+        headers["Authorization"] = basic
+    return headers
 
 
 def without_userinfo(url: str) -> str:
