@@ -30,6 +30,7 @@ from agui.transports._http_common import (
     next_hop,
     private_headers,
     response_items,
+    too_many_redirects,
 )
 from agui.transports._userinfo import shown_url
 from agui.types import Event, RunAgentInput
@@ -102,9 +103,7 @@ class AiohttpTransport(HttpSetup):
                     return
                 finally:
                     response.close()
-        raise TransportError(
-            f"{shown_url(self.url)}: more than {MAX_REDIRECTS} redirects", kind="protocol"
-        )
+        raise too_many_redirects(self.url)
 
     def _client(self) -> aiohttp.ClientSession:
         """One aiohttp session for one run (so a transport serves several event loops):

@@ -41,6 +41,7 @@ from agui.transports._http_common import (
     next_hop,
     private_headers,
     response_items,
+    too_many_redirects,
 )
 from agui.transports._inflate import MAX_INFLATED_BYTES, bounded_body
 from agui.transports._userinfo import shown_url
@@ -177,9 +178,7 @@ class HttpTransport(HttpSetup):
                         await response.aclose()
             except httpx.HTTPError as exc:
                 raise _wrap(exc, self.url) from exc
-            raise TransportError(
-                f"{shown_url(self.url)}: more than {MAX_REDIRECTS} redirects", kind="protocol"
-            )
+            raise too_many_redirects(self.url)
         finally:
             if own:
                 await client.aclose()

@@ -48,6 +48,7 @@ __all__ = [
     "quote_start",
     "read_head",
     "redirect_target",
+    "too_many_redirects",
     "request_headers",
     "response_items",
     "resume_headers",
@@ -208,6 +209,12 @@ def redirect_target(url: httpx.URL, location: str) -> httpx.URL:
             kind="protocol",
         )
     return target
+
+
+def too_many_redirects(url: str) -> TransportError:
+    """The error of a run whose request was redirected more than :data:`MAX_REDIRECTS`
+    times (``url``, the endpoint, shown without its password)."""
+    return TransportError(f"{shown_url(url)}: more than {MAX_REDIRECTS} redirects", kind="protocol")
 
 
 def next_hop(
