@@ -3,7 +3,7 @@ not installed raises a ``ModuleNotFoundError`` naming the extra, not the missing
 
 from __future__ import annotations
 
-__all__ = ["needs_extra"]
+__all__ = ["extra_hint", "needs_extra"]
 
 
 def needs_extra(
@@ -16,8 +16,13 @@ def needs_extra(
     library = (missing.name or "").partition(".")[0]
     if library not in libraries:
         return missing
-    return ModuleNotFoundError(
+    return ModuleNotFoundError(extra_hint(what, extra, library), name=missing.name)
+
+
+def extra_hint(what: str, extra: str, library: str) -> str:
+    """The words of every missing-extra error: ``what`` needs the ``extra`` extra
+    (``library`` is not installed), then the ``pip install`` line that brings it."""
+    return (
         f"{what} needs the {extra} extra ({library} is not installed): "
-        f"pip install 'agui-sdk[{extra}]'",
-        name=missing.name,
+        f"pip install 'agui-sdk[{extra}]'"
     )

@@ -403,12 +403,15 @@ def test_every_install_hint_in_the_package_names_the_distribution_pip_knows() ->
         for hint in re.findall(r"pip install '([^']*)'", text)
         if where != "agui/_extras.py"  # the template of needs_extra's message
     ]
-    hints += [  # needs_extra(missing, "EXTRA", ...): the extra its message names
+    hints += [  # needs_extra(missing, "EXTRA", ...), extra_hint(what, "EXTRA", ...)
         (where, f"{project['name']}[{extra}]")
         for where, text in sources.items()
-        for extra in re.findall(r"needs_extra\(\s*\w+,\s*\"([^\"]*)\"", text)
+        for extra in re.findall(
+            r"(?:needs_extra\(\s*\w+|extra_hint\(\s*\"[^\"]*\"),\s*\"([^\"]*)\"", text
+        )
     ]
     assert any("needs_extra" in text for text in sources.values())
+    assert sum(where.endswith("_cli/__init__.py") for where, _ in hints) == 1
     assert hints, "no install hint found: the pattern no longer matches the messages"
     wrong = [
         (where, hint)

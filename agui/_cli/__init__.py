@@ -60,10 +60,9 @@ def _missing_extra() -> str | None:
 
 _MISSING = _missing_extra()
 if _MISSING is not None:
-    _HINT = (
-        f"board-watch needs the cli extra ({_MISSING} is not installed): "
-        "pip install 'agui-sdk[cli]'"
-    )
+    from agui._extras import extra_hint
+
+    _HINT = extra_hint("board-watch", "cli", _MISSING)
     if _as_program():  # the console script: one line, no traceback
         _sys.stderr.write(f"board-watch: error: {_HINT}\n")
         raise SystemExit(1)
